@@ -1,0 +1,80 @@
+// The positionlab-cli command line: verb registry, argument parsing and dispatch (no Qt; `render` plugs in from ui/).
+#pragma once
+
+#include "matrix_output.h"
+#include "schemes.h"
+
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace plab::cli {
+
+enum class OptionKind { Flag, Value, Repeated };
+
+struct OptionDef {
+    std::string name;  // long name without dashes, e.g. "length"
+    OptionKind kind = OptionKind::Value;
+    std::string help;  // one line, with the default
+};
+
+// The parsed command line of one verb.
+class ParsedArgs {
+public:
+    std::vector<std::string> positional;
+    std::map<std::string, std::vector<std::string>> values; // option -> every value given (flags: {"1"})
+
+    bool has(const std::string& name) const { return values.count(name) != 0; }
+    std::string text(const std::string& name, const std::string& fallback = {}) const;
+    const std::vector<std::string>& all(const std::string& name) const;
+    // Integers and numbers, with InputError naming the option and the allowed range.
+    long long integer(const std::string& name, long long fallback, long long lo, long long hi) const;
+    double number(const std::string& name, double fallback) const;
+    // A comma-separated list of integers, each in [lo, hi].
+    std::vector<int> integerList(const std::string& name, const std::vector<int>& fallback, long long lo, long long hi) const;
+};
+
+struct VerbContext {
+    std::ostream& out;
+    std::ostream& err;
+};
+
+struct VerbDef {
+    std::string name;
+    std::string synopsis;    // usage line(s)
+    std::string summary;     // one line for the overview
+    std::vector<OptionDef> options;
+    int minPositional = 0;
+    int maxPositional = 0;
+    std::function<int(const ParsedArgs&, VerbContext&)> run;
+};
+
+// Adds a verb (replacing one of the same name). The GUI library registers `render` this way.
+void registerVerb(VerbDef verb);
+// Parses argv for `verb` (argv excludes the program and verb names); throws InputError.
+ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
+// Runs the whole command line; returns the exit code (0 ok, 1 failure while running, 2 bad usage/input).
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Options shared by every verb that takes a scheme.
+std::vector<OptionDef> schemeOptions();
+// Builds a validated SchemeSpec from SCHEME and the shared options.
+SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8);
+
+// True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
+bool isImagePath(const std::string& path);
+// The GUI library installs this so `bias ... -o x.png` renders the same picture as the GUI.
+using ImageExporter = std::function<void(const std::string& verb, const ParsedArgs& args, const std::string& path)>;
+void setImageExporter(ImageExporter exporter);
+void exportImage(const std::string& verb, const ParsedArgs& args, const std::string& path);
+
+// Writes data to -o FILE atomically (format from its extension) or to stdout as CSV.
+void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
+                     const std::function<void(std::ostream&, DataFormat)>& write);
+
+// Registration of the built-in verbs, one function per source file.
+void registerSchemeVerbs(); // schemes, bias, dot, entropy
+
+} // namespace plab::cli

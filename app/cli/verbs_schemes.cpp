@@ -1,0 +1,229 @@
+// CLI verbs over the scheme library: schemes, bias, dot, entropy.
+#include "bias_views.h"
+#include "cli.h"
+#include "entropy.h"
+#include "errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iomanip>
+
+namespace plab::cli {
+
+namespace {
+
+nlohmann::json schemeJson(const SchemeInfo& s)
+{
+    nlohmann::json params = nlohmann::json::array();
+    for (const ParamInfo& p : s.params) {
+        params.push_back({{"name", p.name},
+                          {"default", p.defaultValue},
+                          {"min", p.minValue},
+                          {"max", p.maxValue},
+                          {"min_exclusive", p.minExclusive},
+                          {"max_exclusive", p.maxExclusive},
+                          {"integer", p.integer},
+                          {"even", p.even},
+                          {"range", p.rangeText()},
+                          {"description", p.description}});
+    }
+    return {{"name", s.name},
+            {"title", s.title},
+            {"formula", s.formula},
+            {"explanation", s.explanation},
+            {"parameters", params},
+            {"bidirectional", s.bidirectionalAllowed},
+            {"rotary", s.rotary},
+            {"absolute", s.absolute},
+            {"additive", s.additive},
+            {"trainable", s.trainable}};
+}
+
+// Scheme, parameters and options of a spec, for JSON outputs.
+nlohmann::json specJson(const SchemeSpec& spec)
+{
+    nlohmann::json j{{"scheme", spec.name()}, {"heads", spec.heads}, {"bidirectional", spec.bidirectional}};
+    j["parameters"] = nlohmann::json::object();
+    for (const auto& [k, v] : spec.params)
+        j["parameters"][k] = v;
+    if (spec.context)
+        j["context"] = spec.context;
+    if (spec.logn)
+        j["logn"] = true;
+    return j;
+}
+
+int runSchemes(const ParsedArgs& args, VerbContext& ctx)
+{
+    if (args.has("json")) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const SchemeInfo& s : schemeCatalog())
+            list.push_back(schemeJson(s));
+        ctx.out << nlohmann::json{{"schemes", list}}.dump(2) << '\n';
+        return 0;
+    }
+    for (const SchemeInfo& s : schemeCatalog()) {
+        ctx.out << s.name << std::string(14 - std::min<size_t>(13, s.name.size()), ' ') << s.title
+                << (s.bidirectionalAllowed ? "" : "  [causal only]") << '\n';
+        ctx.out << "    " << s.formula << '\n';
+        for (const ParamInfo& p : s.params)
+            ctx.out << "    --set " << p.name << "=" << p.defaultValue << "   allowed " << p.rangeText() << "  ("
+                    << p.description << ")\n";
+    }
+    return 0;
+}
+
+int runBias(const ParsedArgs& args, VerbContext& ctx)
+{
+    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args);
+    const int length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
+    const std::string headText = args.text("head", "all");
+    const bool allHeads = headText == "all";
+    const int head = allHeads ? 0 : static_cast<int>(parseInteger(headText, "head", 0, spec.heads - 1));
+    const bool buckets = args.has("buckets");
+    if (buckets && spec.kind != SchemeKind::T5)
+        throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
+    checkMemoryEstimate(4.0 * length * length, "a " + std::to_string(length) + " x " + std::to_string(length) + " matrix");
+
+    if (args.has("o") && isImagePath(args.text("o"))) {
+        exportImage("bias", args, args.text("o"));
+        return 0;
+    }
+    const PositionBias bias(spec, length);
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat format) {
+        nlohmann::json meta = specJson(spec);
+        meta["length"] = length;
+        meta["values"] = buckets ? "t5 bucket index (-1 masked)" : (spec.info().rotary ? "probe score" : "bias");
+        const int first = allHeads ? 0 : head;
+        const int last = allHeads ? spec.heads : head + 1;
+        std::vector<int> headList;
+        for (int h = first; h < last; ++h)
+            headList.push_back(h);
+        meta["head_indices"] = headList;
+        MatrixStackWriter writer(out, format, last - first, length, length, allHeads, meta, buckets && format != DataFormat::Npy);
+        std::vector<float> matrix(static_cast<size_t>(length) * length);
+        std::vector<int32_t> bucketIndex;
+        if (buckets)
+            bucketIndex = t5BucketMatrix(spec, length);
+        for (int h = first; h < last; ++h) {
+            if (buckets)
+                std::copy(bucketIndex.begin(), bucketIndex.end(), matrix.begin());
+            else
+                bias.fillView(h, length, 0, length, matrix.data());
+            writer.write(h, matrix.data());
+        }
+        writer.finish();
+    });
+    return 0;
+}
+
+Table dotTable(const DotCurve& curve)
+{
+    Table t;
+    t.columns = {"distance", "dot", "dot_minus_half_dim"};
+    t.meta = {{"dim", curve.dim}, {"base", curve.base}};
+    for (size_t i = 0; i < curve.distance.size(); ++i)
+        t.rows.push_back({double(curve.distance[i]), curve.dot[i], curve.dot[i] - curve.halfDim()});
+    return t;
+}
+
+int runDot(const ParsedArgs& args, VerbContext& ctx)
+{
+    const int dim = static_cast<int>(args.integer("dim", 128, 2, 4096));
+    const double base = args.number("base", 10000);
+    const int maxDistance = static_cast<int>(args.integer("max-distance", 256, 0, 10000000));
+    const DotCurve curve = sinusoidalDotCurve(dim, base, maxDistance);
+    if (args.has("o") && isImagePath(args.text("o"))) {
+        exportImage("dot", args, args.text("o"));
+        return 0;
+    }
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, dotTable(curve)); });
+    return 0;
+}
+
+int runEntropy(const ParsedArgs& args, VerbContext& ctx)
+{
+    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args);
+    const std::vector<int> lengths =
+        args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
+    const std::string qk = args.text("qk", "zero");
+    if (qk != "zero" && qk != "random")
+        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
+    const int defaultDim = spec.info().rotary ? spec.intParam("dim") : 64;
+    const int headDim = static_cast<int>(args.integer("head-dim", defaultDim, 1, 4096));
+    if (spec.info().rotary && headDim != spec.intParam("dim"))
+        throw InputError("--head-dim " + std::to_string(headDim) + " differs from the rotary dim " +
+                         std::to_string(spec.intParam("dim")) + "; set one of them to match the other");
+    const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
+    if (args.has("o") && isImagePath(args.text("o"))) {
+        exportImage("entropy", args, args.text("o"));
+        return 0;
+    }
+    QkProvider provider;
+    if (qk == "random")
+        provider = randomQkProvider(spec, headDim, seed);
+    const std::vector<EntropyPoint> points = entropyCurve(spec, lengths, provider);
+    Table t;
+    t.columns = {"length", "head", "entropy_last", "entropy_mean"};
+    t.meta = specJson(spec);
+    t.meta["qk"] = qk;
+    if (qk == "random") {
+        t.meta["seed"] = seed;
+        t.meta["head_dim"] = headDim;
+    }
+    for (const EntropyPoint& p : points)
+        t.rows.push_back({double(p.length), double(p.head), p.entropyLast, p.entropyMean});
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
+    return 0;
+}
+
+std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
+{
+    std::vector<OptionDef> all = schemeOptions();
+    all.insert(all.end(), own.begin(), own.end());
+    return all;
+}
+
+} // namespace
+
+void registerSchemeVerbs()
+{
+    registerVerb({"schemes", "positionlab-cli schemes [--json]", "list every scheme with its parameters, defaults and ranges",
+                  {{"json", OptionKind::Flag, "machine-readable output"}}, 0, 0, runSchemes});
+    registerVerb({"bias",
+                  "positionlab-cli bias SCHEME [--length N] [--heads H] [--head h|all] [--bidirectional] "
+                  "[--set NAME=VALUE ...] [--buckets] [-o FILE]",
+                  "the bias matrix (or rotary probe score) of a scheme, rows = query m, columns = key n",
+                  withSchemeOptions({{"length", OptionKind::Value, "sequence length N (default 16)"},
+                                     {"head", OptionKind::Value, "head index 0..H-1 or 'all' (default all)"},
+                                     {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
+                                     {"colormap", OptionKind::Value, "image output: viridis, magma, cividis, diverging"},
+                                     {"width", OptionKind::Value, "image output: width in pixels"},
+                                     {"height", OptionKind::Value, "image output: height in pixels"},
+                                     {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
+                  1, 1, runBias});
+    registerVerb({"dot", "positionlab-cli dot [--dim D] [--base B] [--max-distance R] [-o FILE]",
+                  "dot(p_m, p_n) of sinusoidal position embeddings against distance",
+                  {{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)"},
+                   {"base", OptionKind::Value, "wavelength base > 1 (default 10000)"},
+                   {"max-distance", OptionKind::Value, "largest distance (default 256)"},
+                   {"log-x", OptionKind::Flag, "image output: logarithmic distance axis"},
+                   {"width", OptionKind::Value, "image output: width in pixels"},
+                   {"height", OptionKind::Value, "image output: height in pixels"},
+                   {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}},
+                  0, 0, runDot});
+    registerVerb({"entropy",
+                  "positionlab-cli entropy SCHEME [--lengths 16,32,...] [--heads H] [--qk zero|random] [--seed S] "
+                  "[--set NAME=VALUE ...] [-o FILE]",
+                  "attention entropy (nats) against sequence length: last row and mean over rows",
+                  withSchemeOptions({{"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)"},
+                                     {"qk", OptionKind::Value, "zero (bias alone) or random (seeded Gaussian q, k)"},
+                                     {"seed", OptionKind::Value, "seed of --qk random (default 0)"},
+                                     {"head-dim", OptionKind::Value, "head dimension D of random q, k (default 64)"},
+                                     {"width", OptionKind::Value, "image output: width in pixels"},
+                                     {"height", OptionKind::Value, "image output: height in pixels"},
+                                     {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
+                  1, 1, runEntropy});
+}
+
+} // namespace plab::cli

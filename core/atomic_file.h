@@ -1,0 +1,33 @@
+// AtomicFile: write to a temporary file beside the target and rename it into place only on commit().
+#pragma once
+
+#include <fstream>
+#include <string>
+
+namespace plab {
+
+// Nothing the user had is lost: until commit() the target is untouched, and a destroyed, uncommitted
+// AtomicFile removes its temporary. Opening fails with InputError naming the path and the reason.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::string path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    std::ostream& stream() { return m_stream; }
+    const std::string& path() const { return m_path; }
+    // Flushes, checks for write errors (RunError), and renames the temporary over the target.
+    void commit();
+
+private:
+    std::string m_path;
+    std::string m_tempPath;
+    std::ofstream m_stream;
+    bool m_committed = false;
+};
+
+// Writes a whole buffer atomically.
+void writeFileAtomically(const std::string& path, const std::string& bytes);
+
+} // namespace plab

@@ -1,0 +1,40 @@
+// Attention entropy against sequence length, from the bias alone, from seeded random q/k, or from a provider.
+#pragma once
+
+#include "position_bias.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace plab {
+
+// Queries and keys for one sequence length, (H, N, D) row-major, rotary already applied.
+struct QkSample {
+    int heads = 0;
+    int length = 0;
+    int headDim = 0;
+    std::vector<float> q; // (H, N, D)
+    std::vector<float> k; // (H, N, D)
+};
+using QkProvider = std::function<QkSample(int length)>;
+
+// q, k ~ N(0, 1) per component from `seed`; each head's stream is prefix-stable (length N's rows are the first
+// rows of length 2N's). Rotary schemes are applied with the scheme's base.
+QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed);
+
+// Entropy (nats) of every row of head h: softmax over visible keys of (q_m.k_n/sqrt(D) + bias) * rowScale(m).
+// With q == nullptr the scores come from the additive bias alone (q = k = 0).
+std::vector<double> rowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k, int headDim);
+
+struct EntropyPoint {
+    int length = 0;
+    int head = 0;
+    double entropyLast = 0; // row of the last query
+    double entropyMean = 0; // mean over all rows
+};
+
+// One point per (length, head). `provider` null means q = k = 0.
+std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider);
+
+} // namespace plab

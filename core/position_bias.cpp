@@ -1,0 +1,218 @@
+// Per-distance tables, masks and the logn modifier behind every bias view and attention kernel.
+#include "position_bias.h"
+
+#include "errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace plab {
+
+double rotaryFrequency(int i, int dim, double base)
+{
+    return std::pow(base, -2.0 * i / dim);
+}
+
+double xposZeta(int i, int dim, double gamma)
+{
+    return (2.0 * i + gamma * dim) / ((1.0 + gamma) * dim);
+}
+
+PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
+    : m_spec(spec), m_maxLength(maxLength)
+{
+    validateSchemeSpec(spec);
+    if (maxLength < 1 || maxLength > kMaxLength)
+        throw InputError("length = " + std::to_string(maxLength) + " is out of range; allowed: integers in [1, " +
+                         std::to_string(kMaxLength) + "]");
+    const SchemeInfo& info = spec.info();
+    m_hasAdditive = info.additive;
+    if (info.hasWindow)
+        m_window = spec.intParam("window");
+
+    const int H = spec.heads;
+    const int L = maxLength;
+    m_tableStride = static_cast<size_t>(2 * L - 1);
+    m_viewTable.assign(static_cast<size_t>(H) * m_tableStride, 0.0f);
+
+    // value(h, r) for r = m - n in [-(L-1), L-1]
+    auto fill = [&](auto&& valueOf) {
+        for (int h = 0; h < H; ++h) {
+            float* row = m_viewTable.data() + static_cast<size_t>(h) * m_tableStride + (L - 1);
+#pragma omp parallel for schedule(static) if (L > 4096)
+            for (int r = -(L - 1); r <= L - 1; ++r)
+                row[r] = static_cast<float>(valueOf(h, r));
+        }
+    };
+
+    // Head-independent schemes compute the table once and copy it to every head.
+    auto fillShared = [&](auto&& valueOf) {
+        float* first = m_viewTable.data() + (L - 1);
+#pragma omp parallel for schedule(static) if (L > 1024)
+        for (int r = -(L - 1); r <= L - 1; ++r)
+            first[r] = static_cast<float>(valueOf(r));
+        for (int h = 1; h < H; ++h)
+            std::copy(m_viewTable.begin(), m_viewTable.begin() + m_tableStride,
+                      m_viewTable.begin() + static_cast<std::ptrdiff_t>(h * m_tableStride));
+    };
+    auto frequencies = [](int d, double base) {
+        std::vector<double> w(d / 2);
+        for (int i = 0; i < d / 2; ++i)
+            w[i] = rotaryFrequency(i, d, base);
+        return w;
+    };
+
+    switch (spec.kind) {
+    case SchemeKind::None:
+    case SchemeKind::Learned:
+    case SchemeKind::Local:
+    case SchemeKind::Bca:
+        break; // zero everywhere visible
+    case SchemeKind::Sinusoidal: {
+        const int d = spec.intParam("dim");
+        const std::vector<double> w = frequencies(d, spec.param("base"));
+        fillShared([&](int r) {
+            double sum = 0;
+            for (double wi : w)
+                sum += std::cos(r * wi);
+            return sum - d / 2.0;
+        });
+        break;
+    }
+    case SchemeKind::Sandwich: {
+        const int d = spec.intParam("dim");
+        const std::vector<double> w = frequencies(d, spec.param("base"));
+        std::vector<double> dots(L);
+#pragma omp parallel for schedule(static) if (L > 1024)
+        for (int r = 0; r < L; ++r) {
+            double sum = 0;
+            for (double wi : w)
+                sum += std::cos(r * wi);
+            dots[r] = sum - d / 2.0;
+        }
+        fill([&](int h, int r) { return dots[std::abs(r)] * H / (8.0 * (h + 1)); });
+        break;
+    }
+    case SchemeKind::Rope:
+    case SchemeKind::Xpos: {
+        const int d = spec.intParam("dim");
+        const std::vector<double> theta = frequencies(d, spec.param("base"));
+        const bool xpos = spec.kind == SchemeKind::Xpos;
+        std::vector<double> logZeta(d / 2, 0.0);
+        for (int i = 0; xpos && i < d / 2; ++i)
+            logZeta[i] = std::log(xposZeta(i, d, spec.param("gamma")));
+        const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
+        fillShared([&](int r) {
+            double sum = 0;
+            for (int i = 0; i < d / 2; ++i) {
+                double term = 2.0 * std::cos(r * theta[i]);
+                if (xpos)
+                    term *= std::exp(logZeta[i] * r / scaleBase);
+                sum += term;
+            }
+            return sum;
+        });
+        break;
+    }
+    case SchemeKind::T5: {
+        const int nb = spec.intParam("num-buckets");
+        const int maxd = spec.intParam("max-distance");
+        const std::vector<double> values =
+            spec.t5Values.empty() ? t5DefaultValues(H, spec.bidirectional, nb, maxd) : spec.t5Values;
+        fill([&](int h, int r) { return values[static_cast<size_t>(t5Bucket(-r, spec.bidirectional, nb, maxd)) * H + h]; });
+        break;
+    }
+    case SchemeKind::Alibi: {
+        const std::vector<double> slopes = alibiSlopes(H);
+        fill([&](int h, int r) { return -slopes[h] * (spec.bidirectional ? std::abs(r) : r); });
+        break;
+    }
+    case SchemeKind::KerplePower:
+    case SchemeKind::KerpleLog: {
+        const bool power = spec.kind == SchemeKind::KerplePower;
+        fill([&](int h, int r) {
+            const double r1 = spec.kerpleR1.empty() ? spec.param("r1") : spec.kerpleR1[h];
+            const double r2 = spec.kerpleR2.empty() ? spec.param("r2") : spec.kerpleR2[h];
+            const double dist = std::abs(r);
+            return power ? -r1 * std::pow(dist, r2) : -r1 * std::log1p(r2 * dist);
+        });
+        break;
+    }
+    }
+}
+
+KeyRange PositionBias::keyRange(int m, int length) const
+{
+    switch (m_spec.kind) {
+    case SchemeKind::Local:
+        if (m_spec.bidirectional)
+            return {std::max(0, m - m_window + 1), std::min(length, m + m_window)};
+        return {std::max(0, m - m_window + 1), m + 1};
+    case SchemeKind::Bca: {
+        const int block = m_window / 2;
+        return {std::max(0, (m / block - 1) * block), m + 1};
+    }
+    default:
+        return m_spec.bidirectional ? KeyRange{0, length} : KeyRange{0, m + 1};
+    }
+}
+
+float PositionBias::rowScale(int m) const
+{
+    if (!m_spec.logn || m + 1 <= m_spec.context)
+        return 1.0f;
+    return static_cast<float>(std::log(m + 1.0) / std::log(static_cast<double>(m_spec.context)));
+}
+
+void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* out) const
+{
+    const float* table = distanceTable(h);
+#pragma omp parallel for schedule(static)
+    for (int m = rowBegin; m < rowEnd; ++m) {
+        float* row = out + static_cast<size_t>(m - rowBegin) * length;
+        const KeyRange keys = keyRange(m, length);
+        const float scale = rowScale(m);
+        std::fill(row, row + keys.begin, kMasked);
+        for (int n = keys.begin; n < keys.end; ++n)
+            row[n] = table[m - n] * scale;
+        std::fill(row + keys.end, row + length, kMasked);
+    }
+}
+
+void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positionOffset, bool isKey)
+{
+    if (spec.kind != SchemeKind::Rope && spec.kind != SchemeKind::Xpos)
+        return;
+    if (dim % 2 != 0)
+        throw InputError("rotary schemes need an even head dimension, got " + std::to_string(dim));
+    const double base = spec.param("base");
+    const bool xpos = spec.kind == SchemeKind::Xpos;
+    const double gamma = xpos ? spec.param("gamma") : 0.0;
+    const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
+    const int pairs = dim / 2;
+    std::vector<double> freq(pairs), logZeta(pairs);
+    for (int i = 0; i < pairs; ++i) {
+        freq[i] = rotaryFrequency(i, dim, base);
+        logZeta[i] = xpos ? std::log(xposZeta(i, dim, gamma)) : 0.0;
+    }
+#pragma omp parallel for schedule(static) if (rows > 256)
+    for (int row = 0; row < rows; ++row) {
+        const double pos = positionOffset + row;
+        float* v = x + static_cast<size_t>(row) * dim;
+        for (int i = 0; i < pairs; ++i) {
+            const double angle = pos * freq[i];
+            double c = std::cos(angle), s = std::sin(angle);
+            if (xpos) {
+                const double scale = std::exp((isKey ? -pos : pos) / scaleBase * logZeta[i]);
+                c *= scale;
+                s *= scale;
+            }
+            const double x0 = v[2 * i], x1 = v[2 * i + 1];
+            v[2 * i] = static_cast<float>(x0 * c - x1 * s);
+            v[2 * i + 1] = static_cast<float>(x0 * s + x1 * c);
+        }
+    }
+}
+
+} // namespace plab

@@ -1,0 +1,89 @@
+// PositionBias: a scheme's bias, probe view and mask for any (head, m, n), computed on demand from per-distance tables.
+#pragma once
+
+#include "schemes.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace plab {
+
+// The keys a query may see form one interval for every scheme: [begin, end).
+struct KeyRange {
+    int begin = 0;
+    int end = 0;
+    int size() const { return end > begin ? end - begin : 0; }
+};
+
+// Every bias of the design table depends on the relative distance r = m - n only, plus a mask that is an
+// interval of keys per query. PositionBias stores, per head, one table over r in [-(L-1), L-1] (O(H L)
+// memory, never an L x L matrix), so kernels and views read entries on demand.
+class PositionBias {
+public:
+    // Prepares tables for sequences of up to `maxLength` positions. Throws InputError on a bad spec or length.
+    PositionBias(const SchemeSpec& spec, int maxLength);
+
+    const SchemeSpec& spec() const { return m_spec; }
+    int maxLength() const { return m_maxLength; }
+    int heads() const { return m_spec.heads; }
+
+    // Keys visible to query m in a sequence of `length` (<= maxLength) positions.
+    KeyRange keyRange(int m, int length) const;
+    bool visible(int m, int n, int length) const
+    {
+        const KeyRange r = keyRange(m, length);
+        return n >= r.begin && n < r.end;
+    }
+
+    // True when the scheme adds a bias to the attention scores (t5, alibi, kerple, sandwich; local/bca add 0).
+    bool hasAdditive() const { return m_hasAdditive; }
+    // Additive score bias of head h at (m, n), ignoring the mask (0 for rotary/absolute schemes and `none`).
+    float additive(int h, int m, int n) const
+    {
+        return m_hasAdditive ? m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)] : 0.0f;
+    }
+    // Pointer to head h's table at distance r = 0; valid for r in [-(maxLength-1), maxLength-1].
+    const float* distanceTable(int h) const
+    {
+        return m_viewTable.data() + static_cast<size_t>(h) * m_tableStride + (m_maxLength - 1);
+    }
+
+    // What the bias heatmap shows, ignoring the mask: the additive bias, the rotary probe score
+    // (q = k = all-ones, no 1/sqrt(d)), or dot(p_m, p_n) - d/2 for sinusoidal.
+    float view(int h, int m, int n) const
+    {
+        return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
+    }
+
+    // The logn modifier's factor for row m: log(m+1)/log(context) past the context, else 1.
+    float rowScale(int m) const;
+
+    // Fills out[(m - rowBegin) * length + n] for m in [rowBegin, rowEnd), n in [0, length) with the
+    // masked view (times rowScale), masked cells -inf. Parallel over rows with OpenMP.
+    void fillView(int h, int length, int rowBegin, int rowEnd, float* out) const;
+
+    static constexpr float kMasked = -std::numeric_limits<float>::infinity();
+
+private:
+    SchemeSpec m_spec;
+    int m_maxLength = 0;
+    size_t m_tableStride = 0; // 2 * maxLength - 1
+    bool m_hasAdditive = false;
+    int m_window = 0;
+    std::vector<float> m_viewTable; // (H, 2L-1)
+};
+
+// Largest length any view or kernel accepts; beyond it memory estimates are refused before allocation.
+constexpr int kMaxLength = 1 << 20;
+
+// Rotary angle of frequency i for head dimension d: base^(-2i/d).
+double rotaryFrequency(int i, int dim, double base);
+// XPOS per-frequency decay ζ_i = (2i + γd)/((1+γ)d).
+double xposZeta(int i, int dim, double gamma);
+
+// Applies the rotary scheme of `spec` (rope or xpos; no-op otherwise) in place to x of shape (N, D),
+// row-major, at positions positionOffset..positionOffset+N-1. `isKey` selects XPOS's inverse scaling.
+void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positionOffset, bool isKey);
+
+} // namespace plab

@@ -1,0 +1,487 @@
+// Scheme catalogue, parameter validation, and the small closed-form helpers (ALiBi slopes, T5 buckets, dot).
+#include "schemes.h"
+
+#include "errors.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace plab {
+
+namespace {
+
+std::string formatNumber(double v)
+{
+    std::ostringstream out;
+    out.precision(10);
+    out << v;
+    return out.str();
+}
+
+ParamInfo realParam(std::string name, double def, double lo, double hi, bool loExcl, bool hiExcl, std::string desc)
+{
+    ParamInfo p;
+    p.name = std::move(name);
+    p.defaultValue = def;
+    p.minValue = lo;
+    p.maxValue = hi;
+    p.minExclusive = loExcl;
+    p.maxExclusive = hiExcl;
+    p.description = std::move(desc);
+    return p;
+}
+
+ParamInfo intParam(std::string name, double def, double lo, double hi, bool even, std::string desc)
+{
+    ParamInfo p = realParam(std::move(name), def, lo, hi, false, false, std::move(desc));
+    p.integer = true;
+    p.even = even;
+    return p;
+}
+
+ParamInfo dimParam(double def)
+{
+    return intParam("dim", def, 2, 4096, true, "dimension of the sinusoid / rotation (number of frequencies x 2)");
+}
+
+ParamInfo baseParam()
+{
+    return realParam("base", 10000, 1, 1e12, true, false, "wavelength base: frequencies are base^(-2i/dim)");
+}
+
+std::vector<SchemeInfo> buildCatalog()
+{
+    std::vector<SchemeInfo> c;
+    auto add = [&](SchemeInfo info) { c.push_back(std::move(info)); };
+
+    SchemeInfo s;
+    s = {};
+    s.name = "none";
+    s.kind = SchemeKind::None;
+    s.title = "NoPE (no positional encoding)";
+    s.formula = "b(m, n) = 0   (causal mask only)";
+    s.explanation = "No position information at all. A causal decoder can still infer position from how many "
+                    "tokens it sees, which is why NoPE extrapolates better than one might expect.";
+    add(s);
+
+    s = {};
+    s.name = "sinusoidal";
+    s.kind = SchemeKind::Sinusoidal;
+    s.title = "Sinusoidal (absolute)";
+    s.formula = "p[m,2i] = sin(m w_i), p[m,2i+1] = cos(m w_i), w_i = base^(-2i/d); "
+                "view: dot(p_m, p_n) - d/2 = sum_{i<d/2} cos((m-n) w_i) - d/2";
+    s.explanation = "The original Transformer's absolute encoding, added to the token embedding. The dot product "
+                    "of two position vectors depends only on their distance and oscillates as it decays; past the "
+                    "training length the model meets position vectors it has never seen.";
+    s.params = {dimParam(128), baseParam()};
+    s.absolute = true;
+    add(s);
+
+    s = {};
+    s.name = "learned";
+    s.kind = SchemeKind::Learned;
+    s.title = "Learned absolute";
+    s.formula = "x_m = e(token_m) + P[m],  P a trained table of `context` rows";
+    s.explanation = "A trained table of position vectors (GPT-2, BERT). It has no row for positions past the "
+                    "training context, so it cannot extrapolate at all: such positions are reported as unsupported.";
+    s.absolute = true;
+    add(s);
+
+    s = {};
+    s.name = "rope";
+    s.kind = SchemeKind::Rope;
+    s.title = "RoPE (rotary)";
+    s.formula = "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); "
+                "probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)";
+    s.explanation = "Rotary embeddings rotate queries and keys so that their dot product depends only on the "
+                    "relative distance. The probe shows the score of an all-ones query and key: a slowly decaying "
+                    "oscillation. Unseen rotation angles past the training length hurt extrapolation.";
+    s.params = {dimParam(64), baseParam()};
+    s.rotary = true;
+    add(s);
+
+    s = {};
+    s.name = "xpos";
+    s.kind = SchemeKind::Xpos;
+    s.title = "XPOS (rotary with exponential decay)";
+    s.formula = "rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); "
+                "probe: sum_i 2 cos((m-n) θ_i) ζ_i^((m-n)/s)";
+    s.explanation = "XPOS multiplies the rotary score by a per-frequency exponential decay in distance, making "
+                    "long-range scores smaller and steadier. It is causal only; with blockwise causal attention "
+                    "(bca) it extrapolates further.";
+    s.params = {dimParam(64), baseParam(),
+                realParam("gamma", 0.4, 0, 10, true, false, "decay offset γ: larger means weaker decay"),
+                realParam("scale-base", 512, 1, 1e9, false, false, "scale s: the distance over which ζ acts")};
+    s.rotary = true;
+    s.bidirectionalAllowed = false;
+    add(s);
+
+    s = {};
+    s.name = "t5";
+    s.kind = SchemeKind::T5;
+    s.title = "T5 relative buckets";
+    s.formula = "b_h(m, n) = B[bucket(n - m), h]; exact buckets below num-buckets/2, log-spaced up to max-distance";
+    s.explanation = "A learned scalar per (bucket, head). Near distances get their own bucket, far ones share "
+                    "log-spaced buckets, everything past max-distance the last one. Without a trained model the "
+                    "table shows its untrained prior -log(1 + distance).";
+    s.params = {intParam("num-buckets", 32, 2, 1024, false, "number of buckets (halved per direction when bidirectional)"),
+                intParam("max-distance", 128, 2, 1000000, false, "distance from which all keys share the last bucket")};
+    s.additive = true;
+    s.trainable = true;
+    add(s);
+
+    s = {};
+    s.name = "alibi";
+    s.kind = SchemeKind::Alibi;
+    s.title = "ALiBi (linear biases)";
+    s.formula = "b_h(m, n) = -slope_h (m - n); slope_h = 2^(-8(h+1)/H) for H a power of two";
+    s.explanation = "Attention with Linear Biases: a fixed penalty proportional to distance, with a geometric "
+                    "sequence of slopes across heads. No position embedding at all; trains short and tests long.";
+    s.additive = true;
+    add(s);
+
+    s = {};
+    s.name = "kerple-power";
+    s.kind = SchemeKind::KerplePower;
+    s.title = "KERPLE (power kernel)";
+    s.formula = "b_h(m, n) = -r1 |m - n|^r2,  r1 > 0, 0 < r2 <= 2";
+    s.explanation = "KERPLE derives relative biases from conditionally positive definite kernels. The power "
+                    "variant generalises ALiBi (r2 = 1); r1 and r2 are trained per head.";
+    s.params = {realParam("r1", 1, 0, 1000, true, false, "scale of the penalty"),
+                realParam("r2", 1, 0, 2, true, false, "power of the distance (1 = ALiBi-like)")};
+    s.additive = true;
+    s.trainable = true;
+    add(s);
+
+    s = {};
+    s.name = "kerple-log";
+    s.kind = SchemeKind::KerpleLog;
+    s.title = "KERPLE (logarithmic kernel)";
+    s.formula = "b_h(m, n) = -r1 log(1 + r2 |m - n|),  r1, r2 > 0";
+    s.explanation = "The logarithmic KERPLE variant: the penalty grows only logarithmically with distance, "
+                    "so far tokens stay reachable. r1 and r2 are trained per head.";
+    s.params = {realParam("r1", 1, 0, 1000, true, false, "scale of the penalty"),
+                realParam("r2", 1, 0, 1000, true, false, "distance scale inside the logarithm")};
+    s.additive = true;
+    s.trainable = true;
+    add(s);
+
+    s = {};
+    s.name = "sandwich";
+    s.kind = SchemeKind::Sandwich;
+    s.title = "Sandwich";
+    s.formula = "b_h(m, n) = (sum_{i<d/2} cos((m-n) w_i) - d/2) H / (8 (h+1)),  w_i = base^(-2i/d)";
+    s.explanation = "Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like "
+                    "ALiBi's slopes: it decays roughly logarithmically and oscillates a little.";
+    s.params = {dimParam(128), baseParam()};
+    s.additive = true;
+    add(s);
+
+    s = {};
+    s.name = "local";
+    s.kind = SchemeKind::Local;
+    s.title = "Local attention (super baseline)";
+    s.formula = "b(m, n) = 0 if 0 <= m - n < window (bidirectional: |m - n| < window), else -inf";
+    s.explanation = "The 'super baseline' of the length-extrapolation literature: each query sees only the last "
+                    "`window` keys, its training context. It can never meet a distance it was not trained on.";
+    s.params = {intParam("window", 16, 1, 1000000, false, "number of visible keys (defaults to the training context)")};
+    s.additive = true;
+    s.hasWindow = true;
+    add(s);
+
+    s = {};
+    s.name = "bca";
+    s.kind = SchemeKind::Bca;
+    s.title = "Blockwise causal attention";
+    s.formula = "blocks of window/2; query m sees keys n <= m in its own block and the previous one";
+    s.explanation = "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees "
+                    "between window/2 and window keys, all at distances seen in training.";
+    s.params = {intParam("window", 16, 2, 1000000, true, "window (two blocks of window/2 keys)")};
+    s.additive = true;
+    s.hasWindow = true;
+    s.bidirectionalAllowed = false;
+    add(s);
+    return c;
+}
+
+std::string knownNames()
+{
+    std::string out;
+    for (const auto& s : schemeCatalog()) {
+        if (!out.empty())
+            out += ", ";
+        out += s.name;
+    }
+    return out;
+}
+
+} // namespace
+
+bool ParamInfo::accepts(double v) const
+{
+    if (!std::isfinite(v))
+        return false;
+    if (minExclusive ? v <= minValue : v < minValue)
+        return false;
+    if (maxExclusive ? v >= maxValue : v > maxValue)
+        return false;
+    if (integer && v != std::floor(v))
+        return false;
+    if (even && std::fmod(v, 2.0) != 0)
+        return false;
+    return true;
+}
+
+std::string ParamInfo::rangeText() const
+{
+    std::string interval = std::string(minExclusive ? "(" : "[") + formatNumber(minValue) + ", " +
+                           formatNumber(maxValue) + (maxExclusive ? ")" : "]");
+    if (even)
+        return "even integers in " + interval;
+    if (integer)
+        return "integers in " + interval;
+    return interval;
+}
+
+const std::vector<SchemeInfo>& schemeCatalog()
+{
+    static const std::vector<SchemeInfo> catalog = buildCatalog();
+    return catalog;
+}
+
+const SchemeInfo& schemeInfo(SchemeKind kind)
+{
+    for (const auto& s : schemeCatalog())
+        if (s.kind == kind)
+            return s;
+    throw std::logic_error("scheme kind missing from the catalogue");
+}
+
+const SchemeInfo& schemeByName(std::string_view name)
+{
+    for (const auto& s : schemeCatalog())
+        if (s.name == name)
+            return s;
+    throw InputError("unknown scheme '" + std::string(name) + "'; known schemes: " + knownNames());
+}
+
+double SchemeSpec::param(std::string_view name) const
+{
+    auto it = params.find(std::string(name));
+    if (it == params.end())
+        throw std::logic_error("scheme " + info().name + " has no parameter " + std::string(name));
+    return it->second;
+}
+
+double parseNumber(std::string_view text, std::string_view what)
+{
+    double value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (!text.empty() && *first == '+')
+        ++first;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (text.empty() || ec != std::errc() || ptr != last || !std::isfinite(value))
+        throw InputError(std::string(what) + ": '" + std::string(text) + "' is not a finite number");
+    return value;
+}
+
+long long parseInteger(std::string_view text, std::string_view what, long long lo, long long hi)
+{
+    long long value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (!text.empty() && *first == '+')
+        ++first;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (text.empty() || ptr != last || (ec != std::errc() && ec != std::errc::result_out_of_range))
+        throw InputError(std::string(what) + ": '" + std::string(text) + "' is not an integer; allowed: integers in " + range);
+    if (ec == std::errc::result_out_of_range || value < lo || value > hi)
+        throw InputError(std::string(what) + " = " + std::string(text) + " is out of range; allowed: integers in " + range);
+    return value;
+}
+
+void validateSchemeSpec(const SchemeSpec& spec)
+{
+    const SchemeInfo& info = spec.info();
+    if (spec.heads < 1 || spec.heads > kMaxHeads)
+        throw InputError("heads = " + std::to_string(spec.heads) + " is out of range; allowed: integers in [1, " +
+                         std::to_string(kMaxHeads) + "]");
+    if (spec.bidirectional && !info.bidirectionalAllowed)
+        throw InputError("scheme " + info.name + " is causal only; --bidirectional is not allowed with it");
+    if (spec.context < 0)
+        throw InputError("context = " + std::to_string(spec.context) + " must be >= 1 (or 0 for no model)");
+    if (spec.logn && spec.context < 2)
+        throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
+    for (const ParamInfo& p : info.params) {
+        auto it = spec.params.find(p.name);
+        if (it == spec.params.end())
+            throw InputError("scheme " + info.name + ": parameter " + p.name + " is missing");
+        if (!p.accepts(it->second))
+            throw InputError("scheme " + info.name + ": " + p.name + " = " + formatNumber(it->second) +
+                             " is out of range; allowed: " + p.rangeText());
+    }
+    for (const auto& [name, value] : spec.params) {
+        bool known = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
+        if (!known) {
+            std::string names;
+            for (const ParamInfo& p : info.params)
+                names += (names.empty() ? "" : ", ") + p.name;
+            throw InputError("scheme " + info.name + " has no parameter '" + name + "'; its parameters: " +
+                             (names.empty() ? "none" : names));
+        }
+    }
+    if (spec.kind == SchemeKind::T5) {
+        const int nb = spec.intParam("num-buckets");
+        const int maxd = spec.intParam("max-distance");
+        if (spec.bidirectional && (nb < 4 || nb % 2 != 0))
+            throw InputError("scheme t5: num-buckets = " + std::to_string(nb) +
+                             " must be an even integer >= 4 when bidirectional (it is halved per direction)");
+        const int maxExact = (spec.bidirectional ? nb / 2 : nb) / 2;
+        if (maxd <= maxExact)
+            throw InputError("scheme t5: max-distance = " + std::to_string(maxd) + " must exceed num-buckets" +
+                             (spec.bidirectional ? "/4" : "/2") + " = " + std::to_string(maxExact));
+        if (!spec.t5Values.empty() && spec.t5Values.size() != static_cast<size_t>(nb) * spec.heads)
+            throw InputError("scheme t5: learned table has " + std::to_string(spec.t5Values.size()) +
+                             " values, expected num-buckets x heads = " + std::to_string(nb * spec.heads));
+    }
+    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
+        const ParamInfo& r1 = info.params[0];
+        const ParamInfo& r2 = info.params[1];
+        auto checkVector = [&](const std::vector<double>& values, const ParamInfo& p) {
+            if (values.empty())
+                return;
+            if (values.size() != static_cast<size_t>(spec.heads))
+                throw InputError("scheme " + info.name + ": " + std::to_string(values.size()) + " per-head values of " +
+                                 p.name + ", expected " + std::to_string(spec.heads));
+            for (size_t h = 0; h < values.size(); ++h)
+                if (!p.accepts(values[h]))
+                    throw InputError("scheme " + info.name + ": " + p.name + " of head " + std::to_string(h) + " = " +
+                                     formatNumber(values[h]) + " is out of range; allowed: " + p.rangeText());
+        };
+        checkVector(spec.kerpleR1, r1);
+        checkVector(spec.kerpleR2, r2);
+    }
+}
+
+SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, const std::vector<std::string>& assignments,
+                          int context, bool logn)
+{
+    const SchemeInfo& info = schemeByName(name);
+    SchemeSpec spec;
+    spec.kind = info.kind;
+    spec.heads = heads;
+    spec.bidirectional = bidirectional;
+    spec.context = context;
+    spec.logn = logn;
+    for (const ParamInfo& p : info.params)
+        spec.params[p.name] = p.defaultValue;
+    if (info.hasWindow && context > 0)
+        spec.params["window"] = (info.kind == SchemeKind::Bca && context % 2) ? context + 1 : context;
+
+    for (const std::string& a : assignments) {
+        const auto eq = a.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw InputError("--set expects NAME=VALUE, got '" + a + "'");
+        const std::string pname = a.substr(0, eq);
+        const std::string text = a.substr(eq + 1);
+        auto it = std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
+        if (it == info.params.end()) {
+            std::string names;
+            for (const ParamInfo& p : info.params)
+                names += (names.empty() ? "" : ", ") + p.name;
+            throw InputError("scheme " + info.name + " has no parameter '" + pname + "'; its parameters: " +
+                             (names.empty() ? "none" : names));
+        }
+        double value = 0;
+        try {
+            value = parseNumber(text, pname);
+        } catch (const InputError&) {
+            throw InputError("scheme " + info.name + ": " + pname + " = '" + text + "' is not a number; allowed: " +
+                             it->rangeText());
+        }
+        spec.params[pname] = value;
+    }
+    validateSchemeSpec(spec);
+    return spec;
+}
+
+std::vector<double> alibiSlopes(int heads)
+{
+    if (heads < 1)
+        throw InputError("heads = " + std::to_string(heads) + " must be >= 1");
+    auto powerOfTwoSlopes = [](int n) {
+        const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(n)) - 3)));
+        std::vector<double> out(n);
+        double v = start;
+        for (int i = 0; i < n; ++i, v *= start)
+            out[i] = v;
+        return out;
+    };
+    int closest = 1;
+    while (closest * 2 <= heads)
+        closest *= 2;
+    std::vector<double> slopes = powerOfTwoSlopes(closest);
+    if (closest != heads) {
+        const std::vector<double> extra = alibiSlopes(2 * closest);
+        for (int i = 0; static_cast<int>(slopes.size()) < heads; i += 2)
+            slopes.push_back(extra[i]);
+    }
+    return slopes;
+}
+
+int t5Bucket(int rel, bool bidirectional, int numBuckets, int maxDistance)
+{
+    int bucket = 0;
+    long long n = -static_cast<long long>(rel);
+    int nb = numBuckets;
+    if (bidirectional) {
+        nb /= 2;
+        if (n < 0)
+            bucket += nb;
+        n = n < 0 ? -n : n;
+    } else {
+        n = std::max<long long>(n, 0);
+    }
+    const int maxExact = nb / 2;
+    if (n < maxExact)
+        return bucket + static_cast<int>(n);
+    // Same float arithmetic as the reference: log(n / max_exact) / log(max_distance / max_exact) * (nb - max_exact).
+    const double scaled = std::log(static_cast<double>(n) / maxExact) /
+                          std::log(static_cast<double>(maxDistance) / maxExact) * (nb - maxExact);
+    const long long large = maxExact + static_cast<long long>(scaled);
+    return bucket + static_cast<int>(std::min<long long>(large, nb - 1));
+}
+
+std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBuckets, int maxDistance)
+{
+    std::vector<double> smallest(numBuckets, -1);
+    const int reach = 2 * maxDistance + 2;
+    for (int d = 0; d <= reach; ++d) {
+        for (int rel : {-d, d}) {
+            const int b = t5Bucket(rel, bidirectional, numBuckets, maxDistance);
+            if (smallest[b] < 0)
+                smallest[b] = d;
+        }
+    }
+    std::vector<double> values(static_cast<size_t>(numBuckets) * heads);
+    for (int b = 0; b < numBuckets; ++b)
+        for (int h = 0; h < heads; ++h)
+            values[static_cast<size_t>(b) * heads + h] = smallest[b] < 0 ? 0.0 : -std::log1p(smallest[b]);
+    return values;
+}
+
+double sinusoidalDot(double distance, int dim, double base)
+{
+    double sum = 0;
+    for (int i = 0; i < dim / 2; ++i)
+        sum += std::cos(distance * std::pow(base, -2.0 * i / dim));
+    return sum;
+}
+
+} // namespace plab

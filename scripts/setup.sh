@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian machine: install what is missing, build, then run the app or the tests.
+#   scripts/setup.sh run    install + release build + start the GUI
+#   scripts/setup.sh test   install + release build + whole test suite, then the ASan/UBSan build + test suite
+#   scripts/setup.sh build  install + release build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-run}
+packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev
+          libgl1-mesa-dev libeigen3-dev nlohmann-json3-dev fortunes fortunes-min xvfb xauth)
+
+install_missing() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing: ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+}
+
+build() { # preset
+    cmake --preset "$1" >/dev/null
+    cmake --build --preset "$1" -j "$(nproc)"
+}
+
+install_missing
+case "$mode" in
+    run)
+        build release
+        exec ./build/bin/positionlab
+        ;;
+    build)
+        build release
+        ;;
+    test)
+        build release
+        QT_QPA_PLATFORM=offscreen ctest --preset release -j "$(nproc)"
+        build asan
+        QT_QPA_PLATFORM=offscreen ctest --preset asan -j "$(nproc)"
+        ;;
+    *)
+        echo "usage: scripts/setup.sh run|test|build" >&2
+        exit 2
+        ;;
+esac
