@@ -1,0 +1,311 @@
+// positionlab-cli as a user runs it: output formats, every scheme at many sizes, exit codes and atomic output.
+#include "npy.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+namespace {
+
+struct CliResult {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+CliResult runCli(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+// CSV matrices separated by '# head h' lines.
+QList<QList<QList<double>>> parseMatrices(const QByteArray& text)
+{
+    QList<QList<QList<double>>> blocks;
+    QList<QList<double>> current;
+    for (const QByteArray& raw : text.split('\n')) {
+        const QByteArray line = raw.trimmed();
+        if (line.isEmpty())
+            continue;
+        if (line.startsWith('#')) {
+            if (!current.isEmpty())
+                blocks << current;
+            current.clear();
+            continue;
+        }
+        QList<double> row;
+        for (const QByteArray& cell : line.split(','))
+            row << (cell == "-inf" ? -INFINITY : cell.toDouble());
+        current << row;
+    }
+    if (!current.isEmpty())
+        blocks << current;
+    return blocks;
+}
+
+QStringList schemeNames()
+{
+    const QJsonObject doc = QJsonDocument::fromJson(runCli({"schemes", "--json"}).out).object();
+    QStringList names;
+    for (const QJsonValue& v : doc["schemes"].toArray())
+        names << v.toObject()["name"].toString();
+    return names;
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void schemesJson();
+    void alibiTwelveHeads();
+    void everySchemePrints_data();
+    void everySchemePrints();
+    void npyAndJsonOutputs();
+    void t5Buckets();
+    void dotCsv();
+    void entropyCsv_data();
+    void entropyCsv();
+    void badInput_data();
+    void badInput();
+    void failedOutputKeepsOldFile();
+};
+
+void TestCli::schemesJson()
+{
+    const CliResult r = runCli({"schemes", "--json"});
+    QCOMPARE(r.exitCode, 0);
+    const QJsonArray list = QJsonDocument::fromJson(r.out).object()["schemes"].toArray();
+    QCOMPARE(list.size(), 12);
+    for (const QJsonValue& v : list) {
+        const QJsonObject s = v.toObject();
+        QVERIFY(!s["formula"].toString().isEmpty());
+        for (const QJsonValue& p : s["parameters"].toArray())
+            QVERIFY(p.toObject().contains("default") && p.toObject().contains("range"));
+    }
+}
+
+void TestCli::alibiTwelveHeads()
+{
+    // The official slopes for 12 heads: 8 from the power-of-two series plus every other of the 16-head series.
+    const CliResult r = runCli({"bias", "alibi", "--heads", "12", "--length", "8"});
+    QCOMPARE(r.exitCode, 0);
+    const auto blocks = parseMatrices(r.out);
+    QCOMPARE(blocks.size(), 12);
+    QList<double> slopes;
+    for (int h = 0; h < 8; ++h)
+        slopes << std::pow(2.0, -(h + 1.0));
+    for (int i = 0; i < 4; ++i)
+        slopes << std::pow(2.0, -0.5 * (2 * i + 1));
+    for (int h = 0; h < 12; ++h)
+        for (int m = 0; m < 8; ++m)
+            for (int n = 0; n < 8; ++n) {
+                const double v = blocks[h][m][n];
+                if (n > m)
+                    QVERIFY(std::isinf(v) && v < 0);
+                else
+                    QVERIFY2(std::abs(v + slopes[h] * (m - n)) < 1e-6, qPrintable(QString("head %1").arg(h)));
+            }
+}
+
+void TestCli::everySchemePrints_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    for (const QString& s : schemeNames())
+        for (int h : {1, 3, 64})
+            for (int n : {1, 2, 17, 300})
+                QTest::newRow(qPrintable(QString("%1 H=%2 N=%3").arg(s).arg(h).arg(n))) << s << h << n;
+}
+
+void TestCli::everySchemePrints()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("b.npy");
+    const CliResult r = runCli({"bias", scheme, "--heads", QString::number(heads), "--length", QString::number(length),
+                                "-o", path});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const plab::NpyArray a = plab::readNpy(path.toStdString(), false);
+    QCOMPARE(a.shape, (std::vector<int64_t>{heads, length, length}));
+    // Diagonal always visible and finite; nothing is NaN.
+    for (int h = 0; h < heads; ++h)
+        for (int m = 0; m < length; ++m)
+            QVERIFY(std::isfinite(a.data[(size_t(h) * length + m) * length + m]));
+    for (float v : a.data)
+        QVERIFY(!std::isnan(v));
+}
+
+void TestCli::npyAndJsonOutputs()
+{
+    QTemporaryDir dir;
+    const CliResult csv = runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2"});
+    QCOMPARE(csv.exitCode, 0);
+    const auto blocks = parseMatrices(csv.out);
+    QCOMPARE(blocks.size(), 1);
+    QVERIFY(!csv.out.contains("# head")); // a single head is a plain matrix
+
+    QVERIFY(runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2", "-o",
+                    dir.filePath("k.npy")}).exitCode == 0);
+    const plab::NpyArray npy = plab::readNpy(dir.filePath("k.npy").toStdString(), false);
+    QCOMPARE(npy.shape, (std::vector<int64_t>{5, 5}));
+
+    QVERIFY(runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2", "-o",
+                    dir.filePath("k.json")}).exitCode == 0);
+    QFile f(dir.filePath("k.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonParseError error;
+    const QJsonObject json = QJsonDocument::fromJson(f.readAll(), &error).object();
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QCOMPARE(json["scheme"].toString(), QString("kerple-log"));
+    QCOMPARE(json["parameters"].toObject()["r1"].toDouble(), 2.0);
+    const QJsonArray data = json["data"].toArray();
+    QCOMPARE(data.size(), 5);
+    for (int m = 0; m < 5; ++m)
+        for (int n = 0; n < 5; ++n) {
+            const double want = -2.0 * std::log1p(std::abs(m - n));
+            const QJsonValue cell = data[m].toArray()[n];
+            if (n > m) {
+                QVERIFY(cell.isNull());
+            } else {
+                QVERIFY(std::abs(cell.toDouble() - want) < 1e-6);
+                QVERIFY(std::abs(npy.data[m * 5 + n] - want) < 1e-6);
+                QVERIFY(std::abs(blocks[0][m][n] - want) < 1e-6);
+            }
+        }
+}
+
+void TestCli::t5Buckets()
+{
+    const CliResult r = runCli({"bias", "t5", "--heads", "1", "--length", "40", "--buckets"});
+    QCOMPARE(r.exitCode, 0);
+    const auto m = parseMatrices(r.out)[0];
+    // HF buckets for causal, 32 buckets, max distance 128: exact up to 15, then log-spaced.
+    QCOMPARE(m[0][0], 0.0);
+    QCOMPARE(m[15][0], 15.0);
+    QCOMPARE(m[16][0], 16.0);
+    QCOMPARE(m[20][0], 17.0); // 16 + int(log(20/16) / log(128/16) * 16)
+    QCOMPARE(m[39][0], 22.0); // 16 + int(log(39/16) / log(8) * 16) = 16 + 6
+    QCOMPARE(m[39][39 - 20], 17.0); // buckets depend on the distance only
+}
+
+void TestCli::dotCsv()
+{
+    const CliResult r = runCli({"dot", "--dim", "128", "--max-distance", "100"});
+    QCOMPARE(r.exitCode, 0);
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines[0], QByteArray("distance,dot,dot_minus_half_dim"));
+    QCOMPARE(lines.size(), 102);
+    for (int dist : {0, 10, 100}) {
+        const QList<QByteArray> cells = lines[dist + 1].split(',');
+        double want = 0;
+        for (int i = 0; i < 64; ++i)
+            want += std::cos(dist * std::pow(10000.0, -2.0 * i / 128));
+        QCOMPARE(cells[0].toInt(), dist);
+        QVERIFY(std::abs(cells[1].toDouble() - want) < 1e-6);
+        QVERIFY(std::abs(cells[2].toDouble() - (want - 64)) < 1e-6);
+    }
+}
+
+void TestCli::entropyCsv_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("window"); // 0: log n
+    QTest::newRow("none") << QStringList{"none"} << 0;
+    QTest::newRow("rope zero") << QStringList{"rope"} << 0;
+    QTest::newRow("local 16") << QStringList{"local", "--set", "window=16"} << 16;
+    QTest::newRow("local from context") << QStringList{"local", "--context", "32"} << 32;
+}
+
+void TestCli::entropyCsv()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, window);
+    const CliResult r = runCli(QStringList{"entropy"} + args + QStringList{"--heads", "2", "--lengths", "1,10,100,1000", "--qk", "zero"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines[0], QByteArray("length,head,entropy_last,entropy_mean"));
+    QCOMPARE(lines.size(), 1 + 4 * 2);
+    for (int i = 1; i < lines.size(); ++i) {
+        const QList<QByteArray> c = lines[i].split(',');
+        const int n = c[0].toInt();
+        const double want = std::log(window ? std::min(n, window) : n);
+        QVERIFY2(std::abs(c[2].toDouble() - want) < 1e-7, lines[i].constData()); // %.9g output
+    }
+}
+
+void TestCli::badInput_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no verb") << QStringList{} << "usage";
+    QTest::newRow("unknown verb") << QStringList{"frobnicate"} << "unknown verb 'frobnicate'";
+    QTest::newRow("unknown scheme") << QStringList{"bias", "nosuch"} << "unknown scheme 'nosuch'";
+    QTest::newRow("missing scheme") << QStringList{"bias"} << "expected 1 argument";
+    QTest::newRow("length 0") << QStringList{"bias", "alibi", "--length", "0"} << "length = 0 is out of range";
+    QTest::newRow("length text") << QStringList{"bias", "alibi", "--length", "ten"} << "length: 'ten' is not an integer";
+    QTest::newRow("absurd length") << QStringList{"bias", "alibi", "--length", "1000000"} << "GiB of memory";
+    QTest::newRow("r2=3") << QStringList{"bias", "kerple-power", "--set", "r2=3"} << "r2 = 3 is out of range; allowed: (0, 2]";
+    QTest::newRow("dim=7") << QStringList{"bias", "rope", "--set", "dim=7"} << "dim = 7 is out of range";
+    QTest::newRow("non-number") << QStringList{"bias", "rope", "--set", "base=abc"} << "base = 'abc' is not a number";
+    QTest::newRow("unknown option") << QStringList{"bias", "alibi", "--lenght", "4"} << "unknown option '--lenght'";
+    QTest::newRow("option without value") << QStringList{"bias", "alibi", "--length"} << "--length needs a value";
+    QTest::newRow("head out of range") << QStringList{"bias", "alibi", "--heads", "4", "--head", "4"} << "head = 4 is out of range";
+    QTest::newRow("buckets not t5") << QStringList{"bias", "alibi", "--buckets"} << "--buckets is only defined for the t5";
+    QTest::newRow("bad extension") << QStringList{"bias", "alibi", "-o", "x.txt"} << "unsupported extension '.txt'";
+    QTest::newRow("xpos bidir") << QStringList{"bias", "xpos", "--bidirectional"} << "causal only";
+    QTest::newRow("dot odd dim") << QStringList{"dot", "--dim", "7"} << "dim = 7 is out of range";
+    QTest::newRow("dot base") << QStringList{"dot", "--base", "0.5"} << "base";
+    QTest::newRow("entropy qk") << QStringList{"entropy", "alibi", "--qk", "ones"} << "--qk ones is not allowed";
+    QTest::newRow("entropy lengths") << QStringList{"entropy", "alibi", "--lengths", "16,0"} << "lengths = 0 is out of range";
+    QTest::newRow("entropy lengths text") << QStringList{"entropy", "alibi", "--lengths", "16,,32"} << "lengths";
+    QTest::newRow("logn without context") << QStringList{"bias", "alibi", "--logn"} << "logn modifier needs a training context";
+}
+
+void TestCli::badInput()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const CliResult r = runCli(args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+    QVERIFY2(r.err.trimmed().count('\n') == 0 || args.isEmpty(), "the message is one line");
+}
+
+void TestCli::failedOutputKeepsOldFile()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath("keep.csv");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("precious\n");
+    f.close();
+    QCOMPARE(runCli({"bias", "kerple-power", "--set", "r2=9", "-o", path}).exitCode, 2);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QByteArray("precious\n"));
+    f.close();
+    // A successful run replaces it, and leaves no temporary files behind.
+    QCOMPARE(runCli({"bias", "alibi", "--heads", "1", "--length", "3", "-o", path}).exitCode, 0);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QByteArray("# head 0\n0,-inf,-inf\n-0.00390625,0,-inf\n-0.0078125,-0.00390625,0\n"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
