@@ -7,7 +7,9 @@
 namespace plab {
 
 // Nothing the user had is lost: until commit() the target is untouched, and a destroyed, uncommitted
-// AtomicFile removes its temporary. Opening fails with InputError naming the path and the reason.
+// AtomicFile removes its temporary; so does SIGINT/SIGTERM/SIGHUP (Ctrl-C) while it is open, unless the
+// application installed its own handler for that signal first.
+// Opening fails with InputError naming the path and the reason.
 class AtomicFile {
 public:
     explicit AtomicFile(std::string path);
@@ -25,6 +27,7 @@ private:
     std::string m_tempPath;
     std::ofstream m_stream;
     bool m_committed = false;
+    int m_slot = -1; // registration for removal on SIGINT/SIGTERM/SIGHUP
 };
 
 // Writes a whole buffer atomically.

@@ -31,9 +31,19 @@ struct AttentionForward {
     std::vector<float> rowEntropy;    // (B, H, N) only when requested
 };
 
+// Tiled FlashAttention-style kernel: query blocks x key tiles with an online softmax, bias read from the per-distance
+// tables, tiles a mask hides never visited (local/bca cost O(N W)); extra memory O(N D) per thread, never N x N
+// unless probabilities are requested. OpenMP over (batch, head) or (head, query block); results are bit-identical
+// for any thread count. Safe inside an enclosing parallel region (then it runs on the calling thread).
 // Throws InputError when dims disagree with the bias (heads, length > maxLength) or the head dim is odd for rotary.
 AttentionForward attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                   const float* v, const AttentionOptions& options = {});
+
+// Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
+// q and k of shape (length, headDim) row-major that are ALREADY rotated (no rotary step here), or, with q == nullptr,
+// from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view) comes from.
+std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
+                                          int headDim);
 
 struct AttentionGradients {
     std::vector<float> dq, dk, dv;     // (B, H, N, D), w.r.t. the unrotated q and k
@@ -42,7 +52,8 @@ struct AttentionGradients {
     std::vector<double> dKerpleR2;     // (H)
 };
 
-// Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N.
+// Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and
+// probabilities are recomputed per tile, FlashAttention-2 style). Deterministic for any thread count.
 AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                      const float* v, const AttentionForward& forward, const float* dOut);
 

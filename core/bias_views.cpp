@@ -57,8 +57,11 @@ DotCurve sinusoidalDotCurve(int dim, double base, int maxDistance)
 {
     if (dim < 2 || dim > 4096 || dim % 2)
         throw InputError("dim = " + std::to_string(dim) + " is out of range; allowed: even integers in [2, 4096]");
-    if (!(base > 1) || !std::isfinite(base))
-        throw InputError("base = " + std::to_string(base) + " is out of range; allowed: (1, 1e+12]");
+    if (!(base > 1) || !(base <= 1e12)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.10g", base);
+        throw InputError(std::string("base = ") + text + " is out of range; allowed: (1, 1e+12]");
+    }
     if (maxDistance < 0 || maxDistance > 10000000)
         throw InputError("max-distance = " + std::to_string(maxDistance) + " is out of range; allowed: integers in [0, 10000000]");
     DotCurve curve;

@@ -1,11 +1,10 @@
-// Row entropies of attention distributions, streamed row block by row block (never an N x N matrix in memory).
+// Entropy curves: row entropies of attention distributions from the attention kernel (never an N x N matrix).
 #include "entropy.h"
 
+#include "attention.h"
 #include "bias_views.h"
 #include "errors.h"
 #include "random.h"
-
-#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +18,10 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
     if (spec.info().rotary && headDim % 2)
         throw InputError("head-dim = " + std::to_string(headDim) + " must be even for the rotary scheme " + spec.name());
     return [spec, headDim, seed](int length) {
+        // (H, N, D) twice: refuse before allocating what the machine cannot have.
+        checkMemoryEstimate(2.0 * 4.0 * spec.heads * length * headDim,
+                            "random q and k of " + std::to_string(spec.heads) + " heads x " + std::to_string(length) +
+                                " positions x " + std::to_string(headDim) + " dims");
         QkSample s;
         s.heads = spec.heads;
         s.length = length;
@@ -42,56 +45,8 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
 
 std::vector<double> rowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k, int headDim)
 {
-    using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    std::vector<double> entropy(length);
-    const float* table = bias.distanceTable(head);
-    const bool additive = bias.hasAdditive();
-    const float invSqrtD = q ? 1.0f / std::sqrt(static_cast<float>(headDim)) : 0.0f;
-    constexpr int kRowBlock = 64;
-    const int blocks = (length + kRowBlock - 1) / kRowBlock;
-#pragma omp parallel
-    {
-        RowMatrix scores;
-        std::vector<double> row;
-#pragma omp for schedule(dynamic)
-        for (int b = 0; b < blocks; ++b) {
-            const int m0 = b * kRowBlock;
-            const int m1 = std::min(length, m0 + kRowBlock);
-            const KeyRange first = bias.keyRange(m0, length);
-            const KeyRange last = bias.keyRange(m1 - 1, length);
-            const int n0 = first.begin;
-            const int n1 = std::max(first.end, last.end);
-            if (q) {
-                Eigen::Map<const RowMatrix> Q(q + static_cast<size_t>(m0) * headDim, m1 - m0, headDim);
-                Eigen::Map<const RowMatrix> K(k + static_cast<size_t>(n0) * headDim, n1 - n0, headDim);
-                scores.noalias() = Q * K.transpose();
-            }
-            for (int m = m0; m < m1; ++m) {
-                const KeyRange keys = bias.keyRange(m, length);
-                const double scale = bias.rowScale(m);
-                row.resize(keys.size());
-                double maxScore = -INFINITY;
-                for (int n = keys.begin; n < keys.end; ++n) {
-                    double s = 0;
-                    if (q)
-                        s = scores(m - m0, n - n0) * invSqrtD;
-                    if (additive)
-                        s += table[m - n];
-                    s *= scale;
-                    row[n - keys.begin] = s;
-                    maxScore = std::max(maxScore, s);
-                }
-                double z = 0, weighted = 0;
-                for (double s : row) {
-                    const double e = std::exp(s - maxScore);
-                    z += e;
-                    weighted += e * (s - maxScore);
-                }
-                entropy[m] = std::log(z) - weighted / z;
-            }
-        }
-    }
-    return entropy;
+    // The attention kernel's own row statistics: entropy curves and attention outputs come from one code path.
+    return attentionRowEntropies(bias, head, length, q, k, headDim);
 }
 
 std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider)

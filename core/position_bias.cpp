@@ -1,6 +1,7 @@
 // Per-distance tables, masks and the logn modifier behind every bias view and attention kernel.
 #include "position_bias.h"
 
+#include "bias_views.h"
 #include "errors.h"
 
 #include <algorithm>
@@ -33,6 +34,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
 
     const int H = spec.heads;
     const int L = maxLength;
+    checkMemoryEstimate(4.0 * H * (2.0 * L - 1), "distance tables of " + std::to_string(H) + " heads x " +
+                                                     std::to_string(L) + " positions");
     m_tableStride = static_cast<size_t>(2 * L - 1);
     m_viewTable.assign(static_cast<size_t>(H) * m_tableStride, 0.0f);
 

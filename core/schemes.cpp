@@ -326,7 +326,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
             throw InputError("scheme " + info.name + ": " + p.name + " = " + formatNumber(it->second) +
                              " is out of range; allowed: " + p.rangeText());
     }
-    for (const auto& [name, value] : spec.params) {
+    for (const auto& entry : spec.params) {
+        const std::string& name = entry.first; // not a structured binding: clang 14 cannot capture those
         bool known = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
         if (!known) {
             std::string names;

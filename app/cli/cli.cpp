@@ -22,7 +22,11 @@ std::map<std::string, VerbDef>& verbTable()
 void registerBuiltins()
 {
     static std::once_flag once;
-    std::call_once(once, [] { registerSchemeVerbs(); });
+    std::call_once(once, [] {
+        registerSchemeVerbs();
+        registerModelVerbs();
+        registerAttentionVerbs();
+    });
 }
 
 void printOverview(std::ostream& out)
@@ -204,7 +208,9 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
                          (verb.minPositional == verb.maxPositional ? std::to_string(verb.minPositional)
                                                                    : std::to_string(verb.minPositional) + " to " +
                                                                          std::to_string(verb.maxPositional)) +
-                         " argument(s), got " + std::to_string(count) + extra + "; usage: " + verb.synopsis);
+                         " argument(s), got " + std::to_string(count) + extra + "; usage: " +
+                         verb.synopsis.substr(0, verb.synopsis.find('\n')) + // the message stays one line
+                         (verb.synopsis.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
     }
     return parsed;
 }

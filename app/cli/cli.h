@@ -76,5 +76,12 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
 
 // Registration of the built-in verbs, one function per source file.
 void registerSchemeVerbs(); // schemes, bias, dot, entropy
+void registerModelVerbs();  // train, eval
+void registerAttentionVerbs(); // attention, bench
+
+// entropy --checkpoint: the model's real q and k (verbs_model.cpp); SCHEME must match the checkpoint's.
+int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
+// attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).
+int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 
 } // namespace plab::cli

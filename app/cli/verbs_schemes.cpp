@@ -143,6 +143,8 @@ int runDot(const ParsedArgs& args, VerbContext& ctx)
 
 int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 {
+    if (args.has("checkpoint"))
+        return runEntropyWithCheckpoint(args.positional[0], args, ctx);
     const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args);
     const std::vector<int> lengths =
         args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
@@ -214,12 +216,16 @@ void registerSchemeVerbs()
                   0, 0, runDot});
     registerVerb({"entropy",
                   "positionlab-cli entropy SCHEME [--lengths 16,32,...] [--heads H] [--qk zero|random] [--seed S] "
-                  "[--set NAME=VALUE ...] [-o FILE]",
+                  "[--set NAME=VALUE ...] [--checkpoint FILE] [-o FILE]",
                   "attention entropy (nats) against sequence length: last row and mean over rows",
                   withSchemeOptions({{"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)"},
                                      {"qk", OptionKind::Value, "zero (bias alone) or random (seeded Gaussian q, k)"},
                                      {"seed", OptionKind::Value, "seed of --qk random (default 0)"},
                                      {"head-dim", OptionKind::Value, "head dimension D of random q, k (default 64)"},
+                                     {"checkpoint", OptionKind::Value, "MODEL.safetensors: the model's real q and k on the corpus's validation text"},
+                                     {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
+                                     {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)"},
+                                     {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)"},
                                      {"width", OptionKind::Value, "image output: width in pixels"},
                                      {"height", OptionKind::Value, "image output: height in pixels"},
                                      {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),

@@ -1,0 +1,321 @@
+// CLI verbs over the attention engine: `attention` (npy in, npy out) and `bench attention|gemm` (timings as text or JSON).
+#include "attention.h"
+#include "bias_views.h"
+#include "cli.h"
+#include "errors.h"
+#include "npy.h"
+#include "random.h"
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+namespace plab::cli {
+
+namespace {
+
+// ---- attention ----
+
+NpyArray readInput(const ParsedArgs& args, const std::string& option)
+{
+    if (!args.has(option))
+        throw InputError("attention: --" + option + " FILE.npy is required");
+    NpyArray a = readNpy(args.text(option)); // throws InputError on non-finite values, naming the file
+    if (a.shape.size() != 3 || a.shape[0] < 1 || a.shape[1] < 1 || a.shape[2] < 1)
+        throw InputError("--" + option + " " + args.text(option) + ": shape " + a.shapeText() +
+                         " is not allowed; expected (H, N, D) with H, N, D >= 1");
+    return a;
+}
+
+int runAttention(const ParsedArgs& args, VerbContext& ctx)
+{
+    if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
+        return runAttentionWithCheckpoint(args.positional[0], args, ctx);
+    if (!args.has("o"))
+        throw InputError("attention: -o OUT.npy is required");
+    const std::string outPath = args.text("o");
+    if (dataFormatForPath(outPath) != DataFormat::Npy)
+        throw InputError("-o " + outPath + ": attention writes .npy only");
+    if (args.has("probs") && dataFormatForPath(args.text("probs")) != DataFormat::Npy)
+        throw InputError("--probs " + args.text("probs") + ": probabilities are written as .npy only");
+    const NpyArray q = readInput(args, "q"), k = readInput(args, "k"), v = readInput(args, "v");
+    if (k.shape != q.shape || v.shape != q.shape)
+        throw InputError("attention: q, k and v must have the same shape (H, N, D); got q " + q.shapeText() + ", k " +
+                         k.shapeText() + ", v " + v.shapeText());
+    if (q.shape[0] > kMaxHeads)
+        throw InputError("attention: H = " + std::to_string(q.shape[0]) + " heads is out of range; allowed: [1, " +
+                         std::to_string(kMaxHeads) + "]");
+    if (q.shape[1] > kMaxLength || q.shape[2] > 4096)
+        throw InputError("attention: shape " + q.shapeText() + " is too large; allowed N <= " + std::to_string(kMaxLength) +
+                         ", D <= 4096");
+    const int H = static_cast<int>(q.shape[0]), N = static_cast<int>(q.shape[1]), D = static_cast<int>(q.shape[2]);
+    if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
+        throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
+    const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
+    const SchemeSpec spec = makeSchemeSpec(args.positional[0], H, args.has("bidirectional"), args.all("set"), context,
+                                           args.has("logn"));
+    AttentionOptions options;
+    options.wantProbabilities = args.has("probs");
+    if (options.wantProbabilities)
+        checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
+    const PositionBias bias(spec, N);
+    const AttentionForward result = attentionForward(bias, {1, H, N, D}, q.data.data(), k.data.data(), v.data.data(), options);
+    if (options.wantProbabilities)
+        writeNpy(args.text("probs"), {H, N, N}, result.probabilities.data());
+    writeNpy(outPath, {H, N, D}, result.out.data());
+    return 0;
+}
+
+// ---- bench ----
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// CPU time of the whole process (all threads), in ms: on a shared, loaded machine flops per CPU-second show the
+// kernel's efficiency when wall time mostly shows the neighbours.
+double processCpuMs()
+{
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+struct Timings {
+    std::vector<double> wallMs, cpuMs;
+};
+
+template <typename F>
+Timings timeRuns(int repeat, F&& run)
+{
+    Timings t;
+    for (int i = 0; i < repeat; ++i) {
+        const double c0 = processCpuMs();
+        const auto t0 = std::chrono::steady_clock::now();
+        run();
+        t.wallMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        t.cpuMs.push_back(processCpuMs() - c0);
+    }
+    return t;
+}
+
+// Resident memory of this process (VmRSS) and its peak since the last reset (VmHWM), in bytes; -1 off Linux.
+long long procStatusBytes(const char* key)
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind(key, 0) == 0)
+            return std::stoll(line.substr(std::string(key).size())) * 1024;
+    return -1;
+}
+void resetPeakMemory()
+{
+    std::ofstream("/proc/self/clear_refs") << "5"; // Linux >= 4.0: VmHWM := VmRSS
+}
+
+std::vector<float> randomTensor(size_t count, uint64_t seed)
+{
+    std::vector<float> x(count);
+    Rng rng(seed);
+    for (float& e : x)
+        e = static_cast<float>(rng.normal());
+    return x;
+}
+
+int threadsOption(const ParsedArgs& args)
+{
+    const int threads = static_cast<int>(args.integer("threads", omp_get_num_procs(), 1, 1024));
+    omp_set_num_threads(threads);
+    return threads;
+}
+
+int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
+{
+    const std::string scheme = args.text("scheme", "alibi");
+    const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
+    const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
+    const int D = static_cast<int>(args.integer("dim", 64, 1, 4096));
+    const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
+    const int threads = threadsOption(args);
+    std::vector<std::string> sets = args.all("set");
+    const SchemeInfo& info = schemeByName(scheme);
+    if (args.has("window")) {
+        if (!info.hasWindow)
+            throw InputError("--window: the scheme " + scheme + " has no window; allowed with: local, bca");
+        sets.push_back("window=" + args.text("window"));
+    }
+    const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
+    const SchemeSpec spec = makeSchemeSpec(scheme, H, args.has("bidirectional"), sets, context, args.has("logn"));
+    const AttentionDims dims{1, H, N, D};
+    checkMemoryEstimate(4.0 * 4.0 * double(dims.elements()) * (args.has("backward") ? 3 : 1), "q, k, v, out");
+    const PositionBias bias(spec, N);
+    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
+                             v = randomTensor(dims.elements(), 3);
+
+    // Useful work: 4 D flops (q.k and p.v) per visible (query, key) pair and head: 4 H N^2 D for full attention,
+    // about half of it causal, about 4 H N W D for a window.
+    double pairs = 0;
+    for (int m = 0; m < N; ++m)
+        pairs += bias.keyRange(m, N).size();
+    const double flops = 4.0 * D * H * pairs;
+
+    // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).
+    resetPeakMemory();
+    const long long rssBefore = procStatusBytes("VmRSS:");
+    double extraBytes = -1;
+    {
+        const AttentionForward warm = attentionForward(bias, dims, q.data(), k.data(), v.data());
+        const long long peak = procStatusBytes("VmHWM:");
+        if (rssBefore >= 0 && peak >= 0)
+            extraBytes = std::max(0.0, double(peak - rssBefore) - 4.0 * double(dims.elements()));
+    }
+    const Timings forwardRuns =
+        timeRuns(repeat, [&] { (void)attentionForward(bias, dims, q.data(), k.data(), v.data()); });
+    const std::vector<double>& forwardMs = forwardRuns.wallMs;
+    const double fwd = median(forwardMs);
+    const double fwdCpu = median(forwardRuns.cpuMs);
+
+    nlohmann::json j{{"scheme", scheme},         {"bidirectional", spec.bidirectional},
+                     {"length", N},              {"heads", H},
+                     {"dim", D},                 {"threads", threads},
+                     {"repeat", repeat},         {"flops", flops},
+                     {"forward_ms", fwd},        {"forward_ms_runs", forwardMs},
+                     {"forward_gflops", flops / fwd * 1e-6},
+                     {"extra_memory_mib", extraBytes / (1 << 20)},
+                     {"forward_cpu_ms", fwdCpu},
+                     {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6}};
+    if (info.hasWindow)
+        j["window"] = spec.intParam("window");
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(2) << "attention " << scheme << (spec.bidirectional ? " bidirectional" : " causal")
+         << " N=" << N << " H=" << H << " D=" << D << (info.hasWindow ? " W=" + std::to_string(spec.intParam("window")) : "")
+         << " threads=" << threads << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
+         << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu << " ms: "
+         << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
+    if (args.has("backward")) {
+        const AttentionForward forward = attentionForward(bias, dims, q.data(), k.data(), v.data());
+        const std::vector<float> dOut = randomTensor(dims.elements(), 4);
+        (void)attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data()); // warm-up
+        const Timings backwardRuns = timeRuns(repeat, [&] {
+            (void)attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
+        });
+        const std::vector<double>& backwardMs = backwardRuns.wallMs;
+        const double bwd = median(backwardMs);
+        j["backward_cpu_ms"] = median(backwardRuns.cpuMs);
+        j["backward_over_forward_cpu"] = median(backwardRuns.cpuMs) / fwdCpu;
+        // FlashAttention's convention: the backward does 2.5x the forward's matrix products.
+        j["backward_ms"] = bwd;
+        j["backward_ms_runs"] = backwardMs;
+        j["backward_gflops"] = 2.5 * flops / bwd * 1e-6;
+        j["backward_over_forward"] = bwd / fwd;
+        text << "  backward median " << bwd << " ms  " << 2.5 * flops / bwd * 1e-6 << " GFLOP/s (2.5x forward flops)  "
+             << bwd / fwd << "x forward\n";
+    }
+    if (args.has("json"))
+        ctx.out << j.dump() << '\n';
+    else
+        ctx.out << text.str();
+    return 0;
+}
+
+// Same-run calibration: an Eigen single-precision matrix product of (about) a given FLOP count.
+int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
+{
+    const int threads = threadsOption(args);
+    const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
+    int n = static_cast<int>(args.integer("size", 1024, 1, 16384));
+    if (args.has("flops")) {
+        const double target = args.number("flops", 0);
+        if (!(target >= 2 && target <= 2.0 * 16384.0 * 16384.0 * 16384.0))
+            throw InputError("--flops " + args.text("flops") + " is out of range; allowed: [2, 8.8e12]");
+        n = std::max(1, static_cast<int>(std::lround(std::cbrt(target / 2.0))));
+    }
+    Eigen::setNbThreads(threads);
+    checkMemoryEstimate(3.0 * 4.0 * n * double(n), "gemm matrices");
+    const Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n);
+    Eigen::MatrixXf c(n, n);
+    c.noalias() = a * b; // warm-up
+    const Timings runs = timeRuns(repeat, [&] { c.noalias() = a * b; });
+    const std::vector<double>& ms = runs.wallMs;
+    const double med = median(ms);
+    const double cpu = median(runs.cpuMs);
+    const double flops = 2.0 * n * double(n) * n;
+    if (args.has("json")) {
+        ctx.out << nlohmann::json{{"size", n}, {"threads", threads}, {"repeat", repeat}, {"flops", flops},
+                                  {"ms", med}, {"ms_runs", ms}, {"gflops", flops / med * 1e-6}, {"cpu_ms", cpu},
+                                  {"gflops_per_cpu_second", flops / cpu * 1e-6}}
+                       .dump()
+                << '\n';
+    } else {
+        ctx.out << std::fixed << std::setprecision(2) << "gemm " << n << "x" << n << "x" << n << " threads=" << threads
+                << ": median " << med << " ms  " << flops / med * 1e-6 << " GFLOP/s\n";
+    }
+    return 0;
+}
+
+int runBench(const ParsedArgs& args, VerbContext& ctx)
+{
+    const std::string what = args.positional[0];
+    if (what == "attention")
+        return runBenchAttention(args, ctx);
+    if (what == "gemm")
+        return runBenchGemm(args, ctx);
+    throw InputError("bench: unknown benchmark '" + what + "'; allowed: attention, gemm");
+}
+
+} // namespace
+
+void registerAttentionVerbs()
+{
+    std::vector<OptionDef> attentionOptions = schemeOptions();
+    attentionOptions.insert(attentionOptions.end(),
+                            {{"q", OptionKind::Value, "queries Q.npy, float32 (H, N, D), before any rotation"},
+                             {"k", OptionKind::Value, "keys K.npy, float32 (H, N, D)"},
+                             {"v", OptionKind::Value, "values V.npy, float32 (H, N, D)"},
+                             {"probs", OptionKind::Value, "also write the probabilities P.npy, float32 (H, N, N)"},
+                             {"checkpoint", OptionKind::Value, "MODEL.safetensors: q, k, v of the model's layer on text (instead of --q/--k/--v)"},
+                             {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
+                             {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)"},
+                             {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)"},
+                             {"o", OptionKind::Value, "output OUT.npy, float32 (H, N, D)"}});
+    registerVerb({"attention",
+                  "positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy [--bidirectional] [--set ...] "
+                  "[--probs P.npy] -o OUT.npy",
+                  "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
+                  attentionOptions, 1, 1, runAttention});
+    registerVerb({"bench",
+                  "positionlab-cli bench attention [--scheme S] [--length N] [--heads H] [--dim D] [--window W] "
+                  "[--threads T] [--repeat R] [--backward] [--json]\n       positionlab-cli bench gemm [--size n | "
+                  "--flops F] [--threads T] [--repeat R] [--json]",
+                  "time the attention kernel (median ms, GFLOP/s, extra memory) or an Eigen GEMM calibration",
+                  {{"scheme", OptionKind::Value, "attention: scheme (default alibi)"},
+                   {"length", OptionKind::Value, "attention: sequence length N (default 2048)"},
+                   {"heads", OptionKind::Value, "attention: heads H (default 8)"},
+                   {"dim", OptionKind::Value, "attention: head dimension D (default 64)"},
+                   {"window", OptionKind::Value, "attention: window W of local/bca"},
+                   {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
+                   {"set", OptionKind::Repeated, "attention: NAME=VALUE scheme parameter"},
+                   {"context", OptionKind::Value, "attention: training context (logn threshold)"},
+                   {"logn", OptionKind::Flag, "attention: the logn modifier"},
+                   {"backward", OptionKind::Flag, "attention: also time the backward pass"},
+                   {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)"},
+                   {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops"},
+                   {"threads", OptionKind::Value, "OpenMP threads (default: all processors)"},
+                   {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)"},
+                   {"json", OptionKind::Flag, "one JSON object on stdout"}},
+                  1, 1, runBench});
+}
+
+} // namespace plab::cli

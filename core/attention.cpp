@@ -1,0 +1,999 @@
+// Fused multi-head attention with on-the-fly positional bias: forward, probabilities/entropy, backward.
+#include "attention.h"
+
+#include "errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace plab {
+
+namespace {
+
+bool isRotary(const SchemeSpec& spec)
+{
+    return spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos;
+}
+
+void validate(const PositionBias& bias, const AttentionDims& dims)
+{
+    auto range = [](const char* what, int value, int lo, int hi) {
+        if (value < lo || value > hi)
+            throw InputError(std::string(what) + " = " + std::to_string(value) + " is out of range; allowed: integers in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    };
+    range("batch", dims.batch, 1, 1 << 20);
+    range("heads", dims.heads, 1, kMaxHeads);
+    range("length", dims.length, 1, bias.maxLength());
+    range("head-dim", dims.headDim, 1, 4096);
+    if (dims.heads != bias.heads())
+        throw InputError("heads = " + std::to_string(dims.heads) + " does not match the scheme's " +
+                         std::to_string(bias.heads()) + " heads");
+    if (isRotary(bias.spec()) && dims.headDim % 2)
+        throw InputError("head-dim = " + std::to_string(dims.headDim) + " must be even for the rotary scheme " +
+                         bias.spec().name());
+}
+
+// cos/sin of every (position, pair) with XPOS's scales folded in, so rotating (and its transpose) is a table walk.
+struct RotaryTable {
+    int pairs = 0;
+    std::vector<float> cosQ, sinQ, cosK, sinK; // (N, D/2)
+
+    RotaryTable(const SchemeSpec& spec, int length, int dim, bool enabled = true)
+    {
+        if (!enabled || !isRotary(spec))
+            return;
+        pairs = dim / 2;
+        const double base = spec.param("base");
+        const bool xpos = spec.kind == SchemeKind::Xpos;
+        const double gamma = xpos ? spec.param("gamma") : 0.0;
+        const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
+        const size_t count = static_cast<size_t>(length) * pairs;
+        cosQ.resize(count);
+        sinQ.resize(count);
+        cosK.resize(count);
+        sinK.resize(count);
+        std::vector<double> freq(pairs), logZeta(pairs);
+        for (int i = 0; i < pairs; ++i) {
+            freq[i] = rotaryFrequency(i, dim, base);
+            logZeta[i] = xpos ? std::log(xposZeta(i, dim, gamma)) : 0.0;
+        }
+#pragma omp parallel for schedule(static) if (length > 256)
+        for (int m = 0; m < length; ++m) {
+            for (int i = 0; i < pairs; ++i) {
+                const double angle = m * freq[i];
+                const double c = std::cos(angle), s = std::sin(angle);
+                const double up = xpos ? std::exp(m / scaleBase * logZeta[i]) : 1.0;
+                const double down = xpos ? 1.0 / up : 1.0;
+                const size_t at = static_cast<size_t>(m) * pairs + i;
+                cosQ[at] = static_cast<float>(c * up);
+                sinQ[at] = static_cast<float>(s * up);
+                cosK[at] = static_cast<float>(c * down);
+                sinK[at] = static_cast<float>(s * down);
+            }
+        }
+    }
+
+    bool active() const { return pairs > 0; }
+
+    // out = R_m in (transpose: R_m^T in) for the row of position m; in and out may alias.
+    void applyRow(const float* in, float* out, int m, bool isKey, bool transpose) const
+    {
+        const float* c = (isKey ? cosK.data() : cosQ.data()) + static_cast<size_t>(m) * pairs;
+        const float* s = (isKey ? sinK.data() : sinQ.data()) + static_cast<size_t>(m) * pairs;
+        const float sign = transpose ? -1.0f : 1.0f;
+        for (int i = 0; i < pairs; ++i) {
+            const float x0 = in[2 * i], x1 = in[2 * i + 1];
+            out[2 * i] = x0 * c[i] - sign * x1 * s[i];
+            out[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+        }
+    }
+};
+
+// Parameter gradients of trainable biases from the gradient summed per (head, distance r = m - n).
+void biasParameterGradients(const PositionBias& bias, const std::vector<double>& distanceGrad, int length,
+                            AttentionGradients& grads)
+{
+    const SchemeSpec& spec = bias.spec();
+    const int H = spec.heads;
+    const size_t stride = static_cast<size_t>(2 * length - 1);
+    auto g = [&](int h, int r) { return distanceGrad[h * stride + (r + length - 1)]; };
+    if (spec.kind == SchemeKind::T5) {
+        const int nb = spec.intParam("num-buckets");
+        const int maxd = spec.intParam("max-distance");
+        grads.dT5Values.assign(static_cast<size_t>(nb) * H, 0.0);
+        for (int r = -(length - 1); r <= length - 1; ++r) {
+            const int bucket = t5Bucket(-r, spec.bidirectional, nb, maxd);
+            for (int h = 0; h < H; ++h)
+                grads.dT5Values[static_cast<size_t>(bucket) * H + h] += g(h, r);
+        }
+    } else if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
+        const bool power = spec.kind == SchemeKind::KerplePower;
+        grads.dKerpleR1.assign(H, 0.0);
+        grads.dKerpleR2.assign(H, 0.0);
+        for (int h = 0; h < H; ++h) {
+            const double r1 = spec.kerpleR1.empty() ? spec.param("r1") : spec.kerpleR1[h];
+            const double r2 = spec.kerpleR2.empty() ? spec.param("r2") : spec.kerpleR2[h];
+            for (int r = -(length - 1); r <= length - 1; ++r) {
+                const double gr = g(h, r);
+                if (gr == 0.0)
+                    continue;
+                const double d = std::abs(r);
+                if (power) {
+                    const double f = std::pow(d, r2);
+                    grads.dKerpleR1[h] -= gr * f;
+                    if (d > 0)
+                        grads.dKerpleR2[h] -= gr * r1 * f * std::log(d);
+                } else {
+                    grads.dKerpleR1[h] -= gr * std::log1p(r2 * d);
+                    grads.dKerpleR2[h] -= gr * r1 * d / (1.0 + r2 * d);
+                }
+            }
+        }
+    }
+}
+
+bool hasTrainableBias(const SchemeSpec& spec)
+{
+    return spec.kind == SchemeKind::T5 || spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog;
+}
+
+// ---- SIMD building blocks: GCC/Clang vector extensions, 16 floats (one AVX-512 register, two AVX2 ones) ----
+
+constexpr int kLanes = 16;
+using Vec = float __attribute__((vector_size(64)));
+using IVec = int32_t __attribute__((vector_size(64)));
+using UnalignedVec = float __attribute__((vector_size(64), aligned(4)));
+
+inline Vec load(const float* p)
+{
+    return *reinterpret_cast<const UnalignedVec*>(p);
+}
+inline void store(float* p, Vec v)
+{
+    *reinterpret_cast<UnalignedVec*>(p) = v;
+}
+inline Vec splat(float x)
+{
+    return Vec{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+inline Vec vmax(Vec a, Vec b)
+{
+    return a > b ? a : b;
+}
+inline Vec vmin(Vec a, Vec b)
+{
+    return a < b ? a : b;
+}
+inline float horizontalMax(const Vec& v)
+{
+    float m = v[0];
+    for (int i = 1; i < kLanes; ++i)
+        m = std::max(m, v[i]);
+    return m;
+}
+inline float horizontalSum(const Vec& v)
+{
+    // Pairwise, in a fixed order, so the sum never depends on anything but the data.
+    float t[kLanes];
+    store(t, v);
+    for (int width = kLanes / 2; width > 0; width /= 2)
+        for (int i = 0; i < width; ++i)
+            t[i] += t[i + width];
+    return t[0];
+}
+inline Vec iota()
+{
+    return Vec{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+}
+
+// e^x for x <= 0 (including -inf -> 0): Cephes' degree-6 polynomial on [-ln2/2, ln2/2] and an exponent shift,
+// about 2 ulp; results below 2^-126 flush to 0.
+inline Vec expNonPositive(Vec x)
+{
+    const Vec lowest = splat(-87.3f);
+    const Vec xc = x < lowest ? lowest : x;
+    const Vec magic = splat(12582912.0f); // 1.5 * 2^23: adding it rounds to an integer
+    const Vec n = (xc * 1.44269504088896341f + magic) - magic;
+    Vec r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    Vec p = splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    const IVec bits = (__builtin_convertvector(n, IVec) + 127) << 23;
+    Vec scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    const Vec result = p * scale;
+    return x < lowest ? splat(0.0f) : result;
+}
+
+// ---- register-tiled small matrix products on packed, zero-padded tiles ----
+
+// Loads a row of B once into a register: left alone, compilers fold the load into every FMA that uses it, which
+// doubles the loads per FMA and makes the products load-bound.
+inline void keepInRegister(Vec& v)
+{
+#if defined(__GNUC__) && defined(__AVX512F__)
+    asm("" : "+v"(v)); // a Vec is exactly one zmm register
+#else
+    (void)v; // narrower ISAs: a Vec spans several registers, leave it to the compiler
+#endif
+}
+
+// Rows per register tile. AVX-512: 6 x 4 accumulators + 4 B rows + 1 broadcast of 32 registers. Elsewhere a Vec
+// spans two (AVX2) or four (SSE) registers, so the tile shrinks to limit spilling.
+#if defined(__AVX512F__)
+constexpr int kRowTile = 6;
+#else
+constexpr int kRowTile = 2;
+#endif
+
+// C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb).
+template <int RB, int CB>
+inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc)
+{
+    Vec acc[RB][CB];
+    for (int r = 0; r < RB; ++r)
+        for (int c = 0; c < CB; ++c)
+            acc[r][c] = splat(0.0f);
+    for (int d = 0; d < K; ++d) {
+        Vec b[CB];
+        for (int c = 0; c < CB; ++c) {
+            b[c] = load(Bt + d * ldb + c * kLanes);
+            keepInRegister(b[c]);
+        }
+        for (int r = 0; r < RB; ++r) {
+            const Vec a = splat(A[r * lda + d]);
+            for (int c = 0; c < CB; ++c)
+                acc[r][c] += a * b[c];
+        }
+    }
+    for (int r = 0; r < RB; ++r)
+        for (int c = 0; c < CB; ++c)
+            store(C + r * ldc + c * kLanes, acc[r][c]);
+}
+
+template <int CB>
+void rowsNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, float* C, size_t ldc)
+{
+    int r = 0;
+    for (; r + kRowTile <= rows; r += kRowTile)
+        tileNT<kRowTile, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc);
+    switch (rows - r) {
+    case 5: tileNT<5, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
+    case 4: tileNT<4, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
+    case 3: tileNT<3, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
+    case 2: tileNT<2, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
+    case 1: tileNT<1, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
+    default: break;
+    }
+}
+
+// C (rows x w) = A (rows x K) * Bt (K x w); w a multiple of 16.
+void gemmNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, int w, float* C, size_t ldc)
+{
+    for (int c0 = 0; c0 < w; c0 += 4 * kLanes) {
+        switch (std::min(4, (w - c0) / kLanes)) {
+        case 4: rowsNT<4>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
+        case 3: rowsNT<3>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
+        case 2: rowsNT<2>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
+        default: rowsNT<1>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
+        }
+    }
+}
+
+// C (RB x 16*CB) = rowFactor .* C + A * B, A(i, j) = A[i*sai + j*saj] (any layout), B (J x 16*CB, stride ldb).
+template <int RB, int CB>
+inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, float* C, size_t ldc,
+                   const float* rowFactor)
+{
+    Vec acc[RB][CB];
+    for (int r = 0; r < RB; ++r)
+        for (int c = 0; c < CB; ++c)
+            acc[r][c] = splat(0.0f);
+    for (int j = 0; j < J; ++j) {
+        Vec b[CB];
+        for (int c = 0; c < CB; ++c) {
+            b[c] = load(B + j * ldb + c * kLanes);
+            keepInRegister(b[c]);
+        }
+        for (int r = 0; r < RB; ++r) {
+            const Vec a = splat(A[r * sai + j * saj]);
+            for (int c = 0; c < CB; ++c)
+                acc[r][c] += a * b[c];
+        }
+    }
+    for (int r = 0; r < RB; ++r)
+        for (int c = 0; c < CB; ++c) {
+            float* out = C + r * ldc + c * kLanes;
+            const Vec old = load(out);
+            store(out, (rowFactor ? old * rowFactor[r] : old) + acc[r][c]);
+        }
+}
+
+template <int CB>
+void rowsNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, int rows, float* C, size_t ldc,
+            const float* rowFactor)
+{
+    auto f = [&](int r) { return rowFactor ? rowFactor + r : nullptr; };
+    int r = 0;
+    for (; r + kRowTile <= rows; r += kRowTile)
+        tileNN<kRowTile, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r));
+    switch (rows - r) {
+    case 5: tileNN<5, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
+    case 4: tileNN<4, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
+    case 3: tileNN<3, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
+    case 2: tileNN<2, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
+    case 1: tileNN<1, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
+    default: break;
+    }
+}
+
+// C (rows x cols) = rowFactor .* C + A (rows x J) * B (J x cols); cols a multiple of 16.
+void gemmNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, int rows, int cols, float* C,
+            size_t ldc, const float* rowFactor = nullptr)
+{
+    for (int c0 = 0; c0 < cols; c0 += 4 * kLanes) {
+        switch (std::min(4, (cols - c0) / kLanes)) {
+        case 4: rowsNN<4>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
+        case 3: rowsNN<3>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
+        case 2: rowsNN<2>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
+        default: rowsNN<1>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
+        }
+    }
+}
+
+int roundUp(int x, int m)
+{
+    return (x + m - 1) / m * m;
+}
+
+constexpr int kQueryBlock = 64;   // query rows per work item
+constexpr int kKeyBlock = 256;    // key columns per forward tile
+constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
+// From this many (batch, head) pairs on, forward and backward give each head to one thread (the backward then runs
+// single-pass, FlashAttention-2 style); below it, heads are split into blocks shared by all threads (the backward
+// in two passes). A constant, so results never depend on the thread count.
+constexpr int kHeadParallelMin = 4;
+
+// Everything per call that does not depend on the head: sizes, per-row masks and scales, bias tables.
+struct Plan {
+    const PositionBias& bias;
+    AttentionDims dims;
+    int N = 0, D = 0;
+    int Dp = 0;            // head dim padded to 16
+    int keysPadded = 0;    // N padded to 16: tiles of 16 keys may run past N into zero padding
+    int queriesPadded = 0; // rows of packed Q/dO (N: query tiles never run past N)
+    // Row stride of the transposed packs K^T, V^T: one vector more than keysPadded, so that walking down a column
+    // block does not hit the same L1 set on every row when N is a power of two.
+    int ldT = 0;
+    float invSqrtD = 1;
+    RotaryTable rotary;
+    bool useBias = false;
+    bool useScale = false;
+    std::vector<int> rowBegin, rowEnd; // (N): visible keys [rowBegin[m], rowEnd[m]) of row m
+    std::vector<float> rowScale;       // (N): the logn factor of row m
+    size_t biasStride = 0;
+    std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
+
+    // `rotate` false: q and k arrive already rotated (entropy curves), so the kernel must not rotate them again.
+    Plan(const PositionBias& b, const AttentionDims& d, bool rotate = true)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(b.spec(), d.length, d.headDim, rotate)
+    {
+        Dp = roundUp(D, kLanes);
+        keysPadded = roundUp(N, kLanes);
+        ldT = keysPadded + kLanes;
+        queriesPadded = N;
+        invSqrtD = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+        rowBegin.assign(queriesPadded, 0);
+        rowEnd.assign(queriesPadded, 0);
+        rowScale.assign(queriesPadded, 1.0f);
+        for (int m = 0; m < N; ++m) {
+            const KeyRange keys = bias.keyRange(m, N);
+            rowBegin[m] = keys.begin;
+            rowEnd[m] = keys.end;
+            rowScale[m] = bias.rowScale(m);
+            useScale = useScale || rowScale[m] != 1.0f;
+        }
+        if (bias.hasAdditive()) {
+            const int H = d.heads;
+            biasStride = static_cast<size_t>(N - 1 + keysPadded + kLanes);
+            reversedBias.assign(H * biasStride, 0.0f);
+            for (int h = 0; h < H; ++h) {
+                const float* table = bias.distanceTable(h);
+                float* rev = reversedBias.data() + h * biasStride;
+                for (int t = -(N - 1); t <= N - 1; ++t) {
+                    rev[t + N - 1] = table[-t];
+                    useBias = useBias || table[-t] != 0.0f; // local and bca only mask
+                }
+            }
+        }
+    }
+
+    // Scores of row m for columns [c, c + w) from raw products S: (S * qkScale + b) * scale, -inf where masked.
+    // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
+    // the tile is visible).
+    float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f) const
+    {
+        const int lo = std::max(rowBegin[m], c) - c;
+        const int hi = std::min(rowEnd[m], c + w) - c;
+        if (lo >= hi) {
+            std::fill(S, S + w, PositionBias::kMasked);
+            return PositionBias::kMasked;
+        }
+        const float* rev = useBias ? reversedBias.data() + h * biasStride + (c - m + N - 1) : nullptr;
+        const float scale = rowScale[m];
+        const bool partial = lo > 0 || hi < w;
+        const Vec inf = splat(PositionBias::kMasked);
+        Vec best = inf;
+        const bool unit = qkScale == 1.0f;
+        for (int j = 0; j < w; j += kLanes) {
+            Vec s = load(S + j);
+            if (!unit)
+                s *= qkScale;
+            if (rev)
+                s += load(rev + j);
+            if (useScale)
+                s *= scale;
+            if (partial) {
+                const Vec index = iota() + static_cast<float>(j);
+                s = ((index >= static_cast<float>(lo)) & (index < static_cast<float>(hi))) ? s : inf;
+            }
+            store(S + j, s);
+            best = vmax(best, s);
+        }
+        return horizontalMax(best);
+    }
+};
+
+// Per-thread scratch tiles.
+struct Scratch {
+    std::vector<float> scores;  // (kQueryBlock, kKeyBlock): scores, then probabilities
+    std::vector<float> dscores; // (kQueryBlock, kKeyBlock): backward dP, then dS
+    std::vector<float> acc;     // (kQueryBlock, Dp): forward O, backward dQ
+    std::vector<float> acc2;    // (kBackKeyBlock, Dp): backward dK
+    std::vector<float> acc3;    // (kBackKeyBlock, Dp): backward dV
+    std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
+    std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
+
+    explicit Scratch(int Dp)
+        : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
+          acc2(kBackKeyBlock * Dp), acc3(kBackKeyBlock * Dp), rowMax(kQueryBlock), rowSum(kQueryBlock),
+          factor(kQueryBlock), rowWeighted(kQueryBlock)
+    {
+    }
+};
+
+// How many (batch, head) pairs to pack at once so the packed copies stay within `budget` bytes.
+int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget)
+{
+    const size_t fit = std::max<size_t>(1, budget / std::max<size_t>(1, bytesPerHead));
+    return static_cast<int>(std::min<size_t>(fit, static_cast<size_t>(dims.batch) * dims.heads));
+}
+
+// Packs rows [0, N) of x (N, D) as (rows, Dp) zero-padded, rotated for rotary schemes and times `scale`.
+void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, float scale)
+{
+    std::vector<float> row(plan.D);
+    for (int m = 0; m < plan.N; ++m) {
+        const float* in = x + static_cast<size_t>(m) * plan.D;
+        if (rotate && plan.rotary.active()) {
+            plan.rotary.applyRow(in, row.data(), m, isKey, false);
+            in = row.data();
+        }
+        float* o = out + static_cast<size_t>(m) * plan.Dp;
+        for (int d = 0; d < plan.D; ++d)
+            o[d] = in[d] * scale;
+    }
+}
+
+// Packs x (N, D) transposed as (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
+void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate)
+{
+    std::vector<float> row(plan.D);
+    for (int n = 0; n < plan.N; ++n) {
+        const float* in = x + static_cast<size_t>(n) * plan.D;
+        if (rotate && plan.rotary.active()) {
+            plan.rotary.applyRow(in, row.data(), n, isKey, false);
+            in = row.data();
+        }
+        for (int d = 0; d < plan.D; ++d)
+            out[static_cast<size_t>(d) * plan.ldT + n] = in[d];
+    }
+}
+
+// One query block of one head: online softmax over the visible key tiles. With `probs`, a second pass over the
+// same tiles writes the normalised probabilities (the same scores, so they agree with `out` and `lse`). Without
+// `Vs` and `out` only the row statistics (lse, entropy) are computed.
+// Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16 and nothing rotates), times qkScale
+// gives q/sqrt(D). Vs: rows of stride Dp; only rows < N are read.
+void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScale, const float* Kt, const float* Vs,
+                  Scratch& sc, float* out, float* lse, float* entropy, float* probs)
+{
+    const int N = plan.N, D = plan.D, Dp = plan.Dp;
+    const int R = std::min(kQueryBlock, N - m0);
+    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+    const int keyEnd = plan.rowEnd[m0 + R - 1];
+    constexpr size_t ldS = kKeyBlock;
+    const float* Qblock = Qs + static_cast<size_t>(m0) * Dp;
+    float* S = sc.scores.data();
+    float* O = sc.acc.data();
+    std::fill(O, O + static_cast<size_t>(R) * Dp, 0.0f);
+    std::fill(sc.rowMax.begin(), sc.rowMax.end(), PositionBias::kMasked);
+    std::fill(sc.rowSum.begin(), sc.rowSum.end(), 0.0f);
+    std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
+    std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
+    const Vec zero = splat(0.0f);
+
+    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
+        const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
+        gemmNT(Qblock, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
+        for (int i = 0; i < R; ++i) {
+            float* row = S + i * ldS;
+            const float tileMax = plan.scoreRow(row, h, m0 + i, c, w, qkScale);
+            const float oldMax = sc.rowMax[i];
+            const float newMax = std::max(oldMax, tileMax);
+            if (newMax == PositionBias::kMasked) { // nothing visible yet: contributes nothing
+                std::fill(row, row + w, 0.0f);
+                sc.factor[i] = 1.0f;
+                continue;
+            }
+            const bool first = oldMax == PositionBias::kMasked;
+            const float corr = first ? 0.0f : std::exp(oldMax - newMax);
+            const Vec mx = splat(newMax);
+            Vec sum = zero, weighted = zero;
+            for (int j = 0; j < w; j += kLanes) {
+                const Vec x = load(row + j) - mx;
+                const Vec p = expNonPositive(x);
+                store(row + j, p);
+                sum += p;
+                if (entropy)
+                    weighted += p > zero ? p * x : zero;
+            }
+            if (entropy)
+                sc.rowWeighted[i] = corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i])) +
+                                    horizontalSum(weighted);
+            sc.rowSum[i] = sc.rowSum[i] * corr + horizontalSum(sum);
+            sc.rowMax[i] = newMax;
+            sc.factor[i] = corr;
+        }
+        // Columns past N have probability 0: leave their (nonexistent) value rows out.
+        if (Vs)
+            gemmNN(S, ldS, 1, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, O, Dp, sc.factor.data());
+    }
+    for (int i = 0; i < R; ++i) {
+        const int m = m0 + i;
+        const float inv = 1.0f / sc.rowSum[i];
+        for (int d = 0; out && d < D; ++d)
+            out[static_cast<size_t>(m) * D + d] = O[static_cast<size_t>(i) * Dp + d] * inv;
+        lse[m] = sc.rowMax[i] + std::log(sc.rowSum[i]);
+        if (entropy)
+            entropy[m] = static_cast<float>(std::log(static_cast<double>(sc.rowSum[i])) - sc.rowWeighted[i] / sc.rowSum[i]);
+    }
+    if (!probs)
+        return;
+    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
+        const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
+        gemmNT(Qblock, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
+        for (int i = 0; i < R; ++i) {
+            const int m = m0 + i;
+            float* row = S + i * ldS;
+            plan.scoreRow(row, h, m, c, w, qkScale);
+            const Vec shift = splat(lse[m]);
+            for (int j = 0; j < w; j += kLanes)
+                store(row + j, expNonPositive(vmin(load(row + j) - shift, zero)));
+            const int valid = std::min(w, N - c);
+            std::copy(row, row + valid, probs + static_cast<size_t>(m) * N + c);
+        }
+    }
+}
+
+// dq rows [m0, m1) of one head from the accumulated dS K (rows from m0, stride Dp): times 1/sqrt(D), rotated back.
+void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float* dq)
+{
+    std::vector<float> row(plan.Dp);
+    for (int m = m0; m < m1; ++m) {
+        for (int d = 0; d < plan.D; ++d)
+            row[d] = dQ[static_cast<size_t>(m - m0) * plan.Dp + d] * plan.invSqrtD;
+        float* target = dq + static_cast<size_t>(m) * plan.D;
+        if (plan.rotary.active())
+            plan.rotary.applyRow(row.data(), target, m, false, true);
+        else
+            std::copy(row.begin(), row.begin() + plan.D, target);
+    }
+}
+
+// Backward pass 1, one key block of one head: recomputes P and dS for every query that sees these keys and
+// accumulates dK and dV (which belong to this item alone).
+// With `dQ` (the head's (N, Dp) accumulator) it also adds dS K to the queries' rows, and with `dist` (indexed by
+// r = m - n) the bias gradient: the single-pass FlashAttention-2 backward for a head owned by one thread.
+void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const float* Ks, const float* Kt, const float* Vt,
+                      const float* dOs, const float* lse, const float* delta, Scratch& sc, float* dk, float* dv,
+                      float* dQ = nullptr, double* dist = nullptr)
+{
+    const int N = plan.N, D = plan.D, Dp = plan.Dp;
+    const int n1 = std::min(N, n0 + kBackKeyBlock);
+    const int wk = roundUp(n1 - n0, kLanes);
+    // Key ranges are intervals whose ends never decrease with m, so the queries seeing [n0, n1) are an interval.
+    const int* begin = plan.rowBegin.data();
+    const int* end = plan.rowEnd.data();
+    const int mA = static_cast<int>(std::partition_point(end, end + N, [&](int e) { return e <= n0; }) - end);
+    const int mB = static_cast<int>(std::partition_point(begin, begin + N, [&](int b) { return b < n1; }) - begin);
+    constexpr size_t ldS = kKeyBlock;
+    float* S = sc.scores.data();
+    float* dP = sc.dscores.data();
+    float* dK = sc.acc2.data();
+    float* dV = sc.acc3.data();
+    std::fill(dK, dK + static_cast<size_t>(wk) * Dp, 0.0f);
+    std::fill(dV, dV + static_cast<size_t>(wk) * Dp, 0.0f);
+    for (int q0 = mA; q0 < mB; q0 += kQueryBlock) {
+        const int R = std::min(kQueryBlock, mB - q0);
+        gemmNT(Qs + static_cast<size_t>(q0) * Dp, Dp, Kt + n0, plan.ldT, Dp, R, wk, S, ldS);
+        gemmNT(dOs + static_cast<size_t>(q0) * Dp, Dp, Vt + n0, plan.ldT, Dp, R, wk, dP, ldS);
+        for (int i = 0; i < R; ++i) {
+            const int m = q0 + i;
+            float* s = S + i * ldS;
+            float* ds = dP + i * ldS;
+            plan.scoreRow(s, h, m, n0, wk);
+            const Vec shift = splat(lse[m]), dl = splat(delta[m]);
+            const float g = plan.rowScale[m];
+            for (int j = 0; j < wk; j += kLanes) {
+                const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
+                store(s + j, p);
+                store(ds + j, p * (load(ds + j) - dl) * g);
+            }
+            if (dist) {
+                const int lo = std::max(plan.rowBegin[m], n0), hi = std::min(plan.rowEnd[m], n1);
+                double* at = dist + m;
+                for (int n = lo; n < hi; ++n)
+                    at[-n] += ds[n - n0];
+            }
+        }
+        // dV += P^T dO, dK += dS^T (Q / sqrt(D)): A(i = key, j = query) = tile[j][i].
+        gemmNN(S, 1, ldS, dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, dV, Dp);
+        gemmNN(dP, 1, ldS, Qs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, dK, Dp);
+        if (dQ)
+            gemmNN(dP, ldS, 1, Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, dQ + static_cast<size_t>(q0) * Dp, Dp);
+    }
+    for (int n = n0; n < n1; ++n) {
+        const float* kRow = dK + static_cast<size_t>(n - n0) * Dp;
+        const float* vRow = dV + static_cast<size_t>(n - n0) * Dp;
+        std::copy(vRow, vRow + D, dv + static_cast<size_t>(n) * D);
+        float* target = dk + static_cast<size_t>(n) * D;
+        if (plan.rotary.active())
+            plan.rotary.applyRow(kRow, target, n, true, true);
+        else
+            std::copy(kRow, kRow + D, target);
+    }
+}
+
+// Backward pass 2, one query block of one head: recomputes P and dS over the visible keys and accumulates dQ
+// (this item's alone) and, for trainable biases, the bias gradient per distance into `dist` (r - distBase).
+void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const float* Ks, const float* Kt,
+                        const float* Vt, const float* dOs, const float* lse, const float* delta, Scratch& sc, float* dq,
+                        double* dist, int distBase)
+{
+    const int N = plan.N, Dp = plan.Dp;
+    const int R = std::min(kQueryBlock, N - m0);
+    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+    const int keyEnd = plan.rowEnd[m0 + R - 1];
+    constexpr size_t ldS = kKeyBlock;
+    float* S = sc.scores.data();
+    float* dP = sc.dscores.data();
+    float* dQ = sc.acc.data();
+    std::fill(dQ, dQ + static_cast<size_t>(R) * Dp, 0.0f);
+    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
+        const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
+        gemmNT(Qs + static_cast<size_t>(m0) * Dp, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
+        gemmNT(dOs + static_cast<size_t>(m0) * Dp, Dp, Vt + c, plan.ldT, Dp, R, w, dP, ldS);
+        for (int i = 0; i < R; ++i) {
+            const int m = m0 + i;
+            float* s = S + i * ldS;
+            float* ds = dP + i * ldS;
+            plan.scoreRow(s, h, m, c, w);
+            const Vec shift = splat(lse[m]), dl = splat(delta[m]);
+            const float g = plan.rowScale[m];
+            for (int j = 0; j < w; j += kLanes) {
+                const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
+                store(ds + j, p * (load(ds + j) - dl) * g);
+            }
+            if (dist) {
+                const int lo = std::max(plan.rowBegin[m], c), hi = std::min(plan.rowEnd[m], c + w);
+                double* at = dist + (m - distBase);
+                for (int n = lo; n < hi; ++n)
+                    at[-n] += ds[n - c];
+            }
+        }
+        gemmNN(dP, ldS, 1, Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, dQ, Dp);
+    }
+    writeQueryGradient(plan, dQ, m0, m0 + R, dq);
+}
+
+} // namespace
+
+AttentionForward attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                                  const float* v, const AttentionOptions& options)
+{
+    validate(bias, dims);
+    const Plan plan(bias, dims);
+    const int N = plan.N, D = plan.D, Dp = plan.Dp;
+    const int heads = dims.batch * dims.heads;
+    const size_t rows = static_cast<size_t>(heads) * N;
+    AttentionForward result;
+    result.out.assign(dims.elements(), 0.0f);
+    result.logSumExp.assign(rows, 0.0f);
+    if (options.wantProbabilities)
+        result.probabilities.assign(rows * N, 0.0f);
+    if (options.wantRowEntropy)
+        result.rowEntropy.assign(rows, 0.0f);
+
+    // Per head, K^T is always packed (Dp, ldT), rotated. Q (as q/sqrt(D), rotated) and V are packed to (N, Dp) only
+    // when D is not a multiple of 16 or q must rotate; otherwise the kernel reads the caller's rows directly.
+    const bool packQ = plan.rotary.active() || D != Dp;
+    const bool packV = D != Dp;
+    const size_t qSize = packQ ? static_cast<size_t>(plan.queriesPadded) * Dp : 0;
+    const size_t vSize = packV ? static_cast<size_t>(plan.keysPadded) * Dp : 0;
+    const size_t kSize = static_cast<size_t>(plan.ldT) * Dp;
+    const size_t perHead = qSize + kSize + vSize;
+    const float qkScale = packQ ? 1.0f : plan.invSqrtD;
+    const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
+    const size_t headSize = static_cast<size_t>(N) * D;
+    struct HeadInputs {
+        const float *Q, *Kt, *V;
+    };
+    // Packs part (0: Q, 1: K^T, 2: V) of head bh into `buffer` (perHead floats); returns where the kernel reads.
+    auto packPart = [&](float* buffer, int bh, int part) {
+        float* Qs = buffer;
+        float* Kt = buffer + qSize;
+        float* Vs = buffer + qSize + kSize;
+        if (part == 0 && packQ)
+            packRows(plan, q + bh * headSize, Qs, false, true, plan.invSqrtD);
+        else if (part == 1)
+            packTransposed(plan, k + bh * headSize, Kt, true, true);
+        else if (part == 2 && packV)
+            packRows(plan, v + bh * headSize, Vs, false, false, 1.0f);
+    };
+    auto inputsOf = [&](const float* buffer, int bh) {
+        return HeadInputs{packQ ? buffer : q + bh * headSize, buffer + qSize, packV ? buffer + qSize + kSize : v + bh * headSize};
+    };
+    auto runBlock = [&](int bh, int qb, const HeadInputs& in, Scratch& scratch) {
+        forwardBlock(plan, bh % dims.heads, qb * kQueryBlock, in.Q, qkScale, in.Kt, in.V, scratch,
+                     result.out.data() + bh * headSize, result.logSumExp.data() + static_cast<size_t>(bh) * N,
+                     options.wantRowEntropy ? result.rowEntropy.data() + static_cast<size_t>(bh) * N : nullptr,
+                     options.wantProbabilities ? result.probabilities.data() + static_cast<size_t>(bh) * N * N : nullptr);
+    };
+
+    if (heads >= kHeadParallelMin) {
+        // Enough heads to keep every thread busy: each thread packs a head into its own buffer and runs all of its
+        // query blocks, with no barrier until the end. Every block computes exactly what the other path computes.
+#pragma omp parallel
+        {
+            Scratch scratch(Dp);
+            std::vector<float> buffer(perHead, 0.0f);
+#pragma omp for schedule(dynamic)
+            for (int bh = 0; bh < heads; ++bh) {
+                for (int part = 0; part < 3; ++part)
+                    packPart(buffer.data(), bh, part);
+                const HeadInputs in = inputsOf(buffer.data(), bh);
+                for (int qb = 0; qb < queryBlocks; ++qb)
+                    runBlock(bh, qb, in, scratch);
+            }
+        }
+        return result;
+    }
+
+    // Few heads: pack a group of them (bounded memory), then share out their query blocks.
+    const int group = groupSize(dims, perHead * sizeof(float), size_t(16) << 20);
+    std::vector<float> packed(group * perHead, 0.0f);
+#pragma omp parallel
+    {
+        Scratch scratch(Dp);
+        for (int first = 0; first < heads; first += group) {
+            const int count = std::min(group, heads - first);
+#pragma omp for schedule(dynamic)
+            for (int task = 0; task < 3 * count; ++task)
+                packPart(packed.data() + (task / 3) * perHead, first + task / 3, task % 3);
+            // Most expensive blocks (last rows under a causal mask) first, for balance.
+#pragma omp for schedule(dynamic)
+            for (int item = 0; item < count * queryBlocks; ++item) {
+                const int qb = queryBlocks - 1 - item / count, g = item % count;
+                runBlock(first + g, qb, inputsOf(packed.data() + g * perHead, first + g), scratch);
+            }
+        }
+    }
+    return result;
+}
+
+std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
+                                          int headDim)
+{
+    if (head < 0 || head >= bias.heads())
+        throw InputError("head = " + std::to_string(head) + " is out of range; allowed: integers in [0, " +
+                         std::to_string(bias.heads() - 1) + "]");
+    // Bias alone: q = k = 0 of a token dimension (2, so rotary schemes pass validation; nothing is rotated).
+    const bool biasOnly = q == nullptr || k == nullptr;
+    const AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
+    validate(bias, dims);
+    const Plan plan(bias, dims, false);
+    const size_t qSize = static_cast<size_t>(plan.queriesPadded) * plan.Dp;
+    const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
+    std::vector<float> Qs(qSize, 0.0f), Kt(kSize, 0.0f);
+    if (!biasOnly) {
+        packRows(plan, q, Qs.data(), false, false, plan.invSqrtD);
+        packTransposed(plan, k, Kt.data(), true, false);
+    }
+    std::vector<float> lse(length), entropy(length);
+    const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel
+    {
+        Scratch scratch(plan.Dp);
+#pragma omp for schedule(dynamic)
+        for (int item = 0; item < queryBlocks; ++item)
+            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, Qs.data(), 1.0f, Kt.data(), nullptr,
+                         scratch, nullptr, lse.data(), entropy.data(), nullptr);
+    }
+    return {entropy.begin(), entropy.end()};
+}
+
+AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                                     const float* v, const AttentionForward& forward, const float* dOut)
+{
+    validate(bias, dims);
+    const int N = dims.length, D = dims.headDim;
+    if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / D)
+        throw InputError("attentionBackward: the forward result does not match the dimensions");
+    const Plan plan(bias, dims);
+    const int Dp = plan.Dp;
+    const int heads = dims.batch * dims.heads;
+    AttentionGradients grads;
+    grads.dq.assign(dims.elements(), 0.0f);
+    grads.dk.assign(dims.elements(), 0.0f);
+    grads.dv.assign(dims.elements(), 0.0f);
+    const bool trainable = hasTrainableBias(bias.spec());
+    const size_t headSize = static_cast<size_t>(N) * D;
+    const size_t distStride = static_cast<size_t>(2 * N - 1);
+    std::vector<double> distanceGrad(trainable ? dims.heads * distStride : 0, 0.0);
+
+    // Packed copies of one head: Q/sqrt(D) and dO (N, Dp); K (keysPadded, Dp); K^T, V^T (Dp, keysPadded); delta.
+    const size_t qSize = static_cast<size_t>(plan.queriesPadded) * Dp;
+    const size_t kSize = static_cast<size_t>(plan.ldT) * Dp; // fits (keysPadded, Dp) and (Dp, ldT)
+    struct Packed {
+        float *Qs, *dOs, *Ks, *Kt, *Vt, *delta;
+    };
+    auto packPart = [&](const Packed& pk, int bh, int part) {
+        const float* qh = q + bh * headSize;
+        const float* kh = k + bh * headSize;
+        switch (part) {
+        case 0: packRows(plan, qh, pk.Qs, false, true, plan.invSqrtD); break;
+        case 1: packRows(plan, kh, pk.Ks, true, true, 1.0f); break;
+        case 2: packTransposed(plan, kh, pk.Kt, true, true); break;
+        case 3: packTransposed(plan, v + bh * headSize, pk.Vt, false, false); break;
+        default: {
+            packRows(plan, dOut + bh * headSize, pk.dOs, false, false, 1.0f);
+            // delta_m = dO_m . O_m, the softmax backward's row term.
+            const float* o = forward.out.data() + bh * headSize;
+            const float* dO = dOut + bh * headSize;
+            for (int m = 0; m < N; ++m) {
+                double sum = 0;
+                for (int d = 0; d < D; ++d)
+                    sum += static_cast<double>(dO[m * D + d]) * o[m * D + d];
+                pk.delta[m] = static_cast<float>(sum);
+            }
+        }
+        }
+    };
+    constexpr int kParts = 5;
+    const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock;
+
+    if (heads >= kHeadParallelMin) {
+        // Enough heads to keep every thread busy: each (batch, head) belongs to one thread, which packs it and runs
+        // the single-pass backward over its key blocks (dQ accumulated in place, bias gradient per head).
+        std::vector<std::vector<double>> headDist(trainable ? heads : 0);
+#pragma omp parallel
+        {
+            Scratch scratch(Dp);
+            std::vector<float> buffers(2 * qSize + 3 * kSize + plan.queriesPadded, 0.0f);
+            const Packed pk{buffers.data(), buffers.data() + qSize, buffers.data() + 2 * qSize,
+                            buffers.data() + 2 * qSize + kSize, buffers.data() + 2 * qSize + 2 * kSize,
+                            buffers.data() + 2 * qSize + 3 * kSize};
+            std::vector<float> dQ(qSize);
+#pragma omp for schedule(dynamic)
+            for (int bh = 0; bh < heads; ++bh) {
+                for (int part = 0; part < kParts; ++part)
+                    packPart(pk, bh, part);
+                std::fill(dQ.begin(), dQ.end(), 0.0f);
+                double* dist = nullptr;
+                if (trainable) {
+                    headDist[bh].assign(distStride, 0.0);
+                    dist = headDist[bh].data() + (N - 1);
+                }
+                const float* lse = forward.logSumExp.data() + static_cast<size_t>(bh) * N;
+                for (int block = 0; block < keyBlocks; ++block)
+                    backwardKeyBlock(plan, bh % dims.heads, block * kBackKeyBlock, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs,
+                                     lse, pk.delta, scratch, grads.dk.data() + bh * headSize,
+                                     grads.dv.data() + bh * headSize, dQ.data(), dist);
+                writeQueryGradient(plan, dQ.data(), 0, N, grads.dq.data() + bh * headSize);
+            }
+        }
+        for (int bh = 0; trainable && bh < heads; ++bh) // fixed order: the same sum for any thread count
+            for (size_t i = 0; i < distStride; ++i)
+                distanceGrad[(bh % dims.heads) * distStride + i] += headDist[bh][i];
+    } else {
+        // Few heads: parallel over key blocks (dK, dV) and query blocks (dQ, bias) of a group of heads, in two passes
+        // that recompute the scores, so every output still has exactly one writer.
+        const int group = groupSize(dims, (2 * qSize + 3 * kSize + plan.queriesPadded) * sizeof(float), size_t(32) << 20);
+        std::vector<float> buffers(group * (2 * qSize + 3 * kSize + plan.queriesPadded), 0.0f);
+        auto packed = [&](int g) {
+            float* base = buffers.data() + g * (2 * qSize + 3 * kSize + plan.queriesPadded);
+            return Packed{base, base + qSize, base + 2 * qSize, base + 2 * qSize + kSize, base + 2 * qSize + 2 * kSize,
+                          base + 2 * qSize + 3 * kSize};
+        };
+        const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
+        std::vector<std::vector<double>> itemDist(trainable ? group * queryBlocks : 0);
+        std::vector<int> itemBase(itemDist.size(), 0);
+#pragma omp parallel
+        {
+            Scratch scratch(Dp);
+            for (int first = 0; first < heads; first += group) {
+                const int count = std::min(group, heads - first);
+#pragma omp for schedule(dynamic)
+                for (int task = 0; task < kParts * count; ++task)
+                    packPart(packed(task / kParts), first + task / kParts, task % kParts);
+                const int pass1 = count * keyBlocks;
+#pragma omp for schedule(dynamic)
+                for (int item = 0; item < pass1 + count * queryBlocks; ++item) {
+                    const bool keyItem = item < pass1;
+                    const int index = keyItem ? item : item - pass1;
+                    const int g = index % count, bh = first + g, h = bh % dims.heads;
+                    const int block = (keyItem ? keyBlocks : queryBlocks) - 1 - index / count;
+                    const float* lse = forward.logSumExp.data() + static_cast<size_t>(bh) * N;
+                    const Packed pk = packed(g);
+                    if (keyItem) {
+                        backwardKeyBlock(plan, h, block * kBackKeyBlock, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs, lse,
+                                         pk.delta, scratch, grads.dk.data() + bh * headSize,
+                                         grads.dv.data() + bh * headSize);
+                        continue;
+                    }
+                    const int m0 = block * kQueryBlock;
+                    double* dist = nullptr;
+                    int base = 0;
+                    if (trainable) {
+                        // Distances this block can touch: r = m - n over its rows and visible keys.
+                        const int last = std::min(N, m0 + kQueryBlock) - 1;
+                        base = m0 - (plan.rowEnd[last] - 1);
+                        std::vector<double>& buffer = itemDist[g * queryBlocks + block];
+                        buffer.assign(last - plan.rowBegin[m0] - base + 1, 0.0);
+                        itemBase[g * queryBlocks + block] = base;
+                        dist = buffer.data();
+                    }
+                    backwardQueryBlock(plan, h, m0, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs, lse, pk.delta, scratch,
+                                       grads.dq.data() + bh * headSize, dist, base);
+                }
+                if (trainable) {
+#pragma omp single
+                    for (int g = 0; g < count; ++g) {
+                        double* target = distanceGrad.data() + ((first + g) % dims.heads) * distStride + (N - 1);
+                        for (int block = 0; block < queryBlocks; ++block) {
+                            const std::vector<double>& buffer = itemDist[g * queryBlocks + block];
+                            const int base = itemBase[g * queryBlocks + block];
+                            for (size_t i = 0; i < buffer.size(); ++i)
+                                target[base + static_cast<int>(i)] += buffer[i];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (trainable)
+        biasParameterGradients(bias, distanceGrad, N, grads);
+    return grads;
+}
+
+} // namespace plab

@@ -1,0 +1,676 @@
+// Attention engine tests: kernel vs an independent double-precision full-score-matrix reference, backward vs
+// finite differences (incl. T5/KERPLE parameters), probabilities/entropy, thread-count independence, errors.
+#include "attention.h"
+#include "errors.h"
+#include "npy.h"
+#include "random.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+using namespace plab;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---- the reference: straight from design.md's formulas, full N x N scores, double precision ----
+
+std::vector<double> referenceSlopes(int heads)
+{
+    auto pow2 = [](int n) {
+        std::vector<double> s(n);
+        for (int h = 0; h < n; ++h)
+            s[h] = std::pow(2.0, -8.0 * (h + 1) / n);
+        return s;
+    };
+    int p = 1;
+    while (2 * p <= heads)
+        p *= 2;
+    std::vector<double> s = pow2(p);
+    const std::vector<double> twice = pow2(2 * p);
+    for (int i = 0; s.size() < size_t(heads); i += 2)
+        s.push_back(twice[i]);
+    return s;
+}
+
+// Bias of head h at (m, n) with the mask (-inf), before the logn row factor.
+double referenceBias(const SchemeSpec& spec, int h, int m, int n)
+{
+    const int r = m - n;
+    const int H = spec.heads;
+    if (spec.kind == SchemeKind::Local) {
+        const int w = spec.intParam("window");
+        const bool visible = spec.bidirectional ? std::abs(r) < w : (r >= 0 && r < w);
+        return visible ? 0.0 : -kInf;
+    }
+    if (spec.kind == SchemeKind::Bca) {
+        const int block = spec.intParam("window") / 2;
+        return (n <= m && n / block >= m / block - 1) ? 0.0 : -kInf;
+    }
+    if (!spec.bidirectional && n > m)
+        return -kInf;
+    switch (spec.kind) {
+    case SchemeKind::T5: {
+        const int b = t5Bucket(n - m, spec.bidirectional, spec.intParam("num-buckets"), spec.intParam("max-distance"));
+        return spec.t5Values[size_t(b) * H + h];
+    }
+    case SchemeKind::Alibi:
+        return -referenceSlopes(H)[h] * (spec.bidirectional ? std::abs(r) : r);
+    case SchemeKind::KerplePower:
+        return -spec.kerpleR1[h] * std::pow(std::abs(r), spec.kerpleR2[h]);
+    case SchemeKind::KerpleLog:
+        return -spec.kerpleR1[h] * std::log(1.0 + spec.kerpleR2[h] * std::abs(r));
+    case SchemeKind::Sandwich: {
+        const int d = spec.intParam("dim");
+        static std::map<std::tuple<int, double, int>, double> cache; // (dim, base, |r|) -> sum_i cos(r w_i)
+        auto [it, fresh] = cache.try_emplace({d, spec.param("base"), std::abs(r)}, 0.0);
+        if (fresh)
+            for (int i = 0; i < d / 2; ++i)
+                it->second += std::cos(r * std::pow(spec.param("base"), -2.0 * i / d));
+        return (it->second - d / 2.0) * H / (8.0 * (h + 1));
+    }
+    default:
+        return 0.0;
+    }
+}
+
+// Rotates (H*B, N, D) rows of x in place as rope/xpos prescribe (design.md), in double.
+void referenceRotate(const SchemeSpec& spec, std::vector<double>& x, int heads, int N, int D, bool isKey)
+{
+    if (spec.kind != SchemeKind::Rope && spec.kind != SchemeKind::Xpos)
+        return;
+    const double base = spec.param("base");
+    for (int bh = 0; bh < heads; ++bh)
+        for (int m = 0; m < N; ++m)
+            for (int i = 0; i < D / 2; ++i) {
+                const double angle = m * std::pow(base, -2.0 * i / D);
+                double scale = 1.0;
+                if (spec.kind == SchemeKind::Xpos) {
+                    const double g = spec.param("gamma");
+                    const double zeta = (2.0 * i + g * D) / ((1.0 + g) * D);
+                    scale = std::pow(zeta, (isKey ? -m : m) / spec.param("scale-base"));
+                }
+                double* p = &x[(size_t(bh) * N + m) * D + 2 * i];
+                const double x0 = p[0], x1 = p[1];
+                p[0] = scale * (x0 * std::cos(angle) - x1 * std::sin(angle));
+                p[1] = scale * (x0 * std::sin(angle) + x1 * std::cos(angle));
+            }
+}
+
+struct Reference {
+    std::vector<double> out;     // (B, H, N, D)
+    std::vector<double> probs;   // (B, H, N, N)
+    std::vector<double> entropy; // (B, H, N)
+};
+
+Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, std::vector<double> q,
+                             std::vector<double> k, const std::vector<double>& v)
+{
+    const int N = dims.length, D = dims.headDim, H = dims.heads, BH = dims.batch * dims.heads;
+    referenceRotate(spec, q, BH, N, D, false);
+    referenceRotate(spec, k, BH, N, D, true);
+    Reference ref;
+    ref.out.assign(dims.elements(), 0.0);
+    ref.probs.assign(size_t(BH) * N * N, 0.0);
+    ref.entropy.assign(size_t(BH) * N, 0.0);
+    std::vector<double> s(N);
+    std::vector<double> bias(size_t(H) * N * N); // (H, N, N)
+    for (int h = 0; h < H; ++h)
+        for (int m = 0; m < N; ++m)
+            for (int n = 0; n < N; ++n)
+                bias[(size_t(h) * N + m) * N + n] = referenceBias(spec, h, m, n);
+    for (int bh = 0; bh < BH; ++bh)
+        for (int m = 0; m < N; ++m) {
+            const double scale = (spec.logn && m + 1 > spec.context) ? std::log(m + 1.0) / std::log(double(spec.context)) : 1.0;
+            double mx = -kInf;
+            for (int n = 0; n < N; ++n) {
+                double dot = 0;
+                for (int d = 0; d < D; ++d)
+                    dot += q[(size_t(bh) * N + m) * D + d] * k[(size_t(bh) * N + n) * D + d];
+                s[n] = (dot / std::sqrt(double(D)) + bias[(size_t(bh % H) * N + m) * N + n]) * scale;
+                mx = std::max(mx, s[n]);
+            }
+            double z = 0;
+            for (int n = 0; n < N; ++n)
+                z += std::exp(s[n] - mx);
+            double ent = 0;
+            for (int n = 0; n < N; ++n) {
+                const double p = std::exp(s[n] - mx) / z;
+                ref.probs[(size_t(bh) * N + m) * N + n] = p;
+                if (p > 0)
+                    ent -= p * std::log(p);
+                for (int d = 0; d < D; ++d)
+                    ref.out[(size_t(bh) * N + m) * D + d] += p * v[(size_t(bh) * N + n) * D + d];
+            }
+            ref.entropy[size_t(bh) * N + m] = ent;
+        }
+    return ref;
+}
+
+// ---- helpers ----
+
+std::vector<float> randomTensor(size_t count, uint64_t seed, double scale = 1.0)
+{
+    Rng rng(seed);
+    std::vector<float> x(count);
+    for (float& e : x)
+        e = float(scale * rng.normal());
+    return x;
+}
+
+std::vector<double> toDouble(const std::vector<float>& x)
+{
+    return {x.begin(), x.end()};
+}
+
+// A spec with random (but valid) trainable values, so parameter gradients and per-head tables are exercised.
+SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QStringList& sets, int context = 0,
+                    bool logn = false)
+{
+    std::vector<std::string> assignments;
+    for (const QString& s : sets)
+        assignments.push_back(s.toStdString());
+    SchemeSpec spec = makeSchemeSpec(name.toStdString(), heads, bidirectional, assignments, context, logn);
+    Rng rng(77);
+    if (spec.kind == SchemeKind::T5) {
+        spec.t5Values.resize(size_t(spec.intParam("num-buckets")) * heads);
+        for (double& t : spec.t5Values)
+            t = rng.normal();
+    }
+    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
+        spec.kerpleR1.resize(heads);
+        spec.kerpleR2.resize(heads);
+        for (int h = 0; h < heads; ++h) {
+            spec.kerpleR1[h] = 0.2 + 0.8 * rng.uniform();
+            spec.kerpleR2[h] = 0.3 + (spec.kind == SchemeKind::KerplePower ? 1.2 : 2.0) * rng.uniform();
+        }
+    }
+    return spec;
+}
+
+struct CliResult {
+    int code = -1;
+    QByteArray out, err;
+};
+
+CliResult runCli(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+const QStringList kSchemes = {"none", "sinusoidal", "learned", "rope", "xpos", "t5", "alibi",
+                              "kerple-power", "kerple-log", "sandwich", "local", "bca"};
+
+} // namespace
+
+class TestAttention : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void forwardMatchesReference_data();
+    void forwardMatchesReference();
+    void backwardMatchesFiniteDifferences_data();
+    void backwardMatchesFiniteDifferences();
+    void identicalForOneAndTwoThreads_data();
+    void identicalForOneAndTwoThreads();
+    void rowEntropiesMatchReference_data();
+    void rowEntropiesMatchReference();
+    void rejectsBadDimensions();
+    void cliAttentionMatchesCore();
+    void cliAttentionRejectsBadInput_data();
+    void cliAttentionRejectsBadInput();
+    void cliBenchJson();
+};
+
+void TestAttention::forwardMatchesReference_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("dim");
+    QTest::addColumn<int>("context"); // > 0: logn with this context
+    for (const QString& scheme : kSchemes)
+        for (bool bidir : {false, true}) {
+            if (bidir && !schemeByName(scheme.toStdString()).bidirectionalAllowed)
+                continue;
+            QStringList sets;
+            if (scheme == "local")
+                sets << "window=7";
+            if (scheme == "bca")
+                sets << "window=8";
+            for (int n : {1, 2, 3, 63, 65, 1000})
+                for (int d : {8, 64, 80}) {
+                    const QString tag = QString("%1/%2/N=%3/D=%4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                    QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << (n < 100 ? 2 : 1) << 2 << n << d << 0;
+                }
+        }
+    // Windows spanning many tiles, odd heads, and the logn modifier.
+    QTest::newRow("local/causal/W=256") << "local" << false << QStringList{"window=256"} << 1 << 3 << 1000 << 64 << 0;
+    QTest::newRow("local/bidir/W=100") << "local" << true << QStringList{"window=100"} << 1 << 2 << 1000 << 64 << 0;
+    QTest::newRow("local/causal/W=1") << "local" << false << QStringList{"window=1"} << 1 << 2 << 300 << 16 << 0;
+    QTest::newRow("bca/causal/W=128") << "bca" << false << QStringList{"window=128"} << 1 << 2 << 1000 << 64 << 0;
+    QTest::newRow("bca/causal/W=2") << "bca" << false << QStringList{"window=2"} << 1 << 2 << 130 << 8 << 0;
+    QTest::newRow("alibi/5 heads") << "alibi" << false << QStringList{} << 2 << 5 << 70 << 32 << 0;
+    QTest::newRow("alibi/logn") << "alibi" << false << QStringList{} << 1 << 2 << 1000 << 64 << 64;
+    QTest::newRow("rope/logn/bidir") << "rope" << true << QStringList{} << 1 << 2 << 300 << 64 << 16;
+    QTest::newRow("none/logn") << "none" << false << QStringList{} << 2 << 2 << 65 << 8 << 5;
+    QTest::newRow("t5/logn") << "t5" << true << QStringList{} << 1 << 2 << 200 << 16 << 50;
+}
+
+void TestAttention::forwardMatchesReference()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    QFETCH(int, context);
+    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
+    const PositionBias bias(spec, length + 5);
+    const AttentionDims dims{batch, heads, length, dim};
+    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
+                             v = randomTensor(dims.elements(), 3);
+    const Reference ref = referenceAttention(spec, dims, toDouble(q), toDouble(k), toDouble(v));
+
+    AttentionOptions plain;
+    const AttentionForward fast = attentionForward(bias, dims, q.data(), k.data(), v.data(), plain);
+    QCOMPARE(fast.out.size(), dims.elements());
+    QVERIFY(fast.probabilities.empty() && fast.rowEntropy.empty());
+    double worst = 0;
+    for (size_t i = 0; i < ref.out.size(); ++i)
+        worst = std::max(worst, std::abs(fast.out[i] - ref.out[i]));
+    QVERIFY2(worst < 2e-5 * std::sqrt(double(dim)), qPrintable(QString("max |out - ref| = %1").arg(worst)));
+
+    AttentionOptions all;
+    all.wantProbabilities = true;
+    all.wantRowEntropy = true;
+    const AttentionForward full = attentionForward(bias, dims, q.data(), k.data(), v.data(), all);
+    // The same code path: requesting probabilities does not change the output.
+    QVERIFY(std::memcmp(full.out.data(), fast.out.data(), fast.out.size() * sizeof(float)) == 0);
+    QCOMPARE(full.probabilities.size(), ref.probs.size());
+    double worstP = 0, worstSum = 0, worstH = 0;
+    const size_t rows = size_t(dims.batch) * heads * length;
+    for (size_t row = 0; row < rows; ++row) {
+        double sum = 0;
+        for (int n = 0; n < length; ++n) {
+            const size_t at = row * length + n;
+            sum += full.probabilities[at];
+            worstP = std::max(worstP, std::abs(full.probabilities[at] - ref.probs[at]));
+            if (ref.probs[at] == 0.0 && std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
+                QCOMPARE(full.probabilities[at], 0.0f); // masked cells are exactly 0
+        }
+        worstSum = std::max(worstSum, std::abs(sum - 1.0));
+        worstH = std::max(worstH, std::abs(full.rowEntropy[row] - ref.entropy[row]));
+    }
+    QVERIFY2(worstP < 2e-6, qPrintable(QString("max |P - ref| = %1").arg(worstP)));
+    QVERIFY2(worstSum < 1e-5, qPrintable(QString("max |row sum - 1| = %1").arg(worstSum)));
+    QVERIFY2(worstH < 1e-4, qPrintable(QString("max |entropy - ref| = %1").arg(worstH)));
+}
+
+void TestAttention::backwardMatchesFiniteDifferences_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("dim");
+    QTest::addColumn<int>("context");
+    for (const QString& scheme : kSchemes)
+        for (bool bidir : {false, true}) {
+            if (bidir && !schemeByName(scheme.toStdString()).bidirectionalAllowed)
+                continue;
+            QStringList sets;
+            if (scheme == "local")
+                sets << "window=5";
+            if (scheme == "bca")
+                sets << "window=6";
+            // B*H = 4 takes the one-thread-per-head backward, B*H = 3 the two-pass one.
+            for (int n : {1, 3, 70}) {
+                const QString tag = QString("%1/%2/N=%3/B*H=4").arg(scheme, bidir ? "bidir" : "causal").arg(n);
+                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 2 << 2 << n << 8 << 0;
+            }
+            for (int n : {2, 70}) {
+                const QString tag = QString("%1/%2/N=%3/B*H=3").arg(scheme, bidir ? "bidir" : "causal").arg(n);
+                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 1 << 3 << n << 8 << 0;
+            }
+        }
+    QTest::newRow("kerple-log/logn/N=150") << "kerple-log" << false << QStringList{} << 1 << 3 << 150 << 16 << 40;
+    QTest::newRow("t5/logn/N=150") << "t5" << true << QStringList{} << 1 << 2 << 150 << 16 << 40;
+    QTest::newRow("rope/N=200/D=64") << "rope" << false << QStringList{} << 1 << 2 << 200 << 64 << 0;
+    QTest::newRow("local/N=400/W=100") << "local" << false << QStringList{"window=100"} << 1 << 1 << 400 << 16 << 0;
+    QTest::newRow("alibi/N=300/B*H=8") << "alibi" << false << QStringList{} << 2 << 4 << 300 << 24 << 0;
+}
+
+void TestAttention::backwardMatchesFiniteDifferences()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    QFETCH(int, context);
+    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{batch, heads, length, dim};
+    const std::vector<float> q = randomTensor(dims.elements(), 11), k = randomTensor(dims.elements(), 12),
+                             v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
+    const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
+    QCOMPARE(g.dq.size(), dims.elements());
+
+    // loss = sum(dOut * out) of the double reference; central differences.
+    auto loss = [&](const SchemeSpec& s, const std::vector<double>& qd, const std::vector<double>& kd,
+                    const std::vector<double>& vd) {
+        const Reference r = referenceAttention(s, dims, qd, kd, vd);
+        double sum = 0;
+        for (size_t i = 0; i < r.out.size(); ++i)
+            sum += dOut[i] * r.out[i];
+        return sum;
+    };
+    const std::vector<double> qd = toDouble(q), kd = toDouble(k), vd = toDouble(v);
+    const double eps = 1e-5;
+    Rng pick(5);
+    auto checkTensor = [&](const char* name, int which, const std::vector<float>& analytic) {
+        const int samples = std::min<int>(int(dims.elements()), 24);
+        for (int t = 0; t < samples; ++t) {
+            const size_t i = samples == int(dims.elements()) ? size_t(t) : pick.below(dims.elements());
+            std::vector<double> a = qd, b = kd, c = vd;
+            std::vector<double>& x = which == 0 ? a : which == 1 ? b : c;
+            x[i] += eps;
+            const double up = loss(spec, a, b, c);
+            x[i] -= 2 * eps;
+            const double down = loss(spec, a, b, c);
+            const double numeric = (up - down) / (2 * eps);
+            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-4 * (1 + std::abs(numeric)),
+                     qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
+        }
+    };
+    checkTensor("dq", 0, g.dq);
+    checkTensor("dk", 1, g.dk);
+    checkTensor("dv", 2, g.dv);
+
+    auto checkParams = [&](const char* name, const std::vector<double>& analytic, auto&& field) {
+        SchemeSpec s = spec;
+        QCOMPARE(analytic.size(), field(s).size());
+        for (size_t i = 0; i < analytic.size(); ++i) {
+            SchemeSpec a = spec, b = spec;
+            field(a)[i] += eps;
+            field(b)[i] -= eps;
+            const double numeric = (loss(a, qd, kd, vd) - loss(b, qd, kd, vd)) / (2 * eps);
+            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-4 * (1 + std::abs(numeric)),
+                     qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
+        }
+    };
+    if (spec.kind == SchemeKind::T5)
+        checkParams("dT5Values", g.dT5Values, [](SchemeSpec& s) -> std::vector<double>& { return s.t5Values; });
+    else
+        QVERIFY(g.dT5Values.empty());
+    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
+        checkParams("dKerpleR1", g.dKerpleR1, [](SchemeSpec& s) -> std::vector<double>& { return s.kerpleR1; });
+        checkParams("dKerpleR2", g.dKerpleR2, [](SchemeSpec& s) -> std::vector<double>& { return s.kerpleR2; });
+    } else {
+        QVERIFY(g.dKerpleR1.empty() && g.dKerpleR2.empty());
+    }
+}
+
+void TestAttention::identicalForOneAndTwoThreads_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("dim");
+    QTest::newRow("alibi/B*H=8") << "alibi" << QStringList{} << 2 << 4 << 700 << 64;
+    QTest::newRow("t5/one head") << "t5" << QStringList{} << 1 << 1 << 900 << 32;
+    QTest::newRow("kerple-power/3 heads") << "kerple-power" << QStringList{} << 1 << 3 << 513 << 80;
+    QTest::newRow("xpos") << "xpos" << QStringList{} << 1 << 2 << 600 << 64;
+    QTest::newRow("local") << "local" << QStringList{"window=200"} << 1 << 2 << 1500 << 64;
+}
+
+void TestAttention::identicalForOneAndTwoThreads()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QStringList, sets);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    const SchemeSpec spec = makeSpec(scheme, heads, false, sets);
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{batch, heads, length, dim};
+    const std::vector<float> q = randomTensor(dims.elements(), 21), k = randomTensor(dims.elements(), 22),
+                             v = randomTensor(dims.elements(), 23), dOut = randomTensor(dims.elements(), 24);
+    AttentionOptions all;
+    all.wantProbabilities = true;
+    all.wantRowEntropy = true;
+    auto run = [&](int threads) {
+        omp_set_num_threads(threads);
+        AttentionForward f = attentionForward(bias, dims, q.data(), k.data(), v.data(), all);
+        AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), f, dOut.data());
+        return std::make_pair(std::move(f), std::move(g));
+    };
+    const auto one = run(1);
+    const auto two = run(2);
+    omp_set_num_threads(2);
+    auto same = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    QVERIFY(same(one.first.out, two.first.out));
+    QVERIFY(same(one.first.logSumExp, two.first.logSumExp));
+    QVERIFY(same(one.first.probabilities, two.first.probabilities));
+    QVERIFY(same(one.first.rowEntropy, two.first.rowEntropy));
+    QVERIFY(same(one.second.dq, two.second.dq));
+    QVERIFY(same(one.second.dk, two.second.dk));
+    QVERIFY(same(one.second.dv, two.second.dv));
+    QVERIFY(same(one.second.dT5Values, two.second.dT5Values));
+    QVERIFY(same(one.second.dKerpleR1, two.second.dKerpleR1));
+    QVERIFY(same(one.second.dKerpleR2, two.second.dKerpleR2));
+}
+
+void TestAttention::rowEntropiesMatchReference_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<bool>("biasOnly");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("context");
+    QTest::newRow("alibi/bias only") << "alibi" << false << QStringList{} << true << 700 << 0;
+    QTest::newRow("local bidir/bias only") << "local" << true << QStringList{"window=7"} << true << 300 << 0;
+    QTest::newRow("t5/bias only/logn") << "t5" << false << QStringList{} << true << 200 << 50;
+    QTest::newRow("rope/pre-rotated q,k") << "rope" << false << QStringList{} << false << 500 << 0;
+    QTest::newRow("xpos/pre-rotated q,k") << "xpos" << false << QStringList{} << false << 130 << 0;
+    QTest::newRow("kerple-power/random q,k") << "kerple-power" << true << QStringList{} << false << 257 << 0;
+    QTest::newRow("none/logn") << "none" << false << QStringList{} << false << 100 << 8;
+    QTest::newRow("N=1") << "alibi" << false << QStringList{} << false << 1 << 0;
+}
+
+void TestAttention::rowEntropiesMatchReference()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(bool, biasOnly);
+    QFETCH(int, length);
+    QFETCH(int, context);
+    const int heads = 3, dim = 64;
+    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{1, heads, length, dim};
+    std::vector<double> q(dims.elements(), 0.0), k(dims.elements(), 0.0), v(dims.elements(), 0.0);
+    if (!biasOnly) {
+        q = toDouble(randomTensor(dims.elements(), 31));
+        k = toDouble(randomTensor(dims.elements(), 32));
+    }
+    const Reference ref = referenceAttention(spec, dims, q, k, v);
+    // The entropy entry point takes q and k already rotated: rotate them here, independently of the kernel.
+    referenceRotate(spec, q, heads, length, dim, false);
+    referenceRotate(spec, k, heads, length, dim, true);
+    const std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end());
+    for (int h = 0; h < heads; ++h) {
+        const size_t offset = size_t(h) * length * dim;
+        const std::vector<double> got = attentionRowEntropies(bias, h, length, biasOnly ? nullptr : qf.data() + offset,
+                                                              biasOnly ? nullptr : kf.data() + offset, dim);
+        QCOMPARE(int(got.size()), length);
+        for (int m = 0; m < length; ++m)
+            QVERIFY2(std::abs(got[m] - ref.entropy[size_t(h) * length + m]) < 2e-5,
+                     qPrintable(QString("head %1 row %2: %3 vs %4").arg(h).arg(m).arg(got[m]).arg(ref.entropy[size_t(h) * length + m])));
+    }
+}
+
+void TestAttention::rejectsBadDimensions()
+{
+    const PositionBias alibi(makeSchemeSpec("alibi", 4, false), 16);
+    const std::vector<float> x(4 * 32 * 8, 0.5f);
+    auto expectInputError = [&](const PositionBias& bias, AttentionDims dims, const char* word) {
+        try {
+            attentionForward(bias, dims, x.data(), x.data(), x.data());
+            QFAIL("no InputError");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains(word), e.what());
+        }
+    };
+    expectInputError(alibi, {1, 2, 16, 8}, "heads");     // heads differ from the scheme's
+    expectInputError(alibi, {1, 4, 17, 8}, "length");    // longer than the bias was prepared for
+    expectInputError(alibi, {1, 4, 0, 8}, "length");
+    expectInputError(alibi, {1, 4, 8, 0}, "head-dim");
+    expectInputError(alibi, {0, 4, 8, 8}, "batch");
+    const PositionBias rope(makeSchemeSpec("rope", 4, false), 16);
+    expectInputError(rope, {1, 4, 8, 7}, "head-dim");     // rotary needs pairs
+}
+
+void TestAttention::cliAttentionMatchesCore()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const int H = 3, N = 45, D = 24;
+    const std::vector<float> q = randomTensor(size_t(H) * N * D, 41), k = randomTensor(size_t(H) * N * D, 42),
+                             v = randomTensor(size_t(H) * N * D, 43);
+    const std::string base = dir.path().toStdString();
+    writeNpy(base + "/q.npy", {H, N, D}, q.data());
+    writeNpy(base + "/k.npy", {H, N, D}, k.data());
+    writeNpy(base + "/v.npy", {H, N, D}, v.data());
+    const CliResult r = runCli({"attention", "rope", "--q", dir.filePath("q.npy"), "--k", dir.filePath("k.npy"), "--v",
+                                dir.filePath("v.npy"), "--bidirectional", "--set", "base=500", "--probs",
+                                dir.filePath("p.npy"), "-o", dir.filePath("o.npy")});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const NpyArray out = readNpy(base + "/o.npy"), probs = readNpy(base + "/p.npy");
+    QCOMPARE(out.shape, (std::vector<int64_t>{H, N, D}));
+    QCOMPARE(probs.shape, (std::vector<int64_t>{H, N, N}));
+    const SchemeSpec spec = makeSchemeSpec("rope", H, true, {"base=500"});
+    const Reference ref = referenceAttention(spec, {1, H, N, D}, toDouble(q), toDouble(k), toDouble(v));
+    for (size_t i = 0; i < out.data.size(); ++i)
+        QVERIFY(std::abs(out.data[i] - ref.out[i]) < 1e-4);
+    for (size_t i = 0; i < probs.data.size(); ++i)
+        QVERIFY(std::abs(probs.data[i] - ref.probs[i]) < 1e-5);
+}
+
+void TestAttention::cliAttentionRejectsBadInput_data()
+{
+    QTest::addColumn<QStringList>("args"); // @DIR@ is the temporary directory
+    QTest::addColumn<QString>("message");
+    const QStringList qkv{"--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy"};
+    QTest::newRow("no -o") << (QStringList{"attention", "alibi"} + qkv) << "-o OUT.npy is required";
+    QTest::newRow("csv output") << (QStringList{"attention", "alibi"} + qkv + QStringList{"-o", "@DIR@/o.csv"})
+                                << "attention writes .npy only";
+    QTest::newRow("missing --v") << QStringList{"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "-o",
+                                                "@DIR@/o.npy"}
+                                 << "--v FILE.npy is required";
+    QTest::newRow("2-D input") << QStringList{"attention", "alibi", "--q", "@DIR@/flat.npy", "--k", "@DIR@/k.npy", "--v",
+                                              "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+                               << "expected (H, N, D)";
+    QTest::newRow("shape mismatch") << QStringList{"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k5.npy",
+                                                   "--v", "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+                                    << "must have the same shape";
+    QTest::newRow("NaN in q") << QStringList{"attention", "alibi", "--q", "@DIR@/nan.npy", "--k", "@DIR@/k.npy", "--v",
+                                             "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+                              << "nan.npy";
+    QTest::newRow("odd D for rope") << QStringList{"attention", "rope", "--q", "@DIR@/odd.npy", "--k", "@DIR@/odd.npy",
+                                                   "--v", "@DIR@/odd.npy", "-o", "@DIR@/o.npy"}
+                                    << "head-dim = 5 must be even";
+    QTest::newRow("heads disagree") << (QStringList{"attention", "alibi", "--heads", "4"} + qkv +
+                                        QStringList{"-o", "@DIR@/o.npy"})
+                                    << "differs from the 2 heads";
+    QTest::newRow("bad parameter") << (QStringList{"attention", "local", "--set", "window=0"} + qkv +
+                                       QStringList{"-o", "@DIR@/o.npy"})
+                                   << "window";
+    QTest::newRow("bca bidirectional") << (QStringList{"attention", "bca", "--bidirectional"} + qkv +
+                                           QStringList{"-o", "@DIR@/o.npy"})
+                                       << "bidirectional";
+    QTest::newRow("bench window without window") << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"}
+                                                 << "has no window";
+    QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm";
+    QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"} << "length";
+}
+
+void TestAttention::cliAttentionRejectsBadInput()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string base = dir.path().toStdString();
+    const std::vector<float> x = randomTensor(2 * 6 * 8, 51);
+    writeNpy(base + "/q.npy", {2, 6, 8}, x.data());
+    writeNpy(base + "/k.npy", {2, 6, 8}, x.data());
+    writeNpy(base + "/v.npy", {2, 6, 8}, x.data());
+    writeNpy(base + "/k5.npy", {2, 5, 8}, x.data());
+    writeNpy(base + "/flat.npy", {12, 8}, x.data());
+    writeNpy(base + "/odd.npy", {2, 6, 5}, x.data());
+    std::vector<float> withNan = x;
+    withNan[7] = std::numeric_limits<float>::quiet_NaN();
+    writeNpy(base + "/nan.npy", {2, 6, 8}, withNan.data());
+    for (QString& a : args)
+        a.replace("@DIR@", dir.path());
+    const CliResult r = runCli(args);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+    QVERIFY(!QFile::exists(dir.filePath("o.npy")));
+}
+
+void TestAttention::cliBenchJson()
+{
+    const CliResult r = runCli({"bench", "attention", "--scheme", "local", "--window", "16", "--length", "100",
+                                "--heads", "2", "--dim", "16", "--repeat", "2", "--threads", "1", "--backward", "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    // 4 D H flops per visible pair: rows see min(m + 1, 16) keys.
+    double pairs = 0;
+    for (int m = 0; m < 100; ++m)
+        pairs += std::min(m + 1, 16);
+    QCOMPARE(j["flops"].toDouble(), 4.0 * 16 * 2 * pairs);
+    QCOMPARE(j["window"].toInt(), 16);
+    QVERIFY(j["forward_ms"].toDouble() > 0 && j["backward_ms"].toDouble() > 0 && j["forward_gflops"].toDouble() > 0);
+    const CliResult g = runCli({"bench", "gemm", "--size", "64", "--repeat", "1", "--json"});
+    QVERIFY2(g.code == 0, g.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(g.out).object()["flops"].toDouble(), 2.0 * 64 * 64 * 64);
+}
+
+QTEST_GUILESS_MAIN(TestAttention)
+#include "tst_attention.moc"

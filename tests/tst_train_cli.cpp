@@ -1,0 +1,266 @@
+// positionlab-cli train / eval / entropy --checkpoint as a user runs them: outputs, exit codes, Ctrl-C, bad files.
+#include "model.h"
+#include "npy.h"
+#include "safetensors.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+
+namespace {
+
+struct CliResult {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+CliResult runCli(const QStringList& args)
+{
+    QProcess p;
+    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    if (!p.waitForFinished(300000)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+// A small UTF-8 corpus with structure, written once per test run.
+QString corpusPath(const QTemporaryDir& dir)
+{
+    const QString path = dir.path() + "/corpus.txt";
+    if (!QFile::exists(path)) {
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            qFatal("cannot write the corpus");
+        QByteArray text;
+        const char* words[] = {"naïve ", "cat ", "sat ", "on ", "the ", "mat ", "and ", "ran. "};
+        for (int i = 0; text.size() < 30000; ++i)
+            text += words[(i * 7 + i / 3) % 8];
+        f.write(text);
+    }
+    return path;
+}
+
+// Tiny model options: fast under AddressSanitizer too.
+QStringList tinyModel()
+{
+    return {"--layers", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "16", "--batch", "4"};
+}
+
+} // namespace
+
+class TestTrainCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void trainEvalRoundTrip();
+    void trainJsonProgress();
+    void learnedUnsupportedInEval();
+    void entropyFromCheckpoint();
+    void interruptKeepsCheckpoint();
+    void badUsage_data();
+    void badUsage();
+};
+
+void TestTrainCli::trainEvalRoundTrip()
+{
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    CliResult r = runCli(QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir), "--steps", "12", "-o", model} + tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(r.err.contains("step 12/12"));
+    QVERIFY(r.err.contains("tok/s"));
+    QVERIFY(r.err.contains("ETA"));
+    QVERIFY(r.err.contains("validation loss"));
+    QVERIFY(QFile::exists(model));
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
+    QCOMPARE(loaded.info.step, 12);
+    QCOMPARE(loaded.model->config().dModel, 16);
+    QCOMPARE(loaded.model->config().context, 16);
+
+    r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16,32,64"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), 4);
+    QCOMPARE(lines[0], QByteArray("length,loss,perplexity,bits_per_byte"));
+    for (int i = 1; i < 4; ++i) {
+        const QList<QByteArray> cells = lines[i].split(',');
+        QCOMPARE(cells.size(), 4);
+        const double loss = cells[1].toDouble(), ppl = cells[2].toDouble(), bpb = cells[3].toDouble();
+        QVERIFY(loss > 0 && loss < 6);
+        QVERIFY(std::abs(ppl - std::exp(loss)) < 1e-4 * ppl);
+        QVERIFY(std::abs(bpb - loss / std::log(2.0)) < 1e-6);
+    }
+    // JSON output with metadata; sliding mode with a stride.
+    const QString json = dir.path() + "/e.json";
+    r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16", "--mode", "sliding", "--stride", "4", "-o", json});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+    QVERIFY2(doc.contains("rows"), qPrintable(QJsonDocument(doc).toJson()));
+}
+
+void TestTrainCli::trainJsonProgress()
+{
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    const CliResult r = runCli(QStringList{"train", "--scheme", "kerple-log", "--corpus", corpusPath(dir), "--steps", "5",
+                                           "--json", "--log-every", "1", "--eval-bytes", "0", "-o", model} + tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    int steps = 0;
+    bool done = false;
+    for (const QByteArray& line : r.err.trimmed().split('\n')) {
+        QJsonParseError error;
+        const QJsonObject o = QJsonDocument::fromJson(line, &error).object();
+        QVERIFY2(error.error == QJsonParseError::NoError, line.constData()); // every line is JSON
+        if (o["event"] == "step") {
+            ++steps;
+            QVERIFY(o["loss"].toDouble() > 0);
+            QVERIFY(o.contains("tokens_per_second") && o.contains("eta_s") && o.contains("lr"));
+        }
+        done = done || o["event"] == "done";
+    }
+    QCOMPARE(steps, 5);
+    QVERIFY(done);
+}
+
+void TestTrainCli::learnedUnsupportedInEval()
+{
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    CliResult r = runCli(QStringList{"train", "--scheme", "learned", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} + tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16,32"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(r.out.contains("\n32,nan,nan,nan"));
+    QVERIFY(r.err.contains("unsupported"));
+}
+
+void TestTrainCli::entropyFromCheckpoint()
+{
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} + tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"entropy", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--lengths", "8,32"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines[0], QByteArray("length,head,entropy_last,entropy_mean"));
+    QCOMPARE(lines.size(), 1 + 2 * 2); // 2 lengths x 2 heads
+    for (int i = 1; i < lines.size(); ++i) {
+        const QList<QByteArray> c = lines[i].split(',');
+        const double n = c[0].toDouble(), last = c[2].toDouble();
+        QVERIFY(last >= 0 && last <= std::log(n) + 1e-6); // entropy of a distribution over n keys
+    }
+    r = runCli({"entropy", "alibi", "--checkpoint", model, "--corpus", corpusPath(dir)});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY(r.err.contains("trained with rope"));
+    r = runCli({"entropy", "rope", "--checkpoint", model, "--heads", "4"});
+    QCOMPARE(r.exitCode, 2);
+
+    // attention --checkpoint: the model's own q, k, v of a layer; rows of P sum to 1, causal.
+    const QString out = dir.path() + "/o.npy", probs = dir.path() + "/p.npy";
+    r = runCli({"attention", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--length", "20", "--probs", probs, "-o", out});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const plab::NpyArray p = plab::readNpy(probs.toStdString());
+    QCOMPARE(p.shape, (std::vector<int64_t>{2, 20, 20}));
+    for (int h = 0; h < 2; ++h)
+        for (int m = 0; m < 20; ++m) {
+            double sum = 0;
+            for (int n = 0; n < 20; ++n) {
+                const float v = p.data[(h * 20 + m) * 20 + n];
+                QVERIFY(n <= m || v == 0.0f);
+                sum += v;
+            }
+            QVERIFY(std::abs(sum - 1.0) < 1e-5);
+        }
+    QCOMPARE(plab::readNpy(out.toStdString()).shape, (std::vector<int64_t>{2, 20, 8}));
+    r = runCli({"attention", "rope", "--checkpoint", model, "--q", out, "-o", out});
+    QCOMPARE(r.exitCode, 2);
+}
+
+void TestTrainCli::interruptKeepsCheckpoint()
+{
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    QProcess p;
+    p.start(QStringLiteral(POSITIONLAB_CLI), QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir), "--steps",
+                                                         "100000000", "--log-every", "1", "-o", model} + tinyModel());
+    QVERIFY(p.waitForStarted());
+    // Wait for the first progress line, then Ctrl-C.
+    QByteArray err;
+    for (int i = 0; i < 600 && !err.contains("step "); ++i) {
+        p.waitForReadyRead(100);
+        err += p.readAllStandardError();
+    }
+    QVERIFY2(err.contains("step "), err.constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(60000));
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY2(err.contains("interrupted at step"), err.constData());
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
+    QVERIFY(loaded.info.step >= 1);
+    // Nothing but the checkpoint (and the corpus) in the directory: no temporary left behind.
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);
+}
+
+void TestTrainCli::badUsage_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no scheme") << QStringList{"train", "-o", "x.safetensors"} << 2 << "--scheme is required";
+    QTest::newRow("no output") << QStringList{"train", "--scheme", "alibi"} << 2 << "-o MODEL.safetensors is required";
+    QTest::newRow("unknown scheme") << QStringList{"train", "--scheme", "nope", "-o", "@DIR@/m.safetensors"} << 2 << "nope";
+    QTest::newRow("unknown preset") << QStringList{"train", "--scheme", "alibi", "--preset", "huge", "-o", "@DIR@/m.safetensors"} << 2 << "preset 'huge'";
+    QTest::newRow("heads not dividing") << QStringList{"train", "--scheme", "alibi", "--d-model", "30", "--heads", "4", "-o", "@DIR@/m.safetensors"} << 2 << "divisible";
+    QTest::newRow("missing corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/none.txt", "-o", "@DIR@/m.safetensors"} << 2 << "does not exist";
+    QTest::newRow("binary corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", POSITIONLAB_CLI, "-o", "@DIR@/m.safetensors"} << 2 << "binary";
+    QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2 << "MODEL.safetensors";
+    QTest::newRow("corpus is a device") << QStringList{"train", "--scheme", "alibi", "--corpus", "/dev/zero", "-o", "@DIR@/m.safetensors"} << 2 << "not a regular file";
+    QTest::newRow("eval a device") << QStringList{"eval", "/dev/zero"} << 2 << "checkpoint /dev/zero";
+    QTest::newRow("output dir missing") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/no/such/m.safetensors"} << 2 << "cannot write";
+    QTest::newRow("eval missing file") << QStringList{"eval", "@DIR@/none.safetensors"} << 2 << "does not exist";
+    QTest::newRow("eval corrupt file") << QStringList{"eval", "@DIR@/corpus.txt"} << 2 << "header length";
+    QTest::newRow("eval bad mode") << QStringList{"eval", "@DIR@/m.safetensors", "--mode", "diagonal"} << 2 << "diagonal";
+    QTest::newRow("eval stride without sliding") << QStringList{"eval", "@DIR@/m.safetensors", "--stride", "4"} << 2 << "--stride only";
+}
+
+void TestTrainCli::badUsage()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    corpusPath(dir);
+    {
+        // A valid checkpoint for the eval rows.
+        plab::ModelConfig c;
+        c.layers = 1;
+        c.dModel = 8;
+        c.heads = 2;
+        c.dFf = 8;
+        c.context = 8;
+        plab::saveCheckpoint(plab::Model(c), {}, (dir.path() + "/m.safetensors").toStdString());
+    }
+    for (QString& a : args)
+        a.replace("@DIR@", dir.path());
+    const CliResult r = runCli(args);
+    QCOMPARE(r.exitCode, exitCode);
+    QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    QVERIFY2(r.err.trimmed().count('\n') == 0 || r.err.contains("error:"), r.err.constData());
+    QVERIFY(!QFile::exists(dir.path() + "/x.safetensors"));
+}
+
+QTEST_GUILESS_MAIN(TestTrainCli)
+#include "tst_train_cli.moc"

@@ -1,0 +1,654 @@
+// GUI tests (offscreen): each view driven through its controls, the rendered pictures checked against closed
+// forms (ALiBi diagonal = colour of 0, masked cells = mask colour), every export format parsed, CLI pictures.
+#include "charts/curve_chart.h"
+#include "colormap.h"
+#include "export.h"
+#include "heatmap_widget.h"
+#include "main_window.h"
+#include "scheme_panel.h"
+#include "views.h"
+
+#include "errors.h"
+#include "position_bias.h"
+
+#include <QDoubleSpinBox>
+#include <QTableWidget>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+
+using namespace plab;
+using namespace plab::ui;
+
+namespace {
+
+PanelState panelFor(const std::string &scheme, int length, int head = 0, int heads = 8, bool bidirectional = false,
+                    std::vector<std::string> set = {})
+{
+    PanelState p;
+    p.spec = makeSchemeSpec(scheme, heads, bidirectional, set);
+    p.length = length;
+    p.head = head;
+    return p;
+}
+
+// Drives a view to a panel state and waits for its picture.
+bool showAndWait(ViewBase &view, const PanelState &state)
+{
+    QSignalSpy spy(&view, &ViewBase::pictureUpdated);
+    view.setActive(true);
+    view.setPanelState(state);
+    return spy.count() > 0 || spy.wait(20000);
+}
+
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The pixel at the centre of cell (m, n) of panel `panel` in a rendered heatmap.
+QRgb cellPixel(const HeatmapPainter &heatmap, const QImage &image, int panel, int m, int n)
+{
+    const PictureStyle style = PictureStyle::forSize(image.size());
+    const HeatmapPainter::Layout layout = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(image.size())), style);
+    const QRectF plot = layout.plots[panel];
+    const QRectF window = heatmap.fullWindow();
+    const QPointF p(plot.left() + (n + 0.5) / window.width() * plot.width(), plot.top() + (m + 0.5) / window.height() * plot.height());
+    return image.pixel(p.toPoint()) & 0xffffff;
+}
+
+void checkPng(const QString &path, QSize size)
+{
+    const QByteArray bytes = readAll(path);
+    QVERIFY2(bytes.startsWith("\x89PNG\r\n\x1a\n"), qPrintable(path));
+    QImage image;
+    QVERIFY(image.loadFromData(bytes, "PNG"));
+    QCOMPARE(image.size(), size);
+}
+
+void checkSvg(const QString &path)
+{
+    const QByteArray bytes = readAll(path);
+    QXmlStreamReader xml(bytes);
+    bool sawSvg = false;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
+            sawSvg = true;
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(sawSvg);
+}
+
+void checkPdf(const QString &path)
+{
+    const QByteArray bytes = readAll(path);
+    QVERIFY(bytes.startsWith("%PDF-1."));
+    QVERIFY(bytes.trimmed().endsWith("%%EOF"));
+}
+
+} // namespace
+
+class TestUi : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_ui"));
+        QVERIFY(m_dir.isValid());
+    }
+
+    // The tables are matplotlib's: spot-check the published end points.
+    void colorMaps_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("last");
+        QTest::newRow("viridis") << "viridis" << int(qRgb(68, 1, 84)) << int(qRgb(253, 231, 37));
+        QTest::newRow("magma") << "magma" << int(qRgb(0, 0, 4)) << int(qRgb(252, 253, 191));
+        QTest::newRow("cividis") << "cividis" << int(qRgb(0, 34, 78)) << int(qRgb(254, 232, 56));
+        QTest::newRow("diverging") << "diverging" << int(qRgb(59, 76, 192)) << int(qRgb(180, 4, 38));
+    }
+    void colorMaps()
+    {
+        QFETCH(QString, name);
+        QFETCH(int, first);
+        QFETCH(int, last);
+        const ColorMap &map = ColorMap::byName(name);
+        QCOMPARE(map.name(), name);
+        QCOMPARE(int(map.entry(0) & 0xffffff), first & 0xffffff);
+        QCOMPARE(int(map.entry(255) & 0xffffff), last & 0xffffff);
+        // The mask colour is far from every entry of its map.
+        const QColor mask(map.maskColor());
+        for (int i = 0; i < 256; ++i) {
+            const QColor c(map.entry(i));
+            const int d = std::abs(c.red() - mask.red()) + std::abs(c.green() - mask.green()) + std::abs(c.blue() - mask.blue());
+            QVERIFY2(d > 60, qPrintable(QStringLiteral("%1 entry %2 is close to the mask colour").arg(name).arg(i)));
+        }
+    }
+
+    void colorScale()
+    {
+        ValueRange signedRange{-2, 5, true, false};
+        const ColorScale s = makeColorScale(signedRange, QStringLiteral("auto"));
+        QCOMPARE(s.mapName, QStringLiteral("diverging"));
+        QCOMPARE(s.lo, -5.0); // symmetric: 0 sits at the centre
+        QCOMPARE(s.hi, 5.0);
+        ValueRange negative{-3, 0, true, false};
+        QCOMPARE(makeColorScale(negative, QStringLiteral("auto")).mapName, QStringLiteral("viridis"));
+        QCOMPARE(makeColorScale(negative, QStringLiteral("magma")).mapName, QStringLiteral("magma"));
+    }
+
+    // Bias view: the rendered picture shows core's numbers: ALiBi's diagonal is the colour of 0, masked cells the
+    // mask colour, and a cell m - n = r the colour of -slope * r.
+    void biasPicture_data()
+    {
+        QTest::addColumn<QString>("scheme");
+        QTest::addColumn<int>("length");
+        QTest::addColumn<int>("head");
+        QTest::addColumn<bool>("bidirectional");
+        QTest::newRow("alibi causal head 1") << "alibi" << 16 << 0 << false;
+        QTest::newRow("alibi causal head 4") << "alibi" << 24 << 3 << false;
+        QTest::newRow("alibi bidirectional") << "alibi" << 16 << 1 << true;
+        QTest::newRow("local window 16") << "local" << 40 << 0 << false;
+        QTest::newRow("kerple-log") << "kerple-log" << 20 << 2 << false;
+    }
+    void biasPicture()
+    {
+        QFETCH(QString, scheme);
+        QFETCH(int, length);
+        QFETCH(int, head);
+        QFETCH(bool, bidirectional);
+        BiasView view;
+        view.resize(800, 700);
+        const PanelState state = panelFor(scheme.toStdString(), length, head, 8, bidirectional);
+        QVERIFY(showAndWait(view, state));
+        const Matrix &mat = *view.result().matrix;
+        QCOMPARE(mat.rows, length);
+        // Closed forms, independent of core.
+        const double slope = std::pow(2.0, -8.0 * (head + 1) / 8.0);
+        for (int m = 0; m < length; ++m)
+            for (int n = 0; n < length; ++n) {
+                const int r = m - n;
+                double expected;
+                if (!bidirectional && r < 0)
+                    expected = -INFINITY;
+                else if (scheme == QLatin1String("alibi"))
+                    expected = -slope * std::abs(r);
+                else if (scheme == QLatin1String("local"))
+                    expected = r < 16 ? 0.0 : -INFINITY;
+                else
+                    expected = -std::log1p(std::abs(r));
+                if (std::isinf(expected))
+                    QVERIFY(std::isinf(mat.at(m, n)));
+                else
+                    QVERIFY(std::abs(mat.at(m, n) - expected) < 1e-5);
+            }
+        // The picture.
+        ImageOptions options;
+        options.size = QSize(900, 760);
+        const QImage image = renderImage(options, view.paintFunction());
+        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        const ColorScale &scale = heatmap.scale(0);
+        for (int m = 0; m < length; m += 3) {
+            QCOMPARE(cellPixel(heatmap, image, 0, m, m), scale.color(0.0) & 0xffffff);
+            if (m >= 2 && scheme != QLatin1String("local"))
+                QCOMPARE(cellPixel(heatmap, image, 0, m, m - 2), scale.color(mat.at(m, m - 2)) & 0xffffff);
+        }
+        if (!bidirectional)
+            QCOMPARE(cellPixel(heatmap, image, 0, 0, length - 1), scale.map().maskColor() & 0xffffff);
+        if (scheme == QLatin1String("local"))
+            QCOMPARE(cellPixel(heatmap, image, 0, length - 1, 0), scale.map().maskColor() & 0xffffff);
+    }
+
+    // Changing a parameter in the panel's controls reaches the heatmap (kerple-power: -r1 |m-n|^r2).
+    void panelDrivesBiasView()
+    {
+        SchemePanel panel;
+        BiasView view;
+        view.resize(700, 600);
+        connect(&panel, &SchemePanel::changed, &view, [&] { view.setPanelState(panel.state()); });
+        panel.setLength(12);
+        panel.setScheme(QStringLiteral("kerple-power"));
+        QVERIFY(showAndWait(view, panel.state()));
+        auto *r1 = panel.findChild<QDoubleSpinBox *>(QStringLiteral("spin_r1"));
+        auto *r2 = panel.findChild<QDoubleSpinBox *>(QStringLiteral("spin_r2"));
+        QVERIFY(r1 && r2);
+        // Ranges come from the catalogue: r2 in (0, 2].
+        QCOMPARE(r2->maximum(), 2.0);
+        QVERIFY(r2->minimum() > 0.0);
+        QSignalSpy spy(&view, &ViewBase::pictureUpdated);
+        r1->setValue(0.5);
+        r2->setValue(1.5);
+        QTRY_VERIFY_WITH_TIMEOUT(std::abs(view.result().request.spec.param("r2") - 1.5) < 1e-12 &&
+                                     std::abs(view.result().request.spec.param("r1") - 0.5) < 1e-12,
+                                 20000);
+        const Matrix &mat = *view.result().matrix;
+        QVERIFY(std::abs(mat.at(9, 2) - (-0.5 * std::pow(7.0, 1.5))) < 1e-4);
+        // Entering a value past the range is clamped by the spin box, never sent to core.
+        r2->setValue(3.0);
+        QCOMPARE(r2->value(), 2.0);
+        QVERIFY(panel.isValid());
+    }
+
+    void panelRefusesBadCombination()
+    {
+        SchemePanel panel;
+        panel.setScheme(QStringLiteral("alibi"));
+        QSignalSpy spy(&panel, &SchemePanel::changed);
+        panel.setLogn(true, 0); // logn without a context
+        QVERIFY(!panel.isValid());
+        QVERIFY(panel.errorText().contains(QStringLiteral("context")));
+        QCOMPARE(spy.count(), 0);
+        panel.setLogn(true, 32);
+        QVERIFY(panel.isValid());
+        QVERIFY(panel.state().spec.logn);
+    }
+
+    void thumbnailsSelectHead()
+    {
+        BiasView view;
+        view.resize(800, 700);
+        QVERIFY(showAndWait(view, panelFor("alibi", 32, 0, 6)));
+        ThumbnailStrip *strip = view.thumbnails();
+        QCOMPARE(strip->count(), 6);
+        QSignalSpy spy(&view, &ViewBase::headRequested);
+        strip->resize(strip->sizeHint());
+        QTest::mouseClick(strip, Qt::LeftButton, {}, strip->thumbnailRect(3).center());
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(spy.first().first().toInt(), 3);
+    }
+
+    void zoomAndHover()
+    {
+        BiasView view;
+        view.resize(800, 700);
+        view.show();
+        QVERIFY(showAndWait(view, panelFor("alibi", 256, 0)));
+        HeatmapWidget *w = view.heatmap();
+        QCOMPARE(w->window(), QRectF(0, 0, 256, 256));
+        w->zoom(4);
+        QCOMPARE(w->window().width(), 64.0);
+        w->setWindow(QRectF(-50, 500, 64, 64)); // clamped inside the matrix
+        QCOMPARE(w->window(), QRectF(0, 192, 64, 64));
+        QSignalSpy hover(w, &HeatmapWidget::hovered);
+        const HeatmapPainter::Layout layout = w->heatmap().layout(w->rect(), w->screenStyle());
+        const QRectF plot = layout.plots[0];
+        // Cell (m = 192 + 10, n = 5) of the zoomed window.
+        const QPoint pos(plot.left() + (5.5 / 64) * plot.width(), plot.top() + (10.5 / 64) * plot.height());
+        QTest::mouseMove(w, pos);
+        QTRY_VERIFY(hover.count() > 0);
+        QCOMPARE(hover.last().at(1).toInt(), 202);
+        QCOMPARE(hover.last().at(2).toInt(), 5);
+        QVERIFY(std::abs(hover.last().at(3).toFloat() - (-0.5f * 197)) < 1e-3);
+        w->resetZoom();
+        QCOMPARE(w->window(), QRectF(0, 0, 256, 256));
+    }
+
+    void largeHeatmap()
+    {
+        BiasView view;
+        view.resize(900, 800);
+        QVERIFY(showAndWait(view, panelFor("alibi", 4096, 7)));
+        QCOMPARE(view.result().matrix->rows, 4096);
+        ImageOptions options;
+        options.size = QSize(800, 700);
+        const QImage image = renderImage(options, view.paintFunction());
+        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        QCOMPARE(cellPixel(heatmap, image, 0, 2000, 2000), heatmap.scale(0).color(0.0) & 0xffffff);
+        QCOMPARE(cellPixel(heatmap, image, 0, 100, 3000), heatmap.scale(0).map().maskColor() & 0xffffff);
+    }
+
+    void compareSharesScale()
+    {
+        CompareView view;
+        view.resize(1200, 600);
+        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
+        QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
+        QCOMPARE(view.result().panels.size(), size_t(3));
+        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        QCOMPARE(heatmap.panelCount(), 3);
+        QCOMPARE(heatmap.scale(0).lo, heatmap.scale(1).lo); // linked colour scale
+        QCOMPARE(heatmap.scale(1).hi, heatmap.scale(2).hi);
+        // Linked head and length: every panel shows head 2 at N = 32.
+        for (const BiasResult &r : view.result().panels) {
+            QCOMPARE(r.request.head, 1);
+            QCOMPARE(r.request.length, 32);
+        }
+        // local: window 16 without a context; the picture shows its band and mask.
+        ImageOptions options;
+        options.size = QSize(1400, 600);
+        const QImage image = renderImage(options, view.paintFunction());
+        QCOMPARE(cellPixel(heatmap, image, 1, 31, 16), heatmap.scale(1).color(0.0) & 0xffffff);
+        QCOMPARE(cellPixel(heatmap, image, 1, 31, 15), heatmap.scale(1).map().maskColor() & 0xffffff);
+    }
+
+    // The dot plot: dot - d/2 is 0 at distance 0 and a parameter change updates the series in place.
+    void dotView()
+    {
+        DotView view;
+        view.resize(900, 600);
+        QVERIFY(showAndWait(view, panelFor("alibi", 16)));
+        QCOMPARE(view.result().curves.size(), size_t(3));
+        const CurveFigure &figure = view.plot()->figure();
+        QCOMPARE(figure.curves.size(), size_t(3));
+        QCOMPARE(figure.curves[0].x.front(), 0.0);
+        QVERIFY(std::abs(figure.curves[0].y.front()) < 1e-9);
+        // Closed form at r = 1 for d = 128, base 10000.
+        double sum = 0;
+        for (int i = 0; i < 64; ++i)
+            sum += std::cos(std::pow(10000.0, -2.0 * i / 128));
+        QVERIFY(std::abs(figure.curves[0].y[1] - (sum - 64)) < 1e-9);
+        const int rebuilds = view.plot()->rebuildCount();
+        DotRequest request = view.request();
+        request.maxDistance = 512;
+        QSignalSpy spy(&view, &ViewBase::pictureUpdated);
+        view.setRequest(request, false);
+        QVERIFY(spy.wait(10000));
+        QCOMPARE(view.plot()->figure().curves[0].x.size(), size_t(513));
+        QCOMPARE(view.plot()->rebuildCount(), rebuilds); // QXYSeries::replace, no rebuild
+    }
+
+    // Entropy: NoPE with q = k = 0 attends uniformly, so the last query's entropy is log n exactly.
+    void entropyView()
+    {
+        EntropyView view;
+        view.resize(900, 600);
+        view.setSchemes({QStringLiteral("none"), QStringLiteral("alibi")});
+        view.setMaxLength(256);
+        QVERIFY(showAndWait(view, panelFor("alibi", 16)));
+        const CurveFigure &figure = view.plot()->figure();
+        QCOMPARE(figure.curves.size(), size_t(3)); // none, alibi, log n reference
+        QVERIFY(figure.logX);
+        const Curve &none = figure.curves[0];
+        QCOMPARE(none.x.size(), size_t(5)); // 16..256
+        // core accumulates in float: agree to float precision.
+        for (size_t i = 0; i < none.x.size(); ++i)
+            QVERIFY(std::abs(none.y[i] - std::log(none.x[i])) < 1e-6);
+        // ALiBi's entropy stays bounded: far below log n at 256.
+        QVERIFY(figure.curves[1].y.back() < std::log(256.0) - 2);
+        QVERIFY(figure.curves[2].reference);
+    }
+
+    void entropyCancel()
+    {
+        EntropyView view;
+        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("t5")});
+        view.setMaxLength(8192);
+        view.setActive(true);
+        QSignalSpy busy(&view, &ViewBase::busyChanged);
+        view.setPanelState(panelFor("alibi", 16));
+        QVERIFY(view.isBusy());
+        view.cancelJob();
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 60000);
+        QVERIFY(!view.hasPicture()); // a canceled job shows nothing half-done
+    }
+
+    // Every view exports every format; the files parse.
+    void exports_data()
+    {
+        QTest::addColumn<QString>("viewId");
+        QTest::addColumn<QString>("extension");
+        for (const char *v : {"bias", "compare", "dot", "entropy"})
+            for (const char *e : {"png", "svg", "pdf", "csv", "json", "npy"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(v), QLatin1String(e))))
+                    << QString::fromLatin1(v) << QString::fromLatin1(e);
+    }
+    void exports()
+    {
+        QFETCH(QString, viewId);
+        QFETCH(QString, extension);
+        MainWindow window;
+        window.resize(1300, 850);
+        window.panel()->setLength(24);
+        window.panel()->setHeads(4);
+        window.showView(viewId);
+        ViewBase *view = window.currentView();
+        QVERIFY(view);
+        if (viewId == QLatin1String("entropy"))
+            static_cast<EntropyView *>(view)->setMaxLength(128);
+        QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 30000);
+        const QString path = m_dir.filePath(QStringLiteral("%1.%2").arg(viewId, extension));
+        ImageOptions options;
+        options.size = QSize(640, 480);
+        options.dpi = 144;
+        QString error;
+        QVERIFY2(window.exportCurrent(path, options, &error), qPrintable(error));
+        const QByteArray bytes = readAll(path);
+        if (extension == QLatin1String("png")) {
+            checkPng(path, QSize(640, 480));
+            QImage image(path);
+            QCOMPARE(image.dotsPerMeterX(), int(144 / 0.0254 + 0.5));
+        } else if (extension == QLatin1String("svg")) {
+            checkSvg(path);
+        } else if (extension == QLatin1String("pdf")) {
+            checkPdf(path);
+        } else if (extension == QLatin1String("json")) {
+            const auto doc = nlohmann::json::parse(bytes.toStdString());
+            QVERIFY(doc.is_object());
+        } else if (extension == QLatin1String("npy")) {
+            QVERIFY(bytes.startsWith("\x93NUMPY"));
+        } else {
+            QVERIFY(bytes.count('\n') >= 3);
+            if (viewId == QLatin1String("bias")) // N lines of N values, as the CLI writes them
+                QCOMPARE(bytes.count('\n'), 24);
+        }
+    }
+
+    void exportRefusals()
+    {
+        MainWindow window;
+        window.showView(QStringLiteral("attention"));
+        QString error;
+        QVERIFY(!window.exportCurrent(m_dir.filePath(QStringLiteral("a.png")), {}, &error));
+        QVERIFY(error.contains(QStringLiteral("trained model")));
+        window.showView(QStringLiteral("bias"));
+        QTRY_VERIFY_WITH_TIMEOUT(window.currentView()->hasPicture(), 20000);
+        QVERIFY(!window.exportCurrent(m_dir.filePath(QStringLiteral("a.bmp")), {}, &error));
+        QVERIFY(error.contains(QStringLiteral(".png")));
+        ImageOptions tiny;
+        tiny.size = QSize(10, 10);
+        QVERIFY(!window.exportCurrent(m_dir.filePath(QStringLiteral("b.png")), tiny, &error));
+        QVERIFY(error.contains(QStringLiteral("64")));
+        QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("b.png"))));
+    }
+
+    void modelViewsWaitForAModel()
+    {
+        MainWindow window;
+        QCOMPARE(window.tabs()->count(), 6);
+        for (const char *id : {"attention", "train"}) {
+            ViewBase *v = window.view(QString::fromLatin1(id));
+            QVERIFY(v);
+            QVERIFY(!v->hasPicture());
+        }
+        window.showView(QStringLiteral("attention"));
+        QCoreApplication::processEvents();
+        QVERIFY(!window.currentView()->isBusy()); // nothing to run without a model, and no crash
+    }
+
+    // Train short / test long on a tiny model, then attention on text with the trained model: probabilities of
+    // every query sum to 1 over the keys it may see, and each row's entropy is -sum p log p of what is shown.
+    void trainThenAttention()
+    {
+        QString text;
+        for (int i = 0; i < 120; ++i)
+            text += QStringLiteral("The cat sat on the mat number %1. ").arg(i % 7);
+        const QString corpus = m_dir.filePath(QStringLiteral("corpus.txt"));
+        {
+            QFile f(corpus);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+        }
+        MainWindow window;
+        QString error;
+        QVERIFY2(window.setCorpus(corpus, &error), qPrintable(error));
+        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        TrainRequest request = train->request();
+        QCOMPARE(request.corpusPath, QFileInfo(corpus).absoluteFilePath());
+        request.schemes = {"alibi", "sinusoidal"};
+        request.model.layers = 1;
+        request.model.dModel = 16;
+        request.model.heads = 2;
+        request.model.dFf = 32;
+        request.model.context = 16;
+        request.train.steps = 4;
+        request.train.batch = 2;
+        request.train.warmup = 1;
+        request.evalMultipliers = {1, 2};
+        request.evalBytes = 256;
+        request.reportEvery = 1;
+        QSignalSpy finished(train, &TrainView::trainingFinished);
+        train->start(request);
+        QVERIFY(train->isBusy());
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(finished.first().first().toString(), QString());
+        QCOMPARE(train->losses().size(), size_t(2));
+        QCOMPARE(train->losses()[0].x.size(), size_t(4)); // a loss point per step
+        for (const auto &points : train->evaluations()) {
+            QCOMPARE(points.size(), size_t(2));
+            for (const EvalPoint &p : points) {
+                QVERIFY(p.supported);
+                QVERIFY(std::isfinite(p.perplexity) && p.perplexity > 1 && p.perplexity < 256 * 4);
+                QVERIFY(std::abs(p.perplexity - std::exp(p.loss)) < 1e-6 * p.perplexity);
+            }
+        }
+        QCOMPARE(train->table()->rowCount(), 2);
+        QVERIFY(train->table()->item(0, 1) && !train->table()->item(0, 1)->text().isEmpty());
+        window.showView(QStringLiteral("train"));
+        for (const char *ext : {"png", "svg", "csv"})
+            QVERIFY2(window.exportCurrent(m_dir.filePath(QStringLiteral("train.%1").arg(QLatin1String(ext))), {}, &error),
+                     qPrintable(error));
+
+        // The trained models reach the attention view.
+        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        QCOMPARE(attention->modelCount(), 2);
+        attention->setText(QStringLiteral("the cat sat"));
+        attention->setRepeatTo(40); // past the training context of 16
+        QSignalSpy shown(attention, &ViewBase::pictureUpdated);
+        window.showView(QStringLiteral("attention"));
+        QVERIFY(shown.count() > 0 || shown.wait(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(!attention->isBusy(), 60000);
+        const AttentionResult &r = attention->result();
+        QCOMPARE(r.length, 40);
+        QCOMPARE(r.heads, 2);
+        for (int h = 0; h < r.heads; ++h)
+            for (int m = 0; m < r.length; ++m) {
+                double sum = 0, entropy = 0;
+                for (int n = 0; n < r.length; ++n) {
+                    const float p = r.probabilities[h]->at(m, n);
+                    if (n > m) {
+                        QVERIFY(std::isinf(p)); // causal: later keys masked
+                        continue;
+                    }
+                    QVERIFY(p >= 0);
+                    sum += p;
+                    if (p > 0)
+                        entropy -= p * std::log(p);
+                }
+                QVERIFY(std::abs(sum - 1) < 1e-4);
+                QVERIFY(std::abs(entropy - r.rowEntropy[h][m]) < 1e-3);
+            }
+        // Characters on the axes.
+        QCOMPARE(attention->heatmap()->heatmap().figure().tickLabels.size(), size_t(40));
+        QCOMPARE(attention->heatmap()->heatmap().figure().tickLabels[3], QStringLiteral("␣"));
+        QVERIFY2(window.exportCurrent(m_dir.filePath(QStringLiteral("attention.pdf")), {}, &error), qPrintable(error));
+        checkPdf(m_dir.filePath(QStringLiteral("attention.pdf")));
+
+        // And the entropy view can take q and k from a trained model.
+        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        QCOMPARE(entropy->modelCount(), 2);
+        entropy->setMaxLength(64);
+        entropy->setQk(QkSource::Model);
+        QSignalSpy entropyShown(entropy, &ViewBase::pictureUpdated);
+        window.showView(QStringLiteral("entropy"));
+        QVERIFY(entropyShown.count() > 0 || entropyShown.wait(60000));
+        QTRY_VERIFY_WITH_TIMEOUT(!entropy->isBusy(), 60000);
+        QCOMPARE(entropy->result().series.size(), size_t(1));
+        for (const EntropyPoint &p : entropy->result().series[0].points)
+            QVERIFY(p.entropyLast > 0 && p.entropyLast <= std::log(double(p.length)) + 1e-9);
+    }
+
+    // positionlab-cli draws the same pictures headless.
+    void cliPictures_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("exitCode");
+        QTest::newRow("bias png") << QStringList{"bias", "alibi", "--length", "32", "--width", "500", "--height", "400"} << "b.png" << 0;
+        QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0;
+        QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0;
+        QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"} << "c.png" << 0;
+        QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"} << "r.svg" << 0;
+        QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"} << "re.pdf" << 0;
+        QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2;
+        QTest::newRow("render bad extension") << QStringList{"render", "dot"} << "x.bmp" << 2;
+        QTest::newRow("render bad colormap") << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2;
+        QTest::newRow("render compare one") << QStringList{"render", "compare", "alibi"} << "x.png" << 2;
+        QTest::newRow("render bad param") << QStringList{"render", "bias", "kerple-power", "--set", "r2=3"} << "x.png" << 2;
+    }
+    void cliPictures()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, file);
+        QFETCH(int, exitCode);
+        const QString path = m_dir.filePath(QStringLiteral("cli_") + file);
+        QProcess cli;
+        cli.start(QStringLiteral(POSITIONLAB_CLI), args << QStringLiteral("-o") << path);
+        QVERIFY(cli.waitForFinished(120000));
+        const QByteArray err = cli.readAllStandardError();
+        QCOMPARE(cli.exitCode(), exitCode);
+        if (exitCode != 0) {
+            QVERIFY(err.startsWith("positionlab-cli: error: "));
+            QCOMPARE(err.count('\n'), 1); // one line
+            QVERIFY(!QFile::exists(path));
+            return;
+        }
+        QVERIFY2(err.isEmpty(), err.constData());
+        if (file.endsWith(QLatin1String(".png")))
+            checkPng(path, args.contains(QStringLiteral("--width")) ? QSize(500, 400) : QImage(path).size());
+        else if (file.endsWith(QLatin1String(".svg")))
+            checkSvg(path);
+        else
+            checkPdf(path);
+    }
+
+    // The CLI's picture and the GUI's are the same painter on the same numbers: identical pixels.
+    void cliMatchesGui()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("same.png"));
+        QProcess cli;
+        cli.start(QStringLiteral(POSITIONLAB_CLI), {"bias", "alibi", "--length", "20", "--head", "2", "--width", "700",
+                                                    "--height", "600", "-o", path});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        BiasView view;
+        QVERIFY(showAndWait(view, panelFor("alibi", 20, 2)));
+        ImageOptions options;
+        options.size = QSize(700, 600);
+        const QImage gui = renderImage(options, view.paintFunction()).convertToFormat(QImage::Format_RGB32);
+        const QImage fromCli = QImage(path).convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(fromCli.size(), gui.size());
+        QCOMPARE(fromCli, gui);
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestUi)
+#include "tst_ui.moc"

@@ -1,0 +1,172 @@
+// Session files, recent files, corpus drops and palettes of the main window (offscreen): round trips restore
+// every setting; bad files give a clear one-line message and leave the window as it was.
+#include "main_window.h"
+#include "scheme_panel.h"
+#include "session.h"
+#include "views.h"
+
+#include "errors.h"
+
+#include <QFile>
+#include <QMimeData>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace plab;
+using namespace plab::ui;
+
+namespace {
+
+QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArray &bytes)
+{
+    const QString path = dir.filePath(name);
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(bytes);
+    return path;
+}
+
+} // namespace
+
+class TestUiSession : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_ui_session"));
+        QSettings().clear();
+        QVERIFY(m_dir.isValid());
+    }
+
+    void roundTrip()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("s.json"));
+        {
+            MainWindow window;
+            window.panel()->setScheme(QStringLiteral("kerple-log"));
+            window.panel()->setHeads(4);
+            window.panel()->setHead(2);
+            window.panel()->setLength(100);
+            window.panel()->setParameter(QStringLiteral("r1"), 0.25);
+            window.panel()->setColorMap(QStringLiteral("magma"));
+            window.panel()->setLogn(true, 32);
+            static_cast<CompareView *>(window.view(QStringLiteral("compare")))
+                ->setSchemes({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")});
+            static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->setSchemes({QStringLiteral("sandwich")});
+            window.showView(QStringLiteral("dot"));
+            QString error;
+            QVERIFY2(window.saveSession(path, &error), qPrintable(error));
+        }
+        MainWindow window;
+        QString error;
+        QVERIFY2(window.openSession(path, &error), qPrintable(error));
+        const PanelState &s = window.panel()->state();
+        QCOMPARE(QString::fromStdString(s.spec.name()), QStringLiteral("kerple-log"));
+        QCOMPARE(s.spec.heads, 4);
+        QCOMPARE(s.head, 2);
+        QCOMPARE(s.length, 100);
+        QCOMPARE(s.spec.param("r1"), 0.25);
+        QCOMPARE(s.colorMap, QStringLiteral("magma"));
+        QVERIFY(s.spec.logn);
+        QCOMPARE(s.spec.context, 32);
+        QCOMPARE(static_cast<CompareView *>(window.view(QStringLiteral("compare")))->schemes(),
+                 QStringList({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")}));
+        QCOMPARE(static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->schemes(),
+                 QStringList({QStringLiteral("sandwich")}));
+        QCOMPARE(window.currentView()->viewId(), QStringLiteral("dot"));
+        QVERIFY(window.recentSessions().contains(QFileInfo(path).absoluteFilePath()));
+    }
+
+    // Bad files: a message naming the problem, and the window unchanged.
+    void badSessions_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("message");
+        const QByteArray head = R"({"format": "positionlab-session", "version": 1, )";
+        QTest::newRow("empty") << QByteArray() << "not a valid JSON";
+        QTest::newRow("binary") << QByteArray("\x00\xff\x13garbage", 10) << "not a valid JSON";
+        QTest::newRow("truncated") << QByteArray(head + R"("panel": {"scheme": "alibi")") << "not a valid JSON";
+        QTest::newRow("array") << QByteArray("[1, 2, 3]") << "not a PositionLab session";
+        QTest::newRow("other format") << QByteArray(R"({"format": "x", "version": 1})") << "not a PositionLab session";
+        QTest::newRow("future version") << QByteArray(R"({"format": "positionlab-session", "version": 9})") << "version 9";
+        QTest::newRow("unknown scheme") << QByteArray(head + R"("panel": {"scheme": "bogus"}})") << "unknown scheme 'bogus'";
+        QTest::newRow("heads string") << QByteArray(head + R"("panel": {"heads": "eight"}})") << "panel.heads";
+        QTest::newRow("heads range") << QByteArray(head + R"("panel": {"heads": 0}})") << "panel.heads = 0";
+        QTest::newRow("bad parameter") << QByteArray(head + R"("panel": {"scheme": "kerple-power", "parameters": {"r2": 3}}})")
+                                       << "r2 = 3";
+        QTest::newRow("unknown parameter") << QByteArray(head + R"("panel": {"scheme": "alibi", "parameters": {"slope": 1}}})")
+                                           << "no parameter 'slope'";
+        QTest::newRow("panel not object") << QByteArray(head + R"("panel": 5})") << "panel must be an object";
+        QTest::newRow("bad tab") << QByteArray(head + R"("tab": "histogram"})") << "tab = 'histogram'";
+        QTest::newRow("compare one scheme") << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi"]}}})")
+                                            << "views.compare.schemes";
+        QTest::newRow("dot odd dim") << QByteArray(head + R"("views": {"dot": {"curves": [[7, 100]]}}})") << "dim = 7";
+        QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})") << "views.entropy.qk";
+        QTest::newRow("colormap") << QByteArray(head + R"("panel": {"colormap": "jet"}})") << "colormap = 'jet'";
+    }
+    void badSessions()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, message);
+        MainWindow window;
+        window.panel()->setScheme(QStringLiteral("sandwich"));
+        window.panel()->setLength(77);
+        const nlohmann::json before = window.sessionState();
+        const QString path = writeFile(m_dir, QStringLiteral("bad.json"), bytes);
+        QString error;
+        QVERIFY(!window.openSession(path, &error));
+        QVERIFY2(error.contains(message), qPrintable(error));
+        QVERIFY(!error.contains(QLatin1Char('\n')));
+        QCOMPARE(window.sessionState().dump(), before.dump());
+    }
+
+    void missingFile()
+    {
+        MainWindow window;
+        QString error;
+        QVERIFY(!window.openSession(m_dir.filePath(QStringLiteral("nope.json")), &error));
+        QVERIFY(error.contains(QStringLiteral("cannot open")));
+    }
+
+    void corpus()
+    {
+        MainWindow window;
+        QString error;
+        const QString text = writeFile(m_dir, QStringLiteral("corpus.txt"), "To be, or not to be.\nÜber alles.\n");
+        QVERIFY2(window.setCorpus(text, &error), qPrintable(error));
+        QCOMPARE(window.corpus(), QFileInfo(text).absoluteFilePath());
+        const QString binary = writeFile(m_dir, QStringLiteral("bin.dat"), QByteArray("\xff\xfe\x00\x81\xc3", 5));
+        QVERIFY(!window.setCorpus(binary, &error));
+        QVERIFY(error.contains(QStringLiteral("UTF-8")));
+        QCOMPARE(window.corpus(), QFileInfo(text).absoluteFilePath());
+        const QString empty = writeFile(m_dir, QStringLiteral("empty.txt"), QByteArray());
+        QVERIFY(!window.setCorpus(empty, &error));
+        // Dropping a text file makes it the corpus.
+        const QString other = writeFile(m_dir, QStringLiteral("other.txt"), "hello\n");
+        QVERIFY(window.acceptDrops());
+        QVERIFY2(window.openDroppedFile(other, &error), qPrintable(error));
+        QCOMPARE(window.corpus(), QFileInfo(other).absoluteFilePath());
+    }
+
+    void palettes()
+    {
+        MainWindow window;
+        window.setDark(true);
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
+        QVERIFY(QApplication::palette().color(QPalette::WindowText).lightness() > 180);
+        QCOMPARE(window.sessionState()["dark"].get<bool>(), true);
+        window.setDark(false);
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 150);
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestUiSession)
+#include "tst_ui_session.moc"

@@ -1,0 +1,45 @@
+// The only corner of ui/ that uses Qt Charts (deprecated from Qt 6.10 in favour of Qt Graphs): a curve plot widget
+// and a renderer, both driven by the plain CurveFigure, so swapping the backend touches these two files only.
+#pragma once
+
+#include "figures.h"
+#include "heatmap_painter.h"
+
+#include <QWidget>
+
+class QPainter;
+
+namespace plab::ui {
+
+class ChartBackend; // the Qt Charts objects behind a CurvePlot
+
+class CurvePlot : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit CurvePlot(QWidget *parent = nullptr);
+    ~CurvePlot() override;
+
+    // Updates the plot; when the curves keep their number and axes, the series are updated in place
+    // (QXYSeries::replace) instead of being rebuilt.
+    void setFigure(const CurveFigure &figure);
+    const CurveFigure &figure() const { return m_figure; }
+    void setDark(bool dark);
+    // Series objects rebuilt so far (tests check live updates do not rebuild).
+    int rebuildCount() const { return m_rebuilds; }
+
+Q_SIGNALS:
+    void hovered(const QString &text);
+
+private:
+    void rebuild();
+    CurveFigure m_figure;
+    ChartBackend *m_backend = nullptr;
+    bool m_dark = false;
+    int m_rebuilds = 0;
+};
+
+// Draws `figure` into `target` with the same chart code as the widget (for PNG, SVG, PDF and the CLI).
+void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style);
+
+} // namespace plab::ui

@@ -1,0 +1,312 @@
+// Worker-side functions: each turns a request into a result by calling core, catching core's refusals.
+#include "compute.h"
+
+#include "errors.h"
+#include "position_bias.h"
+
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <new>
+
+namespace plab::ui {
+
+namespace {
+
+QString fromStd(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+// Runs `fn`, turning core's exceptions into the result's error text.
+template<class Result, class Fn>
+Result guarded(Fn &&fn)
+{
+    Result result;
+    try {
+        result = fn();
+    } catch (const InputError &e) {
+        result.error = fromStd(e.what());
+    } catch (const RunError &e) {
+        result.error = fromStd(e.what());
+    } catch (const std::bad_alloc &) {
+        result.error = QStringLiteral("out of memory");
+    } catch (const std::exception &e) {
+        result.error = fromStd(e.what());
+    }
+    return result;
+}
+
+// Samples the masked view of head h on a size x size grid of cell centres of the (N, N) matrix.
+MatrixPtr sampleHead(const PositionBias &bias, int head, int length, int size)
+{
+    auto out = std::make_shared<Matrix>();
+    const int t = std::min(size, length);
+    out->rows = out->cols = t;
+    out->values.resize(static_cast<size_t>(t) * t);
+    for (int i = 0; i < t; ++i) {
+        const int m = static_cast<int>((i + 0.5) * length / t);
+        const KeyRange keys = bias.keyRange(m, length);
+        const float scale = bias.rowScale(m);
+        for (int j = 0; j < t; ++j) {
+            const int n = static_cast<int>((j + 0.5) * length / t);
+            out->values[static_cast<size_t>(i) * t + j] =
+                (n >= keys.begin && n < keys.end) ? bias.view(head, m, n) * scale : PositionBias::kMasked;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+BiasResult computeBias(const BiasRequest &request, const JobControl &control)
+{
+    BiasResult result = guarded<BiasResult>([&] {
+        BiasResult r;
+        r.request = request;
+        auto matrix = std::make_shared<Matrix>();
+        matrix->rows = matrix->cols = request.length;
+        if (request.buckets) {
+            const std::vector<int32_t> buckets = t5BucketMatrix(request.spec, request.length);
+            matrix->values.resize(buckets.size());
+            // Bucket -1 marks a masked cell; the heatmap shows it as masked.
+            std::transform(buckets.begin(), buckets.end(), matrix->values.begin(),
+                           [](int32_t b) { return b < 0 ? PositionBias::kMasked : static_cast<float>(b); });
+            r.matrix = std::move(matrix);
+            return r;
+        }
+        const PositionBias bias(request.spec, request.length);
+        matrix->values = biasViewMatrix(bias, request.head, request.length);
+        r.matrix = std::move(matrix);
+        if (request.thumbnailSize > 0) {
+            for (int h = 0; h < request.spec.heads && !control.isCanceled(); ++h)
+                r.thumbnails.push_back(sampleHead(bias, h, request.length, request.thumbnailSize));
+        }
+        return r;
+    });
+    result.request = request;
+    return result;
+}
+
+CompareResult computeCompare(const CompareRequest &request, const JobControl &control)
+{
+    CompareResult result;
+    if (request.specs.size() < 2 || request.specs.size() > 4) {
+        result.error = QStringLiteral("compare needs 2 to 4 schemes, got %1").arg(request.specs.size());
+        return result;
+    }
+    int done = 0;
+    for (const SchemeSpec &spec : request.specs) {
+        if (control.isCanceled())
+            break;
+        BiasRequest one;
+        one.spec = spec;
+        one.length = request.length;
+        one.head = std::min(request.head, spec.heads - 1);
+        BiasResult r = computeBias(one, control);
+        if (!r.error.isEmpty() && result.error.isEmpty())
+            result.error = QString::fromStdString(spec.name()) + QStringLiteral(": ") + r.error;
+        result.panels.push_back(std::move(r));
+        control.report(++done, static_cast<int>(request.specs.size()));
+    }
+    return result;
+}
+
+DotResult computeDot(const DotRequest &request, const JobControl &control)
+{
+    return guarded<DotResult>([&] {
+        DotResult r;
+        int done = 0;
+        for (const auto &[dim, base] : request.curves) {
+            r.curves.push_back(sinusoidalDotCurve(dim, base, request.maxDistance));
+            control.report(++done, static_cast<int>(request.curves.size()));
+        }
+        return r;
+    });
+}
+
+EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &control)
+{
+    EntropyResult result = guarded<EntropyResult>([&] {
+        EntropyResult r;
+        const int total = static_cast<int>(request.specs.size() * request.lengths.size());
+        int done = 0;
+        for (const SchemeSpec &spec : request.specs) {
+            EntropySeries series;
+            series.spec = spec;
+            QkProvider provider;
+            if (request.qk == QkSource::Random)
+                provider = randomQkProvider(spec, spec.info().rotary ? spec.intParam("dim") : request.headDim, request.seed);
+            // One length at a time, so the job reports progress and can stop between lengths.
+            for (int n : request.lengths) {
+                if (control.isCanceled()) {
+                    r.canceled = true;
+                    return r;
+                }
+                const std::vector<EntropyPoint> points = entropyCurve(spec, {n}, provider);
+                series.points.insert(series.points.end(), points.begin(), points.end());
+                control.report(++done, total);
+            }
+            r.series.push_back(std::move(series));
+        }
+        return r;
+    });
+    result.request = request;
+    return result;
+}
+
+nlohmann::json specMeta(const SchemeSpec &spec)
+{
+    nlohmann::json j{{"scheme", spec.name()}, {"heads", spec.heads}, {"bidirectional", spec.bidirectional}};
+    j["parameters"] = nlohmann::json::object();
+    for (const auto &[k, v] : spec.params)
+        j["parameters"][k] = v;
+    if (spec.context)
+        j["context"] = spec.context;
+    if (spec.logn)
+        j["logn"] = true;
+    return j;
+}
+
+// ---- Figures ------------------------------------------------------------------------------------------------
+
+QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
+{
+    QStringList parts;
+    parts << QStringLiteral("head %1 of %2").arg(head + 1).arg(spec.heads);
+    parts << QStringLiteral("N = %1").arg(length);
+    parts << (spec.bidirectional ? QStringLiteral("bidirectional") : QStringLiteral("causal"));
+    for (const auto &[name, value] : spec.params)
+        parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
+    if (spec.logn)
+        parts << QStringLiteral("logn (L = %1)").arg(spec.context);
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString valueLabel(const SchemeSpec &spec, bool buckets)
+{
+    if (buckets)
+        return QStringLiteral("T5 bucket of n − m");
+    QString label;
+    if (spec.kind == SchemeKind::Sinusoidal)
+        label = QStringLiteral("dot(p_m, p_n) − d/2");
+    else if (spec.info().rotary)
+        label = QStringLiteral("probe score (q = k = 1)");
+    else
+        label = QStringLiteral("bias b(m, n)");
+    if (spec.logn)
+        label += QStringLiteral(" × logn scale");
+    return label;
+}
+
+HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap)
+{
+    HeatmapFigure figure;
+    const SchemeSpec &spec = result.request.spec;
+    figure.title = QString::fromStdString(spec.info().title);
+    if (result.request.buckets)
+        figure.title += QStringLiteral(": bucket map");
+    else if (spec.info().rotary)
+        figure.title += QStringLiteral(": probe score");
+    else if (spec.kind == SchemeKind::Sinusoidal)
+        figure.title += QStringLiteral(": dot(p_m, p_n) − d/2");
+    else
+        figure.title += QStringLiteral(": attention bias");
+    figure.colorMap = colorMap;
+    HeatmapPanel panel;
+    panel.subtitle = schemeSubtitle(spec, result.request.length, result.request.head);
+    panel.valueLabel = valueLabel(spec, result.request.buckets);
+    panel.matrix = result.matrix;
+    figure.panels.push_back(std::move(panel));
+    return figure;
+}
+
+HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale)
+{
+    HeatmapFigure figure;
+    QStringList names;
+    for (const BiasResult &r : result.panels) {
+        names << QString::fromStdString(r.request.spec.name());
+        HeatmapPanel panel;
+        panel.title = QString::fromStdString(r.request.spec.info().title);
+        panel.subtitle = QStringLiteral("head %1 of %2 · N = %3 · %4")
+                             .arg(r.request.head + 1)
+                             .arg(r.request.spec.heads)
+                             .arg(r.request.length)
+                             .arg(r.request.spec.bidirectional ? QStringLiteral("bidirectional") : QStringLiteral("causal"));
+        panel.valueLabel = valueLabel(r.request.spec, false);
+        panel.matrix = r.matrix;
+        figure.panels.push_back(std::move(panel));
+    }
+    figure.title = QStringLiteral("Compare: ") + names.join(QStringLiteral(" vs "));
+    figure.colorMap = colorMap;
+    figure.sharedScale = sharedScale;
+    return figure;
+}
+
+CurveFigure dotFigure(const DotResult &result, bool logX)
+{
+    CurveFigure figure;
+    figure.title = QStringLiteral("Sinusoidal position embeddings: dot(p_m, p_n) − d/2");
+    figure.xLabel = QStringLiteral("distance |m − n|");
+    figure.yLabel = QStringLiteral("dot(p_m, p_n) − d/2");
+    figure.logX = logX;
+    figure.logBase = 10;
+    for (const DotCurve &c : result.curves) {
+        Curve curve;
+        curve.name = QStringLiteral("d = %1, base = %2").arg(c.dim).arg(c.base, 0, 'g', 6);
+        for (size_t i = 0; i < c.distance.size(); ++i) {
+            if (logX && c.distance[i] <= 0)
+                continue; // a log axis has no 0
+            curve.x.push_back(c.distance[i]);
+            curve.y.push_back(c.dot[i] - c.halfDim());
+        }
+        figure.curves.push_back(std::move(curve));
+    }
+    return figure;
+}
+
+CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure)
+{
+    CurveFigure figure;
+    const bool last = measure == EntropyMeasure::LastRow;
+    figure.title = QStringLiteral("Attention entropy vs length (head %1, %2, q·k %3)")
+                       .arg(head + 1)
+                       .arg(last ? QStringLiteral("last query") : QStringLiteral("mean over queries"))
+                       .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
+                            : result.request.qk == QkSource::Random ? QStringLiteral("random")
+                                                                    : QStringLiteral("from the model"));
+    figure.xLabel = QStringLiteral("sequence length n");
+    figure.yLabel = QStringLiteral("entropy (nats)");
+    figure.logX = true;
+    figure.logBase = 2;
+    for (const EntropySeries &s : result.series) {
+        Curve curve;
+        curve.name = QString::fromStdString(s.spec.name());
+        if (s.spec.logn)
+            curve.name += QStringLiteral(" + logn");
+        const int h = std::min(head, s.spec.heads - 1);
+        for (const EntropyPoint &p : s.points) {
+            if (p.head != h)
+                continue;
+            curve.x.push_back(p.length);
+            curve.y.push_back(last ? p.entropyLast : p.entropyMean);
+        }
+        figure.curves.push_back(std::move(curve));
+    }
+    // The entropy of uniform attention over n keys: the ceiling every curve is measured against.
+    Curve reference;
+    reference.name = QStringLiteral("log n (uniform)");
+    reference.reference = true;
+    for (int n : result.request.lengths) {
+        reference.x.push_back(n);
+        reference.y.push_back(std::log(static_cast<double>(n)));
+    }
+    if (!reference.x.empty())
+        figure.curves.push_back(std::move(reference));
+    return figure;
+}
+
+} // namespace plab::ui

@@ -1,0 +1,116 @@
+// Requests and results of every view's background work, and the functions that run core on them (worker side).
+#pragma once
+
+#include "figures.h"
+
+#include "bias_views.h"
+#include "entropy.h"
+#include "schemes.h"
+
+#include <QString>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace plab::ui {
+
+// Progress and cancellation hooks a worker polls; both may be empty.
+struct JobControl
+{
+    std::function<void(int done, int total)> progress;
+    std::function<bool()> canceled;
+    void report(int done, int total) const
+    {
+        if (progress)
+            progress(done, total);
+    }
+    bool isCanceled() const { return canceled && canceled(); }
+};
+
+// ---- Bias heatmap -------------------------------------------------------------------------------------------
+struct BiasRequest
+{
+    SchemeSpec spec;
+    int length = 64;
+    int head = 0;           // 0-based
+    bool buckets = false;   // t5: bucket indices instead of values
+    int thumbnailSize = 0;  // > 0: also sample every head on a thumbnailSize^2 grid of the same matrix
+};
+
+struct BiasResult
+{
+    QString error; // non-empty when core refused the request
+    BiasRequest request;
+    MatrixPtr matrix;                 // (N, N)
+    std::vector<MatrixPtr> thumbnails; // one per head, (T, T) samples of the (N, N) matrix
+};
+BiasResult computeBias(const BiasRequest &request, const JobControl &control = {});
+
+// ---- Compare ------------------------------------------------------------------------------------------------
+struct CompareRequest
+{
+    std::vector<SchemeSpec> specs; // 2..4
+    int length = 64;
+    int head = 0;
+};
+struct CompareResult
+{
+    QString error;
+    std::vector<BiasResult> panels;
+};
+CompareResult computeCompare(const CompareRequest &request, const JobControl &control = {});
+
+// ---- Sinusoidal dot -----------------------------------------------------------------------------------------
+struct DotRequest
+{
+    std::vector<std::pair<int, double>> curves{{128, 10000.0}, {64, 10000.0}, {128, 500.0}}; // (dim, base)
+    int maxDistance = 256;
+};
+struct DotResult
+{
+    QString error;
+    std::vector<DotCurve> curves;
+};
+DotResult computeDot(const DotRequest &request, const JobControl &control = {});
+
+// ---- Entropy ------------------------------------------------------------------------------------------------
+enum class QkSource { Zero, Random, Model };
+struct EntropyRequest
+{
+    std::vector<SchemeSpec> specs; // one curve per scheme
+    std::vector<int> lengths{16, 32, 64, 128, 256, 512, 1024, 2048};
+    QkSource qk = QkSource::Zero;
+    uint64_t seed = 0;
+    int headDim = 64; // random q/k of non-rotary schemes; rotary schemes use their `dim`
+};
+struct EntropySeries
+{
+    SchemeSpec spec;
+    std::vector<EntropyPoint> points; // (length, head) pairs as entropyCurve returns them
+};
+struct EntropyResult
+{
+    QString error;
+    bool canceled = false;
+    EntropyRequest request;
+    std::vector<EntropySeries> series;
+};
+EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &control = {});
+
+// Scheme, heads, mask and parameters of a spec, for the metadata of data exports (as the CLI writes them).
+nlohmann::json specMeta(const SchemeSpec &spec);
+
+// ---- Figures (what the painters draw), shared by the GUI views and `positionlab-cli render` --------------
+QString schemeSubtitle(const SchemeSpec &spec, int length, int head);
+QString valueLabel(const SchemeSpec &spec, bool buckets);
+HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap);
+HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale);
+CurveFigure dotFigure(const DotResult &result, bool logX);
+enum class EntropyMeasure { LastRow, MeanOverRows };
+CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure);
+
+} // namespace plab::ui

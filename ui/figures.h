@@ -1,0 +1,59 @@
+// What the views show, as plain values: matrices, heatmap figures and curve figures (no widgets, no painting).
+#pragma once
+
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+namespace plab::ui {
+
+// A (rows, cols) row-major matrix as core produced it; masked cells are -inf.
+struct Matrix
+{
+    int rows = 0;
+    int cols = 0;
+    std::vector<float> values;
+    float at(int m, int n) const { return values[static_cast<size_t>(m) * cols + n]; }
+};
+using MatrixPtr = std::shared_ptr<const Matrix>;
+
+struct HeatmapPanel
+{
+    QString title;      // e.g. "ALiBi (linear biases)"
+    QString subtitle;   // e.g. "head 1 of 8 · N = 64 · causal"
+    QString valueLabel; // colour-bar label, e.g. "bias b(m, n)"
+    MatrixPtr matrix;
+};
+
+// One to four heatmaps side by side with a title, axis labels and colour bar(s).
+struct HeatmapFigure
+{
+    QString title;
+    QString xLabel = QStringLiteral("key position n");
+    QString yLabel = QStringLiteral("query position m");
+    QString colorMap = QStringLiteral("auto"); // a ColorMap name or "auto"
+    bool sharedScale = true;                   // one colour scale (and bar) for every panel
+    std::vector<QString> tickLabels;           // optional label of every index (e.g. the characters of a text)
+    std::vector<HeatmapPanel> panels;
+};
+
+struct Curve
+{
+    QString name;
+    std::vector<double> x;
+    std::vector<double> y;
+    bool reference = false; // drawn dashed (e.g. the log n line)
+};
+
+struct CurveFigure
+{
+    QString title;
+    QString xLabel;
+    QString yLabel;
+    bool logX = false;
+    int logBase = 10;
+    std::vector<Curve> curves;
+};
+
+} // namespace plab::ui

@@ -1,0 +1,398 @@
+// One painter for heatmaps on screen, in PNG, SVG and PDF: layout, cells, axes, colour bars.
+#include "heatmap_painter.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+
+namespace plab::ui {
+
+namespace {
+
+QString tickText(double v)
+{
+    if (std::abs(v) < 1e-12)
+        v = 0;
+    return QString::number(v, 'g', 4).replace(QLatin1Char('-'), QChar(0x2212));
+}
+
+QFont scaled(const QFont &base, double factor, bool bold = false)
+{
+    QFont f = base;
+    f.setPixelSize(std::max(6, static_cast<int>(std::lround(base.pixelSize() * factor))));
+    f.setBold(bold);
+    return f;
+}
+
+// Integer ticks (cell indices) within [a, b).
+std::vector<int> indexTicks(double a, double b, int count)
+{
+    const double span = std::max(1.0, b - a);
+    std::vector<double> nice = niceTicks(a, b - 1, count);
+    double step = nice.size() >= 2 ? nice[1] - nice[0] : span;
+    step = std::max(1.0, std::round(step));
+    std::vector<int> out;
+    for (double v = std::ceil(a / step) * step; v <= b - 1 + 1e-9; v += step)
+        out.push_back(static_cast<int>(std::lround(v)));
+    return out;
+}
+
+} // namespace
+
+PictureStyle PictureStyle::forSize(const QSizeF &size, bool dark)
+{
+    PictureStyle s;
+    s.font = QFont(QStringLiteral("DejaVu Sans"));
+    const double side = std::min(size.width(), size.height() * 1.3);
+    s.font.setPixelSize(std::clamp(static_cast<int>(std::lround(side / 48.0)), 10, 64));
+    if (dark) {
+        s.text = QColor(230, 230, 230);
+        s.background = QColor(30, 30, 32);
+        s.axis = QColor(200, 200, 200);
+    }
+    return s;
+}
+
+std::vector<double> niceTicks(double lo, double hi, int count)
+{
+    std::vector<double> out;
+    if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
+        out.push_back(lo);
+        return out;
+    }
+    const double raw = (hi - lo) / std::max(1, count);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double r = raw / mag;
+    const double step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
+    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+        out.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    return out;
+}
+
+void HeatmapPainter::setFigure(HeatmapFigure figure)
+{
+    m_figure = std::move(figure);
+    m_scales.clear();
+    m_images.clear();
+    m_masked.clear();
+    std::vector<ValueRange> ranges;
+    ValueRange all;
+    for (const HeatmapPanel &p : m_figure.panels) {
+        ValueRange r = p.matrix ? finiteRange(p.matrix->values.data(), p.matrix->values.size()) : ValueRange{};
+        ranges.push_back(r);
+        all.include(r);
+        m_masked.push_back(r.masked);
+    }
+    for (size_t i = 0; i < m_figure.panels.size(); ++i) {
+        const ColorScale s = makeColorScale(m_figure.sharedScale ? all : ranges[i], m_figure.colorMap);
+        m_scales.push_back(s);
+        const MatrixPtr &mat = m_figure.panels[i].matrix;
+        m_images.push_back(mat ? colorize(mat->values.data(), mat->rows, mat->cols, s) : QImage());
+    }
+}
+
+int HeatmapPainter::matrixSize() const
+{
+    for (const HeatmapPanel &p : m_figure.panels)
+        if (p.matrix)
+            return std::max(p.matrix->rows, p.matrix->cols);
+    return 0;
+}
+
+QRectF HeatmapPainter::fullWindow() const
+{
+    for (const HeatmapPanel &p : m_figure.panels)
+        if (p.matrix)
+            return QRectF(0, 0, p.matrix->cols, p.matrix->rows);
+    return QRectF(0, 0, 1, 1);
+}
+
+HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const PictureStyle &style) const
+{
+    Layout l;
+    const int k = std::max(1, panelCount());
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    const QFontMetricsF titleFm(scaled(style.font, 1.25, true));
+    const QFontMetricsF headFm(scaled(style.font, 1.0, true));
+    const QFontMetricsF subFm(scaled(style.font, 0.85));
+    const double pad = f;
+    const QRectF inner = target.adjusted(pad, pad * 0.6, -pad, -pad * 0.6);
+
+    const double titleH = m_figure.title.isEmpty() ? 0 : titleFm.height() * 1.5;
+    l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
+
+    const int n = std::max(1, matrixSize());
+    const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f;
+    const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
+    const double xAxisH = fm.height() * 1.3 + fm.height() * 1.4;
+    double barLabelW = 0;
+    for (const ColorScale &s : m_scales)
+        for (double v : niceTicks(s.lo, s.hi, 5))
+            barLabelW = std::max(barLabelW, fm.horizontalAdvance(tickText(v)));
+    const double barW = 1.1 * f + 0.5 * f + barLabelW + 0.4 * f + fm.height() * 1.3 + 0.6 * f;
+    const bool shared = m_figure.sharedScale || k == 1;
+    const double gap = 1.2 * f;
+
+    const double perPanelFixed = yAxisW + (shared ? 0 : barW);
+    const double availW = inner.width() - (shared ? barW : 0) - (k - 1) * gap - k * perPanelFixed;
+    const double panelW = std::max(20.0, availW / k);
+
+    // Headers wrap within the panel width; all panels get the tallest header.
+    double headerH = 0;
+    for (const HeatmapPanel &p : m_figure.panels) {
+        double h = 0;
+        const double w = std::max(40.0, panelW + yAxisW);
+        if (!p.title.isEmpty())
+            h += headFm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap | Qt::AlignHCenter, p.title).height();
+        if (!p.subtitle.isEmpty())
+            h += subFm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap | Qt::AlignHCenter, p.subtitle).height();
+        headerH = std::max(headerH, h + 0.4 * f);
+    }
+    const double availH = inner.height() - titleH - headerH - xAxisH;
+    const double side = std::max(20.0, std::min(panelW, availH));
+
+    const double totalW = k * (perPanelFixed + side) + (k - 1) * gap + (shared ? barW : 0);
+    double x = inner.left() + std::max(0.0, (inner.width() - totalW) / 2);
+    // Centre the block vertically too when the picture is wider than the panels need.
+    const double slack = std::max(0.0, availH - side) / 2;
+    l.title.translate(0, slack);
+    const double top = inner.top() + slack + titleH + headerH;
+    for (int i = 0; i < k; ++i) {
+        const QRectF plot(x + yAxisW, top, side, side);
+        l.plots.push_back(plot);
+        l.headers.push_back(QRectF(x, top - headerH, yAxisW + side, headerH));
+        x = plot.right();
+        if (!shared) {
+            l.bars.push_back(QRectF(x + 0.8 * f, top, 1.1 * f, side));
+            x += barW;
+        }
+        x += gap;
+    }
+    if (shared)
+        l.bars.push_back(QRectF(l.plots.back().right() + 0.8 * f, top, 1.1 * f, side));
+    return l;
+}
+
+void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel, const QRectF &window,
+                                const PictureStyle &style) const
+{
+    const MatrixPtr &mat = m_figure.panels[panel].matrix;
+    if (!mat)
+        return;
+    const QImage &image = m_images[panel];
+    const double cw = plot.width() / window.width();
+    const double ch = plot.height() / window.height();
+    if (style.vectorOutput && window.width() * window.height() <= 64 * 64) {
+        // Small matrices stay vector: one rectangle per run of equal colours in a row (masked areas, bands).
+        const int n0 = std::max(0, static_cast<int>(std::floor(window.left())));
+        const int n1 = std::min(mat->cols, static_cast<int>(std::ceil(window.right())));
+        const int m0 = std::max(0, static_cast<int>(std::floor(window.top())));
+        const int m1 = std::min(mat->rows, static_cast<int>(std::ceil(window.bottom())));
+        painter.save();
+        painter.setPen(Qt::NoPen);
+        painter.setRenderHint(QPainter::Antialiasing, false); // no hairline seams between neighbouring runs
+        for (int m = m0; m < m1; ++m)
+            for (int n = n0; n < n1;) {
+                const QRgb colour = image.pixel(n, m);
+                int end = n + 1;
+                while (end < n1 && image.pixel(end, m) == colour)
+                    ++end;
+                const QRectF cells(plot.left() + (n - window.left()) * cw, plot.top() + (m - window.top()) * ch,
+                                   (end - n) * cw, ch);
+                painter.fillRect(cells.adjusted(0, 0, 0.3, 0.3).intersected(plot), QColor(colour));
+                n = end;
+            }
+        painter.restore();
+        return;
+    }
+    painter.save();
+    painter.setClipRect(plot);
+    painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    if (style.vectorOutput && (window.width() > 1536 || window.height() > 1536)) {
+        // Vector files embed the cells as one image; bound its size (nearest-neighbour, like the screen).
+        const QRect src = window.toAlignedRect().intersected(image.rect());
+        const QImage small = image.copy(src).scaled(1536, 1536, Qt::KeepAspectRatio, Qt::FastTransformation);
+        const QRectF dest(plot.left() + (src.left() - window.left()) * cw, plot.top() + (src.top() - window.top()) * ch,
+                          src.width() * cw, src.height() * ch);
+        painter.drawImage(dest, small);
+    } else {
+        painter.drawImage(plot, image, window);
+    }
+    painter.restore();
+}
+
+void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorScale &scale, const QString &label,
+                              bool masked, const PictureStyle &style) const
+{
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    QRectF gradient = bar;
+    QRectF swatch;
+    if (masked) {
+        // Leave room below the bar for the "masked" swatch.
+        gradient.setBottom(bar.bottom() - 2.2 * f);
+        swatch = QRectF(bar.left(), bar.bottom() - 1.1 * f, bar.width(), 1.1 * f);
+    }
+    QImage strip(1, 256, QImage::Format_RGB32);
+    for (int i = 0; i < 256; ++i)
+        strip.setPixel(0, 255 - i, scale.map().entry(i));
+    painter.save();
+    painter.setRenderHint(QPainter::SmoothPixmapTransform, true);
+    painter.drawImage(gradient, strip);
+    painter.restore();
+    painter.setPen(QPen(style.axis, 1));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(gradient);
+
+    painter.setFont(style.font);
+    double labelRight = gradient.right();
+    for (double v : niceTicks(scale.lo, scale.hi, 5)) {
+        const double y = gradient.bottom() - scale.position(v) * gradient.height();
+        if (y < gradient.top() - 0.5 || y > gradient.bottom() + 0.5)
+            continue;
+        painter.setPen(QPen(style.axis, 1));
+        painter.drawLine(QPointF(gradient.right(), y), QPointF(gradient.right() + 0.35 * f, y));
+        painter.setPen(style.text);
+        const QString t = tickText(v);
+        const QRectF r(gradient.right() + 0.5 * f, y - fm.height() / 2, fm.horizontalAdvance(t) + 2, fm.height());
+        painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, t);
+        labelRight = std::max(labelRight, r.right());
+    }
+    if (masked) {
+        painter.fillRect(swatch, QColor(scale.map().maskColor()));
+        painter.setPen(QPen(style.axis, 1));
+        painter.drawRect(swatch);
+        painter.setPen(style.text);
+        painter.drawText(QRectF(swatch.right() + 0.5 * f, swatch.top() - f, 10 * f, swatch.height() + 2 * f),
+                         Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("masked"));
+    }
+    // The value label, rotated, right of the tick labels.
+    painter.save();
+    painter.setPen(style.text);
+    painter.translate(labelRight + 0.4 * f + fm.height() * 0.5, gradient.center().y());
+    painter.rotate(90);
+    painter.drawText(QRectF(-gradient.height() / 2, -fm.height() / 2, gradient.height(), fm.height() * 1.2),
+                     Qt::AlignCenter, fm.elidedText(label, Qt::ElideRight, gradient.height()));
+    painter.restore();
+}
+
+void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &windowIn) const
+{
+    painter.save();
+    painter.fillRect(target, style.background);
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    painter.setRenderHint(QPainter::TextAntialiasing, true);
+    const Layout l = layout(target, style);
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    const QRectF window = windowIn.isEmpty() ? fullWindow() : windowIn;
+
+    painter.setPen(style.text);
+    painter.setFont(scaled(style.font, 1.25, true));
+    painter.drawText(l.title, Qt::AlignCenter | Qt::TextWordWrap, m_figure.title);
+
+    for (int i = 0; i < panelCount(); ++i) {
+        const HeatmapPanel &p = m_figure.panels[i];
+        const QRectF plot = l.plots[i];
+        // Header: panel title (bold) above the subtitle.
+        QRectF header = l.headers[i];
+        painter.setPen(style.text);
+        if (!p.title.isEmpty()) {
+            painter.setFont(scaled(style.font, 1.0, true));
+            const QRectF used = painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.title);
+            painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.title);
+            header.setTop(used.bottom());
+        }
+        painter.setFont(scaled(style.font, 0.85));
+        painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.subtitle);
+
+        paintCells(painter, plot, i, window, style);
+        painter.setPen(QPen(style.axis, 1));
+        painter.setBrush(Qt::NoBrush);
+        painter.drawRect(plot);
+
+        // Axes: key n along the top-down matrix's x, query m down the y axis.
+        painter.setFont(style.font);
+        const double cw = plot.width() / window.width();
+        const double ch = plot.height() / window.height();
+        const int tickCount = std::max(2, static_cast<int>(plot.width() / (5.0 * f)));
+        // Labelled indices (the characters of a text) when every cell has room for one, else numbers.
+        const std::vector<QString> &labels = m_figure.tickLabels;
+        const bool labelCells = !labels.empty() && cw >= fm.height() * 0.75;
+        if (labelCells) {
+            const int first = std::max(0, static_cast<int>(std::floor(window.left())));
+            const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
+            painter.setPen(style.text);
+            for (int n = first; n < last; ++n) {
+                const double x = plot.left() + (n + 0.5 - window.left()) * cw;
+                painter.drawText(QRectF(x - cw / 2, plot.bottom() + 0.3 * f, cw, fm.height()), Qt::AlignCenter, labels[n]);
+            }
+            const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
+            const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
+            for (int m = firstRow; m < lastRow; ++m) {
+                const double y = plot.top() + (m + 0.5 - window.top()) * ch;
+                painter.drawText(QRectF(plot.left() - 2 * f, y - fm.height() / 2, 1.6 * f, fm.height()),
+                                 Qt::AlignRight | Qt::AlignVCenter, labels[m]);
+            }
+        }
+        for (int n : labelCells ? std::vector<int>{} : indexTicks(window.left(), window.right(), tickCount)) {
+            const double x = plot.left() + (n + 0.5 - window.left()) * cw;
+            painter.setPen(QPen(style.axis, 1));
+            painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.35 * f));
+            painter.setPen(style.text);
+            painter.drawText(QRectF(x - 3 * f, plot.bottom() + 0.4 * f, 6 * f, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+                             QString::number(n));
+        }
+        for (int m : labelCells ? std::vector<int>{} : indexTicks(window.top(), window.bottom(), tickCount)) {
+            const double y = plot.top() + (m + 0.5 - window.top()) * ch;
+            painter.setPen(QPen(style.axis, 1));
+            painter.drawLine(QPointF(plot.left() - 0.35 * f, y), QPointF(plot.left(), y));
+            painter.setPen(style.text);
+            painter.drawText(QRectF(plot.left() - 10 * f, y - fm.height() / 2, 10 * f - 0.5 * f, fm.height()),
+                             Qt::AlignRight | Qt::AlignVCenter, QString::number(m));
+        }
+        painter.setPen(style.text);
+        painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
+                         Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
+        painter.save();
+        const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
+        painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, plot.center().y());
+        painter.rotate(-90);
+        painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
+                         m_figure.yLabel);
+        painter.restore();
+
+        if (!(m_figure.sharedScale || panelCount() == 1))
+            paintBar(painter, l.bars[i], m_scales[i], p.valueLabel, m_masked[i], style);
+    }
+    if ((m_figure.sharedScale || panelCount() == 1) && !m_scales.empty()) {
+        const bool masked = std::any_of(m_masked.begin(), m_masked.end(), [](bool b) { return b; });
+        paintBar(painter, l.bars.back(), m_scales.front(), m_figure.panels.front().valueLabel, masked, style);
+    }
+    painter.restore();
+}
+
+int HeatmapPainter::hitTest(const Layout &layout, const QRectF &windowIn, const QPointF &pos, int *m, int *n) const
+{
+    const QRectF window = windowIn.isEmpty() ? fullWindow() : windowIn;
+    for (int i = 0; i < static_cast<int>(layout.plots.size()) && i < panelCount(); ++i) {
+        const QRectF &plot = layout.plots[i];
+        if (!plot.contains(pos) || !m_figure.panels[i].matrix)
+            continue;
+        const int col = static_cast<int>(std::floor(window.left() + (pos.x() - plot.left()) / plot.width() * window.width()));
+        const int row = static_cast<int>(std::floor(window.top() + (pos.y() - plot.top()) / plot.height() * window.height()));
+        const Matrix &mat = *m_figure.panels[i].matrix;
+        if (row < 0 || col < 0 || row >= mat.rows || col >= mat.cols)
+            return -1;
+        *m = row;
+        *n = col;
+        return i;
+    }
+    return -1;
+}
+
+} // namespace plab::ui

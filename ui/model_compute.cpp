@@ -1,0 +1,340 @@
+// Worker side of the model views: attention probabilities and row entropies of a trained model, and training runs
+// streamed as snapshots. Every number comes from core (Model, attentionForward, Trainer, evaluateModel).
+#include "model_compute.h"
+
+#include "attention.h"
+#include "corpus.h"
+#include "errors.h"
+
+#include <QFileInfo>
+
+#include <cmath>
+
+namespace plab::ui {
+
+SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText)
+{
+    SharedModel s;
+    s.name = std::move(name);
+    s.model = std::shared_ptr<Model>(std::move(model));
+    s.mutex = std::make_shared<std::mutex>();
+    s.sampleText = std::move(sampleText);
+    return s;
+}
+
+SharedModel loadSharedModel(const QString &path)
+{
+    LoadedCheckpoint loaded = loadCheckpoint(path.toStdString());
+    // Held-out text for the model's q/k: the end of the default corpus when present, else a fixed paragraph.
+    std::vector<uint8_t> sample;
+    try {
+        const std::string text = defaultCorpusText();
+        const size_t n = std::min<size_t>(text.size(), 65536);
+        sample.assign(text.end() - n, text.end());
+    } catch (const InputError &) {
+        const std::string text = "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins "
+                                 "with a single step. To be, or not to be, that is the question. ";
+        sample.assign(text.begin(), text.end());
+    }
+    const QString name = QStringLiteral("%1 (%2, step %3)")
+                             .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
+                             .arg(loaded.info.step);
+    return makeSharedModel(name, std::move(loaded.model), std::move(sample));
+}
+
+// ---- Attention ----------------------------------------------------------------------------------------------
+
+AttentionResult computeAttention(const AttentionRequest &request, const JobControl &control)
+{
+    AttentionResult result;
+    result.request = request;
+    try {
+        if (!request.model.isValid())
+            throw InputError("no model: train one in the Train tab or load a checkpoint");
+        if (request.tokens.empty())
+            throw InputError("the text is empty");
+        const int n = static_cast<int>(request.tokens.size());
+        if (n > 2048)
+            throw InputError("text of " + std::to_string(n) + " bytes is too long for this view; allowed: up to 2048");
+        std::lock_guard<std::mutex> lock(*request.model.mutex);
+        Model &model = *request.model.model;
+        const ModelConfig &config = model.config();
+        if (request.layer < 0 || request.layer >= config.layers)
+            throw InputError("layer = " + std::to_string(request.layer + 1) + " is out of range; allowed: 1.." +
+                             std::to_string(config.layers));
+        if (n > model.maxLength())
+            throw InputError("this model's learned positions stop at " + std::to_string(model.maxLength()) +
+                             " bytes; the text has " + std::to_string(n) + " (unsupported, not clamped)");
+        model.forward(request.tokens.data(), nullptr, 1, n);
+        control.report(1, 3);
+        const auto &q = model.layerQueries(request.layer); // (1, H, N, D), before rotation
+        const auto &k = model.layerKeys(request.layer);
+        result.spec = model.schemeSpec();
+        const PositionBias bias(result.spec, n);
+        AttentionDims dims;
+        dims.batch = 1;
+        dims.heads = config.heads;
+        dims.length = n;
+        dims.headDim = config.headDim();
+        AttentionOptions options;
+        options.wantProbabilities = true;
+        options.wantRowEntropy = true;
+        // v only shapes the output, which this view does not show: pass k.
+        const AttentionForward forward = attentionForward(bias, dims, q.data(), k.data(), k.data(), options);
+        control.report(2, 3);
+        result.heads = config.heads;
+        result.length = n;
+        for (int h = 0; h < config.heads; ++h) {
+            auto mat = std::make_shared<Matrix>();
+            mat->rows = mat->cols = n;
+            mat->values.assign(forward.probabilities.begin() + static_cast<size_t>(h) * n * n,
+                               forward.probabilities.begin() + static_cast<size_t>(h + 1) * n * n);
+            // Keys a query cannot see are drawn as masked, not as probability 0.
+            for (int m = 0; m < n; ++m) {
+                const KeyRange keys = bias.keyRange(m, n);
+                for (int j = 0; j < n; ++j)
+                    if (j < keys.begin || j >= keys.end)
+                        mat->values[static_cast<size_t>(m) * n + j] = PositionBias::kMasked;
+            }
+            result.probabilities.push_back(std::move(mat));
+            result.rowEntropy.emplace_back(forward.rowEntropy.begin() + static_cast<size_t>(h) * n,
+                                           forward.rowEntropy.begin() + static_cast<size_t>(h + 1) * n);
+        }
+        control.report(3, 3);
+    } catch (const std::exception &e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+QString byteLabel(uint8_t byte)
+{
+    if (byte == ' ')
+        return QStringLiteral("␣");
+    if (byte == '\n')
+        return QStringLiteral("↵");
+    if (byte == '\t')
+        return QStringLiteral("⇥");
+    if (byte > 32 && byte < 127)
+        return QString(QChar(byte));
+    return QStringLiteral("%1").arg(byte, 2, 16, QLatin1Char('0'));
+}
+
+HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QString &colorMap)
+{
+    HeatmapFigure figure;
+    const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
+    figure.title = QStringLiteral("Attention on text: %1").arg(result.request.model.name);
+    figure.colorMap = colorMap;
+    figure.xLabel = QStringLiteral("key (byte n)");
+    figure.yLabel = QStringLiteral("query (byte m)");
+    for (uint8_t b : result.request.tokens)
+        figure.tickLabels.push_back(byteLabel(b));
+    HeatmapPanel panel;
+    panel.subtitle = QStringLiteral("layer %1 · head %2 of %3 · N = %4 bytes · training context %5")
+                         .arg(result.request.layer + 1)
+                         .arg(h + 1)
+                         .arg(result.heads)
+                         .arg(result.length)
+                         .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0);
+    panel.valueLabel = QStringLiteral("attention probability");
+    if (h < static_cast<int>(result.probabilities.size()))
+        panel.matrix = result.probabilities[h];
+    figure.panels.push_back(std::move(panel));
+    return figure;
+}
+
+CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
+{
+    CurveFigure figure;
+    const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
+    figure.title = QStringLiteral("Entropy of each query's attention (head %1)").arg(h + 1);
+    figure.xLabel = QStringLiteral("query position m");
+    figure.yLabel = QStringLiteral("nats");
+    Curve curve;
+    curve.name = QStringLiteral("row entropy");
+    if (h < static_cast<int>(result.rowEntropy.size()))
+        for (size_t m = 0; m < result.rowEntropy[h].size(); ++m) {
+            curve.x.push_back(static_cast<double>(m));
+            curve.y.push_back(result.rowEntropy[h][m]);
+        }
+    figure.curves.push_back(std::move(curve));
+    // Uniform attention over the m + 1 visible keys of a causal query: the ceiling.
+    Curve reference;
+    reference.name = QStringLiteral("log(m + 1) (uniform)");
+    reference.reference = true;
+    for (int m = 0; m < result.length; ++m) {
+        reference.x.push_back(m);
+        reference.y.push_back(std::log(m + 1.0));
+    }
+    figure.curves.push_back(std::move(reference));
+    if (result.request.model.isValid()) {
+        // Where the training context ends.
+        Curve edge;
+        const int L = result.request.model.model->config().context;
+        if (L < result.length) {
+            edge.name = QStringLiteral("training context L = %1").arg(L);
+            edge.reference = true;
+            double top = 0;
+            for (double y : figure.curves.back().y)
+                top = std::max(top, y);
+            edge.x = {double(L), double(L)};
+            edge.y = {0.0, top};
+            figure.curves.push_back(std::move(edge));
+        }
+    }
+    return figure;
+}
+
+EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<int> &lengths, int layer,
+                                  const JobControl &control)
+{
+    EntropyResult result;
+    result.request.qk = QkSource::Model;
+    try {
+        if (!model.isValid())
+            throw InputError("no model: train one in the Train tab or load a checkpoint");
+        std::lock_guard<std::mutex> lock(*model.mutex);
+        Model &m = *model.model;
+        for (int n : lengths)
+            if (n <= m.maxLength())
+                result.request.lengths.push_back(n);
+        if (result.request.lengths.empty())
+            throw InputError("every length is past this model's learned positions (" + std::to_string(m.maxLength()) + ")");
+        EntropySeries series;
+        series.spec = m.schemeSpec();
+        const QkProvider provider = modelQkProvider(m, model.sampleText, layer);
+        int done = 0;
+        for (int n : result.request.lengths) {
+            if (control.isCanceled()) {
+                result.canceled = true;
+                return result;
+            }
+            const std::vector<EntropyPoint> points = entropyCurve(series.spec, {n}, provider);
+            series.points.insert(series.points.end(), points.begin(), points.end());
+            control.report(++done, static_cast<int>(result.request.lengths.size()));
+        }
+        result.request.specs = {series.spec};
+        result.series.push_back(std::move(series));
+    } catch (const std::exception &e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+// ---- Training -----------------------------------------------------------------------------------------------
+
+void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
+{
+    promise.start();
+    TrainSnapshot failure;
+    try {
+        const Corpus corpus = request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        const int schemes = static_cast<int>(request.schemes.size());
+        const int stepsTotal = request.train.steps;
+        // Progress units: every step, plus one per evaluation length.
+        const int evalUnits = static_cast<int>(request.evalMultipliers.size());
+        promise.setProgressRange(0, schemes * (stepsTotal + evalUnits));
+        for (int s = 0; s < schemes; ++s) {
+            ModelConfig mc = request.model;
+            mc.scheme = request.schemes[s];
+            validateModelConfig(mc);
+            validateTrainConfig(request.train);
+            if (corpus.train.size() < static_cast<size_t>(mc.context) + 1)
+                throw InputError("corpus " + corpus.source + ": the training split is shorter than context + 1");
+            auto model = std::make_unique<Model>(mc);
+            Trainer trainer(*model, request.train, corpus.train);
+            double lossSum = 0;
+            int lossSteps = 0;
+            while (trainer.stepsDone() < stepsTotal) {
+                if (promise.isCanceled())
+                    return;
+                const TrainStepResult r = trainer.step();
+                lossSum += r.loss;
+                ++lossSteps;
+                const int done = trainer.stepsDone();
+                promise.setProgressValue(s * (stepsTotal + evalUnits) + done);
+                if (done % std::max(1, request.reportEvery) == 0 || done == stepsTotal) {
+                    TrainSnapshot snap;
+                    snap.scheme = s;
+                    snap.step = done;
+                    snap.loss = lossSum / lossSteps;
+                    snap.corpusSource = QString::fromStdString(corpus.source);
+                    promise.addResult(snap);
+                    lossSum = 0;
+                    lossSteps = 0;
+                }
+            }
+            EvalOptions eo;
+            eo.lengths.clear(); // replace core's default lengths by L, 2L, ...
+            for (int k : request.evalMultipliers)
+                eo.lengths.push_back(k * mc.context);
+            eo.mode = request.mode;
+            eo.maxTokens = request.evalBytes;
+            const int base = s * (stepsTotal + evalUnits) + stepsTotal;
+            eo.progress = [&promise, base, evalUnits](double fraction) {
+                promise.setProgressValue(base + static_cast<int>(fraction * evalUnits));
+                return !promise.isCanceled();
+            };
+            TrainSnapshot done;
+            done.scheme = s;
+            done.step = stepsTotal;
+            done.trained = true;
+            done.eval = evaluateModel(*model, corpus.validation, eo);
+            const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
+            done.model = makeSharedModel(QStringLiteral("%1 (trained here, %2 steps)")
+                                             .arg(QString::fromStdString(mc.scheme))
+                                             .arg(stepsTotal),
+                                         std::move(model),
+                                         std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes));
+            done.corpusSource = QString::fromStdString(corpus.source);
+            promise.addResult(done);
+        }
+        return;
+    } catch (const RunError &e) {
+        failure.canceled = promise.isCanceled();
+        failure.error = QString::fromStdString(e.what());
+    } catch (const std::exception &e) {
+        failure.error = QString::fromStdString(e.what());
+    }
+    if (!promise.isCanceled())
+        promise.addResult(failure);
+}
+
+CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context)
+{
+    CurveFigure figure;
+    figure.title = QStringLiteral("Training loss (context L = %1)").arg(context);
+    figure.xLabel = QStringLiteral("step");
+    figure.yLabel = QStringLiteral("loss (nats per byte)");
+    for (size_t i = 0; i < schemes.size() && i < losses.size(); ++i) {
+        Curve c = losses[i];
+        c.name = QString::fromStdString(schemes[i]);
+        figure.curves.push_back(std::move(c));
+    }
+    return figure;
+}
+
+CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
+                             int context)
+{
+    CurveFigure figure;
+    figure.title = QStringLiteral("Perplexity vs length (L = %1)").arg(context);
+    figure.xLabel = QStringLiteral("evaluation length (bytes)");
+    figure.yLabel = QStringLiteral("perplexity (per byte)");
+    figure.logX = true;
+    figure.logBase = 2;
+    for (size_t i = 0; i < schemes.size() && i < evals.size(); ++i) {
+        Curve c;
+        c.name = QString::fromStdString(schemes[i]);
+        for (const EvalPoint &p : evals[i])
+            if (p.supported) { // learned positions past the context have no value to plot
+                c.x.push_back(p.length);
+                c.y.push_back(p.perplexity);
+            }
+        figure.curves.push_back(std::move(c));
+    }
+    return figure;
+}
+
+} // namespace plab::ui

@@ -1,0 +1,92 @@
+// Requests, results and worker functions of the model views: attention of a trained model on text, and
+// "train short, test long" (training several schemes, then perplexity against evaluation length).
+#pragma once
+
+#include "compute.h"
+#include "figures.h"
+
+#include "model.h"
+
+#include <QPromise>
+#include <QString>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace plab::ui {
+
+// A trained model the views share. Model::forward mutates its activations, so every worker locks `mutex`.
+struct SharedModel
+{
+    QString name; // e.g. "alibi (trained here, 200 steps)" or a file name
+    std::shared_ptr<Model> model;
+    std::shared_ptr<std::mutex> mutex;
+    std::vector<uint8_t> sampleText; // held-out text for q/k (entropy) when none is given
+    bool isValid() const { return model != nullptr; }
+};
+SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText);
+// Loads a checkpoint (core validates it); throws InputError naming the file and the problem.
+SharedModel loadSharedModel(const QString &path);
+
+// ---- Attention on text --------------------------------------------------------------------------------------
+struct AttentionRequest
+{
+    SharedModel model;
+    std::vector<uint8_t> tokens; // (N) bytes of the text
+    int layer = 0;
+};
+struct AttentionResult
+{
+    QString error;
+    AttentionRequest request;
+    SchemeSpec spec;
+    int heads = 0;
+    int length = 0;
+    std::vector<MatrixPtr> probabilities;         // (H) of (N, N), keys the query cannot see are -inf
+    std::vector<std::vector<double>> rowEntropy;  // (H) of (N), nats
+};
+AttentionResult computeAttention(const AttentionRequest &request, const JobControl &control = {});
+// How a byte is written on an axis: printable ASCII as is, space ␣, newline ↵, others as hex.
+QString byteLabel(uint8_t byte);
+HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QString &colorMap);
+CurveFigure rowEntropyFigure(const AttentionResult &result, int head);
+
+// Entropy vs length with q and k from a trained model's `layer` reading its sample text; one series, the model's
+// scheme with its learned values. Lengths past a learned table's rows are left out.
+EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<int> &lengths, int layer,
+                                  const JobControl &control = {});
+
+// ---- Train short, test long ---------------------------------------------------------------------------------
+struct TrainRequest
+{
+    std::vector<std::string> schemes{"sinusoidal", "rope", "t5", "alibi"};
+    ModelConfig model;   // architecture; `scheme` is set per run
+    TrainConfig train;
+    QString corpusPath;  // empty: the default fortunes corpus
+    std::vector<int> evalMultipliers{1, 2, 4, 8, 16}; // evaluation lengths in units of the context
+    EvalMode mode = EvalMode::NonOverlapping;
+    size_t evalBytes = 16384; // bytes scored per length (0: the whole validation text)
+    int reportEvery = 5;      // steps between loss snapshots
+};
+// One streamed update of a training run; the view accumulates them.
+struct TrainSnapshot
+{
+    int scheme = 0;     // index into request.schemes
+    int step = 0;
+    double loss = 0;    // mean training loss since the previous snapshot
+    bool trained = false;
+    std::vector<EvalPoint> eval; // set once the scheme is evaluated
+    SharedModel model;           // set with eval
+    QString corpusSource;
+    QString error;               // the run stopped
+    bool canceled = false;
+};
+// Runs every scheme of the request, adding snapshots to `promise` (progress: steps and evaluation done).
+void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise);
+
+CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context);
+CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
+                             int context);
+
+} // namespace plab::ui

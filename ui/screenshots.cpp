@@ -1,0 +1,94 @@
+// Scripted screenshots: set the panel and each view's controls as a user would, wait for the workers, grab.
+#include "screenshots.h"
+
+#include "main_window.h"
+#include "scheme_panel.h"
+#include "views.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QTabWidget>
+#include <QThread>
+
+#include <functional>
+
+namespace plab::ui {
+
+namespace {
+
+bool waitUntil(const std::function<bool()> &done, int timeoutMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (!done()) {
+        if (timer.elapsed() > timeoutMs)
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(5);
+    }
+    // Let the last paint happen.
+    for (int i = 0; i < 5; ++i)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return true;
+}
+
+} // namespace
+
+bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
+{
+    QDir().mkpath(dir);
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto grab = [&](const QString &id) {
+        ViewBase *v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
+            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        if (!image.save(QDir(dir).filePath(id + QStringLiteral(".png"))))
+            return fail(QStringLiteral("%1: cannot write the screenshot").arg(id));
+        return true;
+    };
+    SchemePanel *panel = window.panel();
+    panel->setScheme(QStringLiteral("alibi"));
+    panel->setHeads(8);
+    panel->setLength(64);
+    panel->setHead(1);
+    if (!grab(QStringLiteral("bias")))
+        return false;
+    auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+    compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
+    if (!grab(QStringLiteral("compare")))
+        return false;
+    auto *dot = static_cast<DotView *>(window.view(QStringLiteral("dot")));
+    DotRequest request;
+    request.maxDistance = 2048;
+    dot->setRequest(request, true);
+    if (!grab(QStringLiteral("dot")))
+        return false;
+    auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+    entropy->setMaxLength(2048);
+    if (!grab(QStringLiteral("entropy")))
+        return false;
+
+    // Train short / test long with a tiny model, so the model views have something to show.
+    auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+    train->restoreState({{"schemes", {"sinusoidal", "rope", "t5", "alibi"}}, {"preset", "tiny"}, {"steps", 400}});
+    const TrainRequest tr = train->request();
+    window.showView(QStringLiteral("train"));
+    train->start(tr);
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: not done within 30 minutes"));
+    if (!grab(QStringLiteral("train")))
+        return false;
+    auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+    attention->setText(QStringLiteral("Why did the chicken cross the road?"));
+    panel->setHead(0);
+    return grab(QStringLiteral("attention"));
+}
+
+} // namespace plab::ui

@@ -1,0 +1,14 @@
+// Screenshots of the real window for the README: each view driven to a typical state, then grabbed.
+#pragma once
+
+#include <QString>
+
+namespace plab::ui {
+
+class MainWindow;
+
+// Drives `window` through every view (training a tiny model for the model views) and writes DIR/<view>.png,
+// scaled to `width` pixels. Returns false with a message when a step fails or times out.
+bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error);
+
+} // namespace plab::ui

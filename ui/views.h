@@ -1,0 +1,354 @@
+// The tabs of the main window. Each view owns its controls, runs its work through LatestJob, paints through the
+// shared painters, and offers the same export, data and session hooks (ViewBase).
+#pragma once
+
+#include "compute.h"
+#include "export.h"
+#include "heatmap_painter.h"
+#include "job.h"
+#include "model_compute.h"
+#include "scheme_panel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace plab::ui {
+
+class CurvePlot;
+class HeatmapWidget;
+class ThumbnailStrip;
+
+class ViewBase : public QWidget
+{
+    Q_OBJECT
+public:
+    using QWidget::QWidget;
+
+    virtual QString viewId() const = 0;    // "bias", "compare", "dot", "entropy", "attention", "train"
+    virtual QString viewTitle() const = 0; // the tab's text
+    // Picture export (Ctrl+E, copy image, render).
+    virtual bool hasPicture() const = 0;
+    virtual QString pictureTitle() const { return viewTitle(); }
+    virtual QSize defaultImageSize() const { return {1000, 820}; }
+    virtual void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const = 0;
+    // Data export (CSV, JSON, NPY through core/matrix_output.h); throws core errors.
+    virtual bool hasData() const { return hasPicture(); }
+    virtual void writeData(std::ostream &out, DataFormat format) const = 0;
+    // Session state of the view's own controls; restoreState() validates first and throws InputError.
+    virtual nlohmann::json saveState() const { return nlohmann::json::object(); }
+    virtual void restoreState(const nlohmann::json &) {}
+    virtual void cancelJob() {}
+    virtual bool isBusy() const { return false; }
+    virtual void setDark(bool) {}
+    virtual void resetZoom() {}
+
+    // The panel's state; views recompute only while visible (setActive) and catch up when shown.
+    void setPanelState(const PanelState &state);
+    void setActive(bool active);
+    const PanelState &panelState() const { return m_panel; }
+    // Recomputes now if anything changed (tests and the benchmark call this directly).
+    void refreshIfDirty();
+
+    PaintFunction paintFunction() const
+    {
+        return [this](QPainter &p, const QRectF &r, const PictureStyle &s) { paintPicture(p, r, s); };
+    }
+
+Q_SIGNALS:
+    void hoverText(const QString &text);
+    void statusMessage(const QString &text);
+    void progress(int done, int total);
+    void busyChanged(bool busy);
+    void pictureUpdated(); // a new result is shown
+    void headRequested(int head);
+
+protected:
+    virtual void refresh() = 0; // start the job for the current state
+    void markDirty();           // the view's own controls changed
+    PanelState m_panel;
+    bool m_hasPanel = false;
+
+private:
+    bool m_active = false;
+    bool m_dirty = true;
+};
+
+class BiasView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit BiasView(QWidget *parent = nullptr);
+    QString viewId() const override { return QStringLiteral("bias"); }
+    QString viewTitle() const override { return tr("Bias"); }
+    bool hasPicture() const override;
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+    void resetZoom() override;
+
+    HeatmapWidget *heatmap() const { return m_heatmap; }
+    ThumbnailStrip *thumbnails() const { return m_strip; }
+    const BiasResult &result() const { return m_result; }
+    void setBuckets(bool buckets);
+
+protected:
+    void refresh() override;
+
+private:
+    // A result with its picture already coloured on the worker (16M cells at N = 4096 would stall the GUI thread).
+    struct Prepared
+    {
+        BiasResult result;
+        HeatmapPainter heatmap;
+        std::vector<QImage> thumbnails;
+    };
+    void showResult(Prepared prepared);
+    HeatmapWidget *m_heatmap = nullptr;
+    ThumbnailStrip *m_strip = nullptr;
+    QCheckBox *m_buckets = nullptr;
+    LatestJob<Prepared> m_job;
+    BiasResult m_result;
+};
+
+class CompareView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit CompareView(QWidget *parent = nullptr);
+    QString viewId() const override { return QStringLiteral("compare"); }
+    QString viewTitle() const override { return tr("Compare"); }
+    bool hasPicture() const override;
+    QSize defaultImageSize() const override { return {1400, 720}; }
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+    void resetZoom() override;
+
+    void setSchemes(const QStringList &names); // 2..4 catalogue names
+    QStringList schemes() const;
+    HeatmapWidget *heatmap() const { return m_heatmap; }
+    const CompareResult &result() const { return m_result; }
+    // The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others.
+    static std::vector<SchemeSpec> specsFor(const QStringList &names, const PanelState &panel);
+
+protected:
+    void refresh() override;
+
+private:
+    QSpinBox *m_count = nullptr;
+    std::vector<QComboBox *> m_choices;
+    QCheckBox *m_shared = nullptr;
+    HeatmapWidget *m_heatmap = nullptr;
+    struct Prepared
+    {
+        CompareResult result;
+        HeatmapPainter heatmap; // coloured on the worker
+    };
+    LatestJob<Prepared> m_job;
+    CompareResult m_result;
+};
+
+class DotView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit DotView(QWidget *parent = nullptr);
+    QString viewId() const override { return QStringLiteral("dot"); }
+    QString viewTitle() const override { return tr("Sinusoidal dot"); }
+    bool hasPicture() const override;
+    QSize defaultImageSize() const override { return {1100, 700}; }
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void setDark(bool dark) override;
+
+    DotRequest request() const;
+    void setRequest(const DotRequest &request, bool logX);
+    CurvePlot *plot() const { return m_plot; }
+    const DotResult &result() const { return m_result; }
+
+protected:
+    void refresh() override;
+
+private:
+    QTableWidget *m_curves = nullptr;
+    QSpinBox *m_maxDistance = nullptr;
+    QCheckBox *m_logX = nullptr;
+    CurvePlot *m_plot = nullptr;
+    LatestJob<DotResult> m_job;
+    DotResult m_result;
+};
+
+class EntropyView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit EntropyView(QWidget *parent = nullptr);
+    QString viewId() const override { return QStringLiteral("entropy"); }
+    QString viewTitle() const override { return tr("Entropy"); }
+    bool hasPicture() const override;
+    QSize defaultImageSize() const override { return {1100, 720}; }
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+
+    void setSchemes(const QStringList &names);
+    QStringList schemes() const;
+    void setMaxLength(int length);
+    void setQk(QkSource qk);
+    void addModel(const SharedModel &model); // enables "q/k from a trained model"
+    int modelCount() const { return static_cast<int>(m_models.size()); }
+    EntropyRequest request() const;
+    EntropyMeasure measure() const;
+    CurvePlot *plot() const { return m_plot; }
+    const EntropyResult &result() const { return m_result; }
+    // The entropy request for a panel state, scheme names and options (shared with `render entropy`).
+    static EntropyRequest requestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+                                     int maxLength);
+
+protected:
+    void refresh() override;
+
+private:
+    QListWidget *m_schemes = nullptr;
+    QComboBox *m_qk = nullptr;
+    QSpinBox *m_seed = nullptr;
+    QComboBox *m_maxLength = nullptr;
+    QComboBox *m_measure = nullptr;
+    QComboBox *m_modelChoice = nullptr;
+    std::vector<SharedModel> m_models;
+    CurvePlot *m_plot = nullptr;
+    LatestJob<EntropyResult> m_job;
+    EntropyResult m_result;
+};
+
+// Attention of a trained model on text: probabilities per layer and head with the characters on the axes, and the
+// entropy of every query row, also past the training context.
+class AttentionView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit AttentionView(QWidget *parent = nullptr);
+    QString viewId() const override { return QStringLiteral("attention"); }
+    QString viewTitle() const override { return tr("Attention on text"); }
+    bool hasPicture() const override;
+    QSize defaultImageSize() const override { return {1000, 1150}; }
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+    void resetZoom() override;
+
+    void addModel(const SharedModel &model); // becomes the current model
+    int modelCount() const { return static_cast<int>(m_models.size()); }
+    bool loadModel(const QString &path, QString *error = nullptr);
+    void setText(const QString &text);
+    void setLayer(int layer); // 0-based
+    void setRepeatTo(int length);
+    const AttentionResult &result() const { return m_result; }
+    HeatmapWidget *heatmap() const { return m_heatmap; }
+    std::function<void(const SharedModel &)> onModelLoaded; // shares checkpoints loaded here with other views
+
+protected:
+    void refresh() override;
+
+private:
+    std::vector<uint8_t> tokens() const;
+    std::vector<SharedModel> m_models;
+    QComboBox *m_modelChoice = nullptr;
+    QPlainTextEdit *m_text = nullptr;
+    QSpinBox *m_layer = nullptr;
+    QSpinBox *m_repeat = nullptr;
+    QLabel *m_info = nullptr;
+    HeatmapWidget *m_heatmap = nullptr;
+    CurvePlot *m_entropy = nullptr;
+    LatestJob<AttentionResult> m_job;
+    AttentionResult m_result;
+};
+
+// Train short, test long: trains the chosen schemes in the background (live loss curves, progress, cancel), then
+// plots perplexity against evaluation length (log x) with the numbers in a table, as the ALiBi paper's Figure 1.
+class TrainView : public ViewBase
+{
+    Q_OBJECT
+public:
+    explicit TrainView(QWidget *parent = nullptr);
+    ~TrainView() override;
+    QString viewId() const override { return QStringLiteral("train"); }
+    QString viewTitle() const override { return tr("Train short / test long"); }
+    bool hasPicture() const override;
+    QSize defaultImageSize() const override { return {1500, 650}; }
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void writeData(std::ostream &out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json &state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+
+    void setCorpus(const QString &path);
+    // The request the controls describe (tests pass their own, smaller one to start()).
+    TrainRequest request() const;
+    void start(const TrainRequest &request);
+    const std::vector<std::vector<EvalPoint>> &evaluations() const { return m_evals; }
+    const std::vector<Curve> &losses() const { return m_losses; }
+    QTableWidget *table() const { return m_table; }
+    std::function<void(const SharedModel &)> onModelReady;
+
+Q_SIGNALS:
+    void trainingFinished(const QString &error); // empty when every scheme trained and evaluated
+
+protected:
+    void refresh() override {}
+
+private:
+    void onSnapshot(int index);
+    void onFinished();
+    void updateTable();
+    QListWidget *m_schemes = nullptr;
+    QComboBox *m_preset = nullptr;
+    QSpinBox *m_steps = nullptr;
+    QComboBox *m_mode = nullptr;
+    QSpinBox *m_evalBytes = nullptr;
+    QPushButton *m_train = nullptr;
+    QPushButton *m_stop = nullptr;
+    QLabel *m_status = nullptr;
+    QLabel *m_corpusLabel = nullptr;
+    CurvePlot *m_lossPlot = nullptr;
+    CurvePlot *m_pplPlot = nullptr;
+    QTableWidget *m_table = nullptr;
+    QFutureWatcher<TrainSnapshot> *m_watcher = nullptr;
+    QString m_corpus;
+    TrainRequest m_running;
+    std::vector<Curve> m_losses;
+    std::vector<std::vector<EvalPoint>> m_evals;
+    QString m_error;
+};
+
+} // namespace plab::ui

@@ -1,0 +1,473 @@
+// The curve views: sinusoidal dot and entropy vs length (q/k zero, random, or from a trained model).
+#include "views.h"
+
+#include "charts/curve_chart.h"
+#include "session.h"
+
+#include "errors.h"
+#include "matrix_output.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QStandardItemModel>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace plab::ui {
+
+// ---- DotView ------------------------------------------------------------------------------------------------
+
+DotView::DotView(QWidget *parent)
+    : ViewBase(parent)
+    , m_job(this, {[this](DotResult r) {
+                       if (!r.error.isEmpty()) {
+                           Q_EMIT statusMessage(r.error);
+                           return;
+                       }
+                       m_result = std::move(r);
+                       m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+                       Q_EMIT pictureUpdated();
+                   },
+                   {}, [this] { Q_EMIT busyChanged(false); }})
+{
+    auto *layout = new QHBoxLayout(this);
+    auto *side = new QVBoxLayout;
+    side->addWidget(new QLabel(tr("<b>Curves</b> (dim, base)"), this));
+    m_curves = new QTableWidget(0, 2, this);
+    m_curves->setHorizontalHeaderLabels({tr("dim d"), tr("base")});
+    m_curves->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_curves->verticalHeader()->hide();
+    m_curves->setMaximumWidth(240);
+    m_curves->setToolTip(tr("Each row is one curve: dim even in [2, 4096], base > 1"));
+    side->addWidget(m_curves, 1);
+    auto *buttons = new QHBoxLayout;
+    auto *add = new QPushButton(tr("Add"), this);
+    auto *remove = new QPushButton(tr("Remove"), this);
+    buttons->addWidget(add);
+    buttons->addWidget(remove);
+    side->addLayout(buttons);
+    side->addWidget(new QLabel(tr("Largest distance"), this));
+    m_maxDistance = new QSpinBox(this);
+    m_maxDistance->setRange(1, 1000000);
+    m_maxDistance->setValue(256);
+    m_maxDistance->setKeyboardTracking(false);
+    side->addWidget(m_maxDistance);
+    m_logX = new QCheckBox(tr("logarithmic distance axis"), this);
+    side->addWidget(m_logX);
+    auto *note = new QLabel(tr("dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating "
+                               "decay; larger bases decay more slowly."),
+                            this);
+    note->setWordWrap(true);
+    note->setMaximumWidth(240);
+    side->addWidget(note);
+    layout->addLayout(side);
+    m_plot = new CurvePlot(this);
+    layout->addWidget(m_plot, 1);
+
+    setRequest(DotRequest{}, false);
+    connect(m_curves, &QTableWidget::cellChanged, this, [this] { markDirty(); });
+    connect(m_maxDistance, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_logX, &QCheckBox::toggled, this, [this] {
+        if (!m_result.curves.empty())
+            m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+        Q_EMIT pictureUpdated();
+    });
+    connect(add, &QPushButton::clicked, this, [this] {
+        const int row = m_curves->rowCount();
+        m_curves->insertRow(row);
+        m_curves->setItem(row, 0, new QTableWidgetItem(QStringLiteral("32")));
+        m_curves->setItem(row, 1, new QTableWidgetItem(QStringLiteral("10000")));
+    });
+    connect(remove, &QPushButton::clicked, this, [this] {
+        if (m_curves->rowCount() > 1)
+            m_curves->removeRow(m_curves->currentRow() >= 0 ? m_curves->currentRow() : m_curves->rowCount() - 1);
+        markDirty();
+    });
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+DotRequest DotView::request() const
+{
+    DotRequest r;
+    r.curves.clear();
+    for (int row = 0; row < m_curves->rowCount(); ++row) {
+        const QTableWidgetItem *d = m_curves->item(row, 0);
+        const QTableWidgetItem *b = m_curves->item(row, 1);
+        if (!d || !b)
+            continue;
+        bool okD = false, okB = false;
+        const int dim = d->text().trimmed().toInt(&okD);
+        const double base = b->text().trimmed().toDouble(&okB);
+        if (!okD || !okB)
+            throw InputError("curve " + std::to_string(row + 1) + ": dim '" + d->text().toStdString() + "' and base '" +
+                             b->text().toStdString() + "' must be numbers");
+        r.curves.emplace_back(dim, base);
+    }
+    r.maxDistance = m_maxDistance->value();
+    return r;
+}
+
+void DotView::setRequest(const DotRequest &request, bool logX)
+{
+    {
+        const QSignalBlocker b1(m_curves), b2(m_maxDistance), b3(m_logX);
+        m_curves->setRowCount(0);
+        for (const auto &[dim, base] : request.curves) {
+            const int row = m_curves->rowCount();
+            m_curves->insertRow(row);
+            m_curves->setItem(row, 0, new QTableWidgetItem(QString::number(dim)));
+            m_curves->setItem(row, 1, new QTableWidgetItem(QString::number(base, 'g', 10)));
+        }
+        m_maxDistance->setValue(request.maxDistance);
+        m_logX->setChecked(logX);
+    }
+    markDirty();
+}
+
+void DotView::refresh()
+{
+    DotRequest r;
+    try {
+        r = request();
+    } catch (const InputError &e) {
+        Q_EMIT statusMessage(QString::fromStdString(e.what()));
+        return;
+    }
+    Q_EMIT busyChanged(true);
+    m_job.start([r](const JobControl &control) { return computeDot(r, control); });
+}
+
+bool DotView::hasPicture() const
+{
+    return !m_result.curves.empty();
+}
+
+void DotView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+{
+    renderCurveFigure(painter, target, m_plot->figure(), style);
+}
+
+void DotView::writeData(std::ostream &out, DataFormat format) const
+{
+    if (m_result.curves.empty())
+        throw InputError("the dot view has nothing to export yet");
+    Table t;
+    t.columns = {"curve", "dim", "base", "distance", "dot", "dot_minus_half_dim"};
+    t.meta = {{"curves", nlohmann::json::array()}};
+    for (size_t c = 0; c < m_result.curves.size(); ++c) {
+        const DotCurve &curve = m_result.curves[c];
+        t.meta["curves"].push_back({{"dim", curve.dim}, {"base", curve.base}});
+        for (size_t i = 0; i < curve.distance.size(); ++i)
+            t.rows.push_back({double(c), double(curve.dim), curve.base, double(curve.distance[i]), curve.dot[i],
+                              curve.dot[i] - curve.halfDim()});
+    }
+    writeTable(out, format, t);
+}
+
+nlohmann::json DotView::saveState() const
+{
+    nlohmann::json curves = nlohmann::json::array();
+    try {
+        for (const auto &[dim, base] : request().curves)
+            curves.push_back({dim, base});
+    } catch (const InputError &) {
+    }
+    return {{"curves", curves}, {"max_distance", m_maxDistance->value()}, {"log_x", m_logX->isChecked()}};
+}
+
+void DotView::restoreState(const nlohmann::json &state)
+{
+    DotRequest r;
+    if (state.contains("curves")) {
+        const nlohmann::json &list = state.at("curves");
+        if (!list.is_array() || list.empty() || list.size() > 16)
+            throw InputError("session: views.dot.curves must be a list of 1 to 16 [dim, base] pairs");
+        r.curves.clear();
+        for (const nlohmann::json &c : list) {
+            if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number())
+                throw InputError("session: views.dot.curves holds " + c.dump() + "; expected [dim, base]");
+            r.curves.emplace_back(c[0].get<int>(), c[1].get<double>());
+            sinusoidalDotCurve(r.curves.back().first, r.curves.back().second, 0); // validates, throws InputError
+        }
+    }
+    r.maxDistance = sessionInt(state, "max_distance", 256, 1, 1000000, "views.dot");
+    setRequest(r, sessionBool(state, "log_x", false, "views.dot"));
+}
+
+void DotView::setDark(bool dark)
+{
+    m_plot->setDark(dark);
+}
+
+// ---- EntropyView --------------------------------------------------------------------------------------------
+
+EntropyView::EntropyView(QWidget *parent)
+    : ViewBase(parent)
+    , m_job(this, {[this](EntropyResult r) {
+                       if (!r.error.isEmpty()) {
+                           Q_EMIT statusMessage(r.error);
+                           return;
+                       }
+                       if (r.canceled)
+                           return;
+                       m_result = std::move(r);
+                       m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+                       Q_EMIT pictureUpdated();
+                   },
+                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+{
+    auto *layout = new QHBoxLayout(this);
+    auto *side = new QVBoxLayout;
+    side->addWidget(new QLabel(tr("<b>Schemes</b> (one curve each)"), this));
+    m_schemes = new QListWidget(this);
+    m_schemes->setMaximumWidth(240);
+    const QStringList defaults = {QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("sandwich"),
+                                  QStringLiteral("local"), QStringLiteral("t5")};
+    for (const SchemeInfo &s : schemeCatalog()) {
+        auto *item = new QListWidgetItem(QString::fromStdString(s.name), m_schemes);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(defaults.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+        item->setToolTip(QString::fromStdString(s.title));
+    }
+    side->addWidget(m_schemes, 1);
+    auto *form = new QVBoxLayout;
+    form->addWidget(new QLabel(tr("q and k"), this));
+    m_qk = new QComboBox(this);
+    m_qk->addItem(tr("zero (bias alone)"), 0);
+    m_qk->addItem(tr("random (seeded Gaussian)"), 1);
+    m_qk->addItem(tr("from a trained model (layer 1)"), 2);
+    // Enabled once a model is trained or loaded.
+    if (auto *model = qobject_cast<QStandardItemModel *>(m_qk->model()))
+        model->item(2)->setEnabled(false);
+    m_qk->setItemData(2, tr("Train a model in the Train tab or load a checkpoint in Attention on text"), Qt::ToolTipRole);
+    form->addWidget(m_qk);
+    m_modelChoice = new QComboBox(this);
+    m_modelChoice->setVisible(false);
+    form->addWidget(m_modelChoice);
+    form->addWidget(new QLabel(tr("seed"), this));
+    m_seed = new QSpinBox(this);
+    m_seed->setRange(0, 1 << 30);
+    form->addWidget(m_seed);
+    form->addWidget(new QLabel(tr("lengths 16 … "), this));
+    m_maxLength = new QComboBox(this);
+    for (int n = 64; n <= 8192; n *= 2)
+        m_maxLength->addItem(QString::number(n), n);
+    m_maxLength->setCurrentText(QStringLiteral("2048"));
+    form->addWidget(m_maxLength);
+    form->addWidget(new QLabel(tr("entropy of"), this));
+    m_measure = new QComboBox(this);
+    m_measure->addItem(tr("the last query"));
+    m_measure->addItem(tr("the mean over queries"));
+    form->addWidget(m_measure);
+    auto *note = new QLabel(tr("Heads, the shown head, mask, context and logn come from the panel. Rotary "
+                               "schemes with q = k = 0 attend uniformly: their curve is log n."),
+                            this);
+    note->setWordWrap(true);
+    note->setMaximumWidth(240);
+    form->addWidget(note);
+    side->addLayout(form);
+    layout->addLayout(side);
+    m_plot = new CurvePlot(this);
+    layout->addWidget(m_plot, 1);
+
+    connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
+    connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
+        m_modelChoice->setVisible(m_qk->currentIndex() == 2);
+        markDirty();
+    });
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+    connect(m_seed, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_maxLength, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+    connect(m_measure, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_result.series.empty())
+            m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+        Q_EMIT pictureUpdated();
+    });
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QStringList EntropyView::schemes() const
+{
+    QStringList out;
+    for (int i = 0; i < m_schemes->count(); ++i)
+        if (m_schemes->item(i)->checkState() == Qt::Checked)
+            out << m_schemes->item(i)->text();
+    return out;
+}
+
+void EntropyView::setSchemes(const QStringList &names)
+{
+    {
+        const QSignalBlocker b(m_schemes);
+        for (int i = 0; i < m_schemes->count(); ++i)
+            m_schemes->item(i)->setCheckState(names.contains(m_schemes->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+    }
+    markDirty();
+}
+
+void EntropyView::setMaxLength(int length)
+{
+    m_maxLength->setCurrentText(QString::number(length));
+}
+
+void EntropyView::setQk(QkSource qk)
+{
+    m_qk->setCurrentIndex(qk == QkSource::Random ? 1 : (qk == QkSource::Model && !m_models.empty() ? 2 : 0));
+}
+
+void EntropyView::addModel(const SharedModel &model)
+{
+    m_models.push_back(model);
+    m_modelChoice->addItem(model.name);
+    m_modelChoice->setCurrentIndex(modelCount() - 1);
+    if (auto *items = qobject_cast<QStandardItemModel *>(m_qk->model()))
+        items->item(2)->setEnabled(true);
+}
+
+EntropyMeasure EntropyView::measure() const
+{
+    return m_measure->currentIndex() == 0 ? EntropyMeasure::LastRow : EntropyMeasure::MeanOverRows;
+}
+
+EntropyRequest EntropyView::requestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+                                       int maxLength)
+{
+    EntropyRequest r;
+    r.specs = CompareView::specsFor(names, panel);
+    r.qk = qk;
+    r.seed = seed;
+    r.lengths.clear();
+    for (int n = 16; n <= maxLength; n *= 2)
+        r.lengths.push_back(n);
+    return r;
+}
+
+EntropyRequest EntropyView::request() const
+{
+    return requestFor(schemes(), m_panel, m_qk->currentIndex() == 1 ? QkSource::Random : QkSource::Zero,
+                      static_cast<uint64_t>(m_seed->value()), m_maxLength->currentData().toInt());
+}
+
+void EntropyView::refresh()
+{
+    if (m_qk->currentIndex() == 2) {
+        const int i = m_modelChoice->currentIndex();
+        if (i < 0 || i >= modelCount())
+            return;
+        const SharedModel model = m_models[i];
+        std::vector<int> lengths;
+        for (int n = 16; n <= m_maxLength->currentData().toInt(); n *= 2)
+            lengths.push_back(n);
+        Q_EMIT busyChanged(true);
+        m_job.start([model, lengths](const JobControl &control) { return computeModelEntropy(model, lengths, 0, control); });
+        return;
+    }
+    if (schemes().isEmpty()) {
+        Q_EMIT statusMessage(tr("Entropy: tick at least one scheme"));
+        return;
+    }
+    EntropyRequest r;
+    try {
+        r = request();
+    } catch (const InputError &e) {
+        Q_EMIT statusMessage(QString::fromStdString(e.what()));
+        return;
+    }
+    Q_EMIT busyChanged(true);
+    m_job.start([r](const JobControl &control) { return computeEntropy(r, control); });
+}
+
+bool EntropyView::hasPicture() const
+{
+    return !m_result.series.empty();
+}
+
+void EntropyView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+{
+    renderCurveFigure(painter, target, m_plot->figure(), style);
+}
+
+void EntropyView::writeData(std::ostream &out, DataFormat format) const
+{
+    if (m_result.series.empty())
+        throw InputError("the entropy view has nothing to export yet");
+    Table t;
+    t.columns = {"scheme_index", "length", "head", "entropy_last", "entropy_mean"};
+    t.meta["schemes"] = nlohmann::json::array();
+    t.meta["qk"] = m_result.request.qk == QkSource::Zero ? "zero" : (m_result.request.qk == QkSource::Random ? "random" : "model");
+    if (m_result.request.qk == QkSource::Random)
+        t.meta["seed"] = m_result.request.seed;
+    for (size_t s = 0; s < m_result.series.size(); ++s) {
+        t.meta["schemes"].push_back(specMeta(m_result.series[s].spec));
+        for (const EntropyPoint &p : m_result.series[s].points)
+            t.rows.push_back({double(s), double(p.length), double(p.head), p.entropyLast, p.entropyMean});
+    }
+    writeTable(out, format, t);
+}
+
+nlohmann::json EntropyView::saveState() const
+{
+    nlohmann::json names = nlohmann::json::array();
+    for (const QString &s : schemes())
+        names.push_back(s.toStdString());
+    return {{"schemes", names},
+            {"qk", m_qk->currentIndex() == 1 ? "random" : "zero"},
+            {"seed", m_seed->value()},
+            {"max_length", m_maxLength->currentData().toInt()},
+            {"measure", m_measure->currentIndex() == 0 ? "last" : "mean"}};
+}
+
+void EntropyView::restoreState(const nlohmann::json &state)
+{
+    const std::string where = "views.entropy";
+    QStringList names;
+    if (state.contains("schemes")) {
+        const nlohmann::json &list = state.at("schemes");
+        if (!list.is_array())
+            throw InputError("session: views.entropy.schemes must be a list of scheme names");
+        for (const nlohmann::json &s : list) {
+            if (!s.is_string())
+                throw InputError("session: views.entropy.schemes holds a non-string " + s.dump());
+            names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
+        }
+    }
+    const std::string qk = sessionString(state, "qk", "zero", where);
+    if (qk != "zero" && qk != "random")
+        throw InputError("session: views.entropy.qk = '" + qk + "' is not allowed; allowed: zero, random");
+    const int seed = sessionInt(state, "seed", 0, 0, 1 << 30, where);
+    const int maxLength = sessionInt(state, "max_length", 2048, 64, 8192, where);
+    if (maxLength & (maxLength - 1))
+        throw InputError("session: views.entropy.max_length = " + std::to_string(maxLength) + " must be a power of two");
+    const std::string measureName = sessionString(state, "measure", "last", where);
+    if (measureName != "last" && measureName != "mean")
+        throw InputError("session: views.entropy.measure = '" + measureName + "' is not allowed; allowed: last, mean");
+    if (!names.isEmpty())
+        setSchemes(names);
+    m_qk->setCurrentIndex(qk == "random" ? 1 : 0);
+    m_seed->setValue(seed);
+    setMaxLength(maxLength);
+    m_measure->setCurrentIndex(measureName == "last" ? 0 : 1);
+}
+
+void EntropyView::cancelJob()
+{
+    m_job.cancel();
+}
+
+bool EntropyView::isBusy() const
+{
+    return m_job.isRunning();
+}
+
+void EntropyView::setDark(bool dark)
+{
+    m_plot->setDark(dark);
+}
+
+} // namespace plab::ui
