@@ -146,15 +146,18 @@ bool hasTrainableBias(const SchemeSpec& spec)
 constexpr int kLanes = 16;
 using Vec = float __attribute__((vector_size(64)));
 using IVec = int32_t __attribute__((vector_size(64)));
-using UnalignedVec = float __attribute__((vector_size(64), aligned(4)));
 
+// Unaligned loads and stores through memcpy: both compilers emit vmovups, and clang (which ignores aligned(4)
+// on vector typedefs) cannot assume 64-byte alignment.
 inline Vec load(const float* p)
 {
-    return *reinterpret_cast<const UnalignedVec*>(p);
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
 }
 inline void store(float* p, Vec v)
 {
-    *reinterpret_cast<UnalignedVec*>(p) = v;
+    std::memcpy(p, &v, sizeof v);
 }
 inline Vec splat(float x)
 {
@@ -178,7 +181,7 @@ inline float horizontalMax(const Vec& v)
 inline float horizontalSum(const Vec& v)
 {
     // Pairwise, in a fixed order, so the sum never depends on anything but the data.
-    float t[kLanes];
+    alignas(64) float t[kLanes];
     store(t, v);
     for (int width = kLanes / 2; width > 0; width /= 2)
         for (int i = 0; i < width; ++i)

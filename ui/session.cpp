@@ -1,6 +1,8 @@
 // Strict reading and atomic writing of session files.
 #include "session.h"
 
+#include <cmath>
+
 #include "atomic_file.h"
 #include "errors.h"
 
@@ -25,15 +27,22 @@ nlohmann::json parseSession(const std::string &text, const std::string &source)
     } catch (const nlohmann::json::parse_error &e) {
         // e.what() is long and technical; keep the byte position, which is what a person needs.
         throw InputError(source + ": not a valid JSON file (syntax error at byte " + std::to_string(e.byte) + ")");
+    } catch (const nlohmann::json::exception &) {
+        // e.g. out_of_range.406 for a number beyond double range such as 1e315
+        throw InputError(source + ": not a valid JSON file (a number is out of range)");
     }
     if (!doc.is_object() || !doc.contains("format") || !doc["format"].is_string() ||
         doc["format"].get<std::string>() != kSessionFormat)
         throw InputError(source + ": not a PositionLab session (expected \"format\": \"" + kSessionFormat + "\")");
     if (!doc.contains("version") || !doc["version"].is_number_integer())
         throw InputError(source + ": session has no integer \"version\"");
-    const int version = doc["version"].get<int>();
-    if (version < 1 || version > kSessionVersion)
-        throw InputError(source + ": session version " + std::to_string(version) + " is not supported; this build reads 1.." +
+    // Compare as 64-bit values: get<int>() would truncate 4294967297 to 1.
+    const nlohmann::json &versionValue = doc["version"];
+    const bool supported = versionValue.is_number_unsigned()
+                               ? versionValue.get<unsigned long long>() >= 1 && versionValue.get<unsigned long long>() <= kSessionVersion
+                               : versionValue.get<long long>() >= 1 && versionValue.get<long long>() <= kSessionVersion;
+    if (!supported)
+        throw InputError(source + ": session version " + versionValue.dump() + " is not supported; this build reads 1.." +
                          std::to_string(kSessionVersion));
     return doc;
 }
@@ -58,9 +67,16 @@ int sessionInt(const nlohmann::json &object, const char *key, int fallback, int 
     if (!object.is_object() || !object.contains(key))
         return fallback;
     const nlohmann::json &v = object.at(key);
-    if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()))))
+    // Check the double before any cast: casting 1e300 to an integer is undefined behaviour.
+    const bool wholeFloat = v.is_number_float() && std::isfinite(v.get<double>()) &&
+                            v.get<double>() == std::floor(v.get<double>());
+    if (!v.is_number_integer() && !wholeFloat)
         throw InputError(field(where, key) + " = " + v.dump() + " is not an integer");
-    const long long x = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(v.get<double>());
+    const double asDouble = v.get<double>();
+    if (asDouble < lo || asDouble > hi)
+        throw InputError(field(where, key) + " = " + v.dump() + " is out of range; allowed: integers in [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    const long long x = v.is_number_integer() ? v.get<long long>() : static_cast<long long>(asDouble);
     if (x < lo || x > hi)
         throw InputError(field(where, key) + " = " + std::to_string(x) + " is out of range; allowed: integers in [" +
                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
