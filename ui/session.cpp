@@ -1,12 +1,13 @@
 // Strict reading and atomic writing of session files.
 #include "session.h"
 
-#include <cmath>
-
 #include "atomic_file.h"
 #include "errors.h"
+#include "schemes.h"
 
 #include <QFile>
+
+#include <cmath>
 
 namespace plab::ui {
 
@@ -122,6 +123,23 @@ nlohmann::json sessionObject(const nlohmann::json &object, const char *key, cons
     if (!v.is_object())
         throw InputError(field(where, key) + " must be an object");
     return v;
+}
+
+
+QStringList sessionSchemeNames(const nlohmann::json &object, const char *key, const std::string &where)
+{
+    QStringList names;
+    if (!object.is_object() || !object.contains(key))
+        return names;
+    const nlohmann::json &list = object.at(key);
+    if (!list.is_array())
+        throw InputError(field(where, key) + " must be a list of scheme names");
+    for (const nlohmann::json &s : list) {
+        if (!s.is_string())
+            throw InputError(field(where, key) + " holds a non-string " + s.dump());
+        names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
+    }
+    return names;
 }
 
 } // namespace plab::ui

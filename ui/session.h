@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QString>
+#include <QStringList>
 
 #include <string>
 
@@ -29,5 +30,7 @@ std::string sessionString(const nlohmann::json &object, const char *key, const s
                           const std::string &where);
 // A sub-object (empty when missing); throws when present but not an object.
 nlohmann::json sessionObject(const nlohmann::json &object, const char *key, const std::string &where);
+// A list of scheme names under `key` (missing: empty), each checked against the catalogue.
+QStringList sessionSchemeNames(const nlohmann::json &object, const char *key, const std::string &where);
 
 } // namespace plab::ui

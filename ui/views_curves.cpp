@@ -426,17 +426,7 @@ nlohmann::json EntropyView::saveState() const
 void EntropyView::restoreState(const nlohmann::json &state)
 {
     const std::string where = "views.entropy";
-    QStringList names;
-    if (state.contains("schemes")) {
-        const nlohmann::json &list = state.at("schemes");
-        if (!list.is_array())
-            throw InputError("session: views.entropy.schemes must be a list of scheme names");
-        for (const nlohmann::json &s : list) {
-            if (!s.is_string())
-                throw InputError("session: views.entropy.schemes holds a non-string " + s.dump());
-            names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
-        }
-    }
+    const QStringList names = sessionSchemeNames(state, "schemes", where);
     const std::string qk = sessionString(state, "qk", "zero", where);
     if (qk != "zero" && qk != "random")
         throw InputError("session: views.entropy.qk = '" + qk + "' is not allowed; allowed: zero, random");

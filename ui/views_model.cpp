@@ -528,17 +528,7 @@ nlohmann::json TrainView::saveState() const
 void TrainView::restoreState(const nlohmann::json &state)
 {
     const std::string where = "views.train";
-    QStringList names;
-    if (state.contains("schemes")) {
-        const nlohmann::json &list = state.at("schemes");
-        if (!list.is_array())
-            throw InputError("session: views.train.schemes must be a list of scheme names");
-        for (const nlohmann::json &s : list) {
-            if (!s.is_string())
-                throw InputError("session: views.train.schemes holds a non-string " + s.dump());
-            names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
-        }
-    }
+    const QStringList names = sessionSchemeNames(state, "schemes", where);
     const std::string preset = sessionString(state, "preset", "tiny", where);
     if (preset != "tiny" && preset != "quick")
         throw InputError("session: views.train.preset = '" + preset + "' is not allowed; allowed: tiny, quick");
