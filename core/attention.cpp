@@ -497,11 +497,11 @@ void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rot
     }
 }
 
-// Packs x (N, D) transposed as (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
-void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate)
+// Packs rows [n0, n1) of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
+void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, int n0 = 0, int n1 = -1)
 {
     std::vector<float> row(plan.D);
-    for (int n = 0; n < plan.N; ++n) {
+    for (int n = n0; n < (n1 < 0 ? plan.N : n1); ++n) {
         const float* in = x + static_cast<size_t>(n) * plan.D;
         if (rotate && plan.rotary.active()) {
             plan.rotary.applyRow(in, row.data(), n, isKey, false);
@@ -724,18 +724,31 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const 
 AttentionForward attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                   const float* v, const AttentionOptions& options)
 {
+    AttentionForward result;
+    attentionForward(bias, dims, q, k, v, result, options);
+    return result;
+}
+
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options)
+{
     validate(bias, dims);
     const Plan plan(bias, dims);
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int heads = dims.batch * dims.heads;
     const size_t rows = static_cast<size_t>(heads) * N;
-    AttentionForward result;
-    result.out.assign(dims.elements(), 0.0f);
-    result.logSumExp.assign(rows, 0.0f);
+    // Every element of out, logSumExp and rowEntropy is written by exactly one query block, so these need no fill;
+    // probabilities are written only over visited tiles, so masked cells must be zeroed first.
+    result.out.resize(dims.elements());
+    result.logSumExp.resize(rows);
     if (options.wantProbabilities)
         result.probabilities.assign(rows * N, 0.0f);
+    else
+        result.probabilities.clear();
     if (options.wantRowEntropy)
-        result.rowEntropy.assign(rows, 0.0f);
+        result.rowEntropy.resize(rows);
+    else
+        result.rowEntropy.clear();
 
     // Per head, K^T is always packed (Dp, ldT), rotated. Q (as q/sqrt(D), rotated) and V are packed to (N, Dp) only
     // when D is not a multiple of 16 or q must rotate; otherwise the kernel reads the caller's rows directly.
@@ -782,14 +795,27 @@ AttentionForward attentionForward(const PositionBias& bias, const AttentionDims&
             std::vector<float> buffer(perHead, 0.0f);
 #pragma omp for schedule(dynamic)
             for (int bh = 0; bh < heads; ++bh) {
-                for (int part = 0; part < 3; ++part)
-                    packPart(buffer.data(), bh, part);
+                packPart(buffer.data(), bh, 0);
+                packPart(buffer.data(), bh, 2);
+                // K^T is packed just ahead of the query blocks that first read it, so each block finds its keys in
+                // L1/L2 instead of in a whole-head pack that at large N has long been evicted to memory. Keys a
+                // block's tiles span past its last visible key (up to a multiple of kLanes) are masked, but are packed
+                // too so no stale values of the previous head are ever multiplied.
                 const HeadInputs in = inputsOf(buffer.data(), bh);
-                for (int qb = 0; qb < queryBlocks; ++qb)
+                float* Kt = buffer.data() + qSize;
+                int packedKeys = 0;
+                for (int qb = 0; qb < queryBlocks; ++qb) {
+                    const int lastRow = std::min(N, (qb + 1) * kQueryBlock) - 1;
+                    const int needed = std::min(N, roundUp(std::max(plan.rowEnd[lastRow], 1), kLanes));
+                    if (needed > packedKeys) {
+                        packTransposed(plan, k + bh * headSize, Kt, true, true, packedKeys, needed);
+                        packedKeys = needed;
+                    }
                     runBlock(bh, qb, in, scratch);
+                }
             }
         }
-        return result;
+        return;
     }
 
     // Few heads: pack a group of them (bounded memory), then share out their query blocks.
@@ -811,7 +837,6 @@ AttentionForward attentionForward(const PositionBias& bias, const AttentionDims&
             }
         }
     }
-    return result;
 }
 
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,

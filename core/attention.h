@@ -38,6 +38,11 @@ struct AttentionForward {
 // Throws InputError when dims disagree with the bias (heads, length > maxLength) or the head dim is odd for rotary.
 AttentionForward attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                   const float* v, const AttentionOptions& options = {});
+// The same into `result`, reusing its buffers: vectors that already have the right size are overwritten in place,
+// without reallocation or zero-fill, so a caller that runs attention repeatedly (training steps, a live view, a
+// benchmark) pays no page faults for the output. Unrequested probabilities/rowEntropy are cleared.
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options = {});
 
 // Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
 // q and k of shape (length, headDim) row-major that are ALREADY rotated (no rotary step here), or, with q == nullptr,

@@ -500,7 +500,7 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
         layers::layernormForward(ln1, a.ln1Mean.data() + o, a.ln1Rstd.data() + o, x, P + w.ln1w, P + w.ln1b, BT, C);
         layers::matmulForward(qkv, ln1, P + w.qkvw, P + w.qkvb, BT, C, 3 * C);
         layers::splitHeads(q, k, v, qkv, B, T, H, D);
-        a.attn[slice] = attentionForward(bias, dims, q, k, v);
+        attentionForward(bias, dims, q, k, v, a.attn[slice]); // reuses the step's buffers
         layers::mergeHeads(atty, a.attn[slice].out.data(), B, T, H, D);
         // res2 = x + atty W^T + b, the residual add fused into the GEMM.
         layers::matmulForward(res2, atty, P + w.attprojw, P + w.attprojb, BT, C, C, x);

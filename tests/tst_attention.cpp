@@ -229,6 +229,8 @@ private Q_SLOTS:
     void backwardMatchesFiniteDifferences();
     void identicalForOneAndTwoThreads_data();
     void identicalForOneAndTwoThreads();
+    void reusedBuffersMatchFreshResult_data();
+    void reusedBuffersMatchFreshResult();
     void rowEntropiesMatchReference_data();
     void rowEntropiesMatchReference();
     void rejectsBadDimensions();
@@ -269,6 +271,11 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("local/causal/W=1") << "local" << false << QStringList{"window=1"} << 1 << 2 << 300 << 16 << 0;
     QTest::newRow("bca/causal/W=128") << "bca" << false << QStringList{"window=128"} << 1 << 2 << 1000 << 64 << 0;
     QTest::newRow("bca/causal/W=2") << "bca" << false << QStringList{"window=2"} << 1 << 2 << 130 << 8 << 0;
+    // B*H >= 4: the head-parallel path, whose K^T is packed just ahead of each query block.
+    QTest::newRow("local/causal/W=256/4 heads") << "local" << false << QStringList{"window=256"} << 1 << 4 << 1000 << 64 << 0;
+    QTest::newRow("local/bidir/W=300/4 heads") << "local" << true << QStringList{"window=300"} << 2 << 2 << 700 << 80 << 0;
+    QTest::newRow("bca/causal/W=100/4 heads") << "bca" << false << QStringList{"window=100"} << 1 << 4 << 1000 << 8 << 0;
+    QTest::newRow("xpos/causal/4 heads") << "xpos" << false << QStringList{} << 1 << 4 << 333 << 64 << 0;
     QTest::newRow("alibi/5 heads") << "alibi" << false << QStringList{} << 2 << 5 << 70 << 32 << 0;
     QTest::newRow("alibi/logn") << "alibi" << false << QStringList{} << 1 << 2 << 1000 << 64 << 64;
     QTest::newRow("rope/logn/bidir") << "rope" << true << QStringList{} << 1 << 2 << 300 << 64 << 16;
@@ -492,6 +499,63 @@ void TestAttention::identicalForOneAndTwoThreads()
     QVERIFY(same(one.second.dT5Values, two.second.dT5Values));
     QVERIFY(same(one.second.dKerpleR1, two.second.dKerpleR1));
     QVERIFY(same(one.second.dKerpleR2, two.second.dKerpleR2));
+}
+
+// attentionForward(..., result) must give exactly what a fresh call gives, whatever `result` held before: stale
+// values of the wrong size, NaN garbage of the right size, probabilities from an earlier request.
+void TestAttention::reusedBuffersMatchFreshResult_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("previousLength"); // the length `result` was last filled for
+    QTest::addColumn<bool>("previousProbs");
+    QTest::addColumn<bool>("probs");
+    QTest::newRow("same size, NaN garbage, probs") << "local" << QStringList{"window=50"} << 4 << 300 << 300 << true << true;
+    QTest::newRow("same size, NaN garbage") << "alibi" << QStringList{} << 4 << 300 << 300 << false << false;
+    QTest::newRow("shrinks, drops probs") << "t5" << QStringList{} << 2 << 100 << 400 << true << false;
+    QTest::newRow("grows, adds probs") << "bca" << QStringList{"window=64"} << 3 << 500 << 70 << false << true;
+    QTest::newRow("rope, grows") << "rope" << QStringList{} << 8 << 257 << 1 << false << false;
+}
+
+void TestAttention::reusedBuffersMatchFreshResult()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QStringList, sets);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, previousLength);
+    QFETCH(bool, previousProbs);
+    QFETCH(bool, probs);
+    const int dim = 64;
+    const SchemeSpec spec = makeSpec(scheme, heads, false, sets);
+    const PositionBias bias(spec, std::max(length, previousLength));
+    const AttentionDims dims{1, heads, length, dim};
+    const std::vector<float> q = randomTensor(dims.elements(), 31), k = randomTensor(dims.elements(), 32),
+                             v = randomTensor(dims.elements(), 33);
+    AttentionOptions options;
+    options.wantProbabilities = probs;
+    options.wantRowEntropy = true;
+    const AttentionForward fresh = attentionForward(bias, dims, q.data(), k.data(), v.data(), options);
+
+    const AttentionDims previousDims{1, heads, previousLength, dim};
+    AttentionOptions previousOptions;
+    previousOptions.wantProbabilities = previousProbs;
+    AttentionForward reused = attentionForward(bias, previousDims, q.data(), k.data(), v.data(), previousOptions);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (std::vector<float>* buffer : {&reused.out, &reused.logSumExp, &reused.probabilities, &reused.rowEntropy})
+        std::fill(buffer->begin(), buffer->end(), nan);
+    attentionForward(bias, dims, q.data(), k.data(), v.data(), reused, options);
+
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    };
+    QVERIFY(same(reused.out, fresh.out));
+    QVERIFY(same(reused.logSumExp, fresh.logSumExp));
+    QVERIFY(same(reused.rowEntropy, fresh.rowEntropy));
+    QVERIFY(same(reused.probabilities, fresh.probabilities));
+    QCOMPARE(reused.probabilities.empty(), !probs);
 }
 
 void TestAttention::rowEntropiesMatchReference_data()
