@@ -149,7 +149,21 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
         forceDim(c.headDim(), "head dim d-model/heads");
     if (info.kind == SchemeKind::Sinusoidal)
         forceDim(c.dModel, "d-model");
+    std::string window;
+    if (info.hasWindow && !findSetting(settings, "window", window))
+        settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
     return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn);
+}
+
+int modelDefaultWindow(const ModelConfig& c)
+{
+    // Windows chain through the layers: a token reaches layers * (W - 1) positions back. The largest W whose reach
+    // stays inside one training window makes every evaluated token repeat a configuration seen in training.
+    const int layers = std::max(1, c.layers);
+    int window = std::max(1, (c.context - 1) / layers + 1);
+    if (schemeByName(c.scheme).kind == SchemeKind::Bca)
+        window = std::max(2, window / 2 * 2); // two whole blocks of window/2
+    return window;
 }
 
 nlohmann::json TrainConfig::toJson() const

@@ -187,8 +187,12 @@ std::vector<SchemeInfo> buildCatalog()
     s.title = "Local attention (super baseline)";
     s.formula = "b(m, n) = 0 if 0 <= m - n < window (bidirectional: |m - n| < window), else -inf";
     s.explanation = "The 'super baseline' of the length-extrapolation literature: each query sees only the last "
-                    "`window` keys, its training context. It can never meet a distance it was not trained on.";
-    s.params = {intParam("window", 16, 1, 1000000, false, "number of visible keys (defaults to the training context)")};
+                    "`window` keys, its training context. It can never meet a distance it was not trained on. In a "
+                    "model the windows chain through the layers (a token reaches layers x (window - 1) back), so a "
+                    "model's default window keeps that whole reach inside the training context.";
+    s.params = {intParam("window", 16, 1, 1000000, false,
+                         "number of visible keys (default: the training context; in a model of L layers the "
+                         "largest W with L (W - 1) + 1 <= context)")};
     s.additive = true;
     s.hasWindow = true;
     add(s);

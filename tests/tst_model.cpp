@@ -138,6 +138,8 @@ private slots:
     void evaluationWindows();
     void learnedPastContextUnsupported();
 
+    void defaultWindowKeepsReceptiveFieldInContext_data();
+    void defaultWindowKeepsReceptiveFieldInContext();
     void parameterCountMatches();
     void badConfigs_data();
     void badConfigs();
@@ -641,6 +643,52 @@ void TestModel::learnedPastContextUnsupported()
     QVERIFY(std::isnan(points[1].perplexity));
     QVERIFY(points[1].note.find("learned") != std::string::npos);
     QVERIFY_THROWS_EXCEPTION(InputError, model.forward(text.data(), text.data() + 1, 1, 13));
+}
+
+// local/bca inside a model: the default window is the largest W (even for bca) with layers (W - 1) + 1 <= context,
+// so the model's whole receptive field fits one training window; an explicit window always wins.
+void TestModel::defaultWindowKeepsReceptiveFieldInContext_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("context");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("window");
+    QTest::newRow("local, 1 layer: the training context") << "local" << 1 << 64 << QStringList{} << 64;
+    QTest::newRow("local, quick preset") << "local" << 2 << 64 << QStringList{} << 32;
+    QTest::newRow("local, large preset") << "local" << 4 << 256 << QStringList{} << 64;
+    QTest::newRow("local, 3 layers: 3*21+1 = 64") << "local" << 3 << 64 << QStringList{} << 22;
+    QTest::newRow("local, 3 layers, context 65") << "local" << 3 << 65 << QStringList{} << 22;
+    QTest::newRow("local, more layers than context") << "local" << 64 << 2 << QStringList{} << 1;
+    QTest::newRow("local, explicit window wins") << "local" << 2 << 64 << QStringList{"window=64"} << 64;
+    QTest::newRow("bca, quick preset") << "bca" << 2 << 64 << QStringList{} << 32;
+    QTest::newRow("bca, 3 layers: 22 is even") << "bca" << 3 << 64 << QStringList{} << 22;
+    QTest::newRow("bca, 5 layers: 13 rounds down to 12") << "bca" << 5 << 64 << QStringList{} << 12;
+    QTest::newRow("bca, 1 layer, odd context") << "bca" << 1 << 63 << QStringList{} << 62;
+    QTest::newRow("bca, never below one block pair") << "bca" << 8 << 4 << QStringList{} << 2;
+}
+
+void TestModel::defaultWindowKeepsReceptiveFieldInContext()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, layers);
+    QFETCH(int, context);
+    QFETCH(QStringList, sets);
+    QFETCH(int, window);
+    ModelConfig config;
+    config.scheme = scheme.toStdString();
+    config.layers = layers;
+    config.context = context;
+    for (const QString& set : sets)
+        config.schemeSettings.push_back(set.toStdString());
+    const SchemeSpec spec = modelSchemeSpec(config);
+    QCOMPARE(spec.intParam("window"), window);
+    if (sets.isEmpty() && window > 2) // the receptive field fits, and W + 1 (W + 2 for bca) would not
+        QVERIFY(layers * (window - 1) + 1 <= context &&
+                layers * (window + (scheme == "bca" ? 2 : 1) - 1) + 1 > context);
+    // The checkpoint's config carries the resolved window, so a reloaded model keeps it.
+    const ModelConfig reloaded = ModelConfig::fromJson(config.toJson(), "test");
+    QCOMPARE(modelSchemeSpec(reloaded).intParam("window"), window);
 }
 
 void TestModel::parameterCountMatches()
