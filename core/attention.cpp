@@ -365,6 +365,10 @@ constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
 // single-pass, FlashAttention-2 style); below it, heads are split into blocks shared by all threads (the backward
 // in two passes). A constant, so results never depend on the thread count.
 constexpr int kHeadParallelMin = 4;
+// Below this many floating-point operations (4 D per visible query-key pair, all heads) a call runs on the calling
+// thread: waking a team costs more than the work (a model step on short sequences calls attention per layer). The
+// results do not change, since they never depend on the thread count.
+constexpr double kParallelMinFlops = 4e6;
 
 // Everything per call that does not depend on the head: sizes, per-row masks and scales, bias tables.
 struct Plan {
@@ -385,6 +389,7 @@ struct Plan {
     std::vector<float> rowScale;       // (N): the logn factor of row m
     size_t biasStride = 0;
     std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
+    double visiblePairs = 0;         // sum over rows of the visible keys, for one head
 
     // `rotate` false: q and k arrive already rotated (entropy curves), so the kernel must not rotate them again.
     Plan(const PositionBias& b, const AttentionDims& d, bool rotate = true)
@@ -402,6 +407,7 @@ struct Plan {
             const KeyRange keys = bias.keyRange(m, N);
             rowBegin[m] = keys.begin;
             rowEnd[m] = keys.end;
+            visiblePairs += keys.end - keys.begin;
             rowScale[m] = bias.rowScale(m);
             useScale = useScale || rowScale[m] != 1.0f;
         }
@@ -419,6 +425,9 @@ struct Plan {
             }
         }
     }
+
+    // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
+    bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
 
     // Scores of row m for columns [c, c + w) from raw products S: (S * qkScale + b) * scale, -inf where masked.
     // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
@@ -789,7 +798,7 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
     if (heads >= kHeadParallelMin) {
         // Enough heads to keep every thread busy: each thread packs a head into its own buffer and runs all of its
         // query blocks, with no barrier until the end. Every block computes exactly what the other path computes.
-#pragma omp parallel
+#pragma omp parallel if (plan.worthThreads(heads))
         {
             Scratch scratch(Dp);
             std::vector<float> buffer(perHead, 0.0f);
@@ -811,6 +820,24 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
                         packTransposed(plan, k + bh * headSize, Kt, true, true, packedKeys, needed);
                         packedKeys = needed;
                     }
+                    if (qb + 1 < queryBlocks) {
+                        // Ask for the next block's new inputs now, so at large N (inputs beyond the last-level cache)
+                        // they arrive while this block computes: its q rows, output rows, and the keys/values it
+                        // adds to the window.
+                        const size_t m1 = static_cast<size_t>(qb + 1) * kQueryBlock;
+                        const size_t rowsNext = std::min<size_t>(kQueryBlock, N - m1);
+                        const int nextEnd = std::min(N, plan.rowEnd[std::min<size_t>(N, m1 + kQueryBlock) - 1]);
+                        auto prefetch = [](const float* p, size_t floats, int write) {
+                            for (size_t i = 0; i < floats; i += 16)
+                                write ? __builtin_prefetch(p + i, 1) : __builtin_prefetch(p + i, 0);
+                        };
+                        prefetch(in.Q + m1 * (packQ ? Dp : D), rowsNext * (packQ ? Dp : D), 0);
+                        prefetch(result.out.data() + bh * headSize + m1 * D, rowsNext * D, 1);
+                        if (nextEnd > needed) {
+                            prefetch(k + bh * headSize + static_cast<size_t>(needed) * D, size_t(nextEnd - needed) * D, 0);
+                            prefetch(in.V + static_cast<size_t>(needed) * (packV ? Dp : D), size_t(nextEnd - needed) * (packV ? Dp : D), 0);
+                        }
+                    }
                     runBlock(bh, qb, in, scratch);
                 }
             }
@@ -821,7 +848,7 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
     // Few heads: pack a group of them (bounded memory), then share out their query blocks.
     const int group = groupSize(dims, perHead * sizeof(float), size_t(16) << 20);
     std::vector<float> packed(group * perHead, 0.0f);
-#pragma omp parallel
+#pragma omp parallel if (plan.worthThreads(heads))
     {
         Scratch scratch(Dp);
         for (int first = 0; first < heads; first += group) {
@@ -859,7 +886,7 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
     }
     std::vector<float> lse(length), entropy(length);
     const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
-#pragma omp parallel
+#pragma omp parallel if (plan.worthThreads(1))
     {
         Scratch scratch(plan.Dp);
 #pragma omp for schedule(dynamic)
@@ -924,7 +951,7 @@ AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDi
         // Enough heads to keep every thread busy: each (batch, head) belongs to one thread, which packs it and runs
         // the single-pass backward over its key blocks (dQ accumulated in place, bias gradient per head).
         std::vector<std::vector<double>> headDist(trainable ? heads : 0);
-#pragma omp parallel
+#pragma omp parallel if (plan.worthThreads(heads))
         {
             Scratch scratch(Dp);
             std::vector<float> buffers(2 * qSize + 3 * kSize + plan.queriesPadded, 0.0f);
@@ -966,7 +993,7 @@ AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDi
         const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
         std::vector<std::vector<double>> itemDist(trainable ? group * queryBlocks : 0);
         std::vector<int> itemBase(itemDist.size(), 0);
-#pragma omp parallel
+#pragma omp parallel if (plan.worthThreads(heads))
         {
             Scratch scratch(Dp);
             for (int first = 0; first < heads; first += group) {
