@@ -3,6 +3,7 @@
 
 #include "errors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -16,6 +17,49 @@ void checkMemoryEstimate(double bytes, const std::string& what)
                       bytes / (1ull << 30), kMemoryBudgetBytes / (1ull << 30));
         throw InputError(what + buf);
     }
+}
+
+double attentionWork(const SchemeSpec& spec, const std::vector<int>& lengths, int headDim)
+{
+    if (headDim < 0)
+        throw InputError("head-dim = " + std::to_string(headDim) + " is out of range; allowed: integers >= 0");
+    const double dim = std::max(headDim, kMinWorkDim);
+    double pairs = 0;
+    for (int n : lengths)
+        pairs += visiblePairs(spec, n);
+    return 4.0 * dim * spec.heads * pairs;
+}
+
+double estimatedSeconds(double flops)
+{
+    return flops / kWorkFlopsPerSecond;
+}
+
+namespace {
+std::string durationText(double seconds)
+{
+    char buf[64];
+    if (seconds < 120)
+        std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+    else if (seconds < 2 * 3600)
+        std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+    else if (seconds < 72 * 3600)
+        std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f days", seconds / 86400);
+    return buf;
+}
+} // namespace
+
+void checkWorkEstimate(double flops, const std::string& what, const std::string& howToProceed)
+{
+    const double seconds = estimatedSeconds(flops);
+    if (!(seconds > kWorkLimitSeconds)) // also lets NaN through: nothing to estimate
+        return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, " would take about %s (%.2g flops at a conservative %.0f GFLOP/s); the limit is %s; ",
+                  durationText(seconds).c_str(), flops, kWorkFlopsPerSecond * 1e-9, durationText(kWorkLimitSeconds).c_str());
+    throw InputError(what + buf + howToProceed);
 }
 
 std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length)

@@ -17,6 +17,7 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
         throw InputError("head-dim = " + std::to_string(headDim) + " is out of range; allowed: integers in [1, 4096]");
     if (spec.info().rotary && headDim % 2)
         throw InputError("head-dim = " + std::to_string(headDim) + " must be even for the rotary scheme " + spec.name());
+    checkRotaryHeadDim(spec, headDim, "head dim of the random q and k");
     return [spec, headDim, seed](int length) {
         // (H, N, D) twice: refuse before allocating what the machine cannot have.
         checkMemoryEstimate(2.0 * 4.0 * spec.heads * length * headDim,

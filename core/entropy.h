@@ -20,7 +20,8 @@ struct QkSample {
 using QkProvider = std::function<QkSample(int length)>;
 
 // q, k ~ N(0, 1) per component from `seed`; each head's stream is prefix-stable (length N's rows are the first
-// rows of length 2N's). Rotary schemes are applied with the scheme's base.
+// rows of length 2N's). Rotary schemes are applied with the scheme's base; their dim must equal headDim
+// (checkRotaryHeadDim: there is no partial rotary).
 QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed);
 
 // Entropy (nats) of every row of head h: softmax over visible keys of (q_m.k_n/sqrt(D) + bias) * rowScale(m).

@@ -34,18 +34,6 @@ void checkRange(const char* what, long long value, long long lo, long long hi)
                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-// The value of NAME in NAME=VALUE settings (last one wins), or nullptr.
-const std::string* findSetting(const std::vector<std::string>& settings, const std::string& name, std::string& value)
-{
-    const std::string* found = nullptr;
-    for (const std::string& s : settings)
-        if (s.size() > name.size() && s.compare(0, name.size(), name) == 0 && s[name.size()] == '=') {
-            value = s.substr(name.size() + 1);
-            found = &s;
-        }
-    return found;
-}
-
 } // namespace
 
 // ---------------------------------------------------------------- configuration
@@ -135,22 +123,12 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
 {
     const SchemeInfo& info = schemeByName(c.scheme);
     std::vector<std::string> settings = c.schemeSettings;
-    auto forceDim = [&](int required, const char* meaning) {
-        std::string value;
-        if (findSetting(settings, "dim", value)) {
-            const double d = parseNumber(value, "dim");
-            if (d != required)
-                throw InputError("scheme " + info.name + ": dim = " + value + " must equal the model's " + meaning +
-                                 " (" + std::to_string(required) + ") inside a model");
-        }
-        settings.push_back("dim=" + std::to_string(required));
-    };
     if (info.rotary)
-        forceDim(c.headDim(), "head dim d-model/heads");
+        settings = withRequiredDim(c.scheme, settings, c.headDim(), "model's head dim d-model/heads", " inside a model");
     if (info.kind == SchemeKind::Sinusoidal)
-        forceDim(c.dModel, "d-model");
+        settings = withRequiredDim(c.scheme, settings, c.dModel, "model's d-model", " inside a model");
     std::string window;
-    if (info.hasWindow && !findSetting(settings, "window", window))
+    if (info.hasWindow && !findAssignment(settings, "window", window))
         settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
     return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn);
 }
@@ -995,6 +973,27 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
 LoadedCheckpoint loadCheckpoint(const std::string& path)
 {
     return checkpointFromSafetensors(readSafetensors(path), path);
+}
+
+int modelLayer(const ModelConfig& config, std::optional<long long> requested)
+{
+    if (!requested)
+        return config.layers - 1;
+    if (*requested < 0 || *requested >= config.layers)
+        throw InputError("layer = " + std::to_string(*requested) + " is out of range; allowed: integers in [0, " +
+                         std::to_string(config.layers - 1) + "] (the model has " + std::to_string(config.layers) +
+                         (config.layers == 1 ? " layer)" : " layers)"));
+    return static_cast<int>(*requested);
+}
+
+double modelForwardWork(const ModelConfig& config, const std::vector<int>& lengths)
+{
+    const SchemeSpec spec = modelSchemeSpec(config);
+    double tokens = 0;
+    for (int n : lengths)
+        tokens += n;
+    return config.layers * attentionWork(spec, lengths, config.headDim()) +
+           2.0 * static_cast<double>(modelParameterCount(config)) * tokens;
 }
 
 QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -302,5 +303,13 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
 // q and k (H, N, D) of `layer` when the model reads the first N bytes of `text` (repeated when shorter), rotary
 // applied as the kernel scores them. The provider keeps a reference to `model`.
 QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer);
+
+// The layer a model view reads (entropy and attention --checkpoint --layer): `requested` when given, else the last
+// layer. InputError "layer = L is out of range; allowed: integers in [0, layers-1] ..." otherwise.
+int modelLayer(const ModelConfig& config, std::optional<long long> requested);
+
+// Work (flops) of one forward over a sequence of every length in `lengths`: attention as attentionWork counts it in
+// every layer, plus 2 flops per parameter and token for the dense layers. For checkWorkEstimate.
+double modelForwardWork(const ModelConfig& config, const std::vector<int>& lengths);
 
 } // namespace plab

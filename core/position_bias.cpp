@@ -147,18 +147,20 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
 
 KeyRange PositionBias::keyRange(int m, int length) const
 {
-    switch (m_spec.kind) {
-    case SchemeKind::Local:
-        if (m_spec.bidirectional)
-            return {std::max(0, m - m_window + 1), std::min(length, m + m_window)};
-        return {std::max(0, m - m_window + 1), m + 1};
-    case SchemeKind::Bca: {
-        const int block = m_window / 2;
-        return {std::max(0, (m / block - 1) * block), m + 1};
-    }
-    default:
-        return m_spec.bidirectional ? KeyRange{0, length} : KeyRange{0, m + 1};
-    }
+    return maskKeyRange(m_spec.kind, m_spec.bidirectional, m_window, m, length);
+}
+
+double visiblePairs(const SchemeSpec& spec, int length)
+{
+    validateSchemeSpec(spec);
+    if (length < 1 || length > kMaxLength)
+        throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
+                         std::to_string(kMaxLength) + "]");
+    const int window = spec.info().hasWindow ? spec.intParam("window") : 0;
+    double pairs = 0;
+    for (int m = 0; m < length; ++m)
+        pairs += maskKeyRange(spec.kind, spec.bidirectional, window, m, length).size();
+    return pairs;
 }
 
 float PositionBias::rowScale(int m) const

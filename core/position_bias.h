@@ -16,6 +16,26 @@ struct KeyRange {
     int size() const { return end > begin ? end - begin : 0; }
 };
 
+// The mask of every scheme as intervals: keys visible to query m in a sequence of `length` (causal: [0, m];
+// bidirectional: all; local: the window; bca: own block of window/2 and the previous one). `window` is the
+// local/bca window (ignored otherwise). PositionBias::keyRange and visiblePairs() both read it.
+inline KeyRange maskKeyRange(SchemeKind kind, bool bidirectional, int window, int m, int length)
+{
+    switch (kind) {
+    case SchemeKind::Local:
+        if (bidirectional)
+            return {m - window + 1 > 0 ? m - window + 1 : 0, m + window < length ? m + window : length};
+        return {m - window + 1 > 0 ? m - window + 1 : 0, m + 1};
+    case SchemeKind::Bca: {
+        const int block = window / 2;
+        const int begin = (m / block - 1) * block;
+        return {begin > 0 ? begin : 0, m + 1};
+    }
+    default:
+        return bidirectional ? KeyRange{0, length} : KeyRange{0, m + 1};
+    }
+}
+
 // Every bias of the design table depends on the relative distance r = m - n only, plus a mask that is an
 // interval of keys per query. PositionBias stores, per head, one table over r in [-(L-1), L-1] (O(H L)
 // memory, never an L x L matrix), so kernels and views read entries on demand.
@@ -76,6 +96,10 @@ private:
 
 // Largest length any view or kernel accepts; beyond it memory estimates are refused before allocation.
 constexpr int kMaxLength = 1 << 20;
+
+// Visible (query, key) pairs of one sequence of `length` under the spec's mask: the sum of maskKeyRange sizes over
+// the rows (no tables built, O(length)). Causal n(n+1)/2, bidirectional n^2, a window about n W.
+double visiblePairs(const SchemeSpec& spec, int length);
 
 // Rotary angle of frequency i for head dimension d: base^(-2i/d).
 double rotaryFrequency(int i, int dim, double base);

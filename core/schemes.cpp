@@ -3,6 +3,8 @@
 
 #include "errors.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -414,6 +416,70 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, 
     }
     validateSchemeSpec(spec);
     return spec;
+}
+
+nlohmann::json schemeSpecJson(const SchemeSpec& spec)
+{
+    nlohmann::json j{{"scheme", spec.name()}, {"heads", spec.heads}, {"bidirectional", spec.bidirectional}};
+    j["parameters"] = nlohmann::json::object();
+    for (const auto& [k, v] : spec.params)
+        j["parameters"][k] = v;
+    if (spec.context)
+        j["context"] = spec.context;
+    if (spec.logn)
+        j["logn"] = true;
+    return j;
+}
+
+bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value)
+{
+    bool found = false;
+    for (const std::string& a : assignments)
+        if (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '=') {
+            value = a.substr(name.size() + 1);
+            found = true;
+        }
+    return found;
+}
+
+std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<std::string> assignments, int required,
+                                         const std::string& meaning, const std::string& reason)
+{
+    const SchemeInfo& info = schemeByName(scheme);
+    std::string value;
+    if (findAssignment(assignments, "dim", value)) {
+        if (parseNumber(value, "dim") != required)
+            throw InputError("scheme " + info.name + ": dim = " + value + " must equal the " + meaning + " (" +
+                             std::to_string(required) + ")" + reason);
+    }
+    assignments.push_back("dim=" + std::to_string(required));
+    return assignments;
+}
+
+namespace {
+const char* const kWholeHeads = "; rope and xpos rotate whole heads: leave dim unset and it follows the head dim";
+} // namespace
+
+SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
+                                    const std::vector<std::string>& assignments, int headDim,
+                                    const std::string& headDimName, int context, bool logn)
+{
+    const SchemeInfo& info = schemeByName(name);
+    if (!info.rotary)
+        return makeSchemeSpec(name, heads, bidirectional, assignments, context, logn);
+    if (headDim < 2 || headDim % 2 != 0)
+        throw InputError(headDimName + " = " + std::to_string(headDim) + " is not allowed for the rotary scheme " +
+                         info.name + "; allowed: even head dims (rotation acts on pairs of dimensions)");
+    return makeSchemeSpec(name, heads, bidirectional, withRequiredDim(name, assignments, headDim, headDimName, kWholeHeads),
+                          context, logn);
+}
+
+void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName)
+{
+    if (!spec.info().rotary || spec.intParam("dim") == headDim)
+        return;
+    throw InputError("scheme " + spec.name() + ": dim = " + std::to_string(spec.intParam("dim")) + " must equal the " +
+                     headDimName + " (" + std::to_string(headDim) + ")" + kWholeHeads);
 }
 
 std::vector<double> alibiSlopes(int heads)

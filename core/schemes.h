@@ -1,6 +1,8 @@
 // The catalogue of positional schemes (names, parameters, ranges, texts) and the validated SchemeSpec value.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -91,6 +93,29 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
 
 // Checks every parameter and cross-parameter constraint of a spec; throws InputError.
 void validateSchemeSpec(const SchemeSpec& spec); // throws InputError
+
+// Scheme, heads, mask, every resolved parameter, context and logn of a spec: the metadata of every JSON output
+// (CLI files and GUI exports alike), e.g. {"scheme": "alibi", "heads": 8, "bidirectional": false, "parameters": {}}.
+nlohmann::json schemeSpecJson(const SchemeSpec& spec);
+
+// The value of NAME in NAME=VALUE assignments (the last one wins, as in makeSchemeSpec); false when absent.
+bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value);
+
+// Fixes a scheme's `dim` to `required` (a rotary scheme's head dim, sinusoidal's d_model inside a model): returns
+// `assignments` with dim=REQUIRED appended when they set no dim; an explicit other dim is refused with
+// "scheme S: dim = V must equal the MEANING (REQUIRED)REASON".
+std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<std::string> assignments, int required,
+                                         const std::string& meaning, const std::string& reason);
+
+// The one rule for a scheme applied to q and k of head dim D (attention, entropy, bench, the GUI's entropy view):
+// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (there is
+// no partial rotary) and an odd D is refused; other schemes ignore D. `headDimName` says where D comes from in the
+// messages, e.g. "--head-dim" or "the head dim D of --q".
+SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
+                                    const std::vector<std::string>& assignments, int headDim,
+                                    const std::string& headDimName, int context = 0, bool logn = false);
+// The same rule for a spec built already (e.g. by the GUI's panel): refuses rope/xpos whose dim differs from D.
+void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName);
 
 // Parses a whole string as a finite number; throws InputError naming `what` otherwise.
 double parseNumber(std::string_view text, std::string_view what);

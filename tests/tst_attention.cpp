@@ -1,13 +1,16 @@
 // Attention engine tests: kernel vs an independent double-precision full-score-matrix reference, backward vs
 // finite differences (incl. T5/KERPLE parameters), probabilities/entropy, thread-count independence, errors.
 #include "attention.h"
+#include "bias_views.h"
+#include "cli_runner.h"
+#include "entropy.h"
 #include "errors.h"
+#include "model.h"
 #include "npy.h"
 #include "random.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -174,14 +177,19 @@ std::vector<double> toDouble(const std::vector<float>& x)
     return {x.begin(), x.end()};
 }
 
+std::vector<std::string> toStd(const QStringList& list)
+{
+    std::vector<std::string> out;
+    for (const QString& s : list)
+        out.push_back(s.toStdString());
+    return out;
+}
+
 // A spec with random (but valid) trainable values, so parameter gradients and per-head tables are exercised.
 SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QStringList& sets, int context = 0,
                     bool logn = false)
 {
-    std::vector<std::string> assignments;
-    for (const QString& s : sets)
-        assignments.push_back(s.toStdString());
-    SchemeSpec spec = makeSchemeSpec(name.toStdString(), heads, bidirectional, assignments, context, logn);
+    SchemeSpec spec = makeSchemeSpec(name.toStdString(), heads, bidirectional, toStd(sets), context, logn);
     Rng rng(77);
     if (spec.kind == SchemeKind::T5) {
         spec.t5Values.resize(size_t(spec.intParam("num-buckets")) * heads);
@@ -199,21 +207,8 @@ SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QS
     return spec;
 }
 
-struct CliResult {
-    int code = -1;
-    QByteArray out, err;
-};
-
-CliResult runCli(const QStringList& args)
-{
-    QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
-}
+using plab::test::CliResult;
+using plab::test::runCli;
 
 const QStringList kSchemes = {"none", "sinusoidal", "learned", "rope", "xpos", "t5", "alibi",
                               "kerple-power", "kerple-log", "sandwich", "local", "bca"};
@@ -238,6 +233,14 @@ private Q_SLOTS:
     void cliAttentionRejectsBadInput_data();
     void cliAttentionRejectsBadInput();
     void cliBenchJson();
+    void rotaryDimRule_data();
+    void rotaryDimRule();
+    void cliRotaryDimOneRule_data();
+    void cliRotaryDimOneRule();
+    void visiblePairsMatchDefinition_data();
+    void visiblePairsMatchDefinition();
+    void workEstimateBound_data();
+    void workEstimateBound();
 };
 
 void TestAttention::forwardMatchesReference_data()
@@ -644,7 +647,7 @@ void TestAttention::cliAttentionMatchesCore()
     const CliResult r = runCli({"attention", "rope", "--q", dir.filePath("q.npy"), "--k", dir.filePath("k.npy"), "--v",
                                 dir.filePath("v.npy"), "--bidirectional", "--set", "base=500", "--probs",
                                 dir.filePath("p.npy"), "-o", dir.filePath("o.npy")});
-    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
     const NpyArray out = readNpy(base + "/o.npy"), probs = readNpy(base + "/p.npy");
     QCOMPARE(out.shape, (std::vector<int64_t>{H, N, D}));
     QCOMPARE(probs.shape, (std::vector<int64_t>{H, N, N}));
@@ -678,7 +681,7 @@ void TestAttention::cliAttentionRejectsBadInput_data()
                               << "nan.npy";
     QTest::newRow("odd D for rope") << QStringList{"attention", "rope", "--q", "@DIR@/odd.npy", "--k", "@DIR@/odd.npy",
                                                    "--v", "@DIR@/odd.npy", "-o", "@DIR@/o.npy"}
-                                    << "head-dim = 5 must be even";
+                                    << "head dim D of --q = 5 is not allowed for the rotary scheme rope";
     QTest::newRow("heads disagree") << (QStringList{"attention", "alibi", "--heads", "4"} + qkv +
                                         QStringList{"-o", "@DIR@/o.npy"})
                                     << "differs from the 2 heads";
@@ -714,7 +717,7 @@ void TestAttention::cliAttentionRejectsBadInput()
     for (QString& a : args)
         a.replace("@DIR@", dir.path());
     const CliResult r = runCli(args);
-    QCOMPARE(r.code, 2);
+    QCOMPARE(r.exitCode, 2);
     QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
     QVERIFY(!QFile::exists(dir.filePath("o.npy")));
 }
@@ -723,7 +726,7 @@ void TestAttention::cliBenchJson()
 {
     const CliResult r = runCli({"bench", "attention", "--scheme", "local", "--window", "16", "--length", "100",
                                 "--heads", "2", "--dim", "16", "--repeat", "2", "--threads", "1", "--backward", "--json"});
-    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject j = QJsonDocument::fromJson(r.out).object();
     // 4 D H flops per visible pair: rows see min(m + 1, 16) keys.
     double pairs = 0;
@@ -733,8 +736,269 @@ void TestAttention::cliBenchJson()
     QCOMPARE(j["window"].toInt(), 16);
     QVERIFY(j["forward_ms"].toDouble() > 0 && j["backward_ms"].toDouble() > 0 && j["forward_gflops"].toDouble() > 0);
     const CliResult g = runCli({"bench", "gemm", "--size", "64", "--repeat", "1", "--json"});
-    QVERIFY2(g.code == 0, g.err.constData());
+    QVERIFY2(g.exitCode == 0, g.err.constData());
     QCOMPARE(QJsonDocument::fromJson(g.out).object()["flops"].toDouble(), 2.0 * 64 * 64 * 64);
+}
+
+// ---- one rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim) ----
+
+void TestAttention::rotaryDimRule_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("wantDim");     // the spec's dim afterwards; 0: the scheme has none
+    QTest::addColumn<QString>("message"); // non-empty: refused with this
+    QTest::newRow("rope dim follows D") << "rope" << QStringList{} << 8 << 8 << "";
+    QTest::newRow("rope dim follows D (large)") << "rope" << QStringList{"base=500"} << 256 << 256 << "";
+    QTest::newRow("rope explicit equal") << "rope" << QStringList{"dim=8"} << 8 << 8 << "";
+    QTest::newRow("rope explicit 8.0") << "rope" << QStringList{"dim=8.0"} << 8 << 8 << "";
+    QTest::newRow("rope explicit other") << "rope" << QStringList{"dim=64"} << 8 << 0
+                                         << "scheme rope: dim = 64 must equal the head dim D of --q (8); rope and xpos "
+                                            "rotate whole heads: leave dim unset and it follows the head dim";
+    QTest::newRow("rope last setting wins, equal") << "rope" << QStringList{"dim=64", "dim=8"} << 8 << 8 << "";
+    QTest::newRow("rope last setting wins, other") << "rope" << QStringList{"dim=8", "dim=64"} << 8 << 0
+                                                   << "dim = 64 must equal the head dim D of --q (8)";
+    QTest::newRow("rope dim not a number") << "rope" << QStringList{"dim=wide"} << 8 << 0 << "dim: 'wide' is not a";
+    QTest::newRow("rope odd D") << "rope" << QStringList{} << 5 << 0
+                                << "head dim D of --q = 5 is not allowed for the rotary scheme rope; allowed: even head dims";
+    QTest::newRow("xpos dim follows D") << "xpos" << QStringList{"gamma=0.5"} << 32 << 32 << "";
+    QTest::newRow("xpos explicit other") << "xpos" << QStringList{"dim=16"} << 32 << 0
+                                         << "scheme xpos: dim = 16 must equal the head dim D of --q (32)";
+    QTest::newRow("alibi ignores D") << "alibi" << QStringList{} << 7 << 0 << "";
+    QTest::newRow("sinusoidal dim is not a head dim") << "sinusoidal" << QStringList{"dim=32"} << 8 << 32 << "";
+    QTest::newRow("sandwich dim is not a head dim") << "sandwich" << QStringList{} << 8 << 128 << "";
+}
+
+void TestAttention::rotaryDimRule()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QStringList, sets);
+    QFETCH(int, headDim);
+    QFETCH(int, wantDim);
+    QFETCH(QString, message);
+    try {
+        const SchemeSpec spec = makeSchemeSpecForHeadDim(scheme.toStdString(), 2, false, toStd(sets), headDim,
+                                                         "head dim D of --q");
+        QVERIFY2(message.isEmpty(), "accepted");
+        if (wantDim)
+            QCOMPARE(spec.intParam("dim"), wantDim);
+        else
+            QVERIFY(!spec.params.count("dim"));
+        // A spec that passed the rule passes the check of built specs, and the random q/k provider accepts it.
+        checkRotaryHeadDim(spec, headDim, "head dim");
+        if (headDim % 2 == 0 || !spec.info().rotary)
+            QCOMPARE(randomQkProvider(spec, headDim, 1)(4).q.size(), size_t(2 * 4 * headDim));
+        if (spec.info().rotary) { // a different head dim is what the check refuses
+            try {
+                checkRotaryHeadDim(spec, headDim + 2, "head dim of the random q and k");
+                QFAIL("checkRotaryHeadDim accepted another head dim");
+            } catch (const InputError& e) {
+                QVERIFY2(QString(e.what()).contains(QString("dim = %1 must equal the head dim of the random q and k (%2)")
+                                                        .arg(headDim)
+                                                        .arg(headDim + 2)),
+                         e.what());
+            }
+        }
+    } catch (const InputError& e) {
+        QVERIFY2(!message.isEmpty(), e.what());
+        QVERIFY2(QString(e.what()).contains(message), e.what());
+        QVERIFY(!QString(e.what()).contains('\n'));
+    }
+}
+
+void TestAttention::cliRotaryDimOneRule_data()
+{
+    QTest::addColumn<QStringList>("args"); // @DIR@: the directory holding q, k, v of shape (2, 6, 8)
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message"); // refusals: part of the one-line message
+    const QStringList qkv{"--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy", "-o", "@DIR@/o.npy"};
+    QTest::newRow("attention rope, dim follows D = 8") << (QStringList{"attention", "rope"} + qkv) << 0 << "";
+    QTest::newRow("attention rope, dim=8 given") << (QStringList{"attention", "rope", "--set", "dim=8"} + qkv) << 0 << "";
+    QTest::newRow("attention rope, dim=64 refused") << (QStringList{"attention", "rope", "--set", "dim=64"} + qkv) << 2
+                                                    << "scheme rope: dim = 64 must equal the head dim D of --q (8)";
+    QTest::newRow("attention xpos, dim=4 refused") << (QStringList{"attention", "xpos", "--set", "dim=4"} + qkv) << 2
+                                                   << "scheme xpos: dim = 4 must equal the head dim D of --q (8)";
+    QTest::newRow("entropy rope, dim follows --head-dim 32")
+        << QStringList{"entropy", "rope", "--qk", "random", "--head-dim", "32", "--lengths", "8,24", "--heads", "2"} << 0 << "";
+    QTest::newRow("entropy rope, dim=32 given with --head-dim 32")
+        << QStringList{"entropy", "rope", "--qk", "random", "--head-dim", "32", "--set", "dim=32", "--lengths", "8,24",
+                       "--heads", "2"}
+        << 0 << "";
+    QTest::newRow("entropy rope, dim=32 refused at the default head dim")
+        << QStringList{"entropy", "rope", "--qk", "random", "--set", "dim=32", "--lengths", "8"} << 2
+        << "scheme rope: dim = 32 must equal the head dim --head-dim (64)";
+    QTest::newRow("bench rope, dim follows --dim 16")
+        << QStringList{"bench", "attention", "--scheme", "rope", "--dim", "16", "--length", "40", "--heads", "2", "--repeat",
+                       "1", "--json"}
+        << 0 << "";
+    QTest::newRow("bench rope, dim=64 refused with --dim 16")
+        << QStringList{"bench", "attention", "--scheme", "rope", "--dim", "16", "--set", "dim=64", "--length", "40"} << 2
+        << "scheme rope: dim = 64 must equal the head dim --dim (16)";
+}
+
+// attention, entropy and bench follow the same rule: rope/xpos dim is the head dim. Accepted attention runs match
+// the double-precision reference (which rotates whole heads); entropy with dim given equals entropy with dim implied.
+void TestAttention::cliRotaryDimOneRule()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string base = dir.path().toStdString();
+    const int H = 2, N = 6, D = 8;
+    const std::vector<float> q = randomTensor(H * N * D, 61), k = randomTensor(H * N * D, 62), v = randomTensor(H * N * D, 63);
+    writeNpy(base + "/q.npy", {H, N, D}, q.data());
+    writeNpy(base + "/k.npy", {H, N, D}, k.data());
+    writeNpy(base + "/v.npy", {H, N, D}, v.data());
+    for (QString& a : args)
+        a.replace("@DIR@", dir.path());
+    const CliResult r = runCli(args);
+    QCOMPARE(r.exitCode, exitCode);
+    if (exitCode != 0) {
+        QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath("o.npy")));
+        return;
+    }
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    if (args[0] == "attention") {
+        const SchemeSpec spec = makeSchemeSpec(args[1].toStdString(), H, false, {"dim=8"});
+        const Reference ref = referenceAttention(spec, {1, H, N, D}, toDouble(q), toDouble(k), toDouble(v));
+        const NpyArray out = readNpy(base + "/o.npy");
+        QCOMPARE(out.data.size(), ref.out.size());
+        for (size_t i = 0; i < out.data.size(); ++i)
+            QVERIFY(std::abs(out.data[i] - ref.out[i]) < 1e-4);
+    } else if (args[0] == "entropy") {
+        // Implied and explicit dim give the same file; and it is rope with dim 32 (core, same seed).
+        QStringList other = args;
+        const int at = other.indexOf("--set");
+        if (at >= 0)
+            other.remove(at, 2);
+        else
+            other << "--set" << "dim=32";
+        const CliResult r2 = runCli(other);
+        QCOMPARE(r2.exitCode, 0);
+        QCOMPARE(r2.out, r.out);
+        const SchemeSpec spec = makeSchemeSpec("rope", 2, false, {"dim=32"});
+        const std::vector<EntropyPoint> points = entropyCurve(spec, {8, 24}, randomQkProvider(spec, 32, 0));
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + int(points.size()));
+        for (size_t i = 0; i < points.size(); ++i)
+            QVERIFY(std::abs(lines[int(i) + 1].split(',')[2].toDouble() - points[i].entropyLast) < 1e-6);
+    } else {
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QVERIFY(j["forward_ms"].toDouble() > 0);
+        QCOMPARE(j["dim"].toInt(), 16);
+    }
+}
+
+// ---- compute-time guard: visible pairs and the work estimate ----
+
+void TestAttention::visiblePairsMatchDefinition_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<int>("window"); // local/bca
+    QTest::addColumn<int>("length");
+    for (int n : {1, 2, 17, 300}) {
+        QTest::newRow(qPrintable(QString("none causal N=%1").arg(n))) << "none" << false << 0 << n;
+        QTest::newRow(qPrintable(QString("alibi bidirectional N=%1").arg(n))) << "alibi" << true << 0 << n;
+        for (int w : {1, 2, 16, 1000}) {
+            QTest::newRow(qPrintable(QString("local W=%1 N=%2").arg(w).arg(n))) << "local" << false << w << n;
+            QTest::newRow(qPrintable(QString("local bidirectional W=%1 N=%2").arg(w).arg(n))) << "local" << true << w << n;
+        }
+        for (int w : {2, 8, 64})
+            QTest::newRow(qPrintable(QString("bca W=%1 N=%2").arg(w).arg(n))) << "bca" << false << w << n;
+    }
+}
+
+// visiblePairs against the masks' definitions, counted cell by cell (design.md: causal n <= m; local 0 <= m - n < W,
+// bidirectional |m - n| < W; bca: own block of W/2 and the previous one), and the causal/bidirectional closed forms.
+void TestAttention::visiblePairsMatchDefinition()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(int, window);
+    QFETCH(int, length);
+    std::vector<std::string> sets;
+    if (window)
+        sets.push_back("window=" + std::to_string(window));
+    const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), 3, bidirectional, sets);
+    double count = 0;
+    for (int m = 0; m < length; ++m)
+        for (int n = 0; n < length; ++n) {
+            bool visible = bidirectional || n <= m;
+            if (scheme == "local")
+                visible = bidirectional ? std::abs(m - n) < window : (m - n >= 0 && m - n < window);
+            if (scheme == "bca")
+                visible = n <= m && n / (window / 2) >= m / (window / 2) - 1;
+            count += visible;
+        }
+    QCOMPARE(visiblePairs(spec, length), count);
+    if (scheme == "none")
+        QCOMPARE(count, length * (length + 1.0) / 2);
+    if (scheme == "alibi")
+        QCOMPARE(count, double(length) * length);
+    // The work estimate: 4 D flops per visible pair and head, D at least kMinWorkDim, summed over the lengths.
+    QCOMPARE(attentionWork(spec, {length}, 64), 4.0 * 64 * 3 * count);
+    QCOMPARE(attentionWork(spec, {length, length}, 2), 2 * 4.0 * kMinWorkDim * 3 * count);
+}
+
+void TestAttention::workEstimateBound_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<QList<int>>("lengths");
+    QTest::addColumn<bool>("accepted");
+    QTest::addColumn<QString>("message");
+    // Causal alibi, 8 heads of 64: work 4 * 64 * 8 * n (n + 1) / 2 = 1024 n (n + 1). The largest accepted n follows
+    // from the limit and the rate (independently of visiblePairs, by the closed form).
+    const double budget = kWorkLimitSeconds * kWorkFlopsPerSecond;
+    int edge = int(std::sqrt(budget / 1024));
+    while (1024.0 * (edge + 1) * (edge + 2) <= budget)
+        ++edge;
+    while (1024.0 * edge * (edge + 1) > budget)
+        --edge;
+    QTest::newRow("tiny") << "alibi" << 8 << 64 << QList<int>{16, 64, 256} << true << "";
+    QTest::newRow("default entropy lengths, 1024 heads") << "alibi" << 1024 << 64
+                                                        << QList<int>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096} << true << "";
+    QTest::newRow("just under the limit") << "alibi" << 8 << 64 << QList<int>{edge} << true << "";
+    QTest::newRow("just over the limit") << "alibi" << 8 << 64 << QList<int>{edge + 1} << false << "would take about";
+    QTest::newRow("under the limit in two lengths") << "alibi" << 8 << 64 << QList<int>{edge / 2, edge / 2} << true << "";
+    QTest::newRow("over the limit in two lengths") << "alibi" << 8 << 64 << QList<int>{edge, 1024} << false << "the limit is 10 min";
+    QTest::newRow("the release note's job: 1048576 x 1024 heads")
+        << "alibi" << 1024 << 0 << QList<int>{1048576} << false << "days (";
+    QTest::newRow("window keeps long sequences cheap") << "local" << 8 << 64 << QList<int>{1048576} << true << "";
+    QTest::newRow("bidirectional doubles the work") << "alibi" << 8 << 64 << QList<int>{int(edge / 1.3)} << false
+                                                    << "at a conservative";
+}
+
+// checkWorkEstimate refuses above kWorkLimitSeconds at kWorkFlopsPerSecond, accepts just under; one line naming the job.
+void TestAttention::workEstimateBound()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, heads);
+    QFETCH(int, headDim);
+    QFETCH(QList<int>, lengths);
+    QFETCH(bool, accepted);
+    QFETCH(QString, message);
+    const bool bidirectional = QString(QTest::currentDataTag()).startsWith("bidirectional");
+    const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), heads, bidirectional, scheme == "local" ? std::vector<std::string>{"window=64"} : std::vector<std::string>{});
+    const std::vector<int> n(lengths.begin(), lengths.end());
+    const double flops = attentionWork(spec, n, headDim);
+    QCOMPARE(estimatedSeconds(flops) <= kWorkLimitSeconds, accepted);
+    try {
+        checkWorkEstimate(flops, "the job", "allowed: less");
+        QVERIFY2(accepted, "accepted");
+    } catch (const InputError& e) {
+        QVERIFY2(!accepted, e.what());
+        const QString what = e.what();
+        QVERIFY2(what.startsWith("the job would take about ") && what.contains(message) && what.endsWith("; allowed: less") &&
+                     !what.contains('\n'),
+                 e.what());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestAttention)

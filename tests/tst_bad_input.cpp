@@ -259,6 +259,17 @@ QStringList expectedTree(const Files& files)
     return names;
 }
 
+// Starts positionlab-cli as a terminal would: SIGINT, SIGTERM and SIGHUP at their defaults, whatever the test runner
+// ignores, so a signal the test sends reaches the CLI's own handler (or ends it, as it intends).
+void startWithDefaultSignals(QProcess& p, const QStringList& args)
+{
+    p.setChildProcessModifier([] {
+        for (int s : {SIGINT, SIGTERM, SIGHUP})
+            std::signal(s, SIG_DFL);
+    });
+    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+}
+
 } // namespace
 
 class TestBadInput : public QObject {
@@ -274,6 +285,8 @@ private slots:
     void interruptLeavesNoPartialFile();
     void interruptTraining_data();
     void interruptTraining();
+    void interruptEval_data();
+    void interruptEval();
     void safetensorsLoader_data();
     void safetensorsLoader();
     void corpusLoader_data();
@@ -458,8 +471,37 @@ void TestBadInput::cli_data()
     row("entropy qk", {"entropy", "alibi", "--qk", "ones"}, 2, "--qk ones is not allowed; allowed: zero, random");
     row("entropy seed negative", {"entropy", "alibi", "--seed", "-1"}, 2, "seed = -1 is out of range");
     row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2, "head-dim = 0 is out of range");
-    row("entropy head-dim vs rotary", {"entropy", "rope", "--head-dim", "32"}, 2, "--head-dim 32 differs from the rotary dim 64");
-    row("entropy absurd q and k", {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths", "65536"}, 2,
+    // One rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim): dim follows D, another dim is refused.
+    row("entropy rotary dim vs head-dim", {"entropy", "rope", "--set", "dim=32"}, 2,
+        "scheme rope: dim = 32 must equal the head dim --head-dim (64); rope and xpos rotate whole heads");
+    row("entropy rotary dim vs given head-dim", {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
+        "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");
+    row("entropy rotary odd head-dim", {"entropy", "rope", "--head-dim", "7"}, 2,
+        "head dim --head-dim = 7 is not allowed for the rotary scheme rope; allowed: even head dims");
+    row("bench rotary dim vs --dim", {"bench", "attention", "--scheme", "xpos", "--dim", "32", "--set", "dim=64"}, 2,
+        "scheme xpos: dim = 64 must equal the head dim --dim (32)");
+
+    // ---- compute-time guard: refused at once with the estimate, before any table or tensor is allocated ----
+    row("entropy for hours", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024"}, 2,
+        "entropy of 1024 heads over --lengths 1048576 would take about", {}, LimitMemory);
+    row("entropy for hours names the way out", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024"}, 2,
+        "allowed: fewer or shorter --lengths, fewer --heads, or --allow-long to run it anyway", {}, LimitMemory);
+    row("entropy many lengths", {"entropy", "none", "--heads", "64", "--lengths", "131072,131072,131072,131072,131072"}, 2,
+        "the limit is 10 min", {}, LimitMemory);
+    row("entropy random big head-dim", {"entropy", "kerple-log", "--qk", "random", "--head-dim", "4096", "--lengths", "65536"},
+        2, "a smaller --head-dim", {}, LimitMemory);
+    // --allow-long lifts only the time guard: this job then meets the memory check (nothing big is allocated first).
+    row("entropy allow-long still checks memory", {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths",
+                                                   "1048576", "--heads", "64", "--allow-long"}, 2, "would need about", {},
+        LimitMemory);
+    row("bench for hours", {"bench", "attention", "--length", "1048576", "--heads", "2"}, 2,
+        "bench attention N=1048576 H=2 D=64 with 5 repeats would take about", {}, LimitMemory);
+    row("bench repeat for hours", {"bench", "attention", "--length", "16384", "--repeat", "100000"}, 2,
+        "a smaller --length, --heads, --dim or --repeat", {}, LimitMemory);
+    row("bench backward counted", {"bench", "attention", "--length", "16384", "--repeat", "20", "--backward"}, 2,
+        "with 20 repeats and --backward would take about", {}, LimitMemory);
+    row("entropy absurd q and k", {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths", "65536",
+                                   "--allow-long"}, 2,
         "random q and k of 8 heads x 65536 positions x 4096 dims would need about 16.0 GiB", {}, LimitMemory);
 
     // ---- attention: .npy inputs ----
@@ -477,6 +519,15 @@ void TestBadInput::cli_data()
     };
     row("attention no -o", {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy"}, 2,
         "attention: -o OUT.npy is required", qkv);
+    row("attention rotary dim vs D", attention("q.npy", {"--set", "dim=64"}).replaceInStrings("alibi", "rope"), 2,
+        "scheme rope: dim = 64 must equal the head dim D of --q (8); rope and xpos rotate whole heads", qkv);
+    {
+        // (1, 1048576, 2): 8 MiB per file, a causal pass of 5.5e11 visible pairs.
+        const QByteArray big = npyFile(npyDict("<f4", "(1, 1048576, 2)"), QByteArray(8 << 20, 0));
+        const Files bigQkv{{"q.npy", big}, {"k.npy", big}, {"v.npy", big}};
+        row("attention for hours", attention("q.npy"), 2,
+            "attention of 1 heads x 1048576 positions x 2 dims would take about", bigQkv, LimitMemory);
+    }
     row("attention no --v", {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "-o", "@DIR@/o.npy"}, 2,
         "attention: --v FILE.npy is required", qkv);
     row("attention csv output", attention("q.npy").mid(0, 8) + QStringList{"-o", "@DIR@/out.csv"}, 2, "attention writes .npy only", qkv);
@@ -525,7 +576,7 @@ void TestBadInput::cli_data()
     row("attention absurd shape", attention("q.npy"), 2, "an array of shape (1024, 1048576, 4096) would need about", 
         withQ(npyFile(npyDict("<f4", "(1024, 1048576, 4096)"), floats(ramp(8)))), LimitMemory);
     row("attention rotary odd D", {"attention", "rope", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "-o",
-                                   "@DIR@/out.npy"}, 2, "must be even for the rotary scheme rope",
+                                   "@DIR@/out.npy"}, 2, "head dim D of --q = 3 is not allowed for the rotary scheme rope; allowed: even head dims",
         Files{{"q.npy", npyFile(npyDict("<f4", "(1, 2, 3)"), floats(ramp(6)))}});
     {
         // Probabilities of (1, 60000, 60000) would be 13.4 GiB: refused before anything is computed.
@@ -707,6 +758,20 @@ void TestBadInput::cli_data()
                                      "--layer", "1"}, 2, "layer = 1 is out of range", withModel(m_checkpoint));
     row("entropy checkpoint missing", {"entropy", "alibi", "--checkpoint", "@DIR@/none.safetensors"}, 2,
         "checkpoint @DIR@/none.safetensors does not exist");
+    row("entropy checkpoint layer negative", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
+                                              "@DIR@/corpus.txt", "--layer", "-1"}, 2,
+        "layer = -1 is out of range; allowed: integers in [0, 0] (the model has 1 layer)", withModel(m_checkpoint));
+    row("entropy checkpoint layer text", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--layer", "last"}, 2,
+        "layer: 'last' is not an integer", withModel(m_checkpoint));
+    row("attention checkpoint layer", {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
+                                       "@DIR@/corpus.txt", "--layer", "3", "-o", "@DIR@/o.npy"}, 2,
+        "layer = 3 is out of range; allowed: integers in [0, 0]", withModel(m_checkpoint));
+    row("entropy checkpoint for hours", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
+                                         "@DIR@/corpus.txt", "--lengths", "1048576"}, 2,
+        "entropy of the model's layer 0 over --lengths 1048576 would take about", withModel(m_checkpoint), LimitMemory);
+    row("attention checkpoint for hours", {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
+                                           "@DIR@/corpus.txt", "--length", "1048576", "-o", "@DIR@/o.npy"}, 2,
+        "allowed: a shorter --length, or --allow-long", withModel(m_checkpoint), LimitMemory);
 
     // ---- render (pictures; only with the GUI library) ----
     row("render unknown view", {"render", "heat", "-o", "@DIR@/x.png"}, 2, "render: unknown view 'heat'; views: bias", {}, NeedsRender);
@@ -953,11 +1018,7 @@ void TestBadInput::interruptLeavesNoPartialFile()
         f.write(old);
     }
     QProcess p;
-    p.setChildProcessModifier([] {
-        for (int s : {SIGINT, SIGTERM, SIGHUP})
-            std::signal(s, SIG_DFL); // as in a terminal, whatever the test runner ignores
-    });
-    p.start(QStringLiteral(POSITIONLAB_CLI), {"bias", "sinusoidal", "--length", "12000", "--head", "0", "-o", out});
+    startWithDefaultSignals(p, {"bias", "sinusoidal", "--length", "12000", "--head", "0", "-o", out});
     QVERIFY(p.waitForStarted());
     // Wait until the temporary exists (the write is under way), then interrupt.
     QString tempName;
@@ -1018,11 +1079,7 @@ void TestBadInput::interruptTraining()
     if (saveEvery)
         args << "--save-every" << "1";
     QProcess p;
-    p.setChildProcessModifier([] {
-        for (int s : {SIGINT, SIGTERM})
-            std::signal(s, SIG_DFL);
-    });
-    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    startWithDefaultSignals(p, args);
     QVERIFY(p.waitForStarted());
     if (delayMs)
         QTest::qWait(delayMs);
@@ -1058,6 +1115,71 @@ void TestBadInput::interruptTraining()
         QVERIFY(loaded.info.step >= 1);
     } catch (const std::exception& e) {
         QFAIL(qPrintable(QString("the checkpoint left behind does not load: ") + e.what()));
+    }
+}
+
+void TestBadInput::interruptEval_data()
+{
+    QTest::addColumn<int>("signal");
+    QTest::addColumn<QString>("output");  // -o file name, empty: CSV on standard output
+    QTest::addColumn<bool>("previous");   // an earlier result is already at -o
+    QTest::addColumn<bool>("afterFirst"); // wait for the first length's progress line; false: signal at once
+    QTest::newRow("Ctrl-C during the long length, csv kept") << int(SIGINT) << "out.csv" << true << true;
+    QTest::newRow("Ctrl-C during the long length, json") << int(SIGINT) << "out.json" << false << true;
+    QTest::newRow("Ctrl-C, npy kept") << int(SIGINT) << "out.npy" << true << true;
+    QTest::newRow("Ctrl-C, stdout") << int(SIGINT) << "" << false << true;
+    QTest::newRow("SIGTERM, csv kept") << int(SIGTERM) << "out.csv" << true << true;
+    QTest::newRow("Ctrl-C at once, csv kept") << int(SIGINT) << "out.csv" << true << false;
+}
+
+// Ctrl-C during `eval`: exit 130 with one clear line, -o never written half (nor at all), nothing else left behind.
+void TestBadInput::interruptEval()
+{
+    QFETCH(int, signal);
+    QFETCH(QString, output);
+    QFETCH(bool, previous);
+    QFETCH(bool, afterFirst);
+    QTemporaryDir temp;
+    const QString dir = temp.path();
+    // Length 8 takes a moment; length 65536 over 1 MB of text takes minutes: the signal lands inside it.
+    Files files{{"m.safetensors", m_checkpoint}, {"corpus.txt", text(1 << 20)}};
+    const QByteArray old("length,loss,perplexity,bits_per_byte\n8,1,2.7,1.4\n");
+    if (previous)
+        files[output] = old;
+    materialise(dir, files);
+    QStringList args{"eval", dir + "/m.safetensors", "--corpus", dir + "/corpus.txt", "--split", "all", "--lengths", "8,65536"};
+    if (!output.isEmpty())
+        args << "-o" << dir + "/" + output;
+    QProcess p;
+    startWithDefaultSignals(p, args);
+    QVERIFY(p.waitForStarted());
+    QByteArray err;
+    for (int i = 0; afterFirst && i < 1200 && !err.contains("length 8:"); ++i) {
+        p.waitForReadyRead(100);
+        err += p.readAllStandardError();
+    }
+    QVERIFY2(!afterFirst || err.contains("length 8:"), err.constData());
+    QVERIFY2(p.state() == QProcess::Running, "eval ended on its own before the signal");
+    ::kill(pid_t(p.processId()), signal);
+    QVERIFY2(p.waitForFinished(120000), "eval did not stop within 120 s of the signal");
+    err += p.readAllStandardError();
+    const QByteArray out = p.readAllStandardOutput();
+    if (afterFirst) { // the handler is surely installed: the CLI's own stop
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 130);
+        const QByteArray last = err.trimmed().split('\n').last();
+        QVERIFY2(last.startsWith("interrupted at length 65536; nothing written"), err.constData());
+        QVERIFY2(output.isEmpty() || last.contains(" is unchanged)"), err.constData());
+    } else {
+        QVERIFY2((p.exitStatus() == QProcess::NormalExit && p.exitCode() == 130) || p.exitStatus() == QProcess::CrashExit,
+                 qPrintable(QString("exit %1: %2").arg(p.exitCode()).arg(QString::fromUtf8(err))));
+    }
+    QVERIFY2(out.isEmpty(), out.constData()); // no half table on standard output either
+    QCOMPARE(listTree(dir), expectedTree(files));
+    if (previous) {
+        QFile f(dir + "/" + output);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), old);
     }
 }
 

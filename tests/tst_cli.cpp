@@ -1,11 +1,11 @@
 // positionlab-cli as a user runs it: output formats, every scheme at many sizes, exit codes and atomic output.
+#include "cli_runner.h"
 #include "npy.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -13,22 +13,8 @@
 
 namespace {
 
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-CliResult runCli(const QStringList& args)
-{
-    QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
-}
+using plab::test::CliResult;
+using plab::test::runCli;
 
 // CSV matrices separated by '# head h' lines.
 QList<QList<QList<double>>> parseMatrices(const QByteArray& text)

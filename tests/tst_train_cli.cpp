@@ -1,4 +1,6 @@
 // positionlab-cli train / eval / entropy --checkpoint as a user runs them: outputs, exit codes, Ctrl-C, bad files.
+#include "cli_runner.h"
+#include "corpus.h"
 #include "model.h"
 #include "npy.h"
 #include "safetensors.h"
@@ -14,22 +16,8 @@
 
 namespace {
 
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-CliResult runCli(const QStringList& args)
-{
-    QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), args);
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
-}
+using plab::test::CliResult;
+using plab::test::runCli;
 
 // A small UTF-8 corpus with structure, written once per test run.
 QString corpusPath(const QTemporaryDir& dir)
@@ -64,9 +52,15 @@ private slots:
     void trainJsonProgress();
     void learnedUnsupportedInEval();
     void entropyFromCheckpoint();
+    void checkpointLayer_data();
+    void checkpointLayer();
     void interruptKeepsCheckpoint();
     void badUsage_data();
     void badUsage();
+
+private:
+    QTemporaryDir m_dir;
+    QString twoLayerModel(); // trained once per run by the CLI: 2 layers, 3 steps
 };
 
 void TestTrainCli::trainEvalRoundTrip()
@@ -185,6 +179,119 @@ void TestTrainCli::entropyFromCheckpoint()
     QCOMPARE(plab::readNpy(out.toStdString()).shape, (std::vector<int64_t>{2, 20, 8}));
     r = runCli({"attention", "rope", "--checkpoint", model, "--q", out, "-o", out});
     QCOMPARE(r.exitCode, 2);
+}
+
+QString TestTrainCli::twoLayerModel()
+{
+    const QString model = m_dir.path() + "/two.safetensors";
+    if (!QFile::exists(model)) {
+        const CliResult r = runCli({"train", "--scheme", "alibi", "--corpus", corpusPath(m_dir), "--steps", "3", "--layers",
+                                    "2", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "16", "--batch",
+                                    "4", "--eval-bytes", "0", "-o", model});
+        if (r.exitCode != 0)
+            qWarning("training the two-layer model failed: %s", r.err.constData());
+    }
+    return model;
+}
+
+// Entropies of layer L straight from core (modelQkProvider + entropyCurve), to check the CLI's --layer against.
+static std::vector<double> coreLayerEntropies(const QString& model, const QString& corpus, int layer, const std::vector<int>& lengths)
+{
+    plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
+    const plab::Corpus c = plab::loadCorpusFile(corpus.toStdString());
+    std::vector<double> values;
+    for (const plab::EntropyPoint& p :
+         plab::entropyCurve(loaded.model->schemeSpec(), lengths, plab::modelQkProvider(*loaded.model, c.validation, layer)))
+        values.insert(values.end(), {p.entropyLast, p.entropyMean});
+    return values;
+}
+
+void TestTrainCli::checkpointLayer_data()
+{
+    QTest::addColumn<QString>("verb");      // entropy or attention
+    QTest::addColumn<QStringList>("layer"); // the --layer option as given (empty: the default)
+    QTest::addColumn<int>("expectLayer");   // -1: refused
+    QTest::addColumn<QString>("message");
+    QTest::newRow("entropy default is the last layer") << "entropy" << QStringList{} << 1 << "";
+    QTest::newRow("entropy layer 0") << "entropy" << QStringList{"--layer", "0"} << 0 << "";
+    QTest::newRow("entropy layer 1") << "entropy" << QStringList{"--layer", "1"} << 1 << "";
+    QTest::newRow("entropy layer 2") << "entropy" << QStringList{"--layer", "2"} << -1
+                                     << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
+    QTest::newRow("entropy layer -1") << "entropy" << QStringList{"--layer", "-1"} << -1 << "layer = -1 is out of range";
+    QTest::newRow("attention default is the last layer") << "attention" << QStringList{} << 1 << "";
+    QTest::newRow("attention layer 0") << "attention" << QStringList{"--layer", "0"} << 0 << "";
+    QTest::newRow("attention layer 2") << "attention" << QStringList{"--layer", "2"} << -1
+                                       << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
+}
+
+// --layer of entropy/attention --checkpoint: one core rule (modelLayer), the last layer by default, and the numbers
+// really come from the layer asked for (different layers give different entropies).
+void TestTrainCli::checkpointLayer()
+{
+    QFETCH(QString, verb);
+    QFETCH(QStringList, layer);
+    QFETCH(int, expectLayer);
+    QFETCH(QString, message);
+    const QString model = twoLayerModel();
+    QVERIFY(QFile::exists(model));
+    const QString corpus = corpusPath(m_dir);
+    const QString out = m_dir.path() + "/layer_out.npy", probs = m_dir.path() + "/layer_probs.npy";
+    QFile::remove(out);
+    const QStringList args = verb == "entropy"
+                                 ? QStringList{"entropy", "alibi", "--checkpoint", model, "--corpus", corpus, "--lengths", "8,32"}
+                                 : QStringList{"attention", "alibi", "--checkpoint", model, "--corpus", corpus, "--length",
+                                               "24", "--probs", probs, "-o", out};
+    const CliResult r = runCli(args + layer);
+    if (expectLayer < 0) {
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.trimmed().count('\n') == 0 && r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY(!QFile::exists(out));
+        return;
+    }
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    if (verb == "entropy") {
+        std::vector<double> got;
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 2 * 2); // 2 lengths x 2 heads
+        for (int i = 1; i < lines.size(); ++i) {
+            const QList<QByteArray> cells = lines[i].split(',');
+            got.insert(got.end(), {cells[2].toDouble(), cells[3].toDouble()});
+        }
+        const std::vector<double> want = coreLayerEntropies(model, corpus, expectLayer, {8, 32});
+        const std::vector<double> other = coreLayerEntropies(model, corpus, 1 - expectLayer, {8, 32});
+        QCOMPARE(got.size(), want.size());
+        double differs = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            QVERIFY2(std::abs(got[i] - want[i]) < 1e-6, qPrintable(QString("value %1: %2 vs %3").arg(i).arg(got[i]).arg(want[i])));
+            differs = std::max(differs, std::abs(want[i] - other[i]));
+        }
+        QVERIFY2(differs > 1e-4, "layers 0 and 1 give the same entropies: the layer is not what is read");
+    } else {
+        // The probabilities of the layer asked for: the CLI's file equals core's attention on that layer's q, k, v.
+        plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
+        plab::Model& m = *loaded.model;
+        const plab::Corpus c = plab::loadCorpusFile(corpus.toStdString());
+        const int N = 24, H = m.config().heads, D = m.config().headDim();
+        std::vector<uint8_t> tokens(c.validation.begin(), c.validation.begin() + N);
+        m.forward(tokens.data(), nullptr, 1, N);
+        const plab::PositionBias bias(m.schemeSpec(), N);
+        plab::AttentionOptions options;
+        options.wantProbabilities = true;
+        auto probsOf = [&](int l) {
+            return plab::attentionForward(bias, {1, H, N, D}, m.layerQueries(l).data(), m.layerKeys(l).data(),
+                                          m.layerValues(l).data(), options)
+                .probabilities;
+        };
+        const std::vector<float> want = probsOf(expectLayer), other = probsOf(1 - expectLayer);
+        const plab::NpyArray got = plab::readNpy(probs.toStdString());
+        QCOMPARE(got.data.size(), want.size());
+        double differs = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            QVERIFY(std::abs(got.data[i] - want[i]) < 1e-6);
+            differs = std::max(differs, double(std::abs(want[i] - other[i])));
+        }
+        QVERIFY2(differs > 1e-4, "layers 0 and 1 give the same probabilities");
+    }
 }
 
 void TestTrainCli::interruptKeepsCheckpoint()

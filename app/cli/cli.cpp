@@ -2,9 +2,13 @@
 #include "cli.h"
 
 #include "atomic_file.h"
+#include "bias_views.h"
 #include "errors.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <mutex>
 #include <new>
@@ -226,11 +230,41 @@ std::vector<OptionDef> schemeOptions()
     };
 }
 
-SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads)
+SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,
+                              const std::string& headDimName)
 {
     const int heads = static_cast<int>(args.integer("heads", defaultHeads, 1, kMaxHeads));
     const int context = static_cast<int>(args.integer("context", 0, 1, 1 << 20));
+    if (headDim > 0)
+        return makeSchemeSpecForHeadDim(name, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
+                                        context, args.has("logn"));
     return makeSchemeSpec(name, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"));
+}
+
+OptionDef allowLongOption()
+{
+    return {"allow-long", OptionKind::Flag,
+            "run even when the work estimate exceeds 10 minutes (refused by default, before computing)"};
+}
+
+void checkWork(const ParsedArgs& args, double flops, const std::string& what, const std::string& howToProceed)
+{
+    if (!args.has("allow-long"))
+        checkWorkEstimate(flops, what, "allowed: " + howToProceed + ", or --allow-long to run it anyway");
+}
+
+int applyThreadsOption(const ParsedArgs& args)
+{
+    if (args.has("threads"))
+        omp_set_num_threads(static_cast<int>(args.integer("threads", 0, 1, 1024)));
+    return omp_get_max_threads();
+}
+
+double processCpuSeconds()
+{
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
 }
 
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)

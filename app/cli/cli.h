@@ -1,6 +1,7 @@
 // The positionlab-cli command line: verb registry, argument parsing and dispatch (no Qt; `render` plugs in from ui/).
 #pragma once
 
+#include "attention.h"
 #include "matrix_output.h"
 #include "schemes.h"
 
@@ -60,8 +61,21 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 // Options shared by every verb that takes a scheme.
 std::vector<OptionDef> schemeOptions();
-// Builds a validated SchemeSpec from SCHEME and the shared options.
-SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8);
+// Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that
+// head dim (core's makeSchemeSpecForHeadDim: rope/xpos dim follows it, another dim is refused naming headDimName).
+SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8, int headDim = 0,
+                              const std::string& headDimName = {});
+
+// --allow-long lifts the compute-time guard of entropy, attention and bench attention.
+OptionDef allowLongOption();
+// Refuses work estimated above core's limit (checkWorkEstimate) unless --allow-long is given; `howToProceed` lists
+// the options that make the job smaller.
+void checkWork(const ParsedArgs& args, double flops, const std::string& what, const std::string& howToProceed);
+
+// --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
+int applyThreadsOption(const ParsedArgs& args);
+// CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
+double processCpuSeconds();
 
 // True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
 bool isImagePath(const std::string& path);
@@ -78,6 +92,13 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
 void registerSchemeVerbs(); // schemes, bias, dot, entropy
 void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
+
+// attention's outputs in both modes (verbs_attention.cpp): -o OUT.npy is required, it and --probs must be .npy;
+// checked before any work.
+void checkAttentionOutputs(const ParsedArgs& args);
+// Runs the attention kernel on unrotated q, k, v (B = 1, H, N, D) under `spec`; writes --probs (when given) and -o.
+void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const AttentionDims& dims, const float* q,
+                           const float* k, const float* v);
 
 // entropy --checkpoint: the model's real q and k (verbs_model.cpp); SCHEME must match the checkpoint's.
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);

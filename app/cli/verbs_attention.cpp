@@ -8,12 +8,10 @@
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -39,13 +37,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
         return runAttentionWithCheckpoint(args.positional[0], args, ctx);
-    if (!args.has("o"))
-        throw InputError("attention: -o OUT.npy is required");
-    const std::string outPath = args.text("o");
-    if (dataFormatForPath(outPath) != DataFormat::Npy)
-        throw InputError("-o " + outPath + ": attention writes .npy only");
-    if (args.has("probs") && dataFormatForPath(args.text("probs")) != DataFormat::Npy)
-        throw InputError("--probs " + args.text("probs") + ": probabilities are written as .npy only");
+    checkAttentionOutputs(args);
     const NpyArray q = readInput(args, "q"), k = readInput(args, "k"), v = readInput(args, "v");
     if (k.shape != q.shape || v.shape != q.shape)
         throw InputError("attention: q, k and v must have the same shape (H, N, D); got q " + q.shapeText() + ", k " +
@@ -59,18 +51,14 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
     const int H = static_cast<int>(q.shape[0]), N = static_cast<int>(q.shape[1]), D = static_cast<int>(q.shape[2]);
     if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
         throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
-    const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    const SchemeSpec spec = makeSchemeSpec(args.positional[0], H, args.has("bidirectional"), args.all("set"), context,
-                                           args.has("logn"));
-    AttentionOptions options;
-    options.wantProbabilities = args.has("probs");
-    if (options.wantProbabilities)
+    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args, H, D, "head dim D of --q");
+    if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
-    const PositionBias bias(spec, N);
-    const AttentionForward result = attentionForward(bias, {1, H, N, D}, q.data.data(), k.data.data(), v.data.data(), options);
-    if (options.wantProbabilities)
-        writeNpy(args.text("probs"), {H, N, N}, result.probabilities.data());
-    writeNpy(outPath, {H, N, D}, result.out.data());
+    checkWork(args, attentionWork(spec, {N}, D),
+              "attention of " + std::to_string(H) + " heads x " + std::to_string(N) + " positions x " + std::to_string(D) +
+                  " dims",
+              "shorter or fewer-headed --q, --k, --v");
+    writeAttentionOutputs(args, spec, {1, H, N, D}, q.data.data(), k.data.data(), v.data.data());
     return 0;
 }
 
@@ -87,9 +75,7 @@ double median(std::vector<double> v)
 // kernel's efficiency when wall time mostly shows the neighbours.
 double processCpuMs()
 {
-    timespec t{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+    return processCpuSeconds() * 1e3;
 }
 
 struct Timings {
@@ -134,13 +120,6 @@ std::vector<float> randomTensor(size_t count, uint64_t seed)
     return x;
 }
 
-int threadsOption(const ParsedArgs& args)
-{
-    const int threads = static_cast<int>(args.integer("threads", omp_get_num_procs(), 1, 1024));
-    omp_set_num_threads(threads);
-    return threads;
-}
-
 int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string scheme = args.text("scheme", "alibi");
@@ -148,7 +127,7 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
     const int D = static_cast<int>(args.integer("dim", 64, 1, 4096));
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
-    const int threads = threadsOption(args);
+    const int threads = applyThreadsOption(args);
     std::vector<std::string> sets = args.all("set");
     const SchemeInfo& info = schemeByName(scheme);
     if (args.has("window")) {
@@ -157,9 +136,15 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
         sets.push_back("window=" + args.text("window"));
     }
     const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    const SchemeSpec spec = makeSchemeSpec(scheme, H, args.has("bidirectional"), sets, context, args.has("logn"));
+    const SchemeSpec spec =
+        makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim", context, args.has("logn"));
     const AttentionDims dims{1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(dims.elements()) * (args.has("backward") ? 3 : 1), "q, k, v, out");
+    // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
+    checkWork(args, attentionWork(spec, {N}, D) * (1.0 + repeat) * (args.has("backward") ? 3.5 : 1.0),
+              "bench attention N=" + std::to_string(N) + " H=" + std::to_string(H) + " D=" + std::to_string(D) +
+                  " with " + std::to_string(repeat) + " repeats" + (args.has("backward") ? " and --backward" : ""),
+              "a smaller --length, --heads, --dim or --repeat");
     const PositionBias bias(spec, N);
     const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
                              v = randomTensor(dims.elements(), 3);
@@ -233,7 +218,7 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
 // Same-run calibration: an Eigen single-precision matrix product of (about) a given FLOP count.
 int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
 {
-    const int threads = threadsOption(args);
+    const int threads = applyThreadsOption(args);
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     int n = static_cast<int>(args.integer("size", 1024, 1, 16384));
     if (args.has("flops")) {
@@ -277,6 +262,29 @@ int runBench(const ParsedArgs& args, VerbContext& ctx)
 
 } // namespace
 
+void checkAttentionOutputs(const ParsedArgs& args)
+{
+    if (!args.has("o"))
+        throw InputError("attention: -o OUT.npy is required");
+    if (dataFormatForPath(args.text("o")) != DataFormat::Npy)
+        throw InputError("-o " + args.text("o") + ": attention writes .npy only");
+    if (args.has("probs") && dataFormatForPath(args.text("probs")) != DataFormat::Npy)
+        throw InputError("--probs " + args.text("probs") + ": probabilities are written as .npy only");
+}
+
+void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const AttentionDims& dims, const float* q,
+                           const float* k, const float* v)
+{
+    AttentionOptions options;
+    options.wantProbabilities = args.has("probs");
+    const PositionBias bias(spec, dims.length);
+    const AttentionForward result = attentionForward(bias, dims, q, k, v, options);
+    const int H = dims.heads, N = dims.length;
+    if (options.wantProbabilities)
+        writeNpy(args.text("probs"), {H, N, N}, result.probabilities.data());
+    writeNpy(args.text("o"), {H, N, dims.headDim}, result.out.data());
+}
+
 void registerAttentionVerbs()
 {
     std::vector<OptionDef> attentionOptions = schemeOptions();
@@ -289,6 +297,7 @@ void registerAttentionVerbs()
                              {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
                              {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)"},
                              {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)"},
+                             allowLongOption(),
                              {"o", OptionKind::Value, "output OUT.npy, float32 (H, N, D)"}});
     registerVerb({"attention",
                   "positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy [--bidirectional] [--set ...] "
@@ -314,6 +323,7 @@ void registerAttentionVerbs()
                    {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops"},
                    {"threads", OptionKind::Value, "OpenMP threads (default: all processors)"},
                    {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)"},
+                   allowLongOption(),
                    {"json", OptionKind::Flag, "one JSON object on stdout"}},
                   1, 1, runBench});
 }

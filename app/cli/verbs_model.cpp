@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
+#include <optional>
 
 namespace plab::cli {
 
@@ -52,12 +54,6 @@ private:
     void (*m_term)(int);
 };
 
-void applyThreads(const ParsedArgs& args)
-{
-    if (args.has("threads"))
-        omp_set_num_threads(static_cast<int>(args.integer("threads", 0, 1, 1024)));
-}
-
 std::string clock(double seconds)
 {
     if (!std::isfinite(seconds) || seconds < 0)
@@ -71,17 +67,28 @@ std::string clock(double seconds)
     return buf;
 }
 
-// CPU seconds of the whole process (all threads): on a loaded machine tokens per CPU-second still show efficiency.
-double processCpuSeconds()
-{
-    timespec t{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
-}
-
 Corpus corpusFromArgs(const ParsedArgs& args)
 {
     return args.has("corpus") ? loadCorpusFile(args.text("corpus")) : loadDefaultCorpus();
+}
+
+// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME.
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
+{
+    LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
+    if (scheme != loaded.model->config().scheme)
+        throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " + scheme);
+    return loaded;
+}
+
+// --layer L of a checkpoint's view (core's modelLayer: default the last layer).
+int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
+{
+    std::optional<long long> requested;
+    if (args.has("layer"))
+        requested = parseInteger(args.text("layer"), "layer", std::numeric_limits<long long>::min(),
+                                 std::numeric_limits<long long>::max());
+    return modelLayer(config, requested);
 }
 
 std::vector<OptionDef> modelOptions()
@@ -133,7 +140,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     const bool json = args.has("json");
     validateModelConfig(mc);
     validateTrainConfig(tc);
-    applyThreads(args);
+    applyThreadsOption(args);
     { AtomicFile probe(output); } // refuse an unwritable -o before minutes of training, leave nothing behind
 
     const Corpus corpus = corpusFromArgs(args);
@@ -150,8 +157,14 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
                        .dump()
                 << std::endl;
     } else {
-        ctx.err << "training " << mc.scheme << ": " << mc.layers << " layers, d_model " << mc.dModel << ", " << mc.heads
-                << " heads, context " << mc.context << ", " << model.parameterCount() << " parameters; " << tc.steps
+        std::string window;
+        if (schemeByName(mc.scheme).hasWindow) {
+            const int w = modelSchemeSpec(mc).intParam("window");
+            window = " (window " + std::to_string(w) + ": " + std::to_string(mc.layers) + " layers reach " +
+                     std::to_string(mc.layers * (w - 1)) + " positions back)";
+        }
+        ctx.err << "training " << mc.scheme << window << ": " << mc.layers << " layers, d_model " << mc.dModel << ", "
+                << mc.heads << " heads, context " << mc.context << ", " << model.parameterCount() << " parameters; " << tc.steps
                 << " steps of " << tc.batch << " x " << mc.context << " tokens; corpus " << corpus.source << " ("
                 << corpus.train.size() << " training bytes); " << omp_get_max_threads() << " threads" << std::endl;
     }
@@ -269,7 +282,7 @@ const std::vector<uint8_t>& splitOf(const Corpus& corpus, const std::string& spl
 
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
-    applyThreads(args);
+    applyThreadsOption(args);
     LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
     Model& model = *loaded.model;
     const int L = model.config().context;
@@ -293,11 +306,30 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     t.columns = {"length", "loss", "perplexity", "bits_per_byte"};
     nlohmann::json unsupported = nlohmann::json::array();
     const bool quiet = args.has("quiet");
+    // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
+    InterruptGuard guard;
+    model.setCancelFlag(&g_interrupted);
+    opt.progress = [](double) { return !g_interrupted; };
+    auto interrupted = [&](int length) {
+        model.setCancelFlag(nullptr);
+        ctx.err << "interrupted at length " << length << "; nothing written"
+                << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string()) << std::endl;
+        return 130;
+    };
     for (int length : opt.lengths) {
+        if (g_interrupted)
+            return interrupted(length);
         EvalOptions one = opt;
         one.lengths = {length};
         const auto begin = std::chrono::steady_clock::now();
-        const EvalPoint p = evaluateModel(model, text, one)[0];
+        EvalPoint p;
+        try {
+            p = evaluateModel(model, text, one)[0];
+        } catch (const RunError&) {
+            if (!g_interrupted)
+                throw;
+            return interrupted(length);
+        }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         t.rows.push_back({double(length), p.loss, p.perplexity, p.bitsPerByte});
         if (!p.supported) {
@@ -322,6 +354,9 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         t.meta["stride"] = opt.stride ? nlohmann::json(opt.stride) : nlohmann::json("length/2");
     if (!unsupported.empty())
         t.meta["unsupported"] = unsupported;
+    model.setCancelFlag(nullptr);
+    if (g_interrupted) // after the last length, before writing: still nothing written
+        return interrupted(opt.lengths.back());
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
     return 0;
 }
@@ -336,14 +371,16 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
                              " cannot be combined with --checkpoint (the model fixes its scheme and sizes)");
     if (args.has("qk") && args.text("qk") != "model")
         throw InputError("entropy: --qk " + args.text("qk") + " cannot be combined with --checkpoint (it uses the model's q and k)");
-    applyThreads(args);
-    LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
+    applyThreadsOption(args);
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
-    if (scheme != model.config().scheme)
-        throw InputError("entropy: the checkpoint was trained with " + model.config().scheme + ", not " + scheme);
-    const int layer = static_cast<int>(args.integer("layer", model.config().layers - 1, 0, model.config().layers - 1));
+    const int layer = layerFromArgs(args, model.config());
     const std::vector<int> lengths = args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1,
                                                       model.maxLength());
+    checkWork(args, modelForwardWork(model.config(), lengths),
+              "entropy of the model's layer " + std::to_string(layer) + " over --lengths " +
+                  args.text("lengths", "16,...,4096"),
+              "fewer or shorter --lengths");
     const Corpus corpus = corpusFromArgs(args);
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("entropy", args, args.text("o"));
@@ -368,35 +405,23 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
         if (args.has(option))
             throw InputError(std::string("attention: --") + option +
                              " cannot be combined with --checkpoint (the model supplies q, k, v and its scheme)");
-    if (!args.has("o"))
-        throw InputError("attention: -o OUT.npy is required");
-    const std::string outPath = args.text("o");
-    if (dataFormatForPath(outPath) != DataFormat::Npy)
-        throw InputError("-o " + outPath + ": attention writes .npy only");
-    if (args.has("probs") && dataFormatForPath(args.text("probs")) != DataFormat::Npy)
-        throw InputError("--probs " + args.text("probs") + ": probabilities are written as .npy only");
-    LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
+    checkAttentionOutputs(args);
+    LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args);
     Model& model = *loaded.model;
-    if (scheme != model.config().scheme)
-        throw InputError("attention: the checkpoint was trained with " + model.config().scheme + ", not " + scheme);
-    const int layer = static_cast<int>(args.integer("layer", model.config().layers - 1, 0, model.config().layers - 1));
+    const int layer = layerFromArgs(args, model.config());
     const int N = static_cast<int>(args.integer("length", model.config().context, 1, model.maxLength()));
     const int H = model.config().heads, D = model.config().headDim();
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
+    checkWork(args, modelForwardWork(model.config(), {N}),
+              "the model's forward over --length " + std::to_string(N), "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
     std::vector<uint8_t> tokens(N); // the validation text's first N bytes, repeated when shorter
     for (int i = 0; i < N; ++i)
         tokens[i] = corpus.validation[static_cast<size_t>(i) % corpus.validation.size()];
     model.forward(tokens.data(), nullptr, 1, N);
-    AttentionOptions options;
-    options.wantProbabilities = args.has("probs");
-    const PositionBias bias(model.schemeSpec(), N);
-    const AttentionForward result = attentionForward(bias, {1, H, N, D}, model.layerQueries(layer).data(),
-                                                     model.layerKeys(layer).data(), model.layerValues(layer).data(), options);
-    if (options.wantProbabilities)
-        writeNpy(args.text("probs"), {H, N, N}, result.probabilities.data());
-    writeNpy(outPath, {H, N, D}, result.out.data());
+    writeAttentionOutputs(args, model.schemeSpec(), {1, H, N, D}, model.layerQueries(layer).data(),
+                          model.layerKeys(layer).data(), model.layerValues(layer).data());
     return 0;
 }
 
@@ -432,7 +457,8 @@ void registerModelVerbs()
     registerVerb({"eval",
                   "positionlab-cli eval MODEL.safetensors [--corpus FILE] [--lengths 64,128,...] "
                   "[--mode nonoverlapping|sliding] [--stride S] [-o FILE]",
-                  "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long)",
+                  "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
+                  "Ctrl-C stops (exit 130) and writes nothing",
                   {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)"},
                    {"split", OptionKind::Value, "validation (default, the last 10%), train or all"},
                    {"lengths", OptionKind::Value, "comma-separated window lengths (default L,2L,4L,8L,16L)"},

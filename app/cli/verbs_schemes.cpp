@@ -39,20 +39,6 @@ nlohmann::json schemeJson(const SchemeInfo& s)
             {"trainable", s.trainable}};
 }
 
-// Scheme, parameters and options of a spec, for JSON outputs.
-nlohmann::json specJson(const SchemeSpec& spec)
-{
-    nlohmann::json j{{"scheme", spec.name()}, {"heads", spec.heads}, {"bidirectional", spec.bidirectional}};
-    j["parameters"] = nlohmann::json::object();
-    for (const auto& [k, v] : spec.params)
-        j["parameters"][k] = v;
-    if (spec.context)
-        j["context"] = spec.context;
-    if (spec.logn)
-        j["logn"] = true;
-    return j;
-}
-
 int runSchemes(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("json")) {
@@ -91,7 +77,7 @@ int runBias(const ParsedArgs& args, VerbContext& ctx)
     }
     const PositionBias bias(spec, length);
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat format) {
-        nlohmann::json meta = specJson(spec);
+        nlohmann::json meta = schemeSpecJson(spec);
         meta["length"] = length;
         meta["values"] = buckets ? "t5 bucket index (-1 masked)" : (spec.info().rotary ? "probe score" : "bias");
         const int first = allHeads ? 0 : head;
@@ -145,18 +131,18 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(args.positional[0], args, ctx);
-    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args);
     const std::vector<int> lengths =
         args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    const int defaultDim = spec.info().rotary ? spec.intParam("dim") : 64;
-    const int headDim = static_cast<int>(args.integer("head-dim", defaultDim, 1, 4096));
-    if (spec.info().rotary && headDim != spec.intParam("dim"))
-        throw InputError("--head-dim " + std::to_string(headDim) + " differs from the rotary dim " +
-                         std::to_string(spec.intParam("dim")) + "; set one of them to match the other");
+    const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
+    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args, 8, headDim, "head dim --head-dim");
     const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
+    // Bias-only entropy (--qk zero) has no q.k products, but its softmax per pair costs kMinWorkDim dims anyway.
+    checkWork(args, attentionWork(spec, lengths, qk == "random" ? headDim : 0),
+              "entropy of " + std::to_string(spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
+              "fewer or shorter --lengths, fewer --heads" + std::string(qk == "random" ? ", a smaller --head-dim" : ""));
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("entropy", args, args.text("o"));
         return 0;
@@ -167,7 +153,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     const std::vector<EntropyPoint> points = entropyCurve(spec, lengths, provider);
     Table t;
     t.columns = {"length", "head", "entropy_last", "entropy_mean"};
-    t.meta = specJson(spec);
+    t.meta = schemeSpecJson(spec);
     t.meta["qk"] = qk;
     if (qk == "random") {
         t.meta["seed"] = seed;
@@ -221,11 +207,12 @@ void registerSchemeVerbs()
                   withSchemeOptions({{"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)"},
                                      {"qk", OptionKind::Value, "zero (bias alone) or random (seeded Gaussian q, k)"},
                                      {"seed", OptionKind::Value, "seed of --qk random (default 0)"},
-                                     {"head-dim", OptionKind::Value, "head dimension D of random q, k (default 64)"},
+                                     {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it"},
                                      {"checkpoint", OptionKind::Value, "MODEL.safetensors: the model's real q and k on the corpus's validation text"},
                                      {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
                                      {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)"},
                                      {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)"},
+                                     allowLongOption(),
                                      {"width", OptionKind::Value, "image output: width in pixels"},
                                      {"height", OptionKind::Value, "image output: height in pixels"},
                                      {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),

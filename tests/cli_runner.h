@@ -1,0 +1,29 @@
+// Runs the real positionlab-cli (POSITIONLAB_CLI, set by positionlab_add_qtest) as a user would: one helper for every test.
+#pragma once
+
+#include <QByteArray>
+#include <QProcess>
+#include <QStringList>
+
+namespace plab::test {
+
+struct CliResult {
+    int exitCode = -1; // -1: crashed, or killed after the timeout
+    QByteArray out;
+    QByteArray err;
+};
+
+// Runs positionlab-cli with `args` and waits for it (a hang guard, not a timing assertion: tests never time work).
+inline CliResult runCli(const QStringList& args, int timeoutMs = 300000)
+{
+    QProcess p;
+    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+} // namespace plab::test
