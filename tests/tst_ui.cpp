@@ -68,6 +68,32 @@ QRgb cellPixel(const HeatmapPainter &heatmap, const QImage &image, int panel, in
     return image.pixel(p.toPoint()) & 0xffffff;
 }
 
+// The pixel in the middle of the "masked" swatch under colour bar `bar` (present when the bar's panels mask cells).
+QRgb swatchPixel(const HeatmapPainter &heatmap, const QImage &image, int bar)
+{
+    const PictureStyle style = PictureStyle::forSize(image.size());
+    const HeatmapPainter::Layout layout = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(image.size())), style);
+    const QRectF r = layout.bars[bar];
+    return image.pixel(QPointF(r.center().x(), r.bottom() - 0.55 * style.font.pixelSize()).toPoint()) & 0xffffff;
+}
+
+// The pixel at the centre of cell (m, n) of panel `panel` as the widget shows it on screen.
+QRgb screenCellPixel(HeatmapWidget &widget, int panel, int m, int n)
+{
+    const QImage shot = widget.grab().toImage();
+    const HeatmapPainter::Layout layout = widget.heatmap().layout(widget.rect(), widget.screenStyle());
+    const QRectF plot = layout.plots[panel];
+    const QRectF window = widget.window();
+    const QPointF p(plot.left() + (n + 0.5 - window.left()) / window.width() * plot.width(),
+                    plot.top() + (m + 0.5 - window.top()) / window.height() * plot.height());
+    return shot.pixel(p.toPoint()) & 0xffffff;
+}
+
+int colorDistance(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
+}
+
 void checkPng(const QString &path, QSize size)
 {
     const QByteArray bytes = readAll(path);
@@ -132,13 +158,18 @@ private Q_SLOTS:
         QCOMPARE(map.name(), name);
         QCOMPARE(int(map.entry(0) & 0xffffff), first & 0xffffff);
         QCOMPARE(int(map.entry(255) & 0xffffff), last & 0xffffff);
-        // The mask colour is far from every entry of its map.
-        const QColor mask(map.maskColor());
-        for (int i = 0; i < 256; ++i) {
-            const QColor c(map.entry(i));
-            const int d = std::abs(c.red() - mask.red()) + std::abs(c.green() - mask.green()) + std::abs(c.blue() - mask.blue());
-            QVERIFY2(d > 60, qPrintable(QStringLiteral("%1 entry %2 is close to the mask colour").arg(name).arg(i)));
+        // The mask colours (light and dark palette) are far from every entry of their map.
+        for (bool dark : {false, true}) {
+            const QRgb mask = map.maskColor(dark);
+            for (int i = 0; i < 256; ++i)
+                QVERIFY2(colorDistance(map.entry(i), mask) > 60,
+                         qPrintable(QStringLiteral("%1 entry %2 is close to the %3 mask colour").arg(name).arg(i).arg(dark ? "dark" : "light")));
         }
+        // On the dark background masked cells are a dark grey: visible, but never the glare of white.
+        const QRgb dark = map.maskColor(true);
+        const QRgb background = PictureStyle::forSize(QSizeF(800, 600), true).background.rgb();
+        QVERIFY(colorDistance(dark, background) >= 60);
+        QVERIFY(qGray(dark) < 100);
     }
 
     void colorScale()
@@ -161,11 +192,14 @@ private Q_SLOTS:
         QTest::addColumn<int>("length");
         QTest::addColumn<int>("head");
         QTest::addColumn<bool>("bidirectional");
-        QTest::newRow("alibi causal head 1") << "alibi" << 16 << 0 << false;
-        QTest::newRow("alibi causal head 4") << "alibi" << 24 << 3 << false;
-        QTest::newRow("alibi bidirectional") << "alibi" << 16 << 1 << true;
-        QTest::newRow("local window 16") << "local" << 40 << 0 << false;
-        QTest::newRow("kerple-log") << "kerple-log" << 20 << 2 << false;
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("alibi causal head 1") << "alibi" << 16 << 0 << false << false;
+        QTest::newRow("alibi causal head 4") << "alibi" << 24 << 3 << false << false;
+        QTest::newRow("alibi bidirectional") << "alibi" << 16 << 1 << true << false;
+        QTest::newRow("local window 16") << "local" << 40 << 0 << false << false;
+        QTest::newRow("kerple-log") << "kerple-log" << 20 << 2 << false << false;
+        QTest::newRow("alibi causal dark") << "alibi" << 16 << 0 << false << true;
+        QTest::newRow("local window 16 dark") << "local" << 40 << 0 << false << true;
     }
     void biasPicture()
     {
@@ -173,6 +207,7 @@ private Q_SLOTS:
         QFETCH(int, length);
         QFETCH(int, head);
         QFETCH(bool, bidirectional);
+        QFETCH(bool, dark);
         BiasView view;
         view.resize(800, 700);
         const PanelState state = panelFor(scheme.toStdString(), length, head, 8, bidirectional);
@@ -198,21 +233,41 @@ private Q_SLOTS:
                 else
                     QVERIFY(std::abs(mat.at(m, n) - expected) < 1e-5);
             }
-        // The picture.
+        // The picture, exported in the row's palette (the view itself stays light).
         ImageOptions options;
         options.size = QSize(900, 760);
+        options.dark = dark;
         const QImage image = renderImage(options, view.paintFunction());
         const HeatmapPainter &heatmap = view.heatmap()->heatmap();
         const ColorScale &scale = heatmap.scale(0);
+        const QRgb mask = scale.map().maskColor(dark) & 0xffffff;
         for (int m = 0; m < length; m += 3) {
             QCOMPARE(cellPixel(heatmap, image, 0, m, m), scale.color(0.0) & 0xffffff);
             if (m >= 2 && scheme != QLatin1String("local"))
                 QCOMPARE(cellPixel(heatmap, image, 0, m, m - 2), scale.color(mat.at(m, m - 2)) & 0xffffff);
         }
-        if (!bidirectional)
-            QCOMPARE(cellPixel(heatmap, image, 0, 0, length - 1), scale.map().maskColor() & 0xffffff);
+        if (!bidirectional) {
+            QCOMPARE(cellPixel(heatmap, image, 0, 0, length - 1), mask);
+            QCOMPARE(swatchPixel(heatmap, image, 0), mask); // the colour bar's legend shows the same colour
+        }
         if (scheme == QLatin1String("local"))
-            QCOMPARE(cellPixel(heatmap, image, 0, length - 1, 0), scale.map().maskColor() & 0xffffff);
+            QCOMPARE(cellPixel(heatmap, image, 0, length - 1, 0), mask);
+        if (!dark)
+            return;
+        // The dark mask is not the white of the light palette, and the screen and the vector exports agree.
+        QVERIFY(mask != 0xffffff);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setDark(true);
+        QVERIFY(view.heatmap()->heatmap().isDark());
+        QCOMPARE(screenCellPixel(*view.heatmap(), 0, 0, length - 1), mask);
+        QCOMPARE(screenCellPixel(*view.heatmap(), 0, 0, 0), scale.color(0.0) & 0xffffff);
+        const QString svg = QString::fromUtf8(renderSvg(options, view.paintFunction(), QStringLiteral("t")));
+        QVERIFY(svg.contains(QColor(mask).name(), Qt::CaseInsensitive));
+        QVERIFY(!svg.contains(QColor(scale.map().maskColor(false)).name(), Qt::CaseInsensitive));
+        // Back to light: the light mask again, on screen and in a light export.
+        view.setDark(false);
+        QCOMPARE(screenCellPixel(*view.heatmap(), 0, 0, length - 1), scale.map().maskColor(false) & 0xffffff);
     }
 
     // Changing a parameter in the panel's controls reaches the heatmap (kerple-power: -r1 |m-n|^r2).
@@ -321,9 +376,11 @@ private Q_SLOTS:
         QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
         QCOMPARE(view.result().panels.size(), size_t(3));
         const HeatmapPainter &heatmap = view.heatmap()->heatmap();
-        QCOMPARE(heatmap.panelCount(), 3);
+        QCOMPARE(heatmap.panelCount(), 4); // the three schemes and the difference A − B
         QCOMPARE(heatmap.scale(0).lo, heatmap.scale(1).lo); // linked colour scale
         QCOMPARE(heatmap.scale(1).hi, heatmap.scale(2).hi);
+        QCOMPARE(heatmap.scale(3).mapName, QStringLiteral("diverging")); // the difference has its own
+        QCOMPARE(heatmap.scale(3).lo, -heatmap.scale(3).hi);
         // Linked head and length: every panel shows head 2 at N = 32.
         for (const BiasResult &r : view.result().panels) {
             QCOMPARE(r.request.head, 1);
@@ -335,6 +392,127 @@ private Q_SLOTS:
         const QImage image = renderImage(options, view.paintFunction());
         QCOMPARE(cellPixel(heatmap, image, 1, 31, 16), heatmap.scale(1).color(0.0) & 0xffffff);
         QCOMPARE(cellPixel(heatmap, image, 1, 31, 15), heatmap.scale(1).map().maskColor() & 0xffffff);
+    }
+
+    // The difference panel A − B: core's masked difference of the two panels (never NaN), a diverging scale centred
+    // on 0, masked-in-either cells in the mask colour of the palette, also in the colour bar, and exports.
+    void compareDifference_data()
+    {
+        QTest::addColumn<bool>("dark");
+        QTest::addColumn<bool>("swap");
+        QTest::newRow("alibi - local") << false << false;
+        QTest::newRow("local - alibi") << false << true;
+        QTest::newRow("alibi - local dark") << true << false;
+    }
+    void compareDifference()
+    {
+        QFETCH(bool, dark);
+        QFETCH(bool, swap);
+        CompareView view;
+        view.resize(1300, 560);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local")});
+        view.setDifference(true, swap ? 1 : 0, swap ? 0 : 1);
+        QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
+        const CompareResult &r = view.result();
+        QVERIFY(r.difference);
+        QCOMPARE(r.differenceA, swap ? 1 : 0);
+        // Closed form: ALiBi head 2 of 8 has slope 1/4; local is 0 for 0 <= m - n < 16, masked elsewhere.
+        const float sign = swap ? -1.0f : 1.0f;
+        for (int m = 0; m < 32; ++m)
+            for (int n = 0; n < 32; ++n) {
+                const float d = r.difference->at(m, n);
+                const int dist = m - n;
+                if (dist < 0 || dist >= 16) {
+                    QVERIFY2(std::isinf(d) && d < 0, qPrintable(QStringLiteral("(%1, %2) = %3").arg(m).arg(n).arg(d)));
+                } else {
+                    QVERIFY(d == sign * -0.25f * dist); // exact: powers of two
+                }
+            }
+        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        QCOMPARE(heatmap.panelCount(), 3);
+        const ColorScale &diff = heatmap.scale(2);
+        QCOMPARE(diff.mapName, QStringLiteral("diverging"));
+        QCOMPARE(diff.lo, -3.75); // symmetric about 0: |A − B| <= 15 / 4
+        QCOMPARE(diff.hi, 3.75);
+        QCOMPARE(heatmap.figure().panels[2].title, swap ? QStringLiteral("Difference local − alibi")
+                                                        : QStringLiteral("Difference alibi − local"));
+
+        ImageOptions options;
+        options.size = QSize(1400, 560);
+        options.dark = dark;
+        const QImage image = renderImage(options, view.paintFunction());
+        const QRgb mask = diff.map().maskColor(dark) & 0xffffff;
+        QCOMPARE(cellPixel(heatmap, image, 2, 20, 20), diff.color(0.0) & 0xffffff); // the neutral centre
+        QCOMPARE(cellPixel(heatmap, image, 2, 31, 16), diff.color(sign * -3.75) & 0xffffff);
+        QCOMPARE(cellPixel(heatmap, image, 2, 31, 15), mask); // masked in local only
+        QCOMPARE(cellPixel(heatmap, image, 2, 3, 20), mask);  // masked in both (would be NaN)
+        QCOMPARE(swatchPixel(heatmap, image, 1), mask);       // the difference's own colour bar
+        QVERIFY(diff.color(sign * -3.75) != diff.color(0.0));
+
+        // Hover names the difference; turning it off leaves the schemes alone.
+        QSignalSpy hover(&view, &ViewBase::hoverText);
+        const HeatmapPainter::Layout layout = heatmap.layout(view.heatmap()->rect(), view.heatmap()->screenStyle());
+        const QRectF plot = layout.plots[2];
+        QTest::mouseMove(view.heatmap(), QPoint(1, 1)); // the previous row may have left the cursor on the cell
+        QTest::mouseMove(view.heatmap(), QPoint(plot.left() + 5.5 / 32 * plot.width(), plot.top() + 0.5 / 32 * plot.height()));
+        QTRY_VERIFY(hover.count() > 0);
+        QVERIFY2(hover.last().first().toString().contains(QStringLiteral("masked in A or B")),
+                 qPrintable(hover.last().first().toString()));
+
+        // Data: the schemes, then the difference, masked cells as null in JSON.
+        std::ostringstream json;
+        view.writeData(json, DataFormat::Json);
+        const auto doc = nlohmann::json::parse(json.str());
+        QCOMPARE(doc["difference"]["index"].get<int>(), 2);
+        QCOMPARE(doc["difference"]["a"].get<int>(), swap ? 1 : 0);
+        QCOMPARE(doc["shape"], nlohmann::json::array({3, 32, 32}));
+        QVERIFY(doc["data"][2][31][15].is_null());
+        QCOMPARE(doc["data"][2][31][16].get<double>(), double(sign * -3.75f));
+
+        QSignalSpy spy(&view, &ViewBase::pictureUpdated);
+        view.setDifference(false);
+        QVERIFY(spy.wait(20000));
+        QCOMPARE(view.heatmap()->heatmap().panelCount(), 2);
+        QVERIFY(!view.result().difference);
+    }
+
+    // Curve hover: the nearest data point of the nearest series, not the cursor's coordinates.
+    void chartHover()
+    {
+        EntropyView view;
+        view.resize(1000, 650);
+        view.setSchemes({QStringLiteral("none"), QStringLiteral("alibi")});
+        view.setMaxLength(256);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(showAndWait(view, panelFor("alibi", 16)));
+        CurvePlot *plot = view.plot();
+        const CurveFigure &figure = plot->figure();
+        QCOMPARE(figure.curves[1].name, QStringLiteral("alibi"));
+        // 30% of the way from alibi's 2nd point to its 3rd: the 2nd; at 70%: the 3rd. Exact values, not interpolated.
+        const QPointF p1 = plot->pointPosition(1, 1), p2 = plot->pointPosition(1, 2);
+        QVERIFY(!p1.isNull() && !p2.isNull());
+        for (const auto &[fraction, index] : {std::pair{0.3, 1}, std::pair{0.7, 2}}) {
+            const QPointF cursor = p1 + fraction * (p2 - p1) + QPointF(0, 2);
+            const CurvePlot::Hit hit = plot->hitTest(cursor);
+            QCOMPARE(hit.curve, 1);
+            QCOMPARE(hit.index, index);
+            QCOMPARE(plot->hoverText(hit), QStringLiteral("alibi: x = %1, y = %2")
+                                               .arg(figure.curves[1].x[index], 0, 'g', 6)
+                                               .arg(figure.curves[1].y[index], 0, 'g', 6));
+        }
+        // The same through the mouse: the view forwards it to the status bar.
+        QSignalSpy hover(&view, &ViewBase::hoverText);
+        QWidget *viewport = plot->childAt(p2.toPoint());
+        QVERIFY(viewport);
+        QTest::mouseMove(viewport, viewport->mapFrom(plot, p2.toPoint()));
+        QTRY_VERIFY(hover.count() > 0);
+        QCOMPARE(hover.last().first().toString(), plot->hoverText(plot->hitTest(p2)));
+        QVERIFY(hover.last().first().toString().startsWith(QStringLiteral("alibi: x = 64,")));
+        // Off the plot area: nothing.
+        QCOMPARE(plot->hitTest(QPointF(2, 2)).curve, -1);
     }
 
     // The dot plot: dot - d/2 is 0 at distance 0 and a parameter change updates the series in place.
@@ -593,6 +771,8 @@ private Q_SLOTS:
         QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0;
         QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0;
         QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"} << "c.png" << 0;
+        QTest::newRow("render compare difference dark")
+            << QStringList{"render", "compare", "alibi", "local", "--length", "32", "--difference", "--dark"} << "cd.svg" << 0;
         QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"} << "r.svg" << 0;
         QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"} << "re.pdf" << 0;
         QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2;

@@ -55,8 +55,9 @@ private Q_SLOTS:
             window.panel()->setParameter(QStringLiteral("r1"), 0.25);
             window.panel()->setColorMap(QStringLiteral("magma"));
             window.panel()->setLogn(true, 32);
-            static_cast<CompareView *>(window.view(QStringLiteral("compare")))
-                ->setSchemes({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")});
+            auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+            compare->setSchemes({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")});
+            compare->setDifference(false, 2, 0);
             static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->setSchemes({QStringLiteral("sandwich")});
             window.showView(QStringLiteral("dot"));
             QString error;
@@ -74,8 +75,10 @@ private Q_SLOTS:
         QCOMPARE(s.colorMap, QStringLiteral("magma"));
         QVERIFY(s.spec.logn);
         QCOMPARE(s.spec.context, 32);
-        QCOMPARE(static_cast<CompareView *>(window.view(QStringLiteral("compare")))->schemes(),
-                 QStringList({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")}));
+        auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+        QCOMPARE(compare->schemes(), QStringList({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")}));
+        QVERIFY(!compare->differenceShown());
+        QCOMPARE(compare->differencePair(), std::make_pair(2, 0));
         QCOMPARE(static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->schemes(),
                  QStringList({QStringLiteral("sandwich")}));
         QCOMPARE(window.currentView()->viewId(), QStringLiteral("dot"));
@@ -105,6 +108,11 @@ private Q_SLOTS:
         QTest::newRow("bad tab") << QByteArray(head + R"("tab": "histogram"})") << "tab = 'histogram'";
         QTest::newRow("compare one scheme") << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi"]}}})")
                                             << "views.compare.schemes";
+        QTest::newRow("compare difference of one scheme")
+            << QByteArray(head + R"("views": {"compare": {"difference_a": 1, "difference_b": 1}}})") << "difference_a and difference_b";
+        QTest::newRow("compare difference index")
+            << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi", "local"], "difference_a": 2}}})")
+            << "views.compare.difference_a = 2";
         QTest::newRow("dot odd dim") << QByteArray(head + R"("views": {"dot": {"curves": [[7, 100]]}}})") << "dim = 7";
         QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})") << "views.entropy.qk";
         QTest::newRow("colormap") << QByteArray(head + R"("panel": {"colormap": "jet"}})") << "colormap = 'jet'";

@@ -107,10 +107,13 @@ void renderBias(const std::string &scheme, const ParsedArgs &args, const std::st
     const BiasResult result = computeBias(request);
     if (!result.error.isEmpty())
         fail(result.error);
+    const ImageOptions options = imageOptions(args, {1000, 820});
+    HeatmapFigure figure = biasFigure(result, panel.colorMap);
+    figure.dark = options.dark;
     HeatmapPainter heatmap;
-    heatmap.setFigure(biasFigure(result, panel.colorMap));
-    save(path, imageOptions(args, {1000, 820}),
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); }, heatmap.figure().title);
+    heatmap.setFigure(std::move(figure));
+    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); },
+         heatmap.figure().title);
 }
 
 void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
@@ -126,13 +129,22 @@ void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &ar
     request.specs = CompareView::specsFor(names, panel);
     request.length = panel.length;
     request.head = panel.head;
+    const bool difference = args.has("difference");
+    if (difference) {
+        request.differenceA = 0;
+        request.differenceB = 1;
+    }
     const CompareResult result = computeCompare(request);
     if (!result.error.isEmpty())
         fail(result.error);
+    const int panels = static_cast<int>(schemes.size()) + (difference ? 1 : 0);
+    const ImageOptions options = imageOptions(args, {420 * panels + 260, 640});
+    HeatmapFigure figure = compareFigure(result, panel.colorMap, !args.has("separate-scales"));
+    figure.dark = options.dark;
     HeatmapPainter heatmap;
-    heatmap.setFigure(compareFigure(result, panel.colorMap, !args.has("separate-scales")));
-    save(path, imageOptions(args, {static_cast<int>(420 * schemes.size() + 260), 640}),
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); }, heatmap.figure().title);
+    heatmap.setFigure(std::move(figure));
+    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); },
+         heatmap.figure().title);
 }
 
 void renderDot(const ParsedArgs &args, const std::string &path)
@@ -213,15 +225,18 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
     const AttentionResult result = computeAttention(request);
     if (!result.error.isEmpty())
         fail(result.error);
+    const ImageOptions options = imageOptions(args, {1000, 1150});
+    HeatmapFigure figure = attentionFigure(result, head, colorMapArg(args));
+    figure.dark = options.dark;
     HeatmapPainter heatmap;
-    heatmap.setFigure(attentionFigure(result, head, colorMapArg(args)));
+    heatmap.setFigure(std::move(figure));
     const CurveFigure entropy = rowEntropyFigure(result, head);
-    save(path, imageOptions(args, {1000, 1150}),
+    save(path, options,
          [&](QPainter &p, const QRectF &r, const PictureStyle &s) {
              // As the GUI's view: the heatmap above, the row entropies below.
              const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.7);
              const QRectF bottom(r.left(), top.bottom(), r.width(), r.height() - top.height());
-             PictureStyle hs = PictureStyle::forSize(top.size(), s.background.lightness() < 128);
+             PictureStyle hs = PictureStyle::forSize(top.size(), s.dark);
              hs.vectorOutput = s.vectorOutput;
              heatmap.paint(p, top, hs);
              renderCurveFigure(p, bottom, entropy, s);
@@ -289,6 +304,7 @@ void installCliRendering()
             {"buckets", OptionKind::Flag, "bias, t5: bucket indices instead of values"},
             {"colormap", OptionKind::Value, "auto (default), viridis, magma, cividis, diverging"},
             {"separate-scales", OptionKind::Flag, "compare: one colour scale per panel instead of a shared one"},
+            {"difference", OptionKind::Flag, "compare: add the panel first scheme − second scheme (diverging scale)"},
             {"curves", OptionKind::Value, "dot: DIM:BASE[,DIM:BASE...] (default 128:10000,64:10000,128:500)"},
             {"dim", OptionKind::Value, "dot: one curve's dimension"},
             {"base", OptionKind::Value, "dot: one curve's base"},
@@ -312,7 +328,8 @@ void installCliRendering()
         options.insert(options.end(), own.begin(), own.end());
         cli::registerVerb({"render",
                            "positionlab-cli render VIEW [SCHEME ...] [view options] -o FILE.png|svg|pdf\n"
-                           "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] | dot | entropy SCHEME ... |\n"
+                           "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] [--difference] | dot |\n"
+                           "        entropy SCHEME ... |\n"
                            "        attention --checkpoint M.safetensors [--text T]\n"
                            "  (--set applies to the first scheme, like the GUI panel's scheme)",
                            "any GUI view as a picture, headless (the same painters as the GUI)", options, 1, 13, runRender});

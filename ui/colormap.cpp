@@ -38,8 +38,17 @@ ColorMap::ColorMap(QString name, bool diverging)
                 m_table[i++] = qRgb(parts[0].toInt(), parts[1].toInt(), parts[2].toInt());
         }
     }
-    // Sequential maps never come near white; the diverging map's centre is light grey, so it masks in near-black.
+    // Light palette: sequential maps never come near white; the diverging map's centre is light grey, so it masks in
+    // near-black. Dark palette (background (30, 30, 32)): a grey a little lighter than the background, so the masked
+    // triangle reads as empty yet stays visible; magma starts near black and cividis runs through neutral greys, so
+    // they get a lighter grey and a warm grey. Each is more than 60 (sum of |dr|, |dg|, |db|) from every entry.
     m_mask = m_diverging ? qRgb(40, 40, 40) : qRgb(255, 255, 255);
+    if (m_name == QLatin1String("magma"))
+        m_maskDark = qRgb(80, 80, 84);
+    else if (m_name == QLatin1String("cividis"))
+        m_maskDark = qRgb(70, 48, 48);
+    else
+        m_maskDark = qRgb(60, 60, 60);
 }
 
 const ColorMap &ColorMap::byName(const QString &name)
@@ -76,7 +85,7 @@ QRgb ColorMap::at(double t) const
 QRgb ColorScale::color(double value) const
 {
     if (!std::isfinite(value))
-        return map().maskColor();
+        return maskColor();
     return map().at(position(value));
 }
 
@@ -145,7 +154,7 @@ QImage colorize(const float *values, int rows, int cols, const ColorScale &scale
 {
     QImage image(cols, rows, QImage::Format_RGB32);
     const ColorMap &map = scale.map();
-    const QRgb mask = map.maskColor();
+    const QRgb mask = scale.maskColor();
     const float lo = static_cast<float>(scale.lo);
     const float factor = scale.hi > scale.lo ? static_cast<float>(255.0 / (scale.hi - scale.lo)) : 0.0f;
     const float offset = scale.hi > scale.lo ? 0.5f : 128.0f;
@@ -168,6 +177,25 @@ QImage colorize(const float *values, int rows, int cols, const ColorScale &scale
         }
     }
     return image;
+}
+
+void replaceColor(QImage &image, QRgb from, QRgb to)
+{
+    if (from == to || image.isNull())
+        return;
+    from |= 0xff000000u;
+    to |= 0xff000000u;
+    const int rows = image.height();
+    const int cols = image.width();
+    uchar *bits = image.bits(); // detaches once, before the parallel loop
+    const qsizetype stride = image.bytesPerLine();
+#pragma omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > (1 << 16))
+    for (int m = 0; m < rows; ++m) {
+        auto *line = reinterpret_cast<QRgb *>(bits + m * stride);
+        for (int n = 0; n < cols; ++n)
+            if ((line[n] | 0xff000000u) == from)
+                line[n] = to;
+    }
 }
 
 } // namespace plab::ui

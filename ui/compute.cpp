@@ -1,6 +1,7 @@
 // Worker-side functions: each turns a request into a result by calling core, catching core's refusals.
 #include "compute.h"
 
+#include "bias_difference.h"
 #include "errors.h"
 #include "position_bias.h"
 
@@ -97,6 +98,16 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
         result.error = QStringLiteral("compare needs 2 to 4 schemes, got %1").arg(request.specs.size());
         return result;
     }
+    const int schemes = static_cast<int>(request.specs.size());
+    const bool wantDifference = request.differenceA >= 0 || request.differenceB >= 0;
+    if (wantDifference && (request.differenceA < 0 || request.differenceB < 0 || request.differenceA >= schemes ||
+                           request.differenceB >= schemes || request.differenceA == request.differenceB)) {
+        result.error = QStringLiteral("difference of schemes %1 and %2: allowed are two different schemes of 1..%3")
+                           .arg(request.differenceA + 1)
+                           .arg(request.differenceB + 1)
+                           .arg(schemes);
+        return result;
+    }
     int done = 0;
     for (const SchemeSpec &spec : request.specs) {
         if (control.isCanceled())
@@ -111,6 +122,20 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
         result.panels.push_back(std::move(r));
         control.report(++done, static_cast<int>(request.specs.size()));
     }
+    const int a = request.differenceA, b = request.differenceB;
+    const int k = static_cast<int>(result.panels.size());
+    if (!wantDifference || !result.error.isEmpty() || control.isCanceled() || k != static_cast<int>(request.specs.size()))
+        return result;
+    // The subtraction and its mask rule are core's (maskedDifference); the panels only hand it their matrices.
+    const Matrix &ma = *result.panels[a].matrix;
+    const Matrix &mb = *result.panels[b].matrix;
+    auto difference = std::make_shared<Matrix>();
+    difference->rows = ma.rows;
+    difference->cols = ma.cols;
+    difference->values = maskedDifference(ma.values, mb.values);
+    result.difference = std::move(difference);
+    result.differenceA = a;
+    result.differenceB = b;
     return result;
 }
 
@@ -159,15 +184,7 @@ EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &co
 
 nlohmann::json specMeta(const SchemeSpec &spec)
 {
-    nlohmann::json j{{"scheme", spec.name()}, {"heads", spec.heads}, {"bidirectional", spec.bidirectional}};
-    j["parameters"] = nlohmann::json::object();
-    for (const auto &[k, v] : spec.params)
-        j["parameters"][k] = v;
-    if (spec.context)
-        j["context"] = spec.context;
-    if (spec.logn)
-        j["logn"] = true;
-    return j;
+    return schemeSpecJson(spec); // the CLI's JSON outputs carry the same object
 }
 
 // ---- Figures ------------------------------------------------------------------------------------------------
@@ -243,17 +260,50 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
     figure.title = QStringLiteral("Compare: ") + names.join(QStringLiteral(" vs "));
     figure.colorMap = colorMap;
     figure.sharedScale = sharedScale;
+    if (result.difference) {
+        const BiasResult &a = result.panels[result.differenceA];
+        HeatmapPanel panel;
+        panel.title = QStringLiteral("Difference ") + differenceName(result);
+        panel.subtitle = QStringLiteral("head %1 · N = %2 · masked where either is masked")
+                             .arg(a.request.head + 1)
+                             .arg(a.request.length);
+        panel.valueLabel = QStringLiteral("A − B");
+        panel.matrix = result.difference;
+        panel.ownScale = true;
+        panel.colorMap = QStringLiteral("diverging"); // signed: 0 (no difference) at the neutral centre
+        figure.panels.push_back(std::move(panel));
+    }
     return figure;
 }
 
-CurveFigure dotFigure(const DotResult &result, bool logX)
+QString differenceName(const CompareResult &result)
+{
+    if (!result.difference)
+        return {};
+    return QString::fromStdString(result.panels[result.differenceA].request.spec.name()) + QStringLiteral(" − ") +
+           QString::fromStdString(result.panels[result.differenceB].request.spec.name());
+}
+
+namespace {
+
+// A curve figure with its texts and x axis, before any curve.
+CurveFigure curveFigure(QString title, QString xLabel, QString yLabel, bool logX, int logBase)
 {
     CurveFigure figure;
-    figure.title = QStringLiteral("Sinusoidal position embeddings: dot(p_m, p_n) − d/2");
-    figure.xLabel = QStringLiteral("distance |m − n|");
-    figure.yLabel = QStringLiteral("dot(p_m, p_n) − d/2");
+    figure.title = std::move(title);
+    figure.xLabel = std::move(xLabel);
+    figure.yLabel = std::move(yLabel);
     figure.logX = logX;
-    figure.logBase = 10;
+    figure.logBase = logBase;
+    return figure;
+}
+
+} // namespace
+
+CurveFigure dotFigure(const DotResult &result, bool logX)
+{
+    CurveFigure figure = curveFigure(QStringLiteral("Sinusoidal position embeddings: dot(p_m, p_n) − d/2"),
+                                     QStringLiteral("distance |m − n|"), QStringLiteral("dot(p_m, p_n) − d/2"), logX, 10);
     for (const DotCurve &c : result.curves) {
         Curve curve;
         curve.name = QStringLiteral("d = %1, base = %2").arg(c.dim).arg(c.base, 0, 'g', 6);
@@ -270,18 +320,14 @@ CurveFigure dotFigure(const DotResult &result, bool logX)
 
 CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure)
 {
-    CurveFigure figure;
     const bool last = measure == EntropyMeasure::LastRow;
-    figure.title = QStringLiteral("Attention entropy vs length (head %1, %2, q·k %3)")
-                       .arg(head + 1)
-                       .arg(last ? QStringLiteral("last query") : QStringLiteral("mean over queries"))
-                       .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
-                            : result.request.qk == QkSource::Random ? QStringLiteral("random")
-                                                                    : QStringLiteral("from the model"));
-    figure.xLabel = QStringLiteral("sequence length n");
-    figure.yLabel = QStringLiteral("entropy (nats)");
-    figure.logX = true;
-    figure.logBase = 2;
+    CurveFigure figure = curveFigure(QStringLiteral("Attention entropy vs length (head %1, %2, q·k %3)")
+                                         .arg(head + 1)
+                                         .arg(last ? QStringLiteral("last query") : QStringLiteral("mean over queries"))
+                                         .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
+                                              : result.request.qk == QkSource::Random ? QStringLiteral("random")
+                                                                                      : QStringLiteral("from the model")),
+                                     QStringLiteral("sequence length n"), QStringLiteral("entropy (nats)"), true, 2);
     for (const EntropySeries &s : result.series) {
         Curve curve;
         curve.name = QString::fromStdString(s.spec.name());

@@ -56,11 +56,17 @@ struct CompareRequest
     std::vector<SchemeSpec> specs; // 2..4
     int length = 64;
     int head = 0;
+    // Also the difference A − B of panels differenceA and differenceB (indices into specs); -1: none.
+    int differenceA = -1;
+    int differenceB = -1;
 };
 struct CompareResult
 {
     QString error;
     std::vector<BiasResult> panels;
+    int differenceA = -1;
+    int differenceB = -1;
+    MatrixPtr difference; // (N, N) from core's maskedDifference, masked where either panel is; null when not asked
 };
 CompareResult computeCompare(const CompareRequest &request, const JobControl &control = {});
 
@@ -108,7 +114,9 @@ nlohmann::json specMeta(const SchemeSpec &spec);
 QString schemeSubtitle(const SchemeSpec &spec, int length, int head);
 QString valueLabel(const SchemeSpec &spec, bool buckets);
 HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap);
+// The compared panels, then the difference (when the result has one) with its own diverging scale centred on 0.
 HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale);
+QString differenceName(const CompareResult &result); // "alibi − local"; empty without a difference
 CurveFigure dotFigure(const DotResult &result, bool logX);
 enum class EntropyMeasure { LastRow, MeanOverRows };
 CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure);

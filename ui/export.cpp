@@ -12,6 +12,8 @@
 #include <QPdfWriter>
 #include <QSvgGenerator>
 
+#include <memory>
+
 namespace plab::ui {
 
 namespace {
@@ -38,6 +40,23 @@ void checkSize(const ImageOptions &options)
                          std::to_string(options.size.height()) + " is out of range; allowed: 64..16384 pixels per side");
     if (options.dpi < 30 || options.dpi > 2400)
         throw InputError("dpi = " + std::to_string(options.dpi) + " is out of range; allowed: integers in [30, 2400]");
+}
+
+// Paints onto the vector device `makeDevice` sets up on an in-memory buffer, the whole device being the picture.
+template<class MakeDevice>
+QByteArray renderVector(const ImageOptions &options, const PaintFunction &paint, MakeDevice makeDevice)
+{
+    checkSize(options);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    {
+        const auto device = makeDevice(buffer); // finishes its file when it goes
+        QPainter painter(device.get());
+        paint(painter, QRectF(QPointF(0, 0), QSizeF(device->width(), device->height())), styleFor(options, true));
+        painter.end();
+    }
+    return bytes;
 }
 
 } // namespace
@@ -84,43 +103,30 @@ QImage renderImage(const ImageOptions &options, const PaintFunction &paint)
 
 QByteArray renderSvg(const ImageOptions &options, const PaintFunction &paint, const QString &title)
 {
-    checkSize(options);
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    QSvgGenerator svg;
-    svg.setOutputDevice(&buffer);
-    svg.setSize(options.size);
-    svg.setViewBox(QRect(QPoint(0, 0), options.size));
-    svg.setResolution(options.dpi);
-    svg.setTitle(title);
-    svg.setDescription(QStringLiteral("PositionLab"));
-    QPainter painter(&svg);
-    paint(painter, QRectF(QPointF(0, 0), QSizeF(options.size)), styleFor(options, true));
-    painter.end();
-    return bytes;
+    return renderVector(options, paint, [&](QBuffer &buffer) {
+        auto svg = std::make_unique<QSvgGenerator>();
+        svg->setOutputDevice(&buffer);
+        svg->setSize(options.size);
+        svg->setViewBox(QRect(QPoint(0, 0), options.size));
+        svg->setResolution(options.dpi);
+        svg->setTitle(title);
+        svg->setDescription(QStringLiteral("PositionLab"));
+        return svg;
+    });
 }
 
 QByteArray renderPdf(const ImageOptions &options, const PaintFunction &paint, const QString &title)
 {
-    checkSize(options);
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    {
-        QPdfWriter pdf(&buffer);
-        pdf.setTitle(title);
-        pdf.setCreator(QStringLiteral("PositionLab"));
-        pdf.setResolution(options.dpi);
+    return renderVector(options, paint, [&](QBuffer &buffer) {
+        auto pdf = std::make_unique<QPdfWriter>(&buffer);
+        pdf->setTitle(title);
+        pdf->setCreator(QStringLiteral("PositionLab"));
+        pdf->setResolution(options.dpi);
         // A page exactly the picture's size, no margins: 1 device unit = 1/dpi inch.
-        pdf.setPageSize(QPageSize(QSizeF(options.size) / options.dpi, QPageSize::Inch));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter painter(&pdf);
-        const QRectF target(QPointF(0, 0), QSizeF(pdf.width(), pdf.height()));
-        paint(painter, target, styleFor(options, true));
-        painter.end();
-    }
-    return bytes;
+        pdf->setPageSize(QPageSize(QSizeF(options.size) / options.dpi, QPageSize::Inch));
+        pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
+        return pdf;
+    });
 }
 
 void writeImageFile(const QString &path, const ImageOptions &options, const PaintFunction &paint, const QString &title)

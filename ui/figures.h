@@ -24,6 +24,10 @@ struct HeatmapPanel
     QString subtitle;   // e.g. "head 1 of 8 · N = 64 · causal"
     QString valueLabel; // colour-bar label, e.g. "bias b(m, n)"
     MatrixPtr matrix;
+    // A panel unlike the others (the compare view's A − B): its own colour scale and bar even when the figure's
+    // scale is shared, in `colorMap` when set (e.g. "diverging" for signed data) instead of the figure's.
+    bool ownScale = false;
+    QString colorMap;
 };
 
 // One to four heatmaps side by side with a title, axis labels and colour bar(s).
@@ -34,6 +38,7 @@ struct HeatmapFigure
     QString yLabel = QStringLiteral("query position m");
     QString colorMap = QStringLiteral("auto"); // a ColorMap name or "auto"
     bool sharedScale = true;                   // one colour scale (and bar) for every panel
+    bool dark = false;                         // the palette the cells are coloured for (masked cells differ)
     std::vector<QString> tickLabels;           // optional label of every index (e.g. the characters of a text)
     std::vector<HeatmapPanel> panels;
 };

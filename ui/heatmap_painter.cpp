@@ -48,6 +48,7 @@ PictureStyle PictureStyle::forSize(const QSizeF &size, bool dark)
     s.font = QFont(QStringLiteral("DejaVu Sans"));
     const double side = std::min(size.width(), size.height() * 1.3);
     s.font.setPixelSize(std::clamp(static_cast<int>(std::lround(side / 48.0)), 10, 64));
+    s.dark = dark;
     if (dark) {
         s.text = QColor(230, 230, 230);
         s.background = QColor(30, 30, 32);
@@ -79,19 +80,52 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
     m_images.clear();
     m_masked.clear();
     std::vector<ValueRange> ranges;
-    ValueRange all;
-    for (const HeatmapPanel &p : m_figure.panels) {
+    ValueRange all; // over the panels sharing the scale
+    for (int i = 0; i < panelCount(); ++i) {
+        const HeatmapPanel &p = m_figure.panels[i];
         ValueRange r = p.matrix ? finiteRange(p.matrix->values.data(), p.matrix->values.size()) : ValueRange{};
         ranges.push_back(r);
-        all.include(r);
+        if (!p.ownScale)
+            all.include(r);
         m_masked.push_back(r.masked);
     }
-    for (size_t i = 0; i < m_figure.panels.size(); ++i) {
-        const ColorScale s = makeColorScale(m_figure.sharedScale ? all : ranges[i], m_figure.colorMap);
+    for (int i = 0; i < panelCount(); ++i) {
+        const HeatmapPanel &p = m_figure.panels[i];
+        ColorScale s = makeColorScale(sharesScale(i) ? all : ranges[i], p.colorMap.isEmpty() ? m_figure.colorMap : p.colorMap);
+        s.dark = m_figure.dark;
         m_scales.push_back(s);
         const MatrixPtr &mat = m_figure.panels[i].matrix;
         m_images.push_back(mat ? colorize(mat->values.data(), mat->rows, mat->cols, s) : QImage());
     }
+}
+
+void HeatmapPainter::setDark(bool dark)
+{
+    if (dark == m_figure.dark)
+        return;
+    m_figure.dark = dark;
+    for (size_t i = 0; i < m_scales.size(); ++i) {
+        const ColorMap &map = m_scales[i].map();
+        m_scales[i].dark = dark;
+        if (m_masked[i])
+            replaceColor(m_images[i], map.maskColor(!dark), map.maskColor(dark));
+    }
+}
+
+bool HeatmapPainter::sharesScale(int panel) const
+{
+    return m_figure.sharedScale && !m_figure.panels[panel].ownScale;
+}
+
+bool HeatmapPainter::hasBarAfter(int panel) const
+{
+    if (!sharesScale(panel))
+        return true;
+    // A shared bar stands right of the group's last panel.
+    for (int i = panel + 1; i < panelCount(); ++i)
+        if (sharesScale(i))
+            return false;
+    return true;
 }
 
 int HeatmapPainter::matrixSize() const
@@ -134,11 +168,12 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
         for (double v : niceTicks(s.lo, s.hi, 5))
             barLabelW = std::max(barLabelW, fm.horizontalAdvance(tickText(v)));
     const double barW = 1.1 * f + 0.5 * f + barLabelW + 0.4 * f + fm.height() * 1.3 + 0.6 * f;
-    const bool shared = m_figure.sharedScale || k == 1;
     const double gap = 1.2 * f;
+    int barCount = 0;
+    for (int i = 0; i < panelCount(); ++i)
+        barCount += hasBarAfter(i) ? 1 : 0;
 
-    const double perPanelFixed = yAxisW + (shared ? 0 : barW);
-    const double availW = inner.width() - (shared ? barW : 0) - (k - 1) * gap - k * perPanelFixed;
+    const double availW = inner.width() - barCount * barW - (k - 1) * gap - k * yAxisW;
     const double panelW = std::max(20.0, availW / k);
 
     // Headers wrap within the panel width; all panels get the tallest header.
@@ -155,7 +190,7 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
     const double availH = inner.height() - titleH - headerH - xAxisH;
     const double side = std::max(20.0, std::min(panelW, availH));
 
-    const double totalW = k * (perPanelFixed + side) + (k - 1) * gap + (shared ? barW : 0);
+    const double totalW = k * (yAxisW + side) + (k - 1) * gap + barCount * barW;
     double x = inner.left() + std::max(0.0, (inner.width() - totalW) / 2);
     // Centre the block vertically too when the picture is wider than the panels need.
     const double slack = std::max(0.0, availH - side) / 2;
@@ -166,14 +201,13 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
         l.plots.push_back(plot);
         l.headers.push_back(QRectF(x, top - headerH, yAxisW + side, headerH));
         x = plot.right();
-        if (!shared) {
+        if (i < panelCount() && hasBarAfter(i)) {
             l.bars.push_back(QRectF(x + 0.8 * f, top, 1.1 * f, side));
+            l.barPanels.push_back(i);
             x += barW;
         }
         x += gap;
     }
-    if (shared)
-        l.bars.push_back(QRectF(l.plots.back().right() + 0.8 * f, top, 1.1 * f, side));
     return l;
 }
 
@@ -263,7 +297,7 @@ void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorS
         labelRight = std::max(labelRight, r.right());
     }
     if (masked) {
-        painter.fillRect(swatch, QColor(scale.map().maskColor()));
+        painter.fillRect(swatch, QColor(scale.maskColor()));
         painter.setPen(QPen(style.axis, 1));
         painter.drawRect(swatch);
         painter.setPen(style.text);
@@ -280,7 +314,20 @@ void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorS
     painter.restore();
 }
 
-void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &windowIn) const
+void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window) const
+{
+    if (style.dark == m_figure.dark) {
+        paintFigure(painter, target, style, window);
+        return;
+    }
+    // An export in the other palette than the screen's: the images are shared until the mask pixels change.
+    HeatmapPainter other = *this;
+    other.setDark(style.dark);
+    other.paintFigure(painter, target, style, window);
+}
+
+void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const PictureStyle &style,
+                                 const QRectF &windowIn) const
 {
     painter.save();
     painter.fillRect(target, style.background);
@@ -365,13 +412,22 @@ void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const Pictur
         painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
                          m_figure.yLabel);
         painter.restore();
-
-        if (!(m_figure.sharedScale || panelCount() == 1))
-            paintBar(painter, l.bars[i], m_scales[i], p.valueLabel, m_masked[i], style);
     }
-    if ((m_figure.sharedScale || panelCount() == 1) && !m_scales.empty()) {
-        const bool masked = std::any_of(m_masked.begin(), m_masked.end(), [](bool b) { return b; });
-        paintBar(painter, l.bars.back(), m_scales.front(), m_figure.panels.front().valueLabel, masked, style);
+    for (size_t j = 0; j < l.bars.size(); ++j) {
+        const int i = l.barPanels[j];
+        if (!sharesScale(i)) {
+            paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[i].valueLabel, m_masked[i], style);
+            continue;
+        }
+        // The shared bar: labelled as the group's first panel, with the masked swatch if any of the group masks.
+        int first = -1;
+        bool masked = false;
+        for (int p = 0; p < panelCount(); ++p)
+            if (sharesScale(p)) {
+                first = first < 0 ? p : first;
+                masked = masked || m_masked[p];
+            }
+        paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[first].valueLabel, masked, style);
     }
     painter.restore();
 }

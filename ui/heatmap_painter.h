@@ -23,6 +23,7 @@ struct PictureStyle
     QColor text = Qt::black;
     QColor background = Qt::white;
     QColor axis = QColor(60, 60, 60);
+    bool dark = false;         // the dark palette: masked cells take its mask colour
     bool vectorOutput = false; // SVG/PDF: small matrices as rectangles, large ones as a bounded image
 
     static PictureStyle forSize(const QSizeF &size, bool dark = false);
@@ -39,11 +40,16 @@ public:
         QRectF title;
         std::vector<QRectF> headers; // panel title + subtitle
         std::vector<QRectF> plots;   // the cells
-        std::vector<QRectF> bars;    // colour bars (one when the scale is shared)
+        std::vector<QRectF> bars;    // colour bars (one for the panels sharing a scale, one per other panel)
+        std::vector<int> barPanels;  // for each bar, the panel it stands right of (the last of a shared group)
     };
 
-    // Computes each panel's colour scale and colours its cells once; paint() then only draws.
+    // Computes each panel's colour scale and colours its cells once (for the figure's palette); paint() then only
+    // draws.
     void setFigure(HeatmapFigure figure);
+    // Moves the coloured cells to the other palette's mask colour (no recolouring of values).
+    void setDark(bool dark);
+    bool isDark() const { return m_figure.dark; }
     const HeatmapFigure &figure() const { return m_figure; }
     bool isEmpty() const { return m_figure.panels.empty(); }
     int panelCount() const { return static_cast<int>(m_figure.panels.size()); }
@@ -54,6 +60,7 @@ public:
 
     Layout layout(const QRectF &target, const PictureStyle &style) const;
     // `window` is the visible part of the matrix in cell units (x = key n, y = query m); empty means all of it.
+    // A style of the other palette than the figure's paints from a copy with that palette's mask colour.
     void paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window = {}) const;
     // The panel and cell under `pos`, or -1.
     int hitTest(const Layout &layout, const QRectF &window, const QPointF &pos, int *m, int *n) const;
@@ -61,6 +68,9 @@ public:
     QRectF fullWindow() const;
 
 private:
+    bool sharesScale(int panel) const; // panel is part of the figure's shared-scale group
+    bool hasBarAfter(int panel) const;
+    void paintFigure(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window) const;
     void paintBar(QPainter &painter, const QRectF &bar, const ColorScale &scale, const QString &label, bool masked,
                   const PictureStyle &style) const;
     void paintCells(QPainter &painter, const QRectF &plot, int panel, const QRectF &window, const PictureStyle &style) const;

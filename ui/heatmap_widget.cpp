@@ -22,6 +22,7 @@ HeatmapWidget::HeatmapWidget(QWidget *parent)
 void HeatmapWidget::setFigure(HeatmapFigure figure)
 {
     const int oldSize = m_painter.matrixSize();
+    figure.dark = m_dark;
     m_painter.setFigure(std::move(figure));
     if (m_painter.matrixSize() != oldSize || m_window.isEmpty())
         m_window = m_painter.fullWindow();
@@ -33,6 +34,7 @@ void HeatmapWidget::setHeatmap(HeatmapPainter heatmap)
 {
     const int oldSize = m_painter.matrixSize();
     m_painter = std::move(heatmap);
+    m_painter.setDark(m_dark); // the palette may have changed while the worker coloured it
     if (m_painter.matrixSize() != oldSize || m_window.isEmpty())
         m_window = m_painter.fullWindow();
     m_message.clear();
@@ -68,6 +70,7 @@ void HeatmapWidget::zoom(double factor)
 void HeatmapWidget::setDark(bool dark)
 {
     m_dark = dark;
+    m_painter.setDark(dark);
     update();
 }
 
@@ -199,6 +202,13 @@ void ThumbnailStrip::setThumbnails(std::vector<QImage> images)
     m_current = std::clamp(m_current, 0, std::max(0, count() - 1));
     setMinimumWidth(count() * (kThumb + kGap) + kGap);
     updateGeometry();
+    update();
+}
+
+void ThumbnailStrip::replaceColor(QRgb from, QRgb to)
+{
+    for (QImage &image : m_images)
+        plab::ui::replaceColor(image, from, to);
     update();
 }
 

@@ -25,6 +25,7 @@ public:
     void resetZoom();
     void zoom(double factor); // about the centre; > 1 zooms in
     void setDark(bool dark);
+    bool isDark() const { return m_dark; }
     PictureStyle screenStyle() const;
     void setMessage(const QString &message); // shown over the picture (errors, "computing…")
 
@@ -62,6 +63,8 @@ public:
     explicit ThumbnailStrip(QWidget *parent = nullptr);
     // One image per head (already coloured on a scale shared by all heads).
     void setThumbnails(std::vector<QImage> images);
+    // Switches the thumbnails' masked cells to another mask colour (a palette change).
+    void replaceColor(QRgb from, QRgb to);
     void setCurrent(int head);
     int current() const { return m_current; }
     int count() const { return static_cast<int>(m_images.size()); }

@@ -250,6 +250,7 @@ void MainWindow::onPanelChanged()
 
 void MainWindow::onTabChanged(int)
 {
+    m_hover->clear(); // the read-out belongs to the view the cursor was over
     for (ViewBase *v : m_views)
         v->setActive(v == currentView());
     onBusyChanged();
@@ -376,23 +377,18 @@ void MainWindow::applySession(const nlohmann::json &session)
 
 bool MainWindow::openSession(const QString &path, QString *error)
 {
-    try {
-        applySession(readSessionFile(path));
-        m_sessionPath = path;
-        addRecent(path);
-        setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(path).fileName()));
-        return true;
-    } catch (const std::exception &e) {
-        if (error)
-            *error = QString::fromStdString(e.what());
-        return false;
-    }
+    return sessionFileAction(path, error, [&] { applySession(readSessionFile(path)); });
 }
 
 bool MainWindow::saveSession(const QString &path, QString *error)
 {
+    return sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
+}
+
+bool MainWindow::sessionFileAction(const QString &path, QString *error, const std::function<void()> &io)
+{
     try {
-        writeSessionFile(path, sessionState());
+        io();
         m_sessionPath = path;
         addRecent(path);
         setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(path).fileName()));

@@ -8,6 +8,7 @@
 
 #include <QMainWindow>
 
+#include <functional>
 #include <vector>
 
 class QLabel;
@@ -74,6 +75,8 @@ private:
     void saveSessionDialog(bool saveAs);
     void openCorpusDialog();
     void addRecent(const QString &path);
+    // Runs `io` (opening or saving the session at `path`); on success the file becomes the window's session.
+    bool sessionFileAction(const QString &path, QString *error, const std::function<void()> &io);
     void rebuildRecentMenu();
     void showError(const QString &title, const QString &message);
     void restoreSettings();

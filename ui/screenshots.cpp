@@ -1,6 +1,7 @@
 // Scripted screenshots: set the panel and each view's controls as a user would, wait for the workers, grab.
 #include "screenshots.h"
 
+#include "charts/curve_chart.h"
 #include "main_window.h"
 #include "scheme_panel.h"
 #include "views.h"
@@ -8,6 +9,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QMouseEvent>
 #include <QTabWidget>
 #include <QThread>
 
@@ -33,6 +35,18 @@ bool waitUntil(const std::function<bool()> &done, int timeoutMs)
     return true;
 }
 
+// Moves the mouse onto a data point, so the picture shows the hover marker and the status bar's read-out.
+void hoverPoint(CurvePlot *plot, int curve, int index)
+{
+    const QPointF p = plot->pointPosition(curve, index);
+    QWidget *target = plot->childAt(p.toPoint());
+    if (p.isNull() || !target)
+        return;
+    const QPointF local = target->mapFrom(plot, p);
+    QMouseEvent move(QEvent::MouseMove, local, target->mapToGlobal(local), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(target, &move);
+}
+
 } // namespace
 
 bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
@@ -43,11 +57,15 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
             *error = message;
         return false;
     };
-    auto grab = [&](const QString &id) {
+    auto grab = [&](const QString &id, const std::function<void()> &prepare = {}) {
         ViewBase *v = window.view(id);
         window.showView(id);
         if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
             return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        if (prepare) {
+            prepare();
+            waitUntil([] { return true; }, 0); // paint what it changed
+        }
         const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
         if (!image.save(QDir(dir).filePath(id + QStringLiteral(".png"))))
             return fail(QStringLiteral("%1: cannot write the screenshot").arg(id));
@@ -72,7 +90,7 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
         return false;
     auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
     entropy->setMaxLength(2048);
-    if (!grab(QStringLiteral("entropy")))
+    if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
         return false;
 
     // Train short / test long with a tiny model, so the model views have something to show.

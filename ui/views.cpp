@@ -11,10 +11,14 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <tuple>
+#include <utility>
 
 namespace plab::ui {
 
@@ -47,6 +51,39 @@ void ViewBase::refreshIfDirty()
         return;
     m_dirty = false;
     refresh();
+}
+
+void ViewBase::requirePicture() const
+{
+    if (!hasPicture())
+        throw InputError("the " + viewId().toStdString() + " view has nothing to export yet");
+}
+
+QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent)
+{
+    auto *list = new QListWidget(parent);
+    for (const SchemeInfo &s : schemeCatalog()) {
+        auto *item = new QListWidgetItem(QString::fromStdString(s.name), list);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+        item->setToolTip(QString::fromStdString(s.title));
+    }
+    return list;
+}
+
+QStringList checkedSchemes(const QListWidget *list)
+{
+    QStringList out;
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->checkState() == Qt::Checked)
+            out << list->item(i)->text();
+    return out;
+}
+
+void setCheckedSchemes(QListWidget *list, const QStringList &names)
+{
+    for (int i = 0; i < list->count(); ++i)
+        list->item(i)->setCheckState(names.contains(list->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
 }
 
 namespace {
@@ -120,19 +157,23 @@ void BiasView::refresh()
     request.thumbnailSize = 48;
     Q_EMIT busyChanged(true);
     const QString colorMap = m_panel.colorMap;
-    m_job.start([request, colorMap](const JobControl &control) {
+    const bool dark = m_heatmap->isDark();
+    m_job.start([request, colorMap, dark](const JobControl &control) {
         Prepared p;
         p.result = computeBias(request, control);
         if (!p.result.error.isEmpty() || control.isCanceled())
             return p;
-        p.heatmap.setFigure(biasFigure(p.result, colorMap));
+        HeatmapFigure figure = biasFigure(p.result, colorMap);
+        figure.dark = dark;
+        p.heatmap.setFigure(std::move(figure));
         // Thumbnails share one scale so heads compare at a glance.
         ValueRange range;
         for (const MatrixPtr &t : p.result.thumbnails)
             range.include(finiteRange(t->values.data(), t->values.size()));
-        const ColorScale scale = makeColorScale(range, colorMap);
+        p.thumbnailScale = makeColorScale(range, colorMap);
+        p.thumbnailScale.dark = dark;
         for (const MatrixPtr &t : p.result.thumbnails)
-            p.thumbnails.push_back(colorize(t->values.data(), t->rows, t->cols, scale));
+            p.thumbnails.push_back(colorize(t->values.data(), t->rows, t->cols, p.thumbnailScale));
         return p;
     });
 }
@@ -147,6 +188,8 @@ void BiasView::showResult(Prepared prepared)
     m_result = std::move(prepared.result);
     m_heatmap->setHeatmap(std::move(prepared.heatmap));
     m_strip->setThumbnails(std::move(prepared.thumbnails));
+    m_thumbnailScale = prepared.thumbnailScale;
+    setThumbnailPalette(m_heatmap->isDark()); // the palette may have changed while the worker coloured them
     m_strip->setCurrent(m_result.request.head);
     Q_EMIT pictureUpdated();
 }
@@ -158,8 +201,7 @@ void BiasView::paintPicture(QPainter &painter, const QRectF &target, const Pictu
 
 void BiasView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (!m_result.matrix)
-        throw InputError("the bias view has nothing to export yet");
+    requirePicture();
     const BiasRequest &r = m_result.request;
     nlohmann::json meta = specMeta(r.spec);
     meta["length"] = r.length;
@@ -202,6 +244,16 @@ bool BiasView::isBusy() const
 void BiasView::setDark(bool dark)
 {
     m_heatmap->setDark(dark);
+    setThumbnailPalette(dark);
+}
+
+void BiasView::setThumbnailPalette(bool dark)
+{
+    if (m_thumbnailScale.dark == dark)
+        return;
+    const QRgb from = m_thumbnailScale.maskColor();
+    m_thumbnailScale.dark = dark;
+    m_strip->replaceColor(from, m_thumbnailScale.maskColor());
 }
 
 void BiasView::resetZoom()
@@ -241,7 +293,10 @@ CompareView::CompareView(QWidget *parent)
             combo->addItem(QString::fromStdString(s.name));
         combo->setCurrentText(defaults[i]);
         combo->setVisible(i < 2);
-        connect(combo, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+        connect(combo, &QComboBox::currentIndexChanged, this, [this] {
+            updateDifferenceChoices();
+            markDirty();
+        });
         m_choices.push_back(combo);
         bar->addWidget(combo);
     }
@@ -253,6 +308,20 @@ CompareView::CompareView(QWidget *parent)
     auto *reset = new QPushButton(tr("Reset zoom"), this);
     bar->addWidget(reset);
     layout->addLayout(bar);
+    auto *differenceBar = new QHBoxLayout;
+    m_difference = new QCheckBox(tr("difference A − B:"), this);
+    m_difference->setChecked(true);
+    m_difference->setToolTip(tr("Add a panel with A − B on a diverging scale centred on 0 (masked where either is masked)"));
+    differenceBar->addWidget(m_difference);
+    m_diffA = new QComboBox(this);
+    m_diffB = new QComboBox(this);
+    m_diffA->setToolTip(tr("A of the difference A − B"));
+    m_diffB->setToolTip(tr("B of the difference A − B"));
+    differenceBar->addWidget(m_diffA);
+    differenceBar->addWidget(new QLabel(QStringLiteral("−"), this));
+    differenceBar->addWidget(m_diffB);
+    differenceBar->addStretch(1);
+    layout->addLayout(differenceBar);
     auto *note = new QLabel(tr("Length, head, mask and colour map come from the panel; the panel's scheme uses "
                                "its parameters, the others their defaults (window = context, else 16)."),
                             this);
@@ -261,22 +330,45 @@ CompareView::CompareView(QWidget *parent)
     m_heatmap = new HeatmapWidget(this);
     layout->addWidget(m_heatmap, 1);
 
+    updateDifferenceChoices();
     connect(m_count, &QSpinBox::valueChanged, this, [this](int k) {
         for (int i = 0; i < 4; ++i)
             m_choices[i]->setVisible(i < k);
+        updateDifferenceChoices();
         markDirty();
     });
+    connect(m_difference, &QCheckBox::toggled, this, [this](bool on) {
+        m_diffA->setEnabled(on);
+        m_diffB->setEnabled(on);
+        markDirty();
+    });
+    // A and B stay different: picking the other side's scheme moves the other side away.
+    for (const auto &sides : {std::pair{m_diffA, m_diffB}, std::pair{m_diffB, m_diffA}}) {
+        QComboBox *changed = sides.first;
+        QComboBox *other = sides.second;
+        connect(changed, &QComboBox::currentIndexChanged, this, [this, other](int i) {
+            if (i >= 0 && i == other->currentIndex()) {
+                const QSignalBlocker block(other);
+                other->setCurrentIndex(i == 0 ? 1 : 0);
+            }
+            markDirty();
+        });
+    }
     connect(m_shared, &QCheckBox::toggled, this, [this] {
         if (!m_result.panels.empty())
             m_heatmap->setFigure(compareFigure(m_result, m_panel.colorMap, m_shared->isChecked()));
     });
     connect(reset, &QPushButton::clicked, this, [this] { resetZoom(); });
     connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int panel, int m, int n, float v) {
-        Q_EMIT hoverText(tr("%1: m = %2, n = %3, value = %4")
-                             .arg(QString::fromStdString(m_result.panels[panel].request.spec.name()))
+        const bool difference = panel >= static_cast<int>(m_result.panels.size());
+        Q_EMIT hoverText(tr("%1: m = %2, n = %3, %4 = %5")
+                             .arg(difference ? differenceName(m_result)
+                                             : QString::fromStdString(m_result.panels[panel].request.spec.name()))
                              .arg(m)
                              .arg(n)
-                             .arg(hoverValue(v)));
+                             .arg(difference ? tr("difference") : tr("value"))
+                             .arg(std::isfinite(v) ? QString::number(v, 'g', 6)
+                                                   : (difference ? tr("masked in A or B") : hoverValue(v))));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
 }
@@ -296,6 +388,48 @@ void CompareView::setSchemes(const QStringList &names)
         m_choices[i]->setCurrentText(names[i]);
     m_count->setValue(k);
     markDirty();
+}
+
+void CompareView::updateDifferenceChoices()
+{
+    const QStringList names = schemes();
+    for (QComboBox *combo : {m_diffA, m_diffB}) {
+        const QSignalBlocker block(combo);
+        const int current = combo->currentIndex();
+        combo->clear();
+        for (int i = 0; i < names.size(); ++i)
+            combo->addItem(QStringLiteral("%1: %2").arg(i + 1).arg(names[i]));
+        combo->setCurrentIndex(current >= 0 && current < names.size() ? current : -1);
+    }
+    if (m_diffA->currentIndex() < 0)
+        m_diffA->setCurrentIndex(0);
+    if (m_diffB->currentIndex() < 0 || m_diffB->currentIndex() == m_diffA->currentIndex())
+        m_diffB->setCurrentIndex(m_diffA->currentIndex() == 0 ? 1 : 0);
+}
+
+void CompareView::setDifference(bool shown, int a, int b)
+{
+    const int k = m_count->value();
+    if (a < 0 || b < 0 || a >= k || b >= k || a == b)
+        throw InputError("difference of schemes " + std::to_string(a + 1) + " and " + std::to_string(b + 1) +
+                         ": allowed are two different schemes of 1.." + std::to_string(k));
+    {
+        const QSignalBlocker b1(m_diffA), b2(m_diffB);
+        m_diffA->setCurrentIndex(a);
+        m_diffB->setCurrentIndex(b);
+    }
+    m_difference->setChecked(shown);
+    markDirty();
+}
+
+bool CompareView::differenceShown() const
+{
+    return m_difference->isChecked();
+}
+
+std::pair<int, int> CompareView::differencePair() const
+{
+    return {m_diffA->currentIndex(), m_diffB->currentIndex()};
 }
 
 std::vector<SchemeSpec> CompareView::specsFor(const QStringList &names, const PanelState &panel)
@@ -324,16 +458,29 @@ void CompareView::refresh()
     }
     request.length = m_panel.length;
     request.head = m_panel.head;
+    if (differenceShown())
+        std::tie(request.differenceA, request.differenceB) = differencePair();
     Q_EMIT busyChanged(true);
     const QString colorMap = m_panel.colorMap;
     const bool shared = m_shared->isChecked();
-    m_job.start([request, colorMap, shared](const JobControl &control) {
+    const bool dark = m_heatmap->isDark();
+    m_job.start([request, colorMap, shared, dark](const JobControl &control) {
         Prepared p;
         p.result = computeCompare(request, control);
-        if (p.result.error.isEmpty() && !control.isCanceled())
-            p.heatmap.setFigure(compareFigure(p.result, colorMap, shared));
+        if (p.result.error.isEmpty() && !control.isCanceled()) {
+            HeatmapFigure figure = compareFigure(p.result, colorMap, shared);
+            figure.dark = dark;
+            p.heatmap.setFigure(std::move(figure));
+        }
         return p;
     });
+}
+
+QSize CompareView::defaultImageSize() const
+{
+    // About 380 pixels per panel (the difference is one) plus the colour bars.
+    const int panels = m_count->value() + (differenceShown() ? 1 : 0);
+    return {std::max(1000, 380 * panels + 260), 720};
 }
 
 bool CompareView::hasPicture() const
@@ -348,8 +495,7 @@ void CompareView::paintPicture(QPainter &painter, const QRectF &target, const Pi
 
 void CompareView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (m_result.panels.empty())
-        throw InputError("the compare view has nothing to export yet");
+    requirePicture();
     const int n = m_result.panels.front().request.length;
     nlohmann::json meta;
     meta["schemes"] = nlohmann::json::array();
@@ -358,9 +504,19 @@ void CompareView::writeData(std::ostream &out, DataFormat format) const
     meta["length"] = n;
     meta["head"] = m_result.panels.front().request.head;
     meta["values"] = "bias or probe score, one matrix per scheme in the order of \"schemes\"";
-    MatrixStackWriter writer(out, format, static_cast<int>(m_result.panels.size()), n, n, true, meta);
-    for (size_t i = 0; i < m_result.panels.size(); ++i)
-        writer.write(static_cast<int>(i), m_result.panels[i].matrix->values.data());
+    const int k = static_cast<int>(m_result.panels.size());
+    if (m_result.difference) {
+        meta["values"] = "bias or probe score, one matrix per scheme in the order of \"schemes\", then the difference";
+        meta["difference"] = {{"index", k},
+                              {"a", m_result.differenceA},
+                              {"b", m_result.differenceB},
+                              {"values", "A - B; masked (-inf, null in JSON) where A or B is masked"}};
+    }
+    MatrixStackWriter writer(out, format, k + (m_result.difference ? 1 : 0), n, n, true, meta);
+    for (int i = 0; i < k; ++i)
+        writer.write(i, m_result.panels[i].matrix->values.data());
+    if (m_result.difference)
+        writer.write(k, m_result.difference->values.data());
     writer.finish();
 }
 
@@ -369,7 +525,12 @@ nlohmann::json CompareView::saveState() const
     nlohmann::json names = nlohmann::json::array();
     for (const QString &s : schemes())
         names.push_back(s.toStdString());
-    return {{"schemes", names}, {"shared_scale", m_shared->isChecked()}};
+    const auto [a, b] = differencePair();
+    return {{"schemes", names},
+            {"shared_scale", m_shared->isChecked()},
+            {"difference", differenceShown()},
+            {"difference_a", a},
+            {"difference_b", b}};
 }
 
 void CompareView::restoreState(const nlohmann::json &state)
@@ -386,9 +547,17 @@ void CompareView::restoreState(const nlohmann::json &state)
         }
     }
     const bool shared = sessionBool(state, "shared_scale", true, "views.compare");
+    const bool difference = sessionBool(state, "difference", true, "views.compare");
+    const int count = names.isEmpty() ? m_count->value() : static_cast<int>(names.size());
+    const int a = sessionInt(state, "difference_a", 0, 0, count - 1, "views.compare");
+    const int b = sessionInt(state, "difference_b", a == 0 ? 1 : 0, 0, count - 1, "views.compare");
+    if (a == b)
+        throw InputError("session: views.compare.difference_a and difference_b are both " + std::to_string(a) +
+                         "; allowed: two different scheme indices");
     if (!names.isEmpty())
         setSchemes(names);
     m_shared->setChecked(shared);
+    setDifference(difference, a, b);
 }
 
 void CompareView::cancelJob()

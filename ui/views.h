@@ -28,6 +28,11 @@ class CurvePlot;
 class HeatmapWidget;
 class ThumbnailStrip;
 
+// Every catalogue scheme with a check box (the entropy and train views' scheme lists).
+QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent);
+QStringList checkedSchemes(const QListWidget *list);
+void setCheckedSchemes(QListWidget *list, const QStringList &names);
+
 class ViewBase : public QWidget
 {
     Q_OBJECT
@@ -58,6 +63,8 @@ public:
     const PanelState &panelState() const { return m_panel; }
     // Recomputes now if anything changed (tests and the benchmark call this directly).
     void refreshIfDirty();
+    // For writeData(): InputError "the <view> view has nothing to export yet" while there is no picture.
+    void requirePicture() const;
 
     PaintFunction paintFunction() const
     {
@@ -115,8 +122,11 @@ private:
         BiasResult result;
         HeatmapPainter heatmap;
         std::vector<QImage> thumbnails;
+        ColorScale thumbnailScale;
     };
     void showResult(Prepared prepared);
+    void setThumbnailPalette(bool dark); // moves the thumbnails' masked cells to the palette's mask colour
+    ColorScale m_thumbnailScale;
     HeatmapWidget *m_heatmap = nullptr;
     ThumbnailStrip *m_strip = nullptr;
     QCheckBox *m_buckets = nullptr;
@@ -132,7 +142,7 @@ public:
     QString viewId() const override { return QStringLiteral("compare"); }
     QString viewTitle() const override { return tr("Compare"); }
     bool hasPicture() const override;
-    QSize defaultImageSize() const override { return {1400, 720}; }
+    QSize defaultImageSize() const override;
     void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
     void writeData(std::ostream &out, DataFormat format) const override;
     nlohmann::json saveState() const override;
@@ -144,6 +154,10 @@ public:
 
     void setSchemes(const QStringList &names); // 2..4 catalogue names
     QStringList schemes() const;
+    // The A − B panel: on or off, and which of the shown schemes (0-based) are A and B.
+    void setDifference(bool shown, int a = 0, int b = 1);
+    bool differenceShown() const;
+    std::pair<int, int> differencePair() const;
     HeatmapWidget *heatmap() const { return m_heatmap; }
     const CompareResult &result() const { return m_result; }
     // The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others.
@@ -153,9 +167,13 @@ protected:
     void refresh() override;
 
 private:
+    void updateDifferenceChoices(); // the A and B lists follow the shown schemes
     QSpinBox *m_count = nullptr;
     std::vector<QComboBox *> m_choices;
     QCheckBox *m_shared = nullptr;
+    QCheckBox *m_difference = nullptr;
+    QComboBox *m_diffA = nullptr;
+    QComboBox *m_diffB = nullptr;
     HeatmapWidget *m_heatmap = nullptr;
     struct Prepared
     {
@@ -166,7 +184,21 @@ private:
     CompareResult m_result;
 };
 
-class DotView : public ViewBase
+// A view whose picture is one curve plot (dot, entropy).
+class CurveViewBase : public ViewBase
+{
+    Q_OBJECT
+public:
+    using ViewBase::ViewBase;
+    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
+    void setDark(bool dark) override;
+    CurvePlot *plot() const { return m_plot; }
+
+protected:
+    CurvePlot *m_plot = nullptr; // created by the derived view
+};
+
+class DotView : public CurveViewBase
 {
     Q_OBJECT
 public:
@@ -175,15 +207,12 @@ public:
     QString viewTitle() const override { return tr("Sinusoidal dot"); }
     bool hasPicture() const override;
     QSize defaultImageSize() const override { return {1100, 700}; }
-    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
     void writeData(std::ostream &out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json &state) override;
-    void setDark(bool dark) override;
 
     DotRequest request() const;
     void setRequest(const DotRequest &request, bool logX);
-    CurvePlot *plot() const { return m_plot; }
     const DotResult &result() const { return m_result; }
 
 protected:
@@ -193,12 +222,11 @@ private:
     QTableWidget *m_curves = nullptr;
     QSpinBox *m_maxDistance = nullptr;
     QCheckBox *m_logX = nullptr;
-    CurvePlot *m_plot = nullptr;
     LatestJob<DotResult> m_job;
     DotResult m_result;
 };
 
-class EntropyView : public ViewBase
+class EntropyView : public CurveViewBase
 {
     Q_OBJECT
 public:
@@ -207,13 +235,11 @@ public:
     QString viewTitle() const override { return tr("Entropy"); }
     bool hasPicture() const override;
     QSize defaultImageSize() const override { return {1100, 720}; }
-    void paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const override;
     void writeData(std::ostream &out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json &state) override;
     void cancelJob() override;
     bool isBusy() const override;
-    void setDark(bool dark) override;
 
     void setSchemes(const QStringList &names);
     QStringList schemes() const;
@@ -223,7 +249,6 @@ public:
     int modelCount() const { return static_cast<int>(m_models.size()); }
     EntropyRequest request() const;
     EntropyMeasure measure() const;
-    CurvePlot *plot() const { return m_plot; }
     const EntropyResult &result() const { return m_result; }
     // The entropy request for a panel state, scheme names and options (shared with `render entropy`).
     static EntropyRequest requestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
@@ -240,7 +265,6 @@ private:
     QComboBox *m_measure = nullptr;
     QComboBox *m_modelChoice = nullptr;
     std::vector<SharedModel> m_models;
-    CurvePlot *m_plot = nullptr;
     LatestJob<EntropyResult> m_job;
     EntropyResult m_result;
 };

@@ -21,10 +21,41 @@
 
 namespace plab::ui {
 
+namespace {
+
+// Reads a view's request from its controls (a refusal goes to the status bar) and starts the job on it.
+template<class Job, class MakeRequest, class Compute>
+void startFromControls(ViewBase *view, Job &job, MakeRequest makeRequest, Compute compute)
+{
+    decltype(makeRequest()) request;
+    try {
+        request = makeRequest();
+    } catch (const InputError &e) {
+        Q_EMIT view->statusMessage(QString::fromStdString(e.what()));
+        return;
+    }
+    Q_EMIT view->busyChanged(true);
+    job.start([request, compute](const JobControl &control) { return compute(request, control); });
+}
+
+} // namespace
+
+// ---- CurveViewBase ------------------------------------------------------------------------------------------
+
+void CurveViewBase::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+{
+    renderCurveFigure(painter, target, m_plot->figure(), style);
+}
+
+void CurveViewBase::setDark(bool dark)
+{
+    m_plot->setDark(dark);
+}
+
 // ---- DotView ------------------------------------------------------------------------------------------------
 
 DotView::DotView(QWidget *parent)
-    : ViewBase(parent)
+    : CurveViewBase(parent)
     , m_job(this, {[this](DotResult r) {
                        if (!r.error.isEmpty()) {
                            Q_EMIT statusMessage(r.error);
@@ -132,15 +163,7 @@ void DotView::setRequest(const DotRequest &request, bool logX)
 
 void DotView::refresh()
 {
-    DotRequest r;
-    try {
-        r = request();
-    } catch (const InputError &e) {
-        Q_EMIT statusMessage(QString::fromStdString(e.what()));
-        return;
-    }
-    Q_EMIT busyChanged(true);
-    m_job.start([r](const JobControl &control) { return computeDot(r, control); });
+    startFromControls(this, m_job, [this] { return request(); }, computeDot);
 }
 
 bool DotView::hasPicture() const
@@ -148,15 +171,9 @@ bool DotView::hasPicture() const
     return !m_result.curves.empty();
 }
 
-void DotView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
-{
-    renderCurveFigure(painter, target, m_plot->figure(), style);
-}
-
 void DotView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (m_result.curves.empty())
-        throw InputError("the dot view has nothing to export yet");
+    requirePicture();
     Table t;
     t.columns = {"curve", "dim", "base", "distance", "dot", "dot_minus_half_dim"};
     t.meta = {{"curves", nlohmann::json::array()}};
@@ -200,15 +217,10 @@ void DotView::restoreState(const nlohmann::json &state)
     setRequest(r, sessionBool(state, "log_x", false, "views.dot"));
 }
 
-void DotView::setDark(bool dark)
-{
-    m_plot->setDark(dark);
-}
-
 // ---- EntropyView --------------------------------------------------------------------------------------------
 
 EntropyView::EntropyView(QWidget *parent)
-    : ViewBase(parent)
+    : CurveViewBase(parent)
     , m_job(this, {[this](EntropyResult r) {
                        if (!r.error.isEmpty()) {
                            Q_EMIT statusMessage(r.error);
@@ -225,16 +237,10 @@ EntropyView::EntropyView(QWidget *parent)
     auto *layout = new QHBoxLayout(this);
     auto *side = new QVBoxLayout;
     side->addWidget(new QLabel(tr("<b>Schemes</b> (one curve each)"), this));
-    m_schemes = new QListWidget(this);
+    m_schemes = newSchemeChecklist({QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("sandwich"),
+                                    QStringLiteral("local"), QStringLiteral("t5")},
+                                   this);
     m_schemes->setMaximumWidth(240);
-    const QStringList defaults = {QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("sandwich"),
-                                  QStringLiteral("local"), QStringLiteral("t5")};
-    for (const SchemeInfo &s : schemeCatalog()) {
-        auto *item = new QListWidgetItem(QString::fromStdString(s.name), m_schemes);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(defaults.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
-        item->setToolTip(QString::fromStdString(s.title));
-    }
     side->addWidget(m_schemes, 1);
     auto *form = new QVBoxLayout;
     form->addWidget(new QLabel(tr("q and k"), this));
@@ -294,19 +300,14 @@ EntropyView::EntropyView(QWidget *parent)
 
 QStringList EntropyView::schemes() const
 {
-    QStringList out;
-    for (int i = 0; i < m_schemes->count(); ++i)
-        if (m_schemes->item(i)->checkState() == Qt::Checked)
-            out << m_schemes->item(i)->text();
-    return out;
+    return checkedSchemes(m_schemes);
 }
 
 void EntropyView::setSchemes(const QStringList &names)
 {
     {
         const QSignalBlocker b(m_schemes);
-        for (int i = 0; i < m_schemes->count(); ++i)
-            m_schemes->item(i)->setCheckState(names.contains(m_schemes->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+        setCheckedSchemes(m_schemes, names);
     }
     markDirty();
 }
@@ -372,15 +373,7 @@ void EntropyView::refresh()
         Q_EMIT statusMessage(tr("Entropy: tick at least one scheme"));
         return;
     }
-    EntropyRequest r;
-    try {
-        r = request();
-    } catch (const InputError &e) {
-        Q_EMIT statusMessage(QString::fromStdString(e.what()));
-        return;
-    }
-    Q_EMIT busyChanged(true);
-    m_job.start([r](const JobControl &control) { return computeEntropy(r, control); });
+    startFromControls(this, m_job, [this] { return request(); }, computeEntropy);
 }
 
 bool EntropyView::hasPicture() const
@@ -388,15 +381,9 @@ bool EntropyView::hasPicture() const
     return !m_result.series.empty();
 }
 
-void EntropyView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
-{
-    renderCurveFigure(painter, target, m_plot->figure(), style);
-}
-
 void EntropyView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (m_result.series.empty())
-        throw InputError("the entropy view has nothing to export yet");
+    requirePicture();
     Table t;
     t.columns = {"scheme_index", "length", "head", "entropy_last", "entropy_mean"};
     t.meta["schemes"] = nlohmann::json::array();
@@ -453,11 +440,6 @@ void EntropyView::cancelJob()
 bool EntropyView::isBusy() const
 {
     return m_job.isRunning();
-}
-
-void EntropyView::setDark(bool dark)
-{
-    m_plot->setDark(dark);
 }
 
 } // namespace plab::ui

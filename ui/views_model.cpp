@@ -208,7 +208,7 @@ bool AttentionView::hasPicture() const
 void AttentionView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
 {
     const auto [top, bottom] = splitVertically(target, 0.7);
-    PictureStyle heatmapStyle = PictureStyle::forSize(top.size(), style.background.lightness() < 128);
+    PictureStyle heatmapStyle = PictureStyle::forSize(top.size(), style.dark);
     heatmapStyle.vectorOutput = style.vectorOutput;
     m_heatmap->heatmap().paint(painter, top, heatmapStyle, m_heatmap->window());
     renderCurveFigure(painter, bottom, m_entropy->figure(), style);
@@ -216,8 +216,7 @@ void AttentionView::paintPicture(QPainter &painter, const QRectF &target, const 
 
 void AttentionView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (m_result.probabilities.empty())
-        throw InputError("the attention view has nothing to export yet");
+    requirePicture();
     const int n = m_result.length;
     nlohmann::json meta = specMeta(m_result.spec);
     meta["model"] = m_result.request.model.name.toStdString();
@@ -279,15 +278,8 @@ TrainView::TrainView(QWidget *parent)
     auto *side = new QVBoxLayout(sideBox);
     sideBox->setMaximumWidth(280);
     side->addWidget(new QLabel(tr("<b>Schemes</b> to train"), this));
-    m_schemes = new QListWidget(this);
-    const QStringList defaults = {QStringLiteral("sinusoidal"), QStringLiteral("rope"), QStringLiteral("t5"),
-                                  QStringLiteral("alibi")};
-    for (const SchemeInfo &s : schemeCatalog()) {
-        auto *item = new QListWidgetItem(QString::fromStdString(s.name), m_schemes);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(defaults.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
-        item->setToolTip(QString::fromStdString(s.title));
-    }
+    m_schemes = newSchemeChecklist(
+        {QStringLiteral("sinusoidal"), QStringLiteral("rope"), QStringLiteral("t5"), QStringLiteral("alibi")}, this);
     side->addWidget(m_schemes, 1);
     auto *form = new QFormLayout;
     m_preset = new QComboBox(this);
@@ -365,9 +357,8 @@ TrainRequest TrainView::request() const
 {
     TrainRequest r;
     r.schemes.clear();
-    for (int i = 0; i < m_schemes->count(); ++i)
-        if (m_schemes->item(i)->checkState() == Qt::Checked)
-            r.schemes.push_back(m_schemes->item(i)->text().toStdString());
+    for (const QString &name : checkedSchemes(m_schemes))
+        r.schemes.push_back(name.toStdString());
     if (m_preset->currentData().toString() == QLatin1String("quick")) {
         applyPreset("quick", r.model, r.train);
     } else {
@@ -496,8 +487,7 @@ void TrainView::paintPicture(QPainter &painter, const QRectF &target, const Pict
 
 void TrainView::writeData(std::ostream &out, DataFormat format) const
 {
-    if (!hasPicture())
-        throw InputError("the train view has nothing to export yet");
+    requirePicture();
     Table t;
     t.columns = {"scheme_index", "length", "loss", "perplexity", "bits_per_byte", "supported"};
     t.meta["schemes"] = nlohmann::json::array();
@@ -515,9 +505,8 @@ void TrainView::writeData(std::ostream &out, DataFormat format) const
 nlohmann::json TrainView::saveState() const
 {
     nlohmann::json names = nlohmann::json::array();
-    for (int i = 0; i < m_schemes->count(); ++i)
-        if (m_schemes->item(i)->checkState() == Qt::Checked)
-            names.push_back(m_schemes->item(i)->text().toStdString());
+    for (const QString &name : checkedSchemes(m_schemes))
+        names.push_back(name.toStdString());
     return {{"schemes", names},
             {"preset", m_preset->currentData().toString().toStdString()},
             {"steps", m_steps->value()},
@@ -537,8 +526,7 @@ void TrainView::restoreState(const nlohmann::json &state)
     evalModeFromName(mode); // throws InputError naming the allowed modes
     const int bytes = sessionInt(state, "eval_bytes", 16384, 0, 1 << 24, where);
     if (state.contains("schemes"))
-        for (int i = 0; i < m_schemes->count(); ++i)
-            m_schemes->item(i)->setCheckState(names.contains(m_schemes->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+        setCheckedSchemes(m_schemes, names);
     m_preset->setCurrentIndex(m_preset->findData(QString::fromStdString(preset)));
     m_steps->setValue(steps);
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));

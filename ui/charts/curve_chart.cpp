@@ -3,7 +3,10 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QEvent>
+#include <QGraphicsEllipseItem>
 #include <QGraphicsScene>
+#include <QMouseEvent>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -67,6 +70,21 @@ Extent extentOf(const CurveFigure &figure)
     return e;
 }
 
+// Distance from p to the segment ab (pixels).
+double segmentDistance(const QPointF &p, const QPointF &a, const QPointF &b)
+{
+    const QPointF ab = b - a;
+    const double len2 = QPointF::dotProduct(ab, ab);
+    const double t = len2 > 0 ? std::clamp(QPointF::dotProduct(p - a, ab) / len2, 0.0, 1.0) : 0.0;
+    const QPointF d = p - (a + t * ab);
+    return std::hypot(d.x(), d.y());
+}
+
+double pointDistance(const QPointF &p, const QPointF &q)
+{
+    return std::hypot(p.x() - q.x(), p.y() - q.y());
+}
+
 } // namespace
 
 // Owns the chart objects; `view` is null when rendering off screen.
@@ -78,7 +96,42 @@ public:
     QAbstractAxis *xAxis = nullptr;
     QValueAxis *yAxis = nullptr;
     std::vector<QLineSeries *> series;
+    QGraphicsEllipseItem *marker = nullptr; // the hovered data point (on screen only)
     bool logX = false;
+
+    std::vector<char> sortedX; // per curve: x finite and ascending, so a pixel window is an index range
+
+    // Where the drawable points of curve i land in chart coordinates, with their indices into the curve's x and y.
+    // With a `halfWidth`, only the points of the segments that reach within halfWidth pixels of chart x `near` (the
+    // whole curve when its x is not sorted): hovering a million-point curve maps a few points, not all of them.
+    std::vector<std::pair<int, QPointF>> drawn(const CurveFigure &figure, size_t i, double near = 0,
+                                               double halfWidth = -1) const
+    {
+        std::vector<std::pair<int, QPointF>> out;
+        if (i >= series.size() || i >= figure.curves.size())
+            return out;
+        const Curve &c = figure.curves[i];
+        const size_t count = std::min(c.x.size(), c.y.size());
+        size_t first = 0, last = count;
+        if (halfWidth >= 0 && i < sortedX.size() && sortedX[i] && count > 0) {
+            const QPointF anchor = chart->plotArea().center();
+            const double x0 = chart->mapToValue(QPointF(near - halfWidth, anchor.y()), series[i]).x();
+            const double x1 = chart->mapToValue(QPointF(near + halfWidth, anchor.y()), series[i]).x();
+            // One point more on each side: the ends of the segments that cross the window's edges.
+            const auto lo = std::lower_bound(c.x.begin(), c.x.begin() + count, std::min(x0, x1));
+            const auto hi = std::upper_bound(c.x.begin(), c.x.begin() + count, std::max(x0, x1));
+            first = static_cast<size_t>(std::max<std::ptrdiff_t>(0, lo - c.x.begin() - 1));
+            last = std::min(count, static_cast<size_t>(hi - c.x.begin()) + 1);
+        }
+        for (size_t j = first; j < last; ++j) {
+            if (!std::isfinite(c.x[j]) || !std::isfinite(c.y[j]) || (logX && c.x[j] <= 0))
+                continue;
+            const QPointF p = chart->mapToPosition(QPointF(c.x[j], c.y[j]), series[i]);
+            if (std::isfinite(p.x()) && std::isfinite(p.y()))
+                out.emplace_back(static_cast<int>(j), p);
+        }
+        return out;
+    }
 
     void build(const CurveFigure &figure, const PictureStyle &style, bool dark)
     {
@@ -152,9 +205,14 @@ public:
         chart->setTitle(figure.title);
         xAxis->setTitleText(figure.xLabel);
         yAxis->setTitleText(figure.yLabel);
+        sortedX.clear();
         for (size_t i = 0; i < series.size() && i < figure.curves.size(); ++i) {
-            series[i]->setName(figure.curves[i].name);
-            series[i]->replace(points(figure.curves[i]));
+            const Curve &c = figure.curves[i];
+            series[i]->setName(c.name);
+            series[i]->replace(points(c));
+            const auto end = c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size()));
+            sortedX.push_back(std::all_of(c.x.begin(), end, [](double v) { return std::isfinite(v); }) &&
+                              std::is_sorted(c.x.begin(), end));
         }
         const Extent e = extentOf(figure);
         if (logX) {
@@ -192,6 +250,10 @@ CurvePlot::CurvePlot(QWidget *parent)
     m_backend->chart = new QChart;
     m_backend->view = new QChartView(m_backend->chart, this);
     m_backend->view->setRenderHint(QPainter::Antialiasing);
+    m_backend->marker = new QGraphicsEllipseItem(m_backend->chart); // owned by the chart
+    m_backend->marker->setZValue(1000);
+    m_backend->view->viewport()->setMouseTracking(true);
+    m_backend->view->viewport()->installEventFilter(this);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_backend->view);
@@ -210,18 +272,132 @@ void CurvePlot::rebuild()
     style.background = palette().color(QPalette::Base);
     style.text = palette().color(QPalette::Text);
     m_backend->build(m_figure, style, m_dark);
-    for (QLineSeries *s : m_backend->series) {
-        connect(s, &QLineSeries::hovered, this, [this, s](const QPointF &p, bool state) {
-            if (state)
-                Q_EMIT hovered(QStringLiteral("%1: x = %2, y = %3").arg(s->name()).arg(p.x(), 0, 'g', 5).arg(p.y(), 0, 'g', 5));
-        });
-    }
+    m_backend->marker->hide();
+    m_backend->marker->setBrush(style.background);
     ++m_rebuilds;
+}
+
+CurvePlot::Hit CurvePlot::hitTest(const QPointF &pos) const
+{
+    Hit hit;
+    const QChartView *view = m_backend->view;
+    // CurvePlot -> viewport -> scene -> chart coordinates.
+    const QPointF inViewport = view->viewport()->mapFrom(this, pos);
+    const QPointF inChart = m_backend->chart->mapFromScene(view->viewportTransform().inverted().map(inViewport));
+    // A little slack around the plot area, so points on its edge stay reachable.
+    if (!m_backend->chart->plotArea().adjusted(-8, -8, 8, 8).contains(inChart))
+        return hit;
+    // The nearest series is the one whose drawn line passes closest; then its nearest data point.
+    auto lineDistance = [&](const std::vector<std::pair<int, QPointF>> &points) {
+        double d = INFINITY;
+        for (size_t j = 0; j < points.size(); ++j)
+            d = std::min(d, j == 0 ? pointDistance(inChart, points[j].second)
+                                   : segmentDistance(inChart, points[j - 1].second, points[j].second));
+        return d;
+    };
+    // Everything outside a window of half-width w lies more than w away, so a line distance up to w found inside the
+    // window is exact, and a line found farther inside it cannot beat it. A narrow window first (dense curves have
+    // thousands of points per pixel column); only when no line passes within it, one as wide as the nearest line
+    // found (at most 400 pixels: lines farther than that are ranked by what the window shows).
+    double best = INFINITY;
+    std::vector<std::pair<int, QPointF>> bestPoints;
+    auto rank = [&](double halfWidth) {
+        for (size_t i = 0; i < m_backend->series.size(); ++i) {
+            std::vector<std::pair<int, QPointF>> points = m_backend->drawn(m_figure, i, inChart.x(), halfWidth);
+            if (const double d = lineDistance(points); d < best) {
+                best = d;
+                hit.curve = static_cast<int>(i);
+                bestPoints = std::move(points);
+            }
+        }
+    };
+    const double narrow = 8;
+    rank(narrow);
+    if (best > narrow && std::isfinite(best)) {
+        const double wide = std::min(best, 400.0);
+        best = INFINITY;
+        rank(wide);
+    }
+    // Its nearest data point, by the same window argument: one as wide as the nearest point the line's window holds.
+    auto nearestPoint = [&](const std::vector<std::pair<int, QPointF>> &points) {
+        double nearest = INFINITY;
+        for (const auto &[index, p] : points)
+            if (const double d = pointDistance(inChart, p); d < nearest) {
+                nearest = d;
+                hit.index = index;
+            }
+        return nearest;
+    };
+    if (hit.curve >= 0) {
+        const double nearest = nearestPoint(bestPoints);
+        if (nearest > best)
+            nearestPoint(m_backend->drawn(m_figure, hit.curve, inChart.x(), std::min(nearest, 400.0)));
+    }
+    if (hit.index < 0)
+        hit.curve = -1;
+    return hit;
+}
+
+QString CurvePlot::hoverText(const Hit &hit) const
+{
+    if (hit.curve < 0 || hit.index < 0)
+        return {};
+    const Curve &c = m_figure.curves[hit.curve];
+    return QStringLiteral("%1: x = %2, y = %3").arg(c.name).arg(c.x[hit.index], 0, 'g', 6).arg(c.y[hit.index], 0, 'g', 6);
+}
+
+QPointF CurvePlot::pointPosition(int curve, int index) const
+{
+    if (curve < 0)
+        return {};
+    for (const auto &[j, p] : m_backend->drawn(m_figure, static_cast<size_t>(curve)))
+        if (j == index) {
+            const QChartView *view = m_backend->view;
+            const QPointF inViewport = view->viewportTransform().map(m_backend->chart->mapToScene(p));
+            return view->viewport()->mapTo(this, inViewport);
+        }
+    return {};
+}
+
+void CurvePlot::hover(const QPointF &pos)
+{
+    const Hit hit = hitTest(pos);
+    QGraphicsEllipseItem *marker = m_backend->marker;
+    if (hit.curve < 0) {
+        marker->hide();
+        Q_EMIT hovered(QString());
+        return;
+    }
+    const Curve &c = m_figure.curves[hit.curve];
+    const QPointF p = m_backend->chart->mapToPosition(QPointF(c.x[hit.index], c.y[hit.index]), m_backend->series[hit.curve]);
+    const double r = 4.5;
+    marker->setRect(QRectF(p.x() - r, p.y() - r, 2 * r, 2 * r));
+    QPen pen = m_backend->series[hit.curve]->pen();
+    pen.setStyle(Qt::SolidLine);
+    pen.setWidthF(2);
+    marker->setPen(pen);
+    marker->show();
+    Q_EMIT hovered(hoverText(hit));
+}
+
+bool CurvePlot::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_backend->view->viewport()) {
+        if (event->type() == QEvent::MouseMove) {
+            const auto *move = static_cast<QMouseEvent *>(event);
+            hover(m_backend->view->viewport()->mapTo(this, move->position()));
+        } else if (event->type() == QEvent::Leave) {
+            m_backend->marker->hide();
+            Q_EMIT hovered(QString());
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void CurvePlot::setFigure(const CurveFigure &figure)
 {
     m_figure = figure;
+    m_backend->marker->hide(); // its point may be gone
     if (!m_backend->fits(figure))
         rebuild();
     m_backend->update(figure);
@@ -241,7 +417,7 @@ void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigur
     backend.chart = new QChart; // owned by the scene
     scene.addItem(backend.chart);
     backend.chart->setMargins(QMargins(4, 4, 4, 4));
-    backend.build(figure, style, style.background.lightness() < 128);
+    backend.build(figure, style, style.dark);
     backend.update(figure);
     backend.chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
     scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));

@@ -28,11 +28,27 @@ public:
     // Series objects rebuilt so far (tests check live updates do not rebuild).
     int rebuildCount() const { return m_rebuilds; }
 
+    // Hover: the nearest data point of the nearest series (the one whose drawn line passes closest to the cursor),
+    // marked on the chart and reported as "series: x = .., y = ..". `pos` is in CurvePlot coordinates.
+    struct Hit
+    {
+        int curve = -1; // index into figure().curves; -1: the cursor is off the plot area or there is no data
+        int index = -1; // index into that curve's x and y
+    };
+    Hit hitTest(const QPointF &pos) const;
+    QString hoverText(const Hit &hit) const;
+    // Where a data point is drawn, in CurvePlot coordinates (tests); null when it is not drawn.
+    QPointF pointPosition(int curve, int index) const;
+
 Q_SIGNALS:
-    void hovered(const QString &text);
+    void hovered(const QString &text); // empty when the cursor leaves the plot
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void rebuild();
+    void hover(const QPointF &pos);
     CurveFigure m_figure;
     ChartBackend *m_backend = nullptr;
     bool m_dark = false;
