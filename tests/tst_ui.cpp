@@ -562,6 +562,60 @@ private Q_SLOTS:
         QVERIFY(figure.curves[2].reference);
     }
 
+    // Entropy from a model's own q and k: the layer box follows the model (default the last layer), and each
+    // layer's curve is exactly what core gives for that layer.
+    void entropyFromModelLayer_data()
+    {
+        QTest::addColumn<int>("layers");
+        QTest::addColumn<int>("layer");
+        QTest::newRow("1 of 1") << 1 << 1;
+        QTest::newRow("last of 3 (default)") << 3 << 3;
+        QTest::newRow("first of 3") << 3 << 1;
+        QTest::newRow("middle of 3") << 3 << 2;
+    }
+    void entropyFromModelLayer()
+    {
+        QFETCH(int, layers);
+        QFETCH(int, layer);
+        ModelConfig config;
+        config.scheme = "alibi";
+        config.layers = layers;
+        config.dModel = 32;
+        config.heads = 4;
+        config.dFf = 64;
+        config.context = 32;
+        std::vector<uint8_t> text(200);
+        for (size_t i = 0; i < text.size(); ++i)
+            text[i] = static_cast<uint8_t>("the quick brown fox "[i % 20]);
+        auto random = std::make_unique<Model>(config);
+        for (float &w : random->parameters()) // weights far from the tiny init, so q . k matters in every layer
+            w *= 4;
+        random->parametersChanged();
+        const SharedModel model = makeSharedModel(QStringLiteral("random"), std::move(random), text);
+        EntropyView view;
+        view.addModel(model);
+        QCOMPARE(view.modelLayer(), layers); // the last layer by default
+        view.setModelLayer(layer);
+        view.setMaxLength(64);
+        view.setQk(QkSource::Model);
+        QVERIFY(showAndWait(view, panelFor("alibi", 16)));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 60000);
+        QCOMPARE(view.result().series.size(), size_t(1));
+        const EntropyResult direct = computeModelEntropy(model, {16, 32, 64}, layer - 1, JobControl{});
+        QVERIFY(direct.error.isEmpty());
+        const auto &shown = view.result().series[0].points;
+        const auto &want = direct.series[0].points;
+        QCOMPARE(shown.size(), size_t(3 * 4)); // lengths 16, 32, 64 (the chosen maximum, nothing more) x 4 heads
+        QCOMPARE(view.result().request.lengths, (std::vector<int>{16, 32, 64}));
+        QCOMPARE(shown.size(), want.size());
+        for (size_t i = 0; i < shown.size(); ++i)
+            QCOMPARE(shown[i].entropyLast, want[i].entropyLast);
+        if (layers > 1) { // another layer gives other numbers, so the box really chooses
+            const EntropyResult other = computeModelEntropy(model, {16, 32, 64}, layer % layers, JobControl{});
+            QVERIFY2(other.series[0].points.back().entropyLast != want.back().entropyLast, qPrintable(QString::number(want.back().entropyLast)));
+        }
+    }
+
     void entropyCancel()
     {
         EntropyView view;
@@ -775,6 +829,11 @@ private Q_SLOTS:
             << QStringList{"render", "compare", "alibi", "local", "--length", "32", "--difference", "--dark"} << "cd.svg" << 0;
         QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"} << "r.svg" << 0;
         QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"} << "re.pdf" << 0;
+        QTest::newRow("render entropy refused as too long")
+            << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "1048576", "--heads", "1024"} << "long.png" << 2;
+        QTest::newRow("render entropy rope head dim 32 second") << QStringList{"render", "entropy", "alibi", "rope", "--qk", "random", "--head-dim", "32", "--lengths", "16,64"} << "rd.png" << 0;
+        QTest::newRow("render entropy rope explicit dim refused") << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2;
+        QTest::newRow("render attention bad layer") << QStringList{"render", "attention", "--checkpoint", "missing.safetensors", "--layer", "9"} << "ra.png" << 2;
         QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2;
         QTest::newRow("render bad extension") << QStringList{"render", "dot"} << "x.bmp" << 2;
         QTest::newRow("render bad colormap") << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2;

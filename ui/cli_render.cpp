@@ -8,6 +8,7 @@
 #include "model_compute.h"
 #include "views.h"
 
+#include "bias_views.h"
 #include "cli.h"
 #include "errors.h"
 
@@ -181,7 +182,10 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
 {
     if (schemes.empty())
         throw InputError("render entropy: name at least one scheme");
-    const PanelState panel = panelFromArgs(schemes.front(), args);
+    PanelState panel = panelFromArgs(schemes.front(), args);
+    const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
+    // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
+    panel.spec = cli::schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
     QStringList names;
     for (const std::string &s : schemes)
         names << QString::fromStdString(s);
@@ -191,10 +195,22 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
     EntropyRequest request = EntropyView::requestFor(names, panel, qk == "random" ? QkSource::Random : QkSource::Zero,
                                                      static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
     request.lengths = args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
-    request.headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
+    request.headDim = headDim;
+    // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
+    for (size_t i = 1; i < request.specs.size(); ++i) {
+        const SchemeInfo &info = schemeByName(schemes[i]);
+        request.specs[i] = makeSchemeSpecForHeadDim(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
+                                                    {}, headDim, "--head-dim", panel.spec.context, panel.spec.logn);
+    }
     const std::string measure = args.text("measure", "last");
     if (measure != "last" && measure != "mean")
         throw InputError("--measure " + measure + " is not allowed; allowed: last, mean");
+    double flops = 0; // as `entropy` counts it, for every scheme drawn
+    for (const SchemeSpec &spec : request.specs)
+        flops += attentionWork(spec, request.lengths, qk == "random" ? headDim : 0);
+    cli::checkWork(args, flops, "render entropy of " + std::to_string(request.specs.size()) + " schemes x " +
+                                    std::to_string(panel.spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
+                   "fewer schemes, fewer or shorter --lengths, fewer --heads");
     const EntropyResult result = computeEntropy(request);
     if (!result.error.isEmpty())
         fail(result.error);
@@ -220,7 +236,7 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
         request.tokens = std::move(r);
     }
     const ModelConfig &config = request.model.model->config();
-    request.layer = static_cast<int>(args.integer("layer", 0, 0, config.layers - 1));
+    request.layer = cli::layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
     const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
     const AttentionResult result = computeAttention(request);
     if (!result.error.isEmpty())
@@ -315,9 +331,10 @@ void installCliRendering()
             {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0)"},
             {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)"},
             {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)"},
+            cli::allowLongOption(),
             {"checkpoint", OptionKind::Value, "attention: the trained model (.safetensors)"},
             {"text", OptionKind::Value, "attention: the text whose bytes the model reads"},
-            {"layer", OptionKind::Value, "attention: layer index 0..layers-1 (default 0)"},
+            {"layer", OptionKind::Value, "attention: layer index 0..layers-1 (default the last)"},
             {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)"},
             {"width", OptionKind::Value, "picture width in pixels (default depends on the view)"},
             {"height", OptionKind::Value, "picture height in pixels"},

@@ -129,11 +129,16 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
     // The subtraction and its mask rule are core's (maskedDifference); the panels only hand it their matrices.
     const Matrix &ma = *result.panels[a].matrix;
     const Matrix &mb = *result.panels[b].matrix;
-    auto difference = std::make_shared<Matrix>();
-    difference->rows = ma.rows;
-    difference->cols = ma.cols;
-    difference->values = maskedDifference(ma.values, mb.values);
-    result.difference = std::move(difference);
+    try {
+        auto difference = std::make_shared<Matrix>();
+        difference->rows = ma.rows;
+        difference->cols = ma.cols;
+        difference->values = maskedDifference(ma.values, mb.values);
+        result.difference = std::move(difference);
+    } catch (const std::exception &e) { // InputError on a size mismatch, bad_alloc: an error, never a dead worker
+        result.error = QStringLiteral("difference: %1").arg(QString::fromStdString(e.what()));
+        return result;
+    }
     result.differenceA = a;
     result.differenceB = b;
     return result;

@@ -196,6 +196,7 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
             throw InputError("no model: train one in the Train tab or load a checkpoint");
         std::lock_guard<std::mutex> lock(*model.mutex);
         Model &m = *model.model;
+        result.request.lengths.clear(); // EntropyRequest starts with the default lengths
         for (int n : lengths)
             if (n <= m.maxLength())
                 result.request.lengths.push_back(n);

@@ -245,6 +245,9 @@ public:
     QStringList schemes() const;
     void setMaxLength(int length);
     void setQk(QkSource qk);
+    // Layer (1-based) of the model source; defaults to the chosen model's last layer.
+    int modelLayer() const;
+    void setModelLayer(int layer);
     void addModel(const SharedModel &model); // enables "q/k from a trained model"
     int modelCount() const { return static_cast<int>(m_models.size()); }
     EntropyRequest request() const;
@@ -264,6 +267,7 @@ private:
     QComboBox *m_maxLength = nullptr;
     QComboBox *m_measure = nullptr;
     QComboBox *m_modelChoice = nullptr;
+    QSpinBox *m_layer = nullptr; // 1-based layer of the model source
     std::vector<SharedModel> m_models;
     LatestJob<EntropyResult> m_job;
     EntropyResult m_result;

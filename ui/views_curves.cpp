@@ -247,7 +247,7 @@ EntropyView::EntropyView(QWidget *parent)
     m_qk = new QComboBox(this);
     m_qk->addItem(tr("zero (bias alone)"), 0);
     m_qk->addItem(tr("random (seeded Gaussian)"), 1);
-    m_qk->addItem(tr("from a trained model (layer 1)"), 2);
+    m_qk->addItem(tr("from a trained model"), 2);
     // Enabled once a model is trained or loaded.
     if (auto *model = qobject_cast<QStandardItemModel *>(m_qk->model()))
         model->item(2)->setEnabled(false);
@@ -256,6 +256,13 @@ EntropyView::EntropyView(QWidget *parent)
     m_modelChoice = new QComboBox(this);
     m_modelChoice->setVisible(false);
     form->addWidget(m_modelChoice);
+    // The model's layer whose q and k are scored (1-based, as in Attention on text); follows the chosen model's
+    // depth and starts at its last layer, as `entropy --checkpoint` does.
+    m_layer = new QSpinBox(this);
+    m_layer->setPrefix(tr("layer "));
+    m_layer->setRange(1, 1);
+    m_layer->setVisible(false);
+    form->addWidget(m_layer);
     form->addWidget(new QLabel(tr("seed"), this));
     m_seed = new QSpinBox(this);
     m_seed->setRange(0, 1 << 30);
@@ -285,9 +292,19 @@ EntropyView::EntropyView(QWidget *parent)
     connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
     connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
         m_modelChoice->setVisible(m_qk->currentIndex() == 2);
+        m_layer->setVisible(m_qk->currentIndex() == 2);
         markDirty();
     });
-    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0 && i < modelCount()) {
+            const QSignalBlocker blocker(m_layer);
+            const int layers = m_models[i].model->config().layers;
+            m_layer->setRange(1, layers);
+            m_layer->setValue(layers);
+        }
+        markDirty();
+    });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     connect(m_seed, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     connect(m_maxLength, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
     connect(m_measure, &QComboBox::currentIndexChanged, this, [this] {
@@ -320,6 +337,16 @@ void EntropyView::setMaxLength(int length)
 void EntropyView::setQk(QkSource qk)
 {
     m_qk->setCurrentIndex(qk == QkSource::Random ? 1 : (qk == QkSource::Model && !m_models.empty() ? 2 : 0));
+}
+
+int EntropyView::modelLayer() const
+{
+    return m_layer->value();
+}
+
+void EntropyView::setModelLayer(int layer)
+{
+    m_layer->setValue(layer);
 }
 
 void EntropyView::addModel(const SharedModel &model)
@@ -365,8 +392,11 @@ void EntropyView::refresh()
         std::vector<int> lengths;
         for (int n = 16; n <= m_maxLength->currentData().toInt(); n *= 2)
             lengths.push_back(n);
+        const int layer = m_layer->value() - 1;
         Q_EMIT busyChanged(true);
-        m_job.start([model, lengths](const JobControl &control) { return computeModelEntropy(model, lengths, 0, control); });
+        m_job.start([model, lengths, layer](const JobControl &control) {
+            return computeModelEntropy(model, lengths, layer, control);
+        });
         return;
     }
     if (schemes().isEmpty()) {

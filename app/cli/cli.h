@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace plab {
+struct ModelConfig;
+}
+
 namespace plab::cli {
 
 enum class OptionKind { Flag, Value, Repeated };
@@ -61,6 +65,8 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 // Options shared by every verb that takes a scheme.
 std::vector<OptionDef> schemeOptions();
+// --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
+int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
 // Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that
 // head dim (core's makeSchemeSpecForHeadDim: rope/xpos dim follows it, another dim is refused naming headDimName).
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8, int headDim = 0,

@@ -81,7 +81,8 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
     return loaded;
 }
 
-// --layer L of a checkpoint's view (core's modelLayer: default the last layer).
+} // namespace
+
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
 {
     std::optional<long long> requested;
@@ -90,6 +91,8 @@ int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
                                  std::numeric_limits<long long>::max());
     return modelLayer(config, requested);
 }
+
+namespace {
 
 std::vector<OptionDef> modelOptions()
 {
