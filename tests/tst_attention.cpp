@@ -535,8 +535,9 @@ void TestAttention::reusedBuffersMatchFreshResult()
     const SchemeSpec spec = makeSpec(scheme, heads, false, sets);
     const PositionBias bias(spec, std::max(length, previousLength));
     const AttentionDims dims{1, heads, length, dim};
-    const std::vector<float> q = randomTensor(dims.elements(), 31), k = randomTensor(dims.elements(), 32),
-                             v = randomTensor(dims.elements(), 33);
+    // Inputs for the longer of the two calls; each call reads its first (H, N, D) as a contiguous tensor.
+    const size_t elements = static_cast<size_t>(heads) * std::max(length, previousLength) * dim;
+    const std::vector<float> q = randomTensor(elements, 31), k = randomTensor(elements, 32), v = randomTensor(elements, 33);
     AttentionOptions options;
     options.wantProbabilities = probs;
     options.wantRowEntropy = true;
