@@ -21,7 +21,9 @@ inline CliResult runCli(const QStringList& args, int timeoutMs = 300000)
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        return {};
+        // Keep what it printed before hanging: that is what tells a failing test where it hung.
+        return {-1, p.readAllStandardOutput(),
+                "(killed after " + QByteArray::number(timeoutMs) + " ms)\n" + p.readAllStandardError()};
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
 }
