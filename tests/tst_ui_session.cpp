@@ -1,5 +1,6 @@
 // Session files, recent files, corpus drops and palettes of the main window (offscreen): round trips restore
 // every setting; bad files give a clear one-line message and leave the window as it was.
+#include "heatmap_widget.h"
 #include "main_window.h"
 #include "scheme_panel.h"
 #include "session.h"
@@ -7,11 +8,15 @@
 
 #include "errors.h"
 
+#include <QAbstractSpinBox>
 #include <QFile>
+#include <QLabel>
 #include <QMimeData>
+#include <QSemaphore>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
 
 using namespace plab;
@@ -27,6 +32,32 @@ QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArra
     f.write(bytes);
     return path;
 }
+
+// Holds every thread of the global pool (the views' workers) until release(), so a test can decide when a job
+// runs relative to the GUI thread's events instead of racing it.
+class PoolBlocker
+{
+public:
+    PoolBlocker()
+    {
+        for (int i = 0; i < QThreadPool::globalInstance()->maxThreadCount(); ++i)
+            QThreadPool::globalInstance()->start([this] { m_gate.acquire(); });
+    }
+    ~PoolBlocker() { release(); }
+    // Lets the held threads go and waits (without processing events) until every queued job has run.
+    void release()
+    {
+        if (m_released)
+            return;
+        m_released = true;
+        m_gate.release(QThreadPool::globalInstance()->maxThreadCount());
+        QThreadPool::globalInstance()->waitForDone();
+    }
+
+private:
+    QSemaphore m_gate;
+    bool m_released = false;
+};
 
 } // namespace
 
@@ -83,6 +114,87 @@ private Q_SLOTS:
                  QStringList({QStringLiteral("sandwich")}));
         QCOMPARE(window.currentView()->viewId(), QStringLiteral("dot"));
         QVERIFY(window.recentSessions().contains(QFileInfo(path).absoluteFilePath()));
+    }
+
+    // Opening a session, then setting the panel (as --screenshots does): the Bias view ends on the panel's head.
+    // The pool is held so the window's first job is still queued when the session's job is requested (it waits,
+    // the first is canceled) and has finished, its "finished" not yet delivered, when the panel's job is requested:
+    // the newest request must be the one shown, not the session's that was waiting.
+    void sessionThenPanelShowsPanelHead_data()
+    {
+        QTest::addColumn<QByteArray>("panel");
+        QTest::addColumn<QString>("tab");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("head");
+        QTest::addColumn<int>("length");
+        QTest::newRow("default state, then head 2") << QByteArray(R"({"heads": 8, "head": 0, "length": 64})") << "bias" << 8 << 1 << 64;
+        QTest::newRow("head 4 of 4, then head 2 of 8") << QByteArray(R"({"heads": 4, "head": 3, "length": 100})") << "bias" << 8 << 1 << 64;
+        QTest::newRow("one head, then head 3 of 8") << QByteArray(R"({"heads": 1, "head": 0})") << "bias" << 8 << 2 << 64;
+        QTest::newRow("head 2, then head 1 and N = 32") << QByteArray(R"({"heads": 2, "head": 1, "length": 32})") << "bias" << 2 << 0 << 32;
+        QTest::newRow("compare tab, then head 2") << QByteArray(R"({"heads": 8, "head": 0, "length": 256})") << "compare" << 8 << 1 << 64;
+        QTest::newRow("kerple-log dot tab, then head 5") << QByteArray(R"({"scheme": "kerple-log", "heads": 16, "head": 0, "length": 128})")
+                                                          << "dot" << 8 << 4 << 48;
+    }
+    void sessionThenPanelShowsPanelHead()
+    {
+        QFETCH(QByteArray, panel);
+        QFETCH(QString, tab);
+        QFETCH(int, heads);
+        QFETCH(int, head);
+        QFETCH(int, length);
+        const QString path = writeFile(m_dir, QStringLiteral("heads.json"),
+                                       R"({"format": "positionlab-session", "version": 1, "tab": ")" + tab.toUtf8() +
+                                           R"(", "panel": )" + panel + "}");
+        PoolBlocker pool;
+        MainWindow window; // the Bias tab is current: its first job is queued behind the held pool
+        QString error;
+        QVERIFY2(window.openSession(path, &error), qPrintable(error));
+        pool.release(); // the canceled first job has run; its "finished" waits in the event queue
+        window.panel()->setScheme(QStringLiteral("alibi"));
+        window.panel()->setHeads(heads);
+        window.panel()->setLength(length);
+        window.panel()->setHead(head);
+        auto *bias = static_cast<BiasView *>(window.view(QStringLiteral("bias")));
+        window.showView(QStringLiteral("bias"));
+        QTRY_VERIFY_WITH_TIMEOUT(bias->hasPicture() && !bias->isBusy(), 30000);
+        const PanelState &state = window.panel()->state();
+        QCOMPARE(state.head, head);
+        QCOMPARE(bias->result().request.head, head);
+        QCOMPARE(bias->result().request.spec.heads, heads);
+        QCOMPARE(bias->result().request.length, length);
+        QCOMPARE(QString::fromStdString(bias->result().request.spec.name()), QStringLiteral("alibi"));
+        QCOMPARE(bias->thumbnails()->current(), head);
+        QCOMPARE(bias->thumbnails()->count(), heads);
+    }
+
+    // Switching schemes (a session's, then the panel's) leaves exactly the new scheme's parameter rows.
+    void schemeSwitchParameterRows_data()
+    {
+        QTest::addColumn<QString>("sessionScheme");
+        QTest::addColumn<QString>("scheme");
+        QTest::addColumn<int>("placeholders"); // "(no parameters)" labels
+        QTest::addColumn<int>("spinBoxes");    // parameter boxes
+        QTest::newRow("kerple-log then alibi") << "kerple-log" << "alibi" << 1 << 0;
+        QTest::newRow("alibi then kerple-log") << "alibi" << "kerple-log" << 0 << 2;
+        QTest::newRow("none then alibi") << "none" << "alibi" << 1 << 0;
+        QTest::newRow("t5 then local") << "t5" << "local" << 0 << 1;
+    }
+    void schemeSwitchParameterRows()
+    {
+        QFETCH(QString, sessionScheme);
+        QFETCH(QString, scheme);
+        QFETCH(int, placeholders);
+        QFETCH(int, spinBoxes);
+        MainWindow window; // starts on alibi
+        window.panel()->restoreState({{"scheme", sessionScheme.toStdString()}});
+        window.panel()->setScheme(scheme);
+        int shownPlaceholders = 0, boxes = 0;
+        for (const QLabel *label : window.panel()->findChildren<QLabel *>())
+            shownPlaceholders += label->text() == QLatin1String("(no parameters)");
+        for (const QAbstractSpinBox *box : window.panel()->findChildren<QAbstractSpinBox *>())
+            boxes += box->objectName().startsWith(QLatin1String("spin_"));
+        QCOMPARE(shownPlaceholders, placeholders);
+        QCOMPARE(boxes, spinBoxes);
     }
 
     // Bad files: a message naming the problem, and the window unchanged.

@@ -39,7 +39,10 @@ public:
 
     void start(Work work)
     {
-        if (m_watcher->isRunning()) {
+        // In flight until its "finished" is handled, not merely until the worker returns: a job can be done while
+        // its "finished" still waits in the event queue, and launching now would leave the older pending work to be
+        // launched by that late "finished", replacing this newer one.
+        if (m_inFlight) {
             m_pending = std::move(work);
             m_watcher->cancel();
             return;
@@ -50,15 +53,17 @@ public:
     void cancel()
     {
         m_pending.reset();
-        if (m_watcher->isRunning())
+        if (m_inFlight)
             m_watcher->cancel();
     }
 
-    bool isRunning() const { return m_watcher->isRunning() || m_pending.has_value(); }
+    // Busy until the newest request's result is delivered (or its cancellation handled).
+    bool isRunning() const { return m_inFlight || m_pending.has_value(); }
 
 private:
     void launch(Work work)
     {
+        m_inFlight = true;
         m_watcher->setFuture(QtConcurrent::run([work = std::move(work)](QPromise<Result> &promise) {
             JobControl control;
             control.progress = [&promise](int done, int total) {
@@ -78,6 +83,7 @@ private:
             launch(std::move(next));
             return;
         }
+        m_inFlight = false;
         const QFuture<Result> future = m_watcher->future();
         if (!future.isCanceled() && future.resultCount() > 0 && m_callbacks.done)
             m_callbacks.done(future.result());
@@ -88,6 +94,9 @@ private:
     Callbacks m_callbacks;
     QFutureWatcher<Result> *m_watcher;
     std::optional<Work> m_pending;
+    // Launched and its "finished" not handled yet; only one job is ever in flight, so every "finished" belongs to
+    // the watched future.
+    bool m_inFlight = false;
 };
 
 } // namespace plab::ui

@@ -305,9 +305,9 @@ void SchemePanel::setLengthSlider(int length)
 
 void SchemePanel::rebuildParameters()
 {
-    for (ParamControl *c : m_params) {
-        m_paramForm->removeRow(c);
-    }
+    // Every row goes, the "(no parameters)" placeholder too (removing only the controls left one per visit).
+    while (m_paramForm->rowCount() > 0)
+        m_paramForm->removeRow(0);
     m_params.clear();
     const int row = m_schemes->currentRow();
     if (row < 0)
