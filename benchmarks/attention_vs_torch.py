@@ -27,18 +27,9 @@ import time
 
 import torch
 
+from alibi import alibi_slopes  # the script's own folder is on sys.path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def alibi_slopes(n):
-    def power_of_2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    p = 2 ** math.floor(math.log2(n))
-    return power_of_2(p) + alibi_slopes(2 * p)[0::2][: n - p]
 
 
 def torch_bias(scheme, heads, n, bidirectional):

@@ -37,21 +37,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from alibi import alibi_slopes  # the script's own folder is on sys.path
+
 PRESETS = {
     "quick": dict(layers=2, d_model=128, heads=8, d_ff=512, context=64, batch=16, lr=2e-3),
     "large": dict(layers=4, d_model=512, heads=8, d_ff=2048, context=256, batch=8, lr=6e-4),
 }
-
-
-def alibi_slopes(n):
-    def power_of_2(n):
-        start = 2 ** (-2 ** -(math.log2(n) - 3))
-        return [start * start ** i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    p = 2 ** math.floor(math.log2(n))
-    return power_of_2(p) + alibi_slopes(2 * p)[0::2][: n - p]
 
 
 class Block(nn.Module):

@@ -172,12 +172,20 @@ void validateTrainConfig(const TrainConfig& c)
 
 std::vector<std::string> presetNames()
 {
-    return {"quick", "large"};
+    return {"tiny", "quick", "large"};
 }
 
 void applyPreset(std::string_view name, ModelConfig& m, TrainConfig& t)
 {
-    if (name == "quick") {
+    if (name == "tiny") { // the GUI's seconds-long demonstration: the quick schedule on a 1-layer model
+        applyPreset("quick", m, t);
+        m.layers = 1;
+        m.dModel = 64;
+        m.heads = 4;
+        m.dFf = 256;
+        m.context = 32;
+        t.batch = 8;
+    } else if (name == "quick") {
         m.layers = 2;
         m.dModel = 128;
         m.heads = 8;
@@ -200,7 +208,7 @@ void applyPreset(std::string_view name, ModelConfig& m, TrainConfig& t)
         t.minLearningRate = 6e-5;
         t.warmup = 200;
     } else {
-        throw InputError("preset '" + std::string(name) + "' is unknown; allowed: quick, large");
+        throw InputError("preset '" + std::string(name) + "' is unknown; allowed: tiny, quick, large");
     }
 }
 

@@ -73,7 +73,7 @@ struct TrainConfig {
 };
 void validateTrainConfig(const TrainConfig& config);
 
-// Named presets: "quick" (2 layers, d_model 128, 8 heads, context 64; trains in minutes on 2 cores) and
+// Named presets: "tiny" (1 layer, d_model 64, 4 heads, context 32: the GUI's fast demonstration), "quick" (2 layers, d_model 128, 8 heads, context 64; trains in minutes on 2 cores) and
 // "large" (4 layers, d_model 512, 8 heads, context 256; the throughput benchmark).
 std::vector<std::string> presetNames();
 void applyPreset(std::string_view name, ModelConfig& model, TrainConfig& train); // InputError on an unknown name

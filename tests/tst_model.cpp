@@ -138,6 +138,8 @@ private slots:
     void evaluationWindows();
     void learnedPastContextUnsupported();
 
+    void presets_data();
+    void presets();
     void defaultWindowKeepsReceptiveFieldInContext_data();
     void defaultWindowKeepsReceptiveFieldInContext();
     void parameterCountMatches();
@@ -643,6 +645,42 @@ void TestModel::learnedPastContextUnsupported()
     QVERIFY(std::isnan(points[1].perplexity));
     QVERIFY(points[1].note.find("learned") != std::string::npos);
     QVERIFY_THROWS_EXCEPTION(InputError, model.forward(text.data(), text.data() + 1, 1, 13));
+}
+
+// The named presets (CLI --preset and the GUI's Train tab read the same table).
+void TestModel::presets_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("dModel");
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("steps");
+    QTest::newRow("tiny") << "tiny" << 1 << 64 << 32 << 8 << 1500;
+    QTest::newRow("quick") << "quick" << 2 << 128 << 64 << 16 << 1500;
+    QTest::newRow("large") << "large" << 4 << 512 << 256 << 8 << 2000;
+}
+
+void TestModel::presets()
+{
+    QFETCH(QString, name);
+    QFETCH(int, layers);
+    QFETCH(int, dModel);
+    QFETCH(int, context);
+    QFETCH(int, batch);
+    QFETCH(int, steps);
+    ModelConfig model;
+    TrainConfig train;
+    applyPreset(name.toStdString(), model, train);
+    QCOMPARE(model.layers, layers);
+    QCOMPARE(model.dModel, dModel);
+    QCOMPARE(model.context, context);
+    QCOMPARE(train.batch, batch);
+    QCOMPARE(train.steps, steps);
+    validateModelConfig(model);
+    validateTrainConfig(train);
+    const std::vector<std::string> names = presetNames();
+    QVERIFY(std::find(names.begin(), names.end(), name.toStdString()) != names.end());
 }
 
 // local/bca inside a model: the default window is the largest W (even for bca) with layers (W - 1) + 1 <= context,

@@ -359,17 +359,7 @@ TrainRequest TrainView::request() const
     r.schemes.clear();
     for (const QString &name : checkedSchemes(m_schemes))
         r.schemes.push_back(name.toStdString());
-    if (m_preset->currentData().toString() == QLatin1String("quick")) {
-        applyPreset("quick", r.model, r.train);
-    } else {
-        applyPreset("quick", r.model, r.train);
-        r.model.layers = 1;
-        r.model.dModel = 64;
-        r.model.heads = 4;
-        r.model.dFf = 256;
-        r.model.context = 32;
-        r.train.batch = 8;
-    }
+    applyPreset(m_preset->currentData().toString().toStdString(), r.model, r.train); // tiny or quick, from core
     r.train.steps = m_steps->value();
     r.train.warmup = std::min(r.train.warmup, r.train.steps / 5);
     r.mode = evalModeFromName(m_mode->currentData().toString().toStdString());

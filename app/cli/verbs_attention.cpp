@@ -151,10 +151,7 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
 
     // Useful work: 4 D flops (q.k and p.v) per visible (query, key) pair and head: 4 H N^2 D for full attention,
     // about half of it causal, about 4 H N W D for a window.
-    double pairs = 0;
-    for (int m = 0; m < N; ++m)
-        pairs += bias.keyRange(m, N).size();
-    const double flops = 4.0 * D * H * pairs;
+    const double flops = 4.0 * D * H * visiblePairs(spec, N);
 
     // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).
     resetPeakMemory();
