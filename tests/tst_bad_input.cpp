@@ -849,6 +849,21 @@ void TestBadInput::cli()
                                        QFileDevice::ExeGroup | QFileDevice::ReadOther | QFileDevice::ExeOther);
     }
 
+    // As nobody, the CLI itself must be reachable too: a checkout under a private directory (mktemp -d is 0700)
+    // is not, so run a copy from a directory nobody can enter.
+    QTemporaryDir binDir;
+    QString cli = QStringLiteral(POSITIONLAB_CLI);
+    if (dropRoot) {
+        QVERIFY(binDir.isValid());
+        const QString copy = binDir.path() + QStringLiteral("/positionlab-cli");
+        QVERIFY(QFile::copy(cli, copy));
+        const auto readExec = QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
+                              QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                              QFileDevice::ExeOther;
+        QVERIFY(QFile::setPermissions(binDir.path(), readExec) && QFile::setPermissions(copy, readExec));
+        cli = copy;
+    }
+
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
 #ifdef PLAB_ASAN
@@ -878,7 +893,7 @@ void TestBadInput::cli()
     });
     if (flags & StdoutFull)
         p.setStandardOutputFile("/dev/full");
-    p.start(QStringLiteral(POSITIONLAB_CLI), args);
+    p.start(cli, args);
     QVERIFY(p.waitForStarted());
     // A hang guard, not a timing assertion: refusals must not compute or allocate first.
     if (!p.waitForFinished(120000)) {
