@@ -873,6 +873,18 @@ void TestBadInput::cli()
         env.insert("ASAN_OPTIONS", (old.isEmpty() ? QString() : old + ':') + "max_allocation_size_mb=3072");
     }
 #endif
+    if (dropRoot && env.contains("LSAN_OPTIONS")) {
+        // The same for LeakSanitizer's suppressions file (ASan preset): nobody must be able to read it.
+        QStringList options = env.value("LSAN_OPTIONS").split(':');
+        for (QString& option : options)
+            if (option.startsWith("suppressions=")) {
+                const QString copy = binDir.path() + QStringLiteral("/lsan.supp");
+                QVERIFY(QFile::copy(option.mid(13), copy));
+                QVERIFY(QFile::setPermissions(copy, QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+                option = "suppressions=" + copy;
+            }
+        env.insert("LSAN_OPTIONS", options.join(':'));
+    }
     p.setProcessEnvironment(env);
     p.setChildProcessModifier([flags, dropRoot] {
 #ifndef PLAB_ASAN
