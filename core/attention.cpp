@@ -358,6 +358,92 @@ int roundUp(int x, int m)
     return (x + m - 1) / m * m;
 }
 
+// Under a mask, the rows of one register tile (kRowTile rows) see only a band of a key tile's columns: a
+// causal diagonal, or a window's start. `ColumnBand`s give, per register tile, the columns [begin, end) (multiples of
+// 16) that any of its rows sees; the banded products compute only those, so a tile crossed by a mask edge costs
+// about its visible part instead of the whole tile. Columns outside a band are never read afterwards.
+struct ColumnBand {
+    int begin = 0, end = 0;
+};
+
+template <int CB>
+void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc)
+{
+    switch (rows) {
+    case 6: if constexpr (kRowTile == 6) tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 5: tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 4: tileNT<4, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 3: tileNT<3, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 2: tileNT<2, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 1: tileNT<1, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    default: break;
+    }
+}
+
+// C = A (rows x K) * Bt (K x w), only within each register tile's band (bands[r / kRowTile]). Column blocks outermost,
+// as gemmNT, so a block of Bt stays in L1 while the row tiles pass over it.
+void gemmNTBanded(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, int w,
+                  const ColumnBand* bands, float* C, size_t ldc)
+{
+    for (int c0 = 0; c0 < w; c0 += 4 * kLanes) {
+        for (int r = 0; r < rows; r += kRowTile) {
+            const ColumnBand& band = bands[r / kRowTile];
+            const int a = std::max(band.begin, c0), b = std::min(band.end, c0 + 4 * kLanes);
+            if (a >= b)
+                continue;
+            const int rb = std::min(kRowTile, rows - r);
+            const float* Ar = A + r * lda;
+            float* Cr = C + r * ldc + a;
+            switch ((b - a) / kLanes) {
+            case 4: tileNTRows<4>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
+            case 3: tileNTRows<3>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
+            case 2: tileNTRows<2>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
+            default: tileNTRows<1>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
+            }
+        }
+    }
+}
+
+template <int CB>
+void tileNNRows(int rows, const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, float* C,
+                size_t ldc, const float* rowFactor)
+{
+    switch (rows) {
+    case 6: if constexpr (kRowTile == 6) tileNN<6, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    case 5: tileNN<5, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    case 4: tileNN<4, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    case 3: tileNN<3, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    case 2: tileNN<2, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    case 1: tileNN<1, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
+    default: break;
+    }
+}
+
+// C (rows x cols) = rowFactor .* C + P (rows x J, stride ldp) * B (J x cols), where register tile r / kRowTile sums
+// only over its band of P's columns, clipped to [0, J): outside it that tile's P is zero. Every row is rescaled, even
+// a tile with an empty band.
+void gemmNNBanded(const float* P, size_t ldp, const float* B, size_t ldb, int J, int rows, int cols,
+                  const ColumnBand* bands, float* C, size_t ldc, const float* rowFactor)
+{
+    for (int c0 = 0; c0 < cols; c0 += 4 * kLanes) {
+        for (int r = 0; r < rows; r += kRowTile) {
+            const ColumnBand& band = bands[r / kRowTile];
+            const int j0 = std::min(band.begin, J), j1 = std::max(j0, std::min(band.end, J));
+            const int rb = std::min(kRowTile, rows - r);
+            const float* Pr = P + r * ldp + j0;
+            const float* Bj = B + static_cast<size_t>(j0) * ldb + c0;
+            float* Cr = C + r * ldc + c0;
+            switch (std::min(4, (cols - c0) / kLanes)) {
+            case 4: tileNNRows<4>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
+            case 3: tileNNRows<3>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
+            case 2: tileNNRows<2>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
+            default: tileNNRows<1>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
+            }
+        }
+    }
+}
+
+
 constexpr int kQueryBlock = 64;   // query rows per work item
 constexpr int kKeyBlock = 256;    // key columns per forward tile
 constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
@@ -365,6 +451,9 @@ constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
 // single-pass, FlashAttention-2 style); below it, heads are split into blocks shared by all threads (the backward
 // in two passes). A constant, so results never depend on the thread count.
 constexpr int kHeadParallelMin = 4;
+// Columns of slack in the head-parallel forward's sliding K^T window (see attentionForward): a slide copies the
+// window's live columns once per this many columns of progress.
+constexpr int kKeyWindowSlack = 512;
 // Below this many floating-point operations (4 D per visible query-key pair, all heads) a call runs on the calling
 // thread: waking a team costs more than the work (a model step on short sequences calls attention per layer). The
 // results do not change, since they never depend on the thread count.
@@ -506,19 +595,38 @@ void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rot
     }
 }
 
-// Packs rows [n0, n1) of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
-void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, int n0 = 0, int n1 = -1)
+// Transposed keys (Dp rows): column n lives at data[d * ld + (n - base)]. A whole-head pack has base 0 and ld =
+// plan.ldT; the head-parallel forward keeps only a sliding window of columns when a mask's keys leave (local, bca).
+struct KeyColumns {
+    const float* data = nullptr;
+    size_t ld = 0;
+    int base = 0;
+    const float* at(int column) const { return data + (column - base); }
+};
+
+// Packs rows [n0, n1) of x (N, D) transposed into columns n - base of `out` (Dp rows of stride ld), rotated for
+// rotary schemes.
+void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, bool isKey, bool rotate, int n0,
+                 int n1)
 {
-    std::vector<float> row(plan.D);
-    for (int n = n0; n < (n1 < 0 ? plan.N : n1); ++n) {
+    const bool rotating = rotate && plan.rotary.active();
+    std::vector<float> row(rotating ? plan.D : 0);
+    for (int n = n0; n < n1; ++n) {
         const float* in = x + static_cast<size_t>(n) * plan.D;
-        if (rotate && plan.rotary.active()) {
+        if (rotating) {
             plan.rotary.applyRow(in, row.data(), n, isKey, false);
             in = row.data();
         }
+        float* column = out + (n - base);
         for (int d = 0; d < plan.D; ++d)
-            out[static_cast<size_t>(d) * plan.ldT + n] = in[d];
+            column[static_cast<size_t>(d) * ld] = in[d];
     }
+}
+
+// Packs all of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
+void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate)
+{
+    packColumns(plan, x, out, plan.ldT, 0, isKey, rotate, 0, plan.N);
 }
 
 // One query block of one head: online softmax over the visible key tiles. With `probs`, a second pass over the
@@ -526,7 +634,7 @@ void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bo
 // `Vs` and `out` only the row statistics (lse, entropy) are computed.
 // Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16 and nothing rotates), times qkScale
 // gives q/sqrt(D). Vs: rows of stride Dp; only rows < N are read.
-void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScale, const float* Kt, const float* Vs,
+void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScale, const KeyColumns& Kt, const float* Vs,
                   Scratch& sc, float* out, float* lse, float* entropy, float* probs)
 {
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
@@ -543,17 +651,31 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
     std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
     std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
     const Vec zero = splat(0.0f);
+    ColumnBand bands[(kQueryBlock + kRowTile - 1) / kRowTile]; // per register tile of rows, in the current key tile
+    // Key tile [c, c + w): the columns each register tile's rows see (rowBegin, rowEnd never decrease with m).
+    auto setBands = [&](int c, int w) {
+        for (int r = 0; r < R; r += kRowTile) {
+            const int last = m0 + std::min(R, r + kRowTile) - 1;
+            const int begin = std::max(plan.rowBegin[m0 + r] - c, 0) / kLanes * kLanes;
+            const int end = std::min(w, roundUp(std::max(plan.rowEnd[last] - c, 0), kLanes));
+            bands[r / kRowTile] = {begin, std::max(begin, end)};
+        }
+    };
 
     for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        gemmNT(Qblock, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
+        setBands(c, w);
+        gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
         for (int i = 0; i < R; ++i) {
-            float* row = S + i * ldS;
-            const float tileMax = plan.scoreRow(row, h, m0 + i, c, w, qkScale);
+            const ColumnBand band = bands[i / kRowTile];
+            float* row = S + i * ldS + band.begin;
+            const int width = band.end - band.begin;
+            const float tileMax =
+                width > 0 ? plan.scoreRow(row, h, m0 + i, c + band.begin, width, qkScale) : PositionBias::kMasked;
             const float oldMax = sc.rowMax[i];
             const float newMax = std::max(oldMax, tileMax);
             if (newMax == PositionBias::kMasked) { // nothing visible yet: contributes nothing
-                std::fill(row, row + w, 0.0f);
+                std::fill(row, row + width, 0.0f);
                 sc.factor[i] = 1.0f;
                 continue;
             }
@@ -561,7 +683,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
             const float corr = first ? 0.0f : std::exp(oldMax - newMax);
             const Vec mx = splat(newMax);
             Vec sum = zero, weighted = zero;
-            for (int j = 0; j < w; j += kLanes) {
+            for (int j = 0; j < width; j += kLanes) {
                 const Vec x = load(row + j) - mx;
                 const Vec p = expNonPositive(x);
                 store(row + j, p);
@@ -578,7 +700,8 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
         }
         // Columns past N have probability 0: leave their (nonexistent) value rows out.
         if (Vs)
-            gemmNN(S, ldS, 1, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, O, Dp, sc.factor.data());
+            gemmNNBanded(S, ldS, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, bands, O, Dp,
+                         sc.factor.data());
     }
     for (int i = 0; i < R; ++i) {
         const int m = m0 + i;
@@ -591,18 +714,24 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
     }
     if (!probs)
         return;
+    // The same banded scores again, normalised with the final lse; cells outside the bands stay 0.
     for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        gemmNT(Qblock, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
+        setBands(c, w);
+        gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
         for (int i = 0; i < R; ++i) {
             const int m = m0 + i;
-            float* row = S + i * ldS;
-            plan.scoreRow(row, h, m, c, w, qkScale);
+            const ColumnBand band = bands[i / kRowTile];
+            if (band.end <= band.begin)
+                continue;
+            float* row = S + i * ldS + band.begin;
+            const int width = band.end - band.begin;
+            plan.scoreRow(row, h, m, c + band.begin, width, qkScale);
             const Vec shift = splat(lse[m]);
-            for (int j = 0; j < w; j += kLanes)
+            for (int j = 0; j < width; j += kLanes)
                 store(row + j, expNonPositive(vmin(load(row + j) - shift, zero)));
-            const int valid = std::min(w, N - c);
-            std::copy(row, row + valid, probs + static_cast<size_t>(m) * N + c);
+            const int valid = std::max(0, std::min(width, N - c - band.begin));
+            std::copy(row, row + valid, probs + static_cast<size_t>(m) * N + c + band.begin);
         }
     }
 }
@@ -771,9 +900,11 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
     const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
     const size_t headSize = static_cast<size_t>(N) * D;
     struct HeadInputs {
-        const float *Q, *Kt, *V;
+        const float* Q;
+        KeyColumns Kt;
+        const float* V;
     };
-    // Packs part (0: Q, 1: K^T, 2: V) of head bh into `buffer` (perHead floats); returns where the kernel reads.
+    // Packs part (0: Q, 1: K^T, 2: V) of head bh into `buffer` (perHead floats: Q | K^T whole | V).
     auto packPart = [&](float* buffer, int bh, int part) {
         float* Qs = buffer;
         float* Kt = buffer + qSize;
@@ -785,8 +916,11 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
         else if (part == 2 && packV)
             packRows(plan, v + bh * headSize, Vs, false, false, 1.0f);
     };
-    auto inputsOf = [&](const float* buffer, int bh) {
-        return HeadInputs{packQ ? buffer : q + bh * headSize, buffer + qSize, packV ? buffer + qSize + kSize : v + bh * headSize};
+    // Where the kernel reads head bh: the packs in `buffer` (Q | K^T of ktFloats, row stride ld | V), or the caller's
+    // rows where nothing needs packing.
+    auto inputsOf = [&](const float* buffer, size_t ktFloats, size_t ld, int bh) {
+        return HeadInputs{packQ ? buffer : q + bh * headSize, KeyColumns{buffer + qSize, ld, 0},
+                          packV ? buffer + qSize + ktFloats : v + bh * headSize};
     };
     auto runBlock = [&](int bh, int qb, const HeadInputs& in, Scratch& scratch) {
         forwardBlock(plan, bh % dims.heads, qb * kQueryBlock, in.Q, qkScale, in.Kt, in.V, scratch,
@@ -798,28 +932,58 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
     if (heads >= kHeadParallelMin) {
         // Enough heads to keep every thread busy: each thread packs a head into its own buffer and runs all of its
         // query blocks, with no barrier until the end. Every block computes exactly what the other path computes.
+        //
+        // K^T is packed just ahead of the query blocks that first read it, so each block finds its keys in L1/L2
+        // instead of in a whole-head pack that at large N has long been evicted to memory. When the first visible
+        // key moves on with the rows (local, bca), the pack is a window of `windowColumns`: the widest span a block's
+        // tiles read plus slack, slid back to its start when full. It then stays in L2 however long N is, instead of
+        // streaming D x N floats through memory per head. Otherwise (causal, bidirectional) it is the whole head.
+        int widestSpan = 0;
+        bool beginsAscend = true;
+        for (int qb = 0; qb < queryBlocks; ++qb) {
+            const int m0 = qb * kQueryBlock, last = std::min(N, m0 + kQueryBlock) - 1;
+            const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+            widestSpan = std::max(widestSpan, roundUp(std::max(plan.rowEnd[last], 1), kLanes) - keyBegin);
+            beginsAscend = beginsAscend && (qb == 0 || plan.rowBegin[m0] >= plan.rowBegin[m0 - kQueryBlock]);
+        }
+        const bool sliding = beginsAscend && widestSpan + kKeyWindowSlack < plan.keysPadded;
+        const int windowColumns = sliding ? widestSpan + kKeyWindowSlack : plan.keysPadded;
+        const size_t ld = static_cast<size_t>(windowColumns) + kLanes; // as ldT: no L1 set aliasing down a column
+        const size_t ktFloats = ld * Dp;
 #pragma omp parallel if (plan.worthThreads(heads))
         {
             Scratch scratch(Dp);
-            std::vector<float> buffer(perHead, 0.0f);
+            std::vector<float> buffer(qSize + ktFloats + vSize, 0.0f);
+            float* Kt = buffer.data() + qSize;
 #pragma omp for schedule(dynamic)
             for (int bh = 0; bh < heads; ++bh) {
                 packPart(buffer.data(), bh, 0);
-                packPart(buffer.data(), bh, 2);
-                // K^T is packed just ahead of the query blocks that first read it, so each block finds its keys in
-                // L1/L2 instead of in a whole-head pack that at large N has long been evicted to memory. Keys a
-                // block's tiles span past its last visible key (up to a multiple of kLanes) are masked, but are packed
-                // too so no stale values of the previous head are ever multiplied.
-                const HeadInputs in = inputsOf(buffer.data(), bh);
-                float* Kt = buffer.data() + qSize;
-                int packedKeys = 0;
+                if (packV)
+                    packRows(plan, v + bh * headSize, buffer.data() + qSize + ktFloats, false, false, 1.0f);
+                HeadInputs in = inputsOf(buffer.data(), ktFloats, ld, bh);
+                int packedKeys = 0; // columns [base, packedKeys) hold this head's keys
                 for (int qb = 0; qb < queryBlocks; ++qb) {
-                    const int lastRow = std::min(N, (qb + 1) * kQueryBlock) - 1;
-                    const int needed = std::min(N, roundUp(std::max(plan.rowEnd[lastRow], 1), kLanes));
+                    const int m0 = qb * kQueryBlock, last = std::min(N, m0 + kQueryBlock) - 1;
+                    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+                    const int columnEnd = roundUp(std::max(plan.rowEnd[last], 1), kLanes); // tiles read < this
+                    if (columnEnd - in.Kt.base > windowColumns) {
+                        // Slide: keep the packed columns this block still reads, at the start of the window.
+                        const int keep = std::max(0, packedKeys - keyBegin);
+                        for (int d = 0; d < D; ++d) {
+                            float* row = Kt + static_cast<size_t>(d) * ld;
+                            std::memmove(row, row + (keyBegin - in.Kt.base), sizeof(float) * keep);
+                        }
+                        in.Kt.base = keyBegin;
+                        packedKeys = std::max(packedKeys, keyBegin);
+                    }
+                    const int needed = std::min(N, columnEnd);
                     if (needed > packedKeys) {
-                        packTransposed(plan, k + bh * headSize, Kt, true, true, packedKeys, needed);
+                        packColumns(plan, k + bh * headSize, Kt, ld, in.Kt.base, true, true, packedKeys, needed);
                         packedKeys = needed;
                     }
+                    // Tiles may run past N into padding, which must read as zeros whatever a slide left there.
+                    for (int d = 0; columnEnd > N && d < D; ++d)
+                        std::fill_n(Kt + static_cast<size_t>(d) * ld + (N - in.Kt.base), columnEnd - N, 0.0f);
                     if (qb + 1 < queryBlocks) {
                         // Ask for the next block's new inputs now, so at large N (inputs beyond the last-level cache)
                         // they arrive while this block computes: its q rows, output rows, and the keys/values it
@@ -860,7 +1024,7 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
 #pragma omp for schedule(dynamic)
             for (int item = 0; item < count * queryBlocks; ++item) {
                 const int qb = queryBlocks - 1 - item / count, g = item % count;
-                runBlock(first + g, qb, inputsOf(packed.data() + g * perHead, first + g), scratch);
+                runBlock(first + g, qb, inputsOf(packed.data() + g * perHead, kSize, plan.ldT, first + g), scratch);
             }
         }
     }
@@ -891,7 +1055,7 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
         Scratch scratch(plan.Dp);
 #pragma omp for schedule(dynamic)
         for (int item = 0; item < queryBlocks; ++item)
-            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, Qs.data(), 1.0f, Kt.data(), nullptr,
+            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, Qs.data(), 1.0f, {Kt.data(), size_t(plan.ldT), 0}, nullptr,
                          scratch, nullptr, lse.data(), entropy.data(), nullptr);
     }
     return {entropy.begin(), entropy.end()};
