@@ -16,6 +16,7 @@
 #include <QFile>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QThreadPool>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -747,7 +748,17 @@ private Q_SLOTS:
         QSignalSpy finished(train, &TrainView::trainingFinished);
         train->start(request);
         QVERIFY(train->isBusy());
+        // The worker returns while its "finished" still waits in the event queue: the run is still in flight, so a
+        // second start is refused instead of dropping this run's last snapshots and its trainingFinished.
+        QThreadPool::globalInstance()->waitForDone();
+        QVERIFY(train->isBusy());
+        TrainRequest other = request;
+        other.schemes = {"none"};
+        train->start(other);
         QVERIFY(finished.wait(300000));
+        QTest::qWait(50);
+        QCOMPARE(finished.count(), 1);
+        QVERIFY(!train->isBusy());
         QCOMPARE(finished.first().first().toString(), QString());
         QCOMPARE(train->losses().size(), size_t(2));
         QCOMPARE(train->losses()[0].x.size(), size_t(4)); // a loss point per step

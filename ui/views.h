@@ -372,6 +372,7 @@ private:
     CurvePlot *m_pplPlot = nullptr;
     QTableWidget *m_table = nullptr;
     QFutureWatcher<TrainSnapshot> *m_watcher = nullptr;
+    bool m_inFlight = false; // from start() until onFinished() has run, not merely until the worker returns
     QString m_corpus;
     TrainRequest m_running;
     std::vector<Curve> m_losses;

@@ -371,7 +371,10 @@ TrainRequest TrainView::request() const
 
 void TrainView::start(const TrainRequest &request)
 {
-    if (m_watcher->isRunning())
+    // A run is over when its "finished" is handled: the worker may have returned while that signal still waits in
+    // the event queue, and a new future set now would silently drop the old run's last snapshots and its
+    // trainingFinished.
+    if (m_inFlight)
         return;
     if (request.schemes.empty()) {
         Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
@@ -387,6 +390,7 @@ void TrainView::start(const TrainRequest &request)
     m_status->setText(tr("Training %1 scheme(s)…").arg(request.schemes.size()));
     m_train->setEnabled(false);
     m_stop->setEnabled(true);
+    m_inFlight = true;
     m_watcher->setFuture(QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); }));
     Q_EMIT busyChanged(true);
 }
@@ -421,6 +425,7 @@ void TrainView::onSnapshot(int index)
 
 void TrainView::onFinished()
 {
+    m_inFlight = false;
     m_train->setEnabled(true);
     m_stop->setEnabled(false);
     const bool canceled = m_watcher->future().isCanceled();
@@ -530,7 +535,7 @@ void TrainView::cancelJob()
 
 bool TrainView::isBusy() const
 {
-    return m_watcher->isRunning();
+    return m_inFlight;
 }
 
 void TrainView::setDark(bool dark)
