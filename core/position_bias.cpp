@@ -163,6 +163,22 @@ double visiblePairs(const SchemeSpec& spec, int length)
     return pairs;
 }
 
+double nominalPairs(const SchemeSpec& spec, int length)
+{
+    validateSchemeSpec(spec);
+    if (length < 1 || length > kMaxLength)
+        throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
+                         std::to_string(kMaxLength) + "]");
+    const double n = length;
+    if (!spec.info().hasWindow)
+        return spec.bidirectional ? n * n : n * n / 2;
+    const int window = spec.intParam("window");
+    int widest = 0;
+    for (int m = 0; m < length; ++m)
+        widest = std::max(widest, maskKeyRange(spec.kind, spec.bidirectional, window, m, length).size());
+    return n * widest;
+}
+
 float PositionBias::rowScale(int m) const
 {
     if (!m_spec.logn || m + 1 <= m_spec.context)

@@ -101,6 +101,11 @@ constexpr int kMaxLength = 1 << 20;
 // the rows (no tables built, O(length)). Causal n(n+1)/2, bidirectional n^2, a window about n W.
 double visiblePairs(const SchemeSpec& spec, int length);
 
+// The nominal pair count benchmarks quote (issue 3's FLOP convention, 4 D per pair and head): length^2 / 2 causal,
+// length^2 bidirectional, and for a window length * K with K the most keys any row sees (W for causal local), as
+// if the first rows saw as many. visiblePairs() is the work actually done.
+double nominalPairs(const SchemeSpec& spec, int length);
+
 // Rotary angle of frequency i for head dimension d: base^(-2i/d).
 double rotaryFrequency(int i, int dim, double base);
 // XPOS per-frequency decay ζ_i = (2i + γd)/((1+γ)d).

@@ -232,6 +232,7 @@ private Q_SLOTS:
     void cliAttentionMatchesCore();
     void cliAttentionRejectsBadInput_data();
     void cliAttentionRejectsBadInput();
+    void cliBenchJson_data();
     void cliBenchJson();
     void rotaryDimRule_data();
     void rotaryDimRule();
@@ -728,19 +729,46 @@ void TestAttention::cliAttentionRejectsBadInput()
     QVERIFY(!QFile::exists(dir.filePath("o.npy")));
 }
 
+void TestAttention::cliBenchJson_data()
+{
+    // N = 100, H = 2, D = 16. Visible keys of row m by closed form; the nominal count (issue 3's convention) gives
+    // every row of a window the widest row's keys.
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<double>("pairs");
+    QTest::addColumn<double>("nominalPairs");
+    auto sum = [](auto keys) {
+        double total = 0;
+        for (int m = 0; m < 100; ++m)
+            total += keys(m);
+        return total;
+    };
+    QTest::newRow("local causal W=16") << QStringList{"--scheme", "local", "--window", "16"}
+                                       << sum([](int m) { return std::min(m + 1, 16); }) << 100.0 * 16;
+    QTest::newRow("local bidirectional W=16")
+        << QStringList{"--scheme", "local", "--window", "16", "--bidirectional"}
+        << sum([](int m) { return std::min(m + 15, 99) - std::max(m - 15, 0) + 1; }) << 100.0 * 31;
+    QTest::newRow("alibi causal") << QStringList{"--scheme", "alibi"} << 100.0 * 101 / 2 << 100.0 * 100 / 2;
+    QTest::newRow("alibi bidirectional") << QStringList{"--scheme", "alibi", "--bidirectional"} << 100.0 * 100
+                                         << 100.0 * 100;
+}
+
 void TestAttention::cliBenchJson()
 {
-    const CliResult r = runCli({"bench", "attention", "--scheme", "local", "--window", "16", "--length", "100",
-                                "--heads", "2", "--dim", "16", "--repeat", "2", "--threads", "1", "--backward", "--json"});
+    QFETCH(QStringList, options);
+    QFETCH(double, pairs);
+    QFETCH(double, nominalPairs);
+    const CliResult r = runCli(QStringList{"bench", "attention", "--length", "100", "--heads", "2", "--dim", "16",
+                                           "--repeat", "2", "--threads", "1", "--backward", "--json"}
+                               << options);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject j = QJsonDocument::fromJson(r.out).object();
-    // 4 D H flops per visible pair: rows see min(m + 1, 16) keys.
-    double pairs = 0;
-    for (int m = 0; m < 100; ++m)
-        pairs += std::min(m + 1, 16);
+    // 4 D H flops per pair.
     QCOMPARE(j["flops"].toDouble(), 4.0 * 16 * 2 * pairs);
-    QCOMPARE(j["window"].toInt(), 16);
+    QCOMPARE(j["nominal_flops"].toDouble(), 4.0 * 16 * 2 * nominalPairs);
+    if (options.contains("--window"))
+        QCOMPARE(j["window"].toInt(), 16);
     QVERIFY(j["forward_ms"].toDouble() > 0 && j["backward_ms"].toDouble() > 0 && j["forward_gflops"].toDouble() > 0);
+    QCOMPARE(j["forward_nominal_gflops"].toDouble() / j["forward_gflops"].toDouble(), nominalPairs / pairs);
     const CliResult g = runCli({"bench", "gemm", "--size", "64", "--repeat", "1", "--json"});
     QVERIFY2(g.exitCode == 0, g.err.constData());
     QCOMPARE(QJsonDocument::fromJson(g.out).object()["flops"].toDouble(), 2.0 * 64 * 64 * 64);
