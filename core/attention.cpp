@@ -445,7 +445,7 @@ void gemmNNBanded(const float* P, size_t ldp, const float* B, size_t ldb, int J,
 
 
 constexpr int kQueryBlock = 64;   // query rows per work item
-constexpr int kKeyBlock = 256;    // key columns per forward tile
+constexpr int kKeyBlock = 320;    // key columns per forward tile: a W = 256 window block (W + 64 keys) in one tile
 constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
 // From this many (batch, head) pairs on, forward and backward give each head to one thread (the backward then runs
 // single-pass, FlashAttention-2 style); below it, heads are split into blocks shared by all threads (the backward
