@@ -280,9 +280,11 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("local/bidir/W=300/4 heads") << "local" << true << QStringList{"window=300"} << 2 << 2 << 700 << 80 << 0;
     QTest::newRow("bca/causal/W=100/4 heads") << "bca" << false << QStringList{"window=100"} << 1 << 4 << 1000 << 8 << 0;
     // Windows far shorter than N: the head-parallel forward keeps K^T in a sliding window that slides many times,
-    // with odd lengths (tiles past N read the window's zeroed padding) and packed values (D not a multiple of 16).
+    // with odd lengths (tiles past N read the window's zeroed padding), packed values (D = 24) and, for W = 512, a
+    // block span of two key tiles, so tiles start past the window's base.
     QTest::newRow("local/causal/W=16/4 heads/slides") << "local" << false << QStringList{"window=16"} << 1 << 4 << 1999 << 80 << 0;
     QTest::newRow("local/bidir/W=40/4 heads/slides") << "local" << true << QStringList{"window=40"} << 2 << 2 << 1501 << 24 << 0;
+    QTest::newRow("local/causal/W=512/4 heads/slides") << "local" << false << QStringList{"window=512"} << 1 << 4 << 1700 << 16 << 0;
     QTest::newRow("bca/causal/W=34/4 heads/slides") << "bca" << false << QStringList{"window=34"} << 1 << 4 << 1601 << 64 << 0;
     QTest::newRow("xpos/causal/4 heads") << "xpos" << false << QStringList{} << 1 << 4 << 333 << 64 << 0;
     QTest::newRow("alibi/5 heads") << "alibi" << false << QStringList{} << 2 << 5 << 70 << 32 << 0;
@@ -467,6 +469,7 @@ void TestAttention::identicalForOneAndTwoThreads_data()
     QTest::newRow("kerple-power/3 heads") << "kerple-power" << QStringList{} << 1 << 3 << 513 << 80;
     QTest::newRow("xpos") << "xpos" << QStringList{} << 1 << 2 << 600 << 64;
     QTest::newRow("local") << "local" << QStringList{"window=200"} << 1 << 2 << 1500 << 64;
+    QTest::newRow("local/4 heads/sliding K^T") << "local" << QStringList{"window=200"} << 1 << 4 << 1500 << 64;
 }
 
 void TestAttention::identicalForOneAndTwoThreads()

@@ -193,7 +193,7 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
          << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
     if (info.hasWindow)
         text << "  (" << nominalFlops / fwd * 1e-6 << " GFLOP/s counting 4 H N K D, K = " << std::lround(nominalFlops / (4.0 * D * H * N))
-             << " keys for every row: the first rows see fewer, so the useful work is " << 100.0 * flops / nominalFlops
+             << " keys for every row: rows near the sequence's ends see fewer, so the useful work is " << 100.0 * flops / nominalFlops
              << "% of that)\n";
     if (args.has("backward")) {
         const std::vector<float> dOut = randomTensor(dims.elements(), 4);
