@@ -263,35 +263,6 @@ inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int 
             store(C + r * ldc + c * kLanes, acc[r][c]);
 }
 
-template <int CB>
-void rowsNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, float* C, size_t ldc)
-{
-    int r = 0;
-    for (; r + kRowTile <= rows; r += kRowTile)
-        tileNT<kRowTile, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc);
-    switch (rows - r) {
-    case 5: tileNT<5, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
-    case 4: tileNT<4, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
-    case 3: tileNT<3, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
-    case 2: tileNT<2, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
-    case 1: tileNT<1, CB>(A + r * lda, lda, Bt, ldb, K, C + r * ldc, ldc); break;
-    default: break;
-    }
-}
-
-// C (rows x w) = A (rows x K) * Bt (K x w); w a multiple of 16.
-void gemmNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, int w, float* C, size_t ldc)
-{
-    for (int c0 = 0; c0 < w; c0 += 4 * kLanes) {
-        switch (std::min(4, (w - c0) / kLanes)) {
-        case 4: rowsNT<4>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
-        case 3: rowsNT<3>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
-        case 2: rowsNT<2>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
-        default: rowsNT<1>(A, lda, Bt + c0, ldb, K, rows, C + c0, ldc); break;
-        }
-    }
-}
-
 // C (RB x 16*CB) = rowFactor .* C + A * B, A(i, j) = A[i*sai + j*saj] (any layout), B (J x 16*CB, stride ldb).
 template <int RB, int CB>
 inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, float* C, size_t ldc,
@@ -319,38 +290,6 @@ inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_
             const Vec old = load(out);
             store(out, (rowFactor ? old * rowFactor[r] : old) + acc[r][c]);
         }
-}
-
-template <int CB>
-void rowsNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, int rows, float* C, size_t ldc,
-            const float* rowFactor)
-{
-    auto f = [&](int r) { return rowFactor ? rowFactor + r : nullptr; };
-    int r = 0;
-    for (; r + kRowTile <= rows; r += kRowTile)
-        tileNN<kRowTile, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r));
-    switch (rows - r) {
-    case 5: tileNN<5, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
-    case 4: tileNN<4, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
-    case 3: tileNN<3, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
-    case 2: tileNN<2, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
-    case 1: tileNN<1, CB>(A + r * sai, sai, saj, B, ldb, J, C + r * ldc, ldc, f(r)); break;
-    default: break;
-    }
-}
-
-// C (rows x cols) = rowFactor .* C + A (rows x J) * B (J x cols); cols a multiple of 16.
-void gemmNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, int rows, int cols, float* C,
-            size_t ldc, const float* rowFactor = nullptr)
-{
-    for (int c0 = 0; c0 < cols; c0 += 4 * kLanes) {
-        switch (std::min(4, (cols - c0) / kLanes)) {
-        case 4: rowsNN<4>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
-        case 3: rowsNN<3>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
-        case 2: rowsNN<2>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
-        default: rowsNN<1>(A, sai, saj, B + c0, ldb, J, rows, C + c0, ldc, rowFactor); break;
-        }
-    }
 }
 
 int roundUp(int x, int m)
@@ -419,10 +358,10 @@ void tileNNRows(int rows, const float* A, size_t sai, size_t saj, const float* B
     }
 }
 
-// C (rows x cols) = rowFactor .* C + P (rows x J, stride ldp) * B (J x cols), where register tile r / kRowTile sums
-// only over its band of P's columns, clipped to [0, J): outside it that tile's P is zero. Every row is rescaled, even
-// a tile with an empty band.
-void gemmNNBanded(const float* P, size_t ldp, const float* B, size_t ldb, int J, int rows, int cols,
+// C (rows x cols) = rowFactor .* C + A (rows x J) * B (J x cols), A(i, j) = A[i*sai + j*saj], where register tile
+// r / kRowTile sums only over its band of j, clipped to [0, J): outside it that tile's A must be zero. Every row is
+// rescaled (rowFactor may be null), even a tile with an empty band.
+void gemmNNBanded(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, int rows, int cols,
                   const ColumnBand* bands, float* C, size_t ldc, const float* rowFactor)
 {
     for (int c0 = 0; c0 < cols; c0 += 4 * kLanes) {
@@ -430,14 +369,15 @@ void gemmNNBanded(const float* P, size_t ldp, const float* B, size_t ldb, int J,
             const ColumnBand& band = bands[r / kRowTile];
             const int j0 = std::min(band.begin, J), j1 = std::max(j0, std::min(band.end, J));
             const int rb = std::min(kRowTile, rows - r);
-            const float* Pr = P + r * ldp + j0;
+            const float* Ar = A + r * sai + j0 * saj;
             const float* Bj = B + static_cast<size_t>(j0) * ldb + c0;
             float* Cr = C + r * ldc + c0;
+            const float* f = rowFactor ? rowFactor + r : nullptr;
             switch (std::min(4, (cols - c0) / kLanes)) {
-            case 4: tileNNRows<4>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
-            case 3: tileNNRows<3>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
-            case 2: tileNNRows<2>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
-            default: tileNNRows<1>(rb, Pr, ldp, 1, Bj, ldb, j1 - j0, Cr, ldc, rowFactor + r); break;
+            case 4: tileNNRows<4>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
+            case 3: tileNNRows<3>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
+            case 2: tileNNRows<2>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
+            default: tileNNRows<1>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
             }
         }
     }
@@ -629,6 +569,35 @@ void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bo
     packColumns(plan, x, out, plan.ldT, 0, isKey, rotate, 0, plan.N);
 }
 
+// Bands of key columns [c, c + w) for the register tiles of query rows [m0, m0 + R): the columns any of a tile's rows
+// sees, 16-aligned (rowBegin and rowEnd never decrease with m). For products over keys: QK^T, P V, dS K.
+void queryBands(const Plan& plan, int m0, int R, int c, int w, ColumnBand* bands)
+{
+    for (int r = 0; r < R; r += kRowTile) {
+        const int last = m0 + std::min(R, r + kRowTile) - 1;
+        const int begin = std::max(plan.rowBegin[m0 + r] - c, 0) / kLanes * kLanes;
+        const int end = std::min(w, roundUp(std::max(plan.rowEnd[last] - c, 0), kLanes));
+        bands[r / kRowTile] = {begin, std::max(begin, end)};
+    }
+}
+
+// Bands of query rows [q0, q0 + R) for the register tiles of key rows [n0, n0 + wk): the queries (relative to q0)
+// that see any key of a tile. For products over queries: P^T dO, dS^T Q.
+void keyBands(const Plan& plan, int n0, int wk, int q0, int R, ColumnBand* bands)
+{
+    const int* begin = plan.rowBegin.data() + q0;
+    const int* end = plan.rowEnd.data() + q0;
+    for (int r = 0; r < wk; r += kRowTile) {
+        const int a = n0 + r, b = n0 + std::min(wk, r + kRowTile);
+        const int first = static_cast<int>(std::partition_point(end, end + R, [&](int e) { return e <= a; }) - end);
+        const int last = static_cast<int>(std::partition_point(begin, begin + R, [&](int x) { return x < b; }) - begin);
+        bands[r / kRowTile] = {first, std::max(first, last)};
+    }
+}
+
+constexpr int kQueryTiles = (kQueryBlock + kRowTile - 1) / kRowTile;  // register tiles in a query block
+constexpr int kKeyTiles = (kBackKeyBlock + kRowTile - 1) / kRowTile; // register tiles in a backward key block
+
 // One query block of one head: online softmax over the visible key tiles. With `probs`, a second pass over the
 // same tiles writes the normalised probabilities (the same scores, so they agree with `out` and `lse`). Without
 // `Vs` and `out` only the row statistics (lse, entropy) are computed.
@@ -651,20 +620,11 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
     std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
     std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
     const Vec zero = splat(0.0f);
-    ColumnBand bands[(kQueryBlock + kRowTile - 1) / kRowTile]; // per register tile of rows, in the current key tile
-    // Key tile [c, c + w): the columns each register tile's rows see (rowBegin, rowEnd never decrease with m).
-    auto setBands = [&](int c, int w) {
-        for (int r = 0; r < R; r += kRowTile) {
-            const int last = m0 + std::min(R, r + kRowTile) - 1;
-            const int begin = std::max(plan.rowBegin[m0 + r] - c, 0) / kLanes * kLanes;
-            const int end = std::min(w, roundUp(std::max(plan.rowEnd[last] - c, 0), kLanes));
-            bands[r / kRowTile] = {begin, std::max(begin, end)};
-        }
-    };
+    ColumnBand bands[kQueryTiles]; // per register tile of rows, in the current key tile
 
     for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        setBands(c, w);
+        queryBands(plan, m0, R, c, w, bands);
         gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
         for (int i = 0; i < R; ++i) {
             const ColumnBand band = bands[i / kRowTile];
@@ -700,7 +660,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
         }
         // Columns past N have probability 0: leave their (nonexistent) value rows out.
         if (Vs)
-            gemmNNBanded(S, ldS, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, bands, O, Dp,
+            gemmNNBanded(S, ldS, 1, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, bands, O, Dp,
                          sc.factor.data());
     }
     for (int i = 0; i < R; ++i) {
@@ -717,7 +677,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
     // The same banded scores again, normalised with the final lse; cells outside the bands stay 0.
     for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        setBands(c, w);
+        queryBands(plan, m0, R, c, w, bands);
         gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
         for (int i = 0; i < R; ++i) {
             const int m = m0 + i;
@@ -774,18 +734,30 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const fl
     float* dV = sc.acc3.data();
     std::fill(dK, dK + static_cast<size_t>(wk) * Dp, 0.0f);
     std::fill(dV, dV + static_cast<size_t>(wk) * Dp, 0.0f);
+    ColumnBand bands[kQueryTiles]; // per register tile of queries: the key columns its rows see
+    ColumnBand byKey[kKeyTiles];   // per register tile of keys: the queries that see them
     for (int q0 = mA; q0 < mB; q0 += kQueryBlock) {
         const int R = std::min(kQueryBlock, mB - q0);
-        gemmNT(Qs + static_cast<size_t>(q0) * Dp, Dp, Kt + n0, plan.ldT, Dp, R, wk, S, ldS);
-        gemmNT(dOs + static_cast<size_t>(q0) * Dp, Dp, Vt + n0, plan.ldT, Dp, R, wk, dP, ldS);
+        queryBands(plan, q0, R, n0, wk, bands);
+        keyBands(plan, n0, wk, q0, R, byKey);
+        gemmNTBanded(Qs + static_cast<size_t>(q0) * Dp, Dp, Kt + n0, plan.ldT, Dp, R, wk, bands, S, ldS);
+        gemmNTBanded(dOs + static_cast<size_t>(q0) * Dp, Dp, Vt + n0, plan.ldT, Dp, R, wk, bands, dP, ldS);
         for (int i = 0; i < R; ++i) {
             const int m = q0 + i;
+            const ColumnBand band = bands[i / kRowTile];
             float* s = S + i * ldS;
             float* ds = dP + i * ldS;
-            plan.scoreRow(s, h, m, n0, wk);
+            // The products over queries below read whole rows: cells outside the band are zero.
+            std::fill(s, s + band.begin, 0.0f);
+            std::fill(ds, ds + band.begin, 0.0f);
+            std::fill(s + band.end, s + wk, 0.0f);
+            std::fill(ds + band.end, ds + wk, 0.0f);
+            if (band.end <= band.begin)
+                continue;
+            plan.scoreRow(s + band.begin, h, m, n0 + band.begin, band.end - band.begin);
             const Vec shift = splat(lse[m]), dl = splat(delta[m]);
             const float g = plan.rowScale[m];
-            for (int j = 0; j < wk; j += kLanes) {
+            for (int j = band.begin; j < band.end; j += kLanes) {
                 const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
                 store(s + j, p);
                 store(ds + j, p * (load(ds + j) - dl) * g);
@@ -798,10 +770,11 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const fl
             }
         }
         // dV += P^T dO, dK += dS^T (Q / sqrt(D)): A(i = key, j = query) = tile[j][i].
-        gemmNN(S, 1, ldS, dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, dV, Dp);
-        gemmNN(dP, 1, ldS, Qs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, dK, Dp);
+        gemmNNBanded(S, 1, ldS, dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dV, Dp, nullptr);
+        gemmNNBanded(dP, 1, ldS, Qs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dK, Dp, nullptr);
         if (dQ)
-            gemmNN(dP, ldS, 1, Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, dQ + static_cast<size_t>(q0) * Dp, Dp);
+            gemmNNBanded(dP, ldS, 1, Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, bands,
+                         dQ + static_cast<size_t>(q0) * Dp, Dp, nullptr);
     }
     for (int n = n0; n < n1; ++n) {
         const float* kRow = dK + static_cast<size_t>(n - n0) * Dp;
@@ -830,18 +803,23 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const 
     float* dP = sc.dscores.data();
     float* dQ = sc.acc.data();
     std::fill(dQ, dQ + static_cast<size_t>(R) * Dp, 0.0f);
+    ColumnBand bands[kQueryTiles]; // per register tile of rows: the key columns they see in the current tile
     for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        gemmNT(Qs + static_cast<size_t>(m0) * Dp, Dp, Kt + c, plan.ldT, Dp, R, w, S, ldS);
-        gemmNT(dOs + static_cast<size_t>(m0) * Dp, Dp, Vt + c, plan.ldT, Dp, R, w, dP, ldS);
+        queryBands(plan, m0, R, c, w, bands);
+        gemmNTBanded(Qs + static_cast<size_t>(m0) * Dp, Dp, Kt + c, plan.ldT, Dp, R, w, bands, S, ldS);
+        gemmNTBanded(dOs + static_cast<size_t>(m0) * Dp, Dp, Vt + c, plan.ldT, Dp, R, w, bands, dP, ldS);
         for (int i = 0; i < R; ++i) {
             const int m = m0 + i;
+            const ColumnBand band = bands[i / kRowTile];
+            if (band.end <= band.begin)
+                continue;
             float* s = S + i * ldS;
             float* ds = dP + i * ldS;
-            plan.scoreRow(s, h, m, c, w);
+            plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin);
             const Vec shift = splat(lse[m]), dl = splat(delta[m]);
             const float g = plan.rowScale[m];
-            for (int j = 0; j < w; j += kLanes) {
+            for (int j = band.begin; j < band.end; j += kLanes) {
                 const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
                 store(ds + j, p * (load(ds + j) - dl) * g);
             }
@@ -852,7 +830,7 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const 
                     at[-n] += ds[n - c];
             }
         }
-        gemmNN(dP, ldS, 1, Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, dQ, Dp);
+        gemmNNBanded(dP, ldS, 1, Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, bands, dQ, Dp, nullptr);
     }
     writeQueryGradient(plan, dQ, m0, m0 + R, dq);
 }
@@ -1064,6 +1042,14 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
 AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                      const float* v, const AttentionForward& forward, const float* dOut)
 {
+    AttentionGradients grads;
+    attentionBackward(bias, dims, q, k, v, forward, dOut, grads);
+    return grads;
+}
+
+void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                       const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
+{
     validate(bias, dims);
     const int N = dims.length, D = dims.headDim;
     if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / D)
@@ -1071,10 +1057,14 @@ AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDi
     const Plan plan(bias, dims);
     const int Dp = plan.Dp;
     const int heads = dims.batch * dims.heads;
-    AttentionGradients grads;
-    grads.dq.assign(dims.elements(), 0.0f);
-    grads.dk.assign(dims.elements(), 0.0f);
-    grads.dv.assign(dims.elements(), 0.0f);
+    // Every element of dq, dk and dv is written once: dk, dv by the key block owning the row, dq by the head's
+    // (or the query block's) final write. The bias gradients are assigned for their schemes and empty otherwise.
+    grads.dq.resize(dims.elements());
+    grads.dk.resize(dims.elements());
+    grads.dv.resize(dims.elements());
+    grads.dT5Values.clear();
+    grads.dKerpleR1.clear();
+    grads.dKerpleR2.clear();
     const bool trainable = hasTrainableBias(bias.spec());
     const size_t headSize = static_cast<size_t>(N) * D;
     const size_t distStride = static_cast<size_t>(2 * N - 1);
@@ -1212,7 +1202,6 @@ AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDi
     }
     if (trainable)
         biasParameterGradients(bias, distanceGrad, N, grads);
-    return grads;
 }
 
 } // namespace plab

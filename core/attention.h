@@ -62,4 +62,10 @@ struct AttentionGradients {
 AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                                      const float* v, const AttentionForward& forward, const float* dOut);
 
+// The same, overwriting `grads` in place: no reallocation once its buffers are large enough and no zero-fill (every
+// element is written once). Training steps and benchmarks call this, so a call at large N times attention, not the
+// allocator's fresh pages.
+void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                       const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads);
+
 } // namespace plab

@@ -543,6 +543,7 @@ void Model::backward()
     // Slice 0 accumulates into gradients(); the others into their own buffers, summed afterwards.
     const int parts = static_cast<int>(m_slices.size());
     m_sliceGrads.resize(parts - 1);
+    m_attnGrads.resize(parts);
     forEachSlice([&](int s) {
         float* G = m_grads.data();
         if (s > 0) {
@@ -609,8 +610,8 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* G)
                                BT, C, C);
         float* dy = zero(m_dy, o * C, nC); // (B, H, T, D)
         layers::mergeHeadsBackward(dy, datty, B, T, H, D);
-        const AttentionGradients g = attentionBackward(bias, dims, a.q.data() + o * C, a.k.data() + o * C,
-                                                       a.v.data() + o * C, a.attn[slice], dy);
+        AttentionGradients& g = m_attnGrads[slice];
+        attentionBackward(bias, dims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C, a.attn[slice], dy, g);
         if (t5) {
             float* dt = at("scheme.t5_bias");
             for (size_t i = 0; i < g.dT5Values.size(); ++i)

@@ -192,6 +192,7 @@ private:
     std::vector<float> m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
     std::vector<Slice> m_slices;                  // how the last forward split the batch over threads
     std::vector<std::vector<float>> m_sliceGrads; // parameter gradients of slices 1.. (slice 0 uses m_grads)
+    std::vector<AttentionGradients> m_attnGrads;  // per slice: the attention backward's outputs, reused every layer
     bool m_haveTargets = false;
 
     std::vector<float> m_sinusoid;                // (T, C) cached sinusoidal table

@@ -379,6 +379,10 @@ void TestAttention::backwardMatchesFiniteDifferences_data()
     QTest::newRow("t5/logn/N=150") << "t5" << true << QStringList{} << 1 << 2 << 150 << 16 << 40;
     QTest::newRow("rope/N=200/D=64") << "rope" << false << QStringList{} << 1 << 2 << 200 << 64 << 0;
     QTest::newRow("local/N=400/W=100") << "local" << false << QStringList{"window=100"} << 1 << 1 << 400 << 16 << 0;
+    // One thread per head over several key and query blocks, whose banded tiles cut the window's both edges.
+    QTest::newRow("local/N=260/W=70/B*H=4") << "local" << false << QStringList{"window=70"} << 1 << 4 << 260 << 16 << 0;
+    QTest::newRow("bca/N=300/W=64/B*H=4") << "bca" << false << QStringList{"window=64"} << 2 << 2 << 300 << 16 << 0;
+    QTest::newRow("t5/bidir/N=130/B*H=4") << "t5" << true << QStringList{} << 1 << 4 << 130 << 16 << 0;
     QTest::newRow("alibi/N=300/B*H=8") << "alibi" << false << QStringList{} << 2 << 4 << 300 << 24 << 0;
 }
 
@@ -569,6 +573,23 @@ void TestAttention::reusedBuffersMatchFreshResult()
     QVERIFY(same(reused.rowEntropy, fresh.rowEntropy));
     QVERIFY(same(reused.probabilities, fresh.probabilities));
     QCOMPARE(reused.probabilities.empty(), !probs);
+
+    // The backward's in-place overload likewise: gradients filled for the other length, then NaN garbage.
+    const std::vector<float> dOut = randomTensor(elements, 34);
+    const AttentionGradients freshGrads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fresh, dOut.data());
+    const AttentionForward previous = attentionForward(bias, previousDims, q.data(), k.data(), v.data());
+    AttentionGradients reusedGrads =
+        attentionBackward(bias, previousDims, q.data(), k.data(), v.data(), previous, dOut.data());
+    for (std::vector<float>* buffer : {&reusedGrads.dq, &reusedGrads.dk, &reusedGrads.dv})
+        std::fill(buffer->begin(), buffer->end(), nan);
+    for (std::vector<double>* buffer : {&reusedGrads.dT5Values, &reusedGrads.dKerpleR1, &reusedGrads.dKerpleR2})
+        std::fill(buffer->begin(), buffer->end(), std::numeric_limits<double>::quiet_NaN());
+    attentionBackward(bias, dims, q.data(), k.data(), v.data(), fresh, dOut.data(), reusedGrads);
+    QVERIFY(same(reusedGrads.dq, freshGrads.dq));
+    QVERIFY(same(reusedGrads.dk, freshGrads.dk));
+    QVERIFY(same(reusedGrads.dv, freshGrads.dv));
+    QVERIFY(reusedGrads.dT5Values == freshGrads.dT5Values);
+    QVERIFY(reusedGrads.dKerpleR1 == freshGrads.dKerpleR1 && reusedGrads.dKerpleR2 == freshGrads.dKerpleR2);
 }
 
 void TestAttention::rowEntropiesMatchReference_data()

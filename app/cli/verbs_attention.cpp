@@ -197,9 +197,10 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
              << "% of that)\n";
     if (args.has("backward")) {
         const std::vector<float> dOut = randomTensor(dims.elements(), 4);
-        (void)attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data()); // warm-up
+        // Into the same gradient buffers each time, as the forward (and a training step) does.
+        AttentionGradients grads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
         const Timings backwardRuns = timeRuns(repeat, [&] {
-            (void)attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
+            attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads);
         });
         const std::vector<double>& backwardMs = backwardRuns.wallMs;
         const double bwd = median(backwardMs);
