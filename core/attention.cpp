@@ -320,7 +320,7 @@ void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ld
 }
 
 // C = A (rows x K) * Bt (K x w), only within each register tile's band (bands[r / kRowTile]). Column blocks outermost,
-// as gemmNT, so a block of Bt stays in L1 while the row tiles pass over it.
+// so a block of Bt stays in L1 while the row tiles pass over it.
 void gemmNTBanded(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, int w,
                   const ColumnBand* bands, float* C, size_t ldc)
 {

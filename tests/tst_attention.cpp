@@ -417,10 +417,18 @@ void TestAttention::backwardMatchesFiniteDifferences()
     const std::vector<double> qd = toDouble(q), kd = toDouble(k), vd = toDouble(v);
     const double eps = 1e-5;
     Rng pick(5);
+    // 24 random elements, plus the rows at every 64-row block edge (key and query blocks) and the last row, in the
+    // last (batch, head), so block boundaries are checked whatever the seed draws.
+    std::vector<size_t> edges;
+    const size_t lastHead = dims.elements() - size_t(length) * dim;
+    for (int row = 0; row < length; ++row)
+        if (row % 64 == 0 || row % 64 == 63 || row == length - 1)
+            edges.push_back(lastHead + size_t(row) * dim + size_t(row % dim));
     auto checkTensor = [&](const char* name, int which, const std::vector<float>& analytic) {
-        const int samples = std::min<int>(int(dims.elements()), 24);
+        const bool all = dims.elements() <= 24;
+        const int samples = all ? int(dims.elements()) : 24 + int(edges.size());
         for (int t = 0; t < samples; ++t) {
-            const size_t i = samples == int(dims.elements()) ? size_t(t) : pick.below(dims.elements());
+            const size_t i = all ? size_t(t) : t < 24 ? pick.below(dims.elements()) : edges[t - 24];
             std::vector<double> a = qd, b = kd, c = vd;
             std::vector<double>& x = which == 0 ? a : which == 1 ? b : c;
             x[i] += eps;
@@ -533,6 +541,8 @@ void TestAttention::reusedBuffersMatchFreshResult_data()
     QTest::newRow("shrinks, drops probs") << "t5" << QStringList{} << 2 << 100 << 400 << true << false;
     QTest::newRow("grows, adds probs") << "bca" << QStringList{"window=64"} << 3 << 500 << 70 << false << true;
     QTest::newRow("rope, grows") << "rope" << QStringList{} << 8 << 257 << 1 << false << false;
+    QTest::newRow("kerple-log, 3 heads, N < 64") << "kerple-log" << QStringList{} << 3 << 50 << 90 << false << false;
+    QTest::newRow("local, 3 heads, same size") << "local" << QStringList{"window=40"} << 3 << 300 << 300 << false << false;
 }
 
 void TestAttention::reusedBuffersMatchFreshResult()
@@ -561,6 +571,11 @@ void TestAttention::reusedBuffersMatchFreshResult()
     previousOptions.wantProbabilities = previousProbs;
     AttentionForward reused = attentionForward(bias, previousDims, q.data(), k.data(), v.data(), previousOptions);
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    // Garbage in every element the call must write (a buffer that grows would otherwise gain zeros, which a fresh
+    // result also has where nothing was written).
+    reused.out.resize(dims.elements());
+    reused.logSumExp.resize(dims.elements() / dim);
+    reused.rowEntropy.resize(dims.elements() / dim);
     for (std::vector<float>* buffer : {&reused.out, &reused.logSumExp, &reused.probabilities, &reused.rowEntropy})
         std::fill(buffer->begin(), buffer->end(), nan);
     attentionForward(bias, dims, q.data(), k.data(), v.data(), reused, options);
@@ -580,8 +595,10 @@ void TestAttention::reusedBuffersMatchFreshResult()
     const AttentionForward previous = attentionForward(bias, previousDims, q.data(), k.data(), v.data());
     AttentionGradients reusedGrads =
         attentionBackward(bias, previousDims, q.data(), k.data(), v.data(), previous, dOut.data());
-    for (std::vector<float>* buffer : {&reusedGrads.dq, &reusedGrads.dk, &reusedGrads.dv})
+    for (std::vector<float>* buffer : {&reusedGrads.dq, &reusedGrads.dk, &reusedGrads.dv}) {
+        buffer->resize(dims.elements());
         std::fill(buffer->begin(), buffer->end(), nan);
+    }
     for (std::vector<double>* buffer : {&reusedGrads.dT5Values, &reusedGrads.dKerpleR1, &reusedGrads.dKerpleR2})
         std::fill(buffer->begin(), buffer->end(), std::numeric_limits<double>::quiet_NaN());
     attentionBackward(bias, dims, q.data(), k.data(), v.data(), fresh, dOut.data(), reusedGrads);
