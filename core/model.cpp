@@ -431,13 +431,18 @@ void Model::forEachSlice(const Work& work)
         return;
     }
     std::exception_ptr error;
+    // The runtime may give fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC, a busy nested level): each
+    // thread then takes every team-size-th slice, so no slice is ever skipped. Slices are independent and summed in
+    // slice order afterwards, so results do not depend on who ran them.
 #pragma omp parallel num_threads(parts)
     {
-        try {
-            work(omp_get_thread_num());
-        } catch (...) {
+        for (int s = omp_get_thread_num(); s < parts; s += omp_get_num_threads()) {
+            try {
+                work(s);
+            } catch (...) {
 #pragma omp critical(plab_model_slice_error)
-            error = std::current_exception();
+                error = std::current_exception();
+            }
         }
     }
     if (error)

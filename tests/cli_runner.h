@@ -14,9 +14,12 @@ struct CliResult {
 };
 
 // Runs positionlab-cli with `args` and waits for it (a hang guard, not a timing assertion: tests never time work).
-inline CliResult runCli(const QStringList& args, int timeoutMs = 300000)
+// `environment`: extra NAME=VALUE entries on top of the test's own environment.
+inline CliResult runCli(const QStringList& args, int timeoutMs = 300000, const QStringList& environment = {})
 {
     QProcess p;
+    if (!environment.isEmpty())
+        p.setEnvironment(QProcess::systemEnvironment() + environment);
     p.start(QStringLiteral(POSITIONLAB_CLI), args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
