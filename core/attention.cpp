@@ -455,6 +455,14 @@ struct Plan {
         }
     }
 
+    // The key columns the tiles of the query block starting at row m0 read: from its first row's first visible key
+    // rounded down to a lane, to its last row's end rounded up (masks are intervals whose ends never decrease in m).
+    int blockKeyBegin(int m0) const { return rowBegin[m0] / kLanes * kLanes; }
+    int blockColumnEnd(int m0) const
+    {
+        return roundUp(std::max(rowEnd[std::min(N, m0 + kQueryBlock) - 1], 1), kLanes);
+    }
+
     // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
     bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
 
@@ -608,7 +616,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
 {
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
-    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+    const int keyBegin = plan.blockKeyBegin(m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
     constexpr size_t ldS = kKeyBlock;
     const float* Qblock = Qs + static_cast<size_t>(m0) * Dp;
@@ -796,7 +804,7 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const 
 {
     const int N = plan.N, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
-    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
+    const int keyBegin = plan.blockKeyBegin(m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
     constexpr size_t ldS = kKeyBlock;
     float* S = sc.scores.data();
@@ -882,11 +890,11 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
         KeyColumns Kt;
         const float* V;
     };
-    // Packs part (0: Q, 1: K^T, 2: V) of head bh into `buffer` (perHead floats: Q | K^T whole | V).
-    auto packPart = [&](float* buffer, int bh, int part) {
+    // Packs part (0: Q, 1: the whole K^T, 2: V) of head bh into `buffer` (Q | K^T of ktFloats | V).
+    auto packPart = [&](float* buffer, size_t ktFloats, int bh, int part) {
         float* Qs = buffer;
         float* Kt = buffer + qSize;
-        float* Vs = buffer + qSize + kSize;
+        float* Vs = buffer + qSize + ktFloats;
         if (part == 0 && packQ)
             packRows(plan, q + bh * headSize, Qs, false, true, plan.invSqrtD);
         else if (part == 1)
@@ -917,14 +925,9 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
         // tiles read plus slack, slid back to its start when full. It then stays in L2 however long N is, instead of
         // streaming D x N floats through memory per head. Otherwise (causal, bidirectional) it is the whole head.
         int widestSpan = 0;
-        bool beginsAscend = true;
-        for (int qb = 0; qb < queryBlocks; ++qb) {
-            const int m0 = qb * kQueryBlock, last = std::min(N, m0 + kQueryBlock) - 1;
-            const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
-            widestSpan = std::max(widestSpan, roundUp(std::max(plan.rowEnd[last], 1), kLanes) - keyBegin);
-            beginsAscend = beginsAscend && (qb == 0 || plan.rowBegin[m0] >= plan.rowBegin[m0 - kQueryBlock]);
-        }
-        const bool sliding = beginsAscend && widestSpan + kKeyWindowSlack < plan.keysPadded;
+        for (int m0 = 0; m0 < N; m0 += kQueryBlock)
+            widestSpan = std::max(widestSpan, plan.blockColumnEnd(m0) - plan.blockKeyBegin(m0));
+        const bool sliding = widestSpan + kKeyWindowSlack < plan.keysPadded;
         const int windowColumns = sliding ? widestSpan + kKeyWindowSlack : plan.keysPadded;
         const size_t ld = static_cast<size_t>(windowColumns) + kLanes; // as ldT: no L1 set aliasing down a column
         const size_t ktFloats = ld * Dp;
@@ -935,15 +938,13 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
             float* Kt = buffer.data() + qSize;
 #pragma omp for schedule(dynamic)
             for (int bh = 0; bh < heads; ++bh) {
-                packPart(buffer.data(), bh, 0);
-                if (packV)
-                    packRows(plan, v + bh * headSize, buffer.data() + qSize + ktFloats, false, false, 1.0f);
+                packPart(buffer.data(), ktFloats, bh, 0);
+                packPart(buffer.data(), ktFloats, bh, 2);
                 HeadInputs in = inputsOf(buffer.data(), ktFloats, ld, bh);
                 int packedKeys = 0; // columns [base, packedKeys) hold this head's keys
                 for (int qb = 0; qb < queryBlocks; ++qb) {
-                    const int m0 = qb * kQueryBlock, last = std::min(N, m0 + kQueryBlock) - 1;
-                    const int keyBegin = plan.rowBegin[m0] / kLanes * kLanes;
-                    const int columnEnd = roundUp(std::max(plan.rowEnd[last], 1), kLanes); // tiles read < this
+                    const int m0 = qb * kQueryBlock;
+                    const int keyBegin = plan.blockKeyBegin(m0), columnEnd = plan.blockColumnEnd(m0);
                     if (columnEnd - in.Kt.base > windowColumns) {
                         // Slide: keep the packed columns this block still reads, at the start of the window.
                         const int keep = std::max(0, packedKeys - keyBegin);
@@ -997,7 +998,7 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
             const int count = std::min(group, heads - first);
 #pragma omp for schedule(dynamic)
             for (int task = 0; task < 3 * count; ++task)
-                packPart(packed.data() + (task / 3) * perHead, first + task / 3, task % 3);
+                packPart(packed.data() + (task / 3) * perHead, kSize, first + task / 3, task % 3);
             // Most expensive blocks (last rows under a causal mask) first, for balance.
 #pragma omp for schedule(dynamic)
             for (int item = 0; item < count * queryBlocks; ++item) {

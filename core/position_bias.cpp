@@ -150,12 +150,20 @@ KeyRange PositionBias::keyRange(int m, int length) const
     return maskKeyRange(m_spec.kind, m_spec.bidirectional, m_window, m, length);
 }
 
-double visiblePairs(const SchemeSpec& spec, int length)
+namespace {
+// The spec and length visiblePairs and nominalPairs count over.
+void checkPairCountArguments(const SchemeSpec& spec, int length)
 {
     validateSchemeSpec(spec);
     if (length < 1 || length > kMaxLength)
         throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
                          std::to_string(kMaxLength) + "]");
+}
+} // namespace
+
+double visiblePairs(const SchemeSpec& spec, int length)
+{
+    checkPairCountArguments(spec, length);
     const int window = spec.info().hasWindow ? spec.intParam("window") : 0;
     double pairs = 0;
     for (int m = 0; m < length; ++m)
@@ -165,10 +173,7 @@ double visiblePairs(const SchemeSpec& spec, int length)
 
 double nominalPairs(const SchemeSpec& spec, int length)
 {
-    validateSchemeSpec(spec);
-    if (length < 1 || length > kMaxLength)
-        throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
-                         std::to_string(kMaxLength) + "]");
+    checkPairCountArguments(spec, length);
     const double n = length;
     if (!spec.info().hasWindow)
         return spec.bidirectional ? n * n : n * n / 2;
