@@ -8,6 +8,7 @@
 #include "model.h"
 #include "npy.h"
 #include "random.h"
+#include "test_main.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -1076,5 +1077,5 @@ void TestAttention::workEstimateBound()
     }
 }
 
-QTEST_GUILESS_MAIN(TestAttention)
+PLAB_QTEST_GUILESS_MAIN(TestAttention)
 #include "tst_attention.moc"

@@ -5,6 +5,7 @@
 #include "npy.h"
 #include "safetensors.h"
 #include "session.h"
+#include "test_main.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -1393,5 +1394,5 @@ void TestBadInput::sessionLoader()
     }
 }
 
-QTEST_GUILESS_MAIN(TestBadInput)
+PLAB_QTEST_GUILESS_MAIN(TestBadInput)
 #include "tst_bad_input.moc"

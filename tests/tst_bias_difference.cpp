@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "position_bias.h"
 #include "schemes.h"
+#include "test_main.h"
 
 #include <QtTest>
 
@@ -156,5 +157,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_APPLESS_MAIN(TestBiasDifference)
+PLAB_QTEST_APPLESS_MAIN(TestBiasDifference)
 #include "tst_bias_difference.moc"

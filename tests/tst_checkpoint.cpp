@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "model.h"
 #include "safetensors.h"
+#include "test_main.h"
 
 #include <QtTest>
 
@@ -473,5 +474,5 @@ void TestCheckpoint::defaultCorpusFromFortunesLayout()
     }
 }
 
-QTEST_GUILESS_MAIN(TestCheckpoint)
+PLAB_QTEST_GUILESS_MAIN(TestCheckpoint)
 #include "tst_checkpoint.moc"

@@ -1,6 +1,7 @@
 // positionlab-cli as a user runs it: output formats, every scheme at many sizes, exit codes and atomic output.
 #include "cli_runner.h"
 #include "npy.h"
+#include "test_main.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -293,5 +294,5 @@ void TestCli::failedOutputKeepsOldFile()
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
 }
 
-QTEST_GUILESS_MAIN(TestCli)
+PLAB_QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -6,6 +6,7 @@
 #include "model.h"
 #include "random.h"
 #include "safetensors.h"
+#include "test_main.h"
 
 #include <omp.h>
 
@@ -782,5 +783,5 @@ void TestModel::badConfigs()
     }
 }
 
-QTEST_GUILESS_MAIN(TestModel)
+PLAB_QTEST_GUILESS_MAIN(TestModel)
 #include "tst_model.moc"

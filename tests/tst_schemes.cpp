@@ -5,6 +5,7 @@
 #include "npy.h"
 #include "position_bias.h"
 #include "schemes.h"
+#include "test_main.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -536,5 +537,5 @@ void TestSchemes::npyRoundTrip()
     }
 }
 
-QTEST_APPLESS_MAIN(TestSchemes)
+PLAB_QTEST_APPLESS_MAIN(TestSchemes)
 #include "tst_schemes.moc"

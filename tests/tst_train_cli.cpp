@@ -4,6 +4,7 @@
 #include "model.h"
 #include "npy.h"
 #include "safetensors.h"
+#include "test_main.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -371,7 +372,7 @@ void TestTrainCli::badUsage()
     QVERIFY(!QFile::exists(dir.path() + "/x.safetensors"));
 }
 
-QTEST_GUILESS_MAIN(TestTrainCli)
+PLAB_QTEST_GUILESS_MAIN(TestTrainCli)
 void TestTrainCli::fewerThreadsThanSlices_data()
 {
     QTest::addColumn<QStringList>("environment");

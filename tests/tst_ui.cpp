@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "position_bias.h"
+#include "test_main.h"
 
 #include <QDoubleSpinBox>
 #include <QTableWidget>
@@ -900,5 +901,5 @@ private:
     QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(TestUi)
+PLAB_QTEST_MAIN(TestUi)
 #include "tst_ui.moc"

@@ -7,6 +7,7 @@
 #include "views.h"
 
 #include "errors.h"
+#include "test_main.h"
 
 #include <QAbstractSpinBox>
 #include <QFile>
@@ -288,5 +289,5 @@ private:
     QTemporaryDir m_dir;
 };
 
-QTEST_MAIN(TestUiSession)
+PLAB_QTEST_MAIN(TestUiSession)
 #include "tst_ui_session.moc"
