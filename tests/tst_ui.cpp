@@ -15,11 +15,13 @@
 #include <QDoubleSpinBox>
 #include <QTableWidget>
 #include <QFile>
+#include <QPainter>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QThreadPool>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -398,6 +400,63 @@ private Q_SLOTS:
 
     // The difference panel A − B: core's masked difference of the two panels (never NaN), a diverging scale centred
     // on 0, masked-in-either cells in the mask colour of the palette, also in the colour bar, and exports.
+    void vectorCellsWithoutSeams_data()
+    {
+        QTest::addColumn<double>("zoom");
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("zoom 1") << 1.0 << false;
+        QTest::newRow("zoom 1.37") << 1.37 << false;
+        QTest::newRow("zoom 1.7") << 1.7 << false;
+        QTest::newRow("zoom 2.3 dark") << 2.3 << true;
+    }
+    void vectorCellsWithoutSeams()
+    {
+        // SVG and PDF draw small matrices as rectangles, and viewers antialias each one against what lies beneath.
+        // Rows that merely touch let the background through as hairlines at most zooms. Rasterise the SVG at a
+        // fractional zoom and require a block of masked cells, all one colour, to hold no other colour.
+        QFETCH(double, zoom);
+        QFETCH(bool, dark);
+        CompareView view;
+        view.resize(1300, 560);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local")});
+        view.setDifference(true, 0, 1);
+        QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
+        ImageOptions options;
+        options.size = QSize(1400, 560);
+        options.dark = dark;
+        QSvgRenderer svg(renderSvg(options, view.paintFunction(), QStringLiteral("seams")));
+        QVERIFY(svg.isValid());
+        QImage image(QSize(qRound(options.size.width() * zoom), qRound(options.size.height() * zoom)), QImage::Format_RGB32);
+        image.fill(Qt::magenta);
+        QPainter painter(&image);
+        svg.render(&painter, QRectF(QPointF(0, 0), QSizeF(image.size())));
+        painter.end();
+
+        // Local masks m - n >= 16: rows 20-30 of columns 1-3 of the difference panel (clear of the plot's frame),
+        // 1.5 px in from the block's edge.
+        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        const QRectF plot = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(options.size)), PictureStyle::forSize(options.size, dark)).plots[2];
+        const double cell = plot.width() / 32;
+        const QRectF block(zoom * (plot.left() + cell) + 1.5, zoom * (plot.top() + 20 * cell) + 1.5, zoom * 3 * cell - 3, zoom * 11 * cell - 3);
+        const QRgb mask = heatmap.scale(2).map().maskColor(dark);
+        int worst = 0;
+        QPoint worstAt;
+        for (int y = qCeil(block.top()); y <= qFloor(block.bottom()); ++y)
+            for (int x = qCeil(block.left()); x <= qFloor(block.right()); ++x) {
+                const QRgb pixel = image.pixel(x, y);
+                const int off = std::max({std::abs(qRed(pixel) - qRed(mask)), std::abs(qGreen(pixel) - qGreen(mask)),
+                                          std::abs(qBlue(pixel) - qBlue(mask))});
+                if (off > worst) {
+                    worst = off;
+                    worstAt = QPoint(x, y);
+                }
+            }
+        QVERIFY2(worst <= 2, qPrintable(QStringLiteral("pixel (%1, %2) is %3, the mask colour %4")
+                                            .arg(worstAt.x()).arg(worstAt.y())
+                                            .arg(QColor(image.pixel(worstAt)).name(), QColor(mask).name())));
+    }
     void compareDifference_data()
     {
         QTest::addColumn<bool>("dark");

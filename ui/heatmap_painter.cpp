@@ -222,22 +222,28 @@ void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel
     const double ch = plot.height() / window.height();
     if (style.vectorOutput && window.width() * window.height() <= 64 * 64) {
         // Small matrices stay vector: one rectangle per run of equal colours in a row (masked areas, bands).
+        // Rows that merely abut leave hairline seams in SVG and PDF viewers, which antialias each shape against what
+        // lies below it: the background. So each run reaches down to the bottom of the cells and the next rows paint
+        // over it: a row's top edge is blended with the row above, at any zoom. Runs of one row do not overlap, so no
+        // pixel along that edge is blended twice.
         const int n0 = std::max(0, static_cast<int>(std::floor(window.left())));
         const int n1 = std::min(mat->cols, static_cast<int>(std::ceil(window.right())));
         const int m0 = std::max(0, static_cast<int>(std::floor(window.top())));
         const int m1 = std::min(mat->rows, static_cast<int>(std::ceil(window.bottom())));
+        const QRectF area = QRectF(QPointF(plot.left() + (n0 - window.left()) * cw, plot.top() + (m0 - window.top()) * ch),
+                                   QPointF(plot.left() + (n1 - window.left()) * cw, plot.top() + (m1 - window.top()) * ch))
+                                .intersected(plot);
         painter.save();
         painter.setPen(Qt::NoPen);
-        painter.setRenderHint(QPainter::Antialiasing, false); // no hairline seams between neighbouring runs
         for (int m = m0; m < m1; ++m)
             for (int n = n0; n < n1;) {
                 const QRgb colour = image.pixel(n, m);
                 int end = n + 1;
                 while (end < n1 && image.pixel(end, m) == colour)
                     ++end;
-                const QRectF cells(plot.left() + (n - window.left()) * cw, plot.top() + (m - window.top()) * ch,
-                                   (end - n) * cw, ch);
-                painter.fillRect(cells.adjusted(0, 0, 0.3, 0.3).intersected(plot), QColor(colour));
+                const QRectF runDown(QPointF(plot.left() + (n - window.left()) * cw, plot.top() + (m - window.top()) * ch),
+                                     QPointF(plot.left() + (end - window.left()) * cw, area.bottom()));
+                painter.fillRect(runDown.intersected(area), QColor(colour));
                 n = end;
             }
         painter.restore();
