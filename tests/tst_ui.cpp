@@ -776,6 +776,63 @@ private Q_SLOTS:
 
     // Train short / test long on a tiny model, then attention on text with the trained model: probabilities of
     // every query sum to 1 over the keys it may see, and each row's entropy is -sum p log p of what is shown.
+    void saveModel_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("refusal"); // empty: saved
+        QTest::newRow("saved") << 0 << "model.safetensors" << "";
+        QTest::newRow("upper-case suffix") << 0 << "MODEL.SAFETENSORS" << "";
+        QTest::newRow("over an existing file") << 0 << "existing.safetensors" << "";
+        QTest::newRow("no such directory") << 0 << "missing/model.safetensors" << "missing";
+        QTest::newRow("not a checkpoint name") << 0 << "model.npy" << "must end in .safetensors";
+        QTest::newRow("no such model") << 1 << "other.safetensors" << "allowed: 1..1";
+    }
+    void saveModel()
+    {
+        QFETCH(int, index);
+        QFETCH(QString, file);
+        QFETCH(QString, refusal);
+        ModelConfig config;
+        config.scheme = "kerple-log"; // trainable bias parameters must survive too
+        config.layers = 2;
+        config.dModel = 16;
+        config.heads = 2;
+        config.dFf = 32;
+        config.context = 16;
+        CheckpointInfo info;
+        info.step = 7;
+        info.trainLoss = 2.5;
+        info.corpus = "corpus.txt";
+        const SharedModel model = makeSharedModel(QStringLiteral("kerple-log (made here)"), std::make_unique<Model>(config),
+                                                  {}, info);
+        AttentionView view;
+        view.addModel(model);
+        const QString path = m_dir.filePath(file);
+        if (file.startsWith(QLatin1String("existing"))) {
+            QFile old(path);
+            QVERIFY(old.open(QIODevice::WriteOnly));
+            old.write("an older file");
+        }
+        QString error;
+        const bool saved = view.saveModel(index, path, &error);
+        if (!refusal.isEmpty()) {
+            QVERIFY(!saved);
+            QVERIFY2(error.contains(refusal), qPrintable(error));
+            return;
+        }
+        QVERIFY2(saved, qPrintable(error));
+        const LoadedCheckpoint loaded = loadCheckpoint(path.toStdString());
+        QCOMPARE(loaded.model->config().scheme, config.scheme);
+        QCOMPARE(loaded.model->config().layers, config.layers);
+        QVERIFY(loaded.model->parameters() == model.model->parameters()); // bit for bit
+        QCOMPARE(loaded.info.step, 7);
+        QCOMPARE(loaded.info.trainLoss, 2.5);
+        QCOMPARE(loaded.info.corpus, std::string("corpus.txt"));
+        // And it loads back into the view as another model.
+        QVERIFY2(view.loadModel(path, &error), qPrintable(error));
+        QCOMPARE(view.modelCount(), 2);
+    }
     void trainThenAttention()
     {
         QString text;
@@ -837,9 +894,17 @@ private Q_SLOTS:
             QVERIFY2(window.exportCurrent(m_dir.filePath(QStringLiteral("train.%1").arg(QLatin1String(ext))), {}, &error),
                      qPrintable(error));
 
-        // The trained models reach the attention view.
+        // The trained models reach the attention view, and save with what training did.
         auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
         QCOMPARE(attention->modelCount(), 2);
+        const QString saved = m_dir.filePath(QStringLiteral("trained-alibi.safetensors"));
+        QVERIFY2(attention->saveModel(0, saved, &error), qPrintable(error));
+        const LoadedCheckpoint trained = loadCheckpoint(saved.toStdString());
+        QCOMPARE(trained.model->config().scheme, std::string("alibi"));
+        QCOMPARE(trained.info.step, 4);
+        QVERIFY(std::isfinite(trained.info.trainLoss) && trained.info.trainLoss > 0);
+        QCOMPARE(trained.info.corpus, QFileInfo(corpus).absoluteFilePath().toStdString());
+        QCOMPARE(trained.info.training.value("steps", 0), 4);
         attention->setText(QStringLiteral("the cat sat"));
         attention->setRepeatTo(40); // past the training context of 16
         QSignalSpy shown(attention, &ViewBase::pictureUpdated);

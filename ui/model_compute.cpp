@@ -12,13 +12,15 @@
 
 namespace plab::ui {
 
-SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText)
+SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
+                            CheckpointInfo info)
 {
     SharedModel s;
     s.name = std::move(name);
     s.model = std::shared_ptr<Model>(std::move(model));
     s.mutex = std::make_shared<std::mutex>();
     s.sampleText = std::move(sampleText);
+    s.info = std::move(info);
     return s;
 }
 
@@ -39,7 +41,17 @@ SharedModel loadSharedModel(const QString &path)
     const QString name = QStringLiteral("%1 (%2, step %3)")
                              .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
                              .arg(loaded.info.step);
-    return makeSharedModel(name, std::move(loaded.model), std::move(sample));
+    return makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
+}
+
+void saveSharedModel(const SharedModel &model, const QString &path)
+{
+    if (!model.isValid())
+        throw InputError("no model to save: train one in the Train tab or load a checkpoint");
+    if (!path.endsWith(QLatin1String(".safetensors"), Qt::CaseInsensitive))
+        throw InputError("checkpoint " + path.toStdString() + ": the file name must end in .safetensors");
+    std::lock_guard<std::mutex> lock(*model.mutex);
+    saveCheckpoint(*model.model, model.info, path.toStdString());
 }
 
 // ---- Attention ----------------------------------------------------------------------------------------------
@@ -245,12 +257,16 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
                 throw InputError("corpus " + corpus.source + ": the training split is shorter than context + 1");
             auto model = std::make_unique<Model>(mc);
             Trainer trainer(*model, request.train, corpus.train);
+            CheckpointInfo info;
+            info.corpus = corpus.source;
+            info.training = request.train.toJson();
             double lossSum = 0;
             int lossSteps = 0;
             while (trainer.stepsDone() < stepsTotal) {
                 if (promise.isCanceled())
                     return;
                 const TrainStepResult r = trainer.step();
+                info.trainLoss = r.loss;
                 lossSum += r.loss;
                 ++lossSteps;
                 const int done = trainer.stepsDone();
@@ -266,6 +282,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
                     lossSteps = 0;
                 }
             }
+            info.step = trainer.stepsDone();
             EvalOptions eo;
             eo.lengths.clear(); // replace core's default lengths by L, 2L, ...
             for (int k : request.evalMultipliers)
@@ -287,7 +304,8 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
                                              .arg(QString::fromStdString(mc.scheme))
                                              .arg(stepsTotal),
                                          std::move(model),
-                                         std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes));
+                                         std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes),
+                                         info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);
         }

@@ -23,11 +23,16 @@ struct SharedModel
     std::shared_ptr<Model> model;
     std::shared_ptr<std::mutex> mutex;
     std::vector<uint8_t> sampleText; // held-out text for q/k (entropy) when none is given
+    CheckpointInfo info;             // steps, last training loss, corpus and training settings, kept on save
     bool isValid() const { return model != nullptr; }
 };
-SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText);
+SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
+                            CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.
 SharedModel loadSharedModel(const QString &path);
+// Writes the model and its info as a checkpoint (atomically, under the model's lock); throws on failure, naming the
+// file and the problem.
+void saveSharedModel(const SharedModel &model, const QString &path);
 
 // ---- Attention on text --------------------------------------------------------------------------------------
 struct AttentionRequest

@@ -296,6 +296,8 @@ public:
     void addModel(const SharedModel &model); // becomes the current model
     int modelCount() const { return static_cast<int>(m_models.size()); }
     bool loadModel(const QString &path, QString *error = nullptr);
+    // Writes model `index` (0-based, as listed) as a .safetensors checkpoint; false with `error` set on failure.
+    bool saveModel(int index, const QString &path, QString *error = nullptr);
     void setText(const QString &text);
     void setLayer(int layer); // 0-based
     void setRepeatTo(int length);
@@ -310,6 +312,7 @@ private:
     std::vector<uint8_t> tokens() const;
     std::vector<SharedModel> m_models;
     QComboBox *m_modelChoice = nullptr;
+    QPushButton *m_save = nullptr;
     QPlainTextEdit *m_text = nullptr;
     QSpinBox *m_layer = nullptr;
     QSpinBox *m_repeat = nullptr;

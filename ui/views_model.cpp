@@ -10,6 +10,7 @@
 
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -64,8 +65,14 @@ AttentionView::AttentionView(QWidget *parent)
     m_modelChoice = new QComboBox(this);
     m_modelChoice->setToolTip(tr("Models trained in the Train tab appear here; checkpoints load with the button"));
     side->addWidget(m_modelChoice);
+    auto *buttons = new QHBoxLayout;
     auto *load = new QPushButton(tr("Load checkpoint…"), this);
-    side->addWidget(load);
+    buttons->addWidget(load);
+    m_save = new QPushButton(tr("Save model…"), this);
+    m_save->setToolTip(tr("Write the chosen model as a .safetensors checkpoint (for later, or the command line)"));
+    m_save->setEnabled(false);
+    buttons->addWidget(m_save);
+    side->addLayout(buttons);
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
     side->addWidget(m_info);
@@ -107,6 +114,23 @@ AttentionView::AttentionView(QWidget *parent)
         if (!path.isEmpty() && !loadModel(path, &error))
             Q_EMIT statusMessage(error);
     });
+    connect(m_save, &QPushButton::clicked, this, [this] {
+        const int i = m_modelChoice->currentIndex();
+        if (i < 0 || i >= modelCount())
+            return;
+        const ModelConfig &c = m_models[i].model->config();
+        const QString suggested = QStringLiteral("%1-%2layers-step%3.safetensors")
+                                      .arg(QString::fromStdString(c.scheme))
+                                      .arg(c.layers)
+                                      .arg(m_models[i].info.step);
+        QString path = QFileDialog::getSaveFileName(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
+        if (path.isEmpty())
+            return;
+        if (QFileInfo(path).suffix().isEmpty())
+            path += QStringLiteral(".safetensors");
+        QString error;
+        Q_EMIT statusMessage(saveModel(i, path, &error) ? tr("Saved %1 to %2").arg(m_models[i].name, path) : error);
+    });
     connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i >= 0 && i < modelCount()) {
             const ModelConfig &c = m_models[i].model->config();
@@ -141,6 +165,22 @@ void AttentionView::addModel(const SharedModel &model)
     m_models.push_back(model);
     m_modelChoice->addItem(model.name);
     m_modelChoice->setCurrentIndex(modelCount() - 1);
+    m_save->setEnabled(true);
+}
+
+bool AttentionView::saveModel(int index, const QString &path, QString *error)
+{
+    try {
+        if (index < 0 || index >= modelCount())
+            throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
+                             std::to_string(modelCount()));
+        saveSharedModel(m_models[index], path);
+        return true;
+    } catch (const std::exception &e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
 }
 
 bool AttentionView::loadModel(const QString &path, QString *error)
