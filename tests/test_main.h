@@ -21,12 +21,13 @@ inline std::string otherThreads()
     std::string list;
     const std::string self = std::to_string(gettid());
     std::error_code error;
-    for (const auto &task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-        const std::string tid = task.path().filename().string();
+    for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end; it.increment(error)) {
+        const std::filesystem::path &task = it->path();
+        const std::string tid = task.filename().string();
         if (tid == self)
             continue;
         std::string name;
-        std::getline(std::ifstream(task.path() / "comm"), name);
+        std::getline(std::ifstream(task / "comm"), name);
         list += (list.empty() ? "" : ", ") + tid + " (" + name + ")";
     }
     return list;
@@ -42,10 +43,10 @@ inline void quiesceThreadsBeforeExit()
     omp_pause_resource_all(omp_pause_hard);
     using namespace std::chrono_literals;
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!otherThreads().empty()) {
+    for (std::string others = otherThreads(); !others.empty(); others = otherThreads()) {
         if (std::chrono::steady_clock::now() > deadline) {
             // Not a test failure: the leak check still runs, only without the guarantee.
-            std::fprintf(stderr, "test main: threads still running at exit after 20 s: %s\n", otherThreads().c_str());
+            std::fprintf(stderr, "test main: threads still running at exit after 20 s: %s\n", others.c_str());
             return;
         }
         std::this_thread::sleep_for(2ms);

@@ -398,8 +398,7 @@ private Q_SLOTS:
         QCOMPARE(cellPixel(heatmap, image, 1, 31, 15), heatmap.scale(1).map().maskColor() & 0xffffff);
     }
 
-    // The difference panel A − B: core's masked difference of the two panels (never NaN), a diverging scale centred
-    // on 0, masked-in-either cells in the mask colour of the palette, also in the colour bar, and exports.
+    // SVG and PDF exports of small matrices: no hairline seams between rows at any zoom.
     void vectorCellsWithoutSeams_data()
     {
         QTest::addColumn<double>("zoom");
@@ -457,6 +456,9 @@ private Q_SLOTS:
                                             .arg(worstAt.x()).arg(worstAt.y())
                                             .arg(QColor(image.pixel(worstAt)).name(), QColor(mask).name())));
     }
+
+    // The difference panel A − B: core's masked difference of the two panels (never NaN), a diverging scale centred
+    // on 0, masked-in-either cells in the mask colour of the palette, also in the colour bar, and exports.
     void compareDifference_data()
     {
         QTest::addColumn<bool>("dark");
@@ -774,23 +776,28 @@ private Q_SLOTS:
         QVERIFY(!window.currentView()->isBusy()); // nothing to run without a model, and no crash
     }
 
-    // Train short / test long on a tiny model, then attention on text with the trained model: probabilities of
-    // every query sum to 1 over the keys it may see, and each row's entropy is -sum p log p of what is shown.
+    // Save model…: a checkpoint that loads back bit for bit, or a refusal naming the problem and no file.
     void saveModel_data()
     {
+        QTest::addColumn<int>("models"); // in the view
         QTest::addColumn<int>("index");
+        QTest::addColumn<bool>("busy"); // a computation holds the model's lock
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("refusal"); // empty: saved
-        QTest::newRow("saved") << 0 << "model.safetensors" << "";
-        QTest::newRow("upper-case suffix") << 0 << "MODEL.SAFETENSORS" << "";
-        QTest::newRow("over an existing file") << 0 << "existing.safetensors" << "";
-        QTest::newRow("no such directory") << 0 << "missing/model.safetensors" << "missing";
-        QTest::newRow("not a checkpoint name") << 0 << "model.npy" << "must end in .safetensors";
-        QTest::newRow("no such model") << 1 << "other.safetensors" << "allowed: 1..1";
+        QTest::newRow("saved") << 1 << 0 << false << "model.safetensors" << "";
+        QTest::newRow("over an existing file") << 1 << 0 << false << "existing.safetensors" << "";
+        QTest::newRow("no such directory") << 1 << 0 << false << "missing/model.safetensors" << "No such file or directory";
+        QTest::newRow("not a checkpoint name") << 1 << 0 << false << "model.npy" << "must end in .safetensors";
+        QTest::newRow("upper-case suffix, as the CLI") << 1 << 0 << false << "MODEL.SAFETENSORS" << "must end in .safetensors";
+        QTest::newRow("no such model") << 1 << 1 << false << "other.safetensors" << "allowed: 1..1";
+        QTest::newRow("no model at all") << 0 << 0 << false << "none.safetensors" << "no model to save";
+        QTest::newRow("busy, refused at once") << 1 << 0 << true << "busy.safetensors" << "busy with a computation";
     }
     void saveModel()
     {
+        QFETCH(int, models);
         QFETCH(int, index);
+        QFETCH(bool, busy);
         QFETCH(QString, file);
         QFETCH(QString, refusal);
         ModelConfig config;
@@ -807,7 +814,11 @@ private Q_SLOTS:
         const SharedModel model = makeSharedModel(QStringLiteral("kerple-log (made here)"), std::make_unique<Model>(config),
                                                   {}, info);
         AttentionView view;
-        view.addModel(model);
+        if (models > 0)
+            view.addModel(model);
+        std::unique_lock<std::mutex> computing(*model.mutex, std::defer_lock);
+        if (busy)
+            computing.lock();
         const QString path = m_dir.filePath(file);
         if (file.startsWith(QLatin1String("existing"))) {
             QFile old(path);
@@ -819,6 +830,7 @@ private Q_SLOTS:
         if (!refusal.isEmpty()) {
             QVERIFY(!saved);
             QVERIFY2(error.contains(refusal), qPrintable(error));
+            QVERIFY(!QFileInfo::exists(path));
             return;
         }
         QVERIFY2(saved, qPrintable(error));
@@ -833,6 +845,9 @@ private Q_SLOTS:
         QVERIFY2(view.loadModel(path, &error), qPrintable(error));
         QCOMPARE(view.modelCount(), 2);
     }
+
+    // Train short / test long on a tiny model, then attention on text with the trained model: probabilities of
+    // every query sum to 1 over the keys it may see, and each row's entropy is -sum p log p of what is shown.
     void trainThenAttention()
     {
         QString text;

@@ -6,6 +6,7 @@
 #include "corpus.h"
 #include "errors.h"
 
+#include <QFile>
 #include <QFileInfo>
 
 #include <cmath>
@@ -48,10 +49,14 @@ void saveSharedModel(const SharedModel &model, const QString &path)
 {
     if (!model.isValid())
         throw InputError("no model to save: train one in the Train tab or load a checkpoint");
-    if (!path.endsWith(QLatin1String(".safetensors"), Qt::CaseInsensitive))
+    if (!path.endsWith(QLatin1String(".safetensors")))
         throw InputError("checkpoint " + path.toStdString() + ": the file name must end in .safetensors");
-    std::lock_guard<std::mutex> lock(*model.mutex);
-    saveCheckpoint(*model.model, model.info, path.toStdString());
+    // Never wait here: the caller is the GUI thread, and an entropy curve holds the lock for all of its lengths.
+    std::unique_lock<std::mutex> lock(*model.mutex, std::try_to_lock);
+    if (!lock.owns_lock())
+        throw InputError("the model is busy with a computation (attention or an entropy curve); save again when it "
+                         "finishes");
+    saveCheckpoint(*model.model, model.info, QFile::encodeName(path).toStdString());
 }
 
 // ---- Attention ----------------------------------------------------------------------------------------------

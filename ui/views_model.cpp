@@ -123,11 +123,12 @@ AttentionView::AttentionView(QWidget *parent)
                                       .arg(QString::fromStdString(c.scheme))
                                       .arg(c.layers)
                                       .arg(m_models[i].info.step);
-        QString path = QFileDialog::getSaveFileName(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
-        if (path.isEmpty())
+        QFileDialog dialog(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
+        dialog.setAcceptMode(QFileDialog::AcceptSave);
+        dialog.setDefaultSuffix(QStringLiteral("safetensors"));
+        if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
             return;
-        if (QFileInfo(path).suffix().isEmpty())
-            path += QStringLiteral(".safetensors");
+        const QString path = dialog.selectedFiles().constFirst();
         QString error;
         Q_EMIT statusMessage(saveModel(i, path, &error) ? tr("Saved %1 to %2").arg(m_models[i].name, path) : error);
     });
@@ -171,6 +172,8 @@ void AttentionView::addModel(const SharedModel &model)
 bool AttentionView::saveModel(int index, const QString &path, QString *error)
 {
     try {
+        if (modelCount() == 0)
+            throw InputError("no model to save: train one in the Train tab or load a checkpoint");
         if (index < 0 || index >= modelCount())
             throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
                              std::to_string(modelCount()));
