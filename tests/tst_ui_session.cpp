@@ -7,9 +7,12 @@
 #include "views.h"
 
 #include "errors.h"
+#include "model.h"
+#include "model_compute.h"
 #include "test_main.h"
 
 #include <QAbstractSpinBox>
+#include <QStatusBar>
 #include <QFile>
 #include <QLabel>
 #include <QMimeData>
@@ -229,6 +232,11 @@ private Q_SLOTS:
         QTest::newRow("dot odd dim") << QByteArray(head + R"("views": {"dot": {"curves": [[7, 100]]}}})") << "dim = 7";
         QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})") << "views.entropy.qk";
         QTest::newRow("colormap") << QByteArray(head + R"("panel": {"colormap": "jet"}})") << "colormap = 'jet'";
+        QTest::newRow("checkpoints not a list")
+            << QByteArray(head + R"("views": {"attention": {"checkpoints": "a.safetensors"}}})")
+            << "views.attention.checkpoints must be a list of strings";
+        QTest::newRow("checkpoint not a string")
+            << QByteArray(head + R"("views": {"attention": {"checkpoints": [3]}}})") << "views.attention.checkpoints holds a non-string 3";
     }
     void badSessions()
     {
@@ -244,6 +252,71 @@ private Q_SLOTS:
         QVERIFY2(error.contains(message), qPrintable(error));
         QVERIFY(!error.contains(QLatin1Char('\n')));
         QCOMPARE(window.sessionState().dump(), before.dump());
+    }
+
+    // Checkpoints by path: a saved model comes back with the session; a missing or corrupt file is reported in the
+    // status bar and the rest of the session applies.
+    void checkpointsInSession_data()
+    {
+        QTest::addColumn<QString>("checkpoint"); // how the file is when the session opens: saved, missing, corrupt
+        QTest::addColumn<int>("models");         // in the attention view afterwards
+        QTest::newRow("saved model comes back") << "saved" << 1;
+        QTest::newRow("missing file reported") << "missing" << 0;
+        QTest::newRow("corrupt file reported") << "corrupt" << 0;
+    }
+    void checkpointsInSession()
+    {
+        QFETCH(QString, checkpoint);
+        QFETCH(int, models);
+        ModelConfig config;
+        config.scheme = "t5";
+        config.layers = 2;
+        config.dModel = 16;
+        config.heads = 2;
+        config.dFf = 32;
+        config.context = 16;
+        const QString file = QFileInfo(m_dir.filePath(checkpoint + QStringLiteral(".safetensors"))).absoluteFilePath();
+        const QString sessionPath = m_dir.filePath(QStringLiteral("models-%1.json").arg(checkpoint));
+        QString error;
+        {
+            MainWindow window;
+            auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+            attention->addModel(makeSharedModel(QStringLiteral("t5 (made here)"), std::make_unique<Model>(config), {}));
+            attention->setText(QStringLiteral("text of the session"));
+            attention->setLayer(1);
+            QVERIFY2(window.saveSession(sessionPath, &error), qPrintable(error));
+            QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("1 model(s) trained here are not in it")));
+            QCOMPARE(window.sessionState()["views"]["attention"]["checkpoints"].size(), size_t(0));
+            QVERIFY2(attention->saveModel(0, file, &error), qPrintable(error));
+            QCOMPARE(attention->unsavedModelCount(), 0);
+            window.statusBar()->clearMessage();
+            QVERIFY2(window.saveSession(sessionPath, &error), qPrintable(error));
+            QCOMPARE(window.statusBar()->currentMessage(), QString());
+            const nlohmann::json state = window.sessionState()["views"]["attention"];
+            QCOMPARE(state["checkpoints"], nlohmann::json::array({file.toStdString()}));
+            QCOMPARE(state["model"].get<std::string>(), file.toStdString());
+        }
+        if (checkpoint == QLatin1String("missing"))
+            QVERIFY(QFile::remove(file));
+        if (checkpoint == QLatin1String("corrupt"))
+            writeFile(m_dir, QFileInfo(file).fileName(), "not a checkpoint");
+
+        MainWindow window;
+        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        QVERIFY2(window.openSession(sessionPath, &error), qPrintable(error));
+        QCOMPARE(attention->modelCount(), models);
+        const nlohmann::json state = attention->saveState();
+        QCOMPARE(state["text"].get<std::string>(), std::string("text of the session")); // the rest applies
+        if (models == 0) {
+            const QString status = window.statusBar()->currentMessage();
+            QVERIFY2(status.contains(QFileInfo(file).fileName()), qPrintable(status));
+            return;
+        }
+        QCOMPARE(state["model"].get<std::string>(), file.toStdString());
+        QCOMPARE(state["layer"].get<int>(), 1);
+        // Opening the session again does not load the checkpoint twice.
+        QVERIFY2(window.openSession(sessionPath, &error), qPrintable(error));
+        QCOMPARE(attention->modelCount(), 1);
     }
 
     void missingFile()

@@ -357,12 +357,15 @@ void MainWindow::applySession(const nlohmann::json &session)
             v->restoreState(sessionObject(views, id.c_str(), "views"));
         }
         const std::string corpus = sessionString(session, "corpus", "", "session");
+        // Missing or broken files (corpus, checkpoints) are reported, not fatal: the rest of the session applies.
+        QStringList problems = static_cast<AttentionView *>(view(QStringLiteral("attention")))->loadSessionCheckpoints();
         if (!corpus.empty()) {
             QString error;
-            // A missing corpus is reported, not fatal: the rest of the session still applies.
             if (!setCorpus(QString::fromStdString(corpus), &error))
-                statusBar()->showMessage(error, 8000);
+                problems << error;
         }
+        if (!problems.isEmpty())
+            statusBar()->showMessage(problems.join(QStringLiteral("; ")), 8000);
         showView(QString::fromStdString(tab));
         if (dark != m_dark)
             setDark(dark);
@@ -382,7 +385,12 @@ bool MainWindow::openSession(const QString &path, QString *error)
 
 bool MainWindow::saveSession(const QString &path, QString *error)
 {
-    return sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
+    const bool saved = sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
+    const int unsaved = static_cast<AttentionView *>(view(QStringLiteral("attention")))->unsavedModelCount();
+    if (saved && unsaved > 0)
+        statusBar()->showMessage(tr("Session saved. %n model(s) trained here are not in it: save them with Save model… "
+                                    "in Attention on text, then save the session again.", nullptr, unsaved), 12000);
+    return saved;
 }
 
 bool MainWindow::sessionFileAction(const QString &path, QString *error, const std::function<void()> &io)

@@ -42,7 +42,9 @@ SharedModel loadSharedModel(const QString &path)
     const QString name = QStringLiteral("%1 (%2, step %3)")
                              .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
                              .arg(loaded.info.step);
-    return makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
+    SharedModel shared = makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
+    shared.file = QFileInfo(path).absoluteFilePath();
+    return shared;
 }
 
 void saveSharedModel(const SharedModel &model, const QString &path)

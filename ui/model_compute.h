@@ -24,6 +24,7 @@ struct SharedModel
     std::shared_ptr<std::mutex> mutex;
     std::vector<uint8_t> sampleText; // held-out text for q/k (entropy) when none is given
     CheckpointInfo info;             // steps, last training loss, corpus and training settings, kept on save
+    QString file;                    // absolute path of the checkpoint it came from or was saved to; empty: memory only
     bool isValid() const { return model != nullptr; }
 };
 SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,

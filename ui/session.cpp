@@ -126,19 +126,27 @@ nlohmann::json sessionObject(const nlohmann::json &object, const char *key, cons
 }
 
 
-QStringList sessionSchemeNames(const nlohmann::json &object, const char *key, const std::string &where)
+QStringList sessionStringList(const nlohmann::json &object, const char *key, const std::string &where)
 {
-    QStringList names;
+    QStringList strings;
     if (!object.is_object() || !object.contains(key))
-        return names;
+        return strings;
     const nlohmann::json &list = object.at(key);
     if (!list.is_array())
-        throw InputError(field(where, key) + " must be a list of scheme names");
+        throw InputError(field(where, key) + " must be a list of strings");
     for (const nlohmann::json &s : list) {
         if (!s.is_string())
             throw InputError(field(where, key) + " holds a non-string " + s.dump());
-        names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
+        strings << QString::fromStdString(s.get<std::string>());
     }
+    return strings;
+}
+
+QStringList sessionSchemeNames(const nlohmann::json &object, const char *key, const std::string &where)
+{
+    QStringList names;
+    for (const QString &name : sessionStringList(object, key, where))
+        names << QString::fromStdString(schemeByName(name.toStdString()).name);
     return names;
 }
 

@@ -30,6 +30,8 @@ std::string sessionString(const nlohmann::json &object, const char *key, const s
                           const std::string &where);
 // A sub-object (empty when missing); throws when present but not an object.
 nlohmann::json sessionObject(const nlohmann::json &object, const char *key, const std::string &where);
+// A list of strings under `key` (missing: empty); throws when present but not a list of strings.
+QStringList sessionStringList(const nlohmann::json &object, const char *key, const std::string &where);
 // A list of scheme names under `key` (missing: empty), each checked against the catalogue.
 QStringList sessionSchemeNames(const nlohmann::json &object, const char *key, const std::string &where);
 

@@ -298,6 +298,11 @@ public:
     bool loadModel(const QString &path, QString *error = nullptr);
     // Writes model `index` (0-based, as listed) as a .safetensors checkpoint; false with `error` set on failure.
     bool saveModel(int index, const QString &path, QString *error = nullptr);
+    // Models that exist only in memory (trained here, never saved): a session cannot bring them back.
+    int unsavedModelCount() const;
+    // Loads the checkpoints the last restoreState() named (those not loaded yet) and selects its current model.
+    // Run once the whole session is accepted; returns one message per file that failed (missing, corrupt).
+    QStringList loadSessionCheckpoints();
     void setText(const QString &text);
     void setLayer(int layer); // 0-based
     void setRepeatTo(int length);
@@ -310,7 +315,10 @@ protected:
 
 private:
     std::vector<uint8_t> tokens() const;
+    int modelIndexForFile(const QString &file) const; // -1 when no model came from or went to `file`
     std::vector<SharedModel> m_models;
+    QStringList m_sessionCheckpoints; // named by the last restoreState(), loaded by loadSessionCheckpoints()
+    QString m_sessionModel;
     QComboBox *m_modelChoice = nullptr;
     QPushButton *m_save = nullptr;
     QPlainTextEdit *m_text = nullptr;

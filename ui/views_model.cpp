@@ -23,6 +23,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <utility>
+
 namespace plab::ui {
 
 namespace {
@@ -178,6 +181,7 @@ bool AttentionView::saveModel(int index, const QString &path, QString *error)
             throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
                              std::to_string(modelCount()));
         saveSharedModel(m_models[index], path);
+        m_models[index].file = QFileInfo(path).absoluteFilePath(); // a session now brings it back from there
         return true;
     } catch (const std::exception &e) {
         if (error)
@@ -274,7 +278,21 @@ void AttentionView::writeData(std::ostream &out, DataFormat format) const
 
 nlohmann::json AttentionView::saveState() const
 {
-    return {{"text", m_text->toPlainText().toStdString()}, {"layer", m_layer->value() - 1}, {"repeat_to", m_repeat->value()}};
+    nlohmann::json state{{"text", m_text->toPlainText().toStdString()}, {"layer", m_layer->value() - 1},
+                         {"repeat_to", m_repeat->value()}};
+    // Checkpoints by path: the models that have a file come back with the session.
+    QStringList files;
+    for (const SharedModel &m : m_models)
+        if (!m.file.isEmpty() && !files.contains(m.file))
+            files << m.file;
+    nlohmann::json list = nlohmann::json::array();
+    for (const QString &f : files)
+        list.push_back(f.toStdString());
+    state["checkpoints"] = list;
+    const int i = m_modelChoice->currentIndex();
+    if (i >= 0 && i < modelCount() && !m_models[i].file.isEmpty())
+        state["model"] = m_models[i].file.toStdString();
+    return state;
 }
 
 void AttentionView::restoreState(const nlohmann::json &state)
@@ -283,10 +301,45 @@ void AttentionView::restoreState(const nlohmann::json &state)
     const std::string text = sessionString(state, "text", kDefaultText, where);
     const int layer = sessionInt(state, "layer", 0, 0, 1023, where);
     const int repeat = sessionInt(state, "repeat_to", 0, 0, 2048, where);
+    const QStringList checkpoints = sessionStringList(state, "checkpoints", where);
+    const std::string model = sessionString(state, "model", "", where);
     setText(QString::fromStdString(text));
     m_layer->setMaximum(std::max(m_layer->maximum(), layer + 1));
     setLayer(layer);
     setRepeatTo(repeat);
+    // Loading waits until the whole session is accepted: a session refused later must leave no model behind.
+    m_sessionCheckpoints = checkpoints;
+    m_sessionModel = QString::fromStdString(model);
+}
+
+int AttentionView::modelIndexForFile(const QString &file) const
+{
+    const QString absolute = QFileInfo(file).absoluteFilePath();
+    for (int i = 0; i < modelCount(); ++i)
+        if (m_models[i].file == absolute)
+            return i;
+    return -1;
+}
+
+int AttentionView::unsavedModelCount() const
+{
+    return static_cast<int>(std::count_if(m_models.begin(), m_models.end(), [](const SharedModel &m) { return m.file.isEmpty(); }));
+}
+
+QStringList AttentionView::loadSessionCheckpoints()
+{
+    QStringList failures;
+    const int layer = m_layer->value(); // choosing a model resets the layer's range; keep the session's layer
+    for (const QString &file : std::exchange(m_sessionCheckpoints, {})) {
+        QString error;
+        if (modelIndexForFile(file) < 0 && !loadModel(file, &error))
+            failures << error;
+    }
+    const QString current = std::exchange(m_sessionModel, {});
+    if (const int i = current.isEmpty() ? -1 : modelIndexForFile(current); i >= 0)
+        m_modelChoice->setCurrentIndex(i);
+    m_layer->setValue(layer);
+    return failures;
 }
 
 void AttentionView::cancelJob()
