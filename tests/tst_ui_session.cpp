@@ -13,6 +13,7 @@
 
 #include <QAbstractSpinBox>
 #include <QStatusBar>
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QMimeData>
@@ -317,6 +318,69 @@ private Q_SLOTS:
         // Opening the session again does not load the checkpoint twice.
         QVERIFY2(window.openSession(sessionPath, &error), qPrintable(error));
         QCOMPARE(attention->modelCount(), 1);
+    }
+
+    // Two checkpoints, the chosen one first: the session's choice and its layer survive the later load of the
+    // other (which selects itself and narrows the layer range); relative names come from the session's folder.
+    void sessionChoosesAmongCheckpoints_data()
+    {
+        QTest::addColumn<bool>("relative"); // the session names the files relative to itself, as written by hand
+        QTest::newRow("absolute paths, as saved") << false;
+        QTest::newRow("relative names") << true;
+    }
+    void sessionChoosesAmongCheckpoints()
+    {
+        QFETCH(bool, relative);
+        QTemporaryDir folder(m_dir.filePath(QStringLiteral("choice-XXXXXX")));
+        QVERIFY(folder.isValid());
+        QString error;
+        QStringList files;
+        {
+            AttentionView view;
+            for (int layers : {2, 1}) {
+                ModelConfig config;
+                config.scheme = "alibi";
+                config.layers = layers;
+                config.dModel = 16;
+                config.heads = 2;
+                config.dFf = 32;
+                config.context = 16;
+                view.addModel(makeSharedModel(QStringLiteral("alibi %1").arg(layers), std::make_unique<Model>(config), {}));
+                files << folder.filePath(QStringLiteral("layers%1.safetensors").arg(layers));
+                QVERIFY2(view.saveModel(view.modelCount() - 1, files.back(), &error), qPrintable(error));
+            }
+        }
+        const QStringList names = relative ? QStringList{QStringLiteral("layers2.safetensors"), QStringLiteral("layers1.safetensors")}
+                                           : files;
+        nlohmann::json attention{{"checkpoints", {names[0].toStdString(), names[1].toStdString()}},
+                                 {"model", names[0].toStdString()}, {"layer", 1}, {"text", "abc"}};
+        nlohmann::json session{{"format", "positionlab-session"}, {"version", 1}, {"views", {{"attention", attention}}}};
+        const QString path = writeFile(folder, QStringLiteral("s.json"), QByteArray::fromStdString(session.dump()));
+        const QString cwd = QDir::currentPath();
+        QVERIFY(QDir::setCurrent(QDir::tempPath())); // not the session's folder
+        MainWindow window;
+        const bool opened = window.openSession(path, &error);
+        QDir::setCurrent(cwd);
+        QVERIFY2(opened, qPrintable(error));
+        auto *view = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        QCOMPARE(view->modelCount(), 2);
+        const nlohmann::json state = view->saveState();
+        QCOMPARE(state["model"].get<std::string>(), QFileInfo(files[0]).absoluteFilePath().toStdString());
+        QCOMPARE(state["layer"].get<int>(), 1);
+        QCOMPARE(window.statusBar()->currentMessage(), QString());
+
+        // A session refused after the attention view's part loads nothing.
+        session["views"]["train"] = {{"steps", "many"}};
+        const QString bad = writeFile(folder, QStringLiteral("bad.json"), QByteArray::fromStdString(session.dump()));
+        MainWindow other;
+        QVERIFY(!other.openSession(bad, &error));
+        QCOMPARE(static_cast<AttentionView *>(other.view(QStringLiteral("attention")))->modelCount(), 0);
+
+        // Saving another model over a checkpoint: the model that came from it is memory-only again.
+        QCOMPARE(view->unsavedModelCount(), 0);
+        QVERIFY2(view->saveModel(1, files[0], &error), qPrintable(error));
+        QCOMPARE(view->unsavedModelCount(), 1);
+        QCOMPARE(view->saveState()["checkpoints"], nlohmann::json::array({QFileInfo(files[0]).absoluteFilePath().toStdString()}));
     }
 
     void missingFile()

@@ -342,7 +342,7 @@ nlohmann::json MainWindow::sessionState() const
     return s;
 }
 
-void MainWindow::applySession(const nlohmann::json &session)
+void MainWindow::applySession(const nlohmann::json &session, const QString &folder)
 {
     const nlohmann::json before = sessionState();
     try {
@@ -358,7 +358,7 @@ void MainWindow::applySession(const nlohmann::json &session)
         }
         const std::string corpus = sessionString(session, "corpus", "", "session");
         // Missing or broken files (corpus, checkpoints) are reported, not fatal: the rest of the session applies.
-        QStringList problems = static_cast<AttentionView *>(view(QStringLiteral("attention")))->loadSessionCheckpoints();
+        QStringList problems = static_cast<AttentionView *>(view(QStringLiteral("attention")))->loadSessionCheckpoints(folder);
         if (!corpus.empty()) {
             QString error;
             if (!setCorpus(QString::fromStdString(corpus), &error))
@@ -380,7 +380,7 @@ void MainWindow::applySession(const nlohmann::json &session)
 
 bool MainWindow::openSession(const QString &path, QString *error)
 {
-    return sessionFileAction(path, error, [&] { applySession(readSessionFile(path)); });
+    return sessionFileAction(path, error, [&] { applySession(readSessionFile(path), QFileInfo(path).absolutePath()); });
 }
 
 bool MainWindow::saveSession(const QString &path, QString *error)

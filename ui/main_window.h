@@ -40,7 +40,8 @@ public:
 
     // The whole session as JSON, and applying one: all or nothing (a bad file leaves the window as it was).
     nlohmann::json sessionState() const;
-    void applySession(const nlohmann::json &session); // throws InputError
+    // Relative file names in it (checkpoints) are taken from `folder`, the session file's own.
+    void applySession(const nlohmann::json &session, const QString &folder = QString()); // throws InputError
     bool openSession(const QString &path, QString *error = nullptr);
     bool saveSession(const QString &path, QString *error = nullptr);
     QStringList recentSessions() const;

@@ -300,9 +300,10 @@ public:
     bool saveModel(int index, const QString &path, QString *error = nullptr);
     // Models that exist only in memory (trained here, never saved): a session cannot bring them back.
     int unsavedModelCount() const;
-    // Loads the checkpoints the last restoreState() named (those not loaded yet) and selects its current model.
-    // Run once the whole session is accepted; returns one message per file that failed (missing, corrupt).
-    QStringList loadSessionCheckpoints();
+    // Loads the checkpoints the last restoreState() named (those not loaded yet; relative names from `folder`) and
+    // selects its current model. Run once the whole session is accepted; returns one message per problem (a file
+    // missing or corrupt, a chosen model that did not come back).
+    QStringList loadSessionCheckpoints(const QString &folder = QString());
     void setText(const QString &text);
     void setLayer(int layer); // 0-based
     void setRepeatTo(int length);

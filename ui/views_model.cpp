@@ -9,6 +9,7 @@
 #include "matrix_output.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -181,7 +182,12 @@ bool AttentionView::saveModel(int index, const QString &path, QString *error)
             throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
                              std::to_string(modelCount()));
         saveSharedModel(m_models[index], path);
-        m_models[index].file = QFileInfo(path).absoluteFilePath(); // a session now brings it back from there
+        // A session now brings it back from there; a model that came from the overwritten file no longer can.
+        const QString file = QFileInfo(path).absoluteFilePath();
+        for (SharedModel &m : m_models)
+            if (m.file == file)
+                m.file.clear();
+        m_models[index].file = file;
         return true;
     } catch (const std::exception &e) {
         if (error)
@@ -326,20 +332,26 @@ int AttentionView::unsavedModelCount() const
     return static_cast<int>(std::count_if(m_models.begin(), m_models.end(), [](const SharedModel &m) { return m.file.isEmpty(); }));
 }
 
-QStringList AttentionView::loadSessionCheckpoints()
+QStringList AttentionView::loadSessionCheckpoints(const QString &folder)
 {
-    QStringList failures;
+    QStringList problems;
+    const QDir base(folder.isEmpty() ? QDir::currentPath() : folder);
     const int layer = m_layer->value(); // choosing a model resets the layer's range; keep the session's layer
-    for (const QString &file : std::exchange(m_sessionCheckpoints, {})) {
+    for (const QString &name : std::exchange(m_sessionCheckpoints, {})) {
+        const QString file = base.absoluteFilePath(name);
         QString error;
         if (modelIndexForFile(file) < 0 && !loadModel(file, &error))
-            failures << error;
+            problems << error;
     }
-    const QString current = std::exchange(m_sessionModel, {});
-    if (const int i = current.isEmpty() ? -1 : modelIndexForFile(current); i >= 0)
-        m_modelChoice->setCurrentIndex(i);
+    if (const QString current = std::exchange(m_sessionModel, {}); !current.isEmpty()) {
+        const QString file = base.absoluteFilePath(current);
+        if (const int i = modelIndexForFile(file); i >= 0)
+            m_modelChoice->setCurrentIndex(i);
+        else if (std::none_of(problems.begin(), problems.end(), [&](const QString &p) { return p.contains(file); }))
+            problems << tr("views.attention.model: %1 is not among the session's checkpoints").arg(current);
+    }
     m_layer->setValue(layer);
-    return failures;
+    return problems;
 }
 
 void AttentionView::cancelJob()
