@@ -9,6 +9,7 @@
 #include "views.h"
 
 #include "errors.h"
+#include "model_configs.h"
 #include "position_bias.h"
 #include "test_main.h"
 
@@ -126,6 +127,19 @@ void checkPdf(const QString &path)
     const QByteArray bytes = readAll(path);
     QVERIFY(bytes.startsWith("%PDF-1."));
     QVERIFY(bytes.trimmed().endsWith("%%EOF"));
+}
+
+// The compare view with ALiBi and local (window 16) at N = 32, head 2, and their difference A − B, or B − A when
+// swapped: shown and painted.
+bool showAlibiLocalDifference(CompareView &view, bool swap)
+{
+    view.resize(1300, 560);
+    view.show();
+    if (!QTest::qWaitForWindowExposed(&view))
+        return false;
+    view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local")});
+    view.setDifference(true, swap ? 1 : 0, swap ? 0 : 1);
+    return showAndWait(view, panelFor("alibi", 32, 1));
 }
 
 } // namespace
@@ -416,12 +430,7 @@ private Q_SLOTS:
         QFETCH(double, zoom);
         QFETCH(bool, dark);
         CompareView view;
-        view.resize(1300, 560);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local")});
-        view.setDifference(true, 0, 1);
-        QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
+        QVERIFY(showAlibiLocalDifference(view, false));
         ImageOptions options;
         options.size = QSize(1400, 560);
         options.dark = dark;
@@ -472,12 +481,7 @@ private Q_SLOTS:
         QFETCH(bool, dark);
         QFETCH(bool, swap);
         CompareView view;
-        view.resize(1300, 560);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local")});
-        view.setDifference(true, swap ? 1 : 0, swap ? 0 : 1);
-        QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
+        QVERIFY(showAlibiLocalDifference(view, swap));
         const CompareResult &r = view.result();
         QVERIFY(r.difference);
         QCOMPARE(r.differenceA, swap ? 1 : 0);
@@ -640,13 +644,7 @@ private Q_SLOTS:
     {
         QFETCH(int, layers);
         QFETCH(int, layer);
-        ModelConfig config;
-        config.scheme = "alibi";
-        config.layers = layers;
-        config.dModel = 32;
-        config.heads = 4;
-        config.dFf = 64;
-        config.context = 32;
+        const ModelConfig config = smallModelConfig("alibi", layers, 32, 4, 64, 32);
         std::vector<uint8_t> text(200);
         for (size_t i = 0; i < text.size(); ++i)
             text[i] = static_cast<uint8_t>("the quick brown fox "[i % 20]);
@@ -800,13 +798,7 @@ private Q_SLOTS:
         QFETCH(bool, busy);
         QFETCH(QString, file);
         QFETCH(QString, refusal);
-        ModelConfig config;
-        config.scheme = "kerple-log"; // trainable bias parameters must survive too
-        config.layers = 2;
-        config.dModel = 16;
-        config.heads = 2;
-        config.dFf = 32;
-        config.context = 16;
+        const ModelConfig config = smallModelConfig("kerple-log", 2); // trainable bias parameters must survive too
         CheckpointInfo info;
         info.step = 7;
         info.trainLoss = 2.5;

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "model.h"
 #include "model_compute.h"
+#include "model_configs.h"
 #include "test_main.h"
 
 #include <QAbstractSpinBox>
@@ -269,13 +270,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, checkpoint);
         QFETCH(int, models);
-        ModelConfig config;
-        config.scheme = "t5";
-        config.layers = 2;
-        config.dModel = 16;
-        config.heads = 2;
-        config.dFf = 32;
-        config.context = 16;
+        const ModelConfig config = smallModelConfig("t5", 2);
         const QString file = QFileInfo(m_dir.filePath(checkpoint + QStringLiteral(".safetensors"))).absoluteFilePath();
         const QString sessionPath = m_dir.filePath(QStringLiteral("models-%1.json").arg(checkpoint));
         QString error;
@@ -338,14 +333,8 @@ private Q_SLOTS:
         {
             AttentionView view;
             for (int layers : {2, 1}) {
-                ModelConfig config;
-                config.scheme = "alibi";
-                config.layers = layers;
-                config.dModel = 16;
-                config.heads = 2;
-                config.dFf = 32;
-                config.context = 16;
-                view.addModel(makeSharedModel(QStringLiteral("alibi %1").arg(layers), std::make_unique<Model>(config), {}));
+                view.addModel(makeSharedModel(QStringLiteral("alibi %1").arg(layers),
+                                              std::make_unique<Model>(smallModelConfig("alibi", layers)), {}));
                 files << folder.filePath(QStringLiteral("layers%1.safetensors").arg(layers));
                 QVERIFY2(view.saveModel(view.modelCount() - 1, files.back(), &error), qPrintable(error));
             }

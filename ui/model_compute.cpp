@@ -50,7 +50,7 @@ SharedModel loadSharedModel(const QString &path)
 void saveSharedModel(const SharedModel &model, const QString &path)
 {
     if (!model.isValid())
-        throw InputError("no model to save: train one in the Train tab or load a checkpoint");
+        throw InputError(std::string("no model to save: ") + kNoModelHint);
     if (!path.endsWith(QLatin1String(".safetensors")))
         throw InputError("checkpoint " + path.toStdString() + ": the file name must end in .safetensors");
     // Never wait here: the caller is the GUI thread, and an entropy curve holds the lock for all of its lengths.
@@ -69,7 +69,7 @@ AttentionResult computeAttention(const AttentionRequest &request, const JobContr
     result.request = request;
     try {
         if (!request.model.isValid())
-            throw InputError("no model: train one in the Train tab or load a checkpoint");
+            throw InputError(std::string("no model: ") + kNoModelHint);
         if (request.tokens.empty())
             throw InputError("the text is empty");
         const int n = static_cast<int>(request.tokens.size());
@@ -212,7 +212,7 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
     result.request.qk = QkSource::Model;
     try {
         if (!model.isValid())
-            throw InputError("no model: train one in the Train tab or load a checkpoint");
+            throw InputError(std::string("no model: ") + kNoModelHint);
         std::lock_guard<std::mutex> lock(*model.mutex);
         Model &m = *model.model;
         result.request.lengths.clear(); // EntropyRequest starts with the default lengths

@@ -27,6 +27,8 @@ struct SharedModel
     QString file;                    // absolute path of the checkpoint it came from or was saved to; empty: memory only
     bool isValid() const { return model != nullptr; }
 };
+// What every refusal for want of a model tells the user to do.
+inline constexpr const char *kNoModelHint = "train one in the Train tab or load a checkpoint";
 SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.

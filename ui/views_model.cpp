@@ -176,12 +176,11 @@ void AttentionView::addModel(const SharedModel &model)
 bool AttentionView::saveModel(int index, const QString &path, QString *error)
 {
     try {
-        if (modelCount() == 0)
-            throw InputError("no model to save: train one in the Train tab or load a checkpoint");
-        if (index < 0 || index >= modelCount())
+        if (modelCount() > 0 && (index < 0 || index >= modelCount()))
             throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
                              std::to_string(modelCount()));
-        saveSharedModel(m_models[index], path);
+        // With no model at all, saveSharedModel refuses the empty one by itself.
+        saveSharedModel(modelCount() > 0 ? m_models[index] : SharedModel{}, path);
         // A session now brings it back from there; a model that came from the overwritten file no longer can.
         const QString file = QFileInfo(path).absoluteFilePath();
         for (SharedModel &m : m_models)
