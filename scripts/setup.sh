@@ -7,8 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-run}
+# Qt6Charts' CMake package needs Qt6OpenGL's (libqt6opengl6-dev), which --no-install-recommends does not pull in;
+# qt6-tools-dev and qt6-l10n-tools give Qt6LinguistTools (lupdate/lrelease for the Chinese translation); fonts-noto-cjk
+# draws Chinese text instead of boxes.
 packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev
-          libgl1-mesa-dev libeigen3-dev nlohmann-json3-dev fortunes fortunes-min xvfb xauth)
+          libqt6opengl6-dev libgl1-mesa-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libeigen3-dev
+          nlohmann-json3-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth)
 
 install_missing() {
     local missing=()
