@@ -170,46 +170,55 @@ void validateTrainConfig(const TrainConfig& c)
     real("grad-clip", c.gradClip, 0, 1e6);
 }
 
+const std::vector<Preset>& presets()
+{
+    // One row per preset; every training entry point (CLI train, the GUI's Train tab, lessons) reads this table.
+    static const std::vector<Preset> table = {
+        // name, summary, layers, d_model, heads, d_ff, context, batch, steps, lr, min lr, warmup, eval bytes
+        {"demo", "Figure 1 of the ALiBi paper in about 20 s a scheme: 2 layers, d_model 128, 8 heads, context 64",
+         2, 128, 8, 512, 64, 16, 600, 2e-3, 2e-4, 60, 16384},
+        {"tiny", "seconds: 1 layer, d_model 64, 4 heads, context 32 (too small to show extrapolation)",
+         1, 64, 4, 256, 32, 8, 1500, 2e-3, 2e-4, 100, 16384},
+        {"quick", "minutes: 2 layers, d_model 128, 8 heads, context 64", 2, 128, 8, 512, 64, 16, 1500, 2e-3, 2e-4, 100,
+         65536},
+        {"large", "the throughput benchmark: 4 layers, d_model 512, 8 heads, context 256", 4, 512, 8, 2048, 256, 8, 2000,
+         6e-4, 6e-5, 200, 65536},
+    };
+    return table;
+}
+
 std::vector<std::string> presetNames()
 {
-    return {"tiny", "quick", "large"};
+    std::vector<std::string> names;
+    for (const Preset& p : presets())
+        names.push_back(p.name);
+    return names;
+}
+
+const Preset& presetByName(std::string_view name)
+{
+    for (const Preset& p : presets())
+        if (p.name == name)
+            return p;
+    std::string allowed;
+    for (const Preset& p : presets())
+        allowed += (allowed.empty() ? "" : ", ") + p.name;
+    throw InputError("preset '" + std::string(name) + "' is unknown; allowed: " + allowed);
 }
 
 void applyPreset(std::string_view name, ModelConfig& m, TrainConfig& t)
 {
-    if (name == "tiny") { // the GUI's seconds-long demonstration: the quick schedule on a 1-layer model
-        applyPreset("quick", m, t);
-        m.layers = 1;
-        m.dModel = 64;
-        m.heads = 4;
-        m.dFf = 256;
-        m.context = 32;
-        t.batch = 8;
-    } else if (name == "quick") {
-        m.layers = 2;
-        m.dModel = 128;
-        m.heads = 8;
-        m.dFf = 512;
-        m.context = 64;
-        t.batch = 16;
-        t.steps = 1500;
-        t.learningRate = 2e-3;
-        t.minLearningRate = 2e-4;
-        t.warmup = 100;
-    } else if (name == "large") {
-        m.layers = 4;
-        m.dModel = 512;
-        m.heads = 8;
-        m.dFf = 2048;
-        m.context = 256;
-        t.batch = 8;
-        t.steps = 2000;
-        t.learningRate = 6e-4;
-        t.minLearningRate = 6e-5;
-        t.warmup = 200;
-    } else {
-        throw InputError("preset '" + std::string(name) + "' is unknown; allowed: tiny, quick, large");
-    }
+    const Preset& p = presetByName(name);
+    m.layers = p.layers;
+    m.dModel = p.dModel;
+    m.heads = p.heads;
+    m.dFf = p.dFf;
+    m.context = p.context;
+    t.batch = p.batch;
+    t.steps = p.steps;
+    t.learningRate = p.learningRate;
+    t.minLearningRate = p.minLearningRate;
+    t.warmup = p.warmup;
 }
 
 // ---------------------------------------------------------------- the model

@@ -73,10 +73,23 @@ struct TrainConfig {
 };
 void validateTrainConfig(const TrainConfig& config);
 
-// Named presets: "tiny" (1 layer, d_model 64, 4 heads, context 32: the GUI's fast demonstration), "quick" (2 layers, d_model 128, 8 heads, context 64; trains in minutes on 2 cores) and
-// "large" (4 layers, d_model 512, 8 heads, context 256; the throughput benchmark).
+// A named starting point for a training run: the model's size and the optimisation schedule, plus how many held-out
+// bytes a quick evaluation scores per length. "demo" is the Train tab's default (Figure 1 in about 90 s for four
+// schemes on 2 cores), "tiny" a seconds-long run, "quick" the CLI's default, "large" the throughput benchmark.
+struct Preset {
+    std::string name;
+    std::string summary;
+    int layers, dModel, heads, dFf, context;
+    int batch, steps;
+    double learningRate, minLearningRate;
+    int warmup;
+    size_t evalBytes; // held-out bytes scored per evaluation length by the Train tab and lessons
+};
+const std::vector<Preset>& presets();
 std::vector<std::string> presetNames();
-void applyPreset(std::string_view name, ModelConfig& model, TrainConfig& train); // InputError on an unknown name
+const Preset& presetByName(std::string_view name); // InputError naming the allowed presets
+// Sets the preset's sizes in `model` and its schedule in `train`; other fields are left as they are.
+void applyPreset(std::string_view name, ModelConfig& model, TrainConfig& train);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {
