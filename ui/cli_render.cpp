@@ -8,11 +8,18 @@
 #include "model_compute.h"
 #include "views.h"
 
+#include "atomic_file.h"
 #include "bias_views.h"
 #include "cli.h"
 #include "errors.h"
+#include "lessons.h"
 
 #include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <QThread>
+#include <QtConcurrent>
 
 #include <cstdlib>
 #include <mutex>
@@ -260,6 +267,200 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
          heatmap.figure().title);
 }
 
+// Trains `request` on a worker, printing each scheme's progress on stderr; returns every snapshot of the run.
+std::vector<TrainSnapshot> trainWithProgress(const TrainRequest &request, std::ostream &err)
+{
+    QFuture<TrainSnapshot> future =
+        QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); });
+    int shown = 0;
+    auto report = [&] {
+        for (; shown < future.resultCount(); ++shown) {
+            const TrainSnapshot s = future.resultAt(shown);
+            if (!s.error.isEmpty())
+                continue;
+            const std::string &scheme = request.schemes.at(static_cast<size_t>(s.scheme));
+            if (s.trained) {
+                err << "  " << scheme << ": trained and evaluated";
+                for (const EvalPoint &p : s.eval)
+                    err << "  ppl@" << p.length << " " << (p.supported ? QString::number(p.perplexity, 'f', 2).toStdString() : "-");
+                err << '\n';
+            } else if (s.step == request.train.steps || s.step % std::max(1, request.train.steps / 4) == 0) {
+                err << "  " << scheme << ": step " << s.step << " of " << request.train.steps << ", loss "
+                    << QString::number(s.loss, 'f', 3).toStdString() << '\n';
+            }
+        }
+    };
+    while (!future.isFinished()) {
+        report();
+        QThread::msleep(100);
+    }
+    report();
+    const QList<TrainSnapshot> results = future.results();
+    std::vector<TrainSnapshot> all(results.begin(), results.end());
+    for (const TrainSnapshot &s : all)
+        if (!s.error.isEmpty())
+            throw RunError(s.error.toStdString());
+    return all;
+}
+
+// The training request of `render train` and of a lesson's train and attention states.
+TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args)
+{
+    TrainRequest request;
+    request.schemes = schemes;
+    const std::string preset = args.text("preset", "demo");
+    applyPreset(preset, request.model, request.train);
+    request.evalBytes = presetByName(preset).evalBytes;
+    if (args.has("steps")) {
+        request.train.steps = static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000));
+        request.train.warmup = std::min(request.train.warmup, request.train.steps / 5);
+    }
+    if (args.has("corpus"))
+        request.corpusPath = QString::fromStdString(args.text("corpus"));
+    for (const std::string &s : schemes) {
+        ModelConfig mc = request.model;
+        mc.scheme = s;
+        validateModelConfig(mc); // a clear message before minutes of work
+    }
+    return request;
+}
+
+void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path,
+                 std::ostream &err)
+{
+    if (schemes.empty())
+        throw InputError("render train: name at least one scheme, e.g. render train sinusoidal rope alibi local");
+    const TrainRequest request = trainRequestFromArgs(schemes, args);
+    err << "render train: training " << schemes.size() << " scheme(s), preset " << args.text("preset", "demo") << ", "
+        << request.train.steps << " steps each\n";
+    const std::vector<TrainSnapshot> snapshots = trainWithProgress(request, err);
+    std::vector<std::vector<EvalPoint>> evals(schemes.size());
+    for (const TrainSnapshot &s : snapshots)
+        if (s.trained)
+            evals.at(static_cast<size_t>(s.scheme)) = s.eval;
+    const CurveFigure figure = perplexityFigure(request.schemes, evals, request.model.context);
+    save(path, imageOptions(args, {1100, 700}),
+         [&](QPainter &p, const QRectF &r, const PictureStyle &st) { renderCurveFigure(p, r, figure, st); }, figure.title);
+}
+
+void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
+                const std::string &path, std::ostream &err);
+
+// Where a lesson's attention state finds its demo model: trained once with the lesson's preset and kept.
+std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, std::ostream &err)
+{
+    const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
+    const std::string scheme = state.schemes.front();
+    const bool custom = args.has("steps") || args.has("corpus");
+    const QString file = folder + QStringLiteral("/%1-%2.safetensors")
+                                      .arg(QString::fromStdString(state.preset), QString::fromStdString(scheme));
+    if (!custom && QFileInfo::exists(file))
+        return file.toStdString();
+    const TrainRequest request = trainRequestFromArgs({scheme}, args);
+    err << "render lesson: no kept " << state.preset << " model of " << scheme << "; training one (" << request.train.steps
+        << " steps)\n";
+    const std::vector<TrainSnapshot> snapshots = trainWithProgress(request, err);
+    for (const TrainSnapshot &s : snapshots)
+        if (s.trained && s.model.isValid()) {
+            // A run with other steps or another corpus is not the lesson's model: keep it beside the output only.
+            const QString target = custom ? QString::fromStdString(args.text("o")) + QStringLiteral("/model-%1.safetensors")
+                                                                                         .arg(QString::fromStdString(scheme))
+                                           : file;
+            QDir().mkpath(QFileInfo(target).absolutePath());
+            saveSharedModel(s.model, target);
+            return target.toStdString();
+        }
+    throw RunError("render lesson: training the " + scheme + " model gave no model");
+}
+
+std::string shellQuoted(const std::string &word)
+{
+    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+") ==
+                             std::string::npos)
+        return word;
+    std::string q = "'";
+    for (char c : word)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+cli::VerbDef &renderVerbDefinition()
+{
+    static cli::VerbDef verb;
+    return verb;
+}
+
+const cli::VerbDef &renderVerbDef()
+{
+    return renderVerbDefinition();
+}
+
+// `render lesson K -o DIR`: every figure of lesson K as DIR/NN-slug-figI.png with its state (and the equivalent
+// command) in DIR/NN-slug-figI.json.
+void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args, std::ostream &err)
+{
+    if (words.size() != 1)
+        throw InputError("render lesson: expected one lesson number K (see `positionlab-cli lessons`), got " +
+                         std::to_string(words.size()) + " words");
+    const int number = static_cast<int>(parseInteger(words[0], "lesson number K", 0, 9999));
+    const LessonSet set = cli::lessonsFromArgs(args);
+    const Lesson *lesson = nullptr;
+    for (const Lesson &l : set.lessons)
+        if (l.number == number)
+            lesson = &l;
+    if (!lesson) {
+        for (size_t i = 0; i < set.errors.size(); ++i) {
+            const QString base = QFileInfo(QString::fromStdString(set.brokenFiles[i])).fileName();
+            if (base.section(QLatin1Char('-'), 0, 0).toInt() == number)
+                throw InputError(set.errors[i]);
+        }
+        std::string numbers;
+        for (const Lesson &l : set.lessons)
+            numbers += (numbers.empty() ? "" : ", ") + std::to_string(l.number);
+        throw InputError("render lesson: there is no lesson " + std::to_string(number) + "; lessons: " +
+                         (numbers.empty() ? std::string("none") : numbers));
+    }
+    const QString dir = QString::fromStdString(args.text("o"));
+    if (QFileInfo(dir).exists() && !QFileInfo(dir).isDir())
+        throw InputError("render lesson: -o " + dir.toStdString() + " is a file; allowed: a folder (made if missing)");
+    if (!QDir().mkpath(dir))
+        throw InputError("render lesson: cannot make the folder -o " + dir.toStdString());
+    for (size_t i = 0; i < lesson->states.size(); ++i) {
+        const LessonState &state = lesson->states[i];
+        const std::string checkpoint = state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
+        std::vector<std::string> words = lessonRenderArguments(state, checkpoint);
+        const QString stem = QStringLiteral("%1-%2-fig%3")
+                                 .arg(lesson->number, 2, 10, QLatin1Char('0'))
+                                 .arg(QString::fromStdString(lesson->slug))
+                                 .arg(i + 1);
+        const std::string png = (dir + QLatin1Char('/') + stem + QStringLiteral(".png")).toStdString();
+        // The options the lesson run was given (language, picture size, training overrides) carry over.
+        for (const char *option : {"lang", "width", "height", "dpi", "steps", "corpus"})
+            if (args.has(option)) {
+                words.push_back(std::string("--") + option);
+                words.push_back(args.text(option));
+            }
+        if (args.has("dark"))
+            words.push_back("--dark");
+        std::string command = "positionlab-cli render";
+        for (const std::string &w : words)
+            command += " " + shellQuoted(w);
+        command += " -o " + shellQuoted(stem.toStdString() + ".png");
+        words.push_back("-o");
+        words.push_back(png);
+        const ParsedArgs stateArgs = cli::parseArgs(renderVerbDef(), words);
+        err << "render lesson " << number << ": figure " << i + 1 << " of " << lesson->states.size() << " ("
+            << lessonViewName(state.view) << ")\n";
+        renderView(stateArgs.positional.at(0),
+                   std::vector<std::string>(stateArgs.positional.begin() + 1, stateArgs.positional.end()), stateArgs,
+                   png, err);
+        const nlohmann::json sidecar{{"lesson", lesson->number},  {"slug", lesson->slug},     {"title", lesson->title},
+                                     {"language", lesson->language}, {"file", lesson->file}, {"figure", i + 1},
+                                     {"line", state.line},         {"state", state.json},     {"command", command}};
+        writeFileAtomically((dir + QLatin1Char('/') + stem + QStringLiteral(".json")).toStdString(), sidecar.dump(2) + "\n");
+    }
+}
+
 void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
 {
     ensureApplication();
@@ -273,15 +474,9 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
 
-int runRender(const ParsedArgs &args, cli::VerbContext &)
+void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
+                const std::string &path, std::ostream &err)
 {
-    if (!args.has("o"))
-        throw InputError("render: -o FILE.png|svg|pdf is required");
-    const std::string path = args.text("o");
-    imageFormatForPath(QString::fromStdString(path));
-    const std::string view = args.positional.at(0);
-    const std::vector<std::string> schemes(args.positional.begin() + 1, args.positional.end());
-    ensureApplication();
     if (view == "bias") {
         if (schemes.size() != 1)
             throw InputError("render bias: expected one SCHEME, got " + std::to_string(schemes.size()));
@@ -299,10 +494,26 @@ int runRender(const ParsedArgs &args, cli::VerbContext &)
             throw InputError("render attention: takes no scheme (the checkpoint has one)");
         renderAttention(args, path);
     } else if (view == "train") {
-        throw InputError("render train: training runs for minutes; use `positionlab-cli train` and `eval`, or the GUI");
+        renderTrain(schemes, args, path, err);
     } else {
-        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, entropy, attention");
+        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, entropy, attention, train, lesson");
     }
+}
+
+int runRender(const ParsedArgs &args, cli::VerbContext &ctx)
+{
+    if (!args.has("o"))
+        throw InputError("render: -o FILE.png|svg|pdf is required (render lesson: -o DIR)");
+    const std::string path = args.text("o");
+    const std::string view = args.positional.at(0);
+    const std::vector<std::string> words(args.positional.begin() + 1, args.positional.end());
+    if (view != "lesson")
+        imageFormatForPath(QString::fromStdString(path));
+    ensureApplication();
+    if (view == "lesson")
+        renderLesson(words, args, ctx.err);
+    else
+        renderView(view, words, args, path, ctx.err);
     return 0;
 }
 
@@ -343,13 +554,21 @@ void installCliRendering()
             {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (required)"},
         };
         options.insert(options.end(), own.begin(), own.end());
-        cli::registerVerb({"render",
+        const std::vector<OptionDef> lessonOwn = cli::lessonOptions();
+        options.insert(options.end(), lessonOwn.begin(), lessonOwn.end());
+        options.push_back({"preset", OptionKind::Value, "train, lesson: training preset (default demo; see `train --help`)"});
+        options.push_back({"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)"});
+        options.push_back({"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)"});
+        renderVerbDefinition() = {"render",
                            "positionlab-cli render VIEW [SCHEME ...] [view options] -o FILE.png|svg|pdf\n"
                            "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] [--difference] | dot |\n"
                            "        entropy SCHEME ... |\n"
-                           "        attention --checkpoint M.safetensors [--text T]\n"
+                           "        attention --checkpoint M.safetensors [--text T] |\n"
+                           "        train SCHEME ... [--preset demo] [--steps N] |\n"
+                           "        lesson K -o DIR [--lang zh_CN] [--folder DIR]   (every figure of lesson K, PNG + state JSON)\n"
                            "  (--set applies to the first scheme, like the GUI panel's scheme)",
-                           "any GUI view as a picture, headless (the same painters as the GUI)", options, 1, 13, runRender});
+                           "any GUI view as a picture, headless (the same painters as the GUI)", options, 1, 13, runRender};
+        cli::registerVerb(renderVerbDefinition());
     });
 }
 

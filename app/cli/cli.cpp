@@ -29,6 +29,7 @@ void registerBuiltins()
     std::call_once(once, [] {
         registerSchemeVerbs();
         registerModelVerbs();
+        registerLessonVerbs();
         registerAttentionVerbs();
     });
 }

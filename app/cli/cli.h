@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attention.h"
+#include "lessons.h"
 #include "matrix_output.h"
 #include "schemes.h"
 
@@ -98,6 +99,11 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
 void registerSchemeVerbs(); // schemes, bias, dot, entropy
 void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
+void registerLessonVerbs();    // lessons
+
+// --lang and --folder of `lessons` and `render lesson`; the lessons they name (broken files in LessonSet::errors).
+std::vector<OptionDef> lessonOptions();
+LessonSet lessonsFromArgs(const ParsedArgs& args);
 
 // attention's outputs in both modes (verbs_attention.cpp): -o OUT.npy is required, it and --probs must be .npy;
 // checked before any work.

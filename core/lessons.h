@@ -1,0 +1,96 @@
+// Lessons: Markdown pages whose ```json blocks are states of the app (resources/lessons/FORMAT.md), parsed and checked.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plab {
+
+// The views a lesson state can show; names as in `render VIEW` and the session's view ids.
+enum class LessonView { Bias, Compare, Dot, Entropy, Attention, Train };
+const std::vector<std::string>& lessonViewNames(); // "bias", "compare", "dot", "entropy", "attention", "train"
+std::string lessonViewName(LessonView view);
+
+// One ```json block: a figure. Every key is checked and resolved (defaults filled in); `json` keeps it as written.
+struct LessonState {
+    int line = 0; // 1-based line of the block's first JSON line in its file
+    LessonView view = LessonView::Bias;
+    std::string caption;
+    nlohmann::json json;
+
+    std::vector<std::string> schemes;      // bias: one; compare: 2..4; entropy, train: 1+; attention: the model's
+    std::map<std::string, double> params;  // for the first scheme, as NAME=VALUE
+    int heads = 8;
+    int head = 0;                           // 0-based
+    int length = 32;
+    bool bidirectional = false;
+    int context = 0;                        // 0: none
+    bool logn = false;
+    bool buckets = false;
+    bool difference = false;
+    std::vector<std::pair<int, double>> curves{{128, 10000}, {64, 10000}, {128, 500}}; // dot: (dim, base)
+    int maxDistance = 256;
+    bool logX = false;
+    std::vector<int> lengths{16, 32, 64, 128, 256, 512, 1024, 2048};
+    std::string qk = "zero";
+    long long seed = 0;
+    std::string measure = "last";
+    std::string text;                        // attention
+    std::optional<int> layer;                // attention: the last layer when absent
+    int repeatTo = 0;                        // attention: 0 = no repeat
+    std::string preset = "demo";             // train, and the demo model of attention
+
+    std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set
+};
+
+// The page in reading order: prose (Markdown) and the states between it.
+struct LessonSegment {
+    std::string markdown; // empty for a state segment
+    int state = -1;       // index into Lesson::states, or -1 for prose
+};
+
+struct Lesson {
+    std::string file;     // the name it was read under (a path or a file name)
+    int number = 0;       // NN of NN-slug.md
+    std::string slug;
+    std::string language; // "en" or e.g. "zh_CN" (NN-slug.zh_CN.md)
+    std::string title;    // the first line's "# Title"
+    std::vector<LessonSegment> segments;
+    std::vector<LessonState> states;
+};
+
+// A lesson file's name and its text.
+struct LessonSource {
+    std::string name;
+    std::string text;
+};
+
+// Parses and checks one lesson. `name` gives the number, slug and language (NN-slug.md, NN-slug.LANG.md) and starts
+// every message: InputError "NAME:LINE: what is wrong; what is allowed".
+Lesson parseLesson(const LessonSource& source);
+
+// A folder's lessons in one language: per number the LANG twin when there is one, else the English file. Broken
+// files do not stop the others: each is reported in `errors` ("NAME:LINE: ...", sorted by name).
+struct LessonSet {
+    std::vector<Lesson> lessons; // by number
+    std::vector<std::string> errors;
+    std::vector<std::string> brokenFiles; // the names of the files behind `errors`, in the same order
+};
+LessonSet readLessons(const std::vector<LessonSource>& sources, const std::string& language);
+// The *.md files of a folder (not FORMAT.md, README.md or files not named NN-slug[.LANG].md). InputError when the
+// folder cannot be read or holds no lesson file.
+std::vector<LessonSource> lessonSourcesInFolder(const std::string& folder);
+// The lessons that ship with PositionLab (resources/lessons, compiled in).
+const std::vector<LessonSource>& builtinLessonSources();
+// "en" or "zh_CN"; InputError listing them otherwise.
+std::string checkLessonLanguage(const std::string& language);
+
+// The `positionlab-cli render` arguments (after `render`) that draw a state: e.g. {"bias", "alibi", "--length",
+// "32", "--heads", "8", "--head", "0"}. An attention state needs the checkpoint of its model.
+std::vector<std::string> lessonRenderArguments(const LessonState& state, const std::string& checkpoint = {});
+
+} // namespace plab
