@@ -22,7 +22,7 @@ constexpr int kMaxLessonLength = 4096; // bias and compare pictures
 constexpr int kMaxEntropyLength = 65536;
 constexpr int kMaxRepeat = 2048;
 constexpr size_t kMaxLessonBytes = 1 << 20;
-const char* const kEntropyHeadDimName = "the entropy view's head dim";
+const char* const kEntropyHeadDimName = "entropy view's head dim";
 constexpr int kEntropyHeadDim = 64;
 
 std::string shortNumber(double value)

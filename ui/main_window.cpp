@@ -1,6 +1,7 @@
 // Main window wiring: panel -> views, views -> status bar, menus and shortcuts, sessions, export, drag and drop.
 #include "main_window.h"
 
+#include "lessons_panel.h"
 #include "scheme_panel.h"
 #include "session.h"
 #include "views.h"
@@ -188,6 +189,15 @@ MainWindow::MainWindow(QWidget *parent)
     };
     attention->onModelLoaded = [this](const SharedModel &model) { m_entropy->addModel(model); };
 
+    // The lessons beside the views: the path through the argument for a first-time user.
+    m_lessons = new LessonsPanel;
+    m_lessonsDock = new QDockWidget(tr("Lessons"), this);
+    m_lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
+    m_lessonsDock->setWidget(m_lessons);
+    m_lessons->setMinimumWidth(360);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
+    connect(m_lessons, &LessonsPanel::stateRequested, this, &MainWindow::applyLessonState);
+
     statusBar()->addWidget(m_hover, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
@@ -298,6 +308,29 @@ void MainWindow::buildMenus()
     dark->setObjectName(QStringLiteral("darkAction"));
     connect(dark, &QAction::toggled, this, &MainWindow::setDark);
 
+    QMenu *lessons = menuBar()->addMenu(tr("&Lessons"));
+    QAction *showLessons = m_lessonsDock->toggleViewAction();
+    showLessons->setText(tr("Show &lessons"));
+    showLessons->setShortcut(QKeySequence(tr("Ctrl+L")));
+    lessons->addAction(showLessons);
+    lessons->addAction(tr("&Next figure"), QKeySequence(Qt::ALT | Qt::Key_Right), m_lessons, &LessonsPanel::next);
+    lessons->addAction(tr("&Previous figure"), QKeySequence(Qt::ALT | Qt::Key_Left), m_lessons, &LessonsPanel::back);
+    lessons->addSeparator();
+    lessons->addAction(tr("&Open folder…"), this, [this] {
+        const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a folder of lessons"), m_lessons->folder());
+        if (folder.isEmpty())
+            return;
+        QString error;
+        if (!m_lessons->openFolder(folder, &error))
+            showError(tr("Open lessons"), error);
+        else
+            m_lessonsDock->show();
+    });
+    lessons->addAction(tr("&Built-in lessons"), this, [this] {
+        m_lessons->openFolder(QString());
+        m_lessonsDock->show();
+    });
+
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
         QMessageBox::information(
@@ -324,6 +357,28 @@ void MainWindow::setDark(bool dark)
         v->setDark(dark);
     if (auto *action = findChild<QAction *>(QStringLiteral("darkAction")); action && action->isChecked() != dark)
         action->setChecked(dark);
+}
+
+bool MainWindow::applyLessonState(const LessonState &state)
+{
+    const LessonStateSession session = lessonStateSession(state);
+    ViewBase *target = view(session.view);
+    if (!target)
+        return false;
+    const nlohmann::json panelBefore = m_panel->saveState();
+    try {
+        if (!session.panel.is_null())
+            m_panel->restoreState(session.panel);
+        target->restoreState(session.viewState);
+    } catch (const InputError &e) {
+        m_panel->restoreState(panelBefore); // all or nothing, as a session
+        statusBar()->showMessage(tr("This figure cannot be shown: %1").arg(QString::fromUtf8(e.what())), 10000);
+        return false;
+    }
+    showView(session.view);
+    if (state.view == LessonView::Train && !m_train->isBusy())
+        m_train->start(m_train->request());
+    return true;
 }
 
 nlohmann::json MainWindow::sessionState() const

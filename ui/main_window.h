@@ -4,6 +4,8 @@
 
 #include "export.h"
 
+#include "lessons.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QMainWindow>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -23,6 +26,7 @@ class SchemePanel;
 class ViewBase;
 class AttentionView;
 class EntropyView;
+class LessonsPanel;
 class TrainView;
 
 class MainWindow : public QMainWindow
@@ -33,6 +37,7 @@ public:
     ~MainWindow() override;
 
     SchemePanel *panel() const { return m_panel; }
+    LessonsPanel *lessonsPanel() const { return m_lessons; }
     QTabWidget *tabs() const { return m_tabs; }
     ViewBase *view(const QString &id) const;
     ViewBase *currentView() const;
@@ -54,6 +59,9 @@ public:
     bool openDroppedFile(const QString &path, QString *error = nullptr);
 
     void setDark(bool dark);
+    // "Show me" of a lesson: sets the panel and the view through the session checks, shows the view; a model view
+    // gets its demo model, the Train tab starts its run. False with a status message when the state is refused.
+    bool applyLessonState(const LessonState &state);
     bool isDark() const { return m_dark; }
 
     // Export the current view's picture or data, by extension; false with a message on failure.
@@ -83,6 +91,8 @@ private:
     void restoreSettings();
 
     SchemePanel *m_panel = nullptr;
+    LessonsPanel *m_lessons = nullptr;
+    QDockWidget *m_lessonsDock = nullptr;
     QTabWidget *m_tabs = nullptr;
     std::vector<ViewBase *> m_views;
     AttentionView *m_attention = nullptr;

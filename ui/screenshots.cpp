@@ -2,11 +2,13 @@
 #include "screenshots.h"
 
 #include "charts/curve_chart.h"
+#include "lessons_panel.h"
 #include "main_window.h"
 #include "scheme_panel.h"
 #include "views.h"
 
 #include <QCoreApplication>
+#include <QDockWidget>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QMouseEvent>
@@ -71,6 +73,10 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
             return fail(QStringLiteral("%1: cannot write the screenshot").arg(id));
         return true;
     };
+    // The views at full width; the lessons panel only in its own picture.
+    QDockWidget *lessonsDock = window.findChild<QDockWidget *>(QStringLiteral("lessonsDock"));
+    if (lessonsDock)
+        lessonsDock->hide();
     SchemePanel *panel = window.panel();
     panel->setScheme(QStringLiteral("alibi"));
     panel->setHeads(8);
@@ -78,6 +84,22 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
     panel->setHead(1);
     if (!grab(QStringLiteral("bias")))
         return false;
+    if (lessonsDock) {
+        // The lesson on ALiBi's slopes, its second figure shown.
+        lessonsDock->show();
+        LessonsPanel *lessons = window.lessonsPanel();
+        for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
+            if (lessons->lessons().lessons[i].slug == "alibi-slopes")
+                lessons->showLesson(i);
+        lessons->showState(1);
+        const QImage image = [&] {
+            waitUntil([&] { return window.currentView()->hasPicture() && !window.currentView()->isBusy(); }, 60000);
+            return window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        }();
+        if (!image.save(QDir(dir).filePath(QStringLiteral("lessons.png"))))
+            return fail(QStringLiteral("lessons: cannot write the screenshot"));
+        lessonsDock->hide();
+    }
     auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
     if (!grab(QStringLiteral("compare")))
