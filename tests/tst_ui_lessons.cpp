@@ -1,0 +1,173 @@
+// The Lessons panel in the main window (offscreen): every shipped state applies to its view, Show me sets the panel
+// and the view as the state says, Back/Next walk through the figures, a broken file is listed with its error.
+#include "lessons_panel.h"
+#include "main_window.h"
+#include "scheme_panel.h"
+#include "views.h"
+
+#include "lessons.h"
+#include "test_main.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace plab;
+using namespace plab::ui;
+
+namespace {
+
+void writeFile(const QString &path, const QByteArray &text)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+}
+
+const QByteArray kLesson = R"(# Two figures
+
+First.
+
+```json
+{"view": "bias", "scheme": "kerple-power", "params": {"r1": 0.5, "r2": 1.5}, "heads": 4, "head": 3, "length": 48}
+```
+
+Second.
+
+```json
+{"view": "compare", "schemes": ["local", "alibi"], "difference": true, "context": 16, "length": 40}
+```
+)";
+
+} // namespace
+
+class TestUiLessons : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_ui_lessons"));
+        QSettings().clear();
+    }
+
+    // Every state of every shipped lesson, in both languages, passes the session checks of its view.
+    void everyShippedStateApplies_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::newRow("English") << "en";
+        QTest::newRow("Chinese") << "zh_CN";
+    }
+    void everyShippedStateApplies()
+    {
+        QFETCH(QString, language);
+        MainWindow window;
+        LessonsPanel *lessons = window.lessonsPanel();
+        lessons->setLanguage(language);
+        QVERIFY(lessons->lessons().errors.empty());
+        QVERIFY(lessons->lessons().lessons.size() >= 10);
+        for (const Lesson &lesson : lessons->lessons().lessons)
+            for (const LessonState &state : lesson.states) {
+                if (state.view == LessonView::Train)
+                    continue; // starts a run of minutes; its state is checked by lessonStateSession below
+                QVERIFY2(window.applyLessonState(state),
+                         qPrintable(QString::fromStdString(lesson.file + ":" + std::to_string(state.line))));
+                QCOMPARE(window.currentView()->viewId(), QString::fromStdString(lessonViewName(state.view)));
+            }
+    }
+
+    void showMeSetsPanelAndView()
+    {
+        QTemporaryDir dir;
+        writeFile(dir.filePath(QStringLiteral("01-two.md")), kLesson);
+        MainWindow window;
+        LessonsPanel *lessons = window.lessonsPanel();
+        QString error;
+        QVERIFY2(lessons->openFolder(dir.path(), &error), qPrintable(error));
+        QCOMPARE(lessons->lessons().lessons.size(), size_t(1));
+        lessons->showState(0);
+        QCOMPARE(window.currentView()->viewId(), QStringLiteral("bias"));
+        const PanelState &panel = window.panel()->state();
+        QCOMPARE(panel.spec.name(), std::string("kerple-power"));
+        QCOMPARE(panel.spec.heads, 4);
+        QCOMPARE(panel.head, 3);
+        QCOMPARE(panel.length, 48);
+        QCOMPARE(panel.spec.param("r1"), 0.5);
+        QCOMPARE(panel.spec.param("r2"), 1.5);
+
+        lessons->next();
+        QCOMPARE(lessons->currentState(), 1);
+        auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+        QCOMPARE(window.currentView(), compare);
+        QCOMPARE(compare->schemes(), (QStringList{QStringLiteral("local"), QStringLiteral("alibi")}));
+        QVERIFY(compare->differenceShown());
+        QCOMPARE(window.panel()->state().spec.name(), std::string("local"));
+        QCOMPARE(window.panel()->state().spec.param("window"), 16.0); // the window follows the context
+        QCOMPARE(window.panel()->state().length, 40);
+
+        lessons->next(); // past the last figure of the only lesson: nothing changes
+        QCOMPARE(lessons->currentState(), 1);
+        lessons->back();
+        QCOMPARE(lessons->currentState(), 0);
+        QCOMPARE(window.currentView()->viewId(), QStringLiteral("bias"));
+    }
+
+    void nextCrossesIntoTheNextLesson()
+    {
+        MainWindow window;
+        LessonsPanel *lessons = window.lessonsPanel();
+        lessons->showLesson(0);
+        const int states = static_cast<int>(lessons->lessons().lessons[0].states.size());
+        for (int i = 0; i < states; ++i) // a fresh lesson shows no figure yet: Next shows figure 1, then the others
+            lessons->next();
+        QCOMPARE(lessons->currentLesson(), 0);
+        QCOMPARE(lessons->currentState(), states - 1);
+        lessons->next();
+        QCOMPARE(lessons->currentLesson(), 1);
+        QCOMPARE(lessons->currentState(), 0);
+        lessons->back();
+        QCOMPARE(lessons->currentLesson(), 0);
+        QCOMPARE(lessons->currentState(), states - 1);
+    }
+
+    void brokenFileIsListedOthersLoad()
+    {
+        QTemporaryDir dir;
+        writeFile(dir.filePath(QStringLiteral("01-two.md")), kLesson);
+        writeFile(dir.filePath(QStringLiteral("02-broken.md")), "# Broken\n\n```json\n{\"view\": \"bias\", \"scheme\": \"rop\"}\n```\n");
+        MainWindow window;
+        LessonsPanel *lessons = window.lessonsPanel();
+        QVERIFY(lessons->openFolder(dir.path()));
+        QCOMPARE(lessons->lessons().lessons.size(), size_t(1));
+        QCOMPARE(lessons->lessons().errors.size(), size_t(1));
+        auto *choice = lessons->findChild<QComboBox *>(QStringLiteral("lessonChoice"));
+        QVERIFY(choice);
+        QCOMPARE(choice->count(), 2);
+        QVERIFY(choice->itemText(1).contains(QStringLiteral("02-broken.md")));
+        QVERIFY(choice->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("02-broken.md:4: unknown scheme 'rop'")));
+        // A folder that cannot be read leaves the lessons as they were.
+        QString error;
+        QVERIFY(!lessons->openFolder(dir.filePath(QStringLiteral("missing")), &error));
+        QVERIFY(error.contains(QStringLiteral("not a folder")));
+        QCOMPARE(lessons->lessons().lessons.size(), size_t(1));
+    }
+
+    void trainStateSetsTheTrainTab()
+    {
+        const Lesson lesson = parseLesson({"04-t.md", "# T\n\n```json\n{\"view\": \"train\", \"schemes\": [\"alibi\", \"local\"]}\n```\n"});
+        const LessonStateSession session = lessonStateSession(lesson.states[0]);
+        QCOMPARE(session.view, QStringLiteral("train"));
+        MainWindow window;
+        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        train->restoreState(session.viewState); // the same checks a session gets, without starting the run
+        QCOMPARE(train->request().schemes, (std::vector<std::string>{"alibi", "local"}));
+    }
+};
+
+PLAB_QTEST_MAIN(TestUiLessons)
+#include "tst_ui_lessons.moc"
