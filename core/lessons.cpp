@@ -47,7 +47,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
          {"view", "caption", "scheme", "params", "heads", "head", "length", "bidirectional", "context", "logn", "buckets"}},
         {LessonView::Compare,
          {"view", "caption", "schemes", "params", "heads", "head", "length", "bidirectional", "context", "logn",
-          "difference"}},
+          "difference", "separate_scales"}},
         {LessonView::Dot, {"view", "caption", "curves", "max_distance", "log_x"}},
         {LessonView::Entropy,
          {"view", "caption", "schemes", "params", "heads", "head", "bidirectional", "context", "logn", "lengths", "qk",
@@ -258,6 +258,7 @@ LessonState readState(const StateReader& r, int firstLine)
     case LessonView::Compare: {
         s.schemes = r.schemeList(j, "schemes", 2, 4);
         s.difference = r.boolean(j, "difference", false);
+        s.separateScales = r.boolean(j, "separate_scales", false);
         r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
             for (size_t i = 0; i < s.schemes.size(); ++i)
                 makeSchemeSpec(s.schemes[i], s.heads, s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
@@ -558,6 +559,8 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             a.push_back("--buckets");
         if (s.difference)
             a.push_back("--difference");
+        if (s.separateScales)
+            a.push_back("--separate-scales");
         break;
     case LessonView::Dot: {
         std::string curves;

@@ -32,6 +32,7 @@ struct LessonState {
     bool logn = false;
     bool buckets = false;
     bool difference = false;
+    bool separateScales = false;            // compare: one colour scale per panel
     std::vector<std::pair<int, double>> curves{{128, 10000}, {64, 10000}, {128, 500}}; // dot: (dim, base)
     int maxDistance = 256;
     bool logX = false;

@@ -65,7 +65,8 @@ LessonStateSession lessonStateSession(const LessonState &s)
         break;
     case LessonView::Compare:
         out.panel = panelJson(s);
-        out.viewState = {{"schemes", s.schemes}, {"difference", s.difference}, {"difference_a", 0}, {"difference_b", 1}};
+        out.viewState = {{"schemes", s.schemes},       {"difference", s.difference},           {"difference_a", 0},
+                         {"difference_b", 1},          {"shared_scale", !s.separateScales}};
         break;
     case LessonView::Dot: {
         nlohmann::json curves = nlohmann::json::array();
