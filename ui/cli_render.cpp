@@ -5,6 +5,7 @@
 #include "compute.h"
 #include "export.h"
 #include "heatmap_painter.h"
+#include "i18n.h"
 #include "model_compute.h"
 #include "views.h"
 
@@ -45,6 +46,16 @@ void ensureApplication()
     static char *argv[] = {name, nullptr};
     // Lives until exit: tearing a QApplication down during static destruction is not safe.
     new QApplication(argc, argv);
+}
+
+// --lang CODE: the translator for titles, axes and legends (checked by the CLI's parser already; errors on stderr
+// stay English).
+void applyLanguage(const ParsedArgs &args)
+{
+    const QString code = QString::fromStdString(cli::languageFromArgs(args));
+    QString error;
+    if (!setLanguage(code, &error))
+        throw RunError(error.toStdString());
 }
 
 ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)
@@ -263,6 +274,7 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
 void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
 {
     ensureApplication();
+    applyLanguage(args);
     if (verb == "bias")
         renderBias(args.positional.at(0), args, path);
     else if (verb == "dot")
@@ -282,6 +294,7 @@ int runRender(const ParsedArgs &args, cli::VerbContext &)
     const std::string view = args.positional.at(0);
     const std::vector<std::string> schemes(args.positional.begin() + 1, args.positional.end());
     ensureApplication();
+    applyLanguage(args);
     if (view == "bias") {
         if (schemes.size() != 1)
             throw InputError("render bias: expected one SCHEME, got " + std::to_string(schemes.size()));
@@ -340,6 +353,7 @@ void installCliRendering()
             {"height", OptionKind::Value, "picture height in pixels"},
             {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)"},
             {"dark", OptionKind::Flag, "dark background"},
+            cli::languageOption(),
             {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (required)"},
         };
         options.insert(options.end(), own.begin(), own.end());

@@ -205,6 +205,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         else
             parsed.values[name] = {value};
     }
+    if (parsed.has("lang")) // refused before any work, whatever the output
+        languageFromArgs(parsed);
     const int count = static_cast<int>(parsed.positional.size());
     if (count < verb.minPositional || count > verb.maxPositional) {
         std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
@@ -217,6 +219,30 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
                          (verb.synopsis.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
     }
     return parsed;
+}
+
+const std::vector<std::string>& pictureLanguages()
+{
+    static const std::vector<std::string> languages = {"en", "zh_CN"};
+    return languages;
+}
+
+std::string languageFromArgs(const ParsedArgs& args)
+{
+    const std::string code = args.text("lang", "en");
+    const auto& allowed = pictureLanguages();
+    if (std::find(allowed.begin(), allowed.end(), code) == allowed.end()) {
+        std::string list;
+        for (const std::string& l : allowed)
+            list += (list.empty() ? "" : ", ") + l;
+        throw InputError("--lang " + code + " is not allowed; allowed: " + list);
+    }
+    return code;
+}
+
+OptionDef languageOption()
+{
+    return {"lang", OptionKind::Value, "image output: language of titles, axes and legends: en (default), zh_CN"};
 }
 
 std::vector<OptionDef> schemeOptions()

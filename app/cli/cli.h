@@ -83,6 +83,13 @@ int applyThreadsOption(const ParsedArgs& args);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
 double processCpuSeconds();
 
+// The languages pictures can be drawn in (--lang; the GUI library holds their translations, ui/i18n.h).
+const std::vector<std::string>& pictureLanguages();
+// --lang CODE (default "en"); InputError listing the allowed codes for any other. parseArgs() checks it already.
+std::string languageFromArgs(const ParsedArgs& args);
+// The --lang option of the verbs that draw pictures.
+OptionDef languageOption();
+
 // True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
 bool isImagePath(const std::string& path);
 // The GUI library installs this so `bias ... -o x.png` renders the same picture as the GUI.
