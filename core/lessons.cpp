@@ -461,16 +461,23 @@ Lesson parseLesson(const LessonSource& source)
     return lesson;
 }
 
-std::string checkLessonLanguage(const std::string& language)
+const std::vector<std::string>& supportedLanguages()
 {
-    if (language != "en" && language != "zh_CN")
-        throw InputError("--lang " + language + " is not allowed; allowed: en, zh_CN");
-    return language;
+    static const std::vector<std::string> languages = {"en", "zh_CN"};
+    return languages;
+}
+
+std::string checkLanguage(const std::string& code)
+{
+    const std::vector<std::string>& allowed = supportedLanguages();
+    if (std::find(allowed.begin(), allowed.end(), code) == allowed.end())
+        throw InputError("--lang " + code + " is not allowed; allowed: " + joined(allowed));
+    return code;
 }
 
 LessonSet readLessons(const std::vector<LessonSource>& sources, const std::string& language)
 {
-    checkLessonLanguage(language);
+    checkLanguage(language);
     std::vector<const LessonSource*> sorted;
     for (const LessonSource& s : sources)
         sorted.push_back(&s);

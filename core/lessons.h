@@ -87,8 +87,10 @@ LessonSet readLessons(const std::vector<LessonSource>& sources, const std::strin
 std::vector<LessonSource> lessonSourcesInFolder(const std::string& folder);
 // The lessons that ship with PositionLab (resources/lessons, compiled in).
 const std::vector<LessonSource>& builtinLessonSources();
-// "en" or "zh_CN"; InputError listing them otherwise.
-std::string checkLessonLanguage(const std::string& language);
+// The languages of the app, its pictures and its lessons: "en" and "zh_CN".
+const std::vector<std::string>& supportedLanguages();
+// `code` when it is one of them; InputError "--lang CODE is not allowed; allowed: en, zh_CN" otherwise.
+std::string checkLanguage(const std::string& code);
 
 // The `positionlab-cli render` arguments (after `render`) that draw a state: e.g. {"bias", "alibi", "--length",
 // "32", "--heads", "8", "--head", "0"}. An attention state needs the checkpoint of its model.

@@ -777,6 +777,14 @@ void TestBadInput::cli_data()
     // ---- render (pictures; only with the GUI library) ----
     row("render unknown view", {"render", "heat", "-o", "@DIR@/x.png"}, 2, "render: unknown view 'heat'; views: bias", {}, NeedsRender);
     row("render no output", {"render", "bias", "alibi"}, 2, "render: -o FILE.png|svg|pdf is required", {}, NeedsRender);
+    // --lang: the languages pictures can be drawn in; refused before any work, whatever the output.
+    row("render unknown language", {"render", "bias", "alibi", "--lang", "xx", "-o", "@DIR@/x.png"}, 2,
+        "--lang xx is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+    row("render language empty", {"render", "bias", "alibi", "--lang=", "-o", "@DIR@/x.png"}, 2,
+        "--lang  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+    row("bias picture unknown language", {"bias", "alibi", "--lang", "zh", "-o", "@DIR@/x.png"}, 2,
+        "--lang zh is not allowed; allowed: en, zh_CN");
+    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang fr is not allowed; allowed: en, zh_CN");
     row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2, "unknown picture extension '.csv'", {}, NeedsRender);
     row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2", {},
         NeedsRender);

@@ -5,6 +5,7 @@
 #include "compute.h"
 #include "export.h"
 #include "heatmap_painter.h"
+#include "i18n.h"
 #include "model_compute.h"
 #include "views.h"
 
@@ -52,6 +53,16 @@ void ensureApplication()
     static char *argv[] = {name, nullptr};
     // Lives until exit: tearing a QApplication down during static destruction is not safe.
     new QApplication(argc, argv);
+}
+
+// --lang CODE: the translator for titles, axes and legends (checked by the CLI's parser already; errors on stderr
+// stay English).
+void applyLanguage(const ParsedArgs &args)
+{
+    const QString code = QString::fromStdString(cli::languageFromArgs(args));
+    QString error;
+    if (!setLanguage(code, &error))
+        throw RunError(error.toStdString());
 }
 
 ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)
@@ -464,6 +475,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
 void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
 {
     ensureApplication();
+    applyLanguage(args);
     if (verb == "bias")
         renderBias(args.positional.at(0), args, path);
     else if (verb == "dot")
@@ -510,6 +522,7 @@ int runRender(const ParsedArgs &args, cli::VerbContext &ctx)
     if (view != "lesson")
         imageFormatForPath(QString::fromStdString(path));
     ensureApplication();
+    applyLanguage(args);
     if (view == "lesson")
         renderLesson(words, args, ctx.err);
     else
@@ -551,11 +564,11 @@ void installCliRendering()
             {"height", OptionKind::Value, "picture height in pixels"},
             {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)"},
             {"dark", OptionKind::Flag, "dark background"},
+            cli::languageOption(),
             {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (required)"},
         };
         options.insert(options.end(), own.begin(), own.end());
-        const std::vector<OptionDef> lessonOwn = cli::lessonOptions();
-        options.insert(options.end(), lessonOwn.begin(), lessonOwn.end());
+        options.push_back(cli::lessonFolderOption());
         options.push_back({"preset", OptionKind::Value, "train, lesson: training preset (default demo; see `train --help`)"});
         options.push_back({"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)"});
         options.push_back({"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)"});

@@ -3,6 +3,7 @@
 
 #include "bias_difference.h"
 #include "errors.h"
+#include "i18n.h"
 #include "position_bias.h"
 
 #include <QStringList>
@@ -33,7 +34,7 @@ Result guarded(Fn &&fn)
     } catch (const RunError &e) {
         result.error = fromStd(e.what());
     } catch (const std::bad_alloc &) {
-        result.error = QStringLiteral("out of memory");
+        result.error = FigureText::tr("out of memory");
     } catch (const std::exception &e) {
         result.error = fromStd(e.what());
     }
@@ -197,29 +198,29 @@ nlohmann::json specMeta(const SchemeSpec &spec)
 QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
 {
     QStringList parts;
-    parts << QStringLiteral("head %1 of %2").arg(head + 1).arg(spec.heads);
+    parts << FigureText::tr("head %1 of %2").arg(head + 1).arg(spec.heads);
     parts << QStringLiteral("N = %1").arg(length);
-    parts << (spec.bidirectional ? QStringLiteral("bidirectional") : QStringLiteral("causal"));
+    parts << (spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
     for (const auto &[name, value] : spec.params)
         parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
     if (spec.logn)
-        parts << QStringLiteral("logn (L = %1)").arg(spec.context);
+        parts << FigureText::tr("logn (L = %1)").arg(spec.context);
     return parts.join(QStringLiteral(" · "));
 }
 
 QString valueLabel(const SchemeSpec &spec, bool buckets)
 {
     if (buckets)
-        return QStringLiteral("T5 bucket of n − m");
+        return FigureText::tr("T5 bucket of n − m");
     QString label;
     if (spec.kind == SchemeKind::Sinusoidal)
         label = QStringLiteral("dot(p_m, p_n) − d/2");
     else if (spec.info().rotary)
-        label = QStringLiteral("probe score (q = k = 1)");
+        label = FigureText::tr("probe score (q = k = 1)");
     else
-        label = QStringLiteral("bias b(m, n)");
+        label = FigureText::tr("bias b(m, n)");
     if (spec.logn)
-        label += QStringLiteral(" × logn scale");
+        label = FigureText::tr("%1 × logn scale").arg(label);
     return label;
 }
 
@@ -227,15 +228,15 @@ HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap)
 {
     HeatmapFigure figure;
     const SchemeSpec &spec = result.request.spec;
-    figure.title = QString::fromStdString(spec.info().title);
+    figure.title = schemeTitle(spec.info());
     if (result.request.buckets)
-        figure.title += QStringLiteral(": bucket map");
+        figure.title = FigureText::tr("%1: bucket map").arg(figure.title);
     else if (spec.info().rotary)
-        figure.title += QStringLiteral(": probe score");
+        figure.title = FigureText::tr("%1: probe score").arg(figure.title);
     else if (spec.kind == SchemeKind::Sinusoidal)
-        figure.title += QStringLiteral(": dot(p_m, p_n) − d/2");
+        figure.title = FigureText::tr("%1: dot(p_m, p_n) − d/2").arg(figure.title);
     else
-        figure.title += QStringLiteral(": attention bias");
+        figure.title = FigureText::tr("%1: attention bias").arg(figure.title);
     figure.colorMap = colorMap;
     HeatmapPanel panel;
     panel.subtitle = schemeSubtitle(spec, result.request.length, result.request.head);
@@ -252,24 +253,24 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
     for (const BiasResult &r : result.panels) {
         names << QString::fromStdString(r.request.spec.name());
         HeatmapPanel panel;
-        panel.title = QString::fromStdString(r.request.spec.info().title);
-        panel.subtitle = QStringLiteral("head %1 of %2 · N = %3 · %4")
+        panel.title = schemeTitle(r.request.spec.info());
+        panel.subtitle = FigureText::tr("head %1 of %2 · N = %3 · %4")
                              .arg(r.request.head + 1)
                              .arg(r.request.spec.heads)
                              .arg(r.request.length)
-                             .arg(r.request.spec.bidirectional ? QStringLiteral("bidirectional") : QStringLiteral("causal"));
+                             .arg(r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
         panel.valueLabel = valueLabel(r.request.spec, false);
         panel.matrix = r.matrix;
         figure.panels.push_back(std::move(panel));
     }
-    figure.title = QStringLiteral("Compare: ") + names.join(QStringLiteral(" vs "));
+    figure.title = FigureText::tr("Compare: %1").arg(names.join(FigureText::tr(" vs ")));
     figure.colorMap = colorMap;
     figure.sharedScale = sharedScale;
     if (result.difference) {
         const BiasResult &a = result.panels[result.differenceA];
         HeatmapPanel panel;
-        panel.title = QStringLiteral("Difference ") + differenceName(result);
-        panel.subtitle = QStringLiteral("head %1 · N = %2 · masked where either is masked")
+        panel.title = FigureText::tr("Difference %1").arg(differenceName(result));
+        panel.subtitle = FigureText::tr("head %1 · N = %2 · masked where either is masked")
                              .arg(a.request.head + 1)
                              .arg(a.request.length);
         panel.valueLabel = QStringLiteral("A − B");
@@ -307,11 +308,11 @@ CurveFigure curveFigure(QString title, QString xLabel, QString yLabel, bool logX
 
 CurveFigure dotFigure(const DotResult &result, bool logX)
 {
-    CurveFigure figure = curveFigure(QStringLiteral("Sinusoidal position embeddings: dot(p_m, p_n) − d/2"),
-                                     QStringLiteral("distance |m − n|"), QStringLiteral("dot(p_m, p_n) − d/2"), logX, 10);
+    CurveFigure figure = curveFigure(FigureText::tr("Sinusoidal position embeddings: dot(p_m, p_n) − d/2"),
+                                     FigureText::tr("distance |m − n|"), QStringLiteral("dot(p_m, p_n) − d/2"), logX, 10);
     for (const DotCurve &c : result.curves) {
         Curve curve;
-        curve.name = QStringLiteral("d = %1, base = %2").arg(c.dim).arg(c.base, 0, 'g', 6);
+        curve.name = FigureText::tr("d = %1, base = %2").arg(c.dim).arg(c.base, 0, 'g', 6);
         for (size_t i = 0; i < c.distance.size(); ++i) {
             if (logX && c.distance[i] <= 0)
                 continue; // a log axis has no 0
@@ -326,13 +327,13 @@ CurveFigure dotFigure(const DotResult &result, bool logX)
 CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure)
 {
     const bool last = measure == EntropyMeasure::LastRow;
-    CurveFigure figure = curveFigure(QStringLiteral("Attention entropy vs length (head %1, %2, q·k %3)")
+    CurveFigure figure = curveFigure(FigureText::tr("Attention entropy vs length (head %1, %2, q·k %3)")
                                          .arg(head + 1)
-                                         .arg(last ? QStringLiteral("last query") : QStringLiteral("mean over queries"))
+                                         .arg(last ? FigureText::tr("last query") : FigureText::tr("mean over queries"))
                                          .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
-                                              : result.request.qk == QkSource::Random ? QStringLiteral("random")
-                                                                                      : QStringLiteral("from the model")),
-                                     QStringLiteral("sequence length n"), QStringLiteral("entropy (nats)"), true, 2);
+                                              : result.request.qk == QkSource::Random ? FigureText::tr("random")
+                                                                                      : FigureText::tr("from the model")),
+                                     FigureText::tr("sequence length n"), FigureText::tr("entropy (nats)"), true, 2);
     for (const EntropySeries &s : result.series) {
         Curve curve;
         curve.name = QString::fromStdString(s.spec.name());
@@ -349,7 +350,7 @@ CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure 
     }
     // The entropy of uniform attention over n keys: the ceiling every curve is measured against.
     Curve reference;
-    reference.name = QStringLiteral("log n (uniform)");
+    reference.name = FigureText::tr("log n (uniform)");
     reference.reference = true;
     for (int n : result.request.lengths) {
         reference.x.push_back(n);

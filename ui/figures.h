@@ -1,12 +1,19 @@
 // What the views show, as plain values: matrices, heatmap figures and curve figures (no widgets, no painting).
 #pragma once
 
+#include <QCoreApplication>
 #include <QString>
 
 #include <memory>
 #include <vector>
 
 namespace plab::ui {
+
+// The translation context of the texts of figures (titles, axes, legends, subtitles) built in free functions.
+struct FigureText
+{
+    Q_DECLARE_TR_FUNCTIONS(FigureText)
+};
 
 // A (rows, cols) row-major matrix as core produced it; masked cells are -inf.
 struct Matrix
@@ -34,8 +41,8 @@ struct HeatmapPanel
 struct HeatmapFigure
 {
     QString title;
-    QString xLabel = QStringLiteral("key position n");
-    QString yLabel = QStringLiteral("query position m");
+    QString xLabel = FigureText::tr("key position n");
+    QString yLabel = FigureText::tr("query position m");
     QString colorMap = QStringLiteral("auto"); // a ColorMap name or "auto"
     bool sharedScale = true;                   // one colour scale (and bar) for every panel
     bool dark = false;                         // the palette the cells are coloured for (masked cells differ)

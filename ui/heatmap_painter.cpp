@@ -46,6 +46,8 @@ PictureStyle PictureStyle::forSize(const QSizeF &size, bool dark)
 {
     PictureStyle s;
     s.font = QFont(QStringLiteral("DejaVu Sans"));
+    // Chinese texts (zh_CN): simplified-Chinese glyphs, not whichever CJK face the fallback finds first.
+    s.font.setFamilies({QStringLiteral("DejaVu Sans"), QStringLiteral("Noto Sans CJK SC")});
     const double side = std::min(size.width(), size.height() * 1.3);
     s.font.setPixelSize(std::clamp(static_cast<int>(std::lround(side / 48.0)), 10, 64));
     s.dark = dark;
@@ -308,7 +310,7 @@ void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorS
         painter.drawRect(swatch);
         painter.setPen(style.text);
         painter.drawText(QRectF(swatch.right() + 0.5 * f, swatch.top() - f, 10 * f, swatch.height() + 2 * f),
-                         Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("masked"));
+                         Qt::AlignLeft | Qt::AlignVCenter, FigureText::tr("masked"));
     }
     // The value label, rotated, right of the tick labels.
     painter.save();

@@ -133,7 +133,7 @@ LessonsPanel::LessonsPanel(QWidget *parent)
 
 void LessonsPanel::setLanguage(const QString &language)
 {
-    checkLessonLanguage(language.toStdString()); // throws InputError for anything but en, zh_CN
+    checkLanguage(language.toStdString()); // throws InputError for anything but en, zh_CN
     if (language == m_language)
         return;
     m_language = language;

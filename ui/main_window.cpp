@@ -2,6 +2,7 @@
 #include "main_window.h"
 
 #include "lessons_panel.h"
+#include "i18n.h"
 #include "scheme_panel.h"
 #include "session.h"
 #include "views.h"
@@ -9,6 +10,7 @@
 #include "errors.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -45,6 +47,7 @@ constexpr int kMaxRecent = 8;
 // Chooses the export file and, for pictures, the size and resolution.
 class ExportDialog : public QDialog
 {
+    Q_DECLARE_TR_FUNCTIONS(plab::ui::ExportDialog) // the context lupdate gives it (no Q_OBJECT here)
 public:
     ExportDialog(const QString &initialPath, const QSize &size, bool dark, QWidget *parent)
         : QDialog(parent)
@@ -191,6 +194,7 @@ MainWindow::MainWindow(QWidget *parent)
 
     // The lessons beside the views: the path through the argument for a first-time user.
     m_lessons = new LessonsPanel;
+    m_lessons->setLanguage(currentLanguage()); // the window is rebuilt when the language changes
     m_lessonsDock = new QDockWidget(tr("Lessons"), this);
     m_lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
     m_lessonsDock->setWidget(m_lessons);
@@ -307,6 +311,18 @@ void MainWindow::buildMenus()
     dark->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
     dark->setObjectName(QStringLiteral("darkAction"));
     connect(dark, &QAction::toggled, this, &MainWindow::setDark);
+    // Each language by its own name, untranslated, so a reader can find theirs whatever the current one.
+    QMenu *language = viewMenu->addMenu(tr("&Language"));
+    language->setObjectName(QStringLiteral("languageMenu"));
+    auto *languageGroup = new QActionGroup(language);
+    for (const Language &l : languages()) {
+        QAction *a = language->addAction(l.nativeName);
+        a->setObjectName(QStringLiteral("language_") + l.code);
+        a->setCheckable(true);
+        a->setChecked(l.code == currentLanguage());
+        languageGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, code = l.code] { chooseLanguage(code); });
+    }
 
     QMenu *lessons = menuBar()->addMenu(tr("&Lessons"));
     QAction *showLessons = m_lessonsDock->toggleViewAction();
@@ -379,6 +395,75 @@ bool MainWindow::applyLessonState(const LessonState &state)
     if (state.view == LessonView::Train && !m_train->isBusy())
         m_train->start(m_train->request());
     return true;
+}
+
+void MainWindow::chooseLanguage(const QString &code)
+{
+    if (code == currentLanguage())
+        return;
+    const bool busy = std::any_of(m_views.begin(), m_views.end(), [](const ViewBase *v) { return v->isBusy(); });
+    if (busy || m_train->hasPicture()) {
+        QMessageBox box(QMessageBox::Question, tr("Language"),
+                        tr("Changing the language now rebuilds the window. Running computations and the training "
+                           "results shown in \"Train short / test long\" are not kept (the trained models are). "
+                           "Change it now, or at the next start?"),
+                        QMessageBox::NoButton, this);
+        QPushButton *now = box.addButton(tr("Change now"), QMessageBox::AcceptRole);
+        QPushButton *later = box.addButton(tr("At the next start"), QMessageBox::RejectRole);
+        box.setDefaultButton(later);
+        box.exec();
+        if (box.clickedButton() != now) {
+            saveLanguage(code);
+            statusBar()->showMessage(tr("The language changes at the next start."), 8000);
+            return;
+        }
+    }
+    QString error;
+    if (!switchLanguage(code, &error))
+        showError(tr("Language"), error);
+}
+
+MainWindow *MainWindow::switchLanguage(const QString &code, QString *error)
+{
+    if (code == currentLanguage()) {
+        saveLanguage(code);
+        return this;
+    }
+    const nlohmann::json session = sessionState();
+    const QString previous = currentLanguage();
+    if (!setLanguage(code, error))
+        return nullptr;
+    saveLanguage(code);
+    for (ViewBase *v : m_views)
+        v->cancelJob();
+    auto *next = new MainWindow;
+    next->setAttribute(Qt::WA_DeleteOnClose, testAttribute(Qt::WA_DeleteOnClose));
+    // Models first, so the session's checkpoints that are already here are not loaded a second time.
+    for (const SharedModel &model : m_attention->models()) {
+        next->m_attention->addModel(model);
+        next->m_entropy->addModel(model);
+    }
+    try {
+        next->applySession(session);
+    } catch (const std::exception &e) { // cannot happen for a window's own state; keep the old window then
+        delete next;
+        setLanguage(previous);
+        saveLanguage(previous);
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return nullptr;
+    }
+    next->m_sessionPath = m_sessionPath;
+    if (!m_sessionPath.isEmpty())
+        next->setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(m_sessionPath).fileName()));
+    next->restoreGeometry(saveGeometry());
+    next->restoreState(saveState());
+    if (isVisible())
+        next->show();
+    hide();
+    if (testAttribute(Qt::WA_DeleteOnClose))
+        deleteLater();
+    return next;
 }
 
 nlohmann::json MainWindow::sessionState() const
@@ -522,16 +607,16 @@ bool MainWindow::exportCurrent(const QString &path, const ImageOptions &options,
     ViewBase *v = currentView();
     try {
         if (!v || !v->hasPicture())
-            throw InputError("this view has nothing to export yet" +
-                             std::string(v && (v->viewId() == "attention" || v->viewId() == "train")
-                                             ? " (it needs a trained model)"
-                                             : ""));
+            throw InputError((v && (v->viewId() == "attention" || v->viewId() == "train")
+                                  ? tr("this view has nothing to export yet (it needs a trained model)")
+                                  : tr("this view has nothing to export yet"))
+                                 .toStdString());
         if (isImageFile(path))
             writeImageFile(path, options, v->paintFunction(), v->pictureTitle());
         else if (isDataFile(path))
             writeDataFile(path, [v](std::ostream &out, DataFormat f) { v->writeData(out, f); });
         else
-            throw InputError(path.toStdString() + ": unknown extension; allowed: .png .svg .pdf .csv .json .npy");
+            throw InputError(tr("%1: unknown extension; allowed: .png .svg .pdf .csv .json .npy").arg(path).toStdString());
         statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
         return true;
     } catch (const std::exception &e) {

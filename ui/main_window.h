@@ -64,6 +64,13 @@ public:
     bool applyLessonState(const LessonState &state);
     bool isDark() const { return m_dark; }
 
+    // Installs the translator of `code` (i18n.h), remembers the choice, and replaces this window by a new one built
+    // in that language: session state, window geometry, corpus and the models of this window carry over; results
+    // only in memory (the Train tab's curves) and running jobs do not. The new window takes this one's
+    // WA_DeleteOnClose; this one is hidden, and deleted later when it had WA_DeleteOnClose (else its owner deletes
+    // it). Returns the window now shown (this when `code` is already the language), nullptr with `error` set.
+    MainWindow *switchLanguage(const QString &code, QString *error = nullptr);
+
     // Export the current view's picture or data, by extension; false with a message on failure.
     bool exportCurrent(const QString &path, const ImageOptions &options, QString *error = nullptr);
 
@@ -89,6 +96,7 @@ private:
     void rebuildRecentMenu();
     void showError(const QString &title, const QString &message);
     void restoreSettings();
+    void chooseLanguage(const QString &code); // View → Language: asks first when results would be lost
 
     SchemePanel *m_panel = nullptr;
     LessonsPanel *m_lessons = nullptr;

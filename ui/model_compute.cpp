@@ -39,7 +39,7 @@ SharedModel loadSharedModel(const QString &path)
                                  "with a single step. To be, or not to be, that is the question. ";
         sample.assign(text.begin(), text.end());
     }
-    const QString name = QStringLiteral("%1 (%2, step %3)")
+    const QString name = FigureText::tr("%1 (%2, step %3)")
                              .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
                              .arg(loaded.info.step);
     SharedModel shared = makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
@@ -143,20 +143,20 @@ HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QSt
 {
     HeatmapFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
-    figure.title = QStringLiteral("Attention on text: %1").arg(result.request.model.name);
+    figure.title = FigureText::tr("Attention on text: %1").arg(result.request.model.name);
     figure.colorMap = colorMap;
-    figure.xLabel = QStringLiteral("key (byte n)");
-    figure.yLabel = QStringLiteral("query (byte m)");
+    figure.xLabel = FigureText::tr("key (byte n)");
+    figure.yLabel = FigureText::tr("query (byte m)");
     for (uint8_t b : result.request.tokens)
         figure.tickLabels.push_back(byteLabel(b));
     HeatmapPanel panel;
-    panel.subtitle = QStringLiteral("layer %1 · head %2 of %3 · N = %4 bytes · training context %5")
+    panel.subtitle = FigureText::tr("layer %1 · head %2 of %3 · N = %4 bytes · training context %5")
                          .arg(result.request.layer + 1)
                          .arg(h + 1)
                          .arg(result.heads)
                          .arg(result.length)
                          .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0);
-    panel.valueLabel = QStringLiteral("attention probability");
+    panel.valueLabel = FigureText::tr("attention probability");
     if (h < static_cast<int>(result.probabilities.size()))
         panel.matrix = result.probabilities[h];
     figure.panels.push_back(std::move(panel));
@@ -167,11 +167,11 @@ CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
 {
     CurveFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
-    figure.title = QStringLiteral("Entropy of each query's attention (head %1)").arg(h + 1);
-    figure.xLabel = QStringLiteral("query position m");
-    figure.yLabel = QStringLiteral("nats");
+    figure.title = FigureText::tr("Entropy of each query's attention (head %1)").arg(h + 1);
+    figure.xLabel = FigureText::tr("query position m");
+    figure.yLabel = FigureText::tr("nats");
     Curve curve;
-    curve.name = QStringLiteral("row entropy");
+    curve.name = FigureText::tr("row entropy");
     if (h < static_cast<int>(result.rowEntropy.size()))
         for (size_t m = 0; m < result.rowEntropy[h].size(); ++m) {
             curve.x.push_back(static_cast<double>(m));
@@ -180,7 +180,7 @@ CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
     figure.curves.push_back(std::move(curve));
     // Uniform attention over the m + 1 visible keys of a causal query: the ceiling.
     Curve reference;
-    reference.name = QStringLiteral("log(m + 1) (uniform)");
+    reference.name = FigureText::tr("log(m + 1) (uniform)");
     reference.reference = true;
     for (int m = 0; m < result.length; ++m) {
         reference.x.push_back(m);
@@ -192,7 +192,7 @@ CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
         Curve edge;
         const int L = result.request.model.model->config().context;
         if (L < result.length) {
-            edge.name = QStringLiteral("training context L = %1").arg(L);
+            edge.name = FigureText::tr("training context L = %1").arg(L);
             edge.reference = true;
             double top = 0;
             for (double y : figure.curves.back().y)
@@ -307,7 +307,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            done.model = makeSharedModel(QStringLiteral("%1 (trained here, %2 steps)")
+            done.model = makeSharedModel(FigureText::tr("%1 (trained here, %2 steps)")
                                              .arg(QString::fromStdString(mc.scheme))
                                              .arg(stepsTotal),
                                          std::move(model),
@@ -330,9 +330,9 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
 CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context)
 {
     CurveFigure figure;
-    figure.title = QStringLiteral("Training loss (context L = %1)").arg(context);
-    figure.xLabel = QStringLiteral("step");
-    figure.yLabel = QStringLiteral("loss (nats per byte)");
+    figure.title = FigureText::tr("Training loss (context L = %1)").arg(context);
+    figure.xLabel = FigureText::tr("step");
+    figure.yLabel = FigureText::tr("loss (nats per byte)");
     for (size_t i = 0; i < schemes.size() && i < losses.size(); ++i) {
         Curve c = losses[i];
         c.name = QString::fromStdString(schemes[i]);
@@ -345,9 +345,9 @@ CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std:
                              int context)
 {
     CurveFigure figure;
-    figure.title = QStringLiteral("Perplexity vs length (L = %1)").arg(context);
-    figure.xLabel = QStringLiteral("evaluation length (bytes)");
-    figure.yLabel = QStringLiteral("perplexity (per byte)");
+    figure.title = FigureText::tr("Perplexity vs length (L = %1)").arg(context);
+    figure.xLabel = FigureText::tr("evaluation length (bytes)");
+    figure.yLabel = FigureText::tr("perplexity (per byte)");
     figure.logX = true;
     figure.logBase = 2;
     for (size_t i = 0; i < schemes.size() && i < evals.size(); ++i) {

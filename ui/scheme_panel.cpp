@@ -3,6 +3,7 @@
 
 #include "colormap.h"
 #include "errors.h"
+#include "i18n.h"
 #include "session.h"
 
 #include <QCheckBox>
@@ -28,7 +29,7 @@ namespace plab::ui {
 class ParamControl : public QWidget
 {
 public:
-    ParamControl(const ParamInfo &info, QWidget *parent)
+    ParamControl(const SchemeInfo &scheme, const ParamInfo &info, QWidget *parent)
         : QWidget(parent)
         , m_info(info)
     {
@@ -63,8 +64,7 @@ public:
         m_sliderLo = lo;
         m_sliderHi = std::min(hi, sliderCeiling());
         m_log = m_sliderLo > 0 && m_sliderHi / m_sliderLo >= 100;
-        const QString tip = QString::fromStdString(info.description) + QStringLiteral("\nallowed: ") +
-                            QString::fromStdString(info.rangeText());
+        const QString tip = SchemePanel::tr("%1\nallowed: %2").arg(paramDescription(scheme, info), paramRange(info));
         setToolTip(tip);
         m_slider->setToolTip(tip);
         m_box->setToolTip(tip);
@@ -183,10 +183,9 @@ SchemePanel::SchemePanel(QWidget *parent)
     m_schemes = new QListWidget(this);
     m_schemes->setObjectName(QStringLiteral("schemeList"));
     for (const SchemeInfo &s : schemeCatalog()) {
-        auto *item = new QListWidgetItem(QStringLiteral("%1   —   %2").arg(QString::fromStdString(s.name),
-                                                                            QString::fromStdString(s.title)));
+        auto *item = new QListWidgetItem(QStringLiteral("%1   —   %2").arg(QString::fromStdString(s.name), schemeTitle(s)));
         item->setData(Qt::UserRole, QString::fromStdString(s.name));
-        item->setToolTip(QString::fromStdString(s.formula));
+        item->setToolTip(schemeFormula(s));
         m_schemes->addItem(item);
     }
     m_schemes->setMinimumHeight(120);
@@ -314,7 +313,7 @@ void SchemePanel::rebuildParameters()
         return;
     const SchemeInfo &info = schemeCatalog()[row];
     for (const ParamInfo &p : info.params) {
-        auto *control = new ParamControl(p, m_paramBox);
+        auto *control = new ParamControl(info, p, m_paramBox);
         control->onChanged = [this] { updateState(); };
         auto *label = new QLabel(QString::fromStdString(p.name), m_paramBox);
         label->setToolTip(control->toolTip());
@@ -331,8 +330,8 @@ void SchemePanel::rebuildParameters()
     m_bidirectional->setEnabled(info.bidirectionalAllowed);
     if (!info.bidirectionalAllowed)
         m_causal->setChecked(true);
-    m_formula->setText(QString::fromStdString(info.formula));
-    m_explanation->setText(QString::fromStdString(info.explanation));
+    m_formula->setText(schemeFormula(info));
+    m_explanation->setText(schemeExplanation(info));
     m_paramBox->setTitle(tr("Parameters of %1").arg(QString::fromStdString(info.name)));
 }
 
@@ -352,7 +351,7 @@ void SchemePanel::updateState()
         s.spec = makeSchemeSpec(info.name, m_heads->value(), m_bidirectional->isChecked(), assignments,
                                 m_context->value(), m_logn->isChecked());
         if (s.spec.logn && s.spec.context < 2)
-            throw InputError("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))");
+            throw InputError(tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());
         s.length = m_length->value();
         s.head = std::min(m_head->value(), m_heads->value()) - 1;
         s.colorMap = m_colorMap->currentData().toString();

@@ -2,6 +2,7 @@
 #include "views.h"
 
 #include "heatmap_widget.h"
+#include "i18n.h"
 #include "session.h"
 
 #include "errors.h"
@@ -66,7 +67,7 @@ QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent)
         auto *item = new QListWidgetItem(QString::fromStdString(s.name), list);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
-        item->setToolTip(QString::fromStdString(s.title));
+        item->setToolTip(schemeTitle(s));
     }
     return list;
 }
@@ -90,7 +91,7 @@ namespace {
 
 QString hoverValue(float v)
 {
-    return std::isfinite(v) ? QString::number(v, 'g', 6) : QStringLiteral("masked (−inf)");
+    return std::isfinite(v) ? QString::number(v, 'g', 6) : ViewBase::tr("masked (−inf)");
 }
 
 } // namespace

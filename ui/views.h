@@ -295,6 +295,7 @@ public:
 
     void addModel(const SharedModel &model); // becomes the current model
     int modelCount() const { return static_cast<int>(m_models.size()); }
+    const std::vector<SharedModel> &models() const { return m_models; }
     bool loadModel(const QString &path, QString *error = nullptr);
     // Writes model `index` (0-based, as listed) as a .safetensors checkpoint; false with `error` set on failure.
     bool saveModel(int index, const QString &path, QString *error = nullptr);

@@ -206,6 +206,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         else
             parsed.values[name] = {value};
     }
+    if (parsed.has("lang")) // refused before any work, whatever the output
+        languageFromArgs(parsed);
     const int count = static_cast<int>(parsed.positional.size());
     if (count < verb.minPositional || count > verb.maxPositional) {
         std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
@@ -218,6 +220,21 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
                          (verb.synopsis.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
     }
     return parsed;
+}
+
+const std::vector<std::string>& pictureLanguages()
+{
+    return supportedLanguages();
+}
+
+std::string languageFromArgs(const ParsedArgs& args)
+{
+    return checkLanguage(args.text("lang", "en"));
+}
+
+OptionDef languageOption()
+{
+    return {"lang", OptionKind::Value, "image output: language of titles, axes and legends: en (default), zh_CN"};
 }
 
 std::vector<OptionDef> schemeOptions()

@@ -84,6 +84,13 @@ int applyThreadsOption(const ParsedArgs& args);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
 double processCpuSeconds();
 
+// The languages pictures can be drawn in (--lang; the GUI library holds their translations, ui/i18n.h).
+const std::vector<std::string>& pictureLanguages();
+// --lang CODE (default "en"); InputError listing the allowed codes for any other. parseArgs() checks it already.
+std::string languageFromArgs(const ParsedArgs& args);
+// The --lang option of the verbs that draw pictures.
+OptionDef languageOption();
+
 // True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
 bool isImagePath(const std::string& path);
 // The GUI library installs this so `bias ... -o x.png` renders the same picture as the GUI.
@@ -101,8 +108,8 @@ void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons
 
-// --lang and --folder of `lessons` and `render lesson`; the lessons they name (broken files in LessonSet::errors).
-std::vector<OptionDef> lessonOptions();
+// --folder of `lessons` and `render lesson`; the lessons --folder and --lang name (broken files in LessonSet::errors).
+OptionDef lessonFolderOption();
 LessonSet lessonsFromArgs(const ParsedArgs& args);
 
 // attention's outputs in both modes (verbs_attention.cpp): -o OUT.npy is required, it and --probs must be .npy;

@@ -10,7 +10,7 @@ namespace plab::cli {
 
 LessonSet lessonsFromArgs(const ParsedArgs& args)
 {
-    const std::string language = checkLessonLanguage(args.text("lang", "en"));
+    const std::string language = languageFromArgs(args);
     return readLessons(args.has("folder") ? lessonSourcesInFolder(args.text("folder")) : builtinLessonSources(),
                        language);
 }
@@ -49,15 +49,16 @@ int runLessons(const ParsedArgs& args, VerbContext& ctx)
 
 } // namespace
 
-std::vector<OptionDef> lessonOptions()
+OptionDef lessonFolderOption()
 {
-    return {{"lang", OptionKind::Value, "en (default) or zh_CN: the Chinese twin of each lesson where there is one"},
-            {"folder", OptionKind::Value, "a folder of NN-slug.md lesson files (default: the lessons that ship)"}};
+    return {"folder", OptionKind::Value, "lessons: a folder of NN-slug.md lesson files (default: the lessons that ship)"};
 }
 
 void registerLessonVerbs()
 {
-    std::vector<OptionDef> options = lessonOptions();
+    std::vector<OptionDef> options = {
+        {"lang", OptionKind::Value, "en (default) or zh_CN: the Chinese twin of each lesson where there is one"},
+        lessonFolderOption()};
     options.push_back({"json", OptionKind::Flag, "machine-readable output: {\"lessons\": [...]}"});
     registerVerb({"lessons", "positionlab-cli lessons [--json] [--lang zh_CN] [--folder DIR]",
                   "list the lessons: number, slug, title and figure count (a broken lesson file: exit 2, named with its line)",

@@ -188,6 +188,7 @@ void registerSchemeVerbs()
                                      {"colormap", OptionKind::Value, "image output: viridis, magma, cividis, diverging"},
                                      {"width", OptionKind::Value, "image output: width in pixels"},
                                      {"height", OptionKind::Value, "image output: height in pixels"},
+                                     languageOption(),
                                      {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
                   1, 1, runBias});
     registerVerb({"dot", "positionlab-cli dot [--dim D] [--base B] [--max-distance R] [-o FILE]",
@@ -198,6 +199,7 @@ void registerSchemeVerbs()
                    {"log-x", OptionKind::Flag, "image output: logarithmic distance axis"},
                    {"width", OptionKind::Value, "image output: width in pixels"},
                    {"height", OptionKind::Value, "image output: height in pixels"},
+                   languageOption(),
                    {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}},
                   0, 0, runDot});
     registerVerb({"entropy",
@@ -215,6 +217,7 @@ void registerSchemeVerbs()
                                      allowLongOption(),
                                      {"width", OptionKind::Value, "image output: width in pixels"},
                                      {"height", OptionKind::Value, "image output: height in pixels"},
+                                     languageOption(),
                                      {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
                   1, 1, runEntropy});
 }

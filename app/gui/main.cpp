@@ -1,4 +1,5 @@
 // positionlab: the desktop application (thin main: the window and everything in it live in positionlab_ui).
+#include "i18n.h"
 #include "main_window.h"
 #include "screenshots.h"
 
@@ -22,22 +23,33 @@ int main(int argc, char **argv)
                                          QStringLiteral("Drive every view, save DIR/<view>.png, and quit (for the README)"),
                                          QStringLiteral("DIR"));
     parser.addOption(screenshots);
+    const QCommandLineOption lang(QStringLiteral("lang"),
+                                  QStringLiteral("Interface language for this run: %1 (default: the one chosen in "
+                                                 "View > Language)").arg(plab::ui::languageCodes()),
+                                  QStringLiteral("CODE"));
+    parser.addOption(lang);
     parser.process(app);
 
+    QString error;
+    if (!plab::ui::setLanguage(parser.isSet(lang) ? parser.value(lang) : plab::ui::savedLanguage(), &error)) {
+        qCritical("positionlab: %s", qPrintable(error));
+        return 2;
+    }
     plab::ui::applyPalette(false);
-    plab::ui::MainWindow window;
-    window.resize(1400, 900);
-    window.show();
+    // On the heap: View > Language replaces the window by a new one (MainWindow::switchLanguage).
+    auto *window = new plab::ui::MainWindow;
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->resize(1400, 900);
+    window->show();
     if (!parser.positionalArguments().isEmpty()) {
-        QString error;
-        if (!window.openSession(parser.positionalArguments().first(), &error))
-            QMessageBox::warning(&window, QStringLiteral("Open session"), error);
+        if (!window->openSession(parser.positionalArguments().first(), &error))
+            QMessageBox::warning(window, plab::ui::MainWindow::tr("Open session"), error);
     }
     if (parser.isSet(screenshots)) {
-        QString error;
-        const bool ok = plab::ui::takeScreenshots(window, parser.value(screenshots), 1100, &error);
+        const bool ok = plab::ui::takeScreenshots(*window, parser.value(screenshots), 1100, &error);
         if (!ok)
             qCritical("positionlab: %s", qPrintable(error));
+        delete window;
         return ok ? 0 : 1;
     }
     return app.exec();

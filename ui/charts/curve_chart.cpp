@@ -343,7 +343,7 @@ QString CurvePlot::hoverText(const Hit &hit) const
     if (hit.curve < 0 || hit.index < 0)
         return {};
     const Curve &c = m_figure.curves[hit.curve];
-    return QStringLiteral("%1: x = %2, y = %3").arg(c.name).arg(c.x[hit.index], 0, 'g', 6).arg(c.y[hit.index], 0, 'g', 6);
+    return FigureText::tr("%1: x = %2, y = %3").arg(c.name).arg(c.x[hit.index], 0, 'g', 6).arg(c.y[hit.index], 0, 'g', 6);
 }
 
 QPointF CurvePlot::pointPosition(int curve, int index) const

@@ -1,0 +1,1350 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>FigureText</name>
+    <message>
+        <source>%1: x = %2, y = %3</source>
+        <translation>%1：x = %2，y = %3</translation>
+    </message>
+    <message>
+        <source>out of memory</source>
+        <translation>内存不足</translation>
+    </message>
+    <message>
+        <source>head %1 of %2</source>
+        <translation>第 %1 个头（共 %2 个）</translation>
+    </message>
+    <message>
+        <source>bidirectional</source>
+        <translation>双向</translation>
+    </message>
+    <message>
+        <source>causal</source>
+        <translation>因果</translation>
+    </message>
+    <message>
+        <source>logn (L = %1)</source>
+        <translation>logn（L = %1）</translation>
+    </message>
+    <message>
+        <source>T5 bucket of n − m</source>
+        <translation>n − m 的 T5 桶编号</translation>
+    </message>
+    <message>
+        <source>probe score (q = k = 1)</source>
+        <translation>探针分数（q = k = 1）</translation>
+    </message>
+    <message>
+        <source>bias b(m, n)</source>
+        <translation>偏置 b(m, n)</translation>
+    </message>
+    <message>
+        <source>%1 × logn scale</source>
+        <translation>%1 × logn 缩放</translation>
+    </message>
+    <message>
+        <source>%1: bucket map</source>
+        <translation>%1：桶映射</translation>
+    </message>
+    <message>
+        <source>%1: probe score</source>
+        <translation>%1：探针分数</translation>
+    </message>
+    <message>
+        <source>%1: dot(p_m, p_n) − d/2</source>
+        <translation>%1：dot(p_m, p_n) − d/2</translation>
+    </message>
+    <message>
+        <source>%1: attention bias</source>
+        <translation>%1：注意力偏置</translation>
+    </message>
+    <message>
+        <source>head %1 of %2 · N = %3 · %4</source>
+        <translation>第 %1 个头（共 %2 个）· N = %3 · %4</translation>
+    </message>
+    <message>
+        <source>Compare: %1</source>
+        <translation>对比：%1</translation>
+    </message>
+    <message>
+        <source> vs </source>
+        <translation> 与 </translation>
+    </message>
+    <message>
+        <source>Difference %1</source>
+        <translation>差值 %1</translation>
+    </message>
+    <message>
+        <source>head %1 · N = %2 · masked where either is masked</source>
+        <translation>第 %1 个头 · N = %2 · 任一方被掩码处即掩码</translation>
+    </message>
+    <message>
+        <source>Sinusoidal position embeddings: dot(p_m, p_n) − d/2</source>
+        <translation>正弦位置编码：dot(p_m, p_n) − d/2</translation>
+    </message>
+    <message>
+        <source>distance |m − n|</source>
+        <translation>距离 |m − n|</translation>
+    </message>
+    <message>
+        <source>d = %1, base = %2</source>
+        <translation>d = %1，底数 = %2</translation>
+    </message>
+    <message>
+        <source>Attention entropy vs length (head %1, %2, q·k %3)</source>
+        <translation>注意力熵随长度的变化（第 %1 个头，%2，q·k %3）</translation>
+    </message>
+    <message>
+        <source>last query</source>
+        <translation>最后一个查询</translation>
+    </message>
+    <message>
+        <source>mean over queries</source>
+        <translation>所有查询的平均</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>from the model</source>
+        <translation>取自模型</translation>
+    </message>
+    <message>
+        <source>sequence length n</source>
+        <translation>序列长度 n</translation>
+    </message>
+    <message>
+        <source>entropy (nats)</source>
+        <translation>熵（奈特）</translation>
+    </message>
+    <message>
+        <source>log n (uniform)</source>
+        <translation>log n（均匀分布）</translation>
+    </message>
+    <message>
+        <source>key position n</source>
+        <translation>键位置 n</translation>
+    </message>
+    <message>
+        <source>query position m</source>
+        <translation>查询位置 m</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>已掩码</translation>
+    </message>
+    <message>
+        <source>%1 (%2, step %3)</source>
+        <translation>%1（%2，第 %3 步）</translation>
+    </message>
+    <message>
+        <source>Attention on text: %1</source>
+        <translation>文本上的注意力：%1</translation>
+    </message>
+    <message>
+        <source>key (byte n)</source>
+        <translation>键（第 n 个字节）</translation>
+    </message>
+    <message>
+        <source>query (byte m)</source>
+        <translation>查询（第 m 个字节）</translation>
+    </message>
+    <message>
+        <source>layer %1 · head %2 of %3 · N = %4 bytes · training context %5</source>
+        <translation>第 %1 层 · 第 %2 个头（共 %3 个）· N = %4 字节 · 训练上下文长度 %5</translation>
+    </message>
+    <message>
+        <source>attention probability</source>
+        <translation>注意力概率</translation>
+    </message>
+    <message>
+        <source>Entropy of each query&apos;s attention (head %1)</source>
+        <translation>每个查询的注意力熵（第 %1 个头）</translation>
+    </message>
+    <message>
+        <source>nats</source>
+        <translation>奈特</translation>
+    </message>
+    <message>
+        <source>row entropy</source>
+        <translation>行熵</translation>
+    </message>
+    <message>
+        <source>log(m + 1) (uniform)</source>
+        <translation>log(m + 1)（均匀分布）</translation>
+    </message>
+    <message>
+        <source>training context L = %1</source>
+        <translation>训练上下文长度 L = %1</translation>
+    </message>
+    <message>
+        <source>%1 (trained here, %2 steps)</source>
+        <translation>%1（在此训练，%2 步）</translation>
+    </message>
+    <message>
+        <source>Training loss (context L = %1)</source>
+        <translation>训练损失（上下文长度 L = %1）</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>loss (nats per byte)</source>
+        <translation>损失（奈特/字节）</translation>
+    </message>
+    <message>
+        <source>Perplexity vs length (L = %1)</source>
+        <translation>困惑度随长度的变化（L = %1）</translation>
+    </message>
+    <message>
+        <source>evaluation length (bytes)</source>
+        <translation>评估长度（字节）</translation>
+    </message>
+    <message>
+        <source>perplexity (per byte)</source>
+        <translation>困惑度（按字节）</translation>
+    </message>
+</context>
+<context>
+    <name>QPlatformTheme</name>
+    <message>
+        <source>OK</source>
+        <translation>确定</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>&amp;Yes</source>
+        <translation>是(&amp;Y)</translation>
+    </message>
+    <message>
+        <source>&amp;No</source>
+        <translation>否(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>放弃</translation>
+    </message>
+    <message>
+        <source>Help</source>
+        <translation>帮助</translation>
+    </message>
+</context>
+<context>
+    <name>SchemeText</name>
+    <message>
+        <source>NoPE (no positional encoding)</source>
+        <translation>NoPE（无位置编码）</translation>
+    </message>
+    <message>
+        <source>b(m, n) = 0   (causal mask only)</source>
+        <translation>b(m, n) = 0   （仅因果掩码）</translation>
+    </message>
+    <message>
+        <source>No position information at all. A causal decoder can still infer position from how many tokens it sees, which is why NoPE extrapolates better than one might expect.</source>
+        <translation>完全不含位置信息。因果解码器仍能从它看到的词元个数推断出位置，这正是 NoPE 的外推能力比人们预想的更好的原因。</translation>
+    </message>
+    <message>
+        <source>Sinusoidal (absolute)</source>
+        <translation>正弦位置编码（绝对）</translation>
+    </message>
+    <message>
+        <source>p[m,2i] = sin(m w_i), p[m,2i+1] = cos(m w_i), w_i = base^(-2i/d); view: dot(p_m, p_n) - d/2 = sum_{i&lt;d/2} cos((m-n) w_i) - d/2</source>
+        <translation>p[m,2i] = sin(m w_i)，p[m,2i+1] = cos(m w_i)，w_i = base^(-2i/d)；视图：dot(p_m, p_n) - d/2 = sum_{i&lt;d/2} cos((m-n) w_i) - d/2</translation>
+    </message>
+    <message>
+        <source>The original Transformer&apos;s absolute encoding, added to the token embedding. The dot product of two position vectors depends only on their distance and oscillates as it decays; past the training length the model meets position vectors it has never seen.</source>
+        <translation>原始 Transformer 的绝对位置编码，加在词元嵌入上。两个位置向量的点积只取决于它们之间的距离，并在衰减中振荡；超出训练长度后，模型会遇到从未见过的位置向量。</translation>
+    </message>
+    <message>
+        <source>Learned absolute</source>
+        <translation>可学习的绝对位置编码</translation>
+    </message>
+    <message>
+        <source>x_m = e(token_m) + P[m],  P a trained table of `context` rows</source>
+        <translation>x_m = e(token_m) + P[m]，P 为训练得到的 `context` 行的表</translation>
+    </message>
+    <message>
+        <source>A trained table of position vectors (GPT-2, BERT). It has no row for positions past the training context, so it cannot extrapolate at all: such positions are reported as unsupported.</source>
+        <translation>一张训练得到的位置向量表（GPT-2、BERT）。对于超出训练上下文长度的位置，表中没有对应的行，因此完全无法外推：这些位置会被标为“不支持”。</translation>
+    </message>
+    <message>
+        <source>RoPE (rotary)</source>
+        <translation>RoPE（旋转位置编码）</translation>
+    </message>
+    <message>
+        <source>rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); probe (q = k = 1): sum_{i&lt;d/2} 2 cos((m-n) θ_i)</source>
+        <translation>将 q_m 与 k_n 的第 (2i, 2i+1) 对分量分别旋转 m θ_i、n θ_i，θ_i = base^(-2i/d)；探针（q = k = 1）：sum_{i&lt;d/2} 2 cos((m-n) θ_i)</translation>
+    </message>
+    <message>
+        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation.</source>
+        <translation>旋转位置编码对查询和键进行旋转，使它们的点积只取决于相对距离。探针显示全 1 查询与全 1 键的分数：一条缓慢衰减的振荡曲线。超出训练长度后出现的未见过的旋转角度会损害外推。</translation>
+    </message>
+    <message>
+        <source>XPOS (rotary with exponential decay)</source>
+        <translation>XPOS（带指数衰减的旋转位置编码）</translation>
+    </message>
+    <message>
+        <source>rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); probe: sum_i 2 cos((m-n) θ_i) ζ_i^((m-n)/s)</source>
+        <translation>先做 rope，再令 q_m *= ζ_i^(m/s)，k_n *= ζ_i^(-n/s)，ζ_i = (2i + γd)/((1+γ)d)；探针：sum_i 2 cos((m-n) θ_i) ζ_i^((m-n)/s)</translation>
+    </message>
+    <message>
+        <source>XPOS multiplies the rotary score by a per-frequency exponential decay in distance, making long-range scores smaller and steadier. It is causal only; with blockwise causal attention (bca) it extrapolates further.</source>
+        <translation>XPOS 在旋转分数上乘以一个随距离指数衰减、且每个频率各不相同的因子，使远距离的分数更小也更平稳。它只支持因果注意力；配合分块因果注意力（bca）可以外推得更远。</translation>
+    </message>
+    <message>
+        <source>T5 relative buckets</source>
+        <translation>T5 相对位置分桶</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = B[bucket(n - m), h]; exact buckets below num-buckets/2, log-spaced up to max-distance</source>
+        <translation>b_h(m, n) = B[bucket(n - m), h]；num-buckets/2 以内每个距离一个桶，之后按对数间隔分桶，直到 max-distance</translation>
+    </message>
+    <message>
+        <source>A learned scalar per (bucket, head). Near distances get their own bucket, far ones share log-spaced buckets, everything past max-distance the last one. Without a trained model the table shows its untrained prior -log(1 + distance).</source>
+        <translation>每个（桶，头）学习一个标量。近距离各有自己的桶，远距离共享按对数间隔划分的桶，超过 max-distance 的全部落入最后一个桶。没有训练好的模型时，表中显示的是未训练的先验 -log(1 + 距离)。</translation>
+    </message>
+    <message>
+        <source>ALiBi (linear biases)</source>
+        <translation>ALiBi（线性偏置）</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = -slope_h (m - n); slope_h = 2^(-8(h+1)/H) for H a power of two</source>
+        <translation>b_h(m, n) = -slope_h (m - n)；当 H 为 2 的幂时，slope_h = 2^(-8(h+1)/H)</translation>
+    </message>
+    <message>
+        <source>Attention with Linear Biases: a fixed penalty proportional to distance, with a geometric sequence of slopes across heads. No position embedding at all; trains short and tests long.</source>
+        <translation>带线性偏置的注意力（Attention with Linear Biases）：施加与距离成正比的固定惩罚，各个头的斜率构成等比数列。完全不使用位置嵌入；短序列训练，长序列测试。</translation>
+    </message>
+    <message>
+        <source>KERPLE (power kernel)</source>
+        <translation>KERPLE（幂核）</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = -r1 |m - n|^r2,  r1 &gt; 0, 0 &lt; r2 &lt;= 2</source>
+        <translation>b_h(m, n) = -r1 |m - n|^r2，r1 &gt; 0，0 &lt; r2 &lt;= 2</translation>
+    </message>
+    <message>
+        <source>KERPLE derives relative biases from conditionally positive definite kernels. The power variant generalises ALiBi (r2 = 1); r1 and r2 are trained per head.</source>
+        <translation>KERPLE 从条件正定核推导出相对位置偏置。幂核变体是 ALiBi 的推广（r2 = 1 时即 ALiBi）；r1 和 r2 在每个头上分别训练。</translation>
+    </message>
+    <message>
+        <source>KERPLE (logarithmic kernel)</source>
+        <translation>KERPLE（对数核）</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = -r1 log(1 + r2 |m - n|),  r1, r2 &gt; 0</source>
+        <translation>b_h(m, n) = -r1 log(1 + r2 |m - n|)，r1, r2 &gt; 0</translation>
+    </message>
+    <message>
+        <source>The logarithmic KERPLE variant: the penalty grows only logarithmically with distance, so far tokens stay reachable. r1 and r2 are trained per head.</source>
+        <translation>KERPLE 的对数核变体：惩罚只随距离对数增长，因此远处的词元仍然可以被关注到。r1 和 r2 在每个头上分别训练。</translation>
+    </message>
+    <message>
+        <source>Sandwich</source>
+        <translation>Sandwich</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = (sum_{i&lt;d/2} cos((m-n) w_i) - d/2) H / (8 (h+1)),  w_i = base^(-2i/d)</source>
+        <translation>b_h(m, n) = (sum_{i&lt;d/2} cos((m-n) w_i) - d/2) H / (8 (h+1))，w_i = base^(-2i/d)</translation>
+    </message>
+    <message>
+        <source>Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi&apos;s slopes: it decays roughly logarithmically and oscillates a little.</source>
+        <translation>Sandwich 直接把正弦位置编码的点积用作相对位置偏置，并像 ALiBi 的斜率那样按头缩放：它大致按对数衰减，并略有振荡。</translation>
+    </message>
+    <message>
+        <source>Local attention (super baseline)</source>
+        <translation>局部注意力（超强基线）</translation>
+    </message>
+    <message>
+        <source>b(m, n) = 0 if 0 &lt;= m - n &lt; window (bidirectional: |m - n| &lt; window), else -inf</source>
+        <translation>若 0 &lt;= m - n &lt; window（双向时：|m - n| &lt; window），则 b(m, n) = 0，否则为 -inf</translation>
+    </message>
+    <message>
+        <source>The &apos;super baseline&apos; of the length-extrapolation literature: each query sees only the last `window` keys, its training context. It can never meet a distance it was not trained on. In a model the windows chain through the layers (a token reaches layers x (window - 1) back), so a model&apos;s default window keeps that whole reach inside the training context.</source>
+        <translation>长度外推文献中的“超强基线”：每个查询只能看到最近的 `window` 个键，即它的训练上下文。它永远不会遇到训练时没见过的距离。在模型中，各层的窗口会逐层串联（一个词元最远能向前看到 层数 × (window - 1) 个位置），因此模型的默认窗口会让这整个范围都落在训练上下文之内。</translation>
+    </message>
+    <message>
+        <source>Blockwise causal attention</source>
+        <translation>分块因果注意力</translation>
+    </message>
+    <message>
+        <source>blocks of window/2; query m sees keys n &lt;= m in its own block and the previous one</source>
+        <translation>块大小为 window/2；查询 m 能看到本块及前一块中满足 n &lt;= m 的键 n</translation>
+    </message>
+    <message>
+        <source>XPOS&apos;s blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.</source>
+        <translation>XPOS 的分块因果注意力：由块组成的滑动窗口，使每个查询能看到 window/2 到 window 个键，且所有距离都在训练中出现过。</translation>
+    </message>
+    <message>
+        <source>dimension of the sinusoid / rotation (number of frequencies x 2)</source>
+        <translation>正弦 / 旋转的维度（频率个数 × 2）</translation>
+    </message>
+    <message>
+        <source>wavelength base: frequencies are base^(-2i/dim)</source>
+        <translation>波长底数：频率为 base^(-2i/dim)</translation>
+    </message>
+    <message>
+        <source>decay offset γ: larger means weaker decay</source>
+        <translation>衰减偏移 γ：越大衰减越弱</translation>
+    </message>
+    <message>
+        <source>scale s: the distance over which ζ acts</source>
+        <translation>缩放 s：ζ 起作用的距离尺度</translation>
+    </message>
+    <message>
+        <source>number of buckets (halved per direction when bidirectional)</source>
+        <translation>桶的个数（双向时每个方向各占一半）</translation>
+    </message>
+    <message>
+        <source>distance from which all keys share the last bucket</source>
+        <translation>从该距离起，所有键都共享最后一个桶</translation>
+    </message>
+    <message>
+        <source>scale of the penalty</source>
+        <translation>惩罚的尺度</translation>
+    </message>
+    <message>
+        <source>power of the distance (1 = ALiBi-like)</source>
+        <translation>距离的幂次（1 = 类似 ALiBi）</translation>
+    </message>
+    <message>
+        <source>distance scale inside the logarithm</source>
+        <translation>对数内的距离尺度</translation>
+    </message>
+    <message>
+        <source>number of visible keys (default: the training context; in a model of L layers the largest W with L (W - 1) + 1 &lt;= context)</source>
+        <translation>可见键的个数（默认：训练上下文长度；在 L 层的模型中取满足 L (W - 1) + 1 &lt;= context 的最大 W）</translation>
+    </message>
+    <message>
+        <source>window (two blocks of window/2 keys)</source>
+        <translation>窗口（两个各含 window/2 个键的块）</translation>
+    </message>
+    <message>
+        <source>even integers in %1</source>
+        <translation>%1 中的偶数</translation>
+    </message>
+    <message>
+        <source>integers in %1</source>
+        <translation>%1 中的整数</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::AttentionView</name>
+    <message>
+        <source>Attention on text</source>
+        <translation>文本上的注意力</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Model&lt;/b&gt;</source>
+        <translation>&lt;b&gt;模型&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Models trained in the Train tab appear here; checkpoints load with the button</source>
+        <translation>在“训练”标签页中训练的模型会出现在这里；检查点可用按钮加载</translation>
+    </message>
+    <message>
+        <source>Load checkpoint…</source>
+        <translation>加载检查点…</translation>
+    </message>
+    <message>
+        <source>Save model…</source>
+        <translation>保存模型…</translation>
+    </message>
+    <message>
+        <source>Write the chosen model as a .safetensors checkpoint (for later, or the command line)</source>
+        <translation>将所选模型写成 .safetensors 检查点（供以后或命令行使用）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Text&lt;/b&gt; (bytes are the tokens)</source>
+        <translation>&lt;b&gt;文本&lt;/b&gt;（以字节为词元）</translation>
+    </message>
+    <message>
+        <source>Transformer layer (1..layers)</source>
+        <translation>Transformer 层（1..层数）</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Repeat the text to this many bytes, to see the model past its training context</source>
+        <translation>把文本重复到这么多字节，以观察模型在训练上下文之外的表现</translation>
+    </message>
+    <message>
+        <source>Repeat to N</source>
+        <translation>重复到 N</translation>
+    </message>
+    <message>
+        <source>The head comes from the panel. Hover a cell for (m, n, probability).</source>
+        <translation>头由左侧面板选择。鼠标悬停在单元格上可查看 (m, n, 概率)。</translation>
+    </message>
+    <message>
+        <source>Attention on text needs a trained model: train one in the &quot;Train short / test long&quot; tab or load a checkpoint (.safetensors) here.</source>
+        <translation>“文本上的注意力”需要一个训练好的模型：请在“短训练 / 长测试”标签页中训练一个，或在此加载检查点（.safetensors）。</translation>
+    </message>
+    <message>
+        <source>Load checkpoint</source>
+        <translation>加载检查点</translation>
+    </message>
+    <message>
+        <source>Checkpoints (*.safetensors)</source>
+        <translation>检查点 (*.safetensors)</translation>
+    </message>
+    <message>
+        <source>Save model</source>
+        <translation>保存模型</translation>
+    </message>
+    <message>
+        <source>Saved %1 to %2</source>
+        <translation>已将 %1 保存到 %2</translation>
+    </message>
+    <message>
+        <source>%1 layers · d_model %2 · %3 heads · context %4 · scheme %5</source>
+        <translation>%1 层 · d_model %2 · %3 个头 · 上下文长度 %4 · 方案 %5</translation>
+    </message>
+    <message>
+        <source>query m = %1 &apos;%2&apos;, key n = %3 &apos;%4&apos;, probability = %5</source>
+        <translation>查询 m = %1 “%2”，键 n = %3 “%4”，概率 = %5</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>已掩码</translation>
+    </message>
+    <message>
+        <source>views.attention.model: %1 is not among the session&apos;s checkpoints</source>
+        <translation>views.attention.model：%1 不在会话的检查点中</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::BiasView</name>
+    <message>
+        <source>T5 bucket indices</source>
+        <translation>T5 桶编号</translation>
+    </message>
+    <message>
+        <source>t5 only: show which bucket each (m, n) falls in instead of its bias</source>
+        <translation>仅限 t5：显示每个 (m, n) 落入哪个桶，而不是它的偏置</translation>
+    </message>
+    <message>
+        <source>Reset zoom</source>
+        <translation>重置缩放</translation>
+    </message>
+    <message>
+        <source>Show the whole matrix (Ctrl+0; also double-click)</source>
+        <translation>显示整个矩阵（Ctrl+0；或双击）</translation>
+    </message>
+    <message>
+        <source>wheel: zoom · drag: pan · double-click: whole matrix</source>
+        <translation>滚轮：缩放 · 拖动：平移 · 双击：整个矩阵</translation>
+    </message>
+    <message>
+        <source>m = %1, n = %2, value = %3   (head %4)</source>
+        <translation>m = %1，n = %2，值 = %3   （第 %4 个头）</translation>
+    </message>
+    <message>
+        <source>Bias</source>
+        <translation>偏置</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::CompareView</name>
+    <message>
+        <source>Schemes:</source>
+        <translation>方案：</translation>
+    </message>
+    <message>
+        <source>How many schemes side by side (2-4)</source>
+        <translation>并排显示的方案个数（2-4）</translation>
+    </message>
+    <message>
+        <source>shared colour scale</source>
+        <translation>共享颜色刻度</translation>
+    </message>
+    <message>
+        <source>One colour scale for every panel, so equal colours mean equal values</source>
+        <translation>所有面板使用同一颜色刻度，相同颜色即表示相同数值</translation>
+    </message>
+    <message>
+        <source>Reset zoom</source>
+        <translation>重置缩放</translation>
+    </message>
+    <message>
+        <source>difference A − B:</source>
+        <translation>差值 A − B：</translation>
+    </message>
+    <message>
+        <source>Add a panel with A − B on a diverging scale centred on 0 (masked where either is masked)</source>
+        <translation>添加一个面板，以 0 为中心的发散色标显示 A − B（任一方被掩码处即掩码）</translation>
+    </message>
+    <message>
+        <source>A of the difference A − B</source>
+        <translation>差值 A − B 中的 A</translation>
+    </message>
+    <message>
+        <source>B of the difference A − B</source>
+        <translation>差值 A − B 中的 B</translation>
+    </message>
+    <message>
+        <source>Length, head, mask and colour map come from the panel; the panel&apos;s scheme uses its parameters, the others their defaults (window = context, else 16).</source>
+        <translation>长度、头、掩码和颜色映射取自左侧面板；面板中选中的方案使用面板上的参数，其余方案使用默认值（window = 上下文长度，否则为 16）。</translation>
+    </message>
+    <message>
+        <source>%1: m = %2, n = %3, %4 = %5</source>
+        <translation>%1：m = %2，n = %3，%4 = %5</translation>
+    </message>
+    <message>
+        <source>difference</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>masked in A or B</source>
+        <translation>在 A 或 B 中被掩码</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::DotView</name>
+    <message>
+        <source>Sinusoidal dot</source>
+        <translation>正弦点积</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Curves&lt;/b&gt; (dim, base)</source>
+        <translation>&lt;b&gt;曲线&lt;/b&gt;（维度，底数）</translation>
+    </message>
+    <message>
+        <source>dim d</source>
+        <translation>维度 d</translation>
+    </message>
+    <message>
+        <source>base</source>
+        <translation>底数</translation>
+    </message>
+    <message>
+        <source>Each row is one curve: dim even in [2, 4096], base &gt; 1</source>
+        <translation>每行是一条曲线：维度为 [2, 4096] 中的偶数，底数 &gt; 1</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Largest distance</source>
+        <translation>最大距离</translation>
+    </message>
+    <message>
+        <source>logarithmic distance axis</source>
+        <translation>对数距离轴</translation>
+    </message>
+    <message>
+        <source>dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating decay; larger bases decay more slowly.</source>
+        <translation>dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2：在 r = 0 处为零，随后振荡衰减；底数越大，衰减越慢。</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::EntropyView</name>
+    <message>
+        <source>Entropy</source>
+        <translation>熵</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Schemes&lt;/b&gt; (one curve each)</source>
+        <translation>&lt;b&gt;方案&lt;/b&gt;（每个一条曲线）</translation>
+    </message>
+    <message>
+        <source>q and k</source>
+        <translation>q 和 k</translation>
+    </message>
+    <message>
+        <source>zero (bias alone)</source>
+        <translation>零（仅偏置）</translation>
+    </message>
+    <message>
+        <source>random (seeded Gaussian)</source>
+        <translation>随机（带种子的高斯分布）</translation>
+    </message>
+    <message>
+        <source>from a trained model</source>
+        <translation>取自训练好的模型</translation>
+    </message>
+    <message>
+        <source>Train a model in the Train tab or load a checkpoint in Attention on text</source>
+        <translation>请在“训练”标签页中训练模型，或在“文本上的注意力”中加载检查点</translation>
+    </message>
+    <message>
+        <source>layer </source>
+        <translation>层 </translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <source>lengths 16 … </source>
+        <translation>长度 16 … </translation>
+    </message>
+    <message>
+        <source>entropy of</source>
+        <translation>熵的取法</translation>
+    </message>
+    <message>
+        <source>the last query</source>
+        <translation>最后一个查询</translation>
+    </message>
+    <message>
+        <source>the mean over queries</source>
+        <translation>所有查询的平均</translation>
+    </message>
+    <message>
+        <source>Heads, the shown head, mask, context and logn come from the panel. Rotary schemes with q = k = 0 attend uniformly: their curve is log n.</source>
+        <translation>头数、显示的头、掩码、上下文长度和 logn 取自左侧面板。q = k = 0 时，旋转类方案的注意力是均匀的：其曲线就是 log n。</translation>
+    </message>
+    <message>
+        <source>Entropy: tick at least one scheme</source>
+        <translation>熵：请至少勾选一个方案</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::ExportDialog</name>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Pictures: .png .svg .pdf · data: .csv .json .npy (the extension decides)</source>
+        <translation>图片：.png .svg .pdf · 数据：.csv .json .npy（由扩展名决定）</translation>
+    </message>
+    <message>
+        <source>pixels</source>
+        <translation>像素</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>尺寸</translation>
+    </message>
+    <message>
+        <source>DPI</source>
+        <translation>DPI</translation>
+    </message>
+    <message>
+        <source>dark background</source>
+        <translation>深色背景</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv);;JSON data (*.json);;NumPy array (*.npy)</source>
+        <translation>PNG 图片 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf);;CSV 数据 (*.csv);;JSON 数据 (*.json);;NumPy 数组 (*.npy)</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::LessonsPanel</name>
+    <message>
+        <source>◀ Back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The previous figure of the lesson (Alt+Left)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The next figure, then the next lesson (Alt+Right)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>lesson folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⚠ %1 (cannot be read)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not loaded:&lt;br&gt;%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No lesson to show. Lessons → Open folder… loads a folder of NN-slug.md files.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>▶ Show me</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set the views to this figure</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy the command that draws this figure headless:
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lesson %1 of %2 · figure %3 of %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::MainWindow</name>
+    <message>
+        <source>PositionLab</source>
+        <translation>PositionLab</translation>
+    </message>
+    <message>
+        <source>Scheme and parameters</source>
+        <translation>方案与参数</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop the running computation (Esc)</source>
+        <translation>停止正在进行的计算（Esc）</translation>
+    </message>
+    <message>
+        <source>Canceled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open session…</source>
+        <translation>打开会话(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Save session</source>
+        <translation>保存会话(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save session &amp;as…</source>
+        <translation>会话另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;corpus…</source>
+        <translation>打开语料(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+O</source>
+        <translation>Ctrl+Shift+O</translation>
+    </message>
+    <message>
+        <source>&amp;Export view…</source>
+        <translation>导出视图(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Ctrl+E</source>
+        <translation>Ctrl+E</translation>
+    </message>
+    <message>
+        <source>Copy &amp;image</source>
+        <translation>复制图片(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+C</source>
+        <translation>Ctrl+Shift+C</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Ctrl+%1</source>
+        <translation>Ctrl+%1</translation>
+    </message>
+    <message>
+        <source>Reset &amp;zoom</source>
+        <translation>重置缩放(&amp;Z)</translation>
+    </message>
+    <message>
+        <source>Ctrl+0</source>
+        <translation>Ctrl+0</translation>
+    </message>
+    <message>
+        <source>&amp;Dark palette</source>
+        <translation>深色主题(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+D</source>
+        <translation>Ctrl+Shift+D</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Ctrl+O open session · Ctrl+S save · Ctrl+Shift+S save as
+Ctrl+E export view · Ctrl+Shift+C copy image · Ctrl+Shift+O open corpus
+Ctrl+1…6 views · Ctrl+0 reset zoom · Ctrl+Shift+D dark palette · Esc cancel job
+Heatmaps: wheel zoom, drag pan, double-click whole matrix, hover for (m, n, value)</source>
+        <translation>Ctrl+O 打开会话 · Ctrl+S 保存 · Ctrl+Shift+S 另存为
+Ctrl+E 导出视图 · Ctrl+Shift+C 复制图片 · Ctrl+Shift+O 打开语料
+Ctrl+1…6 切换视图 · Ctrl+0 重置缩放 · Ctrl+Shift+D 深色主题 · Esc 取消任务
+热力图：滚轮缩放，拖动平移，双击显示整个矩阵，悬停查看 (m, n, 值)</translation>
+    </message>
+    <message>
+        <source>&amp;About PositionLab</source>
+        <translation>关于 PositionLab(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About PositionLab</source>
+        <translation>关于 PositionLab</translation>
+    </message>
+    <message>
+        <source>PositionLab 0.1 — positional encodings and length extrapolation in transformers.
+Every number shown comes from the core library; positionlab-cli renders the same pictures headless.</source>
+        <translation>PositionLab 0.1 —— Transformer 中的位置编码与长度外推。
+显示的每个数字都来自核心库；positionlab-cli 可在无界面模式下绘制同样的图片。</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Changing the language now rebuilds the window. Running computations and the training results shown in &quot;Train short / test long&quot; are not kept (the trained models are). Change it now, or at the next start?</source>
+        <translation>现在切换语言会重建窗口。正在进行的计算以及“短训练 / 长测试”中显示的训练结果不会保留（训练好的模型会保留）。现在切换，还是下次启动时切换？</translation>
+    </message>
+    <message>
+        <source>Change now</source>
+        <translation>现在切换</translation>
+    </message>
+    <message>
+        <source>At the next start</source>
+        <translation>下次启动时</translation>
+    </message>
+    <message>
+        <source>The language changes at the next start.</source>
+        <translation>语言将在下次启动时切换。</translation>
+    </message>
+    <message>
+        <source>PositionLab — %1</source>
+        <translation>PositionLab — %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Session saved. %n model(s) trained here are not in it: save them with Save model… in Attention on text, then save the session again.</source>
+        <translation>
+            <numerusform>会话已保存。在此训练的 %n 个模型不在其中：请在“文本上的注意力”中用“保存模型…”保存它们，然后再次保存会话。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Open session</source>
+        <translation>打开会话</translation>
+    </message>
+    <message>
+        <source>%1: cannot open as a corpus (%2)</source>
+        <translation>%1：无法作为语料打开（%2）</translation>
+    </message>
+    <message>
+        <source>%1: the corpus is empty</source>
+        <translation>%1：语料为空</translation>
+    </message>
+    <message>
+        <source>%1: not UTF-8 text; a corpus must be a UTF-8 text file</source>
+        <translation>%1：不是 UTF-8 文本；语料必须是 UTF-8 文本文件</translation>
+    </message>
+    <message>
+        <source>Corpus: %1</source>
+        <translation>语料：%1</translation>
+    </message>
+    <message>
+        <source>this view has nothing to export yet (it needs a trained model)</source>
+        <translation>此视图还没有可导出的内容（需要一个训练好的模型）</translation>
+    </message>
+    <message>
+        <source>this view has nothing to export yet</source>
+        <translation>此视图还没有可导出的内容</translation>
+    </message>
+    <message>
+        <source>%1: unknown extension; allowed: .png .svg .pdf .csv .json .npy</source>
+        <translation>%1：未知的扩展名；允许：.png .svg .pdf .csv .json .npy</translation>
+    </message>
+    <message>
+        <source>Exported %1</source>
+        <translation>已导出 %1</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>This view has nothing to export yet.</source>
+        <translation>此视图还没有可导出的内容。</translation>
+    </message>
+    <message>
+        <source>Nothing to copy in this view</source>
+        <translation>此视图中没有可复制的内容</translation>
+    </message>
+    <message>
+        <source>Image copied to the clipboard</source>
+        <translation>图片已复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>PositionLab session (*.json)</source>
+        <translation>PositionLab 会话 (*.json)</translation>
+    </message>
+    <message>
+        <source>Save session</source>
+        <translation>保存会话</translation>
+    </message>
+    <message>
+        <source>Open corpus</source>
+        <translation>打开语料</translation>
+    </message>
+    <message>
+        <source>Text (*.txt);;All files (*)</source>
+        <translation>文本 (*.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Drop</source>
+        <translation>拖放</translation>
+    </message>
+    <message>
+        <source>Lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show &amp;lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+L</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Next figure</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Previous figure</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a folder of lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Built-in lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This figure cannot be shown: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::SchemePanel</name>
+    <message>
+        <source>%1
+allowed: %2</source>
+        <translation>%1
+允许范围：%2</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Scheme&lt;/b&gt;</source>
+        <translation>&lt;b&gt;方案&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>causal</source>
+        <translation>因果</translation>
+    </message>
+    <message>
+        <source>bidirectional</source>
+        <translation>双向</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>Heads H</source>
+        <translation>头数 H</translation>
+    </message>
+    <message>
+        <source>Head shown in the views (1..H)</source>
+        <translation>视图中显示的头（1..H）</translation>
+    </message>
+    <message>
+        <source>Show head</source>
+        <translation>显示的头</translation>
+    </message>
+    <message>
+        <source>Sequence length N (1..%1)</source>
+        <translation>序列长度 N（1..%1）</translation>
+    </message>
+    <message>
+        <source>Length N</source>
+        <translation>长度 N</translation>
+    </message>
+    <message>
+        <source>logn past L =</source>
+        <translation>超过 L 时用 logn，L =</translation>
+    </message>
+    <message>
+        <source>Scale row m&apos;s scores by log(m+1)/log(L) when m+1 &gt; L (entropy invariance)</source>
+        <translation>当 m+1 &gt; L 时，将第 m 行的分数乘以 log(m+1)/log(L)（熵不变性）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Training context L: the logn threshold and the default window of local/bca</source>
+        <translation>训练上下文长度 L：logn 的阈值，也是 local/bca 的默认窗口</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>auto (diverging for signed data)</source>
+        <translation>自动（有符号数据用发散色标）</translation>
+    </message>
+    <message>
+        <source>Colour map</source>
+        <translation>颜色映射</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Formula&lt;/b&gt;</source>
+        <translation>&lt;b&gt;公式&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>(no parameters)</source>
+        <translation>（无参数）</translation>
+    </message>
+    <message>
+        <source>Parameters of %1</source>
+        <translation>%1 的参数</translation>
+    </message>
+    <message>
+        <source>logn needs a training context L &gt;= 2 (the threshold of log(m+1)/log(L))</source>
+        <translation>logn 需要训练上下文长度 L &gt;= 2（log(m+1)/log(L) 的阈值）</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::ThumbnailStrip</name>
+    <message>
+        <source>One thumbnail per head: click to show that head</source>
+        <translation>每个头一张缩略图：点击即显示该头</translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation>第 %1 个头</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::TrainView</name>
+    <message>
+        <source>Train short / test long</source>
+        <translation>短训练 / 长测试</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Schemes&lt;/b&gt; to train</source>
+        <translation>要训练的&lt;b&gt;方案&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>tiny (1 layer, d 64, L 32)</source>
+        <translation>微型（1 层，d 64，L 32）</translation>
+    </message>
+    <message>
+        <source>quick (2 layers, d 128, L 64)</source>
+        <translation>快速（2 层，d 128，L 64）</translation>
+    </message>
+    <message>
+        <source>Model size; &apos;quick&apos; is the CLI&apos;s default preset</source>
+        <translation>模型规模；“快速”是命令行的默认预设</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>non-overlapping</source>
+        <translation>不重叠</translation>
+    </message>
+    <message>
+        <source>sliding window</source>
+        <translation>滑动窗口</translation>
+    </message>
+    <message>
+        <source>Evaluation</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Held-out bytes scored per length (the last 10% of the corpus)</source>
+        <translation>每个长度上评分的留出字节数（语料的最后 10%）</translation>
+    </message>
+    <message>
+        <source>Eval bytes</source>
+        <translation>评估字节数</translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Trains each scheme at context L, then scores held-out text at L, 2L, 4L, 8L, 16L.</source>
+        <translation>在上下文长度 L 上训练每个方案，然后在 L、2L、4L、8L、16L 上对留出文本评分。</translation>
+    </message>
+    <message>
+        <source>Corpus: fortunes (default; drop a text file on the window to change)</source>
+        <translation>语料：fortunes（默认；把文本文件拖到窗口上即可更换）</translation>
+    </message>
+    <message>
+        <source>Corpus: %1</source>
+        <translation>语料：%1</translation>
+    </message>
+    <message>
+        <source>Train: tick at least one scheme</source>
+        <translation>训练：请至少勾选一个方案</translation>
+    </message>
+    <message>
+        <source>Training %1 scheme(s)…</source>
+        <translation>正在训练 %1 个方案…</translation>
+    </message>
+    <message>
+        <source>%1: step %2 of %3, loss %4</source>
+        <translation>%1：第 %2 步（共 %3 步），损失 %4</translation>
+    </message>
+    <message>
+        <source>Canceled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+    <message>
+        <source>canceled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>scheme</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <source>ppl @ %1</source>
+        <translation>困惑度 @ %1</translation>
+    </message>
+    <message>
+        <source>unsupported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>loss %1 nats/byte, %2 bits/byte, %3 bytes scored</source>
+        <translation>损失 %1 奈特/字节，%2 比特/字节，共评分 %3 字节</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::ViewBase</name>
+    <message>
+        <source>masked (−inf)</source>
+        <translation>已掩码（−inf）</translation>
+    </message>
+</context>
+</TS>
