@@ -611,7 +611,7 @@ void TestBadInput::cli_data()
     row("train unknown scheme", {"train", "--scheme", "alibj", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "unknown scheme 'alibj'", corpusFile);
     row("train positional", {"train", "alibi", "-o", "@DIR@/m.safetensors"}, 2, "train: expected 0 argument(s), got 1");
-    row("train preset", train({"--preset", "huge"}), 2, "preset 'huge' is unknown; allowed: tiny, quick, large", corpusFile);
+    row("train preset", train({"--preset", "huge"}), 2, "preset 'huge' is unknown; allowed: demo, tiny, quick, large", corpusFile);
     row("train heads divide", train({"--d-model", "100", "--heads", "8"}), 2, "d-model = 100 is not divisible by heads = 8", corpusFile);
     row("train layers 0", train({"--layers", "0"}), 2, "layers = 0 is out of range", corpusFile);
     row("train context 1", train({"--context", "1"}), 2, "context = 1 is out of range", corpusFile);

@@ -784,56 +784,57 @@
     <name>plab::ui::LessonsPanel</name>
     <message>
         <source>◀ Back</source>
-        <translation type="unfinished"></translation>
+        <translation>◀ 上一步</translation>
     </message>
     <message>
         <source>Next ▶</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步 ▶</translation>
     </message>
     <message>
         <source>The previous figure of the lesson (Alt+Left)</source>
-        <translation type="unfinished"></translation>
+        <translation>本课的上一幅图（Alt+←）</translation>
     </message>
     <message>
         <source>The next figure, then the next lesson (Alt+Right)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一幅图，最后一幅之后进入下一课（Alt+→）</translation>
     </message>
     <message>
         <source>lesson folder</source>
-        <translation type="unfinished"></translation>
+        <translation>课程文件夹</translation>
     </message>
     <message>
         <source>⚠ %1 (cannot be read)</source>
-        <translation type="unfinished"></translation>
+        <translation>⚠ %1（无法读取）</translation>
     </message>
     <message>
         <source>Not loaded:&lt;br&gt;%1</source>
-        <translation type="unfinished"></translation>
+        <translation>未加载：&lt;br&gt;%1</translation>
     </message>
     <message>
         <source>No lesson to show. Lessons → Open folder… loads a folder of NN-slug.md files.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可显示的课程。“课程 → 打开文件夹…”可加载一个包含 NN-slug.md 文件的文件夹。</translation>
     </message>
     <message>
         <source>▶ Show me</source>
-        <translation type="unfinished"></translation>
+        <translation>▶ 演示给我看</translation>
     </message>
     <message>
         <source>Set the views to this figure</source>
-        <translation type="unfinished"></translation>
+        <translation>把视图设置成这幅图</translation>
     </message>
     <message>
         <source>Command</source>
-        <translation type="unfinished"></translation>
+        <translation>命令</translation>
     </message>
     <message>
         <source>Copy the command that draws this figure headless:
 %1</source>
-        <translation type="unfinished"></translation>
+        <translation>复制在无界面模式下绘制这幅图的命令：
+%1</translation>
     </message>
     <message>
         <source>Lesson %1 of %2 · figure %3 of %4</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 课（共 %2 课）· 第 %3 幅图（共 %4 幅）</translation>
     </message>
 </context>
 <context>
@@ -1074,47 +1075,47 @@ Every number shown comes from the core library; positionlab-cli renders the same
     </message>
     <message>
         <source>Lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>课程</translation>
     </message>
     <message>
         <source>&amp;Lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>课程(&amp;L)</translation>
     </message>
     <message>
         <source>Show &amp;lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>显示课程(&amp;L)</translation>
     </message>
     <message>
         <source>Ctrl+L</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+L</translation>
     </message>
     <message>
         <source>&amp;Next figure</source>
-        <translation type="unfinished"></translation>
+        <translation>下一幅图(&amp;N)</translation>
     </message>
     <message>
         <source>&amp;Previous figure</source>
-        <translation type="unfinished"></translation>
+        <translation>上一幅图(&amp;P)</translation>
     </message>
     <message>
         <source>&amp;Open folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开文件夹(&amp;O)…</translation>
     </message>
     <message>
         <source>Open a folder of lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>打开课程文件夹</translation>
     </message>
     <message>
         <source>Open lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>打开课程</translation>
     </message>
     <message>
         <source>&amp;Built-in lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>内置课程(&amp;B)</translation>
     </message>
     <message>
         <source>This figure cannot be shown: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法显示这幅图：%1</translation>
     </message>
 </context>
 <context>

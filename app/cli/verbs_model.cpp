@@ -97,7 +97,7 @@ namespace {
 std::vector<OptionDef> modelOptions()
 {
     return {
-        {"preset", OptionKind::Value, "tiny (1 layer, d_model 64, 4 heads, context 32), quick (2, 128, 8, 64) or large (4, 512, 8, 256); default quick"},
+        {"preset", OptionKind::Value, "demo, tiny, quick (default) or large: sizes and schedule (see the README's presets table)"},
         {"context", OptionKind::Value, "training context L (default from the preset)"},
         {"layers", OptionKind::Value, "transformer blocks (default from the preset)"},
         {"d-model", OptionKind::Value, "model width (default from the preset)"},
