@@ -5,6 +5,7 @@
 #include "compute.h"
 #include "export.h"
 #include "heatmap_painter.h"
+#include "kept_models.h"
 #include "model_compute.h"
 #include "views.h"
 
@@ -45,6 +46,7 @@ void ensureApplication()
     static char *argv[] = {name, nullptr};
     // Lives until exit: tearing a QApplication down during static destruction is not safe.
     new QApplication(argc, argv);
+    setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
 }
 
 ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)

@@ -1,8 +1,11 @@
 // Main window wiring: panel -> views, views -> status bar, menus and shortcuts, sessions, export, drag and drop.
 #include "main_window.h"
 
+#include "kept_models.h"
+#include "model_prompt.h"
 #include "scheme_panel.h"
 #include "session.h"
+#include "training_run.h"
 #include "views.h"
 
 #include "errors.h"
@@ -181,12 +184,29 @@ MainWindow::MainWindow(QWidget *parent)
     m_entropy = static_cast<EntropyView *>(view(QStringLiteral("entropy")));
     addView(attention);
     addView(train);
-    // Models trained or loaded in one view are offered to the others.
-    train->onModelReady = [this](const SharedModel &model) {
-        m_attention->addModel(model);
-        m_entropy->addModel(model);
-    };
+    // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
+    train->onModelReady = [this](const SharedModel &model) { adoptTrainedModel(model); };
     attention->onModelLoaded = [this](const SharedModel &model) { m_entropy->addModel(model); };
+    // "Train a demo model now" where a view needs a model and has none.
+    m_demoRun = new TrainingRun(this);
+    for (ModelPrompt *prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
+        prompt->watch(m_demoRun);
+        connect(prompt, &ModelPrompt::trainRequested, this, [this] { trainDemoModel(); });
+    }
+    connect(m_demoRun, &TrainingRun::snapshot, this, [this](const TrainSnapshot &s) {
+        if (s.model.isValid())
+            adoptTrainedModel(s.model);
+    });
+    connect(m_demoRun, &TrainingRun::finished, this, [this](const QString &error, bool) {
+        if (!error.isEmpty())
+            statusBar()->showMessage(tr("Demo model: %1").arg(error), 8000);
+    });
+    // The models kept by earlier runs, most recent first (and current).
+    QStringList problems;
+    for (const SharedModel &model : loadKeptModels(&problems)) {
+        m_attention->addModel(model, false);
+        m_entropy->addModel(model, false);
+    }
 
     statusBar()->addWidget(m_hover, 1);
     statusBar()->addPermanentWidget(m_progress);
@@ -203,6 +223,8 @@ MainWindow::MainWindow(QWidget *parent)
     onPanelChanged();
     onTabChanged(m_tabs->currentIndex());
     restoreSettings();
+    if (!problems.isEmpty())
+        statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
 }
 
 MainWindow::~MainWindow() = default;
@@ -585,6 +607,31 @@ void MainWindow::restoreSettings()
         setDark(true);
 }
 
+bool MainWindow::trainDemoModel(const std::optional<TrainRequest> &request)
+{
+    TrainRequest r = request ? *request : demoTrainRequest({kDemoModelScheme});
+    if (!request)
+        r.corpusPath = m_corpus;
+    if (!m_demoRun->start(r)) {
+        statusBar()->showMessage(tr("A demo model is training already"), 4000);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::adoptTrainedModel(const SharedModel &model)
+{
+    SharedModel kept = model;
+    try {
+        kept.file = keepModel(model);
+    } catch (const std::exception &e) {
+        statusBar()->showMessage(tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())),
+                                 8000);
+    }
+    m_attention->addModel(kept);
+    m_entropy->addModel(kept);
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     QSettings settings;
@@ -593,6 +640,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     settings.setValue(QStringLiteral("dark"), m_dark);
     for (ViewBase *v : m_views)
         v->cancelJob();
+    m_demoRun->cancel();
     event->accept();
 }
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include "export.h"
+#include "model_compute.h"
 
 #include <nlohmann/json.hpp>
 
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 class QLabel;
@@ -24,6 +26,7 @@ class ViewBase;
 class AttentionView;
 class EntropyView;
 class TrainView;
+class TrainingRun;
 
 class MainWindow : public QMainWindow
 {
@@ -55,6 +58,14 @@ public:
 
     void setDark(bool dark);
     bool isDark() const { return m_dark; }
+
+    // Trains one demo model in the background (default: demoTrainRequest({kDemoModelScheme}) on the window's corpus);
+    // it is kept and shown in the attention and entropy views. False while one trains already.
+    bool trainDemoModel(const std::optional<TrainRequest> &request = std::nullopt);
+    TrainingRun *demoRun() const { return m_demoRun; }
+    // A model trained here: kept in keptModelsFolder() (a failure is reported, not fatal) and offered to the
+    // attention and entropy views as their current model.
+    void adoptTrainedModel(const SharedModel &model);
 
     // Export the current view's picture or data, by extension; false with a message on failure.
     bool exportCurrent(const QString &path, const ImageOptions &options, QString *error = nullptr);
@@ -88,6 +99,7 @@ private:
     AttentionView *m_attention = nullptr;
     TrainView *m_train = nullptr;
     EntropyView *m_entropy = nullptr;
+    TrainingRun *m_demoRun = nullptr;
     QLabel *m_hover = nullptr;
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancel = nullptr;
