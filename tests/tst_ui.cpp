@@ -993,6 +993,13 @@ private Q_SLOTS:
         QVERIFY(train.perplexityPlot()->isShowingHint());
         QVERIFY(train.perplexityPlot()->emptyHint().contains(QStringLiteral("Press Train")));
         QVERIFY(train.lossPlot()->emptyHint() != train.perplexityPlot()->emptyHint());
+        // Not an empty table either: the ticked schemes and the lengths a run would score, following the fields.
+        const std::vector<int> lengths = evaluationLengths(train.request());
+        QCOMPARE(train.table()->rowCount(), int(demoSchemes().size()));
+        QCOMPARE(train.table()->columnCount(), int(lengths.size()) + 1);
+        QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0]));
+        train.findChild<QSpinBox *>(QStringLiteral("context"))->setValue(lengths[0] / 2);
+        QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0] / 2));
         BiasView bias;
         QVERIFY(bias.heatmap()->isShowingHint());
         QVERIFY(showAndWait(bias, panelFor("alibi", 16)));

@@ -3,6 +3,7 @@
 
 #include "training_run.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -13,9 +14,11 @@ namespace plab::ui {
 ModelPrompt::ModelPrompt(const QString &message, QWidget *parent)
     : QWidget(parent)
 {
+    // Centred, one fixed width so the wrapped texts get their full height.
     auto *outer = new QVBoxLayout(this);
+    auto *row = new QHBoxLayout;
     auto *box = new QWidget(this);
-    box->setMaximumWidth(520);
+    box->setFixedWidth(460);
     auto *layout = new QVBoxLayout(box);
     m_message = new QLabel(message, box);
     m_message->setWordWrap(true);
@@ -41,8 +44,11 @@ ModelPrompt::ModelPrompt(const QString &message, QWidget *parent)
     m_state->setWordWrap(true);
     m_state->setAlignment(Qt::AlignCenter);
     layout->addWidget(m_state);
+    row->addStretch(1);
+    row->addWidget(box);
+    row->addStretch(1);
     outer->addStretch(1);
-    outer->addWidget(box, 0, Qt::AlignHCenter);
+    outer->addLayout(row);
     outer->addStretch(1);
     connect(m_train, &QPushButton::clicked, this, &ModelPrompt::trainRequested);
 }

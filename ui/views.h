@@ -396,6 +396,7 @@ private:
     void onSnapshot(const TrainSnapshot &snapshot);
     void onFinished(const QString &error, bool canceled);
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
+    void previewTable();  // before the first run: the table's rows and columns for the current fields
     void updateTable();
     QListWidget *m_schemes = nullptr;
     QComboBox *m_preset = nullptr;

@@ -304,8 +304,6 @@ EntropyView::EntropyView(QWidget *parent)
 
     connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
     connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
-        m_modelChoice->setVisible(m_qk->currentIndex() == 2);
-        m_layer->setVisible(m_qk->currentIndex() == 2);
         updatePages();
         markDirty();
     });
@@ -355,7 +353,11 @@ void EntropyView::setQk(QkSource qk)
 
 void EntropyView::updatePages()
 {
-    m_pages->setCurrentWidget(m_qk->currentIndex() == 2 && m_models.empty() ? static_cast<QWidget *>(m_prompt) : m_plot);
+    const bool modelSource = m_qk->currentIndex() == 2;
+    m_pages->setCurrentWidget(modelSource && m_models.empty() ? static_cast<QWidget *>(m_prompt) : m_plot);
+    // The model and layer choices only once there is a model to choose.
+    m_modelChoice->setVisible(modelSource && !m_models.empty());
+    m_layer->setVisible(modelSource && !m_models.empty());
 }
 
 bool EntropyView::isShowingModelPrompt() const

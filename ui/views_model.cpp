@@ -99,7 +99,7 @@ AttentionView::AttentionView(QWidget *parent)
     m_repeat->setToolTip(tr("Repeat the text to this many bytes, to see the model past its training context"));
     form->addRow(tr("Repeat to N"), m_repeat);
     side->addLayout(form);
-    auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for (m, n, probability)."), this);
+    auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."), this);
     note->setWordWrap(true);
     side->addWidget(note);
     layout->addWidget(sideBox);
@@ -504,6 +504,7 @@ TrainView::TrainView(QWidget *parent)
         if (name != QLatin1String(kCustomPreset))
             setPreset(name);
     });
+    connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
     connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
     connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
     connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
@@ -543,14 +544,33 @@ void TrainView::setPreset(const QString &name)
     m_evalBytes->setValue(static_cast<int>(std::min<size_t>(r.evalBytes, m_evalBytes->maximum())));
     m_applyingPreset = false;
     m_basePreset = name;
+    previewTable();
 }
 
 void TrainView::onFieldEdited()
 {
     if (m_applyingPreset)
         return;
-    const QSignalBlocker blocker(m_preset);
-    m_preset->setCurrentIndex(m_preset->findData(QString::fromLatin1(kCustomPreset)));
+    {
+        const QSignalBlocker blocker(m_preset);
+        m_preset->setCurrentIndex(m_preset->findData(QString::fromLatin1(kCustomPreset)));
+    }
+    previewTable();
+}
+
+void TrainView::previewTable()
+{
+    // Before the first run the table shows what a run would fill: the ticked schemes and the evaluation lengths.
+    if (m_run->isRunning() || hasPicture())
+        return;
+    try {
+        m_running = request();
+    } catch (const InputError &) {
+        return;
+    }
+    m_losses.assign(m_running.schemes.size(), Curve{});
+    m_evals.assign(m_running.schemes.size(), {});
+    updateTable();
 }
 
 TrainRequest TrainView::request() const
