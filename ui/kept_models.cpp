@@ -8,6 +8,8 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 
+#include <cctype>
+
 namespace plab::ui {
 
 void setApplicationNames()
