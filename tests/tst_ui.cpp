@@ -4,8 +4,11 @@
 #include "colormap.h"
 #include "export.h"
 #include "heatmap_widget.h"
+#include "kept_models.h"
 #include "main_window.h"
+#include "model_prompt.h"
 #include "scheme_panel.h"
+#include "training_run.h"
 #include "views.h"
 
 #include "errors.h"
@@ -13,7 +16,9 @@
 #include "position_bias.h"
 #include "test_main.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QFile>
 #include <QPainter>
@@ -22,6 +27,7 @@
 #include <QThreadPool>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -142,6 +148,48 @@ bool showAlibiLocalDifference(CompareView &view, bool swap)
     return showAndWait(view, panelFor("alibi", 32, 1));
 }
 
+// A small text corpus file for training runs in tests.
+QString writeCorpus(const QTemporaryDir &dir)
+{
+    QString text;
+    for (int i = 0; i < 120; ++i)
+        text += QStringLiteral("The cat sat on the mat number %1. ").arg(i % 7);
+    const QString corpus = dir.filePath(QStringLiteral("corpus.txt"));
+    QFile f(corpus);
+    if (f.open(QIODevice::WriteOnly))
+        f.write(text.toUtf8());
+    return corpus;
+}
+
+// A run of seconds: a 1-layer model of width 16 at context 16, four steps, evaluated at 16 and 32.
+TrainRequest tinyRequest(const std::vector<std::string> &schemes, const QString &corpus)
+{
+    TrainRequest request;
+    request.schemes = schemes;
+    request.preset = QStringLiteral("test");
+    request.model = smallModelConfig("alibi", 1);
+    request.train.steps = 4;
+    request.train.batch = 2;
+    request.train.warmup = 1;
+    request.evalMultipliers = {1, 2};
+    request.evalBytes = 256;
+    request.reportEvery = 1;
+    request.corpusPath = corpus;
+    return request;
+}
+
+// An untrained model of the small test size whose checkpoint records `preset` as a Train tab run does.
+SharedModel modelWithPreset(const std::string &scheme, const QString &preset, uint64_t seed = 1)
+{
+    ModelConfig config = smallModelConfig(scheme, 1);
+    config.seed = seed;
+    CheckpointInfo info;
+    info.step = 3;
+    if (!preset.isNull())
+        info.training = {{"preset", preset.toStdString()}};
+    return makeSharedModel(QString::fromStdString(scheme), std::make_unique<Model>(config), {}, info);
+}
+
 } // namespace
 
 class TestUi : public QObject
@@ -154,7 +202,12 @@ private Q_SLOTS:
         QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
         QCoreApplication::setApplicationName(QStringLiteral("tst_ui"));
         QVERIFY(m_dir.isValid());
+        // Test mode: the kept models live under ~/.qttest, never in the user's own data folder.
+        QVERIFY(keptModelsFolder().contains(QStringLiteral(".qttest")));
     }
+    // Every test starts without kept models (a window loads them at start).
+    void init() { QVERIFY(QDir(keptModelsFolder()).removeRecursively()); }
+    void cleanupTestCase() { QDir(keptModelsFolder()).removeRecursively(); }
 
     // The tables are matplotlib's: spot-check the published end points.
     void colorMaps_data()
@@ -772,6 +825,382 @@ private Q_SLOTS:
         window.showView(QStringLiteral("attention"));
         QCoreApplication::processEvents();
         QVERIFY(!window.currentView()->isBusy()); // nothing to run without a model, and no crash
+        // Not an empty panel: why, and a button that trains a model.
+        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        QVERIFY(attention->isShowingModelPrompt());
+        QVERIFY(attention->modelPrompt()->message().contains(QStringLiteral("needs a trained model")));
+        QCOMPARE(attention->modelPrompt()->trainButton()->text(), QStringLiteral("Train a demo model now"));
+        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        QVERIFY(!entropy->isShowingModelPrompt());
+        entropy->setQk(QkSource::Model);
+        QVERIFY(entropy->isShowingModelPrompt());
+        QVERIFY(!entropy->hasPicture()); // nothing from another source to export behind the prompt
+        entropy->setQk(QkSource::Zero);
+        QVERIFY(!entropy->isShowingModelPrompt());
+    }
+
+    // "Train a demo model now": the button starts one demo-preset alibi run (core's table, the window's corpus);
+    // a finished demo run's model is kept and replaces the prompts in both views.
+    void demoModelButton()
+    {
+        const QString corpus = writeCorpus(m_dir);
+        MainWindow window;
+        QString error;
+        QVERIFY2(window.setCorpus(corpus, &error), qPrintable(error));
+        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        entropy->setQk(QkSource::Model);
+        QTest::mouseClick(attention->modelPrompt()->trainButton(), Qt::LeftButton);
+        QVERIFY(window.demoRun()->isRunning());
+        const TrainRequest &started = window.demoRun()->request();
+        const TrainRequest demo = demoTrainRequest({kDemoModelScheme});
+        QCOMPARE(started.preset, QStringLiteral("demo"));
+        QCOMPARE(started.schemes, std::vector<std::string>{"alibi"});
+        QCOMPARE(started.train.steps, demo.train.steps);
+        QCOMPARE(started.model.dModel, demo.model.dModel);
+        QCOMPARE(started.corpusPath, QFileInfo(corpus).absoluteFilePath());
+        QVERIFY(!attention->modelPrompt()->trainButton()->isEnabled()); // one demo run at a time
+        QVERIFY(!entropy->modelPrompt()->trainButton()->isEnabled());
+        QVERIFY(!window.trainDemoModel());
+        QSignalSpy ended(window.demoRun(), &TrainingRun::finished);
+        window.demoRun()->cancel();
+        QVERIFY(ended.wait(60000));
+        QCOMPARE(ended.first().at(1).toBool(), true);
+        QCOMPARE(attention->modelCount(), 0);
+        QVERIFY(attention->modelPrompt()->trainButton()->isEnabled());
+
+        // The same path with a run of seconds.
+        QVERIFY(window.trainDemoModel(tinyRequest({"alibi"}, corpus)));
+        QVERIFY(ended.wait(120000));
+        QCOMPARE(ended.last().at(0).toString(), QString());
+        QCOMPARE(attention->modelCount(), 1);
+        QCOMPARE(entropy->modelCount(), 1);
+        QVERIFY(!attention->isShowingModelPrompt());
+        QVERIFY(!entropy->isShowingModelPrompt());
+        QVERIFY(QFileInfo::exists(QDir(keptModelsFolder()).filePath(QStringLiteral("test-alibi.safetensors"))));
+    }
+
+    // The Train tab offers every preset of core's table, the demo first and chosen; a preset sets every field, a hand
+    // edit makes the run "custom", and choosing the preset again restores its values.
+    void trainPresets_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const Preset &p : presets())
+            QTest::newRow(p.name.c_str()) << QString::fromStdString(p.name);
+    }
+    void trainPresets()
+    {
+        QFETCH(QString, name);
+        TrainView view;
+        auto *box = view.findChild<QComboBox *>(QStringLiteral("preset"));
+        QVERIFY(box);
+        QCOMPARE(box->count(), int(presets().size()) + 1);
+        QCOMPARE(box->itemData(0).toString(), QStringLiteral("demo"));
+        QCOMPARE(view.preset(), QStringLiteral("demo"));
+        std::vector<std::string> ticked;
+        for (const std::string &s : view.request().schemes)
+            ticked.push_back(s);
+        QCOMPARE(ticked, (std::vector<std::string>{"sinusoidal", "rope", "alibi", "local"}));
+        const int index = box->findData(name);
+        QVERIFY(index >= 0);
+        QCOMPARE(box->itemData(index, Qt::ToolTipRole).toString(), QString::fromStdString(presetByName(name.toStdString()).summary));
+        // Away and back, so the choice is a change even for the demo.
+        box->setCurrentIndex(box->findData(name == QLatin1String("tiny") ? QStringLiteral("quick") : QStringLiteral("tiny")));
+        box->setCurrentIndex(index);
+        auto sameAsPreset = [&](const TrainRequest &r) {
+            const TrainRequest p = presetTrainRequest(name.toStdString(), r.schemes);
+            return r.train.steps == p.train.steps && r.train.learningRate == p.train.learningRate &&
+                   r.train.batch == p.train.batch && r.model.context == p.model.context &&
+                   r.model.layers == p.model.layers && r.model.dModel == p.model.dModel &&
+                   r.model.heads == p.model.heads && r.model.dFf == p.model.dFf && r.evalBytes == p.evalBytes;
+        };
+        QVERIFY(sameAsPreset(view.request()));
+        QCOMPARE(view.request().preset, name);
+        // A hand edit: "custom" in the box and in the run.
+        auto *steps = view.findChild<QSpinBox *>(QStringLiteral("steps"));
+        QVERIFY(steps);
+        steps->setValue(steps->value() + 7);
+        QCOMPARE(box->currentText(), QStringLiteral("custom"));
+        QCOMPARE(view.request().preset, QStringLiteral("custom"));
+        QCOMPARE(view.request().train.steps, presetByName(name.toStdString()).steps + 7);
+        QVERIFY(!sameAsPreset(view.request()));
+        box->setCurrentIndex(index);
+        QVERIFY(sameAsPreset(view.request()));
+        QCOMPARE(view.preset(), name);
+        // The learning rate is a field too.
+        view.findChild<QDoubleSpinBox *>(QStringLiteral("learning_rate"))->setValue(0.0123);
+        QCOMPARE(view.preset(), QStringLiteral("custom"));
+        QCOMPARE(view.request().train.learningRate, 0.0123);
+    }
+
+    // Empty charts say what to do instead of drawing axes with made-up ranges.
+    void emptyCurveHint_data()
+    {
+        QTest::addColumn<QString>("hint");
+        QTest::addColumn<bool>("logX");
+        QTest::addColumn<QList<double>>("x"); // one curve
+        QTest::addColumn<bool>("reference");
+        QTest::addColumn<bool>("shown");
+        QTest::newRow("no curve") << "Press Train" << false << QList<double>{} << false << true;
+        QTest::newRow("curve without points") << "Press Train" << false << QList<double>{} << false << true;
+        QTest::newRow("a reference line only") << "Press Train" << false << QList<double>{1, 2} << true << true;
+        QTest::newRow("only x <= 0 on a log axis") << "Press Train" << true << QList<double>{0, -1} << false << true;
+        QTest::newRow("data") << "Press Train" << false << QList<double>{1, 2} << false << false;
+        QTest::newRow("no hint set: bare axes") << "" << false << QList<double>{} << false << false;
+    }
+    void emptyCurveHint()
+    {
+        QFETCH(QString, hint);
+        QFETCH(bool, logX);
+        QFETCH(QList<double>, x);
+        QFETCH(bool, reference);
+        QFETCH(bool, shown);
+        CurvePlot plot;
+        plot.setEmptyHint(hint);
+        CurveFigure figure;
+        figure.logX = logX;
+        if (QTest::currentDataTag() != QLatin1String("no curve")) {
+            Curve c;
+            c.x.assign(x.begin(), x.end());
+            c.y.assign(x.size(), 1.0);
+            c.reference = reference;
+            figure.curves.push_back(c);
+        }
+        plot.setFigure(figure);
+        QCOMPARE(plot.isShowingHint(), shown);
+        QCOMPARE(hasCurveData(figure), QTest::currentDataTag() == QLatin1String("data"));
+        // Pictures (exports) too: the hint in a band around the middle and nothing else, or a chart.
+        QImage image(600, 400, QImage::Format_RGB32);
+        const PictureStyle style = PictureStyle::forSize(image.size());
+        QPainter painter(&image);
+        renderCurveFigure(painter, QRectF(0, 0, 600, 400), figure, style, hint);
+        painter.end();
+        int inBand = 0, outside = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x)
+                if ((image.pixel(x, y) & 0xffffff) != (style.background.rgb() & 0xffffff))
+                    ++(std::abs(y - 200) < 60 ? inBand : outside);
+        QVERIFY(inBand > 0);
+        QCOMPARE(outside == 0, shown);
+    }
+
+    // Each view supplies its own hint; the Train tab before a run shows two, and the heatmap views one until there
+    // is a result.
+    void viewHints()
+    {
+        TrainView train;
+        QVERIFY(train.lossPlot()->isShowingHint());
+        QVERIFY(train.perplexityPlot()->isShowingHint());
+        QVERIFY(train.perplexityPlot()->emptyHint().contains(QStringLiteral("Press Train")));
+        QVERIFY(train.lossPlot()->emptyHint() != train.perplexityPlot()->emptyHint());
+        // Not an empty table either: the ticked schemes and the lengths a run would score, following the fields.
+        const std::vector<int> lengths = evaluationLengths(train.request());
+        QCOMPARE(train.table()->rowCount(), int(demoSchemes().size()));
+        QCOMPARE(train.table()->columnCount(), int(lengths.size()) + 1);
+        QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0]));
+        train.findChild<QSpinBox *>(QStringLiteral("context"))->setValue(lengths[0] / 2);
+        QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0] / 2));
+        BiasView bias;
+        QVERIFY(bias.heatmap()->isShowingHint());
+        QVERIFY(showAndWait(bias, panelFor("alibi", 16)));
+        QVERIFY(!bias.heatmap()->isShowingHint());
+        DotView dot;
+        QVERIFY(dot.plot()->isShowingHint());
+        QVERIFY(showAndWait(dot, panelFor("alibi", 16)));
+        QVERIFY(!dot.plot()->isShowingHint());
+    }
+
+    // Each scheme's perplexity curve and table row appear as soon as its model is evaluated, while the schemes after
+    // it are still training; the table's columns are the evaluation lengths.
+    void perplexityPerScheme_data()
+    {
+        QTest::addColumn<QStringList>("schemes");
+        QTest::newRow("alibi, then sinusoidal") << QStringList{"alibi", "sinusoidal"};
+        QTest::newRow("local, rope, alibi") << QStringList{"local", "rope", "alibi"};
+    }
+    void perplexityPerScheme()
+    {
+        QFETCH(QStringList, schemes);
+        std::vector<std::string> names;
+        for (const QString &s : schemes)
+            names.push_back(s.toStdString());
+        TrainView view;
+        bool seen = false;
+        size_t firstPoints = 0, laterPoints = 0, laterLosses = 0;
+        bool hintWhileFirst = true, laterRowEmpty = false;
+        QString header1;
+        connect(&view, &ViewBase::pictureUpdated, this, [&] {
+            if (seen)
+                return;
+            seen = true;
+            const CurveFigure &f = view.perplexityPlot()->figure();
+            firstPoints = f.curves.at(0).x.size();
+            for (size_t i = 1; i < f.curves.size(); ++i)
+                laterPoints += f.curves[i].x.size();
+            for (size_t i = 1; i < view.losses().size(); ++i)
+                laterLosses += view.losses()[i].x.size();
+            hintWhileFirst = view.perplexityPlot()->isShowingHint();
+            laterRowEmpty = view.table()->item(1, 1) == nullptr;
+            header1 = view.table()->horizontalHeaderItem(1)->text();
+        });
+        QSignalSpy finished(&view, &TrainView::trainingFinished);
+        view.start(tinyRequest(names, writeCorpus(m_dir)));
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(finished.first().first().toString(), QString());
+        QVERIFY(seen);
+        QCOMPARE(firstPoints, size_t(2)); // the first scheme's curve, lengths 16 and 32
+        QCOMPARE(laterPoints, size_t(0)); // the others not yet
+        QCOMPARE(laterLosses, size_t(0)); // not even started: the curve came before the next scheme trained
+        QVERIFY(!hintWhileFirst);
+        QVERIFY(laterRowEmpty);
+        // Columns: the lengths the run evaluated at.
+        QCOMPARE(header1, QStringLiteral("ppl @ 16"));
+        QCOMPARE(view.table()->columnCount(), 3);
+        for (int i = 0; i < 2; ++i)
+            QCOMPARE(view.table()->horizontalHeaderItem(i + 1)->text(),
+                     QStringLiteral("ppl @ %1").arg(view.evaluations()[0][i].length));
+        for (size_t s = 0; s < names.size(); ++s)
+            QCOMPARE(view.perplexityPlot()->figure().curves[s].x.size(), size_t(2));
+    }
+
+    // Kept models: one file per preset and scheme in the app's data folder, replaced by the next of the same pair.
+    void keptModels_data()
+    {
+        QTest::addColumn<QString>("scheme");
+        QTest::addColumn<QString>("preset"); // null: the checkpoint records none
+        QTest::addColumn<QString>("file");
+        QTest::newRow("demo alibi") << "alibi" << "demo" << "demo-alibi.safetensors";
+        QTest::newRow("custom rope") << "rope" << "custom" << "custom-rope.safetensors";
+        QTest::newRow("no preset recorded") << "local" << QString() << "custom-local.safetensors";
+        QTest::newRow("a name that would leave the folder") << "alibi" << "../up" << "___up-alibi.safetensors";
+    }
+    void keptModels()
+    {
+        QFETCH(QString, scheme);
+        QFETCH(QString, preset);
+        QFETCH(QString, file);
+        const SharedModel first = modelWithPreset(scheme.toStdString(), preset, 1);
+        const QString path = keepModel(first);
+        QCOMPARE(path, QDir(keptModelsFolder()).absoluteFilePath(file));
+        QVERIFY(loadCheckpoint(path.toStdString()).model->parameters() == first.model->parameters());
+        // The next model of the same preset and scheme replaces it.
+        const SharedModel second = modelWithPreset(scheme.toStdString(), preset, 2);
+        QCOMPARE(keepModel(second), path);
+        QCOMPARE(QDir(keptModelsFolder()).entryList({QStringLiteral("*.safetensors")}), QStringList{file});
+        QVERIFY(loadCheckpoint(path.toStdString()).model->parameters() == second.model->parameters());
+        QVERIFY(first.model->parameters() != second.model->parameters());
+    }
+
+    // At start the window offers the kept models, most recent first and current; a broken file is reported.
+    void keptModelsAtStart()
+    {
+        const QString older = keepModel(modelWithPreset("alibi", QStringLiteral("demo")));
+        const QString newer = keepModel(modelWithPreset("rope", QStringLiteral("demo")));
+        QFile broken(QDir(keptModelsFolder()).filePath(QStringLiteral("broken-alibi.safetensors")));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("not a checkpoint");
+        broken.close();
+        const QDateTime now = QDateTime::currentDateTime();
+        for (const auto &[path, age] : {std::pair{older, 120}, std::pair{newer, 60}}) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(now.addSecs(-age), QFileDevice::FileModificationTime));
+        }
+        QStringList problems;
+        const std::vector<SharedModel> kept = loadKeptModels(&problems);
+        QCOMPARE(kept.size(), size_t(2));
+        QCOMPARE(kept[0].file, newer);
+        QCOMPARE(kept[1].file, older);
+        QCOMPARE(problems.size(), 1);
+        QVERIFY(problems[0].contains(QStringLiteral("broken-alibi.safetensors")));
+
+        MainWindow window;
+        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        QCOMPARE(attention->modelCount(), 2);
+        QCOMPARE(entropy->modelCount(), 2);
+        QVERIFY(!attention->isShowingModelPrompt());
+        QCOMPARE(attention->saveState()["model"].get<std::string>(), newer.toStdString());
+        QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("broken-alibi.safetensors")));
+    }
+
+    // The attention view's axes: the characters, with visible glyphs for space, newline and tab, hex otherwise.
+    void attentionLabels_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QStringList>("labels");
+        QTest::newRow("a word and a space") << QByteArray("no one") << QStringList{"n", "o", "␣", "o", "n", "e"};
+        QTest::newRow("newline and tab") << QByteArray("a\nb\tc") << QStringList{"a", "↵", "b", "⇥", "c"};
+        QTest::newRow("UTF-8 bytes") << QByteArray("é!") << QStringList{"c3", "a9", "!"};
+    }
+    void attentionLabels()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QStringList, labels);
+        AttentionResult result;
+        result.request.tokens.assign(text.begin(), text.end());
+        const HeatmapFigure figure = attentionFigure(result, 0, QStringLiteral("auto"));
+        QCOMPARE(QStringList(figure.tickLabels.begin(), figure.tickLabels.end()), labels);
+    }
+
+    // Every how many cells the characters are written: all when they fit, else a 1-2-5 step that leaves room.
+    void tickLabelSteps_data()
+    {
+        QTest::addColumn<double>("cell");
+        QTest::addColumn<double>("label");
+        QTest::addColumn<int>("step");
+        QTest::newRow("room for all") << 14.0 << 10.0 << 1;
+        QTest::newRow("exactly room") << 10.0 << 10.0 << 1;
+        QTest::newRow("half the room") << 5.0 << 10.0 << 2;
+        QTest::newRow("a third") << 3.4 << 10.0 << 5;
+        QTest::newRow("N = 130 on 600 px") << 600.0 / 130 << 11.0 << 5;
+        QTest::newRow("N = 2048 on 600 px") << 600.0 / 2048 << 11.0 << 50;
+    }
+    void tickLabelSteps()
+    {
+        QFETCH(double, cell);
+        QFETCH(double, label);
+        QFETCH(int, step);
+        QCOMPARE(tickLabelStep(cell, label), step);
+    }
+
+    // Hovering a cell of the attention names both positions and both characters, and the probability.
+    void attentionHover_data()
+    {
+        QTest::addColumn<int>("m");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<QString>("prefix");
+        QTest::newRow("query o, key n") << 4 << 0 << "query 4 'n' → key 0 'n': ";
+        QTest::newRow("query space, key o") << 2 << 1 << "query 2 '␣' → key 1 'o': ";
+        QTest::newRow("a masked key") << 1 << 3 << "query 1 'o' → key 3 'o': masked";
+    }
+    void attentionHover()
+    {
+        QFETCH(int, m);
+        QFETCH(int, n);
+        QFETCH(QString, prefix);
+        AttentionView view;
+        view.resize(900, 900);
+        view.addModel(makeSharedModel(QStringLiteral("untrained"), std::make_unique<Model>(smallModelConfig("alibi", 1)), {}));
+        view.setText(QStringLiteral("no one"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(showAndWait(view, panelFor("alibi", 16, 0, 2)));
+        HeatmapWidget *heatmap = view.heatmap();
+        QTRY_VERIFY(heatmap->isVisible());
+        const HeatmapPainter::Layout layout = heatmap->heatmap().layout(heatmap->rect(), heatmap->screenStyle());
+        const QRectF plot = layout.plots[0];
+        const QRectF window = heatmap->window();
+        const QPointF p(plot.left() + (n + 0.5 - window.left()) / window.width() * plot.width(),
+                        plot.top() + (m + 0.5 - window.top()) / window.height() * plot.height());
+        QSignalSpy hover(&view, &ViewBase::hoverText);
+        QMouseEvent move(QEvent::MouseMove, p, heatmap->mapToGlobal(p), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(heatmap, &move);
+        QCOMPARE(hover.count(), 1);
+        const QString text = hover.first().first().toString();
+        QVERIFY2(text.startsWith(prefix), qPrintable(text));
+        if (!prefix.endsWith(QLatin1String("masked")))
+            QCOMPARE(text, prefix + QString::number(view.result().probabilities[0]->at(m, n), 'g', 3));
     }
 
     // Save model…: a checkpoint that loads back bit for bit, or a refusal naming the problem and no file.
@@ -842,15 +1271,7 @@ private Q_SLOTS:
     // every query sum to 1 over the keys it may see, and each row's entropy is -sum p log p of what is shown.
     void trainThenAttention()
     {
-        QString text;
-        for (int i = 0; i < 120; ++i)
-            text += QStringLiteral("The cat sat on the mat number %1. ").arg(i % 7);
-        const QString corpus = m_dir.filePath(QStringLiteral("corpus.txt"));
-        {
-            QFile f(corpus);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(text.toUtf8());
-        }
+        const QString corpus = writeCorpus(m_dir);
         MainWindow window;
         QString error;
         QVERIFY2(window.setCorpus(corpus, &error), qPrintable(error));
@@ -869,6 +1290,7 @@ private Q_SLOTS:
         request.evalMultipliers = {1, 2};
         request.evalBytes = 256;
         request.reportEvery = 1;
+        request.preset = QStringLiteral("custom");
         QSignalSpy finished(train, &TrainView::trainingFinished);
         train->start(request);
         QVERIFY(train->isBusy());
@@ -901,9 +1323,14 @@ private Q_SLOTS:
             QVERIFY2(window.exportCurrent(m_dir.filePath(QStringLiteral("train.%1").arg(QLatin1String(ext))), {}, &error),
                      qPrintable(error));
 
-        // The trained models reach the attention view, and save with what training did.
+        // The trained models reach the attention view, and save with what training did; both are kept.
         auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
         QCOMPARE(attention->modelCount(), 2);
+        for (const char *kept : {"custom-alibi.safetensors", "custom-sinusoidal.safetensors"})
+            QVERIFY2(QFileInfo::exists(QDir(keptModelsFolder()).filePath(QLatin1String(kept))), kept);
+        QCOMPARE(loadCheckpoint(QDir(keptModelsFolder()).filePath(QStringLiteral("custom-alibi.safetensors")).toStdString())
+                     .info.training.value("preset", std::string()),
+                 std::string("custom"));
         const QString saved = m_dir.filePath(QStringLiteral("trained-alibi.safetensors"));
         QVERIFY2(attention->saveModel(0, saved, &error), qPrintable(error));
         const LoadedCheckpoint trained = loadCheckpoint(saved.toStdString());

@@ -1,6 +1,7 @@
 // Session files, recent files, corpus drops and palettes of the main window (offscreen): round trips restore
 // every setting; bad files give a clear one-line message and leave the window as it was.
 #include "heatmap_widget.h"
+#include "kept_models.h"
 #include "main_window.h"
 #include "scheme_panel.h"
 #include "session.h"
@@ -79,6 +80,8 @@ private Q_SLOTS:
         QSettings().clear();
         QVERIFY(m_dir.isValid());
     }
+    // A window loads the kept models at start: none here, so model counts are the sessions' own.
+    void init() { QVERIFY(QDir(keptModelsFolder()).removeRecursively()); }
 
     void roundTrip()
     {
@@ -234,6 +237,12 @@ private Q_SLOTS:
         QTest::newRow("dot odd dim") << QByteArray(head + R"("views": {"dot": {"curves": [[7, 100]]}}})") << "dim = 7";
         QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})") << "views.entropy.qk";
         QTest::newRow("colormap") << QByteArray(head + R"("panel": {"colormap": "jet"}})") << "colormap = 'jet'";
+        QTest::newRow("train preset") << QByteArray(head + R"("views": {"train": {"preset": "huge"}}})")
+                                      << "views.train.preset: preset 'huge' is unknown; allowed: demo";
+        QTest::newRow("train heads range") << QByteArray(head + R"("views": {"train": {"heads": 0}}})")
+                                           << "views.train.heads = 0";
+        QTest::newRow("train learning rate") << QByteArray(head + R"("views": {"train": {"learning_rate": 99}}})")
+                                             << "views.train.learning_rate";
         QTest::newRow("checkpoints not a list")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": "a.safetensors"}}})")
             << "views.attention.checkpoints must be a list of strings";
@@ -370,6 +379,50 @@ private Q_SLOTS:
         QVERIFY2(view->saveModel(1, files[0], &error), qPrintable(error));
         QCOMPARE(view->unsavedModelCount(), 1);
         QCOMPARE(view->saveState()["checkpoints"], nlohmann::json::array({QFileInfo(files[0]).absoluteFilePath().toStdString()}));
+    }
+
+    // The Train tab's preset and fields in a session: a preset's values, then the session's own; a value that differs
+    // from the preset makes the run custom.
+    void trainSession_data()
+    {
+        QTest::addColumn<QString>("state"); // views.train
+        QTest::addColumn<QString>("preset"); // the tab's preset after opening
+        QTest::addColumn<int>("steps");      // -1: the preset's
+        QTest::addColumn<int>("layers");     // -1: the preset's
+        QTest::addColumn<QString>("base");   // the preset the other values come from
+        QTest::newRow("a preset") << R"({"preset": "quick"})" << "quick" << -1 << -1 << "quick";
+        QTest::newRow("a preset with its own values") << R"({"preset": "tiny", "steps": 1500})" << "tiny" << -1 << -1 << "tiny";
+        QTest::newRow("a preset and an edit") << R"({"preset": "tiny", "steps": 40})" << "custom" << 40 << -1 << "tiny";
+        QTest::newRow("custom") << R"({"preset": "custom", "steps": 30, "layers": 3})" << "custom" << 30 << 3 << "demo";
+        QTest::newRow("none: the demo") << R"({})" << "demo" << -1 << -1 << "demo";
+    }
+    void trainSession()
+    {
+        QFETCH(QString, state);
+        QFETCH(QString, preset);
+        QFETCH(int, steps);
+        QFETCH(int, layers);
+        QFETCH(QString, base);
+        const nlohmann::json session{{"format", "positionlab-session"},
+                                     {"version", 1},
+                                     {"views", {{"train", nlohmann::json::parse(state.toStdString())}}}};
+        const QString path = writeFile(m_dir, QStringLiteral("train.json"), QByteArray::fromStdString(session.dump()));
+        MainWindow window;
+        QString error;
+        QVERIFY2(window.openSession(path, &error), qPrintable(error));
+        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        QCOMPARE(train->preset(), preset);
+        const Preset &p = presetByName(base.toStdString());
+        const TrainRequest r = train->request();
+        QCOMPARE(r.preset, preset);
+        QCOMPARE(r.train.steps, steps < 0 ? p.steps : steps);
+        QCOMPARE(r.model.layers, layers < 0 ? p.layers : layers);
+        QCOMPARE(r.model.dModel, p.dModel);
+        // And back out: the same state again.
+        const nlohmann::json saved = train->saveState();
+        QCOMPARE(QString::fromStdString(saved["preset"].get<std::string>()), preset);
+        QCOMPARE(saved["steps"].get<int>(), r.train.steps);
+        QCOMPARE(saved["layers"].get<int>(), r.model.layers);
     }
 
     void missingFile()

@@ -180,10 +180,6 @@
         <translation>训练上下文长度 L = %1</translation>
     </message>
     <message>
-        <source>%1 (trained here, %2 steps)</source>
-        <translation>%1（在此训练，%2 步）</translation>
-    </message>
-    <message>
         <source>Training loss (context L = %1)</source>
         <translation>训练损失（上下文长度 L = %1）</translation>
     </message>
@@ -206,6 +202,10 @@
     <message>
         <source>perplexity (per byte)</source>
         <translation>困惑度（按字节）</translation>
+    </message>
+    <message>
+        <source>%1 (%2, trained here, %3 steps)</source>
+        <translation>%1（%2，在此训练，%3 步）</translation>
     </message>
 </context>
 <context>
@@ -501,14 +501,6 @@
         <translation>重复到 N</translation>
     </message>
     <message>
-        <source>The head comes from the panel. Hover a cell for (m, n, probability).</source>
-        <translation>头由左侧面板选择。鼠标悬停在单元格上可查看 (m, n, 概率)。</translation>
-    </message>
-    <message>
-        <source>Attention on text needs a trained model: train one in the &quot;Train short / test long&quot; tab or load a checkpoint (.safetensors) here.</source>
-        <translation>“文本上的注意力”需要一个训练好的模型：请在“短训练 / 长测试”标签页中训练一个，或在此加载检查点（.safetensors）。</translation>
-    </message>
-    <message>
         <source>Load checkpoint</source>
         <translation>加载检查点</translation>
     </message>
@@ -529,16 +521,32 @@
         <translation>%1 层 · d_model %2 · %3 个头 · 上下文长度 %4 · 方案 %5</translation>
     </message>
     <message>
-        <source>query m = %1 &apos;%2&apos;, key n = %3 &apos;%4&apos;, probability = %5</source>
-        <translation>查询 m = %1 “%2”，键 n = %3 “%4”，概率 = %5</translation>
-    </message>
-    <message>
-        <source>masked</source>
-        <translation>已掩码</translation>
-    </message>
-    <message>
         <source>views.attention.model: %1 is not among the session&apos;s checkpoints</source>
         <translation>views.attention.model：%1 不在会话的检查点中</translation>
+    </message>
+    <message>
+        <source>The head comes from the panel. Hover a cell for both positions, both characters and the probability.</source>
+        <translation>注意力头由左侧面板选择。把鼠标悬停在格子上，可看到两个位置、两个字符和概率。</translation>
+    </message>
+    <message>
+        <source>Attention on text needs a trained model. Train a demo model now, train several in the &quot;Train short / test long&quot; tab, or load a checkpoint (.safetensors) on the left.</source>
+        <translation>“文本上的注意力”需要一个训练好的模型。可以现在训练一个演示模型，在“短训练 / 长测试”页训练多个，或在左侧加载检查点（.safetensors）。</translation>
+    </message>
+    <message>
+        <source>Type a text on the left: the model&apos;s attention on it appears here, one row per query character, one column per key character.</source>
+        <translation>在左侧输入一段文本：模型在其上的注意力会显示在这里，每个查询字符一行，每个键字符一列。</translation>
+    </message>
+    <message>
+        <source>The entropy of each query&apos;s attention appears here with the attention above.</source>
+        <translation>每个查询的注意力熵会和上方的注意力一起显示在这里。</translation>
+    </message>
+    <message>
+        <source>query %1 &apos;%2&apos; → key %3 &apos;%4&apos;: %5</source>
+        <translation>查询 %1 '%2' → 键 %3 '%4'：%5</translation>
+    </message>
+    <message>
+        <source>masked (the query cannot see it)</source>
+        <translation>被遮蔽（该查询看不到它）</translation>
     </message>
 </context>
 <context>
@@ -570,6 +578,10 @@
     <message>
         <source>Bias</source>
         <translation>偏置</translation>
+    </message>
+    <message>
+        <source>Choose a scheme in the panel on the left: its bias matrix appears here.</source>
+        <translation>在左侧面板中选择一种方案：它的偏置矩阵会显示在这里。</translation>
     </message>
 </context>
 <context>
@@ -634,6 +646,10 @@
         <source>Compare</source>
         <translation>对比</translation>
     </message>
+    <message>
+        <source>Choose 2 to 4 schemes above: their bias matrices appear here side by side.</source>
+        <translation>在上方选择 2 到 4 种方案：它们的偏置矩阵会在这里并排显示。</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::DotView</name>
@@ -677,6 +693,10 @@
         <source>dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating decay; larger bases decay more slowly.</source>
         <translation>dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2：在 r = 0 处为零，随后振荡衰减；底数越大，衰减越慢。</translation>
     </message>
+    <message>
+        <source>Add a (dim, base) row on the left: its curve dot(p_m, p_n) − d/2 against distance appears here.</source>
+        <translation>在左侧添加一行 (dim, base)：它的 dot(p_m, p_n) − d/2 随距离变化的曲线会显示在这里。</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::EntropyView</name>
@@ -703,10 +723,6 @@
     <message>
         <source>from a trained model</source>
         <translation>取自训练好的模型</translation>
-    </message>
-    <message>
-        <source>Train a model in the Train tab or load a checkpoint in Attention on text</source>
-        <translation>请在“训练”标签页中训练模型，或在“文本上的注意力”中加载检查点</translation>
     </message>
     <message>
         <source>layer </source>
@@ -739,6 +755,18 @@
     <message>
         <source>Entropy: tick at least one scheme</source>
         <translation>熵：请至少勾选一个方案</translation>
+    </message>
+    <message>
+        <source>q and k of a trained model reading held-out text: train one here, in the Train tab, or load a checkpoint in Attention on text</source>
+        <translation>训练好的模型读取留出文本时的 q 和 k：可在此处或“训练”页训练一个，或在“文本上的注意力”中加载检查点</translation>
+    </message>
+    <message>
+        <source>Tick schemes on the left: the entropy of each scheme&apos;s attention against length appears here, one curve per scheme.</source>
+        <translation>在左侧勾选方案：每种方案的注意力熵随长度的变化会显示在这里，每种方案一条曲线。</translation>
+    </message>
+    <message>
+        <source>&quot;q and k from a trained model&quot; needs a trained model. Train a demo model now, train several in the &quot;Train short / test long&quot; tab, or load a checkpoint in &quot;Attention on text&quot;.</source>
+        <translation>“来自训练好模型的 q 和 k”需要一个训练好的模型。可以现在训练一个演示模型，在“短训练 / 长测试”页训练多个，或在“文本上的注意力”中加载检查点。</translation>
     </message>
 </context>
 <context>
@@ -1117,6 +1145,57 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <source>This figure cannot be shown: %1</source>
         <translation>无法显示这幅图：%1</translation>
     </message>
+    <message>
+        <source>Demo model: %1</source>
+        <translation>演示模型：%1</translation>
+    </message>
+    <message>
+        <source>Kept models not loaded: %1</source>
+        <translation>未能加载已保存的模型：%1</translation>
+    </message>
+    <message>
+        <source>Training a %1 model for this figure (%2 preset); it appears here when done</source>
+        <translation>正在为这幅图训练一个 %1 模型（%2 预设）；完成后会显示在这里</translation>
+    </message>
+    <message>
+        <source>A demo model is training already</source>
+        <translation>已有一个演示模型正在训练</translation>
+    </message>
+    <message>
+        <source>The model is not kept for the next start: %1</source>
+        <translation>该模型未能保存到下次启动：%1</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::ModelPrompt</name>
+    <message>
+        <source>Train a demo model now</source>
+        <translation>现在训练一个演示模型</translation>
+    </message>
+    <message>
+        <source>Trains one %1 model with the &quot;%2&quot; preset in the background. It is kept, so it is here again at the next start.</source>
+        <translation>在后台用“%2”预设训练一个 %1 模型。模型会被保存，下次启动时仍然可用。</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>正在开始…</translation>
+    </message>
+    <message>
+        <source>%1: trained and evaluated</source>
+        <translation>%1：已训练并评估</translation>
+    </message>
+    <message>
+        <source>%1: evaluating…</source>
+        <translation>%1：正在评估…</translation>
+    </message>
+    <message>
+        <source>%1: step %2 of %3, loss %4</source>
+        <translation>%1：第 %2 步（共 %3 步），损失 %4</translation>
+    </message>
+    <message>
+        <source>Canceled.</source>
+        <translation>已取消。</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::SchemePanel</name>
@@ -1237,22 +1316,6 @@ allowed: %2</source>
         <translation>要训练的&lt;b&gt;方案&lt;/b&gt;</translation>
     </message>
     <message>
-        <source>tiny (1 layer, d 64, L 32)</source>
-        <translation>微型（1 层，d 64，L 32）</translation>
-    </message>
-    <message>
-        <source>quick (2 layers, d 128, L 64)</source>
-        <translation>快速（2 层，d 128，L 64）</translation>
-    </message>
-    <message>
-        <source>Model size; &apos;quick&apos; is the CLI&apos;s default preset</source>
-        <translation>模型规模；“快速”是命令行的默认预设</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>模型</translation>
-    </message>
-    <message>
         <source>Steps</source>
         <translation>步数</translation>
     </message>
@@ -1271,10 +1334,6 @@ allowed: %2</source>
     <message>
         <source>all</source>
         <translation>全部</translation>
-    </message>
-    <message>
-        <source>Held-out bytes scored per length (the last 10% of the corpus)</source>
-        <translation>每个长度上评分的留出字节数（语料的最后 10%）</translation>
     </message>
     <message>
         <source>Eval bytes</source>
@@ -1339,6 +1398,90 @@ allowed: %2</source>
     <message>
         <source>loss %1 nats/byte, %2 bits/byte, %3 bytes scored</source>
         <translation>损失 %1 奈特/字节，%2 比特/字节，共评分 %3 字节</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>Values edited by hand; choose a preset to restore its values</source>
+        <translation>数值已手动修改；选择一个预设可恢复其数值</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>Optimiser steps per scheme</source>
+        <translation>每种方案的优化步数</translation>
+    </message>
+    <message>
+        <source>Peak learning rate after the warm-up (cosine decay afterwards)</source>
+        <translation>预热后的峰值学习率（之后余弦衰减）</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Context L</source>
+        <translation>上下文长度 L</translation>
+    </message>
+    <message>
+        <source>Training context in bytes; evaluation runs at L, 2L, 4L, 8L, 16L</source>
+        <translation>训练上下文长度（字节）；评估在 L、2L、4L、8L、16L 上进行</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <source>Transformer layers</source>
+        <translation>Transformer 层数</translation>
+    </message>
+    <message>
+        <source>d_model</source>
+        <translation>d_model</translation>
+    </message>
+    <message>
+        <source>Width of the model (a multiple of the heads)</source>
+        <translation>模型宽度（须为头数的倍数）</translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation>头数</translation>
+    </message>
+    <message>
+        <source>Attention heads (d_model must divide by them)</source>
+        <translation>注意力头数（d_model 须能被它整除）</translation>
+    </message>
+    <message>
+        <source>d_ff</source>
+        <translation>d_ff</translation>
+    </message>
+    <message>
+        <source>Width of each MLP&apos;s hidden layer</source>
+        <translation>每个 MLP 隐藏层的宽度</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Sequences of L bytes per step</source>
+        <translation>每步的序列数（每条 L 字节）</translation>
+    </message>
+    <message>
+        <source>Held-out bytes scored per length (the last 10% of the corpus); 0: all</source>
+        <translation>每个长度上评分的留出字节数（语料的最后 10%）；0 表示全部</translation>
+    </message>
+    <message>
+        <source>Press Train to train the ticked schemes: each one&apos;s training loss appears here as it trains.</source>
+        <translation>按“训练”开始训练勾选的方案：每种方案的训练损失会在训练过程中显示在这里。</translation>
+    </message>
+    <message>
+        <source>Press Train to train the ticked schemes; each curve appears when its model is evaluated.</source>
+        <translation>按“训练”开始训练勾选的方案；每个模型评估完成后，它的曲线就会出现。</translation>
     </message>
 </context>
 <context>

@@ -6,6 +6,7 @@
 #include "export.h"
 #include "heatmap_painter.h"
 #include "i18n.h"
+#include "kept_models.h"
 #include "model_compute.h"
 #include "views.h"
 
@@ -53,6 +54,7 @@ void ensureApplication()
     static char *argv[] = {name, nullptr};
     // Lives until exit: tearing a QApplication down during static destruction is not safe.
     new QApplication(argc, argv);
+    setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
 }
 
 // --lang CODE: the translator for titles, axes and legends (checked by the CLI's parser already; errors on stderr
@@ -314,17 +316,17 @@ std::vector<TrainSnapshot> trainWithProgress(const TrainRequest &request, std::o
     return all;
 }
 
-// The training request of `render train` and of a lesson's train and attention states.
-TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args)
+// The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
+// presetTrainRequest), with --steps and --corpus on top.
+TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args,
+                                  const std::string &preset)
 {
-    TrainRequest request;
-    request.schemes = schemes;
-    const std::string preset = args.text("preset", "demo");
-    applyPreset(preset, request.model, request.train);
-    request.evalBytes = presetByName(preset).evalBytes;
+    TrainRequest request = presetTrainRequest(preset, schemes);
     if (args.has("steps")) {
         request.train.steps = static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000));
         request.train.warmup = std::min(request.train.warmup, request.train.steps / 5);
+        request.reportEvery = reportInterval(request.train.steps);
+        request.preset = QString::fromLatin1(kCustomPreset);
     }
     if (args.has("corpus"))
         request.corpusPath = QString::fromStdString(args.text("corpus"));
@@ -341,7 +343,7 @@ void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args
 {
     if (schemes.empty())
         throw InputError("render train: name at least one scheme, e.g. render train sinusoidal rope alibi local");
-    const TrainRequest request = trainRequestFromArgs(schemes, args);
+    const TrainRequest request = trainRequestFromArgs(schemes, args, args.text("preset", kDemoPreset));
     err << "render train: training " << schemes.size() << " scheme(s), preset " << args.text("preset", "demo") << ", "
         << request.train.steps << " steps each\n";
     const std::vector<TrainSnapshot> snapshots = trainWithProgress(request, err);
@@ -357,29 +359,27 @@ void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args
 void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
                 const std::string &path, std::ostream &err);
 
-// Where a lesson's attention state finds its demo model: trained once with the lesson's preset and kept.
+// Where a lesson's attention state finds its model: the kept model of its preset and scheme (as the GUI keeps them),
+// else one trained now and kept. With --steps or --corpus the run is not the lesson's model: it goes beside the
+// output instead.
 std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, std::ostream &err)
 {
-    const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
-    const std::string scheme = state.schemes.front();
+    const std::string &scheme = state.schemes.front();
     const bool custom = args.has("steps") || args.has("corpus");
-    const QString file = folder + QStringLiteral("/%1-%2.safetensors")
-                                      .arg(QString::fromStdString(state.preset), QString::fromStdString(scheme));
-    if (!custom && QFileInfo::exists(file))
-        return file.toStdString();
-    const TrainRequest request = trainRequestFromArgs({scheme}, args);
-    err << "render lesson: no kept " << state.preset << " model of " << scheme << "; training one (" << request.train.steps
-        << " steps)\n";
-    const std::vector<TrainSnapshot> snapshots = trainWithProgress(request, err);
-    for (const TrainSnapshot &s : snapshots)
+    const QString kept = keptModelPath(state.preset, scheme);
+    if (!custom && QFileInfo::exists(kept))
+        return kept.toStdString();
+    const TrainRequest request = trainRequestFromArgs({scheme}, args, state.preset);
+    err << "render lesson: no kept " << state.preset << " model of " << scheme << "; training one ("
+        << request.train.steps << " steps)\n";
+    for (const TrainSnapshot &s : trainWithProgress(request, err))
         if (s.trained && s.model.isValid()) {
-            // A run with other steps or another corpus is not the lesson's model: keep it beside the output only.
-            const QString target = custom ? QString::fromStdString(args.text("o")) + QStringLiteral("/model-%1.safetensors")
-                                                                                         .arg(QString::fromStdString(scheme))
-                                           : file;
-            QDir().mkpath(QFileInfo(target).absolutePath());
-            saveSharedModel(s.model, target);
-            return target.toStdString();
+            if (!custom)
+                return keepModel(s.model).toStdString();
+            const QString beside = QString::fromStdString(args.text("o")) +
+                                   QStringLiteral("/model-%1.safetensors").arg(QString::fromStdString(scheme));
+            saveSharedModel(s.model, beside);
+            return beside.toStdString();
         }
     throw RunError("render lesson: training the " + scheme + " model gave no model");
 }

@@ -59,6 +59,16 @@ PictureStyle PictureStyle::forSize(const QSizeF &size, bool dark)
     return s;
 }
 
+int tickLabelStep(double cellSize, double labelSize)
+{
+    if (!(cellSize > 0) || cellSize >= labelSize)
+        return 1;
+    for (int decade = 1;; decade *= 10)
+        for (int m : {1, 2, 5})
+            if (m * decade * cellSize >= labelSize || decade > 100000000)
+                return m * decade;
+}
+
 std::vector<double> niceTicks(double lo, double hi, int count)
 {
     std::vector<double> out;
@@ -375,22 +385,38 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
         const double cw = plot.width() / window.width();
         const double ch = plot.height() / window.height();
         const int tickCount = std::max(2, static_cast<int>(plot.width() / (5.0 * f)));
-        // Labelled indices (the characters of a text) when every cell has room for one, else numbers.
+        // The cells' own labels (the characters of a text), every cell's when each has room, else every step-th
+        // (1, 2, 5, 10, ...) with a tick; numbers when the figure has no labels.
         const std::vector<QString> &labels = m_figure.tickLabels;
-        const bool labelCells = !labels.empty() && cw >= fm.height() * 0.75;
+        const bool labelCells = !labels.empty();
         if (labelCells) {
             const int first = std::max(0, static_cast<int>(std::floor(window.left())));
             const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
-            painter.setPen(style.text);
-            for (int n = first; n < last; ++n) {
-                const double x = plot.left() + (n + 0.5 - window.left()) * cw;
-                painter.drawText(QRectF(x - cw / 2, plot.bottom() + 0.3 * f, cw, fm.height()), Qt::AlignCenter, labels[n]);
-            }
             const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
             const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
-            for (int m = firstRow; m < lastRow; ++m) {
+            double widest = fm.height() * 0.75;
+            for (int n = first; n < last; ++n)
+                widest = std::max(widest, fm.horizontalAdvance(labels[n]) + 0.3 * f);
+            const int stepX = tickLabelStep(cw, widest);
+            const int stepY = tickLabelStep(ch, fm.height() * 0.9);
+            for (int n = (first + stepX - 1) / stepX * stepX; n < last; n += stepX) {
+                const double x = plot.left() + (n + 0.5 - window.left()) * cw;
+                if (stepX > 1) {
+                    painter.setPen(QPen(style.axis, 1));
+                    painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.25 * f));
+                }
+                painter.setPen(style.text);
+                const double w = std::max(cw, widest);
+                painter.drawText(QRectF(x - w / 2, plot.bottom() + 0.3 * f, w, fm.height()), Qt::AlignCenter, labels[n]);
+            }
+            for (int m = (firstRow + stepY - 1) / stepY * stepY; m < lastRow; m += stepY) {
                 const double y = plot.top() + (m + 0.5 - window.top()) * ch;
-                painter.drawText(QRectF(plot.left() - 2 * f, y - fm.height() / 2, 1.6 * f, fm.height()),
+                if (stepY > 1) {
+                    painter.setPen(QPen(style.axis, 1));
+                    painter.drawLine(QPointF(plot.left() - 0.25 * f, y), QPointF(plot.left(), y));
+                }
+                painter.setPen(style.text);
+                painter.drawText(QRectF(plot.left() - 2.4 * f, y - fm.height() / 2, 2.0 * f, fm.height()),
                                  Qt::AlignRight | Qt::AlignVCenter, labels[m]);
             }
         }

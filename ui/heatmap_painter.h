@@ -31,6 +31,9 @@ struct PictureStyle
 
 // Nice tick values covering [lo, hi] (about `count` of them, steps of 1, 2 or 5 x 10^k).
 std::vector<double> niceTicks(double lo, double hi, int count);
+// Every how many cells an axis writes a cell's own label (the characters of a text): 1 when every cell is at least
+// `labelSize` pixels long, else the smallest of 2, 5, 10, 20, 50, ... that leaves `labelSize` pixels per label.
+int tickLabelStep(double cellSize, double labelSize);
 
 class HeatmapPainter
 {

@@ -80,6 +80,12 @@ void HeatmapWidget::setMessage(const QString &message)
     update();
 }
 
+void HeatmapWidget::setEmptyHint(const QString &hint)
+{
+    m_emptyHint = hint;
+    update();
+}
+
 PictureStyle HeatmapWidget::screenStyle() const
 {
     PictureStyle style = PictureStyle::forSize(size(), m_dark);
@@ -98,6 +104,12 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
     painter.fillRect(rect(), style.background);
     if (!m_painter.isEmpty())
         m_painter.paint(painter, rect(), style, m_window);
+    if (isShowingHint()) {
+        painter.setFont(style.font);
+        painter.setPen(palette().color(QPalette::PlaceholderText));
+        const double margin = std::max(24.0, width() * 0.12);
+        painter.drawText(QRectF(rect()).adjusted(margin, 0, -margin, 0), Qt::AlignCenter | Qt::TextWordWrap, m_emptyHint);
+    }
     if (!m_message.isEmpty()) {
         QFont f = style.font;
         f.setBold(true);

@@ -28,6 +28,10 @@ public:
     bool isDark() const { return m_dark; }
     PictureStyle screenStyle() const;
     void setMessage(const QString &message); // shown over the picture (errors, "computing…")
+    // Shown centred instead of a picture while there is none (no figure and no message): what to do to get one.
+    void setEmptyHint(const QString &hint);
+    QString emptyHint() const { return m_emptyHint; }
+    bool isShowingHint() const { return m_painter.isEmpty() && m_message.isEmpty() && !m_emptyHint.isEmpty(); }
 
     QSize sizeHint() const override { return {640, 560}; }
     QSize minimumSizeHint() const override { return {240, 200}; }
@@ -54,6 +58,7 @@ private:
     QPointF m_dragStart;
     QRectF m_dragWindow;
     QString m_message;
+    QString m_emptyHint;
 };
 
 class ThumbnailStrip : public QWidget

@@ -3,8 +3,11 @@
 
 #include "lessons_panel.h"
 #include "i18n.h"
+#include "kept_models.h"
+#include "model_prompt.h"
 #include "scheme_panel.h"
 #include "session.h"
+#include "training_run.h"
 #include "views.h"
 
 #include "errors.h"
@@ -185,12 +188,29 @@ MainWindow::MainWindow(QWidget *parent)
     m_entropy = static_cast<EntropyView *>(view(QStringLiteral("entropy")));
     addView(attention);
     addView(train);
-    // Models trained or loaded in one view are offered to the others.
-    train->onModelReady = [this](const SharedModel &model) {
-        m_attention->addModel(model);
-        m_entropy->addModel(model);
-    };
+    // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
+    train->onModelReady = [this](const SharedModel &model) { adoptTrainedModel(model); };
     attention->onModelLoaded = [this](const SharedModel &model) { m_entropy->addModel(model); };
+    // "Train a demo model now" where a view needs a model and has none.
+    m_demoRun = new TrainingRun(this);
+    for (ModelPrompt *prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
+        prompt->watch(m_demoRun);
+        connect(prompt, &ModelPrompt::trainRequested, this, [this] { trainDemoModel(); });
+    }
+    connect(m_demoRun, &TrainingRun::snapshot, this, [this](const TrainSnapshot &s) {
+        if (s.model.isValid())
+            adoptTrainedModel(s.model);
+    });
+    connect(m_demoRun, &TrainingRun::finished, this, [this](const QString &error, bool) {
+        if (!error.isEmpty())
+            statusBar()->showMessage(tr("Demo model: %1").arg(error), 8000);
+    });
+    // The models kept by earlier runs, most recent first (and current).
+    QStringList problems;
+    for (const SharedModel &model : loadKeptModels(&problems)) {
+        m_attention->addModel(model, false);
+        m_entropy->addModel(model, false);
+    }
 
     // The lessons beside the views: the path through the argument for a first-time user.
     m_lessons = new LessonsPanel;
@@ -217,6 +237,8 @@ MainWindow::MainWindow(QWidget *parent)
     onPanelChanged();
     onTabChanged(m_tabs->currentIndex());
     restoreSettings();
+    if (!problems.isEmpty())
+        statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
 }
 
 MainWindow::~MainWindow() = default;
@@ -394,7 +416,38 @@ bool MainWindow::applyLessonState(const LessonState &state)
     showView(session.view);
     if (state.view == LessonView::Train && !m_train->isBusy())
         m_train->start(m_train->request());
+    if (state.view == LessonView::Attention)
+        showLessonModel(state);
     return true;
+}
+
+void MainWindow::showLessonModel(const LessonState &state)
+{
+    // The lesson's model: a model of its scheme trained with its preset (kept from an earlier run), else any model of
+    // the scheme, else a demo run of that scheme now (it is kept and shown when done).
+    const std::vector<SharedModel> &models = m_attention->models();
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(models.size()); ++i) {
+        if (models[i].model->config().scheme != state.schemes.front())
+            continue;
+        const nlohmann::json &training = models[i].info.training;
+        const bool samePreset = training.is_object() && training.value("preset", std::string()) == state.preset;
+        if (best < 0 || samePreset)
+            best = i;
+    }
+    if (best >= 0) {
+        m_attention->selectModel(best);
+        if (state.layer)
+            m_attention->setLayer(*state.layer);
+        m_panel->setHead(state.head);
+        return;
+    }
+    TrainRequest request = presetTrainRequest(state.preset, {state.schemes.front()});
+    request.corpusPath = m_corpus;
+    if (trainDemoModel(request))
+        statusBar()->showMessage(tr("Training a %1 model for this figure (%2 preset); it appears here when done")
+                                     .arg(QString::fromStdString(state.schemes.front()), QString::fromStdString(state.preset)),
+                                 8000);
 }
 
 void MainWindow::chooseLanguage(const QString &code)
@@ -725,6 +778,31 @@ void MainWindow::restoreSettings()
         setDark(true);
 }
 
+bool MainWindow::trainDemoModel(const std::optional<TrainRequest> &request)
+{
+    TrainRequest r = request ? *request : demoTrainRequest({kDemoModelScheme});
+    if (!request)
+        r.corpusPath = m_corpus;
+    if (!m_demoRun->start(r)) {
+        statusBar()->showMessage(tr("A demo model is training already"), 4000);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::adoptTrainedModel(const SharedModel &model)
+{
+    SharedModel kept = model;
+    try {
+        kept.file = keepModel(model);
+    } catch (const std::exception &e) {
+        statusBar()->showMessage(tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())),
+                                 8000);
+    }
+    m_attention->addModel(kept);
+    m_entropy->addModel(kept);
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     QSettings settings;
@@ -733,6 +811,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     settings.setValue(QStringLiteral("dark"), m_dark);
     for (ViewBase *v : m_views)
         v->cancelJob();
+    m_demoRun->cancel();
     event->accept();
 }
 

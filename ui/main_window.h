@@ -3,6 +3,7 @@
 #pragma once
 
 #include "export.h"
+#include "model_compute.h"
 
 #include "lessons.h"
 
@@ -11,6 +12,7 @@
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 class QDockWidget;
@@ -28,6 +30,7 @@ class AttentionView;
 class EntropyView;
 class LessonsPanel;
 class TrainView;
+class TrainingRun;
 
 class MainWindow : public QMainWindow
 {
@@ -62,6 +65,8 @@ public:
     // "Show me" of a lesson: sets the panel and the view through the session checks, shows the view; a model view
     // gets its demo model, the Train tab starts its run. False with a status message when the state is refused.
     bool applyLessonState(const LessonState &state);
+    // An attention state's model: selected when one of its scheme is here, else trained now with the state's preset.
+    void showLessonModel(const LessonState &state);
     bool isDark() const { return m_dark; }
 
     // Installs the translator of `code` (i18n.h), remembers the choice, and replaces this window by a new one built
@@ -70,6 +75,13 @@ public:
     // WA_DeleteOnClose; this one is hidden, and deleted later when it had WA_DeleteOnClose (else its owner deletes
     // it). Returns the window now shown (this when `code` is already the language), nullptr with `error` set.
     MainWindow *switchLanguage(const QString &code, QString *error = nullptr);
+    // Trains one demo model in the background (default: demoTrainRequest({kDemoModelScheme}) on the window's corpus);
+    // it is kept and shown in the attention and entropy views. False while one trains already.
+    bool trainDemoModel(const std::optional<TrainRequest> &request = std::nullopt);
+    TrainingRun *demoRun() const { return m_demoRun; }
+    // A model trained here: kept in keptModelsFolder() (a failure is reported, not fatal) and offered to the
+    // attention and entropy views as their current model.
+    void adoptTrainedModel(const SharedModel &model);
 
     // Export the current view's picture or data, by extension; false with a message on failure.
     bool exportCurrent(const QString &path, const ImageOptions &options, QString *error = nullptr);
@@ -106,6 +118,7 @@ private:
     AttentionView *m_attention = nullptr;
     TrainView *m_train = nullptr;
     EntropyView *m_entropy = nullptr;
+    TrainingRun *m_demoRun = nullptr;
     QLabel *m_hover = nullptr;
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancel = nullptr;

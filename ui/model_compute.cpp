@@ -244,6 +244,42 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
 
 // ---- Training -----------------------------------------------------------------------------------------------
 
+const std::vector<std::string> &demoSchemes()
+{
+    static const std::vector<std::string> schemes{"sinusoidal", "rope", "alibi", "local"};
+    return schemes;
+}
+
+TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string> &schemes)
+{
+    const Preset &p = presetByName(preset); // InputError naming the allowed presets
+    TrainRequest r;
+    r.schemes = schemes;
+    r.preset = QString::fromStdString(p.name);
+    applyPreset(p.name, r.model, r.train);
+    r.evalBytes = p.evalBytes;
+    r.reportEvery = reportInterval(r.train.steps);
+    return r;
+}
+
+TrainRequest demoTrainRequest(const std::vector<std::string> &schemes)
+{
+    return presetTrainRequest(kDemoPreset, schemes);
+}
+
+int reportInterval(int steps)
+{
+    return std::max(1, steps / 100);
+}
+
+std::vector<int> evaluationLengths(const TrainRequest &request)
+{
+    std::vector<int> lengths;
+    for (int k : request.evalMultipliers)
+        lengths.push_back(k * request.model.context);
+    return lengths;
+}
+
 void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
 {
     promise.start();
@@ -267,6 +303,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             CheckpointInfo info;
             info.corpus = corpus.source;
             info.training = request.train.toJson();
+            info.training["preset"] = request.preset.toStdString();
             double lossSum = 0;
             int lossSteps = 0;
             while (trainer.stepsDone() < stepsTotal) {
@@ -291,9 +328,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             }
             info.step = trainer.stepsDone();
             EvalOptions eo;
-            eo.lengths.clear(); // replace core's default lengths by L, 2L, ...
-            for (int k : request.evalMultipliers)
-                eo.lengths.push_back(k * mc.context);
+            eo.lengths = evaluationLengths(request); // L, 2L, ... instead of core's default lengths
             eo.mode = request.mode;
             eo.maxTokens = request.evalBytes;
             const int base = s * (stepsTotal + evalUnits) + stepsTotal;
@@ -307,8 +342,8 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            done.model = makeSharedModel(FigureText::tr("%1 (trained here, %2 steps)")
-                                             .arg(QString::fromStdString(mc.scheme))
+            done.model = makeSharedModel(FigureText::tr("%1 (%2, trained here, %3 steps)")
+                                             .arg(QString::fromStdString(mc.scheme), request.preset)
                                              .arg(stepsTotal),
                                          std::move(model),
                                          std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes),

@@ -66,9 +66,20 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
                                   const JobControl &control = {});
 
 // ---- Train short, test long ---------------------------------------------------------------------------------
+// The preset the Train tab starts with and "Train a demo model now" trains (a row of core's presets() table).
+inline constexpr const char *kDemoPreset = "demo";
+// What a run records as its preset when a field was edited by hand.
+inline constexpr const char *kCustomPreset = "custom";
+// The schemes the demo trains: Figure 1 of the ALiBi paper in miniature (sinusoidal and rope fall apart past the
+// training context, alibi and local hold).
+const std::vector<std::string> &demoSchemes();
+// The one scheme "Train a demo model now" trains for a view that has no model.
+inline constexpr const char *kDemoModelScheme = "alibi";
+
 struct TrainRequest
 {
-    std::vector<std::string> schemes{"sinusoidal", "rope", "t5", "alibi"};
+    std::vector<std::string> schemes = demoSchemes();
+    QString preset = QString::fromLatin1(kCustomPreset); // the presets() row the sizes came from, or "custom"
     ModelConfig model;   // architecture; `scheme` is set per run
     TrainConfig train;
     QString corpusPath;  // empty: the default fortunes corpus
@@ -90,7 +101,19 @@ struct TrainSnapshot
     QString error;               // the run stopped
     bool canceled = false;
 };
-// Runs every scheme of the request, adding snapshots to `promise` (progress: steps and evaluation done).
+// The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
+// InputError naming the allowed presets for an unknown name.
+TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string> &schemes = demoSchemes());
+// One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
+TrainRequest demoTrainRequest(const std::vector<std::string> &schemes);
+// Steps between loss snapshots of a run of `steps` steps (about 100 points per curve).
+int reportInterval(int steps);
+// The lengths a run evaluates at (evalMultipliers times the context), in order: what runTraining passes to core.
+std::vector<int> evaluationLengths(const TrainRequest &request);
+
+// Runs every scheme of the request, adding snapshots to `promise` (progress: steps and evaluation done). Each
+// scheme's evaluated snapshot (with its model) is added as soon as that scheme is evaluated, before the next trains.
+// The models record the request's preset in info.training["preset"].
 void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise);
 
 CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context);

@@ -117,6 +117,7 @@ BiasView::BiasView(QWidget *parent)
     bar->addWidget(reset);
     layout->addLayout(bar);
     m_heatmap = new HeatmapWidget(this);
+    m_heatmap->setEmptyHint(tr("Choose a scheme in the panel on the left: its bias matrix appears here."));
     layout->addWidget(m_heatmap, 1);
     m_strip = new ThumbnailStrip(this);
     auto *scroll = new QScrollArea(this);
@@ -329,6 +330,7 @@ CompareView::CompareView(QWidget *parent)
     note->setWordWrap(true);
     layout->addWidget(note);
     m_heatmap = new HeatmapWidget(this);
+    m_heatmap->setEmptyHint(tr("Choose 2 to 4 schemes above: their bias matrices appear here side by side."));
     layout->addWidget(m_heatmap, 1);
 
     updateDifferenceChoices();

@@ -19,14 +19,18 @@ class QLabel;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
+class QDoubleSpinBox;
 class QSpinBox;
+class QStackedWidget;
 class QTableWidget;
 
 namespace plab::ui {
 
 class CurvePlot;
 class HeatmapWidget;
+class ModelPrompt;
 class ThumbnailStrip;
+class TrainingRun;
 
 // Every catalogue scheme with a check box (the entropy and train views' scheme lists).
 QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent);
@@ -248,8 +252,12 @@ public:
     // Layer (1-based) of the model source; defaults to the chosen model's last layer.
     int modelLayer() const;
     void setModelLayer(int layer);
-    void addModel(const SharedModel &model); // enables "q/k from a trained model"
+    // Listed last; becomes the model source's current model when `select` (or when it is the first).
+    void addModel(const SharedModel &model, bool select = true);
     int modelCount() const { return static_cast<int>(m_models.size()); }
+    // "q/k from a trained model" without a model: a message and "Train a demo model now" instead of the plot.
+    ModelPrompt *modelPrompt() const { return m_prompt; }
+    bool isShowingModelPrompt() const;
     EntropyRequest request() const;
     EntropyMeasure measure() const;
     const EntropyResult &result() const { return m_result; }
@@ -268,6 +276,9 @@ private:
     QComboBox *m_measure = nullptr;
     QComboBox *m_modelChoice = nullptr;
     QSpinBox *m_layer = nullptr; // 1-based layer of the model source
+    QStackedWidget *m_pages = nullptr; // the plot, or the prompt for a model source without a model
+    ModelPrompt *m_prompt = nullptr;
+    void updatePages();
     std::vector<SharedModel> m_models;
     LatestJob<EntropyResult> m_job;
     EntropyResult m_result;
@@ -293,9 +304,15 @@ public:
     void setDark(bool dark) override;
     void resetZoom() override;
 
-    void addModel(const SharedModel &model); // becomes the current model
+    // Listed last; becomes the current model when `select` (or when it is the first).
+    void addModel(const SharedModel &model, bool select = true);
     int modelCount() const { return static_cast<int>(m_models.size()); }
     const std::vector<SharedModel> &models() const { return m_models; }
+    void selectModel(int index); // 0-based, as listed
+    int selectedModel() const;   // -1 when there is none
+    // Shown instead of the attention while there is no model: a message and "Train a demo model now".
+    ModelPrompt *modelPrompt() const { return m_prompt; }
+    bool isShowingModelPrompt() const;
     bool loadModel(const QString &path, QString *error = nullptr);
     // Writes model `index` (0-based, as listed) as a .safetensors checkpoint; false with `error` set on failure.
     bool saveModel(int index, const QString &path, QString *error = nullptr);
@@ -327,6 +344,8 @@ private:
     QSpinBox *m_layer = nullptr;
     QSpinBox *m_repeat = nullptr;
     QLabel *m_info = nullptr;
+    QStackedWidget *m_pages = nullptr; // the prompt (no model yet) or the attention
+    ModelPrompt *m_prompt = nullptr;
     HeatmapWidget *m_heatmap = nullptr;
     CurvePlot *m_entropy = nullptr;
     LatestJob<AttentionResult> m_job;
@@ -354,13 +373,19 @@ public:
     void setDark(bool dark) override;
 
     void setCorpus(const QString &path);
+    // The chosen preset's name, or "custom" once a field was edited by hand.
+    QString preset() const;
+    // Sets every field from a preset of core's table (InputError for an unknown name).
+    void setPreset(const QString &name);
     // The request the controls describe (tests pass their own, smaller one to start()).
     TrainRequest request() const;
     void start(const TrainRequest &request);
     const std::vector<std::vector<EvalPoint>> &evaluations() const { return m_evals; }
     const std::vector<Curve> &losses() const { return m_losses; }
     QTableWidget *table() const { return m_table; }
-    std::function<void(const SharedModel &)> onModelReady;
+    CurvePlot *lossPlot() const { return m_lossPlot; }
+    CurvePlot *perplexityPlot() const { return m_pplPlot; }
+    std::function<void(const SharedModel &)> onModelReady; // each scheme's model, as soon as it is evaluated
 
 Q_SIGNALS:
     void trainingFinished(const QString &error); // empty when every scheme trained and evaluated
@@ -369,14 +394,27 @@ protected:
     void refresh() override {}
 
 private:
-    void onSnapshot(int index);
-    void onFinished();
+    // The integer fields in sessions: key -> spin box (whose range is the allowed one).
+    std::vector<std::pair<const char *, QSpinBox *>> intFields() const;
+    void onSnapshot(const TrainSnapshot &snapshot);
+    void onFinished(const QString &error, bool canceled);
+    void onFieldEdited(); // a hand edit: the preset box shows "custom"
+    void previewTable();  // before the first run: the table's rows and columns for the current fields
     void updateTable();
     QListWidget *m_schemes = nullptr;
     QComboBox *m_preset = nullptr;
     QSpinBox *m_steps = nullptr;
-    QComboBox *m_mode = nullptr;
+    QDoubleSpinBox *m_lr = nullptr;
+    QSpinBox *m_context = nullptr;
+    QSpinBox *m_layers = nullptr;
+    QSpinBox *m_dModel = nullptr;
+    QSpinBox *m_heads = nullptr;
+    QSpinBox *m_dFf = nullptr;
+    QSpinBox *m_batch = nullptr;
     QSpinBox *m_evalBytes = nullptr;
+    QComboBox *m_mode = nullptr;
+    bool m_applyingPreset = false;
+    QString m_basePreset; // the preset last chosen: what the fields do not show comes from it
     QPushButton *m_train = nullptr;
     QPushButton *m_stop = nullptr;
     QLabel *m_status = nullptr;
@@ -384,13 +422,11 @@ private:
     CurvePlot *m_lossPlot = nullptr;
     CurvePlot *m_pplPlot = nullptr;
     QTableWidget *m_table = nullptr;
-    QFutureWatcher<TrainSnapshot> *m_watcher = nullptr;
-    bool m_inFlight = false; // from start() until onFinished() has run, not merely until the worker returns
+    TrainingRun *m_run = nullptr;
     QString m_corpus;
     TrainRequest m_running;
     std::vector<Curve> m_losses;
     std::vector<std::vector<EvalPoint>> m_evals;
-    QString m_error;
 };
 
 } // namespace plab::ui

@@ -2,6 +2,7 @@
 #include "views.h"
 
 #include "charts/curve_chart.h"
+#include "model_prompt.h"
 #include "session.h"
 
 #include "errors.h"
@@ -16,6 +17,7 @@
 #include <QPushButton>
 #include <QStandardItemModel>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -99,6 +101,8 @@ DotView::DotView(QWidget *parent)
     side->addWidget(note);
     layout->addLayout(side);
     m_plot = new CurvePlot(this);
+    m_plot->setEmptyHint(tr("Add a (dim, base) row on the left: its curve dot(p_m, p_n) − d/2 against distance "
+                            "appears here."));
     layout->addWidget(m_plot, 1);
 
     setRequest(DotRequest{}, false);
@@ -248,10 +252,10 @@ EntropyView::EntropyView(QWidget *parent)
     m_qk->addItem(tr("zero (bias alone)"), 0);
     m_qk->addItem(tr("random (seeded Gaussian)"), 1);
     m_qk->addItem(tr("from a trained model"), 2);
-    // Enabled once a model is trained or loaded.
-    if (auto *model = qobject_cast<QStandardItemModel *>(m_qk->model()))
-        model->item(2)->setEnabled(false);
-    m_qk->setItemData(2, tr("Train a model in the Train tab or load a checkpoint in Attention on text"), Qt::ToolTipRole);
+    // Without a model the plot offers to train one.
+    m_qk->setItemData(2, tr("q and k of a trained model reading held-out text: train one here, in the Train tab, or "
+                            "load a checkpoint in Attention on text"),
+                      Qt::ToolTipRole);
     form->addWidget(m_qk);
     m_modelChoice = new QComboBox(this);
     m_modelChoice->setVisible(false);
@@ -286,13 +290,21 @@ EntropyView::EntropyView(QWidget *parent)
     form->addWidget(note);
     side->addLayout(form);
     layout->addLayout(side);
-    m_plot = new CurvePlot(this);
-    layout->addWidget(m_plot, 1);
+    m_pages = new QStackedWidget(this);
+    m_plot = new CurvePlot(m_pages);
+    m_plot->setEmptyHint(tr("Tick schemes on the left: the entropy of each scheme's attention against length appears "
+                            "here, one curve per scheme."));
+    m_pages->addWidget(m_plot);
+    m_prompt = new ModelPrompt(tr("\"q and k from a trained model\" needs a trained model. Train a demo model now, "
+                                  "train several in the \"Train short / test long\" tab, or load a checkpoint in "
+                                  "\"Attention on text\"."),
+                               m_pages);
+    m_pages->addWidget(m_prompt);
+    layout->addWidget(m_pages, 1);
 
     connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
     connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
-        m_modelChoice->setVisible(m_qk->currentIndex() == 2);
-        m_layer->setVisible(m_qk->currentIndex() == 2);
+        updatePages();
         markDirty();
     });
     connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -336,7 +348,21 @@ void EntropyView::setMaxLength(int length)
 
 void EntropyView::setQk(QkSource qk)
 {
-    m_qk->setCurrentIndex(qk == QkSource::Random ? 1 : (qk == QkSource::Model && !m_models.empty() ? 2 : 0));
+    m_qk->setCurrentIndex(qk == QkSource::Random ? 1 : (qk == QkSource::Model ? 2 : 0));
+}
+
+void EntropyView::updatePages()
+{
+    const bool modelSource = m_qk->currentIndex() == 2;
+    m_pages->setCurrentWidget(modelSource && m_models.empty() ? static_cast<QWidget *>(m_prompt) : m_plot);
+    // The model and layer choices only once there is a model to choose.
+    m_modelChoice->setVisible(modelSource && !m_models.empty());
+    m_layer->setVisible(modelSource && !m_models.empty());
+}
+
+bool EntropyView::isShowingModelPrompt() const
+{
+    return m_pages->currentWidget() == m_prompt;
 }
 
 int EntropyView::modelLayer() const
@@ -349,13 +375,13 @@ void EntropyView::setModelLayer(int layer)
     m_layer->setValue(layer);
 }
 
-void EntropyView::addModel(const SharedModel &model)
+void EntropyView::addModel(const SharedModel &model, bool select)
 {
     m_models.push_back(model);
     m_modelChoice->addItem(model.name);
-    m_modelChoice->setCurrentIndex(modelCount() - 1);
-    if (auto *items = qobject_cast<QStandardItemModel *>(m_qk->model()))
-        items->item(2)->setEnabled(true);
+    if (select)
+        m_modelChoice->setCurrentIndex(modelCount() - 1);
+    updatePages();
 }
 
 EntropyMeasure EntropyView::measure() const
@@ -386,8 +412,13 @@ void EntropyView::refresh()
 {
     if (m_qk->currentIndex() == 2) {
         const int i = m_modelChoice->currentIndex();
-        if (i < 0 || i >= modelCount())
+        if (i < 0 || i >= modelCount()) {
+            // The prompt stands in for the plot: nothing from another source stays behind it to export.
+            m_job.cancel();
+            m_result = EntropyResult{};
+            m_plot->setFigure(CurveFigure{});
             return;
+        }
         const SharedModel model = m_models[i];
         std::vector<int> lengths;
         for (int n = 16; n <= m_maxLength->currentData().toInt(); n *= 2)

@@ -3,12 +3,15 @@
 
 #include "charts/curve_chart.h"
 #include "heatmap_widget.h"
+#include "model_prompt.h"
 #include "session.h"
+#include "training_run.h"
 
 #include "errors.h"
 #include "matrix_output.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -21,6 +24,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -95,21 +99,29 @@ AttentionView::AttentionView(QWidget *parent)
     m_repeat->setToolTip(tr("Repeat the text to this many bytes, to see the model past its training context"));
     form->addRow(tr("Repeat to N"), m_repeat);
     side->addLayout(form);
-    auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for (m, n, probability)."), this);
+    auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."), this);
     note->setWordWrap(true);
     side->addWidget(note);
     layout->addWidget(sideBox);
 
-    auto *splitter = new QSplitter(Qt::Vertical, this);
+    // Without a model: why, and a button that trains one; with one, its attention and row entropies.
+    m_pages = new QStackedWidget(this);
+    m_prompt = new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
+                                  "\"Train short / test long\" tab, or load a checkpoint (.safetensors) on the left."),
+                               m_pages);
+    m_pages->addWidget(m_prompt);
+    auto *splitter = new QSplitter(Qt::Vertical, m_pages);
     m_heatmap = new HeatmapWidget(splitter);
+    m_heatmap->setEmptyHint(tr("Type a text on the left: the model's attention on it appears here, one row per query "
+                               "character, one column per key character."));
     m_entropy = new CurvePlot(splitter);
     m_entropy->setMinimumHeight(220);
+    m_entropy->setEmptyHint(tr("The entropy of each query's attention appears here with the attention above."));
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({600, 260});
-    layout->addWidget(splitter, 1);
-    m_heatmap->setMessage(tr("Attention on text needs a trained model: train one in the \"Train short / test long\" "
-                             "tab or load a checkpoint (.safetensors) here."));
+    m_pages->addWidget(splitter);
+    layout->addWidget(m_pages, 1);
 
     connect(load, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(),
@@ -154,23 +166,49 @@ AttentionView::AttentionView(QWidget *parent)
     connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
         const auto &t = m_result.request.tokens;
-        Q_EMIT hoverText(tr("query m = %1 '%2', key n = %3 '%4', probability = %5")
+        if (m < 0 || n < 0 || m >= static_cast<int>(t.size()) || n >= static_cast<int>(t.size()))
+            return;
+        // Both positions and both characters, e.g. "query 12 'o' → key 7 'n': 0.231".
+        Q_EMIT hoverText(tr("query %1 '%2' → key %3 '%4': %5")
                              .arg(m)
                              .arg(byteLabel(t[m]))
                              .arg(n)
                              .arg(byteLabel(t[n]))
-                             .arg(std::isfinite(v) ? QString::number(v, 'g', 5) : tr("masked")));
+                             .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
     connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
 }
 
-void AttentionView::addModel(const SharedModel &model)
+bool AttentionView::isShowingModelPrompt() const
 {
+    return m_pages->currentWidget() == m_prompt;
+}
+
+void AttentionView::addModel(const SharedModel &model, bool select)
+{
+    // The file now holds this model: one that came from it before (an older kept model) no longer does.
+    if (!model.file.isEmpty())
+        for (SharedModel &m : m_models)
+            if (m.file == model.file)
+                m.file.clear();
     m_models.push_back(model);
     m_modelChoice->addItem(model.name);
-    m_modelChoice->setCurrentIndex(modelCount() - 1);
+    if (select)
+        m_modelChoice->setCurrentIndex(modelCount() - 1);
     m_save->setEnabled(true);
+    m_pages->setCurrentIndex(1);
+}
+
+void AttentionView::selectModel(int index)
+{
+    if (index >= 0 && index < modelCount())
+        m_modelChoice->setCurrentIndex(index);
+}
+
+int AttentionView::selectedModel() const
+{
+    return m_modelChoice->currentIndex();
 }
 
 bool AttentionView::saveModel(int index, const QString &path, QString *error)
@@ -378,36 +416,63 @@ void AttentionView::resetZoom()
 
 TrainView::TrainView(QWidget *parent)
     : ViewBase(parent)
-    , m_watcher(new QFutureWatcher<TrainSnapshot>(this))
+    , m_run(new TrainingRun(this))
 {
     auto *layout = new QHBoxLayout(this);
     auto *sideBox = new QWidget(this);
     auto *side = new QVBoxLayout(sideBox);
-    sideBox->setMaximumWidth(280);
+    sideBox->setMaximumWidth(290);
     side->addWidget(new QLabel(tr("<b>Schemes</b> to train"), this));
-    m_schemes = newSchemeChecklist(
-        {QStringLiteral("sinusoidal"), QStringLiteral("rope"), QStringLiteral("t5"), QStringLiteral("alibi")}, this);
+    QStringList defaults;
+    for (const std::string &name : TrainRequest{}.schemes)
+        defaults << QString::fromStdString(name);
+    m_schemes = newSchemeChecklist(defaults, this);
     side->addWidget(m_schemes, 1);
     auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // Every preset of core's table, the demo first; "custom" once a field is edited by hand.
     m_preset = new QComboBox(this);
-    m_preset->addItem(tr("tiny (1 layer, d 64, L 32)"), QStringLiteral("tiny"));
-    m_preset->addItem(tr("quick (2 layers, d 128, L 64)"), QStringLiteral("quick"));
-    m_preset->setToolTip(tr("Model size; 'quick' is the CLI's default preset"));
-    form->addRow(tr("Model"), m_preset);
-    m_steps = new QSpinBox(this);
-    m_steps->setRange(1, 1000000);
-    m_steps->setValue(150);
-    form->addRow(tr("Steps"), m_steps);
+    std::vector<const Preset *> rows;
+    for (const Preset &p : presets())
+        (p.name == kDemoPreset ? rows.insert(rows.begin(), &p) : rows.insert(rows.end(), &p));
+    for (const Preset *p : rows) {
+        m_preset->addItem(QString::fromStdString(p->name), QString::fromStdString(p->name));
+        m_preset->setItemData(m_preset->count() - 1, QString::fromStdString(p->summary), Qt::ToolTipRole);
+    }
+    m_preset->addItem(tr("custom"), QString::fromLatin1(kCustomPreset));
+    m_preset->setItemData(m_preset->count() - 1, tr("Values edited by hand; choose a preset to restore its values"),
+                          Qt::ToolTipRole);
+    form->addRow(tr("Preset"), m_preset);
+    auto intField = [&](const QString &label, const QString &tip, int lo, int hi, int step = 1) {
+        auto *box = new QSpinBox(this);
+        box->setRange(lo, hi);
+        box->setSingleStep(step);
+        box->setToolTip(tip);
+        form->addRow(label, box);
+        connect(box, &QSpinBox::valueChanged, this, &TrainView::onFieldEdited);
+        return box;
+    };
+    m_steps = intField(tr("Steps"), tr("Optimiser steps per scheme"), 1, 1000000, 50);
+    m_lr = new QDoubleSpinBox(this);
+    m_lr->setDecimals(5);
+    m_lr->setRange(0.00001, 10);
+    m_lr->setSingleStep(0.0005);
+    m_lr->setToolTip(tr("Peak learning rate after the warm-up (cosine decay afterwards)"));
+    form->addRow(tr("Learning rate"), m_lr);
+    connect(m_lr, &QDoubleSpinBox::valueChanged, this, &TrainView::onFieldEdited);
+    m_context = intField(tr("Context L"), tr("Training context in bytes; evaluation runs at L, 2L, 4L, 8L, 16L"), 2, 8192, 16);
+    m_layers = intField(tr("Layers"), tr("Transformer layers"), 1, 64);
+    m_dModel = intField(tr("d_model"), tr("Width of the model (a multiple of the heads)"), 2, 4096, 16);
+    m_heads = intField(tr("Heads"), tr("Attention heads (d_model must divide by them)"), 1, 256);
+    m_dFf = intField(tr("d_ff"), tr("Width of each MLP's hidden layer"), 1, 16384, 64);
+    m_batch = intField(tr("Batch"), tr("Sequences of L bytes per step"), 1, 65536);
+    m_evalBytes = intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"),
+                           0, 1 << 24, 4096);
+    m_evalBytes->setSpecialValueText(tr("all"));
     m_mode = new QComboBox(this);
     m_mode->addItem(tr("non-overlapping"), QStringLiteral("nonoverlapping"));
     m_mode->addItem(tr("sliding window"), QStringLiteral("sliding"));
     form->addRow(tr("Evaluation"), m_mode);
-    m_evalBytes = new QSpinBox(this);
-    m_evalBytes->setRange(0, 1 << 24);
-    m_evalBytes->setValue(16384);
-    m_evalBytes->setSpecialValueText(tr("all"));
-    m_evalBytes->setToolTip(tr("Held-out bytes scored per length (the last 10% of the corpus)"));
-    form->addRow(tr("Eval bytes"), m_evalBytes);
     side->addLayout(form);
     m_corpusLabel = new QLabel(this);
     m_corpusLabel->setWordWrap(true);
@@ -427,7 +492,11 @@ TrainView::TrainView(QWidget *parent)
     auto *right = new QSplitter(Qt::Vertical, this);
     auto *plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
+    m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
+                                "trains."));
     m_pplPlot = new CurvePlot(plots);
+    m_pplPlot->setEmptyHint(tr("Press Train to train the ticked schemes; each curve appears when its model is "
+                               "evaluated."));
     m_table = new QTableWidget(right);
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -435,23 +504,28 @@ TrainView::TrainView(QWidget *parent)
     right->setStretchFactor(1, 1);
     layout->addWidget(right, 1);
     setCorpus(QString());
+    m_preset->setObjectName(QStringLiteral("preset"));
+    m_lr->setObjectName(QStringLiteral("learning_rate"));
+    for (const auto &[key, box] : intFields())
+        box->setObjectName(QString::fromLatin1(key)); // as in sessions
+    setPreset(QString::fromLatin1(kDemoPreset));
 
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        const QString name = m_preset->currentData().toString();
+        if (name != QLatin1String(kCustomPreset))
+            setPreset(name);
+    });
+    connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
     connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
     connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
-    connect(m_watcher, &QFutureWatcherBase::resultReadyAt, this, &TrainView::onSnapshot);
-    connect(m_watcher, &QFutureWatcherBase::finished, this, &TrainView::onFinished);
-    connect(m_watcher, &QFutureWatcherBase::progressValueChanged, this,
-            [this](int v) { Q_EMIT progress(v, m_watcher->progressMaximum()); });
+    connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
+    connect(m_run, &TrainingRun::finished, this, &TrainView::onFinished);
+    connect(m_run, &TrainingRun::progress, this, &ViewBase::progress);
     connect(m_lossPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
     connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
 }
 
-TrainView::~TrainView()
-{
-    // The run holds references into this view's request: stop and wait before it goes.
-    m_watcher->cancel();
-    m_watcher->waitForFinished();
-}
+TrainView::~TrainView() = default; // the run cancels and waits for its worker
 
 void TrainView::setCorpus(const QString &path)
 {
@@ -460,28 +534,85 @@ void TrainView::setCorpus(const QString &path)
                                           : tr("Corpus: %1").arg(path));
 }
 
+QString TrainView::preset() const
+{
+    return m_preset->currentData().toString();
+}
+
+void TrainView::setPreset(const QString &name)
+{
+    const TrainRequest r = presetTrainRequest(name.toStdString()); // InputError naming the allowed presets
+    m_applyingPreset = true;
+    m_preset->setCurrentIndex(m_preset->findData(name));
+    m_steps->setValue(r.train.steps);
+    m_lr->setValue(r.train.learningRate);
+    m_context->setValue(r.model.context);
+    m_layers->setValue(r.model.layers);
+    m_dModel->setValue(r.model.dModel);
+    m_heads->setValue(r.model.heads);
+    m_dFf->setValue(r.model.dFf);
+    m_batch->setValue(r.train.batch);
+    m_evalBytes->setValue(static_cast<int>(std::min<size_t>(r.evalBytes, m_evalBytes->maximum())));
+    m_applyingPreset = false;
+    m_basePreset = name;
+    previewTable();
+}
+
+void TrainView::onFieldEdited()
+{
+    if (m_applyingPreset)
+        return;
+    {
+        const QSignalBlocker blocker(m_preset);
+        m_preset->setCurrentIndex(m_preset->findData(QString::fromLatin1(kCustomPreset)));
+    }
+    previewTable();
+}
+
+void TrainView::previewTable()
+{
+    // Before the first run the table shows what a run would fill: the ticked schemes and the evaluation lengths.
+    if (m_run->isRunning() || hasPicture())
+        return;
+    try {
+        m_running = request();
+    } catch (const InputError &) {
+        return;
+    }
+    m_losses.assign(m_running.schemes.size(), Curve{});
+    m_evals.assign(m_running.schemes.size(), {});
+    updateTable();
+}
+
 TrainRequest TrainView::request() const
 {
-    TrainRequest r;
+    // The preset last chosen gives what the tab does not show (learning-rate floor, warm-up); the fields the rest.
+    TrainRequest r = presetTrainRequest(m_basePreset.toStdString());
     r.schemes.clear();
     for (const QString &name : checkedSchemes(m_schemes))
         r.schemes.push_back(name.toStdString());
-    applyPreset(m_preset->currentData().toString().toStdString(), r.model, r.train); // tiny or quick, from core
+    r.preset = preset();
     r.train.steps = m_steps->value();
+    r.train.learningRate = m_lr->value();
+    r.train.minLearningRate = std::min(r.train.minLearningRate, r.train.learningRate);
     r.train.warmup = std::min(r.train.warmup, r.train.steps / 5);
+    r.train.batch = m_batch->value();
+    r.model.context = m_context->value();
+    r.model.layers = m_layers->value();
+    r.model.dModel = m_dModel->value();
+    r.model.heads = m_heads->value();
+    r.model.dFf = m_dFf->value();
     r.mode = evalModeFromName(m_mode->currentData().toString().toStdString());
     r.evalBytes = static_cast<size_t>(m_evalBytes->value());
     r.corpusPath = m_corpus;
-    r.reportEvery = std::max(1, r.train.steps / 100);
+    r.reportEvery = reportInterval(r.train.steps);
     return r;
 }
 
 void TrainView::start(const TrainRequest &request)
 {
-    // A run is over when its "finished" is handled: the worker may have returned while that signal still waits in
-    // the event queue, and a new future set now would silently drop the old run's last snapshots and its
-    // trainingFinished.
-    if (m_inFlight)
+    // A run is over when its end is handled (TrainingRun::isRunning), not when the worker returns.
+    if (m_run->isRunning())
         return;
     if (request.schemes.empty()) {
         Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
@@ -490,25 +621,18 @@ void TrainView::start(const TrainRequest &request)
     m_running = request;
     m_losses.assign(request.schemes.size(), Curve{});
     m_evals.assign(request.schemes.size(), {});
-    m_error.clear();
     m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
     m_status->setText(tr("Training %1 scheme(s)…").arg(request.schemes.size()));
     m_train->setEnabled(false);
     m_stop->setEnabled(true);
-    m_inFlight = true;
-    m_watcher->setFuture(QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); }));
+    m_run->start(request);
     Q_EMIT busyChanged(true);
 }
 
-void TrainView::onSnapshot(int index)
+void TrainView::onSnapshot(const TrainSnapshot &s)
 {
-    const TrainSnapshot s = m_watcher->future().resultAt(index);
-    if (!s.error.isEmpty()) {
-        m_error = s.error;
-        return;
-    }
     if (s.scheme < 0 || s.scheme >= static_cast<int>(m_losses.size()))
         return;
     if (!s.trained) {
@@ -522,6 +646,7 @@ void TrainView::onSnapshot(int index)
                               .arg(s.loss, 0, 'f', 3));
         return;
     }
+    // This scheme's curve and table row now, not at the end of the run.
     m_evals[s.scheme] = s.eval;
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
@@ -530,34 +655,34 @@ void TrainView::onSnapshot(int index)
     Q_EMIT pictureUpdated();
 }
 
-void TrainView::onFinished()
+void TrainView::onFinished(const QString &error, bool canceled)
 {
-    m_inFlight = false;
     m_train->setEnabled(true);
     m_stop->setEnabled(false);
-    const bool canceled = m_watcher->future().isCanceled();
-    m_status->setText(canceled ? tr("Canceled.") : (m_error.isEmpty() ? tr("Done.") : m_error));
-    if (!m_error.isEmpty())
-        Q_EMIT statusMessage(m_error);
+    m_status->setText(canceled ? tr("Canceled.") : (error.isEmpty() ? tr("Done.") : error));
+    if (!error.isEmpty())
+        Q_EMIT statusMessage(error);
     Q_EMIT busyChanged(false);
-    Q_EMIT trainingFinished(canceled ? tr("canceled") : m_error);
+    Q_EMIT trainingFinished(canceled ? tr("canceled") : error);
 }
 
 void TrainView::updateTable()
 {
-    // Rows: schemes; columns: evaluation lengths; cells: perplexity.
-    const auto &m = m_running.evalMultipliers;
+    // Rows: schemes; columns: the evaluation lengths the run scores at; cells: perplexity.
+    const std::vector<int> lengths = evaluationLengths(m_running);
     m_table->clear();
     m_table->setRowCount(static_cast<int>(m_running.schemes.size()));
-    m_table->setColumnCount(static_cast<int>(m.size()) + 1);
+    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
     QStringList headers{tr("scheme")};
-    for (int k : m)
-        headers << tr("ppl @ %1").arg(k * m_running.model.context);
+    for (int length : lengths)
+        headers << tr("ppl @ %1").arg(length);
     m_table->setHorizontalHeaderLabels(headers);
     for (size_t s = 0; s < m_running.schemes.size(); ++s) {
         m_table->setItem(static_cast<int>(s), 0, new QTableWidgetItem(QString::fromStdString(m_running.schemes[s])));
-        for (size_t i = 0; i < m_evals[s].size() && i < m.size(); ++i) {
-            const EvalPoint &p = m_evals[s][i];
+        for (const EvalPoint &p : m_evals[s]) {
+            const auto column = std::find(lengths.begin(), lengths.end(), p.length);
+            if (column == lengths.end())
+                continue;
             auto *item = new QTableWidgetItem(p.supported ? QString::number(p.perplexity, 'f', 3) : tr("unsupported"));
             item->setToolTip(p.supported ? tr("loss %1 nats/byte, %2 bits/byte, %3 bytes scored")
                                                .arg(p.loss, 0, 'f', 4)
@@ -565,7 +690,7 @@ void TrainView::updateTable()
                                                .arg(p.tokens)
                                          : QString::fromStdString(p.note));
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(static_cast<int>(s), static_cast<int>(i) + 1, item);
+            m_table->setItem(static_cast<int>(s), static_cast<int>(column - lengths.begin()) + 1, item);
         }
     }
     m_table->resizeColumnsToContents();
@@ -583,8 +708,8 @@ void TrainView::paintPicture(QPainter &painter, const QRectF &target, const Pict
 {
     const QRectF left(target.left(), target.top(), target.width() * 0.45, target.height());
     const QRectF right(left.right(), target.top(), target.width() - left.width(), target.height());
-    renderCurveFigure(painter, left, m_lossPlot->figure(), style);
-    renderCurveFigure(painter, right, m_pplPlot->figure(), style);
+    renderCurveFigure(painter, left, m_lossPlot->figure(), style, m_lossPlot->emptyHint());
+    renderCurveFigure(painter, right, m_pplPlot->figure(), style, m_pplPlot->emptyHint());
 }
 
 void TrainView::writeData(std::ostream &out, DataFormat format) const
@@ -595,6 +720,7 @@ void TrainView::writeData(std::ostream &out, DataFormat format) const
     t.meta["schemes"] = nlohmann::json::array();
     for (const std::string &s : m_running.schemes)
         t.meta["schemes"].push_back(s);
+    t.meta["preset"] = m_running.preset.toStdString();
     t.meta["model"] = m_running.model.toJson();
     t.meta["training"] = m_running.train.toJson();
     t.meta["eval_mode"] = m_running.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping";
@@ -604,45 +730,71 @@ void TrainView::writeData(std::ostream &out, DataFormat format) const
     writeTable(out, format, t);
 }
 
+std::vector<std::pair<const char *, QSpinBox *>> TrainView::intFields() const
+{
+    return {{"steps", m_steps},   {"context", m_context}, {"layers", m_layers},
+            {"d_model", m_dModel}, {"heads", m_heads},     {"d_ff", m_dFf},
+            {"batch", m_batch},   {"eval_bytes", m_evalBytes}};
+}
+
 nlohmann::json TrainView::saveState() const
 {
     nlohmann::json names = nlohmann::json::array();
     for (const QString &name : checkedSchemes(m_schemes))
         names.push_back(name.toStdString());
-    return {{"schemes", names},
-            {"preset", m_preset->currentData().toString().toStdString()},
-            {"steps", m_steps->value()},
-            {"eval_mode", m_mode->currentData().toString().toStdString()},
-            {"eval_bytes", m_evalBytes->value()}};
+    nlohmann::json state{{"schemes", names},
+                         {"preset", preset().toStdString()},
+                         {"learning_rate", m_lr->value()},
+                         {"eval_mode", m_mode->currentData().toString().toStdString()}};
+    for (const auto &[key, box] : intFields())
+        state[key] = box->value();
+    return state;
 }
 
 void TrainView::restoreState(const nlohmann::json &state)
 {
+    // Everything is checked before anything changes.
     const std::string where = "views.train";
     const QStringList names = sessionSchemeNames(state, "schemes", where);
-    const std::string preset = sessionString(state, "preset", "tiny", where);
-    if (preset != "tiny" && preset != "quick")
-        throw InputError("session: views.train.preset = '" + preset + "' is not allowed; allowed: tiny, quick");
-    const int steps = sessionInt(state, "steps", 150, 1, 1000000, where);
+    const std::string presetName = sessionString(state, "preset", kDemoPreset, where);
+    if (presetName != kCustomPreset) {
+        try {
+            presetByName(presetName);
+        } catch (const InputError &e) {
+            throw InputError("session: views.train.preset: " + std::string(e.what()) + ", " + kCustomPreset);
+        }
+    }
+    std::vector<std::pair<QSpinBox *, int>> values;
+    for (const auto &[key, box] : intFields())
+        if (state.contains(key))
+            values.emplace_back(box, sessionInt(state, key, 0, box->minimum(), box->maximum(), where));
+    const double lr = sessionNumber(state, "learning_rate", m_lr->value(), where);
+    if (!(lr >= m_lr->minimum() && lr <= m_lr->maximum()))
+        throw InputError("session: views.train.learning_rate = " + std::to_string(lr) + " is out of range; allowed: [" +
+                         std::to_string(m_lr->minimum()) + ", " + std::to_string(m_lr->maximum()) + "]");
     const std::string mode = sessionString(state, "eval_mode", "nonoverlapping", where);
     evalModeFromName(mode); // throws InputError naming the allowed modes
-    const int bytes = sessionInt(state, "eval_bytes", 16384, 0, 1 << 24, where);
     if (state.contains("schemes"))
         setCheckedSchemes(m_schemes, names);
-    m_preset->setCurrentIndex(m_preset->findData(QString::fromStdString(preset)));
-    m_steps->setValue(steps);
+    // The preset's values, then the session's own: a value that differs from the preset makes the run custom.
+    setPreset(presetName == kCustomPreset ? m_basePreset : QString::fromStdString(presetName));
+    for (const auto &[box, value] : values)
+        box->setValue(value);
+    if (state.contains("learning_rate"))
+        m_lr->setValue(lr);
+    if (presetName == kCustomPreset)
+        onFieldEdited();
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));
-    m_evalBytes->setValue(bytes);
 }
 
 void TrainView::cancelJob()
 {
-    m_watcher->cancel();
+    m_run->cancel();
 }
 
 bool TrainView::isBusy() const
 {
-    return m_inFlight;
+    return m_run->isRunning();
 }
 
 void TrainView::setDark(bool dark)

@@ -1,5 +1,6 @@
 // positionlab: the desktop application (thin main: the window and everything in it live in positionlab_ui).
 #include "i18n.h"
+#include "kept_models.h"
 #include "main_window.h"
 #include "screenshots.h"
 
@@ -10,9 +11,7 @@
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("PositionLab"));
-    QApplication::setApplicationName(QStringLiteral("PositionLab"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    plab::ui::setApplicationNames(); // the same as the CLI's: both find the same kept models
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Positional encodings and length extrapolation in transformers"));

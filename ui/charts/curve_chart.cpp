@@ -6,6 +6,7 @@
 #include <QEvent>
 #include <QGraphicsEllipseItem>
 #include <QGraphicsScene>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -243,6 +244,16 @@ public:
     }
 };
 
+bool hasCurveData(const CurveFigure &figure)
+{
+    for (const Curve &c : figure.curves)
+        if (!c.reference)
+            for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
+                if (std::isfinite(c.x[i]) && std::isfinite(c.y[i]) && (!figure.logX || c.x[i] > 0))
+                    return true;
+    return false;
+}
+
 CurvePlot::CurvePlot(QWidget *parent)
     : QWidget(parent)
     , m_backend(new ChartBackend)
@@ -257,7 +268,42 @@ CurvePlot::CurvePlot(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_backend->view);
+    m_hint = new QLabel(this);
+    m_hint->setObjectName(QStringLiteral("emptyHint"));
+    m_hint->setAlignment(Qt::AlignCenter);
+    m_hint->setWordWrap(true);
+    m_hint->setMargin(24);
+    m_hint->setAutoFillBackground(true);
+    m_hint->setBackgroundRole(QPalette::Base);
+    m_hint->setForegroundRole(QPalette::PlaceholderText);
+    m_hint->hide();
+    layout->addWidget(m_hint);
     rebuild();
+}
+
+void CurvePlot::setEmptyHint(const QString &hint)
+{
+    m_hint->setText(hint);
+    updateHint();
+}
+
+QString CurvePlot::emptyHint() const
+{
+    return m_hint->text();
+}
+
+bool CurvePlot::isShowingHint() const
+{
+    return !m_hint->isHidden();
+}
+
+void CurvePlot::updateHint()
+{
+    const bool hint = !m_hint->text().isEmpty() && !hasCurveData(m_figure);
+    m_hint->setVisible(hint);
+    m_backend->view->setVisible(!hint);
+    if (hint)
+        m_backend->marker->hide();
 }
 
 CurvePlot::~CurvePlot()
@@ -401,6 +447,7 @@ void CurvePlot::setFigure(const CurveFigure &figure)
     if (!m_backend->fits(figure))
         rebuild();
     m_backend->update(figure);
+    updateHint();
 }
 
 void CurvePlot::setDark(bool dark)
@@ -410,8 +457,20 @@ void CurvePlot::setDark(bool dark)
     m_backend->update(m_figure);
 }
 
-void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style)
+void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style,
+                       const QString &emptyHint)
 {
+    if (!emptyHint.isEmpty() && !hasCurveData(figure)) {
+        painter.save();
+        painter.fillRect(target, style.background);
+        painter.setRenderHint(QPainter::TextAntialiasing, true);
+        painter.setFont(style.font);
+        painter.setPen(style.dark ? QColor(170, 170, 170) : QColor(110, 110, 110));
+        const double m = style.font.pixelSize() * 2.0;
+        painter.drawText(target.adjusted(m, m, -m, -m), Qt::AlignCenter | Qt::TextWordWrap, emptyHint);
+        painter.restore();
+        return;
+    }
     QGraphicsScene scene;
     ChartBackend backend;
     backend.chart = new QChart; // owned by the scene

@@ -7,6 +7,7 @@
 
 #include <QWidget>
 
+class QLabel;
 class QPainter;
 
 namespace plab::ui {
@@ -25,6 +26,11 @@ public:
     void setFigure(const CurveFigure &figure);
     const CurveFigure &figure() const { return m_figure; }
     void setDark(bool dark);
+    // What the plot says instead of empty axes while its figure has no data (hasCurveData): what to do to get a
+    // curve. Each view sets its own; without one an empty figure shows its bare axes.
+    void setEmptyHint(const QString &hint);
+    QString emptyHint() const;
+    bool isShowingHint() const; // the hint stands in for the chart
     // Series objects rebuilt so far (tests check live updates do not rebuild).
     int rebuildCount() const { return m_rebuilds; }
 
@@ -49,13 +55,20 @@ protected:
 private:
     void rebuild();
     void hover(const QPointF &pos);
+    void updateHint(); // the hint or the chart, as the figure has data or not
     CurveFigure m_figure;
     ChartBackend *m_backend = nullptr;
+    QLabel *m_hint = nullptr;
     bool m_dark = false;
     int m_rebuilds = 0;
 };
 
-// Draws `figure` into `target` with the same chart code as the widget (for PNG, SVG, PDF and the CLI).
-void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style);
+// Some curve that is not a reference line has a point to draw.
+bool hasCurveData(const CurveFigure &figure);
+
+// Draws `figure` into `target` with the same chart code as the widget (for PNG, SVG, PDF and the CLI); a figure
+// without data and a non-empty `emptyHint` draws the hint, centred, instead of axes.
+void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style,
+                       const QString &emptyHint = QString());
 
 } // namespace plab::ui
