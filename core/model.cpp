@@ -1,6 +1,7 @@
 // The byte-level transformer: parameters, layer-by-layer forward/backward, AdamW, evaluation and checkpoints.
 #include "model.h"
 
+
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
@@ -705,60 +706,6 @@ void clampSchemeParameters(Model& model)
     for (size_t i = 0; i < r2.size; ++i)
         p[r2.offset + i] = std::clamp(p[r2.offset + i], floor, kind == SchemeKind::KerplePower ? 2.0f : 1e6f);
     model.parametersChanged();
-}
-
-Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens)
-    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
-      m_rngState(m_config.dataSeed)
-{
-    validateTrainConfig(m_config);
-    const size_t T = model.config().context;
-    // Activations, their gradients (about as large again) and the optimiser state.
-    checkMemoryEstimate(2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
-                        "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
-    if (trainTokens.size() < T + 1)
-        throw InputError("the training text has " + std::to_string(trainTokens.size()) +
-                         " bytes, fewer than context + 1 = " + std::to_string(T + 1));
-    m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
-    m_targets.resize(m_inputs.size());
-}
-
-TrainStepResult Trainer::step()
-{
-    const int B = m_config.batch, T = m_model.config().context;
-    // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
-    Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
-    const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
-    for (int b = 0; b < B; ++b) {
-        const size_t s = rng.below(starts);
-        std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
-        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1, m_targets.begin() + static_cast<size_t>(b) * T);
-    }
-    TrainStepResult r;
-    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
-    m_model.zeroGradients();
-    m_model.backward();
-
-    std::vector<float>& g = m_model.gradients();
-    double sumSquares = 0;
-    const long n = static_cast<long>(g.size());
-#pragma omp parallel for reduction(+ : sumSquares) schedule(static) if (n > 65536)
-    for (long i = 0; i < n; ++i)
-        sumSquares += static_cast<double>(g[i]) * g[i];
-    r.gradNorm = std::sqrt(sumSquares);
-    if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
-        throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + formatExact(r.loss) +
-                       "); try a lower --lr");
-    if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
-        const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);
-        for (float& v : g)
-            v *= scale;
-    }
-    r.learningRate = learningRateAt(m_config, m_step);
-    m_optimizer.update(m_model, m_config, r.learningRate, m_step + 1);
-    clampSchemeParameters(m_model);
-    r.step = ++m_step;
-    return r;
 }
 
 // ---------------------------------------------------------------- evaluation

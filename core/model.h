@@ -229,32 +229,6 @@ private:
 // Learning rate of step s (0-based): linear warm-up to the peak, then cosine decay to the minimum.
 double learningRateAt(const TrainConfig& config, int step);
 
-struct TrainStepResult {
-    int step = 0;          // steps done so far (1-based after the first)
-    double loss = 0;       // mean training loss of this step's batch
-    double learningRate = 0;
-    double gradNorm = 0;   // before clipping
-};
-
-// Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
-class Trainer {
-public:
-    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens);
-    TrainStepResult step();
-    int stepsDone() const { return m_step; }
-    const TrainConfig& config() const { return m_config; }
-    size_t tokensPerStep() const { return static_cast<size_t>(m_config.batch) * m_model.config().context; }
-
-private:
-    Model& m_model;
-    TrainConfig m_config;
-    const std::vector<uint8_t>& m_tokens;
-    AdamW m_optimizer;
-    uint64_t m_rngState;
-    int m_step = 0;
-    std::vector<uint8_t> m_inputs, m_targets; // (B, T)
-};
-
 // Clamps trainable scheme values into their allowed ranges (kerple r1 > 0, 0 < r2 <= 2 for power, r2 > 0 for log),
 // as the KERPLE reference code clamps after each step.
 void clampSchemeParameters(Model& model);

@@ -2,6 +2,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "model.h"
+#include "training.h"
 #include "safetensors.h"
 #include "test_main.h"
 

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "layers.h"
 #include "model.h"
+#include "training.h"
 #include "random.h"
 #include "safetensors.h"
 #include "test_main.h"

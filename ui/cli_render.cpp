@@ -323,8 +323,7 @@ TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const
 {
     TrainRequest request = presetTrainRequest(preset, schemes);
     if (args.has("steps")) {
-        request.train.steps = static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000));
-        request.train.warmup = std::min(request.train.warmup, request.train.steps / 5);
+        setTrainingSteps(request.train, static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000)));
         request.reportEvery = reportInterval(request.train.steps);
         request.preset = QString::fromLatin1(kCustomPreset);
     }

@@ -2,6 +2,8 @@
 // streamed as snapshots. Every number comes from core (Model, attentionForward, Trainer, evaluateModel).
 #include "model_compute.h"
 
+#include "training.h"
+
 #include "attention.h"
 #include "corpus.h"
 #include "errors.h"
@@ -274,10 +276,7 @@ int reportInterval(int steps)
 
 std::vector<int> evaluationLengths(const TrainRequest &request)
 {
-    std::vector<int> lengths;
-    for (int k : request.evalMultipliers)
-        lengths.push_back(k * request.model.context);
-    return lengths;
+    return extrapolationLengths(request.model.context, request.evalMultipliers);
 }
 
 void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
@@ -294,39 +293,24 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
         for (int s = 0; s < schemes; ++s) {
             ModelConfig mc = request.model;
             mc.scheme = request.schemes[s];
-            validateModelConfig(mc);
-            validateTrainConfig(request.train);
-            if (corpus.train.size() < static_cast<size_t>(mc.context) + 1)
-                throw InputError("corpus " + corpus.source + ": the training split is shorter than context + 1");
-            auto model = std::make_unique<Model>(mc);
-            Trainer trainer(*model, request.train, corpus.train);
-            CheckpointInfo info;
-            info.corpus = corpus.source;
-            info.training = request.train.toJson();
+            TrainingHooks hooks;
+            hooks.reportEvery = std::max(1, request.reportEvery);
+            hooks.shouldStop = [&promise] { return promise.isCanceled(); };
+            hooks.progress = [&](const TrainingProgress &p) {
+                promise.setProgressValue(s * (stepsTotal + evalUnits) + p.step);
+                TrainSnapshot snap;
+                snap.scheme = s;
+                snap.step = p.step;
+                snap.loss = p.loss;
+                snap.corpusSource = QString::fromStdString(corpus.source);
+                promise.addResult(snap);
+            };
+            TrainingResult trained = trainModel(mc, request.train, corpus, hooks);
+            if (trained.stopped)
+                return;
+            std::unique_ptr<Model> model = std::move(trained.model);
+            CheckpointInfo info = trained.info;
             info.training["preset"] = request.preset.toStdString();
-            double lossSum = 0;
-            int lossSteps = 0;
-            while (trainer.stepsDone() < stepsTotal) {
-                if (promise.isCanceled())
-                    return;
-                const TrainStepResult r = trainer.step();
-                info.trainLoss = r.loss;
-                lossSum += r.loss;
-                ++lossSteps;
-                const int done = trainer.stepsDone();
-                promise.setProgressValue(s * (stepsTotal + evalUnits) + done);
-                if (done % std::max(1, request.reportEvery) == 0 || done == stepsTotal) {
-                    TrainSnapshot snap;
-                    snap.scheme = s;
-                    snap.step = done;
-                    snap.loss = lossSum / lossSteps;
-                    snap.corpusSource = QString::fromStdString(corpus.source);
-                    promise.addResult(snap);
-                    lossSum = 0;
-                    lossSteps = 0;
-                }
-            }
-            info.step = trainer.stepsDone();
             EvalOptions eo;
             eo.lengths = evaluationLengths(request); // L, 2L, ... instead of core's default lengths
             eo.mode = request.mode;

@@ -6,6 +6,7 @@
 #include "figures.h"
 
 #include "model.h"
+#include "training.h"
 
 #include <QPromise>
 #include <QString>
@@ -83,7 +84,7 @@ struct TrainRequest
     ModelConfig model;   // architecture; `scheme` is set per run
     TrainConfig train;
     QString corpusPath;  // empty: the default fortunes corpus
-    std::vector<int> evalMultipliers{1, 2, 4, 8, 16}; // evaluation lengths in units of the context
+    std::vector<int> evalMultipliers = extrapolationMultipliers(); // evaluation lengths in units of the context
     EvalMode mode = EvalMode::NonOverlapping;
     size_t evalBytes = 16384; // bytes scored per length (0: the whole validation text)
     int reportEvery = 5;      // steps between loss snapshots

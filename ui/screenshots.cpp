@@ -115,9 +115,18 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
     if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
         return false;
 
-    // Train short / test long with a tiny model, so the model views have something to show.
+    // The empty state a first-time user meets in a model view: the message and "Train a demo model now".
+    auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+    if (attention->modelCount() == 0) {
+        window.showView(QStringLiteral("attention"));
+        waitUntil([] { return true; }, 0);
+        const QImage empty = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        if (!empty.save(QDir(dir).filePath(QStringLiteral("empty.png"))))
+            return fail(QStringLiteral("empty: cannot write the screenshot"));
+    }
+
+    // Train short / test long: the Train tab's default, the demo preset (Figure 1 of the ALiBi paper in miniature).
     auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
-    train->restoreState({{"schemes", {"sinusoidal", "rope", "t5", "alibi"}}, {"preset", "tiny"}, {"steps", 400}});
     const TrainRequest tr = train->request();
     window.showView(QStringLiteral("train"));
     train->start(tr);
@@ -125,7 +134,6 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
         return fail(QStringLiteral("train: not done within 30 minutes"));
     if (!grab(QStringLiteral("train")))
         return false;
-    auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
     panel->setHead(0);
     return grab(QStringLiteral("attention"));

@@ -592,10 +592,9 @@ TrainRequest TrainView::request() const
     for (const QString &name : checkedSchemes(m_schemes))
         r.schemes.push_back(name.toStdString());
     r.preset = preset();
-    r.train.steps = m_steps->value();
+    setTrainingSteps(r.train, m_steps->value()); // with the warm-up rule
     r.train.learningRate = m_lr->value();
     r.train.minLearningRate = std::min(r.train.minLearningRate, r.train.learningRate);
-    r.train.warmup = std::min(r.train.warmup, r.train.steps / 5);
     r.train.batch = m_batch->value();
     r.model.context = m_context->value();
     r.model.layers = m_layers->value();

@@ -6,6 +6,7 @@
 #include "entropy.h"
 #include "errors.h"
 #include "model.h"
+#include "training.h"
 #include "npy.h"
 
 #include <nlohmann/json.hpp>
@@ -130,11 +131,11 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     mc.schemeSettings = args.all("set");
     mc.logn = args.has("logn");
     mc.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
-    tc.steps = static_cast<int>(args.integer("steps", tc.steps, 1, 100000000));
+    setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
     tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
     tc.learningRate = args.number("lr", tc.learningRate);
     tc.minLearningRate = args.number("min-lr", std::min(tc.minLearningRate, tc.learningRate));
-    tc.warmup = static_cast<int>(args.integer("warmup", std::min(tc.warmup, tc.steps / 5), 0, 100000000));
+    tc.warmup = static_cast<int>(args.integer("warmup", tc.warmup, 0, 100000000));
     tc.weightDecay = args.number("weight-decay", tc.weightDecay);
     tc.gradClip = args.number("grad-clip", tc.gradClip);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
@@ -147,15 +148,10 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     { AtomicFile probe(output); } // refuse an unwritable -o before minutes of training, leave nothing behind
 
     const Corpus corpus = corpusFromArgs(args);
-    if (corpus.train.size() < static_cast<size_t>(mc.context) + 1)
-        throw InputError("corpus " + corpus.source + ": the training split (" + std::to_string(corpus.train.size()) +
-                         " bytes) is shorter than context + 1 = " + std::to_string(mc.context + 1));
-    Model model(mc);
-    Trainer trainer(model, tc, corpus.train);
-    model.setCancelFlag(&g_interrupted); // Ctrl-C also stops inside a long step, before the optimiser runs
+    checkTrainingCorpus(corpus, mc.context);
     if (json) {
         ctx.err << nlohmann::json{{"event", "start"}, {"config", mc.toJson()}, {"training", tc.toJson()},
-                                  {"parameters", model.parameterCount()}, {"corpus", corpus.source},
+                                  {"parameters", modelParameterCount(mc)}, {"corpus", corpus.source},
                                   {"train_bytes", corpus.train.size()}, {"threads", omp_get_max_threads()}}
                        .dump()
                 << std::endl;
@@ -167,77 +163,51 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
                      std::to_string(mc.layers * (w - 1)) + " positions back)";
         }
         ctx.err << "training " << mc.scheme << window << ": " << mc.layers << " layers, d_model " << mc.dModel << ", "
-                << mc.heads << " heads, context " << mc.context << ", " << model.parameterCount() << " parameters; " << tc.steps
-                << " steps of " << tc.batch << " x " << mc.context << " tokens; corpus " << corpus.source << " ("
-                << corpus.train.size() << " training bytes); " << omp_get_max_threads() << " threads" << std::endl;
+                << mc.heads << " heads, context " << mc.context << ", " << modelParameterCount(mc) << " parameters; "
+                << tc.steps << " steps of " << tc.batch << " x " << mc.context << " tokens; corpus " << corpus.source
+                << " (" << corpus.train.size() << " training bytes); " << omp_get_max_threads() << " threads" << std::endl;
     }
 
-    CheckpointInfo info;
-    info.corpus = corpus.source;
-    info.training = tc.toJson();
-    auto save = [&] {
-        info.step = trainer.stepsDone();
-        saveCheckpoint(model, info, output);
-    };
-    const int every = logEvery ? logEvery : std::max(1, tc.steps / 50);
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
     const double cpuStart = processCpuSeconds();
-    double windowLoss = 0;
-    int windowSteps = 0;
+    TrainingHooks hooks;
+    hooks.reportEvery = logEvery;
+    hooks.interrupt = &g_interrupted; // Ctrl-C also stops inside a long step, before the optimiser runs
+    hooks.saveEvery = saveEvery;
+    hooks.checkpoint = [&](const Model& model, const CheckpointInfo& info) { saveCheckpoint(model, info, output); };
+    hooks.progress = [&](const TrainingProgress& p) {
+        if (json) {
+            ctx.err << nlohmann::json{{"event", "step"}, {"step", p.step}, {"steps", p.steps}, {"loss", p.loss},
+                                      {"lr", p.learningRate}, {"grad_norm", p.gradNorm},
+                                      {"tokens_per_second", p.tokensPerSecond}, {"elapsed_s", p.elapsedSeconds},
+                                      {"eta_s", p.etaSeconds}, {"cpu_s", processCpuSeconds() - cpuStart}}
+                           .dump()
+                    << std::endl;
+        } else {
+            char line[200];
+            std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
+                          static_cast<int>(std::to_string(p.steps).size()), p.step, p.steps, p.loss, p.learningRate,
+                          p.tokensPerSecond, clock(p.elapsedSeconds).c_str(), clock(p.etaSeconds).c_str());
+            ctx.err << line << std::endl;
+        }
+    };
     InterruptGuard guard;
-    while (trainer.stepsDone() < tc.steps && !g_interrupted) {
-        TrainStepResult r;
-        try {
-            r = trainer.step();
-        } catch (const RunError&) {
-            if (!g_interrupted)
-                throw;
-            break; // cancelled inside the step: the parameters are those after the last full step
-        }
-        windowLoss += r.loss;
-        ++windowSteps;
-        info.trainLoss = r.loss;
-        if (saveEvery && r.step % saveEvery == 0 && r.step < tc.steps)
-            save();
-        if (r.step % every == 0 || r.step == tc.steps || r.step == 1) {
-            const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-            const double tokensPerSecond = r.step * static_cast<double>(trainer.tokensPerStep()) / elapsed;
-            const double eta = elapsed / r.step * (tc.steps - r.step);
-            const double loss = windowLoss / windowSteps;
-            if (json) {
-                ctx.err << nlohmann::json{{"event", "step"}, {"step", r.step}, {"steps", tc.steps}, {"loss", loss},
-                                          {"lr", r.learningRate}, {"grad_norm", r.gradNorm},
-                                          {"tokens_per_second", tokensPerSecond}, {"elapsed_s", elapsed}, {"eta_s", eta},
-                                          {"cpu_s", processCpuSeconds() - cpuStart}}
-                               .dump()
-                        << std::endl;
-            } else {
-                char line[200];
-                std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
-                              static_cast<int>(std::to_string(tc.steps).size()), r.step, tc.steps, loss, r.learningRate,
-                              tokensPerSecond, clock(elapsed).c_str(), clock(eta).c_str());
-                ctx.err << line << std::endl;
-            }
-            windowLoss = 0;
-            windowSteps = 0;
-        }
-    }
-    const bool interrupted = g_interrupted && trainer.stepsDone() < tc.steps;
-    if (interrupted && trainer.stepsDone() == 0) {
+    TrainingResult trained = trainModel(mc, tc, corpus, hooks);
+    Model& model = *trained.model;
+    CheckpointInfo& info = trained.info;
+    const bool interrupted = trained.stopped;
+    if (interrupted && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;
         return 130;
     }
-    model.setCancelFlag(nullptr);
-    save();
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double tokensPerSecond = trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / elapsed;
+    saveCheckpoint(model, info, output);
+    const double elapsed = trained.elapsedSeconds;
+    const double tokensPerSecond = trained.tokensPerSecond;
     if (interrupted) {
         if (json)
-            ctx.err << nlohmann::json{{"event", "interrupted"}, {"step", trainer.stepsDone()}, {"checkpoint", output}}.dump()
+            ctx.err << nlohmann::json{{"event", "interrupted"}, {"step", info.step}, {"checkpoint", output}}.dump()
                     << std::endl;
         else
-            ctx.err << "interrupted at step " << trainer.stepsDone() << "; checkpoint written to " << output << std::endl;
+            ctx.err << "interrupted at step " << info.step << "; checkpoint written to " << output << std::endl;
         return 130;
     }
     // A short held-out check at the training length, so a run reports more than its training loss.
@@ -254,7 +224,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
             throw;
     }
     if (json) {
-        ctx.err << nlohmann::json{{"event", "done"}, {"steps", trainer.stepsDone()}, {"train_loss", info.trainLoss},
+        ctx.err << nlohmann::json{{"event", "done"}, {"steps", info.step}, {"train_loss", info.trainLoss},
                                   {"validation_loss", std::isfinite(valLoss) ? nlohmann::json(valLoss) : nlohmann::json()},
                                   {"tokens_per_second", tokensPerSecond}, {"elapsed_s", elapsed}, {"checkpoint", output}}
                        .dump()
@@ -262,7 +232,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     } else {
         char line[240];
         std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f bits/byte) at length %d; wrote %s",
-                      trainer.stepsDone(), clock(elapsed).c_str(), tokensPerSecond, valLoss, std::exp(valLoss),
+                      info.step, clock(elapsed).c_str(), tokensPerSecond, valLoss, std::exp(valLoss),
                       valLoss / std::log(2.0), mc.context, output.c_str());
         ctx.err << line << std::endl;
     }

@@ -1,0 +1,176 @@
+// The training loop shared by every entry point: steps, loss windows, progress, stop requests, periodic checkpoints.
+#include "training.h"
+
+#include "bias_views.h"
+#include "errors.h"
+#include "random.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace plab {
+
+namespace {
+
+std::string lossText(double loss)
+{
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.17g", loss);
+    return buffer;
+}
+
+} // namespace
+
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens)
+    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
+      m_rngState(m_config.dataSeed)
+{
+    validateTrainConfig(m_config);
+    const size_t T = model.config().context;
+    // Activations, their gradients (about as large again) and the optimiser state.
+    checkMemoryEstimate(2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
+                        "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
+    checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
+    m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
+    m_targets.resize(m_inputs.size());
+}
+
+TrainStepResult Trainer::step()
+{
+    const int B = m_config.batch, T = m_model.config().context;
+    // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
+    Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
+    const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
+    for (int b = 0; b < B; ++b) {
+        const size_t s = rng.below(starts);
+        std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
+        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1, m_targets.begin() + static_cast<size_t>(b) * T);
+    }
+    TrainStepResult r;
+    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
+    m_model.zeroGradients();
+    m_model.backward();
+
+    std::vector<float>& g = m_model.gradients();
+    double sumSquares = 0;
+    const long n = static_cast<long>(g.size());
+#pragma omp parallel for reduction(+ : sumSquares) schedule(static) if (n > 65536)
+    for (long i = 0; i < n; ++i)
+        sumSquares += static_cast<double>(g[i]) * g[i];
+    r.gradNorm = std::sqrt(sumSquares);
+    if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
+        throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + lossText(r.loss) +
+                       "); try a lower --lr");
+    if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
+        const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);
+        for (float& v : g)
+            v *= scale;
+    }
+    r.learningRate = learningRateAt(m_config, m_step);
+    m_optimizer.update(m_model, m_config, r.learningRate, m_step + 1);
+    clampSchemeParameters(m_model);
+    r.step = ++m_step;
+    return r;
+}
+
+void checkTrainingText(size_t bytes, int context, const std::string& source)
+{
+    if (bytes < static_cast<size_t>(context) + 1)
+        throw InputError(source + ": the training text (" + std::to_string(bytes) + " bytes) is shorter than context + 1 = " +
+                         std::to_string(context + 1) + "; allowed: a longer text or a smaller --context");
+}
+
+void checkTrainingCorpus(const Corpus& corpus, int context)
+{
+    checkTrainingText(corpus.train.size(), context, "corpus " + corpus.source);
+}
+
+void setTrainingSteps(TrainConfig& config, int steps)
+{
+    config.steps = steps;
+    config.warmup = std::min(config.warmup, steps / 5);
+}
+
+const std::vector<int>& extrapolationMultipliers()
+{
+    static const std::vector<int> multipliers = {1, 2, 4, 8, 16};
+    return multipliers;
+}
+
+std::vector<int> extrapolationLengths(int context, const std::vector<int>& multipliers)
+{
+    std::vector<int> lengths;
+    for (int k : multipliers)
+        lengths.push_back(k * context);
+    return lengths;
+}
+
+TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks)
+{
+    validateModelConfig(modelConfig);
+    validateTrainConfig(train);
+    checkTrainingCorpus(corpus, modelConfig.context);
+    TrainingResult result;
+    result.model = std::make_unique<Model>(modelConfig);
+    Model& model = *result.model;
+    Trainer trainer(model, train, corpus.train);
+    result.info.corpus = corpus.source;
+    result.info.training = train.toJson();
+    model.setCancelFlag(hooks.interrupt);
+    auto stopRequested = [&] {
+        return (hooks.interrupt && hooks.interrupt->load()) || (hooks.shouldStop && hooks.shouldStop());
+    };
+
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    const int every = hooks.reportEvery > 0 ? hooks.reportEvery : std::max(1, train.steps / 50);
+    double windowLoss = 0;
+    int windowSteps = 0;
+    while (trainer.stepsDone() < train.steps) {
+        if (stopRequested()) {
+            result.stopped = true;
+            break;
+        }
+        TrainStepResult r;
+        try {
+            r = trainer.step();
+        } catch (const RunError&) {
+            if (!stopRequested())
+                throw;
+            result.stopped = true; // cancelled inside the step: the parameters are those after the last full step
+            break;
+        }
+        windowLoss += r.loss;
+        ++windowSteps;
+        result.info.trainLoss = r.loss;
+        result.info.step = r.step;
+        if (hooks.saveEvery > 0 && hooks.checkpoint && r.step % hooks.saveEvery == 0 && r.step < train.steps)
+            hooks.checkpoint(model, result.info);
+        if (hooks.progress && (r.step % every == 0 || r.step == train.steps || r.step == 1)) {
+            TrainingProgress p;
+            p.step = r.step;
+            p.steps = train.steps;
+            p.loss = windowLoss / windowSteps;
+            p.learningRate = r.learningRate;
+            p.gradNorm = r.gradNorm;
+            p.elapsedSeconds = elapsed();
+            p.tokensPerSecond = r.step * static_cast<double>(trainer.tokensPerStep()) / p.elapsedSeconds;
+            p.etaSeconds = p.elapsedSeconds / r.step * (train.steps - r.step);
+            hooks.progress(p);
+            windowLoss = 0;
+            windowSteps = 0;
+        }
+    }
+    model.setCancelFlag(nullptr);
+    result.info.step = trainer.stepsDone();
+    result.elapsedSeconds = elapsed();
+    result.tokensPerSecond =
+        result.elapsedSeconds > 0 ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds : 0;
+    return result;
+}
+
+} // namespace plab

@@ -1,0 +1,92 @@
+// The one training loop: the CLI's train, the GUI's Train tab, lessons and sweeps all run trainModel, none of them
+// takes an optimiser step itself. Also the rules every run shares: the corpus check, the warm-up rule, L..16L.
+#pragma once
+
+#include "corpus.h"
+#include "model.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace plab {
+
+struct TrainStepResult {
+    int step = 0;          // steps done so far (1-based after the first)
+    double loss = 0;       // mean training loss of this step's batch
+    double learningRate = 0;
+    double gradNorm = 0;   // before clipping
+};
+
+// Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
+class Trainer {
+public:
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens);
+    TrainStepResult step();
+    int stepsDone() const { return m_step; }
+    const TrainConfig& config() const { return m_config; }
+    size_t tokensPerStep() const { return static_cast<size_t>(m_config.batch) * m_model.config().context; }
+
+private:
+    Model& m_model;
+    TrainConfig m_config;
+    const std::vector<uint8_t>& m_tokens;
+    AdamW m_optimizer;
+    uint64_t m_rngState;
+    int m_step = 0;
+    std::vector<uint8_t> m_inputs, m_targets; // (B, T)
+};
+
+// A model of context L trains on windows of L + 1 bytes: InputError naming `source`, its bytes and the need when the
+// text is shorter.
+void checkTrainingText(size_t bytes, int context, const std::string& source);
+void checkTrainingCorpus(const Corpus& corpus, int context); // the corpus's training split
+
+// Sets the steps of a run and keeps the warm-up to at most a fifth of them, so a short run still reaches its peak
+// learning rate and decays.
+void setTrainingSteps(TrainConfig& config, int steps);
+
+// "Train short, test long": the evaluation lengths L, 2L, 4L, 8L, 16L (multipliers of the training context).
+const std::vector<int>& extrapolationMultipliers();
+std::vector<int> extrapolationLengths(int context, const std::vector<int>& multipliers = extrapolationMultipliers());
+
+// What a run reports every `reportEvery` steps, at the first and at the last.
+struct TrainingProgress {
+    int step = 0;
+    int steps = 0;
+    double loss = 0; // mean training loss of the steps since the previous report
+    double learningRate = 0;
+    double gradNorm = 0;
+    double elapsedSeconds = 0;
+    double tokensPerSecond = 0;
+    double etaSeconds = 0;
+};
+
+struct TrainingHooks {
+    int reportEvery = 0; // 0: every steps/50
+    std::function<void(const TrainingProgress&)> progress;
+    // Polled before every step; `interrupt` also stops inside a step, before the optimiser runs, so the model keeps
+    // the parameters of its last full step.
+    std::function<bool()> shouldStop;
+    const std::atomic<bool>* interrupt = nullptr;
+    int saveEvery = 0; // 0: never; else checkpoint(...) every saveEvery steps before the last
+    std::function<void(const Model&, const CheckpointInfo&)> checkpoint;
+};
+
+struct TrainingResult {
+    std::unique_ptr<Model> model;
+    CheckpointInfo info;  // steps done, last training loss, corpus, TrainConfig::toJson()
+    bool stopped = false; // a stop request ended it before the last step
+    double elapsedSeconds = 0;
+    double tokensPerSecond = 0;
+};
+
+// Validates both configs and the corpus, builds the model from model.seed and runs train.steps steps of random
+// windows of the training split (same seeds and threads: the same run). InputError for bad input, RunError when the
+// loss diverges.
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks = {});
+
+} // namespace plab
