@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -281,6 +282,13 @@ double SchemeSpec::param(std::string_view name) const
     if (it == params.end())
         throw std::logic_error("scheme " + info().name + " has no parameter " + std::string(name));
     return it->second;
+}
+
+std::string exactText(double value)
+{
+    char buffer[40];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    return buffer;
 }
 
 double parseNumber(std::string_view text, std::string_view what)

@@ -117,6 +117,8 @@ SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidir
 // The same rule for a spec built already (e.g. by the GUI's panel): refuses rope/xpos whose dim differs from D.
 void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName);
 
+// A number written with every digit it needs to read back exactly (%.17g), for messages and metadata.
+std::string exactText(double value);
 // Parses a whole string as a finite number; throws InputError naming `what` otherwise.
 double parseNumber(std::string_view text, std::string_view what);
 // Parses a whole string as an integer in [lo, hi]; throws InputError naming `what` and the range otherwise.

@@ -12,17 +12,6 @@
 
 namespace plab {
 
-namespace {
-
-std::string lossText(double loss)
-{
-    char buffer[40];
-    std::snprintf(buffer, sizeof buffer, "%.17g", loss);
-    return buffer;
-}
-
-} // namespace
-
 Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens)
     : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
       m_rngState(m_config.dataSeed)
@@ -61,7 +50,7 @@ TrainStepResult Trainer::step()
         sumSquares += static_cast<double>(g[i]) * g[i];
     r.gradNorm = std::sqrt(sumSquares);
     if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
-        throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + lossText(r.loss) +
+        throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + exactText(r.loss) +
                        "); try a lower --lr");
     if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
         const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);

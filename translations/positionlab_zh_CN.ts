@@ -189,7 +189,7 @@
     </message>
     <message>
         <source>loss (nats per byte)</source>
-        <translation>损失（奈特/字节）</translation>
+        <translation>损失（奈特每字节）</translation>
     </message>
     <message>
         <source>Perplexity vs length (L = %1)</source>
