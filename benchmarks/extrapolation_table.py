@@ -6,7 +6,11 @@ For each scheme: `positionlab-cli train --scheme S --preset quick ... -o DIR/S.s
 per length, the ratio 16L/1L and the training time; the exact commands are listed under it.
 
 usage: /usr/bin/python3 benchmarks/extrapolation_table.py [--cli build/bin/positionlab-cli] [--out FILE.md]
-       [--workdir DIR] [--schemes alibi,rope,...] [--modes nonoverlapping,sliding] [--threads T] [train options...]
+       [--workdir DIR] [--schemes alibi,rope,...] [--modes nonoverlapping,sliding] [--threads T] [--preset P]
+       [--lengths 64,...] [--max-bytes B] [train options...]
+The demo preset as the Train tab runs it, one seed:
+  benchmarks/extrapolation_table.py --preset demo --lengths 32,64,128,256,512 --max-bytes 16384 \
+      --schemes sinusoidal,rope,alibi,local --threads 2 --workdir runs-seed2 --out seed2.md -- --seed 2
 Extra arguments after `--` go to every `train` command (e.g. -- --steps 500). A scheme may carry parameters:
 --schemes local:window=32 trains `--scheme local --set window=32` (row label local-window=32).
 """
@@ -58,7 +62,9 @@ def run_scheme(args, cli, entry, modes, lengths, extra, log):
     for mode in modes:
         csv_path = os.path.join(args.workdir, f"{label}.{mode}.csv")
         ev = [cli, "eval", model, "--lengths", ",".join(map(str, lengths)), "--mode", mode, "--threads",
-              str(args.threads), "-o", csv_path]
+              str(args.threads), "--quiet", "-o", csv_path]
+        if args.max_bytes:
+            ev[-2:-2] = ["--max-bytes", str(args.max_bytes)]
         commands.append(ev)
         if args.retrain or not os.path.exists(csv_path):
             seconds, _ = run(ev, log)
@@ -78,6 +84,8 @@ def main():
     ap.add_argument("--modes", default="nonoverlapping")
     ap.add_argument("--lengths", default="64,128,256,512,1024")
     ap.add_argument("--preset", default="quick")
+    ap.add_argument("--max-bytes", type=int, default=0,
+                    help="held-out bytes scored per length (0: all; the demo preset's Train tab scores 16384)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="OpenMP threads per run")
     ap.add_argument("--jobs", type=int, default=1, help="schemes run at the same time")
     ap.add_argument("--retrain", action="store_true", help="train and evaluate even when results exist")

@@ -1,7 +1,7 @@
 // The translations: every message of translations/positionlab_*.ts translated with the same %N placeholders, the
 // .ts current with the sources (lupdate), core's scheme texts matched by ui's table, the window rebuilt in another
 // language, and positionlab-cli drawing its pictures in Chinese.
-#include "cli.h"
+#include "lessons.h"
 #include "cli_runner.h"
 #include "compute.h"
 #include "i18n.h"
@@ -240,7 +240,7 @@ void TestTranslations::languagesAgree()
     for (const plab::ui::Language &l : plab::ui::languages())
         ui << l.code;
     QStringList cli;
-    for (const std::string &code : plab::cli::pictureLanguages())
+    for (const std::string &code : plab::supportedLanguages())
         cli << QString::fromStdString(code);
     QCOMPARE(ui, cli);
     QString error;

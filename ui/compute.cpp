@@ -361,4 +361,32 @@ CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure 
     return figure;
 }
 
+std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState &panel)
+{
+    std::vector<SchemeSpec> specs;
+    for (const QString &name : names) {
+        if (name.toStdString() == panel.spec.name()) {
+            specs.push_back(panel.spec);
+            continue;
+        }
+        const SchemeInfo &info = schemeByName(name.toStdString());
+        specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
+                                       {}, panel.spec.context, panel.spec.logn));
+    }
+    return specs;
+}
+
+EntropyRequest entropyRequestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+                                 int maxLength)
+{
+    EntropyRequest r;
+    r.specs = compareSpecs(names, panel);
+    r.qk = qk;
+    r.seed = seed;
+    r.lengths.clear();
+    for (int n = 16; n <= maxLength; n *= 2)
+        r.lengths.push_back(n);
+    return r;
+}
+
 } // namespace plab::ui

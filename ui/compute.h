@@ -50,7 +50,20 @@ struct BiasResult
 };
 BiasResult computeBias(const BiasRequest &request, const JobControl &control = {});
 
+// What the views read from the scheme panel: a validated spec and the display choices.
+struct PanelState
+{
+    SchemeSpec spec;
+    int length = 64;
+    int head = 0; // 0-based (shown 1-based)
+    QString colorMap = QStringLiteral("auto");
+};
+
 // ---- Compare ------------------------------------------------------------------------------------------------
+// The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others (the Compare
+// and Entropy views, `render compare|entropy`).
+std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState &panel);
+
 struct CompareRequest
 {
     std::vector<SchemeSpec> specs; // 2..4
@@ -106,6 +119,9 @@ struct EntropyResult
     std::vector<EntropySeries> series;
 };
 EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &control = {});
+// The entropy request for a panel state, scheme names and options: lengths 16, 32, ... up to maxLength.
+EntropyRequest entropyRequestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+                                 int maxLength);
 
 // Scheme, heads, mask and parameters of a spec, for the metadata of data exports (as the CLI writes them).
 nlohmann::json specMeta(const SchemeSpec &spec);

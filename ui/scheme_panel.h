@@ -2,6 +2,7 @@
 // with its range (from the core catalogue), the formula and explanation, logn and the colour map.
 #pragma once
 
+#include "compute.h"
 #include "schemes.h"
 
 #include <nlohmann/json.hpp>
@@ -24,15 +25,6 @@ class QSpinBox;
 namespace plab::ui {
 
 class ParamControl;
-
-// What the views read from the panel: a validated spec and the display choices.
-struct PanelState
-{
-    SchemeSpec spec;
-    int length = 64;
-    int head = 0; // 0-based (shown 1-based)
-    QString colorMap = QStringLiteral("auto");
-};
 
 class SchemePanel : public QWidget
 {

@@ -435,26 +435,11 @@ std::pair<int, int> CompareView::differencePair() const
     return {m_diffA->currentIndex(), m_diffB->currentIndex()};
 }
 
-std::vector<SchemeSpec> CompareView::specsFor(const QStringList &names, const PanelState &panel)
-{
-    std::vector<SchemeSpec> specs;
-    for (const QString &name : names) {
-        if (name.toStdString() == panel.spec.name()) {
-            specs.push_back(panel.spec);
-            continue;
-        }
-        const SchemeInfo &info = schemeByName(name.toStdString());
-        specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
-                                       {}, panel.spec.context, panel.spec.logn));
-    }
-    return specs;
-}
-
 void CompareView::refresh()
 {
     CompareRequest request;
     try {
-        request.specs = specsFor(schemes(), m_panel);
+        request.specs = compareSpecs(schemes(), m_panel);
     } catch (const InputError &e) {
         m_heatmap->setMessage(QString::fromStdString(e.what()));
         return;

@@ -164,8 +164,6 @@ public:
     std::pair<int, int> differencePair() const;
     HeatmapWidget *heatmap() const { return m_heatmap; }
     const CompareResult &result() const { return m_result; }
-    // The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others.
-    static std::vector<SchemeSpec> specsFor(const QStringList &names, const PanelState &panel);
 
 protected:
     void refresh() override;
@@ -261,9 +259,6 @@ public:
     EntropyRequest request() const;
     EntropyMeasure measure() const;
     const EntropyResult &result() const { return m_result; }
-    // The entropy request for a panel state, scheme names and options (shared with `render entropy`).
-    static EntropyRequest requestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
-                                     int maxLength);
 
 protected:
     void refresh() override;

@@ -389,22 +389,9 @@ EntropyMeasure EntropyView::measure() const
     return m_measure->currentIndex() == 0 ? EntropyMeasure::LastRow : EntropyMeasure::MeanOverRows;
 }
 
-EntropyRequest EntropyView::requestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
-                                       int maxLength)
-{
-    EntropyRequest r;
-    r.specs = CompareView::specsFor(names, panel);
-    r.qk = qk;
-    r.seed = seed;
-    r.lengths.clear();
-    for (int n = 16; n <= maxLength; n *= 2)
-        r.lengths.push_back(n);
-    return r;
-}
-
 EntropyRequest EntropyView::request() const
 {
-    return requestFor(schemes(), m_panel, m_qk->currentIndex() == 1 ? QkSource::Random : QkSource::Zero,
+    return entropyRequestFor(schemes(), m_panel, m_qk->currentIndex() == 1 ? QkSource::Random : QkSource::Zero,
                       static_cast<uint64_t>(m_seed->value()), m_maxLength->currentData().toInt());
 }
 

@@ -107,6 +107,9 @@ void registerSchemeVerbs(); // schemes, bias, dot, entropy
 void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons
+// render (every view, train, lesson) and the image exporter (app/cli/verbs_render.cpp, built with the GUI library
+// only: it draws with ui's painters). Safe to call more than once.
+void registerRenderVerbs();
 
 // --folder of `lessons` and `render lesson`; the lessons --folder and --lang name (broken files in LessonSet::errors).
 OptionDef lessonFolderOption();

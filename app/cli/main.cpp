@@ -1,9 +1,6 @@
 // positionlab-cli: the headless twin of every GUI view (thin main; the verbs live in the CLI library).
 #include "cli.h"
 
-#ifdef POSITIONLAB_HAVE_UI
-#include "cli_render.h"
-#endif
 
 #include <iostream>
 
@@ -11,7 +8,7 @@ int main(int argc, char** argv)
 {
     std::ios::sync_with_stdio(false);
 #ifdef POSITIONLAB_HAVE_UI
-    plab::ui::installCliRendering(); // `render` and pictures for bias/dot/entropy -o FILE.png|svg|pdf
+    plab::cli::registerRenderVerbs(); // `render` and pictures for bias/dot/entropy -o FILE.png|svg|pdf
 #endif
     const int code = plab::cli::runCli(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
     // Output to a full disk or a closed pipe must not look like success.

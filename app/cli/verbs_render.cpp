@@ -1,69 +1,39 @@
-// `positionlab-cli render VIEW ...` and the image exporter: arguments -> request -> core -> figure -> file.
-#include "cli_render.h"
+// `positionlab-cli render VIEW ...`, `render lesson` and the image exporter of `bias/dot/entropy -o x.png`:
+// arguments -> ui's request -> ui's headless picture writers (the GUI's figures and painters).
+#include "cli.h"
 
-#include "charts/curve_chart.h"
 #include "compute.h"
 #include "export.h"
-#include "heatmap_painter.h"
+#include "headless.h"
 #include "i18n.h"
 #include "kept_models.h"
 #include "model_compute.h"
-#include "views.h"
 
 #include "atomic_file.h"
 #include "bias_views.h"
-#include "cli.h"
 #include "errors.h"
 #include "lessons.h"
+#include "training.h"
 
-#include <QApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QStandardPaths>
-#include <QThread>
-#include <QtConcurrent>
 
-#include <cstdlib>
 #include <mutex>
 
-namespace plab::ui {
+namespace plab::cli {
 
 namespace {
 
-using cli::OptionDef;
-using cli::OptionKind;
-using cli::ParsedArgs;
-
-// Charts and fonts need a QApplication; the CLI creates one on first use, off screen unless told otherwise.
-void ensureApplication()
-{
-    if (QCoreApplication::instance())
-        return;
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    // Qt's warning about a missing XDG_RUNTIME_DIR (common in containers) is noise on a CLI's stderr.
-    static const QtMessageHandler previous = qInstallMessageHandler(nullptr);
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &context, const QString &message) {
-        if (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR")))
-            return;
-        if (previous)
-            previous(type, context, message);
-    });
-    static int argc = 1;
-    static char name[] = "positionlab-cli";
-    static char *argv[] = {name, nullptr};
-    // Lives until exit: tearing a QApplication down during static destruction is not safe.
-    new QApplication(argc, argv);
-    setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
-}
+using ui::ImageOptions;
+using ui::PanelState;
 
 // --lang CODE: the translator for titles, axes and legends (checked by the CLI's parser already; errors on stderr
 // stay English).
 void applyLanguage(const ParsedArgs &args)
 {
-    const QString code = QString::fromStdString(cli::languageFromArgs(args));
+    const QString code = QString::fromStdString(languageFromArgs(args));
     QString error;
-    if (!setLanguage(code, &error))
+    if (!ui::setLanguage(code, &error))
         throw RunError(error.toStdString());
 }
 
@@ -80,7 +50,7 @@ ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)
 QString colorMapArg(const ParsedArgs &args)
 {
     const QString name = QString::fromStdString(args.text("colormap", "auto"));
-    if (name != QLatin1String("auto") && !ColorMap::isKnown(name))
+    if (name != QLatin1String("auto") && !ui::ColorMap::isKnown(name))
         throw InputError("--colormap " + name.toStdString() + " is not allowed; allowed: auto, viridis, magma, cividis, diverging");
     return name;
 }
@@ -97,44 +67,28 @@ int headArg(const ParsedArgs &args, int heads)
 PanelState panelFromArgs(const std::string &scheme, const ParsedArgs &args)
 {
     PanelState p;
-    p.spec = cli::schemeSpecFromArgs(scheme, args);
+    p.spec = schemeSpecFromArgs(scheme, args);
     p.length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     p.head = headArg(args, p.spec.heads);
     p.colorMap = colorMapArg(args);
     return p;
 }
 
-[[noreturn]] void fail(const QString &error)
+QString qPath(const std::string &path)
 {
-    throw InputError(error.toStdString());
-}
-
-void save(const std::string &path, const ImageOptions &options, const PaintFunction &paint, const QString &title)
-{
-    imageFormatForPath(QString::fromStdString(path)); // a clear message before any work
-    writeImageFile(QString::fromStdString(path), options, paint, title);
+    return QString::fromStdString(path);
 }
 
 void renderBias(const std::string &scheme, const ParsedArgs &args, const std::string &path)
 {
     const PanelState panel = panelFromArgs(scheme, args);
-    checkMemoryEstimate(8.0 * panel.length * panel.length, "a " + std::to_string(panel.length) + " x " +
-                                                                std::to_string(panel.length) + " picture");
-    BiasRequest request;
+    ui::BiasRequest request;
     request.spec = panel.spec;
     request.length = panel.length;
     request.head = panel.head;
     request.buckets = args.has("buckets");
-    const BiasResult result = computeBias(request);
-    if (!result.error.isEmpty())
-        fail(result.error);
-    const ImageOptions options = imageOptions(args, {1000, 820});
-    HeatmapFigure figure = biasFigure(result, panel.colorMap);
-    figure.dark = options.dark;
-    HeatmapPainter heatmap;
-    heatmap.setFigure(std::move(figure));
-    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); },
-         heatmap.figure().title);
+    ui::writeBiasPicture(request, panel.colorMap, imageOptions(args, ui::defaultPictureSize(QStringLiteral("bias"))),
+                         qPath(path));
 }
 
 void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
@@ -146,8 +100,8 @@ void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &ar
     QStringList names;
     for (const std::string &s : schemes)
         names << QString::fromStdString(s);
-    CompareRequest request;
-    request.specs = CompareView::specsFor(names, panel);
+    ui::CompareRequest request;
+    request.specs = ui::compareSpecs(names, panel);
     request.length = panel.length;
     request.head = panel.head;
     const bool difference = args.has("difference");
@@ -155,22 +109,14 @@ void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &ar
         request.differenceA = 0;
         request.differenceB = 1;
     }
-    const CompareResult result = computeCompare(request);
-    if (!result.error.isEmpty())
-        fail(result.error);
     const int panels = static_cast<int>(schemes.size()) + (difference ? 1 : 0);
-    const ImageOptions options = imageOptions(args, {420 * panels + 260, 640});
-    HeatmapFigure figure = compareFigure(result, panel.colorMap, !args.has("separate-scales"));
-    figure.dark = options.dark;
-    HeatmapPainter heatmap;
-    heatmap.setFigure(std::move(figure));
-    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); },
-         heatmap.figure().title);
+    ui::writeComparePicture(request, panel.colorMap, !args.has("separate-scales"),
+                            imageOptions(args, ui::defaultPictureSize(QStringLiteral("compare"), panels)), qPath(path));
 }
 
 void renderDot(const ParsedArgs &args, const std::string &path)
 {
-    DotRequest request;
+    ui::DotRequest request;
     request.maxDistance = static_cast<int>(args.integer("max-distance", 256, 0, 10000000));
     if (args.has("curves")) {
         // --curves 128:10000,64:500
@@ -190,12 +136,8 @@ void renderDot(const ParsedArgs &args, const std::string &path)
     } else if (args.has("dim") || args.has("base")) {
         request.curves = {{static_cast<int>(args.integer("dim", 128, 2, 4096)), args.number("base", 10000)}};
     }
-    const DotResult result = computeDot(request);
-    if (!result.error.isEmpty())
-        fail(result.error);
-    const CurveFigure figure = dotFigure(result, args.has("log-x"));
-    save(path, imageOptions(args, {1100, 700}),
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) { renderCurveFigure(p, r, figure, s); }, figure.title);
+    ui::writeDotPicture(request, args.has("log-x"), imageOptions(args, ui::defaultPictureSize(QStringLiteral("dot"))),
+                        qPath(path));
 }
 
 void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
@@ -205,15 +147,16 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
     PanelState panel = panelFromArgs(schemes.front(), args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
-    panel.spec = cli::schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
+    panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
     QStringList names;
     for (const std::string &s : schemes)
         names << QString::fromStdString(s);
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    EntropyRequest request = EntropyView::requestFor(names, panel, qk == "random" ? QkSource::Random : QkSource::Zero,
-                                                     static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
+    ui::EntropyRequest request =
+        ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
+                              static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
     request.lengths = args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
     request.headDim = headDim;
     // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
@@ -228,24 +171,20 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
     double flops = 0; // as `entropy` counts it, for every scheme drawn
     for (const SchemeSpec &spec : request.specs)
         flops += attentionWork(spec, request.lengths, qk == "random" ? headDim : 0);
-    cli::checkWork(args, flops, "render entropy of " + std::to_string(request.specs.size()) + " schemes x " +
+    checkWork(args, flops, "render entropy of " + std::to_string(request.specs.size()) + " schemes x " +
                                     std::to_string(panel.spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
                    "fewer schemes, fewer or shorter --lengths, fewer --heads");
-    const EntropyResult result = computeEntropy(request);
-    if (!result.error.isEmpty())
-        fail(result.error);
-    const CurveFigure figure =
-        entropyFigure(result, panel.head, measure == "last" ? EntropyMeasure::LastRow : EntropyMeasure::MeanOverRows);
-    save(path, imageOptions(args, {1100, 720}),
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) { renderCurveFigure(p, r, figure, s); }, figure.title);
+    ui::writeEntropyPicture(request, panel.head,
+                            measure == "last" ? ui::EntropyMeasure::LastRow : ui::EntropyMeasure::MeanOverRows,
+                            imageOptions(args, ui::defaultPictureSize(QStringLiteral("entropy"))), qPath(path));
 }
 
 void renderAttention(const ParsedArgs &args, const std::string &path)
 {
     if (!args.has("checkpoint"))
         throw InputError("render attention: --checkpoint MODEL.safetensors is required");
-    AttentionRequest request;
-    request.model = loadSharedModel(QString::fromStdString(args.text("checkpoint")));
+    ui::AttentionRequest request;
+    request.model = ui::loadSharedModel(QString::fromStdString(args.text("checkpoint")));
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     request.tokens.assign(text.begin(), text.end());
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
@@ -256,79 +195,46 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
         request.tokens = std::move(r);
     }
     const ModelConfig &config = request.model.model->config();
-    request.layer = cli::layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
+    request.layer = layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
     const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
-    const AttentionResult result = computeAttention(request);
-    if (!result.error.isEmpty())
-        fail(result.error);
-    const ImageOptions options = imageOptions(args, {1000, 1150});
-    HeatmapFigure figure = attentionFigure(result, head, colorMapArg(args));
-    figure.dark = options.dark;
-    HeatmapPainter heatmap;
-    heatmap.setFigure(std::move(figure));
-    const CurveFigure entropy = rowEntropyFigure(result, head);
-    save(path, options,
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) {
-             // As the GUI's view: the heatmap above, the row entropies below.
-             const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.7);
-             const QRectF bottom(r.left(), top.bottom(), r.width(), r.height() - top.height());
-             PictureStyle hs = PictureStyle::forSize(top.size(), s.dark);
-             hs.vectorOutput = s.vectorOutput;
-             heatmap.paint(p, top, hs);
-             renderCurveFigure(p, bottom, entropy, s);
-         },
-         heatmap.figure().title);
+    ui::writeAttentionPicture(request, head, colorMapArg(args),
+                              imageOptions(args, ui::defaultPictureSize(QStringLiteral("attention"))), qPath(path));
 }
 
 // Trains `request` on a worker, printing each scheme's progress on stderr; returns every snapshot of the run.
-std::vector<TrainSnapshot> trainWithProgress(const TrainRequest &request, std::ostream &err)
+std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest &request, std::ostream &err)
 {
-    QFuture<TrainSnapshot> future =
-        QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); });
-    int shown = 0;
-    auto report = [&] {
-        for (; shown < future.resultCount(); ++shown) {
-            const TrainSnapshot s = future.resultAt(shown);
-            if (!s.error.isEmpty())
-                continue;
-            const std::string &scheme = request.schemes.at(static_cast<size_t>(s.scheme));
-            if (s.trained) {
-                err << "  " << scheme << ": trained and evaluated";
-                for (const EvalPoint &p : s.eval)
-                    err << "  ppl@" << p.length << " " << (p.supported ? QString::number(p.perplexity, 'f', 2).toStdString() : "-");
-                err << '\n';
-            } else if (s.step == request.train.steps || s.step % std::max(1, request.train.steps / 4) == 0) {
-                err << "  " << scheme << ": step " << s.step << " of " << request.train.steps << ", loss "
-                    << QString::number(s.loss, 'f', 3).toStdString() << '\n';
-            }
-        }
-    };
-    while (!future.isFinished()) {
-        report();
-        QThread::msleep(100);
-    }
-    report();
-    const QList<TrainSnapshot> results = future.results();
-    std::vector<TrainSnapshot> all(results.begin(), results.end());
-    for (const TrainSnapshot &s : all)
+    return ui::runTrainingAndWait(request, [&](const ui::TrainSnapshot &s) {
         if (!s.error.isEmpty())
-            throw RunError(s.error.toStdString());
-    return all;
+            return;
+        const std::string &scheme = request.schemes.at(static_cast<size_t>(s.scheme));
+        if (s.trained) {
+            err << "  " << scheme << ": trained and evaluated";
+            for (const EvalPoint &p : s.eval)
+                err << "  ppl@" << p.length << " " << (p.supported ? QString::number(p.perplexity, 'f', 2).toStdString() : "-");
+            err << '\n';
+        } else if (s.step == request.train.steps || s.step % std::max(1, request.train.steps / 4) == 0) {
+            err << "  " << scheme << ": step " << s.step << " of " << request.train.steps << ", loss "
+                << QString::number(s.loss, 'f', 3).toStdString() << '\n';
+        }
+    });
 }
 
 // The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
 // presetTrainRequest), with --steps and --corpus on top.
-TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args,
-                                  const std::string &preset)
+ui::TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args,
+                                      const std::string &preset)
 {
-    TrainRequest request = presetTrainRequest(preset, schemes);
+    ui::TrainRequest request = ui::presetTrainRequest(preset, schemes);
     if (args.has("steps")) {
         setTrainingSteps(request.train, static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000)));
-        request.reportEvery = reportInterval(request.train.steps);
-        request.preset = QString::fromLatin1(kCustomPreset);
+        request.reportEvery = ui::reportInterval(request.train.steps);
+        request.preset = QString::fromLatin1(ui::kCustomPreset);
     }
-    if (args.has("corpus"))
+    if (args.has("corpus")) {
+        loadCorpusFile(args.text("corpus")); // a missing or unsuitable file is bad input (exit 2), before any work
         request.corpusPath = QString::fromStdString(args.text("corpus"));
+    }
     for (const std::string &s : schemes) {
         ModelConfig mc = request.model;
         mc.scheme = s;
@@ -342,17 +248,15 @@ void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args
 {
     if (schemes.empty())
         throw InputError("render train: name at least one scheme, e.g. render train sinusoidal rope alibi local");
-    const TrainRequest request = trainRequestFromArgs(schemes, args, args.text("preset", kDemoPreset));
+    const ui::TrainRequest request = trainRequestFromArgs(schemes, args, args.text("preset", ui::kDemoPreset));
     err << "render train: training " << schemes.size() << " scheme(s), preset " << args.text("preset", "demo") << ", "
         << request.train.steps << " steps each\n";
-    const std::vector<TrainSnapshot> snapshots = trainWithProgress(request, err);
     std::vector<std::vector<EvalPoint>> evals(schemes.size());
-    for (const TrainSnapshot &s : snapshots)
+    for (const ui::TrainSnapshot &s : trainWithProgress(request, err))
         if (s.trained)
             evals.at(static_cast<size_t>(s.scheme)) = s.eval;
-    const CurveFigure figure = perplexityFigure(request.schemes, evals, request.model.context);
-    save(path, imageOptions(args, {1100, 700}),
-         [&](QPainter &p, const QRectF &r, const PictureStyle &st) { renderCurveFigure(p, r, figure, st); }, figure.title);
+    ui::writePerplexityPicture(request.schemes, evals, request.model.context,
+                               imageOptions(args, ui::defaultPictureSize(QStringLiteral("train"))), qPath(path));
 }
 
 void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
@@ -365,19 +269,19 @@ std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, st
 {
     const std::string &scheme = state.schemes.front();
     const bool custom = args.has("steps") || args.has("corpus");
-    const QString kept = keptModelPath(state.preset, scheme);
+    const QString kept = ui::keptModelPath(state.preset, scheme);
     if (!custom && QFileInfo::exists(kept))
         return kept.toStdString();
-    const TrainRequest request = trainRequestFromArgs({scheme}, args, state.preset);
+    const ui::TrainRequest request = trainRequestFromArgs({scheme}, args, state.preset);
     err << "render lesson: no kept " << state.preset << " model of " << scheme << "; training one ("
         << request.train.steps << " steps)\n";
-    for (const TrainSnapshot &s : trainWithProgress(request, err))
+    for (const ui::TrainSnapshot &s : trainWithProgress(request, err))
         if (s.trained && s.model.isValid()) {
             if (!custom)
-                return keepModel(s.model).toStdString();
+                return ui::keepModel(s.model).toStdString();
             const QString beside = QString::fromStdString(args.text("o")) +
                                    QStringLiteral("/model-%1.safetensors").arg(QString::fromStdString(scheme));
-            saveSharedModel(s.model, beside);
+            ui::saveSharedModel(s.model, beside);
             return beside.toStdString();
         }
     throw RunError("render lesson: training the " + scheme + " model gave no model");
@@ -394,13 +298,13 @@ std::string shellQuoted(const std::string &word)
     return q + "'";
 }
 
-cli::VerbDef &renderVerbDefinition()
+VerbDef &renderVerbDefinition()
 {
-    static cli::VerbDef verb;
+    static VerbDef verb;
     return verb;
 }
 
-const cli::VerbDef &renderVerbDef()
+const VerbDef &renderVerbDef()
 {
     return renderVerbDefinition();
 }
@@ -413,7 +317,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         throw InputError("render lesson: expected one lesson number K (see `positionlab-cli lessons`), got " +
                          std::to_string(words.size()) + " words");
     const int number = static_cast<int>(parseInteger(words[0], "lesson number K", 0, 9999));
-    const LessonSet set = cli::lessonsFromArgs(args);
+    const LessonSet set = lessonsFromArgs(args);
     const Lesson *lesson = nullptr;
     for (const Lesson &l : set.lessons)
         if (l.number == number)
@@ -458,7 +362,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         command += " -o " + shellQuoted(stem.toStdString() + ".png");
         words.push_back("-o");
         words.push_back(png);
-        const ParsedArgs stateArgs = cli::parseArgs(renderVerbDef(), words);
+        const ParsedArgs stateArgs = parseArgs(renderVerbDef(), words);
         err << "render lesson " << number << ": figure " << i + 1 << " of " << lesson->states.size() << " ("
             << lessonViewName(state.view) << ")\n";
         renderView(stateArgs.positional.at(0),
@@ -473,7 +377,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
 
 void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
 {
-    ensureApplication();
+    ui::ensureHeadlessApplication();
     applyLanguage(args);
     if (verb == "bias")
         renderBias(args.positional.at(0), args, path);
@@ -511,7 +415,7 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
     }
 }
 
-int runRender(const ParsedArgs &args, cli::VerbContext &ctx)
+int runRender(const ParsedArgs &args, VerbContext &ctx)
 {
     if (!args.has("o"))
         throw InputError("render: -o FILE.png|svg|pdf is required (render lesson: -o DIR)");
@@ -519,8 +423,8 @@ int runRender(const ParsedArgs &args, cli::VerbContext &ctx)
     const std::string view = args.positional.at(0);
     const std::vector<std::string> words(args.positional.begin() + 1, args.positional.end());
     if (view != "lesson")
-        imageFormatForPath(QString::fromStdString(path));
-    ensureApplication();
+        ui::imageFormatForPath(QString::fromStdString(path));
+    ui::ensureHeadlessApplication();
     applyLanguage(args);
     if (view == "lesson")
         renderLesson(words, args, ctx.err);
@@ -531,12 +435,12 @@ int runRender(const ParsedArgs &args, cli::VerbContext &ctx)
 
 } // namespace
 
-void installCliRendering()
+void registerRenderVerbs()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        cli::setImageExporter(exportFromVerb);
-        std::vector<OptionDef> options = cli::schemeOptions();
+        setImageExporter(exportFromVerb);
+        std::vector<OptionDef> options = schemeOptions();
         const std::vector<OptionDef> own = {
             {"length", OptionKind::Value, "bias/compare: sequence length N (default 16, as `bias`)"},
             {"head", OptionKind::Value, "head index 0..H-1 shown (default 0)"},
@@ -554,7 +458,7 @@ void installCliRendering()
             {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0)"},
             {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)"},
             {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)"},
-            cli::allowLongOption(),
+            allowLongOption(),
             {"checkpoint", OptionKind::Value, "attention: the trained model (.safetensors)"},
             {"text", OptionKind::Value, "attention: the text whose bytes the model reads"},
             {"layer", OptionKind::Value, "attention: layer index 0..layers-1 (default the last)"},
@@ -563,11 +467,11 @@ void installCliRendering()
             {"height", OptionKind::Value, "picture height in pixels"},
             {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)"},
             {"dark", OptionKind::Flag, "dark background"},
-            cli::languageOption(),
+            languageOption(),
             {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (required)"},
         };
         options.insert(options.end(), own.begin(), own.end());
-        options.push_back(cli::lessonFolderOption());
+        options.push_back(lessonFolderOption());
         options.push_back({"preset", OptionKind::Value, "train, lesson: training preset (default demo; see `train --help`)"});
         options.push_back({"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)"});
         options.push_back({"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)"});
@@ -580,8 +484,8 @@ void installCliRendering()
                            "        lesson K -o DIR [--lang zh_CN] [--folder DIR]   (every figure of lesson K, PNG + state JSON)\n"
                            "  (--set applies to the first scheme, like the GUI panel's scheme)",
                            "any GUI view as a picture, headless (the same painters as the GUI)", options, 1, 13, runRender};
-        cli::registerVerb(renderVerbDefinition());
+        registerVerb(renderVerbDefinition());
     });
 }
 
-} // namespace plab::ui
+} // namespace plab::cli

@@ -1,0 +1,42 @@
+// Headless pictures for positionlab-cli: request -> core -> the GUI's figure and painter -> file. No argument parsing
+// here (that is app/cli's); every function throws InputError naming what is wrong, RunError when a run fails.
+#pragma once
+
+#include "compute.h"
+#include "export.h"
+#include "model_compute.h"
+
+#include <QSize>
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+namespace plab::ui {
+
+// Charts and fonts need a QApplication: made on first use, off screen unless QT_QPA_PLATFORM says otherwise, with the
+// GUI's application names (the same data folder and settings). Safe to call more than once.
+void ensureHeadlessApplication();
+
+// The size each view's picture has when the user gives none (the GUI's export defaults).
+QSize defaultPictureSize(const QString &view, int panels = 1);
+
+// Each writes `path` (.png, .svg or .pdf, atomically); the extension is checked before any work.
+void writeBiasPicture(const BiasRequest &request, const QString &colorMap, const ImageOptions &options,
+                      const QString &path);
+void writeComparePicture(const CompareRequest &request, const QString &colorMap, bool sharedScale,
+                         const ImageOptions &options, const QString &path);
+void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &options, const QString &path);
+void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure measure, const ImageOptions &options,
+                         const QString &path);
+void writeAttentionPicture(const AttentionRequest &request, int head, const QString &colorMap,
+                           const ImageOptions &options, const QString &path);
+void writePerplexityPicture(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
+                            int context, const ImageOptions &options, const QString &path);
+
+// Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
+// returns them all. RunError with the run's message when it fails.
+std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,
+                                              const std::function<void(const TrainSnapshot &)> &onSnapshot = {});
+
+} // namespace plab::ui
