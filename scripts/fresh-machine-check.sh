@@ -148,6 +148,7 @@ cleanup() {
         elif [ -n "$(mounts_under_root)" ]; then
             echo "warning: something is still mounted below $root; not removing it" >&2
         else
+            echo "removing the root $root (--keep keeps it)"
             rm -rf --one-file-system "$root"
         fi
     fi
