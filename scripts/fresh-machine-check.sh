@@ -131,16 +131,26 @@ unmount_all() {
     while read -r t; do [ -n "$t" ] && { umount "$t" 2>/dev/null || umount -l "$t" 2>/dev/null || true; }; done \
         < <(mounts_under_root)
 }
+descendants() { local c; for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$c"; descendants "$c"; done; }
+in_root_pids() { local p; for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"; done; true; }
 cleaned=0
 cleanup() {
     [ $cleaned -eq 0 ] || return 0
     cleaned=1
-    # processes this check started inside the root (a step interrupted by Ctrl-C) must go before the mounts do
-    local p pids=()
-    for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
-    done
-    if [ ${#pids[@]} -gt 0 ]; then kill "${pids[@]}" 2>/dev/null || true; sleep 1; fi
+    # an interrupted step: end its processes (this script's descendants, and anything left running inside the root)
+    # before the mounts go
+    local pids
+    pids=$( { descendants $$; in_root_pids; } | sort -u)
+    if [ -n "$pids" ]; then
+        echo "ending the interrupted step's processes"
+        # shellcheck disable=SC2086
+        kill -TERM $pids 2>/dev/null || true
+        wait 2>/dev/null || true
+        sleep 1
+        pids=$(in_root_pids)
+        # shellcheck disable=SC2086
+        [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+    fi
     unmount_all
     if [ -d "$root" ]; then
         if [ $keep -eq 1 ]; then
@@ -166,10 +176,10 @@ step() { # NAME COMMAND...
     log=$logs/$(printf '%02d' $((${#step_names[@]} + 1)))-$name.log
     echo "== $name ... (log: $log)"
     local t0=$SECONDS rc
-    set +e
-    ( set -e; "$@" ) < /dev/null 2>&1 | stamp > "$log"
-    rc=${PIPESTATUS[0]}
-    set -e
+    # In the background and waited for, so that Ctrl-C reaches the trap at once (apt-get ignores SIGINT while dpkg
+    # runs); the trap then ends the step's processes.
+    ( set -e; "$@" ) < /dev/null 2>&1 | stamp > "$log" &
+    wait $! && rc=0 || rc=$?
     local took=$((SECONDS - t0))
     step_names+=("$name"); step_secs+=("$took")
     if [ "$rc" -ne 0 ]; then
