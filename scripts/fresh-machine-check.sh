@@ -139,8 +139,10 @@ cleanup() {
     cleaned=1
     # an interrupted step: end its processes (this script's descendants, and anything left running inside the root)
     # before the mounts go
-    local pids
+    local pids p
     pids=$( { descendants $$; in_root_pids; } | sort -u)
+    # the listing's own subshells and ps are among them and gone by now
+    for p in $pids; do kill -0 "$p" 2>/dev/null || pids=$(grep -vx "$p" <<<"$pids" || true); done
     if [ -n "$pids" ]; then
         echo "ending the interrupted step's processes"
         # shellcheck disable=SC2086
