@@ -231,6 +231,10 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, c
         request.reportEvery = ui::reportInterval(request.train.steps);
         request.preset = QString::fromLatin1(ui::kCustomPreset);
     }
+    if (args.has("seed")) { // the initialisation and the data order, as `train --seed`
+        request.model.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
+        request.train.dataSeed = request.model.seed;
+    }
     if (args.has("corpus")) {
         loadCorpusFile(args.text("corpus")); // a missing or unsuitable file is bad input (exit 2), before any work
         request.corpusPath = QString::fromStdString(args.text("corpus"));
@@ -455,7 +459,7 @@ void registerRenderVerbs()
             {"log-x", OptionKind::Flag, "dot: logarithmic distance axis"},
             {"lengths", OptionKind::Value, "entropy: comma-separated lengths (default 16,32,...,4096)"},
             {"qk", OptionKind::Value, "entropy: zero (bias alone) or random"},
-            {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0)"},
+            {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0); train: seed of the models (default 1)"},
             {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)"},
             {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)"},
             allowLongOption(),
