@@ -8,6 +8,7 @@
 #include "main_window.h"
 #include "scheme_panel.h"
 #include "test_main.h"
+#include "test_settings.h"
 #include "views.h"
 
 #include <QDir>
@@ -114,10 +115,7 @@ class TestTranslations : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_translations"));
-        QSettings().clear();
+        plab::test::isolateSettings(QStringLiteral("tst_translations"));
     }
     void cleanup() { plab::ui::setLanguage(QStringLiteral("en")); }
 

@@ -15,6 +15,7 @@
 #include "model_configs.h"
 #include "position_bias.h"
 #include "test_main.h"
+#include "test_settings.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -198,9 +199,7 @@ class TestUi : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_ui"));
+        plab::test::isolateSettings(QStringLiteral("tst_ui"));
         QVERIFY(m_dir.isValid());
         // Test mode: the kept models live under ~/.qttest, never in the user's own data folder.
         QVERIFY(keptModelsFolder().contains(QStringLiteral(".qttest")));

@@ -7,6 +7,7 @@
 
 #include "lessons.h"
 #include "test_main.h"
+#include "test_settings.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -50,10 +51,7 @@ class TestUiLessons : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_ui_lessons"));
-        QSettings().clear();
+        plab::test::isolateSettings(QStringLiteral("tst_ui_lessons"));
     }
 
     // Every state of every shipped lesson, in both languages, passes the session checks of its view.

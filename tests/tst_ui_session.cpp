@@ -12,6 +12,7 @@
 #include "model_compute.h"
 #include "model_configs.h"
 #include "test_main.h"
+#include "test_settings.h"
 
 #include <QAbstractSpinBox>
 #include <QStatusBar>
@@ -74,10 +75,7 @@ class TestUiSession : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_ui_session"));
-        QSettings().clear();
+        plab::test::isolateSettings(QStringLiteral("tst_ui_session"));
         QVERIFY(m_dir.isValid());
     }
     // A window loads the kept models at start: none here, so model counts are the sessions' own.

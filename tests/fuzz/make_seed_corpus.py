@@ -87,3 +87,11 @@ for i, args in enumerate([
     ["bias", "--help"],
 ]):
     put("fuzz_cli_args", "args%02d" % i, b"\0".join(a.encode() for a in args))
+
+# fuzz_lessons: the first shipped lessons in both languages, and one refused state.
+LESSONS = os.path.join(HERE, "..", "..", "resources", "lessons")
+for name in sorted(os.listdir(LESSONS)):
+    if name[:2] in ("01", "02", "03", "04", "05") and name.endswith(".md"):
+        with open(os.path.join(LESSONS, name), "rb") as f:
+            put("fuzz_lessons", name[:-3], f.read())
+put("fuzz_lessons", "bad-scheme", b'# Bad\n\n```json\n{"view": "bias",\n "scheme": "rop"}\n```\n')
