@@ -135,6 +135,9 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
     if (!grab(QStringLiteral("train")))
         return false;
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
+    for (int i = 0; i < attention->modelCount(); ++i) // ALiBi's heads show locality best
+        if (attention->models()[i].model->config().scheme == "alibi")
+            attention->selectModel(i);
     panel->setHead(0);
     return grab(QStringLiteral("attention"));
 }
