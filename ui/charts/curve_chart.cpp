@@ -235,6 +235,13 @@ public:
         const double pad = 0.04 * (e.y1 - e.y0);
         yAxis->setRange(e.y0 - pad, e.y1 + pad);
         yAxis->applyNiceNumbers();
+        // With one-character ticks (0, 2, 4, 6) Qt Charts leaves too little room beside them for an axis title in a
+        // CJK font (its taller line) and elides the title to "⋮": such ticks get one decimal (2.0).
+        int widest = 0;
+        const double step = (yAxis->max() - yAxis->min()) / std::max(1, yAxis->tickCount() - 1);
+        for (int i = 0; i < yAxis->tickCount(); ++i)
+            widest = std::max(widest, static_cast<int>(QString::asprintf("%g", yAxis->min() + i * step).size()));
+        yAxis->setLabelFormat(widest < 2 ? QStringLiteral("%.1f") : QStringLiteral("%g"));
     }
 
     bool fits(const CurveFigure &figure) const
