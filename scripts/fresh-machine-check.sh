@@ -205,6 +205,11 @@ bootstrap() {
     printf 'mirror: %s\n' "${mirrors[@]}"
     # A bare machine: minbase (essential + required packages + apt). git and ca-certificates are the only extras: what
     # a user needs to clone the repository. Everything else must come from scripts/setup.sh.
+    # The checker's own tool: a new machine has neither, so install mmdebstrap from the host's mirrors first.
+    if ! command -v mmdebstrap >/dev/null && ! command -v debootstrap >/dev/null; then
+        echo "installing mmdebstrap on this machine (the checker's own tool)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap
+    fi
     if command -v mmdebstrap >/dev/null; then
         mmdebstrap --variant=minbase --include=git,ca-certificates bookworm "$root" "${mirrors[@]}"
     else
