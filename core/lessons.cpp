@@ -3,6 +3,7 @@
 
 #include "errors.h"
 #include "model.h"
+#include "presets.h"
 #include "schemes.h"
 
 #include <algorithm>
