@@ -135,6 +135,11 @@ void AtomicFile::commit()
     m_slot = -1;
 }
 
+void checkWritable(const std::string& path)
+{
+    AtomicFile probe(path); // opened and, uncommitted, removed again: the real open's checks and messages
+}
+
 void writeFileAtomically(const std::string& path, const std::string& bytes)
 {
     AtomicFile file(path);

@@ -30,6 +30,10 @@ private:
     int m_slot = -1; // registration for removal on SIGINT/SIGTERM/SIGHUP
 };
 
+// Checks, before any work, that AtomicFile(path) could be opened: throws the same InputError it would (a missing or
+// read-only directory, a directory in the way) and leaves nothing behind.
+void checkWritable(const std::string& path);
+
 // Writes a whole buffer atomically.
 void writeFileAtomically(const std::string& path, const std::string& bytes);
 

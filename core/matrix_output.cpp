@@ -27,6 +27,26 @@ DataFormat dataFormatForPath(const std::string& path, bool npyAllowed)
                      (npyAllowed ? ", .npy" : "") + " (and .png, .svg, .pdf with the render verb)");
 }
 
+namespace {
+
+// Metadata numbers that are whole (a length, a head count, an integer scheme parameter stored as a double) are written
+// as integers: "length": 16, not 16.0.
+nlohmann::json wholeNumbersAsIntegers(nlohmann::json j)
+{
+    if (j.is_number_float()) {
+        const double v = j.get<double>();
+        if (std::isfinite(v) && v == std::trunc(v) && std::abs(v) < 9007199254740992.0)
+            return static_cast<long long>(v);
+        return j;
+    }
+    if (j.is_object() || j.is_array())
+        for (auto& e : j)
+            e = wholeNumbersAsIntegers(std::move(e));
+    return j;
+}
+
+} // namespace
+
 int formatValue(double value, char* out)
 {
     if (std::isnan(value)) {
@@ -63,7 +83,7 @@ MatrixStackWriter::MatrixStackWriter(std::ostream& out, DataFormat format, int c
         shape.push_back(rows);
         shape.push_back(cols);
         meta["shape"] = shape;
-        std::string head = meta.dump();
+        std::string head = wholeNumbersAsIntegers(meta).dump();
         head.pop_back(); // reopen the object to append "data"
         m_out << head << (meta.empty() ? "" : ",") << "\"data\":" << (stacked ? "[" : "");
     }
@@ -142,13 +162,15 @@ void writeTable(std::ostream& out, DataFormat format, const Table& table)
             out << '\n';
         }
     } else if (format == DataFormat::Json) {
-        nlohmann::json doc = table.meta.is_object() ? table.meta : nlohmann::json::object();
+        nlohmann::json doc = table.meta.is_object() ? wholeNumbersAsIntegers(table.meta) : nlohmann::json::object();
         doc["columns"] = table.columns;
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& row : table.rows) {
             nlohmann::json obj;
             for (size_t c = 0; c < nc; ++c)
-                obj[table.columns[c]] = std::isfinite(row[c]) ? nlohmann::json(row[c]) : nlohmann::json(nullptr);
+                obj[table.columns[c]] = !std::isfinite(row[c])                      ? nlohmann::json(nullptr)
+                                        : c < static_cast<size_t>(table.integerColumns) ? nlohmann::json(std::llround(row[c]))
+                                                                                       : nlohmann::json(row[c]);
             rows.push_back(std::move(obj));
         }
         doc["rows"] = std::move(rows);

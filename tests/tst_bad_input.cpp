@@ -338,12 +338,12 @@ void TestBadInput::cli_data()
     row("unknown verb", {"frobnicate"}, 2, "unknown verb 'frobnicate'; verbs: ");
     row("empty verb", {""}, 2, "unknown verb ''");
     row("verb as option", {"--bias"}, 2, "unknown verb '--bias'");
-    row("unknown option", {"bias", "alibi", "--frob", "1"}, 2, "bias: unknown option '--frob'; allowed: --heads");
+    row("unknown option", {"bias", "alibi", "--frob", "1"}, 2, "bias: unknown option '--frob'; allowed: --scheme, --heads");
     row("unknown short option", {"bias", "alibi", "-x"}, 2, "unknown option '-x'");
     row("option needs value", {"bias", "alibi", "--length"}, 2, "option --length needs a value");
     row("-o needs value", {"bias", "alibi", "-o"}, 2, "option -o needs a value");
     row("flag with value", {"bias", "alibi", "--bidirectional=yes"}, 2, "option --bidirectional takes no value");
-    row("missing scheme", {"bias"}, 2, "bias: expected 1 argument(s), got 0");
+    row("missing scheme", {"bias"}, 2, "bias: a scheme is required: the SCHEME word or --scheme S");
     row("extra positional", {"bias", "alibi", "rope"}, 2, "unexpected 'rope'");
     row("schemes extra", {"schemes", "x"}, 2, "schemes: expected 0 argument(s), got 1");
     row("dot positional", {"dot", "5"}, 2, "dot: expected 0 argument(s), got 1");
@@ -375,7 +375,7 @@ void TestBadInput::cli_data()
     row("head text", {"bias", "alibi", "--head", "first"}, 2, "head: 'first' is not an integer");
     row("context 0", {"bias", "alibi", "--context", "0"}, 2, "context = 0 is out of range");
     row("context text", {"bias", "local", "--context", "x"}, 2, "context: 'x' is not an integer");
-    row("logn without context", {"bias", "alibi", "--logn"}, 2, "the logn modifier needs a training context >= 2");
+    row("logn without context", {"bias", "alibi", "--logn"}, 2, "--logn needs --context L");
     row("logn context 1", {"bias", "alibi", "--logn", "--context", "1"}, 2, "needs a training context >= 2 (got 1)");
     row("buckets not t5", {"bias", "alibi", "--buckets"}, 2, "--buckets is only defined for the t5 scheme, not alibi");
     row("causal only xpos", {"bias", "xpos", "--bidirectional"}, 2, "scheme xpos is causal only");
@@ -471,7 +471,7 @@ void TestBadInput::cli_data()
     row("entropy lengths text", {"entropy", "alibi", "--lengths", "16,x"}, 2, "lengths: 'x' is not an integer");
     row("entropy lengths past max", {"entropy", "alibi", "--lengths", "2000000"}, 2, "lengths = 2000000 is out of range");
     row("entropy qk", {"entropy", "alibi", "--qk", "ones"}, 2, "--qk ones is not allowed; allowed: zero, random");
-    row("entropy seed negative", {"entropy", "alibi", "--seed", "-1"}, 2, "seed = -1 is out of range");
+    row("entropy seed negative", {"entropy", "alibi", "--qk", "random", "--seed", "-1"}, 2, "seed = -1 is out of range");
     row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2, "head-dim = 0 is out of range");
     // One rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim): dim follows D, another dim is refused.
     row("entropy rotary dim vs head-dim", {"entropy", "rope", "--set", "dim=32"}, 2,
@@ -532,8 +532,10 @@ void TestBadInput::cli_data()
     }
     row("attention no --v", {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "-o", "@DIR@/o.npy"}, 2,
         "attention: --v FILE.npy is required", qkv);
-    row("attention csv output", attention("q.npy").mid(0, 8) + QStringList{"-o", "@DIR@/out.csv"}, 2, "attention writes .npy only", qkv);
-    row("attention csv probs", attention("q.npy", {"--probs", "@DIR@/p.csv"}), 2, "probabilities are written as .npy only", qkv);
+    row("attention csv output", attention("q.npy").mid(0, 8) + QStringList{"-o", "@DIR@/out.csv"}, 2,
+        "-o @DIR@/out.csv: unsupported extension '.csv'; allowed: .npy", qkv);
+    row("attention csv probs", attention("q.npy", {"--probs", "@DIR@/p.csv"}), 2,
+        "--probs @DIR@/p.csv: unsupported extension '.csv'; allowed: .npy", qkv);
     row("attention unknown scheme", {"attention", "alibj", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy",
                                      "-o", "@DIR@/out.npy"}, 2, "unknown scheme 'alibj'", qkv);
     row("attention heads mismatch", attention("q.npy", {"--heads", "3"}), 2, "--heads 3 differs from the 2 heads of --q", qkv);
@@ -592,7 +594,7 @@ void TestBadInput::cli_data()
 
     // ---- bench ----
     row("bench unknown", {"bench", "sorting"}, 2, "bench: unknown benchmark 'sorting'; allowed: attention, gemm");
-    row("bench no subject", {"bench"}, 2, "bench: expected 1 argument(s), got 0");
+    row("bench no subject", {"bench"}, 2, "bench: expected 1 to 2 argument(s), got 0");
     row("bench length 0", {"bench", "attention", "--length", "0"}, 2, "length = 0 is out of range");
     row("bench threads 0", {"bench", "attention", "--threads", "0"}, 2, "threads = 0 is out of range");
     row("bench repeat 0", {"bench", "attention", "--repeat", "0"}, 2, "repeat = 0 is out of range");
@@ -607,11 +609,12 @@ void TestBadInput::cli_data()
     auto train = [](QStringList extra) {
         return QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"} + extra;
     };
-    row("train no scheme", {"train", "-o", "@DIR@/m.safetensors"}, 2, "train: --scheme is required");
+    row("train no scheme", {"train", "-o", "@DIR@/m.safetensors"}, 2, "train: a scheme is required: the SCHEME word or --scheme S");
     row("train no output", {"train", "--scheme", "alibi"}, 2, "train: -o MODEL.safetensors is required");
     row("train unknown scheme", {"train", "--scheme", "alibj", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "unknown scheme 'alibj'", corpusFile);
-    row("train positional", {"train", "alibi", "-o", "@DIR@/m.safetensors"}, 2, "train: expected 0 argument(s), got 1");
+    row("train positional", {"train", "alibi", "rope", "-o", "@DIR@/m.safetensors"}, 2,
+        "train: expected 0 to 1 argument(s), got 2 (unexpected 'rope')");
     row("train preset", train({"--preset", "huge"}), 2, "preset 'huge' is unknown; allowed: demo, tiny, quick, large", corpusFile);
     row("train heads divide", train({"--d-model", "100", "--heads", "8"}), 2, "d-model = 100 is not divisible by heads = 8", corpusFile);
     row("train layers 0", train({"--layers", "0"}), 2, "layers = 0 is out of range", corpusFile);
@@ -629,7 +632,7 @@ void TestBadInput::cli_data()
                                "@DIR@/m.safetensors"}, 2, "r2 = 3 is out of range", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
     row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"}, 2,
-        "-o @DIR@/m.txt: a checkpoint is written as MODEL.safetensors", corpusFile);
+        "-o @DIR@/m.txt: unsupported extension '.txt'; allowed: .safetensors", corpusFile);
     row("train output missing dir", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/no/m.safetensors"},
         2, "cannot write @DIR@/no/m.safetensors: No such file or directory", corpusFile);
     row("train output is dir", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
@@ -753,7 +756,8 @@ void TestBadInput::cli_data()
         }), LimitMemory);
     row("eval /dev/zero", {"eval", "/dev/zero"}, 2, "checkpoint /dev/zero: header does not start with '{'", {}, LimitMemory);
     row("entropy checkpoint heads", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--heads", "4"}, 2,
-        "--heads cannot be combined with --checkpoint", withModel(m_checkpoint));
+        "entropy: --heads is not used by `positionlab-cli entropy SCHEME --checkpoint MODEL.safetensors`",
+        withModel(m_checkpoint));
     row("entropy checkpoint scheme", {"entropy", "rope", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt"}, 2,
         "the checkpoint was trained with alibi, not rope", withModel(m_checkpoint));
     row("entropy checkpoint layer", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt",
@@ -786,7 +790,8 @@ void TestBadInput::cli_data()
     row("bias picture unknown language", {"bias", "alibi", "--lang", "zh", "-o", "@DIR@/x.png"}, 2,
         "--lang zh is not allowed; allowed: en, zh_CN");
     row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang fr is not allowed; allowed: en, zh_CN");
-    row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2, "unknown picture extension '.csv'", {}, NeedsRender);
+    row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2,
+        "-o @DIR@/x.csv: unsupported extension '.csv'; allowed: .png, .svg, .pdf", {}, NeedsRender);
     row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2", {},
         NeedsRender);
     row("render compare one", {"render", "compare", "alibi", "-o", "@DIR@/x.png"}, 2, "needs 2 to 4 schemes, got 1", {},
@@ -810,6 +815,89 @@ void TestBadInput::cli_data()
         "cannot write @DIR@/no/x.png: No such file or directory", {}, NeedsRender);
     row("bias picture read-only", {"bias", "alibi", "-o", "@DIR@/x.png"}, 2, "Permission denied", {{"x.png", "old picture"}},
         NeedsRender | ReadOnlyDir);
+
+    // ---- issue 14, section 5: the command line's rough edges (each row failed before its fix) ----
+    // (b) output paths are checked before any work: the refusal comes before the work estimate, the corpus, the
+    // evaluation's progress lines (which made the message more than one line).
+    row("(b) eval output missing dir", eval({"--lengths", "8", "-o", "@DIR@/no/x.csv"}), 2,
+        "cannot write @DIR@/no/x.csv: No such file or directory", withModel(m_checkpoint));
+    row("(b) entropy output checked before the estimate", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024",
+                                                           "-o", "@DIR@/no/x.csv"}, 2,
+        "cannot write @DIR@/no/x.csv: No such file or directory", {}, LimitMemory);
+    row("(b) entropy output read-only before the estimate", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024",
+                                                             "-o", "@DIR@/x.json"}, 2,
+        "cannot write @DIR@/x.json: Permission denied", {}, LimitMemory | ReadOnlyDir);
+    row("(b) eval output before the corpus", {"eval", "@DIR@/m.safetensors", "--corpus", "@DIR@/none.txt", "-o",
+                                              "@DIR@/no/x.json"}, 2, "cannot write @DIR@/no/x.json", withModel(m_checkpoint));
+    {
+        const QByteArray big = npyFile(npyDict("<f4", "(1, 1048576, 2)"), QByteArray(8 << 20, 0));
+        row("(b) attention probs checked before the estimate",
+            {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "--probs",
+             "@DIR@/no/p.npy", "-o", "@DIR@/out.npy"}, 2, "cannot write @DIR@/no/p.npy: No such file or directory",
+            Files{{"q.npy", big}}, LimitMemory);
+    }
+    row("(b) bias picture output before the picture", {"bias", "alibi", "--length", "1048576", "-o", "@DIR@/no/x.png"}, 2,
+        "cannot write @DIR@/no/x.png: No such file or directory", {}, LimitMemory);
+    // (c) an evaluation length past the held-out text is refused, naming the text and its size.
+    row("(c) eval length past the held-out text", eval({"--lengths", "8,1024"}), 2,
+        "lengths 1024 exceed the text scored: the validation split of @DIR@/corpus.txt has ", withModel(m_checkpoint));
+    row("(c) eval length past --max-bytes", eval({"--lengths", "8,64", "--max-bytes", "32"}), 2,
+        "lengths 64 exceed the text scored", withModel(m_checkpoint));
+    // (e) options the verb would ignore are refused, named.
+    row("(e) entropy --layer without --checkpoint", {"entropy", "alibi", "--layer", "0"}, 2,
+        "entropy: --layer is not used by `positionlab-cli entropy SCHEME` and would be ignored (used by "
+        "`positionlab-cli entropy SCHEME --checkpoint MODEL.safetensors`)");
+    row("(e) entropy --corpus and --threads without --checkpoint", {"entropy", "alibi", "--corpus", "x.txt", "--threads", "1"},
+        2, "entropy: --corpus, --threads are not used by `positionlab-cli entropy SCHEME`");
+    row("(e) entropy --qk with --checkpoint", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--qk", "random"}, 2,
+        "entropy: --qk is not used by", withModel(m_checkpoint));
+    row("(e) attention --length without --checkpoint", attention("q.npy", {"--length", "4"}), 2,
+        "attention: --length is not used by `positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy`", qkv);
+    row("(e) entropy --seed with --qk zero", {"entropy", "alibi", "--seed", "3"}, 2,
+        "entropy: --seed cannot be used here: it seeds --qk random, and --qk zero draws nothing");
+    row("(e) train --log-every with --quiet", train({"--quiet", "--log-every", "5"}), 2,
+        "train: --log-every cannot be used here: --quiet prints no step progress", corpusFile);
+    row("(e) bench gemm --scheme", {"bench", "gemm", "--scheme", "rope"}, 2,
+        "bench: --scheme is not used by `positionlab-cli bench gemm`");
+    row("(e) bench attention --size", {"bench", "attention", "--size", "64"}, 2,
+        "bench: --size is not used by `positionlab-cli bench attention [SCHEME]`");
+    row("(e) bias picture option with CSV", {"bias", "alibi", "--width", "300"}, 2,
+        "bias: --width applies only to a picture output (-o FILE.png, .svg or .pdf) and would be ignored here");
+    row("(e) dot picture options with JSON", {"dot", "--log-x", "--lang", "zh_CN", "-o", "@DIR@/d.json"}, 2,
+        "dot: --log-x, --lang apply only to a picture output");
+    row("(e) render dot --head", {"render", "dot", "--head", "1", "-o", "@DIR@/x.png"}, 2,
+        "render: --head is not used by `positionlab-cli render dot`", {}, NeedsRender);
+    row("(e) render bias --curves", {"render", "bias", "alibi", "--curves", "64:100", "-o", "@DIR@/x.png"}, 2,
+        "render: --curves is not used by `positionlab-cli render bias SCHEME` and would be ignored (used by "
+        "`positionlab-cli render dot`)", {}, NeedsRender);
+    row("(e) render lesson --preset", {"render", "lesson", "1", "--preset", "quick", "-o", "@DIR@/out"}, 2,
+        "render: --preset is not used by `positionlab-cli render lesson K`", {}, NeedsRender);
+    // (f) a wrong output extension names the allowed ones, for the verb at hand.
+    row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");
+    row("(f) eval extension", eval({"-o", "@DIR@/x.png"}), 2,
+        "-o @DIR@/x.png: unsupported extension '.png'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
+    row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
+        "-o @DIR@/m.ckpt: unsupported extension '.ckpt'; allowed: .safetensors", corpusFile);
+    // (g) --logn without --context names --context, in every verb that takes it.
+    row("(g) entropy logn", {"entropy", "alibi", "--logn"}, 2, "--logn needs --context L");
+    row("(g) bench logn", {"bench", "attention", "--logn"}, 2, "--logn needs --context L");
+    row("(g) render logn", {"render", "bias", "alibi", "--logn", "-o", "@DIR@/x.png"}, 2, "--logn needs --context L", {},
+        NeedsRender);
+    // (i) the scheme as a word or as --scheme, never two different ones.
+    row("(i) bias word and --scheme differ", {"bias", "alibi", "--scheme", "rope"}, 2,
+        "bias: the scheme is given twice and differently, as 'alibi' and --scheme rope; give it once");
+    row("(i) train word and --scheme differ", {"train", "rope", "--scheme", "alibi", "-o", "@DIR@/m.safetensors"}, 2,
+        "train: the scheme is given twice and differently");
+    row("(i) entropy --scheme unknown", {"entropy", "--scheme", "alibj"}, 2, "unknown scheme 'alibj'");
+    row("(i) attention word and --scheme differ", attention("q.npy", {"--scheme", "rope"}), 2,
+        "attention: the scheme is given twice and differently", qkv);
+    row("(i) bench attention word and --scheme differ", {"bench", "attention", "rope", "--scheme", "alibi"}, 2,
+        "bench attention: the scheme is given twice and differently");
+    row("(i) bench gemm takes no scheme", {"bench", "gemm", "rope"}, 2, "bench gemm: unexpected 'rope'");
+    row("(i) render word and --scheme differ", {"render", "bias", "alibi", "--scheme", "rope", "-o", "@DIR@/x.png"}, 2,
+        "render bias: the scheme is given twice and differently", {}, NeedsRender);
+    row("(i) scheme missing", {"entropy"}, 2, "entropy: a scheme is required: the SCHEME word or --scheme S");
 
     // ---- output paths: nothing is created or changed on failure ----
     row("output missing directory", {"bias", "alibi", "-o", "@DIR@/missing/out.csv"}, 2,

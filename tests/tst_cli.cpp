@@ -7,6 +7,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -69,6 +71,16 @@ private slots:
     void badInput_data();
     void badInput();
     void failedOutputKeepsOldFile();
+    void helpSaysNumbering_data();
+    void helpSaysNumbering();
+    void pictureTitlesCountFromZero_data();
+    void pictureTitlesCountFromZero();
+    void usageAgreesWithHelp_data();
+    void usageAgreesWithHelp();
+    void jsonIntegers_data();
+    void jsonIntegers();
+    void schemeWordOrOption_data();
+    void schemeWordOrOption();
 };
 
 void TestCli::schemesJson()
@@ -244,7 +256,7 @@ void TestCli::badInput_data()
     QTest::newRow("no verb") << QStringList{} << "usage";
     QTest::newRow("unknown verb") << QStringList{"frobnicate"} << "unknown verb 'frobnicate'";
     QTest::newRow("unknown scheme") << QStringList{"bias", "nosuch"} << "unknown scheme 'nosuch'";
-    QTest::newRow("missing scheme") << QStringList{"bias"} << "expected 1 argument";
+    QTest::newRow("missing scheme") << QStringList{"bias"} << "a scheme is required";
     QTest::newRow("length 0") << QStringList{"bias", "alibi", "--length", "0"} << "length = 0 is out of range";
     QTest::newRow("length text") << QStringList{"bias", "alibi", "--length", "ten"} << "length: 'ten' is not an integer";
     QTest::newRow("absurd length") << QStringList{"bias", "alibi", "--length", "1000000"} << "GiB of memory";
@@ -262,7 +274,7 @@ void TestCli::badInput_data()
     QTest::newRow("entropy qk") << QStringList{"entropy", "alibi", "--qk", "ones"} << "--qk ones is not allowed";
     QTest::newRow("entropy lengths") << QStringList{"entropy", "alibi", "--lengths", "16,0"} << "lengths = 0 is out of range";
     QTest::newRow("entropy lengths text") << QStringList{"entropy", "alibi", "--lengths", "16,,32"} << "lengths";
-    QTest::newRow("logn without context") << QStringList{"bias", "alibi", "--logn"} << "logn modifier needs a training context";
+    QTest::newRow("logn without context") << QStringList{"bias", "alibi", "--logn"} << "--logn needs --context L";
 }
 
 void TestCli::badInput()
@@ -292,6 +304,169 @@ void TestCli::failedOutputKeepsOldFile()
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), QByteArray("# head 0\n0,-inf,-inf\n-0.00390625,0,-inf\n-0.0078125,-0.00390625,0\n"));
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
+}
+
+// (a) The numbering of heads and layers is said where the options are: in --help.
+void TestCli::helpSaysNumbering_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("overview") << QStringList{"--help"};
+    QTest::newRow("bias") << QStringList{"bias", "--help"};
+    QTest::newRow("entropy") << QStringList{"entropy", "--help"};
+    QTest::newRow("attention") << QStringList{"attention", "--help"};
+}
+
+void TestCli::helpSaysNumbering()
+{
+    QFETCH(QStringList, args);
+    const CliResult r = runCli(args);
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0"), r.out.constData());
+    QVERIFY2(r.out.contains("the GUI shows heads and layers from 1"), r.out.constData());
+}
+
+// (a) Pictures the CLI draws name the head as its --head option does (from 0), never one more.
+void TestCli::pictureTitlesCountFromZero_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("title");
+    QTest::newRow("bias head 2") << QStringList{"bias", "alibi", "--head", "2"} << "head h = 2 of 0..7";
+    QTest::newRow("render bias head 0") << QStringList{"render", "bias", "rope", "--heads", "4", "--head", "0"}
+                                        << "head h = 0 of 0..3";
+    QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "t5", "--head", "5", "--difference"}
+                                    << "head h = 5 of 0..7";
+    QTest::newRow("entropy title") << QStringList{"render", "entropy", "alibi", "--lengths", "4,8", "--head", "3"}
+                                   << "head h = 3";
+}
+
+void TestCli::pictureTitlesCountFromZero()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, title);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x.svg");
+    const CliResult r = runCli(args + QStringList{"-o", path});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString svg = QString::fromUtf8(f.readAll());
+    QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's texts"));
+    QVERIFY(!svg.contains(QStringLiteral("head %1 of").arg(title.section(' ', 3, 3).toInt() + 1)));
+}
+
+QStringList verbNames()
+{
+    const QByteArray overview = runCli({"--help"}).out;
+    QStringList names;
+    bool inVerbs = false;
+    for (const QByteArray& line : overview.split('\n')) {
+        if (line.startsWith("verbs:")) {
+            inVerbs = true;
+            continue;
+        }
+        if (inVerbs && line.startsWith("  "))
+            names << QString::fromUtf8(line.trimmed().split(' ').first());
+        else if (inVerbs)
+            break;
+    }
+    return names;
+}
+
+// (h) One source for the usage lines and --help: every option a usage line shows is in the options list with the same
+// placeholder, every option of the list is in some usage line, and a usage error quotes the same first line.
+void TestCli::usageAgreesWithHelp_data()
+{
+    QTest::addColumn<QString>("verb");
+    for (const QString& v : verbNames())
+        QTest::newRow(qPrintable(v)) << v;
+}
+
+void TestCli::usageAgreesWithHelp()
+{
+    QFETCH(QString, verb);
+    const CliResult help = runCli({verb, "--help"});
+    QCOMPARE(help.exitCode, 0);
+    const QString text = QString::fromUtf8(help.out);
+    const QString usage = text.section(QStringLiteral("\n\n"), 0, 0);
+    QVERIFY(usage.startsWith("usage: positionlab-cli " + verb));
+    const QString options = text.section(QStringLiteral("\noptions:\n"), 1).section(QStringLiteral("\n\n"), 0, 0);
+    QMap<QString, QString> listed; // option -> its text in the list, e.g. "--length N"
+    for (const QString& line : options.split('\n', Qt::SkipEmptyParts)) {
+        const QString left = line.trimmed().section(QStringLiteral("  "), 0, 0);
+        listed[left.section(' ', 0, 0)] = left;
+    }
+    QVERIFY(!listed.isEmpty());
+    QSet<QString> inUsage;
+    static const QRegularExpression optionInUsage(QStringLiteral("\\[?((?:--[a-z-]+|-o)(?: [^\\]\\s]+(?: \\.\\.\\.)?)?)\\]?"));
+    for (auto it = optionInUsage.globalMatch(usage); it.hasNext();) {
+        const QString shown = it.next().captured(1);
+        const QString name = shown.section(' ', 0, 0);
+        QVERIFY2(listed.contains(name), qPrintable(name + " is in the usage but not in the options list"));
+        if (shown.contains(' ')) // with its placeholder: the same as in the list
+            QVERIFY2(listed[name] == shown, qPrintable("usage shows '" + shown + "', the list '" + listed[name] + "'"));
+        inUsage.insert(name);
+    }
+    for (const QString& name : listed.keys())
+        QVERIFY2(inUsage.contains(name), qPrintable(name + " is in the options list but in no usage line"));
+    // A wrong number of words quotes the usage's first line.
+    const CliResult wrong = runCli({verb, "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"});
+    QCOMPARE(wrong.exitCode, 2);
+    const QString firstLine = usage.section('\n', 0, 0).mid(QStringLiteral("usage: ").size());
+    QVERIFY2(QString::fromUtf8(wrong.err).contains("usage: " + firstLine), wrong.err.constData());
+}
+
+// (h) JSON writes counts (lengths, heads, distances) as integers, not as 16.0.
+void TestCli::jsonIntegers_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QStringList>("integers"); // "key": value texts that must appear as written
+    QTest::newRow("entropy") << QStringList{"entropy", "none", "--heads", "2", "--lengths", "4,16"}
+                             << QStringList{"\"length\": 16", "\"head\": 1"};
+    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "3"} << QStringList{"\"distance\": 3", "\"dim\": 128"};
+    QTest::newRow("bias t5 parameters") << QStringList{"bias", "t5", "--heads", "1", "--length", "3"}
+                                        << QStringList{"\"num-buckets\":32", "\"max-distance\":128", "\"length\":3"};
+}
+
+void TestCli::jsonIntegers()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QStringList, integers);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x.json");
+    QVERIFY(runCli(args + QStringList{"-o", path}).exitCode == 0);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray json = f.readAll();
+    for (const QString& i : integers) {
+        QVERIFY2(json.contains(i.toUtf8()), qPrintable(i + " not in " + json));
+        QVERIFY2(!json.contains(i.toUtf8() + "."), qPrintable(i + ". in " + json));
+    }
+}
+
+// (i) Every verb that takes a scheme takes it as the word or as --scheme, with the same result.
+void TestCli::schemeWordOrOption_data()
+{
+    QTest::addColumn<QStringList>("word");
+    QTest::addColumn<QStringList>("option");
+    QTest::newRow("bias") << QStringList{"bias", "kerple-log", "--length", "5"}
+                          << QStringList{"bias", "--scheme", "kerple-log", "--length", "5"};
+    QTest::newRow("bias both agree") << QStringList{"bias", "rope", "--length", "4"}
+                                     << QStringList{"bias", "rope", "--scheme", "rope", "--length", "4"};
+    QTest::newRow("entropy") << QStringList{"entropy", "local", "--lengths", "4,32", "--context", "8"}
+                             << QStringList{"entropy", "--scheme", "local", "--lengths", "4,32", "--context", "8"};
+}
+
+void TestCli::schemeWordOrOption()
+{
+    QFETCH(QStringList, word);
+    QFETCH(QStringList, option);
+    const CliResult a = runCli(word), b = runCli(option);
+    QVERIFY2(a.exitCode == 0, a.err.constData());
+    QVERIFY2(b.exitCode == 0, b.err.constData());
+    QVERIFY(!a.out.isEmpty());
+    QCOMPARE(b.out, a.out);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestCli)

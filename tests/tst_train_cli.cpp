@@ -61,6 +61,11 @@ private slots:
     void badUsage();
     void fewerThreadsThanSlices_data();
     void fewerThreadsThanSlices();
+    void evalBytesZeroSkips_data();
+    void evalBytesZeroSkips();
+    void progressAndQuiet_data();
+    void progressAndQuiet();
+    void attentionPictureCountsFromZero();
 
 private:
     QTemporaryDir m_dir;
@@ -330,14 +335,15 @@ void TestTrainCli::badUsage_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
-    QTest::newRow("no scheme") << QStringList{"train", "-o", "x.safetensors"} << 2 << "--scheme is required";
+    QTest::newRow("no scheme") << QStringList{"train", "-o", "@DIR@/x.safetensors"} << 2 << "a scheme is required";
     QTest::newRow("no output") << QStringList{"train", "--scheme", "alibi"} << 2 << "-o MODEL.safetensors is required";
     QTest::newRow("unknown scheme") << QStringList{"train", "--scheme", "nope", "-o", "@DIR@/m.safetensors"} << 2 << "nope";
     QTest::newRow("unknown preset") << QStringList{"train", "--scheme", "alibi", "--preset", "huge", "-o", "@DIR@/m.safetensors"} << 2 << "preset 'huge'";
     QTest::newRow("heads not dividing") << QStringList{"train", "--scheme", "alibi", "--d-model", "30", "--heads", "4", "-o", "@DIR@/m.safetensors"} << 2 << "divisible";
     QTest::newRow("missing corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/none.txt", "-o", "@DIR@/m.safetensors"} << 2 << "does not exist";
     QTest::newRow("binary corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", POSITIONLAB_CLI, "-o", "@DIR@/m.safetensors"} << 2 << "binary";
-    QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2 << "MODEL.safetensors";
+    QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
+                                             << "unsupported extension '.txt'; allowed: .safetensors";
     QTest::newRow("corpus is a device") << QStringList{"train", "--scheme", "alibi", "--corpus", "/dev/zero", "-o", "@DIR@/m.safetensors"} << 2 << "not a regular file";
     QTest::newRow("eval a device") << QStringList{"eval", "/dev/zero"} << 2 << "checkpoint /dev/zero";
     QTest::newRow("output dir missing") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/no/such/m.safetensors"} << 2 << "cannot write";
@@ -373,7 +379,6 @@ void TestTrainCli::badUsage()
     QVERIFY(!QFile::exists(dir.path() + "/x.safetensors"));
 }
 
-PLAB_QTEST_GUILESS_MAIN(TestTrainCli)
 void TestTrainCli::fewerThreadsThanSlices_data()
 {
     QTest::addColumn<QStringList>("environment");
@@ -404,4 +409,77 @@ void TestTrainCli::fewerThreadsThanSlices()
              qPrintable(QString("train loss %1 (1 thread) against %2").arg(a.info.trainLoss).arg(b.info.trainLoss)));
 }
 
+// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; (i) the scheme as the
+// SCHEME word works as --scheme does.
+void TestTrainCli::evalBytesZeroSkips_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("said");
+    QTest::newRow("text") << QStringList{"train", "alibi"} << "no validation check (--eval-bytes 0)";
+    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"} << "\"validation_skipped\":\"--eval-bytes 0\"";
+}
+
+void TestTrainCli::evalBytesZeroSkips()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, said);
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    const CliResult r =
+        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", "0", "-o", model} + tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains(said.toUtf8()), r.err.constData());
+    QVERIFY2(!r.err.toLower().contains("nan"), r.err.constData());
+    QCOMPARE(plab::loadCheckpoint(model.toStdString()).model->config().scheme, std::string("alibi"));
+}
+
+// (j) Sliding-window evaluation reports its progress on stderr; --quiet silences progress wherever it is printed.
+void TestTrainCli::progressAndQuiet_data()
+{
+    QTest::addColumn<QStringList>("args"); // @MODEL@, @CORPUS@, @DIR@ replaced
+    QTest::addColumn<QString>("progress"); // a progress text printed without --quiet
+    QTest::newRow("eval sliding") << QStringList{"eval", "@MODEL@", "--corpus", "@CORPUS@", "--lengths", "16,32", "--mode",
+                                                 "sliding", "--stride", "4"}
+                                  << "length 32 (sliding): 100%";
+    QTest::newRow("train") << QStringList{"train", "alibi", "--corpus", "@CORPUS@", "--steps", "3", "--eval-bytes", "64",
+                                          "-o", "@DIR@/q.safetensors", "--layers", "1", "--d-model", "16", "--heads",
+                                          "2", "--d-ff", "32", "--context", "16", "--batch", "4"}
+                           << "step 3/3";
+}
+
+void TestTrainCli::progressAndQuiet()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, progress);
+    const QString model = twoLayerModel();
+    QVERIFY(QFile::exists(model));
+    QTemporaryDir dir;
+    for (QString& a : args)
+        a.replace("@MODEL@", model).replace("@CORPUS@", corpusPath(m_dir)).replace("@DIR@", dir.path());
+    const CliResult loud = runCli(args);
+    QVERIFY2(loud.exitCode == 0, loud.err.constData());
+    QVERIFY2(loud.err.contains(progress.toUtf8()), loud.err.constData());
+    const CliResult quiet = runCli(args + QStringList{"--quiet"});
+    QVERIFY2(quiet.exitCode == 0, quiet.err.constData());
+    QVERIFY2(!quiet.err.contains(progress.toUtf8()) && !quiet.err.contains("%"), quiet.err.constData());
+    QCOMPARE(quiet.out, loud.out); // the results themselves are the same
+}
+
+// (a) `render attention` names the layer and head as --layer and --head count them: from 0.
+void TestTrainCli::attentionPictureCountsFromZero()
+{
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString model = twoLayerModel();
+    QTemporaryDir dir;
+    const QString path = dir.path() + "/a.svg";
+    const CliResult r = runCli({"render", "attention", "--checkpoint", model, "--layer", "0", "--head", "1", "-o", path});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray svg = f.readAll();
+    QVERIFY2(svg.contains("layer l = 0 · head h = 1 of 0..1"), "the subtitle does not count from 0");
+}
+
+PLAB_QTEST_GUILESS_MAIN(TestTrainCli)
 #include "tst_train_cli.moc"

@@ -60,10 +60,6 @@
         <translation>%1：注意力偏置</translation>
     </message>
     <message>
-        <source>head %1 of %2 · N = %3 · %4</source>
-        <translation>第 %1 个头（共 %2 个）· N = %3 · %4</translation>
-    </message>
-    <message>
         <source>Compare: %1</source>
         <translation>对比：%1</translation>
     </message>
@@ -76,10 +72,6 @@
         <translation>差值 %1</translation>
     </message>
     <message>
-        <source>head %1 · N = %2 · masked where either is masked</source>
-        <translation>第 %1 个头 · N = %2 · 任一方被掩码处即掩码</translation>
-    </message>
-    <message>
         <source>Sinusoidal position embeddings: dot(p_m, p_n) − d/2</source>
         <translation>正弦位置编码：dot(p_m, p_n) − d/2</translation>
     </message>
@@ -90,10 +82,6 @@
     <message>
         <source>d = %1, base = %2</source>
         <translation>d = %1，底数 = %2</translation>
-    </message>
-    <message>
-        <source>Attention entropy vs length (head %1, %2, q·k %3)</source>
-        <translation>注意力熵随长度的变化（第 %1 个头，%2，q·k %3）</translation>
     </message>
     <message>
         <source>last query</source>
@@ -152,16 +140,8 @@
         <translation>查询（第 m 个字节）</translation>
     </message>
     <message>
-        <source>layer %1 · head %2 of %3 · N = %4 bytes · training context %5</source>
-        <translation>第 %1 层 · 第 %2 个头（共 %3 个）· N = %4 字节 · 训练上下文长度 %5</translation>
-    </message>
-    <message>
         <source>attention probability</source>
         <translation>注意力概率</translation>
-    </message>
-    <message>
-        <source>Entropy of each query&apos;s attention (head %1)</source>
-        <translation>每个查询的注意力熵（第 %1 个头）</translation>
     </message>
     <message>
         <source>nats</source>
@@ -206,6 +186,46 @@
     <message>
         <source>%1 (%2, trained here, %3 steps)</source>
         <translation>%1（%2，在此训练，%3 步）</translation>
+    </message>
+    <message>
+        <source>head h = %1 of 0..%2</source>
+        <translation>头 h = %1（0..%2）</translation>
+    </message>
+    <message>
+        <source>head h = %1</source>
+        <translation>头 h = %1</translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation>第 %1 个头</translation>
+    </message>
+    <message>
+        <source>layer l = %1</source>
+        <translation>层 l = %1</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>masked where either is masked</source>
+        <translation>任一方被掩码处即掩码</translation>
+    </message>
+    <message>
+        <source>Attention entropy vs length (%1, %2, q·k %3)</source>
+        <translation>注意力熵随长度的变化（%1，%2，q·k %3）</translation>
+    </message>
+    <message>
+        <source>N = %1 bytes</source>
+        <translation>N = %1 字节</translation>
+    </message>
+    <message>
+        <source>training context %1</source>
+        <translation>训练上下文长度 %1</translation>
+    </message>
+    <message>
+        <source>Entropy of each query&apos;s attention (%1)</source>
+        <translation>每个查询的注意力熵（%1）</translation>
     </message>
 </context>
 <context>
@@ -542,7 +562,7 @@
     </message>
     <message>
         <source>query %1 &apos;%2&apos; → key %3 &apos;%4&apos;: %5</source>
-        <translation>查询 %1 '%2' → 键 %3 '%4'：%5</translation>
+        <translation>查询 %1 &apos;%2&apos; → 键 %3 &apos;%4&apos;：%5</translation>
     </message>
     <message>
         <source>masked (the query cannot see it)</source>

@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <new>
@@ -195,10 +196,45 @@ nlohmann::json specMeta(const SchemeSpec &spec)
 
 // ---- Figures ------------------------------------------------------------------------------------------------
 
+namespace {
+std::atomic<IndexBase> g_indexBase{IndexBase::One};
+} // namespace
+
+void setFigureIndexBase(IndexBase base)
+{
+    g_indexBase = base;
+}
+
+IndexBase figureIndexBase()
+{
+    return g_indexBase;
+}
+
+QString headOfText(int head, int heads)
+{
+    if (figureIndexBase() == IndexBase::Zero)
+        return FigureText::tr("head h = %1 of 0..%2").arg(head).arg(heads - 1);
+    return FigureText::tr("head %1 of %2").arg(head + 1).arg(heads);
+}
+
+QString headText(int head)
+{
+    if (figureIndexBase() == IndexBase::Zero)
+        return FigureText::tr("head h = %1").arg(head);
+    return FigureText::tr("head %1").arg(head + 1);
+}
+
+QString layerText(int layer)
+{
+    if (figureIndexBase() == IndexBase::Zero)
+        return FigureText::tr("layer l = %1").arg(layer);
+    return FigureText::tr("layer %1").arg(layer + 1);
+}
+
 QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
 {
     QStringList parts;
-    parts << FigureText::tr("head %1 of %2").arg(head + 1).arg(spec.heads);
+    parts << headOfText(head, spec.heads);
     parts << QStringLiteral("N = %1").arg(length);
     parts << (spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
     for (const auto &[name, value] : spec.params)
@@ -254,11 +290,10 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
         names << QString::fromStdString(r.request.spec.name());
         HeatmapPanel panel;
         panel.title = schemeTitle(r.request.spec.info());
-        panel.subtitle = FigureText::tr("head %1 of %2 · N = %3 · %4")
-                             .arg(r.request.head + 1)
-                             .arg(r.request.spec.heads)
-                             .arg(r.request.length)
-                             .arg(r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
+        panel.subtitle = QStringList{headOfText(r.request.head, r.request.spec.heads),
+                                     QStringLiteral("N = %1").arg(r.request.length),
+                                     r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal")}
+                             .join(QStringLiteral(" · "));
         panel.valueLabel = valueLabel(r.request.spec, false);
         panel.matrix = r.matrix;
         figure.panels.push_back(std::move(panel));
@@ -270,9 +305,9 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
         const BiasResult &a = result.panels[result.differenceA];
         HeatmapPanel panel;
         panel.title = FigureText::tr("Difference %1").arg(differenceName(result));
-        panel.subtitle = FigureText::tr("head %1 · N = %2 · masked where either is masked")
-                             .arg(a.request.head + 1)
-                             .arg(a.request.length);
+        panel.subtitle = QStringList{headText(a.request.head), QStringLiteral("N = %1").arg(a.request.length),
+                                     FigureText::tr("masked where either is masked")}
+                             .join(QStringLiteral(" · "));
         panel.valueLabel = QStringLiteral("A − B");
         panel.matrix = result.difference;
         panel.ownScale = true;
@@ -327,8 +362,8 @@ CurveFigure dotFigure(const DotResult &result, bool logX)
 CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure)
 {
     const bool last = measure == EntropyMeasure::LastRow;
-    CurveFigure figure = curveFigure(FigureText::tr("Attention entropy vs length (head %1, %2, q·k %3)")
-                                         .arg(head + 1)
+    CurveFigure figure = curveFigure(FigureText::tr("Attention entropy vs length (%1, %2, q·k %3)")
+                                         .arg(headText(head))
                                          .arg(last ? FigureText::tr("last query") : FigureText::tr("mean over queries"))
                                          .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
                                               : result.request.qk == QkSource::Random ? FigureText::tr("random")

@@ -15,6 +15,16 @@ struct FigureText
     Q_DECLARE_TR_FUNCTIONS(FigureText)
 };
 
+// How figures number heads and layers: the GUI from 1, as its spin boxes do; positionlab-cli from 0, as its --head and
+// --layer options and every data file do (design.md). One process-wide choice, like the language (compute.cpp).
+enum class IndexBase { One, Zero };
+void setFigureIndexBase(IndexBase base);
+IndexBase figureIndexBase();
+// "head 3 of 8" from 1, "head h = 2 of 0..7" from 0; "head 3" / "head h = 2"; "layer 2" / "layer l = 1".
+QString headOfText(int head, int heads);
+QString headText(int head);
+QString layerText(int layer);
+
 // A (rows, cols) row-major matrix as core produced it; masked cells are -inf.
 struct Matrix
 {

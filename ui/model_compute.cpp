@@ -152,12 +152,12 @@ HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QSt
     for (uint8_t b : result.request.tokens)
         figure.tickLabels.push_back(byteLabel(b));
     HeatmapPanel panel;
-    panel.subtitle = FigureText::tr("layer %1 · head %2 of %3 · N = %4 bytes · training context %5")
-                         .arg(result.request.layer + 1)
-                         .arg(h + 1)
-                         .arg(result.heads)
-                         .arg(result.length)
-                         .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0);
+    panel.subtitle =
+        QStringList{layerText(result.request.layer), headOfText(h, result.heads),
+                    FigureText::tr("N = %1 bytes").arg(result.length),
+                    FigureText::tr("training context %1")
+                        .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0)}
+            .join(QStringLiteral(" · "));
     panel.valueLabel = FigureText::tr("attention probability");
     if (h < static_cast<int>(result.probabilities.size()))
         panel.matrix = result.probabilities[h];
@@ -169,7 +169,7 @@ CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
 {
     CurveFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
-    figure.title = FigureText::tr("Entropy of each query's attention (head %1)").arg(h + 1);
+    figure.title = FigureText::tr("Entropy of each query's attention (%1)").arg(headText(h));
     figure.xLabel = FigureText::tr("query position m");
     figure.yLabel = FigureText::tr("nats");
     Curve curve;

@@ -34,22 +34,158 @@ void registerBuiltins()
     });
 }
 
+// Said in the overview and in the --help of every verb with a head or layer option.
+const char* const kNumberingNote =
+    "numbering: positions, heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0, in the options\n"
+    "and in every output (CSV, JSON, messages, picture titles); the GUI shows heads and layers from 1.\n";
+
 void printOverview(std::ostream& out)
 {
     out << "positionlab-cli: positional encodings and length extrapolation, headless.\n\n"
            "usage: positionlab-cli VERB [options]    (positionlab-cli VERB --help for a verb's options)\n\nverbs:\n";
     for (const auto& [name, verb] : verbTable())
         out << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << verb.summary << '\n';
-    out << "\nexit codes: 0 ok, 1 failure while running, 2 bad usage or input\n";
+    out << "\nexit codes: 0 ok, 1 failure while running, 2 bad usage or input\n" << kNumberingNote;
+}
+
+std::string optionWord(const OptionDef& o)
+{
+    return o.name == "o" ? "-o" : "--" + o.name;
+}
+
+// "--length N", "--bidirectional", "--set NAME=VALUE ...": an option as the usage line and --help show it.
+std::string optionText(const OptionDef& o)
+{
+    if (o.kind == OptionKind::Flag)
+        return optionWord(o);
+    return optionWord(o) + " " + (o.metavar.empty() ? "VALUE" : o.metavar) + (o.kind == OptionKind::Repeated ? " ..." : "");
+}
+
+const OptionDef* findOption(const VerbDef& verb, const std::string& name)
+{
+    for (const OptionDef& o : verb.options)
+        if (o.name == name)
+            return &o;
+    return nullptr;
+}
+
+std::vector<UsageForm> formsOf(const VerbDef& verb)
+{
+    if (!verb.forms.empty())
+        return verb.forms;
+    UsageForm all{verb.words, {}, {}, {}};
+    for (const OptionDef& o : verb.options)
+        all.options.push_back(o.name);
+    return {all};
+}
+
+bool mentions(const std::string& words, const OptionDef& o)
+{
+    const std::string word = optionWord(o);
+    for (size_t at = words.find(word); at != std::string::npos; at = words.find(word, at + 1)) {
+        const size_t end = at + word.size();
+        if ((at == 0 || words[at - 1] == ' ' || words[at - 1] == '|' || words[at - 1] == '[') &&
+            (end == words.size() || words[end] == ' ' || words[end] == ']'))
+            return true;
+    }
+    return false;
+}
+
+std::string formLine(const VerbDef& verb, const UsageForm& form)
+{
+    std::string line = "positionlab-cli " + verb.name + (form.words.empty() ? "" : " " + form.words);
+    std::string required;
+    for (const std::string& name : form.options) {
+        const OptionDef* o = findOption(verb, name);
+        if (!o || mentions(form.words, *o))
+            continue;
+        if (o->required)
+            required += " " + optionText(*o);
+        else
+            line += " [" + optionText(*o) + "]";
+    }
+    return line + required;
+}
+
+// The form in use: the one named by the first word, else the one named by a given option, else the plain one.
+const UsageForm* formInUse(const std::vector<UsageForm>& forms, const ParsedArgs& args)
+{
+    if (!args.positional.empty())
+        for (const UsageForm& f : forms)
+            if (!f.whenWord.empty() && f.whenWord == args.positional[0])
+                return &f;
+    for (const UsageForm& f : forms)
+        if (!f.whenOption.empty() && args.has(f.whenOption))
+            return &f;
+    for (const UsageForm& f : forms)
+        if (f.whenWord.empty() && f.whenOption.empty())
+            return &f;
+    return nullptr;
+}
+
+std::string joinOptions(const std::vector<std::string>& names)
+{
+    std::string text;
+    for (const std::string& n : names)
+        text += (text.empty() ? "" : ", ") + (n == "o" ? std::string("-o") : "--" + n);
+    return text;
+}
+
+// Options the form in use would ignore are refused, naming them and where they apply.
+void refuseUnusedOptions(const VerbDef& verb, const ParsedArgs& args)
+{
+    const std::vector<UsageForm> forms = formsOf(verb);
+    const UsageForm* form = formInUse(forms, args);
+    if (!form)
+        return; // an unknown first word: the verb refuses it with its own message
+    std::vector<std::string> unused;
+    std::string elsewhere;
+    for (const auto& [name, values] : args.values) {
+        if (std::find(form->options.begin(), form->options.end(), name) != form->options.end())
+            continue;
+        unused.push_back(name);
+        for (const UsageForm& f : forms)
+            if (&f != form && std::find(f.options.begin(), f.options.end(), name) != f.options.end() && elsewhere.empty())
+                elsewhere = "positionlab-cli " + verb.name + (f.words.empty() ? "" : " " + f.words);
+    }
+    if (unused.empty())
+        return;
+    const std::string here = "positionlab-cli " + verb.name + (form->words.empty() ? "" : " " + form->words);
+    throw InputError(verb.name + ": " + joinOptions(unused) + (unused.size() == 1 ? " is" : " are") +
+                     " not used by `" + here + "` and would be ignored" +
+                     (elsewhere.empty() ? std::string() : " (used by `" + elsewhere + "`)") + "; allowed here: " +
+                     joinOptions(form->options));
+}
+
+// Picture options (--width, --colormap, --lang ...) with a data output would be ignored: refused.
+void refusePictureOptionsWithData(const VerbDef& verb, const ParsedArgs& args)
+{
+    if (verb.outputs.empty() || (args.has("o") && isImagePath(args.text("o"))))
+        return;
+    std::vector<std::string> given;
+    for (const OptionDef& o : verb.options)
+        if (o.pictureOnly && args.has(o.name))
+            given.push_back(o.name);
+    if (!given.empty())
+        throw InputError(verb.name + ": " + joinOptions(given) + (given.size() == 1 ? " applies" : " apply") +
+                         " only to a picture output (-o FILE.png, .svg or .pdf) and would be ignored here");
 }
 
 void printVerbHelp(const VerbDef& verb, std::ostream& out)
 {
-    out << "usage: " << verb.synopsis << "\n\n" << verb.summary << "\n\noptions:\n";
+    out << "usage: " << usageText(verb) << "\n\n" << verb.summary << "\n";
+    if (!verb.notes.empty())
+        out << "\n" << verb.notes << (verb.notes.back() == '\n' ? "" : "\n");
+    out << "\noptions:\n";
+    bool numbered = false;
     for (const OptionDef& o : verb.options) {
-        std::string left = (o.name == "o" ? "-o" : "--" + o.name) + (o.kind == OptionKind::Flag ? "" : " VALUE");
-        out << "  " << left << std::string(left.size() < 24 ? 24 - left.size() : 1, ' ') << o.help << '\n';
+        const std::string left = optionText(o);
+        out << "  " << left << std::string(std::max<size_t>(2, 28 - std::min<size_t>(28, left.size())), ' ') << o.help
+            << '\n';
+        numbered = numbered || o.name == "head" || o.name == "layer";
     }
+    if (numbered)
+        out << '\n' << kNumberingNote;
 }
 
 } // namespace
@@ -155,12 +291,7 @@ void registerVerb(VerbDef verb)
 ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
 {
     ParsedArgs parsed;
-    auto findOption = [&](const std::string& name) -> const OptionDef* {
-        for (const OptionDef& o : verb.options)
-            if (o.name == name)
-                return &o;
-        return nullptr;
-    };
+    auto findOption = [&](const std::string& name) { return plab::cli::findOption(verb, name); };
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
         const bool isOption = (a.size() > 2 && a.compare(0, 2, "--") == 0) || a == "-o";
@@ -210,16 +341,83 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         languageFromArgs(parsed);
     const int count = static_cast<int>(parsed.positional.size());
     if (count < verb.minPositional || count > verb.maxPositional) {
+        const std::string usage = usageText(verb);
         std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
         throw InputError(verb.name + ": expected " +
                          (verb.minPositional == verb.maxPositional ? std::to_string(verb.minPositional)
                                                                    : std::to_string(verb.minPositional) + " to " +
                                                                          std::to_string(verb.maxPositional)) +
                          " argument(s), got " + std::to_string(count) + extra + "; usage: " +
-                         verb.synopsis.substr(0, verb.synopsis.find('\n')) + // the message stays one line
-                         (verb.synopsis.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
+                         usage.substr(0, usage.find('\n')) + // the message stays one line
+                         (usage.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
     }
+    for (const OptionDef& o : verb.options)
+        if (o.required && !parsed.has(o.name))
+            throw InputError(verb.name + ": " + optionText(o) + " is required (see positionlab-cli " + verb.name + " --help)");
+    refuseUnusedOptions(verb, parsed);
+    refusePictureOptionsWithData(verb, parsed);
     return parsed;
+}
+
+std::string usageText(const VerbDef& verb)
+{
+    std::string text;
+    for (const UsageForm& form : formsOf(verb))
+        text += (text.empty() ? "" : "\n       ") + formLine(verb, form);
+    return text;
+}
+
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions)
+{
+    const auto dot = path.find_last_of('.');
+    const auto slash = path.find_last_of('/');
+    std::string ext = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? "" : path.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (std::find(extensions.begin(), extensions.end(), ext) == extensions.end()) {
+        std::string allowed;
+        for (const std::string& e : extensions)
+            allowed += (allowed.empty() ? "" : ", ") + e;
+        throw InputError((option == "o" ? "-o " : "--" + option + " ") + path + ": unsupported extension '" + ext +
+                         "'; allowed: " + allowed);
+    }
+    checkWritable(path);
+}
+
+void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
+                   const std::string& reason)
+{
+    std::vector<std::string> given;
+    for (const std::string& o : options)
+        if (args.has(o))
+            given.push_back(o);
+    if (!given.empty())
+        throw InputError(verb + ": " + joinOptions(given) + " cannot be used here: " + reason);
+}
+
+std::vector<std::string> dataExtensions(bool npy)
+{
+    return npy ? std::vector<std::string>{".csv", ".json", ".npy"} : std::vector<std::string>{".csv", ".json"};
+}
+
+std::vector<std::string> pictureExtensions()
+{
+    return {".png", ".svg", ".pdf"};
+}
+
+std::vector<std::string> dataAndPictureExtensions()
+{
+    std::vector<std::string> all = dataExtensions();
+    for (const std::string& e : pictureExtensions())
+        all.push_back(e);
+    return all;
+}
+
+std::vector<OptionDef> pictureOptions()
+{
+    return {{"width", OptionKind::Value, "picture output: width in pixels", "PX", true},
+            {"height", OptionKind::Value, "picture output: height in pixels", "PX", true},
+            {"lang", OptionKind::Value, "picture output: language of titles, axes and legends: en (default), zh_CN",
+             "CODE", true}};
 }
 
 const std::vector<std::string>& pictureLanguages()
@@ -234,25 +432,55 @@ std::string languageFromArgs(const ParsedArgs& args)
 
 OptionDef languageOption()
 {
-    return {"lang", OptionKind::Value, "image output: language of titles, axes and legends: en (default), zh_CN"};
+    return {"lang", OptionKind::Value, "language of titles, axes and legends: en (default), zh_CN", "CODE"};
 }
 
 std::vector<OptionDef> schemeOptions()
 {
     return {
-        {"heads", OptionKind::Value, "number of heads H, 1..1024 (default 8)"},
+        {"scheme", OptionKind::Value, "the scheme, instead of the SCHEME word (see `schemes`)", "S"},
+        {"heads", OptionKind::Value, "number of heads H, 1..1024 (default 8)", "H"},
         {"bidirectional", OptionKind::Flag, "no causal mask (schemes that allow it)"},
-        {"set", OptionKind::Repeated, "NAME=VALUE: a scheme parameter (see `schemes`)"},
-        {"context", OptionKind::Value, "training context L (window default of local/bca, logn threshold)"},
-        {"logn", OptionKind::Flag, "scale row m's scores by log(m+1)/log(context) past the context"},
+        {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
+        {"context", OptionKind::Value, "training context L (window default of local/bca, logn threshold)", "L"},
+        {"logn", OptionKind::Flag, "scale row m's scores by log(m+1)/log(L) past the context L (needs --context)"},
     };
+}
+
+std::vector<std::string> schemeOptionNames()
+{
+    std::vector<std::string> names;
+    for (const OptionDef& o : schemeOptions())
+        names.push_back(o.name);
+    return names;
+}
+
+std::string schemeFromArgs(const ParsedArgs& args, size_t index, const std::string& usage)
+{
+    const bool word = args.positional.size() > index;
+    if (word && args.has("scheme") && args.text("scheme") != args.positional[index])
+        throw InputError(usage + ": the scheme is given twice and differently, as '" + args.positional[index] +
+                         "' and --scheme " + args.text("scheme") + "; give it once");
+    if (word)
+        return args.positional[index];
+    if (args.has("scheme"))
+        return args.text("scheme");
+    throw InputError(usage + ": a scheme is required: the SCHEME word or --scheme S (see positionlab-cli schemes)");
+}
+
+int contextFromArgs(const ParsedArgs& args)
+{
+    if (args.has("logn") && !args.has("context"))
+        throw InputError("--logn needs --context L: the training context past which row m's scores are scaled by "
+                         "log(m+1)/log(L)");
+    return static_cast<int>(args.integer("context", 0, 1, kMaxLength));
 }
 
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,
                               const std::string& headDimName)
 {
     const int heads = static_cast<int>(args.integer("heads", defaultHeads, 1, kMaxHeads));
-    const int context = static_cast<int>(args.integer("context", 0, 1, 1 << 20));
+    const int context = contextFromArgs(args);
     if (headDim > 0)
         return makeSchemeSpecForHeadDim(name, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
                                         context, args.has("logn"));
@@ -312,6 +540,9 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
             return 0;
         }
         const ParsedArgs parsed = parseArgs(verb, rest);
+        for (const OutputDef& output : verb.outputs) // before any work: no minutes of computing for an unwritable file
+            if (parsed.has(output.option))
+                checkOutputPath(output.option, parsed.text(output.option), output.extensions);
         VerbContext ctx{out, err};
         return verb.run(parsed, ctx);
     } catch (const InputError& e) {

@@ -24,6 +24,24 @@ struct OptionDef {
     std::string name;  // long name without dashes, e.g. "length"
     OptionKind kind = OptionKind::Value;
     std::string help;  // one line, with the default
+    std::string metavar = {};  // the value's placeholder in the usage line and --help ("N", "FILE"; default VALUE)
+    bool pictureOnly = false;  // read only for a picture output (-o FILE.png|svg|pdf); refused with data output
+    bool required = false;     // refused when missing: "VERB: -o FILE is required"
+};
+
+// One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
+// given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
+struct UsageForm {
+    std::string words;                // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
+    std::vector<std::string> options; // the options this form reads
+    std::string whenWord;             // the form in use when the first positional word is this ...
+    std::string whenOption;           // ... or when this option is given; neither: the form otherwise in use
+};
+
+// An output option and the extensions it may end in; checked (extension, then a writable place) before any work.
+struct OutputDef {
+    std::string option; // "o" or e.g. "probs"
+    std::vector<std::string> extensions;
 };
 
 // The parsed command line of one verb.
@@ -49,23 +67,43 @@ struct VerbContext {
 
 struct VerbDef {
     std::string name;
-    std::string synopsis;    // usage line(s)
+    std::string words;       // what follows the verb in the usage line when there is one form, e.g. "SCHEME"
     std::string summary;     // one line for the overview
     std::vector<OptionDef> options;
     int minPositional = 0;
     int maxPositional = 0;
     std::function<int(const ParsedArgs&, VerbContext&)> run;
+    std::vector<UsageForm> forms = {};   // empty: one form, `words` with every option
+    std::vector<OutputDef> outputs = {}; // checked by runCli before the verb runs (empty: the verb checks its own)
+    std::string notes = {};              // lines printed after the usage in --help
 };
+
+// The usage line(s) of a verb, one per form, made from its options: the one text --help and error messages show.
+std::string usageText(const VerbDef& verb);
 
 // Adds a verb (replacing one of the same name). The GUI library registers `render` this way.
 void registerVerb(VerbDef verb);
-// Parses argv for `verb` (argv excludes the program and verb names); throws InputError.
+// Parses argv for `verb` (argv excludes the program and verb names); throws InputError. Also refuses the options the
+// form in use would ignore (a picture option without a picture output, `entropy --layer` without --checkpoint).
 ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
+// The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them) and
+// its place must be writable (InputError naming the reason, nothing left behind). `option` is "o" or e.g. "probs".
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions);
+// Refuses `options` when given, saying why they would be ignored (`reason`, e.g. "they apply only with --checkpoint").
+void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
+                   const std::string& reason);
 // Runs the whole command line; returns the exit code (0 ok, 1 failure while running, 2 bad usage/input).
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// Options shared by every verb that takes a scheme.
+// Options shared by every verb that takes a scheme (--scheme S is the alternative to the SCHEME word).
 std::vector<OptionDef> schemeOptions();
+// The names of schemeOptions(), for usage forms.
+std::vector<std::string> schemeOptionNames();
+// The scheme of a verb: the positional word at `index` or --scheme S, both allowed, and both only when they agree.
+// InputError naming `usage` when neither is given.
+std::string schemeFromArgs(const ParsedArgs& args, size_t index, const std::string& usage);
+// --context L (0 when absent); --logn without --context is refused naming --context.
+int contextFromArgs(const ParsedArgs& args);
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
 // Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that
@@ -83,6 +121,13 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
 int applyThreadsOption(const ParsedArgs& args);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
 double processCpuSeconds();
+
+// The extensions of data (.csv .json .npy) and of pictures (.png .svg .pdf), for OutputDef lists.
+std::vector<std::string> dataExtensions(bool npy = true);
+std::vector<std::string> pictureExtensions();
+std::vector<std::string> dataAndPictureExtensions();
+// The picture options shared by bias, dot and entropy (width, height, language), all pictureOnly.
+std::vector<OptionDef> pictureOptions();
 
 // The languages pictures can be drawn in (--lang; the GUI library holds their translations, ui/i18n.h).
 const std::vector<std::string>& pictureLanguages();
@@ -115,9 +160,6 @@ void registerRenderVerbs();
 OptionDef lessonFolderOption();
 LessonSet lessonsFromArgs(const ParsedArgs& args);
 
-// attention's outputs in both modes (verbs_attention.cpp): -o OUT.npy is required, it and --probs must be .npy;
-// checked before any work.
-void checkAttentionOutputs(const ParsedArgs& args);
 // Runs the attention kernel on unrotated q, k, v (B = 1, H, N, D) under `spec`; writes --probs (when given) and -o.
 void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const AttentionDims& dims, const float* q,
                            const float* k, const float* v);

@@ -37,9 +37,9 @@ NpyArray readInput(const ParsedArgs& args, const std::string& option)
 
 int runAttention(const ParsedArgs& args, VerbContext& ctx)
 {
+    const std::string scheme = schemeFromArgs(args, 0, "attention");
     if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
-        return runAttentionWithCheckpoint(args.positional[0], args, ctx);
-    checkAttentionOutputs(args);
+        return runAttentionWithCheckpoint(scheme, args, ctx);
     const NpyArray q = readInput(args, "q"), k = readInput(args, "k"), v = readInput(args, "v");
     if (k.shape != q.shape || v.shape != q.shape)
         throw InputError("attention: q, k and v must have the same shape (H, N, D); got q " + q.shapeText() + ", k " +
@@ -53,7 +53,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
     const int H = static_cast<int>(q.shape[0]), N = static_cast<int>(q.shape[1]), D = static_cast<int>(q.shape[2]);
     if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
         throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
-    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args, H, D, "head dim D of --q");
+    const SchemeSpec spec = schemeSpecFromArgs(scheme, args, H, D, "head dim D of --q");
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
     checkWork(args, attentionWork(spec, {N}, D),
@@ -130,41 +130,135 @@ std::vector<float> randomTensor(size_t count, uint64_t seed)
     return x;
 }
 
-int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
+// What `bench attention` times, from its options; refused here (memory, work estimate) before anything is allocated.
+struct BenchSetup {
+    SchemeSpec spec;
+    AttentionDims dims;
+    int repeat = 5;
+    int threads = 1;
+    bool backward = false;
+    bool peak = false; // --peak: the FMA peak probe between timed runs
+};
+
+BenchSetup benchSetupFromArgs(const ParsedArgs& args)
 {
-    const std::string scheme = args.text("scheme", "alibi");
+    // `bench attention rope` and `bench attention --scheme rope` alike; ALiBi when neither.
+    const std::string scheme = args.positional.size() > 1 || args.has("scheme") ? schemeFromArgs(args, 1, "bench attention")
+                                                                                : std::string("alibi");
+    BenchSetup b;
     const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
     const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
     const int D = static_cast<int>(args.integer("dim", 64, 1, 4096));
-    const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
-    const int threads = applyThreadsOption(args);
+    b.repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
+    b.threads = applyThreadsOption(args);
+    b.backward = args.has("backward");
+    b.peak = args.has("peak");
     std::vector<std::string> sets = args.all("set");
-    const SchemeInfo& info = schemeByName(scheme);
     if (args.has("window")) {
-        if (!info.hasWindow)
+        if (!schemeByName(scheme).hasWindow)
             throw InputError("--window: the scheme " + scheme + " has no window; allowed with: local, bca");
         sets.push_back("window=" + args.text("window"));
     }
-    const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    const SchemeSpec spec =
-        makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim", context, args.has("logn"));
-    const AttentionDims dims{1, H, N, D};
-    checkMemoryEstimate(4.0 * 4.0 * double(dims.elements()) * (args.has("backward") ? 3 : 1), "q, k, v, out");
+    b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
+                                      contextFromArgs(args), args.has("logn"));
+    b.dims = {1, H, N, D};
+    checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
-    checkWork(args, attentionWork(spec, {N}, D) * (1.0 + repeat) * (args.has("backward") ? 3.5 : 1.0),
+    checkWork(args, attentionWork(b.spec, {N}, D) * (1.0 + b.repeat) * (b.backward ? 3.5 : 1.0),
               "bench attention N=" + std::to_string(N) + " H=" + std::to_string(H) + " D=" + std::to_string(D) +
-                  " with " + std::to_string(repeat) + " repeats" + (args.has("backward") ? " and --backward" : ""),
+                  " with " + std::to_string(b.repeat) + " repeats" + (b.backward ? " and --backward" : ""),
               "a smaller --length, --heads, --dim or --repeat");
-    const PositionBias bias(spec, N);
-    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
-                             v = randomTensor(dims.elements(), 3);
+    return b;
+}
 
+// The bench's figures, as JSON and as text, filled by the forward and (with --backward) the backward.
+struct BenchReport {
+    nlohmann::json json;
+    std::ostringstream text;
+};
+
+void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, BenchReport& r)
+{
+    const SchemeSpec& spec = b.spec;
+    const int N = b.dims.length, H = b.dims.heads, D = b.dims.headDim;
+    const bool window = spec.info().hasWindow;
     // Useful work: 4 D flops (q.k and p.v) per visible (query, key) pair and head: 4 H N^2 D for full attention,
     // about half of it causal, about 4 H N W D for a window.
     const double flops = 4.0 * D * H * visiblePairs(spec, N);
     // The nominal count other tools quote (4 H N^2 D full, half causal, 4 H N W D a window): see nominalPairs.
     const double nominalFlops = 4.0 * D * H * nominalPairs(spec, N);
+    const double fwd = median(runs.wallMs), fwdCpu = median(runs.cpuMs);
+    r.json = {{"scheme", spec.name()},   {"bidirectional", spec.bidirectional},
+              {"length", N},             {"heads", H},
+              {"dim", D},                {"threads", b.threads},
+              {"repeat", b.repeat},      {"flops", flops},
+              {"forward_ms", fwd},       {"forward_ms_runs", runs.wallMs},
+              {"forward_gflops", flops / fwd * 1e-6},
+              {"extra_memory_mib", extraBytes / (1 << 20)},
+              {"forward_cpu_ms", fwdCpu},
+              {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
+              {"nominal_flops", nominalFlops},
+              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}};
+    if (window)
+        r.json["window"] = spec.intParam("window");
+    r.text << std::fixed << std::setprecision(2) << "attention " << spec.name()
+           << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N << " H=" << H << " D=" << D
+           << (window ? " W=" + std::to_string(spec.intParam("window")) : "") << " threads=" << b.threads
+           << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
+           << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu << " ms: "
+           << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
+    if (window)
+        r.text << "  (" << nominalFlops / fwd * 1e-6 << " GFLOP/s counting 4 H N K D, K = "
+               << std::lround(nominalFlops / (4.0 * D * H * N))
+               << " keys for every row: rows near the sequence's ends see fewer, so the useful work is "
+               << 100.0 * flops / nominalFlops << "% of that)\n";
+}
 
+// The forward's share of the FP32 FMA peak measured between its timed runs (wall clock and per CPU-second).
+void reportPeak(const std::vector<FmaPeakRun>& runs, BenchReport& r)
+{
+    std::vector<double> gflops, perCpuSecond;
+    for (const FmaPeakRun& run : runs) {
+        gflops.push_back(run.gflops);
+        perCpuSecond.push_back(run.gflopsPerCpuSecond);
+    }
+    const double peak = median(gflops), peakCpu = median(perCpuSecond);
+    const double forward = r.json["forward_gflops"], forwardCpu = r.json["forward_gflops_per_cpu_second"];
+    const std::string isa = runs.empty() ? std::string() : runs.back().isa;
+    r.json["peak_gflops"] = peak;
+    r.json["peak_gflops_runs"] = gflops;
+    r.json["peak_isa"] = isa;
+    r.json["forward_share_of_peak"] = forward / peak;
+    // Per CPU-second on both sides: the share that neighbours on a shared machine disturb least.
+    r.json["peak_gflops_per_cpu_second"] = peakCpu;
+    r.json["forward_share_of_peak_per_cpu_second"] = forwardCpu / peakCpu;
+    r.text << "  FP32 FMA peak (" << isa << ") median " << peak << " GFLOP/s: the forward reaches "
+           << 100.0 * forward / peak << "% of it (per CPU-second: " << 100.0 * forwardCpu / peakCpu << "% of "
+           << peakCpu << ")\n";
+}
+
+void reportBackward(const Timings& runs, BenchReport& r)
+{
+    const double flops = r.json["flops"], fwd = r.json["forward_ms"], fwdCpu = r.json["forward_cpu_ms"];
+    const double bwd = median(runs.wallMs);
+    r.json["backward_cpu_ms"] = median(runs.cpuMs);
+    r.json["backward_over_forward_cpu"] = median(runs.cpuMs) / fwdCpu;
+    // FlashAttention's convention: the backward does 2.5x the forward's matrix products.
+    r.json["backward_ms"] = bwd;
+    r.json["backward_ms_runs"] = runs.wallMs;
+    r.json["backward_gflops"] = 2.5 * flops / bwd * 1e-6;
+    r.json["backward_over_forward"] = bwd / fwd;
+    r.text << "  backward median " << bwd << " ms  " << 2.5 * flops / bwd * 1e-6 << " GFLOP/s (2.5x forward flops)  "
+           << bwd / fwd << "x forward\n";
+}
+
+int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
+{
+    const BenchSetup b = benchSetupFromArgs(args);
+    const AttentionDims& dims = b.dims;
+    const PositionBias bias(b.spec, dims.length);
+    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
+                             v = randomTensor(dims.elements(), 3);
     // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).
     resetPeakMemory();
     const long long rssBefore = procStatusBytes("VmRSS:");
@@ -176,82 +270,32 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     // The timed runs write into the same output buffers, as training steps and the live views do: a fresh 32 MiB
     // output per call would time the allocator's page faults (glibc maps blocks of 32 MiB and more anew on every
     // call), not attention.
+    BenchReport report;
     // --peak: the FMA peak probe after every timed run, so both see the same load on the machine.
-    std::vector<double> peakRuns, peakCpuRuns;
-    std::string peakIsa;
-    const Timings forwardRuns = timeRuns(
-        repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); },
-        [&] {
-            if (!args.has("peak"))
-                return;
-            const FmaPeakRun run = measureFmaPeak(threads);
-            peakRuns.push_back(run.gflops);
-            peakCpuRuns.push_back(run.gflopsPerCpuSecond);
-            peakIsa = run.isa;
-        });
-    const std::vector<double>& forwardMs = forwardRuns.wallMs;
-    const double fwd = median(forwardMs);
-    const double fwdCpu = median(forwardRuns.cpuMs);
-
-    nlohmann::json j{{"scheme", scheme},         {"bidirectional", spec.bidirectional},
-                     {"length", N},              {"heads", H},
-                     {"dim", D},                 {"threads", threads},
-                     {"repeat", repeat},         {"flops", flops},
-                     {"forward_ms", fwd},        {"forward_ms_runs", forwardMs},
-                     {"forward_gflops", flops / fwd * 1e-6},
-                     {"extra_memory_mib", extraBytes / (1 << 20)},
-                     {"forward_cpu_ms", fwdCpu},
-                     {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
-                     {"nominal_flops", nominalFlops},
-                     {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}};
-    if (info.hasWindow)
-        j["window"] = spec.intParam("window");
-    if (!peakRuns.empty()) {
-        j["peak_gflops"] = median(peakRuns);
-        j["peak_gflops_runs"] = peakRuns;
-        j["peak_isa"] = peakIsa;
-        j["forward_share_of_peak"] = flops / fwd * 1e-6 / median(peakRuns);
-        // Per CPU-second on both sides: the share that neighbours on a shared machine disturb least.
-        j["peak_gflops_per_cpu_second"] = median(peakCpuRuns);
-        j["forward_share_of_peak_per_cpu_second"] = flops / fwdCpu * 1e-6 / median(peakCpuRuns);
-    }
-    std::ostringstream text;
-    text << std::fixed << std::setprecision(2) << "attention " << scheme << (spec.bidirectional ? " bidirectional" : " causal")
-         << " N=" << N << " H=" << H << " D=" << D << (info.hasWindow ? " W=" + std::to_string(spec.intParam("window")) : "")
-         << " threads=" << threads << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
-         << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu << " ms: "
-         << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
-    if (info.hasWindow)
-        text << "  (" << nominalFlops / fwd * 1e-6 << " GFLOP/s counting 4 H N K D, K = " << std::lround(nominalFlops / (4.0 * D * H * N))
-             << " keys for every row: rows near the sequence's ends see fewer, so the useful work is " << 100.0 * flops / nominalFlops
-             << "% of that)\n";
-    if (!peakRuns.empty())
-        text << "  FP32 FMA peak (" << peakIsa << ") median " << median(peakRuns) << " GFLOP/s: the forward reaches "
-             << 100.0 * flops / fwd * 1e-6 / median(peakRuns) << "% of it (per CPU-second: "
-             << 100.0 * flops / fwdCpu * 1e-6 / median(peakCpuRuns) << "% of " << median(peakCpuRuns) << ")\n";
-    if (args.has("backward")) {
+    std::vector<FmaPeakRun> peakRuns;
+    reportForward(b,
+                  timeRuns(
+                      b.repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); },
+                      [&] {
+                          if (b.peak)
+                              peakRuns.push_back(measureFmaPeak(b.threads));
+                      }),
+                  extraBytes, report);
+    if (b.peak)
+        reportPeak(peakRuns, report);
+    if (b.backward) {
         const std::vector<float> dOut = randomTensor(dims.elements(), 4);
         // Into the same gradient buffers each time, as the forward (and a training step) does.
         AttentionGradients grads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
-        const Timings backwardRuns = timeRuns(repeat, [&] {
-            attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads);
-        });
-        const std::vector<double>& backwardMs = backwardRuns.wallMs;
-        const double bwd = median(backwardMs);
-        j["backward_cpu_ms"] = median(backwardRuns.cpuMs);
-        j["backward_over_forward_cpu"] = median(backwardRuns.cpuMs) / fwdCpu;
-        // FlashAttention's convention: the backward does 2.5x the forward's matrix products.
-        j["backward_ms"] = bwd;
-        j["backward_ms_runs"] = backwardMs;
-        j["backward_gflops"] = 2.5 * flops / bwd * 1e-6;
-        j["backward_over_forward"] = bwd / fwd;
-        text << "  backward median " << bwd << " ms  " << 2.5 * flops / bwd * 1e-6 << " GFLOP/s (2.5x forward flops)  "
-             << bwd / fwd << "x forward\n";
+        reportBackward(timeRuns(b.repeat, [&] {
+                           attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads);
+                       }),
+                       report);
     }
     if (args.has("json"))
-        ctx.out << j.dump() << '\n';
+        ctx.out << report.json.dump() << '\n';
     else
-        ctx.out << text.str();
+        ctx.out << report.text.str();
     return 0;
 }
 
@@ -320,6 +364,8 @@ int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
 int runBench(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string what = args.positional[0];
+    if (args.positional.size() > 1 && what != "attention")
+        throw InputError("bench " + what + ": unexpected '" + args.positional[1] + "' (only `bench attention` takes a SCHEME)");
     if (what == "attention")
         return runBenchAttention(args, ctx);
     if (what == "gemm")
@@ -330,16 +376,6 @@ int runBench(const ParsedArgs& args, VerbContext& ctx)
 }
 
 } // namespace
-
-void checkAttentionOutputs(const ParsedArgs& args)
-{
-    if (!args.has("o"))
-        throw InputError("attention: -o OUT.npy is required");
-    if (dataFormatForPath(args.text("o")) != DataFormat::Npy)
-        throw InputError("-o " + args.text("o") + ": attention writes .npy only");
-    if (args.has("probs") && dataFormatForPath(args.text("probs")) != DataFormat::Npy)
-        throw InputError("--probs " + args.text("probs") + ": probabilities are written as .npy only");
-}
 
 void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const AttentionDims& dims, const float* q,
                            const float* k, const float* v)
@@ -358,46 +394,55 @@ void registerAttentionVerbs()
 {
     std::vector<OptionDef> attentionOptions = schemeOptions();
     attentionOptions.insert(attentionOptions.end(),
-                            {{"q", OptionKind::Value, "queries Q.npy, float32 (H, N, D), before any rotation"},
-                             {"k", OptionKind::Value, "keys K.npy, float32 (H, N, D)"},
-                             {"v", OptionKind::Value, "values V.npy, float32 (H, N, D)"},
-                             {"probs", OptionKind::Value, "also write the probabilities P.npy, float32 (H, N, N)"},
-                             {"checkpoint", OptionKind::Value, "MODEL.safetensors: q, k, v of the model's layer on text (instead of --q/--k/--v)"},
-                             {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
-                             {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)"},
-                             {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)"},
+                            {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
+                             {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
+                             {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
+                             {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"},
+                             {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
+                              "MODEL.safetensors"},
+                             {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
+                             {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)", "FILE"},
+                             {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
                              allowLongOption(),
-                             {"o", OptionKind::Value, "output OUT.npy, float32 (H, N, D)"}});
-    registerVerb({"attention",
-                  "positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy [--bidirectional] [--set ...] "
-                  "[--probs P.npy] -o OUT.npy",
+                             {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
+    const std::vector<std::string> fromFiles = {"scheme", "heads", "bidirectional", "set", "context", "logn",
+                                                "q", "k", "v", "probs", "allow-long", "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer", "corpus", "length", "probs", "allow-long", "o"};
+    registerVerb({"attention", "SCHEME",
                   "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
-                  attentionOptions, 1, 1, runAttention});
-    registerVerb({"bench",
-                  "positionlab-cli bench attention [--scheme S] [--length N] [--heads H] [--dim D] [--window W] "
-                  "[--threads T] [--repeat R] [--backward] [--peak] [--json]\n       positionlab-cli bench gemm [--size n | "
-                  "--flops F] [--threads T] [--repeat R] [--json]\n       positionlab-cli bench peak [--threads T] "
-                  "[--repeat R] [--json]",
+                  attentionOptions, 0, 1, runAttention,
+                  {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
+                   {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
+                  {{"o", {".npy"}}, {"probs", {".npy"}}},
+                  "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme."});
+    const std::vector<OptionDef> benchOptions = {
+        {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
+        {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},
+        {"heads", OptionKind::Value, "attention: heads H (default 8)", "H"},
+        {"dim", OptionKind::Value, "attention: head dimension D (default 64)", "D"},
+        {"window", OptionKind::Value, "attention: window W of local/bca", "W"},
+        {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
+        {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
+        {"context", OptionKind::Value, "attention: training context L (logn threshold)", "L"},
+        {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
+        {"backward", OptionKind::Flag, "attention: also time the backward pass"},
+        {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
+        {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
+        {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
+        {"threads", OptionKind::Value, "OpenMP threads (default: all processors)", "T"},
+        {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
+        allowLongOption(),
+        {"json", OptionKind::Flag, "one JSON object on stdout"}};
+    registerVerb({"bench", "attention|gemm|peak",
                   "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, or measure "
                   "the FP32 FMA peak",
-                  {{"scheme", OptionKind::Value, "attention: scheme (default alibi)"},
-                   {"length", OptionKind::Value, "attention: sequence length N (default 2048)"},
-                   {"heads", OptionKind::Value, "attention: heads H (default 8)"},
-                   {"dim", OptionKind::Value, "attention: head dimension D (default 64)"},
-                   {"window", OptionKind::Value, "attention: window W of local/bca"},
-                   {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
-                   {"set", OptionKind::Repeated, "attention: NAME=VALUE scheme parameter"},
-                   {"context", OptionKind::Value, "attention: training context (logn threshold)"},
-                   {"logn", OptionKind::Flag, "attention: the logn modifier"},
-                   {"backward", OptionKind::Flag, "attention: also time the backward pass"},
-                   {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
-                   {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)"},
-                   {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops"},
-                   {"threads", OptionKind::Value, "OpenMP threads (default: all processors)"},
-                   {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)"},
-                   allowLongOption(),
-                   {"json", OptionKind::Flag, "one JSON object on stdout"}},
-                  1, 1, runBench});
+                  benchOptions, 1, 2, runBench,
+                  {{"attention [SCHEME]",
+                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "backward",
+                     "peak", "threads", "repeat", "allow-long", "json"},
+                    "attention", {}},
+                   {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
+                   {"peak", {"threads", "repeat", "json"}, "peak", {}}}});
 }
 
 } // namespace plab::cli

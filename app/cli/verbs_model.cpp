@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "evaluation.h"
 #include "model.h"
+#include "eval_check.h"
 #include "npy.h"
 #include "optimizer.h"
 #include "presets.h"
@@ -25,6 +26,8 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <functional>
+#include <memory>
 #include <optional>
 
 namespace plab::cli {
@@ -102,31 +105,38 @@ namespace {
 std::vector<OptionDef> modelOptions()
 {
     return {
-        {"preset", OptionKind::Value, "demo, tiny, quick (default) or large: sizes and schedule (see the README's presets table)"},
-        {"context", OptionKind::Value, "training context L (default from the preset)"},
-        {"layers", OptionKind::Value, "transformer blocks (default from the preset)"},
-        {"d-model", OptionKind::Value, "model width (default from the preset)"},
-        {"heads", OptionKind::Value, "attention heads; d-model must be divisible by it (default from the preset)"},
-        {"d-ff", OptionKind::Value, "MLP hidden width (default from the preset)"},
-        {"set", OptionKind::Repeated, "NAME=VALUE: a scheme parameter (see `schemes`)"},
+        {"preset", OptionKind::Value, "demo, tiny, quick (default) or large: sizes and schedule (see the README's presets table)",
+         "NAME"},
+        {"context", OptionKind::Value, "training context L (default from the preset)", "L"},
+        {"layers", OptionKind::Value, "transformer blocks (default from the preset)", "N"},
+        {"d-model", OptionKind::Value, "model width (default from the preset)", "D"},
+        {"heads", OptionKind::Value, "attention heads; d-model must be divisible by it (default from the preset)", "H"},
+        {"d-ff", OptionKind::Value, "MLP hidden width (default from the preset)", "F"},
+        {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
         {"logn", OptionKind::Flag, "scale scores by log(m+1)/log(context) past the context"},
-        {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)"},
+        {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)", "S"},
     };
 }
 
-int runTrain(const ParsedArgs& args, VerbContext& ctx)
+// Everything `train` reads from its command line.
+struct TrainSetup {
+    ModelConfig model;
+    TrainConfig training;
+    int logEvery = 0;
+    int saveEvery = 0;
+    size_t evalBytes = 0;
+    std::string output;
+    bool json = false;
+    bool quiet = false;
+};
+
+TrainSetup trainSetupFromArgs(const ParsedArgs& args)
 {
-    if (!args.has("scheme"))
-        throw InputError("train: --scheme is required (see positionlab-cli schemes)");
-    if (!args.has("o"))
-        throw InputError("train: -o MODEL.safetensors is required");
-    const std::string output = args.text("o");
-    if (output.size() < 12 || output.compare(output.size() - 12, 12, ".safetensors") != 0)
-        throw InputError("-o " + output + ": a checkpoint is written as MODEL.safetensors (other extensions are refused)");
-    ModelConfig mc;
-    TrainConfig tc;
+    TrainSetup s;
+    ModelConfig& mc = s.model;
+    TrainConfig& tc = s.training;
     applyPreset(args.text("preset", "quick"), mc, tc);
-    mc.scheme = args.text("scheme");
+    mc.scheme = schemeFromArgs(args, 0, "train");
     mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
     mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
     mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
@@ -143,42 +153,47 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     tc.weightDecay = args.number("weight-decay", tc.weightDecay);
     tc.gradClip = args.number("grad-clip", tc.gradClip);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
-    const int logEvery = static_cast<int>(args.integer("log-every", 0, 0, 100000000));
-    const int saveEvery = static_cast<int>(args.integer("save-every", 0, 0, 100000000));
-    const bool json = args.has("json");
+    s.logEvery = static_cast<int>(args.integer("log-every", 0, 0, 100000000));
+    s.saveEvery = static_cast<int>(args.integer("save-every", 0, 0, 100000000));
+    s.evalBytes = static_cast<size_t>(args.integer("eval-bytes", 65536, 0, 1LL << 40));
+    s.output = args.text("o");
+    s.json = args.has("json");
+    s.quiet = args.has("quiet");
+    if (s.quiet)
+        refuseOptions("train", args, {"log-every"}, "--quiet prints no step progress");
     validateModelConfig(mc);
     validateTrainConfig(tc);
-    applyThreadsOption(args);
-    { AtomicFile probe(output); } // refuse an unwritable -o before minutes of training, leave nothing behind
+    return s;
+}
 
-    const Corpus corpus = corpusFromArgs(args);
-    checkTrainingCorpus(corpus, mc.context);
-    if (json) {
-        ctx.err << nlohmann::json{{"event", "start"}, {"config", mc.toJson()}, {"training", tc.toJson()},
+void printTrainStart(const TrainSetup& s, const Corpus& corpus, VerbContext& ctx)
+{
+    const ModelConfig& mc = s.model;
+    if (s.json) {
+        ctx.err << nlohmann::json{{"event", "start"}, {"config", mc.toJson()}, {"training", s.training.toJson()},
                                   {"parameters", modelParameterCount(mc)}, {"corpus", corpus.source},
                                   {"train_bytes", corpus.train.size()}, {"threads", omp_get_max_threads()}}
                        .dump()
                 << std::endl;
-    } else {
-        std::string window;
-        if (schemeByName(mc.scheme).hasWindow) {
-            const int w = modelSchemeSpec(mc).intParam("window");
-            window = " (window " + std::to_string(w) + ": " + std::to_string(mc.layers) + " layers reach " +
-                     std::to_string(mc.layers * (w - 1)) + " positions back)";
-        }
-        ctx.err << "training " << mc.scheme << window << ": " << mc.layers << " layers, d_model " << mc.dModel << ", "
-                << mc.heads << " heads, context " << mc.context << ", " << modelParameterCount(mc) << " parameters; "
-                << tc.steps << " steps of " << tc.batch << " x " << mc.context << " tokens; corpus " << corpus.source
-                << " (" << corpus.train.size() << " training bytes); " << omp_get_max_threads() << " threads" << std::endl;
+        return;
     }
+    std::string window;
+    if (schemeByName(mc.scheme).hasWindow) {
+        const int w = modelSchemeSpec(mc).intParam("window");
+        window = " (window " + std::to_string(w) + ": " + std::to_string(mc.layers) + " layers reach " +
+                 std::to_string(mc.layers * (w - 1)) + " positions back)";
+    }
+    ctx.err << "training " << mc.scheme << window << ": " << mc.layers << " layers, d_model " << mc.dModel << ", "
+            << mc.heads << " heads, context " << mc.context << ", " << modelParameterCount(mc) << " parameters; "
+            << s.training.steps << " steps of " << s.training.batch << " x " << mc.context << " tokens; corpus "
+            << corpus.source << " (" << corpus.train.size() << " training bytes); " << omp_get_max_threads()
+            << " threads" << std::endl;
+}
 
-    const double cpuStart = processCpuSeconds();
-    TrainingHooks hooks;
-    hooks.reportEvery = logEvery;
-    hooks.interrupt = &g_interrupted; // Ctrl-C also stops inside a long step, before the optimiser runs
-    hooks.saveEvery = saveEvery;
-    hooks.checkpoint = [&](const Model& model, const CheckpointInfo& info) { saveCheckpoint(model, info, output); };
-    hooks.progress = [&](const TrainingProgress& p) {
+// One line (or JSON event) per report on stderr.
+std::function<void(const TrainingProgress&)> trainProgressPrinter(const TrainSetup& s, VerbContext& ctx, double cpuStart)
+{
+    return [json = s.json, &ctx, cpuStart](const TrainingProgress& p) {
         if (json) {
             ctx.err << nlohmann::json{{"event", "step"}, {"step", p.step}, {"steps", p.steps}, {"loss", p.loss},
                                       {"lr", p.learningRate}, {"grad_norm", p.gradNorm},
@@ -186,60 +201,103 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
                                       {"eta_s", p.etaSeconds}, {"cpu_s", processCpuSeconds() - cpuStart}}
                            .dump()
                     << std::endl;
-        } else {
-            char line[200];
-            std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
-                          static_cast<int>(std::to_string(p.steps).size()), p.step, p.steps, p.loss, p.learningRate,
-                          p.tokensPerSecond, clock(p.elapsedSeconds).c_str(), clock(p.etaSeconds).c_str());
-            ctx.err << line << std::endl;
+            return;
         }
+        char line[200];
+        std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
+                      static_cast<int>(std::to_string(p.steps).size()), p.step, p.steps, p.loss, p.learningRate,
+                      p.tokensPerSecond, clock(p.elapsedSeconds).c_str(), clock(p.etaSeconds).c_str());
+        ctx.err << line << std::endl;
     };
-    InterruptGuard guard;
-    TrainingResult trained = trainModel(mc, tc, corpus, hooks);
-    Model& model = *trained.model;
-    CheckpointInfo& info = trained.info;
-    const bool interrupted = trained.stopped;
-    if (interrupted && info.step == 0) {
-        ctx.err << "interrupted before the first step; nothing written" << std::endl;
-        return 130;
+}
+
+// The short held-out check at the training length after training, so a run reports more than its training loss.
+// Empty, with `why` set, when it is skipped: --eval-bytes 0, a held-out text too short, or Ctrl-C during it.
+std::optional<double> heldOutLoss(Model& model, const Corpus& corpus, const TrainSetup& s, std::string& why)
+{
+    if (s.evalBytes == 0) {
+        why = "--eval-bytes 0";
+        return std::nullopt;
     }
-    saveCheckpoint(model, info, output);
-    const double elapsed = trained.elapsedSeconds;
-    const double tokensPerSecond = trained.tokensPerSecond;
-    if (interrupted) {
-        if (json)
-            ctx.err << nlohmann::json{{"event", "interrupted"}, {"step", info.step}, {"checkpoint", output}}.dump()
-                    << std::endl;
-        else
-            ctx.err << "interrupted at step " << info.step << "; checkpoint written to " << output << std::endl;
-        return 130;
+    if (corpus.validation.size() < 2) {
+        why = "the held-out text has " + std::to_string(corpus.validation.size()) + " bytes";
+        return std::nullopt;
     }
-    // A short held-out check at the training length, so a run reports more than its training loss.
     EvalOptions eo;
-    eo.lengths = {mc.context};
-    eo.maxTokens = static_cast<size_t>(args.integer("eval-bytes", 65536, 0, 1LL << 40));
+    eo.lengths = {s.model.context};
+    eo.maxTokens = s.evalBytes;
     eo.progress = [](double) { return !g_interrupted; }; // Ctrl-C here skips the check; the checkpoint is written
-    double valLoss = std::nan("");
     try {
-        if (eo.maxTokens && corpus.validation.size() >= 2)
-            valLoss = evaluateModel(model, corpus.validation, eo)[0].loss;
+        return evaluateModel(model, corpus.validation, eo)[0].loss;
     } catch (const RunError&) {
         if (!g_interrupted)
             throw;
+        why = "interrupted";
+        return std::nullopt;
     }
-    if (json) {
-        ctx.err << nlohmann::json{{"event", "done"}, {"steps", info.step}, {"train_loss", info.trainLoss},
-                                  {"validation_loss", std::isfinite(valLoss) ? nlohmann::json(valLoss) : nlohmann::json()},
-                                  {"tokens_per_second", tokensPerSecond}, {"elapsed_s", elapsed}, {"checkpoint", output}}
-                       .dump()
-                << std::endl;
-    } else {
-        char line[240];
-        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f bits/byte) at length %d; wrote %s",
-                      info.step, clock(elapsed).c_str(), tokensPerSecond, valLoss, std::exp(valLoss),
-                      valLoss / std::log(2.0), mc.context, output.c_str());
-        ctx.err << line << std::endl;
+}
+
+void printTrainDone(const TrainSetup& s, const TrainingResult& trained, std::optional<double> valLoss,
+                    const std::string& skipped, VerbContext& ctx)
+{
+    const CheckpointInfo& info = trained.info;
+    if (s.json) {
+        nlohmann::json done{{"event", "done"}, {"steps", info.step}, {"train_loss", info.trainLoss},
+                            {"validation_loss", valLoss ? nlohmann::json(*valLoss) : nlohmann::json()},
+                            {"tokens_per_second", trained.tokensPerSecond}, {"elapsed_s", trained.elapsedSeconds},
+                            {"checkpoint", s.output}};
+        if (!valLoss)
+            done["validation_skipped"] = skipped;
+        ctx.err << done.dump() << std::endl;
+        return;
     }
+    char line[320];
+    if (valLoss)
+        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f "
+                      "bits/byte) at length %d; wrote %s", info.step, clock(trained.elapsedSeconds).c_str(),
+                      trained.tokensPerSecond, *valLoss, std::exp(*valLoss), *valLoss / std::log(2.0), s.model.context,
+                      s.output.c_str());
+    else
+        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no validation check (%s); wrote %s", info.step,
+                      clock(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, skipped.c_str(), s.output.c_str());
+    ctx.err << line << std::endl;
+}
+
+int runTrain(const ParsedArgs& args, VerbContext& ctx)
+{
+    const TrainSetup setup = trainSetupFromArgs(args);
+    applyThreadsOption(args);
+    const Corpus corpus = corpusFromArgs(args);
+    checkTrainingCorpus(corpus, setup.model.context);
+    if (!setup.quiet)
+        printTrainStart(setup, corpus, ctx);
+
+    TrainingHooks hooks;
+    hooks.reportEvery = setup.logEvery;
+    hooks.interrupt = &g_interrupted; // Ctrl-C also stops inside a long step, before the optimiser runs
+    hooks.saveEvery = setup.saveEvery;
+    hooks.checkpoint = [&](const Model& model, const CheckpointInfo& info) { saveCheckpoint(model, info, setup.output); };
+    if (!setup.quiet)
+        hooks.progress = trainProgressPrinter(setup, ctx, processCpuSeconds());
+    InterruptGuard guard;
+    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks);
+    const CheckpointInfo& info = trained.info;
+    if (trained.stopped && info.step == 0) {
+        ctx.err << "interrupted before the first step; nothing written" << std::endl;
+        return 130;
+    }
+    saveCheckpoint(*trained.model, info, setup.output);
+    if (trained.stopped) {
+        if (setup.json)
+            ctx.err << nlohmann::json{{"event", "interrupted"}, {"step", info.step}, {"checkpoint", setup.output}}.dump()
+                    << std::endl;
+        else
+            ctx.err << "interrupted at step " << info.step << "; checkpoint written to " << setup.output << std::endl;
+        return 130;
+    }
+    std::string skipped;
+    const std::optional<double> valLoss = heldOutLoss(*trained.model, corpus, setup, skipped);
+    printTrainDone(setup, trained, valLoss, skipped, ctx);
     return 0;
 }
 
@@ -257,47 +315,46 @@ const std::vector<uint8_t>& splitOf(const Corpus& corpus, const std::string& spl
     throw InputError("--split " + split + " is not allowed; allowed: validation, train, all");
 }
 
-int runEval(const ParsedArgs& args, VerbContext& ctx)
+// Progress of one length on stderr at every tenth of the work (sliding windows can take minutes per length); the
+// callback also stops the evaluation on Ctrl-C.
+std::function<bool(double)> evalProgressPrinter(int length, bool print, VerbContext& ctx)
 {
-    applyThreadsOption(args);
-    LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
-    Model& model = *loaded.model;
-    const int L = model.config().context;
-    EvalOptions opt;
-    opt.lengths = args.integerList("lengths", {L, 2 * L, 4 * L, 8 * L, 16 * L}, 1, kMaxLength);
-    opt.mode = evalModeFromName(args.text("mode", "nonoverlapping"));
-    opt.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
-    if (args.has("stride") && opt.mode != EvalMode::Sliding)
-        throw InputError("--stride only applies to --mode sliding");
-    opt.maxTokens = static_cast<size_t>(args.integer("max-bytes", 0, 0, 1LL << 40));
-    const std::string split = args.text("split", "validation");
-    if (args.has("o") && isImagePath(args.text("o"))) {
-        exportImage("eval", args, args.text("o"));
-        return 0;
-    }
-    const Corpus corpus = corpusFromArgs(args);
-    std::vector<uint8_t> all;
-    const std::vector<uint8_t>& text = splitOf(corpus, split, all);
-
-    Table t;
-    t.columns = {"length", "loss", "perplexity", "bits_per_byte"};
-    nlohmann::json unsupported = nlohmann::json::array();
-    const bool quiet = args.has("quiet");
-    // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
-    InterruptGuard guard;
-    model.setCancelFlag(&g_interrupted);
-    opt.progress = [](double) { return !g_interrupted; };
-    auto interrupted = [&](int length) {
-        model.setCancelFlag(nullptr);
-        ctx.err << "interrupted at length " << length << "; nothing written"
-                << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string()) << std::endl;
-        return 130;
+    auto next = std::make_shared<int>(1); // the next tenth to report
+    const auto begin = std::chrono::steady_clock::now();
+    return [=, &ctx](double fraction) {
+        const int tenth = static_cast<int>(std::floor(fraction * 10 + 1e-9));
+        if (print && tenth >= *next) {
+            *next = tenth + 1;
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+            const double eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : std::nan("");
+            ctx.err << "length " << length << " (sliding): " << 10 * tenth << "%  elapsed " << clock(elapsed) << "  ETA "
+                    << clock(eta) << std::endl;
+        }
+        return !g_interrupted;
     };
+}
+
+struct EvalRun {
+    Table table;
+    nlohmann::json unsupported = nlohmann::json::array();
+    int interruptedAt = 0; // the length Ctrl-C stopped, 0 when it ran to the end
+};
+
+// Evaluates length after length, printing each result (and sliding progress) on stderr unless --quiet.
+EvalRun evaluateLengths(Model& model, const std::vector<uint8_t>& text, const EvalOptions& opt, bool quiet,
+                        VerbContext& ctx)
+{
+    EvalRun run;
+    run.table.columns = {"length", "loss", "perplexity", "bits_per_byte"};
+    run.table.integerColumns = 1;
     for (int length : opt.lengths) {
-        if (g_interrupted)
-            return interrupted(length);
+        if (g_interrupted) {
+            run.interruptedAt = length;
+            return run;
+        }
         EvalOptions one = opt;
         one.lengths = {length};
+        one.progress = evalProgressPrinter(length, !quiet && opt.mode == EvalMode::Sliding, ctx);
         const auto begin = std::chrono::steady_clock::now();
         EvalPoint p;
         try {
@@ -305,12 +362,13 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         } catch (const RunError&) {
             if (!g_interrupted)
                 throw;
-            return interrupted(length);
+            run.interruptedAt = length;
+            return run;
         }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-        t.rows.push_back({double(length), p.loss, p.perplexity, p.bitsPerByte});
+        run.table.rows.push_back({double(length), p.loss, p.perplexity, p.bitsPerByte});
         if (!p.supported) {
-            unsupported.push_back({{"length", length}, {"reason", p.note}});
+            run.unsupported.push_back({{"length", length}, {"reason", p.note}});
             if (!quiet)
                 ctx.err << "length " << length << ": unsupported (" << p.note << ")" << std::endl;
         } else if (!quiet) {
@@ -320,21 +378,51 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
             ctx.err << line << std::endl;
         }
     }
-    t.meta = {{"checkpoint", args.positional[0]},
-              {"config", model.config().toJson()},
-              {"step", loaded.info.step},
-              {"mode", opt.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping"},
-              {"corpus", corpus.source},
-              {"split", split},
-              {"bytes", text.size()}};
-    if (opt.mode == EvalMode::Sliding)
-        t.meta["stride"] = opt.stride ? nlohmann::json(opt.stride) : nlohmann::json("length/2");
-    if (!unsupported.empty())
-        t.meta["unsupported"] = unsupported;
+    return run;
+}
+
+int runEval(const ParsedArgs& args, VerbContext& ctx)
+{
+    applyThreadsOption(args);
+    LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
+    Model& model = *loaded.model;
+    EvalOptions opt;
+    opt.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
+    opt.mode = evalModeFromName(args.text("mode", "nonoverlapping"));
+    opt.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
+    if (args.has("stride") && opt.mode != EvalMode::Sliding)
+        throw InputError("--stride only applies to --mode sliding");
+    opt.maxTokens = static_cast<size_t>(args.integer("max-bytes", 0, 0, 1LL << 40));
+    const std::string split = args.text("split", "validation");
+    const Corpus corpus = corpusFromArgs(args);
+    std::vector<uint8_t> all;
+    const std::vector<uint8_t>& text = splitOf(corpus, split, all);
+    checkEvalLengthsFit(opt.lengths, model.maxLength(), text.size(), opt.maxTokens,
+                        "the " + split + " split of " + corpus.source);
+
+    // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
+    InterruptGuard guard;
+    model.setCancelFlag(&g_interrupted);
+    EvalRun run = evaluateLengths(model, text, opt, args.has("quiet"), ctx);
     model.setCancelFlag(nullptr);
-    if (g_interrupted) // after the last length, before writing: still nothing written
-        return interrupted(opt.lengths.back());
-    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
+    if (g_interrupted) { // also after the last length, before writing: still nothing written
+        ctx.err << "interrupted at length " << (run.interruptedAt ? run.interruptedAt : opt.lengths.back())
+                << "; nothing written" << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string())
+                << std::endl;
+        return 130;
+    }
+    run.table.meta = {{"checkpoint", args.positional[0]},
+                      {"config", model.config().toJson()},
+                      {"step", loaded.info.step},
+                      {"mode", opt.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping"},
+                      {"corpus", corpus.source},
+                      {"split", split},
+                      {"bytes", text.size()}};
+    if (opt.mode == EvalMode::Sliding)
+        run.table.meta["stride"] = opt.stride ? nlohmann::json(opt.stride) : nlohmann::json("length/2");
+    if (!run.unsupported.empty())
+        run.table.meta["unsupported"] = run.unsupported;
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, run.table); });
     return 0;
 }
 
@@ -342,12 +430,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
 
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx)
 {
-    for (const char* option : {"heads", "set", "context", "logn", "bidirectional", "seed", "head-dim"})
-        if (args.has(option))
-            throw InputError(std::string("entropy: --") + option +
-                             " cannot be combined with --checkpoint (the model fixes its scheme and sizes)");
-    if (args.has("qk") && args.text("qk") != "model")
-        throw InputError("entropy: --qk " + args.text("qk") + " cannot be combined with --checkpoint (it uses the model's q and k)");
+    // The options the model fixes (--heads, --set, --qk ...) are refused by the verb's usage form (cli.cpp).
     applyThreadsOption(args);
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
@@ -368,6 +451,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
         entropyCurve(spec, lengths, modelQkProvider(model, corpus.validation, layer));
     Table t;
     t.columns = {"length", "head", "entropy_last", "entropy_mean"};
+    t.integerColumns = 2;
     t.meta = {{"scheme", spec.name()}, {"heads", spec.heads}, {"qk", "model"}, {"checkpoint", args.text("checkpoint")},
               {"layer", layer}, {"corpus", corpus.source}, {"config", model.config().toJson()}};
     for (const EntropyPoint& p : points)
@@ -378,11 +462,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 
 int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext&)
 {
-    for (const char* option : {"q", "k", "v", "heads", "set", "context", "logn", "bidirectional"})
-        if (args.has(option))
-            throw InputError(std::string("attention: --") + option +
-                             " cannot be combined with --checkpoint (the model supplies q, k, v and its scheme)");
-    checkAttentionOutputs(args);
+    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them.
     LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());
@@ -402,50 +482,60 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     return 0;
 }
 
-void registerModelVerbs()
+namespace {
+
+std::vector<OptionDef> trainOptions()
 {
-    std::vector<OptionDef> trainOptions = {
-        {"scheme", OptionKind::Value, "positional scheme (see `schemes`); required"},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out"},
+    std::vector<OptionDef> options = {
+        {"scheme", OptionKind::Value, "positional scheme, instead of the SCHEME word (see `schemes`)", "S"},
+        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out", "FILE"},
     };
     for (const OptionDef& o : modelOptions())
-        trainOptions.push_back(o);
+        options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
-             {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)"},
-             {"batch", OptionKind::Value, "sequences per step (default from the preset)"},
-             {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)"},
-             {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay"},
-             {"warmup", OptionKind::Value, "linear warm-up steps"},
-             {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)"},
-             {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)"},
-             {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)"},
-             {"threads", OptionKind::Value, "OpenMP threads (default: all cores)"},
-             {"log-every", OptionKind::Value, "progress every N steps (default steps/50)"},
-             {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)"},
-             {"eval-bytes", OptionKind::Value, "validation bytes scored after training (default 65536; 0 skips)"},
+             {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)", "N"},
+             {"batch", OptionKind::Value, "sequences per step (default from the preset)", "B"},
+             {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)", "LR"},
+             {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay", "LR"},
+             {"warmup", OptionKind::Value, "linear warm-up steps", "N"},
+             {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)", "W"},
+             {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)", "G"},
+             {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
+             {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+             {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
+             {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)", "N"},
+             {"eval-bytes", OptionKind::Value,
+              "validation bytes scored after training (default 65536; 0 skips the check and says so)", "N"},
              {"json", OptionKind::Flag, "progress as JSON lines on stderr"},
-             {"o", OptionKind::Value, "output checkpoint MODEL.safetensors (written atomically); required"}})
-        trainOptions.push_back(o);
-    registerVerb({"train",
-                  "positionlab-cli train --scheme S [--corpus FILE] [--context L] [--steps N] [--preset quick|large] "
-                  "[model options] -o MODEL.safetensors",
+             {"quiet", OptionKind::Flag, "no start line and no step progress on stderr (the final line stays)"},
+             {"o", OptionKind::Value, "output checkpoint (written atomically); required", "MODEL.safetensors", false, true}})
+        options.push_back(o);
+    return options;
+}
+
+} // namespace
+
+void registerModelVerbs()
+{
+    registerVerb({"train", "SCHEME|--scheme S",
                   "train a byte-level transformer with a positional scheme; Ctrl-C stops and keeps the checkpoint",
-                  trainOptions, 0, 0, runTrain});
-    registerVerb({"eval",
-                  "positionlab-cli eval MODEL.safetensors [--corpus FILE] [--lengths 64,128,...] "
-                  "[--mode nonoverlapping|sliding] [--stride S] [-o FILE]",
+                  trainOptions(), 0, 1, runTrain, {}, {{"o", {".safetensors"}}}});
+    registerVerb({"eval", "MODEL.safetensors",
                   "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
                   "Ctrl-C stops (exit 130) and writes nothing",
-                  {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)"},
-                   {"split", OptionKind::Value, "validation (default, the last 10%), train or all"},
-                   {"lengths", OptionKind::Value, "comma-separated window lengths (default L,2L,4L,8L,16L)"},
-                   {"mode", OptionKind::Value, "nonoverlapping (default) or sliding"},
-                   {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)"},
-                   {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)"},
-                   {"threads", OptionKind::Value, "OpenMP threads (default: all cores)"},
-                   {"quiet", OptionKind::Flag, "no per-length progress on stderr"},
-                   {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)"}},
-                  1, 1, runEval});
+                  {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
+                   {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
+                   {"lengths", OptionKind::Value,
+                    "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
+                   {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
+                   {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
+                   {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
+                   {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+                   {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
+                   {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)", "FILE"}},
+                  1, 1, runEval, {}, {{"o", dataExtensions()}},
+                  "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
+                  "work, naming the text's size: such a window could not be filled."});
 }
 
 } // namespace plab::cli

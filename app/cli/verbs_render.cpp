@@ -27,10 +27,12 @@ namespace {
 using ui::ImageOptions;
 using ui::PanelState;
 
-// --lang CODE: the translator for titles, axes and legends (checked by the CLI's parser already; errors on stderr
-// stay English).
-void applyLanguage(const ParsedArgs &args)
+// The headless application, and the language (--lang CODE, checked by the CLI's parser already; errors on stderr stay
+// English) and numbering of titles: heads and layers from 0, as the CLI's --head and --layer options count them.
+void preparePictures(const ParsedArgs &args)
 {
+    ui::ensureHeadlessApplication();
+    ui::setFigureIndexBase(ui::IndexBase::Zero);
     const QString code = QString::fromStdString(languageFromArgs(args));
     QString error;
     if (!ui::setLanguage(code, &error))
@@ -343,6 +345,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         throw InputError("render lesson: -o " + dir.toStdString() + " is a file; allowed: a folder (made if missing)");
     if (!QDir().mkpath(dir))
         throw InputError("render lesson: cannot make the folder -o " + dir.toStdString());
+    checkWritable((dir + QStringLiteral("/lesson.png")).toStdString()); // before any figure (or training) is made
     for (size_t i = 0; i < lesson->states.size(); ++i) {
         const LessonState &state = lesson->states[i];
         const std::string checkpoint = state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
@@ -352,8 +355,12 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
                                  .arg(QString::fromStdString(lesson->slug))
                                  .arg(i + 1);
         const std::string png = (dir + QLatin1Char('/') + stem + QStringLiteral(".png")).toStdString();
-        // The options the lesson run was given (language, picture size, training overrides) carry over.
-        for (const char *option : {"lang", "width", "height", "dpi", "steps", "corpus"})
+        // The options the lesson run was given carry over: language and picture size to every figure, the training
+        // overrides to the figures that train (an attention figure's model is trained above with them already).
+        std::vector<const char *> carried = {"lang", "width", "height", "dpi"};
+        if (state.view == LessonView::Train)
+            carried.insert(carried.end(), {"steps", "corpus"});
+        for (const char *option : carried)
             if (args.has(option)) {
                 words.push_back(std::string("--") + option);
                 words.push_back(args.text(option));
@@ -381,14 +388,13 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
 
 void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
 {
-    ui::ensureHeadlessApplication();
-    applyLanguage(args);
+    preparePictures(args);
     if (verb == "bias")
-        renderBias(args.positional.at(0), args, path);
+        renderBias(schemeFromArgs(args, 0, "bias"), args, path);
     else if (verb == "dot")
         renderDot(args, path);
     else if (verb == "entropy")
-        renderEntropy({args.positional.at(0)}, args, path);
+        renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
@@ -419,22 +425,99 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
     }
 }
 
+// The scheme words of a view: the words after VIEW, or --scheme S for the first (both only when they agree).
+std::vector<std::string> schemeWords(const ParsedArgs &args)
+{
+    std::vector<std::string> words(args.positional.begin() + 1, args.positional.end());
+    if (args.has("scheme")) {
+        const std::string first = schemeFromArgs(args, 1, "render " + args.positional.at(0));
+        if (words.empty())
+            words.push_back(first);
+    }
+    return words;
+}
+
 int runRender(const ParsedArgs &args, VerbContext &ctx)
 {
-    if (!args.has("o"))
-        throw InputError("render: -o FILE.png|svg|pdf is required (render lesson: -o DIR)");
     const std::string path = args.text("o");
     const std::string view = args.positional.at(0);
-    const std::vector<std::string> words(args.positional.begin() + 1, args.positional.end());
-    if (view != "lesson")
-        ui::imageFormatForPath(QString::fromStdString(path));
-    ui::ensureHeadlessApplication();
-    applyLanguage(args);
+    const std::vector<std::string> words = schemeWords(args);
+    if (view != "lesson") // before any work (a lesson's folder is made and checked by renderLesson)
+        checkOutputPath("o", path, pictureExtensions());
+    preparePictures(args);
+    std::ostream silent(nullptr); // --quiet: training progress goes nowhere
+    std::ostream &progress = args.has("quiet") ? silent : ctx.err;
     if (view == "lesson")
-        renderLesson(words, args, ctx.err);
+        renderLesson(words, args, progress);
     else
-        renderView(view, words, args, path, ctx.err);
+        renderView(view, words, args, path, progress);
     return 0;
+}
+
+// The options each view reads (its usage form); any other option given to `render VIEW` is refused, not ignored.
+std::vector<UsageForm> renderForms()
+{
+    const std::vector<std::string> picture = {"width", "height", "dpi", "dark", "lang", "o"};
+    auto form = [&](const std::string &view, const std::string &words, std::vector<std::string> own, bool scheme) {
+        if (scheme)
+            for (const std::string &o : schemeOptionNames())
+                own.push_back(o);
+        own.insert(own.end(), picture.begin(), picture.end());
+        return UsageForm{view + (words.empty() ? "" : " " + words), own, view, {}};
+    };
+    return {
+        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, true),
+        form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]", {"length", "head", "colormap", "separate-scales", "difference"},
+             true),
+        form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, false),
+        form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
+        form("attention", "--checkpoint MODEL.safetensors", {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"},
+             false),
+        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus"}, false),
+        {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
+    };
+}
+
+std::vector<OptionDef> renderOptions()
+{
+    std::vector<OptionDef> options = schemeOptions();
+    const std::vector<OptionDef> own = {
+        {"length", OptionKind::Value, "bias/compare: sequence length N (default 16, as `bias`)", "N"},
+        {"head", OptionKind::Value, "head index h = 0..H-1 shown (default 0)", "h"},
+        {"buckets", OptionKind::Flag, "bias, t5: bucket indices instead of values"},
+        {"colormap", OptionKind::Value, "bias/compare/attention: auto (default), viridis, magma, cividis, diverging", "NAME"},
+        {"separate-scales", OptionKind::Flag, "compare: one colour scale per panel instead of a shared one"},
+        {"difference", OptionKind::Flag, "compare: add the panel first scheme − second scheme (diverging scale)"},
+        {"curves", OptionKind::Value, "dot: curves (default 128:10000,64:10000,128:500)", "DIM:BASE,..."},
+        {"dim", OptionKind::Value, "dot: one curve's dimension", "D"},
+        {"base", OptionKind::Value, "dot: one curve's base", "B"},
+        {"max-distance", OptionKind::Value, "dot: largest distance (default 256)", "R"},
+        {"log-x", OptionKind::Flag, "dot: logarithmic distance axis"},
+        {"lengths", OptionKind::Value, "entropy: comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
+        {"qk", OptionKind::Value, "entropy: zero (bias alone) or random", "zero|random"},
+        {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0); train: seed of the models (default 1)", "S"},
+        {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)", "D"},
+        {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)", "last|mean"},
+        allowLongOption(),
+        {"checkpoint", OptionKind::Value, "attention: the trained model", "MODEL.safetensors"},
+        {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
+        {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
+        {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)", "N"},
+        {"width", OptionKind::Value, "picture width in pixels (default depends on the view)", "PX"},
+        {"height", OptionKind::Value, "picture height in pixels", "PX"},
+        {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)", "DPI"},
+        {"dark", OptionKind::Flag, "dark background"},
+        languageOption(),
+        {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (render lesson: a folder)", "FILE.png|svg|pdf",
+         false, true},
+        lessonFolderOption(),
+        {"preset", OptionKind::Value, "train: training preset (default demo; see `train --help`)", "NAME"},
+        {"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)", "N"},
+        {"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        {"quiet", OptionKind::Flag, "train, lesson: no training progress on stderr"},
+    };
+    options.insert(options.end(), own.begin(), own.end());
+    return options;
 }
 
 } // namespace
@@ -444,50 +527,16 @@ void registerRenderVerbs()
     static std::once_flag once;
     std::call_once(once, [] {
         setImageExporter(exportFromVerb);
-        std::vector<OptionDef> options = schemeOptions();
-        const std::vector<OptionDef> own = {
-            {"length", OptionKind::Value, "bias/compare: sequence length N (default 16, as `bias`)"},
-            {"head", OptionKind::Value, "head index 0..H-1 shown (default 0)"},
-            {"buckets", OptionKind::Flag, "bias, t5: bucket indices instead of values"},
-            {"colormap", OptionKind::Value, "auto (default), viridis, magma, cividis, diverging"},
-            {"separate-scales", OptionKind::Flag, "compare: one colour scale per panel instead of a shared one"},
-            {"difference", OptionKind::Flag, "compare: add the panel first scheme − second scheme (diverging scale)"},
-            {"curves", OptionKind::Value, "dot: DIM:BASE[,DIM:BASE...] (default 128:10000,64:10000,128:500)"},
-            {"dim", OptionKind::Value, "dot: one curve's dimension"},
-            {"base", OptionKind::Value, "dot: one curve's base"},
-            {"max-distance", OptionKind::Value, "dot: largest distance (default 256)"},
-            {"log-x", OptionKind::Flag, "dot: logarithmic distance axis"},
-            {"lengths", OptionKind::Value, "entropy: comma-separated lengths (default 16,32,...,4096)"},
-            {"qk", OptionKind::Value, "entropy: zero (bias alone) or random"},
-            {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0); train: seed of the models (default 1)"},
-            {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)"},
-            {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)"},
-            allowLongOption(),
-            {"checkpoint", OptionKind::Value, "attention: the trained model (.safetensors)"},
-            {"text", OptionKind::Value, "attention: the text whose bytes the model reads"},
-            {"layer", OptionKind::Value, "attention: layer index 0..layers-1 (default the last)"},
-            {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)"},
-            {"width", OptionKind::Value, "picture width in pixels (default depends on the view)"},
-            {"height", OptionKind::Value, "picture height in pixels"},
-            {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)"},
-            {"dark", OptionKind::Flag, "dark background"},
-            languageOption(),
-            {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (required)"},
-        };
-        options.insert(options.end(), own.begin(), own.end());
-        options.push_back(lessonFolderOption());
-        options.push_back({"preset", OptionKind::Value, "train, lesson: training preset (default demo; see `train --help`)"});
-        options.push_back({"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)"});
-        options.push_back({"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)"});
-        renderVerbDefinition() = {"render",
-                           "positionlab-cli render VIEW [SCHEME ...] [view options] -o FILE.png|svg|pdf\n"
-                           "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] [--difference] | dot |\n"
-                           "        entropy SCHEME ... |\n"
-                           "        attention --checkpoint M.safetensors [--text T] |\n"
-                           "        train SCHEME ... [--preset demo] [--steps N] |\n"
-                           "        lesson K -o DIR [--lang zh_CN] [--folder DIR]   (every figure of lesson K, PNG + state JSON)\n"
-                           "  (--set applies to the first scheme, like the GUI panel's scheme)",
-                           "any GUI view as a picture, headless (the same painters as the GUI)", options, 1, 13, runRender};
+        std::vector<UsageForm> forms = renderForms();
+        for (UsageForm &f : forms) // training prints progress: --quiet silences it
+            if (f.whenWord == "train" || f.whenWord == "lesson")
+                f.options.push_back("quiet");
+        renderVerbDefinition() = {"render", "VIEW",
+                                  "any GUI view as a picture, headless (the same painters as the GUI)", renderOptions(), 1,
+                                  13, runRender, forms, {},
+                                  "A SCHEME word may also be given as --scheme S (the first scheme). --set applies to "
+                                  "the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
+                                  "figure of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });
 }

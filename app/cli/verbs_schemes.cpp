@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 
 namespace plab::cli {
@@ -61,7 +62,7 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
 
 int runBias(const ParsedArgs& args, VerbContext& ctx)
 {
-    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args);
+    const SchemeSpec spec = schemeSpecFromArgs(schemeFromArgs(args, 0, "bias"), args);
     const int length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     const std::string headText = args.text("head", "all");
     const bool allHeads = headText == "all";
@@ -110,6 +111,7 @@ Table dotTable(const DotCurve& curve)
     t.meta = {{"dim", curve.dim}, {"base", curve.base}};
     for (size_t i = 0; i < curve.distance.size(); ++i)
         t.rows.push_back({double(curve.distance[i]), curve.dot[i], curve.dot[i] - curve.halfDim()});
+    t.integerColumns = 1; // distance
     return t;
 }
 
@@ -129,15 +131,18 @@ int runDot(const ParsedArgs& args, VerbContext& ctx)
 
 int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 {
+    const std::string scheme = schemeFromArgs(args, 0, "entropy");
     if (args.has("checkpoint"))
-        return runEntropyWithCheckpoint(args.positional[0], args, ctx);
+        return runEntropyWithCheckpoint(scheme, args, ctx);
     const std::vector<int> lengths =
         args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
+    if (qk == "zero")
+        refuseOptions("entropy", args, {"seed"}, "it seeds --qk random, and --qk zero draws nothing");
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
-    const SchemeSpec spec = schemeSpecFromArgs(args.positional[0], args, 8, headDim, "head dim --head-dim");
+    const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
     const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
     // Bias-only entropy (--qk zero) has no q.k products, but its softmax per pair costs kMinWorkDim dims anyway.
     checkWork(args, attentionWork(spec, lengths, qk == "random" ? headDim : 0),
@@ -161,6 +166,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     }
     for (const EntropyPoint& p : points)
         t.rows.push_back({double(p.length), double(p.head), p.entropyLast, p.entropyMean});
+    t.integerColumns = 2; // length, head
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
     return 0;
 }
@@ -172,54 +178,76 @@ std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
     return all;
 }
 
+std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own)
+{
+    for (const OptionDef& o : pictureOptions())
+        own.push_back(o);
+    own.push_back({"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)", "FILE"});
+    return own;
+}
+
+std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
+{
+    std::vector<std::string> out;
+    for (const OptionDef& o : options)
+        if (std::find(except.begin(), except.end(), o.name) == except.end())
+            out.push_back(o.name);
+    return out;
+}
+
+void registerEntropy()
+{
+    // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the scheme
+    // and sizes): each form reads its own options and refuses the other's.
+    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions({
+        {"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
+        {"qk", OptionKind::Value, "zero (bias alone, default) or random (seeded Gaussian q, k); not with --checkpoint",
+         "zero|random"},
+        {"seed", OptionKind::Value, "seed of --qk random (default 0)", "S"},
+        {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"},
+        {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text", "MODEL.safetensors"},
+        {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
+        {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)", "T"},
+        allowLongOption(),
+    }));
+    const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
+    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set", "context", "logn", "qk", "seed",
+                                                   "head-dim"};
+    const std::vector<std::string> withModel = names(options, fixedByModel);
+    registerVerb({"entropy", "SCHEME",
+                  "attention entropy (nats) against sequence length: last row and mean over rows",
+                  options, 0, 1, runEntropy,
+                  {{"SCHEME", names(options, modelOnly), {}, {}},
+                   {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
+                  {{"o", dataAndPictureExtensions()}},
+                  "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
+                  "--heads, --set and the like are refused."});
+}
+
 } // namespace
 
 void registerSchemeVerbs()
 {
-    registerVerb({"schemes", "positionlab-cli schemes [--json]", "list every scheme with its parameters, defaults and ranges",
+    registerVerb({"schemes", "", "list every scheme with its parameters, defaults and ranges",
                   {{"json", OptionKind::Flag, "machine-readable output"}}, 0, 0, runSchemes});
-    registerVerb({"bias",
-                  "positionlab-cli bias SCHEME [--length N] [--heads H] [--head h|all] [--bidirectional] "
-                  "[--set NAME=VALUE ...] [--buckets] [-o FILE]",
+    registerVerb({"bias", "SCHEME",
                   "the bias matrix (or rotary probe score) of a scheme, rows = query m, columns = key n",
-                  withSchemeOptions({{"length", OptionKind::Value, "sequence length N (default 16)"},
-                                     {"head", OptionKind::Value, "head index 0..H-1 or 'all' (default all)"},
-                                     {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
-                                     {"colormap", OptionKind::Value, "image output: viridis, magma, cividis, diverging"},
-                                     {"width", OptionKind::Value, "image output: width in pixels"},
-                                     {"height", OptionKind::Value, "image output: height in pixels"},
-                                     languageOption(),
-                                     {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
-                  1, 1, runBias});
-    registerVerb({"dot", "positionlab-cli dot [--dim D] [--base B] [--max-distance R] [-o FILE]",
-                  "dot(p_m, p_n) of sinusoidal position embeddings against distance",
-                  {{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)"},
-                   {"base", OptionKind::Value, "wavelength base > 1 (default 10000)"},
-                   {"max-distance", OptionKind::Value, "largest distance (default 256)"},
-                   {"log-x", OptionKind::Flag, "image output: logarithmic distance axis"},
-                   {"width", OptionKind::Value, "image output: width in pixels"},
-                   {"height", OptionKind::Value, "image output: height in pixels"},
-                   languageOption(),
-                   {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}},
-                  0, 0, runDot});
-    registerVerb({"entropy",
-                  "positionlab-cli entropy SCHEME [--lengths 16,32,...] [--heads H] [--qk zero|random] [--seed S] "
-                  "[--set NAME=VALUE ...] [--checkpoint FILE] [-o FILE]",
-                  "attention entropy (nats) against sequence length: last row and mean over rows",
-                  withSchemeOptions({{"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)"},
-                                     {"qk", OptionKind::Value, "zero (bias alone) or random (seeded Gaussian q, k)"},
-                                     {"seed", OptionKind::Value, "seed of --qk random (default 0)"},
-                                     {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it"},
-                                     {"checkpoint", OptionKind::Value, "MODEL.safetensors: the model's real q and k on the corpus's validation text"},
-                                     {"layer", OptionKind::Value, "with --checkpoint: layer 0..layers-1 (default the last)"},
-                                     {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)"},
-                                     {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)"},
-                                     allowLongOption(),
-                                     {"width", OptionKind::Value, "image output: width in pixels"},
-                                     {"height", OptionKind::Value, "image output: height in pixels"},
-                                     languageOption(),
-                                     {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)"}}),
-                  1, 1, runEntropy});
+                  withSchemeOptions(withPictureOptions(
+                      {{"length", OptionKind::Value, "sequence length N (default 16)", "N"},
+                       {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
+                        "h|all"},
+                       {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
+                       {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging",
+                        "NAME", true}})),
+                  0, 1, runBias, {}, {{"o", dataAndPictureExtensions()}}, "SCHEME may also be given as --scheme S."});
+    registerVerb({"dot", "", "dot(p_m, p_n) of sinusoidal position embeddings against distance",
+                  withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
+                                      {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
+                                      {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
+                                      {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
+                  0, 0, runDot, {}, {{"o", dataAndPictureExtensions()}}});
+    registerEntropy();
 }
 
 } // namespace plab::cli
