@@ -845,7 +845,7 @@ void TestAttention::cliAttentionRejectsBadInput_data()
     const QStringList qkv{"--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy"};
     QTest::newRow("no -o") << (QStringList{"attention", "alibi"} + qkv) << "-o OUT.npy is required";
     QTest::newRow("csv output") << (QStringList{"attention", "alibi"} + qkv + QStringList{"-o", "@DIR@/o.csv"})
-                                << "attention writes .npy only";
+                                << "unsupported extension '.csv'; allowed: .npy";
     QTest::newRow("missing --v") << QStringList{"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "-o",
                                                 "@DIR@/o.npy"}
                                  << "--v FILE.npy is required";

@@ -24,6 +24,7 @@
 #include <QFile>
 #include <QPainter>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QThreadPool>
 #include <QSpinBox>
@@ -1435,9 +1436,12 @@ private Q_SLOTS:
             checkPdf(path);
     }
 
-    // The CLI's picture and the GUI's are the same painter on the same numbers: identical pixels.
+    // The CLI's picture and the GUI's are the same painter on the same numbers: identical pixels, once the GUI numbers
+    // heads as the CLI does (from 0; the GUI's own pictures count from 1, as its spin boxes).
     void cliMatchesGui()
     {
+        setFigureIndexBase(IndexBase::Zero);
+        const auto restore = qScopeGuard([] { setFigureIndexBase(IndexBase::One); });
         const QString path = m_dir.filePath(QStringLiteral("same.png"));
         QProcess cli;
         cli.start(QStringLiteral(POSITIONLAB_CLI), {"bias", "alibi", "--length", "20", "--head", "2", "--width", "700",

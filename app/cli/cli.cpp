@@ -288,6 +288,27 @@ void registerVerb(VerbDef verb)
     verbTable()[verb.name] = std::move(verb);
 }
 
+namespace {
+
+// The number of words after the verb, with the usage's first line when it is wrong.
+void checkPositionalCount(const VerbDef& verb, const ParsedArgs& parsed)
+{
+    const int count = static_cast<int>(parsed.positional.size());
+    if (count < verb.minPositional || count > verb.maxPositional) {
+        const std::string usage = usageText(verb);
+        std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
+        throw InputError(verb.name + ": expected " +
+                         (verb.minPositional == verb.maxPositional ? std::to_string(verb.minPositional)
+                                                                   : std::to_string(verb.minPositional) + " to " +
+                                                                         std::to_string(verb.maxPositional)) +
+                         " argument(s), got " + std::to_string(count) + extra + "; usage: " +
+                         usage.substr(0, usage.find('\n')) + // the message stays one line
+                         (usage.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
+    }
+}
+
+} // namespace
+
 ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
 {
     ParsedArgs parsed;
@@ -339,18 +360,7 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
     }
     if (parsed.has("lang")) // refused before any work, whatever the output
         languageFromArgs(parsed);
-    const int count = static_cast<int>(parsed.positional.size());
-    if (count < verb.minPositional || count > verb.maxPositional) {
-        const std::string usage = usageText(verb);
-        std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
-        throw InputError(verb.name + ": expected " +
-                         (verb.minPositional == verb.maxPositional ? std::to_string(verb.minPositional)
-                                                                   : std::to_string(verb.minPositional) + " to " +
-                                                                         std::to_string(verb.maxPositional)) +
-                         " argument(s), got " + std::to_string(count) + extra + "; usage: " +
-                         usage.substr(0, usage.find('\n')) + // the message stays one line
-                         (usage.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
-    }
+    checkPositionalCount(verb, parsed);
     for (const OptionDef& o : verb.options)
         if (o.required && !parsed.has(o.name))
             throw InputError(verb.name + ": " + optionText(o) + " is required (see positionlab-cli " + verb.name + " --help)");

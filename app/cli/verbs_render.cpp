@@ -315,6 +315,24 @@ const VerbDef &renderVerbDef()
     return renderVerbDefinition();
 }
 
+// Lesson `number` of `set`; InputError with its file's error when that file is broken, else listing the lessons.
+const Lesson &findLesson(const LessonSet &set, int number)
+{
+    for (const Lesson &l : set.lessons)
+        if (l.number == number)
+            return l;
+    for (size_t i = 0; i < set.errors.size(); ++i) {
+        const QString base = QFileInfo(QString::fromStdString(set.brokenFiles[i])).fileName();
+        if (base.section(QLatin1Char('-'), 0, 0).toInt() == number)
+            throw InputError(set.errors[i]);
+    }
+    std::string numbers;
+    for (const Lesson &l : set.lessons)
+        numbers += (numbers.empty() ? "" : ", ") + std::to_string(l.number);
+    throw InputError("render lesson: there is no lesson " + std::to_string(number) + "; lessons: " +
+                     (numbers.empty() ? std::string("none") : numbers));
+}
+
 // `render lesson K -o DIR`: every figure of lesson K as DIR/NN-slug-figI.png with its state (and the equivalent
 // command) in DIR/NN-slug-figI.json.
 void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args, std::ostream &err)
@@ -324,22 +342,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
                          std::to_string(words.size()) + " words");
     const int number = static_cast<int>(parseInteger(words[0], "lesson number K", 0, 9999));
     const LessonSet set = lessonsFromArgs(args);
-    const Lesson *lesson = nullptr;
-    for (const Lesson &l : set.lessons)
-        if (l.number == number)
-            lesson = &l;
-    if (!lesson) {
-        for (size_t i = 0; i < set.errors.size(); ++i) {
-            const QString base = QFileInfo(QString::fromStdString(set.brokenFiles[i])).fileName();
-            if (base.section(QLatin1Char('-'), 0, 0).toInt() == number)
-                throw InputError(set.errors[i]);
-        }
-        std::string numbers;
-        for (const Lesson &l : set.lessons)
-            numbers += (numbers.empty() ? "" : ", ") + std::to_string(l.number);
-        throw InputError("render lesson: there is no lesson " + std::to_string(number) + "; lessons: " +
-                         (numbers.empty() ? std::string("none") : numbers));
-    }
+    const Lesson *lesson = &findLesson(set, number);
     const QString dir = QString::fromStdString(args.text("o"));
     if (QFileInfo(dir).exists() && !QFileInfo(dir).isDir())
         throw InputError("render lesson: -o " + dir.toStdString() + " is a file; allowed: a folder (made if missing)");
