@@ -10,6 +10,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace plab {
 
 namespace {
@@ -68,6 +72,8 @@ struct RotaryTable {
 constexpr int kLanes = 16;
 using Vec = float __attribute__((vector_size(64)));
 using IVec = int32_t __attribute__((vector_size(64)));
+using Vec8 = float __attribute__((vector_size(32))); // halves and quarters of a Vec, for horizontal reductions
+using Vec4 = float __attribute__((vector_size(16)));
 
 // Unaligned loads and stores through memcpy: both compilers emit vmovups, and clang (which ignores aligned(4)
 // on vector typedefs) cannot assume 64-byte alignment.
@@ -93,22 +99,26 @@ inline Vec vmin(Vec a, Vec b)
 {
     return a < b ? a : b;
 }
+inline Vec8 vmax8(Vec8 a, Vec8 b)
+{
+    return a > b ? a : b;
+}
 inline float horizontalMax(const Vec& v)
 {
-    float m = v[0];
-    for (int i = 1; i < kLanes; ++i)
-        m = std::max(m, v[i]);
-    return m;
+    const Vec8 a = vmax8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7),
+                         __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+    const Vec4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3), c = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    const Vec4 m = b > c ? b : c;
+    return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 inline float horizontalSum(const Vec& v)
 {
-    // Pairwise, in a fixed order, so the sum never depends on anything but the data.
-    alignas(64) float t[kLanes];
-    store(t, v);
-    for (int width = kLanes / 2; width > 0; width /= 2)
-        for (int i = 0; i < width; ++i)
-            t[i] += t[i + width];
-    return t[0];
+    // Pairwise, in a fixed order (lane i += lane i + 8, then + 4, + 2, + 1), so the sum never depends on anything but
+    // the data; in halving vector adds rather than through memory.
+    const Vec8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const Vec4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    return (b[0] + b[2]) + (b[1] + b[3]);
 }
 inline Vec iota()
 {
@@ -132,11 +142,18 @@ inline Vec expNonPositive(Vec x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
+#if defined(__AVX512F__)
+    // p * 2^n in one vscalefps, exact like the multiply by 2^n below (n is in [-126, 0], so 2^n is a normal float, and
+    // a result below 2^-126 rounds alike), with the zero for x < lowest as its mask: four instructions fewer.
+    const __mmask16 kept = _mm512_cmp_ps_mask(x, lowest, _CMP_NLT_US);
+    return _mm512_maskz_scalef_ps(kept, p, n);
+#else
     const IVec bits = (__builtin_convertvector(n, IVec) + 127) << 23;
     Vec scale;
     std::memcpy(&scale, &bits, sizeof scale);
     const Vec result = p * scale;
     return x < lowest ? splat(0.0f) : result;
+#endif
 }
 
 // ---- register-tiled small matrix products on packed, zero-padded tiles ----
@@ -160,9 +177,44 @@ constexpr int kRowTile = 6;
 constexpr int kRowTile = 2;
 #endif
 
-// C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb).
+// The mask/bias step, the one home of the score formula: 16 raw products s = q . k of one row become the scores
+// (s * qkScale + b) * rowScale (bias: the row's 16 additive biases, or null; rowScale: the logn factor, or null),
+// -inf in the lanes outside [lo, hi), the row's visible keys counted from the first lane.
+inline Vec scoreLanes(Vec s, float qkScale, const float* bias, const float* rowScale, int lo, int hi)
+{
+    if (qkScale != 1.0f) {
+        s *= qkScale;
+        keepInRegister(s); // never fused with the bias add: the forward's epilogue and Plan::scoreRow round alike
+    }
+    if (bias)
+        s += load(bias);
+    if (rowScale)
+        s *= *rowScale;
+    if (lo > 0 || hi < kLanes) {
+        const Vec index = iota();
+        s = ((index >= static_cast<float>(lo)) & (index < static_cast<float>(hi))) ? s : splat(PositionBias::kMasked);
+    }
+    return s;
+}
+
+// The forward's mask/bias step, folded into the epilogue of its Q K^T products while the products are still in
+// registers: row i of the query block gets its scores (scoreLanes) and its per-lane running maximum rowBest, without
+// a pass over the stored tile. Pointers are offset to the block's first row; `column` is the tile's first key column.
+struct TileScoring {
+    const int* rowBegin = nullptr;
+    const int* rowEnd = nullptr;
+    const float* rowScale = nullptr; // null: no logn factor
+    const float* bias = nullptr;     // null: no additive bias; else row i, tile column j at bias[j - i]
+    float qkScale = 1.0f;
+    int column = 0;
+    float* rowBest = nullptr; // (rows, 16)
+};
+
+// C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb). With `scoring`, C holds rows row0.. of a
+// query block at tile columns col0.., and gets scores instead of raw products.
 template <int RB, int CB>
-inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc)
+inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc,
+                   const TileScoring* scoring, int row0, int col0)
 {
     Vec acc[RB][CB];
     for (int r = 0; r < RB; ++r)
@@ -180,9 +232,24 @@ inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int 
                 acc[r][c] += a * b[c];
         }
     }
-    for (int r = 0; r < RB; ++r)
-        for (int c = 0; c < CB; ++c)
-            store(C + r * ldc + c * kLanes, acc[r][c]);
+    for (int r = 0; r < RB; ++r) {
+        if (!scoring) {
+            for (int c = 0; c < CB; ++c)
+                store(C + r * ldc + c * kLanes, acc[r][c]);
+            continue;
+        }
+        const TileScoring& sc = *scoring;
+        const int i = row0 + r;
+        const int lo = sc.rowBegin[i] - sc.column - col0, hi = sc.rowEnd[i] - sc.column - col0; // visible, from C
+        Vec best = load(sc.rowBest + i * kLanes);
+        for (int c = 0; c < CB; ++c) {
+            const Vec s = scoreLanes(acc[r][c], sc.qkScale, sc.bias ? sc.bias + (col0 + c * kLanes - i) : nullptr,
+                                     sc.rowScale ? sc.rowScale + i : nullptr, lo - c * kLanes, hi - c * kLanes);
+            store(C + r * ldc + c * kLanes, s);
+            best = vmax(best, s);
+        }
+        store(sc.rowBest + i * kLanes, best);
+    }
 }
 
 // C (RB x 16*CB) = rowFactor .* C + A * B, A(i, j) = A[i*sai + j*saj] (any layout), B (J x 16*CB, stride ldb).
@@ -228,23 +295,24 @@ struct ColumnBand {
 };
 
 template <int CB>
-void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc)
+void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc,
+                const TileScoring* sc, int row0, int col0)
 {
     switch (rows) {
-    case 6: if constexpr (kRowTile == 6) tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc); break;
-    case 5: tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc); break;
-    case 4: tileNT<4, CB>(A, lda, Bt, ldb, K, C, ldc); break;
-    case 3: tileNT<3, CB>(A, lda, Bt, ldb, K, C, ldc); break;
-    case 2: tileNT<2, CB>(A, lda, Bt, ldb, K, C, ldc); break;
-    case 1: tileNT<1, CB>(A, lda, Bt, ldb, K, C, ldc); break;
+    case 6: if constexpr (kRowTile == 6) tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
+    case 5: tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
+    case 4: tileNT<4, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
+    case 3: tileNT<3, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
+    case 2: tileNT<2, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
+    case 1: tileNT<1, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
     default: break;
     }
 }
 
 // C = A (rows x K) * Bt (K x w), only within each register tile's band (bands[r / kRowTile]). Column blocks outermost,
-// so a block of Bt stays in L1 while the row tiles pass over it.
+// so a block of Bt stays in L1 while the row tiles pass over it. With `scoring`, C gets the scores (TileScoring).
 void gemmNTBanded(const float* A, size_t lda, const float* Bt, size_t ldb, int K, int rows, int w,
-                  const ColumnBand* bands, float* C, size_t ldc)
+                  const ColumnBand* bands, float* C, size_t ldc, const TileScoring* scoring = nullptr)
 {
     for (int c0 = 0; c0 < w; c0 += 4 * kLanes) {
         for (int r = 0; r < rows; r += kRowTile) {
@@ -256,10 +324,10 @@ void gemmNTBanded(const float* A, size_t lda, const float* Bt, size_t ldb, int K
             const float* Ar = A + r * lda;
             float* Cr = C + r * ldc + a;
             switch ((b - a) / kLanes) {
-            case 4: tileNTRows<4>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
-            case 3: tileNTRows<3>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
-            case 2: tileNTRows<2>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
-            default: tileNTRows<1>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc); break;
+            case 4: tileNTRows<4>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
+            case 3: tileNTRows<3>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
+            case 2: tileNTRows<2>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
+            default: tileNTRows<1>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
             }
         }
     }
@@ -389,8 +457,8 @@ struct Plan {
     // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
     bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
 
-    // The mask/bias step of every tile, forward and backward, for row m over columns [c, c + w): from the raw
-    // products S = q . k to the scores (S * qkScale + b) * scale, -inf where masked.
+    // The mask/bias step (scoreLanes) of the backward's and the probabilities' tiles, for row m over columns
+    // [c, c + w): from the raw products S = q . k to the scores in place.
     // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
     // the tile is visible).
     float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f) const
@@ -402,23 +470,10 @@ struct Plan {
             return PositionBias::kMasked;
         }
         const float* rev = useBias ? reversedBias.data() + h * biasStride + (c - m + N - 1) : nullptr;
-        const float scale = rowScale[m];
-        const bool partial = lo > 0 || hi < w;
-        const Vec inf = splat(PositionBias::kMasked);
-        Vec best = inf;
-        const bool unit = qkScale == 1.0f;
+        const float* scale = useScale ? &rowScale[m] : nullptr;
+        Vec best = splat(PositionBias::kMasked);
         for (int j = 0; j < w; j += kLanes) {
-            Vec s = load(S + j);
-            if (!unit)
-                s *= qkScale;
-            if (rev)
-                s += load(rev + j);
-            if (useScale)
-                s *= scale;
-            if (partial) {
-                const Vec index = iota() + static_cast<float>(j);
-                s = ((index >= static_cast<float>(lo)) & (index < static_cast<float>(hi))) ? s : inf;
-            }
+            const Vec s = scoreLanes(load(S + j), qkScale, rev ? rev + j : nullptr, scale, lo - j, hi - j);
             store(S + j, s);
             best = vmax(best, s);
         }
@@ -435,11 +490,12 @@ struct Scratch {
     std::vector<float> acc3;    // (kBackKeyBlock, Dp): backward dV
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
+    std::vector<float> rowBest;                // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
 
     explicit Scratch(int Dp)
         : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
           acc2(kBackKeyBlock * Dp), acc3(kBackKeyBlock * Dp), rowMax(kQueryBlock), rowSum(kQueryBlock),
-          factor(kQueryBlock), rowWeighted(kQueryBlock)
+          factor(kQueryBlock), rowWeighted(kQueryBlock), rowBest(kQueryBlock * kLanes)
     {
     }
 };
@@ -532,6 +588,17 @@ constexpr int kKeyTiles = (kBackKeyBlock + kRowTile - 1) / kRowTile; // register
 
 // ---- forward: one query block of one head ----
 
+// A product rounded before it is added, never fused into a multiply-add: the running softmax sums are then the same
+// whether or not the compiler sees the horizontal sum they are added to (an opaque sum once, inlined vector adds now).
+template <typename T>
+inline T roundedProduct(T product)
+{
+#if defined(__GNUC__) && defined(__SSE2__)
+    asm("" : "+x"(product));
+#endif
+    return product;
+}
+
 // The online softmax of row i of a query block over one key tile: `row` (width columns) holds the row's scores
 // (after the mask/bias step, with maximum tileMax) and gets exp(score - new running max); the running max, sum and,
 // with `entropy`, sum p (s - max) advance, and factor[i] is what the row's earlier output must be rescaled by.
@@ -557,9 +624,9 @@ inline void onlineSoftmaxRow(Scratch& sc, int i, float* row, int width, float ti
             weighted += p > zero ? p * x : zero;
     }
     if (entropy)
-        sc.rowWeighted[i] =
-            corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i])) + horizontalSum(weighted);
-    sc.rowSum[i] = sc.rowSum[i] * corr + horizontalSum(sum);
+        sc.rowWeighted[i] = roundedProduct(corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i]))) +
+                            horizontalSum(weighted);
+    sc.rowSum[i] = roundedProduct(sc.rowSum[i] * corr) + horizontalSum(sum);
     sc.rowMax[i] = newMax;
     sc.factor[i] = corr;
 }
@@ -609,8 +676,8 @@ void writeBlockProbabilities(const Plan& plan, int h, int m0, const BlockIO& io,
     }
 }
 
-// One query block of one head: the tile loop of the online softmax over the visible key tiles. Per tile: the raw
-// products Q K^T, the mask/bias step (Plan::scoreRow) and the online softmax per row, then O = factor .* O + P V.
+// One query block of one head: the tile loop of the online softmax over the visible key tiles. Per tile: the products
+// Q K^T with the mask/bias step in their epilogue (TileScoring), the online softmax per row, then O = factor .* O + P V.
 // With io.probs, a second pass over the same tiles writes the normalised probabilities (the same scores, so they
 // agree with out and lse).
 void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& sc)
@@ -627,16 +694,24 @@ void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& s
     std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
     std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
     ColumnBand bands[kQueryTiles]; // per register tile of rows, in the current key tile
+    TileScoring scoring;            // the mask/bias step, in the products' epilogue
+    scoring.rowBegin = plan.rowBegin.data() + m0;
+    scoring.rowEnd = plan.rowEnd.data() + m0;
+    scoring.rowScale = plan.useScale ? plan.rowScale.data() + m0 : nullptr;
+    scoring.qkScale = io.qkScale;
+    scoring.rowBest = sc.rowBest.data();
     for (int c = plan.blockKeyBegin(m0); c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
         queryBands(plan, m0, R, c, w, bands);
-        gemmNTBanded(io.Q + static_cast<size_t>(m0) * Dp, Dp, io.Kt.at(c), io.Kt.ld, Dp, R, w, bands, S, ldS);
+        scoring.column = c;
+        scoring.bias = plan.useBias ? plan.reversedBias.data() + h * plan.biasStride + (c - m0 + N - 1) : nullptr;
+        std::fill(sc.rowBest.begin(), sc.rowBest.end(), PositionBias::kMasked);
+        gemmNTBanded(io.Q + static_cast<size_t>(m0) * Dp, Dp, io.Kt.at(c), io.Kt.ld, Dp, R, w, bands, S, ldS, &scoring);
         for (int i = 0; i < R; ++i) {
             const ColumnBand band = bands[i / kRowTile];
             float* row = S + i * ldS + band.begin;
             const int width = band.end - band.begin;
-            const float tileMax =
-                width > 0 ? plan.scoreRow(row, h, m0 + i, c + band.begin, width, io.qkScale) : PositionBias::kMasked;
+            const float tileMax = width > 0 ? horizontalMax(load(sc.rowBest.data() + i * kLanes)) : PositionBias::kMasked;
             onlineSoftmaxRow(sc, i, row, width, tileMax, io.entropy != nullptr);
         }
         // Columns past N have probability 0: leave their (nonexistent) value rows out.

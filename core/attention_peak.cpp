@@ -141,12 +141,13 @@ FmaPeakRun measureFmaPeak(int threads, double seconds)
     if (threads <= 0)
         threads = omp_get_num_procs();
     const FmaLoop loop = widestFmaLoop();
-    // Calibrate: grow a short run until it takes a measurable time, then scale it to `seconds`.
+    // Calibrate: grow a short run until a thread spends a measurable CPU time in it, then scale it to `seconds` of
+    // CPU time per thread (wall time on a shared machine also counts the neighbours' turns).
     int64_t iterations = 1 << 14;
-    double t = timedRun(loop, threads, iterations).wallSeconds;
+    double t = timedRun(loop, threads, iterations).cpuSeconds / threads;
     while (t < 0.01 && iterations < (int64_t(1) << 40)) {
         iterations *= 4;
-        t = timedRun(loop, threads, iterations).wallSeconds;
+        t = timedRun(loop, threads, iterations).cpuSeconds / threads;
     }
     iterations = std::max<int64_t>(1, static_cast<int64_t>(iterations * seconds / t));
     const Timing timing = timedRun(loop, threads, iterations);

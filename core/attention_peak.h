@@ -16,6 +16,7 @@ struct FmaPeakRun {
 // Independent chains of fused multiply-adds on `threads` OpenMP threads (<= 0: all processors) for about `seconds`,
 // with the widest FMA the CPU reports at run time (AVX-512, else AVX2 + FMA, else scalar code), whatever the build
 // targets. Enough chains per thread to cover the FMA latency on every pipe, so the run is bound by FMA throughput.
+// `seconds` is CPU time per thread (calibrated so), not wall time, which on a shared machine counts the neighbours too.
 FmaPeakRun measureFmaPeak(int threads, double seconds = 0.1);
 
 } // namespace plab

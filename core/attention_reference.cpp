@@ -59,15 +59,17 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
             S(m, n) = n >= keys.begin && n < keys.end ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m)
                                                       : -std::numeric_limits<double>::infinity();
     }
-    // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and entropy.
+    // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
+    // -sum p log p = lse - sum p s over the visible cells (log p = s - lse).
     f.P.resize(N, N); // (N, N)
     for (int m = 0; m < N; ++m) {
         const double rowMax = S.row(m).maxCoeff();
-        f.P.row(m) = (S.row(m).array() - rowMax).exp();
+        // std::exp, not Eigen's exp, which clamps -inf to e^-708: masked cells must be exactly 0.
+        f.P.row(m) = (S.row(m).array() - rowMax).unaryExpr([](double x) { return std::exp(x); });
         const double sum = f.P.row(m).sum();
         f.P.row(m) /= sum;
         logSumExp[m] = rowMax + std::log(sum);
-        rowEntropy[m] = -(f.P.row(m).array() > 0).select(f.P.row(m).array() * f.P.row(m).array().log(), 0.0).sum();
+        rowEntropy[m] = logSumExp[m] - (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum();
     }
     return f;
 }
@@ -89,6 +91,9 @@ AttentionReferenceForward attentionForwardReference(const PositionBias& bias, co
     result.logSumExp.resize(static_cast<size_t>(heads) * N);
     result.rowEntropy.resize(static_cast<size_t>(heads) * N);
     result.probabilities.resize(static_cast<size_t>(heads) * N * N);
+    // Heads are independent: one per thread, each with single-threaded matrix products (as Eigen runs them inside a
+    // parallel region), so the results do not depend on the thread count.
+#pragma omp parallel for schedule(dynamic)
     for (int bh = 0; bh < heads; ++bh) {
         const size_t row = static_cast<size_t>(bh) * N;
         const HeadForward f = forwardHead(bias, dims, q, k, v, bh, &result.logSumExp[row], &result.rowEntropy[row]);
@@ -112,8 +117,10 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
     g.dk.resize(dims.elements());
     g.dv.resize(dims.elements());
     const size_t stride = static_cast<size_t>(2 * N - 1);
-    std::vector<double> distanceGrad(dims.heads * stride, 0.0), lse(N), entropy(N);
+    std::vector<double> headDistanceGrad(heads * stride, 0.0); // (B H, 2N - 1): d loss / d bias at r = m - n
+#pragma omp parallel for schedule(dynamic) // heads in parallel, as in the forward
     for (int bh = 0; bh < heads; ++bh) {
+        std::vector<double> lse(N), entropy(N);
         const HeadForward f = forwardHead(bias, dims, q, k, v, bh, lse.data(), entropy.data());
         const Matrix dO = headOf(dOut, dims, bh); // (N, D)
         const Matrix dP = dO * f.V.transpose();   // (N, N)
@@ -123,13 +130,17 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         for (int m = 0; m < N; ++m) {
             dS.row(m) *= bias.rowScale(m);
             for (int n = 0; n < N; ++n) // the bias depends on r = m - n alone; masked cells are 0
-                distanceGrad[(bh % dims.heads) * stride + (m - n + N - 1)] += dS(m, n);
+                headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
         store(f.P.transpose() * dO, g.dv, offset);                                          // (N, D)
         store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);             // (N, D)
         store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
     }
+    std::vector<double> distanceGrad(dims.heads * stride, 0.0); // (H, 2N - 1), summed over the batch in order
+    for (int bh = 0; bh < heads; ++bh)
+        for (size_t i = 0; i < stride; ++i)
+            distanceGrad[(bh % dims.heads) * stride + i] += headDistanceGrad[bh * stride + i];
     detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
     return g;
 }
