@@ -92,6 +92,9 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    void buildSchemeDock();  // the scheme-and-parameters panel on the left
+    void buildLessonsDock(); // the lessons on the right
+    void buildStatusBar();   // hover read-out, progress and Cancel
     void buildMenus();
     void addView(ViewBase *view);
     void onPanelChanged();

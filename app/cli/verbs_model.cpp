@@ -121,8 +121,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     if (!args.has("o"))
         throw InputError("train: -o MODEL.safetensors is required");
     const std::string output = args.text("o");
-    if (output.size() < 12 || output.compare(output.size() - 12, 12, ".safetensors") != 0)
-        throw InputError("-o " + output + ": a checkpoint is written as MODEL.safetensors (other extensions are refused)");
+    checkCheckpointFileName(output, "-o");
     ModelConfig mc;
     TrainConfig tc;
     applyPreset(args.text("preset", "quick"), mc, tc);
@@ -264,8 +263,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     Model& model = *loaded.model;
     const int L = model.config().context;
     EvalOptions opt;
-    opt.lengths = args.integerList("lengths", {L, 2 * L, 4 * L, 8 * L, 16 * L}, 1, kMaxLength);
-    opt.mode = evalModeFromName(args.text("mode", "nonoverlapping"));
+    opt.lengths = args.integerList("lengths", extrapolationLengths(L), 1, kMaxLength);
+    opt.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
     opt.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
     if (args.has("stride") && opt.mode != EvalMode::Sliding)
         throw InputError("--stride only applies to --mode sliding");
@@ -323,7 +322,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     t.meta = {{"checkpoint", args.positional[0]},
               {"config", model.config().toJson()},
               {"step", loaded.info.step},
-              {"mode", opt.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping"},
+              {"mode", evalModeName(opt.mode)},
               {"corpus", corpus.source},
               {"split", split},
               {"bytes", text.size()}};
@@ -393,9 +392,7 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     checkWork(args, modelForwardWork(model.config(), {N}),
               "the model's forward over --length " + std::to_string(N), "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
-    std::vector<uint8_t> tokens(N); // the validation text's first N bytes, repeated when shorter
-    for (int i = 0; i < N; ++i)
-        tokens[i] = corpus.validation[static_cast<size_t>(i) % corpus.validation.size()];
+    const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     model.forward(tokens.data(), nullptr, 1, N);
     writeAttentionOutputs(args, model.schemeSpec(), {1, H, N, D}, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());
