@@ -318,6 +318,15 @@ void MainWindow::onBusyChanged()
 
 void MainWindow::buildMenus()
 {
+    buildFileMenu();
+    buildViewMenu();
+    buildLessonsMenu();
+    buildHelpMenu();
+    rebuildRecentMenu();
+}
+
+void MainWindow::buildFileMenu()
+{
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open session…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
     m_recentMenu = file->addMenu(tr("Open &recent"));
@@ -330,7 +339,10 @@ void MainWindow::buildMenus()
     file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
 
+void MainWindow::buildViewMenu()
+{
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
         ViewBase *v = m_views[i];
@@ -359,7 +371,10 @@ void MainWindow::buildMenus()
         languageGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, code = l.code] { chooseLanguage(code); });
     }
+}
 
+void MainWindow::buildLessonsMenu()
+{
     QMenu *lessons = menuBar()->addMenu(tr("&Lessons"));
     QAction *showLessons = m_lessonsDock->toggleViewAction();
     showLessons->setText(tr("Show &lessons"));
@@ -382,7 +397,10 @@ void MainWindow::buildMenus()
         m_lessons->openFolder(QString());
         m_lessonsDock->show();
     });
+}
 
+void MainWindow::buildHelpMenu()
+{
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
         QMessageBox::information(
@@ -398,7 +416,6 @@ void MainWindow::buildMenus()
                               "Every number shown comes from the core library; positionlab-cli renders the same "
                               "pictures headless."));
     });
-    rebuildRecentMenu();
 }
 
 void MainWindow::setDark(bool dark)
