@@ -3,6 +3,8 @@
 
 #include "errors.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -75,6 +77,15 @@ std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length
     return out;
 }
 
+nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, const std::vector<int>& headIndices)
+{
+    nlohmann::json meta = schemeSpecJson(spec);
+    meta["length"] = length;
+    meta["values"] = buckets ? "t5 bucket index (-1 masked)" : (spec.info().rotary ? "probe score" : "bias");
+    meta["head_indices"] = headIndices;
+    return meta;
+}
+
 std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
 {
     if (spec.kind != SchemeKind::T5)
@@ -118,11 +129,8 @@ DotCurve sinusoidalDotCurve(int dim, double base, int maxDistance)
         w[i] = rotaryFrequency(i, dim, base);
 #pragma omp parallel for schedule(static) if (maxDistance > 4096)
     for (int r = 0; r <= maxDistance; ++r) {
-        double sum = 0;
-        for (double wi : w)
-            sum += std::cos(r * wi);
         curve.distance[r] = r;
-        curve.dot[r] = sum;
+        curve.dot[r] = sinusoidalDot(r, w);
     }
     return curve;
 }

@@ -3,6 +3,8 @@
 
 #include "position_bias.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +37,10 @@ void checkWorkEstimate(double flops, const std::string& what, const std::string&
 
 // Bias view of head h, (N, N) row-major, masked cells -inf, rows scaled by logn when enabled.
 std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length);
+
+// Metadata of an exported stack of bias matrices (the CLI's `bias` and the Bias tab's data): schemeSpecJson(spec)
+// plus the length, what the values are (bias, probe score or t5 bucket index) and the heads in the stack.
+nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, const std::vector<int>& headIndices);
 
 // T5 bucket index of every (m, n), (N, N) row-major; masked cells -1.
 std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length);

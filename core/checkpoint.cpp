@@ -6,13 +6,22 @@
 #include "safetensors.h"
 
 #include <cmath>
+#include <string>
 
 namespace plab {
 
 namespace {
 constexpr const char* kFormatName = "positionlab-model";
 constexpr const char* kFormatVersion = "1";
+constexpr const char* kFileSuffix = ".safetensors";
 } // namespace
+
+void checkCheckpointFileName(const std::string& path, const std::string& what)
+{
+    if (!path.ends_with(kFileSuffix))
+        throw InputError(what + " " + path + ": a checkpoint is written as MODEL" + kFileSuffix +
+                         "; the file name must end in " + kFileSuffix + " (the only allowed extension)");
+}
 
 std::string checkpointBytes(const Model& model, const CheckpointInfo& info)
 {
@@ -38,45 +47,110 @@ void saveCheckpoint(const Model& model, const CheckpointInfo& info, const std::s
     writeFileAtomically(path, checkpointBytes(model, info));
 }
 
-LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const std::string& source)
-{
-    auto fail = [&](const std::string& what) { return InputError("checkpoint " + source + ": " + what); };
-    auto metaValue = [&](const char* key) -> const std::string& {
+namespace {
+
+// The file being read: its refusals name it, and a missing required metadata key says what the file may be.
+struct CheckpointReader {
+    const SafetensorsFile& file;
+    const std::string& source;
+
+    InputError fail(const std::string& what) const { return InputError("checkpoint " + source + ": " + what); }
+    const std::string& required(const char* key) const
+    {
         auto it = file.metadata.find(key);
         if (it == file.metadata.end())
             throw fail(std::string("__metadata__ has no '") + key + "' (not a PositionLab model checkpoint?)");
         return it->second;
-    };
-    if (metaValue("format") != kFormatName)
-        throw fail("__metadata__ format is '" + metaValue("format") + "', expected '" + kFormatName + "'");
-    if (metaValue("format_version") != kFormatVersion)
-        throw fail("format_version " + metaValue("format_version") + " is not supported (this build reads " +
-                   kFormatVersion + ")");
+    }
+    const std::string* optional(const char* key) const
+    {
+        auto it = file.metadata.find(key);
+        return it == file.metadata.end() ? nullptr : &it->second;
+    }
+};
+
+// The format marker, its version and the model config of the metadata.
+ModelConfig readConfig(const CheckpointReader& r)
+{
+    if (r.required("format") != kFormatName)
+        throw r.fail("__metadata__ format is '" + r.required("format") + "', expected '" + kFormatName + "'");
+    if (r.required("format_version") != kFormatVersion)
+        throw r.fail("format_version " + r.required("format_version") + " is not supported (this build reads " +
+                     kFormatVersion + ")");
     nlohmann::json configJson;
     try {
-        configJson = nlohmann::json::parse(metaValue("config"));
+        configJson = nlohmann::json::parse(r.required("config"));
     } catch (const nlohmann::json::exception& e) {
-        throw fail(std::string("the config in __metadata__ is not valid JSON: ") + e.what());
+        throw r.fail(std::string("the config in __metadata__ is not valid JSON: ") + e.what());
     }
-    const ModelConfig config = ModelConfig::fromJson(configJson, "checkpoint " + source);
-    if (const auto it = file.metadata.find("scheme"); it != file.metadata.end() && it->second != config.scheme)
-        throw fail("__metadata__ scheme '" + it->second + "' disagrees with the config's '" + config.scheme + "'");
-    // Every tensor the config implies must be in the file with its shape before a model of that size is allocated.
-    const std::vector<ParameterTensor> layout = modelTensorLayout(config);
+    const ModelConfig config = ModelConfig::fromJson(configJson, "checkpoint " + r.source);
+    if (const std::string* scheme = r.optional("scheme"); scheme && *scheme != config.scheme)
+        throw r.fail("__metadata__ scheme '" + *scheme + "' disagrees with the config's '" + config.scheme + "'");
+    return config;
+}
+
+// Every tensor the config implies is in the file with its shape and finite values, and no other is: checked before a
+// model of that size is allocated.
+void checkTensors(const CheckpointReader& r, const ModelConfig& config, const std::vector<ParameterTensor>& layout)
+{
     for (const ParameterTensor& t : layout) {
-        auto it = file.tensors.find(t.name);
-        if (it == file.tensors.end())
-            throw fail("tensor '" + t.name + "' is missing");
+        auto it = r.file.tensors.find(t.name);
+        if (it == r.file.tensors.end())
+            throw r.fail("tensor '" + t.name + "' is missing");
         if (it->second.shape != t.shape) {
             Tensor expected;
             expected.shape = t.shape;
-            throw fail("tensor '" + t.name + "' has shape " + it->second.shapeText() + ", the config needs " +
-                       expected.shapeText());
+            throw r.fail("tensor '" + t.name + "' has shape " + it->second.shapeText() + ", the config needs " +
+                         expected.shapeText());
         }
         for (float v : it->second.data)
             if (!std::isfinite(v))
-                throw fail("tensor '" + t.name + "' holds a non-finite value");
+                throw r.fail("tensor '" + t.name + "' holds a non-finite value");
     }
+    for (const auto& [name, tensor] : r.file.tensors) {
+        (void)tensor;
+        bool known = false;
+        for (const ParameterTensor& t : layout)
+            known = known || t.name == name;
+        if (!known)
+            throw r.fail("unexpected tensor '" + name + "' for a " + config.scheme + " model of " +
+                         std::to_string(config.layers) + " layers");
+    }
+}
+
+// Step, training loss, corpus and training settings; only the step is required.
+CheckpointInfo readInfo(const CheckpointReader& r)
+{
+    CheckpointInfo info;
+    const std::string& stepText = r.required("step");
+    try {
+        info.step = static_cast<int>(parseInteger(stepText, "step", 0, 2000000000));
+    } catch (const InputError&) {
+        throw r.fail("__metadata__ step '" + stepText + "' is not a non-negative integer");
+    }
+    if (const std::string* loss = r.optional("train_loss")) {
+        try {
+            info.trainLoss = parseNumber(*loss, "train_loss");
+        } catch (const InputError&) {
+            info.trainLoss = std::nan("");
+        }
+    }
+    if (const std::string* corpus = r.optional("corpus"))
+        info.corpus = *corpus;
+    if (const std::string* training = r.optional("training"))
+        info.training = nlohmann::json::parse(*training, nullptr, false);
+    if (info.training.is_discarded())
+        info.training = nullptr;
+    return info;
+}
+
+} // namespace
+
+LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const std::string& source)
+{
+    const CheckpointReader reader{file, source};
+    const ModelConfig config = readConfig(reader);
+    checkTensors(reader, config, modelTensorLayout(config));
     LoadedCheckpoint loaded;
     loaded.model = std::make_unique<Model>(config);
     Model& model = *loaded.model;
@@ -84,40 +158,13 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
         const Tensor& src = file.tensors.at(t.name);
         std::copy(src.data.begin(), src.data.end(), model.parameters().begin() + t.offset);
     }
-    for (const auto& [name, tensor] : file.tensors) {
-        (void)tensor;
-        bool known = false;
-        for (const ParameterTensor& t : model.tensors())
-            known = known || t.name == name;
-        if (!known)
-            throw fail("unexpected tensor '" + name + "' for a " + config.scheme + " model of " +
-                       std::to_string(config.layers) + " layers");
-    }
     model.parametersChanged();
     try {
         validateSchemeSpec(model.schemeSpec());
     } catch (const InputError& e) {
-        throw fail(e.what());
+        throw reader.fail(e.what());
     }
-    const std::string& stepText = metaValue("step");
-    try {
-        loaded.info.step = static_cast<int>(parseInteger(stepText, "step", 0, 2000000000));
-    } catch (const InputError&) {
-        throw fail("__metadata__ step '" + stepText + "' is not a non-negative integer");
-    }
-    if (auto it = file.metadata.find("train_loss"); it != file.metadata.end()) {
-        try {
-            loaded.info.trainLoss = parseNumber(it->second, "train_loss");
-        } catch (const InputError&) {
-            loaded.info.trainLoss = std::nan("");
-        }
-    }
-    if (auto it = file.metadata.find("corpus"); it != file.metadata.end())
-        loaded.info.corpus = it->second;
-    if (auto it = file.metadata.find("training"); it != file.metadata.end())
-        loaded.info.training = nlohmann::json::parse(it->second, nullptr, false);
-    if (loaded.info.training.is_discarded())
-        loaded.info.training = nullptr;
+    loaded.info = readInfo(reader);
     return loaded;
 }
 

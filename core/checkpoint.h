@@ -19,6 +19,10 @@ struct CheckpointInfo {
     nlohmann::json training; // TrainConfig::toJson(), may be null
 };
 
+// A checkpoint's file name ends in .safetensors (case-sensitive): otherwise InputError "<what> <path>: ..." naming
+// the allowed extension. Every writer of checkpoints checks this before any work.
+void checkCheckpointFileName(const std::string& path, const std::string& what);
+
 // Safetensors with every tensor of model.tensors() (F32) and __metadata__ {format, config (JSON), scheme, step,
 // training (JSON), corpus, train_loss}. Written atomically.
 void saveCheckpoint(const Model& model, const CheckpointInfo& info, const std::string& path);

@@ -146,4 +146,14 @@ Corpus loadDefaultCorpus(const std::string& dir)
     return makeCorpus(std::move(text), "fortunes (" + std::to_string(count) + " files in " + dir + ")");
 }
 
+std::vector<uint8_t> repeatedText(const std::vector<uint8_t>& text, size_t bytes)
+{
+    if (text.empty())
+        return {};
+    std::vector<uint8_t> out(bytes);
+    for (size_t i = 0; i < bytes; ++i)
+        out[i] = text[i % text.size()];
+    return out;
+}
+
 } // namespace plab

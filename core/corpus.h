@@ -24,6 +24,10 @@ struct Corpus {
     size_t totalBytes() const { return train.size() + validation.size(); }
 };
 
+// `bytes` bytes of `text` repeated end to end (cut at `bytes`, so also the first bytes of a longer text): how the
+// model views read a short text past the training context. Empty when `text` is empty.
+std::vector<uint8_t> repeatedText(const std::vector<uint8_t>& text, size_t bytes);
+
 // Returns the byte offset of the first invalid UTF-8 sequence, or npos when `text` is valid UTF-8
 // (no overlong forms, no surrogates, nothing above U+10FFFF).
 size_t findInvalidUtf8(std::string_view text);

@@ -44,26 +44,22 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
     };
 }
 
-std::vector<double> rowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k, int headDim)
-{
-    // The attention kernel's own row statistics: entropy curves and attention outputs come from one code path.
-    return attentionRowEntropies(bias, head, length, q, k, headDim);
-}
-
-std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider)
+std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider,
+                                       const EntropyProgress& progress)
 {
     if (lengths.empty())
         throw InputError("lengths: at least one length is needed");
     int maxLength = 0;
     for (int n : lengths) {
-        if (n < 1 || n > kMaxLength)
-            throw InputError("length = " + std::to_string(n) + " is out of range; allowed: integers in [1, " +
-                             std::to_string(kMaxLength) + "]");
+        checkIntegerRange("length", n, 1, kMaxLength);
         maxLength = std::max(maxLength, n);
     }
     const PositionBias bias(spec, maxLength);
     std::vector<EntropyPoint> points;
+    int done = 0;
     for (int n : lengths) {
+        if (progress && !progress(done))
+            return points;
         QkSample sample;
         if (provider) {
             // (H, N, D) twice, plus a block of scores per thread.
@@ -72,14 +68,19 @@ std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector
         }
         for (int h = 0; h < spec.heads; ++h) {
             const size_t offset = static_cast<size_t>(h) * n * sample.headDim;
-            const std::vector<double> rows = rowEntropies(bias, h, n, provider ? sample.q.data() + offset : nullptr,
-                                                          provider ? sample.k.data() + offset : nullptr, sample.headDim);
+            // The attention kernel's own row statistics: entropy curves and attention outputs come from one code path.
+            const std::vector<double> rows =
+                attentionRowEntropies(bias, h, n, provider ? sample.q.data() + offset : nullptr,
+                                      provider ? sample.k.data() + offset : nullptr, sample.headDim);
             double sum = 0;
             for (double e : rows)
                 sum += e;
             points.push_back({n, h, rows.back(), sum / n});
         }
+        ++done;
     }
+    if (progress)
+        progress(done);
     return points;
 }
 

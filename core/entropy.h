@@ -24,10 +24,6 @@ using QkProvider = std::function<QkSample(int length)>;
 // (checkRotaryHeadDim: there is no partial rotary).
 QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed);
 
-// Entropy (nats) of every row of head h: softmax over visible keys of (q_m.k_n/sqrt(D) + bias) * rowScale(m).
-// With q == nullptr the scores come from the additive bias alone (q = k = 0).
-std::vector<double> rowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k, int headDim);
-
 struct EntropyPoint {
     int length = 0;
     int head = 0;
@@ -35,7 +31,12 @@ struct EntropyPoint {
     double entropyMean = 0; // mean over all rows
 };
 
-// One point per (length, head). `provider` null means q = k = 0.
-std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider);
+// Called before each length and once after the last with the number of lengths done; false stops the curve there.
+using EntropyProgress = std::function<bool(int lengthsDone)>;
+
+// One point per (length, head), lengths in order, each row entropy from the attention kernel
+// (attentionRowEntropies). `provider` null means q = k = 0.
+std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider,
+                                       const EntropyProgress& progress = {});
 
 } // namespace plab

@@ -13,6 +13,7 @@ namespace plab {
 
 enum class EvalMode { NonOverlapping, Sliding };
 EvalMode evalModeFromName(std::string_view name); // InputError naming the allowed modes
+const char* evalModeName(EvalMode mode);          // "nonoverlapping" or "sliding", as evalModeFromName reads them
 
 struct EvalOptions {
     std::vector<int> lengths{64, 128, 256, 512, 1024};
@@ -32,6 +33,18 @@ struct EvalPoint {
     double bitsPerByte = 0;      // loss / ln 2 (tokens are bytes)
     size_t tokens = 0;           // bytes scored
 };
+
+// One window of an evaluation: `length` tokens of the text from `start`, of which positions scoreFrom.. are scored.
+struct EvalWindow {
+    size_t start = 0;
+    int length = 0;
+    int scoreFrom = 0;
+};
+// The windows of one length over a text whose first `scoredTotal` + 1 bytes are read (the rule evaluateModel states
+// below). `stride` 0 means length / 2; InputError when it exceeds the length.
+std::vector<EvalWindow> planEvalWindows(size_t scoredTotal, int length, EvalMode mode, int stride);
+// Relative cost of running one window of `length` tokens, for progress fractions.
+double evalWindowCost(int length);
 
 // Scores every byte of `text` after the first at each length. Non-overlapping: consecutive windows of `length`
 // (the tail is a shorter window), every token scored once with the context inside its window. Sliding: windows of

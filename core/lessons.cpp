@@ -203,11 +203,9 @@ private:
     const std::vector<std::string>& m_lines;
 };
 
-LessonState readState(const StateReader& r, int firstLine)
+// The keys every view shares: the view itself, the caption, and the scheme settings (heads, length, mask, params).
+void readCommonKeys(const StateReader& r, LessonState& s)
 {
-    LessonState s;
-    s.line = firstLine;
-    s.json = r.parse();
     const nlohmann::json& j = s.json;
     if (!j.is_object())
         r.fail("", "a state block must be a JSON object such as {\"view\": \"bias\", \"scheme\": \"alibi\"}");
@@ -223,7 +221,6 @@ LessonState readState(const StateReader& r, int firstLine)
                             joined(std::vector<std::string>(allowed.begin(), allowed.end())));
     s.caption = r.string(j, "caption", "");
 
-    // Shared scheme settings.
     s.heads = r.integer(j, "heads", 8, 1, kMaxLessonHeads);
     s.head = r.integer(j, "head", 0, 0, s.view == LessonView::Attention ? kMaxLessonHeads - 1 : s.heads - 1);
     s.length = r.integer(j, "length", 32, 1, kMaxLessonLength);
@@ -242,101 +239,123 @@ LessonState readState(const StateReader& r, int firstLine)
             s.params[name] = value.get<double>();
         }
     }
+}
 
-    switch (s.view) {
-    case LessonView::Bias: {
-        if (!j.contains("scheme"))
-            r.fail("", "the bias view needs \"scheme\"");
-        s.schemes = {r.schemeName("scheme", r.string(j, "scheme", ""))};
-        s.buckets = r.boolean(j, "buckets", false);
-        if (s.buckets && s.schemes[0] != "t5")
-            r.fail("buckets", "\"buckets\" is for the t5 scheme only (got " + s.schemes[0] + ")");
-        r.checkSpec(j.contains("params") ? "params" : "scheme", [&] {
-            makeSchemeSpec(s.schemes[0], s.heads, s.bidirectional, s.settings(), s.context, s.logn);
-        });
-        break;
-    }
-    case LessonView::Compare: {
-        s.schemes = r.schemeList(j, "schemes", 2, 4);
-        s.difference = r.boolean(j, "difference", false);
-        s.separateScales = r.boolean(j, "separate_scales", false);
-        r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
-            for (size_t i = 0; i < s.schemes.size(); ++i)
-                makeSchemeSpec(s.schemes[i], s.heads, s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
-                               i == 0 ? s.settings() : std::vector<std::string>{}, s.context, s.logn);
-        });
-        break;
-    }
-    case LessonView::Dot: {
-        if (j.contains("curves")) {
-            const nlohmann::json& list = j.at("curves");
-            if (!list.is_array() || list.empty() || list.size() > 16)
-                r.fail("curves", "\"curves\" must be a list of 1 to 16 [dim, base] pairs, e.g. [[128, 10000]]");
-            s.curves.clear();
-            for (const nlohmann::json& c : list) {
-                if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number())
-                    r.fail("curves", "\"curves\" holds " + c.dump() + "; allowed: [dim, base] with an even dim in [2, "
-                                     "4096] and a base > 1");
-                const long long dim = c[0].get<long long>();
-                const double base = c[1].get<double>();
-                if (dim < 2 || dim > 4096 || dim % 2 != 0 || !(base > 1) || !std::isfinite(base))
-                    r.fail("curves", "\"curves\" holds " + c.dump() + "; allowed: [dim, base] with an even dim in [2, "
-                                     "4096] and a base > 1");
-                s.curves.emplace_back(static_cast<int>(dim), base);
-            }
+void readBiasKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (!j.contains("scheme"))
+        r.fail("", "the bias view needs \"scheme\"");
+    s.schemes = {r.schemeName("scheme", r.string(j, "scheme", ""))};
+    s.buckets = r.boolean(j, "buckets", false);
+    if (s.buckets && s.schemes[0] != "t5")
+        r.fail("buckets", "\"buckets\" is for the t5 scheme only (got " + s.schemes[0] + ")");
+    r.checkSpec(j.contains("params") ? "params" : "scheme", [&] {
+        makeSchemeSpec(s.schemes[0], s.heads, s.bidirectional, s.settings(), s.context, s.logn);
+    });
+}
+
+void readCompareKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.schemes = r.schemeList(j, "schemes", 2, 4);
+    s.difference = r.boolean(j, "difference", false);
+    s.separateScales = r.boolean(j, "separate_scales", false);
+    r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
+        for (size_t i = 0; i < s.schemes.size(); ++i)
+            makeSchemeSpec(s.schemes[i], s.heads, s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
+                           i == 0 ? s.settings() : std::vector<std::string>{}, s.context, s.logn);
+    });
+}
+
+void readDotKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (j.contains("curves")) {
+        const nlohmann::json& list = j.at("curves");
+        if (!list.is_array() || list.empty() || list.size() > 16)
+            r.fail("curves", "\"curves\" must be a list of 1 to 16 [dim, base] pairs, e.g. [[128, 10000]]");
+        s.curves.clear();
+        for (const nlohmann::json& c : list) {
+            const bool pair = c.is_array() && c.size() == 2 && c[0].is_number_integer() && c[1].is_number();
+            const long long dim = pair ? c[0].get<long long>() : 0;
+            const double base = pair ? c[1].get<double>() : 0;
+            if (dim < 2 || dim > 4096 || dim % 2 != 0 || !(base > 1) || !std::isfinite(base))
+                r.fail("curves", "\"curves\" holds " + c.dump() + "; allowed: [dim, base] with an even dim in [2, "
+                                 "4096] and a base > 1");
+            s.curves.emplace_back(static_cast<int>(dim), base);
         }
-        s.maxDistance = r.integer(j, "max_distance", 256, 1, 100000);
-        s.logX = r.boolean(j, "log_x", false);
-        break;
     }
-    case LessonView::Entropy: {
-        s.schemes = r.schemeList(j, "schemes", 1, 16);
-        if (j.contains("lengths")) {
-            const nlohmann::json& list = j.at("lengths");
-            if (!list.is_array() || list.empty() || list.size() > 32)
-                r.fail("lengths", "\"lengths\" must be a list of 1 to 32 lengths in [1, " +
+    s.maxDistance = r.integer(j, "max_distance", 256, 1, 100000);
+    s.logX = r.boolean(j, "log_x", false);
+}
+
+void readEntropyKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.schemes = r.schemeList(j, "schemes", 1, 16);
+    if (j.contains("lengths")) {
+        const nlohmann::json& list = j.at("lengths");
+        if (!list.is_array() || list.empty() || list.size() > 32)
+            r.fail("lengths", "\"lengths\" must be a list of 1 to 32 lengths in [1, " +
+                                  std::to_string(kMaxEntropyLength) + "]");
+        s.lengths.clear();
+        for (const nlohmann::json& n : list) {
+            if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxEntropyLength)
+                r.fail("lengths", "\"lengths\" holds " + n.dump() + "; allowed: integers in [1, " +
                                       std::to_string(kMaxEntropyLength) + "]");
-            s.lengths.clear();
-            for (const nlohmann::json& n : list) {
-                if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxEntropyLength)
-                    r.fail("lengths", "\"lengths\" holds " + n.dump() + "; allowed: integers in [1, " +
-                                          std::to_string(kMaxEntropyLength) + "]");
-                s.lengths.push_back(n.get<int>());
-            }
+            s.lengths.push_back(n.get<int>());
         }
-        s.qk = r.choice(j, "qk", "zero", {"zero", "random"});
-        s.seed = r.integer(j, "seed", 0, 0, 1 << 30);
-        s.measure = r.choice(j, "measure", "last", {"last", "mean"});
-        r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
-            for (size_t i = 0; i < s.schemes.size(); ++i)
-                makeSchemeSpecForHeadDim(s.schemes[i], s.heads,
-                                         s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
-                                         i == 0 ? s.settings() : std::vector<std::string>{}, kEntropyHeadDim,
-                                         kEntropyHeadDimName, s.context, s.logn);
-        });
-        break;
     }
-    case LessonView::Attention: {
-        if (!j.contains("model"))
-            r.fail("", "the attention view needs \"model\": the scheme of the demo model that reads the text");
-        s.schemes = {r.schemeName("model", r.string(j, "model", ""))};
-        if (!j.contains("text"))
-            r.fail("", "the attention view needs \"text\": the text the model reads");
-        s.text = r.string(j, "text", "");
-        if (s.text.empty() || s.text.size() > static_cast<size_t>(kMaxRepeat))
-            r.fail("text", "\"text\" has " + std::to_string(s.text.size()) + " bytes; allowed: 1 to " +
-                               std::to_string(kMaxRepeat));
-        if (j.contains("layer"))
-            s.layer = r.integer(j, "layer", 0, 0, 63);
-        s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
-        break;
-    }
-    case LessonView::Train: {
-        s.schemes = r.schemeList(j, "schemes", 1, 1000);
-        s.preset = r.choice(j, "preset", "demo", presetNames());
-        break;
-    }
-    }
+    s.qk = r.choice(j, "qk", "zero", {"zero", "random"});
+    s.seed = r.integer(j, "seed", 0, 0, 1 << 30);
+    s.measure = r.choice(j, "measure", "last", {"last", "mean"});
+    r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
+        for (size_t i = 0; i < s.schemes.size(); ++i)
+            makeSchemeSpecForHeadDim(s.schemes[i], s.heads,
+                                     s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
+                                     i == 0 ? s.settings() : std::vector<std::string>{}, kEntropyHeadDim,
+                                     kEntropyHeadDimName, s.context, s.logn);
+    });
+}
+
+void readAttentionKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (!j.contains("model"))
+        r.fail("", "the attention view needs \"model\": the scheme of the demo model that reads the text");
+    s.schemes = {r.schemeName("model", r.string(j, "model", ""))};
+    if (!j.contains("text"))
+        r.fail("", "the attention view needs \"text\": the text the model reads");
+    s.text = r.string(j, "text", "");
+    if (s.text.empty() || s.text.size() > static_cast<size_t>(kMaxRepeat))
+        r.fail("text", "\"text\" has " + std::to_string(s.text.size()) + " bytes; allowed: 1 to " +
+                           std::to_string(kMaxRepeat));
+    if (j.contains("layer"))
+        s.layer = r.integer(j, "layer", 0, 0, 63);
+    s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
+}
+
+void readTrainKeys(const StateReader& r, LessonState& s)
+{
+    s.schemes = r.schemeList(s.json, "schemes", 1, 1000);
+    s.preset = r.choice(s.json, "preset", "demo", presetNames());
+}
+
+LessonState readState(const StateReader& r, int firstLine)
+{
+    // Each view's own keys after the ones they share.
+    using KeyReader = void (*)(const StateReader&, LessonState&);
+    static const std::map<LessonView, KeyReader> readers = {
+        {LessonView::Bias, readBiasKeys},       {LessonView::Compare, readCompareKeys},
+        {LessonView::Dot, readDotKeys},         {LessonView::Entropy, readEntropyKeys},
+        {LessonView::Attention, readAttentionKeys}, {LessonView::Train, readTrainKeys},
+    };
+    LessonState s;
+    s.line = firstLine;
+    s.json = r.parse();
+    readCommonKeys(r, s);
+    readers.at(s.view)(r, s);
     return s;
 }
 

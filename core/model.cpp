@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "bias_views.h"
+#include "corpus.h"
 #include "errors.h"
 #include "layers.h"
 #include "random.h"
@@ -33,10 +34,11 @@ Model::Model(const ModelConfig& config)
 
     for (int l = 0; l < L; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
-        auto at = [&](const char* n) { return tensor(p + n).offset; };
-        m_layerParams.push_back({at("ln1.weight"), at("ln1.bias"), at("attn.qkv.weight"), at("attn.qkv.bias"),
-                                 at("attn.out.weight"), at("attn.out.bias"), at("ln2.weight"), at("ln2.bias"),
-                                 at("mlp.fc.weight"), at("mlp.fc.bias"), at("mlp.proj.weight"), at("mlp.proj.bias")});
+        auto offsetOf = [&](const char* n) { return tensor(p + n).offset; };
+        m_layerParams.push_back({offsetOf("ln1.weight"), offsetOf("ln1.bias"), offsetOf("attn.qkv.weight"),
+                                 offsetOf("attn.qkv.bias"), offsetOf("attn.out.weight"), offsetOf("attn.out.bias"),
+                                 offsetOf("ln2.weight"), offsetOf("ln2.bias"), offsetOf("mlp.fc.weight"),
+                                 offsetOf("mlp.fc.bias"), offsetOf("mlp.proj.weight"), offsetOf("mlp.proj.bias")});
     }
 
     // GPT-2 initialisation, one seeded stream in tensor order.
@@ -236,7 +238,7 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
     const int C = m_config.dModel, F = m_config.dFf, H = m_config.heads, D = m_config.headDim(), V = m_config.vocab();
     const int b0 = m_slices[slice].b0, B = m_slices[slice].b1 - b0, BT = B * T;
     const size_t o = static_cast<size_t>(b0) * T; // first token of the slice; every buffer is (B, T, ...) or (B, H, T, D)
-    const float* P = m_params.data();
+    const float* params = m_params.data(); // + LayerParams offsets: one tensor's values
     const AttentionDims dims{B, H, T, D};
 
     layers::encoderForward(m_encoded.data() + o * C, m_inputs.data() + o, param("wte.weight"), pos, B, T, C,
@@ -257,17 +259,19 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
         float* fch = a.fch.data() + o * F;           // (B, T, F)
         float* fchGelu = a.fchGelu.data() + o * F;   // (B, T, F)
         float* res3 = a.res3.data() + o * C;         // (B, T, C)
-        layers::layernormForward(ln1, a.ln1Mean.data() + o, a.ln1Rstd.data() + o, x, P + w.ln1w, P + w.ln1b, BT, C);
-        layers::matmulForward(qkv, ln1, P + w.qkvw, P + w.qkvb, BT, C, 3 * C);
+        layers::layernormForward(ln1, a.ln1Mean.data() + o, a.ln1Rstd.data() + o, x, params + w.ln1w, params + w.ln1b,
+                                 BT, C);
+        layers::matmulForward(qkv, ln1, params + w.qkvw, params + w.qkvb, BT, C, 3 * C);
         layers::splitHeads(q, k, v, qkv, B, T, H, D);
         attentionForward(bias, dims, q, k, v, a.attn[slice]); // reuses the step's buffers
         layers::mergeHeads(atty, a.attn[slice].out.data(), B, T, H, D);
         // res2 = x + atty W^T + b, the residual add fused into the GEMM.
-        layers::matmulForward(res2, atty, P + w.attprojw, P + w.attprojb, BT, C, C, x);
-        layers::layernormForward(ln2, a.ln2Mean.data() + o, a.ln2Rstd.data() + o, res2, P + w.ln2w, P + w.ln2b, BT, C);
-        layers::matmulForward(fch, ln2, P + w.fcw, P + w.fcb, BT, C, F);
+        layers::matmulForward(res2, atty, params + w.attprojw, params + w.attprojb, BT, C, C, x);
+        layers::layernormForward(ln2, a.ln2Mean.data() + o, a.ln2Rstd.data() + o, res2, params + w.ln2w,
+                                 params + w.ln2b, BT, C);
+        layers::matmulForward(fch, ln2, params + w.fcw, params + w.fcb, BT, C, F);
         layers::geluForward(fchGelu, fch, static_cast<size_t>(BT) * F);
-        layers::matmulForward(res3, fchGelu, P + w.fcprojw, P + w.fcprojb, BT, F, C, res2);
+        layers::matmulForward(res3, fchGelu, params + w.fcprojw, params + w.fcprojb, BT, F, C, res2);
         x = res3;
     }
     float* lnf = m_lnf.data() + o * C; // (B, T, C)
@@ -305,12 +309,12 @@ void Model::backward()
     m_sliceGrads.resize(parts - 1);
     m_attnGrads.resize(parts);
     forEachSlice([&](int s) {
-        float* G = m_grads.data();
+        float* grads = m_grads.data();
         if (s > 0) {
             m_sliceGrads[s - 1].assign(m_grads.size(), 0.0f);
-            G = m_sliceGrads[s - 1].data();
+            grads = m_sliceGrads[s - 1].data();
         }
-        backwardSlice(s, bias, G);
+        backwardSlice(s, bias, grads);
     });
     if (parts > 1) {
         const long n = static_cast<long>(m_grads.size());
@@ -321,19 +325,19 @@ void Model::backward()
     }
 }
 
-void Model::backwardSlice(int slice, const PositionBias& bias, float* G)
+void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
 {
     const int T = m_T;
     const int C = m_config.dModel, F = m_config.dFf, H = m_config.heads, D = m_config.headDim(), V = m_config.vocab();
     const int b0 = m_slices[slice].b0, B = m_slices[slice].b1 - b0, BT = B * T;
     const size_t o = static_cast<size_t>(b0) * T;
-    const float* P = m_params.data();
+    const float* params = m_params.data();
     const AttentionDims dims{B, H, T, D};
     auto zero = [](layers::FloatBuffer& v, size_t offset, size_t n) -> float* {
         std::fill(v.begin() + static_cast<std::ptrdiff_t>(offset), v.begin() + static_cast<std::ptrdiff_t>(offset + n), 0.0f);
         return v.data() + offset;
     };
-    auto at = [&](const char* name) { return G + tensor(name).offset; };
+    auto gradOf = [&](const char* name) { return grads + tensor(name).offset; }; // a tensor's part of `grads`
     // This slice's part of every scratch gradient (backward functions accumulate, so each is zeroed before use).
     float* dlogits = zero(m_dlogits, o * V, static_cast<size_t>(BT) * V); // (B, T, V)
     float* dres = zero(m_dres, o * C, static_cast<size_t>(BT) * C);       // (B, T, C) gradient of the residual stream
@@ -342,9 +346,10 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* G)
 
     layers::crossEntropyBackward(dlogits, m_probs.data() + o * V, m_targets.data() + o, m_dlosses.data() + o, BT, V);
     zero(m_dln, o * C, nC);
-    layers::matmulBackward(dln, at("wte.weight"), nullptr, dlogits, m_lnf.data() + o * C, param("wte.weight"), BT, C, V);
+    layers::matmulBackward(dln, gradOf("wte.weight"), nullptr, dlogits, m_lnf.data() + o * C, param("wte.weight"), BT, C,
+                           V);
     const float* xLast = (m_config.layers ? m_acts.back().res3.data() : m_encoded.data()) + o * C;
-    layers::layernormBackward(dres, at("ln_f.weight"), at("ln_f.bias"), dln, xLast, param("ln_f.weight"),
+    layers::layernormBackward(dres, gradOf("ln_f.weight"), gradOf("ln_f.bias"), dln, xLast, param("ln_f.weight"),
                               m_lnfMean.data() + o, m_lnfRstd.data() + o, BT, C);
 
     const bool t5 = m_baseSpec.kind == SchemeKind::T5;
@@ -356,30 +361,30 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* G)
         const float* x = (l ? m_acts[l - 1].res3.data() : m_encoded.data()) + o * C; // (B, T, C) this layer's input
         // dres holds d(res3). MLP branch: res3 = res2 + proj(gelu(fc(ln2(res2)))).
         float* dfchGelu = zero(m_dfchGelu, o * F, nF);
-        layers::matmulBackward(dfchGelu, G + w.fcprojw, G + w.fcprojb, dres, a.fchGelu.data() + o * F, P + w.fcprojw,
-                               BT, F, C);
+        layers::matmulBackward(dfchGelu, grads + w.fcprojw, grads + w.fcprojb, dres, a.fchGelu.data() + o * F,
+                               params + w.fcprojw, BT, F, C);
         float* dfch = zero(m_dfch, o * F, nF);
         layers::geluBackward(dfch, a.fch.data() + o * F, dfchGelu, nF);
         zero(m_dln, o * C, nC);
-        layers::matmulBackward(dln, G + w.fcw, G + w.fcb, dfch, a.ln2.data() + o * C, P + w.fcw, BT, C, F);
-        layers::layernormBackward(dres, G + w.ln2w, G + w.ln2b, dln, a.res2.data() + o * C, P + w.ln2w,
+        layers::matmulBackward(dln, grads + w.fcw, grads + w.fcb, dfch, a.ln2.data() + o * C, params + w.fcw, BT, C, F);
+        layers::layernormBackward(dres, grads + w.ln2w, grads + w.ln2b, dln, a.res2.data() + o * C, params + w.ln2w,
                                   a.ln2Mean.data() + o, a.ln2Rstd.data() + o, BT, C);
         // dres now holds d(res2). Attention branch: res2 = x + out(attention(qkv(ln1(x)))).
         float* datty = zero(m_datty, o * C, nC);
-        layers::matmulBackward(datty, G + w.attprojw, G + w.attprojb, dres, a.atty.data() + o * C, P + w.attprojw,
-                               BT, C, C);
+        layers::matmulBackward(datty, grads + w.attprojw, grads + w.attprojb, dres, a.atty.data() + o * C,
+                               params + w.attprojw, BT, C, C);
         float* dy = zero(m_dy, o * C, nC); // (B, H, T, D)
         layers::mergeHeadsBackward(dy, datty, B, T, H, D);
         AttentionGradients& g = m_attnGrads[slice];
         attentionBackward(bias, dims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C, a.attn[slice], dy, g);
         if (t5) {
-            float* dt = at("scheme.t5_bias");
+            float* dt = gradOf("scheme.t5_bias");
             for (size_t i = 0; i < g.dT5Values.size(); ++i)
                 dt[i] += static_cast<float>(g.dT5Values[i]);
         }
         if (kerple) {
-            float* d1 = at("scheme.kerple_r1");
-            float* d2 = at("scheme.kerple_r2");
+            float* d1 = gradOf("scheme.kerple_r1");
+            float* d2 = gradOf("scheme.kerple_r2");
             for (size_t i = 0; i < g.dKerpleR1.size(); ++i)
                 d1[i] += static_cast<float>(g.dKerpleR1[i]);
             for (size_t i = 0; i < g.dKerpleR2.size(); ++i)
@@ -388,13 +393,14 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* G)
         float* dqkv = zero(m_dqkv, o * 3 * C, 3 * nC);
         layers::splitHeadsBackward(dqkv, g.dq.data(), g.dk.data(), g.dv.data(), B, T, H, D);
         zero(m_dln, o * C, nC);
-        layers::matmulBackward(dln, G + w.qkvw, G + w.qkvb, dqkv, a.ln1.data() + o * C, P + w.qkvw, BT, C, 3 * C);
-        layers::layernormBackward(dres, G + w.ln1w, G + w.ln1b, dln, x, P + w.ln1w, a.ln1Mean.data() + o,
+        layers::matmulBackward(dln, grads + w.qkvw, grads + w.qkvb, dqkv, a.ln1.data() + o * C, params + w.qkvw, BT, C,
+                               3 * C);
+        layers::layernormBackward(dres, grads + w.ln1w, grads + w.ln1b, dln, x, params + w.ln1w, a.ln1Mean.data() + o,
                                   a.ln1Rstd.data() + o, BT, C);
         // dres now holds d(x), the gradient entering the layer below.
     }
-    layers::encoderBackward(at("wte.weight"), m_baseSpec.kind == SchemeKind::Learned ? at("wpe.weight") : nullptr, dres,
-                            m_inputs.data() + o, B, T, C, embeddingScale());
+    layers::encoderBackward(gradOf("wte.weight"), m_baseSpec.kind == SchemeKind::Learned ? gradOf("wpe.weight") : nullptr,
+                            dres, m_inputs.data() + o, B, T, C, embeddingScale());
 }
 
 int modelLayer(const ModelConfig& config, std::optional<long long> requested)
@@ -427,9 +433,7 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
         if (length > model.maxLength())
             throw InputError("length " + std::to_string(length) + " is unsupported: the learned position table has " +
                              std::to_string(model.config().context) + " rows");
-        std::vector<uint8_t> tokens(length); // (1, N) the text's first bytes, repeated when it is shorter
-        for (int i = 0; i < length; ++i)
-            tokens[i] = text[static_cast<size_t>(i) % text.size()];
+        const std::vector<uint8_t> tokens = repeatedText(text, length); // (1, N)
         model.forward(tokens.data(), nullptr, 1, length);
         QkSample s;
         s.heads = model.config().heads;

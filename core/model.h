@@ -85,7 +85,8 @@ private:
     template <typename Work>
     void forEachSlice(const Work& work); // work(slice) on one thread per slice; rethrows the first exception
     void forwardSlice(int slice, int T, const PositionBias& bias, const float* pos);
-    void backwardSlice(int slice, const PositionBias& bias, float* G);
+    // Accumulates the slice's parameter gradients into `grads` (gradients() layout).
+    void backwardSlice(int slice, const PositionBias& bias, float* grads);
     const PositionBias& positionBias(int T);
     const float* absolutePositions(int T); // (T, C) or null
 

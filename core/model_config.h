@@ -5,11 +5,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace plab {
+
+// Optimisation settings of `train`.
+struct TrainConfig {
+    int steps = 1500;
+    int batch = 16;             // sequences per step, each `context` tokens
+    double learningRate = 2e-3; // peak, after warm-up
+    double minLearningRate = 2e-4; // end of the cosine decay
+    int warmup = 100;
+    double weightDecay = 0.1;   // AdamW, decoupled; matrices only (not biases, LayerNorm, scheme parameters)
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double epsilon = 1e-8;
+    double gradClip = 1.0;      // global L2 norm; 0 disables
+    uint64_t dataSeed = 1;      // order of the training windows
+    nlohmann::json toJson() const;
+};
+void validateTrainConfig(const TrainConfig& config);
 
 // Architecture and positional scheme of a model. Byte-level: the vocabulary is always 256.
 struct ModelConfig {
@@ -43,23 +61,6 @@ SchemeSpec modelSchemeSpec(const ModelConfig& config);
 // the model's receptive field, not just one layer's, equals the training context. One layer: W = context, the
 // design's "window = training context"; the quick preset (2 layers, context 64): W = 32.
 int modelDefaultWindow(const ModelConfig& config);
-
-// Optimisation settings of `train`.
-struct TrainConfig {
-    int steps = 1500;
-    int batch = 16;             // sequences per step, each `context` tokens
-    double learningRate = 2e-3; // peak, after warm-up
-    double minLearningRate = 2e-4; // end of the cosine decay
-    int warmup = 100;
-    double weightDecay = 0.1;   // AdamW, decoupled; matrices only (not biases, LayerNorm, scheme parameters)
-    double beta1 = 0.9;
-    double beta2 = 0.95;
-    double epsilon = 1e-8;
-    double gradClip = 1.0;      // global L2 norm; 0 disables
-    uint64_t dataSeed = 1;      // order of the training windows
-    nlohmann::json toJson() const;
-};
-void validateTrainConfig(const TrainConfig& config);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {

@@ -75,12 +75,7 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
     case SchemeKind::Sinusoidal: {
         const int d = spec.intParam("dim");
         const std::vector<double> w = frequencies(d, spec.param("base"));
-        fillShared([&](int r) {
-            double sum = 0;
-            for (double wi : w)
-                sum += std::cos(r * wi);
-            return sum - d / 2.0;
-        });
+        fillShared([&](int r) { return sinusoidalDot(r, w) - d / 2.0; });
         break;
     }
     case SchemeKind::Sandwich: {
@@ -88,12 +83,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
         const std::vector<double> w = frequencies(d, spec.param("base"));
         std::vector<double> dots(L);
 #pragma omp parallel for schedule(static) if (L > 1024)
-        for (int r = 0; r < L; ++r) {
-            double sum = 0;
-            for (double wi : w)
-                sum += std::cos(r * wi);
-            dots[r] = sum - d / 2.0;
-        }
+        for (int r = 0; r < L; ++r)
+            dots[r] = sinusoidalDot(r, w) - d / 2.0;
         fill([&](int h, int r) { return dots[std::abs(r)] * H / (8.0 * (h + 1)); });
         break;
     }

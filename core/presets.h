@@ -10,8 +10,8 @@
 namespace plab {
 
 // A named starting point for a training run: the model's size and the optimisation schedule, plus how many held-out
-// bytes a quick evaluation scores per length. "demo" is the Train tab's default (Figure 1 in about 90 s for four
-// schemes on 2 cores), "tiny" a seconds-long run, "quick" the CLI's default, "large" the throughput benchmark.
+// bytes a quick evaluation scores per length. "demo" is the Train tab's default (Figure 1 in about 15 s a scheme
+// on 2 cores), "tiny" a seconds-long run, "quick" the CLI's default, "large" the throughput benchmark.
 struct Preset {
     std::string name;
     std::string summary;

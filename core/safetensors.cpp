@@ -112,9 +112,17 @@ void writeSafetensors(const std::string& path, const std::vector<TensorView>& te
     writeFileAtomically(path, serializeSafetensors(tensors, metadata));
 }
 
-SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& source)
+namespace {
+
+// Refusals of one file name the file: "checkpoint SOURCE: what".
+struct FileProblem {
+    const std::string& source;
+    InputError operator()(const std::string& what) const { return InputError("checkpoint " + source + ": " + what); }
+};
+
+// The JSON header after the 8-byte length, and where the data buffer starts.
+nlohmann::json parseHeader(std::string_view bytes, const FileProblem& fail, size_t& bufferStart)
 {
-    auto fail = [&](const std::string& what) { return InputError("checkpoint " + source + ": " + what); };
     if (bytes.size() < 8)
         throw fail("file is " + std::to_string(bytes.size()) + " bytes, too short for a safetensors header length");
     uint64_t headerLength = 0;
@@ -136,95 +144,116 @@ SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& sour
     }
     if (!header.is_object())
         throw fail("header is not a JSON object");
-    const std::string_view buffer = bytes.substr(8 + headerLength);
+    bufferStart = 8 + headerLength;
+    return header;
+}
 
-    SafetensorsFile file;
-    struct Span {
-        uint64_t begin, end;
-        std::string name;
-    };
-    std::vector<Span> spans;
-    for (const auto& [name, entry] : header.items()) {
-        if (name == "__metadata__") {
-            if (!entry.is_object())
-                throw fail("__metadata__ is not an object of strings");
-            for (const auto& [key, value] : entry.items()) {
-                if (!value.is_string())
-                    throw fail("__metadata__ value of '" + key + "' is not a string");
-                file.metadata[key] = value.get<std::string>();
-            }
-            continue;
-        }
-        const std::string what = "tensor '" + name + "'";
-        if (!entry.is_object())
-            throw fail(what + " is not an object");
-        for (const auto& [key, value] : entry.items()) {
-            (void)value;
-            if (key != "dtype" && key != "shape" && key != "data_offsets")
-                throw fail(what + " has an unknown field '" + key + "'");
-        }
-        if (!entry.contains("dtype") || !entry["dtype"].is_string())
-            throw fail(what + " has no dtype string");
-        const std::string dtype = entry["dtype"].get<std::string>();
-        size_t itemSize = 0;
-        if (dtype == "F32")
-            itemSize = 4;
-        else if (dtype == "F64")
-            itemSize = 8;
-        else if (dtype == "F16" || dtype == "BF16")
-            itemSize = 2;
-        else
-            throw fail(what + " has dtype " + dtype + "; allowed: F32 (F64, F16, BF16 are converted)");
-        if (!entry.contains("shape") || !entry["shape"].is_array())
-            throw fail(what + " has no shape array");
-        Tensor tensor;
-        uint64_t count = 1;
-        for (const auto& d : entry["shape"]) {
-            if (!d.is_number_integer() || d.get<int64_t>() < 0)
-                throw fail(what + " has a shape entry that is not a non-negative integer");
-            const auto dim = d.get<int64_t>();
-            if (dim > 0 && count > (uint64_t(1) << 40) / static_cast<uint64_t>(dim))
-                throw fail(what + " has an absurd shape");
-            count *= static_cast<uint64_t>(dim);
-            tensor.shape.push_back(dim);
-        }
-        if (!entry.contains("data_offsets") || !entry["data_offsets"].is_array() || entry["data_offsets"].size() != 2 ||
-            !entry["data_offsets"][0].is_number_unsigned() || !entry["data_offsets"][1].is_number_unsigned())
-            throw fail(what + " needs data_offsets [begin, end] of non-negative integers");
-        const auto begin = entry["data_offsets"][0].get<uint64_t>();
-        const auto end = entry["data_offsets"][1].get<uint64_t>();
-        if (begin > end || end > buffer.size())
-            throw fail(what + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                       "] outside the data buffer of " + std::to_string(buffer.size()) + " bytes (truncated file?)");
-        if (end - begin != count * itemSize)
-            throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " + shapeString(tensor.shape) +
-                       " of " + dtype + " needs " + std::to_string(count * itemSize));
-        spans.push_back({begin, end, name});
-        tensor.data.resize(count);
-        const char* src = buffer.data() + begin;
-        if (dtype == "F32") {
-            if (count)
-                std::memcpy(tensor.data.data(), src, 4 * count);
-        } else if (dtype == "F64") {
-            for (uint64_t i = 0; i < count; ++i) {
-                double v;
-                std::memcpy(&v, src + 8 * i, 8);
-                tensor.data[i] = static_cast<float>(v);
-            }
-        } else {
-            for (uint64_t i = 0; i < count; ++i) {
-                uint16_t h;
-                std::memcpy(&h, src + 2 * i, 2);
-                if (dtype == "F16") {
-                    tensor.data[i] = halfToFloat(h);
-                } else {
-                    const uint32_t bits = static_cast<uint32_t>(h) << 16;
-                    std::memcpy(&tensor.data[i], &bits, 4);
-                }
-            }
-        }
-        file.tensors[name] = std::move(tensor);
+void readMetadata(const nlohmann::json& entry, const FileProblem& fail, std::map<std::string, std::string>& metadata)
+{
+    if (!entry.is_object())
+        throw fail("__metadata__ is not an object of strings");
+    for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string())
+            throw fail("__metadata__ value of '" + key + "' is not a string");
+        metadata[key] = value.get<std::string>();
     }
+}
+
+// Bytes per value of a dtype this reader converts; refuses the others.
+size_t dtypeSize(const std::string& dtype, const std::string& what, const FileProblem& fail)
+{
+    if (dtype == "F32")
+        return 4;
+    if (dtype == "F64")
+        return 8;
+    if (dtype == "F16" || dtype == "BF16")
+        return 2;
+    throw fail(what + " has dtype " + dtype + "; allowed: F32 (F64, F16, BF16 are converted)");
+}
+
+// `count` values of `dtype` at `src` as floats.
+void convertToFloat(const char* src, uint64_t count, const std::string& dtype, float* out)
+{
+    if (dtype == "F32") {
+        if (count)
+            std::memcpy(out, src, 4 * count);
+    } else if (dtype == "F64") {
+        for (uint64_t i = 0; i < count; ++i) {
+            double v;
+            std::memcpy(&v, src + 8 * i, 8);
+            out[i] = static_cast<float>(v);
+        }
+    } else {
+        for (uint64_t i = 0; i < count; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            if (dtype == "F16") {
+                out[i] = halfToFloat(h);
+            } else { // BF16: the top half of a float
+                const uint32_t bits = static_cast<uint32_t>(h) << 16;
+                std::memcpy(&out[i], &bits, 4);
+            }
+        }
+    }
+}
+
+// Where a tensor's bytes lie in the data buffer.
+struct Span {
+    uint64_t begin, end;
+    std::string name;
+};
+
+// One header entry checked field by field (dtype, shape, data_offsets inside the buffer and of the right size) and
+// its values converted to float.
+Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::string_view buffer, const FileProblem& fail,
+                  Span& span)
+{
+    const std::string what = "tensor '" + name + "'";
+    if (!entry.is_object())
+        throw fail(what + " is not an object");
+    for (const auto& [key, value] : entry.items()) {
+        (void)value;
+        if (key != "dtype" && key != "shape" && key != "data_offsets")
+            throw fail(what + " has an unknown field '" + key + "'");
+    }
+    if (!entry.contains("dtype") || !entry["dtype"].is_string())
+        throw fail(what + " has no dtype string");
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const size_t itemSize = dtypeSize(dtype, what, fail);
+    if (!entry.contains("shape") || !entry["shape"].is_array())
+        throw fail(what + " has no shape array");
+    Tensor tensor;
+    uint64_t count = 1;
+    for (const auto& d : entry["shape"]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0)
+            throw fail(what + " has a shape entry that is not a non-negative integer");
+        const auto dim = d.get<int64_t>();
+        if (dim > 0 && count > (uint64_t(1) << 40) / static_cast<uint64_t>(dim))
+            throw fail(what + " has an absurd shape");
+        count *= static_cast<uint64_t>(dim);
+        tensor.shape.push_back(dim);
+    }
+    const nlohmann::json* offsets = entry.contains("data_offsets") ? &entry["data_offsets"] : nullptr;
+    if (!offsets || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
+        !(*offsets)[1].is_number_unsigned())
+        throw fail(what + " needs data_offsets [begin, end] of non-negative integers");
+    const auto begin = (*offsets)[0].get<uint64_t>();
+    const auto end = (*offsets)[1].get<uint64_t>();
+    if (begin > end || end > buffer.size())
+        throw fail(what + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                   "] outside the data buffer of " + std::to_string(buffer.size()) + " bytes (truncated file?)");
+    if (end - begin != count * itemSize)
+        throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " + shapeString(tensor.shape) +
+                   " of " + dtype + " needs " + std::to_string(count * itemSize));
+    span = {begin, end, name};
+    tensor.data.resize(count);
+    convertToFloat(buffer.data() + begin, count, dtype, tensor.data.data());
+    return tensor;
+}
+
+// The tensors' spans tile the buffer exactly: no overlap, no hole, nothing after the last.
+void checkSpansTileBuffer(std::vector<Span> spans, uint64_t bufferSize, const FileProblem& fail)
+{
     std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
@@ -237,9 +266,31 @@ SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& sour
                        ".." + std::to_string(s.begin) + " belong to no tensor)");
         covered = s.end;
     }
-    if (covered != buffer.size())
-        throw fail("the data buffer has " + std::to_string(buffer.size() - covered) +
+    if (covered != bufferSize)
+        throw fail("the data buffer has " + std::to_string(bufferSize - covered) +
                    " trailing bytes that belong to no tensor");
+}
+
+} // namespace
+
+SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& source)
+{
+    const FileProblem fail{source};
+    size_t bufferStart = 0;
+    const nlohmann::json header = parseHeader(bytes, fail, bufferStart);
+    const std::string_view buffer = bytes.substr(bufferStart);
+    SafetensorsFile file;
+    std::vector<Span> spans;
+    for (const auto& [name, entry] : header.items()) {
+        if (name == "__metadata__") {
+            readMetadata(entry, fail, file.metadata);
+            continue;
+        }
+        Span span;
+        file.tensors[name] = readTensor(name, entry, buffer, fail, span);
+        spans.push_back(std::move(span));
+    }
+    checkSpansTileBuffer(std::move(spans), buffer.size(), fail);
     return file;
 }
 

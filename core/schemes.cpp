@@ -555,11 +555,11 @@ std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBucket
     return values;
 }
 
-double sinusoidalDot(double distance, int dim, double base)
+double sinusoidalDot(double distance, const std::vector<double>& frequencies)
 {
     double sum = 0;
-    for (int i = 0; i < dim / 2; ++i)
-        sum += std::cos(distance * std::pow(base, -2.0 * i / dim));
+    for (double w : frequencies)
+        sum += std::cos(distance * w);
     return sum;
 }
 

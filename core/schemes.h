@@ -133,7 +133,8 @@ int t5Bucket(int rel, bool bidirectional, int numBuckets, int maxDistance);
 // The untrained prior of the T5 table: -log(1 + smallest |rel| that falls in the bucket), same for each head.
 std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBuckets, int maxDistance);
 
-// sum_{i<d/2} cos(r * base^(-2i/d)): dot(p_m, p_n) of sinusoidal embeddings at distance r = m - n.
-double sinusoidalDot(double distance, int dim, double base);
+// sum_i cos(r * w_i): dot(p_m, p_n) of sinusoidal embeddings with frequencies w_i (rotaryFrequency: base^(-2i/d),
+// i < d/2) at distance r = m - n. The one home of this sum: the dot view, the sinusoidal and sandwich biases.
+double sinusoidalDot(double distance, const std::vector<double>& frequencies);
 
 } // namespace plab

@@ -90,6 +90,10 @@ private slots:
     void corpusErrors_data();
     void corpusErrors();
     void corpusSplit();
+    void repeatedText_data();
+    void repeatedText();
+    void checkpointFileName_data();
+    void checkpointFileName();
     void defaultCorpusFromFortunesLayout();
 };
 
@@ -422,6 +426,52 @@ void TestCheckpoint::corpusErrors()
     }
     QVERIFY_THROWS_EXCEPTION(InputError, loadCorpusFile(tempPath(dir, "missing.txt")));
     QVERIFY_THROWS_EXCEPTION(InputError, loadCorpusFile(dir.path().toStdString()));
+}
+
+void TestCheckpoint::repeatedText_data()
+{
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<int>("bytes");
+    QTest::addColumn<QByteArray>("expected");
+    QTest::newRow("repeated past its end") << QByteArray("abc") << 8 << QByteArray("abcabcab");
+    QTest::newRow("cut to a prefix") << QByteArray("abcdef") << 4 << QByteArray("abcd");
+    QTest::newRow("exactly once") << QByteArray("xyz") << 3 << QByteArray("xyz");
+    QTest::newRow("zero bytes") << QByteArray("abc") << 0 << QByteArray();
+    QTest::newRow("nothing to repeat") << QByteArray() << 5 << QByteArray();
+}
+
+void TestCheckpoint::repeatedText()
+{
+    QFETCH(QByteArray, text);
+    QFETCH(int, bytes);
+    QFETCH(QByteArray, expected);
+    const std::vector<uint8_t> got = plab::repeatedText(std::vector<uint8_t>(text.begin(), text.end()), bytes);
+    QCOMPARE(QByteArray(reinterpret_cast<const char*>(got.data()), int(got.size())), expected);
+}
+
+void TestCheckpoint::checkpointFileName_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<bool>("accepted");
+    QTest::newRow("checkpoint") << "runs/m.safetensors" << true;
+    QTest::newRow("other extension") << "m.npy" << false;
+    QTest::newRow("upper case") << "M.SAFETENSORS" << false;
+    QTest::newRow("suffix only in a folder name") << "x.safetensors/m" << false;
+}
+
+void TestCheckpoint::checkpointFileName()
+{
+    QFETCH(QString, path);
+    QFETCH(bool, accepted);
+    try {
+        checkCheckpointFileName(path.toStdString(), "-o");
+        QVERIFY(accepted);
+    } catch (const InputError& e) {
+        QVERIFY2(!accepted, e.what());
+        // Names the option, the path and the allowed extension.
+        QVERIFY(QString::fromStdString(e.what()).startsWith(QStringLiteral("-o ") + path + QStringLiteral(":")));
+        QVERIFY(QString::fromStdString(e.what()).contains(QStringLiteral("must end in .safetensors")));
+    }
 }
 
 void TestCheckpoint::corpusSplit()

@@ -141,6 +141,9 @@ private slots:
 
     void evaluationWindows_data();
     void evaluationWindows();
+    void windowPlanScoresEveryTokenOnce_data();
+    void windowPlanScoresEveryTokenOnce();
+    void evalModeNamesRoundTrip();
     void learnedPastContextUnsupported();
 
     void presets_data();
@@ -635,6 +638,63 @@ void TestModel::evaluationWindows()
     // Batching windows does not change the numbers.
     opt.tokensPerBatch = 12;
     QVERIFY(std::abs(evaluateModel(model, text, opt)[0].loss - sp.loss) < 1e-6);
+}
+
+void TestModel::windowPlanScoresEveryTokenOnce_data()
+{
+    QTest::addColumn<int>("scored"); // bytes predicted
+    QTest::addColumn<int>("length");
+    QTest::addColumn<bool>("sliding");
+    QTest::addColumn<int>("stride"); // 0: length / 2
+    QTest::addColumn<int>("windows"); // counted by hand
+    QTest::newRow("non-overlapping, exact") << 96 << 12 << false << 0 << 8;
+    QTest::newRow("non-overlapping, short tail") << 100 << 12 << false << 0 << 9;
+    QTest::newRow("non-overlapping, text shorter than a window") << 5 << 12 << false << 0 << 1;
+    QTest::newRow("sliding, stride 4") << 96 << 12 << true << 4 << 22;   // 1 + (96 - 12) / 4
+    QTest::newRow("sliding, default stride 6") << 96 << 12 << true << 0 << 15; // 1 + 84 / 6
+    QTest::newRow("sliding, ragged end") << 97 << 12 << true << 4 << 23;  // the last window scores 1
+    QTest::newRow("sliding, stride = length") << 96 << 12 << true << 12 << 8;
+    QTest::newRow("sliding, length 1") << 10 << 1 << true << 0 << 10;
+}
+
+void TestModel::windowPlanScoresEveryTokenOnce()
+{
+    QFETCH(int, scored);
+    QFETCH(int, length);
+    QFETCH(bool, sliding);
+    QFETCH(int, stride);
+    QFETCH(int, windows);
+    const std::vector<EvalWindow> plan =
+        planEvalWindows(scored, length, sliding ? EvalMode::Sliding : EvalMode::NonOverlapping, stride);
+    QCOMPARE(int(plan.size()), windows);
+    // Scored positions, in order, cover 0..scored-1 exactly once; each window fits the text and the length.
+    size_t next = 0;
+    const int step = stride ? stride : std::max(1, length / 2);
+    for (const EvalWindow& w : plan) {
+        QVERIFY(w.length >= 1 && w.length <= length);
+        QVERIFY(w.scoreFrom >= 0 && w.scoreFrom < w.length);
+        QVERIFY(w.start + w.length <= size_t(scored));
+        QCOMPARE(w.start + w.scoreFrom, next);
+        next = w.start + w.length;
+        // Sliding: every scored token after the first window sees at least length - stride predecessors.
+        if (sliding && w.start > 0)
+            QVERIFY(w.scoreFrom >= length - step);
+    }
+    QCOMPARE(next, size_t(scored));
+    QCOMPARE(evalWindowCost(2 * length) > 2 * evalWindowCost(length), true); // attention grows faster than tokens
+}
+
+void TestModel::evalModeNamesRoundTrip()
+{
+    for (EvalMode mode : {EvalMode::NonOverlapping, EvalMode::Sliding})
+        QCOMPARE(evalModeFromName(evalModeName(mode)), mode);
+    QCOMPARE(QString::fromLatin1(evalModeName(EvalMode::Sliding)), QStringLiteral("sliding"));
+    try {
+        evalModeFromName("overlapping");
+        QFAIL("an unknown mode was accepted");
+    } catch (const InputError& e) {
+        QVERIFY(QString::fromStdString(e.what()).contains(QStringLiteral("allowed: nonoverlapping, sliding")));
+    }
 }
 
 void TestModel::learnedPastContextUnsupported()

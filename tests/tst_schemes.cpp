@@ -93,6 +93,8 @@ private slots:
     void entropyClosedForms_data();
     void entropyClosedForms();
     void entropyRandomIsSeeded();
+    void entropyProgressStopsBetweenLengths_data();
+    void entropyProgressStopsBetweenLengths();
 
     void badParameters_data();
     void badParameters();
@@ -207,10 +209,13 @@ void TestSchemes::sinusoidalDot()
     const DotCurve curve = sinusoidalDotCurve(dim, base, 4095);
     const SchemeSpec spec = makeSchemeSpec("sinusoidal", 1, true, {"dim=" + std::to_string(dim), "base=" + std::to_string(base)});
     const PositionBias bias(spec, 4096);
+    std::vector<double> frequencies;
+    for (int i = 0; i < dim / 2; ++i)
+        frequencies.push_back(rotaryFrequency(i, dim, base));
     for (int i = 0; i < distance.size(); ++i) {
         const int r = distance[i].toInt();
         QVERIFY(near(curve.dot[r], dot[i].toDouble(), 1e-9));
-        QVERIFY(near(plab::sinusoidalDot(r, dim, base), dot[i].toDouble(), 1e-9));
+        QVERIFY(near(plab::sinusoidalDot(r, frequencies), dot[i].toDouble(), 1e-9));
         // Bias view = dot - d/2, symmetric in r; float storage.
         QVERIFY(std::abs(bias.view(0, r, 0) - (dot[i].toDouble() - dim / 2.0)) < 2e-4 * dim);
         QVERIFY(std::abs(bias.view(0, 0, r) - (dot[i].toDouble() - dim / 2.0)) < 2e-4 * dim);
@@ -452,6 +457,38 @@ void TestSchemes::entropyClosedForms()
         for (int m = 0; m < length; ++m)
             mean += expected(p.head, m);
         QVERIFY(std::abs(p.entropyMean - mean / length) < 1e-5);
+    }
+}
+
+void TestSchemes::entropyProgressStopsBetweenLengths_data()
+{
+    QTest::addColumn<int>("stopAfter"); // lengths done when the progress callback says stop; -1 never
+    QTest::newRow("never") << -1;
+    QTest::newRow("before the first") << 0;
+    QTest::newRow("after two") << 2;
+}
+
+void TestSchemes::entropyProgressStopsBetweenLengths()
+{
+    QFETCH(int, stopAfter);
+    const SchemeSpec spec = makeSchemeSpec("alibi", 4, false, {});
+    const std::vector<int> lengths = {8, 16, 32, 64};
+    std::vector<int> reported;
+    const std::vector<EntropyPoint> points = entropyCurve(spec, lengths, {}, [&](int done) {
+        reported.push_back(done);
+        return done != stopAfter;
+    });
+    const int done = stopAfter < 0 ? 4 : stopAfter;
+    QCOMPARE(int(points.size()), done * spec.heads);
+    // Reported before each length and once after the last: 0, 1, ... in order.
+    for (size_t i = 0; i < reported.size(); ++i)
+        QCOMPARE(reported[i], int(i));
+    QCOMPARE(int(reported.size()), done + 1);
+    // The points are those of the full curve, in order.
+    const std::vector<EntropyPoint> all = entropyCurve(spec, lengths, {});
+    for (size_t i = 0; i < points.size(); ++i) {
+        QCOMPARE(points[i].length, all[i].length);
+        QCOMPARE(points[i].entropyLast, all[i].entropyLast);
     }
 }
 

@@ -1368,8 +1368,8 @@ allowed: %2</source>
         <translation>取消</translation>
     </message>
     <message>
-        <source>Trains each scheme at context L, then scores held-out text at L, 2L, 4L, 8L, 16L.</source>
-        <translation>在上下文长度 L 上训练每个方案，然后在 L、2L、4L、8L、16L 上对留出文本评分。</translation>
+        <source>Trains each scheme at context L, then scores held-out text at %1.</source>
+        <translation>在上下文长度 L 上训练每个方案，然后在 %1 上对留出文本评分。</translation>
     </message>
     <message>
         <source>Corpus: fortunes (default; drop a text file on the window to change)</source>
@@ -1448,8 +1448,8 @@ allowed: %2</source>
         <translation>上下文长度 L</translation>
     </message>
     <message>
-        <source>Training context in bytes; evaluation runs at L, 2L, 4L, 8L, 16L</source>
-        <translation>训练上下文长度（字节）；评估在 L、2L、4L、8L、16L 上进行</translation>
+        <source>Training context in bytes; evaluation runs at %1</source>
+        <translation>训练上下文长度（字节）；评估在 %1 上进行</translation>
     </message>
     <message>
         <source>Layers</source>

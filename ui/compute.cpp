@@ -171,27 +171,22 @@ EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &co
             QkProvider provider;
             if (request.qk == QkSource::Random)
                 provider = randomQkProvider(spec, spec.info().rotary ? spec.intParam("dim") : request.headDim, request.seed);
-            // One length at a time, so the job reports progress and can stop between lengths.
-            for (int n : request.lengths) {
-                if (control.isCanceled()) {
-                    r.canceled = true;
-                    return r;
-                }
-                const std::vector<EntropyPoint> points = entropyCurve(spec, {n}, provider);
-                series.points.insert(series.points.end(), points.begin(), points.end());
-                control.report(++done, total);
+            // Progress after every length; a cancel stops between lengths.
+            series.points = entropyCurve(spec, request.lengths, provider, [&](int lengthsDone) {
+                control.report(done + lengthsDone, total);
+                return !control.isCanceled();
+            });
+            if (control.isCanceled()) {
+                r.canceled = true;
+                return r;
             }
+            done += static_cast<int>(request.lengths.size());
             r.series.push_back(std::move(series));
         }
         return r;
     });
     result.request = request;
     return result;
-}
-
-nlohmann::json specMeta(const SchemeSpec &spec)
-{
-    return schemeSpecJson(spec); // the CLI's JSON outputs carry the same object
 }
 
 // ---- Figures ------------------------------------------------------------------------------------------------

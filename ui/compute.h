@@ -123,9 +123,6 @@ EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &co
 EntropyRequest entropyRequestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
                                  int maxLength);
 
-// Scheme, heads, mask and parameters of a spec, for the metadata of data exports (as the CLI writes them).
-nlohmann::json specMeta(const SchemeSpec &spec);
-
 // ---- Figures (what the painters draw), shared by the GUI views and `positionlab-cli render` --------------
 QString schemeSubtitle(const SchemeSpec &spec, int length, int head);
 QString valueLabel(const SchemeSpec &spec, bool buckets);

@@ -352,8 +352,6 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
     painter.setRenderHint(QPainter::Antialiasing, true);
     painter.setRenderHint(QPainter::TextAntialiasing, true);
     const Layout l = layout(target, style);
-    const double f = style.font.pixelSize();
-    const QFontMetricsF fm(style.font);
     const QRectF window = windowIn.isEmpty() ? fullWindow() : windowIn;
 
     painter.setPen(style.text);
@@ -361,66 +359,47 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
     painter.drawText(l.title, Qt::AlignCenter | Qt::TextWordWrap, m_figure.title);
 
     for (int i = 0; i < panelCount(); ++i) {
-        const HeatmapPanel &p = m_figure.panels[i];
         const QRectF plot = l.plots[i];
-        // Header: panel title (bold) above the subtitle.
-        QRectF header = l.headers[i];
-        painter.setPen(style.text);
-        if (!p.title.isEmpty()) {
-            painter.setFont(scaled(style.font, 1.0, true));
-            const QRectF used = painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.title);
-            painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.title);
-            header.setTop(used.bottom());
-        }
-        painter.setFont(scaled(style.font, 0.85));
-        painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, p.subtitle);
-
+        paintPanelHeader(painter, l.headers[i], m_figure.panels[i], style);
         paintCells(painter, plot, i, window, style);
         painter.setPen(QPen(style.axis, 1));
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(plot);
+        paintAxes(painter, plot, window, style);
+    }
+    paintBars(painter, l, style);
+    painter.restore();
+}
 
-        // Axes: key n along the top-down matrix's x, query m down the y axis.
-        painter.setFont(style.font);
+void HeatmapPainter::paintPanelHeader(QPainter &painter, QRectF header, const HeatmapPanel &panel,
+                                      const PictureStyle &style) const
+{
+    // The panel title (bold) above the subtitle.
+    painter.setPen(style.text);
+    if (!panel.title.isEmpty()) {
+        painter.setFont(scaled(style.font, 1.0, true));
+        const QRectF used = painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
+        painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
+        header.setTop(used.bottom());
+    }
+    painter.setFont(scaled(style.font, 0.85));
+    painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.subtitle);
+}
+
+void HeatmapPainter::paintAxes(QPainter &painter, const QRectF &plot, const QRectF &window,
+                               const PictureStyle &style) const
+{
+    // Key n along the top-down matrix's x, query m down the y axis.
+    painter.setFont(style.font);
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    if (!m_figure.tickLabels.empty()) {
+        paintCellLabels(painter, plot, window, style);
+    } else {
         const double cw = plot.width() / window.width();
         const double ch = plot.height() / window.height();
         const int tickCount = std::max(2, static_cast<int>(plot.width() / (5.0 * f)));
-        // The cells' own labels (the characters of a text), every cell's when each has room, else every step-th
-        // (1, 2, 5, 10, ...) with a tick; numbers when the figure has no labels.
-        const std::vector<QString> &labels = m_figure.tickLabels;
-        const bool labelCells = !labels.empty();
-        if (labelCells) {
-            const int first = std::max(0, static_cast<int>(std::floor(window.left())));
-            const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
-            const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
-            const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
-            double widest = fm.height() * 0.75;
-            for (int n = first; n < last; ++n)
-                widest = std::max(widest, fm.horizontalAdvance(labels[n]) + 0.3 * f);
-            const int stepX = tickLabelStep(cw, widest);
-            const int stepY = tickLabelStep(ch, fm.height() * 0.9);
-            for (int n = (first + stepX - 1) / stepX * stepX; n < last; n += stepX) {
-                const double x = plot.left() + (n + 0.5 - window.left()) * cw;
-                if (stepX > 1) {
-                    painter.setPen(QPen(style.axis, 1));
-                    painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.25 * f));
-                }
-                painter.setPen(style.text);
-                const double w = std::max(cw, widest);
-                painter.drawText(QRectF(x - w / 2, plot.bottom() + 0.3 * f, w, fm.height()), Qt::AlignCenter, labels[n]);
-            }
-            for (int m = (firstRow + stepY - 1) / stepY * stepY; m < lastRow; m += stepY) {
-                const double y = plot.top() + (m + 0.5 - window.top()) * ch;
-                if (stepY > 1) {
-                    painter.setPen(QPen(style.axis, 1));
-                    painter.drawLine(QPointF(plot.left() - 0.25 * f, y), QPointF(plot.left(), y));
-                }
-                painter.setPen(style.text);
-                painter.drawText(QRectF(plot.left() - 2.4 * f, y - fm.height() / 2, 2.0 * f, fm.height()),
-                                 Qt::AlignRight | Qt::AlignVCenter, labels[m]);
-            }
-        }
-        for (int n : labelCells ? std::vector<int>{} : indexTicks(window.left(), window.right(), tickCount)) {
+        for (int n : indexTicks(window.left(), window.right(), tickCount)) {
             const double x = plot.left() + (n + 0.5 - window.left()) * cw;
             painter.setPen(QPen(style.axis, 1));
             painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.35 * f));
@@ -428,7 +407,7 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
             painter.drawText(QRectF(x - 3 * f, plot.bottom() + 0.4 * f, 6 * f, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
                              QString::number(n));
         }
-        for (int m : labelCells ? std::vector<int>{} : indexTicks(window.top(), window.bottom(), tickCount)) {
+        for (int m : indexTicks(window.top(), window.bottom(), tickCount)) {
             const double y = plot.top() + (m + 0.5 - window.top()) * ch;
             painter.setPen(QPen(style.axis, 1));
             painter.drawLine(QPointF(plot.left() - 0.35 * f, y), QPointF(plot.left(), y));
@@ -436,17 +415,62 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
             painter.drawText(QRectF(plot.left() - 10 * f, y - fm.height() / 2, 10 * f - 0.5 * f, fm.height()),
                              Qt::AlignRight | Qt::AlignVCenter, QString::number(m));
         }
-        painter.setPen(style.text);
-        painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
-                         Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
-        painter.save();
-        const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
-        painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, plot.center().y());
-        painter.rotate(-90);
-        painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
-                         m_figure.yLabel);
-        painter.restore();
     }
+    painter.setPen(style.text);
+    painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
+                     Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
+    painter.save();
+    const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
+    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, plot.center().y());
+    painter.rotate(-90);
+    painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
+                     m_figure.yLabel);
+    painter.restore();
+}
+
+void HeatmapPainter::paintCellLabels(QPainter &painter, const QRectF &plot, const QRectF &window,
+                                     const PictureStyle &style) const
+{
+    // The cells' own labels (the characters of a text): every cell's when each has room, else every step-th
+    // (1, 2, 5, 10, ...) with a tick.
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    const double cw = plot.width() / window.width();
+    const double ch = plot.height() / window.height();
+    const std::vector<QString> &labels = m_figure.tickLabels;
+    const int first = std::max(0, static_cast<int>(std::floor(window.left())));
+    const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
+    const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
+    const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
+    double widest = fm.height() * 0.75;
+    for (int n = first; n < last; ++n)
+        widest = std::max(widest, fm.horizontalAdvance(labels[n]) + 0.3 * f);
+    const int stepX = tickLabelStep(cw, widest);
+    const int stepY = tickLabelStep(ch, fm.height() * 0.9);
+    for (int n = (first + stepX - 1) / stepX * stepX; n < last; n += stepX) {
+        const double x = plot.left() + (n + 0.5 - window.left()) * cw;
+        if (stepX > 1) {
+            painter.setPen(QPen(style.axis, 1));
+            painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.25 * f));
+        }
+        painter.setPen(style.text);
+        const double w = std::max(cw, widest);
+        painter.drawText(QRectF(x - w / 2, plot.bottom() + 0.3 * f, w, fm.height()), Qt::AlignCenter, labels[n]);
+    }
+    for (int m = (firstRow + stepY - 1) / stepY * stepY; m < lastRow; m += stepY) {
+        const double y = plot.top() + (m + 0.5 - window.top()) * ch;
+        if (stepY > 1) {
+            painter.setPen(QPen(style.axis, 1));
+            painter.drawLine(QPointF(plot.left() - 0.25 * f, y), QPointF(plot.left(), y));
+        }
+        painter.setPen(style.text);
+        painter.drawText(QRectF(plot.left() - 2.4 * f, y - fm.height() / 2, 2.0 * f, fm.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, labels[m]);
+    }
+}
+
+void HeatmapPainter::paintBars(QPainter &painter, const Layout &l, const PictureStyle &style) const
+{
     for (size_t j = 0; j < l.bars.size(); ++j) {
         const int i = l.barPanels[j];
         if (!sharesScale(i)) {
@@ -463,7 +487,6 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
             }
         paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[first].valueLabel, masked, style);
     }
-    painter.restore();
 }
 
 int HeatmapPainter::hitTest(const Layout &layout, const QRectF &windowIn, const QPointF &pos, int *m, int *n) const

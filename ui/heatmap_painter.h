@@ -74,6 +74,11 @@ private:
     bool sharesScale(int panel) const; // panel is part of the figure's shared-scale group
     bool hasBarAfter(int panel) const;
     void paintFigure(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window) const;
+    void paintPanelHeader(QPainter &painter, QRectF header, const HeatmapPanel &panel, const PictureStyle &style) const;
+    // Ticks (cell labels or indices) and the axis titles around one panel's plot.
+    void paintAxes(QPainter &painter, const QRectF &plot, const QRectF &window, const PictureStyle &style) const;
+    void paintCellLabels(QPainter &painter, const QRectF &plot, const QRectF &window, const PictureStyle &style) const;
+    void paintBars(QPainter &painter, const Layout &layout, const PictureStyle &style) const; // one per scale group
     void paintBar(QPainter &painter, const QRectF &bar, const ColorScale &scale, const QString &label, bool masked,
                   const PictureStyle &style) const;
     void paintCells(QPainter &painter, const QRectF &plot, int panel, const QRectF &window, const PictureStyle &style) const;

@@ -153,27 +153,9 @@ MainWindow::MainWindow(QWidget *parent)
     setAcceptDrops(true);
     setObjectName(QStringLiteral("MainWindow"));
 
-    m_panel = new SchemePanel;
-    auto *scroll = new QScrollArea;
-    scroll->setWidget(m_panel);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(340);
-    auto *dock = new QDockWidget(tr("Scheme and parameters"), this);
-    dock->setObjectName(QStringLiteral("schemeDock"));
-    dock->setWidget(scroll);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    buildSchemeDock();
+    buildStatusBar(); // before the views, which report to it
 
-    m_hover = new QLabel(this);
-    m_hover->setMinimumWidth(380);
-    m_progress = new QProgressBar(this);
-    m_progress->setMaximumWidth(200);
-    m_progress->setTextVisible(true);
-    m_progress->hide();
-    m_cancel = new QPushButton(tr("Cancel"), this);
-    m_cancel->setToolTip(tr("Stop the running computation (Esc)"));
-    m_cancel->setShortcut(Qt::Key_Escape);
-    m_cancel->hide();
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
     setCentralWidget(m_tabs);
@@ -212,6 +194,33 @@ MainWindow::MainWindow(QWidget *parent)
         m_entropy->addModel(model, false);
     }
 
+    buildLessonsDock();
+    buildMenus();
+    connect(m_panel, &SchemePanel::changed, this, &MainWindow::onPanelChanged);
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
+    onPanelChanged();
+    onTabChanged(m_tabs->currentIndex());
+    restoreSettings();
+    if (!problems.isEmpty())
+        statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
+}
+
+void MainWindow::buildSchemeDock()
+{
+    m_panel = new SchemePanel;
+    auto *scroll = new QScrollArea;
+    scroll->setWidget(m_panel);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(340);
+    auto *dock = new QDockWidget(tr("Scheme and parameters"), this);
+    dock->setObjectName(QStringLiteral("schemeDock"));
+    dock->setWidget(scroll);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+}
+
+void MainWindow::buildLessonsDock()
+{
     // The lessons beside the views: the path through the argument for a first-time user.
     m_lessons = new LessonsPanel;
     m_lessons->setLanguage(currentLanguage()); // the window is rebuilt when the language changes
@@ -221,7 +230,21 @@ MainWindow::MainWindow(QWidget *parent)
     m_lessons->setMinimumWidth(360);
     addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
     connect(m_lessons, &LessonsPanel::stateRequested, this, &MainWindow::applyLessonState);
+}
 
+void MainWindow::buildStatusBar()
+{
+    // The hover read-out, and the running job's progress with its Cancel.
+    m_hover = new QLabel(this);
+    m_hover->setMinimumWidth(380);
+    m_progress = new QProgressBar(this);
+    m_progress->setMaximumWidth(200);
+    m_progress->setTextVisible(true);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setToolTip(tr("Stop the running computation (Esc)"));
+    m_cancel->setShortcut(Qt::Key_Escape);
+    m_cancel->hide();
     statusBar()->addWidget(m_hover, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
@@ -230,15 +253,6 @@ MainWindow::MainWindow(QWidget *parent)
             v->cancelJob();
         statusBar()->showMessage(tr("Canceled"), 3000);
     });
-
-    buildMenus();
-    connect(m_panel, &SchemePanel::changed, this, &MainWindow::onPanelChanged);
-    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
-    onPanelChanged();
-    onTabChanged(m_tabs->currentIndex());
-    restoreSettings();
-    if (!problems.isEmpty())
-        statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
 }
 
 MainWindow::~MainWindow() = default;
@@ -304,6 +318,15 @@ void MainWindow::onBusyChanged()
 
 void MainWindow::buildMenus()
 {
+    buildFileMenu();
+    buildViewMenu();
+    buildLessonsMenu();
+    buildHelpMenu();
+    rebuildRecentMenu();
+}
+
+void MainWindow::buildFileMenu()
+{
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open session…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
     m_recentMenu = file->addMenu(tr("Open &recent"));
@@ -316,7 +339,10 @@ void MainWindow::buildMenus()
     file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
 
+void MainWindow::buildViewMenu()
+{
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
         ViewBase *v = m_views[i];
@@ -345,7 +371,10 @@ void MainWindow::buildMenus()
         languageGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, code = l.code] { chooseLanguage(code); });
     }
+}
 
+void MainWindow::buildLessonsMenu()
+{
     QMenu *lessons = menuBar()->addMenu(tr("&Lessons"));
     QAction *showLessons = m_lessonsDock->toggleViewAction();
     showLessons->setText(tr("Show &lessons"));
@@ -368,7 +397,10 @@ void MainWindow::buildMenus()
         m_lessons->openFolder(QString());
         m_lessonsDock->show();
     });
+}
 
+void MainWindow::buildHelpMenu()
+{
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
         QMessageBox::information(
@@ -384,7 +416,6 @@ void MainWindow::buildMenus()
                               "Every number shown comes from the core library; positionlab-cli renders the same "
                               "pictures headless."));
     });
-    rebuildRecentMenu();
 }
 
 void MainWindow::setDark(bool dark)

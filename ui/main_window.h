@@ -92,7 +92,14 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
-    void buildMenus();
+    void buildSchemeDock();  // the scheme-and-parameters panel on the left
+    void buildLessonsDock(); // the lessons on the right
+    void buildStatusBar();   // hover read-out, progress and Cancel
+    void buildMenus(); // File, View, Lessons, Help
+    void buildFileMenu();
+    void buildViewMenu();
+    void buildLessonsMenu();
+    void buildHelpMenu();
     void addView(ViewBase *view);
     void onPanelChanged();
     void onTabChanged(int index);

@@ -10,6 +10,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QStringList>
 
 #include <cmath>
 
@@ -53,8 +54,7 @@ void saveSharedModel(const SharedModel &model, const QString &path)
 {
     if (!model.isValid())
         throw InputError(std::string("no model to save: ") + kNoModelHint);
-    if (!path.endsWith(QLatin1String(".safetensors")))
-        throw InputError("checkpoint " + path.toStdString() + ": the file name must end in .safetensors");
+    checkCheckpointFileName(path.toStdString(), "checkpoint");
     // Never wait here: the caller is the GUI thread, and an entropy curve holds the lock for all of its lengths.
     std::unique_lock<std::mutex> lock(*model.mutex, std::try_to_lock);
     if (!lock.owns_lock())
@@ -226,15 +226,14 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
         EntropySeries series;
         series.spec = m.schemeSpec();
         const QkProvider provider = modelQkProvider(m, model.sampleText, layer);
-        int done = 0;
-        for (int n : result.request.lengths) {
-            if (control.isCanceled()) {
-                result.canceled = true;
-                return result;
-            }
-            const std::vector<EntropyPoint> points = entropyCurve(series.spec, {n}, provider);
-            series.points.insert(series.points.end(), points.begin(), points.end());
-            control.report(++done, static_cast<int>(result.request.lengths.size()));
+        const int total = static_cast<int>(result.request.lengths.size());
+        series.points = entropyCurve(series.spec, result.request.lengths, provider, [&](int lengthsDone) {
+            control.report(lengthsDone, total);
+            return !control.isCanceled();
+        });
+        if (control.isCanceled()) {
+            result.canceled = true;
+            return result;
         }
         result.request.specs = {series.spec};
         result.series.push_back(std::move(series));
@@ -279,6 +278,14 @@ std::vector<int> evaluationLengths(const TrainRequest &request)
     return extrapolationLengths(request.model.context, request.evalMultipliers);
 }
 
+QString evaluationLengthsText(const std::vector<int> &multipliers)
+{
+    QStringList names;
+    for (int k : multipliers)
+        names << (k == 1 ? QStringLiteral("L") : QStringLiteral("%1L").arg(k));
+    return names.join(QStringLiteral(", "));
+}
+
 void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
 {
     promise.start();
@@ -299,7 +306,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             hooks.progress = [&](const TrainingProgress &p) {
                 promise.setProgressValue(s * (stepsTotal + evalUnits) + p.step);
                 TrainSnapshot snap;
-                snap.scheme = s;
+                snap.schemeIndex = s;
                 snap.step = p.step;
                 snap.loss = p.loss;
                 snap.corpusSource = QString::fromStdString(corpus.source);
@@ -321,7 +328,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
                 return !promise.isCanceled();
             };
             TrainSnapshot done;
-            done.scheme = s;
+            done.schemeIndex = s;
             done.step = stepsTotal;
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);

@@ -95,7 +95,7 @@ struct TrainRequest
 // One streamed update of a training run; the view accumulates them.
 struct TrainSnapshot
 {
-    int scheme = 0;     // index into request.schemes
+    int schemeIndex = 0; // into request.schemes
     int step = 0;
     double loss = 0;    // mean training loss since the previous snapshot
     bool trained = false;
@@ -114,6 +114,8 @@ TrainRequest demoTrainRequest(const std::vector<std::string> &schemes);
 int reportInterval(int steps);
 // The lengths a run evaluates at (evalMultipliers times the context), in order: what runTraining passes to core.
 std::vector<int> evaluationLengths(const TrainRequest &request);
+// The evaluation lengths in units of the context as the Train tab names them: "L, 2L, 4L, 8L, 16L".
+QString evaluationLengthsText(const std::vector<int> &multipliers = extrapolationMultipliers());
 
 // Runs every scheme of the request, adding snapshots to `promise` (progress: steps and evaluation done). Each
 // scheme's evaluated snapshot (with its model) is added as soon as that scheme is evaluated, before the next trains.

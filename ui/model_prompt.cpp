@@ -67,9 +67,9 @@ void ModelPrompt::watch(TrainingRun *run)
     });
     connect(run, &TrainingRun::snapshot, this, [this, run](const TrainSnapshot &s) {
         const TrainRequest &r = run->request();
-        if (s.scheme < 0 || s.scheme >= static_cast<int>(r.schemes.size()))
+        if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(r.schemes.size()))
             return;
-        const QString scheme = QString::fromStdString(r.schemes[s.scheme]);
+        const QString scheme = QString::fromStdString(r.schemes[s.schemeIndex]);
         m_state->setText(s.trained ? tr("%1: trained and evaluated").arg(scheme)
                          : s.step >= r.train.steps
                              ? tr("%1: evaluating…").arg(scheme)

@@ -192,6 +192,48 @@ SchemePanel::SchemePanel(QWidget *parent)
     layout->addWidget(new QLabel(tr("<b>Scheme</b>"), this));
     layout->addWidget(m_schemes, 2);
 
+    layout->addWidget(buildAttentionBox());
+
+    m_paramBox = new QGroupBox(tr("Parameters"), this);
+    m_paramForm = new QFormLayout(m_paramBox);
+    layout->addWidget(m_paramBox);
+
+    buildFormulaLabels();
+    layout->addWidget(new QLabel(tr("<b>Formula</b>"), this));
+    layout->addWidget(m_formula);
+    layout->addWidget(m_explanation);
+    layout->addWidget(m_errorLabel);
+    layout->addStretch(1);
+
+    connect(m_schemes, &QListWidget::currentRowChanged, this, [this] {
+        rebuildParameters();
+        updateState();
+    });
+    connect(m_causal, &QRadioButton::toggled, this, [this] { updateState(); });
+    connect(m_heads, &QSpinBox::valueChanged, this, [this](int h) {
+        m_head->setMaximum(h);
+        updateState();
+    });
+    connect(m_head, &QSpinBox::valueChanged, this, [this] { updateState(); });
+    connect(m_length, &QSpinBox::valueChanged, this, [this](int n) {
+        setLengthSlider(n);
+        updateState();
+    });
+    connect(m_lengthSlider, &QSlider::valueChanged, this, [this](int pos) { m_length->setValue(lengthFromSlider(pos)); });
+    connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
+    connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
+
+    setLengthSlider(64);
+    m_updating = true;
+    setScheme(QStringLiteral("alibi"));
+    m_updating = false;
+    updateState();
+}
+
+QGroupBox *SchemePanel::buildAttentionBox()
+{
+    // What every scheme shares: mask, heads, the head shown, length, the logn modifier and its context, colour map.
     auto *shape = new QGroupBox(tr("Attention"), this);
     auto *shapeForm = new QFormLayout(shape);
     auto *maskRow = new QHBoxLayout;
@@ -241,12 +283,11 @@ SchemePanel::SchemePanel(QWidget *parent)
     for (const QString &name : ColorMap::availableNames())
         m_colorMap->addItem(name, name);
     shapeForm->addRow(tr("Colour map"), m_colorMap);
-    layout->addWidget(shape);
+    return shape;
+}
 
-    m_paramBox = new QGroupBox(tr("Parameters"), this);
-    m_paramForm = new QFormLayout(m_paramBox);
-    layout->addWidget(m_paramBox);
-
+void SchemePanel::buildFormulaLabels()
+{
     m_formula = new QLabel(this);
     m_formula->setWordWrap(true);
     m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -262,36 +303,6 @@ SchemePanel::SchemePanel(QWidget *parent)
     m_errorLabel->setStyleSheet(QStringLiteral("color: #c0392b; font-weight: bold"));
     m_errorLabel->setObjectName(QStringLiteral("error"));
     m_errorLabel->hide();
-    layout->addWidget(new QLabel(tr("<b>Formula</b>"), this));
-    layout->addWidget(m_formula);
-    layout->addWidget(m_explanation);
-    layout->addWidget(m_errorLabel);
-    layout->addStretch(1);
-
-    connect(m_schemes, &QListWidget::currentRowChanged, this, [this] {
-        rebuildParameters();
-        updateState();
-    });
-    connect(m_causal, &QRadioButton::toggled, this, [this] { updateState(); });
-    connect(m_heads, &QSpinBox::valueChanged, this, [this](int h) {
-        m_head->setMaximum(h);
-        updateState();
-    });
-    connect(m_head, &QSpinBox::valueChanged, this, [this] { updateState(); });
-    connect(m_length, &QSpinBox::valueChanged, this, [this](int n) {
-        setLengthSlider(n);
-        updateState();
-    });
-    connect(m_lengthSlider, &QSlider::valueChanged, this, [this](int pos) { m_length->setValue(lengthFromSlider(pos)); });
-    connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
-    connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
-    connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
-
-    setLengthSlider(64);
-    m_updating = true;
-    setScheme(QStringLiteral("alibi"));
-    m_updating = false;
-    updateState();
 }
 
 SchemePanel::~SchemePanel() = default;

@@ -58,6 +58,8 @@ Q_SIGNALS:
     void changed(); // a new valid state
 
 private:
+    QGroupBox *buildAttentionBox(); // mask, heads, head, length, logn and context, colour map
+    void buildFormulaLabels();      // formula, explanation and the error line
     void rebuildParameters();
     void updateState();
     void setLengthSlider(int length);

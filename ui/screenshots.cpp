@@ -49,6 +49,30 @@ void hoverPoint(CurvePlot *plot, int curve, int index)
     QCoreApplication::sendEvent(target, &move);
 }
 
+// The lesson on ALiBi's slopes beside the views, its second figure shown; false when the file cannot be written.
+bool grabLessons(MainWindow &window, QDockWidget &lessonsDock, const QString &dir, int width)
+{
+    lessonsDock.show();
+    LessonsPanel *lessons = window.lessonsPanel();
+    for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
+        if (lessons->lessons().lessons[i].slug == "alibi-slopes")
+            lessons->showLesson(i);
+    lessons->showState(1);
+    waitUntil([&] { return window.currentView()->hasPicture() && !window.currentView()->isBusy(); }, 60000);
+    const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+    lessonsDock.hide();
+    return image.save(QDir(dir).filePath(QStringLiteral("lessons.png")));
+}
+
+// The empty state a first-time user meets in a model view: the message and "Train a demo model now".
+bool grabEmptyModelView(MainWindow &window, const QString &dir, int width)
+{
+    window.showView(QStringLiteral("attention"));
+    waitUntil([] { return true; }, 0);
+    const QImage empty = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+    return empty.save(QDir(dir).filePath(QStringLiteral("empty.png")));
+}
+
 } // namespace
 
 bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
@@ -84,22 +108,8 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
     panel->setHead(1);
     if (!grab(QStringLiteral("bias")))
         return false;
-    if (lessonsDock) {
-        // The lesson on ALiBi's slopes, its second figure shown.
-        lessonsDock->show();
-        LessonsPanel *lessons = window.lessonsPanel();
-        for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
-            if (lessons->lessons().lessons[i].slug == "alibi-slopes")
-                lessons->showLesson(i);
-        lessons->showState(1);
-        const QImage image = [&] {
-            waitUntil([&] { return window.currentView()->hasPicture() && !window.currentView()->isBusy(); }, 60000);
-            return window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-        }();
-        if (!image.save(QDir(dir).filePath(QStringLiteral("lessons.png"))))
-            return fail(QStringLiteral("lessons: cannot write the screenshot"));
-        lessonsDock->hide();
-    }
+    if (lessonsDock && !grabLessons(window, *lessonsDock, dir, width))
+        return fail(QStringLiteral("lessons: cannot write the screenshot"));
     auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
     if (!grab(QStringLiteral("compare")))
@@ -115,15 +125,9 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
     if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
         return false;
 
-    // The empty state a first-time user meets in a model view: the message and "Train a demo model now".
     auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
-    if (attention->modelCount() == 0) {
-        window.showView(QStringLiteral("attention"));
-        waitUntil([] { return true; }, 0);
-        const QImage empty = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-        if (!empty.save(QDir(dir).filePath(QStringLiteral("empty.png"))))
-            return fail(QStringLiteral("empty: cannot write the screenshot"));
-    }
+    if (attention->modelCount() == 0 && !grabEmptyModelView(window, dir, width))
+        return fail(QStringLiteral("empty: cannot write the screenshot"));
 
     // Train short / test long: the Train tab's default, the demo preset (Figure 1 of the ALiBi paper in miniature).
     auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));

@@ -5,6 +5,7 @@
 #include "i18n.h"
 #include "session.h"
 
+#include "bias_views.h"
 #include "errors.h"
 #include "matrix_output.h"
 
@@ -205,10 +206,7 @@ void BiasView::writeData(std::ostream &out, DataFormat format) const
 {
     requirePicture();
     const BiasRequest &r = m_result.request;
-    nlohmann::json meta = specMeta(r.spec);
-    meta["length"] = r.length;
-    meta["values"] = r.buckets ? "t5 bucket index (-1 masked)" : (r.spec.info().rotary ? "probe score" : "bias");
-    meta["head_indices"] = {r.head};
+    const nlohmann::json meta = biasMatrixMeta(r.spec, r.length, r.buckets, {r.head});
     MatrixStackWriter writer(out, format, 1, r.length, r.length, false, meta, r.buckets && format != DataFormat::Npy);
     if (r.buckets) {
         // The heatmap stores masked buckets as -inf; files carry core's -1.
@@ -280,6 +278,33 @@ CompareView::CompareView(QWidget *parent)
                    [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
 {
     auto *layout = new QVBoxLayout(this);
+    layout->addLayout(buildSchemeBar());
+    layout->addLayout(buildDifferenceBar());
+    auto *note = new QLabel(tr("Length, head, mask and colour map come from the panel; the panel's scheme uses "
+                               "its parameters, the others their defaults (window = context, else 16)."),
+                            this);
+    note->setWordWrap(true);
+    layout->addWidget(note);
+    m_heatmap = new HeatmapWidget(this);
+    m_heatmap->setEmptyHint(tr("Choose 2 to 4 schemes above: their bias matrices appear here side by side."));
+    layout->addWidget(m_heatmap, 1);
+
+    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int panel, int m, int n, float v) {
+        const bool difference = panel >= static_cast<int>(m_result.panels.size());
+        Q_EMIT hoverText(tr("%1: m = %2, n = %3, %4 = %5")
+                             .arg(difference ? differenceName(m_result)
+                                             : QString::fromStdString(m_result.panels[panel].request.spec.name()))
+                             .arg(m)
+                             .arg(n)
+                             .arg(difference ? tr("difference") : tr("value"))
+                             .arg(std::isfinite(v) ? QString::number(v, 'g', 6)
+                                                   : (difference ? tr("masked in A or B") : hoverValue(v))));
+    });
+    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
+}
+
+QHBoxLayout *CompareView::buildSchemeBar()
+{
     auto *bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Schemes:"), this));
     m_count = new QSpinBox(this);
@@ -309,7 +334,22 @@ CompareView::CompareView(QWidget *parent)
     bar->addStretch(1);
     auto *reset = new QPushButton(tr("Reset zoom"), this);
     bar->addWidget(reset);
-    layout->addLayout(bar);
+    connect(m_count, &QSpinBox::valueChanged, this, [this](int k) {
+        for (int i = 0; i < 4; ++i)
+            m_choices[i]->setVisible(i < k);
+        updateDifferenceChoices();
+        markDirty();
+    });
+    connect(m_shared, &QCheckBox::toggled, this, [this] {
+        if (!m_result.panels.empty())
+            m_heatmap->setFigure(compareFigure(m_result, m_panel.colorMap, m_shared->isChecked()));
+    });
+    connect(reset, &QPushButton::clicked, this, [this] { resetZoom(); });
+    return bar;
+}
+
+QHBoxLayout *CompareView::buildDifferenceBar()
+{
     auto *differenceBar = new QHBoxLayout;
     m_difference = new QCheckBox(tr("difference A − B:"), this);
     m_difference->setChecked(true);
@@ -323,23 +363,7 @@ CompareView::CompareView(QWidget *parent)
     differenceBar->addWidget(new QLabel(QStringLiteral("−"), this));
     differenceBar->addWidget(m_diffB);
     differenceBar->addStretch(1);
-    layout->addLayout(differenceBar);
-    auto *note = new QLabel(tr("Length, head, mask and colour map come from the panel; the panel's scheme uses "
-                               "its parameters, the others their defaults (window = context, else 16)."),
-                            this);
-    note->setWordWrap(true);
-    layout->addWidget(note);
-    m_heatmap = new HeatmapWidget(this);
-    m_heatmap->setEmptyHint(tr("Choose 2 to 4 schemes above: their bias matrices appear here side by side."));
-    layout->addWidget(m_heatmap, 1);
-
-    updateDifferenceChoices();
-    connect(m_count, &QSpinBox::valueChanged, this, [this](int k) {
-        for (int i = 0; i < 4; ++i)
-            m_choices[i]->setVisible(i < k);
-        updateDifferenceChoices();
-        markDirty();
-    });
+    updateDifferenceChoices(); // before the connections: filling the choices is no edit
     connect(m_difference, &QCheckBox::toggled, this, [this](bool on) {
         m_diffA->setEnabled(on);
         m_diffB->setEnabled(on);
@@ -357,23 +381,7 @@ CompareView::CompareView(QWidget *parent)
             markDirty();
         });
     }
-    connect(m_shared, &QCheckBox::toggled, this, [this] {
-        if (!m_result.panels.empty())
-            m_heatmap->setFigure(compareFigure(m_result, m_panel.colorMap, m_shared->isChecked()));
-    });
-    connect(reset, &QPushButton::clicked, this, [this] { resetZoom(); });
-    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int panel, int m, int n, float v) {
-        const bool difference = panel >= static_cast<int>(m_result.panels.size());
-        Q_EMIT hoverText(tr("%1: m = %2, n = %3, %4 = %5")
-                             .arg(difference ? differenceName(m_result)
-                                             : QString::fromStdString(m_result.panels[panel].request.spec.name()))
-                             .arg(m)
-                             .arg(n)
-                             .arg(difference ? tr("difference") : tr("value"))
-                             .arg(std::isfinite(v) ? QString::number(v, 'g', 6)
-                                                   : (difference ? tr("masked in A or B") : hoverValue(v))));
-    });
-    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
+    return differenceBar;
 }
 
 QStringList CompareView::schemes() const
@@ -488,7 +496,7 @@ void CompareView::writeData(std::ostream &out, DataFormat format) const
     nlohmann::json meta;
     meta["schemes"] = nlohmann::json::array();
     for (const BiasResult &r : m_result.panels)
-        meta["schemes"].push_back(specMeta(r.request.spec));
+        meta["schemes"].push_back(schemeSpecJson(r.request.spec));
     meta["length"] = n;
     meta["head"] = m_result.panels.front().request.head;
     meta["values"] = "bias or probe score, one matrix per scheme in the order of \"schemes\"";

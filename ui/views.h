@@ -1,4 +1,5 @@
-// The tabs of the main window. Each view owns its controls, runs its work through LatestJob, paints through the
+// The tabs of the main window. Each view owns its controls, runs its work on a worker thread (LatestJob: the newest
+// request wins; the Train tab through TrainingRun, which streams snapshots of one long run), paints through the
 // shared painters, and offers the same export, data and session hooks (ViewBase).
 #pragma once
 
@@ -20,6 +21,9 @@ class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
 class QDoubleSpinBox;
+class QFormLayout;
+class QHBoxLayout;
+class QVBoxLayout;
 class QSpinBox;
 class QStackedWidget;
 class QTableWidget;
@@ -169,6 +173,8 @@ protected:
     void refresh() override;
 
 private:
+    QHBoxLayout *buildSchemeBar();     // how many schemes, which, shared scale, reset zoom
+    QHBoxLayout *buildDifferenceBar(); // the difference A - B and its two sides
     void updateDifferenceChoices(); // the A and B lists follow the shown schemes
     QSpinBox *m_count = nullptr;
     std::vector<QComboBox *> m_choices;
@@ -264,6 +270,8 @@ protected:
     void refresh() override;
 
 private:
+    QVBoxLayout *buildOptions();  // q and k source, model and layer, seed, lengths, measure
+    QStackedWidget *buildPages(); // the plot, or the prompt for a model source without a model
     QListWidget *m_schemes = nullptr;
     QComboBox *m_qk = nullptr;
     QSpinBox *m_seed = nullptr;
@@ -328,6 +336,10 @@ protected:
     void refresh() override;
 
 private:
+    QWidget *buildControls(); // the model, its buttons, the text, layer and repeat
+    QWidget *buildPages();    // the prompt (no model yet) or the attention and row entropies
+    void loadModelFromDialog();
+    void saveModelFromDialog(); // the chosen model
     std::vector<uint8_t> tokens() const;
     int modelIndexForFile(const QString &file) const; // -1 when no model came from or went to `file`
     std::vector<SharedModel> m_models;
@@ -389,6 +401,9 @@ protected:
     void refresh() override {}
 
 private:
+    QWidget *buildControls();   // schemes, the fields, corpus, Train / Cancel, status
+    QFormLayout *buildFields(); // the preset and every field of the run
+    QWidget *buildResults();    // loss and perplexity curves above the table
     // The integer fields in sessions: key -> spin box (whose range is the allowed one).
     std::vector<std::pair<const char *, QSpinBox *>> intFields() const;
     void onSnapshot(const TrainSnapshot &snapshot);

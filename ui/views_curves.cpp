@@ -246,6 +246,37 @@ EntropyView::EntropyView(QWidget *parent)
                                    this);
     m_schemes->setMaximumWidth(240);
     side->addWidget(m_schemes, 1);
+    side->addLayout(buildOptions());
+    layout->addLayout(side);
+    layout->addWidget(buildPages(), 1);
+
+    connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
+    connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
+        updatePages();
+        markDirty();
+    });
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0 && i < modelCount()) {
+            const QSignalBlocker blocker(m_layer);
+            const int layers = m_models[i].model->config().layers;
+            m_layer->setRange(1, layers);
+            m_layer->setValue(layers);
+        }
+        markDirty();
+    });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_seed, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_maxLength, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+    connect(m_measure, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_result.series.empty())
+            m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+        Q_EMIT pictureUpdated();
+    });
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QVBoxLayout *EntropyView::buildOptions()
+{
     auto *form = new QVBoxLayout;
     form->addWidget(new QLabel(tr("q and k"), this));
     m_qk = new QComboBox(this);
@@ -288,8 +319,12 @@ EntropyView::EntropyView(QWidget *parent)
     note->setWordWrap(true);
     note->setMaximumWidth(240);
     form->addWidget(note);
-    side->addLayout(form);
-    layout->addLayout(side);
+    return form;
+}
+
+QStackedWidget *EntropyView::buildPages()
+{
+    // The plot, or the prompt for a model source without a model.
     m_pages = new QStackedWidget(this);
     m_plot = new CurvePlot(m_pages);
     m_plot->setEmptyHint(tr("Tick schemes on the left: the entropy of each scheme's attention against length appears "
@@ -300,31 +335,7 @@ EntropyView::EntropyView(QWidget *parent)
                                   "\"Attention on text\"."),
                                m_pages);
     m_pages->addWidget(m_prompt);
-    layout->addWidget(m_pages, 1);
-
-    connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
-    connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
-        updatePages();
-        markDirty();
-    });
-    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i >= 0 && i < modelCount()) {
-            const QSignalBlocker blocker(m_layer);
-            const int layers = m_models[i].model->config().layers;
-            m_layer->setRange(1, layers);
-            m_layer->setValue(layers);
-        }
-        markDirty();
-    });
-    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
-    connect(m_seed, &QSpinBox::valueChanged, this, [this] { markDirty(); });
-    connect(m_maxLength, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
-    connect(m_measure, &QComboBox::currentIndexChanged, this, [this] {
-        if (!m_result.series.empty())
-            m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
-        Q_EMIT pictureUpdated();
-    });
-    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    return m_pages;
 }
 
 QStringList EntropyView::schemes() const
@@ -439,7 +450,7 @@ void EntropyView::writeData(std::ostream &out, DataFormat format) const
     if (m_result.request.qk == QkSource::Random)
         t.meta["seed"] = m_result.request.seed;
     for (size_t s = 0; s < m_result.series.size(); ++s) {
-        t.meta["schemes"].push_back(specMeta(m_result.series[s].spec));
+        t.meta["schemes"].push_back(schemeSpecJson(m_result.series[s].spec));
         for (const EntropyPoint &p : m_result.series[s].points)
             t.rows.push_back({double(s), double(p.length), double(p.head), p.entropyLast, p.entropyMean});
     }

@@ -7,6 +7,7 @@
 #include "session.h"
 #include "training_run.h"
 
+#include "corpus.h"
 #include "errors.h"
 #include "matrix_output.h"
 
@@ -65,8 +66,44 @@ AttentionView::AttentionView(QWidget *parent)
                    [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
 {
     auto *layout = new QHBoxLayout(this);
-    auto *side = new QVBoxLayout;
+    layout->addWidget(buildControls());
+    layout->addWidget(buildPages(), 1);
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0 && i < modelCount()) {
+            const ModelConfig &c = m_models[i].model->config();
+            m_layer->setRange(1, c.layers);
+            m_info->setText(tr("%1 layers · d_model %2 · %3 heads · context %4 · scheme %5")
+                                .arg(c.layers)
+                                .arg(c.dModel)
+                                .arg(c.heads)
+                                .arg(c.context)
+                                .arg(QString::fromStdString(c.scheme)));
+        }
+        markDirty();
+    });
+    connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
+        const auto &t = m_result.request.tokens;
+        if (m < 0 || n < 0 || m >= static_cast<int>(t.size()) || n >= static_cast<int>(t.size()))
+            return;
+        // Both positions and both characters, e.g. "query 12 'o' → key 7 'n': 0.231".
+        Q_EMIT hoverText(tr("query %1 '%2' → key %3 '%4': %5")
+                             .arg(m)
+                             .arg(byteLabel(t[m]))
+                             .arg(n)
+                             .arg(byteLabel(t[n]))
+                             .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
+    });
+    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
+    connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QWidget *AttentionView::buildControls()
+{
     auto *sideBox = new QWidget(this);
+    auto *side = new QVBoxLayout;
     sideBox->setLayout(side);
     sideBox->setMaximumWidth(300);
     side->addWidget(new QLabel(tr("<b>Model</b>"), this));
@@ -102,8 +139,13 @@ AttentionView::AttentionView(QWidget *parent)
     auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."), this);
     note->setWordWrap(true);
     side->addWidget(note);
-    layout->addWidget(sideBox);
+    connect(load, &QPushButton::clicked, this, &AttentionView::loadModelFromDialog);
+    connect(m_save, &QPushButton::clicked, this, &AttentionView::saveModelFromDialog);
+    return sideBox;
+}
 
+QWidget *AttentionView::buildPages()
+{
     // Without a model: why, and a button that trains one; with one, its attention and row entropies.
     m_pages = new QStackedWidget(this);
     m_prompt = new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
@@ -121,63 +163,36 @@ AttentionView::AttentionView(QWidget *parent)
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({600, 260});
     m_pages->addWidget(splitter);
-    layout->addWidget(m_pages, 1);
+    return m_pages;
+}
 
-    connect(load, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(),
-                                                          tr("Checkpoints (*.safetensors)"));
-        QString error;
-        if (!path.isEmpty() && !loadModel(path, &error))
-            Q_EMIT statusMessage(error);
-    });
-    connect(m_save, &QPushButton::clicked, this, [this] {
-        const int i = m_modelChoice->currentIndex();
-        if (i < 0 || i >= modelCount())
-            return;
-        const ModelConfig &c = m_models[i].model->config();
-        const QString suggested = QStringLiteral("%1-%2layers-step%3.safetensors")
-                                      .arg(QString::fromStdString(c.scheme))
-                                      .arg(c.layers)
-                                      .arg(m_models[i].info.step);
-        QFileDialog dialog(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
-        dialog.setAcceptMode(QFileDialog::AcceptSave);
-        dialog.setDefaultSuffix(QStringLiteral("safetensors"));
-        if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
-            return;
-        const QString path = dialog.selectedFiles().constFirst();
-        QString error;
-        Q_EMIT statusMessage(saveModel(i, path, &error) ? tr("Saved %1 to %2").arg(m_models[i].name, path) : error);
-    });
-    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i >= 0 && i < modelCount()) {
-            const ModelConfig &c = m_models[i].model->config();
-            m_layer->setRange(1, c.layers);
-            m_info->setText(tr("%1 layers · d_model %2 · %3 heads · context %4 · scheme %5")
-                                .arg(c.layers)
-                                .arg(c.dModel)
-                                .arg(c.heads)
-                                .arg(c.context)
-                                .arg(QString::fromStdString(c.scheme)));
-        }
-        markDirty();
-    });
-    connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
-    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
-    connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
-    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
-        const auto &t = m_result.request.tokens;
-        if (m < 0 || n < 0 || m >= static_cast<int>(t.size()) || n >= static_cast<int>(t.size()))
-            return;
-        // Both positions and both characters, e.g. "query 12 'o' → key 7 'n': 0.231".
-        Q_EMIT hoverText(tr("query %1 '%2' → key %3 '%4': %5")
-                             .arg(m)
-                             .arg(byteLabel(t[m]))
-                             .arg(n)
-                             .arg(byteLabel(t[n]))
-                             .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
-    });
-    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
-    connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
+void AttentionView::loadModelFromDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(),
+                                                      tr("Checkpoints (*.safetensors)"));
+    QString error;
+    if (!path.isEmpty() && !loadModel(path, &error))
+        Q_EMIT statusMessage(error);
+}
+
+void AttentionView::saveModelFromDialog()
+{
+    const int i = m_modelChoice->currentIndex();
+    if (i < 0 || i >= modelCount())
+        return;
+    const ModelConfig &c = m_models[i].model->config();
+    const QString suggested = QStringLiteral("%1-%2layers-step%3.safetensors")
+                                  .arg(QString::fromStdString(c.scheme))
+                                  .arg(c.layers)
+                                  .arg(m_models[i].info.step);
+    QFileDialog dialog(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
+    dialog.setAcceptMode(QFileDialog::AcceptSave);
+    dialog.setDefaultSuffix(QStringLiteral("safetensors"));
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
+        return;
+    const QString path = dialog.selectedFiles().constFirst();
+    QString error;
+    Q_EMIT statusMessage(saveModel(i, path, &error) ? tr("Saved %1 to %2").arg(m_models[i].name, path) : error);
 }
 
 bool AttentionView::isShowingModelPrompt() const
@@ -268,13 +283,7 @@ std::vector<uint8_t> AttentionView::tokens() const
     const QByteArray bytes = m_text->toPlainText().toUtf8();
     std::vector<uint8_t> t(bytes.begin(), bytes.end());
     const int repeat = m_repeat->value();
-    if (repeat > 0 && !t.empty()) {
-        std::vector<uint8_t> r(repeat);
-        for (int i = 0; i < repeat; ++i)
-            r[i] = t[i % t.size()];
-        return r;
-    }
-    return t;
+    return repeat > 0 ? repeatedText(t, repeat) : t;
 }
 
 void AttentionView::refresh()
@@ -308,7 +317,7 @@ void AttentionView::writeData(std::ostream &out, DataFormat format) const
 {
     requirePicture();
     const int n = m_result.length;
-    nlohmann::json meta = specMeta(m_result.spec);
+    nlohmann::json meta = schemeSpecJson(m_result.spec);
     meta["model"] = m_result.request.model.name.toStdString();
     meta["layer"] = m_result.request.layer;
     meta["text"] = std::string(m_result.request.tokens.begin(), m_result.request.tokens.end());
@@ -419,6 +428,32 @@ TrainView::TrainView(QWidget *parent)
     , m_run(new TrainingRun(this))
 {
     auto *layout = new QHBoxLayout(this);
+    layout->addWidget(buildControls());
+    layout->addWidget(buildResults(), 1);
+    setCorpus(QString());
+    m_preset->setObjectName(QStringLiteral("preset"));
+    m_lr->setObjectName(QStringLiteral("learning_rate"));
+    for (const auto &[key, box] : intFields())
+        box->setObjectName(QString::fromLatin1(key)); // as in sessions
+    setPreset(QString::fromLatin1(kDemoPreset));
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        const QString name = m_preset->currentData().toString();
+        if (name != QLatin1String(kCustomPreset))
+            setPreset(name);
+    });
+    connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
+    connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
+    connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
+    connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
+    connect(m_run, &TrainingRun::finished, this, &TrainView::onFinished);
+    connect(m_run, &TrainingRun::progress, this, &ViewBase::progress);
+    connect(m_lossPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QWidget *TrainView::buildControls()
+{
     auto *sideBox = new QWidget(this);
     auto *side = new QVBoxLayout(sideBox);
     sideBox->setMaximumWidth(290);
@@ -428,6 +463,26 @@ TrainView::TrainView(QWidget *parent)
         defaults << QString::fromStdString(name);
     m_schemes = newSchemeChecklist(defaults, this);
     side->addWidget(m_schemes, 1);
+    side->addLayout(buildFields());
+    m_corpusLabel = new QLabel(this);
+    m_corpusLabel->setWordWrap(true);
+    side->addWidget(m_corpusLabel);
+    m_train = new QPushButton(tr("Train"), this);
+    m_stop = new QPushButton(tr("Cancel"), this);
+    m_stop->setEnabled(false);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_train);
+    buttons->addWidget(m_stop);
+    side->addLayout(buttons);
+    m_status = new QLabel(
+        tr("Trains each scheme at context L, then scores held-out text at %1.").arg(evaluationLengthsText()), this);
+    m_status->setWordWrap(true);
+    side->addWidget(m_status);
+    return sideBox;
+}
+
+QFormLayout *TrainView::buildFields()
+{
     auto *form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     // Every preset of core's table, the demo first; "custom" once a field is edited by hand.
@@ -460,7 +515,8 @@ TrainView::TrainView(QWidget *parent)
     m_lr->setToolTip(tr("Peak learning rate after the warm-up (cosine decay afterwards)"));
     form->addRow(tr("Learning rate"), m_lr);
     connect(m_lr, &QDoubleSpinBox::valueChanged, this, &TrainView::onFieldEdited);
-    m_context = intField(tr("Context L"), tr("Training context in bytes; evaluation runs at L, 2L, 4L, 8L, 16L"), 2, 8192, 16);
+    m_context = intField(tr("Context L"), tr("Training context in bytes; evaluation runs at %1").arg(evaluationLengthsText()),
+                         2, 8192, 16);
     m_layers = intField(tr("Layers"), tr("Transformer layers"), 1, 64);
     m_dModel = intField(tr("d_model"), tr("Width of the model (a multiple of the heads)"), 2, 4096, 16);
     m_heads = intField(tr("Heads"), tr("Attention heads (d_model must divide by them)"), 1, 256);
@@ -470,25 +526,14 @@ TrainView::TrainView(QWidget *parent)
                            0, 1 << 24, 4096);
     m_evalBytes->setSpecialValueText(tr("all"));
     m_mode = new QComboBox(this);
-    m_mode->addItem(tr("non-overlapping"), QStringLiteral("nonoverlapping"));
-    m_mode->addItem(tr("sliding window"), QStringLiteral("sliding"));
+    m_mode->addItem(tr("non-overlapping"), QString::fromLatin1(evalModeName(EvalMode::NonOverlapping)));
+    m_mode->addItem(tr("sliding window"), QString::fromLatin1(evalModeName(EvalMode::Sliding)));
     form->addRow(tr("Evaluation"), m_mode);
-    side->addLayout(form);
-    m_corpusLabel = new QLabel(this);
-    m_corpusLabel->setWordWrap(true);
-    side->addWidget(m_corpusLabel);
-    auto *buttons = new QHBoxLayout;
-    m_train = new QPushButton(tr("Train"), this);
-    m_stop = new QPushButton(tr("Cancel"), this);
-    m_stop->setEnabled(false);
-    buttons->addWidget(m_train);
-    buttons->addWidget(m_stop);
-    side->addLayout(buttons);
-    m_status = new QLabel(tr("Trains each scheme at context L, then scores held-out text at L, 2L, 4L, 8L, 16L."), this);
-    m_status->setWordWrap(true);
-    side->addWidget(m_status);
-    layout->addWidget(sideBox);
+    return form;
+}
 
+QWidget *TrainView::buildResults()
+{
     auto *right = new QSplitter(Qt::Vertical, this);
     auto *plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
@@ -502,27 +547,7 @@ TrainView::TrainView(QWidget *parent)
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    layout->addWidget(right, 1);
-    setCorpus(QString());
-    m_preset->setObjectName(QStringLiteral("preset"));
-    m_lr->setObjectName(QStringLiteral("learning_rate"));
-    for (const auto &[key, box] : intFields())
-        box->setObjectName(QString::fromLatin1(key)); // as in sessions
-    setPreset(QString::fromLatin1(kDemoPreset));
-
-    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
-        const QString name = m_preset->currentData().toString();
-        if (name != QLatin1String(kCustomPreset))
-            setPreset(name);
-    });
-    connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
-    connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
-    connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
-    connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
-    connect(m_run, &TrainingRun::finished, this, &TrainView::onFinished);
-    connect(m_run, &TrainingRun::progress, this, &ViewBase::progress);
-    connect(m_lossPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
-    connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    return right;
 }
 
 TrainView::~TrainView() = default; // the run cancels and waits for its worker
@@ -632,21 +657,21 @@ void TrainView::start(const TrainRequest &request)
 
 void TrainView::onSnapshot(const TrainSnapshot &s)
 {
-    if (s.scheme < 0 || s.scheme >= static_cast<int>(m_losses.size()))
+    if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(m_losses.size()))
         return;
     if (!s.trained) {
-        m_losses[s.scheme].x.push_back(s.step);
-        m_losses[s.scheme].y.push_back(s.loss);
+        m_losses[s.schemeIndex].x.push_back(s.step);
+        m_losses[s.schemeIndex].y.push_back(s.loss);
         m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
         m_status->setText(tr("%1: step %2 of %3, loss %4")
-                              .arg(QString::fromStdString(m_running.schemes[s.scheme]))
+                              .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
                               .arg(s.step)
                               .arg(m_running.train.steps)
                               .arg(s.loss, 0, 'f', 3));
         return;
     }
     // This scheme's curve and table row now, not at the end of the run.
-    m_evals[s.scheme] = s.eval;
+    m_evals[s.schemeIndex] = s.eval;
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
     if (s.model.isValid() && onModelReady)
@@ -722,7 +747,7 @@ void TrainView::writeData(std::ostream &out, DataFormat format) const
     t.meta["preset"] = m_running.preset.toStdString();
     t.meta["model"] = m_running.model.toJson();
     t.meta["training"] = m_running.train.toJson();
-    t.meta["eval_mode"] = m_running.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping";
+    t.meta["eval_mode"] = evalModeName(m_running.mode);
     for (size_t s = 0; s < m_evals.size(); ++s)
         for (const EvalPoint &p : m_evals[s])
             t.rows.push_back({double(s), double(p.length), p.loss, p.perplexity, p.bitsPerByte, p.supported ? 1.0 : 0.0});
@@ -771,7 +796,7 @@ void TrainView::restoreState(const nlohmann::json &state)
     if (!(lr >= m_lr->minimum() && lr <= m_lr->maximum()))
         throw InputError("session: views.train.learning_rate = " + std::to_string(lr) + " is out of range; allowed: [" +
                          std::to_string(m_lr->minimum()) + ", " + std::to_string(m_lr->maximum()) + "]");
-    const std::string mode = sessionString(state, "eval_mode", "nonoverlapping", where);
+    const std::string mode = sessionString(state, "eval_mode", evalModeName(EvalMode::NonOverlapping), where);
     evalModeFromName(mode); // throws InputError naming the allowed modes
     if (state.contains("schemes"))
         setCheckedSchemes(m_schemes, names);

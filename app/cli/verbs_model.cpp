@@ -388,7 +388,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     Model& model = *loaded.model;
     EvalOptions opt;
     opt.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
-    opt.mode = evalModeFromName(args.text("mode", "nonoverlapping"));
+    opt.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
     opt.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
     if (args.has("stride") && opt.mode != EvalMode::Sliding)
         throw InputError("--stride only applies to --mode sliding");
@@ -414,7 +414,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     run.table.meta = {{"checkpoint", args.positional[0]},
                       {"config", model.config().toJson()},
                       {"step", loaded.info.step},
-                      {"mode", opt.mode == EvalMode::Sliding ? "sliding" : "nonoverlapping"},
+                      {"mode", evalModeName(opt.mode)},
                       {"corpus", corpus.source},
                       {"split", split},
                       {"bytes", text.size()}};
@@ -473,9 +473,7 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     checkWork(args, modelForwardWork(model.config(), {N}),
               "the model's forward over --length " + std::to_string(N), "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
-    std::vector<uint8_t> tokens(N); // the validation text's first N bytes, repeated when shorter
-    for (int i = 0; i < N; ++i)
-        tokens[i] = corpus.validation[static_cast<size_t>(i) % corpus.validation.size()];
+    const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     model.forward(tokens.data(), nullptr, 1, N);
     writeAttentionOutputs(args, model.schemeSpec(), {1, H, N, D}, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());

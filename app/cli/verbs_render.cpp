@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "bias_views.h"
+#include "corpus.h"
 #include "errors.h"
 #include "lessons.h"
 #include "training.h"
@@ -190,12 +191,8 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     request.tokens.assign(text.begin(), text.end());
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
-    if (repeat > 0 && !request.tokens.empty()) {
-        std::vector<uint8_t> r(repeat);
-        for (int i = 0; i < repeat; ++i)
-            r[i] = request.tokens[i % request.tokens.size()];
-        request.tokens = std::move(r);
-    }
+    if (repeat > 0)
+        request.tokens = repeatedText(request.tokens, repeat);
     const ModelConfig &config = request.model.model->config();
     request.layer = layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
     const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
@@ -209,7 +206,7 @@ std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest &request
     return ui::runTrainingAndWait(request, [&](const ui::TrainSnapshot &s) {
         if (!s.error.isEmpty())
             return;
-        const std::string &scheme = request.schemes.at(static_cast<size_t>(s.scheme));
+        const std::string &scheme = request.schemes.at(static_cast<size_t>(s.schemeIndex));
         if (s.trained) {
             err << "  " << scheme << ": trained and evaluated";
             for (const EvalPoint &p : s.eval)
@@ -260,7 +257,7 @@ void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args
     std::vector<std::vector<EvalPoint>> evals(schemes.size());
     for (const ui::TrainSnapshot &s : trainWithProgress(request, err))
         if (s.trained)
-            evals.at(static_cast<size_t>(s.scheme)) = s.eval;
+            evals.at(static_cast<size_t>(s.schemeIndex)) = s.eval;
     ui::writePerplexityPicture(request.schemes, evals, request.model.context,
                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("train"))), qPath(path));
 }

@@ -78,15 +78,12 @@ int runBias(const ParsedArgs& args, VerbContext& ctx)
     }
     const PositionBias bias(spec, length);
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat format) {
-        nlohmann::json meta = schemeSpecJson(spec);
-        meta["length"] = length;
-        meta["values"] = buckets ? "t5 bucket index (-1 masked)" : (spec.info().rotary ? "probe score" : "bias");
         const int first = allHeads ? 0 : head;
         const int last = allHeads ? spec.heads : head + 1;
         std::vector<int> headList;
         for (int h = first; h < last; ++h)
             headList.push_back(h);
-        meta["head_indices"] = headList;
+        const nlohmann::json meta = biasMatrixMeta(spec, length, buckets, headList);
         MatrixStackWriter writer(out, format, last - first, length, length, allHeads, meta, buckets && format != DataFormat::Npy);
         std::vector<float> matrix(static_cast<size_t>(length) * length);
         std::vector<int32_t> bucketIndex;
