@@ -38,8 +38,15 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : spec.params)
         params[k] = v;
-    return {{"layers", layers}, {"d_model", dModel}, {"heads", heads}, {"d_ff", dFf}, {"context", context},
-            {"vocab", vocab()}, {"scheme", scheme}, {"scheme_params", params}, {"logn", logn}, {"seed", seed}};
+    nlohmann::json j{{"layers", layers}, {"d_model", dModel}, {"heads", heads}, {"d_ff", dFf}, {"context", context},
+                     {"vocab", vocab()}, {"scheme", scheme}, {"scheme_params", params}, {"logn", logn}, {"seed", seed}};
+    if (spec.scaling != RotaryMethod::None) {
+        j["scaling"] = rotaryMethodInfo(spec.scaling).name;
+        j["scaling_params"] = nlohmann::json::object();
+        for (const auto& [k, v] : spec.scalingParams)
+            j["scaling_params"][k] = v;
+    }
+    return j;
 }
 
 ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& source)
@@ -76,6 +83,20 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
         if (!j["logn"].is_boolean())
             throw fail("logn is not a boolean");
         c.logn = j["logn"].get<bool>();
+    }
+    if (j.contains("scaling")) {
+        if (!j["scaling"].is_string())
+            throw fail("scaling is not a string");
+        c.scaling = j["scaling"].get<std::string>();
+    }
+    if (j.contains("scaling_params")) {
+        if (!j["scaling_params"].is_object())
+            throw fail("scaling_params is not an object");
+        for (const auto& [k, v] : j["scaling_params"].items()) {
+            if (!v.is_number())
+                throw fail("scaling parameter " + k + " is not a number");
+            c.scalingSettings.push_back(k + "=" + exactText(v.get<double>()));
+        }
     }
     if (j.contains("seed")) {
         if (!j["seed"].is_number_unsigned())
@@ -124,7 +145,8 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     std::string window;
     if (info.hasWindow && !findAssignment(settings, "window", window))
         settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
-    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn);
+    settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
+    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
 }
 
 int modelDefaultWindow(const ModelConfig& c)
@@ -311,6 +333,17 @@ Model::Model(const ModelConfig& config)
                 w[i] = static_cast<float>(std * rng.normal());
         } // biases stay 0
     }
+}
+
+void Model::setScaling(const std::string& method, const std::vector<std::string>& settings)
+{
+    ModelConfig c = m_config;
+    c.scaling = method;
+    c.scalingSettings = settings;
+    m_baseSpec = modelSchemeSpec(c); // throws InputError before anything changes
+    m_config = std::move(c);
+    m_bias.reset();
+    parametersChanged();
 }
 
 SchemeSpec Model::schemeSpec() const
@@ -654,8 +687,24 @@ AdamW::AdamW(size_t parameterCount)
 {
 }
 
-void AdamW::update(Model& model, const TrainConfig& config, double lr, int step)
+void AdamW::restore(std::vector<float> m, std::vector<float> v, int updates)
 {
+    if (m.size() != m_m.size() || v.size() != m_v.size())
+        throw InputError("optimizer state of " + std::to_string(m.size()) + " values does not fit a model of " +
+                         std::to_string(m_m.size()) + " parameters");
+    if (updates < 0)
+        throw InputError("optimizer_updates = " + std::to_string(updates) + " must be >= 0");
+    for (size_t i = 0; i < m.size(); ++i)
+        if (!std::isfinite(m[i]) || !std::isfinite(v[i]) || v[i] < 0)
+            throw InputError("optimizer state holds a non-finite or negative second moment at " + std::to_string(i));
+    m_m = std::move(m);
+    m_v = std::move(v);
+    m_updates = updates;
+}
+
+void AdamW::update(Model& model, const TrainConfig& config, double lr)
+{
+    const int step = ++m_updates;
     float* p = model.parameters().data();
     const float* g = model.gradients().data();
     const float b1 = static_cast<float>(config.beta1), b2 = static_cast<float>(config.beta2);
@@ -840,6 +889,12 @@ std::string checkpointBytes(const Model& model, const CheckpointInfo& info)
     meta["scheme"] = model.config().scheme;
     meta["step"] = std::to_string(info.step);
     meta["train_loss"] = exactText(info.trainLoss);
+    if (info.optimizer) {
+        const int64_t count = static_cast<int64_t>(model.parameterCount());
+        views.push_back({"optimizer.exp_avg", {count}, info.optimizer->firstMoment().data()});
+        views.push_back({"optimizer.exp_avg_sq", {count}, info.optimizer->secondMoment().data()});
+        meta["optimizer_updates"] = std::to_string(info.optimizer->updates());
+    }
     if (!info.corpus.empty())
         meta["corpus"] = info.corpus;
     if (!info.training.is_null())
@@ -898,9 +953,10 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
         const Tensor& src = file.tensors.at(t.name);
         std::copy(src.data.begin(), src.data.end(), model.parameters().begin() + t.offset);
     }
+    const bool hasOptimizer = file.tensors.count("optimizer.exp_avg") && file.tensors.count("optimizer.exp_avg_sq");
     for (const auto& [name, tensor] : file.tensors) {
         (void)tensor;
-        bool known = false;
+        bool known = hasOptimizer && (name == "optimizer.exp_avg" || name == "optimizer.exp_avg_sq");
         for (const ParameterTensor& t : model.tensors())
             known = known || t.name == name;
         if (!known)
@@ -932,6 +988,19 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
         loaded.info.training = nlohmann::json::parse(it->second, nullptr, false);
     if (loaded.info.training.is_discarded())
         loaded.info.training = nullptr;
+    if (hasOptimizer) {
+        const auto it = file.metadata.find("optimizer_updates");
+        int updates = 0;
+        try {
+            updates = static_cast<int>(parseInteger(it == file.metadata.end() ? "" : it->second, "optimizer_updates", 0,
+                                                    2000000000));
+            loaded.optimizer = std::make_unique<AdamW>(model.parameterCount());
+            loaded.optimizer->restore(file.tensors.at("optimizer.exp_avg").data,
+                                      file.tensors.at("optimizer.exp_avg_sq").data, updates);
+        } catch (const InputError& e) {
+            throw fail(e.what());
+        }
+    }
     return loaded;
 }
 
@@ -980,12 +1049,6 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
         s.headDim = model.config().headDim();
         s.q.assign(model.layerQueries(layer).begin(), model.layerQueries(layer).end()); // (1, H, N, D)
         s.k.assign(model.layerKeys(layer).begin(), model.layerKeys(layer).end());
-        const SchemeSpec spec = model.schemeSpec();
-        const size_t perHead = static_cast<size_t>(length) * s.headDim;
-        for (int h = 0; h < s.heads; ++h) { // entropy wants q and k as the kernel scores them
-            applyRotary(spec, s.q.data() + h * perHead, length, s.headDim, 0, false);
-            applyRotary(spec, s.k.data() + h * perHead, length, s.headDim, 0, true);
-        }
         return s;
     };
 }

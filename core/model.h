@@ -5,6 +5,7 @@
 #include "entropy.h"
 #include "layers.h"
 #include "position_bias.h"
+#include "rotary_scaling.h"
 #include "schemes.h"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,8 @@ struct ModelConfig {
     std::string scheme = "alibi";
     std::vector<std::string> schemeSettings; // NAME=VALUE overrides of the scheme's parameters
     bool logn = false;
+    std::string scaling = "none";             // rope/xpos length extension (core/rotary_scaling.h), saved in checkpoints
+    std::vector<std::string> scalingSettings; // NAME=VALUE overrides of the method's parameters
     uint64_t seed = 1;     // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }
@@ -110,6 +113,9 @@ public:
     explicit Model(const ModelConfig& config);
 
     const ModelConfig& config() const { return m_config; }
+    // Evaluates the same weights under another length-extension method (zero-shot): "none" removes the checkpoint's.
+    // InputError for a method or parameter the scheme does not take.
+    void setScaling(const std::string& method, const std::vector<std::string>& settings);
     // The scheme with the model's current learned values (t5 table, kerple r1/r2) filled in.
     SchemeSpec schemeSpec() const;
     // Longest sequence the model accepts: the context for learned positions, otherwise kMaxLength.
@@ -219,11 +225,19 @@ private:
 class AdamW {
 public:
     explicit AdamW(size_t parameterCount);
-    // One update of params from grads at learning rate lr; step counts from 1 (bias correction).
-    void update(Model& model, const TrainConfig& config, double lr, int step);
+    // One update of params from grads at learning rate lr; bias correction counts this optimiser's updates from 1,
+    // so a run continued from a checkpoint's state carries on where it stopped.
+    void update(Model& model, const TrainConfig& config, double lr);
+
+    const std::vector<float>& firstMoment() const { return m_m; }
+    const std::vector<float>& secondMoment() const { return m_v; }
+    int updates() const { return m_updates; }
+    // Restores a saved state; InputError when the sizes differ from the model's or a value is not finite.
+    void restore(std::vector<float> m, std::vector<float> v, int updates);
 
 private:
     std::vector<float> m_m, m_v; // first and second moments, parameter layout
+    int m_updates = 0;
 };
 
 // Learning rate of step s (0-based): linear warm-up to the peak, then cosine decay to the minimum.
@@ -270,16 +284,19 @@ struct CheckpointInfo {
     double trainLoss = 0;
     std::string corpus;
     nlohmann::json training; // TrainConfig::toJson(), may be null
+    std::shared_ptr<const AdamW> optimizer; // saved with the weights when set (train --init continues from it)
 };
 
 // Safetensors with every tensor of model.tensors() (F32) and __metadata__ {format, config (JSON), scheme, step,
-// training (JSON), corpus, train_loss}. Written atomically.
+// training (JSON), corpus, train_loss}; with info.optimizer also "optimizer.exp_avg" and "optimizer.exp_avg_sq"
+// (flat, parameter layout) and __metadata__ optimizer_updates. Written atomically.
 void saveCheckpoint(const Model& model, const CheckpointInfo& info, const std::string& path);
 std::string checkpointBytes(const Model& model, const CheckpointInfo& info);
 
 struct LoadedCheckpoint {
     std::unique_ptr<Model> model;
     CheckpointInfo info;
+    std::unique_ptr<AdamW> optimizer; // when the file holds the optimiser state (info.optimizer stays empty)
 };
 // Validates the file (see parseSafetensors), the metadata (format, config), every expected tensor's presence and
 // shape, no unexpected tensors, finite values, scheme values in range. InputError naming `source` and the problem.

@@ -137,7 +137,8 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     }
     const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
     const SchemeSpec spec =
-        makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim", context, args.has("logn"));
+        makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim", context, args.has("logn"),
+                                 args.text("scaling"));
     const AttentionDims dims{1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(dims.elements()) * (args.has("backward") ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -324,6 +325,7 @@ void registerAttentionVerbs()
                    {"set", OptionKind::Repeated, "attention: NAME=VALUE scheme parameter"},
                    {"context", OptionKind::Value, "attention: training context (logn threshold)"},
                    {"logn", OptionKind::Flag, "attention: the logn modifier"},
+                   scalingOption(),
                    {"backward", OptionKind::Flag, "attention: also time the backward pass"},
                    {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)"},
                    {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops"},

@@ -13,6 +13,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -104,15 +105,17 @@ std::vector<OptionDef> modelOptions()
         {"d-model", OptionKind::Value, "model width (default from the preset)"},
         {"heads", OptionKind::Value, "attention heads; d-model must be divisible by it (default from the preset)"},
         {"d-ff", OptionKind::Value, "MLP hidden width (default from the preset)"},
-        {"set", OptionKind::Repeated, "NAME=VALUE: a scheme parameter (see `schemes`)"},
+        {"set", OptionKind::Repeated, "NAME=VALUE: a scheme parameter (see `schemes`) or one of the --scaling method's"},
         {"logn", OptionKind::Flag, "scale scores by log(m+1)/log(context) past the context"},
+        scalingOption(),
+        {"init", OptionKind::Value, "MODEL.safetensors to continue from (weights, and AdamW state when saved); same scheme and shapes"},
         {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)"},
     };
 }
 
 int runTrain(const ParsedArgs& args, VerbContext& ctx)
 {
-    if (!args.has("scheme"))
+    if (!args.has("scheme") && !args.has("init"))
         throw InputError("train: --scheme is required (see positionlab-cli schemes)");
     if (!args.has("o"))
         throw InputError("train: -o MODEL.safetensors is required");
@@ -122,15 +125,51 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     ModelConfig mc;
     TrainConfig tc;
     applyPreset(args.text("preset", "quick"), mc, tc);
-    mc.scheme = args.text("scheme");
+    // --init: the checkpoint's model is the starting point; options given here change it (a shape or scheme change
+    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run.
+    std::optional<LoadedCheckpoint> init;
+    if (args.has("init")) {
+        init = loadCheckpoint(args.text("init"));
+        const ModelConfig& was = init->model->config();
+        mc.scheme = was.scheme;
+        mc.context = was.context;
+        mc.layers = was.layers;
+        mc.dModel = was.dModel;
+        mc.heads = was.heads;
+        mc.dFf = was.dFf;
+        mc.schemeSettings = was.schemeSettings;
+        mc.logn = was.logn;
+        mc.scaling = was.scaling;
+        mc.scalingSettings = was.scalingSettings;
+        mc.seed = was.seed;
+    }
+    mc.scheme = args.text("scheme", mc.scheme);
     mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
     mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
     mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
     mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
     mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
-    mc.schemeSettings = args.all("set");
-    mc.logn = args.has("logn");
-    mc.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
+    if (init && (args.has("set") || args.has("scaling"))) {
+        // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
+        if (args.has("scaling")) {
+            mc.scaling = args.text("scaling");
+            mc.scalingSettings.clear();
+        }
+        const SchemeInfo& info = schemeByName(mc.scheme);
+        for (const std::string& a : args.all("set")) {
+            const std::string name = a.substr(0, a.find('='));
+            const bool ofScheme = std::any_of(info.params.begin(), info.params.end(),
+                                              [&](const ParamInfo& p) { return p.name == name; });
+            std::vector<std::string>& target = ofScheme ? mc.schemeSettings : mc.scalingSettings;
+            std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
+            target.push_back(a);
+        }
+    } else if (!init) {
+        mc.schemeSettings = args.all("set");
+        mc.scaling = args.text("scaling", "none");
+    }
+    mc.logn = mc.logn || args.has("logn");
+    mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
     tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
     tc.learningRate = args.number("lr", tc.learningRate);
@@ -144,6 +183,8 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     const bool json = args.has("json");
     validateModelConfig(mc);
     validateTrainConfig(tc);
+    if (init)
+        checkInitCompatible(mc, *init, args.text("init"));
     applyThreadsOption(args);
     { AtomicFile probe(output); } // refuse an unwritable -o before minutes of training, leave nothing behind
 
@@ -191,7 +232,11 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
         }
     };
     InterruptGuard guard;
-    TrainingResult trained = trainModel(mc, tc, corpus, hooks);
+    if (init && !json)
+        ctx.err << "continuing from " << args.text("init") << " (step " << init->info.step << ", "
+                << (init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                << (mc.scaling != "none" ? ", scaling " + mc.scaling : std::string()) << std::endl;
+    TrainingResult trained = trainModel(mc, tc, corpus, hooks, init ? &*init : nullptr);
     Model& model = *trained.model;
     CheckpointInfo& info = trained.info;
     const bool interrupted = trained.stopped;
@@ -258,6 +303,15 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     applyThreadsOption(args);
     LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
     Model& model = *loaded.model;
+    // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
+    // method's parameters (those of the checkpoint's method when --scaling is absent).
+    if (args.has("scaling") || args.has("set"))
+        model.setScaling(args.text("scaling", model.config().scaling),
+                         args.has("scaling") ? args.all("set") : [&] {
+                             std::vector<std::string> s = model.config().scalingSettings;
+                             s.insert(s.end(), args.all("set").begin(), args.all("set").end());
+                             return s;
+                         }());
     const int L = model.config().context;
     EvalOptions opt;
     opt.lengths = args.integerList("lengths", {L, 2 * L, 4 * L, 8 * L, 16 * L}, 1, kMaxLength);
@@ -429,7 +483,7 @@ void registerModelVerbs()
                   trainOptions, 0, 0, runTrain});
     registerVerb({"eval",
                   "positionlab-cli eval MODEL.safetensors [--corpus FILE] [--lengths 64,128,...] "
-                  "[--mode nonoverlapping|sliding] [--stride S] [-o FILE]",
+                  "[--mode nonoverlapping|sliding] [--stride S] [--scaling METHOD [--set NAME=VALUE ...]] [-o FILE]",
                   "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
                   "Ctrl-C stops (exit 130) and writes nothing",
                   {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)"},
@@ -440,6 +494,8 @@ void registerModelVerbs()
                    {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)"},
                    {"threads", OptionKind::Value, "OpenMP threads (default: all cores)"},
                    {"quiet", OptionKind::Flag, "no per-length progress on stderr"},
+                   scalingOption(),
+                   {"set", OptionKind::Repeated, "NAME=VALUE: a parameter of the --scaling method (e.g. factor=16)"},
                    {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)"}},
                   1, 1, runEval});
 }

@@ -140,6 +140,13 @@ void renderDot(const ParsedArgs &args, const std::string &path)
                         qPath(path));
 }
 
+void renderFrequencies(const ParsedArgs &args, const std::string &path)
+{
+    const SchemeSpec spec = frequenciesSpecFromArgs(args);
+    ui::writeFrequenciesPicture(spec, frequenciesLengthFromArgs(args, spec),
+                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("frequencies"))), qPath(path));
+}
+
 void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
 {
     if (schemes.empty())
@@ -389,6 +396,8 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         renderDot(args, path);
     else if (verb == "entropy")
         renderEntropy({args.positional.at(0)}, args, path);
+    else if (verb == "frequencies")
+        renderFrequencies(args, path);
     else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
@@ -408,6 +417,10 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
         renderDot(args, path);
     } else if (view == "entropy") {
         renderEntropy(schemes, args, path);
+    } else if (view == "frequencies") {
+        if (!schemes.empty())
+            throw InputError("render frequencies: takes no scheme (rope's --dim, --base, --scaling, --set, --context)");
+        renderFrequencies(args, path);
     } else if (view == "attention") {
         if (!schemes.empty())
             throw InputError("render attention: takes no scheme (the checkpoint has one)");
@@ -415,7 +428,7 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
     } else if (view == "train") {
         renderTrain(schemes, args, path, err);
     } else {
-        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, entropy, attention, train, lesson");
+        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, frequencies, entropy, attention, train, lesson");
     }
 }
 
@@ -481,7 +494,7 @@ void registerRenderVerbs()
         options.push_back({"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)"});
         renderVerbDefinition() = {"render",
                            "positionlab-cli render VIEW [SCHEME ...] [view options] -o FILE.png|svg|pdf\n"
-                           "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] [--difference] | dot |\n"
+                           "  VIEW: bias SCHEME | compare SCHEME SCHEME [SCHEME [SCHEME]] [--difference] | dot | frequencies [--dim D --base B --scaling M --set N=V --context L] |\n"
                            "        entropy SCHEME ... |\n"
                            "        attention --checkpoint M.safetensors [--text T] |\n"
                            "        train SCHEME ... [--preset demo] [--steps N] |\n"
