@@ -3,6 +3,7 @@
 
 #include "errors.h"
 #include "model.h"
+#include "presets.h"
 #include "rotary_scaling.h"
 #include "schemes.h"
 

@@ -2,8 +2,10 @@
 // takes an optimiser step itself. Also the rules every run shares: the corpus check, the warm-up rule, L..16L.
 #pragma once
 
+#include "checkpoint.h"
 #include "corpus.h"
 #include "model.h"
+#include "optimizer.h"
 
 #include <atomic>
 #include <functional>

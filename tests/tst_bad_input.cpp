@@ -1,4 +1,5 @@
 // Bad input of every kind, for every CLI verb and loader: each must end in its one-line message and exit code.
+#include "checkpoint.h"
 #include "corpus.h"
 #include "errors.h"
 #include "model.h"

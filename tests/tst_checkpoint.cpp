@@ -1,10 +1,11 @@
 // Checkpoints and corpora: safetensors round trips, every corrupt-file case refused clearly, UTF-8 and split rules.
+#include "checkpoint.h"
 #include "corpus.h"
 #include "errors.h"
 #include "model.h"
-#include "training.h"
 #include "safetensors.h"
 #include "test_main.h"
+#include "training.h"
 
 #include <QtTest>
 

@@ -2,12 +2,15 @@
 // reference of forward and gradients, falling training loss, reproducibility, evaluation windows, optimizer maths.
 #include "corpus.h"
 #include "errors.h"
+#include "evaluation.h"
 #include "layers.h"
 #include "model.h"
-#include "training.h"
+#include "optimizer.h"
+#include "presets.h"
 #include "random.h"
 #include "safetensors.h"
 #include "test_main.h"
+#include "training.h"
 
 #include <omp.h>
 

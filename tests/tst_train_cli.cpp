@@ -1,4 +1,5 @@
 // positionlab-cli train / eval / entropy --checkpoint as a user runs them: outputs, exit codes, Ctrl-C, bad files.
+#include "checkpoint.h"
 #include "cli_runner.h"
 #include "corpus.h"
 #include "model.h"

@@ -11,6 +11,7 @@
 #include "model.h"
 #include "model_compute.h"
 #include "model_configs.h"
+#include "presets.h"
 #include "test_main.h"
 #include "test_settings.h"
 

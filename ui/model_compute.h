@@ -5,7 +5,10 @@
 #include "compute.h"
 #include "figures.h"
 
+#include "checkpoint.h"
+#include "evaluation.h"
 #include "model.h"
+#include "presets.h"
 #include "training.h"
 
 #include <QPromise>

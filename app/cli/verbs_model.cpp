@@ -1,13 +1,17 @@
 // CLI verbs over the transformer: train, eval, and entropy from a checkpoint's real queries and keys.
 #include "atomic_file.h"
 #include "bias_views.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "corpus.h"
 #include "entropy.h"
 #include "errors.h"
+#include "evaluation.h"
 #include "model.h"
-#include "training.h"
 #include "npy.h"
+#include "optimizer.h"
+#include "presets.h"
+#include "training.h"
 
 #include <nlohmann/json.hpp>
 
