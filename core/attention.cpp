@@ -1,6 +1,7 @@
 // Fused multi-head attention with on-the-fly positional bias: forward, probabilities/entropy, backward.
 #include "attention.h"
 
+#include "attention_internal.h"
 #include "errors.h"
 
 #include <algorithm>
@@ -13,29 +14,7 @@ namespace plab {
 
 namespace {
 
-bool isRotary(const SchemeSpec& spec)
-{
-    return spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos;
-}
-
-void validate(const PositionBias& bias, const AttentionDims& dims)
-{
-    auto range = [](const char* what, int value, int lo, int hi) {
-        if (value < lo || value > hi)
-            throw InputError(std::string(what) + " = " + std::to_string(value) + " is out of range; allowed: integers in [" +
-                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    };
-    range("batch", dims.batch, 1, 1 << 20);
-    range("heads", dims.heads, 1, kMaxHeads);
-    range("length", dims.length, 1, bias.maxLength());
-    range("head-dim", dims.headDim, 1, 4096);
-    if (dims.heads != bias.heads())
-        throw InputError("heads = " + std::to_string(dims.heads) + " does not match the scheme's " +
-                         std::to_string(bias.heads()) + " heads");
-    if (isRotary(bias.spec()) && dims.headDim % 2)
-        throw InputError("head-dim = " + std::to_string(dims.headDim) + " must be even for the rotary scheme " +
-                         bias.spec().name());
-}
+using detail::isRotary;
 
 // One pass of an attention call. Most schemes need one; ReRoPE (and leaky ReRoPE) add a second pass for the keys past
 // the window, whose rotary positions are remapped, and attention sinks a second pass for the sink keys. The passes'
@@ -87,44 +66,35 @@ std::vector<Pass> passesOf(const PositionBias& bias, int N)
     return passes;
 }
 
-// cos/sin of every (position, pair) with XPOS's scales and the method's attention factor folded in, so rotating (and
-// its transpose) is a table walk. Row m of the q tables is query m at its pass position, row n of the k tables key n.
+// cos/sin of every (position, pair) from the rotary frequency table (the method's scaled frequencies, XPOS's scales
+// and attention factor folded in), so rotating (and its transpose) is a table walk: the rotary step of the kernel.
+// Row m of the q tables is query m at its pass position, row n of the k tables key n at its pass position.
 struct RotaryTable {
     int pairs = 0;
     std::vector<float> cosQ, sinQ, cosK, sinK; // (N, D/2)
 
-    RotaryTable(const SchemeSpec& spec, int length, int dim, const Pass& pass, bool enabled = true)
+    RotaryTable(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
     {
-        if (!enabled || !isRotary(spec))
+        if (!frequencies.active())
             return;
-        pairs = dim / 2;
-        // The head dim D decides the pairs (callers check spec dim == D where it matters, checkRotaryHeadDim).
-        const RotaryScaling scaling =
-            rotaryScaling(dim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), length);
-        const bool xpos = spec.kind == SchemeKind::Xpos;
-        const double gamma = xpos ? spec.param("gamma") : 0.0;
-        const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
-        const double factor = scaling.attentionFactor;
+        pairs = frequencies.pairs();
         const size_t count = static_cast<size_t>(length) * pairs;
         cosQ.resize(count);
         sinQ.resize(count);
         cosK.resize(count);
         sinK.resize(count);
-        std::vector<double> logZeta(pairs);
-        for (int i = 0; i < pairs; ++i)
-            logZeta[i] = xpos ? std::log(xposZeta(i, dim, gamma)) : 0.0;
-        const std::vector<double>& freq = scaling.thetaScaled;
 #pragma omp parallel for schedule(static) if (length > 256)
         for (int m = 0; m < length; ++m) {
             const double qPos = pass.qSlope * m + pass.qOffset, kPos = pass.kSlope * m;
             for (int i = 0; i < pairs; ++i) {
-                const double up = xpos ? std::exp(qPos / scaleBase * logZeta[i]) : 1.0;
-                const double down = xpos ? std::exp(-kPos / scaleBase * logZeta[i]) : 1.0;
                 const size_t at = static_cast<size_t>(m) * pairs + i;
-                cosQ[at] = static_cast<float>(std::cos(qPos * freq[i]) * up * factor);
-                sinQ[at] = static_cast<float>(std::sin(qPos * freq[i]) * up * factor);
-                cosK[at] = static_cast<float>(std::cos(kPos * freq[i]) * down * factor);
-                sinK[at] = static_cast<float>(std::sin(kPos * freq[i]) * down * factor);
+                double c, s;
+                frequencies.rotation(qPos, i, false, c, s);
+                cosQ[at] = static_cast<float>(c);
+                sinQ[at] = static_cast<float>(s);
+                frequencies.rotation(kPos, i, true, c, s);
+                cosK[at] = static_cast<float>(c);
+                sinK[at] = static_cast<float>(s);
             }
         }
     }
@@ -144,54 +114,6 @@ struct RotaryTable {
         }
     }
 };
-
-// Parameter gradients of trainable biases from the gradient summed per (head, distance r = m - n).
-void biasParameterGradients(const PositionBias& bias, const std::vector<double>& distanceGrad, int length,
-                            AttentionGradients& grads)
-{
-    const SchemeSpec& spec = bias.spec();
-    const int H = spec.heads;
-    const size_t stride = static_cast<size_t>(2 * length - 1);
-    auto g = [&](int h, int r) { return distanceGrad[h * stride + (r + length - 1)]; };
-    if (spec.kind == SchemeKind::T5) {
-        const int nb = spec.intParam("num-buckets");
-        const int maxd = spec.intParam("max-distance");
-        grads.dT5Values.assign(static_cast<size_t>(nb) * H, 0.0);
-        for (int r = -(length - 1); r <= length - 1; ++r) {
-            const int bucket = t5Bucket(-r, spec.bidirectional, nb, maxd);
-            for (int h = 0; h < H; ++h)
-                grads.dT5Values[static_cast<size_t>(bucket) * H + h] += g(h, r);
-        }
-    } else if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
-        const bool power = spec.kind == SchemeKind::KerplePower;
-        grads.dKerpleR1.assign(H, 0.0);
-        grads.dKerpleR2.assign(H, 0.0);
-        for (int h = 0; h < H; ++h) {
-            const double r1 = spec.kerpleR1.empty() ? spec.param("r1") : spec.kerpleR1[h];
-            const double r2 = spec.kerpleR2.empty() ? spec.param("r2") : spec.kerpleR2[h];
-            for (int r = -(length - 1); r <= length - 1; ++r) {
-                const double gr = g(h, r);
-                if (gr == 0.0)
-                    continue;
-                const double d = std::abs(r);
-                if (power) {
-                    const double f = std::pow(d, r2);
-                    grads.dKerpleR1[h] -= gr * f;
-                    if (d > 0)
-                        grads.dKerpleR2[h] -= gr * r1 * f * std::log(d);
-                } else {
-                    grads.dKerpleR1[h] -= gr * std::log1p(r2 * d);
-                    grads.dKerpleR2[h] -= gr * r1 * d / (1.0 + r2 * d);
-                }
-            }
-        }
-    }
-}
-
-bool hasTrainableBias(const SchemeSpec& spec)
-{
-    return spec.kind == SchemeKind::T5 || spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog;
-}
 
 // ---- SIMD building blocks: GCC/Clang vector extensions, 16 floats (one AVX-512 register, two AVX2 ones) ----
 
@@ -472,9 +394,10 @@ struct Plan {
     std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
     double visiblePairs = 0;         // sum over rows of the visible keys, for one head
 
-    // The pass's mask and rotary positions replace the bias's own when the pass is custom.
-    Plan(const PositionBias& b, const AttentionDims& d, const Pass& pass)
-        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(b.spec(), d.length, d.headDim, pass)
+    // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
+    // replace the bias's own when the pass is custom.
+    Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies, const Pass& pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d.length, pass)
     {
         Dp = roundUp(D, kLanes);
         keysPadded = roundUp(N, kLanes);
@@ -518,7 +441,8 @@ struct Plan {
     // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
     bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
 
-    // Scores of row m for columns [c, c + w) from raw products S: (S * qkScale + b) * scale, -inf where masked.
+    // The mask/bias step of every tile, forward and backward, for row m over columns [c, c + w): from the raw
+    // products S = q . k to the scores (S * qkScale + b) * scale, -inf where masked.
     // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
     // the tile is visible).
     float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f) const
@@ -658,87 +582,68 @@ void keyBands(const Plan& plan, int n0, int wk, int q0, int R, ColumnBand* bands
 constexpr int kQueryTiles = (kQueryBlock + kRowTile - 1) / kRowTile;  // register tiles in a query block
 constexpr int kKeyTiles = (kBackKeyBlock + kRowTile - 1) / kRowTile; // register tiles in a backward key block
 
-// One query block of one head: online softmax over the visible key tiles. With `probs`, a second pass over the
-// same tiles writes the normalised probabilities (the same scores, so they agree with `out` and `lse`). Without
-// `Vs` and `out` only the row statistics (lse, entropy) are computed.
-// Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16 and nothing rotates), times qkScale
-// gives q/sqrt(D). Vs: rows of stride Dp; only rows < N are read.
-void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScale, const KeyColumns& Kt, const float* Vs,
-                  Scratch& sc, float* out, float* lse, float* entropy, float* probs)
+// ---- forward: one query block of one head ----
+
+// The online softmax of row i of a query block over one key tile: `row` (width columns) holds the row's scores
+// (after the mask/bias step, with maximum tileMax) and gets exp(score - new running max); the running max, sum and,
+// with `entropy`, sum p (s - max) advance, and factor[i] is what the row's earlier output must be rescaled by.
+inline void onlineSoftmaxRow(Scratch& sc, int i, float* row, int width, float tileMax, bool entropy)
 {
-    const int N = plan.N, D = plan.D, Dp = plan.Dp;
+    const float oldMax = sc.rowMax[i];
+    const float newMax = std::max(oldMax, tileMax);
+    if (newMax == PositionBias::kMasked) { // nothing visible yet: contributes nothing
+        std::fill(row, row + width, 0.0f);
+        sc.factor[i] = 1.0f;
+        return;
+    }
+    const bool first = oldMax == PositionBias::kMasked;
+    const float corr = first ? 0.0f : std::exp(oldMax - newMax);
+    const Vec zero = splat(0.0f), mx = splat(newMax);
+    Vec sum = zero, weighted = zero;
+    for (int j = 0; j < width; j += kLanes) {
+        const Vec x = load(row + j) - mx;
+        const Vec p = expNonPositive(x);
+        store(row + j, p);
+        sum += p;
+        if (entropy)
+            weighted += p > zero ? p * x : zero;
+    }
+    if (entropy)
+        sc.rowWeighted[i] =
+            corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i])) + horizontalSum(weighted);
+    sc.rowSum[i] = sc.rowSum[i] * corr + horizontalSum(sum);
+    sc.rowMax[i] = newMax;
+    sc.factor[i] = corr;
+}
+
+// Where one query block of one head reads its inputs and writes its results (null pointers: not wanted).
+// Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16 and nothing rotates), times qkScale
+// gives q/sqrt(D). V: rows of stride Dp; only rows < N are read. Without V and out only lse and entropy are computed.
+struct BlockIO {
+    const float* Q = nullptr;
+    float qkScale = 1.0f;
+    KeyColumns Kt;
+    const float* V = nullptr;
+    float* out = nullptr;     // (N, D) of the head
+    float* lse = nullptr;     // (N)
+    float* entropy = nullptr; // (N)
+    float* probs = nullptr;   // (N, N)
+};
+
+// The probabilities of one query block: the same banded scores again, normalised with the final lse; cells outside
+// the bands stay 0 (the caller zeroed them).
+void writeBlockProbabilities(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& sc)
+{
+    const int N = plan.N, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
-    const int keyBegin = plan.blockKeyBegin(m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
     constexpr size_t ldS = kKeyBlock;
-    const float* Qblock = Qs + static_cast<size_t>(m0) * Dp;
     float* S = sc.scores.data();
-    float* O = sc.acc.data();
-    std::fill(O, O + static_cast<size_t>(R) * Dp, 0.0f);
-    std::fill(sc.rowMax.begin(), sc.rowMax.end(), PositionBias::kMasked);
-    std::fill(sc.rowSum.begin(), sc.rowSum.end(), 0.0f);
-    std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
-    std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
-    const Vec zero = splat(0.0f);
-    ColumnBand bands[kQueryTiles]; // per register tile of rows, in the current key tile
-
-    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
+    ColumnBand bands[kQueryTiles];
+    for (int c = plan.blockKeyBegin(m0); c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
         queryBands(plan, m0, R, c, w, bands);
-        gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
-        for (int i = 0; i < R; ++i) {
-            const ColumnBand band = bands[i / kRowTile];
-            float* row = S + i * ldS + band.begin;
-            const int width = band.end - band.begin;
-            const float tileMax =
-                width > 0 ? plan.scoreRow(row, h, m0 + i, c + band.begin, width, qkScale) : PositionBias::kMasked;
-            const float oldMax = sc.rowMax[i];
-            const float newMax = std::max(oldMax, tileMax);
-            if (newMax == PositionBias::kMasked) { // nothing visible yet: contributes nothing
-                std::fill(row, row + width, 0.0f);
-                sc.factor[i] = 1.0f;
-                continue;
-            }
-            const bool first = oldMax == PositionBias::kMasked;
-            const float corr = first ? 0.0f : std::exp(oldMax - newMax);
-            const Vec mx = splat(newMax);
-            Vec sum = zero, weighted = zero;
-            for (int j = 0; j < width; j += kLanes) {
-                const Vec x = load(row + j) - mx;
-                const Vec p = expNonPositive(x);
-                store(row + j, p);
-                sum += p;
-                if (entropy)
-                    weighted += p > zero ? p * x : zero;
-            }
-            if (entropy)
-                sc.rowWeighted[i] = corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i])) +
-                                    horizontalSum(weighted);
-            sc.rowSum[i] = sc.rowSum[i] * corr + horizontalSum(sum);
-            sc.rowMax[i] = newMax;
-            sc.factor[i] = corr;
-        }
-        // Columns past N have probability 0: leave their (nonexistent) value rows out.
-        if (Vs)
-            gemmNNBanded(S, ldS, 1, Vs + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, bands, O, Dp,
-                         sc.factor.data());
-    }
-    for (int i = 0; i < R; ++i) {
-        const int m = m0 + i;
-        const float inv = 1.0f / sc.rowSum[i];
-        for (int d = 0; out && d < D; ++d)
-            out[static_cast<size_t>(m) * D + d] = O[static_cast<size_t>(i) * Dp + d] * inv;
-        lse[m] = sc.rowMax[i] + std::log(sc.rowSum[i]);
-        if (entropy)
-            entropy[m] = static_cast<float>(std::log(static_cast<double>(sc.rowSum[i])) - sc.rowWeighted[i] / sc.rowSum[i]);
-    }
-    if (!probs)
-        return;
-    // The same banded scores again, normalised with the final lse; cells outside the bands stay 0.
-    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
-        const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
-        queryBands(plan, m0, R, c, w, bands);
-        gemmNTBanded(Qblock, Dp, Kt.at(c), Kt.ld, Dp, R, w, bands, S, ldS);
+        gemmNTBanded(io.Q + static_cast<size_t>(m0) * Dp, Dp, io.Kt.at(c), io.Kt.ld, Dp, R, w, bands, S, ldS);
         for (int i = 0; i < R; ++i) {
             const int m = m0 + i;
             const ColumnBand band = bands[i / kRowTile];
@@ -746,15 +651,261 @@ void forwardBlock(const Plan& plan, int h, int m0, const float* Qs, float qkScal
                 continue;
             float* row = S + i * ldS + band.begin;
             const int width = band.end - band.begin;
-            plan.scoreRow(row, h, m, c + band.begin, width, qkScale);
-            const Vec shift = splat(lse[m]);
+            plan.scoreRow(row, h, m, c + band.begin, width, io.qkScale);
+            const Vec shift = splat(io.lse[m]);
             for (int j = 0; j < width; j += kLanes)
-                store(row + j, expNonPositive(vmin(load(row + j) - shift, zero)));
+                store(row + j, expNonPositive(vmin(load(row + j) - shift, splat(0.0f))));
             const int valid = std::max(0, std::min(width, N - c - band.begin));
-            std::copy(row, row + valid, probs + static_cast<size_t>(m) * N + c + band.begin);
+            std::copy(row, row + valid, io.probs + static_cast<size_t>(m) * N + c + band.begin);
         }
     }
 }
+
+// One query block of one head: the tile loop of the online softmax over the visible key tiles. Per tile: the raw
+// products Q K^T, the mask/bias step (Plan::scoreRow) and the online softmax per row, then O = factor .* O + P V.
+// With io.probs, a second pass over the same tiles writes the normalised probabilities (the same scores, so they
+// agree with out and lse).
+void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& sc)
+{
+    const int N = plan.N, D = plan.D, Dp = plan.Dp;
+    const int R = std::min(kQueryBlock, N - m0);
+    const int keyEnd = plan.rowEnd[m0 + R - 1];
+    constexpr size_t ldS = kKeyBlock;
+    float* S = sc.scores.data();
+    float* O = sc.acc.data();
+    std::fill(O, O + static_cast<size_t>(R) * Dp, 0.0f);
+    std::fill(sc.rowMax.begin(), sc.rowMax.end(), PositionBias::kMasked);
+    std::fill(sc.rowSum.begin(), sc.rowSum.end(), 0.0f);
+    std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
+    std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
+    ColumnBand bands[kQueryTiles]; // per register tile of rows, in the current key tile
+    for (int c = plan.blockKeyBegin(m0); c < keyEnd; c += kKeyBlock) {
+        const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
+        queryBands(plan, m0, R, c, w, bands);
+        gemmNTBanded(io.Q + static_cast<size_t>(m0) * Dp, Dp, io.Kt.at(c), io.Kt.ld, Dp, R, w, bands, S, ldS);
+        for (int i = 0; i < R; ++i) {
+            const ColumnBand band = bands[i / kRowTile];
+            float* row = S + i * ldS + band.begin;
+            const int width = band.end - band.begin;
+            const float tileMax =
+                width > 0 ? plan.scoreRow(row, h, m0 + i, c + band.begin, width, io.qkScale) : PositionBias::kMasked;
+            onlineSoftmaxRow(sc, i, row, width, tileMax, io.entropy != nullptr);
+        }
+        // Columns past N have probability 0: leave their (nonexistent) value rows out.
+        if (io.V)
+            gemmNNBanded(S, ldS, 1, io.V + static_cast<size_t>(c) * Dp, Dp, std::min(w, N - c), R, Dp, bands, O, Dp,
+                         sc.factor.data());
+    }
+    for (int i = 0; i < R; ++i) {
+        const int m = m0 + i;
+        const float inv = 1.0f / sc.rowSum[i];
+        for (int d = 0; io.out && d < D; ++d)
+            io.out[static_cast<size_t>(m) * D + d] = O[static_cast<size_t>(i) * Dp + d] * inv;
+        io.lse[m] = sc.rowMax[i] + std::log(sc.rowSum[i]);
+        if (io.entropy)
+            io.entropy[m] =
+                static_cast<float>(std::log(static_cast<double>(sc.rowSum[i])) - sc.rowWeighted[i] / sc.rowSum[i]);
+    }
+    if (io.probs)
+        writeBlockProbabilities(plan, h, m0, io, sc);
+}
+
+// ---- forward strategies: which thread runs which (head, query block), and where its packed inputs live ----
+
+// The inputs of a head the forward packs (rotated, scaled, zero-padded) when it cannot read the caller's rows.
+enum class ForwardInput { Queries, KeyColumns, Values };
+
+// One attentionForward call: the plan, the caller's tensors and results, and the layout of a head's packed inputs
+// in a buffer (Q | K^T | V). Q (as q/sqrt(D), rotated) and V are packed to (N, Dp) only when D is not a multiple
+// of 16 or q must rotate; otherwise the kernel reads the caller's rows directly. K^T is always packed, rotated.
+struct ForwardCall {
+    const Plan& plan;
+    const float *q, *k, *v;
+    AttentionForward& result;
+    const AttentionOptions& options;
+    bool packQ = false, packV = false;
+    size_t qSize = 0, vSize = 0, headSize = 0;
+    int heads = 0, queryBlocks = 0;
+
+    ForwardCall(const Plan& p, const float* q_, const float* k_, const float* v_, AttentionForward& r,
+                const AttentionOptions& o)
+        : plan(p), q(q_), k(k_), v(v_), result(r), options(o)
+    {
+        packQ = plan.rotary.active() || plan.D != plan.Dp;
+        packV = plan.D != plan.Dp;
+        qSize = packQ ? static_cast<size_t>(plan.queriesPadded) * plan.Dp : 0;
+        vSize = packV ? static_cast<size_t>(plan.keysPadded) * plan.Dp : 0;
+        headSize = static_cast<size_t>(plan.N) * plan.D;
+        heads = plan.dims.batch * plan.dims.heads;
+        queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
+    }
+
+    // Packs `input` of head bh into `buffer` (Q | K^T of ktFloats | V); no-op for an input read in place.
+    void pack(float* buffer, size_t ktFloats, int bh, ForwardInput input) const
+    {
+        switch (input) {
+        case ForwardInput::Queries:
+            if (packQ)
+                packRows(plan, q + bh * headSize, buffer, false, true, plan.invSqrtD);
+            break;
+        case ForwardInput::KeyColumns: packTransposed(plan, k + bh * headSize, buffer + qSize, true, true); break;
+        case ForwardInput::Values:
+            if (packV)
+                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, false, false, 1.0f);
+            break;
+        }
+    }
+
+    // Where query blocks of head bh read and write: the packs in `buffer` (K^T of ktFloats with row stride ld), or
+    // the caller's rows where nothing needs packing; the head's slices of the results.
+    BlockIO io(const float* buffer, size_t ktFloats, size_t ld, int bh) const
+    {
+        const size_t rows = static_cast<size_t>(bh) * plan.N;
+        BlockIO io;
+        io.Q = packQ ? buffer : q + bh * headSize;
+        io.qkScale = packQ ? 1.0f : plan.invSqrtD;
+        io.Kt = KeyColumns{buffer + qSize, ld, 0};
+        io.V = packV ? buffer + qSize + ktFloats : v + bh * headSize;
+        io.out = result.out.data() + bh * headSize;
+        io.lse = result.logSumExp.data() + rows;
+        io.entropy = options.wantRowEntropy ? result.rowEntropy.data() + rows : nullptr;
+        io.probs = options.wantProbabilities ? result.probabilities.data() + rows * plan.N : nullptr;
+        return io;
+    }
+
+    void runBlock(int bh, int qb, const BlockIO& io, Scratch& scratch) const
+    {
+        forwardBlock(plan, bh % plan.dims.heads, qb * kQueryBlock, io, scratch);
+    }
+};
+
+// The head-parallel forward's K^T, packed just ahead of the query blocks that first read it, so each block finds its
+// keys in L1/L2 instead of in a whole-head pack that at large N has long been evicted to memory. When the first
+// visible key moves on with the rows (local, bca), the pack is a window of `columns`: the widest span a block's tiles
+// read plus slack, slid back to its start when full. It then stays in L2 however long N is, instead of streaming
+// D x N floats through memory per head. Otherwise (causal, bidirectional) it is the whole head.
+struct KeyColumnWindow {
+    const Plan& plan;
+    int columns = 0; // columns the window holds
+    size_t ld = 0;   // its row stride
+    int packedKeys = 0; // columns [base, packedKeys) hold the current head's keys
+
+    explicit KeyColumnWindow(const Plan& p) : plan(p)
+    {
+        int widestSpan = 0;
+        for (int m0 = 0; m0 < plan.N; m0 += kQueryBlock)
+            widestSpan = std::max(widestSpan, plan.blockColumnEnd(m0) - plan.blockKeyBegin(m0));
+        const bool sliding = widestSpan + kKeyWindowSlack < plan.keysPadded;
+        columns = sliding ? widestSpan + kKeyWindowSlack : plan.keysPadded;
+        ld = static_cast<size_t>(columns) + kLanes; // as ldT: no L1 set aliasing down a column
+    }
+    size_t floats() const { return ld * plan.Dp; }
+
+    // Makes the columns the query block at m0 reads present in `data`, seen through Kt (whose `base` may move), from
+    // the head's keys kHead; returns the end of the keys packed so far.
+    int prepare(const float* kHead, float* data, KeyColumns& Kt, int m0)
+    {
+        const int N = plan.N, D = plan.D;
+        const int keyBegin = plan.blockKeyBegin(m0), columnEnd = plan.blockColumnEnd(m0);
+        if (columnEnd - Kt.base > columns) {
+            // Slide: keep the packed columns this block still reads, at the start of the window.
+            const int keep = std::max(0, packedKeys - keyBegin);
+            for (int d = 0; d < D; ++d) {
+                float* row = data + static_cast<size_t>(d) * ld;
+                std::memmove(row, row + (keyBegin - Kt.base), sizeof(float) * keep);
+            }
+            Kt.base = keyBegin;
+            packedKeys = std::max(packedKeys, keyBegin);
+        }
+        const int needed = std::min(N, columnEnd);
+        if (needed > packedKeys) {
+            packColumns(plan, kHead, data, ld, Kt.base, true, true, packedKeys, needed);
+            packedKeys = needed;
+        }
+        // Tiles may run past N into padding, which must read as zeros whatever a slide left there.
+        for (int d = 0; columnEnd > N && d < D; ++d)
+            std::fill_n(data + static_cast<size_t>(d) * ld + (N - Kt.base), columnEnd - N, 0.0f);
+        return needed;
+    }
+};
+
+// Asks for the next query block's new inputs now, so at large N (inputs beyond the last-level cache) they arrive
+// while this block computes: its q rows, output rows, and the keys/values it adds to the window (from `packedEnd`).
+void prefetchNextBlock(const ForwardCall& call, const BlockIO& io, int bh, int nextBlock, int packedEnd)
+{
+    const Plan& plan = call.plan;
+    const int N = plan.N, D = plan.D;
+    const size_t m1 = static_cast<size_t>(nextBlock) * kQueryBlock;
+    const size_t rowsNext = std::min<size_t>(kQueryBlock, N - m1);
+    const int nextEnd = std::min(N, plan.rowEnd[std::min<size_t>(N, m1 + kQueryBlock) - 1]);
+    auto prefetch = [](const float* p, size_t floats, int write) {
+        for (size_t i = 0; i < floats; i += 16)
+            write ? __builtin_prefetch(p + i, 1) : __builtin_prefetch(p + i, 0);
+    };
+    const size_t qStride = call.packQ ? plan.Dp : D, vStride = call.packV ? plan.Dp : D;
+    prefetch(io.Q + m1 * qStride, rowsNext * qStride, 0);
+    prefetch(io.out + m1 * D, rowsNext * D, 1);
+    if (nextEnd > packedEnd) {
+        prefetch(call.k + bh * call.headSize + static_cast<size_t>(packedEnd) * D, size_t(nextEnd - packedEnd) * D, 0);
+        prefetch(io.V + static_cast<size_t>(packedEnd) * vStride, size_t(nextEnd - packedEnd) * vStride, 0);
+    }
+}
+
+// Enough heads to keep every thread busy: each thread packs a head into its own buffer and runs all of its query
+// blocks, with no barrier until the end. Every block computes exactly what the other strategy computes.
+void forwardHeadParallel(const ForwardCall& call)
+{
+    const Plan& plan = call.plan;
+#pragma omp parallel if (plan.worthThreads(call.heads))
+    {
+        Scratch scratch(plan.Dp);
+        KeyColumnWindow window(plan);
+        std::vector<float> buffer(call.qSize + window.floats() + call.vSize, 0.0f);
+#pragma omp for schedule(dynamic)
+        for (int bh = 0; bh < call.heads; ++bh) {
+            call.pack(buffer.data(), window.floats(), bh, ForwardInput::Queries);
+            call.pack(buffer.data(), window.floats(), bh, ForwardInput::Values);
+            BlockIO io = call.io(buffer.data(), window.floats(), window.ld, bh);
+            window.packedKeys = 0;
+            for (int qb = 0; qb < call.queryBlocks; ++qb) {
+                const int packedEnd =
+                    window.prepare(call.k + bh * call.headSize, buffer.data() + call.qSize, io.Kt, qb * kQueryBlock);
+                if (qb + 1 < call.queryBlocks)
+                    prefetchNextBlock(call, io, bh, qb + 1, packedEnd);
+                call.runBlock(bh, qb, io, scratch);
+            }
+        }
+    }
+}
+
+// Few heads: pack a group of them (bounded memory), then share out their query blocks among the threads.
+void forwardQueryBlockParallel(const ForwardCall& call)
+{
+    const Plan& plan = call.plan;
+    const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
+    const size_t perHead = call.qSize + kSize + call.vSize;
+    const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(16) << 20);
+    std::vector<float> packed(group * perHead, 0.0f);
+    constexpr ForwardInput inputs[] = {ForwardInput::Queries, ForwardInput::KeyColumns, ForwardInput::Values};
+#pragma omp parallel if (plan.worthThreads(call.heads))
+    {
+        Scratch scratch(plan.Dp);
+        for (int first = 0; first < call.heads; first += group) {
+            const int count = std::min(group, call.heads - first);
+#pragma omp for schedule(dynamic)
+            for (int task = 0; task < 3 * count; ++task)
+                call.pack(packed.data() + (task / 3) * perHead, kSize, first + task / 3, inputs[task % 3]);
+            // Most expensive blocks (last rows under a causal mask) first, for balance.
+#pragma omp for schedule(dynamic)
+            for (int item = 0; item < count * call.queryBlocks; ++item) {
+                const int qb = call.queryBlocks - 1 - item / count, g = item % count;
+                call.runBlock(first + g, qb, call.io(packed.data() + g * perHead, kSize, plan.ldT, first + g), scratch);
+            }
+        }
+    }
+}
+
+// ---- backward: the softmax backward per row, one key block, one query block ----
 
 // dq rows [m0, m1) of one head from the accumulated dS K (rows from m0, stride Dp): times 1/sqrt(D), rotated back.
 void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float* dq)
@@ -771,13 +922,59 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
     }
 }
 
+// A head's packed inputs for the backward: Q/sqrt(D) and dO (N, Dp); K (keysPadded, Dp); K^T, V^T (Dp, keysPadded,
+// row stride ldT); delta (N).
+enum class BackwardInput { Queries, KeyRows, KeyColumns, ValueColumns, OutputGradient };
+constexpr BackwardInput kBackwardInputs[] = {BackwardInput::Queries, BackwardInput::KeyRows, BackwardInput::KeyColumns,
+                                             BackwardInput::ValueColumns, BackwardInput::OutputGradient};
+constexpr int kBackwardInputCount = 5;
+
+struct BackwardPacks {
+    float *Qs, *dOs, *Ks, *Kt, *Vt, *delta;
+
+    static size_t qSize(const Plan& plan) { return static_cast<size_t>(plan.queriesPadded) * plan.Dp; }
+    static size_t kSize(const Plan& plan) { return static_cast<size_t>(plan.ldT) * plan.Dp; } // fits both K layouts
+    static size_t floats(const Plan& plan) { return 2 * qSize(plan) + 3 * kSize(plan) + plan.queriesPadded; }
+    BackwardPacks(const Plan& plan, float* base)
+    {
+        const size_t q = qSize(plan), k = kSize(plan);
+        Qs = base;
+        dOs = base + q;
+        Ks = base + 2 * q;
+        Kt = base + 2 * q + k;
+        Vt = base + 2 * q + 2 * k;
+        delta = base + 2 * q + 3 * k;
+    }
+};
+
+// Softmax backward of row m over the columns [band.begin, band.end) of a tile starting at key c: s holds the raw
+// scores Q K^T and ds the products dO V^T; afterwards s holds P and ds holds dS = P (dP - delta) * rowScale, the
+// gradient of the bias-and-scores before the logn factor. With dist (indexed by m - n), adds dS per distance.
+inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand band, float* s, float* ds, float lse,
+                               float delta, double* dist)
+{
+    plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin);
+    const Vec shift = splat(lse), dl = splat(delta);
+    const float g = plan.rowScale[m];
+    for (int j = band.begin; j < band.end; j += kLanes) {
+        const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
+        store(s + j, p);
+        store(ds + j, p * (load(ds + j) - dl) * g);
+    }
+    if (dist) {
+        const int lo = std::max(plan.rowBegin[m], c + band.begin), hi = std::min(plan.rowEnd[m], c + band.end);
+        double* at = dist + m;
+        for (int n = lo; n < hi; ++n)
+            at[-n] += ds[n - c];
+    }
+}
+
 // Backward pass 1, one key block of one head: recomputes P and dS for every query that sees these keys and
 // accumulates dK and dV (which belong to this item alone).
 // With `dQ` (the head's (N, Dp) accumulator) it also adds dS K to the queries' rows, and with `dist` (indexed by
 // r = m - n) the bias gradient: the single-pass FlashAttention-2 backward for a head owned by one thread.
-void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const float* Ks, const float* Kt, const float* Vt,
-                      const float* dOs, const float* lse, const float* delta, Scratch& sc, float* dk, float* dv,
-                      float* dQ = nullptr, double* dist = nullptr)
+void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, const float* lse, Scratch& sc, float* dk,
+                      float* dv, float* dQ = nullptr, double* dist = nullptr)
 {
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int n1 = std::min(N, n0 + kBackKeyBlock);
@@ -800,10 +997,9 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const fl
         const int R = std::min(kQueryBlock, mB - q0);
         queryBands(plan, q0, R, n0, wk, bands);
         keyBands(plan, n0, wk, q0, R, byKey);
-        gemmNTBanded(Qs + static_cast<size_t>(q0) * Dp, Dp, Kt + n0, plan.ldT, Dp, R, wk, bands, S, ldS);
-        gemmNTBanded(dOs + static_cast<size_t>(q0) * Dp, Dp, Vt + n0, plan.ldT, Dp, R, wk, bands, dP, ldS);
+        gemmNTBanded(pk.Qs + static_cast<size_t>(q0) * Dp, Dp, pk.Kt + n0, plan.ldT, Dp, R, wk, bands, S, ldS);
+        gemmNTBanded(pk.dOs + static_cast<size_t>(q0) * Dp, Dp, pk.Vt + n0, plan.ldT, Dp, R, wk, bands, dP, ldS);
         for (int i = 0; i < R; ++i) {
-            const int m = q0 + i;
             const ColumnBand band = bands[i / kRowTile];
             float* s = S + i * ldS;
             float* ds = dP + i * ldS;
@@ -812,28 +1008,14 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const fl
             std::fill(ds, ds + band.begin, 0.0f);
             std::fill(s + band.end, s + wk, 0.0f);
             std::fill(ds + band.end, ds + wk, 0.0f);
-            if (band.end <= band.begin)
-                continue;
-            plan.scoreRow(s + band.begin, h, m, n0 + band.begin, band.end - band.begin);
-            const Vec shift = splat(lse[m]), dl = splat(delta[m]);
-            const float g = plan.rowScale[m];
-            for (int j = band.begin; j < band.end; j += kLanes) {
-                const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
-                store(s + j, p);
-                store(ds + j, p * (load(ds + j) - dl) * g);
-            }
-            if (dist) {
-                const int lo = std::max(plan.rowBegin[m], n0), hi = std::min(plan.rowEnd[m], n1);
-                double* at = dist + m;
-                for (int n = lo; n < hi; ++n)
-                    at[-n] += ds[n - n0];
-            }
+            if (band.end > band.begin)
+                softmaxBackwardRow(plan, h, q0 + i, n0, band, s, ds, lse[q0 + i], pk.delta[q0 + i], dist);
         }
         // dV += P^T dO, dK += dS^T (Q / sqrt(D)): A(i = key, j = query) = tile[j][i].
-        gemmNNBanded(S, 1, ldS, dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dV, Dp, nullptr);
-        gemmNNBanded(dP, 1, ldS, Qs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dK, Dp, nullptr);
+        gemmNNBanded(S, 1, ldS, pk.dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dV, Dp, nullptr);
+        gemmNNBanded(dP, 1, ldS, pk.Qs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dK, Dp, nullptr);
         if (dQ)
-            gemmNNBanded(dP, ldS, 1, Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, bands,
+            gemmNNBanded(dP, ldS, 1, pk.Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, bands,
                          dQ + static_cast<size_t>(q0) * Dp, Dp, nullptr);
     }
     for (int n = n0; n < n1; ++n) {
@@ -849,14 +1031,12 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const float* Qs, const fl
 }
 
 // Backward pass 2, one query block of one head: recomputes P and dS over the visible keys and accumulates dQ
-// (this item's alone) and, for trainable biases, the bias gradient per distance into `dist` (r - distBase).
-void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const float* Ks, const float* Kt,
-                        const float* Vt, const float* dOs, const float* lse, const float* delta, Scratch& sc, float* dq,
-                        double* dist, int distBase)
+// (this item's alone) and, for trainable biases, the bias gradient per distance into `dist` (at r - distBase).
+void backwardQueryBlock(const Plan& plan, int h, int m0, const BackwardPacks& pk, const float* lse, Scratch& sc,
+                        float* dq, double* dist, int distBase)
 {
     const int N = plan.N, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
-    const int keyBegin = plan.blockKeyBegin(m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
     constexpr size_t ldS = kKeyBlock;
     float* S = sc.scores.data();
@@ -864,35 +1044,188 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const float* Qs, const 
     float* dQ = sc.acc.data();
     std::fill(dQ, dQ + static_cast<size_t>(R) * Dp, 0.0f);
     ColumnBand bands[kQueryTiles]; // per register tile of rows: the key columns they see in the current tile
-    for (int c = keyBegin; c < keyEnd; c += kKeyBlock) {
+    for (int c = plan.blockKeyBegin(m0); c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));
         queryBands(plan, m0, R, c, w, bands);
-        gemmNTBanded(Qs + static_cast<size_t>(m0) * Dp, Dp, Kt + c, plan.ldT, Dp, R, w, bands, S, ldS);
-        gemmNTBanded(dOs + static_cast<size_t>(m0) * Dp, Dp, Vt + c, plan.ldT, Dp, R, w, bands, dP, ldS);
+        gemmNTBanded(pk.Qs + static_cast<size_t>(m0) * Dp, Dp, pk.Kt + c, plan.ldT, Dp, R, w, bands, S, ldS);
+        gemmNTBanded(pk.dOs + static_cast<size_t>(m0) * Dp, Dp, pk.Vt + c, plan.ldT, Dp, R, w, bands, dP, ldS);
         for (int i = 0; i < R; ++i) {
-            const int m = m0 + i;
             const ColumnBand band = bands[i / kRowTile];
-            if (band.end <= band.begin)
-                continue;
-            float* s = S + i * ldS;
-            float* ds = dP + i * ldS;
-            plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin);
-            const Vec shift = splat(lse[m]), dl = splat(delta[m]);
-            const float g = plan.rowScale[m];
-            for (int j = band.begin; j < band.end; j += kLanes) {
-                const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
-                store(ds + j, p * (load(ds + j) - dl) * g);
-            }
-            if (dist) {
-                const int lo = std::max(plan.rowBegin[m], c), hi = std::min(plan.rowEnd[m], c + w);
-                double* at = dist + (m - distBase);
-                for (int n = lo; n < hi; ++n)
-                    at[-n] += ds[n - c];
-            }
+            if (band.end > band.begin)
+                softmaxBackwardRow(plan, h, m0 + i, c, band, S + i * ldS, dP + i * ldS, lse[m0 + i], pk.delta[m0 + i],
+                                   dist ? dist - distBase : nullptr);
         }
-        gemmNNBanded(dP, ldS, 1, Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, bands, dQ, Dp, nullptr);
+        gemmNNBanded(dP, ldS, 1, pk.Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, bands, dQ, Dp, nullptr);
     }
     writeQueryGradient(plan, dQ, m0, m0 + R, dq);
+}
+
+// ---- backward strategies ----
+
+// One attentionBackward call: the plan, the caller's tensors, the gradients it writes.
+struct BackwardCall {
+    const Plan& plan;
+    const float *q, *k, *v, *dOut;
+    const AttentionForward& forward;
+    AttentionGradients& grads;
+    bool trainable = false; // the bias has parameters: accumulate the gradient per distance
+    size_t headSize = 0, distStride = 0;
+    int heads = 0;
+
+    BackwardCall(const Plan& p, const float* q_, const float* k_, const float* v_, const float* dOut_,
+                 const AttentionForward& f, AttentionGradients& g)
+        : plan(p), q(q_), k(k_), v(v_), dOut(dOut_), forward(f), grads(g)
+    {
+        trainable = detail::hasTrainableBias(plan.bias.spec());
+        headSize = static_cast<size_t>(plan.N) * plan.D;
+        distStride = static_cast<size_t>(2 * plan.N - 1);
+        heads = plan.dims.batch * plan.dims.heads;
+    }
+
+    const float* lse(int bh) const { return forward.logSumExp.data() + static_cast<size_t>(bh) * plan.N; }
+
+    // Packs `input` of head bh into `pk`.
+    void pack(const BackwardPacks& pk, int bh, BackwardInput input) const
+    {
+        const float* kh = k + bh * headSize;
+        switch (input) {
+        case BackwardInput::Queries: packRows(plan, q + bh * headSize, pk.Qs, false, true, plan.invSqrtD); break;
+        case BackwardInput::KeyRows: packRows(plan, kh, pk.Ks, true, true, 1.0f); break;
+        case BackwardInput::KeyColumns: packTransposed(plan, kh, pk.Kt, true, true); break;
+        case BackwardInput::ValueColumns: packTransposed(plan, v + bh * headSize, pk.Vt, false, false); break;
+        case BackwardInput::OutputGradient: {
+            packRows(plan, dOut + bh * headSize, pk.dOs, false, false, 1.0f);
+            // delta_m = dO_m . O_m, the softmax backward's row term.
+            const float* o = forward.out.data() + bh * headSize;
+            const float* dO = dOut + bh * headSize;
+            for (int m = 0; m < plan.N; ++m) {
+                double sum = 0;
+                for (int d = 0; d < plan.D; ++d)
+                    sum += static_cast<double>(dO[m * plan.D + d]) * o[m * plan.D + d];
+                pk.delta[m] = static_cast<float>(sum);
+            }
+            break;
+        }
+        }
+    }
+};
+
+// Enough heads to keep every thread busy: each (batch, head) belongs to one thread, which packs it and runs the
+// single-pass backward over its key blocks (dQ accumulated in place, bias gradient per head). Adds the bias gradient
+// per (head, distance) to distanceGrad.
+void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanceGrad)
+{
+    const Plan& plan = call.plan;
+    const int N = plan.N, keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock;
+    std::vector<std::vector<double>> headDist(call.trainable ? call.heads : 0);
+#pragma omp parallel if (plan.worthThreads(call.heads))
+    {
+        Scratch scratch(plan.Dp);
+        std::vector<float> buffers(BackwardPacks::floats(plan), 0.0f);
+        const BackwardPacks pk(plan, buffers.data());
+        std::vector<float> dQ(BackwardPacks::qSize(plan));
+#pragma omp for schedule(dynamic)
+        for (int bh = 0; bh < call.heads; ++bh) {
+            for (BackwardInput input : kBackwardInputs)
+                call.pack(pk, bh, input);
+            std::fill(dQ.begin(), dQ.end(), 0.0f);
+            double* dist = nullptr;
+            if (call.trainable) {
+                headDist[bh].assign(call.distStride, 0.0);
+                dist = headDist[bh].data() + (N - 1);
+            }
+            for (int block = 0; block < keyBlocks; ++block)
+                backwardKeyBlock(plan, bh % plan.dims.heads, block * kBackKeyBlock, pk, call.lse(bh), scratch,
+                                 call.grads.dk.data() + bh * call.headSize, call.grads.dv.data() + bh * call.headSize,
+                                 dQ.data(), dist);
+            writeQueryGradient(plan, dQ.data(), 0, N, call.grads.dq.data() + bh * call.headSize);
+        }
+    }
+    for (int bh = 0; call.trainable && bh < call.heads; ++bh) // fixed order: the same sum for any thread count
+        for (size_t i = 0; i < call.distStride; ++i)
+            distanceGrad[(bh % plan.dims.heads) * call.distStride + i] += headDist[bh][i];
+}
+
+// The bias gradient of the two-pass backward: one buffer per (head of the group, query block) over the distances the
+// block can touch, summed in a fixed order afterwards, so the result does not depend on the thread count.
+struct QueryBlockDistances {
+    int queryBlocks = 0;
+    std::vector<std::vector<double>> buffers;
+    std::vector<int> bases; // distance r of each buffer's first entry
+
+    QueryBlockDistances(bool trainable, int group, int blocks)
+        : queryBlocks(blocks), buffers(trainable ? group * blocks : 0), bases(buffers.size(), 0)
+    {
+    }
+    // Zeroed buffer for block `block` of group member g, indexed by r - base; null when nothing is trainable.
+    double* start(const Plan& plan, int g, int block, int& base)
+    {
+        base = 0;
+        if (buffers.empty())
+            return nullptr;
+        const int m0 = block * kQueryBlock, last = std::min(plan.N, m0 + kQueryBlock) - 1;
+        base = m0 - (plan.rowEnd[last] - 1); // r = m - n over the block's rows and visible keys
+        std::vector<double>& buffer = buffers[g * queryBlocks + block];
+        buffer.assign(last - plan.rowBegin[m0] - base + 1, 0.0);
+        bases[g * queryBlocks + block] = base;
+        return buffer.data();
+    }
+    // Adds member g's buffers to `target` (indexed by r).
+    void addTo(int g, double* target) const
+    {
+        for (int block = 0; block < queryBlocks; ++block) {
+            const std::vector<double>& buffer = buffers[g * queryBlocks + block];
+            for (size_t i = 0; i < buffer.size(); ++i)
+                target[bases[g * queryBlocks + block] + static_cast<int>(i)] += buffer[i];
+        }
+    }
+};
+
+// Few heads: parallel over key blocks (dK, dV) and query blocks (dQ, bias) of a group of heads, in two passes that
+// recompute the scores, so every output still has exactly one writer. Adds the bias gradient to distanceGrad.
+void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad)
+{
+    const Plan& plan = call.plan;
+    const int N = plan.N, H = plan.dims.heads;
+    const size_t perHead = BackwardPacks::floats(plan);
+    const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(32) << 20);
+    std::vector<float> buffers(group * perHead, 0.0f);
+    const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock, queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
+    QueryBlockDistances distances(call.trainable, group, queryBlocks);
+#pragma omp parallel if (plan.worthThreads(call.heads))
+    {
+        Scratch scratch(plan.Dp);
+        for (int first = 0; first < call.heads; first += group) {
+            const int count = std::min(group, call.heads - first);
+#pragma omp for schedule(dynamic)
+            for (int task = 0; task < kBackwardInputCount * count; ++task)
+                call.pack(BackwardPacks(plan, buffers.data() + (task / kBackwardInputCount) * perHead),
+                          first + task / kBackwardInputCount, kBackwardInputs[task % kBackwardInputCount]);
+            const int pass1 = count * keyBlocks;
+#pragma omp for schedule(dynamic)
+            for (int item = 0; item < pass1 + count * queryBlocks; ++item) {
+                const bool keyItem = item < pass1;
+                const int index = keyItem ? item : item - pass1;
+                const int g = index % count, bh = first + g;
+                const int block = (keyItem ? keyBlocks : queryBlocks) - 1 - index / count;
+                const BackwardPacks pk(plan, buffers.data() + g * perHead);
+                if (keyItem) {
+                    backwardKeyBlock(plan, bh % H, block * kBackKeyBlock, pk, call.lse(bh), scratch,
+                                     call.grads.dk.data() + bh * call.headSize, call.grads.dv.data() + bh * call.headSize);
+                    continue;
+                }
+                int base = 0;
+                double* dist = distances.start(plan, g, block, base);
+                backwardQueryBlock(plan, bh % H, block * kQueryBlock, pk, call.lse(bh), scratch,
+                                   call.grads.dq.data() + bh * call.headSize, dist, base);
+            }
+            if (call.trainable) {
+#pragma omp single
+                for (int g = 0; g < count; ++g)
+                    distances.addTo(g, distanceGrad.data() + ((first + g) % H) * call.distStride + (N - 1));
+            }
+        }
+    }
 }
 
 } // namespace
@@ -911,156 +1244,25 @@ namespace {
 void forwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
                  const float* v, AttentionForward& result, const AttentionOptions& options)
 {
-    const Plan plan(bias, dims, pass);
-    const int N = plan.N, D = plan.D, Dp = plan.Dp;
-    const int heads = dims.batch * dims.heads;
-    const size_t rows = static_cast<size_t>(heads) * N;
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
+    const size_t rows = static_cast<size_t>(dims.batch) * dims.heads * dims.length;
     // Every element of out, logSumExp and rowEntropy is written by exactly one query block, so these need no fill;
     // probabilities are written only over visited tiles, so masked cells must be zeroed first.
     result.out.resize(dims.elements());
     result.logSumExp.resize(rows);
     if (options.wantProbabilities)
-        result.probabilities.assign(rows * N, 0.0f);
+        result.probabilities.assign(rows * dims.length, 0.0f);
     else
         result.probabilities.clear();
     if (options.wantRowEntropy)
         result.rowEntropy.resize(rows);
     else
         result.rowEntropy.clear();
-
-    // Per head, K^T is always packed (Dp, ldT), rotated. Q (as q/sqrt(D), rotated) and V are packed to (N, Dp) only
-    // when D is not a multiple of 16 or q must rotate; otherwise the kernel reads the caller's rows directly.
-    const bool packQ = plan.rotary.active() || D != Dp;
-    const bool packV = D != Dp;
-    const size_t qSize = packQ ? static_cast<size_t>(plan.queriesPadded) * Dp : 0;
-    const size_t vSize = packV ? static_cast<size_t>(plan.keysPadded) * Dp : 0;
-    const size_t kSize = static_cast<size_t>(plan.ldT) * Dp;
-    const size_t perHead = qSize + kSize + vSize;
-    const float qkScale = packQ ? 1.0f : plan.invSqrtD;
-    const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
-    const size_t headSize = static_cast<size_t>(N) * D;
-    struct HeadInputs {
-        const float* Q;
-        KeyColumns Kt;
-        const float* V;
-    };
-    // Packs part (0: Q, 1: the whole K^T, 2: V) of head bh into `buffer` (Q | K^T of ktFloats | V).
-    auto packPart = [&](float* buffer, size_t ktFloats, int bh, int part) {
-        float* Qs = buffer;
-        float* Kt = buffer + qSize;
-        float* Vs = buffer + qSize + ktFloats;
-        if (part == 0 && packQ)
-            packRows(plan, q + bh * headSize, Qs, false, true, plan.invSqrtD);
-        else if (part == 1)
-            packTransposed(plan, k + bh * headSize, Kt, true, true);
-        else if (part == 2 && packV)
-            packRows(plan, v + bh * headSize, Vs, false, false, 1.0f);
-    };
-    // Where the kernel reads head bh: the packs in `buffer` (Q | K^T of ktFloats, row stride ld | V), or the caller's
-    // rows where nothing needs packing.
-    auto inputsOf = [&](const float* buffer, size_t ktFloats, size_t ld, int bh) {
-        return HeadInputs{packQ ? buffer : q + bh * headSize, KeyColumns{buffer + qSize, ld, 0},
-                          packV ? buffer + qSize + ktFloats : v + bh * headSize};
-    };
-    auto runBlock = [&](int bh, int qb, const HeadInputs& in, Scratch& scratch) {
-        forwardBlock(plan, bh % dims.heads, qb * kQueryBlock, in.Q, qkScale, in.Kt, in.V, scratch,
-                     result.out.data() + bh * headSize, result.logSumExp.data() + static_cast<size_t>(bh) * N,
-                     options.wantRowEntropy ? result.rowEntropy.data() + static_cast<size_t>(bh) * N : nullptr,
-                     options.wantProbabilities ? result.probabilities.data() + static_cast<size_t>(bh) * N * N : nullptr);
-    };
-
-    if (heads >= kHeadParallelMin) {
-        // Enough heads to keep every thread busy: each thread packs a head into its own buffer and runs all of its
-        // query blocks, with no barrier until the end. Every block computes exactly what the other path computes.
-        //
-        // K^T is packed just ahead of the query blocks that first read it, so each block finds its keys in L1/L2
-        // instead of in a whole-head pack that at large N has long been evicted to memory. When the first visible
-        // key moves on with the rows (local, bca), the pack is a window of `windowColumns`: the widest span a block's
-        // tiles read plus slack, slid back to its start when full. It then stays in L2 however long N is, instead of
-        // streaming D x N floats through memory per head. Otherwise (causal, bidirectional) it is the whole head.
-        int widestSpan = 0;
-        for (int m0 = 0; m0 < N; m0 += kQueryBlock)
-            widestSpan = std::max(widestSpan, plan.blockColumnEnd(m0) - plan.blockKeyBegin(m0));
-        const bool sliding = widestSpan + kKeyWindowSlack < plan.keysPadded;
-        const int windowColumns = sliding ? widestSpan + kKeyWindowSlack : plan.keysPadded;
-        const size_t ld = static_cast<size_t>(windowColumns) + kLanes; // as ldT: no L1 set aliasing down a column
-        const size_t ktFloats = ld * Dp;
-#pragma omp parallel if (plan.worthThreads(heads))
-        {
-            Scratch scratch(Dp);
-            std::vector<float> buffer(qSize + ktFloats + vSize, 0.0f);
-            float* Kt = buffer.data() + qSize;
-#pragma omp for schedule(dynamic)
-            for (int bh = 0; bh < heads; ++bh) {
-                packPart(buffer.data(), ktFloats, bh, 0);
-                packPart(buffer.data(), ktFloats, bh, 2);
-                HeadInputs in = inputsOf(buffer.data(), ktFloats, ld, bh);
-                int packedKeys = 0; // columns [base, packedKeys) hold this head's keys
-                for (int qb = 0; qb < queryBlocks; ++qb) {
-                    const int m0 = qb * kQueryBlock;
-                    const int keyBegin = plan.blockKeyBegin(m0), columnEnd = plan.blockColumnEnd(m0);
-                    if (columnEnd - in.Kt.base > windowColumns) {
-                        // Slide: keep the packed columns this block still reads, at the start of the window.
-                        const int keep = std::max(0, packedKeys - keyBegin);
-                        for (int d = 0; d < D; ++d) {
-                            float* row = Kt + static_cast<size_t>(d) * ld;
-                            std::memmove(row, row + (keyBegin - in.Kt.base), sizeof(float) * keep);
-                        }
-                        in.Kt.base = keyBegin;
-                        packedKeys = std::max(packedKeys, keyBegin);
-                    }
-                    const int needed = std::min(N, columnEnd);
-                    if (needed > packedKeys) {
-                        packColumns(plan, k + bh * headSize, Kt, ld, in.Kt.base, true, true, packedKeys, needed);
-                        packedKeys = needed;
-                    }
-                    // Tiles may run past N into padding, which must read as zeros whatever a slide left there.
-                    for (int d = 0; columnEnd > N && d < D; ++d)
-                        std::fill_n(Kt + static_cast<size_t>(d) * ld + (N - in.Kt.base), columnEnd - N, 0.0f);
-                    if (qb + 1 < queryBlocks) {
-                        // Ask for the next block's new inputs now, so at large N (inputs beyond the last-level cache)
-                        // they arrive while this block computes: its q rows, output rows, and the keys/values it
-                        // adds to the window.
-                        const size_t m1 = static_cast<size_t>(qb + 1) * kQueryBlock;
-                        const size_t rowsNext = std::min<size_t>(kQueryBlock, N - m1);
-                        const int nextEnd = std::min(N, plan.rowEnd[std::min<size_t>(N, m1 + kQueryBlock) - 1]);
-                        auto prefetch = [](const float* p, size_t floats, int write) {
-                            for (size_t i = 0; i < floats; i += 16)
-                                write ? __builtin_prefetch(p + i, 1) : __builtin_prefetch(p + i, 0);
-                        };
-                        prefetch(in.Q + m1 * (packQ ? Dp : D), rowsNext * (packQ ? Dp : D), 0);
-                        prefetch(result.out.data() + bh * headSize + m1 * D, rowsNext * D, 1);
-                        if (nextEnd > needed) {
-                            prefetch(k + bh * headSize + static_cast<size_t>(needed) * D, size_t(nextEnd - needed) * D, 0);
-                            prefetch(in.V + static_cast<size_t>(needed) * (packV ? Dp : D), size_t(nextEnd - needed) * (packV ? Dp : D), 0);
-                        }
-                    }
-                    runBlock(bh, qb, in, scratch);
-                }
-            }
-        }
-        return;
-    }
-
-    // Few heads: pack a group of them (bounded memory), then share out their query blocks.
-    const int group = groupSize(dims, perHead * sizeof(float), size_t(16) << 20);
-    std::vector<float> packed(group * perHead, 0.0f);
-#pragma omp parallel if (plan.worthThreads(heads))
-    {
-        Scratch scratch(Dp);
-        for (int first = 0; first < heads; first += group) {
-            const int count = std::min(group, heads - first);
-#pragma omp for schedule(dynamic)
-            for (int task = 0; task < 3 * count; ++task)
-                packPart(packed.data() + (task / 3) * perHead, kSize, first + task / 3, task % 3);
-            // Most expensive blocks (last rows under a causal mask) first, for balance.
-#pragma omp for schedule(dynamic)
-            for (int item = 0; item < count * queryBlocks; ++item) {
-                const int qb = queryBlocks - 1 - item / count, g = item % count;
-                runBlock(first + g, qb, inputsOf(packed.data() + g * perHead, kSize, plan.ldT, first + g), scratch);
-            }
-        }
-    }
+    const ForwardCall call(plan, q, k, v, result, options);
+    if (call.heads >= kHeadParallelMin)
+        forwardHeadParallel(call);
+    else
+        forwardQueryBlockParallel(call);
 }
 
 // Folds the results of a second pass into `total` (the first pass's): one softmax over the union of their keys.
@@ -1113,7 +1315,7 @@ void mergePass(AttentionForward& total, const AttentionForward& extra, const Att
 void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                       const float* v, AttentionForward& result, const AttentionOptions& options)
 {
-    validate(bias, dims);
+    detail::validateAttention(bias, dims);
     const std::vector<Pass> passes = passesOf(bias, dims.length);
     forwardPass(bias, dims, passes[0], q, k, v, result, options);
     for (size_t i = 1; i < passes.size(); ++i) {
@@ -1132,12 +1334,15 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
     // Bias alone: q = k = 0 of a token dimension (2, so rotary schemes pass validation; nothing is rotated).
     const bool biasOnly = q == nullptr || k == nullptr;
     const AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
-    validate(bias, dims);
+    detail::validateAttention(bias, dims);
     AttentionForward total; // only logSumExp and rowEntropy (out stays empty: D = 0 for the merge)
     const AttentionDims statsDims{1, 1, length, 0};
     bool first = true;
+    // q and k arrive unrotated, as in attentionForward: each pass rotates them at its positions.
+    const detail::RotaryFrequencies frequencies =
+        biasOnly ? detail::RotaryFrequencies{} : detail::rotaryFrequencies(bias.spec(), headDim, length);
     for (const Pass& pass : passesOf(bias, length)) {
-        const Plan plan(bias, dims, pass);
+        const Plan plan(bias, dims, frequencies, pass);
         const size_t qSize = static_cast<size_t>(plan.queriesPadded) * plan.Dp;
         const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
         std::vector<float> Qs(qSize, 0.0f), Kt(kSize, 0.0f);
@@ -1148,15 +1353,18 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
         AttentionForward part;
         part.logSumExp.resize(length);
         part.rowEntropy.resize(length);
+        BlockIO io;
+        io.Q = Qs.data();
+        io.Kt = {Kt.data(), size_t(plan.ldT), 0};
+        io.lse = part.logSumExp.data();
+        io.entropy = part.rowEntropy.data();
         const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
 #pragma omp parallel if (plan.worthThreads(1))
         {
             Scratch scratch(plan.Dp);
 #pragma omp for schedule(dynamic)
             for (int item = 0; item < queryBlocks; ++item)
-                forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, Qs.data(), 1.0f,
-                             {Kt.data(), size_t(plan.ldT), 0}, nullptr, scratch, nullptr, part.logSumExp.data(),
-                             part.rowEntropy.data(), nullptr);
+                forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
         }
         if (first)
             total = std::move(part);
@@ -1182,155 +1390,20 @@ namespace {
 void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
                   const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
 {
-    const int N = dims.length, D = dims.headDim;
-    const Plan plan(bias, dims, pass);
-    const int Dp = plan.Dp;
-    const int heads = dims.batch * dims.heads;
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
     // Every element of dq, dk and dv is written once: dk, dv by the key block owning the row, dq by the head's
     // (or the query block's) final write. The bias gradients are assigned for their schemes and empty otherwise.
     grads.dq.resize(dims.elements());
     grads.dk.resize(dims.elements());
     grads.dv.resize(dims.elements());
-    grads.dT5Values.clear();
-    grads.dKerpleR1.clear();
-    grads.dKerpleR2.clear();
-    const bool trainable = hasTrainableBias(bias.spec());
-    const size_t headSize = static_cast<size_t>(N) * D;
-    const size_t distStride = static_cast<size_t>(2 * N - 1);
-    std::vector<double> distanceGrad(trainable ? dims.heads * distStride : 0, 0.0);
-
-    // Packed copies of one head: Q/sqrt(D) and dO (N, Dp); K (keysPadded, Dp); K^T, V^T (Dp, keysPadded); delta.
-    const size_t qSize = static_cast<size_t>(plan.queriesPadded) * Dp;
-    const size_t kSize = static_cast<size_t>(plan.ldT) * Dp; // fits (keysPadded, Dp) and (Dp, ldT)
-    struct Packed {
-        float *Qs, *dOs, *Ks, *Kt, *Vt, *delta;
-    };
-    auto packPart = [&](const Packed& pk, int bh, int part) {
-        const float* qh = q + bh * headSize;
-        const float* kh = k + bh * headSize;
-        switch (part) {
-        case 0: packRows(plan, qh, pk.Qs, false, true, plan.invSqrtD); break;
-        case 1: packRows(plan, kh, pk.Ks, true, true, 1.0f); break;
-        case 2: packTransposed(plan, kh, pk.Kt, true, true); break;
-        case 3: packTransposed(plan, v + bh * headSize, pk.Vt, false, false); break;
-        default: {
-            packRows(plan, dOut + bh * headSize, pk.dOs, false, false, 1.0f);
-            // delta_m = dO_m . O_m, the softmax backward's row term.
-            const float* o = forward.out.data() + bh * headSize;
-            const float* dO = dOut + bh * headSize;
-            for (int m = 0; m < N; ++m) {
-                double sum = 0;
-                for (int d = 0; d < D; ++d)
-                    sum += static_cast<double>(dO[m * D + d]) * o[m * D + d];
-                pk.delta[m] = static_cast<float>(sum);
-            }
-        }
-        }
-    };
-    constexpr int kParts = 5;
-    const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock;
-
-    if (heads >= kHeadParallelMin) {
-        // Enough heads to keep every thread busy: each (batch, head) belongs to one thread, which packs it and runs
-        // the single-pass backward over its key blocks (dQ accumulated in place, bias gradient per head).
-        std::vector<std::vector<double>> headDist(trainable ? heads : 0);
-#pragma omp parallel if (plan.worthThreads(heads))
-        {
-            Scratch scratch(Dp);
-            std::vector<float> buffers(2 * qSize + 3 * kSize + plan.queriesPadded, 0.0f);
-            const Packed pk{buffers.data(), buffers.data() + qSize, buffers.data() + 2 * qSize,
-                            buffers.data() + 2 * qSize + kSize, buffers.data() + 2 * qSize + 2 * kSize,
-                            buffers.data() + 2 * qSize + 3 * kSize};
-            std::vector<float> dQ(qSize);
-#pragma omp for schedule(dynamic)
-            for (int bh = 0; bh < heads; ++bh) {
-                for (int part = 0; part < kParts; ++part)
-                    packPart(pk, bh, part);
-                std::fill(dQ.begin(), dQ.end(), 0.0f);
-                double* dist = nullptr;
-                if (trainable) {
-                    headDist[bh].assign(distStride, 0.0);
-                    dist = headDist[bh].data() + (N - 1);
-                }
-                const float* lse = forward.logSumExp.data() + static_cast<size_t>(bh) * N;
-                for (int block = 0; block < keyBlocks; ++block)
-                    backwardKeyBlock(plan, bh % dims.heads, block * kBackKeyBlock, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs,
-                                     lse, pk.delta, scratch, grads.dk.data() + bh * headSize,
-                                     grads.dv.data() + bh * headSize, dQ.data(), dist);
-                writeQueryGradient(plan, dQ.data(), 0, N, grads.dq.data() + bh * headSize);
-            }
-        }
-        for (int bh = 0; trainable && bh < heads; ++bh) // fixed order: the same sum for any thread count
-            for (size_t i = 0; i < distStride; ++i)
-                distanceGrad[(bh % dims.heads) * distStride + i] += headDist[bh][i];
-    } else {
-        // Few heads: parallel over key blocks (dK, dV) and query blocks (dQ, bias) of a group of heads, in two passes
-        // that recompute the scores, so every output still has exactly one writer.
-        const int group = groupSize(dims, (2 * qSize + 3 * kSize + plan.queriesPadded) * sizeof(float), size_t(32) << 20);
-        std::vector<float> buffers(group * (2 * qSize + 3 * kSize + plan.queriesPadded), 0.0f);
-        auto packed = [&](int g) {
-            float* base = buffers.data() + g * (2 * qSize + 3 * kSize + plan.queriesPadded);
-            return Packed{base, base + qSize, base + 2 * qSize, base + 2 * qSize + kSize, base + 2 * qSize + 2 * kSize,
-                          base + 2 * qSize + 3 * kSize};
-        };
-        const int queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
-        std::vector<std::vector<double>> itemDist(trainable ? group * queryBlocks : 0);
-        std::vector<int> itemBase(itemDist.size(), 0);
-#pragma omp parallel if (plan.worthThreads(heads))
-        {
-            Scratch scratch(Dp);
-            for (int first = 0; first < heads; first += group) {
-                const int count = std::min(group, heads - first);
-#pragma omp for schedule(dynamic)
-                for (int task = 0; task < kParts * count; ++task)
-                    packPart(packed(task / kParts), first + task / kParts, task % kParts);
-                const int pass1 = count * keyBlocks;
-#pragma omp for schedule(dynamic)
-                for (int item = 0; item < pass1 + count * queryBlocks; ++item) {
-                    const bool keyItem = item < pass1;
-                    const int index = keyItem ? item : item - pass1;
-                    const int g = index % count, bh = first + g, h = bh % dims.heads;
-                    const int block = (keyItem ? keyBlocks : queryBlocks) - 1 - index / count;
-                    const float* lse = forward.logSumExp.data() + static_cast<size_t>(bh) * N;
-                    const Packed pk = packed(g);
-                    if (keyItem) {
-                        backwardKeyBlock(plan, h, block * kBackKeyBlock, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs, lse,
-                                         pk.delta, scratch, grads.dk.data() + bh * headSize,
-                                         grads.dv.data() + bh * headSize);
-                        continue;
-                    }
-                    const int m0 = block * kQueryBlock;
-                    double* dist = nullptr;
-                    int base = 0;
-                    if (trainable) {
-                        // Distances this block can touch: r = m - n over its rows and visible keys.
-                        const int last = std::min(N, m0 + kQueryBlock) - 1;
-                        base = m0 - (plan.rowEnd[last] - 1);
-                        std::vector<double>& buffer = itemDist[g * queryBlocks + block];
-                        buffer.assign(last - plan.rowBegin[m0] - base + 1, 0.0);
-                        itemBase[g * queryBlocks + block] = base;
-                        dist = buffer.data();
-                    }
-                    backwardQueryBlock(plan, h, m0, pk.Qs, pk.Ks, pk.Kt, pk.Vt, pk.dOs, lse, pk.delta, scratch,
-                                       grads.dq.data() + bh * headSize, dist, base);
-                }
-                if (trainable) {
-#pragma omp single
-                    for (int g = 0; g < count; ++g) {
-                        double* target = distanceGrad.data() + ((first + g) % dims.heads) * distStride + (N - 1);
-                        for (int block = 0; block < queryBlocks; ++block) {
-                            const std::vector<double>& buffer = itemDist[g * queryBlocks + block];
-                            const int base = itemBase[g * queryBlocks + block];
-                            for (size_t i = 0; i < buffer.size(); ++i)
-                                target[base + static_cast<int>(i)] += buffer[i];
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if (trainable)
-        biasParameterGradients(bias, distanceGrad, N, grads);
+    const BackwardCall call(plan, q, k, v, dOut, forward, grads);
+    std::vector<double> distanceGrad(call.trainable ? dims.heads * call.distStride : 0, 0.0);
+    if (call.heads >= kHeadParallelMin)
+        backwardHeadParallel(call, distanceGrad);
+    else
+        backwardTwoPass(call, distanceGrad);
+    detail::biasParameterGradients(bias, distanceGrad, dims.length, grads.dT5Values, grads.dKerpleR1,
+                                   grads.dKerpleR2);
 }
 
 } // namespace
@@ -1338,7 +1411,7 @@ void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pas
 void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                        const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
 {
-    validate(bias, dims);
+    detail::validateAttention(bias, dims);
     if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
         throw InputError("attentionBackward: the forward result does not match the dimensions");
     const std::vector<Pass> passes = passesOf(bias, dims.length);

@@ -1,6 +1,8 @@
-// Attention engine tests: kernel vs an independent double-precision full-score-matrix reference, backward vs
-// finite differences (incl. T5/KERPLE parameters), probabilities/entropy, thread-count independence, errors.
+// Attention engine tests: the fused kernel against core's plain twin (attention_reference.h), forward and backward;
+// the twin against this file's own formulas from design.md and its backward against finite differences (incl.
+// T5/KERPLE parameters); probabilities/entropy, thread-count independence, errors.
 #include "attention.h"
+#include "attention_reference.h"
 #include "bias_views.h"
 #include "cli_runner.h"
 #include "entropy.h"
@@ -10,6 +12,7 @@
 #include "random.h"
 #include "test_main.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -28,7 +31,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// ---- the reference: straight from design.md's formulas, full N x N scores, double precision ----
+// ---- an independent reference: straight from design.md's formulas (not PositionBias), full N x N, double ----
 
 std::vector<double> referenceSlopes(int heads)
 {
@@ -261,8 +264,12 @@ class TestAttention : public QObject {
 private Q_SLOTS:
     void forwardMatchesReference_data();
     void forwardMatchesReference();
-    void backwardMatchesFiniteDifferences_data();
-    void backwardMatchesFiniteDifferences();
+    void referenceMatchesFormulas_data();
+    void referenceMatchesFormulas();
+    void backwardMatchesReference_data();
+    void backwardMatchesReference();
+    void referenceBackwardMatchesFiniteDifferences_data();
+    void referenceBackwardMatchesFiniteDifferences();
     void identicalForOneAndTwoThreads_data();
     void identicalForOneAndTwoThreads();
     void reusedBuffersMatchFreshResult_data();
@@ -275,6 +282,7 @@ private Q_SLOTS:
     void cliAttentionRejectsBadInput();
     void cliBenchJson_data();
     void cliBenchJson();
+    void cliBenchPeak();
     void rotaryDimRule_data();
     void rotaryDimRule();
     void cliRotaryDimOneRule_data();
@@ -366,7 +374,7 @@ void TestAttention::forwardMatchesReference()
     const AttentionDims dims{batch, heads, length, dim};
     const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
                              v = randomTensor(dims.elements(), 3);
-    const Reference ref = referenceAttention(spec, dims, toDouble(q), toDouble(k), toDouble(v));
+    const AttentionReferenceForward ref = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
 
     AttentionOptions plain;
     const AttentionForward fast = attentionForward(bias, dims, q.data(), k.data(), v.data(), plain);
@@ -376,6 +384,10 @@ void TestAttention::forwardMatchesReference()
     for (size_t i = 0; i < ref.out.size(); ++i)
         worst = std::max(worst, std::abs(fast.out[i] - ref.out[i]));
     QVERIFY2(worst < 2e-5 * std::sqrt(double(dim)), qPrintable(QString("max |out - ref| = %1").arg(worst)));
+    double worstLse = 0;
+    for (size_t i = 0; i < ref.logSumExp.size(); ++i)
+        worstLse = std::max(worstLse, std::abs(fast.logSumExp[i] - ref.logSumExp[i]) / (1 + std::abs(ref.logSumExp[i])));
+    QVERIFY2(worstLse < 2e-6, qPrintable(QString("max |lse - ref| / (1 + |ref|) = %1").arg(worstLse)));
 
     AttentionOptions all;
     all.wantProbabilities = true;
@@ -383,7 +395,7 @@ void TestAttention::forwardMatchesReference()
     const AttentionForward full = attentionForward(bias, dims, q.data(), k.data(), v.data(), all);
     // The same code path: requesting probabilities does not change the output.
     QVERIFY(std::memcmp(full.out.data(), fast.out.data(), fast.out.size() * sizeof(float)) == 0);
-    QCOMPARE(full.probabilities.size(), ref.probs.size());
+    QCOMPARE(full.probabilities.size(), ref.probabilities.size());
     double worstP = 0, worstSum = 0, worstH = 0;
     const size_t rows = size_t(dims.batch) * heads * length;
     for (size_t row = 0; row < rows; ++row) {
@@ -391,19 +403,79 @@ void TestAttention::forwardMatchesReference()
         for (int n = 0; n < length; ++n) {
             const size_t at = row * length + n;
             sum += full.probabilities[at];
-            worstP = std::max(worstP, std::abs(full.probabilities[at] - ref.probs[at]));
-            if (ref.probs[at] == 0.0 && std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
+            worstP = std::max(worstP, std::abs(full.probabilities[at] - ref.probabilities[at]));
+            if (ref.probabilities[at] == 0.0 && std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
                 QCOMPARE(full.probabilities[at], 0.0f); // masked cells are exactly 0
         }
         worstSum = std::max(worstSum, std::abs(sum - 1.0));
-        worstH = std::max(worstH, std::abs(full.rowEntropy[row] - ref.entropy[row]));
+        worstH = std::max(worstH, std::abs(full.rowEntropy[row] - ref.rowEntropy[row]));
     }
     QVERIFY2(worstP < 2e-6, qPrintable(QString("max |P - ref| = %1").arg(worstP)));
     QVERIFY2(worstSum < 1e-5, qPrintable(QString("max |row sum - 1| = %1").arg(worstSum)));
     QVERIFY2(worstH < 1e-4, qPrintable(QString("max |entropy - ref| = %1").arg(worstH)));
 }
 
-void TestAttention::backwardMatchesFiniteDifferences_data()
+// Core's plain twin against this file's formulas (design.md's tables, not PositionBias): biases, masks, rotations
+// and the logn factor, for every scheme, causal and bidirectional, with odd lengths.
+void TestAttention::referenceMatchesFormulas_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("context"); // > 0: logn with this context
+    for (const QString& scheme : kSchemes)
+        for (bool bidir : {false, true}) {
+            if (bidir && !schemeByName(scheme.toStdString()).bidirectionalAllowed)
+                continue;
+            const QStringList sets = scheme == "local" ? QStringList{"window=7"}
+                                     : scheme == "bca" ? QStringList{"window=6"}
+                                                       : QStringList{};
+            for (int n : {1, 2, 37, 150})
+                for (int context : {0, 20}) {
+                    const QString tag = QString("%1/%2/N=%3%4")
+                                            .arg(scheme, bidir ? "bidir" : "causal")
+                                            .arg(n)
+                                            .arg(context ? "/logn" : "");
+                    QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << n << context;
+                }
+        }
+}
+
+void TestAttention::referenceMatchesFormulas()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(int, length);
+    QFETCH(int, context);
+    const SchemeSpec spec = makeSpec(scheme, 3, bidirectional, sets, context, context > 0);
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{2, 3, length, 16};
+    const std::vector<float> q = randomTensor(dims.elements(), 91), k = randomTensor(dims.elements(), 92),
+                             v = randomTensor(dims.elements(), 93);
+    const Reference formulas = referenceAttention(spec, dims, toDouble(q), toDouble(k), toDouble(v));
+    const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
+    auto worst = [](const std::vector<double>& a, const std::vector<double>& b) {
+        double w = a.size() == b.size() ? 0.0 : kInf;
+        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+            w = std::max(w, std::abs(a[i] - b[i]));
+        return w;
+    };
+    // The twin reads the bias from PositionBias's float tables: agreement to float rounding of the scores.
+    QVERIFY2(worst(twin.out, formulas.out) < 1e-5, qPrintable(QString("out: %1").arg(worst(twin.out, formulas.out))));
+    QVERIFY2(worst(twin.probabilities, formulas.probs) < 1e-5,
+             qPrintable(QString("probabilities: %1").arg(worst(twin.probabilities, formulas.probs))));
+    QVERIFY2(worst(twin.rowEntropy, formulas.entropy) < 1e-5,
+             qPrintable(QString("entropy: %1").arg(worst(twin.rowEntropy, formulas.entropy))));
+    for (size_t i = 0; i < twin.probabilities.size(); ++i) // masked cells exactly 0, as in the formulas
+        if (formulas.probs[i] == 0.0)
+            QCOMPARE(twin.probabilities[i], 0.0);
+}
+
+// Rows shared by the backward tests: every scheme, causal and bidirectional, lengths around the 16-lane tiles and the
+// 64-row blocks, B*H = 4 (one thread per head, single pass) and B*H = 3 (two passes), and windows over many blocks.
+static void addBackwardRows(bool manyLengths)
 {
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<bool>("bidirectional");
@@ -423,13 +495,17 @@ void TestAttention::backwardMatchesFiniteDifferences_data()
             if (scheme == "bca")
                 sets << "window=6";
             // B*H = 4 takes the one-thread-per-head backward, B*H = 3 the two-pass one.
-            for (int n : {1, 3, 70}) {
-                const QString tag = QString("%1/%2/N=%3/B*H=4").arg(scheme, bidir ? "bidir" : "causal").arg(n);
-                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 2 << 2 << n << 8 << 0;
+            const std::vector<int> lengths4 = manyLengths ? std::vector<int>{1, 3, 17, 64, 70, 129, 333} : std::vector<int>{1, 3, 70};
+            const std::vector<int> lengths3 = manyLengths ? std::vector<int>{2, 65, 70, 200} : std::vector<int>{2, 70};
+            for (int n : lengths4) {
+                const int d = manyLengths && n > 100 ? 24 : 8;
+                const QString tag = QString("%1/%2/N=%3/D=%4/B*H=4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 2 << 2 << n << d << 0;
             }
-            for (int n : {2, 70}) {
-                const QString tag = QString("%1/%2/N=%3/B*H=3").arg(scheme, bidir ? "bidir" : "causal").arg(n);
-                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 1 << 3 << n << 8 << 0;
+            for (int n : lengths3) {
+                const int d = manyLengths && n > 100 ? 64 : 8;
+                const QString tag = QString("%1/%2/N=%3/D=%4/B*H=3").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 1 << 3 << n << d << 0;
             }
         }
     QTest::newRow("kerple-log/logn/N=150") << "kerple-log" << false << QStringList{} << 1 << 3 << 150 << 16 << 40;
@@ -449,7 +525,13 @@ void TestAttention::backwardMatchesFiniteDifferences_data()
     QTest::newRow("bca+sinks/B*H=4") << "bca" << false << QStringList{"window=20", "sinks=7"} << 1 << 4 << 130 << 8 << 0;
 }
 
-void TestAttention::backwardMatchesFiniteDifferences()
+void TestAttention::backwardMatchesReference_data()
+{
+    addBackwardRows(true);
+}
+
+// The fused backward against its plain twin, every element of dq, dk, dv and the bias parameter gradients.
+void TestAttention::backwardMatchesReference()
 {
     QFETCH(QString, scheme);
     QFETCH(bool, bidirectional);
@@ -466,6 +548,54 @@ void TestAttention::backwardMatchesFiniteDifferences()
                              v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
     const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
     const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
+    const AttentionReferenceGradients ref = attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    // Worst |fused - twin| / (1 + |twin|); infinite when the sizes differ.
+    auto worst = [](const auto& fused, const std::vector<double>& twin) {
+        double w = fused.size() == twin.size() ? 0.0 : kInf;
+        for (size_t i = 0; i < std::min(fused.size(), twin.size()); ++i)
+            w = std::max(w, std::abs(fused[i] - twin[i]) / (1 + std::abs(twin[i])));
+        return w;
+    };
+    const double tolerance = 5e-5;
+    for (const auto& [name, error] : {std::pair{"dq", worst(g.dq, ref.dq)}, std::pair{"dk", worst(g.dk, ref.dk)},
+                                      std::pair{"dv", worst(g.dv, ref.dv)}})
+        QVERIFY2(error < tolerance, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+    // Parameter gradients sum over every pair: relative to their largest entry.
+    for (const auto& [name, fused, twin] : {std::tuple{"dT5Values", &g.dT5Values, &ref.dT5Values},
+                                            std::tuple{"dKerpleR1", &g.dKerpleR1, &ref.dKerpleR1},
+                                            std::tuple{"dKerpleR2", &g.dKerpleR2, &ref.dKerpleR2}}) {
+        QCOMPARE(fused->size(), twin->size());
+        double scale = 1;
+        for (double x : *twin)
+            scale = std::max(scale, std::abs(x));
+        for (size_t i = 0; i < twin->size(); ++i)
+            QVERIFY2(std::abs((*fused)[i] - (*twin)[i]) < tolerance * scale,
+                     qPrintable(QString("%1[%2]: %3 vs %4").arg(name).arg(i).arg((*fused)[i]).arg((*twin)[i])));
+    }
+}
+
+void TestAttention::referenceBackwardMatchesFiniteDifferences_data()
+{
+    addBackwardRows(false);
+}
+
+// The twin's backward against central differences of this file's own forward (loss = sum(dOut * out)).
+void TestAttention::referenceBackwardMatchesFiniteDifferences()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    QFETCH(int, context);
+    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{batch, heads, length, dim};
+    const std::vector<float> q = randomTensor(dims.elements(), 11), k = randomTensor(dims.elements(), 12),
+                             v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
+    const AttentionReferenceGradients g = attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     QCOMPARE(g.dq.size(), dims.elements());
 
     // loss = sum(dOut * out) of the double reference; central differences.
@@ -487,7 +617,7 @@ void TestAttention::backwardMatchesFiniteDifferences()
     for (int row = 0; row < length; ++row)
         if (row % 64 == 0 || row % 64 == 63 || row == length - 1)
             edges.push_back(lastHead + size_t(row) * dim + size_t(row % dim));
-    auto checkTensor = [&](const char* name, int which, const std::vector<float>& analytic) {
+    auto checkTensor = [&](const char* name, int which, const std::vector<double>& analytic) {
         const bool all = dims.elements() <= 24;
         const int samples = all ? int(dims.elements()) : 24 + int(edges.size());
         for (int t = 0; t < samples; ++t) {
@@ -499,7 +629,7 @@ void TestAttention::backwardMatchesFiniteDifferences()
             x[i] -= 2 * eps;
             const double down = loss(spec, a, b, c);
             const double numeric = (up - down) / (2 * eps);
-            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-4 * (1 + std::abs(numeric)),
+            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
                      qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
         }
     };
@@ -515,7 +645,7 @@ void TestAttention::backwardMatchesFiniteDifferences()
             field(a)[i] += eps;
             field(b)[i] -= eps;
             const double numeric = (loss(a, qd, kd, vd) - loss(b, qd, kd, vd)) / (2 * eps);
-            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-4 * (1 + std::abs(numeric)),
+            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
                      qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
         }
     };
@@ -807,7 +937,7 @@ void TestAttention::cliAttentionRejectsBadInput_data()
                                        << "bidirectional";
     QTest::newRow("bench window without window") << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"}
                                                  << "has no window";
-    QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm";
+    QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm, peak";
     QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"} << "length";
 }
 
@@ -879,6 +1009,33 @@ void TestAttention::cliBenchJson()
     const CliResult g = runCli({"bench", "gemm", "--size", "64", "--repeat", "1", "--json"});
     QVERIFY2(g.exitCode == 0, g.err.constData());
     QCOMPARE(QJsonDocument::fromJson(g.out).object()["flops"].toDouble(), 2.0 * 64 * 64 * 64);
+}
+
+// bench peak measures FMA throughput with the widest ISA the CPU reports; bench attention --peak reports the
+// forward's share of the peak measured between its own runs.
+void TestAttention::cliBenchPeak()
+{
+    const CliResult p = runCli({"bench", "peak", "--threads", "1", "--repeat", "2", "--json"});
+    QVERIFY2(p.exitCode == 0, p.err.constData());
+    const QJsonObject peak = QJsonDocument::fromJson(p.out).object();
+    QVERIFY2(QStringList({"avx512f", "avx2+fma", "scalar"}).contains(peak["isa"].toString()), p.out.constData());
+    QCOMPARE(peak["gflops_runs"].toArray().size(), 2);
+    QVERIFY(peak["gflops"].toDouble() > 0 && peak["gflops_best"].toDouble() >= peak["gflops"].toDouble());
+    QVERIFY(peak["gflops_per_cpu_second"].toDouble() > 0);
+
+    const CliResult a = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "3",
+                                "--threads", "1", "--peak", "--json"});
+    QVERIFY2(a.exitCode == 0, a.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(a.out).object();
+    QCOMPARE(j["peak_gflops_runs"].toArray().size(), 3);
+    QCOMPARE(j["peak_isa"].toString(), peak["isa"].toString());
+    QVERIFY(qFuzzyCompare(j["forward_share_of_peak"].toDouble(), j["forward_gflops"].toDouble() / j["peak_gflops"].toDouble()));
+    QVERIFY(qFuzzyCompare(j["forward_share_of_peak_per_cpu_second"].toDouble(),
+                          j["forward_gflops_per_cpu_second"].toDouble() / j["peak_gflops_per_cpu_second"].toDouble()));
+    // Without --peak, no probe runs and no share is claimed.
+    const CliResult plain = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "1", "--json"});
+    QVERIFY2(plain.exitCode == 0, plain.err.constData());
+    QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains("peak_gflops"));
 }
 
 // ---- one rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim) ----

@@ -1,5 +1,7 @@
-// CLI verbs over the attention engine: `attention` (npy in, npy out) and `bench attention|gemm` (timings as text or JSON).
+// CLI verbs over the attention engine: `attention` (npy in, npy out) and `bench attention|gemm|peak` (timings as text
+// or JSON).
 #include "attention.h"
+#include "attention_peak.h"
 #include "bias_views.h"
 #include "cli.h"
 #include "errors.h"
@@ -82,8 +84,10 @@ struct Timings {
     std::vector<double> wallMs, cpuMs;
 };
 
-template <typename F>
-Timings timeRuns(int repeat, F&& run)
+// Times `repeat` calls of run(); between them (untimed) calls between(), e.g. a calibration that should see the same
+// neighbours on the machine as the runs it calibrates.
+template <typename F, typename G>
+Timings timeRuns(int repeat, F&& run, G&& between)
 {
     Timings t;
     for (int i = 0; i < repeat; ++i) {
@@ -92,8 +96,14 @@ Timings timeRuns(int repeat, F&& run)
         run();
         t.wallMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         t.cpuMs.push_back(processCpuMs() - c0);
+        between();
     }
     return t;
+}
+template <typename F>
+Timings timeRuns(int repeat, F&& run)
+{
+    return timeRuns(repeat, run, [] {});
 }
 
 // Resident memory of this process (VmRSS) and its peak since the last reset (VmHWM), in bytes; -1 off Linux.
@@ -167,8 +177,19 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     // The timed runs write into the same output buffers, as training steps and the live views do: a fresh 32 MiB
     // output per call would time the allocator's page faults (glibc maps blocks of 32 MiB and more anew on every
     // call), not attention.
-    const Timings forwardRuns =
-        timeRuns(repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); });
+    // --peak: the FMA peak probe after every timed run, so both see the same load on the machine.
+    std::vector<double> peakRuns, peakCpuRuns;
+    std::string peakIsa;
+    const Timings forwardRuns = timeRuns(
+        repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); },
+        [&] {
+            if (!args.has("peak"))
+                return;
+            const FmaPeakRun run = measureFmaPeak(threads);
+            peakRuns.push_back(run.gflops);
+            peakCpuRuns.push_back(run.gflopsPerCpuSecond);
+            peakIsa = run.isa;
+        });
     const std::vector<double>& forwardMs = forwardRuns.wallMs;
     const double fwd = median(forwardMs);
     const double fwdCpu = median(forwardRuns.cpuMs);
@@ -186,6 +207,15 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
                      {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}};
     if (info.hasWindow)
         j["window"] = spec.intParam("window");
+    if (!peakRuns.empty()) {
+        j["peak_gflops"] = median(peakRuns);
+        j["peak_gflops_runs"] = peakRuns;
+        j["peak_isa"] = peakIsa;
+        j["forward_share_of_peak"] = flops / fwd * 1e-6 / median(peakRuns);
+        // Per CPU-second on both sides: the share that neighbours on a shared machine disturb least.
+        j["peak_gflops_per_cpu_second"] = median(peakCpuRuns);
+        j["forward_share_of_peak_per_cpu_second"] = flops / fwdCpu * 1e-6 / median(peakCpuRuns);
+    }
     std::ostringstream text;
     text << std::fixed << std::setprecision(2) << "attention " << scheme << (spec.bidirectional ? " bidirectional" : " causal")
          << " N=" << N << " H=" << H << " D=" << D << (info.hasWindow ? " W=" + std::to_string(spec.intParam("window")) : "")
@@ -196,6 +226,10 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
         text << "  (" << nominalFlops / fwd * 1e-6 << " GFLOP/s counting 4 H N K D, K = " << std::lround(nominalFlops / (4.0 * D * H * N))
              << " keys for every row: rows near the sequence's ends see fewer, so the useful work is " << 100.0 * flops / nominalFlops
              << "% of that)\n";
+    if (!peakRuns.empty())
+        text << "  FP32 FMA peak (" << peakIsa << ") median " << median(peakRuns) << " GFLOP/s: the forward reaches "
+             << 100.0 * flops / fwd * 1e-6 / median(peakRuns) << "% of it (per CPU-second: "
+             << 100.0 * flops / fwdCpu * 1e-6 / median(peakCpuRuns) << "% of " << median(peakCpuRuns) << ")\n";
     if (args.has("backward")) {
         const std::vector<float> dOut = randomTensor(dims.elements(), 4);
         // Into the same gradient buffers each time, as the forward (and a training step) does.
@@ -257,6 +291,33 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
+// The machine's FP32 FMA peak (see measureFmaPeak), the ceiling for every GFLOP/s figure of the other benchmarks.
+int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
+{
+    const int threads = applyThreadsOption(args);
+    const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
+    std::vector<double> gflops, perCpuSecond;
+    std::string isa;
+    for (int i = 0; i < repeat; ++i) {
+        const FmaPeakRun run = measureFmaPeak(threads);
+        gflops.push_back(run.gflops);
+        perCpuSecond.push_back(run.gflopsPerCpuSecond);
+        isa = run.isa;
+    }
+    const double best = *std::max_element(gflops.begin(), gflops.end());
+    if (args.has("json"))
+        ctx.out << nlohmann::json{{"threads", threads}, {"repeat", repeat}, {"isa", isa}, {"gflops", median(gflops)},
+                                  {"gflops_runs", gflops}, {"gflops_best", best},
+                                  {"gflops_per_cpu_second", median(perCpuSecond)}}
+                       .dump()
+                << '\n';
+    else
+        ctx.out << std::fixed << std::setprecision(2) << "FP32 FMA peak (" << isa << ") threads=" << threads
+                << ": median " << median(gflops) << " GFLOP/s, best " << best << " GFLOP/s (per CPU-second "
+                << median(perCpuSecond) << ")\n";
+    return 0;
+}
+
 int runBench(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string what = args.positional[0];
@@ -264,7 +325,9 @@ int runBench(const ParsedArgs& args, VerbContext& ctx)
         return runBenchAttention(args, ctx);
     if (what == "gemm")
         return runBenchGemm(args, ctx);
-    throw InputError("bench: unknown benchmark '" + what + "'; allowed: attention, gemm");
+    if (what == "peak")
+        return runBenchPeak(args, ctx);
+    throw InputError("bench: unknown benchmark '" + what + "'; allowed: attention, gemm, peak");
 }
 
 } // namespace
@@ -313,9 +376,11 @@ void registerAttentionVerbs()
                   attentionOptions, 1, 1, runAttention});
     registerVerb({"bench",
                   "positionlab-cli bench attention [--scheme S] [--length N] [--heads H] [--dim D] [--window W] "
-                  "[--threads T] [--repeat R] [--backward] [--json]\n       positionlab-cli bench gemm [--size n | "
-                  "--flops F] [--threads T] [--repeat R] [--json]",
-                  "time the attention kernel (median ms, GFLOP/s, extra memory) or an Eigen GEMM calibration",
+                  "[--threads T] [--repeat R] [--backward] [--peak] [--json]\n       positionlab-cli bench gemm [--size n | "
+                  "--flops F] [--threads T] [--repeat R] [--json]\n       positionlab-cli bench peak [--threads T] "
+                  "[--repeat R] [--json]",
+                  "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, or measure "
+                  "the FP32 FMA peak",
                   {{"scheme", OptionKind::Value, "attention: scheme (default alibi)"},
                    {"length", OptionKind::Value, "attention: sequence length N (default 2048)"},
                    {"heads", OptionKind::Value, "attention: heads H (default 8)"},
@@ -327,6 +392,7 @@ void registerAttentionVerbs()
                    {"logn", OptionKind::Flag, "attention: the logn modifier"},
                    scalingOption(),
                    {"backward", OptionKind::Flag, "attention: also time the backward pass"},
+                   {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
                    {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)"},
                    {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops"},
                    {"threads", OptionKind::Value, "OpenMP threads (default: all processors)"},

@@ -1,0 +1,149 @@
+// The fused attention kernel's plain twin (see attention_reference.h): rotate, then three passes over full (N, N)
+// matrices per head, scores -> softmax -> P V, and the backward through the same matrices.
+#include "attention_reference.h"
+
+#include "attention_internal.h"
+#include "errors.h"
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <limits>
+
+namespace plab {
+
+namespace {
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using FloatRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Head bh of a (B, H, N, D) tensor as an (N, D) matrix of doubles.
+Matrix headOf(const float* x, const AttentionDims& dims, int bh)
+{
+    const size_t offset = static_cast<size_t>(bh) * dims.length * dims.headDim;
+    return Eigen::Map<const FloatRows>(x + offset, dims.length, dims.headDim).cast<double>();
+}
+
+// Row m of x (N, D) turned by position m's rotation R_m (transpose: by R_m^T, which carries gradients back).
+Matrix rotated(const detail::RotaryFrequencies& rotary, const Matrix& x, bool isKey, bool transpose = false)
+{
+    Matrix out = x;
+    const double sign = transpose ? -1.0 : 1.0;
+    for (int m = 0; m < x.rows(); ++m)
+        for (int i = 0; i < rotary.pairs(); ++i) {
+            double c, s;
+            rotary.rotation(m, i, isKey, c, s);
+            out(m, 2 * i) = c * x(m, 2 * i) - sign * s * x(m, 2 * i + 1);
+            out(m, 2 * i + 1) = sign * s * x(m, 2 * i) + c * x(m, 2 * i + 1);
+        }
+    return out;
+}
+
+// One head's forward: the rotated inputs and the probabilities, all the backward needs.
+struct HeadForward {
+    Matrix Q, K, V; // (N, D), Q and K rotated
+    Matrix P;       // (N, N)
+};
+
+HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                        const float* v, int bh, double* logSumExp, double* rowEntropy)
+{
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const int N = dims.length, h = bh % dims.heads;
+    HeadForward f{rotated(rotary, headOf(q, dims, bh), false), rotated(rotary, headOf(k, dims, bh), true),
+                  headOf(v, dims, bh), Matrix()};
+    // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf.
+    Matrix S = f.Q * f.K.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
+    for (int m = 0; m < N; ++m) {
+        for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m)
+                                            : -std::numeric_limits<double>::infinity();
+    }
+    // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and entropy.
+    f.P.resize(N, N); // (N, N)
+    for (int m = 0; m < N; ++m) {
+        const double rowMax = S.row(m).maxCoeff();
+        f.P.row(m) = (S.row(m).array() - rowMax).exp();
+        const double sum = f.P.row(m).sum();
+        f.P.row(m) /= sum;
+        logSumExp[m] = rowMax + std::log(sum);
+        rowEntropy[m] = -(f.P.row(m).array() > 0).select(f.P.row(m).array() * f.P.row(m).array().log(), 0.0).sum();
+    }
+    return f;
+}
+
+// ReRoPE's remapped positions are not a rotation of each row: the kernel runs them as a second pass over the keys past
+// the window; this twin does not, and says so (tst_attention checks them against a pairwise reference).
+void refuseRemapping(const PositionBias& bias)
+{
+    const SchemeSpec& spec = bias.spec();
+    if (detail::isRotary(spec) && rotaryMethodInfo(spec.scaling).remapsPositions)
+        throw InputError("the plain attention reference does not remap positions (scaling " +
+                         rotaryMethodInfo(spec.scaling).name + "); allowed: the other methods");
+}
+
+void store(const Matrix& x, std::vector<double>& target, size_t offset)
+{
+    Eigen::Map<Matrix>(target.data() + offset, x.rows(), x.cols()) = x;
+}
+
+} // namespace
+
+AttentionReferenceForward attentionForwardReference(const PositionBias& bias, const AttentionDims& dims, const float* q,
+                                                    const float* k, const float* v)
+{
+    detail::validateAttention(bias, dims);
+    refuseRemapping(bias);
+    const int N = dims.length, heads = dims.batch * dims.heads;
+    AttentionReferenceForward result;
+    result.out.resize(dims.elements());
+    result.logSumExp.resize(static_cast<size_t>(heads) * N);
+    result.rowEntropy.resize(static_cast<size_t>(heads) * N);
+    result.probabilities.resize(static_cast<size_t>(heads) * N * N);
+    for (int bh = 0; bh < heads; ++bh) {
+        const size_t row = static_cast<size_t>(bh) * N;
+        const HeadForward f = forwardHead(bias, dims, q, k, v, bh, &result.logSumExp[row], &result.rowEntropy[row]);
+        store(f.P, result.probabilities, row * N);
+        // Pass 3, the output: P V.
+        store(f.P * f.V, result.out, row * dims.headDim); // (N, D)
+    }
+    return result;
+}
+
+AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias, const AttentionDims& dims,
+                                                       const float* q, const float* k, const float* v,
+                                                       const float* dOut)
+{
+    detail::validateAttention(bias, dims);
+    refuseRemapping(bias);
+    const int N = dims.length, heads = dims.batch * dims.heads;
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
+    AttentionReferenceGradients g;
+    g.dq.resize(dims.elements());
+    g.dk.resize(dims.elements());
+    g.dv.resize(dims.elements());
+    const size_t stride = static_cast<size_t>(2 * N - 1);
+    std::vector<double> distanceGrad(dims.heads * stride, 0.0), lse(N), entropy(N);
+    for (int bh = 0; bh < heads; ++bh) {
+        const HeadForward f = forwardHead(bias, dims, q, k, v, bh, lse.data(), entropy.data());
+        const Matrix dO = headOf(dOut, dims, bh); // (N, D)
+        const Matrix dP = dO * f.V.transpose();   // (N, N)
+        // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then through the logn factor of each row.
+        const Eigen::VectorXd delta = (f.P.array() * dP.array()).rowwise().sum(); // (N)
+        Matrix dS = f.P.array() * (dP.colwise() - delta).array();                 // (N, N)
+        for (int m = 0; m < N; ++m) {
+            dS.row(m) *= bias.rowScale(m);
+            for (int n = 0; n < N; ++n) // the bias depends on r = m - n alone; masked cells are 0
+                distanceGrad[(bh % dims.heads) * stride + (m - n + N - 1)] += dS(m, n);
+        }
+        const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
+        store(f.P.transpose() * dO, g.dv, offset);                                          // (N, D)
+        store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);             // (N, D)
+        store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+    }
+    detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
+    return g;
+}
+
+} // namespace plab
