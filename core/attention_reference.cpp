@@ -24,25 +24,56 @@ Matrix headOf(const float* x, const AttentionDims& dims, int bh)
     return Eigen::Map<const FloatRows>(x + offset, dims.length, dims.headDim).cast<double>();
 }
 
-// Row m of x (N, D) turned by position m's rotation R_m (transpose: by R_m^T, which carries gradients back).
-Matrix rotated(const detail::RotaryFrequencies& rotary, const Matrix& x, bool isKey, bool transpose = false)
+// Where a head's rows are rotated: row m at slope * m + offset (plain: at m). ReRoPE's keys past the window use a
+// second placement, q at w + (m - w)/k and k at n/k (rerope: q at w, k at 0), so P(m, n) = w + (m - n - w)/k.
+struct Placement {
+    double slope = 1, offset = 0;
+};
+
+// Row m of x (N, D) turned by its position's rotation R_m (transpose: by R_m^T, which carries gradients back).
+Matrix rotated(const detail::RotaryFrequencies& rotary, const Matrix& x, bool isKey, bool transpose = false,
+               Placement at = {})
 {
     Matrix out = x;
     const double sign = transpose ? -1.0 : 1.0;
     for (int m = 0; m < x.rows(); ++m)
         for (int i = 0; i < rotary.pairs(); ++i) {
             double c, s;
-            rotary.rotation(m, i, isKey, c, s);
+            rotary.rotation(at.slope * m + at.offset, i, isKey, c, s);
             out(m, 2 * i) = c * x(m, 2 * i) - sign * s * x(m, 2 * i + 1);
             out(m, 2 * i + 1) = sign * s * x(m, 2 * i) + c * x(m, 2 * i + 1);
         }
     return out;
 }
 
+// ReRoPE and leaky ReRoPE: the window w and the far placements of q and k; inactive for other schemes.
+struct Remap {
+    bool active = false;
+    int window = 0;
+    Placement query, key;
+    bool far(int m, int n) const { return active && m - n >= window; }
+};
+
+Remap remapOf(const PositionBias& bias, int length)
+{
+    const SchemeSpec& spec = bias.spec();
+    Remap r;
+    if (!detail::isRotary(spec) || !rotaryMethodInfo(spec.scaling).remapsPositions)
+        return r;
+    const RotaryScaling scaling = rotaryScaling(spec, length);
+    r.active = true;
+    r.window = scaling.window;
+    const bool leaky = std::isfinite(scaling.leak);
+    r.query = {leaky ? 1.0 / scaling.leak : 0.0, leaky ? r.window - r.window / scaling.leak : double(r.window)};
+    r.key = {leaky ? 1.0 / scaling.leak : 0.0, 0.0};
+    return r;
+}
+
 // One head's forward: the rotated inputs and the probabilities, all the backward needs.
 struct HeadForward {
-    Matrix Q, K, V; // (N, D), Q and K rotated
-    Matrix P;       // (N, N)
+    Matrix Q, K, V;    // (N, D), Q and K rotated
+    Matrix Qfar, Kfar; // (N, D) rotated at the far placements (ReRoPE only)
+    Matrix P;          // (N, N)
 };
 
 HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
@@ -52,8 +83,19 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
     const int N = dims.length, h = bh % dims.heads;
     HeadForward f{rotated(rotary, headOf(q, dims, bh), false), rotated(rotary, headOf(k, dims, bh), true),
                   headOf(v, dims, bh), Matrix()};
-    // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf.
+    // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf; past ReRoPE's window with the far
+    // placements instead.
     Matrix S = f.Q * f.K.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
+    const Remap remap = remapOf(bias, N);
+    if (remap.active) {
+        f.Qfar = rotated(rotary, headOf(q, dims, bh), false, false, remap.query);
+        f.Kfar = rotated(rotary, headOf(k, dims, bh), true, false, remap.key);
+        const Matrix far = f.Qfar * f.Kfar.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
+        for (int m = 0; m < N; ++m)
+            for (int n = 0; n < N; ++n)
+                if (remap.far(m, n))
+                    S(m, n) = far(m, n);
+    }
     for (int m = 0; m < N; ++m) {
         for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
             S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m)
@@ -72,16 +114,6 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
     return f;
 }
 
-// ReRoPE's remapped positions are not a rotation of each row: the kernel runs them as a second pass over the keys past
-// the window; this twin does not, and says so (tst_attention checks them against a pairwise reference).
-void refuseRemapping(const PositionBias& bias)
-{
-    const SchemeSpec& spec = bias.spec();
-    if (detail::isRotary(spec) && rotaryMethodInfo(spec.scaling).remapsPositions)
-        throw InputError("the plain attention reference does not remap positions (scaling " +
-                         rotaryMethodInfo(spec.scaling).name + "); allowed: the other methods");
-}
-
 void store(const Matrix& x, std::vector<double>& target, size_t offset)
 {
     Eigen::Map<Matrix>(target.data() + offset, x.rows(), x.cols()) = x;
@@ -93,7 +125,6 @@ AttentionReferenceForward attentionForwardReference(const PositionBias& bias, co
                                                     const float* k, const float* v)
 {
     detail::validateAttention(bias, dims);
-    refuseRemapping(bias);
     const int N = dims.length, heads = dims.batch * dims.heads;
     AttentionReferenceForward result;
     result.out.resize(dims.elements());
@@ -115,7 +146,6 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                                                        const float* dOut)
 {
     detail::validateAttention(bias, dims);
-    refuseRemapping(bias);
     const int N = dims.length, heads = dims.batch * dims.heads;
     const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
     const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
@@ -139,8 +169,26 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
         store(f.P.transpose() * dO, g.dv, offset);                                          // (N, D)
-        store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);             // (N, D)
-        store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+        const Remap remap = remapOf(bias, N);
+        if (!remap.active) {
+            store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);             // (N, D)
+            store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+            continue;
+        }
+        // ReRoPE: the far cells' gradient flows through the far placements.
+        Matrix dSfar = Matrix::Zero(N, N);
+        for (int m = 0; m < N; ++m)
+            for (int n = 0; n < N; ++n)
+                if (remap.far(m, n)) {
+                    dSfar(m, n) = dS(m, n);
+                    dS(m, n) = 0;
+                }
+        store(rotated(rotary, dS * f.K * invSqrtD, false, true) +
+                  rotated(rotary, dSfar * f.Kfar * invSqrtD, false, true, remap.query),
+              g.dq, offset);
+        store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true) +
+                  rotated(rotary, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.key),
+              g.dk, offset);
     }
     detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
     return g;

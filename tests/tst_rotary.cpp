@@ -1,10 +1,12 @@
 // Rotary length extension: frequencies, logit scales and probe scores against the committed NumPy reference
 // (tests/reference/make_rotary_reference.py), attention sinks in the bias view, and the `frequencies` verb.
 #include "bias_views.h"
+#include "checkpoint.h"
 #include "cli_runner.h"
 #include "errors.h"
 #include "position_bias.h"
 #include "rotary_scaling.h"
+#include "safetensors.h"
 #include "test_main.h"
 
 #include <nlohmann/json.hpp>
@@ -70,6 +72,8 @@ private slots:
     void frequenciesVerb_data();
     void frequenciesVerb();
     void catalogueDefaults();
+    void checkpointKeepsScalingAndOptimizer_data();
+    void checkpointKeepsScalingAndOptimizer();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -232,6 +236,66 @@ void TestRotary::catalogueDefaults()
     // Scaling survives into the JSON metadata every output carries.
     const auto meta = schemeSpecJson(yarn);
     QCOMPARE(QString::fromStdString(meta["scaling"].get<std::string>()), QString("yarn"));
+}
+
+void TestRotary::checkpointKeepsScalingAndOptimizer_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<QStringList>("sets");
+    QTest::newRow("rope+yarn") << "rope" << "yarn" << QStringList{"factor=2.5", "beta-fast=16"};
+    QTest::newRow("xpos+leaky-rerope") << "xpos" << "leaky-rerope" << QStringList{"window=3", "leak=2.5"};
+    QTest::newRow("local+sinks, no method") << "local" << "none" << QStringList{};
+}
+
+void TestRotary::checkpointKeepsScalingAndOptimizer()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QString, scaling);
+    QFETCH(QStringList, sets);
+    ModelConfig c;
+    c.layers = 1;
+    c.dModel = 8;
+    c.heads = 2;
+    c.dFf = 8;
+    c.context = 8;
+    c.scheme = scheme.toStdString();
+    c.scaling = scaling.toStdString();
+    for (const QString& a : sets)
+        c.scalingSettings.push_back(a.toStdString());
+    if (scheme == "local")
+        c.schemeSettings = {"sinks=2"};
+    Model model(c);
+    // An optimiser state that is not all zeros: one update from a made-up gradient.
+    for (size_t i = 0; i < model.gradients().size(); ++i)
+        model.gradients()[i] = 0.01f * float(i % 7) - 0.02f;
+    auto adam = std::make_shared<AdamW>(model.parameterCount());
+    adam->update(model, TrainConfig{}, 1e-3);
+    CheckpointInfo info;
+    info.step = 3;
+    info.optimizer = adam;
+    const LoadedCheckpoint back = checkpointFromSafetensors(parseSafetensors(checkpointBytes(model, info), "memory"), "memory");
+    QCOMPARE(back.model->config().scaling, c.scaling);
+    const SchemeSpec a = model.schemeSpec(), b = back.model->schemeSpec();
+    QVERIFY(a.scaling == b.scaling && a.scalingParams == b.scalingParams && a.params == b.params);
+    QVERIFY(back.optimizer);
+    QCOMPARE(back.optimizer->updates(), 1);
+    QVERIFY(back.optimizer->firstMoment() == adam->firstMoment());
+    QVERIFY(back.optimizer->secondMoment() == adam->secondMoment());
+    QVERIFY(back.model->parameters() == model.parameters());
+    // Zero-shot under another method and back: the spec follows, the weights do not move.
+    if (scheme == "rope") {
+        back.model->setScaling("rerope", {"window=4"});
+        QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope));
+        QVERIFY(back.model->parameters() == model.parameters());
+        try {
+            back.model->setScaling("yarn", {"leak=2"});
+            QFAIL("no InputError");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("yarn's parameters: factor"), e.what());
+        }
+        QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope)); // unchanged by the refusal
+    }
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)
