@@ -20,13 +20,64 @@ namespace {
 
 using detail::isRotary;
 
-// cos/sin of every (position, pair) from the rotary frequency table, XPOS's scales folded in, so rotating (and its
-// transpose) is a table walk: the rotary step of the kernel.
+// One pass of an attention call. Most schemes need one; ReRoPE (and leaky ReRoPE) add a second pass for the keys past
+// the window, whose rotary positions are remapped, and attention sinks a second pass for the sink keys. The passes'
+// masks are disjoint intervals per row (each non-decreasing in m), so one softmax over their union is the merge of
+// the passes' partial softmaxes, and nothing N x N is ever formed.
+struct Pass {
+    bool custom = false;            // false: the bias's own mask
+    std::vector<int> begin, end;    // (N) custom mask intervals
+    double qSlope = 1, qOffset = 0; // query m is rotated at qSlope * m + qOffset
+    double kSlope = 1;              // key n at kSlope * n
+};
+
+// The passes of a call at length N (see Pass).
+std::vector<Pass> passesOf(const PositionBias& bias, int N)
+{
+    const SchemeSpec& spec = bias.spec();
+    std::vector<Pass> passes(1);
+    if (spec.info().rotary && rotaryMethodInfo(spec.scaling).remapsPositions) {
+        const RotaryScaling scaling = rotaryScaling(spec, N);
+        const int w = scaling.window;
+        Pass near, far;
+        near.custom = far.custom = true;
+        near.begin.resize(N);
+        near.end.resize(N);
+        far.begin.assign(N, 0);
+        far.end.resize(N);
+        for (int m = 0; m < N; ++m) {
+            const int split = std::max(0, m - w + 1); // keys n < split are at distance >= w
+            near.begin[m] = split;
+            near.end[m] = m + 1;
+            far.end[m] = split;
+        }
+        // P = w + (m - n - w)/k = (w + (m - w)/k) - n/k; rerope (k = inf): q at w, k at 0.
+        const bool leaky = std::isfinite(scaling.leak);
+        far.qSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        far.qOffset = leaky ? w - w / scaling.leak : w;
+        far.kSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        passes = {std::move(near), std::move(far)};
+    } else if (spec.info().hasWindow && spec.intParam("sinks") > 0) {
+        const int sinks = spec.intParam("sinks");
+        Pass sinkPass;
+        sinkPass.custom = true;
+        sinkPass.begin.assign(N, 0);
+        sinkPass.end.resize(N);
+        for (int m = 0; m < N; ++m)
+            sinkPass.end[m] = std::max(0, std::min({sinks, bias.keyRange(m, N).begin, spec.bidirectional ? N : m + 1}));
+        passes.push_back(std::move(sinkPass));
+    }
+    return passes;
+}
+
+// cos/sin of every (position, pair) from the rotary frequency table (the method's scaled frequencies, XPOS's scales
+// and attention factor folded in), so rotating (and its transpose) is a table walk: the rotary step of the kernel.
+// Row m of the q tables is query m at its pass position, row n of the k tables key n at its pass position.
 struct RotaryTable {
     int pairs = 0;
     std::vector<float> cosQ, sinQ, cosK, sinK; // (N, D/2)
 
-    RotaryTable(const detail::RotaryFrequencies& frequencies, int length)
+    RotaryTable(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
     {
         if (!frequencies.active())
             return;
@@ -38,13 +89,14 @@ struct RotaryTable {
         sinK.resize(count);
 #pragma omp parallel for schedule(static) if (length > 256)
         for (int m = 0; m < length; ++m) {
+            const double qPos = pass.qSlope * m + pass.qOffset, kPos = pass.kSlope * m;
             for (int i = 0; i < pairs; ++i) {
                 const size_t at = static_cast<size_t>(m) * pairs + i;
                 double c, s;
-                frequencies.rotation(m, i, false, c, s);
+                frequencies.rotation(qPos, i, false, c, s);
                 cosQ[at] = static_cast<float>(c);
                 sinQ[at] = static_cast<float>(s);
-                frequencies.rotation(m, i, true, c, s);
+                frequencies.rotation(kPos, i, true, c, s);
                 cosK[at] = static_cast<float>(c);
                 sinK[at] = static_cast<float>(s);
             }
@@ -410,10 +462,10 @@ struct Plan {
     std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
     double visiblePairs = 0;         // sum over rows of the visible keys, for one head
 
-    // `frequencies`: the rotary step's table; empty when q and k must not rotate (other schemes, or entropy curves,
-    // whose q and k arrive already rotated).
-    Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies)
-        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d.length)
+    // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
+    // replace the bias's own when the pass is custom.
+    Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies, const Pass& pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d.length, pass)
     {
         Dp = roundUp(D, kLanes);
         keysPadded = roundUp(N, kLanes);
@@ -424,7 +476,7 @@ struct Plan {
         rowEnd.assign(queriesPadded, 0);
         rowScale.assign(queriesPadded, 1.0f);
         for (int m = 0; m < N; ++m) {
-            const KeyRange keys = bias.keyRange(m, N);
+            const KeyRange keys = pass.custom ? KeyRange{pass.begin[m], pass.end[m]} : bias.keyRange(m, N);
             rowBegin[m] = keys.begin;
             rowEnd[m] = keys.end;
             visiblePairs += keys.end - keys.begin;
@@ -1261,11 +1313,13 @@ AttentionForward attentionForward(const PositionBias& bias, const AttentionDims&
     return result;
 }
 
-void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
-                      const float* v, AttentionForward& result, const AttentionOptions& options)
+namespace {
+
+// attentionForward for one pass (rows a pass hides entirely get lse = -inf and an undefined output).
+void forwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
+                 const float* v, AttentionForward& result, const AttentionOptions& options)
 {
-    detail::validateAttention(bias, dims);
-    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim));
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
     const size_t rows = static_cast<size_t>(dims.batch) * dims.heads * dims.length;
     // Every element of out, logSumExp and rowEntropy is written by exactly one query block, so these need no fill;
     // probabilities are written only over visited tiles, so masked cells must be zeroed first.
@@ -1286,6 +1340,66 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
         forwardQueryBlockParallel(call);
 }
 
+// Folds the results of a second pass into `total` (the first pass's): one softmax over the union of their keys.
+// Per row, with weights w_j = exp(lse_j - lse): out = sum_j w_j out_j, probabilities w_j P_j (disjoint supports),
+// entropy sum_j w_j (H_j - log w_j).
+void mergePass(AttentionForward& total, const AttentionForward& extra, const AttentionDims& dims)
+{
+    const size_t rows = total.logSumExp.size();
+    const int N = dims.length, D = dims.headDim;
+    const bool probs = !total.probabilities.empty(), entropy = !total.rowEntropy.empty();
+#pragma omp parallel for schedule(static) if (rows > 4096)
+    for (size_t row = 0; row < rows; ++row) {
+        const float a = total.logSumExp[row], b = extra.logSumExp[row];
+        if (b == PositionBias::kMasked)
+            continue;
+        float* out = total.out.data() + row * D;
+        const float* more = extra.out.data() + row * D;
+        if (a == PositionBias::kMasked) {
+            std::copy(more, more + D, out);
+            total.logSumExp[row] = b;
+            if (entropy)
+                total.rowEntropy[row] = extra.rowEntropy[row];
+            if (probs)
+                std::copy(extra.probabilities.begin() + row * N, extra.probabilities.begin() + (row + 1) * N,
+                          total.probabilities.begin() + row * N);
+            continue;
+        }
+        const double top = std::max(a, b);
+        const double lse = top + std::log(std::exp(a - top) + std::exp(b - top));
+        const double wa = std::exp(a - lse), wb = std::exp(b - lse);
+        for (int d = 0; d < D; ++d)
+            out[d] = static_cast<float>(wa * out[d] + wb * more[d]);
+        if (entropy) {
+            const double ha = total.rowEntropy[row], hb = extra.rowEntropy[row];
+            total.rowEntropy[row] = static_cast<float>((wa > 0 ? wa * (ha - std::log(wa)) : 0.0) +
+                                                       (wb > 0 ? wb * (hb - std::log(wb)) : 0.0));
+        }
+        if (probs) {
+            float* p = total.probabilities.data() + row * N;
+            const float* pe = extra.probabilities.data() + row * N;
+            for (int n = 0; n < N; ++n)
+                p[n] = static_cast<float>(wa * p[n] + wb * pe[n]);
+        }
+        total.logSumExp[row] = static_cast<float>(lse);
+    }
+}
+
+} // namespace
+
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options)
+{
+    detail::validateAttention(bias, dims);
+    const std::vector<Pass> passes = passesOf(bias, dims.length);
+    forwardPass(bias, dims, passes[0], q, k, v, result, options);
+    for (size_t i = 1; i < passes.size(); ++i) {
+        AttentionForward extra;
+        forwardPass(bias, dims, passes[i], q, k, v, extra, options);
+        mergePass(result, extra, dims);
+    }
+}
+
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
                                           int headDim)
 {
@@ -1296,29 +1410,44 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
     const bool biasOnly = q == nullptr || k == nullptr;
     const AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
     detail::validateAttention(bias, dims);
-    const Plan plan(bias, dims, detail::RotaryFrequencies{}); // q and k arrive rotated
-    const size_t qSize = static_cast<size_t>(plan.queriesPadded) * plan.Dp;
-    const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
-    std::vector<float> Qs(qSize, 0.0f), Kt(kSize, 0.0f);
-    if (!biasOnly) {
-        packRows(plan, q, Qs.data(), false, false, plan.invSqrtD);
-        packTransposed(plan, k, Kt.data(), true, false);
-    }
-    std::vector<float> lse(length), entropy(length);
-    BlockIO io;
-    io.Q = Qs.data();
-    io.Kt = {Kt.data(), size_t(plan.ldT), 0};
-    io.lse = lse.data();
-    io.entropy = entropy.data();
-    const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
+    AttentionForward total; // only logSumExp and rowEntropy (out stays empty: D = 0 for the merge)
+    const AttentionDims statsDims{1, 1, length, 0};
+    bool first = true;
+    // q and k arrive unrotated, as in attentionForward: each pass rotates them at its positions.
+    const detail::RotaryFrequencies frequencies =
+        biasOnly ? detail::RotaryFrequencies{} : detail::rotaryFrequencies(bias.spec(), headDim, length);
+    for (const Pass& pass : passesOf(bias, length)) {
+        const Plan plan(bias, dims, frequencies, pass);
+        const size_t qSize = static_cast<size_t>(plan.queriesPadded) * plan.Dp;
+        const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
+        std::vector<float> Qs(qSize, 0.0f), Kt(kSize, 0.0f);
+        if (!biasOnly) {
+            packRows(plan, q, Qs.data(), false, true, plan.invSqrtD);
+            packTransposed(plan, k, Kt.data(), true, true);
+        }
+        AttentionForward part;
+        part.logSumExp.resize(length);
+        part.rowEntropy.resize(length);
+        BlockIO io;
+        io.Q = Qs.data();
+        io.Kt = {Kt.data(), size_t(plan.ldT), 0};
+        io.lse = part.logSumExp.data();
+        io.entropy = part.rowEntropy.data();
+        const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
 #pragma omp parallel if (plan.worthThreads(1))
-    {
-        Scratch scratch(plan.Dp);
+        {
+            Scratch scratch(plan.Dp);
 #pragma omp for schedule(dynamic)
-        for (int item = 0; item < queryBlocks; ++item)
-            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
+            for (int item = 0; item < queryBlocks; ++item)
+                forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
+        }
+        if (first)
+            total = std::move(part);
+        else
+            mergePass(total, part, statsDims);
+        first = false;
     }
-    return {entropy.begin(), entropy.end()};
+    return {total.rowEntropy.begin(), total.rowEntropy.end()};
 }
 
 AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
@@ -1329,13 +1458,14 @@ AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDi
     return grads;
 }
 
-void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
-                       const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
+namespace {
+
+// attentionBackward for one pass, with the forward's out and lse of the whole call: a pass's probabilities are then
+// already its share of the joint softmax, and so are its gradients.
+void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
+                  const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
 {
-    detail::validateAttention(bias, dims);
-    if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
-        throw InputError("attentionBackward: the forward result does not match the dimensions");
-    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim));
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
     // Every element of dq, dk and dv is written once: dk, dv by the key block owning the row, dq by the head's
     // (or the query block's) final write. The bias gradients are assigned for their schemes and empty otherwise.
     grads.dq.resize(dims.elements());
@@ -1349,6 +1479,29 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
         backwardTwoPass(call, distanceGrad);
     detail::biasParameterGradients(bias, distanceGrad, dims.length, grads.dT5Values, grads.dKerpleR1,
                                    grads.dKerpleR2);
+}
+
+} // namespace
+
+void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                       const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
+{
+    detail::validateAttention(bias, dims);
+    if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
+        throw InputError("attentionBackward: the forward result does not match the dimensions");
+    const std::vector<Pass> passes = passesOf(bias, dims.length);
+    backwardPass(bias, dims, passes[0], q, k, v, forward, dOut, grads);
+    for (size_t i = 1; i < passes.size(); ++i) {
+        AttentionGradients extra;
+        backwardPass(bias, dims, passes[i], q, k, v, forward, dOut, extra);
+        const size_t count = grads.dq.size();
+#pragma omp parallel for schedule(static) if (count > 65536)
+        for (size_t e = 0; e < count; ++e) {
+            grads.dq[e] += extra.dq[e];
+            grads.dk[e] += extra.dk[e];
+            grads.dv[e] += extra.dv[e];
+        }
+    }
 }
 
 } // namespace plab

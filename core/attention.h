@@ -9,8 +9,10 @@ namespace plab {
 
 // Layout of every tensor: contiguous row-major. q, k, v, out, dq, dk, dv: (B, H, N, D).
 // Scores: s(m, n) = (q_m . k_n / sqrt(D) + b_h(m, n)) * rowScale(m), masked keys excluded.
-// Rotary schemes (rope, xpos) are applied inside: callers pass q and k *before* rotation and get gradients
-// with respect to those unrotated inputs.
+// Rotary schemes (rope, xpos) are applied inside, with their length-extension method (scaled frequencies, logit
+// scale, ReRoPE's remapped positions as a second pass over the keys past the window): callers pass q and k *before*
+// rotation and get gradients with respect to those unrotated inputs. Attention sinks of local/bca are a second pass
+// too; passes are merged by their log-sum-exp, never through an N x N matrix.
 struct AttentionDims {
     int batch = 1;
     int heads = 1;
@@ -45,7 +47,7 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
                       const float* v, AttentionForward& result, const AttentionOptions& options = {});
 
 // Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
-// q and k of shape (length, headDim) row-major that are ALREADY rotated (no rotary step here), or, with q == nullptr,
+// q and k of shape (length, headDim) row-major, unrotated (rotary schemes rotate inside, as in attentionForward), or, with q == nullptr,
 // from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view) comes from.
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
                                           int headDim);

@@ -37,30 +37,31 @@ void validateAttention(const PositionBias& bias, const AttentionDims& dims)
                          bias.spec().name());
 }
 
-RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim)
+RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim, int length)
 {
     RotaryFrequencies table;
     if (!isRotary(spec))
         return table;
     const int pairs = headDim / 2;
     const bool xpos = spec.kind == SchemeKind::Xpos;
-    table.theta.resize(pairs);
+    // The head dim decides the pairs (callers check spec dim == D where it matters, checkRotaryHeadDim).
+    const RotaryScaling scaling =
+        rotaryScaling(headDim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), length);
+    table.theta = scaling.thetaScaled;
+    table.attentionFactor = scaling.attentionFactor;
     table.logZeta.assign(pairs, 0.0);
     table.scaleBase = xpos ? spec.param("scale-base") : 1.0;
-    for (int i = 0; i < pairs; ++i) {
-        table.theta[i] = rotaryFrequency(i, headDim, spec.param("base"));
-        if (xpos)
-            table.logZeta[i] = std::log(xposZeta(i, headDim, spec.param("gamma")));
-    }
+    for (int i = 0; xpos && i < pairs; ++i)
+        table.logZeta[i] = std::log(xposZeta(i, headDim, spec.param("gamma")));
     return table;
 }
 
-void RotaryFrequencies::rotation(int m, int i, bool isKey, double& c, double& s) const
+void RotaryFrequencies::rotation(double m, int i, bool isKey, double& c, double& s) const
 {
     const double angle = m * theta[i];
     // The key's scale is 1 / the query's (not exp of the negated exponent), so q and k scales cancel exactly.
     const double up = logZeta[i] != 0.0 ? std::exp(m / scaleBase * logZeta[i]) : 1.0;
-    const double scale = isKey ? 1.0 / up : up;
+    const double scale = (isKey ? 1.0 / up : up) * attentionFactor;
     c = std::cos(angle) * scale;
     s = std::sin(angle) * scale;
 }

@@ -17,20 +17,24 @@ bool hasTrainableBias(const SchemeSpec& spec);
 
 // The rotary step's only input: per pair i of a head, the angle theta_i a position step turns it by, and XPOS's
 // log zeta_i. Position m turns pair i by m theta_i and scales q by zeta_i^(m/s), k by zeta_i^(-m/s). Methods that
-// stretch rotary schemes to longer contexts change this table (and may remap positions), not the kernels.
+// stretch rotary schemes to longer contexts change this table (core/rotary_scaling.h: theta'_i and the attention
+// factor) and, for rerope, the positions (the kernel's passes), not the kernels.
 struct RotaryFrequencies {
-    std::vector<double> theta;   // (D/2); empty when the scheme does not rotate
+    std::vector<double> theta;   // (D/2) theta'_i; empty when the scheme does not rotate
     std::vector<double> logZeta; // (D/2); all 0 for rope
     double scaleBase = 1.0;      // XPOS's s
+    double attentionFactor = 1.0; // multiplies cos and sin of q and of k (YaRN), so the logits scale by its square
 
     bool active() const { return !theta.empty(); }
     int pairs() const { return static_cast<int>(theta.size()); }
-    // cos and sin of pair i at position m, times XPOS's scale (isKey: its inverse); R_m = [[c, -s], [s, c]].
-    void rotation(int m, int i, bool isKey, double& c, double& s) const;
+    // cos and sin of pair i at position m (fractional for leaky rerope), times XPOS's scale (isKey: its inverse) and
+    // the attention factor; R_m = [[c, -s], [s, c]].
+    void rotation(double m, int i, bool isKey, double& c, double& s) const;
 };
 
-// The table of `spec` for head dim `headDim`; empty for schemes that do not rotate.
-RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim);
+// The table of `spec` for head dim `headDim` at sequence length `length` (dynamic-ntk reads it); empty for schemes that
+// do not rotate.
+RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim, int length);
 
 // Parameter gradients of trainable biases (t5 values, kerple r1 and r2) from the loss gradient summed per head and
 // distance: distanceGrad[h * (2 length - 1) + (r + length - 1)], r = m - n. Vectors of other schemes are cleared.

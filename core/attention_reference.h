@@ -22,7 +22,9 @@ struct AttentionReferenceGradients {
 };
 
 // What attentionForward computes, the textbook way: scores S = (Q K^T / sqrt(D) + bias) * rowScale with the mask as
-// -inf, P = softmax(S) row by row, out = P V, for every (batch, head); rope and xpos rotate q and k first. Materialises
+// -inf, P = softmax(S) row by row, out = P V, for every (batch, head); rope and xpos rotate q and k first (with their
+// method's frequencies and attention factor; past rerope's window q and k are rotated at the remapped positions, and
+// attention sinks widen the mask). Materialises
 // (N, N) per head and runs in double, so it is slow and exact: for reading and for testing, never for the app.
 // Same inputs, layout and errors as attentionForward.
 AttentionReferenceForward attentionForwardReference(const PositionBias& bias, const AttentionDims& dims, const float* q,

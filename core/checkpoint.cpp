@@ -35,6 +35,12 @@ std::string checkpointBytes(const Model& model, const CheckpointInfo& info)
     meta["scheme"] = model.config().scheme;
     meta["step"] = std::to_string(info.step);
     meta["train_loss"] = exactText(info.trainLoss);
+    if (info.optimizer) {
+        const int64_t count = static_cast<int64_t>(model.parameterCount());
+        views.push_back({"optimizer.exp_avg", {count}, info.optimizer->firstMoment().data()});
+        views.push_back({"optimizer.exp_avg_sq", {count}, info.optimizer->secondMoment().data()});
+        meta["optimizer_updates"] = std::to_string(info.optimizer->updates());
+    }
     if (!info.corpus.empty())
         meta["corpus"] = info.corpus;
     if (!info.training.is_null())
@@ -91,6 +97,29 @@ ModelConfig readConfig(const CheckpointReader& r)
 
 // Every tensor the config implies is in the file with its shape and finite values, and no other is: checked before a
 // model of that size is allocated.
+// AdamW's moments, saved since rotary length extension's `train --init` (older checkpoints have none).
+bool hasOptimizerState(const SafetensorsFile& file)
+{
+    return file.tensors.count("optimizer.exp_avg") && file.tensors.count("optimizer.exp_avg_sq");
+}
+
+std::unique_ptr<AdamW> readOptimizer(const CheckpointReader& r, const Model& model)
+{
+    if (!hasOptimizerState(r.file))
+        return nullptr;
+    const auto it = r.file.metadata.find("optimizer_updates");
+    try {
+        const int updates = static_cast<int>(
+            parseInteger(it == r.file.metadata.end() ? "" : it->second, "optimizer_updates", 0, 2000000000));
+        auto optimizer = std::make_unique<AdamW>(model.parameterCount());
+        optimizer->restore(r.file.tensors.at("optimizer.exp_avg").data, r.file.tensors.at("optimizer.exp_avg_sq").data,
+                           updates);
+        return optimizer;
+    } catch (const InputError& e) {
+        throw r.fail(e.what());
+    }
+}
+
 void checkTensors(const CheckpointReader& r, const ModelConfig& config, const std::vector<ParameterTensor>& layout)
 {
     for (const ParameterTensor& t : layout) {
@@ -107,9 +136,10 @@ void checkTensors(const CheckpointReader& r, const ModelConfig& config, const st
             if (!std::isfinite(v))
                 throw r.fail("tensor '" + t.name + "' holds a non-finite value");
     }
+    const bool hasOptimizer = hasOptimizerState(r.file);
     for (const auto& [name, tensor] : r.file.tensors) {
         (void)tensor;
-        bool known = false;
+        bool known = hasOptimizer && (name == "optimizer.exp_avg" || name == "optimizer.exp_avg_sq");
         for (const ParameterTensor& t : layout)
             known = known || t.name == name;
         if (!known)
@@ -165,6 +195,7 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
         throw reader.fail(e.what());
     }
     loaded.info = readInfo(reader);
+    loaded.optimizer = readOptimizer(reader, model);
     return loaded;
 }
 

@@ -37,8 +37,6 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
                 s.q[h * perHead + i] = static_cast<float>(rngQ.normal());
                 s.k[h * perHead + i] = static_cast<float>(rngK.normal());
             }
-            applyRotary(spec, s.q.data() + h * perHead, length, headDim, 0, false);
-            applyRotary(spec, s.k.data() + h * perHead, length, headDim, 0, true);
         }
         return s;
     };

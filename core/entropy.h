@@ -9,7 +9,7 @@
 
 namespace plab {
 
-// Queries and keys for one sequence length, (H, N, D) row-major, rotary already applied.
+// Queries and keys for one sequence length, (H, N, D) row-major, before any rotary step (the kernel rotates).
 struct QkSample {
     int heads = 0;
     int length = 0;
@@ -20,8 +20,8 @@ struct QkSample {
 using QkProvider = std::function<QkSample(int length)>;
 
 // q, k ~ N(0, 1) per component from `seed`; each head's stream is prefix-stable (length N's rows are the first
-// rows of length 2N's). Rotary schemes are applied with the scheme's base; their dim must equal headDim
-// (checkRotaryHeadDim: there is no partial rotary).
+// rows of length 2N's), unrotated: the kernel rotates them (rowEntropies). A rotary scheme's dim must equal
+// headDim (checkRotaryHeadDim: there is no partial rotary).
 QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed);
 
 struct EntropyPoint {

@@ -1,6 +1,8 @@
 // Forward/backward pairs of the transformer's layers: Eigen GEMMs for linear maps, OpenMP over rows elsewhere.
 #include "layers.h"
 
+#include "rotary_scaling.h"
+
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -290,7 +292,7 @@ void sinusoidalTable(float* out, int T, int C, double base)
 #pragma omp parallel for schedule(static) if (static_cast<size_t>(T) * C > 65536)
     for (int m = 0; m < T; ++m)
         for (int i = 0; i < C / 2; ++i) {
-            const double angle = m * std::pow(base, -2.0 * i / C);
+            const double angle = m * rotaryFrequency(i, C, base);
             out[static_cast<size_t>(m) * C + 2 * i] = static_cast<float>(std::sin(angle));
             out[static_cast<size_t>(m) * C + 2 * i + 1] = static_cast<float>(std::cos(angle));
         }

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "model.h"
 #include "presets.h"
+#include "rotary_scaling.h"
 #include "schemes.h"
 
 #include <algorithm>
@@ -150,10 +151,16 @@ public:
         return value;
     }
 
+    // A scheme name, or a rotary scheme with a length-extension method ("rope+yarn", as the compare view names it).
     std::string schemeName(const std::string& key, const std::string& name) const
     {
         try {
-            return schemeByName(name).name;
+            const auto [scheme, method] = splitSchemeLabel(name);
+            const SchemeInfo& info = schemeByName(scheme);
+            const RotaryMethodInfo& m = rotaryMethodByName(method);
+            if (m.method != RotaryMethod::None && !info.rotary)
+                throw InputError("'" + name + "': a length-extension method needs a rotary scheme (rope, xpos)");
+            return m.method == RotaryMethod::None ? info.name : info.name + "+" + m.name;
         } catch (const InputError& e) {
             fail(key, e.what());
         }
@@ -251,7 +258,8 @@ void readBiasKeys(const StateReader& r, LessonState& s)
     if (s.buckets && s.schemes[0] != "t5")
         r.fail("buckets", "\"buckets\" is for the t5 scheme only (got " + s.schemes[0] + ")");
     r.checkSpec(j.contains("params") ? "params" : "scheme", [&] {
-        makeSchemeSpec(s.schemes[0], s.heads, s.bidirectional, s.settings(), s.context, s.logn);
+        const auto [scheme, method] = splitSchemeLabel(s.schemes[0]);
+        makeSchemeSpec(scheme, s.heads, s.bidirectional, s.settings(), s.context, s.logn, method);
     });
 }
 
@@ -262,9 +270,11 @@ void readCompareKeys(const StateReader& r, LessonState& s)
     s.difference = r.boolean(j, "difference", false);
     s.separateScales = r.boolean(j, "separate_scales", false);
     r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
-        for (size_t i = 0; i < s.schemes.size(); ++i)
-            makeSchemeSpec(s.schemes[i], s.heads, s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
-                           i == 0 ? s.settings() : std::vector<std::string>{}, s.context, s.logn);
+        for (size_t i = 0; i < s.schemes.size(); ++i) {
+            const auto [scheme, method] = splitSchemeLabel(s.schemes[i]);
+            makeSchemeSpec(scheme, s.heads, s.bidirectional && schemeByName(scheme).bidirectionalAllowed,
+                           i == 0 ? s.settings() : std::vector<std::string>{}, s.context, s.logn, method);
+        }
     });
 }
 
@@ -311,11 +321,12 @@ void readEntropyKeys(const StateReader& r, LessonState& s)
     s.seed = r.integer(j, "seed", 0, 0, 1 << 30);
     s.measure = r.choice(j, "measure", "last", {"last", "mean"});
     r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
-        for (size_t i = 0; i < s.schemes.size(); ++i)
-            makeSchemeSpecForHeadDim(s.schemes[i], s.heads,
-                                     s.bidirectional && schemeByName(s.schemes[i]).bidirectionalAllowed,
+        for (size_t i = 0; i < s.schemes.size(); ++i) {
+            const auto [scheme, method] = splitSchemeLabel(s.schemes[i]);
+            makeSchemeSpecForHeadDim(scheme, s.heads, s.bidirectional && schemeByName(scheme).bidirectionalAllowed,
                                      i == 0 ? s.settings() : std::vector<std::string>{}, kEntropyHeadDim,
-                                     kEntropyHeadDimName, s.context, s.logn);
+                                     kEntropyHeadDimName, s.context, s.logn, method);
+        }
     });
 }
 

@@ -65,6 +65,17 @@ Model::Model(const ModelConfig& config)
     }
 }
 
+void Model::setScaling(const std::string& method, const std::vector<std::string>& settings)
+{
+    ModelConfig c = m_config;
+    c.scaling = method;
+    c.scalingSettings = settings;
+    m_baseSpec = modelSchemeSpec(c); // throws InputError before anything changes
+    m_config = std::move(c);
+    m_bias.reset();
+    parametersChanged();
+}
+
 SchemeSpec Model::schemeSpec() const
 {
     SchemeSpec spec = m_baseSpec;
@@ -441,12 +452,6 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
         s.headDim = model.config().headDim();
         s.q.assign(model.layerQueries(layer).begin(), model.layerQueries(layer).end()); // (1, H, N, D)
         s.k.assign(model.layerKeys(layer).begin(), model.layerKeys(layer).end());
-        const SchemeSpec spec = model.schemeSpec();
-        const size_t perHead = static_cast<size_t>(length) * s.headDim;
-        for (int h = 0; h < s.heads; ++h) { // entropy wants q and k as the kernel scores them
-            applyRotary(spec, s.q.data() + h * perHead, length, s.headDim, 0, false);
-            applyRotary(spec, s.k.data() + h * perHead, length, s.headDim, 0, true);
-        }
         return s;
     };
 }

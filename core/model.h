@@ -25,6 +25,9 @@ public:
     explicit Model(const ModelConfig& config);
 
     const ModelConfig& config() const { return m_config; }
+    // Evaluates the same weights under another length-extension method (zero-shot): "none" removes the checkpoint's.
+    // InputError for a method or parameter the scheme does not take.
+    void setScaling(const std::string& method, const std::vector<std::string>& settings);
     // The scheme with the model's current learned values (t5 table, kerple r1/r2) filled in.
     SchemeSpec schemeSpec() const;
     // Longest sequence the model accepts: the context for learned positions, otherwise kMaxLength.
@@ -131,8 +134,8 @@ private:
     uint64_t m_version = 1, m_biasVersion = 0;
 };
 
-// q and k (H, N, D) of `layer` when the model reads the first N bytes of `text` (repeated when shorter), rotary
-// applied as the kernel scores them. The provider keeps a reference to `model`.
+// q and k (H, N, D) of `layer` when the model reads the first N bytes of `text` (repeated when shorter), before any
+// rotation (the kernel rotates, as in the model). The provider keeps a reference to `model`.
 QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer);
 
 // The layer a model view reads (entropy and attention --checkpoint --layer): `requested` when given, else the last

@@ -3,6 +3,7 @@
 
 #include "bias_views.h"
 #include "errors.h"
+#include "rotary_scaling.h"
 
 #include <algorithm>
 
@@ -14,8 +15,15 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : spec.params)
         params[k] = v;
-    return {{"layers", layers}, {"d_model", dModel}, {"heads", heads}, {"d_ff", dFf}, {"context", context},
-            {"vocab", vocab()}, {"scheme", scheme}, {"scheme_params", params}, {"logn", logn}, {"seed", seed}};
+    nlohmann::json j{{"layers", layers}, {"d_model", dModel}, {"heads", heads}, {"d_ff", dFf}, {"context", context},
+                     {"vocab", vocab()}, {"scheme", scheme}, {"scheme_params", params}, {"logn", logn}, {"seed", seed}};
+    if (spec.scaling != RotaryMethod::None) {
+        j["scaling"] = rotaryMethodInfo(spec.scaling).name;
+        j["scaling_params"] = nlohmann::json::object();
+        for (const auto& [k, v] : spec.scalingParams)
+            j["scaling_params"][k] = v;
+    }
+    return j;
 }
 
 ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& source)
@@ -52,6 +60,20 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
         if (!j["logn"].is_boolean())
             throw fail("logn is not a boolean");
         c.logn = j["logn"].get<bool>();
+    }
+    if (j.contains("scaling")) {
+        if (!j["scaling"].is_string())
+            throw fail("scaling is not a string");
+        c.scaling = j["scaling"].get<std::string>();
+    }
+    if (j.contains("scaling_params")) {
+        if (!j["scaling_params"].is_object())
+            throw fail("scaling_params is not an object");
+        for (const auto& [k, v] : j["scaling_params"].items()) {
+            if (!v.is_number())
+                throw fail("scaling parameter " + k + " is not a number");
+            c.scalingSettings.push_back(k + "=" + exactText(v.get<double>()));
+        }
     }
     if (j.contains("seed")) {
         if (!j["seed"].is_number_unsigned())
@@ -100,7 +122,8 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     std::string window;
     if (info.hasWindow && !findAssignment(settings, "window", window))
         settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
-    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn);
+    settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
+    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
 }
 
 int modelDefaultWindow(const ModelConfig& c)

@@ -39,6 +39,8 @@ struct ModelConfig {
     std::string scheme = "alibi";
     std::vector<std::string> schemeSettings; // NAME=VALUE overrides of the scheme's parameters
     bool logn = false;
+    std::string scaling = "none";             // rope/xpos length extension (core/rotary_scaling.h), saved in checkpoints
+    std::vector<std::string> scalingSettings; // NAME=VALUE overrides of the method's parameters
     uint64_t seed = 1;     // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }

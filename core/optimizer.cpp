@@ -1,6 +1,8 @@
 // AdamW, the learning-rate schedule and the clamp of trainable scheme values.
 #include "optimizer.h"
 
+#include "errors.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,8 +13,24 @@ AdamW::AdamW(size_t parameterCount)
 {
 }
 
-void AdamW::update(Model& model, const TrainConfig& config, double lr, int step)
+void AdamW::restore(std::vector<float> m, std::vector<float> v, int updates)
 {
+    if (m.size() != m_m.size() || v.size() != m_v.size())
+        throw InputError("optimizer state of " + std::to_string(m.size()) + " values does not fit a model of " +
+                         std::to_string(m_m.size()) + " parameters");
+    if (updates < 0)
+        throw InputError("optimizer_updates = " + std::to_string(updates) + " must be >= 0");
+    for (size_t i = 0; i < m.size(); ++i)
+        if (!std::isfinite(m[i]) || !std::isfinite(v[i]) || v[i] < 0)
+            throw InputError("optimizer state holds a non-finite or negative second moment at " + std::to_string(i));
+    m_m = std::move(m);
+    m_v = std::move(v);
+    m_updates = updates;
+}
+
+void AdamW::update(Model& model, const TrainConfig& config, double lr)
+{
+    const int step = ++m_updates;
     float* p = model.parameters().data();
     const float* g = model.gradients().data();
     const float b1 = static_cast<float>(config.beta1), b2 = static_cast<float>(config.beta2);

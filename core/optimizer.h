@@ -11,11 +11,19 @@ namespace plab {
 class AdamW {
 public:
     explicit AdamW(size_t parameterCount);
-    // One update of params from grads at learning rate lr; step counts from 1 (bias correction).
-    void update(Model& model, const TrainConfig& config, double lr, int step);
+    // One update of params from grads at learning rate lr; bias correction counts this optimiser's updates from 1,
+    // so a run continued from a checkpoint's state carries on where it stopped.
+    void update(Model& model, const TrainConfig& config, double lr);
+
+    const std::vector<float>& firstMoment() const { return m_m; }
+    const std::vector<float>& secondMoment() const { return m_v; }
+    int updates() const { return m_updates; }
+    // Restores a saved state; InputError when the sizes differ from the model's or a value is not finite.
+    void restore(std::vector<float> m, std::vector<float> v, int updates);
 
 private:
     std::vector<float> m_m, m_v; // first and second moments, parameter layout
+    int m_updates = 0;
 };
 
 // Learning rate of step s (0-based): linear warm-up to the peak, then cosine decay to the minimum.

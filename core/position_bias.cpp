@@ -10,11 +10,6 @@
 
 namespace plab {
 
-double rotaryFrequency(int i, int dim, double base)
-{
-    return std::pow(base, -2.0 * i / dim);
-}
-
 double xposZeta(int i, int dim, double gamma)
 {
     return (2.0 * i + gamma * dim) / ((1.0 + gamma) * dim);
@@ -29,8 +24,10 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
                          std::to_string(kMaxLength) + "]");
     const SchemeInfo& info = spec.info();
     m_hasAdditive = info.additive;
-    if (info.hasWindow)
+    if (info.hasWindow) {
         m_window = spec.intParam("window");
+        m_sinks = spec.intParam("sinks");
+    }
 
     const int H = spec.heads;
     const int L = maxLength;
@@ -59,12 +56,7 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
             std::copy(m_viewTable.begin(), m_viewTable.begin() + m_tableStride,
                       m_viewTable.begin() + static_cast<std::ptrdiff_t>(h * m_tableStride));
     };
-    auto frequencies = [](int d, double base) {
-        std::vector<double> w(d / 2);
-        for (int i = 0; i < d / 2; ++i)
-            w[i] = rotaryFrequency(i, d, base);
-        return w;
-    };
+    auto frequencies = [](int d, double base) { return rotaryFrequencies(d, base); };
 
     switch (spec.kind) {
     case SchemeKind::None:
@@ -90,23 +82,16 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
     }
     case SchemeKind::Rope:
     case SchemeKind::Xpos: {
+        // The probe score with the length-extension method applied: logit_scale * sum_i 2 cos(P(r) θ'_i) (xpos: times
+        // ζ_i^(P(r)/s)); methods that depend on the sequence length (dynamic-ntk) see maxLength.
         const int d = spec.intParam("dim");
-        const std::vector<double> theta = frequencies(d, spec.param("base"));
+        const RotaryScaling scaling = rotaryScaling(spec, L);
         const bool xpos = spec.kind == SchemeKind::Xpos;
-        std::vector<double> logZeta(d / 2, 0.0);
+        std::vector<double> logZeta;
         for (int i = 0; xpos && i < d / 2; ++i)
-            logZeta[i] = std::log(xposZeta(i, d, spec.param("gamma")));
+            logZeta.push_back(std::log(xposZeta(i, d, spec.param("gamma"))));
         const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
-        fillShared([&](int r) {
-            double sum = 0;
-            for (int i = 0; i < d / 2; ++i) {
-                double term = 2.0 * std::cos(r * theta[i]);
-                if (xpos)
-                    term *= std::exp(logZeta[i] * r / scaleBase);
-                sum += term;
-            }
-            return sum;
-        });
+        fillShared([&](int r) { return rotaryProbe(scaling, r, logZeta, scaleBase); });
         break;
     }
     case SchemeKind::T5: {
@@ -141,6 +126,13 @@ KeyRange PositionBias::keyRange(int m, int length) const
     return maskKeyRange(m_spec.kind, m_spec.bidirectional, m_window, m, length);
 }
 
+KeyRange PositionBias::sinkRange(int m, int length) const
+{
+    if (m_sinks == 0)
+        return {0, 0};
+    return {0, std::max(0, std::min({m_sinks, keyRange(m, length).begin, m_spec.bidirectional ? length : m + 1}))};
+}
+
 namespace {
 // The spec and length visiblePairs and nominalPairs count over.
 void checkPairCountArguments(const SchemeSpec& spec, int length)
@@ -157,8 +149,11 @@ double visiblePairs(const SchemeSpec& spec, int length)
     checkPairCountArguments(spec, length);
     const int window = spec.info().hasWindow ? spec.intParam("window") : 0;
     double pairs = 0;
-    for (int m = 0; m < length; ++m)
-        pairs += maskKeyRange(spec.kind, spec.bidirectional, window, m, length).size();
+    const int sinks = spec.info().hasWindow ? spec.intParam("sinks") : 0;
+    for (int m = 0; m < length; ++m) {
+        const KeyRange keys = maskKeyRange(spec.kind, spec.bidirectional, window, m, length);
+        pairs += keys.size() + std::max(0, std::min({sinks, keys.begin, spec.bidirectional ? length : m + 1}));
+    }
     return pairs;
 }
 
@@ -189,8 +184,11 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
     for (int m = rowBegin; m < rowEnd; ++m) {
         float* row = out + static_cast<size_t>(m - rowBegin) * length;
         const KeyRange keys = keyRange(m, length);
+        const KeyRange sinks = sinkRange(m, length);
         const float scale = rowScale(m);
         std::fill(row, row + keys.begin, kMasked);
+        for (int n = sinks.begin; n < sinks.end; ++n)
+            row[n] = table[m - n] * scale;
         for (int n = keys.begin; n < keys.end; ++n)
             row[n] = table[m - n] * scale;
         std::fill(row + keys.end, row + length, kMasked);
@@ -203,23 +201,26 @@ void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positi
         return;
     if (dim % 2 != 0)
         throw InputError("rotary schemes need an even head dimension, got " + std::to_string(dim));
-    const double base = spec.param("base");
+    if (rotaryMethodInfo(spec.scaling).remapsPositions)
+        throw InputError("scaling " + rotaryMethodInfo(spec.scaling).name +
+                         " remaps relative positions; it is not a rotation of each row alone");
+    const RotaryScaling scaling =
+        rotaryScaling(dim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), positionOffset + rows);
     const bool xpos = spec.kind == SchemeKind::Xpos;
     const double gamma = xpos ? spec.param("gamma") : 0.0;
     const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
     const int pairs = dim / 2;
-    std::vector<double> freq(pairs), logZeta(pairs);
-    for (int i = 0; i < pairs; ++i) {
-        freq[i] = rotaryFrequency(i, dim, base);
+    const std::vector<double>& freq = scaling.thetaScaled;
+    std::vector<double> logZeta(pairs);
+    for (int i = 0; i < pairs; ++i)
         logZeta[i] = xpos ? std::log(xposZeta(i, dim, gamma)) : 0.0;
-    }
 #pragma omp parallel for schedule(static) if (rows > 256)
     for (int row = 0; row < rows; ++row) {
         const double pos = positionOffset + row;
         float* v = x + static_cast<size_t>(row) * dim;
         for (int i = 0; i < pairs; ++i) {
             const double angle = pos * freq[i];
-            double c = std::cos(angle), s = std::sin(angle);
+            double c = std::cos(angle) * scaling.attentionFactor, s = std::sin(angle) * scaling.attentionFactor;
             if (xpos) {
                 const double scale = std::exp((isKey ? -pos : pos) / scaleBase * logZeta[i]);
                 c *= scale;

@@ -1,6 +1,7 @@
 // PositionBias: a scheme's bias, probe view and mask for any (head, m, n), computed on demand from per-distance tables.
 #pragma once
 
+#include "rotary_scaling.h"
 #include "schemes.h"
 
 #include <cstdint>
@@ -50,10 +51,14 @@ public:
 
     // Keys visible to query m in a sequence of `length` (<= maxLength) positions.
     KeyRange keyRange(int m, int length) const;
+    // Attention sinks (local, bca with sinks = S): keys [0, min(S, keyRange.begin)) also visible to query m (and
+    // only to m >= n when causal); empty otherwise. Disjoint from keyRange.
+    KeyRange sinkRange(int m, int length) const;
     bool visible(int m, int n, int length) const
     {
         const KeyRange r = keyRange(m, length);
-        return n >= r.begin && n < r.end;
+        const KeyRange s = sinkRange(m, length);
+        return (n >= r.begin && n < r.end) || (n >= s.begin && n < s.end);
     }
 
     // True when the scheme adds a bias to the attention scores (t5, alibi, kerple, sandwich; local/bca add 0).
@@ -91,6 +96,7 @@ private:
     size_t m_tableStride = 0; // 2 * maxLength - 1
     bool m_hasAdditive = false;
     int m_window = 0;
+    int m_sinks = 0;
     std::vector<float> m_viewTable; // (H, 2L-1)
 };
 
@@ -106,13 +112,13 @@ double visiblePairs(const SchemeSpec& spec, int length);
 // if the first rows saw as many. visiblePairs() is the work actually done.
 double nominalPairs(const SchemeSpec& spec, int length);
 
-// Rotary angle of frequency i for head dimension d: base^(-2i/d).
-double rotaryFrequency(int i, int dim, double base);
 // XPOS per-frequency decay ζ_i = (2i + γd)/((1+γ)d).
 double xposZeta(int i, int dim, double gamma);
 
 // Applies the rotary scheme of `spec` (rope or xpos; no-op otherwise) in place to x of shape (N, D),
-// row-major, at positions positionOffset..positionOffset+N-1. `isKey` selects XPOS's inverse scaling.
+// row-major, at positions positionOffset..positionOffset+N-1, with the method's scaled frequencies and attention factor
+// (dynamic-ntk at length positionOffset+N). `isKey` selects XPOS's inverse scaling. Remapping methods (rerope) are
+// refused: they are not a rotation of each row alone, the attention kernel applies them.
 void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positionOffset, bool isKey);
 
 } // namespace plab

@@ -2,6 +2,7 @@
 #include "schemes.h"
 
 #include "errors.h"
+#include "rotary_scaling.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,12 @@ ParamInfo dimParam(double def)
 ParamInfo baseParam()
 {
     return realParam("base", 10000, 1, 1e12, true, false, "wavelength base: frequencies are base^(-2i/dim)");
+}
+
+// StreamingLLM's attention sinks: the first keys stay visible to every query past the window.
+ParamInfo sinksParam()
+{
+    return intParam("sinks", 0, 0, 1000000, false, "keys n < sinks stay visible to every query m >= n (attention sinks)");
 }
 
 std::vector<SchemeInfo> buildCatalog()
@@ -195,7 +202,8 @@ std::vector<SchemeInfo> buildCatalog()
                     "model's default window keeps that whole reach inside the training context.";
     s.params = {intParam("window", 16, 1, 1000000, false,
                          "number of visible keys (default: the training context; in a model of L layers the "
-                         "largest W with L (W - 1) + 1 <= context)")};
+                         "largest W with L (W - 1) + 1 <= context)"),
+                sinksParam()};
     s.additive = true;
     s.hasWindow = true;
     add(s);
@@ -207,7 +215,7 @@ std::vector<SchemeInfo> buildCatalog()
     s.formula = "blocks of window/2; query m sees keys n <= m in its own block and the previous one";
     s.explanation = "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees "
                     "between window/2 and window keys, all at distances seen in training.";
-    s.params = {intParam("window", 16, 2, 1000000, true, "window (two blocks of window/2 keys)")};
+    s.params = {intParam("window", 16, 2, 1000000, true, "window (two blocks of window/2 keys)"), sinksParam()};
     s.additive = true;
     s.hasWindow = true;
     s.bidirectionalAllowed = false;
@@ -351,6 +359,7 @@ void validateSchemeSpec(const SchemeSpec& spec)
                              (names.empty() ? "none" : names));
         }
     }
+    validateRotaryScaling(spec);
     if (spec.kind == SchemeKind::T5) {
         const int nb = spec.intParam("num-buckets");
         const int maxd = spec.intParam("max-distance");
@@ -385,9 +394,10 @@ void validateSchemeSpec(const SchemeSpec& spec)
 }
 
 SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, const std::vector<std::string>& assignments,
-                          int context, bool logn)
+                          int context, bool logn, std::string_view scaling)
 {
     const SchemeInfo& info = schemeByName(name);
+    const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? "none" : scaling);
     SchemeSpec spec;
     spec.kind = info.kind;
     spec.heads = heads;
@@ -398,6 +408,12 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, 
         spec.params[p.name] = p.defaultValue;
     if (info.hasWindow && context > 0)
         spec.params["window"] = (info.kind == SchemeKind::Bca && context % 2) ? context + 1 : context;
+    spec.scaling = method.method;
+    if (method.method != RotaryMethod::None && !info.rotary)
+        throw InputError("--scaling = " + method.name + " is not allowed for scheme " + info.name +
+                         "; allowed: rotary schemes (rope, xpos)");
+    for (const ParamInfo& p : method.params)
+        spec.scalingParams[p.name] = p.defaultValue;
 
     for (const std::string& a : assignments) {
         const auto eq = a.find('=');
@@ -406,21 +422,33 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, 
         const std::string pname = a.substr(0, eq);
         const std::string text = a.substr(eq + 1);
         auto it = std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
-        if (it == info.params.end()) {
+        auto methodIt = std::find_if(method.params.begin(), method.params.end(),
+                                     [&](const ParamInfo& p) { return p.name == pname; });
+        const bool ofMethod = it == info.params.end() && methodIt != method.params.end();
+        if (it == info.params.end() && !ofMethod) {
             std::string names;
             for (const ParamInfo& p : info.params)
                 names += (names.empty() ? "" : ", ") + p.name;
+            std::string methodNames;
+            for (const ParamInfo& p : method.params)
+                methodNames += (methodNames.empty() ? "" : ", ") + p.name;
+            if (method.method != RotaryMethod::None)
+                throw InputError("--set " + pname + ": scheme " + info.name + " with scaling " + method.name +
+                                 " has no parameter '" + pname + "'; its parameters: " + (names.empty() ? "none" : names) +
+                                 "; " + method.name + "'s parameters: " + (methodNames.empty() ? "none" : methodNames));
             throw InputError("scheme " + info.name + " has no parameter '" + pname + "'; its parameters: " +
-                             (names.empty() ? "none" : names));
+                             (names.empty() ? "none" : names) +
+                             (info.rotary ? " (length-extension parameters need --scaling METHOD)" : ""));
         }
+        const ParamInfo& param = ofMethod ? *methodIt : *it;
+        const std::string owner = ofMethod ? "scaling " + method.name : "scheme " + info.name;
         double value = 0;
         try {
             value = parseNumber(text, pname);
         } catch (const InputError&) {
-            throw InputError("scheme " + info.name + ": " + pname + " = '" + text + "' is not a number; allowed: " +
-                             it->rangeText());
+            throw InputError(owner + ": " + pname + " = '" + text + "' is not a number; allowed: " + param.rangeText());
         }
-        spec.params[pname] = value;
+        (ofMethod ? spec.scalingParams : spec.params)[pname] = value;
     }
     validateSchemeSpec(spec);
     return spec;
@@ -436,6 +464,12 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["context"] = spec.context;
     if (spec.logn)
         j["logn"] = true;
+    if (spec.scaling != RotaryMethod::None) {
+        j["scaling"] = rotaryMethodInfo(spec.scaling).name;
+        j["scaling_parameters"] = nlohmann::json::object();
+        for (const auto& [k, v] : spec.scalingParams)
+            j["scaling_parameters"][k] = v;
+    }
     return j;
 }
 
@@ -470,16 +504,16 @@ const char* const kWholeHeads = "; rope and xpos rotate whole heads: leave dim u
 
 SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
                                     const std::vector<std::string>& assignments, int headDim,
-                                    const std::string& headDimName, int context, bool logn)
+                                    const std::string& headDimName, int context, bool logn, std::string_view scaling)
 {
     const SchemeInfo& info = schemeByName(name);
     if (!info.rotary)
-        return makeSchemeSpec(name, heads, bidirectional, assignments, context, logn);
+        return makeSchemeSpec(name, heads, bidirectional, assignments, context, logn, scaling);
     if (headDim < 2 || headDim % 2 != 0)
         throw InputError(headDimName + " = " + std::to_string(headDim) + " is not allowed for the rotary scheme " +
                          info.name + "; allowed: even head dims (rotation acts on pairs of dimensions)");
     return makeSchemeSpec(name, heads, bidirectional, withRequiredDim(name, assignments, headDim, headDimName, kWholeHeads),
-                          context, logn);
+                          context, logn, scaling);
 }
 
 void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName)

@@ -26,6 +26,18 @@ enum class SchemeKind {
     Bca,
 };
 
+// Length-extension methods of rotary schemes (core/rotary_scaling.h has their catalogue and formulas).
+enum class RotaryMethod {
+    None,
+    Pi,
+    Ntk,
+    DynamicNtk,
+    Yarn,
+    Llama3,
+    Rerope,
+    LeakyRerope,
+};
+
 // One tunable parameter of a scheme, with its default and allowed range.
 struct ParamInfo {
     std::string name; // as in --set NAME=VALUE
@@ -73,6 +85,8 @@ struct SchemeSpec {
     bool logn = false;   // scale row m's scores by log(m+1)/log(context) past the context
     int context = 0;     // training context length, 0 when there is no model
     std::map<std::string, double> params; // every parameter of the scheme, defaults filled in
+    RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
+    std::map<std::string, double> scalingParams; // every parameter of the method, defaults filled in
 
     // Learned per-head values; empty means "derive from params" (the untrained prior).
     std::vector<double> t5Values; // (num-buckets, heads) row-major: [bucket * heads + h]
@@ -88,8 +102,11 @@ struct SchemeSpec {
 // Builds a spec from a scheme name and NAME=VALUE strings, validating everything. The window of
 // `local`/`bca` defaults to the context when one is given (the super baseline), else to 16.
 // Throws InputError with a one-line message naming the parameter, its value and the allowed range.
+// `scaling` names a rotary length-extension method ("" or "none": none); assignments naming one of its parameters
+// set that parameter, any other name must be the scheme's.
 SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
-                          const std::vector<std::string>& assignments = {}, int context = 0, bool logn = false);
+                          const std::vector<std::string>& assignments = {}, int context = 0, bool logn = false,
+                          std::string_view scaling = {});
 
 // Checks every parameter and cross-parameter constraint of a spec; throws InputError.
 void validateSchemeSpec(const SchemeSpec& spec); // throws InputError
@@ -113,7 +130,8 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
 // messages, e.g. "--head-dim" or "the head dim D of --q".
 SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
                                     const std::vector<std::string>& assignments, int headDim,
-                                    const std::string& headDimName, int context = 0, bool logn = false);
+                                    const std::string& headDimName, int context = 0, bool logn = false,
+                                    std::string_view scaling = {});
 // The same rule for a spec built already (e.g. by the GUI's panel): refuses rope/xpos whose dim differs from D.
 void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName);
 

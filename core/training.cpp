@@ -12,10 +12,15 @@
 
 namespace plab {
 
-Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens)
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume)
     : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
       m_rngState(m_config.dataSeed)
 {
+    if (resume)
+        m_optimizer = *resume;
+    if (m_optimizer.firstMoment().size() != model.parameterCount())
+        throw InputError("the optimizer state does not fit the model's " + std::to_string(model.parameterCount()) +
+                         " parameters");
     validateTrainConfig(m_config);
     const size_t T = model.config().context;
     // Activations, their gradients (about as large again) and the optimiser state.
@@ -58,7 +63,7 @@ TrainStepResult Trainer::step()
             v *= scale;
     }
     r.learningRate = learningRateAt(m_config, m_step);
-    m_optimizer.update(m_model, m_config, r.learningRate, m_step + 1);
+    m_optimizer.update(m_model, m_config, r.learningRate);
     clampSchemeParameters(m_model);
     r.step = ++m_step;
     return r;
@@ -96,18 +101,45 @@ std::vector<int> extrapolationLengths(int context, const std::vector<int>& multi
     return lengths;
 }
 
+void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source)
+{
+    const ModelConfig& was = init.model->config();
+    auto shape = [](const ModelConfig& c) {
+        return "scheme " + c.scheme + ", layers " + std::to_string(c.layers) + ", d-model " + std::to_string(c.dModel) +
+               ", heads " + std::to_string(c.heads) + ", d-ff " + std::to_string(c.dFf);
+    };
+    const std::vector<ParameterTensor> want = modelTensorLayout(model);
+    bool same = was.scheme == model.scheme && want.size() == init.model->tensors().size();
+    for (size_t i = 0; same && i < want.size(); ++i)
+        same = want[i].name == init.model->tensors()[i].name && want[i].shape == init.model->tensors()[i].shape;
+    if (!same)
+        throw InputError("--init " + source + ": the checkpoint has " + shape(was) + "; this run asks for " +
+                         shape(model) + (model.scheme == "learned" && model.context != was.context
+                                             ? " of context " + std::to_string(model.context) + " (learned rows)"
+                                             : std::string()) +
+                         "; allowed: the same scheme and shapes (context, --scaling, --set and the schedule may change)");
+}
+
 TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks)
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
 {
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
     checkTrainingCorpus(corpus, modelConfig.context);
+    if (init)
+        checkInitCompatible(modelConfig, *init, "checkpoint");
     TrainingResult result;
     result.model = std::make_unique<Model>(modelConfig);
     Model& model = *result.model;
-    Trainer trainer(model, train, corpus.train);
+    if (init) {
+        model.parameters() = init->model->parameters();
+        model.parametersChanged();
+    }
+    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr);
     result.info.corpus = corpus.source;
     result.info.training = train.toJson();
+    // Periodic checkpoints save the live state; the result keeps its own copy (below).
+    result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
     model.setCancelFlag(hooks.interrupt);
     auto stopRequested = [&] {
         return (hooks.interrupt && hooks.interrupt->load()) || (hooks.shouldStop && hooks.shouldStop());
@@ -155,6 +187,7 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
         }
     }
     model.setCancelFlag(nullptr);
+    result.info.optimizer = std::make_shared<const AdamW>(trainer.optimizer());
     result.info.step = trainer.stepsDone();
     result.elapsedSeconds = elapsed();
     result.tokensPerSecond =

@@ -25,9 +25,11 @@ struct TrainStepResult {
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
 class Trainer {
 public:
-    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens);
+    // `resume`: an optimiser state to continue from (train --init), copied.
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr);
     TrainStepResult step();
     int stepsDone() const { return m_step; }
+    const AdamW& optimizer() const { return m_optimizer; }
     const TrainConfig& config() const { return m_config; }
     size_t tokensPerStep() const { return static_cast<size_t>(m_config.batch) * m_model.config().context; }
 
@@ -88,7 +90,13 @@ struct TrainingResult {
 // Validates both configs and the corpus, builds the model from model.seed and runs train.steps steps of random
 // windows of the training split (same seeds and threads: the same run). InputError for bad input, RunError when the
 // loss diverges.
+// With `init` (train --init) the run starts from that checkpoint's weights and, when it has one, its optimiser state;
+// `model` may change the context, the length-extension method and the parameters that leave the weights' shapes
+// alone, but not the scheme or a shape: InputError naming both otherwise.
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks = {});
+                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
+
+// The check of train --init: InputError unless `init` has the scheme and every tensor shape of `model`.
+void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source);
 
 } // namespace plab

@@ -56,14 +56,17 @@ double referenceBias(const SchemeSpec& spec, int h, int m, int n)
 {
     const int r = m - n;
     const int H = spec.heads;
+    // Attention sinks (design.md): keys n < S stay visible to every query m >= n (any m when bidirectional).
+    const bool sink = (spec.kind == SchemeKind::Local || spec.kind == SchemeKind::Bca) && n < spec.intParam("sinks") &&
+                      (spec.bidirectional || n <= m);
     if (spec.kind == SchemeKind::Local) {
         const int w = spec.intParam("window");
         const bool visible = spec.bidirectional ? std::abs(r) < w : (r >= 0 && r < w);
-        return visible ? 0.0 : -kInf;
+        return visible || sink ? 0.0 : -kInf;
     }
     if (spec.kind == SchemeKind::Bca) {
         const int block = spec.intParam("window") / 2;
-        return (n <= m && n / block >= m / block - 1) ? 0.0 : -kInf;
+        return (n <= m && n / block >= m / block - 1) || sink ? 0.0 : -kInf;
     }
     if (!spec.bidirectional && n > m)
         return -kInf;
@@ -125,8 +128,35 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
                              std::vector<double> k, const std::vector<double>& v)
 {
     const int N = dims.length, D = dims.headDim, H = dims.heads, BH = dims.batch * dims.heads;
-    referenceRotate(spec, q, BH, N, D, false);
-    referenceRotate(spec, k, BH, N, D, true);
+    // A length-extension method: the score of each pair straight from design.md's P(m, n) and θ'_i (the frequencies
+    // themselves are checked against the NumPy reference in tst_rotary), q^T R(-P θ') k per pair times logit_scale
+    // (and XPOS's ζ_i^(P/s)), instead of rotating q and k.
+    const bool scaled = (spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos) && spec.scaling != RotaryMethod::None;
+    RotaryScaling scaling;
+    if (scaled) // the head dim D decides the pairs, as in the kernel
+        scaling = rotaryScaling(D, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), N);
+    auto scaledDot = [&](const double* qm, const double* kn, int m, int n) {
+        const double r = m - n;
+        double p = r;
+        if (scaling.window > 0 && r >= scaling.window)
+            p = std::isfinite(scaling.leak) ? scaling.window + (r - scaling.window) / scaling.leak : scaling.window;
+        double dot = 0;
+        for (int i = 0; i < D / 2; ++i) {
+            const double angle = p * scaling.thetaScaled[i];
+            double term = std::cos(angle) * (qm[2 * i] * kn[2 * i] + qm[2 * i + 1] * kn[2 * i + 1]) +
+                          std::sin(angle) * (qm[2 * i] * kn[2 * i + 1] - qm[2 * i + 1] * kn[2 * i]);
+            if (spec.kind == SchemeKind::Xpos) {
+                const double g = spec.param("gamma");
+                term *= std::pow((2.0 * i + g * D) / ((1.0 + g) * D), p / spec.param("scale-base"));
+            }
+            dot += term;
+        }
+        return dot * scaling.logitScale;
+    };
+    if (!scaled) {
+        referenceRotate(spec, q, BH, N, D, false);
+        referenceRotate(spec, k, BH, N, D, true);
+    }
     Reference ref;
     ref.out.assign(dims.elements(), 0.0);
     ref.probs.assign(size_t(BH) * N * N, 0.0);
@@ -143,7 +173,9 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
             double mx = -kInf;
             for (int n = 0; n < N; ++n) {
                 double dot = 0;
-                for (int d = 0; d < D; ++d)
+                if (scaled && !std::isinf(bias[(size_t(bh % H) * N + m) * N + n]))
+                    dot = scaledDot(&q[(size_t(bh) * N + m) * D], &k[(size_t(bh) * N + n) * D], m, n);
+                for (int d = 0; !scaled && d < D; ++d)
                     dot += q[(size_t(bh) * N + m) * D + d] * k[(size_t(bh) * N + n) * D + d];
                 s[n] = (dot / std::sqrt(double(D)) + bias[(size_t(bh % H) * N + m) * N + n]) * scale;
                 mx = std::max(mx, s[n]);
@@ -190,10 +222,18 @@ std::vector<std::string> toStd(const QStringList& list)
 }
 
 // A spec with random (but valid) trainable values, so parameter gradients and per-head tables are exercised.
+// A set "scaling=METHOD" picks the rotary length-extension method.
 SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QStringList& sets, int context = 0,
                     bool logn = false)
 {
-    SchemeSpec spec = makeSchemeSpec(name.toStdString(), heads, bidirectional, toStd(sets), context, logn);
+    QStringList own;
+    std::string scaling;
+    for (const QString& a : sets)
+        if (a.startsWith("scaling="))
+            scaling = a.mid(8).toStdString();
+        else
+            own << a;
+    SchemeSpec spec = makeSchemeSpec(name.toStdString(), heads, bidirectional, toStd(own), context, logn, scaling);
     Rng rng(77);
     if (spec.kind == SchemeKind::T5) {
         spec.t5Values.resize(size_t(spec.intParam("num-buckets")) * heads);
@@ -301,6 +341,22 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("rope/logn/bidir") << "rope" << true << QStringList{} << 1 << 2 << 300 << 64 << 16;
     QTest::newRow("none/logn") << "none" << false << QStringList{} << 2 << 2 << 65 << 8 << 5;
     QTest::newRow("t5/logn") << "t5" << true << QStringList{} << 1 << 2 << 200 << 16 << 50;
+    // Rotary length extension (issue 13): odd pair counts, non-integer factors, both kernel paths (B*H < 4 and >= 4),
+    // ReRoPE's second pass across block edges, sinks.
+    QTest::newRow("rope+pi/D=22") << "rope" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 2 << 150 << 22 << 32;
+    QTest::newRow("rope+yarn/D=30/bidir") << "rope" << true << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 130 << 30 << 40;
+    QTest::newRow("rope+yarn/4 heads") << "rope" << false << QStringList{"scaling=yarn", "factor=16"} << 1 << 4 << 300 << 64 << 64;
+    QTest::newRow("xpos+llama3") << "xpos" << false << QStringList{"scaling=llama3", "factor=5.5"} << 1 << 2 << 140 << 30 << 48;
+    QTest::newRow("rope+dynamic-ntk") << "rope" << false << QStringList{"scaling=dynamic-ntk"} << 1 << 2 << 200 << 22 << 32;
+    QTest::newRow("rope+rerope/W=7") << "rope" << false << QStringList{"scaling=rerope", "window=7"} << 1 << 2 << 300 << 22 << 32;
+    QTest::newRow("rope+rerope/4 heads") << "rope" << false << QStringList{"scaling=rerope", "window=70"} << 2 << 2 << 333 << 64 << 100;
+    QTest::newRow("rope+leaky-rerope") << "rope" << false << QStringList{"scaling=leaky-rerope", "window=9", "leak=2.5"} << 1 << 2 << 270 << 30 << 32;
+    QTest::newRow("xpos+leaky-rerope/4 heads") << "xpos" << false << QStringList{"scaling=leaky-rerope", "window=5"} << 1 << 4 << 200 << 16 << 24;
+    QTest::newRow("rope+rerope+logn") << "rope" << false << QStringList{"scaling=rerope", "window=10"} << 1 << 2 << 150 << 16 << 20;
+    QTest::newRow("local+sinks") << "local" << false << QStringList{"window=50", "sinks=4"} << 1 << 2 << 300 << 16 << 0;
+    QTest::newRow("local+sinks/4 heads/slides") << "local" << false << QStringList{"window=40", "sinks=70"} << 1 << 4 << 1100 << 32 << 0;
+    QTest::newRow("local+sinks/bidir") << "local" << true << QStringList{"window=20", "sinks=3"} << 1 << 2 << 200 << 16 << 0;
+    QTest::newRow("bca+sinks") << "bca" << false << QStringList{"window=34", "sinks=5"} << 2 << 2 << 400 << 24 << 0;
 }
 
 void TestAttention::forwardMatchesReference()
@@ -461,6 +517,12 @@ static void addBackwardRows(bool manyLengths)
     QTest::newRow("bca/N=300/W=64/B*H=4") << "bca" << false << QStringList{"window=64"} << 2 << 2 << 300 << 16 << 0;
     QTest::newRow("t5/bidir/N=130/B*H=4") << "t5" << true << QStringList{} << 1 << 4 << 130 << 16 << 0;
     QTest::newRow("alibi/N=300/B*H=8") << "alibi" << false << QStringList{} << 2 << 4 << 300 << 24 << 0;
+    QTest::newRow("rope+yarn/N=150") << "rope" << false << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 150 << 22 << 32;
+    QTest::newRow("xpos+pi/B*H=4") << "xpos" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 4 << 100 << 16 << 0;
+    QTest::newRow("rope+rerope/N=200") << "rope" << false << QStringList{"scaling=rerope", "window=9"} << 1 << 2 << 200 << 22 << 32;
+    QTest::newRow("rope+leaky-rerope/B*H=4") << "rope" << false << QStringList{"scaling=leaky-rerope", "window=70", "leak=3"} << 2 << 2 << 150 << 16 << 100;
+    QTest::newRow("local+sinks/N=200") << "local" << false << QStringList{"window=30", "sinks=3"} << 1 << 2 << 200 << 16 << 0;
+    QTest::newRow("bca+sinks/B*H=4") << "bca" << false << QStringList{"window=20", "sinks=7"} << 1 << 4 << 130 << 8 << 0;
 }
 
 void TestAttention::backwardMatchesReference_data()
@@ -613,6 +675,8 @@ void TestAttention::identicalForOneAndTwoThreads_data()
     QTest::newRow("xpos") << "xpos" << QStringList{} << 1 << 2 << 600 << 64;
     QTest::newRow("local") << "local" << QStringList{"window=200"} << 1 << 2 << 1500 << 64;
     QTest::newRow("local/4 heads/sliding K^T") << "local" << QStringList{"window=200"} << 1 << 4 << 1500 << 64;
+    QTest::newRow("rope+leaky-rerope") << "rope" << QStringList{"scaling=leaky-rerope", "window=10"} << 1 << 2 << 700 << 64;
+    QTest::newRow("local+sinks/4 heads") << "local" << QStringList{"window=200", "sinks=4"} << 1 << 4 << 1500 << 64;
 }
 
 void TestAttention::identicalForOneAndTwoThreads()
@@ -749,6 +813,9 @@ void TestAttention::rowEntropiesMatchReference_data()
     QTest::addColumn<int>("length");
     QTest::addColumn<int>("context");
     QTest::newRow("alibi/bias only") << "alibi" << false << QStringList{} << true << 700 << 0;
+    QTest::newRow("rope+rerope") << "rope" << false << QStringList{"scaling=rerope", "window=20"} << false << 300 << 64;
+    QTest::newRow("rope+yarn") << "rope" << false << QStringList{"scaling=yarn", "factor=2.5"} << false << 200 << 32;
+    QTest::newRow("local+sinks/bias only") << "local" << false << QStringList{"window=9", "sinks=2"} << true << 150 << 0;
     QTest::newRow("local bidir/bias only") << "local" << true << QStringList{"window=7"} << true << 300 << 0;
     QTest::newRow("t5/bias only/logn") << "t5" << false << QStringList{} << true << 200 << 50;
     QTest::newRow("rope/pre-rotated q,k") << "rope" << false << QStringList{} << false << 500 << 0;
@@ -776,9 +843,7 @@ void TestAttention::rowEntropiesMatchReference()
         k = toDouble(randomTensor(dims.elements(), 32));
     }
     const Reference ref = referenceAttention(spec, dims, q, k, v);
-    // The entropy entry point takes q and k already rotated: rotate them here, independently of the kernel.
-    referenceRotate(spec, q, heads, length, dim, false);
-    referenceRotate(spec, k, heads, length, dim, true);
+    // The entropy entry point takes q and k unrotated, like attentionForward: the kernel rotates them.
     const std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end());
     for (int h = 0; h < heads; ++h) {
         const size_t offset = size_t(h) * length * dim;

@@ -377,6 +377,39 @@ void TestBadInput::cli_data()
     row("context text", {"bias", "local", "--context", "x"}, 2, "context: 'x' is not an integer");
     row("logn without context", {"bias", "alibi", "--logn"}, 2, "--logn needs --context L");
     row("logn context 1", {"bias", "alibi", "--logn", "--context", "1"}, 2, "needs a training context >= 2 (got 1)");
+    // ---- rotary length extension (issue 13 section 5) ----
+    row("scaling factor below 1", {"bias", "rope", "--scaling", "pi", "--set", "factor=0.5"}, 2,
+        "scaling pi: factor = 0.5 is out of range; allowed: [1, 1000000]");
+    row("yarn factor below 1", {"frequencies", "--scaling", "yarn", "--set", "factor=0.99"}, 2,
+        "scaling yarn: factor = 0.99 is out of range; allowed: [1, 1000000]");
+    row("rerope window at the context", {"bias", "rope", "--scaling", "rerope", "--context", "64", "--set", "window=64"}, 2,
+        "scaling rerope: window = 64 must be below the training context L = 64; allowed: integers in [1, 63]");
+    row("rerope window past the context", {"entropy", "rope", "--scaling", "leaky-rerope", "--context", "32", "--set", "window=100"}, 2,
+        "scaling leaky-rerope: window = 100 must be below the training context L = 32");
+    row("leak 0", {"bias", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=0"}, 2,
+        "scaling leaky-rerope: leak = 0 is out of range; allowed: (0, 1000000]");
+    row("leak negative", {"bench", "attention", "--scheme", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=-2"}, 2,
+        "scaling leaky-rerope: leak = -2 is out of range; allowed: (0, 1000000]");
+    row("scaling on alibi", {"bias", "alibi", "--scaling", "yarn"}, 2,
+        "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)");
+    row("scaling on local", {"entropy", "local", "--scaling", "pi"}, 2,
+        "--scaling = pi is not allowed for scheme local; allowed: rotary schemes (rope, xpos)");
+    row("unknown method", {"bias", "rope", "--scaling", "magic"}, 2,
+        "--scaling = 'magic' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, leaky-rerope");
+    row("unknown method, frequencies", {"frequencies", "--scaling", "YaRN"}, 2, "--scaling = 'YaRN' is not a known method");
+    row("set a parameter the method does not take", {"bias", "rope", "--scaling", "pi", "--set", "beta-fast=8"}, 2,
+        "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's parameters: factor");
+    row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
+        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need --scaling METHOD)");
+    row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
+        "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
+    row("yarn beta-fast below beta-slow", {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
+        "scaling yarn: beta-fast = 1 must exceed beta-slow = 2");
+    row("llama3 bands reversed", {"frequencies", "--scaling", "llama3", "--set", "low-freq-factor=4", "--set", "high-freq-factor=1"}, 2,
+        "scaling llama3: high-freq-factor = 1 must exceed low-freq-factor = 4");
+    row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2, "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
+    row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");
+    row("frequencies odd dim", {"frequencies", "--dim", "7"}, 2, "scheme rope: dim = 7 is out of range; allowed: even integers in [2, 4096]");
     row("buckets not t5", {"bias", "alibi", "--buckets"}, 2, "--buckets is only defined for the t5 scheme, not alibi");
     row("causal only xpos", {"bias", "xpos", "--bidirectional"}, 2, "scheme xpos is causal only");
     row("causal only bca", {"bias", "bca", "--bidirectional"}, 2, "scheme bca is causal only");
@@ -673,6 +706,23 @@ void TestBadInput::cli_data()
     row("eval directory", {"eval", "@DIR@"}, 2, "checkpoint @DIR@ is a directory");
     row("eval no checkpoint", {"eval"}, 2, "eval: expected 1 argument(s), got 0");
     row("eval lengths 0", eval({"--lengths", "8,0"}), 2, "lengths = 0 is out of range", withModel(m_checkpoint));
+    // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
+    auto init = [](QStringList extra) {
+        return QStringList{"train", "--init", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--steps", "1",
+                           "-o", "@DIR@/out.safetensors"} + extra;
+    };
+    row("train init other scheme", init({"--scheme", "rope"}), 2,
+        "--init @DIR@/m.safetensors: the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks "
+        "for scheme rope, layers 1, d-model 8, heads 2, d-ff 8; allowed: the same scheme and shapes", withModel(m_checkpoint));
+    row("train init other shape", init({"--d-model", "16"}), 2,
+        "the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks for scheme alibi, layers 1, "
+        "d-model 16", withModel(m_checkpoint));
+    row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2", withModel(m_checkpoint));
+    row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
+        "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)", withModel(m_checkpoint));
+    row("eval scaling on alibi", eval({"--scaling", "pi"}), 2,
+        "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)", withModel(m_checkpoint));
+    row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
     row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding", withModel(m_checkpoint));
     row("eval stride without sliding", eval({"--stride", "4"}), 2, "--stride only applies to --mode sliding", withModel(m_checkpoint));
     row("eval split", eval({"--split", "test"}), 2, "--split test is not allowed; allowed: validation, train, all",

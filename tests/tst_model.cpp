@@ -544,7 +544,7 @@ void TestModel::adamwStep()
         g[i] = (i % 3 == 0) ? 0.5f : -0.25f;
     AdamW opt(model.parameterCount());
     const double lr = 0.01;
-    opt.update(model, tc, lr, 1);
+    opt.update(model, tc, lr);
     for (const ParameterTensor& t : model.tensors()) {
         for (size_t i = t.offset; i < t.offset + t.size; i += 97) {
             const double sign = g[i] > 0 ? 1 : -1;

@@ -816,7 +816,7 @@ private Q_SLOTS:
     void modelViewsWaitForAModel()
     {
         MainWindow window;
-        QCOMPARE(window.tabs()->count(), 6);
+        QCOMPARE(window.tabs()->count(), 7); // with Rotary frequencies
         for (const char *id : {"attention", "train"}) {
             ViewBase *v = window.view(QString::fromLatin1(id));
             QVERIFY(v);

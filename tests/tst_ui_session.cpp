@@ -185,7 +185,7 @@ private Q_SLOTS:
         QTest::newRow("kerple-log then alibi") << "kerple-log" << "alibi" << 1 << 0;
         QTest::newRow("alibi then kerple-log") << "alibi" << "kerple-log" << 0 << 2;
         QTest::newRow("none then alibi") << "none" << "alibi" << 1 << 0;
-        QTest::newRow("t5 then local") << "t5" << "local" << 0 << 1;
+        QTest::newRow("t5 then local") << "t5" << "local" << 0 << 2; // window and sinks
     }
     void schemeSwitchParameterRows()
     {

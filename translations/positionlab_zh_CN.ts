@@ -227,6 +227,46 @@
         <source>Entropy of each query&apos;s attention (%1)</source>
         <translation>每个查询的注意力熵（%1）</translation>
     </message>
+    <message>
+        <source>%1 + %2</source>
+        <translation>%1 + %2</translation>
+    </message>
+    <message>
+        <source>Rotary frequencies: %1 + %2 (d = %3, base = %4, L = %5)</source>
+        <translation>旋转频率：%1 + %2（d = %3，底数 = %4，L = %5）</translation>
+    </message>
+    <message>
+        <source>pair index i</source>
+        <translation>频率对序号 i</translation>
+    </message>
+    <message>
+        <source>frequency θ (radians per position)</source>
+        <translation>频率 θ（每个位置的弧度）</translation>
+    </message>
+    <message>
+        <source>θ_i = base^(−2i/d)</source>
+        <translation>θ_i = base^(−2i/d)</translation>
+    </message>
+    <message>
+        <source>θ&apos;_i (%1)</source>
+        <translation>θ&apos;_i（%1）</translation>
+    </message>
+    <message>
+        <source>θ&apos;_i / θ_i (1: kept, 1/s: interpolated)</source>
+        <translation>θ&apos;_i / θ_i（1：保留，1/s：插值）</translation>
+    </message>
+    <message>
+        <source>θ = 2π/L: wavelength = training context</source>
+        <translation>θ = 2π/L：波长 = 训练上下文长度</translation>
+    </message>
+    <message>
+        <source> · positions past w = %1 remapped, frequencies unchanged</source>
+        <translation> · 超过 w = %1 的位置被重映射，频率不变</translation>
+    </message>
+    <message>
+        <source> · logits × %1</source>
+        <translation> · logits × %1</translation>
+    </message>
 </context>
 <context>
     <name>QPlatformTheme</name>
@@ -468,6 +508,74 @@
     <message>
         <source>integers in %1</source>
         <translation>%1 中的整数</translation>
+    </message>
+    <message>
+        <source>keys n &lt; sinks stay visible to every query m &gt;= n (attention sinks)</source>
+        <translation>键 n &lt; sinks 对每个满足 m &gt;= n 的查询都可见（注意力汇聚点）</translation>
+    </message>
+    <message>
+        <source>s: how many times longer than the training context</source>
+        <translation>s：是训练上下文长度的多少倍</translation>
+    </message>
+    <message>
+        <source>rotations over L above which a frequency is kept</source>
+        <translation>在 L 内转过的圈数高于此值的频率保持不变</translation>
+    </message>
+    <message>
+        <source>rotations over L below which a frequency is interpolated</source>
+        <translation>在 L 内转过的圈数低于此值的频率被插值</translation>
+    </message>
+    <message>
+        <source>multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square</source>
+        <translation>乘在 q 和 k 的 cos 与 sin 上（0：0.1 ln s + 1）；logits 按其平方缩放</translation>
+    </message>
+    <message>
+        <source>wavelengths above L/low are interpolated</source>
+        <translation>波长大于 L/low 的被插值</translation>
+    </message>
+    <message>
+        <source>wavelengths below L/high are kept</source>
+        <translation>波长小于 L/high 的保持不变</translation>
+    </message>
+    <message>
+        <source>w: distances below it keep their position (0: half the training context; must be &lt; L)</source>
+        <translation>w：小于它的距离保留原位置（0：训练上下文长度的一半；必须 &lt; L）</translation>
+    </message>
+    <message>
+        <source>k: positions past the window grow 1/k as fast</source>
+        <translation>k：窗口之外的位置以 1/k 的速度增长</translation>
+    </message>
+    <message>
+        <source>No length extension</source>
+        <translation>无长度扩展</translation>
+    </message>
+    <message>
+        <source>Position interpolation</source>
+        <translation>位置插值</translation>
+    </message>
+    <message>
+        <source>NTK-aware base scaling</source>
+        <translation>NTK 感知的底数缩放</translation>
+    </message>
+    <message>
+        <source>Dynamic NTK</source>
+        <translation>动态 NTK</translation>
+    </message>
+    <message>
+        <source>YaRN</source>
+        <translation>YaRN</translation>
+    </message>
+    <message>
+        <source>Llama 3 band-wise scaling</source>
+        <translation>Llama 3 分段缩放</translation>
+    </message>
+    <message>
+        <source>ReRoPE</source>
+        <translation>ReRoPE</translation>
+    </message>
+    <message>
+        <source>Leaky ReRoPE</source>
+        <translation>Leaky ReRoPE</translation>
     </message>
 </context>
 <context>
@@ -826,6 +934,21 @@
     <message>
         <source>PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv);;JSON data (*.json);;NumPy array (*.npy)</source>
         <translation>PNG 图片 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf);;CSV 数据 (*.csv);;JSON 数据 (*.json);;NumPy 数组 (*.npy)</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::FrequencyView</name>
+    <message>
+        <source>Rotary frequencies</source>
+        <translation>旋转频率</translation>
+    </message>
+    <message>
+        <source>θ_i and θ&apos;_i of the panel&apos;s rotary scheme under its length-extension method (panel: Length extension), on a log axis. Pairs above the dashed line turn more than once within the training context L (the panel&apos;s context, 16 when none); θ&apos;_i/θ_i shows what a method keeps (1) and what it interpolates (1/s): YaRN&apos;s ramp, Llama 3&apos;s bands. Sequence length n (dynamic NTK) is the panel&apos;s length.</source>
+        <translation>面板中旋转方案在其长度扩展方法（面板：长度扩展）下的 θ_i 与 θ&apos;_i，纵轴为对数刻度。虚线以上的频率对在训练上下文长度 L（面板的上下文，未设置时为 16）内转过不止一圈；θ&apos;_i/θ_i 显示方法保留了什么（1）、插值了什么（1/s）：YaRN 的斜坡、Llama 3 的分段。序列长度 n（动态 NTK）取面板的长度。</translation>
+    </message>
+    <message>
+        <source>Choose rope or xpos in the panel: its rotary frequencies appear here.</source>
+        <translation>在面板中选择 rope 或 xpos：它的旋转频率会显示在这里。</translation>
     </message>
 </context>
 <context>
@@ -1312,6 +1435,18 @@ allowed: %2</source>
     <message>
         <source>logn needs a training context L &gt;= 2 (the threshold of log(m+1)/log(L))</source>
         <translation>logn 需要训练上下文长度 L &gt;= 2（log(m+1)/log(L) 的阈值）</translation>
+    </message>
+    <message>
+        <source>Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped positions; L is the context above (16 when none)</source>
+        <translation>旋转位置的长度扩展（rope、xpos）：缩放频率、logit 缩放或重映射位置；L 为上面的上下文（未设置时为 16）</translation>
+    </message>
+    <message>
+        <source>Length extension</source>
+        <translation>长度扩展</translation>
+    </message>
+    <message>
+        <source>&lt;i&gt;%1&lt;/i&gt;</source>
+        <translation>&lt;i&gt;%1&lt;/i&gt;</translation>
     </message>
 </context>
 <context>

@@ -236,6 +236,13 @@ QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
         parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
     if (spec.logn)
         parts << FigureText::tr("logn (L = %1)").arg(spec.context);
+    if (spec.scaling != RotaryMethod::None) {
+        QStringList method;
+        for (const auto &[name, value] : spec.scalingParams)
+            method << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
+        parts << QStringLiteral("%1 (%2)").arg(QString::fromStdString(rotaryMethodInfo(spec.scaling).name),
+                                               method.join(QStringLiteral(", ")));
+    }
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -282,9 +289,11 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
     HeatmapFigure figure;
     QStringList names;
     for (const BiasResult &r : result.panels) {
-        names << QString::fromStdString(r.request.spec.name());
+        names << QString::fromStdString(schemeLabel(r.request.spec));
         HeatmapPanel panel;
         panel.title = schemeTitle(r.request.spec.info());
+        if (r.request.spec.scaling != RotaryMethod::None)
+            panel.title = FigureText::tr("%1 + %2").arg(panel.title, rotaryMethodTitle(rotaryMethodInfo(r.request.spec.scaling)));
         panel.subtitle = QStringList{headOfText(r.request.head, r.request.spec.heads),
                                      QStringLiteral("N = %1").arg(r.request.length),
                                      r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal")}
@@ -316,8 +325,8 @@ QString differenceName(const CompareResult &result)
 {
     if (!result.difference)
         return {};
-    return QString::fromStdString(result.panels[result.differenceA].request.spec.name()) + QStringLiteral(" − ") +
-           QString::fromStdString(result.panels[result.differenceB].request.spec.name());
+    return QString::fromStdString(schemeLabel(result.panels[result.differenceA].request.spec)) + QStringLiteral(" − ") +
+           QString::fromStdString(schemeLabel(result.panels[result.differenceB].request.spec));
 }
 
 namespace {
@@ -391,17 +400,58 @@ CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure 
     return figure;
 }
 
+CurveFigure frequenciesFigure(const SchemeSpec &spec, int length)
+{
+    const RotaryScaling scaling = rotaryScaling(spec, length);
+    const RotaryMethodInfo &method = rotaryMethodInfo(spec.scaling);
+    CurveFigure figure;
+    figure.title = FigureText::tr("Rotary frequencies: %1 + %2 (d = %3, base = %4, L = %5)")
+                       .arg(schemeTitle(spec.info()), rotaryMethodTitle(method))
+                       .arg(scaling.dim)
+                       .arg(scaling.base, 0, 'g', 6)
+                       .arg(scaling.context);
+    figure.xLabel = FigureText::tr("pair index i");
+    figure.yLabel = FigureText::tr("frequency θ (radians per position)");
+    figure.logY = true;
+    Curve theta, scaled, ratio, line;
+    theta.name = FigureText::tr("θ_i = base^(−2i/d)");
+    scaled.name = FigureText::tr("θ'_i (%1)").arg(QString::fromStdString(method.name));
+    ratio.name = FigureText::tr("θ'_i / θ_i (1: kept, 1/s: interpolated)");
+    line.name = FigureText::tr("θ = 2π/L: wavelength = training context");
+    line.reference = true;
+    const double edge = 2 * M_PI / scaling.context;
+    for (size_t i = 0; i < scaling.theta.size(); ++i) {
+        theta.x.push_back(double(i));
+        theta.y.push_back(scaling.theta[i]);
+        scaled.x.push_back(double(i));
+        scaled.y.push_back(scaling.thetaScaled[i]);
+        ratio.x.push_back(double(i));
+        ratio.y.push_back(scaling.thetaScaled[i] / scaling.theta[i]);
+    }
+    line.x = {0.0, double(scaling.theta.size() - 1)};
+    line.y = {edge, edge};
+    figure.curves = {std::move(theta), std::move(scaled), std::move(ratio), std::move(line)};
+    if (scaling.remapsPositions())
+        figure.title += FigureText::tr(" · positions past w = %1 remapped, frequencies unchanged").arg(scaling.window);
+    if (scaling.logitScale != 1.0)
+        figure.title += FigureText::tr(" · logits × %1").arg(scaling.logitScale, 0, 'g', 4);
+    return figure;
+}
+
 std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState &panel)
 {
     std::vector<SchemeSpec> specs;
     for (const QString &name : names) {
-        if (name.toStdString() == panel.spec.name()) {
+        if (name.toStdString() == schemeLabel(panel.spec)) {
             specs.push_back(panel.spec);
             continue;
         }
-        const SchemeInfo &info = schemeByName(name.toStdString());
-        specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
-                                       {}, panel.spec.context, panel.spec.logn));
+        // "rope+yarn": a rotary scheme under a length-extension method, both with their defaults.
+        const auto [scheme, method] = splitSchemeLabel(name.toStdString());
+        const SchemeInfo &info = schemeByName(scheme);
+        const bool causalOnly = !info.bidirectionalAllowed || rotaryMethodByName(method).remapsPositions;
+        specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && !causalOnly, {},
+                                       panel.spec.context, panel.spec.logn, method));
     }
     return specs;
 }

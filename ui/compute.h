@@ -131,6 +131,10 @@ HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap);
 HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale);
 QString differenceName(const CompareResult &result); // "alibi − local"; empty without a difference
 CurveFigure dotFigure(const DotResult &result, bool logX);
+// θ_i, θ'_i and θ'_i/θ_i of a rotary spec against the pair index on a log axis (core's rotaryScaling at sequence
+// length `length`), with the line θ = 2π/L where the wavelength equals the training context. InputError for a scheme
+// that is not rotary.
+CurveFigure frequenciesFigure(const SchemeSpec &spec, int length);
 enum class EntropyMeasure { LastRow, MeanOverRows };
 CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure);
 

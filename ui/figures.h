@@ -75,6 +75,7 @@ struct CurveFigure
     QString yLabel;
     bool logX = false;
     int logBase = 10;
+    bool logY = false; // base 10 (the rotary frequencies view)
     std::vector<Curve> curves;
 };
 

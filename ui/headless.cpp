@@ -69,7 +69,7 @@ QSize defaultPictureSize(const QString &view, int panels)
 {
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
-    if (view == QLatin1String("dot") || view == QLatin1String("train"))
+    if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies"))
         return {1100, 700};
     if (view == QLatin1String("entropy"))
         return {1100, 720};
@@ -107,6 +107,12 @@ void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &o
     if (!result.error.isEmpty())
         fail(result.error);
     writeCurves(dotFigure(result, logX), options, path);
+}
+
+void writeFrequenciesPicture(const SchemeSpec &spec, int length, const ImageOptions &options, const QString &path)
+{
+    imageFormatForPath(path);
+    writeCurves(frequenciesFigure(spec, length), options, path);
 }
 
 void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure measure, const ImageOptions &options,

@@ -27,6 +27,7 @@ void writeBiasPicture(const BiasRequest &request, const QString &colorMap, const
 void writeComparePicture(const CompareRequest &request, const QString &colorMap, bool sharedScale,
                          const ImageOptions &options, const QString &path);
 void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &options, const QString &path);
+void writeFrequenciesPicture(const SchemeSpec &spec, int length, const ImageOptions &options, const QString &path);
 void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure measure, const ImageOptions &options,
                          const QString &path);
 void writeAttentionPicture(const AttentionRequest &request, int head, const QString &colorMap,

@@ -1,6 +1,7 @@
 // Languages, the translator and the translation table of core's scheme catalogue.
 #include "i18n.h"
 
+#include "rotary_scaling.h"
 #include "schemes.h"
 
 #include <QCoreApplication>
@@ -97,6 +98,33 @@ const ParamText kParamTexts[] = {
     {"r2", QT_TRANSLATE_NOOP("SchemeText", "distance scale inside the logarithm")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "number of visible keys (default: the training context; in a model of L layers the largest W with L (W - 1) + 1 <= context)")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "window (two blocks of window/2 keys)")},
+    {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks)")},
+    // Parameters of the rotary length-extension methods (core/rotary_scaling.cpp).
+    {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
+    {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},
+    {"beta-slow", QT_TRANSLATE_NOOP("SchemeText", "rotations over L below which a frequency is interpolated")},
+    {"attention-factor", QT_TRANSLATE_NOOP("SchemeText", "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square")},
+    {"low-freq-factor", QT_TRANSLATE_NOOP("SchemeText", "wavelengths above L/low are interpolated")},
+    {"high-freq-factor", QT_TRANSLATE_NOOP("SchemeText", "wavelengths below L/high are kept")},
+    {"window", QT_TRANSLATE_NOOP("SchemeText", "w: distances below it keep their position (0: half the training context; must be < L)")},
+    {"leak", QT_TRANSLATE_NOOP("SchemeText", "k: positions past the window grow 1/k as fast")},
+};
+
+// Titles of the rotary length-extension methods, keyed by method name (core/rotary_scaling.cpp).
+struct MethodText
+{
+    const char *name;
+    const char *title;
+};
+const MethodText kMethodTexts[] = {
+    {"none", QT_TRANSLATE_NOOP("SchemeText", "No length extension")},
+    {"pi", QT_TRANSLATE_NOOP("SchemeText", "Position interpolation")},
+    {"ntk", QT_TRANSLATE_NOOP("SchemeText", "NTK-aware base scaling")},
+    {"dynamic-ntk", QT_TRANSLATE_NOOP("SchemeText", "Dynamic NTK")},
+    {"yarn", QT_TRANSLATE_NOOP("SchemeText", "YaRN")},
+    {"llama3", QT_TRANSLATE_NOOP("SchemeText", "Llama 3 band-wise scaling")},
+    {"rerope", QT_TRANSLATE_NOOP("SchemeText", "ReRoPE")},
+    {"leaky-rerope", QT_TRANSLATE_NOOP("SchemeText", "Leaky ReRoPE")},
 };
 // clang-format on
 
@@ -246,6 +274,14 @@ QString paramDescription(const SchemeInfo &, const ParamInfo &param)
     return QString::fromStdString(param.description);
 }
 
+QString rotaryMethodTitle(const RotaryMethodInfo &info)
+{
+    for (const MethodText &t : kMethodTexts)
+        if (info.name == t.name)
+            return translated(t.title, info.title);
+    return QString::fromStdString(info.title);
+}
+
 QString paramRange(const ParamInfo &param)
 {
     const QString interval = QStringLiteral("%1%2, %3%4")
@@ -275,6 +311,21 @@ QStringList staleSchemeTexts()
         if (info.explanation != t->explanation)
             stale << name + QStringLiteral(".explanation");
         for (const ParamInfo &p : info.params) {
+            bool found = false;
+            for (const ParamText &pt : kParamTexts)
+                found = found || (p.name == pt.name && p.description == pt.description);
+            if (!found)
+                stale << name + QStringLiteral(".") + QString::fromStdString(p.name);
+        }
+    }
+    for (const RotaryMethodInfo &m : rotaryMethodCatalog()) {
+        const QString name = QString::fromStdString(m.name);
+        bool titled = false;
+        for (const MethodText &t : kMethodTexts)
+            titled = titled || (m.name == t.name && m.title == t.title);
+        if (!titled)
+            stale << name + QStringLiteral(".title");
+        for (const ParamInfo &p : m.params) {
             bool found = false;
             for (const ParamText &pt : kParamTexts)
                 found = found || (p.name == pt.name && p.description == pt.description);

@@ -11,6 +11,7 @@
 namespace plab {
 struct SchemeInfo;
 struct ParamInfo;
+struct RotaryMethodInfo;
 } // namespace plab
 
 namespace plab::ui {
@@ -43,6 +44,8 @@ QString schemeTitle(const SchemeInfo &info);
 QString schemeFormula(const SchemeInfo &info);
 QString schemeExplanation(const SchemeInfo &info);
 QString paramDescription(const SchemeInfo &info, const ParamInfo &param);
+// The title of a rotary length-extension method ("YaRN", "Position interpolation").
+QString rotaryMethodTitle(const RotaryMethodInfo &info);
 // "even integers in [2, 4096]" and the like, as ParamInfo::rangeText() but translated.
 QString paramRange(const ParamInfo &param);
 

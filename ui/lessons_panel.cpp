@@ -2,6 +2,7 @@
 #include "lessons_panel.h"
 
 #include "errors.h"
+#include "rotary_scaling.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -26,9 +27,10 @@ nlohmann::json panelJson(const LessonState &s)
     nlohmann::json params = nlohmann::json::object();
     for (const auto &[name, value] : s.params)
         params[name] = value;
-    return {{"scheme", s.schemes.front()}, {"heads", s.heads},   {"head", s.head},
-            {"length", s.length},          {"bidirectional", s.bidirectional},
-            {"logn", s.logn},              {"context", s.context}, {"parameters", params}};
+    const auto [scheme, method] = splitSchemeLabel(s.schemes.front()); // "rope+yarn": rope under yarn
+    return {{"scheme", scheme},   {"heads", s.heads},   {"head", s.head},       {"length", s.length},
+            {"bidirectional", s.bidirectional},        {"logn", s.logn},       {"context", s.context},
+            {"scaling", method},  {"parameters", params}};
 }
 
 // The entropy view draws lengths 16, 32, ... up to a power of two; the smallest that holds the lesson's lengths.

@@ -162,6 +162,7 @@ MainWindow::MainWindow(QWidget *parent)
     addView(new BiasView);
     addView(new CompareView);
     addView(new DotView);
+    addView(new FrequencyView);
     addView(new EntropyView);
     auto *attention = new AttentionView;
     auto *train = new TrainView;

@@ -4,6 +4,7 @@
 #include "colormap.h"
 #include "errors.h"
 #include "i18n.h"
+#include "rotary_scaling.h"
 #include "session.h"
 
 #include <QCheckBox>
@@ -223,6 +224,10 @@ SchemePanel::SchemePanel(QWidget *parent)
     connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
     connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
+    connect(m_scaling, &QComboBox::currentIndexChanged, this, [this] {
+        rebuildMethodParameters();
+        updateState();
+    });
 
     setLengthSlider(64);
     m_updating = true;
@@ -277,6 +282,14 @@ QGroupBox *SchemePanel::buildAttentionBox()
     lognRow->addWidget(m_logn);
     lognRow->addWidget(m_context, 1);
     shapeForm->addRow(tr("Context"), lognRow);
+    m_scaling = new QComboBox(shape);
+    m_scaling->setObjectName(QStringLiteral("scaling"));
+    for (const RotaryMethodInfo &m : rotaryMethodCatalog())
+        m_scaling->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(m.name), rotaryMethodTitle(m)),
+                           QString::fromStdString(m.name));
+    m_scaling->setToolTip(tr("Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped "
+                             "positions; L is the context above (16 when none)"));
+    shapeForm->addRow(tr("Length extension"), m_scaling);
     m_colorMap = new QComboBox(shape);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
     m_colorMap->addItem(tr("auto (diverging for signed data)"), QStringLiteral("auto"));
@@ -319,6 +332,8 @@ void SchemePanel::rebuildParameters()
     while (m_paramForm->rowCount() > 0)
         m_paramForm->removeRow(0);
     m_params.clear();
+    m_methodParams.clear();
+    m_methodRows = 0;
     const int row = m_schemes->currentRow();
     if (row < 0)
         return;
@@ -344,6 +359,37 @@ void SchemePanel::rebuildParameters()
     m_formula->setText(schemeFormula(info));
     m_explanation->setText(schemeExplanation(info));
     m_paramBox->setTitle(tr("Parameters of %1").arg(QString::fromStdString(info.name)));
+    {
+        const QSignalBlocker block(m_scaling);
+        m_scaling->setEnabled(info.rotary);
+        if (!info.rotary)
+            m_scaling->setCurrentIndex(0);
+    }
+    rebuildMethodParameters();
+}
+
+void SchemePanel::rebuildMethodParameters()
+{
+    for (; m_methodRows > 0; --m_methodRows)
+        m_paramForm->removeRow(m_paramForm->rowCount() - 1);
+    m_methodParams.clear();
+    const int row = m_schemes->currentRow();
+    if (row < 0 || !schemeCatalog()[row].rotary)
+        return;
+    const RotaryMethodInfo &method = rotaryMethodByName(m_scaling->currentData().toString().toStdString());
+    if (method.method == RotaryMethod::None)
+        return;
+    m_paramForm->addRow(new QLabel(tr("<i>%1</i>").arg(rotaryMethodTitle(method)), m_paramBox));
+    ++m_methodRows;
+    for (const ParamInfo &p : method.params) {
+        auto *control = new ParamControl(schemeCatalog()[row], p, m_paramBox);
+        control->onChanged = [this] { updateState(); };
+        auto *label = new QLabel(QString::fromStdString(p.name), m_paramBox);
+        label->setToolTip(control->toolTip());
+        m_paramForm->addRow(label, control);
+        m_methodParams.push_back(control);
+        ++m_methodRows;
+    }
 }
 
 void SchemePanel::updateState()
@@ -357,10 +403,13 @@ void SchemePanel::updateState()
     std::vector<std::string> assignments;
     for (ParamControl *c : m_params)
         assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
+    for (ParamControl *c : m_methodParams)
+        assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
     try {
         PanelState s;
         s.spec = makeSchemeSpec(info.name, m_heads->value(), m_bidirectional->isChecked(), assignments,
-                                m_context->value(), m_logn->isChecked());
+                                m_context->value(), m_logn->isChecked(),
+                                info.rotary ? m_scaling->currentData().toString().toStdString() : std::string());
         if (s.spec.logn && s.spec.context < 2)
             throw InputError(tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());
         s.length = m_length->value();
@@ -406,9 +455,18 @@ void SchemePanel::setBidirectional(bool bidirectional)
     (bidirectional ? m_bidirectional : m_causal)->setChecked(true);
 }
 
+void SchemePanel::setScaling(const QString &method)
+{
+    const int i = m_scaling->findData(method);
+    if (i >= 0)
+        m_scaling->setCurrentIndex(i);
+}
+
 void SchemePanel::setParameter(const QString &name, double value)
 {
-    for (ParamControl *c : m_params)
+    std::vector<ParamControl *> all = m_params;
+    all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
+    for (ParamControl *c : all)
         if (QString::fromStdString(c->info().name) == name) {
             c->setValue(value);
             updateState();
@@ -436,6 +494,8 @@ nlohmann::json SchemePanel::saveState() const
     nlohmann::json params = nlohmann::json::object();
     for (ParamControl *c : m_params)
         params[c->info().name] = c->value();
+    for (ParamControl *c : m_methodParams)
+        params[c->info().name] = c->value();
     const int row = m_schemes->currentRow();
     return {{"scheme", row >= 0 ? schemeCatalog()[row].name : std::string("alibi")},
             {"heads", m_heads->value()},
@@ -445,6 +505,7 @@ nlohmann::json SchemePanel::saveState() const
             {"logn", m_logn->isChecked()},
             {"context", m_context->value()},
             {"colormap", m_colorMap->currentData().toString().toStdString()},
+            {"scaling", m_scaling->currentData().toString().toStdString()},
             {"parameters", params}};
 }
 
@@ -477,7 +538,8 @@ void SchemePanel::restoreState(const nlohmann::json &state)
             values[key] = value.get<double>();
         }
     }
-    makeSchemeSpec(info.name, heads, bidirectional, assignments, context, logn); // throws InputError
+    const std::string scaling = sessionString(state, "scaling", "none", where);
+    makeSchemeSpec(info.name, heads, bidirectional, assignments, context, logn, scaling); // throws InputError
 
     m_updating = true;
     setScheme(QString::fromStdString(info.name));
@@ -490,7 +552,11 @@ void SchemePanel::restoreState(const nlohmann::json &state)
     m_context->setValue(context);
     m_logn->setChecked(logn);
     setColorMap(colorMap);
-    for (ParamControl *c : m_params) {
+    setScaling(QString::fromStdString(scaling));
+    rebuildMethodParameters();
+    std::vector<ParamControl *> all = m_params;
+    all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
+    for (ParamControl *c : all) {
         auto it = values.find(c->info().name);
         c->setValue(it != values.end() ? it->second : c->info().defaultValue);
     }

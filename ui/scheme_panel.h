@@ -46,6 +46,8 @@ public:
     void setParameter(const QString &name, double value);
     void setColorMap(const QString &name);
     void setLogn(bool logn, int context);
+    // A rotary length-extension method ("none", "yarn", ...) for rope/xpos; its parameters appear under the scheme's.
+    void setScaling(const QString &method);
 
     // Session state; restoreState() validates everything first and throws InputError naming the bad field.
     nlohmann::json saveState() const;
@@ -61,6 +63,7 @@ private:
     QGroupBox *buildAttentionBox(); // mask, heads, head, length, logn and context, colour map
     void buildFormulaLabels();      // formula, explanation and the error line
     void rebuildParameters();
+    void rebuildMethodParameters(); // the rows of the chosen method, below the scheme's
     void updateState();
     void setLengthSlider(int length);
 
@@ -80,6 +83,9 @@ private:
     QLabel *m_explanation = nullptr;
     QLabel *m_errorLabel = nullptr;
     std::vector<ParamControl *> m_params;
+    QComboBox *m_scaling = nullptr;
+    std::vector<ParamControl *> m_methodParams;
+    int m_methodRows = 0; // rows of m_paramForm that belong to the method
     PanelState m_state;
     QString m_error;
     bool m_updating = false;

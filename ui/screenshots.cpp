@@ -75,6 +75,47 @@ bool grabEmptyModelView(MainWindow &window, const QString &dir, int width)
 
 } // namespace
 
+bool takeRotaryScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
+{
+    QDir().mkpath(dir);
+    auto grab = [&](const QString &id, const QString &file) {
+        ViewBase *v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000)) {
+            if (error)
+                *error = QStringLiteral("%1: no picture within 10 minutes").arg(id);
+            return false;
+        }
+        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        if (!image.save(QDir(dir).filePath(file + QStringLiteral(".png")))) {
+            if (error)
+                *error = QStringLiteral("%1: cannot write the screenshot").arg(file);
+            return false;
+        }
+        return true;
+    };
+    if (auto *lessonsDock = window.findChild<QDockWidget *>(QStringLiteral("lessonsDock")))
+        lessonsDock->hide();
+    SchemePanel *panel = window.panel();
+    panel->setScheme(QStringLiteral("rope"));
+    panel->setHeads(8);
+    panel->setLength(256);
+    panel->setLogn(false, 64);
+    panel->setScaling(QStringLiteral("yarn"));
+    panel->setParameter(QStringLiteral("factor"), 16);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-yarn")))
+        return false;
+    panel->setScaling(QStringLiteral("llama3"));
+    panel->setParameter(QStringLiteral("factor"), 8);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-llama3")))
+        return false;
+    panel->setScaling(QStringLiteral("none"));
+    auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+    compare->setSchemes({QStringLiteral("rope"), QStringLiteral("rope+yarn"), QStringLiteral("rope+rerope")});
+    compare->setDifference(false);
+    return grab(QStringLiteral("compare"), QStringLiteral("compare-rotary"));
+}
+
 bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
 {
     QDir().mkpath(dir);

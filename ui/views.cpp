@@ -293,7 +293,7 @@ CompareView::CompareView(QWidget *parent)
         const bool difference = panel >= static_cast<int>(m_result.panels.size());
         Q_EMIT hoverText(tr("%1: m = %2, n = %3, %4 = %5")
                              .arg(difference ? differenceName(m_result)
-                                             : QString::fromStdString(m_result.panels[panel].request.spec.name()))
+                                             : QString::fromStdString(schemeLabel(m_result.panels[panel].request.spec)))
                              .arg(m)
                              .arg(n)
                              .arg(difference ? tr("difference") : tr("value"))
@@ -318,6 +318,11 @@ QHBoxLayout *CompareView::buildSchemeBar()
         auto *combo = new QComboBox(this);
         for (const SchemeInfo &s : schemeCatalog())
             combo->addItem(QString::fromStdString(s.name));
+        // Rotary schemes under each length-extension method, e.g. rope / rope+yarn / rope+rerope side by side.
+        for (const SchemeInfo &s : schemeCatalog())
+            for (const RotaryMethodInfo &m : rotaryMethodCatalog())
+                if (s.rotary && m.method != RotaryMethod::None)
+                    combo->addItem(QString::fromStdString(s.name + "+" + m.name));
         combo->setCurrentText(defaults[i]);
         combo->setVisible(i < 2);
         connect(combo, &QComboBox::currentIndexChanged, this, [this] {
@@ -539,7 +544,13 @@ void CompareView::restoreState(const nlohmann::json &state)
         for (const nlohmann::json &s : list) {
             if (!s.is_string())
                 throw InputError("session: views.compare.schemes holds a non-string " + s.dump());
-            names << QString::fromStdString(schemeByName(s.get<std::string>()).name);
+            const auto [scheme, method] = splitSchemeLabel(s.get<std::string>());
+            const SchemeInfo &info = schemeByName(scheme);
+            const RotaryMethodInfo &m = rotaryMethodByName(method);
+            if (m.method != RotaryMethod::None && !info.rotary)
+                throw InputError("session: views.compare.schemes holds '" + s.get<std::string>() +
+                                 "'; a length-extension method needs a rotary scheme (rope, xpos)");
+            names << QString::fromStdString(m.method == RotaryMethod::None ? info.name : info.name + "+" + m.name);
         }
     }
     const bool shared = sessionBool(state, "shared_scale", true, "views.compare");

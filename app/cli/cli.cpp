@@ -454,7 +454,16 @@ std::vector<OptionDef> schemeOptions()
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
         {"context", OptionKind::Value, "training context L (window default of local/bca, logn threshold)", "L"},
         {"logn", OptionKind::Flag, "scale row m's scores by log(m+1)/log(L) past the context L (needs --context)"},
+        scalingOption(),
     };
+}
+
+OptionDef scalingOption()
+{
+    return {"scaling", OptionKind::Value,
+            "rope/xpos length extension: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, leaky-rerope (default none; "
+            "its parameters by --set, see `frequencies`)",
+            "METHOD"};
 }
 
 std::vector<std::string> schemeOptionNames()
@@ -491,10 +500,31 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 {
     const int heads = static_cast<int>(args.integer("heads", defaultHeads, 1, kMaxHeads));
     const int context = contextFromArgs(args);
+    // SCHEME may name a method too, "rope+yarn" (as the compare view does); --scaling then must agree.
+    const auto [scheme, labelMethod] = splitSchemeLabel(name);
+    std::string scaling = args.text("scaling", labelMethod);
+    if (labelMethod != "none" && args.has("scaling") && scaling != labelMethod)
+        throw InputError("--scaling = " + scaling + " disagrees with the method in " + name + "; allowed: one of them");
     if (headDim > 0)
-        return makeSchemeSpecForHeadDim(name, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
-                                        context, args.has("logn"));
-    return makeSchemeSpec(name, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"));
+        return makeSchemeSpecForHeadDim(scheme, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
+                                        context, args.has("logn"), scaling);
+    return makeSchemeSpec(scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"), scaling);
+}
+
+SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
+{
+    std::vector<std::string> sets = args.all("set");
+    if (args.has("dim"))
+        sets.push_back("dim=" + std::to_string(args.integer("dim", 64, 2, 4096)));
+    if (args.has("base"))
+        sets.push_back("base=" + exactText(args.number("base", 10000)));
+    const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
+    return makeSchemeSpec("rope", 1, false, sets, context, false, args.text("scaling"));
+}
+
+int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec)
+{
+    return static_cast<int>(args.integer("length", scalingContext(spec), 1, kMaxLength));
 }
 
 OptionDef allowLongOption()

@@ -104,12 +104,19 @@ std::vector<std::string> schemeOptionNames();
 std::string schemeFromArgs(const ParsedArgs& args, size_t index, const std::string& usage);
 // --context L (0 when absent); --logn without --context is refused naming --context.
 int contextFromArgs(const ParsedArgs& args);
+// --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
+OptionDef scalingOption();
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
 // Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that
 // head dim (core's makeSchemeSpecForHeadDim: rope/xpos dim follows it, another dim is refused naming headDimName).
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8, int headDim = 0,
                               const std::string& headDimName = {});
+
+// The rope spec of `frequencies` (and its picture): --dim, --base, --scaling, --set, --context; and the sequence length
+// n it is evaluated at (--length, default the context L).
+SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args);
+int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec);
 
 // --allow-long lifts the compute-time guard of entropy, attention and bench attention.
 OptionDef allowLongOption();
@@ -148,7 +155,7 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
                      const std::function<void(std::ostream&, DataFormat)>& write);
 
 // Registration of the built-in verbs, one function per source file.
-void registerSchemeVerbs(); // schemes, bias, dot, entropy
+void registerSchemeVerbs(); // schemes, bias, dot, entropy, frequencies
 void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons

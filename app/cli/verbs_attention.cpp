@@ -160,7 +160,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
         sets.push_back("window=" + args.text("window"));
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
-                                      contextFromArgs(args), args.has("logn"));
+                                      contextFromArgs(args), args.has("logn"), args.text("scaling"));
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -405,7 +405,7 @@ void registerAttentionVerbs()
                              {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
                              allowLongOption(),
                              {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
-    const std::vector<std::string> fromFiles = {"scheme", "heads", "bidirectional", "set", "context", "logn",
+    const std::vector<std::string> fromFiles = {"scheme", "heads", "bidirectional", "set", "context", "logn", "scaling",
                                                 "q", "k", "v", "probs", "allow-long", "o"};
     const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer", "corpus", "length", "probs", "allow-long", "o"};
     registerVerb({"attention", "SCHEME",
@@ -425,6 +425,7 @@ void registerAttentionVerbs()
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
         {"context", OptionKind::Value, "attention: training context L (logn threshold)", "L"},
         {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
+        scalingOption(),
         {"backward", OptionKind::Flag, "attention: also time the backward pass"},
         {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
@@ -438,7 +439,7 @@ void registerAttentionVerbs()
                   "the FP32 FMA peak",
                   benchOptions, 1, 2, runBench,
                   {{"attention [SCHEME]",
-                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "backward",
+                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "scaling", "backward",
                      "peak", "threads", "repeat", "allow-long", "json"},
                     "attention", {}},
                    {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},

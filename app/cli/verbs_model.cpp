@@ -18,6 +18,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -114,6 +115,9 @@ std::vector<OptionDef> modelOptions()
         {"d-ff", OptionKind::Value, "MLP hidden width (default from the preset)", "F"},
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
         {"logn", OptionKind::Flag, "scale scores by log(m+1)/log(context) past the context"},
+        scalingOption(),
+        {"init", OptionKind::Value, "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
+         "MODEL.safetensors"},
         {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)", "S"},
     };
 }
@@ -128,6 +132,7 @@ struct TrainSetup {
     std::string output;
     bool json = false;
     bool quiet = false;
+    std::optional<LoadedCheckpoint> init; // --init: the checkpoint training continues from
 };
 
 TrainSetup trainSetupFromArgs(const ParsedArgs& args)
@@ -136,15 +141,52 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     ModelConfig& mc = s.model;
     TrainConfig& tc = s.training;
     applyPreset(args.text("preset", "quick"), mc, tc);
-    mc.scheme = schemeFromArgs(args, 0, "train");
+    // --init: the checkpoint's model is the starting point; options given here change it (a shape or scheme change
+    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run.
+    std::optional<LoadedCheckpoint>& init = s.init;
+    if (args.has("init")) {
+        init = loadCheckpoint(args.text("init"));
+        const ModelConfig& was = init->model->config();
+        mc.scheme = was.scheme;
+        mc.context = was.context;
+        mc.layers = was.layers;
+        mc.dModel = was.dModel;
+        mc.heads = was.heads;
+        mc.dFf = was.dFf;
+        mc.schemeSettings = was.schemeSettings;
+        mc.logn = was.logn;
+        mc.scaling = was.scaling;
+        mc.scalingSettings = was.scalingSettings;
+        mc.seed = was.seed;
+    }
+    if (!init || !args.positional.empty() || args.has("scheme"))
+        mc.scheme = schemeFromArgs(args, 0, "train");
     mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
     mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
     mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
     mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
     mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
-    mc.schemeSettings = args.all("set");
-    mc.logn = args.has("logn");
-    mc.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
+    if (init && (args.has("set") || args.has("scaling"))) {
+        // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
+        if (args.has("scaling")) {
+            mc.scaling = args.text("scaling");
+            mc.scalingSettings.clear();
+        }
+        const SchemeInfo& info = schemeByName(mc.scheme);
+        for (const std::string& a : args.all("set")) {
+            const std::string name = a.substr(0, a.find('='));
+            const bool ofScheme = std::any_of(info.params.begin(), info.params.end(),
+                                              [&](const ParamInfo& p) { return p.name == name; });
+            std::vector<std::string>& target = ofScheme ? mc.schemeSettings : mc.scalingSettings;
+            std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
+            target.push_back(a);
+        }
+    } else if (!init) {
+        mc.schemeSettings = args.all("set");
+        mc.scaling = args.text("scaling", "none");
+    }
+    mc.logn = mc.logn || args.has("logn");
+    mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
     tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
     tc.learningRate = args.number("lr", tc.learningRate);
@@ -163,6 +205,8 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         refuseOptions("train", args, {"log-every"}, "--quiet prints no step progress");
     validateModelConfig(mc);
     validateTrainConfig(tc);
+    if (init)
+        checkInitCompatible(mc, *init, args.text("init"));
     return s;
 }
 
@@ -280,7 +324,11 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     if (!setup.quiet)
         hooks.progress = trainProgressPrinter(setup, ctx, processCpuSeconds());
     InterruptGuard guard;
-    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks);
+    if (setup.init && !setup.json)
+        ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
+                << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string()) << std::endl;
+    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;
@@ -386,6 +434,14 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     applyThreadsOption(args);
     LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
     Model& model = *loaded.model;
+    // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
+    // method's parameters (those of the checkpoint's method when --scaling is absent).
+    if (args.has("scaling") || args.has("set")) {
+        std::vector<std::string> settings = args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+        for (const std::string& a : args.all("set"))
+            settings.push_back(a);
+        model.setScaling(args.text("scaling", model.config().scaling), settings);
+    }
     EvalOptions opt;
     opt.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
     opt.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
@@ -530,6 +586,8 @@ void registerModelVerbs()
                    {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
                    {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
                    {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
+                   scalingOption(),
+                   {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
                    {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)", "FILE"}},
                   1, 1, runEval, {}, {{"o", dataExtensions()}},
                   "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "

@@ -143,6 +143,13 @@ void renderDot(const ParsedArgs &args, const std::string &path)
                         qPath(path));
 }
 
+void renderFrequencies(const ParsedArgs &args, const std::string &path)
+{
+    const SchemeSpec spec = frequenciesSpecFromArgs(args);
+    ui::writeFrequenciesPicture(spec, frequenciesLengthFromArgs(args, spec),
+                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("frequencies"))), qPath(path));
+}
+
 void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
 {
     if (schemes.empty())
@@ -395,6 +402,8 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         renderDot(args, path);
     else if (verb == "entropy")
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
+    else if (verb == "frequencies")
+        renderFrequencies(args, path);
     else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
@@ -414,6 +423,10 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
         renderDot(args, path);
     } else if (view == "entropy") {
         renderEntropy(schemes, args, path);
+    } else if (view == "frequencies") {
+        if (!schemes.empty())
+            throw InputError("render frequencies: takes no scheme (rope's --dim, --base, --scaling, --set, --context)");
+        renderFrequencies(args, path);
     } else if (view == "attention") {
         if (!schemes.empty())
             throw InputError("render attention: takes no scheme (the checkpoint has one)");
@@ -421,7 +434,7 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
     } else if (view == "train") {
         renderTrain(schemes, args, path, err);
     } else {
-        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, entropy, attention, train, lesson");
+        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, frequencies, entropy, attention, train, lesson");
     }
 }
 
@@ -470,6 +483,7 @@ std::vector<UsageForm> renderForms()
         form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]", {"length", "head", "colormap", "separate-scales", "difference"},
              true),
         form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, false),
+        form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, false),
         form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
         form("attention", "--checkpoint MODEL.safetensors", {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"},
              false),

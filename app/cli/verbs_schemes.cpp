@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 
 namespace plab::cli {
@@ -168,6 +169,60 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
+// The frequency table of a rope scheme under a method: one core call (rotaryScaling), written as the design says.
+int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
+{
+    const SchemeSpec spec = frequenciesSpecFromArgs(args);
+    const int length = frequenciesLengthFromArgs(args, spec);
+    const RotaryScaling scaling = rotaryScaling(spec, length);
+    if (args.has("o") && isImagePath(args.text("o"))) {
+        exportImage("frequencies", args, args.text("o"));
+        return 0;
+    }
+    auto wavelengths = [](const std::vector<double>& theta) {
+        std::vector<double> out;
+        for (double t : theta)
+            out.push_back(2 * 3.14159265358979323846 / t);
+        return out;
+    };
+    const std::vector<double> wavelength = wavelengths(scaling.theta), wavelengthScaled = wavelengths(scaling.thetaScaled);
+    auto write = [&](std::ostream& out, DataFormat format) {
+        if (format == DataFormat::Json) {
+            nlohmann::json j = schemeSpecJson(spec);
+            j.erase("heads");
+            j.erase("bidirectional");
+            j["method"] = rotaryMethodInfo(spec.scaling).name;
+            j["context"] = scaling.context;
+            j["length"] = length;
+            j["theta"] = scaling.theta;
+            j["theta_scaled"] = scaling.thetaScaled;
+            j["wavelength"] = wavelength;
+            j["wavelength_scaled"] = wavelengthScaled;
+            j["ramp"] = scaling.ramp;
+            j["scaled_base"] = scaling.scaledBase;
+            j["attention_factor"] = scaling.attentionFactor;
+            j["logit_scale"] = scaling.logitScale;
+            if (scaling.remapsPositions()) {
+                j["window"] = scaling.window;
+                if (std::isfinite(scaling.leak))
+                    j["leak"] = scaling.leak;
+            }
+            out << j.dump(2) << '\n';
+            return;
+        }
+        Table t;
+        t.columns = {"pair", "theta", "theta_scaled", "wavelength", "wavelength_scaled"};
+        for (size_t i = 0; i < scaling.theta.size(); ++i)
+            t.rows.push_back({double(i), scaling.theta[i], scaling.thetaScaled[i], wavelength[i], wavelengthScaled[i]});
+        writeTable(out, format, t);
+    };
+    if (args.has("json") && !args.has("o"))
+        write(ctx.out, DataFormat::Json);
+    else
+        writeDataOutput(args, ctx, false, write);
+    return 0;
+}
+
 std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
 {
     std::vector<OptionDef> all = schemeOptions();
@@ -245,6 +300,17 @@ void registerSchemeVerbs()
                                       {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
                   0, 0, runDot, {}, {{"o", dataAndPictureExtensions()}}});
     registerEntropy();
+    registerVerb({"frequencies", "",
+                  "rotary frequencies θ_i and θ'_i of a length-extension method, with wavelengths and the logit scale",
+                  withPictureOptions({{"dim", OptionKind::Value, "rotary dimension d, even, 2..4096 (default 64)", "D"},
+                                      {"base", OptionKind::Value, "base b > 1 (default 10000)", "B"},
+                                      scalingOption(),
+                                      {"set", OptionKind::Repeated, "a parameter of the method (e.g. factor=4)", "NAME=VALUE"},
+                                      {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
+                                      {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
+                                      {"json", OptionKind::Flag, "JSON on stdout instead of CSV"},
+                                      {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}}),
+                  0, 0, runFrequencies, {}, {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
 }
 
 } // namespace plab::cli

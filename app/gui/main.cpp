@@ -22,6 +22,10 @@ int main(int argc, char **argv)
                                          QStringLiteral("Drive every view, save DIR/<view>.png, and quit (for the README)"),
                                          QStringLiteral("DIR"));
     parser.addOption(screenshots);
+    const QCommandLineOption rotaryScreenshots(QStringLiteral("screenshots-rotary"),
+                                               QStringLiteral("Save the rotary length-extension pictures to DIR and quit"),
+                                               QStringLiteral("DIR"));
+    parser.addOption(rotaryScreenshots);
     const QCommandLineOption lang(QStringLiteral("lang"),
                                   QStringLiteral("Interface language for this run: %1 (default: the one chosen in "
                                                  "View > Language)").arg(plab::ui::languageCodes()),
@@ -43,6 +47,13 @@ int main(int argc, char **argv)
     if (!parser.positionalArguments().isEmpty()) {
         if (!window->openSession(parser.positionalArguments().first(), &error))
             QMessageBox::warning(window, plab::ui::MainWindow::tr("Open session"), error);
+    }
+    if (parser.isSet(rotaryScreenshots)) {
+        const bool ok = plab::ui::takeRotaryScreenshots(*window, parser.value(rotaryScreenshots), 1400, &error);
+        if (!ok)
+            qCritical("positionlab: %s", qPrintable(error));
+        delete window;
+        return ok ? 0 : 1;
     }
     if (parser.isSet(screenshots)) {
         const bool ok = plab::ui::takeScreenshots(*window, parser.value(screenshots), 1100, &error);

@@ -27,12 +27,18 @@ namespace {
 const QColor kSeriesColors[] = {QColor(0, 114, 178), QColor(213, 94, 0),  QColor(0, 158, 115), QColor(204, 121, 167),
                                 QColor(230, 159, 0), QColor(86, 180, 233), QColor(120, 94, 240), QColor(140, 86, 75)};
 
-QList<QPointF> points(const Curve &c)
+// A point a figure can draw: finite, and positive on a logarithmic axis.
+bool drawable(const CurveFigure &figure, double x, double y)
+{
+    return std::isfinite(x) && std::isfinite(y) && (!figure.logX || x > 0) && (!figure.logY || y > 0);
+}
+
+QList<QPointF> points(const CurveFigure &figure, const Curve &c)
 {
     QList<QPointF> out;
     out.reserve(static_cast<qsizetype>(c.x.size()));
     for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
-        if (std::isfinite(c.x[i]) && std::isfinite(c.y[i]))
+        if (drawable(figure, c.x[i], c.y[i]))
             out.append(QPointF(c.x[i], c.y[i]));
     return out;
 }
@@ -47,7 +53,7 @@ Extent extentOf(const CurveFigure &figure)
     Extent e;
     for (const Curve &c : figure.curves)
         for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i) {
-            if (!std::isfinite(c.x[i]) || !std::isfinite(c.y[i]) || (figure.logX && c.x[i] <= 0))
+            if (!drawable(figure, c.x[i], c.y[i]))
                 continue;
             e.x0 = std::min(e.x0, c.x[i]);
             e.x1 = std::max(e.x1, c.x[i]);
@@ -59,12 +65,15 @@ Extent extentOf(const CurveFigure &figure)
         e.x1 = figure.logX ? 10 : 1;
     }
     if (!(e.y1 >= e.y0)) {
-        e.y0 = 0;
-        e.y1 = 1;
+        e.y0 = figure.logY ? 1 : 0;
+        e.y1 = figure.logY ? 10 : 1;
     }
     if (e.x1 == e.x0)
         e.x1 = e.x0 + (figure.logX ? e.x0 : 1);
-    if (e.y1 == e.y0) {
+    if (e.y1 == e.y0 && figure.logY) {
+        e.y0 /= 2;
+        e.y1 *= 2;
+    } else if (e.y1 == e.y0) {
         e.y0 -= 0.5;
         e.y1 += 0.5;
     }
@@ -95,7 +104,8 @@ public:
     QChart *chart = nullptr;
     QChartView *view = nullptr;
     QAbstractAxis *xAxis = nullptr;
-    QValueAxis *yAxis = nullptr;
+    QAbstractAxis *yAxis = nullptr; // QValueAxis, or QLogValueAxis with logY
+    bool logY = false;
     std::vector<QLineSeries *> series;
     QGraphicsEllipseItem *marker = nullptr; // the hovered data point (on screen only)
     bool logX = false;
@@ -125,7 +135,7 @@ public:
             last = std::min(count, static_cast<size_t>(hi - c.x.begin()) + 1);
         }
         for (size_t j = first; j < last; ++j) {
-            if (!std::isfinite(c.x[j]) || !std::isfinite(c.y[j]) || (logX && c.x[j] <= 0))
+            if (!drawable(figure, c.x[j], c.y[j]))
                 continue;
             const QPointF p = chart->mapToPosition(QPointF(c.x[j], c.y[j]), series[i]);
             if (std::isfinite(p.x()) && std::isfinite(p.y()))
@@ -159,8 +169,18 @@ public:
             axis->setLabelFormat(QStringLiteral("%g"));
             xAxis = axis;
         }
-        yAxis = new QValueAxis;
-        yAxis->setLabelFormat(QStringLiteral("%g"));
+        logY = figure.logY;
+        if (figure.logY) {
+            auto *axis = new QLogValueAxis;
+            axis->setBase(10);
+            axis->setLabelFormat(QStringLiteral("%g"));
+            axis->setMinorTickCount(8);
+            yAxis = axis;
+        } else {
+            auto *axis = new QValueAxis;
+            axis->setLabelFormat(QStringLiteral("%g"));
+            yAxis = axis;
+        }
         chart->addAxis(xAxis, Qt::AlignBottom);
         chart->addAxis(yAxis, Qt::AlignLeft);
         int colour = 0;
@@ -192,7 +212,7 @@ public:
         QFont small = style.font;
         small.setPixelSize(std::max(8, static_cast<int>(style.font.pixelSize() * 0.9)));
         chart->legend()->setFont(small);
-        for (QAbstractAxis *a : {xAxis, static_cast<QAbstractAxis *>(yAxis)}) {
+        for (QAbstractAxis *a : {xAxis, yAxis}) {
             a->setLabelsFont(small);
             a->setTitleFont(style.font);
             a->setLabelsColor(style.text);
@@ -210,7 +230,7 @@ public:
         for (size_t i = 0; i < series.size() && i < figure.curves.size(); ++i) {
             const Curve &c = figure.curves[i];
             series[i]->setName(c.name);
-            series[i]->replace(points(c));
+            series[i]->replace(points(figure, c));
             const auto end = c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size()));
             sortedX.push_back(std::all_of(c.x.begin(), end, [](double v) { return std::isfinite(v); }) &&
                               std::is_sorted(c.x.begin(), end));
@@ -232,21 +252,29 @@ public:
                 axis->setTickInterval(ticks[1] - ticks[0]);
             }
         }
+        if (logY) {
+            // Whole decades around the data.
+            const double lo = std::pow(10.0, std::floor(std::log10(e.y0) + 1e-9));
+            const double hi = std::pow(10.0, std::ceil(std::log10(e.y1) - 1e-9));
+            yAxis->setRange(lo, std::max(hi, lo * 10));
+            return;
+        }
+        auto *valueAxis = static_cast<QValueAxis *>(yAxis);
         const double pad = 0.04 * (e.y1 - e.y0);
-        yAxis->setRange(e.y0 - pad, e.y1 + pad);
-        yAxis->applyNiceNumbers();
+        valueAxis->setRange(e.y0 - pad, e.y1 + pad);
+        valueAxis->applyNiceNumbers();
         // With one-character ticks (0, 2, 4, 6) Qt Charts leaves too little room beside them for an axis title in a
         // CJK font (its taller line) and elides the title to "⋮": such ticks get one decimal (2.0).
         int widest = 0;
-        const double step = (yAxis->max() - yAxis->min()) / std::max(1, yAxis->tickCount() - 1);
-        for (int i = 0; i < yAxis->tickCount(); ++i)
-            widest = std::max(widest, static_cast<int>(QString::asprintf("%g", yAxis->min() + i * step).size()));
-        yAxis->setLabelFormat(widest < 2 ? QStringLiteral("%.1f") : QStringLiteral("%g"));
+        const double step = (valueAxis->max() - valueAxis->min()) / std::max(1, valueAxis->tickCount() - 1);
+        for (int i = 0; i < valueAxis->tickCount(); ++i)
+            widest = std::max(widest, static_cast<int>(QString::asprintf("%g", valueAxis->min() + i * step).size()));
+        valueAxis->setLabelFormat(widest < 2 ? QStringLiteral("%.1f") : QStringLiteral("%g"));
     }
 
     bool fits(const CurveFigure &figure) const
     {
-        return chart && series.size() == figure.curves.size() && logX == figure.logX &&
+        return chart && series.size() == figure.curves.size() && logX == figure.logX && logY == figure.logY &&
                (!logX || static_cast<QLogValueAxis *>(xAxis)->base() == figure.logBase);
     }
 };
@@ -256,7 +284,7 @@ bool hasCurveData(const CurveFigure &figure)
     for (const Curve &c : figure.curves)
         if (!c.reference)
             for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
-                if (std::isfinite(c.x[i]) && std::isfinite(c.y[i]) && (!figure.logX || c.x[i] > 0))
+                if (drawable(figure, c.x[i], c.y[i]))
                     return true;
     return false;
 }

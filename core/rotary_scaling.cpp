@@ -1,0 +1,375 @@
+// The rotary frequency table and every length-extension method's formula, with their parameter checks.
+#include "rotary_scaling.h"
+
+#include "errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <sstream>
+
+namespace plab {
+
+namespace {
+
+std::string numberText(double v)
+{
+    std::ostringstream out;
+    out.precision(10);
+    out << v;
+    return out.str();
+}
+
+ParamInfo methodParam(std::string name, double def, double lo, double hi, bool loExcl, std::string desc,
+                      bool integer = false)
+{
+    ParamInfo p;
+    p.name = std::move(name);
+    p.defaultValue = def;
+    p.minValue = lo;
+    p.maxValue = hi;
+    p.minExclusive = loExcl;
+    p.integer = integer;
+    p.description = std::move(desc);
+    return p;
+}
+
+ParamInfo factorParam(double def)
+{
+    return methodParam("factor", def, 1, 1e6, false, "s: how many times longer than the training context");
+}
+
+// The window default: 0 stands for "half the training context", resolved by rotaryScaling.
+ParamInfo windowParam()
+{
+    return methodParam("window", 0, 0, 1000000, false,
+                       "w: distances below it keep their position (0: half the training context; must be < L)", true);
+}
+
+std::vector<RotaryMethodInfo> buildMethods()
+{
+    std::vector<RotaryMethodInfo> c;
+    RotaryMethodInfo m;
+    m.name = "none";
+    m.method = RotaryMethod::None;
+    m.title = "No length extension";
+    m.formula = "θ'_i = θ_i";
+    m.explanation = "Plain rotary frequencies.";
+    c.push_back(m);
+
+    m = {};
+    m.name = "pi";
+    m.method = RotaryMethod::Pi;
+    m.title = "Position interpolation";
+    m.formula = "θ'_i = θ_i / s";
+    m.explanation = "Chen et al. (2023): squeeze every position by the factor s, so s times the training context "
+                    "maps onto angles seen in training. Meant to be followed by a short fine-tune.";
+    m.params = {factorParam(4)};
+    c.push_back(m);
+
+    m = {};
+    m.name = "ntk";
+    m.method = RotaryMethod::Ntk;
+    m.title = "NTK-aware base scaling";
+    m.formula = "b' = b s^(d/(d-2)),  θ'_i = b'^(-2i/d)";
+    m.explanation = "Raise the base so the lowest frequency is interpolated by s while the highest stays as it was: "
+                    "nearby tokens keep their sharp resolution.";
+    m.params = {factorParam(4)};
+    c.push_back(m);
+
+    m = {};
+    m.name = "dynamic-ntk";
+    m.method = RotaryMethod::DynamicNtk;
+    m.title = "Dynamic NTK";
+    m.formula = "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b";
+    m.explanation = "NTK scaling that grows with the current sequence length n: nothing changes up to the training "
+                    "context L. With s = 1 the base follows n/L.";
+    m.params = {factorParam(1)};
+    m.usesContext = true;
+    c.push_back(m);
+
+    m = {};
+    m.name = "yarn";
+    m.method = RotaryMethod::Yarn;
+    m.title = "YaRN";
+    m.formula = "γ_i = clamp((i - lo)/(hi - lo), 0, 1), θ'_i = γ_i θ_i/s + (1-γ_i) θ_i, logits × (0.1 ln s + 1)²";
+    m.explanation = "Peng et al. (2023): frequencies that turn more than beta-fast times over the training context are "
+                    "kept, those that turn less than beta-slow times are interpolated, a linear ramp in between; the "
+                    "logits are sharpened by the attention factor.";
+    m.params = {factorParam(4),
+                methodParam("beta-fast", 32, 0, 1e6, true, "rotations over L above which a frequency is kept"),
+                methodParam("beta-slow", 1, 0, 1e6, true, "rotations over L below which a frequency is interpolated"),
+                methodParam("attention-factor", 0, 0, 100, false,
+                            "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square")};
+    m.usesContext = true;
+    c.push_back(m);
+
+    m = {};
+    m.name = "llama3";
+    m.method = RotaryMethod::Llama3;
+    m.title = "Llama 3 band-wise scaling";
+    m.formula = "λ_i < L/high: θ_i;  λ_i > L/low: θ_i/s;  else (1-t) θ_i/s + t θ_i, t = (L/λ_i - low)/(high - low)";
+    m.explanation = "Meta (2024): short wavelengths are kept, wavelengths longer than L/low are interpolated by s, "
+                    "and a smooth band joins them.";
+    m.params = {factorParam(4),
+                methodParam("low-freq-factor", 1, 0, 1e6, true, "wavelengths above L/low are interpolated"),
+                methodParam("high-freq-factor", 4, 0, 1e6, true, "wavelengths below L/high are kept")};
+    m.usesContext = true;
+    c.push_back(m);
+
+    m = {};
+    m.name = "rerope";
+    m.method = RotaryMethod::Rerope;
+    m.title = "ReRoPE";
+    m.formula = "P(m, n) = min(m - n, w)";
+    m.explanation = "Su (2023): distances inside the window keep their rotary position, every longer distance is "
+                    "treated as w, so no score ever sees a position it was not trained on. Causal only.";
+    m.params = {windowParam()};
+    m.remapsPositions = true;
+    m.usesContext = true;
+    c.push_back(m);
+
+    m = {};
+    m.name = "leaky-rerope";
+    m.method = RotaryMethod::LeakyRerope;
+    m.title = "Leaky ReRoPE";
+    m.formula = "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k";
+    m.explanation = "ReRoPE whose positions keep growing past the window, k times slower. Causal only.";
+    m.params = {windowParam(), methodParam("leak", 16, 0, 1e6, true, "k: positions past the window grow 1/k as fast")};
+    m.remapsPositions = true;
+    m.usesContext = true;
+    c.push_back(m);
+    return c;
+}
+
+std::string methodNames()
+{
+    std::string out;
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        out += (out.empty() ? "" : ", ") + m.name;
+    return out;
+}
+
+// The window a remapping method uses: its parameter, or half the context when the parameter is 0.
+int resolvedWindow(const std::map<std::string, double>& params, int context)
+{
+    const double w = params.at("window");
+    return w > 0 ? static_cast<int>(w) : std::max(1, context / 2);
+}
+
+} // namespace
+
+const std::vector<RotaryMethodInfo>& rotaryMethodCatalog()
+{
+    static const std::vector<RotaryMethodInfo> catalog = buildMethods();
+    return catalog;
+}
+
+const RotaryMethodInfo& rotaryMethodInfo(RotaryMethod method)
+{
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        if (m.method == method)
+            return m;
+    throw std::logic_error("rotary method missing from the catalogue");
+}
+
+const RotaryMethodInfo& rotaryMethodByName(std::string_view name)
+{
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        if (m.name == name)
+            return m;
+    throw InputError("--scaling = '" + std::string(name) + "' is not a known method; known methods: " + methodNames());
+}
+
+std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
+{
+    const size_t plus = label.find('+');
+    if (plus == std::string_view::npos)
+        return {std::string(label), "none"};
+    return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
+}
+
+std::string schemeLabel(const SchemeSpec& spec)
+{
+    return spec.scaling == RotaryMethod::None ? spec.name() : spec.name() + "+" + rotaryMethodInfo(spec.scaling).name;
+}
+
+int scalingContext(const SchemeSpec& spec)
+{
+    return spec.context > 0 ? spec.context : kScalingContextWithoutModel;
+}
+
+double rotaryFrequency(int i, int dim, double base)
+{
+    return std::pow(base, -2.0 * i / dim);
+}
+
+std::vector<double> rotaryFrequencies(int dim, double base)
+{
+    std::vector<double> theta(dim / 2);
+    for (int i = 0; i < dim / 2; ++i)
+        theta[i] = rotaryFrequency(i, dim, base);
+    return theta;
+}
+
+void validateRotaryScaling(const SchemeSpec& spec)
+{
+    if (spec.scaling == RotaryMethod::None) {
+        if (!spec.scalingParams.empty())
+            throw InputError("scheme " + spec.name() + " has no parameter '" + spec.scalingParams.begin()->first +
+                             "' without --scaling");
+        return;
+    }
+    const RotaryMethodInfo& info = rotaryMethodInfo(spec.scaling);
+    if (!spec.info().rotary)
+        throw InputError("--scaling = " + info.name + " is not allowed for scheme " + spec.name() +
+                         "; allowed: rotary schemes (rope, xpos)");
+    const std::string where = "scaling " + info.name + ": ";
+    for (const ParamInfo& p : info.params) {
+        auto it = spec.scalingParams.find(p.name);
+        if (it == spec.scalingParams.end())
+            throw InputError(where + "parameter " + p.name + " is missing");
+        if (!p.accepts(it->second))
+            throw InputError(where + p.name + " = " + numberText(it->second) + " is out of range; allowed: " +
+                             p.rangeText());
+    }
+    for (const auto& entry : spec.scalingParams) {
+        const std::string& name = entry.first;
+        if (std::none_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; })) {
+            std::string names;
+            for (const ParamInfo& p : info.params)
+                names += (names.empty() ? "" : ", ") + p.name;
+            throw InputError(where + "no parameter '" + name + "'; its parameters: " + (names.empty() ? "none" : names));
+        }
+    }
+    const int L = scalingContext(spec);
+    if (info.remapsPositions) {
+        if (spec.bidirectional)
+            throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
+        const double w = spec.scalingParams.at("window");
+        if (w > 0 && w >= L)
+            throw InputError(where + "window = " + numberText(w) + " must be below the training context L = " +
+                             std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) +
+                             "] (0: L/2)");
+        if (w == 0 && L < 2)
+            throw InputError(where + "the default window L/2 needs a training context L >= 2 (got " +
+                             std::to_string(L) + ")");
+    }
+    if (spec.scaling == RotaryMethod::Yarn && !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
+        throw InputError(where + "beta-fast = " + numberText(spec.scalingParams.at("beta-fast")) +
+                         " must exceed beta-slow = " + numberText(spec.scalingParams.at("beta-slow")));
+    if (spec.scaling == RotaryMethod::Llama3 &&
+        !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
+        throw InputError(where + "high-freq-factor = " + numberText(spec.scalingParams.at("high-freq-factor")) +
+                         " must exceed low-freq-factor = " + numberText(spec.scalingParams.at("low-freq-factor")));
+}
+
+RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
+                            int context, int length)
+{
+    RotaryScaling out;
+    out.method = method;
+    out.dim = dim;
+    out.base = base;
+    out.context = context;
+    out.length = length;
+    out.theta = rotaryFrequencies(dim, base);
+    out.thetaScaled = out.theta;
+    out.ramp.assign(out.theta.size(), 0.0);
+    out.scaledBase = base;
+    const int pairs = dim / 2;
+    const double d = dim;
+    const double L = context;
+    switch (method) {
+    case RotaryMethod::None:
+        break;
+    case RotaryMethod::Pi: {
+        const double s = params.at("factor");
+        for (double& t : out.thetaScaled)
+            t /= s;
+        break;
+    }
+    case RotaryMethod::Ntk:
+    case RotaryMethod::DynamicNtk: {
+        const double s = params.at("factor");
+        double grow = s;
+        if (method == RotaryMethod::DynamicNtk)
+            grow = length > context ? s * length / L - (s - 1) : 1.0;
+        out.scaledBase = base * std::pow(grow, d / (d - 2));
+        out.thetaScaled = rotaryFrequencies(dim, out.scaledBase);
+        break;
+    }
+    case RotaryMethod::Yarn: {
+        const double s = params.at("factor");
+        auto correction = [&](double rotations) {
+            return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(base));
+        };
+        double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
+        double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
+        if (lo == hi)
+            hi += 0.001;
+        out.rampLow = lo;
+        out.rampHigh = hi;
+        for (int i = 0; i < pairs; ++i) {
+            const double gamma = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
+            out.ramp[i] = gamma;
+            out.thetaScaled[i] = gamma * out.theta[i] / s + (1 - gamma) * out.theta[i];
+        }
+        const double given = params.at("attention-factor");
+        out.attentionFactor = given > 0 ? given : (s > 1 ? 0.1 * std::log(s) + 1 : 1.0);
+        break;
+    }
+    case RotaryMethod::Llama3: {
+        const double s = params.at("factor");
+        const double low = params.at("low-freq-factor"), high = params.at("high-freq-factor");
+        for (int i = 0; i < pairs; ++i) {
+            const double wavelength = 2 * std::numbers::pi / out.theta[i];
+            if (wavelength < L / high) {
+                out.ramp[i] = 0;
+            } else if (wavelength > L / low) {
+                out.ramp[i] = 1;
+                out.thetaScaled[i] = out.theta[i] / s;
+            } else {
+                const double t = (L / wavelength - low) / (high - low);
+                out.ramp[i] = 1 - t;
+                out.thetaScaled[i] = (1 - t) * out.theta[i] / s + t * out.theta[i];
+            }
+        }
+        break;
+    }
+    case RotaryMethod::Rerope:
+        out.window = resolvedWindow(params, context);
+        out.leak = std::numeric_limits<double>::infinity();
+        break;
+    case RotaryMethod::LeakyRerope:
+        out.window = resolvedWindow(params, context);
+        out.leak = params.at("leak");
+        break;
+    }
+    out.logitScale = out.attentionFactor * out.attentionFactor;
+    return out;
+}
+
+RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
+{
+    if (!spec.info().rotary)
+        throw InputError("scheme " + spec.name() + " is not rotary; rotary frequencies exist for rope and xpos only");
+    return rotaryScaling(spec.intParam("dim"), spec.param("base"), spec.scaling, spec.scalingParams,
+                         scalingContext(spec), length);
+}
+
+double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)
+{
+    const double p = scaling.position(distance);
+    double sum = 0;
+    for (size_t i = 0; i < scaling.thetaScaled.size(); ++i) {
+        double term = 2.0 * std::cos(p * scaling.thetaScaled[i]);
+        if (!logZeta.empty())
+            term *= std::exp(logZeta[i] * p / scaleBase);
+        sum += term;
+    }
+    return scaling.logitScale * sum;
+}
+
+} // namespace plab

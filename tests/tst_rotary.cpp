@@ -1,0 +1,302 @@
+// Rotary length extension: frequencies, logit scales and probe scores against the committed NumPy reference
+// (tests/reference/make_rotary_reference.py), attention sinks in the bias view, and the `frequencies` verb.
+#include "bias_views.h"
+#include "checkpoint.h"
+#include "cli_runner.h"
+#include "errors.h"
+#include "position_bias.h"
+#include "rotary_scaling.h"
+#include "safetensors.h"
+#include "test_main.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace plab;
+
+namespace {
+
+QJsonArray referenceCases()
+{
+    static const QJsonArray cases = [] {
+        QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/rotary_reference.json"));
+        if (!f.open(QIODevice::ReadOnly))
+            qFatal("cannot open rotary_reference.json");
+        return QJsonDocument::fromJson(f.readAll()).object().value("cases").toArray();
+    }();
+    return cases;
+}
+
+bool close(double got, double want, double tol)
+{
+    return std::abs(got - want) <= tol * std::max(1.0, std::abs(want));
+}
+
+// The spec of a reference case: rope of its dim and base under its method, every parameter set explicitly.
+SchemeSpec caseSpec(const QJsonObject& c)
+{
+    std::vector<std::string> sets = {"dim=" + std::to_string(c["dim"].toInt()),
+                                     "base=" + exactText(c["base"].toDouble())};
+    const QJsonObject params = c["parameters"].toObject();
+    for (auto it = params.begin(); it != params.end(); ++it)
+        sets.push_back(it.key().toStdString() + "=" + exactText(it.value().toDouble()));
+    return makeSchemeSpec("rope", 1, false, sets, c["context"].toInt(), false, c["method"].toString().toStdString());
+}
+
+std::vector<double> toVector(const QJsonValue& v)
+{
+    std::vector<double> out;
+    for (const QJsonValue& x : v.toArray())
+        out.push_back(x.toDouble());
+    return out;
+}
+
+} // namespace
+
+class TestRotary : public QObject {
+    Q_OBJECT
+private slots:
+    void frequenciesMatchReference_data();
+    void frequenciesMatchReference();
+    void probeMatchesReference_data();
+    void probeMatchesReference();
+    void sinksInBiasView_data();
+    void sinksInBiasView();
+    void frequenciesVerb_data();
+    void frequenciesVerb();
+    void catalogueDefaults();
+    void checkpointKeepsScalingAndOptimizer_data();
+    void checkpointKeepsScalingAndOptimizer();
+};
+
+void TestRotary::frequenciesMatchReference_data()
+{
+    QTest::addColumn<int>("index");
+    const QJsonArray cases = referenceCases();
+    for (int i = 0; i < cases.size(); ++i) {
+        const QJsonObject c = cases[i].toObject();
+        const QString tag = QString("%1/d=%2/L=%3/n=%4/%5")
+                                .arg(c["method"].toString())
+                                .arg(c["dim"].toInt())
+                                .arg(c["context"].toInt())
+                                .arg(c["length"].toInt())
+                                .arg(i);
+        QTest::newRow(qPrintable(tag)) << i;
+    }
+}
+
+void TestRotary::frequenciesMatchReference()
+{
+    QFETCH(int, index);
+    const QJsonObject c = referenceCases()[index].toObject();
+    const RotaryScaling s = rotaryScaling(caseSpec(c), c["length"].toInt());
+    const std::vector<double> theta = toVector(c["theta"]), scaled = toVector(c["theta_scaled"]);
+    QCOMPARE(s.theta.size(), theta.size());
+    QCOMPARE(s.thetaScaled.size(), scaled.size());
+    for (size_t i = 0; i < theta.size(); ++i) {
+        QVERIFY2(close(s.theta[i], theta[i], 1e-12), qPrintable(QString("theta[%1] %2 vs %3").arg(i).arg(s.theta[i]).arg(theta[i])));
+        QVERIFY2(close(s.thetaScaled[i], scaled[i], 1e-12),
+                 qPrintable(QString("theta_scaled[%1] %2 vs %3").arg(i).arg(s.thetaScaled[i], 0, 'g', 17).arg(scaled[i], 0, 'g', 17)));
+    }
+    QVERIFY(close(s.attentionFactor, c["attention_factor"].toDouble(), 1e-12));
+    QVERIFY(close(s.logitScale, c["logit_scale"].toDouble(), 1e-12));
+}
+
+void TestRotary::probeMatchesReference_data()
+{
+    frequenciesMatchReference_data();
+}
+
+void TestRotary::probeMatchesReference()
+{
+    QFETCH(int, index);
+    const QJsonObject c = referenceCases()[index].toObject();
+    const SchemeSpec spec = caseSpec(c);
+    const int length = c["length"].toInt();
+    const std::vector<double> probe = toVector(c["probe"]);
+    // The bias view (float tables) at query m = r, key 0; the double-precision core function at every r.
+    const PositionBias bias(spec, length);
+    const RotaryScaling s = rotaryScaling(spec, length);
+    for (size_t r = 0; r < probe.size(); ++r) {
+        const double tol = 1e-5 * c["dim"].toInt();
+        QVERIFY2(std::abs(bias.view(0, int(r), 0) - probe[r]) <= tol,
+                 qPrintable(QString("view r=%1: %2 vs %3").arg(r).arg(bias.view(0, int(r), 0)).arg(probe[r])));
+        QVERIFY2(std::abs(rotaryProbe(s, double(r)) - probe[r]) <= 1e-9 * c["dim"].toInt(),
+                 qPrintable(QString("probe r=%1: %2 vs %3").arg(r).arg(rotaryProbe(s, double(r))).arg(probe[r])));
+    }
+}
+
+void TestRotary::sinksInBiasView_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("sinks");
+    QTest::addColumn<int>("length");
+    QTest::newRow("local W=5 S=2") << "local" << false << 5 << 2 << 23;
+    QTest::newRow("local W=3 S=7 (sinks wider than the window)") << "local" << false << 3 << 7 << 19;
+    QTest::newRow("local bidir W=4 S=3") << "local" << true << 4 << 3 << 17;
+    QTest::newRow("bca W=6 S=1") << "bca" << false << 6 << 1 << 29;
+    QTest::newRow("bca W=8 S=5") << "bca" << false << 8 << 5 << 31;
+    QTest::newRow("local S=0") << "local" << false << 5 << 0 << 12;
+}
+
+void TestRotary::sinksInBiasView()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(int, window);
+    QFETCH(int, sinks);
+    QFETCH(int, length);
+    const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), 2, bidirectional,
+                                           {"window=" + std::to_string(window), "sinks=" + std::to_string(sinks)});
+    const PositionBias bias(spec, length);
+    const std::vector<float> view = biasViewMatrix(bias, 1, length);
+    double visibleCount = 0;
+    for (int m = 0; m < length; ++m)
+        for (int n = 0; n < length; ++n) {
+            // design.md: the window (or blocks), plus keys n < S seen by every query m >= n (any m when bidirectional).
+            bool inWindow = false;
+            if (scheme == "local")
+                inWindow = bidirectional ? std::abs(m - n) < window : (m - n >= 0 && m - n < window);
+            else
+                inWindow = n <= m && n / (window / 2) >= m / (window / 2) - 1;
+            const bool sink = n < sinks && (bidirectional || n <= m);
+            const bool visible = inWindow || sink;
+            visibleCount += visible;
+            const float got = view[size_t(m) * length + n];
+            QVERIFY2(visible ? got == 0.0f : std::isinf(got) && got < 0,
+                     qPrintable(QString("m=%1 n=%2: %3, expected %4").arg(m).arg(n).arg(got).arg(visible ? "0" : "-inf")));
+            QCOMPARE(bias.visible(m, n, length), visible);
+        }
+    QCOMPARE(visiblePairs(spec, length), visibleCount);
+}
+
+void TestRotary::frequenciesVerb_data()
+{
+    QTest::addColumn<int>("index");
+    const QJsonArray cases = referenceCases();
+    // A few reference cases through the real CLI: yarn (lo = hi), llama3, dynamic-ntk past L, leaky-rerope.
+    for (int i : {5, 11, 15, 19})
+        QTest::newRow(qPrintable(referenceCases()[i].toObject()["method"].toString() + "/" + QString::number(i))) << i;
+}
+
+void TestRotary::frequenciesVerb()
+{
+    QFETCH(int, index);
+    const QJsonObject c = referenceCases()[index].toObject();
+    QStringList args = {"frequencies", "--dim", QString::number(c["dim"].toInt()), "--base",
+                        QString::number(c["base"].toDouble(), 'g', 17), "--scaling", c["method"].toString(),
+                        "--context", QString::number(c["context"].toInt()), "--length",
+                        QString::number(c["length"].toInt())};
+    const QJsonObject params = c["parameters"].toObject();
+    for (auto it = params.begin(); it != params.end(); ++it)
+        args << "--set" << it.key() + "=" + QString::number(it.value().toDouble(), 'g', 17);
+    const test::CliResult json = test::runCli(args + QStringList{"--json"});
+    QVERIFY2(json.exitCode == 0, json.err.constData());
+    const QJsonObject j = QJsonDocument::fromJson(json.out).object();
+    for (const char* key : {"theta", "theta_scaled", "wavelength", "wavelength_scaled", "attention_factor", "logit_scale"})
+        QVERIFY2(j.contains(key), key);
+    const std::vector<double> scaled = toVector(c["theta_scaled"]), got = toVector(j["theta_scaled"]);
+    QCOMPARE(got.size(), scaled.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        QVERIFY(close(got[i], scaled[i], 1e-12));
+        QVERIFY(close(j["wavelength_scaled"].toArray()[int(i)].toDouble(), 2 * M_PI / scaled[i], 1e-12));
+    }
+    QVERIFY(close(j["logit_scale"].toDouble(), c["logit_scale"].toDouble(), 1e-12));
+    // CSV: the header the design fixes, one line per pair.
+    const test::CliResult csv = test::runCli(args);
+    QVERIFY2(csv.exitCode == 0, csv.err.constData());
+    const QList<QByteArray> lines = csv.out.trimmed().split('\n');
+    QCOMPARE(lines.first(), QByteArray("pair,theta,theta_scaled,wavelength,wavelength_scaled"));
+    QCOMPARE(lines.size(), int(scaled.size()) + 1);
+    QVERIFY(close(lines.last().split(',')[2].toDouble(), scaled.back(), 1e-8));
+}
+
+void TestRotary::catalogueDefaults()
+{
+    // design.md's defaults.
+    const SchemeSpec yarn = makeSchemeSpec("rope", 1, false, {}, 64, false, "yarn");
+    QCOMPARE(yarn.scalingParams.at("beta-fast"), 32.0);
+    QCOMPARE(yarn.scalingParams.at("beta-slow"), 1.0);
+    const SchemeSpec llama = makeSchemeSpec("xpos", 1, false, {}, 64, false, "llama3");
+    QCOMPARE(llama.scalingParams.at("low-freq-factor"), 1.0);
+    QCOMPARE(llama.scalingParams.at("high-freq-factor"), 4.0);
+    const SchemeSpec leaky = makeSchemeSpec("rope", 1, false, {}, 64, false, "leaky-rerope");
+    QCOMPARE(leaky.scalingParams.at("leak"), 16.0);
+    QCOMPARE(rotaryScaling(leaky, 64).window, 32); // window 0: L/2
+    QCOMPARE(makeSchemeSpec("local", 1, false).intParam("sinks"), 0);
+    // Scaling survives into the JSON metadata every output carries.
+    const auto meta = schemeSpecJson(yarn);
+    QCOMPARE(QString::fromStdString(meta["scaling"].get<std::string>()), QString("yarn"));
+}
+
+void TestRotary::checkpointKeepsScalingAndOptimizer_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<QStringList>("sets");
+    QTest::newRow("rope+yarn") << "rope" << "yarn" << QStringList{"factor=2.5", "beta-fast=16"};
+    QTest::newRow("xpos+leaky-rerope") << "xpos" << "leaky-rerope" << QStringList{"window=3", "leak=2.5"};
+    QTest::newRow("local+sinks, no method") << "local" << "none" << QStringList{};
+}
+
+void TestRotary::checkpointKeepsScalingAndOptimizer()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QString, scaling);
+    QFETCH(QStringList, sets);
+    ModelConfig c;
+    c.layers = 1;
+    c.dModel = 8;
+    c.heads = 2;
+    c.dFf = 8;
+    c.context = 8;
+    c.scheme = scheme.toStdString();
+    c.scaling = scaling.toStdString();
+    for (const QString& a : sets)
+        c.scalingSettings.push_back(a.toStdString());
+    if (scheme == "local")
+        c.schemeSettings = {"sinks=2"};
+    Model model(c);
+    // An optimiser state that is not all zeros: one update from a made-up gradient.
+    for (size_t i = 0; i < model.gradients().size(); ++i)
+        model.gradients()[i] = 0.01f * float(i % 7) - 0.02f;
+    auto adam = std::make_shared<AdamW>(model.parameterCount());
+    adam->update(model, TrainConfig{}, 1e-3);
+    CheckpointInfo info;
+    info.step = 3;
+    info.optimizer = adam;
+    const LoadedCheckpoint back = checkpointFromSafetensors(parseSafetensors(checkpointBytes(model, info), "memory"), "memory");
+    QCOMPARE(back.model->config().scaling, c.scaling);
+    const SchemeSpec a = model.schemeSpec(), b = back.model->schemeSpec();
+    QVERIFY(a.scaling == b.scaling && a.scalingParams == b.scalingParams && a.params == b.params);
+    QVERIFY(back.optimizer);
+    QCOMPARE(back.optimizer->updates(), 1);
+    QVERIFY(back.optimizer->firstMoment() == adam->firstMoment());
+    QVERIFY(back.optimizer->secondMoment() == adam->secondMoment());
+    QVERIFY(back.model->parameters() == model.parameters());
+    // Zero-shot under another method and back: the spec follows, the weights do not move.
+    if (scheme == "rope") {
+        back.model->setScaling("rerope", {"window=4"});
+        QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope));
+        QVERIFY(back.model->parameters() == model.parameters());
+        try {
+            back.model->setScaling("yarn", {"leak=2"});
+            QFAIL("no InputError");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("yarn's parameters: factor"), e.what());
+        }
+        QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope)); // unchanged by the refusal
+    }
+}
+
+PLAB_QTEST_APPLESS_MAIN(TestRotary)
+#include "tst_rotary.moc"
