@@ -27,46 +27,7 @@ namespace plab::cli {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onInterrupt(int sig)
-{
-    g_interrupted.store(true);
-    std::signal(sig, SIG_DFL); // a second Ctrl-C kills at once (glibc's signal() would keep this handler)
-}
-
-// Installs the SIGINT/SIGTERM handler for a scope; a second Ctrl-C falls back to the default (kill).
-class InterruptGuard {
-public:
-    InterruptGuard()
-    {
-        g_interrupted = false;
-        m_int = std::signal(SIGINT, onInterrupt);
-        m_term = std::signal(SIGTERM, onInterrupt);
-    }
-    ~InterruptGuard()
-    {
-        std::signal(SIGINT, m_int);
-        std::signal(SIGTERM, m_term);
-    }
-
-private:
-    void (*m_int)(int);
-    void (*m_term)(int);
-};
-
-std::string clock(double seconds)
-{
-    if (!std::isfinite(seconds) || seconds < 0)
-        return "?";
-    const long s = std::lround(seconds);
-    char buf[32];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-    return buf;
-}
+std::atomic<bool>& g_interrupted = interruptFlag();
 
 Corpus corpusFromArgs(const ParsedArgs& args)
 {
@@ -84,6 +45,19 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
 
 } // namespace
 
+std::string clockText(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0)
+        return "?";
+    const long s = std::lround(seconds);
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    return buf;
+}
+
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
 {
     std::optional<long long> requested;
@@ -92,8 +66,6 @@ int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
                                  std::numeric_limits<long long>::max());
     return modelLayer(config, requested);
 }
-
-namespace {
 
 std::vector<OptionDef> modelOptions()
 {
@@ -110,6 +82,40 @@ std::vector<OptionDef> modelOptions()
     };
 }
 
+void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConfig& tc)
+{
+    applyPreset(args.text("preset", "quick"), mc, tc);
+    mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
+    mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
+    mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
+    mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
+    mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
+    mc.schemeSettings = args.all("set");
+    mc.logn = args.has("logn");
+    setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
+    tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
+    tc.learningRate = args.number("lr", tc.learningRate);
+    tc.minLearningRate = args.number("min-lr", std::min(tc.minLearningRate, tc.learningRate));
+    tc.warmup = static_cast<int>(args.integer("warmup", tc.warmup, 0, 100000000));
+    tc.weightDecay = args.number("weight-decay", tc.weightDecay);
+    tc.gradClip = args.number("grad-clip", tc.gradClip);
+}
+
+std::vector<OptionDef> scheduleOptions()
+{
+    return {
+        {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)"},
+        {"batch", OptionKind::Value, "sequences per step (default from the preset)"},
+        {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)"},
+        {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay"},
+        {"warmup", OptionKind::Value, "linear warm-up steps"},
+        {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)"},
+        {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)"},
+    };
+}
+
+namespace {
+
 int runTrain(const ParsedArgs& args, VerbContext& ctx)
 {
     if (!args.has("scheme"))
@@ -121,23 +127,9 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
         throw InputError("-o " + output + ": a checkpoint is written as MODEL.safetensors (other extensions are refused)");
     ModelConfig mc;
     TrainConfig tc;
-    applyPreset(args.text("preset", "quick"), mc, tc);
+    modelAndTrainingFromArgs(args, mc, tc);
     mc.scheme = args.text("scheme");
-    mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
-    mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
-    mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
-    mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
-    mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
-    mc.schemeSettings = args.all("set");
-    mc.logn = args.has("logn");
     mc.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
-    setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
-    tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
-    tc.learningRate = args.number("lr", tc.learningRate);
-    tc.minLearningRate = args.number("min-lr", std::min(tc.minLearningRate, tc.learningRate));
-    tc.warmup = static_cast<int>(args.integer("warmup", tc.warmup, 0, 100000000));
-    tc.weightDecay = args.number("weight-decay", tc.weightDecay);
-    tc.gradClip = args.number("grad-clip", tc.gradClip);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     const int logEvery = static_cast<int>(args.integer("log-every", 0, 0, 100000000));
     const int saveEvery = static_cast<int>(args.integer("save-every", 0, 0, 100000000));
@@ -186,7 +178,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
             char line[200];
             std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
                           static_cast<int>(std::to_string(p.steps).size()), p.step, p.steps, p.loss, p.learningRate,
-                          p.tokensPerSecond, clock(p.elapsedSeconds).c_str(), clock(p.etaSeconds).c_str());
+                          p.tokensPerSecond, clockText(p.elapsedSeconds).c_str(), clockText(p.etaSeconds).c_str());
             ctx.err << line << std::endl;
         }
     };
@@ -232,7 +224,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     } else {
         char line[240];
         std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f bits/byte) at length %d; wrote %s",
-                      info.step, clock(elapsed).c_str(), tokensPerSecond, valLoss, std::exp(valLoss),
+                      info.step, clockText(elapsed).c_str(), tokensPerSecond, valLoss, std::exp(valLoss),
                       valLoss / std::log(2.0), mc.context, output.c_str());
         ctx.err << line << std::endl;
     }
@@ -406,14 +398,9 @@ void registerModelVerbs()
     };
     for (const OptionDef& o : modelOptions())
         trainOptions.push_back(o);
+    for (const OptionDef& o : scheduleOptions())
+        trainOptions.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
-             {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)"},
-             {"batch", OptionKind::Value, "sequences per step (default from the preset)"},
-             {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)"},
-             {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay"},
-             {"warmup", OptionKind::Value, "linear warm-up steps"},
-             {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)"},
-             {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)"},
              {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)"},
              {"threads", OptionKind::Value, "OpenMP threads (default: all cores)"},
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)"},

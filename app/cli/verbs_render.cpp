@@ -389,6 +389,9 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         renderDot(args, path);
     else if (verb == "entropy")
         renderEntropy({args.positional.at(0)}, args, path);
+    else if (verb == "collect")
+        ui::writeSweepPicture(summarizeSweep(collectSweepResults(args.positional)),
+                              imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"))), qPath(path));
     else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
