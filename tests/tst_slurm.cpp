@@ -1,6 +1,7 @@
 // An emitted sweep on a real single-node Slurm (scripts/slurm-local.sh): the job array's results equal a local run.
 // Skipped, with the reason, when Slurm or munge is not installed.
 #include "cli_runner.h"
+#include "sweep_results.h"
 #include "test_main.h"
 
 #include <QDir>
@@ -17,42 +18,9 @@
 
 namespace {
 
-using plab::test::CliResult;
-using plab::test::runCli;
+using namespace plab::test;
 
 const QString kScript = QStringLiteral(POSITIONLAB_SOURCE_DIR "/scripts/slurm-local.sh");
-
-QString writeCorpus(const QString& dir)
-{
-    const QString path = dir + "/corpus.txt";
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        qFatal("cannot write the corpus");
-    QByteArray text;
-    const char* words[] = {"naïve ", "cat ", "sat ", "on ", "the ", "mat ", "and ", "ran. "};
-    for (int i = 0; text.size() < 20000; ++i)
-        text += words[(i * 7 + i / 3) % 8];
-    f.write(text);
-    return path;
-}
-
-// cell -> "key perplexities losses" of DIR/results.jsonl.
-std::map<int, QString> results(const QString& dir)
-{
-    std::map<int, QString> out;
-    QFile f(dir + "/results.jsonl");
-    if (!f.open(QIODevice::ReadOnly))
-        return out;
-    for (const QByteArray& line : f.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.isEmpty())
-            continue;
-        out[o["cell"].toInt()] = o["key"].toString() + " " +
-                                 QJsonDocument(o["perplexity"].toArray()).toJson(QJsonDocument::Compact) + " " +
-                                 QJsonDocument(o["loss"].toArray()).toJson(QJsonDocument::Compact);
-    }
-    return out;
-}
 
 QProcess::ProcessState run(QProcess& p, const QString& program, const QStringList& args, int timeoutMs)
 {
@@ -102,11 +70,9 @@ void TestSlurm::initTestCase()
 void TestSlurm::arrayEqualsLocalRun()
 {
     const QString corpus = writeCorpus(m_tmp.path());
-    const QStringList grid = {"sweep", "--schemes", "alibi,rope", "--seeds", "1,2", "--preset", "tiny", "--steps", "4",
-                              "--layers", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "8",
-                              "--batch", "2", "--eval-bytes", "256", "--lengths", "8,16", "--corpus", corpus};
+    const QStringList grid = tinyGrid(corpus, "alibi,rope", "1,2", "20");
     const QString local = m_tmp.path() + "/local", cluster = m_tmp.path() + "/array";
-    CliResult r = runCli(grid + QStringList{"--threads", "1", "-o", local, "--quiet"});
+    CliResult r = runCli(grid + QStringList{"-o", local, "--quiet"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     r = runCli(grid + QStringList{"--emit", "slurm", "--cpus-per-task", "1", "-o", cluster});
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -120,11 +86,16 @@ void TestSlurm::arrayEqualsLocalRun()
              "the job array did not finish within 90 s");
     QVERIFY2(sbatch.exitCode() == 0, (sbatch.readAllStandardOutput() + sbatch.readAllStandardError()).constData());
 
-    const auto expected = results(local), got = results(cluster);
+    const auto expected = readResults(local);
+    QString problem;
+    const auto got = readResults(cluster, &problem);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
     QCOMPARE(int(expected.size()), 4);
     QCOMPARE(int(got.size()), 4);
-    for (const auto& [cell, text] : expected)
-        QCOMPARE(got.at(cell), text);
+    for (const auto& [cell, o] : expected) {
+        QVERIFY_SAME_RESULT(got.at(cell), o);
+        QCOMPARE(got.at(cell)["threads"].toInt(), 1); // --cpus-per-task 1 reached the task as --threads
+    }
     QVERIFY(QFile::exists(cluster + "/logs/cell-3.out"));
 }
 
