@@ -634,6 +634,7 @@ void TrainView::start(const TrainRequest &request)
     m_sweepSource.clear();
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
                                 "trains."));
+    m_lossPlot->show();
     m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
@@ -707,6 +708,7 @@ void TrainView::showSweepResults(const std::vector<SweepResult> &results, const 
     CurveFigure none;
     none.title = tr("Training loss");
     m_lossPlot->setFigure(none);
+    m_lossPlot->hide(); // the perplexities take the room, as in the exported picture
     showSummary();
     m_status->setText(tr("Sweep results from %1: %2 finished cells.").arg(source).arg(results.size()));
     Q_EMIT pictureUpdated();

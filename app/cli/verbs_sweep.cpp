@@ -141,14 +141,18 @@ private:
     Clock::time_point m_start = Clock::now();
 };
 
-// The path of this executable, so --jobs and the emitted scripts run the same build.
+// The path of this executable, for the emitted scripts. (Cell processes exec /proc/self/exe instead: a rebuild that
+// replaces the file while a sweep runs must not turn the remaining cells into failures, nor mix two builds.)
 std::string selfExecutable()
 {
     std::error_code ec;
-    const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+    std::string p = fs::read_symlink("/proc/self/exe", ec).string();
     if (ec)
         throw RunError("cannot find this program's path (/proc/self/exe): " + ec.message());
-    return p.string();
+    const std::string deleted = " (deleted)";
+    if (p.size() > deleted.size() && p.compare(p.size() - deleted.size(), deleted.size(), deleted) == 0)
+        p.resize(p.size() - deleted.size());
+    return p;
 }
 
 // Runs one cell in this process and appends its line; false when interrupted.
@@ -213,7 +217,7 @@ struct ChildRun {
 int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::vector<size_t>& todo, int jobs,
                     int threads, SweepProgress& progress, VerbContext& ctx, double& childWallSeconds)
 {
-    const std::string exe = selfExecutable();
+    const std::string exe = "/proc/self/exe"; // the child's own image: this very build, even if its file was replaced
     const pid_t parent = ::getpid();
     std::map<pid_t, ChildRun> running;
     size_t next = 0;
@@ -237,6 +241,9 @@ int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::ve
                     cargv.push_back(const_cast<char*>(a.c_str()));
                 cargv.push_back(nullptr);
                 ::execv(exe.c_str(), cargv.data());
+                const std::string message = "positionlab-cli: error: cannot start the cell process (" + exe + "): " +
+                                            std::strerror(errno) + "\n";
+                [[maybe_unused]] const ssize_t ignored = ::write(2, message.data(), message.size());
                 ::_exit(127);
             }
             running[pid] = {cell, Clock::now()};
