@@ -218,6 +218,7 @@ int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::ve
                     int threads, SweepProgress& progress, VerbContext& ctx, double& childWallSeconds)
 {
     const std::string exe = "/proc/self/exe"; // the child's own image: this very build, even if its file was replaced
+    const std::string argv0 = selfExecutable(); // what ps shows
     const pid_t parent = ::getpid();
     std::map<pid_t, ChildRun> running;
     size_t next = 0;
@@ -227,7 +228,7 @@ int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::ve
     while (next < todo.size() || !running.empty()) {
         while (!interrupted && next < todo.size() && static_cast<int>(running.size()) < jobs) {
             const size_t cell = todo[next++];
-            const std::vector<std::string> argv = {exe, "sweep", "--cell", std::to_string(cell), "--threads",
+            const std::vector<std::string> argv = {argv0, "sweep", "--cell", std::to_string(cell), "--threads",
                                                    std::to_string(threads), "--quiet", dir};
             const pid_t pid = ::fork();
             if (pid < 0)
