@@ -704,6 +704,9 @@ std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dir
         if (read.results.empty())
             throw InputError(dir + " has no finished cell (" + path +
                              " holds no result); run the sweep first, or leave this folder out");
+        // Grid order, not the order cells happened to finish in (--jobs, Slurm): summaries list schemes as asked.
+        std::sort(read.results.begin(), read.results.end(),
+                  [](const SweepResult& a, const SweepResult& b) { return a.cell < b.cell; });
         for (SweepResult& r : read.results)
             all.push_back(std::move(r));
     }

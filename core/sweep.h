@@ -136,8 +136,8 @@ struct SweepSummaryRow {
 // Rows grouped by (scheme, variant, context) in order of first appearance, lengths ascending.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
 
-// The results of every folder (loadSweepGrid + readSweepResults each): InputError naming a folder that has no
-// finished cell, or none given.
+// The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order: InputError naming
+// a folder that has no finished cell, or none given.
 std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs);
 
 // The summary as CSV (header scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,
