@@ -1063,6 +1063,72 @@ private Q_SLOTS:
             QCOMPARE(view.perplexityPlot()->figure().curves[s].x.size(), size_t(2));
     }
 
+    // Seeds > 1: each scheme's mean curve with a ± sd band, the table mean ± sd (core's summarizeSweep over the runs).
+    void seedsGiveBands()
+    {
+        TrainView view;
+        TrainRequest request = tinyRequest({"alibi", "rope"}, writeCorpus(m_dir));
+        request.seeds = 3;
+        QSignalSpy finished(&view, &TrainView::trainingFinished);
+        view.start(request);
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(finished.first().first().toString(), QString());
+        QCOMPARE(view.summary().size(), size_t(4)); // 2 schemes x lengths 16, 32
+        for (const SweepSummaryRow &r : view.summary()) {
+            QCOMPARE(r.perplexity.n, 3);
+            QVERIFY(r.perplexity.min < r.perplexity.max); // the seeds gave different models
+            QVERIFY(r.perplexity.min <= r.perplexity.mean && r.perplexity.mean <= r.perplexity.max);
+        }
+        // Seed 1's evaluation (the one-seed view's) is among the three.
+        const EvalPoint &first = view.evaluations().at(0).at(0);
+        QVERIFY(first.perplexity >= view.summary()[0].perplexity.min && first.perplexity <= view.summary()[0].perplexity.max);
+        const CurveFigure &f = view.perplexityPlot()->figure();
+        QCOMPARE(f.curves.size(), size_t(2));
+        for (const Curve &c : f.curves) {
+            QVERIFY(c.hasBand());
+            QVERIFY(c.name.endsWith(QStringLiteral("(n = 3)")));
+            for (size_t i = 0; i < c.x.size(); ++i)
+                QVERIFY(c.lower[i] < c.y[i] && c.y[i] < c.upper[i]);
+        }
+        QVERIFY2(view.table()->item(0, 1)->text().contains(QStringLiteral(" ± ")), qPrintable(view.table()->item(0, 1)->text()));
+        QCOMPARE(view.table()->rowCount(), 2);
+    }
+
+    // File → Open sweep results…: a folder `positionlab-cli sweep` wrote, plotted and exported as the seeds are.
+    void openSweepResults()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("sweep"));
+        QProcess cli;
+        cli.start(QStringLiteral(POSITIONLAB_CLI),
+                  {"sweep", "--schemes", "alibi,local", "--seeds", "1,2", "--preset", "tiny", "--steps", "4", "--layers",
+                   "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "8", "--batch", "2",
+                   "--eval-bytes", "256", "--lengths", "8,16,32", "--corpus", writeCorpus(m_dir), "--quiet", "-o", dir});
+        QVERIFY(cli.waitForFinished(120000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+        MainWindow window;
+        QString error;
+        QVERIFY(!window.openSweepResults(m_dir.filePath(QStringLiteral("nothing-here")), &error));
+        QVERIFY2(error.contains(QStringLiteral("not a sweep folder")), qPrintable(error));
+        QVERIFY2(window.openSweepResults(dir, &error), qPrintable(error));
+        auto *train = window.findChild<TrainView *>();
+        QVERIFY(train);
+        QCOMPARE(train->summary().size(), size_t(6)); // 2 schemes x 3 lengths
+        QCOMPARE(train->summary()[0].perplexity.n, 2);
+        QCOMPARE(train->perplexityPlot()->figure().curves.size(), size_t(2));
+        QVERIFY(train->perplexityPlot()->figure().curves[0].hasBand());
+        QCOMPARE(train->table()->columnCount(), 4);
+        // The export every view has: the picture, and the data as collect's summary.
+        const QString png = m_dir.filePath(QStringLiteral("sweep.png")), csv = m_dir.filePath(QStringLiteral("sweep.csv"));
+        QVERIFY2(window.exportCurrent(png, {}, &error), qPrintable(error));
+        QVERIFY(QImage(png).width() > 100);
+        QVERIFY2(window.exportCurrent(csv, {}, &error), qPrintable(error));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY2(text.startsWith("scheme,variant,context,length,n,ppl_mean"), text.constData());
+        QCOMPARE(text.count('\n'), 7);
+    }
+
     // Kept models: one file per preset and scheme in the app's data folder, replaced by the next of the same pair.
     void keptModels_data()
     {

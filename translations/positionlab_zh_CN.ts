@@ -267,6 +267,18 @@
         <source> · logits × %1</source>
         <translation> · logits × %1</translation>
     </message>
+    <message>
+        <source>%1 (%2, trained here, %3 steps, seed %4)</source>
+        <translation>%1（%2，在此训练，%3 步，种子 %4）</translation>
+    </message>
+    <message>
+        <source>Perplexity vs length, mean ± sd over seeds (L = %1)</source>
+        <translation>困惑度随长度变化，各种子的均值 ± 标准差（L = %1）</translation>
+    </message>
+    <message>
+        <source>%1 (n = %2)</source>
+        <translation>%1（n = %2）</translation>
+    </message>
 </context>
 <context>
     <name>QPlatformTheme</name>
@@ -1308,6 +1320,18 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <source>The model is not kept for the next start: %1</source>
         <translation>该模型未能保存到下次启动：%1</translation>
     </message>
+    <message>
+        <source>Open s&amp;weep results…</source>
+        <translation>打开扫描结果(&amp;W)…</translation>
+    </message>
+    <message>
+        <source>Open sweep results</source>
+        <translation>打开扫描结果</translation>
+    </message>
+    <message>
+        <source>The Train tab is training; cancel it first.</source>
+        <translation>训练页正在训练；请先取消。</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::ModelPrompt</name>
@@ -1637,6 +1661,42 @@ allowed: %2</source>
     <message>
         <source>Press Train to train the ticked schemes; each curve appears when its model is evaluated.</source>
         <translation>按“训练”开始训练勾选的方案；每个模型评估完成后，它的曲线就会出现。</translation>
+    </message>
+    <message>
+        <source>Runs per scheme with seeds 1, 2, …: with more than one, each scheme shows its mean curve with a ± sd band and the table mean ± sd</source>
+        <translation>每种方案用种子 1, 2, … 各训练一次：多于一个种子时，每种方案显示均值曲线及 ± 标准差带，表格显示均值 ± 标准差</translation>
+    </message>
+    <message>
+        <source>Seeds</source>
+        <translation>种子数</translation>
+    </message>
+    <message>
+        <source>Training %1 scheme(s) × %2 seeds…</source>
+        <translation>正在训练 %1 种方案 × %2 个种子…</translation>
+    </message>
+    <message>
+        <source>%1, seed %2</source>
+        <translation>%1，种子 %2</translation>
+    </message>
+    <message>
+        <source>Sweep results from %1: a sweep folder keeps perplexities, not training curves.</source>
+        <translation>来自 %1 的扫描结果：扫描文件夹只保存困惑度，不保存训练曲线。</translation>
+    </message>
+    <message>
+        <source>Training loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>Sweep results from %1: %2 finished cells.</source>
+        <translation>来自 %1 的扫描结果：已完成 %2 个单元。</translation>
+    </message>
+    <message>
+        <source>%1 ± %2</source>
+        <translation>%1 ± %2</translation>
+    </message>
+    <message>
+        <source>n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5</source>
+        <translation>n = %1 个种子，最小 %2，最大 %3；ppl / ppl(L) = %4 ± %5</translation>
     </message>
 </context>
 <context>

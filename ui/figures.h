@@ -66,6 +66,10 @@ struct Curve
     std::vector<double> x;
     std::vector<double> y;
     bool reference = false; // drawn dashed (e.g. the log n line)
+    // Optional band around the curve (e.g. mean ± sd over seeds), same length as x; empty: no band.
+    std::vector<double> lower;
+    std::vector<double> upper;
+    bool hasBand() const { return !lower.empty() && lower.size() == x.size() && upper.size() == x.size(); }
 };
 
 struct CurveFigure

@@ -69,7 +69,8 @@ QSize defaultPictureSize(const QString &view, int panels)
 {
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
-    if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies"))
+    if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies") ||
+        view == QLatin1String("collect"))
         return {1100, 700};
     if (view == QLatin1String("entropy"))
         return {1100, 720};
@@ -155,6 +156,12 @@ void writePerplexityPicture(const std::vector<std::string> &schemes, const std::
 {
     imageFormatForPath(path);
     writeCurves(perplexityFigure(schemes, evals, context), options, path);
+}
+
+void writeSweepPicture(const std::vector<SweepSummaryRow> &rows, const ImageOptions &options, const QString &path)
+{
+    imageFormatForPath(path);
+    writeCurves(sweepPerplexityFigure(rows), options, path);
 }
 
 std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,

@@ -35,6 +35,9 @@ void writeAttentionPicture(const AttentionRequest &request, int head, const QStr
 void writePerplexityPicture(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
                             int context, const ImageOptions &options, const QString &path);
 
+// Perplexity vs length with a band per scheme, from core's summary of sweep results (positionlab-cli collect).
+void writeSweepPicture(const std::vector<SweepSummaryRow> &rows, const ImageOptions &options, const QString &path);
+
 // Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
 // returns them all. RunError with the run's message when it fails.
 std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,

@@ -9,6 +9,7 @@
 #include "session.h"
 #include "training_run.h"
 #include "views.h"
+#include "sweep.h"
 
 #include "errors.h"
 
@@ -19,6 +20,7 @@
 #include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -335,6 +337,7 @@ void MainWindow::buildFileMenu()
     file->addAction(tr("Save session &as…"), QKeySequence::SaveAs, this, [this] { saveSessionDialog(true); });
     file->addSeparator();
     file->addAction(tr("Open &corpus…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openCorpusDialog);
+    file->addAction(tr("Open s&weep results…"), this, &MainWindow::openSweepDialog);
     file->addSeparator();
     file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
     file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);
@@ -775,6 +778,34 @@ void MainWindow::openCorpusDialog()
     QString error;
     if (!setCorpus(path, &error))
         showError(tr("Open corpus"), error);
+}
+
+void MainWindow::openSweepDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open sweep results"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!openSweepResults(dir, &error))
+        showError(tr("Open sweep results"), error);
+}
+
+bool MainWindow::openSweepResults(const QString &dir, QString *error)
+{
+    if (m_train->isBusy()) {
+        if (error)
+            *error = tr("The Train tab is training; cancel it first.");
+        return false;
+    }
+    try {
+        m_train->showSweepResults(collectSweepResults({dir.toStdString()}), QDir::toNativeSeparators(dir));
+    } catch (const std::exception &e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+    m_tabs->setCurrentWidget(m_train);
+    return true;
 }
 
 void MainWindow::showError(const QString &title, const QString &message)

@@ -83,6 +83,10 @@ public:
     // attention and entropy views as their current model.
     void adoptTrainedModel(const SharedModel &model);
 
+    // File → Open sweep results…: a sweep folder's results (core's collectSweepResults) in the Train tab, as mean
+    // curves with ± sd bands; false with the reason (no results, not a sweep folder, a run in progress).
+    bool openSweepResults(const QString &dir, QString *error = nullptr);
+
     // Export the current view's picture or data, by extension; false with a message on failure.
     bool exportCurrent(const QString &path, const ImageOptions &options, QString *error = nullptr);
 
@@ -109,6 +113,7 @@ private:
     void openSessionDialog();
     void saveSessionDialog(bool saveAs);
     void openCorpusDialog();
+    void openSweepDialog();
     void addRecent(const QString &path);
     // Runs `io` (opening or saving the session at `path`); on success the file becomes the window's session.
     bool sessionFileAction(const QString &path, QString *error, const std::function<void()> &io);

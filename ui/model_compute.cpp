@@ -12,6 +12,7 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <algorithm>
 #include <cmath>
 
 namespace plab::ui {
@@ -293,26 +294,32 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
     try {
         const Corpus corpus = request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
         const int schemes = static_cast<int>(request.schemes.size());
+        const int seeds = std::clamp(request.seeds, 1, kMaxTrainSeeds);
         const int stepsTotal = request.train.steps;
         // Progress units: every step, plus one per evaluation length.
         const int evalUnits = static_cast<int>(request.evalMultipliers.size());
-        promise.setProgressRange(0, schemes * (stepsTotal + evalUnits));
-        for (int s = 0; s < schemes; ++s) {
+        promise.setProgressRange(0, seeds * schemes * (stepsTotal + evalUnits));
+        for (int run = 0; run < seeds * schemes; ++run) {
+            const int s = run % schemes, seed = run / schemes;
             ModelConfig mc = request.model;
             mc.scheme = request.schemes[s];
+            mc.seed = request.model.seed + static_cast<uint64_t>(seed);
+            TrainConfig tc = request.train;
+            tc.dataSeed = request.train.dataSeed + static_cast<uint64_t>(seed);
             TrainingHooks hooks;
             hooks.reportEvery = std::max(1, request.reportEvery);
             hooks.shouldStop = [&promise] { return promise.isCanceled(); };
             hooks.progress = [&](const TrainingProgress &p) {
-                promise.setProgressValue(s * (stepsTotal + evalUnits) + p.step);
+                promise.setProgressValue(run * (stepsTotal + evalUnits) + p.step);
                 TrainSnapshot snap;
                 snap.schemeIndex = s;
+                snap.seed = seed;
                 snap.step = p.step;
                 snap.loss = p.loss;
                 snap.corpusSource = QString::fromStdString(corpus.source);
                 promise.addResult(snap);
             };
-            TrainingResult trained = trainModel(mc, request.train, corpus, hooks);
+            TrainingResult trained = trainModel(mc, tc, corpus, hooks);
             if (trained.stopped)
                 return;
             std::unique_ptr<Model> model = std::move(trained.model);
@@ -322,20 +329,27 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             eo.lengths = evaluationLengths(request); // L, 2L, ... instead of core's default lengths
             eo.mode = request.mode;
             eo.maxTokens = request.evalBytes;
-            const int base = s * (stepsTotal + evalUnits) + stepsTotal;
+            const int base = run * (stepsTotal + evalUnits) + stepsTotal;
             eo.progress = [&promise, base, evalUnits](double fraction) {
                 promise.setProgressValue(base + static_cast<int>(fraction * evalUnits));
                 return !promise.isCanceled();
             };
             TrainSnapshot done;
             done.schemeIndex = s;
+            done.seed = seed;
             done.step = stepsTotal;
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            done.model = makeSharedModel(FigureText::tr("%1 (%2, trained here, %3 steps)")
-                                             .arg(QString::fromStdString(mc.scheme), request.preset)
-                                             .arg(stepsTotal),
+            const QString modelName =
+                seeds == 1 ? FigureText::tr("%1 (%2, trained here, %3 steps)")
+                                 .arg(QString::fromStdString(mc.scheme), request.preset)
+                                 .arg(stepsTotal)
+                           : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
+                                 .arg(QString::fromStdString(mc.scheme), request.preset)
+                                 .arg(stepsTotal)
+                                 .arg(mc.seed);
+            done.model = makeSharedModel(modelName,
                                          std::move(model),
                                          std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes),
                                          info);
@@ -384,6 +398,48 @@ CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std:
                 c.x.push_back(p.length);
                 c.y.push_back(p.perplexity);
             }
+        figure.curves.push_back(std::move(c));
+    }
+    return figure;
+}
+
+CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow> &rows)
+{
+    CurveFigure figure;
+    std::vector<int> contexts;
+    for (const SweepSummaryRow &r : rows)
+        if (std::find(contexts.begin(), contexts.end(), r.context) == contexts.end())
+            contexts.push_back(r.context);
+    QStringList contextText;
+    for (int c : contexts)
+        contextText << QString::number(c);
+    figure.title = FigureText::tr("Perplexity vs length, mean ± sd over seeds (L = %1)").arg(contextText.join(QStringLiteral(", ")));
+    figure.xLabel = FigureText::tr("evaluation length (bytes)");
+    figure.yLabel = FigureText::tr("perplexity (per byte)");
+    figure.logX = true;
+    figure.logBase = 2;
+    for (size_t i = 0; i < rows.size();) {
+        const SweepSummaryRow &first = rows[i];
+        Curve c;
+        int seeds = 0;
+        for (; i < rows.size() && rows[i].scheme == first.scheme && rows[i].variant == first.variant &&
+               rows[i].context == first.context;
+             ++i) {
+            const SampleStats &p = rows[i].perplexity;
+            if (p.n == 0)
+                continue; // no seed could evaluate this length (learned positions past the context)
+            seeds = std::max(seeds, p.n);
+            c.x.push_back(rows[i].length);
+            c.y.push_back(p.mean);
+            c.lower.push_back(p.mean - p.sd);
+            c.upper.push_back(p.mean + p.sd);
+        }
+        QString name = QString::fromStdString(first.scheme);
+        if (!first.variant.empty())
+            name += QLatin1Char(' ') + QString::fromStdString(first.variant);
+        if (contexts.size() > 1)
+            name += QStringLiteral(" (L = %1)").arg(first.context);
+        c.name = FigureText::tr("%1 (n = %2)").arg(name).arg(seeds);
         figure.curves.push_back(std::move(c));
     }
     return figure;

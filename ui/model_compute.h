@@ -9,6 +9,7 @@
 #include "evaluation.h"
 #include "model.h"
 #include "presets.h"
+#include "sweep.h"
 #include "training.h"
 
 #include <QPromise>
@@ -91,11 +92,16 @@ struct TrainRequest
     EvalMode mode = EvalMode::NonOverlapping;
     size_t evalBytes = 16384; // bytes scored per length (0: the whole validation text)
     int reportEvery = 5;      // steps between loss snapshots
+    // Runs per scheme: seed k (0-based) trains with model.seed + k and train.dataSeed + k (1, 2, 3, ... by default,
+    // as `positionlab-cli sweep --seeds 1,2,3`). Seeds vary slowest: every scheme's seed 1 first.
+    int seeds = 1;
 };
+constexpr int kMaxTrainSeeds = 10;
 // One streamed update of a training run; the view accumulates them.
 struct TrainSnapshot
 {
     int schemeIndex = 0; // into request.schemes
+    int seed = 0;        // 0..request.seeds-1
     int step = 0;
     double loss = 0;    // mean training loss since the previous snapshot
     bool trained = false;
@@ -125,5 +131,8 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise);
 CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context);
 CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
                              int context);
+// Perplexity vs length over seeds (core's summarizeSweep rows): per scheme (and variant) the mean curve with a band of
+// mean ± sd; the legend gives the number of seeds.
+CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow> &rows);
 
 } // namespace plab::ui

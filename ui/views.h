@@ -409,6 +409,12 @@ public:
     // The request the controls describe (tests pass their own, smaller one to start()).
     TrainRequest request() const;
     void start(const TrainRequest &request);
+    // Sweep results (core's results.jsonl lines, e.g. collectSweepResults of a sweep folder) shown as the seeds of a
+    // run are: mean curves with a ± sd band, a mean ± sd table; exported as the summary. `source` names them.
+    void showSweepResults(const std::vector<SweepResult> &results, const QString &source);
+    // The summary the perplexity plot and table show when a run has several seeds or sweep results are loaded.
+    const std::vector<SweepSummaryRow> &summary() const { return m_summary; }
+    QSpinBox *seedsBox() const { return m_seeds; }
     const std::vector<std::vector<EvalPoint>> &evaluations() const { return m_evals; }
     const std::vector<Curve> &losses() const { return m_losses; }
     QTableWidget *table() const { return m_table; }
@@ -433,6 +439,7 @@ private:
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
     void previewTable();  // before the first run: the table's rows and columns for the current fields
     void updateTable();
+    void showSummary(); // m_summary in the perplexity plot and the table
     QListWidget *m_schemes = nullptr;
     QComboBox *m_preset = nullptr;
     QSpinBox *m_steps = nullptr;
@@ -458,7 +465,12 @@ private:
     QString m_corpus;
     TrainRequest m_running;
     std::vector<Curve> m_losses;
-    std::vector<std::vector<EvalPoint>> m_evals;
+    std::vector<std::vector<EvalPoint>> m_evals; // per scheme, its first seed
+    QSpinBox *m_seeds = nullptr;
+    std::vector<int> m_lossSeed;                 // per scheme: the seed its loss curve shows (the latest)
+    std::vector<SweepResult> m_seedResults;      // every evaluated (scheme, seed) of the run
+    std::vector<SweepSummaryRow> m_summary;      // over seeds: of the run (seeds > 1) or of loaded sweep results
+    QString m_sweepSource;                       // loaded sweep results: where from; empty for a run
 };
 
 } // namespace plab::ui

@@ -525,6 +525,13 @@ QFormLayout *TrainView::buildFields()
     m_evalBytes = intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"),
                            0, 1 << 24, 4096);
     m_evalBytes->setSpecialValueText(tr("all"));
+    // Not part of a preset: more seeds repeat the same run, so changing them keeps the preset.
+    m_seeds = new QSpinBox(this);
+    m_seeds->setRange(1, kMaxTrainSeeds);
+    m_seeds->setToolTip(tr("Runs per scheme with seeds 1, 2, …: with more than one, each scheme shows its mean "
+                           "curve with a ± sd band and the table mean ± sd"));
+    form->addRow(tr("Seeds"), m_seeds);
+    connect(m_seeds, &QSpinBox::valueChanged, this, &TrainView::previewTable);
     m_mode = new QComboBox(this);
     m_mode->addItem(tr("non-overlapping"), QString::fromLatin1(evalModeName(EvalMode::NonOverlapping)));
     m_mode->addItem(tr("sliding window"), QString::fromLatin1(evalModeName(EvalMode::Sliding)));
@@ -630,6 +637,7 @@ TrainRequest TrainView::request() const
     r.evalBytes = static_cast<size_t>(m_evalBytes->value());
     r.corpusPath = m_corpus;
     r.reportEvery = reportInterval(r.train.steps);
+    r.seeds = m_seeds->value();
     return r;
 }
 
@@ -645,10 +653,18 @@ void TrainView::start(const TrainRequest &request)
     m_running = request;
     m_losses.assign(request.schemes.size(), Curve{});
     m_evals.assign(request.schemes.size(), {});
+    m_lossSeed.assign(request.schemes.size(), 0);
+    m_seedResults.clear();
+    m_summary.clear();
+    m_sweepSource.clear();
+    m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
+                                "trains."));
+    m_lossPlot->show();
     m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
-    m_status->setText(tr("Training %1 scheme(s)…").arg(request.schemes.size()));
+    m_status->setText(request.seeds > 1 ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
+                                        : tr("Training %1 scheme(s)…").arg(request.schemes.size()));
     m_train->setEnabled(false);
     m_stop->setEnabled(true);
     m_run->start(request);
@@ -660,21 +676,37 @@ void TrainView::onSnapshot(const TrainSnapshot &s)
     if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(m_losses.size()))
         return;
     if (!s.trained) {
+        if (s.seed != m_lossSeed[s.schemeIndex]) { // a new seed of this scheme: its loss curve starts again
+            m_losses[s.schemeIndex] = Curve{};
+            m_lossSeed[s.schemeIndex] = s.seed;
+        }
         m_losses[s.schemeIndex].x.push_back(s.step);
         m_losses[s.schemeIndex].y.push_back(s.loss);
         m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
+        const QString name = m_running.seeds > 1 ? tr("%1, seed %2")
+                                                       .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
+                                                       .arg(m_running.model.seed + s.seed)
+                                                 : QString::fromStdString(m_running.schemes[s.schemeIndex]);
         m_status->setText(tr("%1: step %2 of %3, loss %4")
-                              .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
+                              .arg(name)
                               .arg(s.step)
                               .arg(m_running.train.steps)
                               .arg(s.loss, 0, 'f', 3));
         return;
     }
     // This scheme's curve and table row now, not at the end of the run.
-    m_evals[s.schemeIndex] = s.eval;
-    m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
-    updateTable();
-    if (s.model.isValid() && onModelReady)
+    m_seedResults.push_back(sweepResultFromEvaluation(m_running.schemes[s.schemeIndex], m_running.model.seed + s.seed, {},
+                                                      m_running.model.context, s.eval));
+    if (s.seed == 0)
+        m_evals[s.schemeIndex] = s.eval;
+    if (m_running.seeds > 1) {
+        m_summary = summarizeSweep(m_seedResults);
+        showSummary();
+    } else {
+        m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
+        updateTable();
+    }
+    if (s.seed == 0 && s.model.isValid() && onModelReady) // the first seed's model is the one kept and offered
         onModelReady(s.model);
     Q_EMIT pictureUpdated();
 }
@@ -688,6 +720,67 @@ void TrainView::onFinished(const QString &error, bool canceled)
         Q_EMIT statusMessage(error);
     Q_EMIT busyChanged(false);
     Q_EMIT trainingFinished(canceled ? tr("canceled") : error);
+}
+
+void TrainView::showSweepResults(const std::vector<SweepResult> &results, const QString &source)
+{
+    if (m_run->isRunning())
+        return;
+    m_summary = summarizeSweep(results);
+    m_sweepSource = source;
+    m_losses.clear();
+    m_lossPlot->setEmptyHint(tr("Sweep results from %1: a sweep folder keeps perplexities, not training curves.").arg(source));
+    CurveFigure none;
+    none.title = tr("Training loss");
+    m_lossPlot->setFigure(none);
+    m_lossPlot->hide(); // the perplexities take the room, as in the exported picture
+    showSummary();
+    m_status->setText(tr("Sweep results from %1: %2 finished cells.").arg(source).arg(results.size()));
+    Q_EMIT pictureUpdated();
+}
+
+void TrainView::showSummary()
+{
+    m_pplPlot->setFigure(sweepPerplexityFigure(m_summary));
+    // Rows: each scheme (and variant); columns: the lengths; cells: mean ± sd over the seeds.
+    std::vector<int> lengths;
+    std::vector<std::pair<std::string, std::string>> groups;
+    for (const SweepSummaryRow &r : m_summary) {
+        if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
+            lengths.push_back(r.length);
+        if (std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) == groups.end())
+            groups.emplace_back(r.scheme, r.variant);
+    }
+    std::sort(lengths.begin(), lengths.end());
+    m_table->clear();
+    m_table->setRowCount(static_cast<int>(groups.size()));
+    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
+    QStringList headers{tr("scheme")};
+    for (int length : lengths)
+        headers << tr("ppl @ %1").arg(length);
+    m_table->setHorizontalHeaderLabels(headers);
+    for (size_t g = 0; g < groups.size(); ++g) {
+        const QString name = QString::fromStdString(groups[g].first) +
+                             (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
+        m_table->setItem(static_cast<int>(g), 0, new QTableWidgetItem(name));
+    }
+    for (const SweepSummaryRow &r : m_summary) {
+        const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) - groups.begin());
+        const int column = static_cast<int>(std::find(lengths.begin(), lengths.end(), r.length) - lengths.begin()) + 1;
+        const SampleStats &p = r.perplexity;
+        auto *item = new QTableWidgetItem(p.n == 0 ? tr("unsupported")
+                                                   : tr("%1 ± %2").arg(p.mean, 0, 'f', 3).arg(p.sd, 0, 'f', 3));
+        if (p.n > 0)
+            item->setToolTip(tr("n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5")
+                                 .arg(p.n)
+                                 .arg(p.min, 0, 'f', 3)
+                                 .arg(p.max, 0, 'f', 3)
+                                 .arg(r.ratio.mean, 0, 'f', 3)
+                                 .arg(r.ratio.sd, 0, 'f', 3));
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(row, column, item);
+    }
+    m_table->resizeColumnsToContents();
 }
 
 void TrainView::updateTable()
@@ -722,6 +815,8 @@ void TrainView::updateTable()
 
 bool TrainView::hasPicture() const
 {
+    if (!m_summary.empty())
+        return true;
     for (const Curve &c : m_losses)
         if (!c.x.empty())
             return true;
@@ -730,6 +825,10 @@ bool TrainView::hasPicture() const
 
 void TrainView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
 {
+    if (!m_sweepSource.isEmpty()) { // loaded sweep results have no training curves: the perplexities take it all
+        renderCurveFigure(painter, target, m_pplPlot->figure(), style);
+        return;
+    }
     const QRectF left(target.left(), target.top(), target.width() * 0.45, target.height());
     const QRectF right(left.right(), target.top(), target.width() - left.width(), target.height());
     renderCurveFigure(painter, left, m_lossPlot->figure(), style, m_lossPlot->emptyHint());
@@ -739,6 +838,15 @@ void TrainView::paintPicture(QPainter &painter, const QRectF &target, const Pict
 void TrainView::writeData(std::ostream &out, DataFormat format) const
 {
     requirePicture();
+    if (!m_summary.empty()) { // over seeds: the summary `positionlab-cli collect` writes
+        if (format == DataFormat::Json)
+            out << sweepSummaryJson(m_summary, {m_sweepSource.toStdString()}).dump(2) << '\n';
+        else if (format == DataFormat::Csv)
+            out << sweepSummaryCsv(m_summary);
+        else
+            throw InputError("the summary over seeds is exported as .csv or .json");
+        return;
+    }
     Table t;
     t.columns = {"scheme_index", "length", "loss", "perplexity", "bits_per_byte", "supported"};
     t.meta["schemes"] = nlohmann::json::array();
@@ -758,7 +866,7 @@ std::vector<std::pair<const char *, QSpinBox *>> TrainView::intFields() const
 {
     return {{"steps", m_steps},   {"context", m_context}, {"layers", m_layers},
             {"d_model", m_dModel}, {"heads", m_heads},     {"d_ff", m_dFf},
-            {"batch", m_batch},   {"eval_bytes", m_evalBytes}};
+            {"batch", m_batch},   {"eval_bytes", m_evalBytes}, {"seeds", m_seeds}};
 }
 
 nlohmann::json TrainView::saveState() const

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <csignal>
 #include <ctime>
 #include <iostream>
 #include <mutex>
@@ -31,6 +32,7 @@ void registerBuiltins()
         registerModelVerbs();
         registerLessonVerbs();
         registerAttentionVerbs();
+        registerSweepVerbs();
     });
 }
 
@@ -188,7 +190,33 @@ void printVerbHelp(const VerbDef& verb, std::ostream& out)
         out << '\n' << kNumberingNote;
 }
 
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void onInterrupt(int sig)
+{
+    g_interrupted.store(true);
+    std::signal(sig, SIG_DFL); // a second Ctrl-C kills at once (glibc's signal() would keep this handler)
+}
+
 } // namespace
+
+std::atomic<bool>& interruptFlag()
+{
+    return g_interrupted;
+}
+
+InterruptGuard::InterruptGuard()
+{
+    g_interrupted = false;
+    m_int = std::signal(SIGINT, onInterrupt);
+    m_term = std::signal(SIGTERM, onInterrupt);
+}
+
+InterruptGuard::~InterruptGuard()
+{
+    std::signal(SIGINT, m_int);
+    std::signal(SIGTERM, m_term);
+}
 
 std::string ParsedArgs::text(const std::string& name, const std::string& fallback) const
 {

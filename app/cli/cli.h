@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+
 namespace plab {
 struct ModelConfig;
+struct TrainConfig;
 }
 
 namespace plab::cli {
@@ -126,6 +129,8 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
 
 // --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
 int applyThreadsOption(const ParsedArgs& args);
+// "m:ss" or "h:mm:ss" for elapsed times and ETAs; "?" when unknown.
+std::string clockText(double seconds);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
 double processCpuSeconds();
 
@@ -154,11 +159,33 @@ void exportImage(const std::string& verb, const ParsedArgs& args, const std::str
 void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
                      const std::function<void(std::ostream&, DataFormat)>& write);
 
+// Set by SIGINT/SIGTERM while an InterruptGuard is alive: long verbs (train, eval, sweep) stop cleanly on it.
+std::atomic<bool>& interruptFlag();
+// Installs the SIGINT/SIGTERM handler for a scope (clearing the flag); a second Ctrl-C falls back to the default (kill).
+class InterruptGuard {
+public:
+    InterruptGuard();
+    ~InterruptGuard();
+    InterruptGuard(const InterruptGuard&) = delete;
+    InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+private:
+    void (*m_int)(int);
+    void (*m_term)(int);
+};
+
+// The model options (--preset, sizes, --set, --logn, --seed) and the schedule options (--steps, --batch, --lr, ...)
+// that train and sweep share, and the configs they give (preset first, then each option; scheme and seed untouched).
+std::vector<OptionDef> modelOptions();
+std::vector<OptionDef> scheduleOptions();
+void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
+
 // Registration of the built-in verbs, one function per source file.
 void registerSchemeVerbs(); // schemes, bias, dot, entropy, frequencies
 void registerModelVerbs();  // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons
+void registerSweepVerbs();     // sweep, collect
 // render (every view, train, lesson) and the image exporter (app/cli/verbs_render.cpp, built with the GUI library
 // only: it draws with ui's painters). Safe to call more than once.
 void registerRenderVerbs();

@@ -35,46 +35,7 @@ namespace plab::cli {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onInterrupt(int sig)
-{
-    g_interrupted.store(true);
-    std::signal(sig, SIG_DFL); // a second Ctrl-C kills at once (glibc's signal() would keep this handler)
-}
-
-// Installs the SIGINT/SIGTERM handler for a scope; a second Ctrl-C falls back to the default (kill).
-class InterruptGuard {
-public:
-    InterruptGuard()
-    {
-        g_interrupted = false;
-        m_int = std::signal(SIGINT, onInterrupt);
-        m_term = std::signal(SIGTERM, onInterrupt);
-    }
-    ~InterruptGuard()
-    {
-        std::signal(SIGINT, m_int);
-        std::signal(SIGTERM, m_term);
-    }
-
-private:
-    void (*m_int)(int);
-    void (*m_term)(int);
-};
-
-std::string clock(double seconds)
-{
-    if (!std::isfinite(seconds) || seconds < 0)
-        return "?";
-    const long s = std::lround(seconds);
-    char buf[32];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-    return buf;
-}
+std::atomic<bool>& g_interrupted = interruptFlag();
 
 Corpus corpusFromArgs(const ParsedArgs& args)
 {
@@ -92,6 +53,19 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
 
 } // namespace
 
+std::string clockText(double seconds)
+{
+    if (!std::isfinite(seconds) || seconds < 0)
+        return "?";
+    const long s = std::lround(seconds);
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    return buf;
+}
+
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
 {
     std::optional<long long> requested;
@@ -100,8 +74,6 @@ int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
                                  std::numeric_limits<long long>::max());
     return modelLayer(config, requested);
 }
-
-namespace {
 
 std::vector<OptionDef> modelOptions()
 {
@@ -121,6 +93,58 @@ std::vector<OptionDef> modelOptions()
         {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)", "S"},
     };
 }
+
+namespace {
+
+// The model's sizes: the preset's, changed by --context, --layers, --d-model, --heads, --d-ff.
+void modelSizesFromArgs(const ParsedArgs& args, ModelConfig& mc)
+{
+    mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
+    mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
+    mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
+    mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
+    mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
+}
+
+// The optimisation schedule: the preset's, changed by --steps, --batch, --lr, --min-lr, --warmup, --weight-decay,
+// --grad-clip.
+void scheduleFromArgs(const ParsedArgs& args, TrainConfig& tc)
+{
+    setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
+    tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
+    tc.learningRate = args.number("lr", tc.learningRate);
+    tc.minLearningRate = args.number("min-lr", std::min(tc.minLearningRate, tc.learningRate));
+    tc.warmup = static_cast<int>(args.integer("warmup", tc.warmup, 0, 100000000));
+    tc.weightDecay = args.number("weight-decay", tc.weightDecay);
+    tc.gradClip = args.number("grad-clip", tc.gradClip);
+}
+
+} // namespace
+
+// A fresh model and its schedule (sweep's cells; train adds --init on top of the same readers).
+void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConfig& tc)
+{
+    applyPreset(args.text("preset", "quick"), mc, tc);
+    modelSizesFromArgs(args, mc);
+    mc.schemeSettings = args.all("set");
+    mc.logn = args.has("logn");
+    scheduleFromArgs(args, tc);
+}
+
+std::vector<OptionDef> scheduleOptions()
+{
+    return {
+        {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)", "N"},
+        {"batch", OptionKind::Value, "sequences per step (default from the preset)", "B"},
+        {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)", "LR"},
+        {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay", "LR"},
+        {"warmup", OptionKind::Value, "linear warm-up steps", "N"},
+        {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)", "W"},
+        {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)", "G"},
+    };
+}
+
+namespace {
 
 // Everything `train` reads from its command line.
 struct TrainSetup {
@@ -161,11 +185,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     }
     if (!init || !args.positional.empty() || args.has("scheme"))
         mc.scheme = schemeFromArgs(args, 0, "train");
-    mc.context = static_cast<int>(args.integer("context", mc.context, 2, 65536));
-    mc.layers = static_cast<int>(args.integer("layers", mc.layers, 1, 64));
-    mc.dModel = static_cast<int>(args.integer("d-model", mc.dModel, 2, 8192));
-    mc.heads = static_cast<int>(args.integer("heads", mc.heads, 1, kMaxHeads));
-    mc.dFf = static_cast<int>(args.integer("d-ff", mc.dFf, 1, 65536));
+    modelSizesFromArgs(args, mc);
     if (init && (args.has("set") || args.has("scaling"))) {
         // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
         if (args.has("scaling")) {
@@ -187,13 +207,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     }
     mc.logn = mc.logn || args.has("logn");
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
-    setTrainingSteps(tc, static_cast<int>(args.integer("steps", tc.steps, 1, 100000000)));
-    tc.batch = static_cast<int>(args.integer("batch", tc.batch, 1, 65536));
-    tc.learningRate = args.number("lr", tc.learningRate);
-    tc.minLearningRate = args.number("min-lr", std::min(tc.minLearningRate, tc.learningRate));
-    tc.warmup = static_cast<int>(args.integer("warmup", tc.warmup, 0, 100000000));
-    tc.weightDecay = args.number("weight-decay", tc.weightDecay);
-    tc.gradClip = args.number("grad-clip", tc.gradClip);
+    scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     s.logEvery = static_cast<int>(args.integer("log-every", 0, 0, 100000000));
     s.saveEvery = static_cast<int>(args.integer("save-every", 0, 0, 100000000));
@@ -250,7 +264,7 @@ std::function<void(const TrainingProgress&)> trainProgressPrinter(const TrainSet
         char line[200];
         std::snprintf(line, sizeof line, "step %*d/%d  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
                       static_cast<int>(std::to_string(p.steps).size()), p.step, p.steps, p.loss, p.learningRate,
-                      p.tokensPerSecond, clock(p.elapsedSeconds).c_str(), clock(p.etaSeconds).c_str());
+                      p.tokensPerSecond, clockText(p.elapsedSeconds).c_str(), clockText(p.etaSeconds).c_str());
         ctx.err << line << std::endl;
     };
 }
@@ -298,12 +312,12 @@ void printTrainDone(const TrainSetup& s, const TrainingResult& trained, std::opt
     char line[320];
     if (valLoss)
         std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f "
-                      "bits/byte) at length %d; wrote %s", info.step, clock(trained.elapsedSeconds).c_str(),
+                      "bits/byte) at length %d; wrote %s", info.step, clockText(trained.elapsedSeconds).c_str(),
                       trained.tokensPerSecond, *valLoss, std::exp(*valLoss), *valLoss / std::log(2.0), s.model.context,
                       s.output.c_str());
     else
         std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no validation check (%s); wrote %s", info.step,
-                      clock(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, skipped.c_str(), s.output.c_str());
+                      clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, skipped.c_str(), s.output.c_str());
     ctx.err << line << std::endl;
 }
 
@@ -375,8 +389,8 @@ std::function<bool(double)> evalProgressPrinter(int length, bool print, VerbCont
             *next = tenth + 1;
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
             const double eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : std::nan("");
-            ctx.err << "length " << length << " (sliding): " << 10 * tenth << "%  elapsed " << clock(elapsed) << "  ETA "
-                    << clock(eta) << std::endl;
+            ctx.err << "length " << length << " (sliding): " << 10 * tenth << "%  elapsed " << clockText(elapsed) << "  ETA "
+                    << clockText(eta) << std::endl;
         }
         return !g_interrupted;
     };
@@ -546,14 +560,9 @@ std::vector<OptionDef> trainOptions()
     };
     for (const OptionDef& o : modelOptions())
         options.push_back(o);
+    for (const OptionDef& o : scheduleOptions())
+        options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
-             {"steps", OptionKind::Value, "optimisation steps (default from the preset: quick 1500)", "N"},
-             {"batch", OptionKind::Value, "sequences per step (default from the preset)", "B"},
-             {"lr", OptionKind::Value, "peak learning rate (quick 2e-3, large 6e-4)", "LR"},
-             {"min-lr", OptionKind::Value, "learning rate at the end of the cosine decay", "LR"},
-             {"warmup", OptionKind::Value, "linear warm-up steps", "N"},
-             {"weight-decay", OptionKind::Value, "AdamW decoupled weight decay on matrices (default 0.1)", "W"},
-             {"grad-clip", OptionKind::Value, "clip the global gradient norm (default 1; 0 disables)", "G"},
              {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
              {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},

@@ -404,6 +404,9 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else if (verb == "frequencies")
         renderFrequencies(args, path);
+    else if (verb == "collect")
+        ui::writeSweepPicture(summarizeSweep(collectSweepResults(args.positional)),
+                              imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"))), qPath(path));
     else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }

@@ -34,7 +34,7 @@ bool worthRunning(const std::vector<std::string>& args)
 {
     if (args.empty())
         return true;
-    if (args[0] == "train" || args[0] == "bench" || args[0] == "render")
+    if (args[0] == "train" || args[0] == "sweep" || args[0] == "bench" || args[0] == "render")
         return false;
     bool hasLengths = false;
     for (const std::string& a : args) {

@@ -1,6 +1,7 @@
 // Qt Charts backend of the curve plots: builds a QChart from a CurveFigure, updates series in place, renders.
 #include "curve_chart.h"
 
+#include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
@@ -43,6 +44,16 @@ QList<QPointF> points(const CurveFigure &figure, const Curve &c)
     return out;
 }
 
+// The band's edge (lower or upper) as chart points, where the figure can draw them.
+QList<QPointF> bandPoints(const CurveFigure &figure, const Curve &c, const std::vector<double> &edge)
+{
+    QList<QPointF> out;
+    for (size_t i = 0; i < c.x.size() && i < edge.size(); ++i)
+        if (drawable(figure, c.x[i], edge[i]))
+            out.append(QPointF(c.x[i], edge[i]));
+    return out;
+}
+
 struct Extent
 {
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
@@ -59,6 +70,13 @@ Extent extentOf(const CurveFigure &figure)
             e.x1 = std::max(e.x1, c.x[i]);
             e.y0 = std::min(e.y0, c.y[i]);
             e.y1 = std::max(e.y1, c.y[i]);
+            if (c.hasBand()) {
+                for (double v : {c.lower[i], c.upper[i]})
+                    if (std::isfinite(v)) {
+                        e.y0 = std::min(e.y0, v);
+                        e.y1 = std::max(e.y1, v);
+                    }
+            }
         }
     if (!(e.x1 >= e.x0)) {
         e.x0 = figure.logX ? 1 : 0;
@@ -107,6 +125,7 @@ public:
     QAbstractAxis *yAxis = nullptr; // QValueAxis, or QLogValueAxis with logY
     bool logY = false;
     std::vector<QLineSeries *> series;
+    std::vector<QAreaSeries *> bands; // per curve: its band, or null
     QGraphicsEllipseItem *marker = nullptr; // the hovered data point (on screen only)
     bool logX = false;
 
@@ -150,6 +169,7 @@ public:
         for (QAbstractAxis *a : chart->axes())
             chart->removeAxis(a), delete a;
         series.clear();
+        bands.clear();
         chart->setAnimationOptions(QChart::NoAnimation);
         chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
         chart->setBackgroundBrush(style.background);
@@ -195,6 +215,23 @@ public:
                 pen.setColor(kSeriesColors[colour++ % std::size(kSeriesColors)]);
             }
             s->setPen(pen);
+            QAreaSeries *band = nullptr;
+            if (c.hasBand()) {
+                // Drawn first, under its curve, in the curve's colour made translucent; not in the legend.
+                band = new QAreaSeries(new QLineSeries, new QLineSeries);
+                band->upperSeries()->setParent(band);
+                band->lowerSeries()->setParent(band);
+                QColor fill = pen.color();
+                fill.setAlpha(56);
+                band->setBrush(fill);
+                band->setPen(Qt::NoPen);
+                chart->addSeries(band);
+                band->attachAxis(xAxis);
+                band->attachAxis(yAxis);
+                for (QLegendMarker *m : chart->legend()->markers(band))
+                    m->setVisible(false);
+            }
+            bands.push_back(band);
             chart->addSeries(s);
             s->attachAxis(xAxis);
             s->attachAxis(yAxis);
@@ -231,6 +268,10 @@ public:
             const Curve &c = figure.curves[i];
             series[i]->setName(c.name);
             series[i]->replace(points(figure, c));
+            if (i < bands.size() && bands[i]) {
+                bands[i]->upperSeries()->replace(bandPoints(figure, c, c.upper));
+                bands[i]->lowerSeries()->replace(bandPoints(figure, c, c.lower));
+            }
             const auto end = c.x.begin() + static_cast<std::ptrdiff_t>(std::min(c.x.size(), c.y.size()));
             sortedX.push_back(std::all_of(c.x.begin(), end, [](double v) { return std::isfinite(v); }) &&
                               std::is_sorted(c.x.begin(), end));
@@ -274,6 +315,9 @@ public:
 
     bool fits(const CurveFigure &figure) const
     {
+        for (size_t i = 0; i < bands.size() && i < figure.curves.size(); ++i)
+            if ((bands[i] != nullptr) != figure.curves[i].hasBand())
+                return false;
         return chart && series.size() == figure.curves.size() && logX == figure.logX && logY == figure.logY &&
                (!logX || static_cast<QLogValueAxis *>(xAxis)->base() == figure.logBase);
     }

@@ -1,0 +1,450 @@
+// positionlab-cli sweep and collect as a user runs them: resume, kills at random moments, many writers, bad input.
+#include "cli_runner.h"
+#include "sweep_results.h"
+#include "test_main.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include <signal.h>
+
+namespace {
+
+using namespace plab::test;
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeAll(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+} // namespace
+
+class TestSweep : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void sweepWritesGridAndResults();
+    void resumeSkipsFinishedCells();
+    void tornLastLineIsDropped();
+    void jobsAndManyWritersAgree();
+    void killedAtRandomMoments();
+    void collectStatistics();
+    void collectSeveralFolders();
+    void emitSlurmAndParallel();
+    void badInput_data();
+    void badInput();
+
+private:
+    QTemporaryDir m_tmp;
+    QString m_corpus;
+    QString m_reference; // an uninterrupted run of referenceGrid()
+    double m_referenceMs = 0; // how long it took: the kill test spreads its kills over it (no assertion on it)
+    QStringList referenceGrid() const { return tinyGrid(m_corpus, "alibi,rope,local", "1,2,3", "60"); }
+    QString referenceRun();
+};
+
+void TestSweep::initTestCase()
+{
+    QVERIFY(m_tmp.isValid());
+    m_corpus = writeCorpus(m_tmp.path());
+}
+
+QString TestSweep::referenceRun()
+{
+    if (m_reference.isEmpty()) {
+        const QString dir = m_tmp.path() + "/reference";
+        QElapsedTimer timer;
+        timer.start();
+        const CliResult r = runCli(referenceGrid() + QStringList{"-o", dir});
+        m_referenceMs = timer.elapsed();
+        if (r.exitCode != 0)
+            qFatal("the reference sweep failed: %s", r.err.constData());
+        m_reference = dir;
+    }
+    return m_reference;
+}
+
+void TestSweep::sweepWritesGridAndResults()
+{
+    const QString dir = m_tmp.path() + "/plain";
+    const CliResult r = runCli(tinyGrid(m_corpus) + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("[4/4]"), r.err.constData());
+    QVERIFY(r.err.contains("ETA"));
+    QVERIFY2(r.err.contains("sweep overhead"), r.err.constData());
+    const QJsonObject grid = QJsonDocument::fromJson(readAll(dir + "/sweep.json")).object();
+    QCOMPARE(grid["format"].toString(), QString("positionlab-sweep"));
+    QCOMPARE(grid["schemes"].toArray().size(), 2);
+    QCOMPARE(grid["hash"].toString().size(), 16);
+    QString problem;
+    const auto cells = readResults(dir, &problem);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QCOMPARE(int(cells.size()), 4);
+    for (const auto& [index, o] : cells) {
+        QCOMPARE(o["grid"].toString(), grid["hash"].toString());
+        QCOMPARE(o["lengths"].toArray().size(), 2);
+        QCOMPARE(o["perplexity"].toArray().size(), 2);
+        // Perplexity is exp(loss): the line's two numbers agree.
+        const double loss = o["loss"].toArray()[0].toDouble(), ppl = o["perplexity"].toArray()[0].toDouble();
+        QVERIFY2(std::abs(std::exp(loss) - ppl) < 1e-9 * ppl, qPrintable(resultSignature(o)));
+        QVERIFY(ppl > 1 && ppl < 256);
+        QCOMPARE(o["steps"].toInt(), 4);
+        QVERIFY(!o["version"].toString().isEmpty());
+        QVERIFY(o["train_seconds"].toDouble() > 0);
+    }
+    // Seeds vary slowest: cells 0, 1 are seed 1 (alibi, rope), cells 2, 3 seed 2.
+    QCOMPARE(cells.at(0)["key"].toString(), QString("scheme=alibi seed=1"));
+    QCOMPARE(cells.at(1)["key"].toString(), QString("scheme=rope seed=1"));
+    QCOMPARE(cells.at(3)["key"].toString(), QString("scheme=rope seed=2"));
+    // Different seeds give different models.
+    QVERIFY(cells.at(0)["perplexity"].toArray()[0] != cells.at(2)["perplexity"].toArray()[0]);
+}
+
+void TestSweep::resumeSkipsFinishedCells()
+{
+    const QString dir = m_tmp.path() + "/resume";
+    CliResult r = runCli(tinyGrid(m_corpus) + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QByteArray before = readAll(dir + "/results.jsonl");
+    // Again: nothing to run, nothing appended.
+    r = runCli(tinyGrid(m_corpus) + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("4 done") && r.err.contains("0 to run"), r.err.constData());
+    QCOMPARE(readAll(dir + "/results.jsonl"), before);
+    // Remove the line of cell 2: only that cell runs again, and gives the same numbers.
+    QList<QByteArray> lines = before.split('\n');
+    const QByteArray removed = lines.takeAt(2);
+    writeAll(dir + "/results.jsonl", lines.join('\n'));
+    r = runCli(tinyGrid(m_corpus) + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("3 done") && r.err.contains("1 to run"), r.err.constData());
+    const auto cells = readResults(dir);
+    QCOMPARE(int(cells.size()), 4);
+    const QJsonObject old = QJsonDocument::fromJson(removed).object();
+    QVERIFY_SAME_RESULT(cells.at(old["cell"].toInt()), old);
+}
+
+void TestSweep::tornLastLineIsDropped()
+{
+    const QString dir = m_tmp.path() + "/torn";
+    CliResult r = runCli(tinyGrid(m_corpus, "alibi", "1,2") + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    // A writer killed in the middle of its line: drop the second line's end (and its newline).
+    QByteArray bytes = readAll(dir + "/results.jsonl");
+    const QByteArray complete = bytes;
+    const int secondStart = bytes.indexOf('\n') + 1;
+    bytes.truncate(secondStart + (bytes.size() - secondStart) / 2);
+    writeAll(dir + "/results.jsonl", bytes);
+    r = runCli(tinyGrid(m_corpus, "alibi", "1,2") + QStringList{"-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("torn"), r.err.constData());
+    QVERIFY2(r.err.contains("1 to run"), r.err.constData());
+    QString problem;
+    const auto cells = readResults(dir, &problem);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QCOMPARE(int(cells.size()), 2);
+    const auto expected = QJsonDocument::fromJson(complete.split('\n')[1]).object();
+    QVERIFY_SAME_RESULT(cells.at(1), expected);
+}
+
+void TestSweep::jobsAndManyWritersAgree()
+{
+    const QString reference = referenceRun();
+    const auto expected = readResults(reference);
+    QCOMPARE(int(expected.size()), 9);
+
+    // --jobs 3: cells in child processes, one thread each (as the reference), appending to one file.
+    const QString jobsDir = m_tmp.path() + "/jobs";
+    CliResult r = runCli(referenceGrid() + QStringList{"--jobs", "3", "--threads", "3", "-o", jobsDir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("3 at a time with 1 threads each"), r.err.constData());
+
+    // Every cell at once, each its own `sweep --cell I DIR` process (as Slurm array tasks or GNU parallel run them).
+    const QString manyDir = m_tmp.path() + "/many";
+    r = runCli(referenceGrid() + QStringList{"--emit", "parallel", "-o", manyDir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    std::vector<std::unique_ptr<QProcess>> processes;
+    for (int cell = 0; cell < 9; ++cell) {
+        auto p = std::make_unique<QProcess>();
+        p->start(POSITIONLAB_CLI, {"sweep", "--cell", QString::number(cell), "--threads", "1", manyDir});
+        processes.push_back(std::move(p));
+    }
+    // And a second writer of cell 4 racing the first: still one line for it.
+    auto twin = std::make_unique<QProcess>();
+    twin->start(POSITIONLAB_CLI, {"sweep", "--cell", "4", "--threads", "1", manyDir});
+    processes.push_back(std::move(twin));
+    for (auto& p : processes) {
+        QVERIFY(p->waitForFinished(120000));
+        QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+    }
+
+    for (const QString& dir : {jobsDir, manyDir}) {
+        QString problem;
+        const auto cells = readResults(dir, &problem);
+        QVERIFY2(problem.isEmpty(), qPrintable(dir + ": " + problem));
+        QCOMPARE(int(cells.size()), 9);
+        for (const auto& [index, o] : expected)
+            QVERIFY_SAME_RESULT(cells.at(index), o);
+    }
+    QCOMPARE(int(readAll(manyDir + "/results.jsonl").count('\n')), 9);
+}
+
+void TestSweep::killedAtRandomMoments()
+{
+    const QString reference = referenceRun();
+    const auto expected = readResults(reference);
+    const QString dir = m_tmp.path() + "/killed";
+    const QStringList args = referenceGrid() + QStringList{"-o", dir, "--quiet"};
+    // A kill lands anywhere: before the grid is written, in a cell, in an append. Each run lives a random time of up
+    // to a tenth of the whole uninterrupted sweep, so the twenty kills together hit runs in progress, not a done one.
+    QRandomGenerator random(20261125);
+    const int spreadUs = std::max(5000, static_cast<int>(m_referenceMs * 100));
+    int kills = 0;
+    for (int i = 0; i < 20; ++i) {
+        QProcess p;
+        p.start(POSITIONLAB_CLI, args);
+        QVERIFY(p.waitForStarted());
+        QThread::usleep(static_cast<unsigned long>(random.bounded(1000, spreadUs)));
+        if (p.state() == QProcess::Running) {
+            ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+            ++kills;
+        }
+        QVERIFY(p.waitForFinished(60000));
+        QString problem;
+        readResults(dir, &problem); // a kill may leave a torn last line, never a duplicate or a broken middle
+        QVERIFY2(!problem.contains("twice"), qPrintable(problem));
+    }
+    QVERIFY2(kills >= 10, qPrintable(QString("only %1 of 20 runs were still running when killed").arg(kills)));
+    const CliResult r = runCli(args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QString problem;
+    const auto cells = readResults(dir, &problem);
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QCOMPARE(int(cells.size()), 9);
+    for (const auto& [index, o] : expected)
+        QVERIFY_SAME_RESULT(cells.at(index), o);
+}
+
+void TestSweep::collectStatistics()
+{
+    const QString reference = referenceRun();
+    const auto cells = readResults(reference);
+    const QString csv = m_tmp.path() + "/summary.csv";
+    CliResult r = runCli({"collect", reference, "-o", csv});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = readAll(csv).trimmed().split('\n');
+    QCOMPARE(lines[0], QByteArray("scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,"
+                                  "ratio_sd,ratio_min,ratio_max"));
+    QCOMPARE(lines.size(), 1 + 3 * 2); // three schemes at lengths 8 and 16
+    // The reference: mean and sample sd over the three seeds computed here from the result lines.
+    int checked = 0;
+    for (const QByteArray& line : lines.mid(1)) {
+        const QList<QByteArray> f = line.split(',');
+        const QString scheme = f[0];
+        const int lengthIndex = f[3].toInt() == 8 ? 0 : 1;
+        std::vector<double> ppl, ratio;
+        for (const auto& [index, o] : cells)
+            if (o["scheme"].toString() == scheme) {
+                ppl.push_back(o["perplexity"].toArray()[lengthIndex].toDouble());
+                ratio.push_back(ppl.back() / o["perplexity"].toArray()[0].toDouble());
+            }
+        QCOMPARE(int(ppl.size()), 3);
+        auto meanSd = [](const std::vector<double>& v) {
+            double m = 0, s = 0;
+            for (double x : v)
+                m += x / v.size();
+            for (double x : v)
+                s += (x - m) * (x - m);
+            return std::make_pair(m, std::sqrt(s / (v.size() - 1)));
+        };
+        const auto [pm, ps] = meanSd(ppl);
+        const auto [rm, rs] = meanSd(ratio);
+        QCOMPARE(f[4].toInt(), 3);
+        QVERIFY2(std::abs(f[5].toDouble() - pm) < 1e-12 * pm, line.constData());
+        QVERIFY2(std::abs(f[6].toDouble() - ps) < 1e-9 * pm, line.constData());
+        QCOMPARE(f[7].toDouble(), *std::min_element(ppl.begin(), ppl.end()));
+        QCOMPARE(f[8].toDouble(), *std::max_element(ppl.begin(), ppl.end()));
+        QVERIFY2(std::abs(f[10].toDouble() - rm) < 1e-12, line.constData());
+        QVERIFY2(std::abs(f[11].toDouble() - rs) < 1e-9, line.constData());
+        if (lengthIndex == 0)
+            QCOMPARE(f[10].toDouble(), 1.0); // ppl(L) / ppl(L)
+        ++checked;
+    }
+    QCOMPARE(checked, 6);
+
+    const QString json = m_tmp.path() + "/summary.json";
+    r = runCli({"collect", reference, "-o", json});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject summary = QJsonDocument::fromJson(readAll(json)).object();
+    QCOMPARE(summary["rows"].toArray().size(), 6);
+    QCOMPARE(summary["rows"].toArray()[1].toObject()["perplexity"].toObject()["n"].toInt(), 3);
+
+#ifdef POSITIONLAB_HAVE_UI
+    for (const char* ext : {"png", "svg"}) {
+        const QString picture = m_tmp.path() + "/plot." + ext;
+        r = runCli({"collect", reference, "-o", picture});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QFileInfo(picture).size() > 1000);
+    }
+    QVERIFY(readAll(m_tmp.path() + "/plot.svg").contains("alibi (n = 3)"));
+#endif
+}
+
+void TestSweep::collectSeveralFolders()
+{
+    // Seeds 1, 2 in one folder and 3 in another: collected together they are the reference's three seeds.
+    const QString a = m_tmp.path() + "/partA", b = m_tmp.path() + "/partB";
+    CliResult r = runCli(tinyGrid(m_corpus, "alibi,rope,local", "1,2", "60") + QStringList{"-o", a, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(tinyGrid(m_corpus, "alibi,rope,local", "3", "60") + QStringList{"-o", b, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const CliResult together = runCli({"collect", a, b});
+    QVERIFY2(together.exitCode == 0, together.err.constData());
+    const CliResult reference = runCli({"collect", referenceRun()});
+    QVERIFY2(reference.exitCode == 0, reference.err.constData());
+    // Same rows up to float rounding (see sameResult; an sd, a difference, loses digits): numbers to 1e-5, structure exactly.
+    const QList<QByteArray> x = together.out.trimmed().split('\n'), y = reference.out.trimmed().split('\n');
+    QCOMPARE(x.size(), y.size());
+    for (int i = 1; i < x.size(); ++i) {
+        const QList<QByteArray> p = x[i].split(','), q = y[i].split(',');
+        QCOMPARE(p.mid(0, 5), q.mid(0, 5));
+        for (int c = 5; c < p.size(); ++c)
+            QVERIFY2(std::abs(p[c].toDouble() - q[c].toDouble()) <= 1e-5 * std::max(1.0, std::abs(q[c].toDouble())),
+                     qPrintable(x[i] + " vs " + y[i]));
+    }
+}
+
+void TestSweep::emitSlurmAndParallel()
+{
+    const QString dir = m_tmp.path() + "/emitted";
+    CliResult r = runCli(tinyGrid(m_corpus, "alibi,rope", "1,2,3") + QStringList{"--emit", "slurm", "-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QByteArray script = readAll(dir + "/sweep.sbatch");
+    QVERIFY2(script.startsWith("#!/bin/bash\n"), script.constData());
+    QVERIFY2(script.contains("#SBATCH --array=0-5\n"), script.constData());
+    QVERIFY2(script.contains("#SBATCH --cpus-per-task=2\n"), script.constData());
+    QVERIFY2(script.contains("#SBATCH --mem="), script.constData());
+    QVERIFY2(script.contains("#SBATCH --time=0:10:00\n"), script.constData());
+    QVERIFY2(script.contains("sweep --cell \"$SLURM_ARRAY_TASK_ID\""), script.constData());
+    QVERIFY(QFileInfo(dir + "/sweep.json").exists());
+    QVERIFY(!QFileInfo(dir + "/results.jsonl").exists()); // emitting runs nothing
+
+    r = runCli(tinyGrid(m_corpus, "alibi,rope", "1,2,3") + QStringList{"--emit", "parallel", "-o", dir});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> commands = readAll(dir + "/sweep.commands").trimmed().split('\n');
+    QCOMPARE(commands.size(), 6);
+    QVERIFY2(commands[5].contains("sweep --cell 5 "), commands[5].constData());
+    // One emitted command, run through the shell as GNU parallel would, finishes its cell.
+    QProcess sh;
+    sh.start("/bin/sh", {"-c", QString::fromUtf8(commands[3])});
+    QVERIFY(sh.waitForFinished(60000));
+    QVERIFY2(sh.exitCode() == 0, sh.readAllStandardError().constData());
+    const auto cells = readResults(dir);
+    QCOMPARE(int(cells.size()), 1);
+    QCOMPARE(cells.begin()->first, 3);
+}
+
+void TestSweep::badInput_data()
+{
+    QTest::addColumn<QString>("setup"); // what the folder holds before the command
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<bool>("resultsKept"); // a finished result there before is still there, unchanged
+
+    const QStringList grid = tinyGrid("CORPUS", "alibi", "1");
+    auto with = [&](const QStringList& base, const QString& option, const QString& value) {
+        QStringList a = base;
+        a[a.indexOf(option) + 1] = value;
+        return a;
+    };
+    QTest::newRow("empty schemes") << "" << with(grid, "--schemes", ",") + QStringList{"-o", "DIR"} << "--schemes is empty" << false;
+    QTest::newRow("unknown scheme") << "" << with(grid, "--schemes", "alibi,nope") + QStringList{"-o", "DIR"} << "nope" << false;
+    QTest::newRow("duplicate scheme") << "" << with(grid, "--schemes", "alibi,alibi") + QStringList{"-o", "DIR"} << "alibi twice" << false;
+    QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"} << "lists seed 1 twice" << false;
+    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds is empty" << false;
+    QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds" << false;
+    QTest::newRow("output is a file") << "file" << grid + QStringList{"-o", "DIR"} << "is a file" << false;
+    QTest::newRow("another grid") << "done" << with(grid, "--steps", "5") + QStringList{"-o", "DIR"}
+                                  << "holds another grid; train.steps: 5 here, 4 in the folder" << true;
+    QTest::newRow("another scheme list") << "done" << with(grid, "--schemes", "rope") + QStringList{"-o", "DIR"}
+                                         << "schemes: [\"rope\"] here, [\"alibi\"] in the folder" << true;
+    QTest::newRow("results of another grid") << "foreign" << grid + QStringList{"-o", "DIR"} << "a result of another grid" << true;
+    QTest::newRow("corrupt middle line") << "corrupt" << grid + QStringList{"-o", "DIR"} << "results.jsonl line 1 is not a good result" << true;
+    QTest::newRow("unwritable folder") << "" << grid + QStringList{"-o", "/proc/positionlab-sweep"} << "cannot be created" << false;
+    QTest::newRow("cell out of range") << "done" << QStringList{"sweep", "--cell", "1", "DIR"} << "cell 1 is out of range; allowed: 0..0" << true;
+    QTest::newRow("negative cell") << "done" << QStringList{"sweep", "--cell", "-1", "DIR"} << "cell" << true;
+    QTest::newRow("cell without folder") << "" << QStringList{"sweep", "--cell", "0", "DIR"} << "not a sweep folder" << false;
+    QTest::newRow("collect no results") << "emitted" << QStringList{"collect", "DIR"} << "has no finished cell" << false;
+    QTest::newRow("collect not a folder") << "" << QStringList{"collect", "DIR"} << "not a sweep folder" << false;
+    QTest::newRow("bad emit") << "" << grid + QStringList{"--emit", "pbs", "-o", "DIR"} << "--emit pbs is not allowed" << false;
+    QTest::newRow("bad vary") << "" << grid + QStringList{"--vary", "window", "-o", "DIR"} << "--vary window" << false;
+    QTest::newRow("vary unknown parameter") << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"} << "wndow" << false;
+    QTest::newRow("no output") << "" << grid << "-o DIR is required" << false;
+    QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"} << "jobs" << false;
+}
+
+void TestSweep::badInput()
+{
+    QFETCH(QString, setup);
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    QFETCH(bool, resultsKept);
+    QTemporaryDir tmp;
+    const QString dir = tmp.path() + "/sweep";
+    const QStringList grid = tinyGrid(m_corpus, "alibi", "1") + QStringList{"-o", dir, "--quiet"};
+    QByteArray results;
+    if (setup == "file") {
+        writeAll(dir, "not a folder");
+    } else if (setup == "emitted") {
+        const CliResult r = runCli(grid + QStringList{"--emit", "parallel"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+    } else if (!setup.isEmpty()) {
+        const CliResult r = runCli(grid);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        results = readAll(dir + "/results.jsonl");
+        if (setup == "foreign") {
+            writeAll(dir + "/results.jsonl", QByteArray(results).replace("\"grid\":\"", "\"grid\":\"f"));
+            results = readAll(dir + "/results.jsonl");
+        } else if (setup == "corrupt") {
+            writeAll(dir + "/results.jsonl", "{\"cell\": 0, broken\n" + results);
+            results = readAll(dir + "/results.jsonl");
+        }
+    }
+    for (QString& a : args) {
+        a.replace("CORPUS", m_corpus);
+        if (a == "DIR")
+            a = dir;
+    }
+    const CliResult r = runCli(args);
+    QVERIFY2(r.exitCode == 2, qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+    QVERIFY2(!r.err.contains("terminate called"), r.err.constData());
+    if (resultsKept)
+        QCOMPARE(readAll(dir + "/results.jsonl"), results);
+}
+
+PLAB_QTEST_GUILESS_MAIN(TestSweep)
+#include "tst_sweep.moc"
