@@ -84,8 +84,7 @@ void unregisterTemporary(int slot)
 
 } // namespace
 
-AtomicFile::AtomicFile(std::string path)
-    : m_path(std::move(path))
+AtomicFile::AtomicFile(std::string path) : m_path(std::move(path))
 {
     if (m_path.empty())
         throw InputError("output path is empty");

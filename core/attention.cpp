@@ -103,7 +103,10 @@ struct RotaryTable {
         }
     }
 
-    bool active() const { return pairs > 0; }
+    bool active() const
+    {
+        return pairs > 0;
+    }
 
     // out = R_m in (transpose: R_m^T in) for the row of position m; in and out may alias.
     void applyRow(const float* in, float* out, int m, bool isKey, bool transpose) const
@@ -351,13 +354,27 @@ void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ld
                 const TileScoring* sc, int row0, int col0)
 {
     switch (rows) {
-    case 6: if constexpr (kRowTile == 6) tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    case 5: tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    case 4: tileNT<4, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    case 3: tileNT<3, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    case 2: tileNT<2, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    case 1: tileNT<1, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0); break;
-    default: break;
+    case 6:
+        if constexpr (kRowTile == 6)
+            tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    case 5:
+        tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    case 4:
+        tileNT<4, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    case 3:
+        tileNT<3, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    case 2:
+        tileNT<2, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    case 1:
+        tileNT<1, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        break;
+    default:
+        break;
     }
 }
 
@@ -376,10 +393,18 @@ void gemmNTBanded(const float* A, size_t lda, const float* Bt, size_t ldb, int K
             const float* Ar = A + r * lda;
             float* Cr = C + r * ldc + a;
             switch ((b - a) / kLanes) {
-            case 4: tileNTRows<4>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
-            case 3: tileNTRows<3>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
-            case 2: tileNTRows<2>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
-            default: tileNTRows<1>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a); break;
+            case 4:
+                tileNTRows<4>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a);
+                break;
+            case 3:
+                tileNTRows<3>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a);
+                break;
+            case 2:
+                tileNTRows<2>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a);
+                break;
+            default:
+                tileNTRows<1>(rb, Ar, lda, Bt + a, ldb, K, Cr, ldc, scoring, r, a);
+                break;
             }
         }
     }
@@ -390,13 +415,27 @@ void tileNNRows(int rows, const float* A, size_t sai, size_t saj, const float* B
                 size_t ldc, const float* rowFactor)
 {
     switch (rows) {
-    case 6: if constexpr (kRowTile == 6) tileNN<6, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    case 5: tileNN<5, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    case 4: tileNN<4, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    case 3: tileNN<3, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    case 2: tileNN<2, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    case 1: tileNN<1, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor); break;
-    default: break;
+    case 6:
+        if constexpr (kRowTile == 6)
+            tileNN<6, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    case 5:
+        tileNN<5, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    case 4:
+        tileNN<4, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    case 3:
+        tileNN<3, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    case 2:
+        tileNN<2, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    case 1:
+        tileNN<1, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        break;
+    default:
+        break;
     }
 }
 
@@ -416,15 +455,22 @@ void gemmNNBanded(const float* A, size_t sai, size_t saj, const float* B, size_t
             float* Cr = C + r * ldc + c0;
             const float* f = rowFactor ? rowFactor + r : nullptr;
             switch (std::min(4, (cols - c0) / kLanes)) {
-            case 4: tileNNRows<4>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
-            case 3: tileNNRows<3>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
-            case 2: tileNNRows<2>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
-            default: tileNNRows<1>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f); break;
+            case 4:
+                tileNNRows<4>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f);
+                break;
+            case 3:
+                tileNNRows<3>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f);
+                break;
+            case 2:
+                tileNNRows<2>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f);
+                break;
+            default:
+                tileNNRows<1>(rb, Ar, sai, saj, Bj, ldb, j1 - j0, Cr, ldc, f);
+                break;
             }
         }
     }
 }
-
 
 constexpr int kQueryBlock = 64;   // query rows per work item
 constexpr int kKeyBlock = 320;    // key columns per forward tile: a W = 256 window block (W + 64 keys) in one tile
@@ -501,10 +547,7 @@ struct Plan {
     // The key columns the tiles of the query block starting at row m0 read: from its first row's first visible key
     // rounded down to a lane, to its last row's end rounded up (masks are intervals whose ends never decrease in m).
     int blockKeyBegin(int m0) const { return rowBegin[m0] / kLanes * kLanes; }
-    int blockColumnEnd(int m0) const
-    {
-        return roundUp(std::max(rowEnd[std::min(N, m0 + kQueryBlock) - 1], 1), kLanes);
-    }
+    int blockColumnEnd(int m0) const { return roundUp(std::max(rowEnd[std::min(N, m0 + kQueryBlock) - 1], 1), kLanes); }
 
     // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
     bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
@@ -535,11 +578,11 @@ struct Plan {
 
 // Per-thread scratch tiles.
 struct Scratch {
-    std::vector<float> scores;  // (kQueryBlock, kKeyBlock): scores, then probabilities
-    std::vector<float> dscores; // (kQueryBlock, kKeyBlock): backward dP, then dS
-    std::vector<float> acc;     // (kQueryBlock, Dp): forward O, backward dQ
-    std::vector<float> acc2;    // (kBackKeyBlock, Dp): backward dK
-    std::vector<float> acc3;    // (kBackKeyBlock, Dp): backward dV
+    std::vector<float> scores;                 // (kQueryBlock, kKeyBlock): scores, then probabilities
+    std::vector<float> dscores;                // (kQueryBlock, kKeyBlock): backward dP, then dS
+    std::vector<float> acc;                    // (kQueryBlock, Dp): forward O, backward dQ
+    std::vector<float> acc2;                   // (kBackKeyBlock, Dp): backward dK
+    std::vector<float> acc3;                   // (kBackKeyBlock, Dp): backward dV
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
     std::vector<float> rowBest;                // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
@@ -635,7 +678,7 @@ void keyBands(const Plan& plan, int n0, int wk, int q0, int R, ColumnBand* bands
     }
 }
 
-constexpr int kQueryTiles = (kQueryBlock + kRowTile - 1) / kRowTile;  // register tiles in a query block
+constexpr int kQueryTiles = (kQueryBlock + kRowTile - 1) / kRowTile; // register tiles in a query block
 constexpr int kKeyTiles = (kBackKeyBlock + kRowTile - 1) / kRowTile; // register tiles in a backward key block
 
 // ---- forward: one query block of one head ----
@@ -676,8 +719,9 @@ inline void onlineSoftmaxRow(Scratch& sc, int i, float* row, int width, float ti
             weighted += p > zero ? p * x : zero;
     }
     if (entropy)
-        sc.rowWeighted[i] = roundedProduct(corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i]))) +
-                            horizontalSum(weighted);
+        sc.rowWeighted[i] =
+            roundedProduct(corr * (sc.rowWeighted[i] + (first ? 0.0 : double(oldMax - newMax) * sc.rowSum[i]))) +
+            horizontalSum(weighted);
     sc.rowSum[i] = roundedProduct(sc.rowSum[i] * corr) + horizontalSum(sum);
     sc.rowMax[i] = newMax;
     sc.factor[i] = corr;
@@ -729,8 +773,8 @@ void writeBlockProbabilities(const Plan& plan, int h, int m0, const BlockIO& io,
 }
 
 // One query block of one head: the tile loop of the online softmax over the visible key tiles. Per tile: the products
-// Q K^T with the mask/bias step in their epilogue (TileScoring), the online softmax per row, then O = factor .* O + P V.
-// With io.probs, a second pass over the same tiles writes the normalised probabilities (the same scores, so they
+// Q K^T with the mask/bias step in their epilogue (TileScoring), the online softmax per row, then O = factor .* O + P
+// V. With io.probs, a second pass over the same tiles writes the normalised probabilities (the same scores, so they
 // agree with out and lse).
 void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& sc)
 {
@@ -746,7 +790,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& s
     std::fill(sc.rowWeighted.begin(), sc.rowWeighted.end(), 0.0);
     std::fill(sc.factor.begin(), sc.factor.end(), 1.0f);
     ColumnBand bands[kQueryTiles]; // per register tile of rows, in the current key tile
-    TileScoring scoring;            // the mask/bias step, in the products' epilogue
+    TileScoring scoring;           // the mask/bias step, in the products' epilogue
     scoring.rowBegin = plan.rowBegin.data() + m0;
     scoring.rowEnd = plan.rowEnd.data() + m0;
     scoring.rowScale = plan.useScale ? plan.rowScale.data() + m0 : nullptr;
@@ -763,7 +807,8 @@ void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& s
             const ColumnBand band = bands[i / kRowTile];
             float* row = S + i * ldS + band.begin;
             const int width = band.end - band.begin;
-            const float tileMax = width > 0 ? horizontalMax(load(sc.rowBest.data() + i * kLanes)) : PositionBias::kMasked;
+            const float tileMax =
+                width > 0 ? horizontalMax(load(sc.rowBest.data() + i * kLanes)) : PositionBias::kMasked;
             onlineSoftmaxRow(sc, i, row, width, tileMax, io.entropy != nullptr);
         }
         // Columns past N have probability 0: leave their (nonexistent) value rows out.
@@ -823,7 +868,9 @@ struct ForwardCall {
             if (packQ)
                 packRows(plan, q + bh * headSize, buffer, false, true, plan.invSqrtD);
             break;
-        case ForwardInput::KeyColumns: packTransposed(plan, k + bh * headSize, buffer + qSize, true, true); break;
+        case ForwardInput::KeyColumns:
+            packTransposed(plan, k + bh * headSize, buffer + qSize, true, true);
+            break;
         case ForwardInput::Values:
             if (packV)
                 packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, false, false, 1.0f);
@@ -861,8 +908,8 @@ struct ForwardCall {
 // D x N floats through memory per head. Otherwise (causal, bidirectional) it is the whole head.
 struct KeyColumnWindow {
     const Plan& plan;
-    int columns = 0; // columns the window holds
-    size_t ld = 0;   // its row stride
+    int columns = 0;    // columns the window holds
+    size_t ld = 0;      // its row stride
     int packedKeys = 0; // columns [base, packedKeys) hold the current head's keys
 
     explicit KeyColumnWindow(const Plan& p) : plan(p)
@@ -970,7 +1017,7 @@ void forwardQueryBlockParallel(const ForwardCall& call)
 #pragma omp for schedule(dynamic)
             for (int task = 0; task < 3 * count; ++task)
                 call.pack(packed.data() + (task / 3) * perHead, kSize, first + task / 3, inputs[task % 3]);
-            // Most expensive blocks (last rows under a causal mask) first, for balance.
+                // Most expensive blocks (last rows under a causal mask) first, for balance.
 #pragma omp for schedule(dynamic)
             for (int item = 0; item < count * call.queryBlocks; ++item) {
                 const int qb = call.queryBlocks - 1 - item / count, g = item % count;
@@ -1048,8 +1095,8 @@ inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand
 // accumulates dK and dV (which belong to this item alone).
 // With `dQ` (the head's (N, Dp) accumulator) it also adds dS K to the queries' rows, and with `dist` (indexed by
 // r = m - n) the bias gradient: the single-pass FlashAttention-2 backward for a head owned by one thread.
-void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, const float* lse, Scratch& sc, float* dk,
-                      float* dv, float* dQ = nullptr, double* dist = nullptr)
+void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, const float* lse, Scratch& sc,
+                      float* dk, float* dv, float* dQ = nullptr, double* dist = nullptr)
 {
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int n1 = std::min(N, n0 + kBackKeyBlock);
@@ -1164,10 +1211,18 @@ struct BackwardCall {
     {
         const float* kh = k + bh * headSize;
         switch (input) {
-        case BackwardInput::Queries: packRows(plan, q + bh * headSize, pk.Qs, false, true, plan.invSqrtD); break;
-        case BackwardInput::KeyRows: packRows(plan, kh, pk.Ks, true, true, 1.0f); break;
-        case BackwardInput::KeyColumns: packTransposed(plan, kh, pk.Kt, true, true); break;
-        case BackwardInput::ValueColumns: packTransposed(plan, v + bh * headSize, pk.Vt, false, false); break;
+        case BackwardInput::Queries:
+            packRows(plan, q + bh * headSize, pk.Qs, false, true, plan.invSqrtD);
+            break;
+        case BackwardInput::KeyRows:
+            packRows(plan, kh, pk.Ks, true, true, 1.0f);
+            break;
+        case BackwardInput::KeyColumns:
+            packTransposed(plan, kh, pk.Kt, true, true);
+            break;
+        case BackwardInput::ValueColumns:
+            packTransposed(plan, v + bh * headSize, pk.Vt, false, false);
+            break;
         case BackwardInput::OutputGradient: {
             packRows(plan, dOut + bh * headSize, pk.dOs, false, false, 1.0f);
             // delta_m = dO_m . O_m, the softmax backward's row term.
@@ -1286,7 +1341,8 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
                 const BackwardPacks pk(plan, buffers.data() + g * perHead);
                 if (keyItem) {
                     backwardKeyBlock(plan, bh % H, block * kBackKeyBlock, pk, call.lse(bh), scratch,
-                                     call.grads.dk.data() + bh * call.headSize, call.grads.dv.data() + bh * call.headSize);
+                                     call.grads.dk.data() + bh * call.headSize,
+                                     call.grads.dv.data() + bh * call.headSize);
                     continue;
                 }
                 int base = 0;
@@ -1400,8 +1456,8 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
     }
 }
 
-std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
-                                          int headDim)
+std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
+                                          const float* k, int headDim)
 {
     if (head < 0 || head >= bias.heads())
         throw InputError("head = " + std::to_string(head) + " is out of range; allowed: integers in [0, " +
@@ -1450,8 +1506,8 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
     return {total.rowEntropy.begin(), total.rowEntropy.end()};
 }
 
-AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
-                                     const float* v, const AttentionForward& forward, const float* dOut)
+AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q,
+                                     const float* k, const float* v, const AttentionForward& forward, const float* dOut)
 {
     AttentionGradients grads;
     attentionBackward(bias, dims, q, k, v, forward, dOut, grads);
@@ -1477,8 +1533,7 @@ void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pas
         backwardHeadParallel(call, distanceGrad);
     else
         backwardTwoPass(call, distanceGrad);
-    detail::biasParameterGradients(bias, distanceGrad, dims.length, grads.dT5Values, grads.dKerpleR1,
-                                   grads.dKerpleR2);
+    detail::biasParameterGradients(bias, distanceGrad, dims.length, grads.dT5Values, grads.dKerpleR1, grads.dKerpleR2);
 }
 
 } // namespace

@@ -27,8 +27,8 @@ struct AttentionOptions {
 };
 
 struct AttentionForward {
-    std::vector<float> out;           // (B, H, N, D)
-    std::vector<float> logSumExp;     // (B, H, N) row log-sum-exp of the scores, all backward needs besides q, k, v, out
+    std::vector<float> out;       // (B, H, N, D)
+    std::vector<float> logSumExp; // (B, H, N) row log-sum-exp of the scores, all backward needs besides q, k, v, out
     std::vector<float> probabilities; // (B, H, N, N) only when requested
     std::vector<float> rowEntropy;    // (B, H, N) only when requested
 };
@@ -47,22 +47,24 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
                       const float* v, AttentionForward& result, const AttentionOptions& options = {});
 
 // Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
-// q and k of shape (length, headDim) row-major, unrotated (rotary schemes rotate inside, as in attentionForward), or, with q == nullptr,
-// from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view) comes from.
-std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q, const float* k,
-                                          int headDim);
+// q and k of shape (length, headDim) row-major, unrotated (rotary schemes rotate inside, as in attentionForward), or,
+// with q == nullptr, from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view)
+// comes from.
+std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
+                                          const float* k, int headDim);
 
 struct AttentionGradients {
-    std::vector<float> dq, dk, dv;     // (B, H, N, D), w.r.t. the unrotated q and k
-    std::vector<double> dT5Values;     // (num-buckets, H) when the scheme is t5
-    std::vector<double> dKerpleR1;     // (H) when the scheme is kerple-power or kerple-log
-    std::vector<double> dKerpleR2;     // (H)
+    std::vector<float> dq, dk, dv; // (B, H, N, D), w.r.t. the unrotated q and k
+    std::vector<double> dT5Values; // (num-buckets, H) when the scheme is t5
+    std::vector<double> dKerpleR1; // (H) when the scheme is kerple-power or kerple-log
+    std::vector<double> dKerpleR2; // (H)
 };
 
 // Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and
 // probabilities are recomputed per tile, FlashAttention-2 style). Deterministic for any thread count.
-AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
-                                     const float* v, const AttentionForward& forward, const float* dOut);
+AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q,
+                                     const float* k, const float* v, const AttentionForward& forward,
+                                     const float* dOut);
 
 // The same, overwriting `grads` in place: no reallocation once its buffers are large enough and no zero-fill (every
 // element is written once). Training steps and benchmarks call this, so a call at large N times attention, not the

@@ -22,8 +22,9 @@ void validateAttention(const PositionBias& bias, const AttentionDims& dims)
 {
     auto range = [](const char* what, int value, int lo, int hi) {
         if (value < lo || value > hi)
-            throw InputError(std::string(what) + " = " + std::to_string(value) + " is out of range; allowed: integers in [" +
-                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            throw InputError(std::string(what) + " = " + std::to_string(value) +
+                             " is out of range; allowed: integers in [" + std::to_string(lo) + ", " +
+                             std::to_string(hi) + "]");
     };
     range("batch", dims.batch, 1, 1 << 20);
     range("heads", dims.heads, 1, kMaxHeads);

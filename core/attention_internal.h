@@ -20,9 +20,9 @@ bool hasTrainableBias(const SchemeSpec& spec);
 // stretch rotary schemes to longer contexts change this table (core/rotary_scaling.h: theta'_i and the attention
 // factor) and, for rerope, the positions (the kernel's passes), not the kernels.
 struct RotaryFrequencies {
-    std::vector<double> theta;   // (D/2) theta'_i; empty when the scheme does not rotate
-    std::vector<double> logZeta; // (D/2); all 0 for rope
-    double scaleBase = 1.0;      // XPOS's s
+    std::vector<double> theta;    // (D/2) theta'_i; empty when the scheme does not rotate
+    std::vector<double> logZeta;  // (D/2); all 0 for rope
+    double scaleBase = 1.0;       // XPOS's s
     double attentionFactor = 1.0; // multiplies cos and sin of q and of k (YaRN), so the logits scale by its square
 
     bool active() const { return !theta.empty(); }

@@ -10,7 +10,7 @@ struct FmaPeakRun {
     double gflopsPerCpuSecond = 0; // per second of CPU time the threads got: on a shared machine, what the cores do
     double seconds = 0;            // wall time of the run
     int threads = 0;
-    std::string isa;    // the instructions that ran: "avx512f", "avx2+fma" or "scalar"
+    std::string isa; // the instructions that ran: "avx512f", "avx2+fma" or "scalar"
 };
 
 // Independent chains of fused multiply-adds on `threads` OpenMP threads (<= 0: all processors) for about `seconds`,

@@ -111,7 +111,8 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
         const double sum = f.P.row(m).sum();
         f.P.row(m) /= sum;
         logSumExp[m] = rowMax + std::log(sum);
-        rowEntropy[m] = logSumExp[m] - (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum();
+        rowEntropy[m] =
+            logSumExp[m] - (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum();
     }
     return f;
 }
@@ -160,7 +161,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
     g.dv.resize(dims.elements());
     const size_t stride = static_cast<size_t>(2 * N - 1);
     std::vector<double> headDistanceGrad(heads * stride, 0.0); // (B H, 2N - 1): d loss / d bias at r = m - n
-#pragma omp parallel for schedule(dynamic) // heads in parallel, as in the forward
+#pragma omp parallel for schedule(dynamic)                     // heads in parallel, as in the forward
     for (int bh = 0; bh < heads; ++bh) {
         std::vector<double> lse(N), entropy(N);
         const HeadForward f = forwardHead(bias, dims, q, k, v, bh, lse.data(), entropy.data());
@@ -175,10 +176,10 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                 headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
-        store(f.P.transpose() * dO, g.dv, offset);                                          // (N, D)
+        store(f.P.transpose() * dO, g.dv, offset); // (N, D)
         const Remap remap = remapOf(bias, N);
         if (!remap.active) {
-            store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);             // (N, D)
+            store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
             store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
             continue;
         }

@@ -36,8 +36,8 @@ void maskedDifference(const float* a, const float* b, size_t count, float* out)
 std::vector<float> maskedDifference(const std::vector<float>& a, const std::vector<float>& b)
 {
     if (a.size() != b.size())
-        throw InputError("difference of two views: sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
-                         " differ; both views need the same length");
+        throw InputError("difference of two views: sizes " + std::to_string(a.size()) + " and " +
+                         std::to_string(b.size()) + " differ; both views need the same length");
     std::vector<float> out(a.size());
     maskedDifference(a.data(), b.data(), a.size(), out.data());
     return out;

@@ -59,19 +59,22 @@ void checkWorkEstimate(double flops, const std::string& what, const std::string&
     if (!(seconds > kWorkLimitSeconds)) // also lets NaN through: nothing to estimate
         return;
     char buf[200];
-    std::snprintf(buf, sizeof buf, " would take about %s (%.2g flops at a conservative %.0f GFLOP/s); the limit is %s; ",
-                  durationText(seconds).c_str(), flops, kWorkFlopsPerSecond * 1e-9, durationText(kWorkLimitSeconds).c_str());
+    std::snprintf(
+        buf, sizeof buf, " would take about %s (%.2g flops at a conservative %.0f GFLOP/s); the limit is %s; ",
+        durationText(seconds).c_str(), flops, kWorkFlopsPerSecond * 1e-9, durationText(kWorkLimitSeconds).c_str());
     throw InputError(what + buf + howToProceed);
 }
 
 std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length)
 {
     if (head < 0 || head >= bias.heads())
-        throw InputError("head = " + std::to_string(head) + " is out of range; allowed: 0.." + std::to_string(bias.heads() - 1));
+        throw InputError("head = " + std::to_string(head) + " is out of range; allowed: 0.." +
+                         std::to_string(bias.heads() - 1));
     if (length < 1 || length > bias.maxLength())
         throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
                          std::to_string(bias.maxLength()) + "]");
-    checkMemoryEstimate(4.0 * length * length, "a " + std::to_string(length) + " x " + std::to_string(length) + " bias matrix");
+    checkMemoryEstimate(4.0 * length * length,
+                        "a " + std::to_string(length) + " x " + std::to_string(length) + " bias matrix");
     std::vector<float> out(static_cast<size_t>(length) * length);
     bias.fillView(head, length, 0, length, out.data());
     return out;
@@ -90,7 +93,8 @@ std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
 {
     if (spec.kind != SchemeKind::T5)
         throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
-    checkMemoryEstimate(4.0 * length * length, "a " + std::to_string(length) + " x " + std::to_string(length) + " bucket matrix");
+    checkMemoryEstimate(4.0 * length * length,
+                        "a " + std::to_string(length) + " x " + std::to_string(length) + " bucket matrix");
     const PositionBias mask(spec, length);
     const int nb = spec.intParam("num-buckets");
     const int maxd = spec.intParam("max-distance");
@@ -118,7 +122,8 @@ DotCurve sinusoidalDotCurve(int dim, double base, int maxDistance)
         throw InputError(std::string("base = ") + text + " is out of range; allowed: (1, 1e+12]");
     }
     if (maxDistance < 0 || maxDistance > 10000000)
-        throw InputError("max-distance = " + std::to_string(maxDistance) + " is out of range; allowed: integers in [0, 10000000]");
+        throw InputError("max-distance = " + std::to_string(maxDistance) +
+                         " is out of range; allowed: integers in [0, 10000000]");
     DotCurve curve;
     curve.dim = dim;
     curve.base = base;

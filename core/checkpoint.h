@@ -17,7 +17,7 @@ struct CheckpointInfo {
     int step = 0;
     double trainLoss = 0;
     std::string corpus;
-    nlohmann::json training; // TrainConfig::toJson(), may be null
+    nlohmann::json training;                // TrainConfig::toJson(), may be null
     std::shared_ptr<const AdamW> optimizer; // saved with the weights when set (train --init continues from it)
 };
 

@@ -70,8 +70,8 @@ Corpus makeCorpus(std::string text, const std::string& source)
         throw InputError("corpus " + source + " is not valid UTF-8 (byte offset " + std::to_string(bad) +
                          "); convert it to UTF-8 first, e.g. iconv -f latin1 -t utf-8");
     if (text.size() < kMinCorpusBytes)
-        throw InputError("corpus " + source + " is too short (" + std::to_string(text.size()) +
-                         " bytes); at least " + std::to_string(kMinCorpusBytes) + " bytes are needed");
+        throw InputError("corpus " + source + " is too short (" + std::to_string(text.size()) + " bytes); at least " +
+                         std::to_string(kMinCorpusBytes) + " bytes are needed");
     Corpus corpus;
     corpus.source = source;
     const size_t validation = text.size() / 10;
@@ -89,7 +89,8 @@ Corpus loadCorpusFile(const std::string& path)
     if (fs::is_directory(path, ec))
         throw InputError("corpus " + path + " is a directory; a UTF-8 text file is needed");
     if (!fs::is_regular_file(path, ec))
-        throw InputError("corpus " + path + " is not a regular file (a device or a pipe?); a UTF-8 text file is needed");
+        throw InputError("corpus " + path +
+                         " is not a regular file (a device or a pipe?); a UTF-8 text file is needed");
     // The text, its split copies and the validation pass are in memory at once.
     checkMemoryEstimate(3.0 * static_cast<double>(fs::file_size(path, ec)), "corpus " + path);
     std::ifstream in(path, std::ios::binary);

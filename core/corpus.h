@@ -18,7 +18,7 @@ constexpr size_t kMinCorpusBytes = 2048;
 constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
 
 struct Corpus {
-    std::string source;           // file path, or "fortunes (N files in DIR)"
+    std::string source;              // file path, or "fortunes (N files in DIR)"
     std::vector<uint8_t> train;      // (T_train) first 90% of the bytes
     std::vector<uint8_t> validation; // (T_val) last 10%, held out
     size_t totalBytes() const { return train.size() + validation.size(); }

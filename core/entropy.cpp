@@ -16,7 +16,8 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
     if (headDim < 1 || headDim > 4096)
         throw InputError("head-dim = " + std::to_string(headDim) + " is out of range; allowed: integers in [1, 4096]");
     if (spec.info().rotary && headDim % 2)
-        throw InputError("head-dim = " + std::to_string(headDim) + " must be even for the rotary scheme " + spec.name());
+        throw InputError("head-dim = " + std::to_string(headDim) + " must be even for the rotary scheme " +
+                         spec.name());
     checkRotaryHeadDim(spec, headDim, "head dim of the random q and k");
     return [spec, headDim, seed](int length) {
         // (H, N, D) twice: refuse before allocating what the machine cannot have.
@@ -42,8 +43,8 @@ QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed)
     };
 }
 
-std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider,
-                                       const EntropyProgress& progress)
+std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths,
+                                       const QkProvider& provider, const EntropyProgress& progress)
 {
     if (lengths.empty())
         throw InputError("lengths: at least one length is needed");
@@ -61,7 +62,8 @@ std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector
         QkSample sample;
         if (provider) {
             // (H, N, D) twice, plus a block of scores per thread.
-            checkMemoryEstimate(2.0 * 4.0 * spec.heads * n * 64 + 2.0 * 4.0 * 64 * n, "q and k at length " + std::to_string(n));
+            checkMemoryEstimate(2.0 * 4.0 * spec.heads * n * 64 + 2.0 * 4.0 * 64 * n,
+                                "q and k at length " + std::to_string(n));
             sample = provider(n);
         }
         for (int h = 0; h < spec.heads; ++h) {

@@ -36,7 +36,7 @@ using EntropyProgress = std::function<bool(int lengthsDone)>;
 
 // One point per (length, head), lengths in order, each row entropy from the attention kernel
 // (attentionRowEntropies). `provider` null means q = k = 0.
-std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths, const QkProvider& provider,
-                                       const EntropyProgress& progress = {});
+std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths,
+                                       const QkProvider& provider, const EntropyProgress& progress = {});
 
 } // namespace plab

@@ -23,8 +23,9 @@ public:
 inline void checkIntegerRange(const char* what, long long value, long long lo, long long hi)
 {
     if (value < lo || value > hi)
-        throw InputError(std::string(what) + " = " + std::to_string(value) + " is out of range; allowed: integers in [" +
-                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        throw InputError(std::string(what) + " = " + std::to_string(value) +
+                         " is out of range; allowed: integers in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                         "]");
 }
 
 } // namespace plab

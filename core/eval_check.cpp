@@ -23,10 +23,13 @@ void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, si
             tooLong += (tooLong.empty() ? "" : ",") + std::to_string(length);
     if (tooLong.empty())
         return;
-    throw InputError("lengths " + tooLong + " exceed the text scored: " + textName + " has " + std::to_string(textBytes) +
-                     " bytes" + (maxTokens && maxTokens + 1 < textBytes ? " (at most " + std::to_string(maxTokens) + " scored)" : "") +
-                     ", so " + std::to_string(scored) + " are scored and a longer window cannot be filled; allowed: "
-                     "lengths up to " + std::to_string(scored) + ", or a longer text");
+    throw InputError(
+        "lengths " + tooLong + " exceed the text scored: " + textName + " has " + std::to_string(textBytes) + " bytes" +
+        (maxTokens && maxTokens + 1 < textBytes ? " (at most " + std::to_string(maxTokens) + " scored)" : "") +
+        ", so " + std::to_string(scored) +
+        " are scored and a longer window cannot be filled; allowed: "
+        "lengths up to " +
+        std::to_string(scored) + ", or a longer text");
 }
 
 } // namespace plab

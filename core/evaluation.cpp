@@ -114,7 +114,8 @@ std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& f
     if (options.maxTokens)
         size = std::min(size, options.maxTokens + 1);
     if (size < 2)
-        throw InputError("the evaluation text has " + std::to_string(fullText.size()) + " bytes; at least 2 are needed");
+        throw InputError("the evaluation text has " + std::to_string(fullText.size()) +
+                         " bytes; at least 2 are needed");
     const size_t scoredTotal = size - 1; // every byte after the first is predicted once
 
     // Every length is planned (and its stride checked) before any is scored; the total cost drives progress.

@@ -18,20 +18,20 @@ const char* evalModeName(EvalMode mode);          // "nonoverlapping" or "slidin
 struct EvalOptions {
     std::vector<int> lengths{64, 128, 256, 512, 1024};
     EvalMode mode = EvalMode::NonOverlapping;
-    int stride = 0;                       // sliding: tokens scored per window; 0 means length / 2
-    size_t tokensPerBatch = 16384;        // windows are batched up to this many tokens per forward
-    size_t maxTokens = 0;                 // score at most this many tokens (0: the whole text)
+    int stride = 0;                                // sliding: tokens scored per window; 0 means length / 2
+    size_t tokensPerBatch = 16384;                 // windows are batched up to this many tokens per forward
+    size_t maxTokens = 0;                          // score at most this many tokens (0: the whole text)
     std::function<bool(double fraction)> progress; // return false to cancel (RunError "cancelled")
 };
 
 struct EvalPoint {
     int length = 0;
-    bool supported = true;       // false: learned positions past the context
-    std::string note;            // why unsupported
-    double loss = 0;             // mean nats per byte
-    double perplexity = 0;       // exp(loss)
-    double bitsPerByte = 0;      // loss / ln 2 (tokens are bytes)
-    size_t tokens = 0;           // bytes scored
+    bool supported = true;  // false: learned positions past the context
+    std::string note;       // why unsupported
+    double loss = 0;        // mean nats per byte
+    double perplexity = 0;  // exp(loss)
+    double bitsPerByte = 0; // loss / ln 2 (tokens are bytes)
+    size_t tokens = 0;      // bytes scored
 };
 
 // One window of an evaluation: `length` tokens of the text from `start`, of which positions scoreFrom.. are scored.

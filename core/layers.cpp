@@ -29,9 +29,9 @@ constexpr size_t kChunk = 4096; // elementwise work per OpenMP task: big enough 
 void encoderForward(float* out, const uint8_t* tokens, const float* wte, const float* pos, int B, int T, int C,
                     float scale)
 {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int bt = 0; bt < B * T; ++bt) {
-        float* o = out + static_cast<size_t>(bt) * C;            // (C)
+        float* o = out + static_cast<size_t>(bt) * C;               // (C)
         const float* e = wte + static_cast<size_t>(tokens[bt]) * C; // (C)
         if (pos) {
             const float* p = pos + static_cast<size_t>(bt % T) * C; // (C)
@@ -49,7 +49,7 @@ void encoderBackward(float* dwte, float* dpos, const float* dout, const uint8_t*
 {
     // Scatter-add: tokens repeat, so rows of dwte are shared; parallelise over channel slices instead of rows.
     const int slices = std::max(1, std::min(8, C / 16));
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int s = 0; s < slices; ++s) {
         const int c0 = C * s / slices, c1 = C * (s + 1) / slices;
         for (int bt = 0; bt < B * T; ++bt) {
@@ -71,7 +71,7 @@ void layernormForward(float* out, float* mean, float* rstd, const float* inp, co
 {
     constexpr float eps = 1e-5f;
     ConstArrayMap w(weight, C), b(bias, C); // (C)
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * C > 32768)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(rows) * C > 32768)
     for (int r = 0; r < rows; ++r) {
         ConstArrayMap x(inp + static_cast<size_t>(r) * C, C); // (C)
         ArrayMap o(out + static_cast<size_t>(r) * C, C);      // (C)
@@ -88,7 +88,7 @@ void layernormBackward(float* dinp, float* dweight, float* dbias, const float* d
                        const float* weight, const float* mean, const float* rstd, int rows, int C)
 {
     ConstArrayMap w(weight, C); // (C)
-#pragma omp parallel if (static_cast<size_t>(rows) * C > 32768)
+#pragma omp parallel if (static_cast <size_t>(rows) * C > 32768)
     {
         Eigen::ArrayXf dw = Eigen::ArrayXf::Zero(C), db = Eigen::ArrayXf::Zero(C); // this thread's share
         Eigen::ArrayXf norm(C), dnorm(C);
@@ -118,15 +118,15 @@ void layernormBackward(float* dinp, float* dweight, float* dbias, const float* d
 void matmulForward(float* out, const float* inp, const float* weight, const float* bias, int rows, int IC, int OC,
                    const float* residual)
 {
-    MatrixMap O(out, rows, OC);            // (rows, OC)
-    ConstMatrixMap I(inp, rows, IC);       // (rows, IC)
-    ConstMatrixMap W(weight, OC, IC);      // (OC, IC)
+    MatrixMap O(out, rows, OC);       // (rows, OC)
+    ConstMatrixMap I(inp, rows, IC);  // (rows, IC)
+    ConstMatrixMap W(weight, OC, IC); // (OC, IC)
     if (!residual && !bias) {
         O.noalias() = I * W.transpose();
         return;
     }
     // Start from residual + bias, then let the GEMM accumulate (it would otherwise clear O first).
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * OC > 65536)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(rows) * OC > 65536)
     for (int r = 0; r < rows; ++r) {
         float* o = out + static_cast<size_t>(r) * OC;
         const float* res = residual ? residual + static_cast<size_t>(r) * OC : nullptr;
@@ -144,9 +144,9 @@ void matmulForward(float* out, const float* inp, const float* weight, const floa
 void matmulBackward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
                     int rows, int IC, int OC)
 {
-    ConstMatrixMap dO(dout, rows, OC);     // (rows, OC)
-    ConstMatrixMap I(inp, rows, IC);       // (rows, IC)
-    ConstMatrixMap W(weight, OC, IC);      // (OC, IC)
+    ConstMatrixMap dO(dout, rows, OC); // (rows, OC)
+    ConstMatrixMap I(inp, rows, IC);   // (rows, IC)
+    ConstMatrixMap W(weight, OC, IC);  // (OC, IC)
     if (dinp) {
         MatrixMap dI(dinp, rows, IC);
         dI.noalias() += dO * W;
@@ -205,7 +205,7 @@ void residualBackward(float* da, float* db, const float* dout, size_t n)
 void splitHeads(float* q, float* k, float* v, const float* qkv, int B, int T, int H, int D)
 {
     const int C = H * D;
-#pragma omp parallel for collapse(2) schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int b = 0; b < B; ++b)
         for (int h = 0; h < H; ++h)
             for (int t = 0; t < T; ++t) {
@@ -220,7 +220,7 @@ void splitHeads(float* q, float* k, float* v, const float* qkv, int B, int T, in
 void splitHeadsBackward(float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T, int H, int D)
 {
     const int C = H * D;
-#pragma omp parallel for collapse(2) schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int b = 0; b < B; ++b)
         for (int t = 0; t < T; ++t) {
             float* row = dqkv + (static_cast<size_t>(b) * T + t) * 3 * C;
@@ -238,7 +238,7 @@ void splitHeadsBackward(float* dqkv, const float* dq, const float* dk, const flo
 void mergeHeads(float* out, const float* y, int B, int T, int H, int D)
 {
     const int C = H * D;
-#pragma omp parallel for collapse(2) schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int b = 0; b < B; ++b)
         for (int t = 0; t < T; ++t)
             for (int h = 0; h < H; ++h)
@@ -249,7 +249,7 @@ void mergeHeads(float* out, const float* y, int B, int T, int H, int D)
 void mergeHeadsBackward(float* dy, const float* dout, int B, int T, int H, int D)
 {
     const int C = H * D;
-#pragma omp parallel for collapse(2) schedule(static) if (static_cast<size_t>(B) * T * C > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast <size_t>(B) * T * C > 65536)
     for (int b = 0; b < B; ++b)
         for (int h = 0; h < H; ++h)
             for (int t = 0; t < T; ++t) {
@@ -262,10 +262,10 @@ void mergeHeadsBackward(float* dy, const float* dout, int B, int T, int H, int D
 
 void crossEntropyForward(float* losses, float* probs, const float* logits, const uint8_t* targets, int rows, int V)
 {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * V > 32768)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(rows) * V > 32768)
     for (int r = 0; r < rows; ++r) {
         ConstArrayMap x(logits + static_cast<size_t>(r) * V, V); // (V)
-        ArrayMap p(probs + static_cast<size_t>(r) * V, V);        // (V)
+        ArrayMap p(probs + static_cast<size_t>(r) * V, V);       // (V)
         const float maxLogit = x.maxCoeff();
         p = (x - maxLogit).exp();
         const float sum = p.sum();
@@ -275,9 +275,10 @@ void crossEntropyForward(float* losses, float* probs, const float* logits, const
     }
 }
 
-void crossEntropyBackward(float* dlogits, const float* probs, const uint8_t* targets, const float* dlosses, int rows, int V)
+void crossEntropyBackward(float* dlogits, const float* probs, const uint8_t* targets, const float* dlosses, int rows,
+                          int V)
 {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(rows) * V > 32768)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(rows) * V > 32768)
     for (int r = 0; r < rows; ++r) {
         ArrayMap dl(dlogits + static_cast<size_t>(r) * V, V);
         ConstArrayMap p(probs + static_cast<size_t>(r) * V, V);
@@ -289,7 +290,7 @@ void crossEntropyBackward(float* dlogits, const float* probs, const uint8_t* tar
 
 void sinusoidalTable(float* out, int T, int C, double base)
 {
-#pragma omp parallel for schedule(static) if (static_cast<size_t>(T) * C > 65536)
+#pragma omp parallel for schedule(static) if (static_cast <size_t>(T) * C > 65536)
     for (int m = 0; m < T; ++m)
         for (int i = 0; i < C / 2; ++i) {
             const double angle = m * rotaryFrequency(i, C, base);

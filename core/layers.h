@@ -75,7 +75,8 @@ void mergeHeadsBackward(float* dy, const float* dout, int B, int T, int H, int D
 // targets may be null (probabilities only).
 void crossEntropyForward(float* losses, float* probs, const float* logits, const uint8_t* targets, int rows, int V);
 // dlogits (rows, V) += (probs - onehot(target)) * dlosses[row].
-void crossEntropyBackward(float* dlogits, const float* probs, const uint8_t* targets, const float* dlosses, int rows, int V);
+void crossEntropyBackward(float* dlogits, const float* probs, const uint8_t* targets, const float* dlosses, int rows,
+                          int V);
 
 // Sinusoidal absolute positions (T, C): p[m, 2i] = sin(m w_i), p[m, 2i+1] = cos(m w_i), w_i = base^(-2i/C).
 void sinusoidalTable(float* out, int T, int C, double base);

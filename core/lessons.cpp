@@ -46,7 +46,8 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
 {
     static const std::map<LessonView, std::set<std::string>> keys = {
         {LessonView::Bias,
-         {"view", "caption", "scheme", "params", "heads", "head", "length", "bidirectional", "context", "logn", "buckets"}},
+         {"view", "caption", "scheme", "params", "heads", "head", "length", "bidirectional", "context", "logn",
+          "buckets"}},
         {LessonView::Compare,
          {"view", "caption", "schemes", "params", "heads", "head", "length", "bidirectional", "context", "logn",
           "difference", "separate_scales"}},
@@ -115,12 +116,13 @@ public:
         if (!v.is_number_integer())
             fail(key, "\"" + key + "\" = " + v.dump() + " is not an integer; allowed: integers in [" +
                           std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        const long long x = v.is_number_unsigned() ? static_cast<long long>(std::min<unsigned long long>(
-                                                         v.get<unsigned long long>(), 1ULL << 62))
-                                                   : v.get<long long>();
+        const long long x =
+            v.is_number_unsigned()
+                ? static_cast<long long>(std::min<unsigned long long>(v.get<unsigned long long>(), 1ULL << 62))
+                : v.get<long long>();
         if (x < lo || x > hi)
-            fail(key, "\"" + key + "\" = " + v.dump() + " is out of range; allowed: integers in [" + std::to_string(lo) +
-                          ", " + std::to_string(hi) + "]");
+            fail(key, "\"" + key + "\" = " + v.dump() + " is out of range; allowed: integers in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
         return static_cast<int>(x);
     }
 
@@ -170,7 +172,10 @@ public:
     {
         if (!j.contains(key))
             fail(key, "this view needs \"" + key + "\": a list of " + std::to_string(lo) +
-                          (hi == lo ? "" : hi > 100 ? " or more" : " to " + std::to_string(hi)) + " scheme names");
+                          (hi == lo   ? ""
+                           : hi > 100 ? " or more"
+                                      : " to " + std::to_string(hi)) +
+                          " scheme names");
         const nlohmann::json& list = j.at(key);
         if (!list.is_array() || list.size() < lo || list.size() > hi)
             fail(key, "\"" + key + "\" = " + list.dump() + " is not allowed; allowed: a list of " + std::to_string(lo) +
@@ -224,8 +229,8 @@ void readCommonKeys(const StateReader& r, LessonState& s)
     const std::set<std::string>& allowed = allowedKeys().at(s.view);
     for (const auto& [key, value] : j.items())
         if (!allowed.count(key))
-            r.fail(key, "unknown key \"" + key + "\" for the " + view + " view; allowed: " +
-                            joined(std::vector<std::string>(allowed.begin(), allowed.end())));
+            r.fail(key, "unknown key \"" + key + "\" for the " + view +
+                            " view; allowed: " + joined(std::vector<std::string>(allowed.begin(), allowed.end())));
     s.caption = r.string(j, "caption", "");
 
     s.heads = r.integer(j, "heads", 8, 1, kMaxLessonHeads);
@@ -235,7 +240,8 @@ void readCommonKeys(const StateReader& r, LessonState& s)
     s.context = r.integer(j, "context", 0, 0, kMaxLength);
     s.logn = r.boolean(j, "logn", false);
     if (s.logn && s.context == 0)
-        r.fail("logn", "\"logn\" needs \"context\", the training context L past which scores are scaled by log(m+1)/log(L)");
+        r.fail("logn",
+               "\"logn\" needs \"context\", the training context L past which scores are scaled by log(m+1)/log(L)");
     if (j.contains("params")) {
         const nlohmann::json& params = j.at("params");
         if (!params.is_object())
@@ -291,8 +297,9 @@ void readDotKeys(const StateReader& r, LessonState& s)
             const long long dim = pair ? c[0].get<long long>() : 0;
             const double base = pair ? c[1].get<double>() : 0;
             if (dim < 2 || dim > 4096 || dim % 2 != 0 || !(base > 1) || !std::isfinite(base))
-                r.fail("curves", "\"curves\" holds " + c.dump() + "; allowed: [dim, base] with an even dim in [2, "
-                                 "4096] and a base > 1");
+                r.fail("curves", "\"curves\" holds " + c.dump() +
+                                     "; allowed: [dim, base] with an even dim in [2, "
+                                     "4096] and a base > 1");
             s.curves.emplace_back(static_cast<int>(dim), base);
         }
     }
@@ -307,8 +314,8 @@ void readEntropyKeys(const StateReader& r, LessonState& s)
     if (j.contains("lengths")) {
         const nlohmann::json& list = j.at("lengths");
         if (!list.is_array() || list.empty() || list.size() > 32)
-            r.fail("lengths", "\"lengths\" must be a list of 1 to 32 lengths in [1, " +
-                                  std::to_string(kMaxEntropyLength) + "]");
+            r.fail("lengths",
+                   "\"lengths\" must be a list of 1 to 32 lengths in [1, " + std::to_string(kMaxEntropyLength) + "]");
         s.lengths.clear();
         for (const nlohmann::json& n : list) {
             if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxEntropyLength)
@@ -340,8 +347,8 @@ void readAttentionKeys(const StateReader& r, LessonState& s)
         r.fail("", "the attention view needs \"text\": the text the model reads");
     s.text = r.string(j, "text", "");
     if (s.text.empty() || s.text.size() > static_cast<size_t>(kMaxRepeat))
-        r.fail("text", "\"text\" has " + std::to_string(s.text.size()) + " bytes; allowed: 1 to " +
-                           std::to_string(kMaxRepeat));
+        r.fail("text",
+               "\"text\" has " + std::to_string(s.text.size()) + " bytes; allowed: 1 to " + std::to_string(kMaxRepeat));
     if (j.contains("layer"))
         s.layer = r.integer(j, "layer", 0, 0, 63);
     s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
@@ -358,9 +365,12 @@ LessonState readState(const StateReader& r, int firstLine)
     // Each view's own keys after the ones they share.
     using KeyReader = void (*)(const StateReader&, LessonState&);
     static const std::map<LessonView, KeyReader> readers = {
-        {LessonView::Bias, readBiasKeys},       {LessonView::Compare, readCompareKeys},
-        {LessonView::Dot, readDotKeys},         {LessonView::Entropy, readEntropyKeys},
-        {LessonView::Attention, readAttentionKeys}, {LessonView::Train, readTrainKeys},
+        {LessonView::Bias, readBiasKeys},
+        {LessonView::Compare, readCompareKeys},
+        {LessonView::Dot, readDotKeys},
+        {LessonView::Entropy, readEntropyKeys},
+        {LessonView::Attention, readAttentionKeys},
+        {LessonView::Train, readTrainKeys},
     };
     LessonState s;
     s.line = firstLine;

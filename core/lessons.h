@@ -22,17 +22,17 @@ struct LessonState {
     std::string caption;
     nlohmann::json json;
 
-    std::vector<std::string> schemes;      // bias: one; compare: 2..4; entropy, train: 1+; attention: the model's
-    std::map<std::string, double> params;  // for the first scheme, as NAME=VALUE
+    std::vector<std::string> schemes;     // bias: one; compare: 2..4; entropy, train: 1+; attention: the model's
+    std::map<std::string, double> params; // for the first scheme, as NAME=VALUE
     int heads = 8;
-    int head = 0;                           // 0-based
+    int head = 0; // 0-based
     int length = 32;
     bool bidirectional = false;
-    int context = 0;                        // 0: none
+    int context = 0; // 0: none
     bool logn = false;
     bool buckets = false;
     bool difference = false;
-    bool separateScales = false;            // compare: one colour scale per panel
+    bool separateScales = false; // compare: one colour scale per panel
     std::vector<std::pair<int, double>> curves{{128, 10000}, {64, 10000}, {128, 500}}; // dot: (dim, base)
     int maxDistance = 256;
     bool logX = false;
@@ -40,10 +40,10 @@ struct LessonState {
     std::string qk = "zero";
     long long seed = 0;
     std::string measure = "last";
-    std::string text;                        // attention
-    std::optional<int> layer;                // attention: the last layer when absent
-    int repeatTo = 0;                        // attention: 0 = no repeat
-    std::string preset = "demo";             // train, and the demo model of attention
+    std::string text;            // attention
+    std::optional<int> layer;    // attention: the last layer when absent
+    int repeatTo = 0;            // attention: 0 = no repeat
+    std::string preset = "demo"; // train, and the demo model of attention
 
     std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set
 };
@@ -55,8 +55,8 @@ struct LessonSegment {
 };
 
 struct Lesson {
-    std::string file;     // the name it was read under (a path or a file name)
-    int number = 0;       // NN of NN-slug.md
+    std::string file; // the name it was read under (a path or a file name)
+    int number = 0;   // NN of NN-slug.md
     std::string slug;
     std::string language; // "en" or e.g. "zh_CN" (NN-slug.zh_CN.md)
     std::string title;    // the first line's "# Title"

@@ -67,7 +67,8 @@ int formatValue(double value, char* out)
 
 MatrixStackWriter::MatrixStackWriter(std::ostream& out, DataFormat format, int count, int rows, int cols, bool stacked,
                                      nlohmann::json meta, bool integerValues)
-    : m_out(out), m_format(format), m_count(count), m_rows(rows), m_cols(cols), m_stacked(stacked), m_integer(integerValues)
+    : m_out(out), m_format(format), m_count(count), m_rows(rows), m_cols(cols), m_stacked(stacked),
+      m_integer(integerValues)
 {
     if (format == DataFormat::Npy) {
         std::vector<int64_t> shape;
@@ -106,7 +107,7 @@ void MatrixStackWriter::write(int label, const float* data)
     std::vector<std::string> lines(kBlock);
     for (int r0 = 0; r0 < m_rows; r0 += kBlock) {
         const int r1 = std::min(m_rows, r0 + kBlock);
-#pragma omp parallel for schedule(dynamic, 8) if (static_cast<long long>(m_cols) * (r1 - r0) > 20000)
+#pragma omp parallel for schedule(dynamic, 8) if (static_cast <long long>(m_cols) * (r1 - r0) > 20000)
         for (int r = r0; r < r1; ++r) {
             std::string& line = lines[r - r0];
             line.clear();
@@ -168,9 +169,10 @@ void writeTable(std::ostream& out, DataFormat format, const Table& table)
         for (const auto& row : table.rows) {
             nlohmann::json obj;
             for (size_t c = 0; c < nc; ++c)
-                obj[table.columns[c]] = !std::isfinite(row[c])                      ? nlohmann::json(nullptr)
-                                        : c < static_cast<size_t>(table.integerColumns) ? nlohmann::json(std::llround(row[c]))
-                                                                                       : nlohmann::json(row[c]);
+                obj[table.columns[c]] = !std::isfinite(row[c]) ? nlohmann::json(nullptr)
+                                        : c < static_cast<size_t>(table.integerColumns)
+                                            ? nlohmann::json(std::llround(row[c]))
+                                            : nlohmann::json(row[c]);
             rows.push_back(std::move(obj));
         }
         doc["rows"] = std::move(rows);
@@ -182,7 +184,8 @@ void writeTable(std::ostream& out, DataFormat format, const Table& table)
             for (double v : row)
                 flat.push_back(static_cast<float>(v));
         out << npyHeader({static_cast<int64_t>(table.rows.size()), static_cast<int64_t>(nc)});
-        out.write(reinterpret_cast<const char*>(flat.data()), static_cast<std::streamsize>(flat.size() * sizeof(float)));
+        out.write(reinterpret_cast<const char*>(flat.data()),
+                  static_cast<std::streamsize>(flat.size() * sizeof(float)));
     }
     out.flush();
 }

@@ -44,7 +44,7 @@ private:
 struct Table {
     std::vector<std::string> columns;
     std::vector<std::vector<double>> rows;
-    nlohmann::json meta;   // written in JSON beside the rows
+    nlohmann::json meta;    // written in JSON beside the rows
     int integerColumns = 0; // the first columns hold counts (length, head, distance): JSON writes them as integers
 };
 // CSV: header line then rows; JSON: {meta..., "columns": [...], "rows": [{col: value}, ...]}; NPY: (rows, cols).

@@ -20,8 +20,7 @@ const ParameterTensor& Model::tensor(const std::string& name) const
     return m_tensors.at(m_tensorIndex.at(name));
 }
 
-Model::Model(const ModelConfig& config)
-    : m_config(config)
+Model::Model(const ModelConfig& config) : m_config(config)
 {
     validateModelConfig(config);
     m_baseSpec = modelSchemeSpec(config);
@@ -48,8 +47,8 @@ Model::Model(const ModelConfig& config)
         float* w = m_params.data() + t.offset;
         const bool isLayerNormWeight = t.shape.size() == 1 && t.name.ends_with(".weight");
         if (t.name == "scheme.t5_bias") {
-            const std::vector<double> prior = t5DefaultValues(H, false, m_baseSpec.intParam("num-buckets"),
-                                                              m_baseSpec.intParam("max-distance"));
+            const std::vector<double> prior =
+                t5DefaultValues(H, false, m_baseSpec.intParam("num-buckets"), m_baseSpec.intParam("max-distance"));
             for (size_t i = 0; i < t.size; ++i)
                 w[i] = static_cast<float>(prior[i]);
         } else if (t.name == "scheme.kerple_r1" || t.name == "scheme.kerple_r2") {
@@ -230,7 +229,7 @@ float Model::forward(const uint8_t* inputs, const uint8_t* targets, int B, int T
     m_haveTargets = targets != nullptr;
     if (targets)
         std::copy(targets, targets + BT, m_targets.begin());
-    const float* pos = absolutePositions(T);      // caches filled before threads read them
+    const float* pos = absolutePositions(T); // caches filled before threads read them
     const PositionBias& bias = positionBias(T);
     planSlices(B, T);
     for (LayerActs& a : m_acts)
@@ -248,7 +247,8 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
 {
     const int C = m_config.dModel, F = m_config.dFf, H = m_config.heads, D = m_config.headDim(), V = m_config.vocab();
     const int b0 = m_slices[slice].b0, B = m_slices[slice].b1 - b0, BT = B * T;
-    const size_t o = static_cast<size_t>(b0) * T; // first token of the slice; every buffer is (B, T, ...) or (B, H, T, D)
+    const size_t o =
+        static_cast<size_t>(b0) * T;       // first token of the slice; every buffer is (B, T, ...) or (B, H, T, D)
     const float* params = m_params.data(); // + LayerParams offsets: one tensor's values
     const AttentionDims dims{B, H, T, D};
 
@@ -259,17 +259,17 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
         checkCancelled();
         LayerActs& a = m_acts[l];
         const LayerParams& w = m_layerParams[l];
-        float* ln1 = a.ln1.data() + o * C;           // (B, T, C)
-        float* qkv = a.qkv.data() + o * 3 * C;       // (B, T, 3C)
-        float* q = a.q.data() + o * C;               // (B, H, T, D)
+        float* ln1 = a.ln1.data() + o * C;     // (B, T, C)
+        float* qkv = a.qkv.data() + o * 3 * C; // (B, T, 3C)
+        float* q = a.q.data() + o * C;         // (B, H, T, D)
         float* k = a.k.data() + o * C;
         float* v = a.v.data() + o * C;
-        float* atty = a.atty.data() + o * C;         // (B, T, C)
-        float* res2 = a.res2.data() + o * C;         // (B, T, C)
-        float* ln2 = a.ln2.data() + o * C;           // (B, T, C)
-        float* fch = a.fch.data() + o * F;           // (B, T, F)
-        float* fchGelu = a.fchGelu.data() + o * F;   // (B, T, F)
-        float* res3 = a.res3.data() + o * C;         // (B, T, C)
+        float* atty = a.atty.data() + o * C;       // (B, T, C)
+        float* res2 = a.res2.data() + o * C;       // (B, T, C)
+        float* ln2 = a.ln2.data() + o * C;         // (B, T, C)
+        float* fch = a.fch.data() + o * F;         // (B, T, F)
+        float* fchGelu = a.fchGelu.data() + o * F; // (B, T, F)
+        float* res3 = a.res3.data() + o * C;       // (B, T, C)
         layers::layernormForward(ln1, a.ln1Mean.data() + o, a.ln1Rstd.data() + o, x, params + w.ln1w, params + w.ln1b,
                                  BT, C);
         layers::matmulForward(qkv, ln1, params + w.qkvw, params + w.qkvb, BT, C, 3 * C);
@@ -345,20 +345,21 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
     const float* params = m_params.data();
     const AttentionDims dims{B, H, T, D};
     auto zero = [](layers::FloatBuffer& v, size_t offset, size_t n) -> float* {
-        std::fill(v.begin() + static_cast<std::ptrdiff_t>(offset), v.begin() + static_cast<std::ptrdiff_t>(offset + n), 0.0f);
+        std::fill(v.begin() + static_cast<std::ptrdiff_t>(offset), v.begin() + static_cast<std::ptrdiff_t>(offset + n),
+                  0.0f);
         return v.data() + offset;
     };
     auto gradOf = [&](const char* name) { return grads + tensor(name).offset; }; // a tensor's part of `grads`
     // This slice's part of every scratch gradient (backward functions accumulate, so each is zeroed before use).
     float* dlogits = zero(m_dlogits, o * V, static_cast<size_t>(BT) * V); // (B, T, V)
     float* dres = zero(m_dres, o * C, static_cast<size_t>(BT) * C);       // (B, T, C) gradient of the residual stream
-    float* dln = m_dln.data() + o * C;                                     // (B, T, C) gradient of a LayerNorm output
+    float* dln = m_dln.data() + o * C;                                    // (B, T, C) gradient of a LayerNorm output
     const size_t nC = static_cast<size_t>(BT) * C, nF = static_cast<size_t>(BT) * F;
 
     layers::crossEntropyBackward(dlogits, m_probs.data() + o * V, m_targets.data() + o, m_dlosses.data() + o, BT, V);
     zero(m_dln, o * C, nC);
-    layers::matmulBackward(dln, gradOf("wte.weight"), nullptr, dlogits, m_lnf.data() + o * C, param("wte.weight"), BT, C,
-                           V);
+    layers::matmulBackward(dln, gradOf("wte.weight"), nullptr, dlogits, m_lnf.data() + o * C, param("wte.weight"), BT,
+                           C, V);
     const float* xLast = (m_config.layers ? m_acts.back().res3.data() : m_encoded.data()) + o * C;
     layers::layernormBackward(dres, gradOf("ln_f.weight"), gradOf("ln_f.bias"), dln, xLast, param("ln_f.weight"),
                               m_lnfMean.data() + o, m_lnfRstd.data() + o, BT, C);
@@ -410,8 +411,9 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
                                   a.ln1Rstd.data() + o, BT, C);
         // dres now holds d(x), the gradient entering the layer below.
     }
-    layers::encoderBackward(gradOf("wte.weight"), m_baseSpec.kind == SchemeKind::Learned ? gradOf("wpe.weight") : nullptr,
-                            dres, m_inputs.data() + o, B, T, C, embeddingScale());
+    layers::encoderBackward(gradOf("wte.weight"),
+                            m_baseSpec.kind == SchemeKind::Learned ? gradOf("wpe.weight") : nullptr, dres,
+                            m_inputs.data() + o, B, T, C, embeddingScale());
 }
 
 int modelLayer(const ModelConfig& config, std::optional<long long> requested)

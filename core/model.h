@@ -65,15 +65,15 @@ public:
 
 private:
     struct LayerActs {
-        layers::FloatBuffer ln1, ln1Mean, ln1Rstd;   // (B, T, C), (B, T), (B, T)
-        layers::FloatBuffer qkv;                     // (B, T, 3C)
-        layers::FloatBuffer q, k, v;                 // (B, H, T, D) each, unrotated
-        std::vector<AttentionForward> attn;         // per slice: out (B_s, H, T, D), logSumExp (B_s, H, T)
-        layers::FloatBuffer atty;                    // (B, T, C) attention output, heads merged
-        layers::FloatBuffer res2;                    // (B, T, C) residual after attention
-        layers::FloatBuffer ln2, ln2Mean, ln2Rstd;   // (B, T, C), (B, T), (B, T)
-        layers::FloatBuffer fch, fchGelu;            // (B, T, F) each
-        layers::FloatBuffer res3;                    // (B, T, C) residual after the MLP = next layer's input
+        layers::FloatBuffer ln1, ln1Mean, ln1Rstd; // (B, T, C), (B, T), (B, T)
+        layers::FloatBuffer qkv;                   // (B, T, 3C)
+        layers::FloatBuffer q, k, v;               // (B, H, T, D) each, unrotated
+        std::vector<AttentionForward> attn;        // per slice: out (B_s, H, T, D), logSumExp (B_s, H, T)
+        layers::FloatBuffer atty;                  // (B, T, C) attention output, heads merged
+        layers::FloatBuffer res2;                  // (B, T, C) residual after attention
+        layers::FloatBuffer ln2, ln2Mean, ln2Rstd; // (B, T, C), (B, T), (B, T)
+        layers::FloatBuffer fch, fchGelu;          // (B, T, F) each
+        layers::FloatBuffer res3;                  // (B, T, C) residual after the MLP = next layer's input
     };
 
     float* param(const std::string& name) { return m_params.data() + tensor(name).offset; }
@@ -107,27 +107,27 @@ private:
     std::vector<LayerParams> m_layerParams;
 
     int m_B = 0, m_T = 0;
-    std::vector<uint8_t> m_inputs, m_targets;     // (B, T)
-    layers::FloatBuffer m_encoded;                 // (B, T, C)
-    std::vector<LayerActs> m_acts;                // (layers)
+    std::vector<uint8_t> m_inputs, m_targets;        // (B, T)
+    layers::FloatBuffer m_encoded;                   // (B, T, C)
+    std::vector<LayerActs> m_acts;                   // (layers)
     layers::FloatBuffer m_lnf, m_lnfMean, m_lnfRstd; // (B, T, C), (B, T), (B, T)
-    layers::FloatBuffer m_logits, m_probs;         // (B, T, V) each
-    std::vector<float> m_losses;                  // (B, T)
+    layers::FloatBuffer m_logits, m_probs;           // (B, T, V) each
+    std::vector<float> m_losses;                     // (B, T)
     // Backward scratch, kept between steps so a step does not page in fresh memory.
-    layers::FloatBuffer m_dlogits;                 // (B, T, V)
-    layers::FloatBuffer m_dres;                    // (B, T, C) gradient of the residual stream
-    layers::FloatBuffer m_dln;                     // (B, T, C) gradient of a LayerNorm output
-    layers::FloatBuffer m_datty;                   // (B, T, C)
-    layers::FloatBuffer m_dy;                      // (B, H, T, D)
-    layers::FloatBuffer m_dqkv;                    // (B, T, 3C)
-    layers::FloatBuffer m_dfchGelu, m_dfch;        // (B, T, F) each
+    layers::FloatBuffer m_dlogits;                // (B, T, V)
+    layers::FloatBuffer m_dres;                   // (B, T, C) gradient of the residual stream
+    layers::FloatBuffer m_dln;                    // (B, T, C) gradient of a LayerNorm output
+    layers::FloatBuffer m_datty;                  // (B, T, C)
+    layers::FloatBuffer m_dy;                     // (B, H, T, D)
+    layers::FloatBuffer m_dqkv;                   // (B, T, 3C)
+    layers::FloatBuffer m_dfchGelu, m_dfch;       // (B, T, F) each
     std::vector<float> m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
     std::vector<Slice> m_slices;                  // how the last forward split the batch over threads
     std::vector<std::vector<float>> m_sliceGrads; // parameter gradients of slices 1.. (slice 0 uses m_grads)
     std::vector<AttentionGradients> m_attnGrads;  // per slice: the attention backward's outputs, reused every layer
     bool m_haveTargets = false;
 
-    std::vector<float> m_sinusoid;                // (T, C) cached sinusoidal table
+    std::vector<float> m_sinusoid; // (T, C) cached sinusoidal table
     std::unique_ptr<PositionBias> m_bias;
     const std::atomic<bool>* m_cancel = nullptr;
     void checkCancelled() const;

@@ -15,8 +15,9 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : spec.params)
         params[k] = v;
-    nlohmann::json j{{"layers", layers}, {"d_model", dModel}, {"heads", heads}, {"d_ff", dFf}, {"context", context},
-                     {"vocab", vocab()}, {"scheme", scheme}, {"scheme_params", params}, {"logn", logn}, {"seed", seed}};
+    nlohmann::json j{{"layers", layers},   {"d_model", dModel}, {"heads", heads},   {"d_ff", dFf},
+                     {"context", context}, {"vocab", vocab()},  {"scheme", scheme}, {"scheme_params", params},
+                     {"logn", logn},       {"seed", seed}};
     if (spec.scaling != RotaryMethod::None) {
         j["scaling"] = rotaryMethodInfo(spec.scaling).name;
         j["scaling_params"] = nlohmann::json::object();
@@ -116,7 +117,8 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     const SchemeInfo& info = schemeByName(c.scheme);
     std::vector<std::string> settings = c.schemeSettings;
     if (info.rotary)
-        settings = withRequiredDim(c.scheme, settings, c.headDim(), "model's head dim d-model/heads", " inside a model");
+        settings =
+            withRequiredDim(c.scheme, settings, c.headDim(), "model's head dim d-model/heads", " inside a model");
     if (info.kind == SchemeKind::Sinusoidal)
         settings = withRequiredDim(c.scheme, settings, c.dModel, "model's d-model", " inside a model");
     std::string window;
@@ -139,9 +141,12 @@ int modelDefaultWindow(const ModelConfig& c)
 
 nlohmann::json TrainConfig::toJson() const
 {
-    return {{"steps", steps}, {"batch", batch}, {"lr", learningRate}, {"min_lr", minLearningRate},
-            {"warmup", warmup}, {"weight_decay", weightDecay}, {"beta1", beta1}, {"beta2", beta2},
-            {"epsilon", epsilon}, {"grad_clip", gradClip}, {"data_seed", dataSeed}};
+    return {{"steps", steps},       {"batch", batch},
+            {"lr", learningRate},   {"min_lr", minLearningRate},
+            {"warmup", warmup},     {"weight_decay", weightDecay},
+            {"beta1", beta1},       {"beta2", beta2},
+            {"epsilon", epsilon},   {"grad_clip", gradClip},
+            {"data_seed", dataSeed}};
 }
 
 void validateTrainConfig(const TrainConfig& c)

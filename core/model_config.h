@@ -15,16 +15,16 @@ namespace plab {
 // Optimisation settings of `train`.
 struct TrainConfig {
     int steps = 1500;
-    int batch = 16;             // sequences per step, each `context` tokens
-    double learningRate = 2e-3; // peak, after warm-up
+    int batch = 16;                // sequences per step, each `context` tokens
+    double learningRate = 2e-3;    // peak, after warm-up
     double minLearningRate = 2e-4; // end of the cosine decay
     int warmup = 100;
-    double weightDecay = 0.1;   // AdamW, decoupled; matrices only (not biases, LayerNorm, scheme parameters)
+    double weightDecay = 0.1; // AdamW, decoupled; matrices only (not biases, LayerNorm, scheme parameters)
     double beta1 = 0.9;
     double beta2 = 0.95;
     double epsilon = 1e-8;
-    double gradClip = 1.0;      // global L2 norm; 0 disables
-    uint64_t dataSeed = 1;      // order of the training windows
+    double gradClip = 1.0; // global L2 norm; 0 disables
+    uint64_t dataSeed = 1; // order of the training windows
     nlohmann::json toJson() const;
 };
 void validateTrainConfig(const TrainConfig& config);
@@ -35,17 +35,17 @@ struct ModelConfig {
     int dModel = 128;
     int heads = 8;
     int dFf = 512;
-    int context = 64;      // training context L: the learned table's rows, local/bca window, logn threshold
+    int context = 64; // training context L: the learned table's rows, local/bca window, logn threshold
     std::string scheme = "alibi";
     std::vector<std::string> schemeSettings; // NAME=VALUE overrides of the scheme's parameters
     bool logn = false;
-    std::string scaling = "none";             // rope/xpos length extension (core/rotary_scaling.h), saved in checkpoints
+    std::string scaling = "none"; // rope/xpos length extension (core/rotary_scaling.h), saved in checkpoints
     std::vector<std::string> scalingSettings; // NAME=VALUE overrides of the method's parameters
-    uint64_t seed = 1;     // parameter initialisation (and, by default, the training data order)
+    uint64_t seed = 1;                        // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }
     int vocab() const { return 256; }
-    nlohmann::json toJson() const;                                     // resolved scheme parameters included
+    nlohmann::json toJson() const; // resolved scheme parameters included
     static ModelConfig fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
 };
 
@@ -66,11 +66,11 @@ int modelDefaultWindow(const ModelConfig& config);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {
-    std::string name;           // checkpoint name, e.g. "layers.0.attn.qkv.weight"
+    std::string name; // checkpoint name, e.g. "layers.0.attn.qkv.weight"
     std::vector<int64_t> shape;
-    size_t offset = 0;          // into parameters()/gradients()
+    size_t offset = 0; // into parameters()/gradients()
     size_t size = 0;
-    bool decay = false;         // AdamW weight decay applies
+    bool decay = false; // AdamW weight decay applies
 };
 
 // The tensors of a config in storage order, with offsets into the flat parameter buffer (no allocation).

@@ -79,7 +79,8 @@ NpyLayout parseNpyLayout(std::string_view bytes, const std::string& source)
         layout.itemSize = 8;
     else if (descr.substr(0, 5) == "'>f4'" || descr.substr(0, 5) == "'>f8'" || descr.substr(0, 5) == "\">f4\"" ||
              descr.substr(0, 5) == "\">f8\"")
-        throw fail("big-endian data (" + std::string(descr.substr(0, 5)) + "); allowed: little-endian float32 '<f4' or float64 '<f8'");
+        throw fail("big-endian data (" + std::string(descr.substr(0, 5)) +
+                   "); allowed: little-endian float32 '<f4' or float64 '<f8'");
     else if (descr.empty())
         throw fail("missing or malformed descr (dtype)");
     else
@@ -138,7 +139,8 @@ NpyArray parseNpy(std::string_view bytes, const std::string& source, bool requir
     const size_t available = bytes.size() - layout.dataStart;
     if (count > available / itemSize)
         throw InputError(source + ": not a usable .npy file: truncated: shape " + layout.shapeText() + " needs " +
-                         std::to_string(count * itemSize) + " bytes of data, the file has " + std::to_string(available));
+                         std::to_string(count * itemSize) + " bytes of data, the file has " +
+                         std::to_string(available));
     if (count * itemSize != available)
         throw InputError(source + ": not a usable .npy file: " + std::to_string(available - count * itemSize) +
                          " unexpected bytes after the data");
@@ -200,8 +202,8 @@ NpyArray readNpy(std::istream& in, const std::string& source, bool requireFinite
     };
     // A header of megabytes is not a header: refuse it before reading it.
     if (headerEnd > (size_t(1) << 20))
-        throw InputError(source + ": not a usable .npy file: header length " + std::to_string(headerEnd - (major == 1 ? 10 : 12)) +
-                         " is absurd (more than 1 MiB)");
+        throw InputError(source + ": not a usable .npy file: header length " +
+                         std::to_string(headerEnd - (major == 1 ? 10 : 12)) + " is absurd (more than 1 MiB)");
     readMore(headerEnd);
     if (bytes.size() < headerEnd)
         return parseNpy(bytes, source, requireFinite);
@@ -212,8 +214,8 @@ NpyArray readNpy(std::istream& in, const std::string& source, bool requireFinite
     const size_t dataBytes = layout.count * layout.itemSize;
     readMore(headerEnd + dataBytes + 1);
     if (bytes.size() > headerEnd + dataBytes) // the +1 byte arrived: there is more than the shape accounts for
-        throw InputError(source + ": not a usable .npy file: unexpected bytes after the data (shape " + layout.shapeText() +
-                         " accounts for " + std::to_string(dataBytes) + " bytes)");
+        throw InputError(source + ": not a usable .npy file: unexpected bytes after the data (shape " +
+                         layout.shapeText() + " accounts for " + std::to_string(dataBytes) + " bytes)");
     return parseNpy(bytes, source, requireFinite);
 }
 

@@ -8,10 +8,7 @@
 
 namespace plab {
 
-AdamW::AdamW(size_t parameterCount)
-    : m_m(parameterCount, 0.0f), m_v(parameterCount, 0.0f)
-{
-}
+AdamW::AdamW(size_t parameterCount) : m_m(parameterCount, 0.0f), m_v(parameterCount, 0.0f) {}
 
 void AdamW::restore(std::vector<float> m, std::vector<float> v, int updates)
 {

@@ -15,8 +15,7 @@ double xposZeta(int i, int dim, double gamma)
     return (2.0 * i + gamma * dim) / ((1.0 + gamma) * dim);
 }
 
-PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
-    : m_spec(spec), m_maxLength(maxLength)
+PositionBias::PositionBias(const SchemeSpec& spec, int maxLength) : m_spec(spec), m_maxLength(maxLength)
 {
     validateSchemeSpec(spec);
     if (maxLength < 1 || maxLength > kMaxLength)
@@ -31,8 +30,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
 
     const int H = spec.heads;
     const int L = maxLength;
-    checkMemoryEstimate(4.0 * H * (2.0 * L - 1), "distance tables of " + std::to_string(H) + " heads x " +
-                                                     std::to_string(L) + " positions");
+    checkMemoryEstimate(4.0 * H * (2.0 * L - 1),
+                        "distance tables of " + std::to_string(H) + " heads x " + std::to_string(L) + " positions");
     m_tableStride = static_cast<size_t>(2 * L - 1);
     m_viewTable.assign(static_cast<size_t>(H) * m_tableStride, 0.0f);
 
@@ -99,7 +98,9 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength)
         const int maxd = spec.intParam("max-distance");
         const std::vector<double> values =
             spec.t5Values.empty() ? t5DefaultValues(H, spec.bidirectional, nb, maxd) : spec.t5Values;
-        fill([&](int h, int r) { return values[static_cast<size_t>(t5Bucket(-r, spec.bidirectional, nb, maxd)) * H + h]; });
+        fill([&](int h, int r) {
+            return values[static_cast<size_t>(t5Bucket(-r, spec.bidirectional, nb, maxd)) * H + h];
+        });
         break;
     }
     case SchemeKind::Alibi: {
@@ -204,8 +205,8 @@ void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positi
     if (rotaryMethodInfo(spec.scaling).remapsPositions)
         throw InputError("scaling " + rotaryMethodInfo(spec.scaling).name +
                          " remaps relative positions; it is not a rotation of each row alone");
-    const RotaryScaling scaling =
-        rotaryScaling(dim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), positionOffset + rows);
+    const RotaryScaling scaling = rotaryScaling(dim, spec.param("base"), spec.scaling, spec.scalingParams,
+                                                scalingContext(spec), positionOffset + rows);
     const bool xpos = spec.kind == SchemeKind::Xpos;
     const double gamma = xpos ? spec.param("gamma") : 0.0;
     const double scaleBase = xpos ? spec.param("scale-base") : 1.0;

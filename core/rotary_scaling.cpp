@@ -231,8 +231,8 @@ void validateRotaryScaling(const SchemeSpec& spec)
         if (it == spec.scalingParams.end())
             throw InputError(where + "parameter " + p.name + " is missing");
         if (!p.accepts(it->second))
-            throw InputError(where + p.name + " = " + numberText(it->second) + " is out of range; allowed: " +
-                             p.rangeText());
+            throw InputError(where + p.name + " = " + numberText(it->second) +
+                             " is out of range; allowed: " + p.rangeText());
     }
     for (const auto& entry : spec.scalingParams) {
         const std::string& name = entry.first;
@@ -240,7 +240,8 @@ void validateRotaryScaling(const SchemeSpec& spec)
             std::string names;
             for (const ParamInfo& p : info.params)
                 names += (names.empty() ? "" : ", ") + p.name;
-            throw InputError(where + "no parameter '" + name + "'; its parameters: " + (names.empty() ? "none" : names));
+            throw InputError(where + "no parameter '" + name +
+                             "'; its parameters: " + (names.empty() ? "none" : names));
         }
     }
     const int L = scalingContext(spec);
@@ -250,13 +251,13 @@ void validateRotaryScaling(const SchemeSpec& spec)
         const double w = spec.scalingParams.at("window");
         if (w > 0 && w >= L)
             throw InputError(where + "window = " + numberText(w) + " must be below the training context L = " +
-                             std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) +
-                             "] (0: L/2)");
+                             std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) + "] (0: L/2)");
         if (w == 0 && L < 2)
             throw InputError(where + "the default window L/2 needs a training context L >= 2 (got " +
                              std::to_string(L) + ")");
     }
-    if (spec.scaling == RotaryMethod::Yarn && !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
+    if (spec.scaling == RotaryMethod::Yarn &&
+        !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
         throw InputError(where + "beta-fast = " + numberText(spec.scalingParams.at("beta-fast")) +
                          " must exceed beta-slow = " + numberText(spec.scalingParams.at("beta-slow")));
     if (spec.scaling == RotaryMethod::Llama3 &&

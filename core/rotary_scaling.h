@@ -44,17 +44,17 @@ struct RotaryScaling {
     RotaryMethod method = RotaryMethod::None;
     int dim = 0;
     double base = 0;
-    int context = 0;            // L
-    int length = 0;             // n, the sequence length (dynamic-ntk)
-    std::vector<double> theta;       // θ_i = base^(-2i/d), i < d/2
-    std::vector<double> thetaScaled; // θ'_i
-    std::vector<double> ramp;        // yarn: γ_i; llama3: 0 high-frequency band, 1 low, t in between; else 0
-    double scaledBase = 0;           // b' of ntk / dynamic-ntk (= base otherwise)
+    int context = 0;                  // L
+    int length = 0;                   // n, the sequence length (dynamic-ntk)
+    std::vector<double> theta;        // θ_i = base^(-2i/d), i < d/2
+    std::vector<double> thetaScaled;  // θ'_i
+    std::vector<double> ramp;         // yarn: γ_i; llama3: 0 high-frequency band, 1 low, t in between; else 0
+    double scaledBase = 0;            // b' of ntk / dynamic-ntk (= base otherwise)
     double rampLow = 0, rampHigh = 0; // yarn's lo and hi (after the lo = hi nudge)
-    double attentionFactor = 1;      // multiplies cos and sin of q and of k (Hugging Face's convention)
-    double logitScale = 1;           // attentionFactor^2: what the scores are multiplied by
-    int window = 0;                  // rerope / leaky-rerope: w
-    double leak = 0;                 // leaky-rerope: k (rerope: infinity)
+    double attentionFactor = 1;       // multiplies cos and sin of q and of k (Hugging Face's convention)
+    double logitScale = 1;            // attentionFactor^2: what the scores are multiplied by
+    int window = 0;                   // rerope / leaky-rerope: w
+    double leak = 0;                  // leaky-rerope: k (rerope: infinity)
 
     bool remapsPositions() const { return window > 0; }
     // The relative position P of distance r = m - n >= 0: r inside the window, w + (r - w) / k past it.

@@ -66,7 +66,8 @@ std::string Tensor::shapeText() const
     return shapeString(shape);
 }
 
-std::string serializeSafetensors(const std::vector<TensorView>& tensors, const std::map<std::string, std::string>& metadata)
+std::string serializeSafetensors(const std::vector<TensorView>& tensors,
+                                 const std::map<std::string, std::string>& metadata)
 {
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
     if (!metadata.empty())
@@ -205,8 +206,8 @@ struct Span {
 
 // One header entry checked field by field (dtype, shape, data_offsets inside the buffer and of the right size) and
 // its values converted to float.
-Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::string_view buffer, const FileProblem& fail,
-                  Span& span)
+Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::string_view buffer,
+                  const FileProblem& fail, Span& span)
 {
     const std::string what = "tensor '" + name + "'";
     if (!entry.is_object())
@@ -254,9 +255,8 @@ Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::str
 // The tensors' spans tile the buffer exactly: no overlap, no hole, nothing after the last.
 void checkSpansTileBuffer(std::vector<Span> spans, uint64_t bufferSize, const FileProblem& fail)
 {
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
     uint64_t covered = 0;
     for (const Span& s : spans) {
         if (s.begin < covered)

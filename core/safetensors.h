@@ -15,7 +15,7 @@ namespace plab {
 
 struct Tensor {
     std::vector<int64_t> shape;
-    std::vector<float> data; // row-major, product(shape) elements
+    std::vector<float> data;       // row-major, product(shape) elements
     std::string shapeText() const; // e.g. "(2, 3)"
 };
 
@@ -36,7 +36,8 @@ constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 
 // The bytes of a safetensors file: tensors in the given order, F32, header padded with spaces to 8 bytes.
 // Throws InputError on an empty or duplicate name, a name "__metadata__", or a null data pointer.
-std::string serializeSafetensors(const std::vector<TensorView>& tensors, const std::map<std::string, std::string>& metadata);
+std::string serializeSafetensors(const std::vector<TensorView>& tensors,
+                                 const std::map<std::string, std::string>& metadata);
 // Writes atomically (nothing is left behind on failure).
 void writeSafetensors(const std::string& path, const std::vector<TensorView>& tensors,
                       const std::map<std::string, std::string>& metadata);

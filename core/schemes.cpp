@@ -60,7 +60,8 @@ ParamInfo baseParam()
 // StreamingLLM's attention sinks: the first keys stay visible to every query past the window.
 ParamInfo sinksParam()
 {
-    return intParam("sinks", 0, 0, 1000000, false, "keys n < sinks stay visible to every query m >= n (attention sinks)");
+    return intParam("sinks", 0, 0, 1000000, false,
+                    "keys n < sinks stay visible to every query m >= n (attention sinks)");
 }
 
 std::vector<SchemeInfo> buildCatalog()
@@ -138,8 +139,9 @@ std::vector<SchemeInfo> buildCatalog()
     s.explanation = "A learned scalar per (bucket, head). Near distances get their own bucket, far ones share "
                     "log-spaced buckets, everything past max-distance the last one. Without a trained model the "
                     "table shows its untrained prior -log(1 + distance).";
-    s.params = {intParam("num-buckets", 32, 2, 1024, false, "number of buckets (halved per direction when bidirectional)"),
-                intParam("max-distance", 128, 2, 1000000, false, "distance from which all keys share the last bucket")};
+    s.params = {
+        intParam("num-buckets", 32, 2, 1024, false, "number of buckets (halved per direction when bidirectional)"),
+        intParam("max-distance", 128, 2, 1000000, false, "distance from which all keys share the last bucket")};
     s.additive = true;
     s.trainable = true;
     add(s);
@@ -322,9 +324,11 @@ long long parseInteger(std::string_view text, std::string_view what, long long l
     auto [ptr, ec] = std::from_chars(first, last, value);
     const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     if (text.empty() || ptr != last || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        throw InputError(std::string(what) + ": '" + std::string(text) + "' is not an integer; allowed: integers in " + range);
+        throw InputError(std::string(what) + ": '" + std::string(text) + "' is not an integer; allowed: integers in " +
+                         range);
     if (ec == std::errc::result_out_of_range || value < lo || value > hi)
-        throw InputError(std::string(what) + " = " + std::string(text) + " is out of range; allowed: integers in " + range);
+        throw InputError(std::string(what) + " = " + std::string(text) + " is out of range; allowed: integers in " +
+                         range);
     return value;
 }
 
@@ -350,13 +354,14 @@ void validateSchemeSpec(const SchemeSpec& spec)
     }
     for (const auto& entry : spec.params) {
         const std::string& name = entry.first; // not a structured binding: clang 14 cannot capture those
-        bool known = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
+        bool known =
+            std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
         if (!known) {
             std::string names;
             for (const ParamInfo& p : info.params)
                 names += (names.empty() ? "" : ", ") + p.name;
-            throw InputError("scheme " + info.name + " has no parameter '" + name + "'; its parameters: " +
-                             (names.empty() ? "none" : names));
+            throw InputError("scheme " + info.name + " has no parameter '" + name +
+                             "'; its parameters: " + (names.empty() ? "none" : names));
         }
     }
     validateRotaryScaling(spec);
@@ -393,8 +398,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
     }
 }
 
-SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, const std::vector<std::string>& assignments,
-                          int context, bool logn, std::string_view scaling)
+SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
+                          const std::vector<std::string>& assignments, int context, bool logn, std::string_view scaling)
 {
     const SchemeInfo& info = schemeByName(name);
     const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? "none" : scaling);
@@ -421,7 +426,8 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, 
             throw InputError("--set expects NAME=VALUE, got '" + a + "'");
         const std::string pname = a.substr(0, eq);
         const std::string text = a.substr(eq + 1);
-        auto it = std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
+        auto it =
+            std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
         auto methodIt = std::find_if(method.params.begin(), method.params.end(),
                                      [&](const ParamInfo& p) { return p.name == pname; });
         const bool ofMethod = it == info.params.end() && methodIt != method.params.end();
@@ -434,10 +440,11 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional, 
                 methodNames += (methodNames.empty() ? "" : ", ") + p.name;
             if (method.method != RotaryMethod::None)
                 throw InputError("--set " + pname + ": scheme " + info.name + " with scaling " + method.name +
-                                 " has no parameter '" + pname + "'; its parameters: " + (names.empty() ? "none" : names) +
-                                 "; " + method.name + "'s parameters: " + (methodNames.empty() ? "none" : methodNames));
-            throw InputError("scheme " + info.name + " has no parameter '" + pname + "'; its parameters: " +
-                             (names.empty() ? "none" : names) +
+                                 " has no parameter '" + pname +
+                                 "'; its parameters: " + (names.empty() ? "none" : names) + "; " + method.name +
+                                 "'s parameters: " + (methodNames.empty() ? "none" : methodNames));
+            throw InputError("scheme " + info.name + " has no parameter '" + pname +
+                             "'; its parameters: " + (names.empty() ? "none" : names) +
                              (info.rotary ? " (length-extension parameters need --scaling METHOD)" : ""));
         }
         const ParamInfo& param = ofMethod ? *methodIt : *it;
@@ -512,8 +519,9 @@ SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidir
     if (headDim < 2 || headDim % 2 != 0)
         throw InputError(headDimName + " = " + std::to_string(headDim) + " is not allowed for the rotary scheme " +
                          info.name + "; allowed: even head dims (rotation acts on pairs of dimensions)");
-    return makeSchemeSpec(name, heads, bidirectional, withRequiredDim(name, assignments, headDim, headDimName, kWholeHeads),
-                          context, logn, scaling);
+    return makeSchemeSpec(name, heads, bidirectional,
+                          withRequiredDim(name, assignments, headDim, headDimName, kWholeHeads), context, logn,
+                          scaling);
 }
 
 void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName)

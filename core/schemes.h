@@ -63,11 +63,11 @@ struct SchemeInfo {
     std::string explanation; // one paragraph for the UI
     std::vector<ParamInfo> params;
     bool bidirectionalAllowed = true;
-    bool rotary = false;     // rotates q and k (rope, xpos); bias view is a probe score
-    bool absolute = false;   // added to the token embedding (sinusoidal, learned)
-    bool additive = false;   // adds a bias to the attention scores
-    bool trainable = false;  // has per-head parameters a model learns (t5, kerple)
-    bool hasWindow = false;  // masks keys outside a window (local, bca)
+    bool rotary = false;    // rotates q and k (rope, xpos); bias view is a probe score
+    bool absolute = false;  // added to the token embedding (sinusoidal, learned)
+    bool additive = false;  // adds a bias to the attention scores
+    bool trainable = false; // has per-head parameters a model learns (t5, kerple)
+    bool hasWindow = false; // masks keys outside a window (local, bca)
 };
 
 constexpr int kMaxHeads = 1024;
@@ -82,9 +82,9 @@ struct SchemeSpec {
     SchemeKind kind = SchemeKind::None;
     int heads = 8;
     bool bidirectional = false;
-    bool logn = false;   // scale row m's scores by log(m+1)/log(context) past the context
-    int context = 0;     // training context length, 0 when there is no model
-    std::map<std::string, double> params; // every parameter of the scheme, defaults filled in
+    bool logn = false;                           // scale row m's scores by log(m+1)/log(context) past the context
+    int context = 0;                             // training context length, 0 when there is no model
+    std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
     RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
     std::map<std::string, double> scalingParams; // every parameter of the method, defaults filled in
 

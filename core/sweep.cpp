@@ -44,8 +44,13 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
 // The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
-    return {{"layers", m.layers}, {"d_model", m.dModel}, {"heads", m.heads}, {"d_ff", m.dFf},
-            {"context", m.context}, {"logn", m.logn}, {"settings", m.schemeSettings}};
+    return {{"layers", m.layers},
+            {"d_model", m.dModel},
+            {"heads", m.heads},
+            {"d_ff", m.dFf},
+            {"context", m.context},
+            {"logn", m.logn},
+            {"settings", m.schemeSettings}};
 }
 
 // Typed field access with InputError naming the source and the field.
@@ -147,10 +152,17 @@ nlohmann::json SweepGrid::toJson() const
             {"variants", v},
             {"preset", preset},
             {"model", baseModelJson(model)},
-            {"train", {{"steps", train.steps}, {"batch", train.batch}, {"lr", train.learningRate},
-                       {"min_lr", train.minLearningRate}, {"warmup", train.warmup},
-                       {"weight_decay", train.weightDecay}, {"beta1", train.beta1}, {"beta2", train.beta2},
-                       {"epsilon", train.epsilon}, {"grad_clip", train.gradClip}}},
+            {"train",
+             {{"steps", train.steps},
+              {"batch", train.batch},
+              {"lr", train.learningRate},
+              {"min_lr", train.minLearningRate},
+              {"warmup", train.warmup},
+              {"weight_decay", train.weightDecay},
+              {"beta1", train.beta1},
+              {"beta2", train.beta2},
+              {"epsilon", train.epsilon},
+              {"grad_clip", train.gradClip}}},
             {"corpus", corpus},
             {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
 }
@@ -205,7 +217,8 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
         throw e.fail("'lengths' is not a list");
     for (const nlohmann::json& l : lengths) {
         if (!l.is_number_integer() || l.get<long long>() < 1 || l.get<long long>() > kMaxLength)
-            throw e.fail("'lengths' holds " + l.dump() + "; allowed: integers in [1, " + std::to_string(kMaxLength) + "]");
+            throw e.fail("'lengths' holds " + l.dump() + "; allowed: integers in [1, " + std::to_string(kMaxLength) +
+                         "]");
         g.evalLengths.push_back(l.get<int>());
     }
     g.evalMode = evalModeFromName(e.text("mode"));
@@ -258,7 +271,8 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index)
 void validateSweepGrid(const SweepGrid& grid)
 {
     if (grid.schemes.empty())
-        throw InputError("--schemes is empty; allowed: a comma-separated list of schemes (see positionlab-cli schemes)");
+        throw InputError(
+            "--schemes is empty; allowed: a comma-separated list of schemes (see positionlab-cli schemes)");
     std::set<std::string> seenSchemes;
     for (const std::string& s : grid.schemes) {
         schemeByName(s); // InputError naming the allowed schemes
@@ -502,8 +516,9 @@ std::vector<SweepResult> parseResultLines(const std::vector<std::string>& lines,
         }
         if (grid) {
             if (r.gridHash != gridHash)
-                throw InputError(where + " is a result of another grid (hash " + r.gridHash + ", this folder's grid is " +
-                                 gridHash + "); a results file belongs to the sweep.json beside it: use a new folder");
+                throw InputError(where + " is a result of another grid (hash " + r.gridHash +
+                                 ", this folder's grid is " + gridHash +
+                                 "); a results file belongs to the sweep.json beside it: use a new folder");
             if (r.cell >= grid->cellCount() || sweepCell(*grid, r.cell).key() != r.key)
                 throw bad("cell " + std::to_string(r.cell) + " '" + r.key + "' is not a cell of this grid");
         }
@@ -683,7 +698,8 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
     std::vector<SweepSummaryRow> rows;
     for (const Group& g : groups)
         for (const auto& [length, values] : g.perplexity)
-            rows.push_back({g.scheme, g.variant, g.context, length, sampleStats(values), sampleStats(g.ratio.at(length))});
+            rows.push_back(
+                {g.scheme, g.variant, g.context, length, sampleStats(values), sampleStats(g.ratio.at(length))});
     return rows;
 }
 
@@ -712,9 +728,9 @@ namespace {
 
 const std::vector<std::string>& summaryColumns()
 {
-    static const std::vector<std::string> columns = {
-        "scheme",   "variant", "context", "length",    "n",        "ppl_mean",  "ppl_sd",
-        "ppl_min",  "ppl_max", "ratio_n", "ratio_mean", "ratio_sd", "ratio_min", "ratio_max"};
+    static const std::vector<std::string> columns = {"scheme",     "variant",  "context",   "length",   "n",
+                                                     "ppl_mean",   "ppl_sd",   "ppl_min",   "ppl_max",  "ratio_n",
+                                                     "ratio_mean", "ratio_sd", "ratio_min", "ratio_max"};
     return columns;
 }
 
@@ -742,11 +758,17 @@ nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const 
             return {{"n", 0}, {"mean", nullptr}, {"sd", nullptr}, {"min", nullptr}, {"max", nullptr}};
         return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
     };
-    nlohmann::json out = {{"format", "positionlab-sweep-summary"}, {"folders", dirs},
-                          {"ratio", "ppl(length) / ppl(context) of each seed"}, {"rows", nlohmann::json::array()}};
+    nlohmann::json out = {{"format", "positionlab-sweep-summary"},
+                          {"folders", dirs},
+                          {"ratio", "ppl(length) / ppl(context) of each seed"},
+                          {"rows", nlohmann::json::array()}};
     for (const SweepSummaryRow& r : rows)
-        out["rows"].push_back({{"scheme", r.scheme}, {"variant", r.variant}, {"context", r.context},
-                               {"length", r.length}, {"perplexity", stats(r.perplexity)}, {"ratio", stats(r.ratio)}});
+        out["rows"].push_back({{"scheme", r.scheme},
+                               {"variant", r.variant},
+                               {"context", r.context},
+                               {"length", r.length},
+                               {"perplexity", stats(r.perplexity)},
+                               {"ratio", stats(r.ratio)}});
     return out;
 }
 

@@ -23,20 +23,20 @@ constexpr const char* kSweepResultsFile = "results.jsonl";
 // What a sweep runs. Every cell trains cell(i).model with cell(i).train on the corpus and evaluates it at evalLengths.
 struct SweepGrid {
     std::vector<std::string> schemes;
-    std::vector<uint64_t> seeds;                      // model seed and data seed of a cell
+    std::vector<uint64_t> seeds;                        // model seed and data seed of a cell
     std::vector<std::vector<std::string>> variants{{}}; // each a list of NAME=VALUE scheme settings; {{}}: one plain
-    std::string preset;                               // the presets() row the sizes came from (informative)
-    ModelConfig model;                                // sizes, logn and common settings; scheme and seed per cell
-    TrainConfig train;                                // dataSeed per cell
-    std::string corpus;                               // a file path; empty: the default fortunes corpus
-    std::vector<int> evalLengths;                     // evaluation lengths (default L..16L)
+    std::string preset;                                 // the presets() row the sizes came from (informative)
+    ModelConfig model;                                  // sizes, logn and common settings; scheme and seed per cell
+    TrainConfig train;                                  // dataSeed per cell
+    std::string corpus;                                 // a file path; empty: the default fortunes corpus
+    std::vector<int> evalLengths;                       // evaluation lengths (default L..16L)
     EvalMode evalMode = EvalMode::NonOverlapping;
-    size_t evalBytes = 16384;                         // held-out bytes scored per length (0: all)
+    size_t evalBytes = 16384; // held-out bytes scored per length (0: all)
 
     size_t cellCount() const { return schemes.size() * seeds.size() * variants.size(); }
     nlohmann::json toJson() const; // canonical: the hash is taken over its dump
     static SweepGrid fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
-    std::string hash() const;      // 16 hex digits (FNV-1a 64 of the canonical JSON)
+    std::string hash() const; // 16 hex digits (FNV-1a 64 of the canonical JSON)
 };
 
 // One cell of a grid: seeds vary slowest, so an interrupted sweep has whole seeds of every scheme first.

@@ -24,8 +24,9 @@ Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& t
     validateTrainConfig(m_config);
     const size_t T = model.config().context;
     // Activations, their gradients (about as large again) and the optimiser state.
-    checkMemoryEstimate(2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
-                        "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
+    checkMemoryEstimate(
+        2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
+        "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
     checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
     m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
     m_targets.resize(m_inputs.size());
@@ -40,7 +41,8 @@ TrainStepResult Trainer::step()
     for (int b = 0; b < B; ++b) {
         const size_t s = rng.below(starts);
         std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
-        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1, m_targets.begin() + static_cast<size_t>(b) * T);
+        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
+                  m_targets.begin() + static_cast<size_t>(b) * T);
     }
     TrainStepResult r;
     r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
@@ -72,8 +74,9 @@ TrainStepResult Trainer::step()
 void checkTrainingText(size_t bytes, int context, const std::string& source)
 {
     if (bytes < static_cast<size_t>(context) + 1)
-        throw InputError(source + ": the training text (" + std::to_string(bytes) + " bytes) is shorter than context + 1 = " +
-                         std::to_string(context + 1) + "; allowed: a longer text or a smaller --context");
+        throw InputError(source + ": the training text (" + std::to_string(bytes) +
+                         " bytes) is shorter than context + 1 = " + std::to_string(context + 1) +
+                         "; allowed: a longer text or a smaller --context");
 }
 
 void checkTrainingCorpus(const Corpus& corpus, int context)
@@ -113,11 +116,12 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
     for (size_t i = 0; same && i < want.size(); ++i)
         same = want[i].name == init.model->tensors()[i].name && want[i].shape == init.model->tensors()[i].shape;
     if (!same)
-        throw InputError("--init " + source + ": the checkpoint has " + shape(was) + "; this run asks for " +
-                         shape(model) + (model.scheme == "learned" && model.context != was.context
-                                             ? " of context " + std::to_string(model.context) + " (learned rows)"
-                                             : std::string()) +
-                         "; allowed: the same scheme and shapes (context, --scaling, --set and the schedule may change)");
+        throw InputError(
+            "--init " + source + ": the checkpoint has " + shape(was) + "; this run asks for " + shape(model) +
+            (model.scheme == "learned" && model.context != was.context
+                 ? " of context " + std::to_string(model.context) + " (learned rows)"
+                 : std::string()) +
+            "; allowed: the same scheme and shapes (context, --scaling, --set and the schedule may change)");
 }
 
 TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
@@ -191,7 +195,9 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
     result.info.step = trainer.stepsDone();
     result.elapsedSeconds = elapsed();
     result.tokensPerSecond =
-        result.elapsedSeconds > 0 ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds : 0;
+        result.elapsedSeconds > 0
+            ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds
+            : 0;
     return result;
 }
 

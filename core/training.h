@@ -16,10 +16,10 @@
 namespace plab {
 
 struct TrainStepResult {
-    int step = 0;          // steps done so far (1-based after the first)
-    double loss = 0;       // mean training loss of this step's batch
+    int step = 0;    // steps done so far (1-based after the first)
+    double loss = 0; // mean training loss of this step's batch
     double learningRate = 0;
-    double gradNorm = 0;   // before clipping
+    double gradNorm = 0; // before clipping
 };
 
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.

@@ -1,4 +1,5 @@
-// Runs the real positionlab-cli (POSITIONLAB_CLI, set by positionlab_add_qtest) as a user would: one helper for every test.
+// Runs the real positionlab-cli (POSITIONLAB_CLI, set by positionlab_add_qtest) as a user would: one helper for every
+// test.
 #pragma once
 
 #include <QByteArray>
@@ -28,7 +29,8 @@ inline CliResult runCli(const QStringList& args, int timeoutMs = 300000, const Q
         return {-1, p.readAllStandardOutput(),
                 "(killed after " + QByteArray::number(timeoutMs) + " ms)\n" + p.readAllStandardError()};
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
 }
 
 } // namespace plab::test

@@ -5,7 +5,7 @@
 
 #include <string>
 
-inline plab::ModelConfig smallModelConfig(const std::string &scheme, int layers, int dModel = 16, int heads = 2,
+inline plab::ModelConfig smallModelConfig(const std::string& scheme, int layers, int dModel = 16, int heads = 2,
                                           int dFf = 32, int context = 16)
 {
     plab::ModelConfig config;

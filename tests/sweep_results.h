@@ -31,11 +31,11 @@ inline QString writeCorpus(const QString& dir)
 
 // A grid of tiny cells (a few ms each in Release): 1 layer, d_model 16, context 8, lengths 8 and 16 (L and 2L).
 inline QStringList tinyGrid(const QString& corpus, const QString& schemes = "alibi,rope", const QString& seeds = "1,2",
-                     const QString& steps = "4")
+                            const QString& steps = "4")
 {
-    return {"sweep", "--schemes", schemes, "--seeds", seeds, "--preset", "tiny", "--steps", steps, "--layers", "1",
-            "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "8", "--batch", "2", "--eval-bytes", "256",
-            "--lengths", "8,16", "--corpus", corpus, "--threads", "1"};
+    return {"sweep", "--schemes",    schemes, "--seeds",   seeds,  "--preset", "tiny", "--steps",   steps, "--layers",
+            "1",     "--d-model",    "16",    "--heads",   "2",    "--d-ff",   "32",   "--context", "8",   "--batch",
+            "2",     "--eval-bytes", "256",   "--lengths", "8,16", "--corpus", corpus, "--threads", "1"};
 }
 
 // results.jsonl as cell index -> the line's JSON object; fails the test on a line that is not JSON or a repeated cell.
@@ -68,7 +68,8 @@ inline std::map<int, QJsonObject> readResults(const QString& dir, QString* probl
 inline QString resultSignature(const QJsonObject& o)
 {
     return o["key"].toString() + " " + QJsonDocument(o["perplexity"].toArray()).toJson(QJsonDocument::Compact) + " " +
-           QJsonDocument(o["loss"].toArray()).toJson(QJsonDocument::Compact) + " " + QString::number(o["steps"].toInt());
+           QJsonDocument(o["loss"].toArray()).toJson(QJsonDocument::Compact) + " " +
+           QString::number(o["steps"].toInt());
 }
 
 // Same cell, same steps, same numbers up to float rounding. Exact bits are not promised: the model's sums differ in
@@ -91,5 +92,6 @@ inline bool sameResult(const QJsonObject& a, const QJsonObject& b)
 }
 } // namespace plab::test
 
-#define QVERIFY_SAME_RESULT(a, b)                                                                                     \
-    QVERIFY2(plab::test::sameResult((a), (b)), qPrintable(plab::test::resultSignature(a) + "\n   vs " + plab::test::resultSignature(b)))
+#define QVERIFY_SAME_RESULT(a, b)                                                                                      \
+    QVERIFY2(plab::test::sameResult((a), (b)),                                                                         \
+             qPrintable(plab::test::resultSignature(a) + "\n   vs " + plab::test::resultSignature(b)))

@@ -21,8 +21,9 @@ inline std::string otherThreads()
     std::string list;
     const std::string self = std::to_string(gettid());
     std::error_code error;
-    for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end; it.increment(error)) {
-        const std::filesystem::path &task = it->path();
+    for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+         it.increment(error)) {
+        const std::filesystem::path& task = it->path();
         const std::string tid = task.filename().string();
         if (tid == self)
             continue;
@@ -57,18 +58,17 @@ inline void quiesceThreadsBeforeExit()
 
 // QTEST_MAIN / QTEST_GUILESS_MAIN / QTEST_APPLESS_MAIN, plus the quiet exit above. `Setup` creates the application
 // object (or nothing) exactly as Qt's own macros do, inside a scope that ends before the wait.
-#define PLAB_QTEST_MAIN_WITH(TestObject, Setup)                                                                     \
-    int main(int argc, char *argv[])                                                                                \
-    {                                                                                                               \
-        const int status = [&] {                                                                                    \
-            QT_PREPEND_NAMESPACE(QTest::Internal::callInitMain)<TestObject>();                                      \
-            Setup                                                                                                   \
-            TestObject tc;                                                                                          \
-            QTEST_SET_MAIN_SOURCE_PATH                                                                              \
-            return QTest::qExec(&tc, argc, argv);                                                                   \
-        }();                                                                                                        \
-        plab::test::quiesceThreadsBeforeExit();                                                                     \
-        return status;                                                                                              \
+#define PLAB_QTEST_MAIN_WITH(TestObject, Setup)                                                                        \
+    int main(int argc, char* argv[])                                                                                   \
+    {                                                                                                                  \
+        const int status = [&] {                                                                                       \
+            QT_PREPEND_NAMESPACE(QTest::Internal::callInitMain)<TestObject>();                                         \
+            Setup TestObject tc;                                                                                       \
+            QTEST_SET_MAIN_SOURCE_PATH                                                                                 \
+            return QTest::qExec(&tc, argc, argv);                                                                      \
+        }();                                                                                                           \
+        plab::test::quiesceThreadsBeforeExit();                                                                        \
+        return status;                                                                                                 \
     }
 
 #define PLAB_QTEST_MAIN(TestObject) PLAB_QTEST_MAIN_WITH(TestObject, QTEST_MAIN_SETUP())

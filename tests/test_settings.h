@@ -10,7 +10,7 @@ namespace plab::test {
 
 // Qt's test mode (settings and data under ~/.qttest), an application name of the test's own, and no settings left
 // from an earlier run.
-inline void isolateSettings(const QString &testName)
+inline void isolateSettings(const QString& testName)
 {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("PositionLabTest"));

@@ -131,7 +131,8 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
     // A length-extension method: the score of each pair straight from design.md's P(m, n) and θ'_i (the frequencies
     // themselves are checked against the NumPy reference in tst_rotary), q^T R(-P θ') k per pair times logit_scale
     // (and XPOS's ζ_i^(P/s)), instead of rotating q and k.
-    const bool scaled = (spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos) && spec.scaling != RotaryMethod::None;
+    const bool scaled =
+        (spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos) && spec.scaling != RotaryMethod::None;
     RotaryScaling scaling;
     if (scaled) // the head dim D decides the pairs, as in the kernel
         scaling = rotaryScaling(D, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), N);
@@ -169,7 +170,8 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
                 bias[(size_t(h) * N + m) * N + n] = referenceBias(spec, h, m, n);
     for (int bh = 0; bh < BH; ++bh)
         for (int m = 0; m < N; ++m) {
-            const double scale = (spec.logn && m + 1 > spec.context) ? std::log(m + 1.0) / std::log(double(spec.context)) : 1.0;
+            const double scale =
+                (spec.logn && m + 1 > spec.context) ? std::log(m + 1.0) / std::log(double(spec.context)) : 1.0;
             double mx = -kInf;
             for (int n = 0; n < N; ++n) {
                 double dot = 0;
@@ -254,8 +256,8 @@ SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QS
 using plab::test::CliResult;
 using plab::test::runCli;
 
-const QStringList kSchemes = {"none", "sinusoidal", "learned", "rope", "xpos", "t5", "alibi",
-                              "kerple-power", "kerple-log", "sandwich", "local", "bca"};
+const QStringList kSchemes = {"none",  "sinusoidal",   "learned",    "rope",     "xpos",  "t5",
+                              "alibi", "kerple-power", "kerple-log", "sandwich", "local", "bca"};
 
 } // namespace
 
@@ -314,7 +316,8 @@ void TestAttention::forwardMatchesReference_data()
                 sets << "window=8";
             for (int n : {1, 2, 3, 63, 65, 1000})
                 for (int d : {8, 64, 80}) {
-                    const QString tag = QString("%1/%2/N=%3/D=%4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                    const QString tag =
+                        QString("%1/%2/N=%3/D=%4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
                     QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << (n < 100 ? 2 : 1) << 2 << n << d << 0;
                 }
         }
@@ -325,16 +328,23 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("bca/causal/W=128") << "bca" << false << QStringList{"window=128"} << 1 << 2 << 1000 << 64 << 0;
     QTest::newRow("bca/causal/W=2") << "bca" << false << QStringList{"window=2"} << 1 << 2 << 130 << 8 << 0;
     // B*H >= 4: the head-parallel path, whose K^T is packed just ahead of each query block.
-    QTest::newRow("local/causal/W=256/4 heads") << "local" << false << QStringList{"window=256"} << 1 << 4 << 1000 << 64 << 0;
-    QTest::newRow("local/bidir/W=300/4 heads") << "local" << true << QStringList{"window=300"} << 2 << 2 << 700 << 80 << 0;
-    QTest::newRow("bca/causal/W=100/4 heads") << "bca" << false << QStringList{"window=100"} << 1 << 4 << 1000 << 8 << 0;
+    QTest::newRow("local/causal/W=256/4 heads")
+        << "local" << false << QStringList{"window=256"} << 1 << 4 << 1000 << 64 << 0;
+    QTest::newRow("local/bidir/W=300/4 heads")
+        << "local" << true << QStringList{"window=300"} << 2 << 2 << 700 << 80 << 0;
+    QTest::newRow("bca/causal/W=100/4 heads")
+        << "bca" << false << QStringList{"window=100"} << 1 << 4 << 1000 << 8 << 0;
     // Windows far shorter than N: the head-parallel forward keeps K^T in a sliding window that slides many times,
     // with odd lengths (tiles past N read the window's zeroed padding), packed values (D = 24) and, for W = 512, a
     // block span of two key tiles, so tiles start past the window's base.
-    QTest::newRow("local/causal/W=16/4 heads/slides") << "local" << false << QStringList{"window=16"} << 1 << 4 << 1999 << 80 << 0;
-    QTest::newRow("local/bidir/W=40/4 heads/slides") << "local" << true << QStringList{"window=40"} << 2 << 2 << 1501 << 24 << 0;
-    QTest::newRow("local/causal/W=512/4 heads/slides") << "local" << false << QStringList{"window=512"} << 1 << 4 << 1700 << 16 << 0;
-    QTest::newRow("bca/causal/W=34/4 heads/slides") << "bca" << false << QStringList{"window=34"} << 1 << 4 << 1601 << 64 << 0;
+    QTest::newRow("local/causal/W=16/4 heads/slides")
+        << "local" << false << QStringList{"window=16"} << 1 << 4 << 1999 << 80 << 0;
+    QTest::newRow("local/bidir/W=40/4 heads/slides")
+        << "local" << true << QStringList{"window=40"} << 2 << 2 << 1501 << 24 << 0;
+    QTest::newRow("local/causal/W=512/4 heads/slides")
+        << "local" << false << QStringList{"window=512"} << 1 << 4 << 1700 << 16 << 0;
+    QTest::newRow("bca/causal/W=34/4 heads/slides")
+        << "bca" << false << QStringList{"window=34"} << 1 << 4 << 1601 << 64 << 0;
     QTest::newRow("xpos/causal/4 heads") << "xpos" << false << QStringList{} << 1 << 4 << 333 << 64 << 0;
     QTest::newRow("alibi/5 heads") << "alibi" << false << QStringList{} << 2 << 5 << 70 << 32 << 0;
     QTest::newRow("alibi/logn") << "alibi" << false << QStringList{} << 1 << 2 << 1000 << 64 << 64;
@@ -343,19 +353,31 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("t5/logn") << "t5" << true << QStringList{} << 1 << 2 << 200 << 16 << 50;
     // Rotary length extension (issue 13): odd pair counts, non-integer factors, both kernel paths (B*H < 4 and >= 4),
     // ReRoPE's second pass across block edges, sinks.
-    QTest::newRow("rope+pi/D=22") << "rope" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 2 << 150 << 22 << 32;
-    QTest::newRow("rope+yarn/D=30/bidir") << "rope" << true << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 130 << 30 << 40;
-    QTest::newRow("rope+yarn/4 heads") << "rope" << false << QStringList{"scaling=yarn", "factor=16"} << 1 << 4 << 300 << 64 << 64;
-    QTest::newRow("xpos+llama3") << "xpos" << false << QStringList{"scaling=llama3", "factor=5.5"} << 1 << 2 << 140 << 30 << 48;
-    QTest::newRow("rope+dynamic-ntk") << "rope" << false << QStringList{"scaling=dynamic-ntk"} << 1 << 2 << 200 << 22 << 32;
-    QTest::newRow("rope+rerope/W=7") << "rope" << false << QStringList{"scaling=rerope", "window=7"} << 1 << 2 << 300 << 22 << 32;
-    QTest::newRow("rope+rerope/4 heads") << "rope" << false << QStringList{"scaling=rerope", "window=70"} << 2 << 2 << 333 << 64 << 100;
-    QTest::newRow("rope+leaky-rerope") << "rope" << false << QStringList{"scaling=leaky-rerope", "window=9", "leak=2.5"} << 1 << 2 << 270 << 30 << 32;
-    QTest::newRow("xpos+leaky-rerope/4 heads") << "xpos" << false << QStringList{"scaling=leaky-rerope", "window=5"} << 1 << 4 << 200 << 16 << 24;
-    QTest::newRow("rope+rerope+logn") << "rope" << false << QStringList{"scaling=rerope", "window=10"} << 1 << 2 << 150 << 16 << 20;
+    QTest::newRow("rope+pi/D=22") << "rope" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 2 << 150 << 22
+                                  << 32;
+    QTest::newRow("rope+yarn/D=30/bidir")
+        << "rope" << true << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 130 << 30 << 40;
+    QTest::newRow("rope+yarn/4 heads") << "rope" << false << QStringList{"scaling=yarn", "factor=16"} << 1 << 4 << 300
+                                       << 64 << 64;
+    QTest::newRow("xpos+llama3") << "xpos" << false << QStringList{"scaling=llama3", "factor=5.5"} << 1 << 2 << 140
+                                 << 30 << 48;
+    QTest::newRow("rope+dynamic-ntk") << "rope" << false << QStringList{"scaling=dynamic-ntk"} << 1 << 2 << 200 << 22
+                                      << 32;
+    QTest::newRow("rope+rerope/W=7") << "rope" << false << QStringList{"scaling=rerope", "window=7"} << 1 << 2 << 300
+                                     << 22 << 32;
+    QTest::newRow("rope+rerope/4 heads") << "rope" << false << QStringList{"scaling=rerope", "window=70"} << 2 << 2
+                                         << 333 << 64 << 100;
+    QTest::newRow("rope+leaky-rerope") << "rope" << false << QStringList{"scaling=leaky-rerope", "window=9", "leak=2.5"}
+                                       << 1 << 2 << 270 << 30 << 32;
+    QTest::newRow("xpos+leaky-rerope/4 heads")
+        << "xpos" << false << QStringList{"scaling=leaky-rerope", "window=5"} << 1 << 4 << 200 << 16 << 24;
+    QTest::newRow("rope+rerope+logn") << "rope" << false << QStringList{"scaling=rerope", "window=10"} << 1 << 2 << 150
+                                      << 16 << 20;
     QTest::newRow("local+sinks") << "local" << false << QStringList{"window=50", "sinks=4"} << 1 << 2 << 300 << 16 << 0;
-    QTest::newRow("local+sinks/4 heads/slides") << "local" << false << QStringList{"window=40", "sinks=70"} << 1 << 4 << 1100 << 32 << 0;
-    QTest::newRow("local+sinks/bidir") << "local" << true << QStringList{"window=20", "sinks=3"} << 1 << 2 << 200 << 16 << 0;
+    QTest::newRow("local+sinks/4 heads/slides")
+        << "local" << false << QStringList{"window=40", "sinks=70"} << 1 << 4 << 1100 << 32 << 0;
+    QTest::newRow("local+sinks/bidir") << "local" << true << QStringList{"window=20", "sinks=3"} << 1 << 2 << 200 << 16
+                                       << 0;
     QTest::newRow("bca+sinks") << "bca" << false << QStringList{"window=34", "sinks=5"} << 2 << 2 << 400 << 24 << 0;
 }
 
@@ -386,7 +408,8 @@ void TestAttention::forwardMatchesReference()
     QVERIFY2(worst < 2e-5 * std::sqrt(double(dim)), qPrintable(QString("max |out - ref| = %1").arg(worst)));
     double worstLse = 0;
     for (size_t i = 0; i < ref.logSumExp.size(); ++i)
-        worstLse = std::max(worstLse, std::abs(fast.logSumExp[i] - ref.logSumExp[i]) / (1 + std::abs(ref.logSumExp[i])));
+        worstLse =
+            std::max(worstLse, std::abs(fast.logSumExp[i] - ref.logSumExp[i]) / (1 + std::abs(ref.logSumExp[i])));
     QVERIFY2(worstLse < 2e-6, qPrintable(QString("max |lse - ref| / (1 + |ref|) = %1").arg(worstLse)));
 
     AttentionOptions all;
@@ -404,7 +427,8 @@ void TestAttention::forwardMatchesReference()
             const size_t at = row * length + n;
             sum += full.probabilities[at];
             worstP = std::max(worstP, std::abs(full.probabilities[at] - ref.probabilities[at]));
-            if (ref.probabilities[at] == 0.0 && std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
+            if (ref.probabilities[at] == 0.0 &&
+                std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
                 QCOMPARE(full.probabilities[at], 0.0f); // masked cells are exactly 0
         }
         worstSum = std::max(worstSum, std::abs(sum - 1.0));
@@ -470,7 +494,8 @@ void TestAttention::referenceMatchesFormulas()
              qPrintable(QString("entropy: %1").arg(worst(twin.rowEntropy, formulas.entropy))));
     for (size_t i = 0; i < twin.probabilities.size(); ++i) // masked cells exactly 0, as in the formulas
         if (formulas.probs[i] == 0.0)
-            QVERIFY2(twin.probabilities[i] == 0.0, qPrintable(QString("cell %1: %2").arg(i).arg(twin.probabilities[i])));
+            QVERIFY2(twin.probabilities[i] == 0.0,
+                     qPrintable(QString("cell %1: %2").arg(i).arg(twin.probabilities[i])));
 }
 
 // Rows shared by the backward tests: every scheme, causal and bidirectional, lengths around the 16-lane tiles and the
@@ -495,16 +520,19 @@ static void addBackwardRows(bool manyLengths)
             if (scheme == "bca")
                 sets << "window=6";
             // B*H = 4 takes the one-thread-per-head backward, B*H = 3 the two-pass one.
-            const std::vector<int> lengths4 = manyLengths ? std::vector<int>{1, 3, 17, 64, 70, 129, 333} : std::vector<int>{1, 3, 70};
+            const std::vector<int> lengths4 =
+                manyLengths ? std::vector<int>{1, 3, 17, 64, 70, 129, 333} : std::vector<int>{1, 3, 70};
             const std::vector<int> lengths3 = manyLengths ? std::vector<int>{2, 65, 70, 200} : std::vector<int>{2, 70};
             for (int n : lengths4) {
                 const int d = manyLengths && n > 100 ? 24 : 8;
-                const QString tag = QString("%1/%2/N=%3/D=%4/B*H=4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                const QString tag =
+                    QString("%1/%2/N=%3/D=%4/B*H=4").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
                 QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 2 << 2 << n << d << 0;
             }
             for (int n : lengths3) {
                 const int d = manyLengths && n > 100 ? 64 : 8;
-                const QString tag = QString("%1/%2/N=%3/D=%4/B*H=3").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
+                const QString tag =
+                    QString("%1/%2/N=%3/D=%4/B*H=3").arg(scheme, bidir ? "bidir" : "causal").arg(n).arg(d);
                 QTest::newRow(qPrintable(tag)) << scheme << bidir << sets << 1 << 3 << n << d << 0;
             }
         }
@@ -517,12 +545,18 @@ static void addBackwardRows(bool manyLengths)
     QTest::newRow("bca/N=300/W=64/B*H=4") << "bca" << false << QStringList{"window=64"} << 2 << 2 << 300 << 16 << 0;
     QTest::newRow("t5/bidir/N=130/B*H=4") << "t5" << true << QStringList{} << 1 << 4 << 130 << 16 << 0;
     QTest::newRow("alibi/N=300/B*H=8") << "alibi" << false << QStringList{} << 2 << 4 << 300 << 24 << 0;
-    QTest::newRow("rope+yarn/N=150") << "rope" << false << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 150 << 22 << 32;
-    QTest::newRow("xpos+pi/B*H=4") << "xpos" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 4 << 100 << 16 << 0;
-    QTest::newRow("rope+rerope/N=200") << "rope" << false << QStringList{"scaling=rerope", "window=9"} << 1 << 2 << 200 << 22 << 32;
-    QTest::newRow("rope+leaky-rerope/B*H=4") << "rope" << false << QStringList{"scaling=leaky-rerope", "window=70", "leak=3"} << 2 << 2 << 150 << 16 << 100;
-    QTest::newRow("local+sinks/N=200") << "local" << false << QStringList{"window=30", "sinks=3"} << 1 << 2 << 200 << 16 << 0;
-    QTest::newRow("bca+sinks/B*H=4") << "bca" << false << QStringList{"window=20", "sinks=7"} << 1 << 4 << 130 << 8 << 0;
+    QTest::newRow("rope+yarn/N=150") << "rope" << false << QStringList{"scaling=yarn", "factor=3.7"} << 1 << 2 << 150
+                                     << 22 << 32;
+    QTest::newRow("xpos+pi/B*H=4") << "xpos" << false << QStringList{"scaling=pi", "factor=2.5"} << 1 << 4 << 100 << 16
+                                   << 0;
+    QTest::newRow("rope+rerope/N=200") << "rope" << false << QStringList{"scaling=rerope", "window=9"} << 1 << 2 << 200
+                                       << 22 << 32;
+    QTest::newRow("rope+leaky-rerope/B*H=4")
+        << "rope" << false << QStringList{"scaling=leaky-rerope", "window=70", "leak=3"} << 2 << 2 << 150 << 16 << 100;
+    QTest::newRow("local+sinks/N=200") << "local" << false << QStringList{"window=30", "sinks=3"} << 1 << 2 << 200 << 16
+                                       << 0;
+    QTest::newRow("bca+sinks/B*H=4") << "bca" << false << QStringList{"window=20", "sinks=7"} << 1 << 4 << 130 << 8
+                                     << 0;
 }
 
 void TestAttention::backwardMatchesReference_data()
@@ -548,7 +582,8 @@ void TestAttention::backwardMatchesReference()
                              v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
     const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
     const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
-    const AttentionReferenceGradients ref = attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    const AttentionReferenceGradients ref =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     // Worst |fused - twin| / (1 + |twin|); infinite when the sizes differ.
     auto worst = [](const auto& fused, const std::vector<double>& twin) {
         double w = fused.size() == twin.size() ? 0.0 : kInf;
@@ -561,9 +596,9 @@ void TestAttention::backwardMatchesReference()
                                       std::pair{"dv", worst(g.dv, ref.dv)}})
         QVERIFY2(error < tolerance, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
     // Parameter gradients sum over every pair: relative to their largest entry.
-    for (const auto& [name, fused, twin] : {std::tuple{"dT5Values", &g.dT5Values, &ref.dT5Values},
-                                            std::tuple{"dKerpleR1", &g.dKerpleR1, &ref.dKerpleR1},
-                                            std::tuple{"dKerpleR2", &g.dKerpleR2, &ref.dKerpleR2}}) {
+    for (const auto& [name, fused, twin] :
+         {std::tuple{"dT5Values", &g.dT5Values, &ref.dT5Values}, std::tuple{"dKerpleR1", &g.dKerpleR1, &ref.dKerpleR1},
+          std::tuple{"dKerpleR2", &g.dKerpleR2, &ref.dKerpleR2}}) {
         QCOMPARE(fused->size(), twin->size());
         double scale = 1;
         for (double x : *twin)
@@ -595,7 +630,8 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences()
     const AttentionDims dims{batch, heads, length, dim};
     const std::vector<float> q = randomTensor(dims.elements(), 11), k = randomTensor(dims.elements(), 12),
                              v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
-    const AttentionReferenceGradients g = attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    const AttentionReferenceGradients g =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     QCOMPARE(g.dq.size(), dims.elements());
 
     // loss = sum(dOut * out) of the double reference; central differences.
@@ -629,8 +665,9 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences()
             x[i] -= 2 * eps;
             const double down = loss(spec, a, b, c);
             const double numeric = (up - down) / (2 * eps);
-            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
-                     qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
+            QVERIFY2(
+                std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
+                qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
         }
     };
     checkTensor("dq", 0, g.dq);
@@ -645,8 +682,9 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences()
             field(a)[i] += eps;
             field(b)[i] -= eps;
             const double numeric = (loss(a, qd, kd, vd) - loss(b, qd, kd, vd)) / (2 * eps);
-            QVERIFY2(std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
-                     qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
+            QVERIFY2(
+                std::abs(analytic[i] - numeric) < 2e-5 * (1 + std::abs(numeric)),
+                qPrintable(QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(analytic[i]).arg(numeric)));
         }
     };
     if (spec.kind == SchemeKind::T5)
@@ -675,7 +713,8 @@ void TestAttention::identicalForOneAndTwoThreads_data()
     QTest::newRow("xpos") << "xpos" << QStringList{} << 1 << 2 << 600 << 64;
     QTest::newRow("local") << "local" << QStringList{"window=200"} << 1 << 2 << 1500 << 64;
     QTest::newRow("local/4 heads/sliding K^T") << "local" << QStringList{"window=200"} << 1 << 4 << 1500 << 64;
-    QTest::newRow("rope+leaky-rerope") << "rope" << QStringList{"scaling=leaky-rerope", "window=10"} << 1 << 2 << 700 << 64;
+    QTest::newRow("rope+leaky-rerope") << "rope" << QStringList{"scaling=leaky-rerope", "window=10"} << 1 << 2 << 700
+                                       << 64;
     QTest::newRow("local+sinks/4 heads") << "local" << QStringList{"window=200", "sinks=4"} << 1 << 4 << 1500 << 64;
 }
 
@@ -731,13 +770,15 @@ void TestAttention::reusedBuffersMatchFreshResult_data()
     QTest::addColumn<int>("previousLength"); // the length `result` was last filled for
     QTest::addColumn<bool>("previousProbs");
     QTest::addColumn<bool>("probs");
-    QTest::newRow("same size, NaN garbage, probs") << "local" << QStringList{"window=50"} << 4 << 300 << 300 << true << true;
+    QTest::newRow("same size, NaN garbage, probs")
+        << "local" << QStringList{"window=50"} << 4 << 300 << 300 << true << true;
     QTest::newRow("same size, NaN garbage") << "alibi" << QStringList{} << 4 << 300 << 300 << false << false;
     QTest::newRow("shrinks, drops probs") << "t5" << QStringList{} << 2 << 100 << 400 << true << false;
     QTest::newRow("grows, adds probs") << "bca" << QStringList{"window=64"} << 3 << 500 << 70 << false << true;
     QTest::newRow("rope, grows") << "rope" << QStringList{} << 8 << 257 << 1 << false << false;
     QTest::newRow("kerple-log, 3 heads, N < 64") << "kerple-log" << QStringList{} << 3 << 50 << 90 << false << false;
-    QTest::newRow("local, 3 heads, same size") << "local" << QStringList{"window=40"} << 3 << 300 << 300 << false << false;
+    QTest::newRow("local, 3 heads, same size")
+        << "local" << QStringList{"window=40"} << 3 << 300 << 300 << false << false;
 }
 
 void TestAttention::reusedBuffersMatchFreshResult()
@@ -755,7 +796,8 @@ void TestAttention::reusedBuffersMatchFreshResult()
     const AttentionDims dims{1, heads, length, dim};
     // Inputs for the longer of the two calls; each call reads its first (H, N, D) as a contiguous tensor.
     const size_t elements = static_cast<size_t>(heads) * std::max(length, previousLength) * dim;
-    const std::vector<float> q = randomTensor(elements, 31), k = randomTensor(elements, 32), v = randomTensor(elements, 33);
+    const std::vector<float> q = randomTensor(elements, 31), k = randomTensor(elements, 32),
+                             v = randomTensor(elements, 33);
     AttentionOptions options;
     options.wantProbabilities = probs;
     options.wantRowEntropy = true;
@@ -786,7 +828,8 @@ void TestAttention::reusedBuffersMatchFreshResult()
 
     // The backward's in-place overload likewise: gradients filled for the other length, then NaN garbage.
     const std::vector<float> dOut = randomTensor(elements, 34);
-    const AttentionGradients freshGrads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fresh, dOut.data());
+    const AttentionGradients freshGrads =
+        attentionBackward(bias, dims, q.data(), k.data(), v.data(), fresh, dOut.data());
     const AttentionForward previous = attentionForward(bias, previousDims, q.data(), k.data(), v.data());
     AttentionGradients reusedGrads =
         attentionBackward(bias, previousDims, q.data(), k.data(), v.data(), previous, dOut.data());
@@ -815,7 +858,8 @@ void TestAttention::rowEntropiesMatchReference_data()
     QTest::newRow("alibi/bias only") << "alibi" << false << QStringList{} << true << 700 << 0;
     QTest::newRow("rope+rerope") << "rope" << false << QStringList{"scaling=rerope", "window=20"} << false << 300 << 64;
     QTest::newRow("rope+yarn") << "rope" << false << QStringList{"scaling=yarn", "factor=2.5"} << false << 200 << 32;
-    QTest::newRow("local+sinks/bias only") << "local" << false << QStringList{"window=9", "sinks=2"} << true << 150 << 0;
+    QTest::newRow("local+sinks/bias only")
+        << "local" << false << QStringList{"window=9", "sinks=2"} << true << 150 << 0;
     QTest::newRow("local bidir/bias only") << "local" << true << QStringList{"window=7"} << true << 300 << 0;
     QTest::newRow("t5/bias only/logn") << "t5" << false << QStringList{} << true << 200 << 50;
     QTest::newRow("rope/pre-rotated q,k") << "rope" << false << QStringList{} << false << 500 << 0;
@@ -852,7 +896,11 @@ void TestAttention::rowEntropiesMatchReference()
         QCOMPARE(int(got.size()), length);
         for (int m = 0; m < length; ++m)
             QVERIFY2(std::abs(got[m] - ref.entropy[size_t(h) * length + m]) < 2e-5,
-                     qPrintable(QString("head %1 row %2: %3 vs %4").arg(h).arg(m).arg(got[m]).arg(ref.entropy[size_t(h) * length + m])));
+                     qPrintable(QString("head %1 row %2: %3 vs %4")
+                                    .arg(h)
+                                    .arg(m)
+                                    .arg(got[m])
+                                    .arg(ref.entropy[size_t(h) * length + m])));
     }
 }
 
@@ -868,13 +916,13 @@ void TestAttention::rejectsBadDimensions()
             QVERIFY2(QString(e.what()).contains(word), e.what());
         }
     };
-    expectInputError(alibi, {1, 2, 16, 8}, "heads");     // heads differ from the scheme's
-    expectInputError(alibi, {1, 4, 17, 8}, "length");    // longer than the bias was prepared for
+    expectInputError(alibi, {1, 2, 16, 8}, "heads");  // heads differ from the scheme's
+    expectInputError(alibi, {1, 4, 17, 8}, "length"); // longer than the bias was prepared for
     expectInputError(alibi, {1, 4, 0, 8}, "length");
     expectInputError(alibi, {1, 4, 8, 0}, "head-dim");
     expectInputError(alibi, {0, 4, 8, 8}, "batch");
     const PositionBias rope(makeSchemeSpec("rope", 4, false), 16);
-    expectInputError(rope, {1, 4, 8, 7}, "head-dim");     // rotary needs pairs
+    expectInputError(rope, {1, 4, 8, 7}, "head-dim"); // rotary needs pairs
 }
 
 void TestAttention::cliAttentionMatchesCore()
@@ -911,20 +959,21 @@ void TestAttention::cliAttentionRejectsBadInput_data()
     QTest::newRow("no -o") << (QStringList{"attention", "alibi"} + qkv) << "-o OUT.npy is required";
     QTest::newRow("csv output") << (QStringList{"attention", "alibi"} + qkv + QStringList{"-o", "@DIR@/o.csv"})
                                 << "unsupported extension '.csv'; allowed: .npy";
-    QTest::newRow("missing --v") << QStringList{"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "-o",
-                                                "@DIR@/o.npy"}
+    QTest::newRow("missing --v") << QStringList{"attention", "alibi",       "--q", "@DIR@/q.npy",
+                                                "--k",       "@DIR@/k.npy", "-o",  "@DIR@/o.npy"}
                                  << "--v FILE.npy is required";
-    QTest::newRow("2-D input") << QStringList{"attention", "alibi", "--q", "@DIR@/flat.npy", "--k", "@DIR@/k.npy", "--v",
-                                              "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+    QTest::newRow("2-D input") << QStringList{"attention", "alibi",       "--q", "@DIR@/flat.npy", "--k", "@DIR@/k.npy",
+                                              "--v",       "@DIR@/v.npy", "-o",  "@DIR@/o.npy"}
                                << "expected (H, N, D)";
-    QTest::newRow("shape mismatch") << QStringList{"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/k5.npy",
-                                                   "--v", "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+    QTest::newRow("shape mismatch") << QStringList{"attention",    "alibi", "--q",         "@DIR@/q.npy", "--k",
+                                                   "@DIR@/k5.npy", "--v",   "@DIR@/v.npy", "-o",          "@DIR@/o.npy"}
                                     << "must have the same shape";
-    QTest::newRow("NaN in q") << QStringList{"attention", "alibi", "--q", "@DIR@/nan.npy", "--k", "@DIR@/k.npy", "--v",
-                                             "@DIR@/v.npy", "-o", "@DIR@/o.npy"}
+    QTest::newRow("NaN in q") << QStringList{"attention", "alibi",       "--q", "@DIR@/nan.npy", "--k", "@DIR@/k.npy",
+                                             "--v",       "@DIR@/v.npy", "-o",  "@DIR@/o.npy"}
                               << "nan.npy";
-    QTest::newRow("odd D for rope") << QStringList{"attention", "rope", "--q", "@DIR@/odd.npy", "--k", "@DIR@/odd.npy",
-                                                   "--v", "@DIR@/odd.npy", "-o", "@DIR@/o.npy"}
+    QTest::newRow("odd D for rope") << QStringList{"attention", "rope",          "--q", "@DIR@/odd.npy",
+                                                   "--k",       "@DIR@/odd.npy", "--v", "@DIR@/odd.npy",
+                                                   "-o",        "@DIR@/o.npy"}
                                     << "head dim D of --q = 5 is not allowed for the rotary scheme rope";
     QTest::newRow("heads disagree") << (QStringList{"attention", "alibi", "--heads", "4"} + qkv +
                                         QStringList{"-o", "@DIR@/o.npy"})
@@ -935,8 +984,8 @@ void TestAttention::cliAttentionRejectsBadInput_data()
     QTest::newRow("bca bidirectional") << (QStringList{"attention", "bca", "--bidirectional"} + qkv +
                                            QStringList{"-o", "@DIR@/o.npy"})
                                        << "bidirectional";
-    QTest::newRow("bench window without window") << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"}
-                                                 << "has no window";
+    QTest::newRow("bench window without window")
+        << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"} << "has no window";
     QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm, peak";
     QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"} << "length";
 }
@@ -1029,11 +1078,13 @@ void TestAttention::cliBenchPeak()
     const QJsonObject j = QJsonDocument::fromJson(a.out).object();
     QCOMPARE(j["peak_gflops_runs"].toArray().size(), 3);
     QCOMPARE(j["peak_isa"].toString(), peak["isa"].toString());
-    QVERIFY(qFuzzyCompare(j["forward_share_of_peak"].toDouble(), j["forward_gflops"].toDouble() / j["peak_gflops"].toDouble()));
+    QVERIFY(qFuzzyCompare(j["forward_share_of_peak"].toDouble(),
+                          j["forward_gflops"].toDouble() / j["peak_gflops"].toDouble()));
     QVERIFY(qFuzzyCompare(j["forward_share_of_peak_per_cpu_second"].toDouble(),
                           j["forward_gflops_per_cpu_second"].toDouble() / j["peak_gflops_per_cpu_second"].toDouble()));
     // Without --peak, no probe runs and no share is claimed.
-    const CliResult plain = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "1", "--json"});
+    const CliResult plain =
+        runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "1", "--json"});
     QVERIFY2(plain.exitCode == 0, plain.err.constData());
     QVERIFY(!QJsonDocument::fromJson(plain.out).object().contains("peak_gflops"));
 }
@@ -1055,11 +1106,12 @@ void TestAttention::rotaryDimRule_data()
                                          << "scheme rope: dim = 64 must equal the head dim D of --q (8); rope and xpos "
                                             "rotate whole heads: leave dim unset and it follows the head dim";
     QTest::newRow("rope last setting wins, equal") << "rope" << QStringList{"dim=64", "dim=8"} << 8 << 8 << "";
-    QTest::newRow("rope last setting wins, other") << "rope" << QStringList{"dim=8", "dim=64"} << 8 << 0
-                                                   << "dim = 64 must equal the head dim D of --q (8)";
+    QTest::newRow("rope last setting wins, other")
+        << "rope" << QStringList{"dim=8", "dim=64"} << 8 << 0 << "dim = 64 must equal the head dim D of --q (8)";
     QTest::newRow("rope dim not a number") << "rope" << QStringList{"dim=wide"} << 8 << 0 << "dim: 'wide' is not a";
-    QTest::newRow("rope odd D") << "rope" << QStringList{} << 5 << 0
-                                << "head dim D of --q = 5 is not allowed for the rotary scheme rope; allowed: even head dims";
+    QTest::newRow("rope odd D")
+        << "rope" << QStringList{} << 5 << 0
+        << "head dim D of --q = 5 is not allowed for the rotary scheme rope; allowed: even head dims";
     QTest::newRow("xpos dim follows D") << "xpos" << QStringList{"gamma=0.5"} << 32 << 32 << "";
     QTest::newRow("xpos explicit other") << "xpos" << QStringList{"dim=16"} << 32 << 0
                                          << "scheme xpos: dim = 16 must equal the head dim D of --q (32)";
@@ -1076,8 +1128,8 @@ void TestAttention::rotaryDimRule()
     QFETCH(int, wantDim);
     QFETCH(QString, message);
     try {
-        const SchemeSpec spec = makeSchemeSpecForHeadDim(scheme.toStdString(), 2, false, toStd(sets), headDim,
-                                                         "head dim D of --q");
+        const SchemeSpec spec =
+            makeSchemeSpecForHeadDim(scheme.toStdString(), 2, false, toStd(sets), headDim, "head dim D of --q");
         QVERIFY2(message.isEmpty(), "accepted");
         if (wantDim)
             QCOMPARE(spec.intParam("dim"), wantDim);
@@ -1092,10 +1144,11 @@ void TestAttention::rotaryDimRule()
                 checkRotaryHeadDim(spec, headDim + 2, "head dim of the random q and k");
                 QFAIL("checkRotaryHeadDim accepted another head dim");
             } catch (const InputError& e) {
-                QVERIFY2(QString(e.what()).contains(QString("dim = %1 must equal the head dim of the random q and k (%2)")
-                                                        .arg(headDim)
-                                                        .arg(headDim + 2)),
-                         e.what());
+                QVERIFY2(
+                    QString(e.what()).contains(QString("dim = %1 must equal the head dim of the random q and k (%2)")
+                                                   .arg(headDim)
+                                                   .arg(headDim + 2)),
+                    e.what());
             }
         }
     } catch (const InputError& e) {
@@ -1112,27 +1165,29 @@ void TestAttention::cliRotaryDimOneRule_data()
     QTest::addColumn<QString>("message"); // refusals: part of the one-line message
     const QStringList qkv{"--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy", "-o", "@DIR@/o.npy"};
     QTest::newRow("attention rope, dim follows D = 8") << (QStringList{"attention", "rope"} + qkv) << 0 << "";
-    QTest::newRow("attention rope, dim=8 given") << (QStringList{"attention", "rope", "--set", "dim=8"} + qkv) << 0 << "";
+    QTest::newRow("attention rope, dim=8 given")
+        << (QStringList{"attention", "rope", "--set", "dim=8"} + qkv) << 0 << "";
     QTest::newRow("attention rope, dim=64 refused") << (QStringList{"attention", "rope", "--set", "dim=64"} + qkv) << 2
                                                     << "scheme rope: dim = 64 must equal the head dim D of --q (8)";
     QTest::newRow("attention xpos, dim=4 refused") << (QStringList{"attention", "xpos", "--set", "dim=4"} + qkv) << 2
                                                    << "scheme xpos: dim = 4 must equal the head dim D of --q (8)";
     QTest::newRow("entropy rope, dim follows --head-dim 32")
-        << QStringList{"entropy", "rope", "--qk", "random", "--head-dim", "32", "--lengths", "8,24", "--heads", "2"} << 0 << "";
+        << QStringList{"entropy", "rope", "--qk", "random", "--head-dim", "32", "--lengths", "8,24", "--heads", "2"}
+        << 0 << "";
     QTest::newRow("entropy rope, dim=32 given with --head-dim 32")
-        << QStringList{"entropy", "rope", "--qk", "random", "--head-dim", "32", "--set", "dim=32", "--lengths", "8,24",
-                       "--heads", "2"}
+        << QStringList{"entropy", "rope",   "--qk",      "random", "--head-dim", "32",
+                       "--set",   "dim=32", "--lengths", "8,24",   "--heads",    "2"}
         << 0 << "";
     QTest::newRow("entropy rope, dim=32 refused at the default head dim")
         << QStringList{"entropy", "rope", "--qk", "random", "--set", "dim=32", "--lengths", "8"} << 2
         << "scheme rope: dim = 32 must equal the head dim --head-dim (64)";
     QTest::newRow("bench rope, dim follows --dim 16")
-        << QStringList{"bench", "attention", "--scheme", "rope", "--dim", "16", "--length", "40", "--heads", "2", "--repeat",
-                       "1", "--json"}
+        << QStringList{"bench", "attention", "--scheme", "rope",     "--dim", "16",    "--length",
+                       "40",    "--heads",   "2",        "--repeat", "1",     "--json"}
         << 0 << "";
     QTest::newRow("bench rope, dim=64 refused with --dim 16")
-        << QStringList{"bench", "attention", "--scheme", "rope", "--dim", "16", "--set", "dim=64", "--length", "40"} << 2
-        << "scheme rope: dim = 64 must equal the head dim --dim (16)";
+        << QStringList{"bench", "attention", "--scheme", "rope", "--dim", "16", "--set", "dim=64", "--length", "40"}
+        << 2 << "scheme rope: dim = 64 must equal the head dim --dim (16)";
 }
 
 // attention, entropy and bench follow the same rule: rope/xpos dim is the head dim. Accepted attention runs match
@@ -1146,7 +1201,8 @@ void TestAttention::cliRotaryDimOneRule()
     QVERIFY(dir.isValid());
     const std::string base = dir.path().toStdString();
     const int H = 2, N = 6, D = 8;
-    const std::vector<float> q = randomTensor(H * N * D, 61), k = randomTensor(H * N * D, 62), v = randomTensor(H * N * D, 63);
+    const std::vector<float> q = randomTensor(H * N * D, 61), k = randomTensor(H * N * D, 62),
+                             v = randomTensor(H * N * D, 63);
     writeNpy(base + "/q.npy", {H, N, D}, q.data());
     writeNpy(base + "/k.npy", {H, N, D}, k.data());
     writeNpy(base + "/v.npy", {H, N, D}, v.data());
@@ -1174,7 +1230,8 @@ void TestAttention::cliRotaryDimOneRule()
         if (at >= 0)
             other.remove(at, 2);
         else
-            other << "--set" << "dim=32";
+            other << "--set"
+                  << "dim=32";
         const CliResult r2 = runCli(other);
         QCOMPARE(r2.exitCode, 0);
         QCOMPARE(r2.out, r.out);
@@ -1204,7 +1261,8 @@ void TestAttention::visiblePairsMatchDefinition_data()
         QTest::newRow(qPrintable(QString("alibi bidirectional N=%1").arg(n))) << "alibi" << true << 0 << n;
         for (int w : {1, 2, 16, 1000}) {
             QTest::newRow(qPrintable(QString("local W=%1 N=%2").arg(w).arg(n))) << "local" << false << w << n;
-            QTest::newRow(qPrintable(QString("local bidirectional W=%1 N=%2").arg(w).arg(n))) << "local" << true << w << n;
+            QTest::newRow(qPrintable(QString("local bidirectional W=%1 N=%2").arg(w).arg(n)))
+                << "local" << true << w << n;
         }
         for (int w : {2, 8, 64})
             QTest::newRow(qPrintable(QString("bca W=%1 N=%2").arg(w).arg(n))) << "bca" << false << w << n;
@@ -1260,20 +1318,23 @@ void TestAttention::workEstimateBound_data()
     while (1024.0 * edge * (edge + 1) > budget)
         --edge;
     QTest::newRow("tiny") << "alibi" << 8 << 64 << QList<int>{16, 64, 256} << true << "";
-    QTest::newRow("default entropy lengths, 1024 heads") << "alibi" << 1024 << 64
-                                                        << QList<int>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096} << true << "";
+    QTest::newRow("default entropy lengths, 1024 heads")
+        << "alibi" << 1024 << 64 << QList<int>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096} << true << "";
     QTest::newRow("just under the limit") << "alibi" << 8 << 64 << QList<int>{edge} << true << "";
     QTest::newRow("just over the limit") << "alibi" << 8 << 64 << QList<int>{edge + 1} << false << "would take about";
-    QTest::newRow("under the limit in two lengths") << "alibi" << 8 << 64 << QList<int>{edge / 2, edge / 2} << true << "";
-    QTest::newRow("over the limit in two lengths") << "alibi" << 8 << 64 << QList<int>{edge, 1024} << false << "the limit is 10 min";
+    QTest::newRow("under the limit in two lengths")
+        << "alibi" << 8 << 64 << QList<int>{edge / 2, edge / 2} << true << "";
+    QTest::newRow("over the limit in two lengths")
+        << "alibi" << 8 << 64 << QList<int>{edge, 1024} << false << "the limit is 10 min";
     QTest::newRow("the release note's job: 1048576 x 1024 heads")
         << "alibi" << 1024 << 0 << QList<int>{1048576} << false << "days (";
     QTest::newRow("window keeps long sequences cheap") << "local" << 8 << 64 << QList<int>{1048576} << true << "";
-    QTest::newRow("bidirectional doubles the work") << "alibi" << 8 << 64 << QList<int>{int(edge / 1.3)} << false
-                                                    << "at a conservative";
+    QTest::newRow("bidirectional doubles the work")
+        << "alibi" << 8 << 64 << QList<int>{int(edge / 1.3)} << false << "at a conservative";
 }
 
-// checkWorkEstimate refuses above kWorkLimitSeconds at kWorkFlopsPerSecond, accepts just under; one line naming the job.
+// checkWorkEstimate refuses above kWorkLimitSeconds at kWorkFlopsPerSecond, accepts just under; one line naming the
+// job.
 void TestAttention::workEstimateBound()
 {
     QFETCH(QString, scheme);
@@ -1283,7 +1344,9 @@ void TestAttention::workEstimateBound()
     QFETCH(bool, accepted);
     QFETCH(QString, message);
     const bool bidirectional = QString(QTest::currentDataTag()).startsWith("bidirectional");
-    const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), heads, bidirectional, scheme == "local" ? std::vector<std::string>{"window=64"} : std::vector<std::string>{});
+    const SchemeSpec spec =
+        makeSchemeSpec(scheme.toStdString(), heads, bidirectional,
+                       scheme == "local" ? std::vector<std::string>{"window=64"} : std::vector<std::string>{});
     const std::vector<int> n(lengths.begin(), lengths.end());
     const double flops = attentionWork(spec, n, headDim);
     QCOMPARE(estimatedSeconds(flops) <= kWorkLimitSeconds, accepted);
@@ -1293,8 +1356,8 @@ void TestAttention::workEstimateBound()
     } catch (const InputError& e) {
         QVERIFY2(!accepted, e.what());
         const QString what = e.what();
-        QVERIFY2(what.startsWith("the job would take about ") && what.contains(message) && what.endsWith("; allowed: less") &&
-                     !what.contains('\n'),
+        QVERIFY2(what.startsWith("the job would take about ") && what.contains(message) &&
+                     what.endsWith("; allowed: less") && !what.contains('\n'),
                  e.what());
     }
 }

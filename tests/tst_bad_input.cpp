@@ -146,8 +146,10 @@ QByteArray safetensorsFile(const QList<StTensor>& tensors, const QJsonObject& me
         QJsonArray shape;
         for (qint64 d : t.shape)
             shape.append(d);
-        header[t.name] = QJsonObject{{"dtype", t.dtype}, {"shape", shape},
-                                     {"data_offsets", QJsonArray{qint64(data.size()), qint64(data.size() + t.data.size())}}};
+        header[t.name] =
+            QJsonObject{{"dtype", t.dtype},
+                        {"shape", shape},
+                        {"data_offsets", QJsonArray{qint64(data.size()), qint64(data.size() + t.data.size())}}};
         data += t.data;
     }
     QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
@@ -237,7 +239,8 @@ void materialise(const QString& dir, const Files& files)
 QStringList listTree(const QString& dir)
 {
     QStringList names;
-    QDirIterator it(dir, QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    QDirIterator it(dir, QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
+                    QDirIterator::Subdirectories);
     while (it.hasNext())
         names << QDir(dir).relativeFilePath(it.next());
     names.sort();
@@ -310,9 +313,29 @@ void TestBadInput::initTestCase()
     corpus.write(text(4096));
     corpus.close();
     QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), {"train", "--scheme", "alibi", "--corpus", corpus.fileName(), "--layers", "1",
-                                              "--d-model", "8", "--heads", "2", "--d-ff", "8", "--context", "8", "--steps",
-                                              "1", "--batch", "1", "--eval-bytes", "0", "-o", temp.filePath("tiny.safetensors")});
+    p.start(QStringLiteral(POSITIONLAB_CLI), {"train",
+                                              "--scheme",
+                                              "alibi",
+                                              "--corpus",
+                                              corpus.fileName(),
+                                              "--layers",
+                                              "1",
+                                              "--d-model",
+                                              "8",
+                                              "--heads",
+                                              "2",
+                                              "--d-ff",
+                                              "8",
+                                              "--context",
+                                              "8",
+                                              "--steps",
+                                              "1",
+                                              "--batch",
+                                              "1",
+                                              "--eval-bytes",
+                                              "0",
+                                              "-o",
+                                              temp.filePath("tiny.safetensors")});
     QVERIFY(p.waitForFinished(120000));
     QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     QFile model(temp.filePath("tiny.safetensors"));
@@ -323,22 +346,22 @@ void TestBadInput::initTestCase()
 
 void TestBadInput::cli_data()
 {
-    QTest::addColumn<QStringList>("args");   // @DIR@ stands for the row's temporary directory
-    QTest::addColumn<Files>("files");        // created before the run; must be byte-identical after it
-    QTest::addColumn<int>("exitCode");       // 2 bad input, 1 failure while running
-    QTest::addColumn<QString>("message");    // substring of the one-line stderr message
+    QTest::addColumn<QStringList>("args"); // @DIR@ stands for the row's temporary directory
+    QTest::addColumn<Files>("files");      // created before the run; must be byte-identical after it
+    QTest::addColumn<int>("exitCode");     // 2 bad input, 1 failure while running
+    QTest::addColumn<QString>("message");  // substring of the one-line stderr message
     QTest::addColumn<int>("flags");
 
-    auto row = [](const char* name, QStringList args, int code, const QString& message, Files files = {}, int flags = 0) {
-        QTest::newRow(name) << args << files << code << message << flags;
-    };
+    auto row = [](const char* name, QStringList args, int code, const QString& message, Files files = {},
+                  int flags = 0) { QTest::newRow(name) << args << files << code << message << flags; };
 
     // ---- verbs and options ----
     row("no verb", {}, 2, "usage: positionlab-cli VERB", {}, MultiLine);
     row("unknown verb", {"frobnicate"}, 2, "unknown verb 'frobnicate'; verbs: ");
     row("empty verb", {""}, 2, "unknown verb ''");
     row("verb as option", {"--bias"}, 2, "unknown verb '--bias'");
-    row("unknown option", {"bias", "alibi", "--frob", "1"}, 2, "bias: unknown option '--frob'; allowed: --scheme, --heads");
+    row("unknown option", {"bias", "alibi", "--frob", "1"}, 2,
+        "bias: unknown option '--frob'; allowed: --scheme, --heads");
     row("unknown short option", {"bias", "alibi", "-x"}, 2, "unknown option '-x'");
     row("option needs value", {"bias", "alibi", "--length"}, 2, "option --length needs a value");
     row("-o needs value", {"bias", "alibi", "-o"}, 2, "option -o needs a value");
@@ -353,24 +376,27 @@ void TestBadInput::cli_data()
     row("scheme case", {"bias", "ALiBi"}, 2, "unknown scheme 'ALiBi'");
 
     // ---- sizes: non-numeric, out of range, N = 0, absurd N (refused with an estimate, nothing allocated) ----
-    row("length 0", {"bias", "alibi", "--length", "0"}, 2, "length = 0 is out of range; allowed: integers in [1, 1048576]");
+    row("length 0", {"bias", "alibi", "--length", "0"}, 2,
+        "length = 0 is out of range; allowed: integers in [1, 1048576]");
     row("length negative", {"bias", "alibi", "--length", "-5"}, 2, "length = -5 is out of range");
     row("length text", {"bias", "alibi", "--length", "ten"}, 2, "length: 'ten' is not an integer");
     row("length fraction", {"bias", "alibi", "--length", "2.5"}, 2, "length: '2.5' is not an integer");
     row("length exponent", {"bias", "alibi", "--length", "1e3"}, 2, "length: '1e3' is not an integer");
     row("length empty", {"bias", "alibi", "--length="}, 2, "length: '' is not an integer");
     row("length space", {"bias", "alibi", "--length", " 4"}, 2, "length: ' 4' is not an integer");
-    row("length huge", {"bias", "alibi", "--length", "99999999999999999999999"}, 2, "length = 99999999999999999999999 is out of range");
+    row("length huge", {"bias", "alibi", "--length", "99999999999999999999999"}, 2,
+        "length = 99999999999999999999999 is out of range");
     row("length past max", {"bias", "alibi", "--length", "1048577"}, 2, "length = 1048577 is out of range");
-    row("length absurd", {"bias", "alibi", "--length", "1048576"}, 2, "would need about 4096.0 GiB of memory; the limit is 8 GiB",
-        {}, LimitMemory);
-    row("length too big for memory", {"bias", "rope", "--length", "50000", "--head", "0"}, 2, "would need about 9.3 GiB",
-        {}, LimitMemory);
+    row("length absurd", {"bias", "alibi", "--length", "1048576"}, 2,
+        "would need about 4096.0 GiB of memory; the limit is 8 GiB", {}, LimitMemory);
+    row("length too big for memory", {"bias", "rope", "--length", "50000", "--head", "0"}, 2,
+        "would need about 9.3 GiB", {}, LimitMemory);
     row("t5 buckets absurd", {"bias", "t5", "--buckets", "--length", "60000"}, 2, "would need about", {}, LimitMemory);
     row("heads 0", {"bias", "alibi", "--heads", "0"}, 2, "heads = 0 is out of range; allowed: integers in [1, 1024]");
     row("heads 1025", {"bias", "alibi", "--heads", "1025"}, 2, "heads = 1025 is out of range");
     row("heads text", {"bias", "alibi", "--heads", "eight"}, 2, "heads: 'eight' is not an integer");
-    row("head out of range", {"bias", "alibi", "--heads", "4", "--head", "4"}, 2, "head = 4 is out of range; allowed: integers in [0, 3]");
+    row("head out of range", {"bias", "alibi", "--heads", "4", "--head", "4"}, 2,
+        "head = 4 is out of range; allowed: integers in [0, 3]");
     row("head negative", {"bias", "alibi", "--head", "-1"}, 2, "head = -1 is out of range");
     row("head text", {"bias", "alibi", "--head", "first"}, 2, "head: 'first' is not an integer");
     row("context 0", {"bias", "alibi", "--context", "0"}, 2, "context = 0 is out of range");
@@ -382,34 +408,45 @@ void TestBadInput::cli_data()
         "scaling pi: factor = 0.5 is out of range; allowed: [1, 1000000]");
     row("yarn factor below 1", {"frequencies", "--scaling", "yarn", "--set", "factor=0.99"}, 2,
         "scaling yarn: factor = 0.99 is out of range; allowed: [1, 1000000]");
-    row("rerope window at the context", {"bias", "rope", "--scaling", "rerope", "--context", "64", "--set", "window=64"}, 2,
+    row("rerope window at the context",
+        {"bias", "rope", "--scaling", "rerope", "--context", "64", "--set", "window=64"}, 2,
         "scaling rerope: window = 64 must be below the training context L = 64; allowed: integers in [1, 63]");
-    row("rerope window past the context", {"entropy", "rope", "--scaling", "leaky-rerope", "--context", "32", "--set", "window=100"}, 2,
+    row("rerope window past the context",
+        {"entropy", "rope", "--scaling", "leaky-rerope", "--context", "32", "--set", "window=100"}, 2,
         "scaling leaky-rerope: window = 100 must be below the training context L = 32");
     row("leak 0", {"bias", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=0"}, 2,
         "scaling leaky-rerope: leak = 0 is out of range; allowed: (0, 1000000]");
-    row("leak negative", {"bench", "attention", "--scheme", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=-2"}, 2,
-        "scaling leaky-rerope: leak = -2 is out of range; allowed: (0, 1000000]");
+    row("leak negative",
+        {"bench", "attention", "--scheme", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=-2"},
+        2, "scaling leaky-rerope: leak = -2 is out of range; allowed: (0, 1000000]");
     row("scaling on alibi", {"bias", "alibi", "--scaling", "yarn"}, 2,
         "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)");
     row("scaling on local", {"entropy", "local", "--scaling", "pi"}, 2,
         "--scaling = pi is not allowed for scheme local; allowed: rotary schemes (rope, xpos)");
     row("unknown method", {"bias", "rope", "--scaling", "magic"}, 2,
-        "--scaling = 'magic' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, leaky-rerope");
-    row("unknown method, frequencies", {"frequencies", "--scaling", "YaRN"}, 2, "--scaling = 'YaRN' is not a known method");
+        "--scaling = 'magic' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, "
+        "leaky-rerope");
+    row("unknown method, frequencies", {"frequencies", "--scaling", "YaRN"}, 2,
+        "--scaling = 'YaRN' is not a known method");
     row("set a parameter the method does not take", {"bias", "rope", "--scaling", "pi", "--set", "beta-fast=8"}, 2,
-        "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's parameters: factor");
+        "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
+        "parameters: factor");
     row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
-        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need --scaling METHOD)");
+        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need --scaling "
+        "METHOD)");
     row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
         "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
-    row("yarn beta-fast below beta-slow", {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
+    row("yarn beta-fast below beta-slow",
+        {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
         "scaling yarn: beta-fast = 1 must exceed beta-slow = 2");
-    row("llama3 bands reversed", {"frequencies", "--scaling", "llama3", "--set", "low-freq-factor=4", "--set", "high-freq-factor=1"}, 2,
+    row("llama3 bands reversed",
+        {"frequencies", "--scaling", "llama3", "--set", "low-freq-factor=4", "--set", "high-freq-factor=1"}, 2,
         "scaling llama3: high-freq-factor = 1 must exceed low-freq-factor = 4");
-    row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2, "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
+    row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
+        "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");
-    row("frequencies odd dim", {"frequencies", "--dim", "7"}, 2, "scheme rope: dim = 7 is out of range; allowed: even integers in [2, 4096]");
+    row("frequencies odd dim", {"frequencies", "--dim", "7"}, 2,
+        "scheme rope: dim = 7 is out of range; allowed: even integers in [2, 4096]");
     row("buckets not t5", {"bias", "alibi", "--buckets"}, 2, "--buckets is only defined for the t5 scheme, not alibi");
     row("causal only xpos", {"bias", "xpos", "--bidirectional"}, 2, "scheme xpos is causal only");
     row("causal only bca", {"bias", "bca", "--bidirectional"}, 2, "scheme bca is causal only");
@@ -502,14 +539,18 @@ void TestBadInput::cli_data()
     row("entropy lengths trailing comma", {"entropy", "alibi", "--lengths", "16,"}, 2, "lengths: '' is not an integer");
     row("entropy lengths 0", {"entropy", "alibi", "--lengths", "16,0"}, 2, "lengths = 0 is out of range");
     row("entropy lengths text", {"entropy", "alibi", "--lengths", "16,x"}, 2, "lengths: 'x' is not an integer");
-    row("entropy lengths past max", {"entropy", "alibi", "--lengths", "2000000"}, 2, "lengths = 2000000 is out of range");
+    row("entropy lengths past max", {"entropy", "alibi", "--lengths", "2000000"}, 2,
+        "lengths = 2000000 is out of range");
     row("entropy qk", {"entropy", "alibi", "--qk", "ones"}, 2, "--qk ones is not allowed; allowed: zero, random");
-    row("entropy seed negative", {"entropy", "alibi", "--qk", "random", "--seed", "-1"}, 2, "seed = -1 is out of range");
-    row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2, "head-dim = 0 is out of range");
+    row("entropy seed negative", {"entropy", "alibi", "--qk", "random", "--seed", "-1"}, 2,
+        "seed = -1 is out of range");
+    row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2,
+        "head-dim = 0 is out of range");
     // One rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim): dim follows D, another dim is refused.
     row("entropy rotary dim vs head-dim", {"entropy", "rope", "--set", "dim=32"}, 2,
         "scheme rope: dim = 32 must equal the head dim --head-dim (64); rope and xpos rotate whole heads");
-    row("entropy rotary dim vs given head-dim", {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
+    row("entropy rotary dim vs given head-dim",
+        {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
         "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");
     row("entropy rotary odd head-dim", {"entropy", "rope", "--head-dim", "7"}, 2,
         "head dim --head-dim = 7 is not allowed for the rotary scheme rope; allowed: even head dims");
@@ -521,30 +562,32 @@ void TestBadInput::cli_data()
         "entropy of 1024 heads over --lengths 1048576 would take about", {}, LimitMemory);
     row("entropy for hours names the way out", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024"}, 2,
         "allowed: fewer or shorter --lengths, fewer --heads, or --allow-long to run it anyway", {}, LimitMemory);
-    row("entropy many lengths", {"entropy", "none", "--heads", "64", "--lengths", "131072,131072,131072,131072,131072"}, 2,
-        "the limit is 10 min", {}, LimitMemory);
-    row("entropy random big head-dim", {"entropy", "kerple-log", "--qk", "random", "--head-dim", "4096", "--lengths", "65536"},
-        2, "a smaller --head-dim", {}, LimitMemory);
+    row("entropy many lengths", {"entropy", "none", "--heads", "64", "--lengths", "131072,131072,131072,131072,131072"},
+        2, "the limit is 10 min", {}, LimitMemory);
+    row("entropy random big head-dim",
+        {"entropy", "kerple-log", "--qk", "random", "--head-dim", "4096", "--lengths", "65536"}, 2,
+        "a smaller --head-dim", {}, LimitMemory);
     // --allow-long lifts only the time guard: this job then meets the memory check (nothing big is allocated first).
-    row("entropy allow-long still checks memory", {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths",
-                                                   "1048576", "--heads", "64", "--allow-long"}, 2, "would need about", {},
-        LimitMemory);
+    row("entropy allow-long still checks memory",
+        {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths", "1048576", "--heads", "64",
+         "--allow-long"},
+        2, "would need about", {}, LimitMemory);
     row("bench for hours", {"bench", "attention", "--length", "1048576", "--heads", "2"}, 2,
         "bench attention N=1048576 H=2 D=64 with 5 repeats would take about", {}, LimitMemory);
     row("bench repeat for hours", {"bench", "attention", "--length", "16384", "--repeat", "100000"}, 2,
         "a smaller --length, --heads, --dim or --repeat", {}, LimitMemory);
     row("bench backward counted", {"bench", "attention", "--length", "16384", "--repeat", "20", "--backward"}, 2,
         "with 20 repeats and --backward would take about", {}, LimitMemory);
-    row("entropy absurd q and k", {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths", "65536",
-                                   "--allow-long"}, 2,
+    row("entropy absurd q and k",
+        {"entropy", "alibi", "--qk", "random", "--head-dim", "4096", "--lengths", "65536", "--allow-long"}, 2,
         "random q and k of 8 heads x 65536 positions x 4096 dims would need about 16.0 GiB", {}, LimitMemory);
 
     // ---- attention: .npy inputs ----
-    const QByteArray q = goodNpy();                                    // (2, 4, 8)
+    const QByteArray q = goodNpy(); // (2, 4, 8)
     const Files qkv{{"q.npy", q}, {"k.npy", q}, {"v.npy", q}};
     auto attention = [](const QString& qFile, QStringList extra = {}) {
-        QStringList a{"attention", "alibi", "--q", "@DIR@/" + qFile, "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy",
-                      "-o", "@DIR@/out.npy"};
+        QStringList a{"attention", "alibi",       "--q", "@DIR@/" + qFile, "--k", "@DIR@/k.npy",
+                      "--v",       "@DIR@/v.npy", "-o",  "@DIR@/out.npy"};
         return a + extra;
     };
     auto withQ = [&](const QByteArray& bytes) {
@@ -569,27 +612,36 @@ void TestBadInput::cli_data()
         "-o @DIR@/out.csv: unsupported extension '.csv'; allowed: .npy", qkv);
     row("attention csv probs", attention("q.npy", {"--probs", "@DIR@/p.csv"}), 2,
         "--probs @DIR@/p.csv: unsupported extension '.csv'; allowed: .npy", qkv);
-    row("attention unknown scheme", {"attention", "alibj", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy",
-                                     "-o", "@DIR@/out.npy"}, 2, "unknown scheme 'alibj'", qkv);
-    row("attention heads mismatch", attention("q.npy", {"--heads", "3"}), 2, "--heads 3 differs from the 2 heads of --q", qkv);
-    row("attention bad param", attention("q.npy", {"--set", "slope=2"}), 2, "scheme alibi has no parameter 'slope'", qkv);
-    row("attention missing file", attention("nothere.npy"), 2, "cannot open @DIR@/nothere.npy: No such file or directory", qkv);
+    row("attention unknown scheme",
+        {"attention", "alibj", "--q", "@DIR@/q.npy", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy", "-o", "@DIR@/out.npy"},
+        2, "unknown scheme 'alibj'", qkv);
+    row("attention heads mismatch", attention("q.npy", {"--heads", "3"}), 2,
+        "--heads 3 differs from the 2 heads of --q", qkv);
+    row("attention bad param", attention("q.npy", {"--set", "slope=2"}), 2, "scheme alibi has no parameter 'slope'",
+        qkv);
+    row("attention missing file", attention("nothere.npy"), 2,
+        "cannot open @DIR@/nothere.npy: No such file or directory", qkv);
     row("attention directory", attention("sub"), 2, "cannot read @DIR@/sub: it is a directory", [&] {
-            Files f = qkv;
-            f["sub/"] = {};
-            return f;
-        }());
-    row("attention /dev/zero", {"attention", "alibi", "--q", "/dev/zero", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy", "-o",
-                                "@DIR@/out.npy"}, 2, "/dev/zero: not a usable .npy file: missing the \\x93NUMPY magic", qkv, LimitMemory);
+        Files f = qkv;
+        f["sub/"] = {};
+        return f;
+    }());
+    row("attention /dev/zero",
+        {"attention", "alibi", "--q", "/dev/zero", "--k", "@DIR@/k.npy", "--v", "@DIR@/v.npy", "-o", "@DIR@/out.npy"},
+        2, "/dev/zero: not a usable .npy file: missing the \\x93NUMPY magic", qkv, LimitMemory);
     row("attention text", attention("q.npy"), 2, "q.npy: not a usable .npy file: missing", withQ("0.1,0.2\n"));
-    row("attention shape mismatch", attention("q.npy"), 2, "q, k and v must have the same shape (H, N, D); got q (2, 4, 7)",
+    row("attention shape mismatch", attention("q.npy"), 2,
+        "q, k and v must have the same shape (H, N, D); got q (2, 4, 7)",
         withQ(npyFile(npyDict("<f4", "(2, 4, 7)"), floats(ramp(56)))));
     row("attention 2-D", attention("q.npy"), 2, "shape (4, 8) is not allowed; expected (H, N, D) with H, N, D >= 1",
         withQ(npyFile(npyDict("<f4", "(4, 8)"), floats(ramp(32)))));
-    row("attention N = 0", attention("q.npy"), 2, "shape (2, 0, 8) is not allowed", withQ(npyFile(npyDict("<f4", "(2, 0, 8)"), {})));
-    row("attention H = 0", attention("q.npy"), 2, "shape (0, 4, 8) is not allowed", withQ(npyFile(npyDict("<f4", "(0, 4, 8)"), {})));
-    row("attention D too big", {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "-o",
-                                "@DIR@/out.npy"}, 2, "shape (1, 1, 4097) is too large",
+    row("attention N = 0", attention("q.npy"), 2, "shape (2, 0, 8) is not allowed",
+        withQ(npyFile(npyDict("<f4", "(2, 0, 8)"), {})));
+    row("attention H = 0", attention("q.npy"), 2, "shape (0, 4, 8) is not allowed",
+        withQ(npyFile(npyDict("<f4", "(0, 4, 8)"), {})));
+    row("attention D too big",
+        {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "-o", "@DIR@/out.npy"},
+        2, "shape (1, 1, 4097) is too large",
         Files{{"q.npy", npyFile(npyDict("<f4", "(1, 1, 4097)"), floats(ramp(4097)))}});
     row("attention nan", attention("q.npy"), 2, "q.npy: element 5 is NaN; inputs must be finite", withQ([] {
             QList<float> v = ramp(64);
@@ -607,19 +659,22 @@ void TestBadInput::cli_data()
         withQ(npyFile(npyDict(">f4", "(2, 4, 8)"), bigEndianFloats(ramp(64)))));
     row("attention fortran", attention("q.npy"), 2, "Fortran-order arrays are not supported",
         withQ(npyFile(npyDict("<f4", "(2, 4, 8)", "True"), floats(ramp(64)))));
-    row("attention truncated", attention("q.npy"), 2, "truncated: shape (2, 4, 8) needs 256 bytes of data, the file has 200",
-        withQ(goodNpy().chopped(56)));
-    row("attention trailing", attention("q.npy"), 2, "unexpected bytes after the data", withQ(goodNpy() + QByteArray(4, 0)));
-    row("attention absurd shape", attention("q.npy"), 2, "an array of shape (1024, 1048576, 4096) would need about", 
+    row("attention truncated", attention("q.npy"), 2,
+        "truncated: shape (2, 4, 8) needs 256 bytes of data, the file has 200", withQ(goodNpy().chopped(56)));
+    row("attention trailing", attention("q.npy"), 2, "unexpected bytes after the data",
+        withQ(goodNpy() + QByteArray(4, 0)));
+    row("attention absurd shape", attention("q.npy"), 2, "an array of shape (1024, 1048576, 4096) would need about",
         withQ(npyFile(npyDict("<f4", "(1024, 1048576, 4096)"), floats(ramp(8)))), LimitMemory);
-    row("attention rotary odd D", {"attention", "rope", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "-o",
-                                   "@DIR@/out.npy"}, 2, "head dim D of --q = 3 is not allowed for the rotary scheme rope; allowed: even head dims",
+    row("attention rotary odd D",
+        {"attention", "rope", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "-o", "@DIR@/out.npy"},
+        2, "head dim D of --q = 3 is not allowed for the rotary scheme rope; allowed: even head dims",
         Files{{"q.npy", npyFile(npyDict("<f4", "(1, 2, 3)"), floats(ramp(6)))}});
     {
         // Probabilities of (1, 60000, 60000) would be 13.4 GiB: refused before anything is computed.
         const QByteArray long1 = npyFile(npyDict("<f4", "(1, 60000, 1)"), floats(ramp(60000)));
-        row("attention absurd probabilities", {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v",
-                                               "@DIR@/q.npy", "--probs", "@DIR@/p.npy", "-o", "@DIR@/out.npy"},
+        row("attention absurd probabilities",
+            {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "--probs",
+             "@DIR@/p.npy", "-o", "@DIR@/out.npy"},
             2, "probabilities (H, N, N) would need about 13.4 GiB", Files{{"q.npy", long1}}, LimitMemory);
     }
     row("attention output missing dir", attention("q.npy").mid(0, 8) + QStringList{"-o", "@DIR@/no/out.npy"}, 2,
@@ -635,21 +690,27 @@ void TestBadInput::cli_data()
         "--window: the scheme alibi has no window");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
-    row("bench gemm absurd", {"bench", "gemm", "--size", "16384", "--flops", "1e20"}, 2, "--flops 1e20 is out of range");
+    row("bench gemm absurd", {"bench", "gemm", "--size", "16384", "--flops", "1e20"}, 2,
+        "--flops 1e20 is out of range");
 
     // ---- train: refused before any training ----
     const Files corpusFile{{"corpus.txt", text(4096)}};
     auto train = [](QStringList extra) {
-        return QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"} + extra;
+        return QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"} +
+               extra;
     };
-    row("train no scheme", {"train", "-o", "@DIR@/m.safetensors"}, 2, "train: a scheme is required: the SCHEME word or --scheme S");
+    row("train no scheme", {"train", "-o", "@DIR@/m.safetensors"}, 2,
+        "train: a scheme is required: the SCHEME word or --scheme S");
     row("train no output", {"train", "--scheme", "alibi"}, 2, "train: -o MODEL.safetensors is required");
-    row("train unknown scheme", {"train", "--scheme", "alibj", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"}, 2,
+    row("train unknown scheme",
+        {"train", "--scheme", "alibj", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "unknown scheme 'alibj'", corpusFile);
     row("train positional", {"train", "alibi", "rope", "-o", "@DIR@/m.safetensors"}, 2,
         "train: expected 0 to 1 argument(s), got 2 (unexpected 'rope')");
-    row("train preset", train({"--preset", "huge"}), 2, "preset 'huge' is unknown; allowed: demo, tiny, quick, large", corpusFile);
-    row("train heads divide", train({"--d-model", "100", "--heads", "8"}), 2, "d-model = 100 is not divisible by heads = 8", corpusFile);
+    row("train preset", train({"--preset", "huge"}), 2, "preset 'huge' is unknown; allowed: demo, tiny, quick, large",
+        corpusFile);
+    row("train heads divide", train({"--d-model", "100", "--heads", "8"}), 2,
+        "d-model = 100 is not divisible by heads = 8", corpusFile);
     row("train layers 0", train({"--layers", "0"}), 2, "layers = 0 is out of range", corpusFile);
     row("train context 1", train({"--context", "1"}), 2, "context = 1 is out of range", corpusFile);
     row("train context huge", train({"--context", "65537"}), 2, "context = 65537 is out of range", corpusFile);
@@ -661,34 +722,45 @@ void TestBadInput::cli_data()
     row("train min-lr above lr", train({"--min-lr", "1"}), 2, "min-lr = 1 is out of range", corpusFile);
     row("train grad-clip negative", train({"--grad-clip", "-1"}), 2, "grad-clip = -1 is out of range", corpusFile);
     row("train threads 0", train({"--threads", "0"}), 2, "threads = 0 is out of range", corpusFile);
-    row("train scheme param", {"train", "--scheme", "kerple-power", "--set", "r2=3", "--corpus", "@DIR@/corpus.txt", "-o",
-                               "@DIR@/m.safetensors"}, 2, "r2 = 3 is out of range", corpusFile);
+    row("train scheme param",
+        {"train", "--scheme", "kerple-power", "--set", "r2=3", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "r2 = 3 is out of range", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
-    row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"}, 2,
-        "-o @DIR@/m.txt: unsupported extension '.txt'; allowed: .safetensors", corpusFile);
-    row("train output missing dir", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/no/m.safetensors"},
-        2, "cannot write @DIR@/no/m.safetensors: No such file or directory", corpusFile);
-    row("train output is dir", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
-        2, "it is a directory", Files{{"corpus.txt", text(4096)}, {"m.safetensors/", {}}});
+    row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"},
+        2, "-o @DIR@/m.txt: unsupported extension '.txt'; allowed: .safetensors", corpusFile);
+    row("train output missing dir",
+        {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/no/m.safetensors"}, 2,
+        "cannot write @DIR@/no/m.safetensors: No such file or directory", corpusFile);
+    row("train output is dir",
+        {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"}, 2,
+        "it is a directory", Files{{"corpus.txt", text(4096)}, {"m.safetensors/", {}}});
     row("train output read-only", train({}), 2, "cannot write @DIR@/m.safetensors: Permission denied",
         Files{{"corpus.txt", text(4096)}, {"m.safetensors", m_checkpoint}}, ReadOnlyDir);
     row("train absurd model", train({"--d-model", "8192", "--layers", "64", "--d-ff", "65536"}), 2, "would need about",
         Files{{"corpus.txt", text(300000)}}, LimitMemory);
     // corpora
     auto withCorpus = [](const QByteArray& bytes) { return Files{{"corpus.txt", bytes}}; };
-    row("corpus empty", train({}), 2, "corpus @DIR@/corpus.txt is empty; a UTF-8 text file of at least 2048 bytes is needed",
-        withCorpus({}));
-    row("corpus binary", train({}), 2, "looks binary (NUL byte at offset 10)", withCorpus(text(10) + QByteArray(1, 0) + text(4000)));
+    row("corpus empty", train({}), 2,
+        "corpus @DIR@/corpus.txt is empty; a UTF-8 text file of at least 2048 bytes is needed", withCorpus({}));
+    row("corpus binary", train({}), 2, "looks binary (NUL byte at offset 10)",
+        withCorpus(text(10) + QByteArray(1, 0) + text(4000)));
     row("corpus utf-16", train({}), 2, "looks binary (NUL byte at offset 3)",
         withCorpus(QByteArray("\xff\xfeT\0r\0a\0", 8) + text(4000)));
     row("corpus latin-1", train({}), 2, "is not valid UTF-8 (byte offset 103); convert it to UTF-8 first",
         withCorpus(text(100) + "caf\xe9" + text(4000)));
-    row("corpus overlong", train({}), 2, "is not valid UTF-8 (byte offset 5)", withCorpus(text(5) + "\xc0\xaf" + text(4000)));
-    row("corpus surrogate", train({}), 2, "is not valid UTF-8 (byte offset 7)", withCorpus(text(7) + "\xed\xa0\x80" + text(4000)));
-    row("corpus above U+10FFFF", train({}), 2, "is not valid UTF-8 (byte offset 0)", withCorpus("\xf4\x90\x80\x80" + text(4000)));
-    row("corpus cut sequence", train({}), 2, "is not valid UTF-8 (byte offset 4000)", withCorpus(text(4000) + "\xe2\x82"));
-    row("corpus too short", train({}), 2, "is too short (100 bytes); at least 2048 bytes are needed", withCorpus(text(100)));
-    row("corpus shorter than context", train({"--context", "4096"}), 2, "is shorter than context + 1 = 4097", withCorpus(text(3000)));
+    row("corpus overlong", train({}), 2, "is not valid UTF-8 (byte offset 5)",
+        withCorpus(text(5) + "\xc0\xaf" + text(4000)));
+    row("corpus surrogate", train({}), 2, "is not valid UTF-8 (byte offset 7)",
+        withCorpus(text(7) + "\xed\xa0\x80" + text(4000)));
+    row("corpus above U+10FFFF", train({}), 2, "is not valid UTF-8 (byte offset 0)",
+        withCorpus("\xf4\x90\x80\x80" + text(4000)));
+    row("corpus cut sequence", train({}), 2, "is not valid UTF-8 (byte offset 4000)",
+        withCorpus(text(4000) + "\xe2\x82"));
+    row("corpus too short", train({}), 2, "is too short (100 bytes); at least 2048 bytes are needed",
+        withCorpus(text(100)));
+    row("corpus shorter than context", train({"--context", "4096"}), 2, "is shorter than context + 1 = 4097",
+        withCorpus(text(3000)));
     row("corpus missing", train({}), 2, "corpus @DIR@/corpus.txt does not exist");
     row("corpus directory", train({}), 2, "corpus @DIR@/corpus.txt is a directory", Files{{"corpus.txt/", {}}});
     row("corpus /dev/zero", {"train", "--scheme", "alibi", "--corpus", "/dev/zero", "-o", "@DIR@/m.safetensors"}, 2,
@@ -698,7 +770,9 @@ void TestBadInput::cli_data()
     auto eval = [](QStringList extra = {}) {
         return QStringList{"eval", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt"} + extra;
     };
-    auto withModel = [&](const QByteArray& model) { return Files{{"m.safetensors", model}, {"corpus.txt", text(4096)}}; };
+    auto withModel = [&](const QByteArray& model) {
+        return Files{{"m.safetensors", model}, {"corpus.txt", text(4096)}};
+    };
     auto changed = [&](const std::function<void(QJsonObject&, QList<StTensor>&)>& change) {
         return withModel(changedCheckpoint(m_checkpoint, change));
     };
@@ -708,29 +782,42 @@ void TestBadInput::cli_data()
     row("eval lengths 0", eval({"--lengths", "8,0"}), 2, "lengths = 0 is out of range", withModel(m_checkpoint));
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
-        return QStringList{"train", "--init", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--steps", "1",
-                           "-o", "@DIR@/out.safetensors"} + extra;
+        return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",
+                           "1",     "-o",     "@DIR@/out.safetensors"} +
+               extra;
     };
     row("train init other scheme", init({"--scheme", "rope"}), 2,
-        "--init @DIR@/m.safetensors: the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks "
-        "for scheme rope, layers 1, d-model 8, heads 2, d-ff 8; allowed: the same scheme and shapes", withModel(m_checkpoint));
+        "--init @DIR@/m.safetensors: the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run "
+        "asks "
+        "for scheme rope, layers 1, d-model 8, heads 2, d-ff 8; allowed: the same scheme and shapes",
+        withModel(m_checkpoint));
     row("train init other shape", init({"--d-model", "16"}), 2,
-        "the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks for scheme alibi, layers 1, "
-        "d-model 16", withModel(m_checkpoint));
-    row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2", withModel(m_checkpoint));
+        "the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks for scheme alibi, layers "
+        "1, "
+        "d-model 16",
+        withModel(m_checkpoint));
+    row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2",
+        withModel(m_checkpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
-        "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)", withModel(m_checkpoint));
+        "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
+        withModel(m_checkpoint));
     row("eval scaling on alibi", eval({"--scaling", "pi"}), 2,
-        "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)", withModel(m_checkpoint));
+        "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
+        withModel(m_checkpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
-    row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding", withModel(m_checkpoint));
-    row("eval stride without sliding", eval({"--stride", "4"}), 2, "--stride only applies to --mode sliding", withModel(m_checkpoint));
+    row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding",
+        withModel(m_checkpoint));
+    row("eval stride without sliding", eval({"--stride", "4"}), 2, "--stride only applies to --mode sliding",
+        withModel(m_checkpoint));
     row("eval split", eval({"--split", "test"}), 2, "--split test is not allowed; allowed: validation, train, all",
         withModel(m_checkpoint));
-    row("eval corpus binary", eval(), 2, "looks binary", Files{{"m.safetensors", m_checkpoint}, {"corpus.txt", QByteArray(3000, 0)}});
-    row("eval npy as checkpoint", eval(), 2, "exceeds the limit of 100000000 bytes (not a safetensors file?)", withModel(goodNpy()));
+    row("eval corpus binary", eval(), 2, "looks binary",
+        Files{{"m.safetensors", m_checkpoint}, {"corpus.txt", QByteArray(3000, 0)}});
+    row("eval npy as checkpoint", eval(), 2, "exceeds the limit of 100000000 bytes (not a safetensors file?)",
+        withModel(goodNpy()));
     row("eval text as checkpoint", eval(), 2, "(not a safetensors file?)", withModel(text(3000)));
-    row("eval empty checkpoint", eval(), 2, "file is 0 bytes, too short for a safetensors header length", withModel({}));
+    row("eval empty checkpoint", eval(), 2, "file is 0 bytes, too short for a safetensors header length",
+        withModel({}));
     row("eval header length past end", eval(), 2, "runs past the end of the file", withModel(m_checkpoint.left(500)));
     row("eval truncated data", eval(), 2, "outside the data buffer", withModel(m_checkpoint.chopped(10)));
     row("eval trailing data", eval(), 2, "trailing bytes that belong to no tensor", withModel(m_checkpoint + "junk"));
@@ -740,47 +827,51 @@ void TestBadInput::cli_data()
                                  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
                                  floats({1, 2, 3}))));
     row("eval offsets out of range", eval(), 2, "has data_offsets [0, 4000] outside the data buffer of 8 bytes",
-        withModel(safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[1000],\"data_offsets\":[0,4000]}}", floats({1, 2}))));
+        withModel(
+            safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[1000],\"data_offsets\":[0,4000]}}", floats({1, 2}))));
     row("eval not a model", eval(), 2, "__metadata__ has no 'format' (not a PositionLab model checkpoint?)",
         withModel(safetensorsFile({{"w", "F32", {2}, floats({1, 2})}})));
-    row("eval missing tensor", eval(), 2, "tensor 'ln_f.bias' is missing", changed([](QJsonObject&, QList<StTensor>& t) {
+    row("eval missing tensor", eval(), 2, "tensor 'ln_f.bias' is missing",
+        changed([](QJsonObject&, QList<StTensor>& t) {
             for (StTensor& x : t)
                 if (x.name == "ln_f.bias")
                     x.name = "ln_f.bias_renamed"; // same total size, so only the name check can notice
         }));
-    row("eval missing tensor, fewer values", eval(), 2, "checkpoint @DIR@/m.safetensors: ",
-        changed([](QJsonObject&, QList<StTensor>& t) { t.removeIf([](const StTensor& x) { return x.name == "ln_f.bias"; }); }));
+    row("eval missing tensor, fewer values", eval(), 2,
+        "checkpoint @DIR@/m.safetensors: ", changed([](QJsonObject&, QList<StTensor>& t) {
+            t.removeIf([](const StTensor& x) { return x.name == "ln_f.bias"; });
+        }));
     row("eval extra tensor", eval(), 2, "unexpected tensor 'extra.weight' for a alibi model of 1 layers",
-        changed([](QJsonObject&, QList<StTensor>& t) { t.append({"extra.weight", "F32", {1}, floats({1})}); }));
+        changed([](QJsonObject&, QList<StTensor>& t) {
+            t.append({"extra.weight", "F32", {1}, floats({1})});
+        }));
     row("eval wrong shape", eval(), 2, "tensor 'ln_f.bias' has shape (9,), the config needs (8,)",
         changed([](QJsonObject&, QList<StTensor>& t) {
             for (StTensor& x : t)
                 if (x.name == "ln_f.bias")
                     x = {"ln_f.bias", "F32", {9}, floats(ramp(9))};
         }));
-    row("eval nan weight", eval(), 2, "tensor 'ln_f.weight' holds a non-finite value", changed([](QJsonObject&, QList<StTensor>& t) {
+    row("eval nan weight", eval(), 2, "tensor 'ln_f.weight' holds a non-finite value",
+        changed([](QJsonObject&, QList<StTensor>& t) {
             for (StTensor& x : t)
                 if (x.name == "ln_f.weight")
                     x.data = floats({1, 1, 1, std::numeric_limits<float>::quiet_NaN(), 1, 1, 1, 1});
         }));
-    row("eval int dtype", eval(), 2, "has dtype I32; allowed: F32", changed([](QJsonObject&, QList<StTensor>& t) {
-            t[0].dtype = "I32";
-        }));
-    row("eval wrong format", eval(), 2, "__metadata__ format is 'gpt2', expected", changed([](QJsonObject& m, QList<StTensor>&) {
-            m["format"] = "gpt2";
-        }));
-    row("eval format version", eval(), 2, "format_version 99 is not supported", changed([](QJsonObject& m, QList<StTensor>&) {
-            m["format_version"] = "99";
-        }));
-    row("eval config not json", eval(), 2, "the config in __metadata__ is not valid JSON", changed([](QJsonObject& m, QList<StTensor>&) {
-            m["config"] = "{layers: 2";
-        }));
+    row("eval int dtype", eval(), 2, "has dtype I32; allowed: F32",
+        changed([](QJsonObject&, QList<StTensor>& t) { t[0].dtype = "I32"; }));
+    row("eval wrong format", eval(), 2, "__metadata__ format is 'gpt2', expected",
+        changed([](QJsonObject& m, QList<StTensor>&) { m["format"] = "gpt2"; }));
+    row("eval format version", eval(), 2, "format_version 99 is not supported",
+        changed([](QJsonObject& m, QList<StTensor>&) { m["format_version"] = "99"; }));
+    row("eval config not json", eval(), 2, "the config in __metadata__ is not valid JSON",
+        changed([](QJsonObject& m, QList<StTensor>&) { m["config"] = "{layers: 2"; }));
     row("eval config heads", eval(), 2, "is not divisible by heads", changed([](QJsonObject& m, QList<StTensor>&) {
             QJsonObject c = configOf(m);
             c["heads"] = 3;
             setConfig(m, c);
         }));
-    row("eval config scheme unknown", eval(), 2, "unknown scheme 'alibj'", changed([](QJsonObject& m, QList<StTensor>&) {
+    row("eval config scheme unknown", eval(), 2, "unknown scheme 'alibj'",
+        changed([](QJsonObject& m, QList<StTensor>&) {
             QJsonObject c = configOf(m);
             c["scheme"] = "alibj";
             setConfig(m, c);
@@ -803,34 +894,43 @@ void TestBadInput::cli_data()
             c["layers"] = 64;
             c["d_ff"] = 65536;
             setConfig(m, c);
-        }), LimitMemory);
-    row("eval /dev/zero", {"eval", "/dev/zero"}, 2, "checkpoint /dev/zero: header does not start with '{'", {}, LimitMemory);
+        }),
+        LimitMemory);
+    row("eval /dev/zero", {"eval", "/dev/zero"}, 2, "checkpoint /dev/zero: header does not start with '{'", {},
+        LimitMemory);
     row("entropy checkpoint heads", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--heads", "4"}, 2,
         "entropy: --heads is not used by `positionlab-cli entropy SCHEME --checkpoint MODEL.safetensors`",
         withModel(m_checkpoint));
-    row("entropy checkpoint scheme", {"entropy", "rope", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt"}, 2,
+    row("entropy checkpoint scheme",
+        {"entropy", "rope", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt"}, 2,
         "the checkpoint was trained with alibi, not rope", withModel(m_checkpoint));
-    row("entropy checkpoint layer", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt",
-                                     "--layer", "1"}, 2, "layer = 1 is out of range", withModel(m_checkpoint));
+    row("entropy checkpoint layer",
+        {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--layer", "1"}, 2,
+        "layer = 1 is out of range", withModel(m_checkpoint));
     row("entropy checkpoint missing", {"entropy", "alibi", "--checkpoint", "@DIR@/none.safetensors"}, 2,
         "checkpoint @DIR@/none.safetensors does not exist");
-    row("entropy checkpoint layer negative", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
-                                              "@DIR@/corpus.txt", "--layer", "-1"}, 2,
+    row("entropy checkpoint layer negative",
+        {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--layer", "-1"}, 2,
         "layer = -1 is out of range; allowed: integers in [0, 0] (the model has 1 layer)", withModel(m_checkpoint));
-    row("entropy checkpoint layer text", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--layer", "last"}, 2,
-        "layer: 'last' is not an integer", withModel(m_checkpoint));
-    row("attention checkpoint layer", {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
-                                       "@DIR@/corpus.txt", "--layer", "3", "-o", "@DIR@/o.npy"}, 2,
-        "layer = 3 is out of range; allowed: integers in [0, 0]", withModel(m_checkpoint));
-    row("entropy checkpoint for hours", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
-                                         "@DIR@/corpus.txt", "--lengths", "1048576"}, 2,
-        "entropy of the model's layer 0 over --lengths 1048576 would take about", withModel(m_checkpoint), LimitMemory);
-    row("attention checkpoint for hours", {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus",
-                                           "@DIR@/corpus.txt", "--length", "1048576", "-o", "@DIR@/o.npy"}, 2,
-        "allowed: a shorter --length, or --allow-long", withModel(m_checkpoint), LimitMemory);
+    row("entropy checkpoint layer text", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--layer", "last"},
+        2, "layer: 'last' is not an integer", withModel(m_checkpoint));
+    row("attention checkpoint layer",
+        {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--layer", "3",
+         "-o", "@DIR@/o.npy"},
+        2, "layer = 3 is out of range; allowed: integers in [0, 0]", withModel(m_checkpoint));
+    row("entropy checkpoint for hours",
+        {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--lengths",
+         "1048576"},
+        2, "entropy of the model's layer 0 over --lengths 1048576 would take about", withModel(m_checkpoint),
+        LimitMemory);
+    row("attention checkpoint for hours",
+        {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--length",
+         "1048576", "-o", "@DIR@/o.npy"},
+        2, "allowed: a shorter --length, or --allow-long", withModel(m_checkpoint), LimitMemory);
 
     // ---- render (pictures; only with the GUI library) ----
-    row("render unknown view", {"render", "heat", "-o", "@DIR@/x.png"}, 2, "render: unknown view 'heat'; views: bias", {}, NeedsRender);
+    row("render unknown view", {"render", "heat", "-o", "@DIR@/x.png"}, 2, "render: unknown view 'heat'; views: bias",
+        {}, NeedsRender);
     row("render no output", {"render", "bias", "alibi"}, 2, "render: -o FILE.png|svg|pdf is required", {}, NeedsRender);
     // --lang: the languages pictures can be drawn in; refused before any work, whatever the output.
     row("render unknown language", {"render", "bias", "alibi", "--lang", "xx", "-o", "@DIR@/x.png"}, 2,
@@ -842,52 +942,54 @@ void TestBadInput::cli_data()
     row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang fr is not allowed; allowed: en, zh_CN");
     row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2,
         "-o @DIR@/x.csv: unsupported extension '.csv'; allowed: .png, .svg, .pdf", {}, NeedsRender);
-    row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2", {},
-        NeedsRender);
+    row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2",
+        {}, NeedsRender);
     row("render compare one", {"render", "compare", "alibi", "-o", "@DIR@/x.png"}, 2, "needs 2 to 4 schemes, got 1", {},
         NeedsRender);
     row("render curves", {"render", "dot", "--curves", "12", "-o", "@DIR@/x.png"}, 2, "--curves expects DIM:BASE", {},
         NeedsRender);
     row("render colormap", {"render", "bias", "alibi", "--colormap", "jet", "-o", "@DIR@/x.png"}, 2,
         "--colormap jet is not allowed", {}, NeedsRender);
-    row("render width 0", {"render", "bias", "alibi", "--width", "0", "-o", "@DIR@/x.png"}, 2, "width = 0 is out of range", {},
-        NeedsRender);
+    row("render width 0", {"render", "bias", "alibi", "--width", "0", "-o", "@DIR@/x.png"}, 2,
+        "width = 0 is out of range", {}, NeedsRender);
     row("render huge picture", {"render", "bias", "alibi", "--width", "100000", "-o", "@DIR@/x.png"}, 2,
         "width = 100000 is out of range", {}, NeedsRender);
     row("render absurd length", {"render", "bias", "alibi", "--length", "1048576", "-o", "@DIR@/x.png"}, 2,
         "would need about 8192.0 GiB", {}, NeedsRender | LimitMemory);
-    row("render dpi", {"render", "bias", "alibi", "--dpi", "0", "-o", "@DIR@/x.svg"}, 2, "dpi = 0 is out of range", {}, NeedsRender);
-    row("render entropy no scheme", {"render", "entropy", "-o", "@DIR@/x.png"}, 2, "render entropy: name at least one scheme", {},
+    row("render dpi", {"render", "bias", "alibi", "--dpi", "0", "-o", "@DIR@/x.svg"}, 2, "dpi = 0 is out of range", {},
         NeedsRender);
+    row("render entropy no scheme", {"render", "entropy", "-o", "@DIR@/x.png"}, 2,
+        "render entropy: name at least one scheme", {}, NeedsRender);
     row("render attention no checkpoint", {"render", "attention", "-o", "@DIR@/x.png"}, 2,
         "render attention: --checkpoint MODEL.safetensors is required", {}, NeedsRender);
     row("render missing dir", {"render", "bias", "alibi", "-o", "@DIR@/no/x.png"}, 2,
         "cannot write @DIR@/no/x.png: No such file or directory", {}, NeedsRender);
-    row("bias picture read-only", {"bias", "alibi", "-o", "@DIR@/x.png"}, 2, "Permission denied", {{"x.png", "old picture"}},
-        NeedsRender | ReadOnlyDir);
+    row("bias picture read-only", {"bias", "alibi", "-o", "@DIR@/x.png"}, 2, "Permission denied",
+        {{"x.png", "old picture"}}, NeedsRender | ReadOnlyDir);
 
     // ---- issue 14, section 5: the command line's rough edges (each row failed before its fix) ----
     // (b) output paths are checked before any work: the refusal comes before the work estimate, the corpus, the
     // evaluation's progress lines (which made the message more than one line).
     row("(b) eval output missing dir", eval({"--lengths", "8", "-o", "@DIR@/no/x.csv"}), 2,
         "cannot write @DIR@/no/x.csv: No such file or directory", withModel(m_checkpoint));
-    row("(b) entropy output checked before the estimate", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024",
-                                                           "-o", "@DIR@/no/x.csv"}, 2,
+    row("(b) entropy output checked before the estimate",
+        {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024", "-o", "@DIR@/no/x.csv"}, 2,
         "cannot write @DIR@/no/x.csv: No such file or directory", {}, LimitMemory);
-    row("(b) entropy output read-only before the estimate", {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024",
-                                                             "-o", "@DIR@/x.json"}, 2,
+    row("(b) entropy output read-only before the estimate",
+        {"entropy", "alibi", "--lengths", "1048576", "--heads", "1024", "-o", "@DIR@/x.json"}, 2,
         "cannot write @DIR@/x.json: Permission denied", {}, LimitMemory | ReadOnlyDir);
-    row("(b) eval output before the corpus", {"eval", "@DIR@/m.safetensors", "--corpus", "@DIR@/none.txt", "-o",
-                                              "@DIR@/no/x.json"}, 2, "cannot write @DIR@/no/x.json", withModel(m_checkpoint));
+    row("(b) eval output before the corpus",
+        {"eval", "@DIR@/m.safetensors", "--corpus", "@DIR@/none.txt", "-o", "@DIR@/no/x.json"}, 2,
+        "cannot write @DIR@/no/x.json", withModel(m_checkpoint));
     {
         const QByteArray big = npyFile(npyDict("<f4", "(1, 1048576, 2)"), QByteArray(8 << 20, 0));
         row("(b) attention probs checked before the estimate",
             {"attention", "alibi", "--q", "@DIR@/q.npy", "--k", "@DIR@/q.npy", "--v", "@DIR@/q.npy", "--probs",
-             "@DIR@/no/p.npy", "-o", "@DIR@/out.npy"}, 2, "cannot write @DIR@/no/p.npy: No such file or directory",
-            Files{{"q.npy", big}}, LimitMemory);
+             "@DIR@/no/p.npy", "-o", "@DIR@/out.npy"},
+            2, "cannot write @DIR@/no/p.npy: No such file or directory", Files{{"q.npy", big}}, LimitMemory);
     }
-    row("(b) bias picture output before the picture", {"bias", "alibi", "--length", "1048576", "-o", "@DIR@/no/x.png"}, 2,
-        "cannot write @DIR@/no/x.png: No such file or directory", {}, LimitMemory);
+    row("(b) bias picture output before the picture", {"bias", "alibi", "--length", "1048576", "-o", "@DIR@/no/x.png"},
+        2, "cannot write @DIR@/no/x.png: No such file or directory", {}, LimitMemory);
     // (c) an evaluation length past the held-out text is refused, naming the text and its size.
     row("(c) eval length past the held-out text", eval({"--lengths", "8,1024"}), 2,
         "lengths 1024 exceed the text scored: the validation split of @DIR@/corpus.txt has ", withModel(m_checkpoint));
@@ -897,9 +999,11 @@ void TestBadInput::cli_data()
     row("(e) entropy --layer without --checkpoint", {"entropy", "alibi", "--layer", "0"}, 2,
         "entropy: --layer is not used by `positionlab-cli entropy SCHEME` and would be ignored (used by "
         "`positionlab-cli entropy SCHEME --checkpoint MODEL.safetensors`)");
-    row("(e) entropy --corpus and --threads without --checkpoint", {"entropy", "alibi", "--corpus", "x.txt", "--threads", "1"},
-        2, "entropy: --corpus, --threads are not used by `positionlab-cli entropy SCHEME`");
-    row("(e) entropy --qk with --checkpoint", {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--qk", "random"}, 2,
+    row("(e) entropy --corpus and --threads without --checkpoint",
+        {"entropy", "alibi", "--corpus", "x.txt", "--threads", "1"}, 2,
+        "entropy: --corpus, --threads are not used by `positionlab-cli entropy SCHEME`");
+    row("(e) entropy --qk with --checkpoint",
+        {"entropy", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--qk", "random"}, 2,
         "entropy: --qk is not used by", withModel(m_checkpoint));
     row("(e) attention --length without --checkpoint", attention("q.npy", {"--length", "4"}), 2,
         "attention: --length is not used by `positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy`", qkv);
@@ -919,7 +1023,8 @@ void TestBadInput::cli_data()
         "render: --head is not used by `positionlab-cli render dot`", {}, NeedsRender);
     row("(e) render bias --curves", {"render", "bias", "alibi", "--curves", "64:100", "-o", "@DIR@/x.png"}, 2,
         "render: --curves is not used by `positionlab-cli render bias SCHEME` and would be ignored (used by "
-        "`positionlab-cli render dot`)", {}, NeedsRender);
+        "`positionlab-cli render dot`)",
+        {}, NeedsRender);
     row("(e) render lesson --preset", {"render", "lesson", "1", "--preset", "quick", "-o", "@DIR@/out"}, 2,
         "render: --preset is not used by `positionlab-cli render lesson K`", {}, NeedsRender);
     // (f) a wrong output extension names the allowed ones, for the verb at hand.
@@ -932,8 +1037,8 @@ void TestBadInput::cli_data()
     // (g) --logn without --context names --context, in every verb that takes it.
     row("(g) entropy logn", {"entropy", "alibi", "--logn"}, 2, "--logn needs --context L");
     row("(g) bench logn", {"bench", "attention", "--logn"}, 2, "--logn needs --context L");
-    row("(g) render logn", {"render", "bias", "alibi", "--logn", "-o", "@DIR@/x.png"}, 2, "--logn needs --context L", {},
-        NeedsRender);
+    row("(g) render logn", {"render", "bias", "alibi", "--logn", "-o", "@DIR@/x.png"}, 2, "--logn needs --context L",
+        {}, NeedsRender);
     // (i) the scheme as a word or as --scheme, never two different ones.
     row("(i) bias word and --scheme differ", {"bias", "alibi", "--scheme", "rope"}, 2,
         "bias: the scheme is given twice and differently, as 'alibi' and --scheme rope; give it once");
@@ -954,14 +1059,15 @@ void TestBadInput::cli_data()
         "cannot write @DIR@/missing/out.csv: No such file or directory");
     row("output parent is a file", {"bias", "alibi", "-o", "@DIR@/file.csv/out.csv"}, 2, "Not a directory",
         {{"file.csv", "keep me\n"}});
-    row("output is a directory", {"bias", "alibi", "-o", "@DIR@/sub.csv"}, 2, "cannot write @DIR@/sub.csv: it is a directory",
-        {{"sub.csv/", {}}});
+    row("output is a directory", {"bias", "alibi", "-o", "@DIR@/sub.csv"}, 2,
+        "cannot write @DIR@/sub.csv: it is a directory", {{"sub.csv/", {}}});
     row("output directory no extension", {"bias", "alibi", "-o", "@DIR@"}, 2, "unsupported extension ''");
-    row("output bad extension", {"bias", "alibi", "-o", "@DIR@/out.txt"}, 2, "unsupported extension '.txt'; allowed: .csv, .json, .npy");
+    row("output bad extension", {"bias", "alibi", "-o", "@DIR@/out.txt"}, 2,
+        "unsupported extension '.txt'; allowed: .csv, .json, .npy");
     row("output empty", {"bias", "alibi", "-o", ""}, 2, "unsupported extension ''");
     row("output unknown image extension", {"dot", "-o", "@DIR@/x.gif"}, 2, "unsupported extension '.gif'");
-    row("output read-only directory", {"bias", "alibi", "-o", "@DIR@/out.csv"}, 2, "cannot write @DIR@/out.csv: Permission denied",
-        {{"out.csv", "old,contents\n1,2\n"}}, ReadOnlyDir);
+    row("output read-only directory", {"bias", "alibi", "-o", "@DIR@/out.csv"}, 2,
+        "cannot write @DIR@/out.csv: Permission denied", {{"out.csv", "old,contents\n1,2\n"}}, ReadOnlyDir);
     row("output disk full", {"bias", "alibi", "--length", "300", "-o", "@DIR@/out.csv"}, 1,
         "writing @DIR@/out.csv failed (disk full or I/O error); the previous file is unchanged",
         {{"out.csv", QByteArray("previous\0bytes\xff", 15)}}, FileSizeLimit);
@@ -1028,7 +1134,8 @@ void TestBadInput::cli()
             if (option.startsWith("suppressions=")) {
                 const QString copy = binDir.path() + QStringLiteral("/lsan.supp");
                 QVERIFY(QFile::copy(option.mid(13), copy));
-                QVERIFY(QFile::setPermissions(copy, QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+                QVERIFY(QFile::setPermissions(copy, QFileDevice::ReadOwner | QFileDevice::ReadGroup |
+                                                        QFileDevice::ReadOther));
                 option = "suppressions=" + copy;
             }
         env.insert("LSAN_OPTIONS", options.join(':'));
@@ -1074,7 +1181,8 @@ void TestBadInput::cli()
         QVERIFY2(trimmed.startsWith(exitCode == 2 ? "positionlab-cli: error: " : "positionlab-cli: failed: "),
                  err.constData());
     }
-    QVERIFY2(trimmed.contains(message.toUtf8()), ("stderr: " + err + "\nexpected to contain: " + message.toUtf8()).constData());
+    QVERIFY2(trimmed.contains(message.toUtf8()),
+             ("stderr: " + err + "\nexpected to contain: " + message.toUtf8()).constData());
 
     // No partial output, no temporary left behind, every file the row had unchanged byte for byte.
     QCOMPARE(listTree(dir), expectedTree(files));
@@ -1090,7 +1198,8 @@ void TestBadInput::cli()
 void TestBadInput::npyLoader_data()
 {
     QTest::addColumn<QByteArray>("bytes");
-    QTest::addColumn<bool>("fromMemory"); // also parseNpy on the bytes (false: only the file reader refuses it this way)
+    QTest::addColumn<bool>(
+        "fromMemory"); // also parseNpy on the bytes (false: only the file reader refuses it this way)
     QTest::addColumn<QString>("message");
 
     auto row = [](const char* name, const QByteArray& bytes, const QString& message, bool fromMemory = true) {
@@ -1101,28 +1210,55 @@ void TestBadInput::npyLoader_data()
     row("text file", "hello, world\n", "missing the \\x93NUMPY magic");
     row("csv file", "0,1,2\n3,4,5\n", "missing the \\x93NUMPY magic");
     row("magic only", QByteArray("\x93NUMPY", 6), "missing the \\x93NUMPY magic");
-    row("version 4", [] { QByteArray b = goodNpy(); b[6] = 4; return b; }(), "unsupported format version 4 (allowed: 1, 2, 3)");
-    row("version 0", [] { QByteArray b = goodNpy(); b[6] = 0; return b; }(), "unsupported format version 0");
-    row("header length past end", [] { QByteArray b = goodNpy().left(40); return b; }(), "header length 118 runs past the end");
+    row(
+        "version 4",
+        [] {
+            QByteArray b = goodNpy();
+            b[6] = 4;
+            return b;
+        }(),
+        "unsupported format version 4 (allowed: 1, 2, 3)");
+    row(
+        "version 0",
+        [] {
+            QByteArray b = goodNpy();
+            b[6] = 0;
+            return b;
+        }(),
+        "unsupported format version 0");
+    row(
+        "header length past end",
+        [] {
+            QByteArray b = goodNpy().left(40);
+            return b;
+        }(),
+        "header length 118 runs past the end");
     row("v2 truncated length", QByteArray("\x93NUMPY\x02\x00\x10\x00", 10), "truncated header");
     row("v2 header length absurd", QByteArray("\x93NUMPY\x02\x00\xff\xff\xff\x7f{}", 14), "header length", false);
-    row("dtype int32", npyFile(npyDict("<i4", "(2, 3, 4)"), data24), "dtype '<i4' is not supported; allowed: float32 '<f4'");
+    row("dtype int32", npyFile(npyDict("<i4", "(2, 3, 4)"), data24),
+        "dtype '<i4' is not supported; allowed: float32 '<f4'");
     row("dtype float16", npyFile(npyDict("<f2", "(2, 3, 4)"), data24.left(48)), "dtype '<f2' is not supported");
     row("dtype uint8", npyFile(npyDict("|u1", "(2, 3, 4)"), QByteArray(24, 1)), "dtype '|u1' is not supported");
     row("dtype complex", npyFile(npyDict("<c8", "(2, 3, 2)"), data24.left(96)), "dtype '<c8' is not supported");
-    row("dtype structured", npyFile("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", floats({1, 2})),
+    row("dtype structured",
+        npyFile("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", floats({1, 2})),
         "dtype [('a' is not supported");
-    row("dtype missing", npyFile("{'fortran_order': False, 'shape': (2,), }", floats({1, 2})), "missing or malformed descr");
+    row("dtype missing", npyFile("{'fortran_order': False, 'shape': (2,), }", floats({1, 2})),
+        "missing or malformed descr");
     row("big-endian f4", npyFile(npyDict(">f4", "(2, 3, 4)"), bigEndianFloats(ramp(24))),
         "big-endian data ('>f4'); allowed: little-endian float32 '<f4' or float64 '<f8'");
     row("big-endian f8", npyFile(npyDict(">f8", "(2,)"), doubles({1, 2})), "big-endian data ('>f8')");
     row("fortran order", npyFile(npyDict("<f4", "(2, 3, 4)", "True"), data24),
         "Fortran-order arrays are not supported; save with np.ascontiguousarray");
-    row("fortran order missing", npyFile("{'descr': '<f4', 'shape': (2,), }", floats({1, 2})), "missing or malformed fortran_order");
-    row("fortran order garbage", npyFile(npyDict("<f4", "(2,)", "Maybe"), floats({1, 2})), "missing or malformed fortran_order");
-    row("shape missing", npyFile("{'descr': '<f4', 'fortran_order': False, }", floats({1, 2})), "missing or malformed shape");
+    row("fortran order missing", npyFile("{'descr': '<f4', 'shape': (2,), }", floats({1, 2})),
+        "missing or malformed fortran_order");
+    row("fortran order garbage", npyFile(npyDict("<f4", "(2,)", "Maybe"), floats({1, 2})),
+        "missing or malformed fortran_order");
+    row("shape missing", npyFile("{'descr': '<f4', 'fortran_order': False, }", floats({1, 2})),
+        "missing or malformed shape");
     row("shape list", npyFile(npyDict("<f4", "[2, 3]"), floats(ramp(6))), "missing or malformed shape");
-    row("shape unclosed", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", floats(ramp(6))), "malformed shape");
+    row("shape unclosed", npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", floats(ramp(6))),
+        "malformed shape");
     row("shape negative", npyFile(npyDict("<f4", "(-1, 3)"), floats(ramp(3))), "malformed shape entry '-1");
     row("shape text", npyFile(npyDict("<f4", "(two,)"), floats(ramp(2))), "malformed shape entry 'two");
     row("shape 9 dims", npyFile(npyDict("<f4", "(1, 1, 1, 1, 1, 1, 1, 1, 1)"), floats({1})), "more than 8 dimensions");
@@ -1135,7 +1271,8 @@ void TestBadInput::npyLoader_data()
     row("inf", npyFile(npyDict("<f4", "(2, 3)"), floats({0, 1, 2, 3, 4, -std::numeric_limits<float>::infinity()})),
         "element 5 is infinite");
     row("f8 nan", npyFile(npyDict("<f8", "(3,)"), doubles({0, std::nan(""), 1})), "element 1 is NaN");
-    row("f8 beyond float range", npyFile(npyDict("<f8", "(3,)"), doubles({0, 1, 1e300})), "element 2 is infinite (or beyond float32 range)");
+    row("f8 beyond float range", npyFile(npyDict("<f8", "(3,)"), doubles({0, 1, 1e300})),
+        "element 2 is infinite (or beyond float32 range)");
     row("absurd shape", npyFile(npyDict("<f4", "(100000, 100000, 1000)"), floats({1, 2})),
         "an array of shape (100000, 100000, 1000) would need about 74505.8 GiB of memory", false);
     row("v2 absurd shape", npyFile(npyDict("<f8", "(4000000000,)"), {}, 2), "would need about 44.7 GiB", false);
@@ -1209,7 +1346,8 @@ void TestBadInput::interruptLeavesNoPartialFile()
     ::kill(pid_t(p.processId()), signal);
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitStatus(), QProcess::CrashExit); // ended by the signal, as it intends
-    QCOMPARE(QDir(temp.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"out.csv"});
+    QCOMPARE(QDir(temp.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+             QStringList{"out.csv"});
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), old);
@@ -1217,10 +1355,10 @@ void TestBadInput::interruptLeavesNoPartialFile()
 
 void TestBadInput::interruptTraining_data()
 {
-    QTest::addColumn<int>("delayMs");      // when the signal comes, from the start of the process
+    QTest::addColumn<int>("delayMs"); // when the signal comes, from the start of the process
     QTest::addColumn<int>("signal");
-    QTest::addColumn<bool>("previous");    // a checkpoint from an earlier run is already at -o
-    QTest::addColumn<bool>("saveEvery");   // --save-every 1: the signal often lands in the middle of a save
+    QTest::addColumn<bool>("previous");     // a checkpoint from an earlier run is already at -o
+    QTest::addColumn<bool>("saveEvery");    // --save-every 1: the signal often lands in the middle of a save
     QTest::addColumn<int>("secondAfterMs"); // > 0: a second Ctrl-C this long after the first (the impatient user)
     QTest::newRow("at once, previous kept") << 0 << int(SIGINT) << true << false << 0;
     QTest::newRow("0.3 s") << 300 << int(SIGINT) << false << false << 0;
@@ -1230,7 +1368,8 @@ void TestBadInput::interruptTraining_data()
     QTest::newRow("2.5 s, saving every step") << 2500 << int(SIGINT) << false << true << 0;
     QTest::newRow("1 s SIGTERM") << 1000 << int(SIGTERM) << true << true << 0;
     for (int second : {1, 5, 20, 60})
-        QTest::newRow(qPrintable(QString("double Ctrl-C, %1 ms apart").arg(second))) << 1000 << int(SIGINT) << true << true << second;
+        QTest::newRow(qPrintable(QString("double Ctrl-C, %1 ms apart").arg(second)))
+            << 1000 << int(SIGINT) << true << true << second;
 }
 
 // Ctrl-C at any moment of `train`: afterwards -o holds either the previous checkpoint byte for byte or a complete,
@@ -1248,11 +1387,14 @@ void TestBadInput::interruptTraining()
     const QString out = dir + "/m.safetensors";
     if (previous)
         materialise(dir, {{"m.safetensors", m_checkpoint}});
-    QStringList args{"train", "--scheme", "alibi", "--corpus", dir + "/corpus.txt", "--layers", "1", "--d-model", "8",
-                     "--heads", "2", "--d-ff", "8", "--context", "8", "--batch", "1", "--steps", "10000000", "--eval-bytes",
-                     "0", "-o", out};
+    QStringList args{"train",    "--scheme", "alibi",     "--corpus",  dir + "/corpus.txt",
+                     "--layers", "1",        "--d-model", "8",         "--heads",
+                     "2",        "--d-ff",   "8",         "--context", "8",
+                     "--batch",  "1",        "--steps",   "10000000",  "--eval-bytes",
+                     "0",        "-o",       out};
     if (saveEvery)
-        args << "--save-every" << "1";
+        args << "--save-every"
+             << "1";
     QProcess p;
     startWithDefaultSignals(p, args);
     QVERIFY(p.waitForStarted());
@@ -1285,7 +1427,8 @@ void TestBadInput::interruptTraining()
     if (previous && bytes == m_checkpoint)
         return; // untouched
     try {
-        const plab::SafetensorsFile file = plab::parseSafetensors(std::string_view(bytes.constData(), size_t(bytes.size())), "m");
+        const plab::SafetensorsFile file =
+            plab::parseSafetensors(std::string_view(bytes.constData(), size_t(bytes.size())), "m");
         const plab::LoadedCheckpoint loaded = plab::checkpointFromSafetensors(file, "m");
         QVERIFY(loaded.info.step >= 1);
     } catch (const std::exception& e) {
@@ -1322,7 +1465,8 @@ void TestBadInput::interruptEval()
     if (previous)
         files[output] = old;
     materialise(dir, files);
-    QStringList args{"eval", dir + "/m.safetensors", "--corpus", dir + "/corpus.txt", "--split", "all", "--lengths", "8,65536"};
+    QStringList args{"eval",   dir + "/m.safetensors", "--corpus", dir + "/corpus.txt", "--split", "all", "--lengths",
+                     "8,65536"};
     if (!output.isEmpty())
         args << "-o" << dir + "/" + output;
     QProcess p;
@@ -1346,7 +1490,8 @@ void TestBadInput::interruptEval()
         QVERIFY2(last.startsWith("interrupted at length 65536; nothing written"), err.constData());
         QVERIFY2(output.isEmpty() || last.contains(" is unchanged)"), err.constData());
     } else {
-        QVERIFY2((p.exitStatus() == QProcess::NormalExit && p.exitCode() == 130) || p.exitStatus() == QProcess::CrashExit,
+        QVERIFY2((p.exitStatus() == QProcess::NormalExit && p.exitCode() == 130) ||
+                     p.exitStatus() == QProcess::CrashExit,
                  qPrintable(QString("exit %1: %2").arg(p.exitCode()).arg(QString::fromUtf8(err))));
     }
     QVERIFY2(out.isEmpty(), out.constData()); // no half table on standard output either
@@ -1362,7 +1507,9 @@ void TestBadInput::safetensorsLoader_data()
 {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("message");
-    auto row = [](const char* name, const QByteArray& bytes, const QString& message) { QTest::newRow(name) << bytes << message; };
+    auto row = [](const char* name, const QByteArray& bytes, const QString& message) {
+        QTest::newRow(name) << bytes << message;
+    };
     auto one = [](const QByteArray& entry, const QByteArray& data = {}) {
         QByteArray header = "{\"t\":" + entry + "}";
         while (header.size() % 8)
@@ -1371,14 +1518,17 @@ void TestBadInput::safetensorsLoader_data()
     };
     row("empty", {}, "file is 0 bytes, too short for a safetensors header length");
     row("seven bytes", "1234567", "file is 7 bytes, too short");
-    row("length over limit", safetensorsRaw("{}", {}, 100000001), "header length 100000001 exceeds the limit of 100000000 bytes");
+    row("length over limit", safetensorsRaw("{}", {}, 100000001),
+        "header length 100000001 exceeds the limit of 100000000 bytes");
     row("length huge", safetensorsRaw("{}", {}, std::numeric_limits<qint64>::max()), "exceeds the limit");
-    row("length past end", safetensorsRaw("{}", {}, 1000), "header length 1000 runs past the end of the file (10 bytes; truncated?)");
+    row("length past end", safetensorsRaw("{}", {}, 1000),
+        "header length 1000 runs past the end of the file (10 bytes; truncated?)");
     row("length zero", safetensorsRaw("{}", {}, 0), "header does not start with '{'");
     row("not an object", safetensorsRaw("[1, 2]  "), "header does not start with '{'");
     row("bad json", safetensorsRaw("{\"a\": }  "), "header is not valid JSON");
     row("json then garbage", safetensorsRaw("{} xyz  "), "header is not valid JSON");
-    row("deep nesting", safetensorsRaw("{\"a\":" + QByteArray(100000, '[') + QByteArray(100000, ']') + "}"), "tensor 'a' is not an object");
+    row("deep nesting", safetensorsRaw("{\"a\":" + QByteArray(100000, '[') + QByteArray(100000, ']') + "}"),
+        "tensor 'a' is not an object");
     row("tensor not object", one("5"), "tensor 't' is not an object");
     row("unknown field", one("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4],\"x\":1}", floats({1})),
         "tensor 't' has an unknown field 'x'");
@@ -1392,33 +1542,41 @@ void TestBadInput::safetensorsLoader_data()
         "has a shape entry that is not a non-negative integer");
     row("huge dim", one("{\"dtype\":\"F32\",\"shape\":[18446744073709551615],\"data_offsets\":[0,4]}", floats({1})),
         "has a shape entry that is not a non-negative integer");
-    row("absurd shape", one("{\"dtype\":\"F32\",\"shape\":[1048576,1048576,1048576],\"data_offsets\":[0,4]}", floats({1})),
+    row("absurd shape",
+        one("{\"dtype\":\"F32\",\"shape\":[1048576,1048576,1048576],\"data_offsets\":[0,4]}", floats({1})),
         "tensor 't' has an absurd shape");
     row("no offsets", one("{\"dtype\":\"F32\",\"shape\":[1]}", floats({1})), "needs data_offsets [begin, end]");
-    row("three offsets", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}", floats({1})), "needs data_offsets");
-    row("negative offset", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}", floats({1})), "needs data_offsets");
+    row("three offsets", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}", floats({1})),
+        "needs data_offsets");
+    row("negative offset", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}", floats({1})),
+        "needs data_offsets");
     row("reversed offsets", one("{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}", floats({1})),
         "has data_offsets [4, 0] outside the data buffer");
     row("offsets past end", one("{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", floats({1})),
         "has data_offsets [0, 8] outside the data buffer of 4 bytes (truncated file?)");
-    row("offset overflow", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[18446744073709551612,0]}", floats({1})),
+    row("offset overflow",
+        one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[18446744073709551612,0]}", floats({1})),
         "outside the data buffer");
     row("size mismatch", one("{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}", floats({1, 2})),
         "tensor 't' has 8 data bytes but shape (3,) of F32 needs 12");
-    row("overlap", safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                                  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
-                                  floats({1, 2, 3})),
+    row("overlap",
+        safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                       "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+                       floats({1, 2, 3})),
         "overlaps the data of another tensor");
-    row("same span twice", safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-                                          "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-                                          floats({1})),
+    row("same span twice",
+        safetensorsRaw("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                       "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+                       floats({1})),
         "overlaps the data of another tensor");
     row("hole", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}", floats({1, 2})),
         "the data buffer has a hole before tensor 't' (bytes 0..4 belong to no tensor)");
     row("trailing", one("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", floats({1, 2})),
         "trailing bytes that belong to no tensor");
-    row("metadata not object", safetensorsRaw("{\"__metadata__\":[1]}    "), "__metadata__ is not an object of strings");
-    row("metadata number", safetensorsRaw("{\"__metadata__\":{\"step\":3}}"), "__metadata__ value of 'step' is not a string");
+    row("metadata not object", safetensorsRaw("{\"__metadata__\":[1]}    "),
+        "__metadata__ is not an object of strings");
+    row("metadata number", safetensorsRaw("{\"__metadata__\":{\"step\":3}}"),
+        "__metadata__ value of 'step' is not a string");
 }
 
 void TestBadInput::safetensorsLoader()
@@ -1452,10 +1610,17 @@ void TestBadInput::corpusLoader_data()
 {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("message");
-    auto row = [](const char* name, const QByteArray& bytes, const QString& message) { QTest::newRow(name) << bytes << message; };
+    auto row = [](const char* name, const QByteArray& bytes, const QString& message) {
+        QTest::newRow(name) << bytes << message;
+    };
     row("empty", {}, "is empty; a UTF-8 text file of at least 2048 bytes is needed");
     row("nul", "abc" + QByteArray(1, 0) + text(3000), "looks binary (NUL byte at offset 3)");
-    row("elf binary", QByteArray("\x7f" "ELF\x02\x01\x01", 7) + QByteArray(3000, '\x90'), "is not valid UTF-8 (byte offset 7)");
+    row("elf binary",
+        QByteArray("\x7f"
+                   "ELF\x02\x01\x01",
+                   7) +
+            QByteArray(3000, '\x90'),
+        "is not valid UTF-8 (byte offset 7)");
     row("lone continuation", text(50) + "\x80" + text(3000), "is not valid UTF-8 (byte offset 50)");
     row("overlong slash", text(3000) + "\xc0\xaf", "is not valid UTF-8 (byte offset 3000)");
     row("overlong 3-byte", "\xe0\x80\xaf" + text(3000), "is not valid UTF-8 (byte offset 0)");
@@ -1497,9 +1662,8 @@ void TestBadInput::sessionLoader_data()
     QTest::addColumn<QString>("field"); // empty: parseSession must refuse; else sessionInt(panel, field) must
     QTest::addColumn<QString>("message");
     QTest::addColumn<bool>("knownOpen");
-    auto row = [](const char* name, const QByteArray& bytes, const QString& field, const QString& message, bool open = false) {
-        QTest::newRow(name) << bytes << field << message << open;
-    };
+    auto row = [](const char* name, const QByteArray& bytes, const QString& field, const QString& message,
+                  bool open = false) { QTest::newRow(name) << bytes << field << message << open; };
     const QByteArray head = "{\"format\": \"positionlab-session\", \"version\": 1, ";
     row("empty", {}, {}, "s.plab: not a valid JSON file (syntax error at byte");
     row("binary", QByteArray("\x00\x01\xff\xfe", 4), {}, "not a valid JSON file");
@@ -1508,13 +1672,19 @@ void TestBadInput::sessionLoader_data()
     row("array", "[1, 2]", {}, "not a PositionLab session (expected \"format\": \"positionlab-session\")");
     row("other format", "{\"format\": \"excel\", \"version\": 1}", {}, "not a PositionLab session");
     row("no version", "{\"format\": \"positionlab-session\"}", {}, "session has no integer \"version\"");
-    row("version text", "{\"format\": \"positionlab-session\", \"version\": \"1\"}", {}, "session has no integer \"version\"");
-    row("newer version", "{\"format\": \"positionlab-session\", \"version\": 7}", {}, "session version 7 is not supported");
-    row("number overflow", head + "\"panel\": {\"heads\": 1e315}}", {}, "not a valid JSON file (a number is out of range)");
-    row("version wraps to 1", "{\"format\": \"positionlab-session\", \"version\": 4294967297}", {}, "session version 4294967297 is not supported");
-    row("heads text", head + "\"panel\": {\"heads\": \"8\"}}", "heads", "session: panel.heads = \"8\" is not an integer");
+    row("version text", "{\"format\": \"positionlab-session\", \"version\": \"1\"}", {},
+        "session has no integer \"version\"");
+    row("newer version", "{\"format\": \"positionlab-session\", \"version\": 7}", {},
+        "session version 7 is not supported");
+    row("number overflow", head + "\"panel\": {\"heads\": 1e315}}", {},
+        "not a valid JSON file (a number is out of range)");
+    row("version wraps to 1", "{\"format\": \"positionlab-session\", \"version\": 4294967297}", {},
+        "session version 4294967297 is not supported");
+    row("heads text", head + "\"panel\": {\"heads\": \"8\"}}", "heads",
+        "session: panel.heads = \"8\" is not an integer");
     row("heads fraction", head + "\"panel\": {\"heads\": 2.5}}", "heads", "panel.heads = 2.5 is not an integer");
-    row("heads zero", head + "\"panel\": {\"heads\": 0}}", "heads", "panel.heads = 0 is out of range; allowed: integers in [1, 1024]");
+    row("heads zero", head + "\"panel\": {\"heads\": 0}}", "heads",
+        "panel.heads = 0 is out of range; allowed: integers in [1, 1024]");
     row("heads huge", head + "\"panel\": {\"heads\": 1e300}}", "heads", "panel.heads = 1e+300 is out of range");
     row("heads unsigned", head + "\"panel\": {\"heads\": 18446744073709551615}}", "heads", "is out of range");
 }

@@ -33,8 +33,7 @@ bool sameCell(float got, float expected)
 
 Q_DECLARE_METATYPE(std::vector<float>)
 
-class TestBiasDifference : public QObject
-{
+class TestBiasDifference : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void values_data()
@@ -60,9 +59,9 @@ private Q_SLOTS:
             << std::vector<float>{kNan, kInf, 1.0f, 1.0f} << std::vector<float>{1.0f, 1.0f, kNan, kInf}
             << std::vector<float>{-kInf, -kInf, -kInf, -kInf};
         // FLT_MAX - (-FLT_MAX) overflows float: it saturates so that -inf keeps meaning "masked".
-        QTest::newRow("overflow saturates") << std::vector<float>{FLT_MAX, -FLT_MAX, FLT_MAX}
-                                            << std::vector<float>{-FLT_MAX, FLT_MAX, FLT_MAX}
-                                            << std::vector<float>{FLT_MAX, -FLT_MAX, 0.0f};
+        QTest::newRow("overflow saturates")
+            << std::vector<float>{FLT_MAX, -FLT_MAX, FLT_MAX} << std::vector<float>{-FLT_MAX, FLT_MAX, FLT_MAX}
+            << std::vector<float>{FLT_MAX, -FLT_MAX, 0.0f};
         QTest::newRow("empty") << std::vector<float>{} << std::vector<float>{} << std::vector<float>{};
     }
     void values()
@@ -73,8 +72,10 @@ private Q_SLOTS:
         const std::vector<float> got = maskedDifference(a, b);
         QCOMPARE(got.size(), expected.size());
         for (size_t i = 0; i < got.size(); ++i)
-            QVERIFY2(sameCell(got[i], expected[i]),
-                     qPrintable(QStringLiteral("cell %1: got %2, expected %3").arg(i).arg(got[i], 0, 'g', 17).arg(expected[i], 0, 'g', 17)));
+            QVERIFY2(sameCell(got[i], expected[i]), qPrintable(QStringLiteral("cell %1: got %2, expected %3")
+                                                                   .arg(i)
+                                                                   .arg(got[i], 0, 'g', 17)
+                                                                   .arg(expected[i], 0, 'g', 17)));
     }
 
     // Large buffers take the parallel path: the same rule for every cell.
@@ -151,8 +152,10 @@ private Q_SLOTS:
                 const double y = view(b, bBidirectional, m, n);
                 const float expected = (std::isinf(x) || std::isinf(y)) ? -kInf : static_cast<float>(x - y);
                 const float got = d[static_cast<size_t>(m) * length + n];
-                QVERIFY2(sameCell(got, expected),
-                         qPrintable(QStringLiteral("(m, n) = (%1, %2): got %3, expected %4").arg(m).arg(n).arg(got).arg(expected)));
+                QVERIFY2(
+                    sameCell(got, expected),
+                    qPrintable(
+                        QStringLiteral("(m, n) = (%1, %2): got %3, expected %4").arg(m).arg(n).arg(got).arg(expected)));
             }
     }
 };

@@ -100,8 +100,8 @@ private slots:
 void TestCheckpoint::safetensorsRoundTrip()
 {
     const std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {-0.5f}, empty;
-    const std::string bytes = serializeSafetensors({{"a", {2, 3}, a.data()}, {"b", {1}, b.data()}, {"e", {0, 4}, empty.data()}},
-                                                   {{"k", "v"}});
+    const std::string bytes = serializeSafetensors(
+        {{"a", {2, 3}, a.data()}, {"b", {1}, b.data()}, {"e", {0, 4}, empty.data()}}, {{"k", "v"}});
     // Layout: 8-byte little-endian length, JSON starting with '{', data 8-aligned.
     uint64_t n = 0;
     std::memcpy(&n, bytes.data(), 8);
@@ -127,7 +127,7 @@ void TestCheckpoint::safetensorsConversions()
     // F64, F16 and BF16 files (as torch/numpy may write them) are read as float32.
     const double d[2] = {0.25, -3.0};
     const uint16_t h[3] = {0x3C00, 0xC000, 0x0001}; // 1, -2, smallest subnormal 2^-24
-    const uint16_t bf[1] = {0x3FC0};                  // 1.5
+    const uint16_t bf[1] = {0x3FC0};                // 1.5
     std::string data(reinterpret_cast<const char*>(d), 16);
     data.append(reinterpret_cast<const char*>(h), 6);
     data.append(reinterpret_cast<const char*>(bf), 2);
@@ -210,7 +210,9 @@ void TestCheckpoint::checkpointWrittenAtomically()
 {
     QTemporaryDir dir;
     const std::string path = tempPath(dir, "m.safetensors");
-    { std::ofstream(path) << "previous"; }
+    {
+        std::ofstream(path) << "previous";
+    }
     Model model(smallConfig("alibi"));
     saveCheckpoint(model, {}, path);
     QVERIFY(loadCheckpoint(path).model);
@@ -294,18 +296,24 @@ void TestCheckpoint::corruptCheckpoint_data()
         row("metadata not strings", join(p), "not a string");
     }
     // Structurally valid files whose content does not fit a model.
-    auto rebuilt = [&](const std::function<void(std::map<std::string, Tensor>&, std::map<std::string, std::string>&)>& edit) {
-        SafetensorsFile f = parseSafetensors(good, "mem");
-        edit(f.tensors, f.metadata);
-        std::vector<TensorView> views;
-        for (const auto& [name, t] : f.tensors)
-            views.push_back({name, t.shape, t.data.data()});
-        return serializeSafetensors(views, f.metadata);
-    };
-    row("missing tensor", rebuilt([](auto& t, auto&) { t.erase("layers.1.ln2.bias"); }), "'layers.1.ln2.bias' is missing");
-    row("unexpected tensor", rebuilt([](auto& t, auto&) { t["layers.2.ln1.bias"] = Tensor{{16}, std::vector<float>(16)}; }),
+    auto rebuilt =
+        [&](const std::function<void(std::map<std::string, Tensor>&, std::map<std::string, std::string>&)>& edit) {
+            SafetensorsFile f = parseSafetensors(good, "mem");
+            edit(f.tensors, f.metadata);
+            std::vector<TensorView> views;
+            for (const auto& [name, t] : f.tensors)
+                views.push_back({name, t.shape, t.data.data()});
+            return serializeSafetensors(views, f.metadata);
+        };
+    row("missing tensor", rebuilt([](auto& t, auto&) { t.erase("layers.1.ln2.bias"); }),
+        "'layers.1.ln2.bias' is missing");
+    row("unexpected tensor", rebuilt([](auto& t, auto&) {
+            t["layers.2.ln1.bias"] = Tensor{{16}, std::vector<float>(16)};
+        }),
         "unexpected tensor 'layers.2.ln1.bias'");
-    row("shape vs config", rebuilt([](auto& t, auto&) { t["ln_f.weight"] = Tensor{{8, 2}, std::vector<float>(16, 1.0f)}; }),
+    row("shape vs config", rebuilt([](auto& t, auto&) {
+            t["ln_f.weight"] = Tensor{{8, 2}, std::vector<float>(16, 1.0f)};
+        }),
         "has shape (8, 2), the config needs (16,)");
     row("non-finite value", rebuilt([](auto& t, auto&) { t["ln_f.bias"].data[3] = NAN; }), "non-finite");
     row("kerple r2 out of range", rebuilt([](auto& t, auto&) { t["scheme.kerple_r2"].data[1] = 3.0f; }), "r2");

@@ -138,8 +138,8 @@ void TestCli::everySchemePrints()
     QFETCH(int, length);
     QTemporaryDir dir;
     const QString path = dir.filePath("b.npy");
-    const CliResult r = runCli({"bias", scheme, "--heads", QString::number(heads), "--length", QString::number(length),
-                                "-o", path});
+    const CliResult r =
+        runCli({"bias", scheme, "--heads", QString::number(heads), "--length", QString::number(length), "-o", path});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const plab::NpyArray a = plab::readNpy(path.toStdString(), false);
     QCOMPARE(a.shape, (std::vector<int64_t>{heads, length, length}));
@@ -154,19 +154,22 @@ void TestCli::everySchemePrints()
 void TestCli::npyAndJsonOutputs()
 {
     QTemporaryDir dir;
-    const CliResult csv = runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2"});
+    const CliResult csv =
+        runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2"});
     QCOMPARE(csv.exitCode, 0);
     const auto blocks = parseMatrices(csv.out);
     QCOMPARE(blocks.size(), 1);
     QVERIFY(!csv.out.contains("# head")); // a single head is a plain matrix
 
     QVERIFY(runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2", "-o",
-                    dir.filePath("k.npy")}).exitCode == 0);
+                    dir.filePath("k.npy")})
+                .exitCode == 0);
     const plab::NpyArray npy = plab::readNpy(dir.filePath("k.npy").toStdString(), false);
     QCOMPARE(npy.shape, (std::vector<int64_t>{5, 5}));
 
     QVERIFY(runCli({"bias", "kerple-log", "--heads", "2", "--head", "1", "--length", "5", "--set", "r1=2", "-o",
-                    dir.filePath("k.json")}).exitCode == 0);
+                    dir.filePath("k.json")})
+                .exitCode == 0);
     QFile f(dir.filePath("k.json"));
     QVERIFY(f.open(QIODevice::ReadOnly));
     QJsonParseError error;
@@ -199,8 +202,8 @@ void TestCli::t5Buckets()
     QCOMPARE(m[0][0], 0.0);
     QCOMPARE(m[15][0], 15.0);
     QCOMPARE(m[16][0], 16.0);
-    QCOMPARE(m[20][0], 17.0); // 16 + int(log(20/16) / log(128/16) * 16)
-    QCOMPARE(m[39][0], 22.0); // 16 + int(log(39/16) / log(8) * 16) = 16 + 6
+    QCOMPARE(m[20][0], 17.0);       // 16 + int(log(20/16) / log(128/16) * 16)
+    QCOMPARE(m[39][0], 22.0);       // 16 + int(log(39/16) / log(8) * 16) = 16 + 6
     QCOMPARE(m[39][39 - 20], 17.0); // buckets depend on the distance only
 }
 
@@ -236,7 +239,8 @@ void TestCli::entropyCsv()
 {
     QFETCH(QStringList, args);
     QFETCH(int, window);
-    const CliResult r = runCli(QStringList{"entropy"} + args + QStringList{"--heads", "2", "--lengths", "1,10,100,1000", "--qk", "zero"});
+    const CliResult r = runCli(QStringList{"entropy"} + args +
+                               QStringList{"--heads", "2", "--lengths", "1,10,100,1000", "--qk", "zero"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines[0], QByteArray("length,head,entropy_last,entropy_mean"));
@@ -258,21 +262,26 @@ void TestCli::badInput_data()
     QTest::newRow("unknown scheme") << QStringList{"bias", "nosuch"} << "unknown scheme 'nosuch'";
     QTest::newRow("missing scheme") << QStringList{"bias"} << "a scheme is required";
     QTest::newRow("length 0") << QStringList{"bias", "alibi", "--length", "0"} << "length = 0 is out of range";
-    QTest::newRow("length text") << QStringList{"bias", "alibi", "--length", "ten"} << "length: 'ten' is not an integer";
+    QTest::newRow("length text") << QStringList{"bias", "alibi", "--length", "ten"}
+                                 << "length: 'ten' is not an integer";
     QTest::newRow("absurd length") << QStringList{"bias", "alibi", "--length", "1000000"} << "GiB of memory";
-    QTest::newRow("r2=3") << QStringList{"bias", "kerple-power", "--set", "r2=3"} << "r2 = 3 is out of range; allowed: (0, 2]";
+    QTest::newRow("r2=3") << QStringList{"bias", "kerple-power", "--set", "r2=3"}
+                          << "r2 = 3 is out of range; allowed: (0, 2]";
     QTest::newRow("dim=7") << QStringList{"bias", "rope", "--set", "dim=7"} << "dim = 7 is out of range";
     QTest::newRow("non-number") << QStringList{"bias", "rope", "--set", "base=abc"} << "base = 'abc' is not a number";
     QTest::newRow("unknown option") << QStringList{"bias", "alibi", "--lenght", "4"} << "unknown option '--lenght'";
     QTest::newRow("option without value") << QStringList{"bias", "alibi", "--length"} << "--length needs a value";
-    QTest::newRow("head out of range") << QStringList{"bias", "alibi", "--heads", "4", "--head", "4"} << "head = 4 is out of range";
-    QTest::newRow("buckets not t5") << QStringList{"bias", "alibi", "--buckets"} << "--buckets is only defined for the t5";
+    QTest::newRow("head out of range") << QStringList{"bias", "alibi", "--heads", "4", "--head", "4"}
+                                       << "head = 4 is out of range";
+    QTest::newRow("buckets not t5") << QStringList{"bias", "alibi", "--buckets"}
+                                    << "--buckets is only defined for the t5";
     QTest::newRow("bad extension") << QStringList{"bias", "alibi", "-o", "x.txt"} << "unsupported extension '.txt'";
     QTest::newRow("xpos bidir") << QStringList{"bias", "xpos", "--bidirectional"} << "causal only";
     QTest::newRow("dot odd dim") << QStringList{"dot", "--dim", "7"} << "dim = 7 is out of range";
     QTest::newRow("dot base") << QStringList{"dot", "--base", "0.5"} << "base";
     QTest::newRow("entropy qk") << QStringList{"entropy", "alibi", "--qk", "ones"} << "--qk ones is not allowed";
-    QTest::newRow("entropy lengths") << QStringList{"entropy", "alibi", "--lengths", "16,0"} << "lengths = 0 is out of range";
+    QTest::newRow("entropy lengths") << QStringList{"entropy", "alibi", "--lengths", "16,0"}
+                                     << "lengths = 0 is out of range";
     QTest::newRow("entropy lengths text") << QStringList{"entropy", "alibi", "--lengths", "16,,32"} << "lengths";
     QTest::newRow("logn without context") << QStringList{"bias", "alibi", "--logn"} << "--logn needs --context L";
 }
@@ -321,7 +330,8 @@ void TestCli::helpSaysNumbering()
     QFETCH(QStringList, args);
     const CliResult r = runCli(args);
     QCOMPARE(r.exitCode, 0);
-    QVERIFY2(r.out.contains("heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0"), r.out.constData());
+    QVERIFY2(r.out.contains("heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0"),
+             r.out.constData());
     QVERIFY2(r.out.contains("the GUI shows heads and layers from 1"), r.out.constData());
 }
 
@@ -399,7 +409,8 @@ void TestCli::usageAgreesWithHelp()
     }
     QVERIFY(!listed.isEmpty());
     QSet<QString> inUsage;
-    static const QRegularExpression optionInUsage(QStringLiteral("\\[?((?:--[a-z-]+|-o)(?: [^\\]\\s]+(?: \\.\\.\\.)?)?)\\]?"));
+    static const QRegularExpression optionInUsage(
+        QStringLiteral("\\[?((?:--[a-z-]+|-o)(?: [^\\]\\s]+(?: \\.\\.\\.)?)?)\\]?"));
     for (auto it = optionInUsage.globalMatch(usage); it.hasNext();) {
         const QString shown = it.next().captured(1);
         const QString name = shown.section(' ', 0, 0);

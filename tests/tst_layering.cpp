@@ -10,7 +10,7 @@
 namespace {
 
 // The include lines of a source file, as written between the quotes or angle brackets.
-QStringList includesOf(const QString &path)
+QStringList includesOf(const QString& path)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
@@ -24,7 +24,7 @@ QStringList includesOf(const QString &path)
 }
 
 // Every C++ source below `folder` of the project, relative to the project root.
-QStringList sourcesBelow(const QString &folder)
+QStringList sourcesBelow(const QString& folder)
 {
     QStringList files;
     const QDir root(QStringLiteral(POSITIONLAB_SOURCE_DIR));
@@ -37,10 +37,10 @@ QStringList sourcesBelow(const QString &folder)
 }
 
 // File names of the headers below `folder` (what a quoted include of that folder would name).
-QSet<QString> headerNames(const QString &folder)
+QSet<QString> headerNames(const QString& folder)
 {
     QSet<QString> names;
-    for (const QString &file : sourcesBelow(folder))
+    for (const QString& file : sourcesBelow(folder))
         if (file.endsWith(QLatin1String(".h")))
             names.insert(QFileInfo(file).fileName());
     return names;
@@ -48,8 +48,7 @@ QSet<QString> headerNames(const QString &folder)
 
 } // namespace
 
-class TestLayering : public QObject
-{
+class TestLayering : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void coreIncludesNoQt_data();
@@ -63,7 +62,7 @@ void TestLayering::coreIncludesNoQt_data()
     QTest::addColumn<QString>("file");
     const QStringList files = sourcesBelow(QStringLiteral("core"));
     QVERIFY(files.contains(QStringLiteral("core/model.cpp"))); // the walk found the core
-    for (const QString &file : files)
+    for (const QString& file : files)
         QTest::newRow(qPrintable(file)) << file;
 }
 
@@ -71,7 +70,7 @@ void TestLayering::coreIncludesNoQt()
 {
     QFETCH(QString, file);
     static const QRegularExpression qt(QStringLiteral("^(Q[A-Z]|Qt[A-Za-z]*/|q[a-z]+\\.h$)"));
-    for (const QString &name : includesOf(QDir(QStringLiteral(POSITIONLAB_SOURCE_DIR)).filePath(file)))
+    for (const QString& name : includesOf(QDir(QStringLiteral(POSITIONLAB_SOURCE_DIR)).filePath(file)))
         QVERIFY2(!qt.match(name).hasMatch(), qPrintable(file + QStringLiteral(" includes ") + name));
 }
 
@@ -80,7 +79,7 @@ void TestLayering::uiIncludesNothingFromApp_data()
     QTest::addColumn<QString>("file");
     const QStringList files = sourcesBelow(QStringLiteral("ui"));
     QVERIFY(files.contains(QStringLiteral("ui/views.h")));
-    for (const QString &file : files)
+    for (const QString& file : files)
         QTest::newRow(qPrintable(file)) << file;
 }
 
@@ -88,10 +87,10 @@ void TestLayering::uiIncludesNothingFromApp()
 {
     QFETCH(QString, file);
     // A quoted name that only app/ provides (ui/ and core/ have no header of that name) is an include from app/.
-    const QSet<QString> appOnly = headerNames(QStringLiteral("app")) - headerNames(QStringLiteral("ui")) -
-                                  headerNames(QStringLiteral("core"));
+    const QSet<QString> appOnly =
+        headerNames(QStringLiteral("app")) - headerNames(QStringLiteral("ui")) - headerNames(QStringLiteral("core"));
     QVERIFY(appOnly.contains(QStringLiteral("cli.h")));
-    for (const QString &name : includesOf(QDir(QStringLiteral(POSITIONLAB_SOURCE_DIR)).filePath(file))) {
+    for (const QString& name : includesOf(QDir(QStringLiteral(POSITIONLAB_SOURCE_DIR)).filePath(file))) {
         QVERIFY2(!name.startsWith(QLatin1String("app/")) && !name.contains(QLatin1String("../app")),
                  qPrintable(file + QStringLiteral(" includes ") + name));
         QVERIFY2(!appOnly.contains(QFileInfo(name).fileName()), qPrintable(file + QStringLiteral(" includes ") + name));

@@ -14,7 +14,7 @@ using namespace plab;
 
 namespace {
 
-const char *const kGoodLesson = R"(# ALiBi's slopes
+const char* const kGoodLesson = R"(# ALiBi's slopes
 
 ALiBi adds a bias.
 
@@ -35,7 +35,7 @@ positionlab-cli bias alibi
 ```
 )";
 
-void writeFile(const QString &path, const QByteArray &text)
+void writeFile(const QString& path, const QByteArray& text)
 {
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly));
@@ -44,8 +44,7 @@ void writeFile(const QString &path, const QByteArray &text)
 
 } // namespace
 
-class TestLessons : public QObject
-{
+class TestLessons : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void parsesStatesAndProse();
@@ -75,13 +74,13 @@ void TestLessons::parsesStatesAndProse()
     QCOMPARE(l.segments[1].state, 0);
     QVERIFY(l.segments[2].markdown.find("positionlab-cli bias alibi") != std::string::npos);
     QCOMPARE(l.segments[3].state, 1);
-    const LessonState &bias = l.states[0];
+    const LessonState& bias = l.states[0];
     QCOMPARE(bias.line, 6);
     QCOMPARE(bias.view, LessonView::Bias);
     QCOMPARE(bias.head, 7);
     QCOMPARE(bias.length, 64);
     QCOMPARE(bias.caption, std::string("Head 7"));
-    const LessonState &compare = l.states[1];
+    const LessonState& compare = l.states[1];
     QCOMPARE(compare.line, 17);
     QCOMPARE(compare.schemes, (std::vector<std::string>{"local", "alibi"}));
     QVERIFY(compare.difference);
@@ -93,20 +92,25 @@ void TestLessons::renderArguments_data()
 {
     QTest::addColumn<QString>("state");
     QTest::addColumn<QString>("arguments");
-    QTest::newRow("bias") << R"({"view": "bias", "scheme": "kerple-power", "params": {"r1": 0.5, "r2": 1.5}, "length": 16})"
-                          << "bias kerple-power --length 16 --heads 8 --head 0 --set r1=0.5 --set r2=1.5";
+    QTest::newRow("bias")
+        << R"({"view": "bias", "scheme": "kerple-power", "params": {"r1": 0.5, "r2": 1.5}, "length": 16})"
+        << "bias kerple-power --length 16 --heads 8 --head 0 --set r1=0.5 --set r2=1.5";
     QTest::newRow("bias, logn") << R"({"view": "bias", "scheme": "alibi", "context": 64, "logn": true, "heads": 4})"
                                 << "bias alibi --length 32 --heads 4 --head 0 --context 64 --logn";
-    QTest::newRow("t5 buckets, bidirectional") << R"({"view": "bias", "scheme": "t5", "buckets": true, "bidirectional": true})"
-                                               << "bias t5 --length 32 --heads 8 --head 0 --bidirectional --buckets";
+    QTest::newRow("t5 buckets, bidirectional")
+        << R"({"view": "bias", "scheme": "t5", "buckets": true, "bidirectional": true})"
+        << "bias t5 --length 32 --heads 8 --head 0 --bidirectional --buckets";
     QTest::newRow("compare") << R"({"view": "compare", "schemes": ["local", "alibi"], "difference": true})"
                              << "compare local alibi --length 32 --heads 8 --head 0 --difference";
-    QTest::newRow("dot") << R"({"view": "dot", "curves": [[64, 500], [128, 10000]], "log_x": true, "max_distance": 1000})"
-                         << "dot --curves 64:500,128:10000 --max-distance 1000 --log-x";
-    QTest::newRow("entropy") << R"({"view": "entropy", "schemes": ["none", "alibi"], "lengths": [16, 256], "qk": "random", "seed": 3})"
-                             << "entropy none alibi --lengths 16,256 --heads 8 --head 0 --qk random --seed 3 --measure last";
-    QTest::newRow("attention") << R"({"view": "attention", "model": "alibi", "text": "To be", "layer": 1, "repeat_to": 200})"
-                               << "attention --checkpoint M.safetensors --text To be --layer 1 --head 0 --repeat-to 200";
+    QTest::newRow("dot")
+        << R"({"view": "dot", "curves": [[64, 500], [128, 10000]], "log_x": true, "max_distance": 1000})"
+        << "dot --curves 64:500,128:10000 --max-distance 1000 --log-x";
+    QTest::newRow("entropy")
+        << R"({"view": "entropy", "schemes": ["none", "alibi"], "lengths": [16, 256], "qk": "random", "seed": 3})"
+        << "entropy none alibi --lengths 16,256 --heads 8 --head 0 --qk random --seed 3 --measure last";
+    QTest::newRow("attention")
+        << R"({"view": "attention", "model": "alibi", "text": "To be", "layer": 1, "repeat_to": 200})"
+        << "attention --checkpoint M.safetensors --text To be --layer 1 --head 0 --repeat-to 200";
     QTest::newRow("train") << R"({"view": "train", "schemes": ["sinusoidal", "alibi"]})"
                            << "train sinusoidal alibi --preset demo";
 }
@@ -119,7 +123,7 @@ void TestLessons::renderArguments()
     const Lesson l = parseLesson({"01-t.md", text});
     const std::vector<std::string> args = lessonRenderArguments(l.states.at(0), "M.safetensors");
     QStringList words;
-    for (const std::string &w : args)
+    for (const std::string& w : args)
         words << QString::fromStdString(w);
     QCOMPARE(words.join(QLatin1Char(' ')), arguments);
 }
@@ -131,49 +135,93 @@ void TestLessons::refusesBrokenLessons_data()
     QTest::addColumn<QString>("where"); // the message starts with this
     QTest::addColumn<QString>("what");  // and contains this
     const QString head = QStringLiteral("# Title\n\nProse.\n\n```json\n");
-    QTest::newRow("bad JSON, line of the fault") << "03-x.md" << head + "{\"view\": \"bias\",\n \"scheme\": \"alibi\"\n \"length\": 3}\n```\n"
-                                                 << "03-x.md:8:" << "not valid JSON";
-    QTest::newRow("unknown view") << "03-x.md" << head + "{\"view\": \"heatmap\"}\n```\n" << "03-x.md:6:"
+    QTest::newRow("bad JSON, line of the fault")
+        << "03-x.md" << head + "{\"view\": \"bias\",\n \"scheme\": \"alibi\"\n \"length\": 3}\n```\n"
+        << "03-x.md:8:"
+        << "not valid JSON";
+    QTest::newRow("unknown view") << "03-x.md" << head + "{\"view\": \"heatmap\"}\n```\n"
+                                  << "03-x.md:6:"
                                   << "allowed: bias, compare, dot, entropy, attention, train";
-    QTest::newRow("no view") << "03-x.md" << head + "{\"scheme\": \"alibi\"}\n```\n" << "03-x.md:6:" << "has no \"view\"";
+    QTest::newRow("no view") << "03-x.md" << head + "{\"scheme\": \"alibi\"}\n```\n"
+                             << "03-x.md:6:"
+                             << "has no \"view\"";
     QTest::newRow("unknown scheme") << "03-x.md" << head + "{\"view\": \"bias\",\n \"scheme\": \"rop\"}\n```\n"
-                                    << "03-x.md:7:" << "unknown scheme 'rop'";
-    QTest::newRow("unknown scheme in a list") << "03-x.md" << head + "{\"view\": \"compare\",\n\"schemes\": [\"alibi\", \"xx\"]}\n```\n"
-                                              << "03-x.md:7:" << "unknown scheme 'xx'";
-    QTest::newRow("unknown key") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\",\n \"lenght\": 3}\n```\n"
-                                 << "03-x.md:7:" << "unknown key \"lenght\"";
+                                    << "03-x.md:7:"
+                                    << "unknown scheme 'rop'";
+    QTest::newRow("unknown scheme in a list")
+        << "03-x.md" << head + "{\"view\": \"compare\",\n\"schemes\": [\"alibi\", \"xx\"]}\n```\n"
+        << "03-x.md:7:"
+        << "unknown scheme 'xx'";
+    QTest::newRow("unknown key") << "03-x.md"
+                                 << head + "{\"view\": \"bias\", \"scheme\": \"alibi\",\n \"lenght\": 3}\n```\n"
+                                 << "03-x.md:7:"
+                                 << "unknown key \"lenght\"";
     QTest::newRow("key of another view") << "03-x.md" << head + "{\"view\": \"dot\", \"schemes\": [\"alibi\"]}\n```\n"
-                                         << "03-x.md:6:" << "unknown key \"schemes\" for the dot view";
-    QTest::newRow("parameter out of range") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"kerple-power\",\n\"params\": {\"r2\": 3}}\n```\n"
-                                            << "03-x.md:7:" << "r2 = 3 is out of range; allowed: (0, 2]";
-    QTest::newRow("unknown parameter") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"params\": {\"slope\": 1}}\n```\n"
-                                       << "03-x.md:6:" << "has no parameter 'slope'";
-    QTest::newRow("head past heads") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"heads\": 4, \"head\": 4}\n```\n"
-                                     << "03-x.md:6:" << "\"head\" = 4 is out of range; allowed: integers in [0, 3]";
-    QTest::newRow("length not an integer") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"length\": 1.5}\n```\n"
-                                           << "03-x.md:6:" << "\"length\" = 1.5 is not an integer";
-    QTest::newRow("logn without context") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"logn\": true}\n```\n"
-                                          << "03-x.md:6:" << "\"logn\" needs \"context\"";
-    QTest::newRow("xpos is causal only") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"xpos\", \"bidirectional\": true}\n```\n"
-                                         << "03-x.md:6:" << "xpos";
-    QTest::newRow("entropy rope dim must be the head dim") << "03-x.md" << head + "{\"view\": \"entropy\", \"schemes\": [\"rope\"], \"params\": {\"dim\": 32}}\n```\n"
-                                                           << "03-x.md:6:" << "must equal the entropy view's head dim";
-    QTest::newRow("buckets on alibi") << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"buckets\": true}\n```\n"
-                                      << "03-x.md:6:" << "for the t5 scheme only";
+                                         << "03-x.md:6:"
+                                         << "unknown key \"schemes\" for the dot view";
+    QTest::newRow("parameter out of range")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"kerple-power\",\n\"params\": {\"r2\": 3}}\n```\n"
+        << "03-x.md:7:"
+        << "r2 = 3 is out of range; allowed: (0, 2]";
+    QTest::newRow("unknown parameter")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"params\": {\"slope\": 1}}\n```\n"
+        << "03-x.md:6:"
+        << "has no parameter 'slope'";
+    QTest::newRow("head past heads")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"heads\": 4, \"head\": 4}\n```\n"
+        << "03-x.md:6:"
+        << "\"head\" = 4 is out of range; allowed: integers in [0, 3]";
+    QTest::newRow("length not an integer")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"length\": 1.5}\n```\n"
+        << "03-x.md:6:"
+        << "\"length\" = 1.5 is not an integer";
+    QTest::newRow("logn without context")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"logn\": true}\n```\n"
+        << "03-x.md:6:"
+        << "\"logn\" needs \"context\"";
+    QTest::newRow("xpos is causal only")
+        << "03-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"xpos\", \"bidirectional\": true}\n```\n"
+        << "03-x.md:6:"
+        << "xpos";
+    QTest::newRow("entropy rope dim must be the head dim")
+        << "03-x.md" << head + "{\"view\": \"entropy\", \"schemes\": [\"rope\"], \"params\": {\"dim\": 32}}\n```\n"
+        << "03-x.md:6:"
+        << "must equal the entropy view's head dim";
+    QTest::newRow("buckets on alibi") << "03-x.md"
+                                      << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"buckets\": true}\n```\n"
+                                      << "03-x.md:6:"
+                                      << "for the t5 scheme only";
     QTest::newRow("compare needs two") << "03-x.md" << head + "{\"view\": \"compare\", \"schemes\": [\"alibi\"]}\n```\n"
-                                       << "03-x.md:6:" << "2 to 4 scheme names";
+                                       << "03-x.md:6:"
+                                       << "2 to 4 scheme names";
     QTest::newRow("odd dot dim") << "03-x.md" << head + "{\"view\": \"dot\", \"curves\": [[63, 10000]]}\n```\n"
-                                 << "03-x.md:6:" << "even dim";
-    QTest::newRow("unknown preset") << "03-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"alibi\"], \"preset\": \"huge\"}\n```\n"
-                                    << "03-x.md:6:" << "allowed: demo, tiny, quick, large";
-    QTest::newRow("attention without text") << "03-x.md" << head + "{\"view\": \"attention\", \"model\": \"alibi\"}\n```\n"
-                                            << "03-x.md:6:" << "needs \"text\"";
-    QTest::newRow("not an object") << "03-x.md" << head + "[1, 2]\n```\n" << "03-x.md:6:" << "must be a JSON object";
-    QTest::newRow("unclosed block") << "03-x.md" << head + "{\"view\": \"dot\"}\n" << "03-x.md:5:" << "never closed";
-    QTest::newRow("no title") << "03-x.md" << "Prose first.\n\n```json\n{\"view\": \"dot\"}\n```\n" << "03-x.md:1:"
+                                 << "03-x.md:6:"
+                                 << "even dim";
+    QTest::newRow("unknown preset")
+        << "03-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"alibi\"], \"preset\": \"huge\"}\n```\n"
+        << "03-x.md:6:"
+        << "allowed: demo, tiny, quick, large";
+    QTest::newRow("attention without text")
+        << "03-x.md" << head + "{\"view\": \"attention\", \"model\": \"alibi\"}\n```\n"
+        << "03-x.md:6:"
+        << "needs \"text\"";
+    QTest::newRow("not an object") << "03-x.md" << head + "[1, 2]\n```\n"
+                                   << "03-x.md:6:"
+                                   << "must be a JSON object";
+    QTest::newRow("unclosed block") << "03-x.md" << head + "{\"view\": \"dot\"}\n"
+                                    << "03-x.md:5:"
+                                    << "never closed";
+    QTest::newRow("no title") << "03-x.md"
+                              << "Prose first.\n\n```json\n{\"view\": \"dot\"}\n```\n"
+                              << "03-x.md:1:"
                               << "starts with its title line";
-    QTest::newRow("no state") << "03-x.md" << "# Title\n\nOnly prose.\n" << "03-x.md:3:" << "no ```json state block";
-    QTest::newRow("bad file name") << "alibi.md" << head + "{\"view\": \"dot\"}\n```\n" << "alibi.md:1:" << "NN-slug.md";
+    QTest::newRow("no state") << "03-x.md"
+                              << "# Title\n\nOnly prose.\n"
+                              << "03-x.md:3:"
+                              << "no ```json state block";
+    QTest::newRow("bad file name") << "alibi.md" << head + "{\"view\": \"dot\"}\n```\n"
+                                   << "alibi.md:1:"
+                                   << "NN-slug.md";
 }
 
 void TestLessons::refusesBrokenLessons()
@@ -185,7 +233,7 @@ void TestLessons::refusesBrokenLessons()
     try {
         parseLesson({name.toStdString(), text.toStdString()});
         QFAIL("the broken lesson was accepted");
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         const QString message = QString::fromUtf8(e.what());
         QVERIFY2(message.startsWith(where), qPrintable(message));
         QVERIFY2(message.contains(what), qPrintable(message));
@@ -196,18 +244,15 @@ void TestLessons::twinsReplaceEnglish()
 {
     const std::string state = "\n\n```json\n{\"view\": \"dot\"}\n```\n";
     const std::vector<LessonSource> sources = {
-        {"01-a.md", "# One" + state},
-        {"01-a.zh_CN.md", "# 一" + state},
-        {"02-b.md", "# Two" + state},
-        {"03-c.md", "# Three\n\n```json\n{\"view\": \"nope\"}\n```\n"},
-        {"04-d.zh_CN.md", "# 四" + state},
-        {"02-other.md", "# Two again" + state},
+        {"01-a.md", "# One" + state},      {"01-a.zh_CN.md", "# 一" + state},
+        {"02-b.md", "# Two" + state},      {"03-c.md", "# Three\n\n```json\n{\"view\": \"nope\"}\n```\n"},
+        {"04-d.zh_CN.md", "# 四" + state}, {"02-other.md", "# Two again" + state},
     };
     const LessonSet en = readLessons(sources, "en");
     QCOMPARE(en.lessons.size(), size_t(2));
     QCOMPARE(en.lessons[0].title, std::string("One"));
     QCOMPARE(en.lessons[1].title, std::string("Two")); // by name 02-b.md comes first; 02-other.md is refused
-    QCOMPARE(en.errors.size(), size_t(2));                    // 03-c broken; 02 taken twice
+    QCOMPARE(en.errors.size(), size_t(2));             // 03-c broken; 02 taken twice
     QCOMPARE(en.brokenFiles.size(), en.errors.size());
     const LessonSet zh = readLessons(sources, "zh_CN");
     QCOMPARE(zh.lessons.size(), size_t(3)); // 1 (twin), 2, 4 (only in Chinese)
@@ -228,11 +273,11 @@ void TestLessons::shippedLessons()
 {
     QFETCH(QString, language);
     const LessonSet set = readLessons(builtinLessonSources(), language.toStdString());
-    for (const std::string &e : set.errors)
+    for (const std::string& e : set.errors)
         qWarning("%s", e.c_str());
     QVERIFY(set.errors.empty());
     QVERIFY2(set.lessons.size() >= 10, qPrintable(QStringLiteral("%1 lessons").arg(set.lessons.size())));
-    for (const Lesson &l : set.lessons) {
+    for (const Lesson& l : set.lessons) {
         QCOMPARE(l.language, language.toStdString()); // every lesson has its Chinese twin
         QVERIFY(!l.title.empty());
         QVERIFY(!l.states.empty());
@@ -246,8 +291,8 @@ void TestLessons::twinsHaveTheSameStates()
     const LessonSet zh = readLessons(builtinLessonSources(), "zh_CN");
     QCOMPARE(zh.lessons.size(), en.lessons.size());
     for (size_t i = 0; i < en.lessons.size(); ++i) {
-        const Lesson &a = en.lessons[i];
-        const Lesson &b = zh.lessons[i];
+        const Lesson& a = en.lessons[i];
+        const Lesson& b = zh.lessons[i];
         QCOMPARE(b.number, a.number);
         QCOMPARE(b.slug, a.slug);
         QCOMPARE(b.states.size(), a.states.size());
@@ -259,21 +304,21 @@ void TestLessons::twinsHaveTheSameStates()
                 x.erase("text");
                 y.erase("text");
             }
-            QVERIFY2(x == y, qPrintable(QString::fromStdString(b.file + ": state " + std::to_string(k + 1) + " " + y.dump() +
-                                                               " differs from " + x.dump())));
+            QVERIFY2(x == y, qPrintable(QString::fromStdString(b.file + ": state " + std::to_string(k + 1) + " " +
+                                                               y.dump() + " differs from " + x.dump())));
         }
     }
 }
 
 void TestLessons::cliListsLessons()
 {
-    for (const QString &language : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+    for (const QString& language : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
         const plab::test::CliResult r = plab::test::runCli({"lessons", "--json", "--lang", language});
         QCOMPARE(r.exitCode, 0);
         const nlohmann::json doc = nlohmann::json::parse(r.out.toStdString());
         QVERIFY(doc.at("lessons").is_array());
         QVERIFY(doc.at("lessons").size() >= 10);
-        for (const nlohmann::json &l : doc.at("lessons")) {
+        for (const nlohmann::json& l : doc.at("lessons")) {
             QVERIFY(l.at("number").is_number_integer());
             QVERIFY(l.at("figures").is_number_integer());
             QVERIFY(l.at("figures").get<int>() >= 1);
@@ -291,8 +336,8 @@ void TestLessons::cliRendersALesson()
     QVERIFY(dir.isValid());
     writeFile(dir.filePath(QStringLiteral("05-alibi-slopes.md")), kGoodLesson);
     const QString out = dir.filePath(QStringLiteral("out"));
-    const plab::test::CliResult r =
-        plab::test::runCli({"render", "lesson", "5", "--folder", dir.path(), "-o", out, "--width", "400", "--height", "300"});
+    const plab::test::CliResult r = plab::test::runCli(
+        {"render", "lesson", "5", "--folder", dir.path(), "-o", out, "--width", "400", "--height", "300"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     for (int figure = 1; figure <= 2; ++figure) {
         const QString stem = out + QStringLiteral("/05-alibi-slopes-fig%1").arg(figure);
@@ -306,7 +351,8 @@ void TestLessons::cliRendersALesson()
         QCOMPARE(j.at("state").at("view").get<std::string>(), std::string(figure == 1 ? "bias" : "compare"));
         QVERIFY(j.at("command").get<std::string>().rfind("positionlab-cli render ", 0) == 0);
     }
-    const plab::test::CliResult missing = plab::test::runCli({"render", "lesson", "6", "--folder", dir.path(), "-o", out});
+    const plab::test::CliResult missing =
+        plab::test::runCli({"render", "lesson", "6", "--folder", dir.path(), "-o", out});
     QCOMPARE(missing.exitCode, 2);
     QVERIFY2(missing.err.contains("there is no lesson 6; lessons: 5"), missing.err.constData());
 }
@@ -316,16 +362,18 @@ void TestLessons::cliRefusesABrokenFolder()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     writeFile(dir.filePath(QStringLiteral("01-good.md")), kGoodLesson);
-    writeFile(dir.filePath(QStringLiteral("02-bad.md")), "# Bad\n\n```json\n{\"view\": \"bias\",\n \"scheme\": \"rop\"}\n```\n");
+    writeFile(dir.filePath(QStringLiteral("02-bad.md")),
+              "# Bad\n\n```json\n{\"view\": \"bias\",\n \"scheme\": \"rop\"}\n```\n");
     const plab::test::CliResult list = plab::test::runCli({"lessons", "--folder", dir.path()});
     QCOMPARE(list.exitCode, 2);
     QVERIFY2(list.out.contains("good"), list.out.constData()); // the good lesson is still listed
     QVERIFY2(list.err.contains("02-bad.md:5: unknown scheme 'rop'"), list.err.constData());
-    const plab::test::CliResult render =
-        plab::test::runCli({"render", "lesson", "2", "--folder", dir.path(), "-o", dir.filePath(QStringLiteral("out"))});
+    const plab::test::CliResult render = plab::test::runCli(
+        {"render", "lesson", "2", "--folder", dir.path(), "-o", dir.filePath(QStringLiteral("out"))});
     QCOMPARE(render.exitCode, 2);
     QVERIFY2(render.err.contains("02-bad.md:5:"), render.err.constData());
-    const plab::test::CliResult noFolder = plab::test::runCli({"lessons", "--folder", dir.filePath(QStringLiteral("none"))});
+    const plab::test::CliResult noFolder =
+        plab::test::runCli({"lessons", "--folder", dir.filePath(QStringLiteral("none"))});
     QCOMPARE(noFolder.exitCode, 2);
     QVERIFY2(noFolder.err.contains("not a folder"), noFolder.err.constData());
 }

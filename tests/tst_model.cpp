@@ -51,7 +51,11 @@ QString checkGradient(std::vector<float>& x, const std::vector<float>& analytic,
         x[i] = saved;
         const double numeric = (up - down) / (2 * step);
         if (std::abs(numeric - analytic[i]) > tolerance * scale)
-            return QString("index %1: analytic %2, numeric %3 (scale %4)").arg(i).arg(analytic[i]).arg(numeric).arg(scale);
+            return QString("index %1: analytic %2, numeric %3 (scale %4)")
+                .arg(i)
+                .arg(analytic[i])
+                .arg(numeric)
+                .arg(scale);
     }
     return {};
 }
@@ -169,7 +173,8 @@ void TestModel::layerGradients()
     const int rows = B * T;
     // Each case: inputs x (and parameters), a random projection R of the output, loss = sum(out * R).
     if (layer == "layernorm") {
-        std::vector<float> x = randomVector(rows * C, 1, 1.0, 0.3), w = randomVector(C, 2, 0.3, 1.0), b = randomVector(C, 3, 0.3);
+        std::vector<float> x = randomVector(rows * C, 1, 1.0, 0.3), w = randomVector(C, 2, 0.3, 1.0),
+                           b = randomVector(C, 3, 0.3);
         const std::vector<float> R = randomVector(rows * C, 4);
         std::vector<float> out(rows * C), mean(rows), rstd(rows);
         auto f = [&] {
@@ -178,7 +183,8 @@ void TestModel::layerGradients()
         };
         f();
         std::vector<float> dx(rows * C, 0.0f), dw(C, 0.0f), db(C, 0.0f);
-        layers::layernormBackward(dx.data(), dw.data(), db.data(), R.data(), x.data(), w.data(), mean.data(), rstd.data(), rows, C);
+        layers::layernormBackward(dx.data(), dw.data(), db.data(), R.data(), x.data(), w.data(), mean.data(),
+                                  rstd.data(), rows, C);
         QString e = checkGradient(x, dx, f, allIndices(x.size()), 1e-2, 2e-3);
         QVERIFY2(e.isEmpty(), qPrintable("dinp " + e));
         e = checkGradient(w, dw, f, allIndices(C), 1e-2, 2e-3);
@@ -270,14 +276,16 @@ void TestModel::layerGradients()
     } else if (layer == "heads") {
         std::vector<float> qkv = randomVector(rows * 3 * H * D, 16);
         std::vector<float> q(rows * H * D), k(q.size()), v(q.size()), merged(q.size());
-        const std::vector<float> Rq = randomVector(q.size(), 17), Rk = randomVector(q.size(), 18), Rv = randomVector(q.size(), 19);
+        const std::vector<float> Rq = randomVector(q.size(), 17), Rk = randomVector(q.size(), 18),
+                                 Rv = randomVector(q.size(), 19);
         auto f = [&] {
             layers::splitHeads(q.data(), k.data(), v.data(), qkv.data(), B, T, H, D);
             return dot(q, Rq) + dot(k, Rk) + dot(v, Rv);
         };
         f();
-        QCOMPARE(q[((1 * H + 1) * T + 2) * D + 3], qkv[(1 * T + 2) * 3 * H * D + 1 * D + 3]);          // q[b=1,h=1,t=2,d=3]
-        QCOMPARE(v[((0 * H + 1) * T + 1) * D + 0], qkv[(0 * T + 1) * 3 * H * D + 2 * H * D + 1 * D]);   // v[b=0,h=1,t=1,d=0]
+        QCOMPARE(q[((1 * H + 1) * T + 2) * D + 3], qkv[(1 * T + 2) * 3 * H * D + 1 * D + 3]); // q[b=1,h=1,t=2,d=3]
+        QCOMPARE(v[((0 * H + 1) * T + 1) * D + 0],
+                 qkv[(0 * T + 1) * 3 * H * D + 2 * H * D + 1 * D]); // v[b=0,h=1,t=1,d=0]
         std::vector<float> dqkv(qkv.size(), 0.0f);
         layers::splitHeadsBackward(dqkv.data(), Rq.data(), Rk.data(), Rv.data(), B, T, H, D);
         const QString e = checkGradient(qkv, dqkv, f, allIndices(qkv.size()), 1e-2, 1e-3);
@@ -414,7 +422,8 @@ void TestModel::pytorchReference()
             targets.push_back(static_cast<uint8_t>(tokens.data[b * (T + 1) + t + 1]));
         }
     const float loss = model.forward(inputs.data(), targets.data(), B, T);
-    QVERIFY2(std::abs(loss - c["loss"].get<double>()) < 2e-5, qPrintable(QString("loss %1 vs %2").arg(loss).arg(c["loss"].get<double>())));
+    QVERIFY2(std::abs(loss - c["loss"].get<double>()) < 2e-5,
+             qPrintable(QString("loss %1 vs %2").arg(loss).arg(c["loss"].get<double>())));
     const Tensor& losses = ref.tensors.at(name + "/losses");
     for (int i = 0; i < B * T; ++i)
         QVERIFY2(std::abs(model.tokenLosses()[i] - losses.data[i]) < 3e-5,
@@ -428,8 +437,10 @@ void TestModel::pytorchReference()
             maxAbs = std::max(maxAbs, static_cast<double>(std::abs(want.data[i])));
             maxErr = std::max(maxErr, static_cast<double>(std::abs(want.data[i] - model.gradients()[t.offset + i])));
         }
-        QVERIFY2(maxErr <= 2e-4 * maxAbs + 1e-7,
-                 qPrintable(QString("%1: max error %2, max |grad| %3").arg(QString::fromStdString(t.name)).arg(maxErr).arg(maxAbs)));
+        QVERIFY2(maxErr <= 2e-4 * maxAbs + 1e-7, qPrintable(QString("%1: max error %2, max |grad| %3")
+                                                                .arg(QString::fromStdString(t.name))
+                                                                .arg(maxErr)
+                                                                .arg(maxAbs)));
     }
 }
 
@@ -549,7 +560,8 @@ void TestModel::adamwStep()
         for (size_t i = t.offset; i < t.offset + t.size; i += 97) {
             const double sign = g[i] > 0 ? 1 : -1;
             const double decay = t.decay ? tc.weightDecay : 0.0;
-            const double want = before[i] - lr * (sign * std::abs(g[i]) / (std::abs(g[i]) + tc.epsilon) + decay * before[i]);
+            const double want =
+                before[i] - lr * (sign * std::abs(g[i]) / (std::abs(g[i]) + tc.epsilon) + decay * before[i]);
             QVERIFY2(std::abs(model.parameters()[i] - want) < 1e-6, qPrintable(QString::fromStdString(t.name)));
         }
     }
@@ -645,14 +657,14 @@ void TestModel::windowPlanScoresEveryTokenOnce_data()
     QTest::addColumn<int>("scored"); // bytes predicted
     QTest::addColumn<int>("length");
     QTest::addColumn<bool>("sliding");
-    QTest::addColumn<int>("stride"); // 0: length / 2
+    QTest::addColumn<int>("stride");  // 0: length / 2
     QTest::addColumn<int>("windows"); // counted by hand
     QTest::newRow("non-overlapping, exact") << 96 << 12 << false << 0 << 8;
     QTest::newRow("non-overlapping, short tail") << 100 << 12 << false << 0 << 9;
     QTest::newRow("non-overlapping, text shorter than a window") << 5 << 12 << false << 0 << 1;
-    QTest::newRow("sliding, stride 4") << 96 << 12 << true << 4 << 22;   // 1 + (96 - 12) / 4
+    QTest::newRow("sliding, stride 4") << 96 << 12 << true << 4 << 22;         // 1 + (96 - 12) / 4
     QTest::newRow("sliding, default stride 6") << 96 << 12 << true << 0 << 15; // 1 + 84 / 6
-    QTest::newRow("sliding, ragged end") << 97 << 12 << true << 4 << 23;  // the last window scores 1
+    QTest::newRow("sliding, ragged end") << 97 << 12 << true << 4 << 23;       // the last window scores 1
     QTest::newRow("sliding, stride = length") << 96 << 12 << true << 12 << 8;
     QTest::newRow("sliding, length 1") << 10 << 1 << true << 0 << 10;
 }
@@ -812,13 +824,20 @@ void TestModel::badConfigs_data()
 {
     QTest::addColumn<QString>("field");
     QTest::addColumn<QString>("message");
-    QTest::newRow("layers 0") << "layers=0" << "layers = 0";
-    QTest::newRow("heads not dividing") << "heads=3" << "not divisible";
-    QTest::newRow("context 1") << "context=1" << "context = 1";
-    QTest::newRow("unknown scheme") << "scheme=nosuch" << "nosuch";
-    QTest::newRow("rope dim mismatch") << "rope dim=8" << "head dim";
-    QTest::newRow("kerple r2 out of range") << "kerple-power r2=3" << "r2";
-    QTest::newRow("alibi has no dim") << "alibi dim=8" << "no parameter";
+    QTest::newRow("layers 0") << "layers=0"
+                              << "layers = 0";
+    QTest::newRow("heads not dividing") << "heads=3"
+                                        << "not divisible";
+    QTest::newRow("context 1") << "context=1"
+                               << "context = 1";
+    QTest::newRow("unknown scheme") << "scheme=nosuch"
+                                    << "nosuch";
+    QTest::newRow("rope dim mismatch") << "rope dim=8"
+                                       << "head dim";
+    QTest::newRow("kerple r2 out of range") << "kerple-power r2=3"
+                                            << "r2";
+    QTest::newRow("alibi has no dim") << "alibi dim=8"
+                                      << "no parameter";
 }
 
 void TestModel::badConfigs()

@@ -101,9 +101,12 @@ void TestRotary::frequenciesMatchReference()
     QCOMPARE(s.theta.size(), theta.size());
     QCOMPARE(s.thetaScaled.size(), scaled.size());
     for (size_t i = 0; i < theta.size(); ++i) {
-        QVERIFY2(close(s.theta[i], theta[i], 1e-12), qPrintable(QString("theta[%1] %2 vs %3").arg(i).arg(s.theta[i]).arg(theta[i])));
-        QVERIFY2(close(s.thetaScaled[i], scaled[i], 1e-12),
-                 qPrintable(QString("theta_scaled[%1] %2 vs %3").arg(i).arg(s.thetaScaled[i], 0, 'g', 17).arg(scaled[i], 0, 'g', 17)));
+        QVERIFY2(close(s.theta[i], theta[i], 1e-12),
+                 qPrintable(QString("theta[%1] %2 vs %3").arg(i).arg(s.theta[i]).arg(theta[i])));
+        QVERIFY2(close(s.thetaScaled[i], scaled[i], 1e-12), qPrintable(QString("theta_scaled[%1] %2 vs %3")
+                                                                           .arg(i)
+                                                                           .arg(s.thetaScaled[i], 0, 'g', 17)
+                                                                           .arg(scaled[i], 0, 'g', 17)));
     }
     QVERIFY(close(s.attentionFactor, c["attention_factor"].toDouble(), 1e-12));
     QVERIFY(close(s.logitScale, c["logit_scale"].toDouble(), 1e-12));
@@ -172,8 +175,9 @@ void TestRotary::sinksInBiasView()
             const bool visible = inWindow || sink;
             visibleCount += visible;
             const float got = view[size_t(m) * length + n];
-            QVERIFY2(visible ? got == 0.0f : std::isinf(got) && got < 0,
-                     qPrintable(QString("m=%1 n=%2: %3, expected %4").arg(m).arg(n).arg(got).arg(visible ? "0" : "-inf")));
+            QVERIFY2(
+                visible ? got == 0.0f : std::isinf(got) && got < 0,
+                qPrintable(QString("m=%1 n=%2: %3, expected %4").arg(m).arg(n).arg(got).arg(visible ? "0" : "-inf")));
             QCOMPARE(bias.visible(m, n, length), visible);
         }
     QCOMPARE(visiblePairs(spec, length), visibleCount);
@@ -192,9 +196,16 @@ void TestRotary::frequenciesVerb()
 {
     QFETCH(int, index);
     const QJsonObject c = referenceCases()[index].toObject();
-    QStringList args = {"frequencies", "--dim", QString::number(c["dim"].toInt()), "--base",
-                        QString::number(c["base"].toDouble(), 'g', 17), "--scaling", c["method"].toString(),
-                        "--context", QString::number(c["context"].toInt()), "--length",
+    QStringList args = {"frequencies",
+                        "--dim",
+                        QString::number(c["dim"].toInt()),
+                        "--base",
+                        QString::number(c["base"].toDouble(), 'g', 17),
+                        "--scaling",
+                        c["method"].toString(),
+                        "--context",
+                        QString::number(c["context"].toInt()),
+                        "--length",
                         QString::number(c["length"].toInt())};
     const QJsonObject params = c["parameters"].toObject();
     for (auto it = params.begin(); it != params.end(); ++it)
@@ -202,7 +213,8 @@ void TestRotary::frequenciesVerb()
     const test::CliResult json = test::runCli(args + QStringList{"--json"});
     QVERIFY2(json.exitCode == 0, json.err.constData());
     const QJsonObject j = QJsonDocument::fromJson(json.out).object();
-    for (const char* key : {"theta", "theta_scaled", "wavelength", "wavelength_scaled", "attention_factor", "logit_scale"})
+    for (const char* key :
+         {"theta", "theta_scaled", "wavelength", "wavelength_scaled", "attention_factor", "logit_scale"})
         QVERIFY2(j.contains(key), key);
     const std::vector<double> scaled = toVector(c["theta_scaled"]), got = toVector(j["theta_scaled"]);
     QCOMPARE(got.size(), scaled.size());
@@ -243,9 +255,12 @@ void TestRotary::checkpointKeepsScalingAndOptimizer_data()
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<QString>("scaling");
     QTest::addColumn<QStringList>("sets");
-    QTest::newRow("rope+yarn") << "rope" << "yarn" << QStringList{"factor=2.5", "beta-fast=16"};
-    QTest::newRow("xpos+leaky-rerope") << "xpos" << "leaky-rerope" << QStringList{"window=3", "leak=2.5"};
-    QTest::newRow("local+sinks, no method") << "local" << "none" << QStringList{};
+    QTest::newRow("rope+yarn") << "rope"
+                               << "yarn" << QStringList{"factor=2.5", "beta-fast=16"};
+    QTest::newRow("xpos+leaky-rerope") << "xpos"
+                                       << "leaky-rerope" << QStringList{"window=3", "leak=2.5"};
+    QTest::newRow("local+sinks, no method") << "local"
+                                            << "none" << QStringList{};
 }
 
 void TestRotary::checkpointKeepsScalingAndOptimizer()
@@ -274,7 +289,8 @@ void TestRotary::checkpointKeepsScalingAndOptimizer()
     CheckpointInfo info;
     info.step = 3;
     info.optimizer = adam;
-    const LoadedCheckpoint back = checkpointFromSafetensors(parseSafetensors(checkpointBytes(model, info), "memory"), "memory");
+    const LoadedCheckpoint back =
+        checkpointFromSafetensors(parseSafetensors(checkpointBytes(model, info), "memory"), "memory");
     QCOMPARE(back.model->config().scaling, c.scaling);
     const SchemeSpec a = model.schemeSpec(), b = back.model->schemeSpec();
     QVERIFY(a.scaling == b.scaling && a.scalingParams == b.scalingParams && a.params == b.params);

@@ -104,8 +104,8 @@ private slots:
 
 void TestSchemes::catalogue()
 {
-    const QStringList want = {"none", "sinusoidal", "learned", "rope", "xpos", "t5", "alibi",
-                              "kerple-power", "kerple-log", "sandwich", "local", "bca"};
+    const QStringList want = {"none",  "sinusoidal",   "learned",    "rope",     "xpos",  "t5",
+                              "alibi", "kerple-power", "kerple-log", "sandwich", "local", "bca"};
     QCOMPARE(allSchemeNames(), want);
     for (const SchemeInfo& s : schemeCatalog()) {
         QVERIFY2(!s.formula.empty() && !s.explanation.empty() && !s.title.empty(), s.name.c_str());
@@ -157,8 +157,8 @@ void TestSchemes::t5Buckets_data()
                                      .arg(o["bidirectional"].toBool() ? "bidir" : "causal")
                                      .arg(o["num_buckets"].toInt())
                                      .arg(o["max_distance"].toInt())))
-            << o["bidirectional"].toBool() << o["num_buckets"].toInt() << o["max_distance"].toInt() << o["rel_min"].toInt()
-            << o["buckets"].toArray().toVariantList();
+            << o["bidirectional"].toBool() << o["num_buckets"].toInt() << o["max_distance"].toInt()
+            << o["rel_min"].toInt() << o["buckets"].toArray().toVariantList();
     }
 }
 
@@ -174,9 +174,9 @@ void TestSchemes::t5Buckets()
         QCOMPARE(t5Bucket(rel, bidirectional, numBuckets, maxDistance), buckets[i].toInt());
     }
     // The bucket matrix puts bucket(n - m) at [m][n] and -1 on masked cells.
-    const SchemeSpec spec = makeSchemeSpec("t5", 2, bidirectional,
-                                           {"num-buckets=" + std::to_string(numBuckets),
-                                            "max-distance=" + std::to_string(maxDistance)});
+    const SchemeSpec spec =
+        makeSchemeSpec("t5", 2, bidirectional,
+                       {"num-buckets=" + std::to_string(numBuckets), "max-distance=" + std::to_string(maxDistance)});
     const int n = 40;
     const std::vector<int32_t> matrix = t5BucketMatrix(spec, n);
     for (int m = 0; m < n; ++m)
@@ -207,7 +207,8 @@ void TestSchemes::sinusoidalDot()
     QFETCH(QVariantList, distance);
     QFETCH(QVariantList, dot);
     const DotCurve curve = sinusoidalDotCurve(dim, base, 4095);
-    const SchemeSpec spec = makeSchemeSpec("sinusoidal", 1, true, {"dim=" + std::to_string(dim), "base=" + std::to_string(base)});
+    const SchemeSpec spec =
+        makeSchemeSpec("sinusoidal", 1, true, {"dim=" + std::to_string(dim), "base=" + std::to_string(base)});
     const PositionBias bias(spec, 4096);
     std::vector<double> frequencies;
     for (int i = 0; i < dim / 2; ++i)
@@ -236,9 +237,10 @@ void TestSchemes::rotaryProbe()
     const std::string dim = std::to_string(row["dim"].toInt());
     const std::string base = std::to_string(row["base"].toDouble());
     const SchemeSpec rope = makeSchemeSpec("rope", 1, false, {"dim=" + dim, "base=" + base});
-    const SchemeSpec xpos = makeSchemeSpec("xpos", 1, false,
-                                           {"dim=" + dim, "base=" + base, "gamma=" + std::to_string(row["gamma"].toDouble()),
-                                            "scale-base=" + std::to_string(row["scale_base"].toDouble())});
+    const SchemeSpec xpos =
+        makeSchemeSpec("xpos", 1, false,
+                       {"dim=" + dim, "base=" + base, "gamma=" + std::to_string(row["gamma"].toDouble()),
+                        "scale-base=" + std::to_string(row["scale_base"].toDouble())});
     const PositionBias ropeBias(rope, 4096), xposBias(xpos, 4096);
     const QJsonArray dist = row["distance"].toArray();
     for (int i = 0; i < dist.size(); ++i) {
@@ -262,7 +264,8 @@ void TestSchemes::kerple_data()
 {
     QTest::addColumn<QJsonObject>("row");
     for (const QJsonValue& v : reference()["kerple"].toArray())
-        QTest::newRow(qPrintable(QString("r1=%1 r2=%2").arg(v.toObject()["r1"].toDouble()).arg(v.toObject()["r2"].toDouble())))
+        QTest::newRow(
+            qPrintable(QString("r1=%1 r2=%2").arg(v.toObject()["r1"].toDouble()).arg(v.toObject()["r2"].toDouble())))
             << v.toObject();
 }
 
@@ -404,10 +407,13 @@ void TestSchemes::entropyClosedForms_data()
         QTest::newRow(qPrintable(QString("none causal N=%1").arg(n))) << "none" << false << QStringList{} << n;
         QTest::newRow(qPrintable(QString("none bidir N=%1").arg(n))) << "none" << true << QStringList{} << n;
         QTest::newRow(qPrintable(QString("rope N=%1").arg(n))) << "rope" << false << QStringList{} << n;
-        QTest::newRow(qPrintable(QString("local W=16 N=%1").arg(n))) << "local" << false << QStringList{"window=16"} << n;
-        QTest::newRow(qPrintable(QString("local bidir W=7 N=%1").arg(n))) << "local" << true << QStringList{"window=7"} << n;
+        QTest::newRow(qPrintable(QString("local W=16 N=%1").arg(n)))
+            << "local" << false << QStringList{"window=16"} << n;
+        QTest::newRow(qPrintable(QString("local bidir W=7 N=%1").arg(n)))
+            << "local" << true << QStringList{"window=7"} << n;
         QTest::newRow(qPrintable(QString("alibi N=%1").arg(n))) << "alibi" << false << QStringList{} << n;
-        QTest::newRow(qPrintable(QString("kerple-log N=%1").arg(n))) << "kerple-log" << false << QStringList{"r1=2", "r2=0.5"} << n;
+        QTest::newRow(qPrintable(QString("kerple-log N=%1").arg(n)))
+            << "kerple-log" << false << QStringList{"r1=2", "r2=0.5"} << n;
     }
 }
 
@@ -451,8 +457,9 @@ void TestSchemes::entropyClosedForms()
     };
     for (const EntropyPoint& p : points) {
         QCOMPARE(p.length, length);
-        QVERIFY2(std::abs(p.entropyLast - expected(p.head, length - 1)) < 1e-5,
-                 qPrintable(QString("head %1: %2 vs %3").arg(p.head).arg(p.entropyLast).arg(expected(p.head, length - 1))));
+        QVERIFY2(
+            std::abs(p.entropyLast - expected(p.head, length - 1)) < 1e-5,
+            qPrintable(QString("head %1: %2 vs %3").arg(p.head).arg(p.entropyLast).arg(expected(p.head, length - 1))));
         double mean = 0;
         for (int m = 0; m < length; ++m)
             mean += expected(p.head, m);
@@ -515,20 +522,27 @@ void TestSchemes::badParameters_data()
     QTest::addColumn<int>("heads");
     QTest::addColumn<QString>("message");
     QTest::newRow("unknown scheme") << "nosuch" << QStringList{} << false << 8 << "unknown scheme 'nosuch'";
-    QTest::newRow("kerple-power r2=3") << "kerple-power" << QStringList{"r2=3"} << false << 8 << "r2 = 3 is out of range; allowed: (0, 2]";
-    QTest::newRow("kerple-power r2=0") << "kerple-power" << QStringList{"r2=0"} << false << 8 << "r2 = 0 is out of range";
-    QTest::newRow("kerple-log r1=-1") << "kerple-log" << QStringList{"r1=-1"} << false << 8 << "r1 = -1 is out of range";
-    QTest::newRow("rope dim=7") << "rope" << QStringList{"dim=7"} << false << 8 << "dim = 7 is out of range; allowed: even integers in [2, 4096]";
-    QTest::newRow("sinusoidal base=1") << "sinusoidal" << QStringList{"base=1"} << false << 8 << "base = 1 is out of range";
+    QTest::newRow("kerple-power r2=3") << "kerple-power" << QStringList{"r2=3"} << false << 8
+                                       << "r2 = 3 is out of range; allowed: (0, 2]";
+    QTest::newRow("kerple-power r2=0") << "kerple-power" << QStringList{"r2=0"} << false << 8
+                                       << "r2 = 0 is out of range";
+    QTest::newRow("kerple-log r1=-1") << "kerple-log" << QStringList{"r1=-1"} << false << 8
+                                      << "r1 = -1 is out of range";
+    QTest::newRow("rope dim=7") << "rope" << QStringList{"dim=7"} << false << 8
+                                << "dim = 7 is out of range; allowed: even integers in [2, 4096]";
+    QTest::newRow("sinusoidal base=1") << "sinusoidal" << QStringList{"base=1"} << false << 8
+                                       << "base = 1 is out of range";
     QTest::newRow("local window=0") << "local" << QStringList{"window=0"} << false << 8 << "window = 0 is out of range";
-    QTest::newRow("bca odd window") << "bca" << QStringList{"window=5"} << false << 8 << "window = 5 is out of range; allowed: even integers";
+    QTest::newRow("bca odd window") << "bca" << QStringList{"window=5"} << false << 8
+                                    << "window = 5 is out of range; allowed: even integers";
     QTest::newRow("non-number") << "alibi" << QStringList{"r1=2"} << false << 8 << "has no parameter 'r1'";
     QTest::newRow("nan") << "kerple-log" << QStringList{"r1=nan"} << false << 8 << "r1 = 'nan' is not a number";
     QTest::newRow("text") << "rope" << QStringList{"base=ten"} << false << 8 << "base = 'ten' is not a number";
     QTest::newRow("no equals") << "rope" << QStringList{"base"} << false << 8 << "--set expects NAME=VALUE";
     QTest::newRow("heads=0") << "alibi" << QStringList{} << false << 0 << "heads = 0 is out of range";
     QTest::newRow("xpos bidir") << "xpos" << QStringList{} << true << 8 << "causal only";
-    QTest::newRow("t5 maxd too small") << "t5" << QStringList{"max-distance=10"} << false << 8 << "max-distance = 10 must exceed";
+    QTest::newRow("t5 maxd too small") << "t5" << QStringList{"max-distance=10"} << false << 8
+                                       << "max-distance = 10 must exceed";
     QTest::newRow("t5 bidir odd buckets") << "t5" << QStringList{"num-buckets=7"} << true << 8 << "even integer >= 4";
 }
 

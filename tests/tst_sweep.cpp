@@ -60,7 +60,7 @@ private slots:
 private:
     QTemporaryDir m_tmp;
     QString m_corpus;
-    QString m_reference; // an uninterrupted run of referenceGrid()
+    QString m_reference;      // an uninterrupted run of referenceGrid()
     double m_referenceMs = 0; // how long it took: the kill test spreads its kills over it (no assertion on it)
     QStringList referenceGrid() const { return tinyGrid(m_corpus, "alibi,rope,local", "1,2,3", "60"); }
     QString referenceRun();
@@ -325,7 +325,8 @@ void TestSweep::collectSeveralFolders()
     QVERIFY2(together.exitCode == 0, together.err.constData());
     const CliResult reference = runCli({"collect", referenceRun()});
     QVERIFY2(reference.exitCode == 0, reference.err.constData());
-    // Same rows up to float rounding (see sameResult; an sd, a difference, loses digits): numbers to 1e-5, structure exactly.
+    // Same rows up to float rounding (see sameResult; an sd, a difference, loses digits): numbers to 1e-5, structure
+    // exactly.
     const QList<QByteArray> x = together.out.trimmed().split('\n'), y = reference.out.trimmed().split('\n');
     QCOMPARE(x.size(), y.size());
     for (int i = 1; i < x.size(); ++i) {
@@ -380,28 +381,42 @@ void TestSweep::badInput_data()
         a[a.indexOf(option) + 1] = value;
         return a;
     };
-    QTest::newRow("empty schemes") << "" << with(grid, "--schemes", ",") + QStringList{"-o", "DIR"} << "--schemes is empty" << false;
-    QTest::newRow("unknown scheme") << "" << with(grid, "--schemes", "alibi,nope") + QStringList{"-o", "DIR"} << "nope" << false;
-    QTest::newRow("duplicate scheme") << "" << with(grid, "--schemes", "alibi,alibi") + QStringList{"-o", "DIR"} << "alibi twice" << false;
-    QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"} << "lists seed 1 twice" << false;
-    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds is empty" << false;
-    QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds" << false;
+    QTest::newRow("empty schemes") << "" << with(grid, "--schemes", ",") + QStringList{"-o", "DIR"}
+                                   << "--schemes is empty" << false;
+    QTest::newRow("unknown scheme") << "" << with(grid, "--schemes", "alibi,nope") + QStringList{"-o", "DIR"} << "nope"
+                                    << false;
+    QTest::newRow("duplicate scheme") << "" << with(grid, "--schemes", "alibi,alibi") + QStringList{"-o", "DIR"}
+                                      << "alibi twice" << false;
+    QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"}
+                                     << "lists seed 1 twice" << false;
+    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds is empty"
+                              << false;
+    QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds"
+                                   << false;
     QTest::newRow("output is a file") << "file" << grid + QStringList{"-o", "DIR"} << "is a file" << false;
     QTest::newRow("another grid") << "done" << with(grid, "--steps", "5") + QStringList{"-o", "DIR"}
                                   << "holds another grid; train.steps: 5 here, 4 in the folder" << true;
     QTest::newRow("another scheme list") << "done" << with(grid, "--schemes", "rope") + QStringList{"-o", "DIR"}
                                          << "schemes: [\"rope\"] here, [\"alibi\"] in the folder" << true;
-    QTest::newRow("results of another grid") << "foreign" << grid + QStringList{"-o", "DIR"} << "a result of another grid" << true;
-    QTest::newRow("corrupt middle line") << "corrupt" << grid + QStringList{"-o", "DIR"} << "results.jsonl line 1 is not a good result" << true;
-    QTest::newRow("unwritable folder") << "" << grid + QStringList{"-o", "/proc/positionlab-sweep"} << "cannot be created" << false;
-    QTest::newRow("cell out of range") << "done" << QStringList{"sweep", "--cell", "1", "DIR"} << "cell 1 is out of range; allowed: 0..0" << true;
+    QTest::newRow("results of another grid")
+        << "foreign" << grid + QStringList{"-o", "DIR"} << "a result of another grid" << true;
+    QTest::newRow("corrupt middle line") << "corrupt" << grid + QStringList{"-o", "DIR"}
+                                         << "results.jsonl line 1 is not a good result" << true;
+    QTest::newRow("unwritable folder") << "" << grid + QStringList{"-o", "/proc/positionlab-sweep"}
+                                       << "cannot be created" << false;
+    QTest::newRow("cell out of range") << "done" << QStringList{"sweep", "--cell", "1", "DIR"}
+                                       << "cell 1 is out of range; allowed: 0..0" << true;
     QTest::newRow("negative cell") << "done" << QStringList{"sweep", "--cell", "-1", "DIR"} << "cell" << true;
-    QTest::newRow("cell without folder") << "" << QStringList{"sweep", "--cell", "0", "DIR"} << "not a sweep folder" << false;
-    QTest::newRow("collect no results") << "emitted" << QStringList{"collect", "DIR"} << "has no finished cell" << false;
+    QTest::newRow("cell without folder") << "" << QStringList{"sweep", "--cell", "0", "DIR"} << "not a sweep folder"
+                                         << false;
+    QTest::newRow("collect no results") << "emitted" << QStringList{"collect", "DIR"} << "has no finished cell"
+                                        << false;
     QTest::newRow("collect not a folder") << "" << QStringList{"collect", "DIR"} << "not a sweep folder" << false;
-    QTest::newRow("bad emit") << "" << grid + QStringList{"--emit", "pbs", "-o", "DIR"} << "--emit pbs is not allowed" << false;
+    QTest::newRow("bad emit") << "" << grid + QStringList{"--emit", "pbs", "-o", "DIR"} << "--emit pbs is not allowed"
+                              << false;
     QTest::newRow("bad vary") << "" << grid + QStringList{"--vary", "window", "-o", "DIR"} << "--vary window" << false;
-    QTest::newRow("vary unknown parameter") << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"} << "wndow" << false;
+    QTest::newRow("vary unknown parameter")
+        << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"} << "wndow" << false;
     QTest::newRow("no output") << "" << grid << "-o DIR is required" << false;
     QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"} << "jobs" << false;
 }

@@ -76,7 +76,9 @@ void TestTrainCli::trainEvalRoundTrip()
 {
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
-    CliResult r = runCli(QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir), "--steps", "12", "-o", model} + tinyModel());
+    CliResult r =
+        runCli(QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir), "--steps", "12", "-o", model} +
+               tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY(r.err.contains("step 12/12"));
     QVERIFY(r.err.contains("tok/s"));
@@ -103,7 +105,8 @@ void TestTrainCli::trainEvalRoundTrip()
     }
     // JSON output with metadata; sliding mode with a stride.
     const QString json = dir.path() + "/e.json";
-    r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16", "--mode", "sliding", "--stride", "4", "-o", json});
+    r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16", "--mode", "sliding", "--stride", "4",
+                "-o", json});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QFile f(json);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -115,8 +118,9 @@ void TestTrainCli::trainJsonProgress()
 {
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
-    const CliResult r = runCli(QStringList{"train", "--scheme", "kerple-log", "--corpus", corpusPath(dir), "--steps", "5",
-                                           "--json", "--log-every", "1", "--eval-bytes", "0", "-o", model} + tinyModel());
+    const CliResult r = runCli(QStringList{"train", "--scheme", "kerple-log", "--corpus", corpusPath(dir), "--steps",
+                                           "5", "--json", "--log-every", "1", "--eval-bytes", "0", "-o", model} +
+                               tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     int steps = 0;
     bool done = false;
@@ -139,7 +143,9 @@ void TestTrainCli::learnedUnsupportedInEval()
 {
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
-    CliResult r = runCli(QStringList{"train", "--scheme", "learned", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} + tinyModel());
+    CliResult r =
+        runCli(QStringList{"train", "--scheme", "learned", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} +
+               tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     r = runCli({"eval", model, "--corpus", corpusPath(dir), "--lengths", "16,32"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -151,7 +157,9 @@ void TestTrainCli::entropyFromCheckpoint()
 {
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
-    CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} + tinyModel());
+    CliResult r =
+        runCli(QStringList{"train", "--scheme", "rope", "--corpus", corpusPath(dir), "--steps", "2", "-o", model} +
+               tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     r = runCli({"entropy", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--lengths", "8,32"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -171,7 +179,8 @@ void TestTrainCli::entropyFromCheckpoint()
 
     // attention --checkpoint: the model's own q, k, v of a layer; rows of P sum to 1, causal.
     const QString out = dir.path() + "/o.npy", probs = dir.path() + "/p.npy";
-    r = runCli({"attention", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--length", "20", "--probs", probs, "-o", out});
+    r = runCli({"attention", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--length", "20", "--probs",
+                probs, "-o", out});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const plab::NpyArray p = plab::readNpy(probs.toStdString());
     QCOMPARE(p.shape, (std::vector<int64_t>{2, 20, 20}));
@@ -194,9 +203,11 @@ QString TestTrainCli::twoLayerModel()
 {
     const QString model = m_dir.path() + "/two.safetensors";
     if (!QFile::exists(model)) {
-        const CliResult r = runCli({"train", "--scheme", "alibi", "--corpus", corpusPath(m_dir), "--steps", "3", "--layers",
-                                    "2", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "16", "--batch",
-                                    "4", "--eval-bytes", "0", "-o", model});
+        const CliResult r = runCli({"train",     "--scheme", "alibi",    "--corpus", corpusPath(m_dir),
+                                    "--steps",   "3",        "--layers", "2",        "--d-model",
+                                    "16",        "--heads",  "2",        "--d-ff",   "32",
+                                    "--context", "16",       "--batch",  "4",        "--eval-bytes",
+                                    "0",         "-o",       model});
         if (r.exitCode != 0)
             qWarning("training the two-layer model failed: %s", r.err.constData());
     }
@@ -204,13 +215,14 @@ QString TestTrainCli::twoLayerModel()
 }
 
 // Entropies of layer L straight from core (modelQkProvider + entropyCurve), to check the CLI's --layer against.
-static std::vector<double> coreLayerEntropies(const QString& model, const QString& corpus, int layer, const std::vector<int>& lengths)
+static std::vector<double> coreLayerEntropies(const QString& model, const QString& corpus, int layer,
+                                              const std::vector<int>& lengths)
 {
     plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
     const plab::Corpus c = plab::loadCorpusFile(corpus.toStdString());
     std::vector<double> values;
-    for (const plab::EntropyPoint& p :
-         plab::entropyCurve(loaded.model->schemeSpec(), lengths, plab::modelQkProvider(*loaded.model, c.validation, layer)))
+    for (const plab::EntropyPoint& p : plab::entropyCurve(loaded.model->schemeSpec(), lengths,
+                                                          plab::modelQkProvider(*loaded.model, c.validation, layer)))
         values.insert(values.end(), {p.entropyLast, p.entropyMean});
     return values;
 }
@@ -224,13 +236,16 @@ void TestTrainCli::checkpointLayer_data()
     QTest::newRow("entropy default is the last layer") << "entropy" << QStringList{} << 1 << "";
     QTest::newRow("entropy layer 0") << "entropy" << QStringList{"--layer", "0"} << 0 << "";
     QTest::newRow("entropy layer 1") << "entropy" << QStringList{"--layer", "1"} << 1 << "";
-    QTest::newRow("entropy layer 2") << "entropy" << QStringList{"--layer", "2"} << -1
-                                     << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
-    QTest::newRow("entropy layer -1") << "entropy" << QStringList{"--layer", "-1"} << -1 << "layer = -1 is out of range";
+    QTest::newRow("entropy layer 2")
+        << "entropy" << QStringList{"--layer", "2"} << -1
+        << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
+    QTest::newRow("entropy layer -1") << "entropy" << QStringList{"--layer", "-1"} << -1
+                                      << "layer = -1 is out of range";
     QTest::newRow("attention default is the last layer") << "attention" << QStringList{} << 1 << "";
     QTest::newRow("attention layer 0") << "attention" << QStringList{"--layer", "0"} << 0 << "";
-    QTest::newRow("attention layer 2") << "attention" << QStringList{"--layer", "2"} << -1
-                                       << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
+    QTest::newRow("attention layer 2")
+        << "attention" << QStringList{"--layer", "2"} << -1
+        << "layer = 2 is out of range; allowed: integers in [0, 1] (the model has 2 layers)";
 }
 
 // --layer of entropy/attention --checkpoint: one core rule (modelLayer), the last layer by default, and the numbers
@@ -246,10 +261,11 @@ void TestTrainCli::checkpointLayer()
     const QString corpus = corpusPath(m_dir);
     const QString out = m_dir.path() + "/layer_out.npy", probs = m_dir.path() + "/layer_probs.npy";
     QFile::remove(out);
-    const QStringList args = verb == "entropy"
-                                 ? QStringList{"entropy", "alibi", "--checkpoint", model, "--corpus", corpus, "--lengths", "8,32"}
-                                 : QStringList{"attention", "alibi", "--checkpoint", model, "--corpus", corpus, "--length",
-                                               "24", "--probs", probs, "-o", out};
+    const QStringList args =
+        verb == "entropy"
+            ? QStringList{"entropy", "alibi", "--checkpoint", model, "--corpus", corpus, "--lengths", "8,32"}
+            : QStringList{"attention", "alibi", "--checkpoint", model, "--corpus", corpus,
+                          "--length",  "24",    "--probs",      probs, "-o",       out};
     const CliResult r = runCli(args + layer);
     if (expectLayer < 0) {
         QCOMPARE(r.exitCode, 2);
@@ -271,7 +287,8 @@ void TestTrainCli::checkpointLayer()
         QCOMPARE(got.size(), want.size());
         double differs = 0;
         for (size_t i = 0; i < got.size(); ++i) {
-            QVERIFY2(std::abs(got[i] - want[i]) < 1e-6, qPrintable(QString("value %1: %2 vs %3").arg(i).arg(got[i]).arg(want[i])));
+            QVERIFY2(std::abs(got[i] - want[i]) < 1e-6,
+                     qPrintable(QString("value %1: %2 vs %3").arg(i).arg(got[i]).arg(want[i])));
             differs = std::max(differs, std::abs(want[i] - other[i]));
         }
         QVERIFY2(differs > 1e-4, "layers 0 and 1 give the same entropies: the layer is not what is read");
@@ -308,8 +325,9 @@ void TestTrainCli::interruptKeepsCheckpoint()
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
     QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir), "--steps",
-                                                         "100000000", "--log-every", "1", "-o", model} + tinyModel());
+    p.start(QStringLiteral(POSITIONLAB_CLI), QStringList{"train", "--scheme", "alibi", "--corpus", corpusPath(dir),
+                                                         "--steps", "100000000", "--log-every", "1", "-o", model} +
+                                                 tinyModel());
     QVERIFY(p.waitForStarted());
     // Wait for the first progress line, then Ctrl-C.
     QByteArray err;
@@ -337,20 +355,35 @@ void TestTrainCli::badUsage_data()
     QTest::addColumn<QString>("message");
     QTest::newRow("no scheme") << QStringList{"train", "-o", "@DIR@/x.safetensors"} << 2 << "a scheme is required";
     QTest::newRow("no output") << QStringList{"train", "--scheme", "alibi"} << 2 << "-o MODEL.safetensors is required";
-    QTest::newRow("unknown scheme") << QStringList{"train", "--scheme", "nope", "-o", "@DIR@/m.safetensors"} << 2 << "nope";
-    QTest::newRow("unknown preset") << QStringList{"train", "--scheme", "alibi", "--preset", "huge", "-o", "@DIR@/m.safetensors"} << 2 << "preset 'huge'";
-    QTest::newRow("heads not dividing") << QStringList{"train", "--scheme", "alibi", "--d-model", "30", "--heads", "4", "-o", "@DIR@/m.safetensors"} << 2 << "divisible";
-    QTest::newRow("missing corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", "@DIR@/none.txt", "-o", "@DIR@/m.safetensors"} << 2 << "does not exist";
-    QTest::newRow("binary corpus") << QStringList{"train", "--scheme", "alibi", "--corpus", POSITIONLAB_CLI, "-o", "@DIR@/m.safetensors"} << 2 << "binary";
+    QTest::newRow("unknown scheme") << QStringList{"train", "--scheme", "nope", "-o", "@DIR@/m.safetensors"} << 2
+                                    << "nope";
+    QTest::newRow("unknown preset") << QStringList{"train", "--scheme",           "alibi", "--preset", "huge",
+                                                   "-o",    "@DIR@/m.safetensors"}
+                                    << 2 << "preset 'huge'";
+    QTest::newRow("heads not dividing") << QStringList{"train",   "--scheme", "alibi", "--d-model",          "30",
+                                                       "--heads", "4",        "-o",    "@DIR@/m.safetensors"}
+                                        << 2 << "divisible";
+    QTest::newRow("missing corpus") << QStringList{"train", "--scheme",           "alibi", "--corpus", "@DIR@/none.txt",
+                                                   "-o",    "@DIR@/m.safetensors"}
+                                    << 2 << "does not exist";
+    QTest::newRow("binary corpus") << QStringList{"train", "--scheme",           "alibi", "--corpus", POSITIONLAB_CLI,
+                                                  "-o",    "@DIR@/m.safetensors"}
+                                   << 2 << "binary";
     QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
                                              << "unsupported extension '.txt'; allowed: .safetensors";
-    QTest::newRow("corpus is a device") << QStringList{"train", "--scheme", "alibi", "--corpus", "/dev/zero", "-o", "@DIR@/m.safetensors"} << 2 << "not a regular file";
+    QTest::newRow("corpus is a device") << QStringList{"train", "--scheme",           "alibi", "--corpus", "/dev/zero",
+                                                       "-o",    "@DIR@/m.safetensors"}
+                                        << 2 << "not a regular file";
     QTest::newRow("eval a device") << QStringList{"eval", "/dev/zero"} << 2 << "checkpoint /dev/zero";
-    QTest::newRow("output dir missing") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/no/such/m.safetensors"} << 2 << "cannot write";
+    QTest::newRow("output dir missing") << QStringList{"train", "--scheme", "alibi", "-o",
+                                                       "@DIR@/no/such/m.safetensors"}
+                                        << 2 << "cannot write";
     QTest::newRow("eval missing file") << QStringList{"eval", "@DIR@/none.safetensors"} << 2 << "does not exist";
     QTest::newRow("eval corrupt file") << QStringList{"eval", "@DIR@/corpus.txt"} << 2 << "header length";
-    QTest::newRow("eval bad mode") << QStringList{"eval", "@DIR@/m.safetensors", "--mode", "diagonal"} << 2 << "diagonal";
-    QTest::newRow("eval stride without sliding") << QStringList{"eval", "@DIR@/m.safetensors", "--stride", "4"} << 2 << "--stride only";
+    QTest::newRow("eval bad mode") << QStringList{"eval", "@DIR@/m.safetensors", "--mode", "diagonal"} << 2
+                                   << "diagonal";
+    QTest::newRow("eval stride without sliding")
+        << QStringList{"eval", "@DIR@/m.safetensors", "--stride", "4"} << 2 << "--stride only";
 }
 
 void TestTrainCli::badUsage()
@@ -393,8 +426,8 @@ void TestTrainCli::fewerThreadsThanSlices()
 {
     QFETCH(QStringList, environment);
     QTemporaryDir dir;
-    const QStringList model{"--layers", "1", "--d-model", "32", "--heads", "2", "--d-ff", "64", "--context", "64",
-                            "--batch", "16", "--steps", "3", "--corpus", corpusPath(dir)};
+    const QStringList model{"--layers",  "1",  "--d-model", "32", "--heads", "2", "--d-ff",   "64",
+                            "--context", "64", "--batch",   "16", "--steps", "3", "--corpus", corpusPath(dir)};
     const QString reference = dir.path() + "/one-thread.safetensors", limited = dir.path() + "/limited.safetensors";
     CliResult r = runCli(QStringList{"train", "--scheme", "alibi", "--threads", "1", "-o", reference} + model);
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -409,14 +442,15 @@ void TestTrainCli::fewerThreadsThanSlices()
              qPrintable(QString("train loss %1 (1 thread) against %2").arg(a.info.trainLoss).arg(b.info.trainLoss)));
 }
 
-// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; (i) the scheme as the
-// SCHEME word works as --scheme does.
+// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; (i) the scheme as
+// the SCHEME word works as --scheme does.
 void TestTrainCli::evalBytesZeroSkips_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("said");
     QTest::newRow("text") << QStringList{"train", "alibi"} << "no validation check (--eval-bytes 0)";
-    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"} << "\"validation_skipped\":\"--eval-bytes 0\"";
+    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"}
+                          << "\"validation_skipped\":\"--eval-bytes 0\"";
 }
 
 void TestTrainCli::evalBytesZeroSkips()
@@ -426,7 +460,8 @@ void TestTrainCli::evalBytesZeroSkips()
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
     const CliResult r =
-        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", "0", "-o", model} + tinyModel());
+        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", "0", "-o", model} +
+               tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY2(r.err.contains(said.toUtf8()), r.err.constData());
     QVERIFY2(!r.err.toLower().contains("nan"), r.err.constData());
@@ -438,12 +473,20 @@ void TestTrainCli::progressAndQuiet_data()
 {
     QTest::addColumn<QStringList>("args"); // @MODEL@, @CORPUS@, @DIR@ replaced
     QTest::addColumn<QString>("progress"); // a progress text printed without --quiet
-    QTest::newRow("eval sliding") << QStringList{"eval", "@MODEL@", "--corpus", "@CORPUS@", "--lengths", "16,32", "--mode",
-                                                 "sliding", "--stride", "4"}
+    QTest::newRow("eval sliding") << QStringList{"eval",  "@MODEL@", "--corpus", "@CORPUS@", "--lengths",
+                                                 "16,32", "--mode",  "sliding",  "--stride", "4"}
                                   << "length 32 (sliding): 100%";
-    QTest::newRow("train") << QStringList{"train", "alibi", "--corpus", "@CORPUS@", "--steps", "3", "--eval-bytes", "64",
-                                          "-o", "@DIR@/q.safetensors", "--layers", "1", "--d-model", "16", "--heads",
-                                          "2", "--d-ff", "32", "--context", "16", "--batch", "4"}
+    QTest::newRow("train") << QStringList{"train",        "alibi",
+                                          "--corpus",     "@CORPUS@",
+                                          "--steps",      "3",
+                                          "--eval-bytes", "64",
+                                          "-o",           "@DIR@/q.safetensors",
+                                          "--layers",     "1",
+                                          "--d-model",    "16",
+                                          "--heads",      "2",
+                                          "--d-ff",       "32",
+                                          "--context",    "16",
+                                          "--batch",      "4"}
                            << "step 3/3";
 }
 
@@ -473,7 +516,8 @@ void TestTrainCli::attentionPictureCountsFromZero()
     const QString model = twoLayerModel();
     QTemporaryDir dir;
     const QString path = dir.path() + "/a.svg";
-    const CliResult r = runCli({"render", "attention", "--checkpoint", model, "--layer", "0", "--head", "1", "-o", path});
+    const CliResult r =
+        runCli({"render", "attention", "--checkpoint", model, "--layer", "0", "--head", "1", "-o", path});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));

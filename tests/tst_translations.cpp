@@ -30,16 +30,15 @@ namespace {
 using plab::test::CliResult;
 using plab::test::runCli;
 
-struct TsMessage
-{
+struct TsMessage {
     QString context;
     QString source;
-    QString type;                // the translation's type attribute: "", "unfinished", "vanished", "obsolete"
-    QStringList translations;    // one, or one per numerus form
+    QString type;             // the translation's type attribute: "", "unfinished", "vanished", "obsolete"
+    QStringList translations; // one, or one per numerus form
     bool numerus = false;
 };
 
-QList<TsMessage> readTs(const QString &path, QString *error)
+QList<TsMessage> readTs(const QString& path, QString* error)
 {
     QList<TsMessage> out;
     QFile file(path);
@@ -80,7 +79,7 @@ QList<TsMessage> readTs(const QString &path, QString *error)
 }
 
 // The placeholders of a message, sorted, with repeats: "%1", "%2", "%n" (Qt's arg() and plural markers).
-QStringList placeholders(const QString &text)
+QStringList placeholders(const QString& text)
 {
     static const QRegularExpression re(QStringLiteral("%(\\d{1,2}|n)"));
     QStringList found;
@@ -93,12 +92,12 @@ QStringList placeholders(const QString &text)
 QStringList tsFiles()
 {
     QStringList files;
-    for (const QString &f : QStringLiteral(POSITIONLAB_TS_FILES).split(QLatin1Char('|'), Qt::SkipEmptyParts))
+    for (const QString& f : QStringLiteral(POSITIONLAB_TS_FILES).split(QLatin1Char('|'), Qt::SkipEmptyParts))
         files << f;
     return files;
 }
 
-bool hasChinese(const QString &text)
+bool hasChinese(const QString& text)
 {
     for (const QChar c : text)
         if (c.unicode() >= 0x4e00 && c.unicode() <= 0x9fff)
@@ -108,15 +107,11 @@ bool hasChinese(const QString &text)
 
 } // namespace
 
-class TestTranslations : public QObject
-{
+class TestTranslations : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        plab::test::isolateSettings(QStringLiteral("tst_translations"));
-    }
+    void initTestCase() { plab::test::isolateSettings(QStringLiteral("tst_translations")); }
     void cleanup() { plab::ui::setLanguage(QStringLiteral("en")); }
 
     void messageTranslated_data();
@@ -142,14 +137,17 @@ void TestTranslations::messageTranslated_data()
     QTest::addColumn<bool>("numerus");
     const QStringList files = tsFiles();
     QVERIFY2(!files.isEmpty(), "no .ts file configured");
-    for (const QString &path : files) {
+    for (const QString& path : files) {
         QString error;
         const QList<TsMessage> messages = readTs(path, &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QVERIFY2(!messages.isEmpty(), qPrintable(path + QStringLiteral(" holds no message")));
         int i = 0;
-        for (const TsMessage &m : messages) {
-            const QString row = QStringLiteral("%1 %2 #%3 %4").arg(QFileInfo(path).baseName(), m.context).arg(++i).arg(m.source.left(40).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+        for (const TsMessage& m : messages) {
+            const QString row = QStringLiteral("%1 %2 #%3 %4")
+                                    .arg(QFileInfo(path).baseName(), m.context)
+                                    .arg(++i)
+                                    .arg(m.source.left(40).replace(QLatin1Char('\n'), QLatin1Char(' ')));
             QTest::newRow(qPrintable(row)) << m.context << m.source << m.type << m.translations << m.numerus;
         }
     }
@@ -161,12 +159,13 @@ void TestTranslations::messageTranslated()
     QFETCH(QString, type);
     QFETCH(QStringList, translations);
     QFETCH(bool, numerus);
-    QVERIFY2(type.isEmpty(), qPrintable(QStringLiteral("translation type=\"%1\" (translate it, or refresh the .ts)").arg(type)));
+    QVERIFY2(type.isEmpty(),
+             qPrintable(QStringLiteral("translation type=\"%1\" (translate it, or refresh the .ts)").arg(type)));
     QVERIFY(!translations.isEmpty());
     QStringList expected = placeholders(source);
     if (numerus)
         expected.removeAll(QStringLiteral("%n")); // a plural form may leave the count out
-    for (const QString &t : translations) {
+    for (const QString& t : translations) {
         QVERIFY2(!t.trimmed().isEmpty(), "empty translation");
         QStringList got = placeholders(t);
         if (numerus)
@@ -181,7 +180,7 @@ void TestTranslations::messageTranslated()
 void TestTranslations::tsIsCurrent_data()
 {
     QTest::addColumn<QString>("path");
-    for (const QString &path : tsFiles())
+    for (const QString& path : tsFiles())
         QTest::newRow(qPrintable(QFileInfo(path).fileName())) << path;
 }
 
@@ -207,21 +206,22 @@ void TestTranslations::tsIsCurrent()
     const QList<TsMessage> stored = readTs(path, &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
     std::set<std::pair<QString, QString>> want, have;
-    for (const TsMessage &m : now)
+    for (const TsMessage& m : now)
         want.insert({m.context, m.source});
-    for (const TsMessage &m : stored)
+    for (const TsMessage& m : stored)
         have.insert({m.context, m.source});
     QStringList missing, extra;
-    for (const auto &m : want)
+    for (const auto& m : want)
         if (!have.count(m))
             missing << m.first + QStringLiteral(": ") + m.second;
-    for (const auto &m : have)
+    for (const auto& m : have)
         if (!want.count(m))
             extra << m.first + QStringLiteral(": ") + m.second;
     QVERIFY2(missing.isEmpty() && extra.isEmpty(),
              qPrintable(QStringLiteral("%1 is not current; run `cmake --build build --target update_translations` and "
                                        "translate.\nnot in the .ts: %2\nno longer in the sources: %3")
-                            .arg(QFileInfo(path).fileName(), missing.join(QStringLiteral(" | ")), extra.join(QStringLiteral(" | ")))));
+                            .arg(QFileInfo(path).fileName(), missing.join(QStringLiteral(" | ")),
+                                 extra.join(QStringLiteral(" | ")))));
 }
 
 // ui's table of core's catalogue texts (ui/i18n.cpp) matches core word for word, so every text gets translated.
@@ -229,28 +229,29 @@ void TestTranslations::schemeTextsMatchCore()
 {
     const QStringList stale = plab::ui::staleSchemeTexts();
     QVERIFY2(stale.isEmpty(), qPrintable(QStringLiteral("core's texts changed; update kSchemeTexts/kParamTexts in "
-                                                        "ui/i18n.cpp: ") + stale.join(QStringLiteral(", "))));
+                                                        "ui/i18n.cpp: ") +
+                                         stale.join(QStringLiteral(", "))));
 }
 
 void TestTranslations::languagesAgree()
 {
     QStringList ui;
-    for (const plab::ui::Language &l : plab::ui::languages())
+    for (const plab::ui::Language& l : plab::ui::languages())
         ui << l.code;
     QStringList cli;
-    for (const std::string &code : plab::supportedLanguages())
+    for (const std::string& code : plab::supportedLanguages())
         cli << QString::fromStdString(code);
     QCOMPARE(ui, cli);
     QString error;
     QVERIFY(!plab::ui::setLanguage(QStringLiteral("xx"), &error));
     QVERIFY2(error.contains(QStringLiteral("allowed: en, zh_CN")), qPrintable(error));
-    for (const QString &code : ui)
+    for (const QString& code : ui)
         QVERIFY2(plab::ui::setLanguage(code, &error), qPrintable(error));
 }
 
 void TestTranslations::figuresFollowLanguage()
 {
-    const plab::SchemeInfo &alibi = plab::schemeByName("alibi");
+    const plab::SchemeInfo& alibi = plab::schemeByName("alibi");
     plab::ui::BiasRequest request;
     request.spec = plab::makeSchemeSpec("alibi", 8, false, {});
     request.length = 8;
@@ -275,7 +276,7 @@ void TestTranslations::figuresFollowLanguage()
 // View > Language: the window is rebuilt in the new language with its session state, and the choice is remembered.
 void TestTranslations::windowRebuiltInLanguage()
 {
-    auto *window = new plab::ui::MainWindow;
+    auto* window = new plab::ui::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
     window->resize(1400, 900);
     window->show();
@@ -286,7 +287,7 @@ void TestTranslations::windowRebuiltInLanguage()
 
     QString error;
     QPointer<plab::ui::MainWindow> old = window;
-    plab::ui::MainWindow *zh = window->switchLanguage(QStringLiteral("zh_CN"), &error);
+    plab::ui::MainWindow* zh = window->switchLanguage(QStringLiteral("zh_CN"), &error);
     QVERIFY2(zh, qPrintable(error));
     QVERIFY(zh != window);
     QTRY_VERIFY(old.isNull()); // deleted later (it had WA_DeleteOnClose)
@@ -299,14 +300,14 @@ void TestTranslations::windowRebuiltInLanguage()
     QCOMPARE(zh->currentView()->viewId(), QStringLiteral("compare"));
     QVERIFY(hasChinese(zh->currentView()->viewTitle()));
     // The language names stay as each language writes itself.
-    QCOMPARE(zh->findChild<QAction *>(QStringLiteral("language_en"))->text(), QStringLiteral("English"));
-    QCOMPARE(zh->findChild<QAction *>(QStringLiteral("language_zh_CN"))->text(), QStringLiteral("中文"));
-    QVERIFY(zh->findChild<QAction *>(QStringLiteral("language_zh_CN"))->isChecked());
+    QCOMPARE(zh->findChild<QAction*>(QStringLiteral("language_en"))->text(), QStringLiteral("English"));
+    QCOMPARE(zh->findChild<QAction*>(QStringLiteral("language_zh_CN"))->text(), QStringLiteral("中文"));
+    QVERIFY(zh->findChild<QAction*>(QStringLiteral("language_zh_CN"))->isChecked());
     // Screenshots for a person to look at: PLAB_SCREENSHOT_DIR=/some/dir.
     const QString shots = qEnvironmentVariable("PLAB_SCREENSHOT_DIR");
     if (!shots.isEmpty()) {
         QDir().mkpath(shots);
-        for (const QString &id : {QStringLiteral("bias"), QStringLiteral("compare"), QStringLiteral("dot"),
+        for (const QString& id : {QStringLiteral("bias"), QStringLiteral("compare"), QStringLiteral("dot"),
                                   QStringLiteral("entropy"), QStringLiteral("attention"), QStringLiteral("train")}) {
             zh->showView(id);
             QTest::qWait(id == QLatin1String("entropy") ? 3000 : 600);
@@ -314,7 +315,7 @@ void TestTranslations::windowRebuiltInLanguage()
         }
     }
 
-    plab::ui::MainWindow *en = zh->switchLanguage(QStringLiteral("en"), &error);
+    plab::ui::MainWindow* en = zh->switchLanguage(QStringLiteral("en"), &error);
     QVERIFY2(en, qPrintable(error));
     QCOMPARE(en->menuBar()->actions().at(1)->text(), QStringLiteral("&View"));
     QCOMPARE(plab::ui::savedLanguage(), QStringLiteral("en"));

@@ -45,7 +45,7 @@ using namespace plab::ui;
 
 namespace {
 
-PanelState panelFor(const std::string &scheme, int length, int head = 0, int heads = 8, bool bidirectional = false,
+PanelState panelFor(const std::string& scheme, int length, int head = 0, int heads = 8, bool bidirectional = false,
                     std::vector<std::string> set = {})
 {
     PanelState p;
@@ -56,7 +56,7 @@ PanelState panelFor(const std::string &scheme, int length, int head = 0, int hea
 }
 
 // Drives a view to a panel state and waits for its picture.
-bool showAndWait(ViewBase &view, const PanelState &state)
+bool showAndWait(ViewBase& view, const PanelState& state)
 {
     QSignalSpy spy(&view, &ViewBase::pictureUpdated);
     view.setActive(true);
@@ -64,25 +64,26 @@ bool showAndWait(ViewBase &view, const PanelState &state)
     return spy.count() > 0 || spy.wait(20000);
 }
 
-QByteArray readAll(const QString &path)
+QByteArray readAll(const QString& path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 // The pixel at the centre of cell (m, n) of panel `panel` in a rendered heatmap.
-QRgb cellPixel(const HeatmapPainter &heatmap, const QImage &image, int panel, int m, int n)
+QRgb cellPixel(const HeatmapPainter& heatmap, const QImage& image, int panel, int m, int n)
 {
     const PictureStyle style = PictureStyle::forSize(image.size());
     const HeatmapPainter::Layout layout = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(image.size())), style);
     const QRectF plot = layout.plots[panel];
     const QRectF window = heatmap.fullWindow();
-    const QPointF p(plot.left() + (n + 0.5) / window.width() * plot.width(), plot.top() + (m + 0.5) / window.height() * plot.height());
+    const QPointF p(plot.left() + (n + 0.5) / window.width() * plot.width(),
+                    plot.top() + (m + 0.5) / window.height() * plot.height());
     return image.pixel(p.toPoint()) & 0xffffff;
 }
 
 // The pixel in the middle of the "masked" swatch under colour bar `bar` (present when the bar's panels mask cells).
-QRgb swatchPixel(const HeatmapPainter &heatmap, const QImage &image, int bar)
+QRgb swatchPixel(const HeatmapPainter& heatmap, const QImage& image, int bar)
 {
     const PictureStyle style = PictureStyle::forSize(image.size());
     const HeatmapPainter::Layout layout = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(image.size())), style);
@@ -91,7 +92,7 @@ QRgb swatchPixel(const HeatmapPainter &heatmap, const QImage &image, int bar)
 }
 
 // The pixel at the centre of cell (m, n) of panel `panel` as the widget shows it on screen.
-QRgb screenCellPixel(HeatmapWidget &widget, int panel, int m, int n)
+QRgb screenCellPixel(HeatmapWidget& widget, int panel, int m, int n)
 {
     const QImage shot = widget.grab().toImage();
     const HeatmapPainter::Layout layout = widget.heatmap().layout(widget.rect(), widget.screenStyle());
@@ -107,7 +108,7 @@ int colorDistance(QRgb a, QRgb b)
     return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
 }
 
-void checkPng(const QString &path, QSize size)
+void checkPng(const QString& path, QSize size)
 {
     const QByteArray bytes = readAll(path);
     QVERIFY2(bytes.startsWith("\x89PNG\r\n\x1a\n"), qPrintable(path));
@@ -116,7 +117,7 @@ void checkPng(const QString &path, QSize size)
     QCOMPARE(image.size(), size);
 }
 
-void checkSvg(const QString &path)
+void checkSvg(const QString& path)
 {
     const QByteArray bytes = readAll(path);
     QXmlStreamReader xml(bytes);
@@ -130,7 +131,7 @@ void checkSvg(const QString &path)
     QVERIFY(sawSvg);
 }
 
-void checkPdf(const QString &path)
+void checkPdf(const QString& path)
 {
     const QByteArray bytes = readAll(path);
     QVERIFY(bytes.startsWith("%PDF-1."));
@@ -139,7 +140,7 @@ void checkPdf(const QString &path)
 
 // The compare view with ALiBi and local (window 16) at N = 32, head 2, and their difference A − B, or B − A when
 // swapped: shown and painted.
-bool showAlibiLocalDifference(CompareView &view, bool swap)
+bool showAlibiLocalDifference(CompareView& view, bool swap)
 {
     view.resize(1300, 560);
     view.show();
@@ -151,7 +152,7 @@ bool showAlibiLocalDifference(CompareView &view, bool swap)
 }
 
 // A small text corpus file for training runs in tests.
-QString writeCorpus(const QTemporaryDir &dir)
+QString writeCorpus(const QTemporaryDir& dir)
 {
     QString text;
     for (int i = 0; i < 120; ++i)
@@ -164,7 +165,7 @@ QString writeCorpus(const QTemporaryDir &dir)
 }
 
 // A run of seconds: a 1-layer model of width 16 at context 16, four steps, evaluated at 16 and 32.
-TrainRequest tinyRequest(const std::vector<std::string> &schemes, const QString &corpus)
+TrainRequest tinyRequest(const std::vector<std::string>& schemes, const QString& corpus)
 {
     TrainRequest request;
     request.schemes = schemes;
@@ -181,7 +182,7 @@ TrainRequest tinyRequest(const std::vector<std::string> &schemes, const QString 
 }
 
 // An untrained model of the small test size whose checkpoint records `preset` as a Train tab run does.
-SharedModel modelWithPreset(const std::string &scheme, const QString &preset, uint64_t seed = 1)
+SharedModel modelWithPreset(const std::string& scheme, const QString& preset, uint64_t seed = 1)
 {
     ModelConfig config = smallModelConfig(scheme, 1);
     config.seed = seed;
@@ -194,8 +195,7 @@ SharedModel modelWithPreset(const std::string &scheme, const QString &preset, ui
 
 } // namespace
 
-class TestUi : public QObject
-{
+class TestUi : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase()
@@ -225,7 +225,7 @@ private Q_SLOTS:
         QFETCH(QString, name);
         QFETCH(int, first);
         QFETCH(int, last);
-        const ColorMap &map = ColorMap::byName(name);
+        const ColorMap& map = ColorMap::byName(name);
         QCOMPARE(map.name(), name);
         QCOMPARE(int(map.entry(0) & 0xffffff), first & 0xffffff);
         QCOMPARE(int(map.entry(255) & 0xffffff), last & 0xffffff);
@@ -234,7 +234,10 @@ private Q_SLOTS:
             const QRgb mask = map.maskColor(dark);
             for (int i = 0; i < 256; ++i)
                 QVERIFY2(colorDistance(map.entry(i), mask) > 60,
-                         qPrintable(QStringLiteral("%1 entry %2 is close to the %3 mask colour").arg(name).arg(i).arg(dark ? "dark" : "light")));
+                         qPrintable(QStringLiteral("%1 entry %2 is close to the %3 mask colour")
+                                        .arg(name)
+                                        .arg(i)
+                                        .arg(dark ? "dark" : "light")));
         }
         // On the dark background masked cells are a dark grey: visible, but never the glare of white.
         const QRgb dark = map.maskColor(true);
@@ -283,7 +286,7 @@ private Q_SLOTS:
         view.resize(800, 700);
         const PanelState state = panelFor(scheme.toStdString(), length, head, 8, bidirectional);
         QVERIFY(showAndWait(view, state));
-        const Matrix &mat = *view.result().matrix;
+        const Matrix& mat = *view.result().matrix;
         QCOMPARE(mat.rows, length);
         // Closed forms, independent of core.
         const double slope = std::pow(2.0, -8.0 * (head + 1) / 8.0);
@@ -309,8 +312,8 @@ private Q_SLOTS:
         options.size = QSize(900, 760);
         options.dark = dark;
         const QImage image = renderImage(options, view.paintFunction());
-        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
-        const ColorScale &scale = heatmap.scale(0);
+        const HeatmapPainter& heatmap = view.heatmap()->heatmap();
+        const ColorScale& scale = heatmap.scale(0);
         const QRgb mask = scale.map().maskColor(dark) & 0xffffff;
         for (int m = 0; m < length; m += 3) {
             QCOMPARE(cellPixel(heatmap, image, 0, m, m), scale.color(0.0) & 0xffffff);
@@ -351,8 +354,8 @@ private Q_SLOTS:
         panel.setLength(12);
         panel.setScheme(QStringLiteral("kerple-power"));
         QVERIFY(showAndWait(view, panel.state()));
-        auto *r1 = panel.findChild<QDoubleSpinBox *>(QStringLiteral("spin_r1"));
-        auto *r2 = panel.findChild<QDoubleSpinBox *>(QStringLiteral("spin_r2"));
+        auto* r1 = panel.findChild<QDoubleSpinBox*>(QStringLiteral("spin_r1"));
+        auto* r2 = panel.findChild<QDoubleSpinBox*>(QStringLiteral("spin_r2"));
         QVERIFY(r1 && r2);
         // Ranges come from the catalogue: r2 in (0, 2].
         QCOMPARE(r2->maximum(), 2.0);
@@ -363,7 +366,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(std::abs(view.result().request.spec.param("r2") - 1.5) < 1e-12 &&
                                      std::abs(view.result().request.spec.param("r1") - 0.5) < 1e-12,
                                  20000);
-        const Matrix &mat = *view.result().matrix;
+        const Matrix& mat = *view.result().matrix;
         QVERIFY(std::abs(mat.at(9, 2) - (-0.5 * std::pow(7.0, 1.5))) < 1e-4);
         // Entering a value past the range is clamped by the spin box, never sent to core.
         r2->setValue(3.0);
@@ -390,7 +393,7 @@ private Q_SLOTS:
         BiasView view;
         view.resize(800, 700);
         QVERIFY(showAndWait(view, panelFor("alibi", 32, 0, 6)));
-        ThumbnailStrip *strip = view.thumbnails();
+        ThumbnailStrip* strip = view.thumbnails();
         QCOMPARE(strip->count(), 6);
         QSignalSpy spy(&view, &ViewBase::headRequested);
         strip->resize(strip->sizeHint());
@@ -405,7 +408,7 @@ private Q_SLOTS:
         view.resize(800, 700);
         view.show();
         QVERIFY(showAndWait(view, panelFor("alibi", 256, 0)));
-        HeatmapWidget *w = view.heatmap();
+        HeatmapWidget* w = view.heatmap();
         QCOMPARE(w->window(), QRectF(0, 0, 256, 256));
         w->zoom(4);
         QCOMPARE(w->window().width(), 64.0);
@@ -434,7 +437,7 @@ private Q_SLOTS:
         ImageOptions options;
         options.size = QSize(800, 700);
         const QImage image = renderImage(options, view.paintFunction());
-        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        const HeatmapPainter& heatmap = view.heatmap()->heatmap();
         QCOMPARE(cellPixel(heatmap, image, 0, 2000, 2000), heatmap.scale(0).color(0.0) & 0xffffff);
         QCOMPARE(cellPixel(heatmap, image, 0, 100, 3000), heatmap.scale(0).map().maskColor() & 0xffffff);
     }
@@ -446,14 +449,14 @@ private Q_SLOTS:
         view.setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
         QVERIFY(showAndWait(view, panelFor("alibi", 32, 1)));
         QCOMPARE(view.result().panels.size(), size_t(3));
-        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
-        QCOMPARE(heatmap.panelCount(), 4); // the three schemes and the difference A − B
+        const HeatmapPainter& heatmap = view.heatmap()->heatmap();
+        QCOMPARE(heatmap.panelCount(), 4);                  // the three schemes and the difference A − B
         QCOMPARE(heatmap.scale(0).lo, heatmap.scale(1).lo); // linked colour scale
         QCOMPARE(heatmap.scale(1).hi, heatmap.scale(2).hi);
         QCOMPARE(heatmap.scale(3).mapName, QStringLiteral("diverging")); // the difference has its own
         QCOMPARE(heatmap.scale(3).lo, -heatmap.scale(3).hi);
         // Linked head and length: every panel shows head 2 at N = 32.
-        for (const BiasResult &r : view.result().panels) {
+        for (const BiasResult& r : view.result().panels) {
             QCOMPARE(r.request.head, 1);
             QCOMPARE(r.request.length, 32);
         }
@@ -489,7 +492,8 @@ private Q_SLOTS:
         options.dark = dark;
         QSvgRenderer svg(renderSvg(options, view.paintFunction(), QStringLiteral("seams")));
         QVERIFY(svg.isValid());
-        QImage image(QSize(qRound(options.size.width() * zoom), qRound(options.size.height() * zoom)), QImage::Format_RGB32);
+        QImage image(QSize(qRound(options.size.width() * zoom), qRound(options.size.height() * zoom)),
+                     QImage::Format_RGB32);
         image.fill(Qt::magenta);
         QPainter painter(&image);
         svg.render(&painter, QRectF(QPointF(0, 0), QSizeF(image.size())));
@@ -497,10 +501,13 @@ private Q_SLOTS:
 
         // Local masks m - n >= 16: rows 20-30 of columns 1-3 of the difference panel (clear of the plot's frame),
         // 1.5 px in from the block's edge.
-        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
-        const QRectF plot = heatmap.layout(QRectF(QPointF(0, 0), QSizeF(options.size)), PictureStyle::forSize(options.size, dark)).plots[2];
+        const HeatmapPainter& heatmap = view.heatmap()->heatmap();
+        const QRectF plot =
+            heatmap.layout(QRectF(QPointF(0, 0), QSizeF(options.size)), PictureStyle::forSize(options.size, dark))
+                .plots[2];
         const double cell = plot.width() / 32;
-        const QRectF block(zoom * (plot.left() + cell) + 1.5, zoom * (plot.top() + 20 * cell) + 1.5, zoom * 3 * cell - 3, zoom * 11 * cell - 3);
+        const QRectF block(zoom * (plot.left() + cell) + 1.5, zoom * (plot.top() + 20 * cell) + 1.5,
+                           zoom * 3 * cell - 3, zoom * 11 * cell - 3);
         const QRgb mask = heatmap.scale(2).map().maskColor(dark);
         int worst = 0;
         QPoint worstAt;
@@ -515,7 +522,8 @@ private Q_SLOTS:
                 }
             }
         QVERIFY2(worst <= 2, qPrintable(QStringLiteral("pixel (%1, %2) is %3, the mask colour %4")
-                                            .arg(worstAt.x()).arg(worstAt.y())
+                                            .arg(worstAt.x())
+                                            .arg(worstAt.y())
                                             .arg(QColor(image.pixel(worstAt)).name(), QColor(mask).name())));
     }
 
@@ -535,7 +543,7 @@ private Q_SLOTS:
         QFETCH(bool, swap);
         CompareView view;
         QVERIFY(showAlibiLocalDifference(view, swap));
-        const CompareResult &r = view.result();
+        const CompareResult& r = view.result();
         QVERIFY(r.difference);
         QCOMPARE(r.differenceA, swap ? 1 : 0);
         // Closed form: ALiBi head 2 of 8 has slope 1/4; local is 0 for 0 <= m - n < 16, masked elsewhere.
@@ -550,14 +558,14 @@ private Q_SLOTS:
                     QVERIFY(d == sign * -0.25f * dist); // exact: powers of two
                 }
             }
-        const HeatmapPainter &heatmap = view.heatmap()->heatmap();
+        const HeatmapPainter& heatmap = view.heatmap()->heatmap();
         QCOMPARE(heatmap.panelCount(), 3);
-        const ColorScale &diff = heatmap.scale(2);
+        const ColorScale& diff = heatmap.scale(2);
         QCOMPARE(diff.mapName, QStringLiteral("diverging"));
         QCOMPARE(diff.lo, -3.75); // symmetric about 0: |A − B| <= 15 / 4
         QCOMPARE(diff.hi, 3.75);
-        QCOMPARE(heatmap.figure().panels[2].title, swap ? QStringLiteral("Difference local − alibi")
-                                                        : QStringLiteral("Difference alibi − local"));
+        QCOMPARE(heatmap.figure().panels[2].title,
+                 swap ? QStringLiteral("Difference local − alibi") : QStringLiteral("Difference alibi − local"));
 
         ImageOptions options;
         options.size = QSize(1400, 560);
@@ -576,7 +584,8 @@ private Q_SLOTS:
         const HeatmapPainter::Layout layout = heatmap.layout(view.heatmap()->rect(), view.heatmap()->screenStyle());
         const QRectF plot = layout.plots[2];
         QTest::mouseMove(view.heatmap(), QPoint(1, 1)); // the previous row may have left the cursor on the cell
-        QTest::mouseMove(view.heatmap(), QPoint(plot.left() + 5.5 / 32 * plot.width(), plot.top() + 0.5 / 32 * plot.height()));
+        QTest::mouseMove(view.heatmap(),
+                         QPoint(plot.left() + 5.5 / 32 * plot.width(), plot.top() + 0.5 / 32 * plot.height()));
         QTRY_VERIFY(hover.count() > 0);
         QVERIFY2(hover.last().first().toString().contains(QStringLiteral("masked in A or B")),
                  qPrintable(hover.last().first().toString()));
@@ -608,13 +617,13 @@ private Q_SLOTS:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QVERIFY(showAndWait(view, panelFor("alibi", 16)));
-        CurvePlot *plot = view.plot();
-        const CurveFigure &figure = plot->figure();
+        CurvePlot* plot = view.plot();
+        const CurveFigure& figure = plot->figure();
         QCOMPARE(figure.curves[1].name, QStringLiteral("alibi"));
         // 30% of the way from alibi's 2nd point to its 3rd: the 2nd; at 70%: the 3rd. Exact values, not interpolated.
         const QPointF p1 = plot->pointPosition(1, 1), p2 = plot->pointPosition(1, 2);
         QVERIFY(!p1.isNull() && !p2.isNull());
-        for (const auto &[fraction, index] : {std::pair{0.3, 1}, std::pair{0.7, 2}}) {
+        for (const auto& [fraction, index] : {std::pair{0.3, 1}, std::pair{0.7, 2}}) {
             const QPointF cursor = p1 + fraction * (p2 - p1) + QPointF(0, 2);
             const CurvePlot::Hit hit = plot->hitTest(cursor);
             QCOMPARE(hit.curve, 1);
@@ -625,7 +634,7 @@ private Q_SLOTS:
         }
         // The same through the mouse: the view forwards it to the status bar.
         QSignalSpy hover(&view, &ViewBase::hoverText);
-        QWidget *viewport = plot->childAt(p2.toPoint());
+        QWidget* viewport = plot->childAt(p2.toPoint());
         QVERIFY(viewport);
         QTest::mouseMove(viewport, viewport->mapFrom(plot, p2.toPoint()));
         QTRY_VERIFY(hover.count() > 0);
@@ -642,7 +651,7 @@ private Q_SLOTS:
         view.resize(900, 600);
         QVERIFY(showAndWait(view, panelFor("alibi", 16)));
         QCOMPARE(view.result().curves.size(), size_t(3));
-        const CurveFigure &figure = view.plot()->figure();
+        const CurveFigure& figure = view.plot()->figure();
         QCOMPARE(figure.curves.size(), size_t(3));
         QCOMPARE(figure.curves[0].x.front(), 0.0);
         QVERIFY(std::abs(figure.curves[0].y.front()) < 1e-9);
@@ -669,10 +678,10 @@ private Q_SLOTS:
         view.setSchemes({QStringLiteral("none"), QStringLiteral("alibi")});
         view.setMaxLength(256);
         QVERIFY(showAndWait(view, panelFor("alibi", 16)));
-        const CurveFigure &figure = view.plot()->figure();
+        const CurveFigure& figure = view.plot()->figure();
         QCOMPARE(figure.curves.size(), size_t(3)); // none, alibi, log n reference
         QVERIFY(figure.logX);
-        const Curve &none = figure.curves[0];
+        const Curve& none = figure.curves[0];
         QCOMPARE(none.x.size(), size_t(5)); // 16..256
         // core accumulates in float: agree to float precision.
         for (size_t i = 0; i < none.x.size(); ++i)
@@ -702,7 +711,7 @@ private Q_SLOTS:
         for (size_t i = 0; i < text.size(); ++i)
             text[i] = static_cast<uint8_t>("the quick brown fox "[i % 20]);
         auto random = std::make_unique<Model>(config);
-        for (float &w : random->parameters()) // weights far from the tiny init, so q . k matters in every layer
+        for (float& w : random->parameters()) // weights far from the tiny init, so q . k matters in every layer
             w *= 4;
         random->parametersChanged();
         const SharedModel model = makeSharedModel(QStringLiteral("random"), std::move(random), text);
@@ -717,8 +726,8 @@ private Q_SLOTS:
         QCOMPARE(view.result().series.size(), size_t(1));
         const EntropyResult direct = computeModelEntropy(model, {16, 32, 64}, layer - 1, JobControl{});
         QVERIFY(direct.error.isEmpty());
-        const auto &shown = view.result().series[0].points;
-        const auto &want = direct.series[0].points;
+        const auto& shown = view.result().series[0].points;
+        const auto& want = direct.series[0].points;
         QCOMPARE(shown.size(), size_t(3 * 4)); // lengths 16, 32, 64 (the chosen maximum, nothing more) x 4 heads
         QCOMPARE(view.result().request.lengths, (std::vector<int>{16, 32, 64}));
         QCOMPARE(shown.size(), want.size());
@@ -726,7 +735,8 @@ private Q_SLOTS:
             QCOMPARE(shown[i].entropyLast, want[i].entropyLast);
         if (layers > 1) { // another layer gives other numbers, so the box really chooses
             const EntropyResult other = computeModelEntropy(model, {16, 32, 64}, layer % layers, JobControl{});
-            QVERIFY2(other.series[0].points.back().entropyLast != want.back().entropyLast, qPrintable(QString::number(want.back().entropyLast)));
+            QVERIFY2(other.series[0].points.back().entropyLast != want.back().entropyLast,
+                     qPrintable(QString::number(want.back().entropyLast)));
         }
     }
 
@@ -749,8 +759,8 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("viewId");
         QTest::addColumn<QString>("extension");
-        for (const char *v : {"bias", "compare", "dot", "entropy"})
-            for (const char *e : {"png", "svg", "pdf", "csv", "json", "npy"})
+        for (const char* v : {"bias", "compare", "dot", "entropy"})
+            for (const char* e : {"png", "svg", "pdf", "csv", "json", "npy"})
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(v), QLatin1String(e))))
                     << QString::fromLatin1(v) << QString::fromLatin1(e);
     }
@@ -763,10 +773,10 @@ private Q_SLOTS:
         window.panel()->setLength(24);
         window.panel()->setHeads(4);
         window.showView(viewId);
-        ViewBase *view = window.currentView();
+        ViewBase* view = window.currentView();
         QVERIFY(view);
         if (viewId == QLatin1String("entropy"))
-            static_cast<EntropyView *>(view)->setMaxLength(128);
+            static_cast<EntropyView*>(view)->setMaxLength(128);
         QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 30000);
         const QString path = m_dir.filePath(QStringLiteral("%1.%2").arg(viewId, extension));
         ImageOptions options;
@@ -817,8 +827,8 @@ private Q_SLOTS:
     {
         MainWindow window;
         QCOMPARE(window.tabs()->count(), 7); // with Rotary frequencies
-        for (const char *id : {"attention", "train"}) {
-            ViewBase *v = window.view(QString::fromLatin1(id));
+        for (const char* id : {"attention", "train"}) {
+            ViewBase* v = window.view(QString::fromLatin1(id));
             QVERIFY(v);
             QVERIFY(!v->hasPicture());
         }
@@ -826,11 +836,11 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QVERIFY(!window.currentView()->isBusy()); // nothing to run without a model, and no crash
         // Not an empty panel: why, and a button that trains a model.
-        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
         QVERIFY(attention->isShowingModelPrompt());
         QVERIFY(attention->modelPrompt()->message().contains(QStringLiteral("needs a trained model")));
         QCOMPARE(attention->modelPrompt()->trainButton()->text(), QStringLiteral("Train a demo model now"));
-        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
         QVERIFY(!entropy->isShowingModelPrompt());
         entropy->setQk(QkSource::Model);
         QVERIFY(entropy->isShowingModelPrompt());
@@ -847,12 +857,12 @@ private Q_SLOTS:
         MainWindow window;
         QString error;
         QVERIFY2(window.setCorpus(corpus, &error), qPrintable(error));
-        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
-        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
+        auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
         entropy->setQk(QkSource::Model);
         QTest::mouseClick(attention->modelPrompt()->trainButton(), Qt::LeftButton);
         QVERIFY(window.demoRun()->isRunning());
-        const TrainRequest &started = window.demoRun()->request();
+        const TrainRequest& started = window.demoRun()->request();
         const TrainRequest demo = demoTrainRequest({kDemoModelScheme});
         QCOMPARE(started.preset, QStringLiteral("demo"));
         QCOMPARE(started.schemes, std::vector<std::string>{"alibi"});
@@ -885,29 +895,31 @@ private Q_SLOTS:
     void trainPresets_data()
     {
         QTest::addColumn<QString>("name");
-        for (const Preset &p : presets())
+        for (const Preset& p : presets())
             QTest::newRow(p.name.c_str()) << QString::fromStdString(p.name);
     }
     void trainPresets()
     {
         QFETCH(QString, name);
         TrainView view;
-        auto *box = view.findChild<QComboBox *>(QStringLiteral("preset"));
+        auto* box = view.findChild<QComboBox*>(QStringLiteral("preset"));
         QVERIFY(box);
         QCOMPARE(box->count(), int(presets().size()) + 1);
         QCOMPARE(box->itemData(0).toString(), QStringLiteral("demo"));
         QCOMPARE(view.preset(), QStringLiteral("demo"));
         std::vector<std::string> ticked;
-        for (const std::string &s : view.request().schemes)
+        for (const std::string& s : view.request().schemes)
             ticked.push_back(s);
         QCOMPARE(ticked, (std::vector<std::string>{"sinusoidal", "rope", "alibi", "local"}));
         const int index = box->findData(name);
         QVERIFY(index >= 0);
-        QCOMPARE(box->itemData(index, Qt::ToolTipRole).toString(), QString::fromStdString(presetByName(name.toStdString()).summary));
+        QCOMPARE(box->itemData(index, Qt::ToolTipRole).toString(),
+                 QString::fromStdString(presetByName(name.toStdString()).summary));
         // Away and back, so the choice is a change even for the demo.
-        box->setCurrentIndex(box->findData(name == QLatin1String("tiny") ? QStringLiteral("quick") : QStringLiteral("tiny")));
+        box->setCurrentIndex(
+            box->findData(name == QLatin1String("tiny") ? QStringLiteral("quick") : QStringLiteral("tiny")));
         box->setCurrentIndex(index);
-        auto sameAsPreset = [&](const TrainRequest &r) {
+        auto sameAsPreset = [&](const TrainRequest& r) {
             const TrainRequest p = presetTrainRequest(name.toStdString(), r.schemes);
             return r.train.steps == p.train.steps && r.train.learningRate == p.train.learningRate &&
                    r.train.batch == p.train.batch && r.model.context == p.model.context &&
@@ -917,7 +929,7 @@ private Q_SLOTS:
         QVERIFY(sameAsPreset(view.request()));
         QCOMPARE(view.request().preset, name);
         // A hand edit: "custom" in the box and in the run.
-        auto *steps = view.findChild<QSpinBox *>(QStringLiteral("steps"));
+        auto* steps = view.findChild<QSpinBox*>(QStringLiteral("steps"));
         QVERIFY(steps);
         steps->setValue(steps->value() + 7);
         QCOMPARE(box->currentText(), QStringLiteral("custom"));
@@ -928,7 +940,7 @@ private Q_SLOTS:
         QVERIFY(sameAsPreset(view.request()));
         QCOMPARE(view.preset(), name);
         // The learning rate is a field too.
-        view.findChild<QDoubleSpinBox *>(QStringLiteral("learning_rate"))->setValue(0.0123);
+        view.findChild<QDoubleSpinBox*>(QStringLiteral("learning_rate"))->setValue(0.0123);
         QCOMPARE(view.preset(), QStringLiteral("custom"));
         QCOMPARE(view.request().train.learningRate, 0.0123);
     }
@@ -998,7 +1010,7 @@ private Q_SLOTS:
         QCOMPARE(train.table()->rowCount(), int(demoSchemes().size()));
         QCOMPARE(train.table()->columnCount(), int(lengths.size()) + 1);
         QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0]));
-        train.findChild<QSpinBox *>(QStringLiteral("context"))->setValue(lengths[0] / 2);
+        train.findChild<QSpinBox*>(QStringLiteral("context"))->setValue(lengths[0] / 2);
         QCOMPARE(train.table()->horizontalHeaderItem(1)->text(), QStringLiteral("ppl @ %1").arg(lengths[0] / 2));
         BiasView bias;
         QVERIFY(bias.heatmap()->isShowingHint());
@@ -1022,7 +1034,7 @@ private Q_SLOTS:
     {
         QFETCH(QStringList, schemes);
         std::vector<std::string> names;
-        for (const QString &s : schemes)
+        for (const QString& s : schemes)
             names.push_back(s.toStdString());
         TrainView view;
         bool seen = false;
@@ -1033,7 +1045,7 @@ private Q_SLOTS:
             if (seen)
                 return;
             seen = true;
-            const CurveFigure &f = view.perplexityPlot()->figure();
+            const CurveFigure& f = view.perplexityPlot()->figure();
             firstPoints = f.curves.at(0).x.size();
             for (size_t i = 1; i < f.curves.size(); ++i)
                 laterPoints += f.curves[i].x.size();
@@ -1074,23 +1086,25 @@ private Q_SLOTS:
         QVERIFY(finished.wait(300000));
         QCOMPARE(finished.first().first().toString(), QString());
         QCOMPARE(view.summary().size(), size_t(4)); // 2 schemes x lengths 16, 32
-        for (const SweepSummaryRow &r : view.summary()) {
+        for (const SweepSummaryRow& r : view.summary()) {
             QCOMPARE(r.perplexity.n, 3);
             QVERIFY(r.perplexity.min < r.perplexity.max); // the seeds gave different models
             QVERIFY(r.perplexity.min <= r.perplexity.mean && r.perplexity.mean <= r.perplexity.max);
         }
         // Seed 1's evaluation (the one-seed view's) is among the three.
-        const EvalPoint &first = view.evaluations().at(0).at(0);
-        QVERIFY(first.perplexity >= view.summary()[0].perplexity.min && first.perplexity <= view.summary()[0].perplexity.max);
-        const CurveFigure &f = view.perplexityPlot()->figure();
+        const EvalPoint& first = view.evaluations().at(0).at(0);
+        QVERIFY(first.perplexity >= view.summary()[0].perplexity.min &&
+                first.perplexity <= view.summary()[0].perplexity.max);
+        const CurveFigure& f = view.perplexityPlot()->figure();
         QCOMPARE(f.curves.size(), size_t(2));
-        for (const Curve &c : f.curves) {
+        for (const Curve& c : f.curves) {
             QVERIFY(c.hasBand());
             QVERIFY(c.name.endsWith(QStringLiteral("(n = 3)")));
             for (size_t i = 0; i < c.x.size(); ++i)
                 QVERIFY(c.lower[i] < c.y[i] && c.y[i] < c.upper[i]);
         }
-        QVERIFY2(view.table()->item(0, 1)->text().contains(QStringLiteral(" ± ")), qPrintable(view.table()->item(0, 1)->text()));
+        QVERIFY2(view.table()->item(0, 1)->text().contains(QStringLiteral(" ± ")),
+                 qPrintable(view.table()->item(0, 1)->text()));
         QCOMPARE(view.table()->rowCount(), 2);
     }
 
@@ -1099,10 +1113,36 @@ private Q_SLOTS:
     {
         const QString dir = m_dir.filePath(QStringLiteral("sweep"));
         QProcess cli;
-        cli.start(QStringLiteral(POSITIONLAB_CLI),
-                  {"sweep", "--schemes", "alibi,local", "--seeds", "1,2", "--preset", "tiny", "--steps", "4", "--layers",
-                   "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--context", "8", "--batch", "2",
-                   "--eval-bytes", "256", "--lengths", "8,16,32", "--corpus", writeCorpus(m_dir), "--quiet", "-o", dir});
+        cli.start(QStringLiteral(POSITIONLAB_CLI), {"sweep",
+                                                    "--schemes",
+                                                    "alibi,local",
+                                                    "--seeds",
+                                                    "1,2",
+                                                    "--preset",
+                                                    "tiny",
+                                                    "--steps",
+                                                    "4",
+                                                    "--layers",
+                                                    "1",
+                                                    "--d-model",
+                                                    "16",
+                                                    "--heads",
+                                                    "2",
+                                                    "--d-ff",
+                                                    "32",
+                                                    "--context",
+                                                    "8",
+                                                    "--batch",
+                                                    "2",
+                                                    "--eval-bytes",
+                                                    "256",
+                                                    "--lengths",
+                                                    "8,16,32",
+                                                    "--corpus",
+                                                    writeCorpus(m_dir),
+                                                    "--quiet",
+                                                    "-o",
+                                                    dir});
         QVERIFY(cli.waitForFinished(120000));
         QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
         MainWindow window;
@@ -1110,7 +1150,7 @@ private Q_SLOTS:
         QVERIFY(!window.openSweepResults(m_dir.filePath(QStringLiteral("nothing-here")), &error));
         QVERIFY2(error.contains(QStringLiteral("not a sweep folder")), qPrintable(error));
         QVERIFY2(window.openSweepResults(dir, &error), qPrintable(error));
-        auto *train = window.findChild<TrainView *>();
+        auto* train = window.findChild<TrainView*>();
         QVERIFY(train);
         QCOMPARE(train->summary().size(), size_t(6)); // 2 schemes x 3 lengths
         QCOMPARE(train->summary()[0].perplexity.n, 2);
@@ -1118,7 +1158,8 @@ private Q_SLOTS:
         QVERIFY(train->perplexityPlot()->figure().curves[0].hasBand());
         QCOMPARE(train->table()->columnCount(), 4);
         // The export every view has: the picture, and the data as collect's summary.
-        const QString png = m_dir.filePath(QStringLiteral("sweep.png")), csv = m_dir.filePath(QStringLiteral("sweep.csv"));
+        const QString png = m_dir.filePath(QStringLiteral("sweep.png")),
+                      csv = m_dir.filePath(QStringLiteral("sweep.csv"));
         QVERIFY2(window.exportCurrent(png, {}, &error), qPrintable(error));
         QVERIFY(QImage(png).width() > 100);
         QVERIFY2(window.exportCurrent(csv, {}, &error), qPrintable(error));
@@ -1135,10 +1176,16 @@ private Q_SLOTS:
         QTest::addColumn<QString>("scheme");
         QTest::addColumn<QString>("preset"); // null: the checkpoint records none
         QTest::addColumn<QString>("file");
-        QTest::newRow("demo alibi") << "alibi" << "demo" << "demo-alibi.safetensors";
-        QTest::newRow("custom rope") << "rope" << "custom" << "custom-rope.safetensors";
+        QTest::newRow("demo alibi") << "alibi"
+                                    << "demo"
+                                    << "demo-alibi.safetensors";
+        QTest::newRow("custom rope") << "rope"
+                                     << "custom"
+                                     << "custom-rope.safetensors";
         QTest::newRow("no preset recorded") << "local" << QString() << "custom-local.safetensors";
-        QTest::newRow("a name that would leave the folder") << "alibi" << "../up" << "___up-alibi.safetensors";
+        QTest::newRow("a name that would leave the folder") << "alibi"
+                                                            << "../up"
+                                                            << "___up-alibi.safetensors";
     }
     void keptModels()
     {
@@ -1167,7 +1214,7 @@ private Q_SLOTS:
         broken.write("not a checkpoint");
         broken.close();
         const QDateTime now = QDateTime::currentDateTime();
-        for (const auto &[path, age] : {std::pair{older, 120}, std::pair{newer, 60}}) {
+        for (const auto& [path, age] : {std::pair{older, 120}, std::pair{newer, 60}}) {
             QFile f(path);
             QVERIFY(f.open(QIODevice::ReadWrite));
             QVERIFY(f.setFileTime(now.addSecs(-age), QFileDevice::FileModificationTime));
@@ -1181,8 +1228,8 @@ private Q_SLOTS:
         QVERIFY(problems[0].contains(QStringLiteral("broken-alibi.safetensors")));
 
         MainWindow window;
-        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
-        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
+        auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
         QCOMPARE(attention->modelCount(), 2);
         QCOMPARE(entropy->modelCount(), 2);
         QVERIFY(!attention->isShowingModelPrompt());
@@ -1247,12 +1294,13 @@ private Q_SLOTS:
         QFETCH(QString, prefix);
         AttentionView view;
         view.resize(900, 900);
-        view.addModel(makeSharedModel(QStringLiteral("untrained"), std::make_unique<Model>(smallModelConfig("alibi", 1)), {}));
+        view.addModel(
+            makeSharedModel(QStringLiteral("untrained"), std::make_unique<Model>(smallModelConfig("alibi", 1)), {}));
         view.setText(QStringLiteral("no one"));
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QVERIFY(showAndWait(view, panelFor("alibi", 16, 0, 2)));
-        HeatmapWidget *heatmap = view.heatmap();
+        HeatmapWidget* heatmap = view.heatmap();
         QTRY_VERIFY(heatmap->isVisible());
         const HeatmapPainter::Layout layout = heatmap->heatmap().layout(heatmap->rect(), heatmap->screenStyle());
         const QRectF plot = layout.plots[0];
@@ -1277,14 +1325,22 @@ private Q_SLOTS:
         QTest::addColumn<bool>("busy"); // a computation holds the model's lock
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("refusal"); // empty: saved
-        QTest::newRow("saved") << 1 << 0 << false << "model.safetensors" << "";
-        QTest::newRow("over an existing file") << 1 << 0 << false << "existing.safetensors" << "";
-        QTest::newRow("no such directory") << 1 << 0 << false << "missing/model.safetensors" << "No such file or directory";
-        QTest::newRow("not a checkpoint name") << 1 << 0 << false << "model.npy" << "must end in .safetensors";
-        QTest::newRow("upper-case suffix, as the CLI") << 1 << 0 << false << "MODEL.SAFETENSORS" << "must end in .safetensors";
-        QTest::newRow("no such model") << 1 << 1 << false << "other.safetensors" << "allowed: 1..1";
-        QTest::newRow("no model at all") << 0 << 0 << false << "none.safetensors" << "no model to save";
-        QTest::newRow("busy, refused at once") << 1 << 0 << true << "busy.safetensors" << "busy with a computation";
+        QTest::newRow("saved") << 1 << 0 << false << "model.safetensors"
+                               << "";
+        QTest::newRow("over an existing file") << 1 << 0 << false << "existing.safetensors"
+                                               << "";
+        QTest::newRow("no such directory") << 1 << 0 << false << "missing/model.safetensors"
+                                           << "No such file or directory";
+        QTest::newRow("not a checkpoint name") << 1 << 0 << false << "model.npy"
+                                               << "must end in .safetensors";
+        QTest::newRow("upper-case suffix, as the CLI") << 1 << 0 << false << "MODEL.SAFETENSORS"
+                                                       << "must end in .safetensors";
+        QTest::newRow("no such model") << 1 << 1 << false << "other.safetensors"
+                                       << "allowed: 1..1";
+        QTest::newRow("no model at all") << 0 << 0 << false << "none.safetensors"
+                                         << "no model to save";
+        QTest::newRow("busy, refused at once") << 1 << 0 << true << "busy.safetensors"
+                                               << "busy with a computation";
     }
     void saveModel()
     {
@@ -1298,8 +1354,8 @@ private Q_SLOTS:
         info.step = 7;
         info.trainLoss = 2.5;
         info.corpus = "corpus.txt";
-        const SharedModel model = makeSharedModel(QStringLiteral("kerple-log (made here)"), std::make_unique<Model>(config),
-                                                  {}, info);
+        const SharedModel model =
+            makeSharedModel(QStringLiteral("kerple-log (made here)"), std::make_unique<Model>(config), {}, info);
         AttentionView view;
         if (models > 0)
             view.addModel(model);
@@ -1341,7 +1397,7 @@ private Q_SLOTS:
         MainWindow window;
         QString error;
         QVERIFY2(window.setCorpus(corpus, &error), qPrintable(error));
-        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
         TrainRequest request = train->request();
         QCOMPARE(request.corpusPath, QFileInfo(corpus).absoluteFilePath());
         request.schemes = {"alibi", "sinusoidal"};
@@ -1374,9 +1430,9 @@ private Q_SLOTS:
         QCOMPARE(finished.first().first().toString(), QString());
         QCOMPARE(train->losses().size(), size_t(2));
         QCOMPARE(train->losses()[0].x.size(), size_t(4)); // a loss point per step
-        for (const auto &points : train->evaluations()) {
+        for (const auto& points : train->evaluations()) {
             QCOMPARE(points.size(), size_t(2));
-            for (const EvalPoint &p : points) {
+            for (const EvalPoint& p : points) {
                 QVERIFY(p.supported);
                 QVERIFY(std::isfinite(p.perplexity) && p.perplexity > 1 && p.perplexity < 256 * 4);
                 QVERIFY(std::abs(p.perplexity - std::exp(p.loss)) < 1e-6 * p.perplexity);
@@ -1385,18 +1441,20 @@ private Q_SLOTS:
         QCOMPARE(train->table()->rowCount(), 2);
         QVERIFY(train->table()->item(0, 1) && !train->table()->item(0, 1)->text().isEmpty());
         window.showView(QStringLiteral("train"));
-        for (const char *ext : {"png", "svg", "csv"})
-            QVERIFY2(window.exportCurrent(m_dir.filePath(QStringLiteral("train.%1").arg(QLatin1String(ext))), {}, &error),
-                     qPrintable(error));
+        for (const char* ext : {"png", "svg", "csv"})
+            QVERIFY2(
+                window.exportCurrent(m_dir.filePath(QStringLiteral("train.%1").arg(QLatin1String(ext))), {}, &error),
+                qPrintable(error));
 
         // The trained models reach the attention view, and save with what training did; both are kept.
-        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
         QCOMPARE(attention->modelCount(), 2);
-        for (const char *kept : {"custom-alibi.safetensors", "custom-sinusoidal.safetensors"})
+        for (const char* kept : {"custom-alibi.safetensors", "custom-sinusoidal.safetensors"})
             QVERIFY2(QFileInfo::exists(QDir(keptModelsFolder()).filePath(QLatin1String(kept))), kept);
-        QCOMPARE(loadCheckpoint(QDir(keptModelsFolder()).filePath(QStringLiteral("custom-alibi.safetensors")).toStdString())
-                     .info.training.value("preset", std::string()),
-                 std::string("custom"));
+        QCOMPARE(
+            loadCheckpoint(QDir(keptModelsFolder()).filePath(QStringLiteral("custom-alibi.safetensors")).toStdString())
+                .info.training.value("preset", std::string()),
+            std::string("custom"));
         const QString saved = m_dir.filePath(QStringLiteral("trained-alibi.safetensors"));
         QVERIFY2(attention->saveModel(0, saved, &error), qPrintable(error));
         const LoadedCheckpoint trained = loadCheckpoint(saved.toStdString());
@@ -1411,7 +1469,7 @@ private Q_SLOTS:
         window.showView(QStringLiteral("attention"));
         QVERIFY(shown.count() > 0 || shown.wait(60000));
         QTRY_VERIFY_WITH_TIMEOUT(!attention->isBusy(), 60000);
-        const AttentionResult &r = attention->result();
+        const AttentionResult& r = attention->result();
         QCOMPARE(r.length, 40);
         QCOMPARE(r.heads, 2);
         for (int h = 0; h < r.heads; ++h)
@@ -1438,7 +1496,7 @@ private Q_SLOTS:
         checkPdf(m_dir.filePath(QStringLiteral("attention.pdf")));
 
         // And the entropy view can take q and k from a trained model.
-        auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+        auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
         QCOMPARE(entropy->modelCount(), 2);
         entropy->setMaxLength(64);
         entropy->setQk(QkSource::Model);
@@ -1447,7 +1505,7 @@ private Q_SLOTS:
         QVERIFY(entropyShown.count() > 0 || entropyShown.wait(60000));
         QTRY_VERIFY_WITH_TIMEOUT(!entropy->isBusy(), 60000);
         QCOMPARE(entropy->result().series.size(), size_t(1));
-        for (const EntropyPoint &p : entropy->result().series[0].points)
+        for (const EntropyPoint& p : entropy->result().series[0].points)
             QVERIFY(p.entropyLast > 0 && p.entropyLast <= std::log(double(p.length)) + 1e-9);
     }
 
@@ -1457,24 +1515,38 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("exitCode");
-        QTest::newRow("bias png") << QStringList{"bias", "alibi", "--length", "32", "--width", "500", "--height", "400"} << "b.png" << 0;
+        QTest::newRow("bias png") << QStringList{"bias", "alibi", "--length", "32", "--width", "500", "--height", "400"}
+                                  << "b.png" << 0;
         QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0;
         QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0;
-        QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"} << "c.png" << 0;
+        QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"}
+                                        << "c.png" << 0;
         QTest::newRow("render compare difference dark")
-            << QStringList{"render", "compare", "alibi", "local", "--length", "32", "--difference", "--dark"} << "cd.svg" << 0;
-        QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"} << "r.svg" << 0;
-        QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"} << "re.pdf" << 0;
+            << QStringList{"render", "compare", "alibi", "local", "--length", "32", "--difference", "--dark"}
+            << "cd.svg" << 0;
+        QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"}
+                                        << "r.svg" << 0;
+        QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"}
+                                        << "re.pdf" << 0;
         QTest::newRow("render entropy refused as too long")
-            << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "1048576", "--heads", "1024"} << "long.png" << 2;
-        QTest::newRow("render entropy rope head dim 32 second") << QStringList{"render", "entropy", "alibi", "rope", "--qk", "random", "--head-dim", "32", "--lengths", "16,64"} << "rd.png" << 0;
-        QTest::newRow("render entropy rope explicit dim refused") << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2;
-        QTest::newRow("render attention bad layer") << QStringList{"render", "attention", "--checkpoint", "missing.safetensors", "--layer", "9"} << "ra.png" << 2;
+            << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "1048576", "--heads", "1024"}
+            << "long.png" << 2;
+        QTest::newRow("render entropy rope head dim 32 second")
+            << QStringList{"render", "entropy",    "alibi", "rope",      "--qk",
+                           "random", "--head-dim", "32",    "--lengths", "16,64"}
+            << "rd.png" << 0;
+        QTest::newRow("render entropy rope explicit dim refused")
+            << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2;
+        QTest::newRow("render attention bad layer")
+            << QStringList{"render", "attention", "--checkpoint", "missing.safetensors", "--layer", "9"} << "ra.png"
+            << 2;
         QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2;
         QTest::newRow("render bad extension") << QStringList{"render", "dot"} << "x.bmp" << 2;
-        QTest::newRow("render bad colormap") << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2;
+        QTest::newRow("render bad colormap")
+            << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2;
         QTest::newRow("render compare one") << QStringList{"render", "compare", "alibi"} << "x.png" << 2;
-        QTest::newRow("render bad param") << QStringList{"render", "bias", "kerple-power", "--set", "r2=3"} << "x.png" << 2;
+        QTest::newRow("render bad param")
+            << QStringList{"render", "bias", "kerple-power", "--set", "r2=3"} << "x.png" << 2;
     }
     void cliPictures()
     {
@@ -1510,8 +1582,8 @@ private Q_SLOTS:
         const auto restore = qScopeGuard([] { setFigureIndexBase(IndexBase::One); });
         const QString path = m_dir.filePath(QStringLiteral("same.png"));
         QProcess cli;
-        cli.start(QStringLiteral(POSITIONLAB_CLI), {"bias", "alibi", "--length", "20", "--head", "2", "--width", "700",
-                                                    "--height", "600", "-o", path});
+        cli.start(QStringLiteral(POSITIONLAB_CLI),
+                  {"bias", "alibi", "--length", "20", "--head", "2", "--width", "700", "--height", "600", "-o", path});
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
         BiasView view;

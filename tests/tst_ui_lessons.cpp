@@ -21,7 +21,7 @@ using namespace plab::ui;
 
 namespace {
 
-void writeFile(const QString &path, const QByteArray &text)
+void writeFile(const QString& path, const QByteArray& text)
 {
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly));
@@ -45,14 +45,10 @@ Second.
 
 } // namespace
 
-class TestUiLessons : public QObject
-{
+class TestUiLessons : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        plab::test::isolateSettings(QStringLiteral("tst_ui_lessons"));
-    }
+    void initTestCase() { plab::test::isolateSettings(QStringLiteral("tst_ui_lessons")); }
 
     // Every state of every shipped lesson, in both languages, passes the session checks of its view.
     void everyShippedStateApplies_data()
@@ -65,12 +61,12 @@ private Q_SLOTS:
     {
         QFETCH(QString, language);
         MainWindow window;
-        LessonsPanel *lessons = window.lessonsPanel();
+        LessonsPanel* lessons = window.lessonsPanel();
         lessons->setLanguage(language);
         QVERIFY(lessons->lessons().errors.empty());
         QVERIFY(lessons->lessons().lessons.size() >= 10);
-        for (const Lesson &lesson : lessons->lessons().lessons)
-            for (const LessonState &state : lesson.states) {
+        for (const Lesson& lesson : lessons->lessons().lessons)
+            for (const LessonState& state : lesson.states) {
                 if (state.view == LessonView::Train)
                     continue; // starts a run of minutes; its state is checked by lessonStateSession below
                 QVERIFY2(window.applyLessonState(state),
@@ -84,13 +80,13 @@ private Q_SLOTS:
         QTemporaryDir dir;
         writeFile(dir.filePath(QStringLiteral("01-two.md")), kLesson);
         MainWindow window;
-        LessonsPanel *lessons = window.lessonsPanel();
+        LessonsPanel* lessons = window.lessonsPanel();
         QString error;
         QVERIFY2(lessons->openFolder(dir.path(), &error), qPrintable(error));
         QCOMPARE(lessons->lessons().lessons.size(), size_t(1));
         lessons->showState(0);
         QCOMPARE(window.currentView()->viewId(), QStringLiteral("bias"));
-        const PanelState &panel = window.panel()->state();
+        const PanelState& panel = window.panel()->state();
         QCOMPARE(panel.spec.name(), std::string("kerple-power"));
         QCOMPARE(panel.spec.heads, 4);
         QCOMPARE(panel.head, 3);
@@ -100,7 +96,7 @@ private Q_SLOTS:
 
         lessons->next();
         QCOMPARE(lessons->currentState(), 1);
-        auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+        auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
         QCOMPARE(window.currentView(), compare);
         QCOMPARE(compare->schemes(), (QStringList{QStringLiteral("local"), QStringLiteral("alibi")}));
         QVERIFY(compare->differenceShown());
@@ -118,7 +114,7 @@ private Q_SLOTS:
     void nextCrossesIntoTheNextLesson()
     {
         MainWindow window;
-        LessonsPanel *lessons = window.lessonsPanel();
+        LessonsPanel* lessons = window.lessonsPanel();
         lessons->showLesson(0);
         const int states = static_cast<int>(lessons->lessons().lessons[0].states.size());
         for (int i = 0; i < states; ++i) // a fresh lesson shows no figure yet: Next shows figure 1, then the others
@@ -137,17 +133,20 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         writeFile(dir.filePath(QStringLiteral("01-two.md")), kLesson);
-        writeFile(dir.filePath(QStringLiteral("02-broken.md")), "# Broken\n\n```json\n{\"view\": \"bias\", \"scheme\": \"rop\"}\n```\n");
+        writeFile(dir.filePath(QStringLiteral("02-broken.md")),
+                  "# Broken\n\n```json\n{\"view\": \"bias\", \"scheme\": \"rop\"}\n```\n");
         MainWindow window;
-        LessonsPanel *lessons = window.lessonsPanel();
+        LessonsPanel* lessons = window.lessonsPanel();
         QVERIFY(lessons->openFolder(dir.path()));
         QCOMPARE(lessons->lessons().lessons.size(), size_t(1));
         QCOMPARE(lessons->lessons().errors.size(), size_t(1));
-        auto *choice = lessons->findChild<QComboBox *>(QStringLiteral("lessonChoice"));
+        auto* choice = lessons->findChild<QComboBox*>(QStringLiteral("lessonChoice"));
         QVERIFY(choice);
         QCOMPARE(choice->count(), 2);
         QVERIFY(choice->itemText(1).contains(QStringLiteral("02-broken.md")));
-        QVERIFY(choice->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("02-broken.md:4: unknown scheme 'rop'")));
+        QVERIFY(choice->itemData(1, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("02-broken.md:4: unknown scheme 'rop'")));
         // A folder that cannot be read leaves the lessons as they were.
         QString error;
         QVERIFY(!lessons->openFolder(dir.filePath(QStringLiteral("missing")), &error));
@@ -157,11 +156,12 @@ private Q_SLOTS:
 
     void trainStateSetsTheTrainTab()
     {
-        const Lesson lesson = parseLesson({"04-t.md", "# T\n\n```json\n{\"view\": \"train\", \"schemes\": [\"alibi\", \"local\"]}\n```\n"});
+        const Lesson lesson = parseLesson(
+            {"04-t.md", "# T\n\n```json\n{\"view\": \"train\", \"schemes\": [\"alibi\", \"local\"]}\n```\n"});
         const LessonStateSession session = lessonStateSession(lesson.states[0]);
         QCOMPARE(session.view, QStringLiteral("train"));
         MainWindow window;
-        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
         train->restoreState(session.viewState); // the same checks a session gets, without starting the run
         QCOMPARE(train->request().schemes, (std::vector<std::string>{"alibi", "local"}));
     }

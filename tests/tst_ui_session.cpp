@@ -33,7 +33,7 @@ using namespace plab::ui;
 
 namespace {
 
-QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArray &bytes)
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes)
 {
     const QString path = dir.filePath(name);
     QFile f(path);
@@ -44,8 +44,7 @@ QString writeFile(const QTemporaryDir &dir, const QString &name, const QByteArra
 
 // Holds every thread of the global pool (the views' workers) until release(), so a test can decide when a job
 // runs relative to the GUI thread's events instead of racing it.
-class PoolBlocker
-{
+class PoolBlocker {
 public:
     PoolBlocker()
     {
@@ -70,8 +69,7 @@ private:
 
 } // namespace
 
-class TestUiSession : public QObject
-{
+class TestUiSession : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase()
@@ -94,10 +92,10 @@ private Q_SLOTS:
             window.panel()->setParameter(QStringLiteral("r1"), 0.25);
             window.panel()->setColorMap(QStringLiteral("magma"));
             window.panel()->setLogn(true, 32);
-            auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+            auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
             compare->setSchemes({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")});
             compare->setDifference(false, 2, 0);
-            static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->setSchemes({QStringLiteral("sandwich")});
+            static_cast<EntropyView*>(window.view(QStringLiteral("entropy")))->setSchemes({QStringLiteral("sandwich")});
             window.showView(QStringLiteral("dot"));
             QString error;
             QVERIFY2(window.saveSession(path, &error), qPrintable(error));
@@ -105,7 +103,7 @@ private Q_SLOTS:
         MainWindow window;
         QString error;
         QVERIFY2(window.openSession(path, &error), qPrintable(error));
-        const PanelState &s = window.panel()->state();
+        const PanelState& s = window.panel()->state();
         QCOMPARE(QString::fromStdString(s.spec.name()), QStringLiteral("kerple-log"));
         QCOMPARE(s.spec.heads, 4);
         QCOMPARE(s.head, 2);
@@ -114,11 +112,12 @@ private Q_SLOTS:
         QCOMPARE(s.colorMap, QStringLiteral("magma"));
         QVERIFY(s.spec.logn);
         QCOMPARE(s.spec.context, 32);
-        auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
-        QCOMPARE(compare->schemes(), QStringList({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")}));
+        auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
+        QCOMPARE(compare->schemes(),
+                 QStringList({QStringLiteral("t5"), QStringLiteral("bca"), QStringLiteral("rope")}));
         QVERIFY(!compare->differenceShown());
         QCOMPARE(compare->differencePair(), std::make_pair(2, 0));
-        QCOMPARE(static_cast<EntropyView *>(window.view(QStringLiteral("entropy")))->schemes(),
+        QCOMPARE(static_cast<EntropyView*>(window.view(QStringLiteral("entropy")))->schemes(),
                  QStringList({QStringLiteral("sandwich")}));
         QCOMPARE(window.currentView()->viewId(), QStringLiteral("dot"));
         QVERIFY(window.recentSessions().contains(QFileInfo(path).absoluteFilePath()));
@@ -135,13 +134,19 @@ private Q_SLOTS:
         QTest::addColumn<int>("heads");
         QTest::addColumn<int>("head");
         QTest::addColumn<int>("length");
-        QTest::newRow("default state, then head 2") << QByteArray(R"({"heads": 8, "head": 0, "length": 64})") << "bias" << 8 << 1 << 64;
-        QTest::newRow("head 4 of 4, then head 2 of 8") << QByteArray(R"({"heads": 4, "head": 3, "length": 100})") << "bias" << 8 << 1 << 64;
-        QTest::newRow("one head, then head 3 of 8") << QByteArray(R"({"heads": 1, "head": 0})") << "bias" << 8 << 2 << 64;
-        QTest::newRow("head 2, then head 1 and N = 32") << QByteArray(R"({"heads": 2, "head": 1, "length": 32})") << "bias" << 2 << 0 << 32;
-        QTest::newRow("compare tab, then head 2") << QByteArray(R"({"heads": 8, "head": 0, "length": 256})") << "compare" << 8 << 1 << 64;
-        QTest::newRow("kerple-log dot tab, then head 5") << QByteArray(R"({"scheme": "kerple-log", "heads": 16, "head": 0, "length": 128})")
-                                                          << "dot" << 8 << 4 << 48;
+        QTest::newRow("default state, then head 2")
+            << QByteArray(R"({"heads": 8, "head": 0, "length": 64})") << "bias" << 8 << 1 << 64;
+        QTest::newRow("head 4 of 4, then head 2 of 8")
+            << QByteArray(R"({"heads": 4, "head": 3, "length": 100})") << "bias" << 8 << 1 << 64;
+        QTest::newRow("one head, then head 3 of 8")
+            << QByteArray(R"({"heads": 1, "head": 0})") << "bias" << 8 << 2 << 64;
+        QTest::newRow("head 2, then head 1 and N = 32")
+            << QByteArray(R"({"heads": 2, "head": 1, "length": 32})") << "bias" << 2 << 0 << 32;
+        QTest::newRow("compare tab, then head 2")
+            << QByteArray(R"({"heads": 8, "head": 0, "length": 256})") << "compare" << 8 << 1 << 64;
+        QTest::newRow("kerple-log dot tab, then head 5")
+            << QByteArray(R"({"scheme": "kerple-log", "heads": 16, "head": 0, "length": 128})") << "dot" << 8 << 4
+            << 48;
     }
     void sessionThenPanelShowsPanelHead()
     {
@@ -162,10 +167,10 @@ private Q_SLOTS:
         window.panel()->setHeads(heads);
         window.panel()->setLength(length);
         window.panel()->setHead(head);
-        auto *bias = static_cast<BiasView *>(window.view(QStringLiteral("bias")));
+        auto* bias = static_cast<BiasView*>(window.view(QStringLiteral("bias")));
         window.showView(QStringLiteral("bias"));
         QTRY_VERIFY_WITH_TIMEOUT(bias->hasPicture() && !bias->isBusy(), 30000);
-        const PanelState &state = window.panel()->state();
+        const PanelState& state = window.panel()->state();
         QCOMPARE(state.head, head);
         QCOMPARE(bias->result().request.head, head);
         QCOMPARE(bias->result().request.spec.heads, heads);
@@ -182,10 +187,14 @@ private Q_SLOTS:
         QTest::addColumn<QString>("scheme");
         QTest::addColumn<int>("placeholders"); // "(no parameters)" labels
         QTest::addColumn<int>("spinBoxes");    // parameter boxes
-        QTest::newRow("kerple-log then alibi") << "kerple-log" << "alibi" << 1 << 0;
-        QTest::newRow("alibi then kerple-log") << "alibi" << "kerple-log" << 0 << 2;
-        QTest::newRow("none then alibi") << "none" << "alibi" << 1 << 0;
-        QTest::newRow("t5 then local") << "t5" << "local" << 0 << 2; // window and sinks
+        QTest::newRow("kerple-log then alibi") << "kerple-log"
+                                               << "alibi" << 1 << 0;
+        QTest::newRow("alibi then kerple-log") << "alibi"
+                                               << "kerple-log" << 0 << 2;
+        QTest::newRow("none then alibi") << "none"
+                                         << "alibi" << 1 << 0;
+        QTest::newRow("t5 then local") << "t5"
+                                       << "local" << 0 << 2; // window and sinks
     }
     void schemeSwitchParameterRows()
     {
@@ -197,9 +206,9 @@ private Q_SLOTS:
         window.panel()->restoreState({{"scheme", sessionScheme.toStdString()}});
         window.panel()->setScheme(scheme);
         int shownPlaceholders = 0, boxes = 0;
-        for (const QLabel *label : window.panel()->findChildren<QLabel *>())
+        for (const QLabel* label : window.panel()->findChildren<QLabel*>())
             shownPlaceholders += label->text() == QLatin1String("(no parameters)");
-        for (const QAbstractSpinBox *box : window.panel()->findChildren<QAbstractSpinBox *>())
+        for (const QAbstractSpinBox* box : window.panel()->findChildren<QAbstractSpinBox*>())
             boxes += box->objectName().startsWith(QLatin1String("spin_"));
         QCOMPARE(shownPlaceholders, placeholders);
         QCOMPARE(boxes, spinBoxes);
@@ -216,37 +225,44 @@ private Q_SLOTS:
         QTest::newRow("truncated") << QByteArray(head + R"("panel": {"scheme": "alibi")") << "not a valid JSON";
         QTest::newRow("array") << QByteArray("[1, 2, 3]") << "not a PositionLab session";
         QTest::newRow("other format") << QByteArray(R"({"format": "x", "version": 1})") << "not a PositionLab session";
-        QTest::newRow("future version") << QByteArray(R"({"format": "positionlab-session", "version": 9})") << "version 9";
-        QTest::newRow("unknown scheme") << QByteArray(head + R"("panel": {"scheme": "bogus"}})") << "unknown scheme 'bogus'";
+        QTest::newRow("future version") << QByteArray(R"({"format": "positionlab-session", "version": 9})")
+                                        << "version 9";
+        QTest::newRow("unknown scheme") << QByteArray(head + R"("panel": {"scheme": "bogus"}})")
+                                        << "unknown scheme 'bogus'";
         QTest::newRow("heads string") << QByteArray(head + R"("panel": {"heads": "eight"}})") << "panel.heads";
         QTest::newRow("heads range") << QByteArray(head + R"("panel": {"heads": 0}})") << "panel.heads = 0";
-        QTest::newRow("bad parameter") << QByteArray(head + R"("panel": {"scheme": "kerple-power", "parameters": {"r2": 3}}})")
+        QTest::newRow("bad parameter") << QByteArray(head +
+                                                     R"("panel": {"scheme": "kerple-power", "parameters": {"r2": 3}}})")
                                        << "r2 = 3";
-        QTest::newRow("unknown parameter") << QByteArray(head + R"("panel": {"scheme": "alibi", "parameters": {"slope": 1}}})")
-                                           << "no parameter 'slope'";
+        QTest::newRow("unknown parameter")
+            << QByteArray(head + R"("panel": {"scheme": "alibi", "parameters": {"slope": 1}}})")
+            << "no parameter 'slope'";
         QTest::newRow("panel not object") << QByteArray(head + R"("panel": 5})") << "panel must be an object";
         QTest::newRow("bad tab") << QByteArray(head + R"("tab": "histogram"})") << "tab = 'histogram'";
-        QTest::newRow("compare one scheme") << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi"]}}})")
-                                            << "views.compare.schemes";
+        QTest::newRow("compare one scheme")
+            << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi"]}}})") << "views.compare.schemes";
         QTest::newRow("compare difference of one scheme")
-            << QByteArray(head + R"("views": {"compare": {"difference_a": 1, "difference_b": 1}}})") << "difference_a and difference_b";
+            << QByteArray(head + R"("views": {"compare": {"difference_a": 1, "difference_b": 1}}})")
+            << "difference_a and difference_b";
         QTest::newRow("compare difference index")
             << QByteArray(head + R"("views": {"compare": {"schemes": ["alibi", "local"], "difference_a": 2}}})")
             << "views.compare.difference_a = 2";
         QTest::newRow("dot odd dim") << QByteArray(head + R"("views": {"dot": {"curves": [[7, 100]]}}})") << "dim = 7";
-        QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})") << "views.entropy.qk";
+        QTest::newRow("entropy qk") << QByteArray(head + R"("views": {"entropy": {"qk": "model"}}})")
+                                    << "views.entropy.qk";
         QTest::newRow("colormap") << QByteArray(head + R"("panel": {"colormap": "jet"}})") << "colormap = 'jet'";
         QTest::newRow("train preset") << QByteArray(head + R"("views": {"train": {"preset": "huge"}}})")
                                       << "views.train.preset: preset 'huge' is unknown; allowed: demo";
-        QTest::newRow("train heads range") << QByteArray(head + R"("views": {"train": {"heads": 0}}})")
-                                           << "views.train.heads = 0";
-        QTest::newRow("train learning rate") << QByteArray(head + R"("views": {"train": {"learning_rate": 99}}})")
-                                             << "views.train.learning_rate";
+        QTest::newRow("train heads range")
+            << QByteArray(head + R"("views": {"train": {"heads": 0}}})") << "views.train.heads = 0";
+        QTest::newRow("train learning rate")
+            << QByteArray(head + R"("views": {"train": {"learning_rate": 99}}})") << "views.train.learning_rate";
         QTest::newRow("checkpoints not a list")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": "a.safetensors"}}})")
             << "views.attention.checkpoints must be a list of strings";
         QTest::newRow("checkpoint not a string")
-            << QByteArray(head + R"("views": {"attention": {"checkpoints": [3]}}})") << "views.attention.checkpoints holds a non-string 3";
+            << QByteArray(head + R"("views": {"attention": {"checkpoints": [3]}}})")
+            << "views.attention.checkpoints holds a non-string 3";
     }
     void badSessions()
     {
@@ -284,12 +300,13 @@ private Q_SLOTS:
         QString error;
         {
             MainWindow window;
-            auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+            auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
             attention->addModel(makeSharedModel(QStringLiteral("t5 (made here)"), std::make_unique<Model>(config), {}));
             attention->setText(QStringLiteral("text of the session"));
             attention->setLayer(1);
             QVERIFY2(window.saveSession(sessionPath, &error), qPrintable(error));
-            QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("1 model(s) trained here are not in it")));
+            QVERIFY(
+                window.statusBar()->currentMessage().contains(QStringLiteral("1 model(s) trained here are not in it")));
             QCOMPARE(window.sessionState()["views"]["attention"]["checkpoints"].size(), size_t(0));
             QVERIFY2(attention->saveModel(0, file, &error), qPrintable(error));
             QCOMPARE(attention->unsavedModelCount(), 0);
@@ -306,7 +323,7 @@ private Q_SLOTS:
             writeFile(m_dir, QFileInfo(file).fileName(), "not a checkpoint");
 
         MainWindow window;
-        auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
         QVERIFY2(window.openSession(sessionPath, &error), qPrintable(error));
         QCOMPARE(attention->modelCount(), models);
         const nlohmann::json state = attention->saveState();
@@ -347,11 +364,15 @@ private Q_SLOTS:
                 QVERIFY2(view.saveModel(view.modelCount() - 1, files.back(), &error), qPrintable(error));
             }
         }
-        const QStringList names = relative ? QStringList{QStringLiteral("layers2.safetensors"), QStringLiteral("layers1.safetensors")}
-                                           : files;
+        const QStringList names =
+            relative ? QStringList{QStringLiteral("layers2.safetensors"), QStringLiteral("layers1.safetensors")}
+                     : files;
         nlohmann::json attention{{"checkpoints", {names[0].toStdString(), names[1].toStdString()}},
-                                 {"model", names[0].toStdString()}, {"layer", 1}, {"text", "abc"}};
-        nlohmann::json session{{"format", "positionlab-session"}, {"version", 1}, {"views", {{"attention", attention}}}};
+                                 {"model", names[0].toStdString()},
+                                 {"layer", 1},
+                                 {"text", "abc"}};
+        nlohmann::json session{
+            {"format", "positionlab-session"}, {"version", 1}, {"views", {{"attention", attention}}}};
         const QString path = writeFile(folder, QStringLiteral("s.json"), QByteArray::fromStdString(session.dump()));
         const QString cwd = QDir::currentPath();
         QVERIFY(QDir::setCurrent(QDir::tempPath())); // not the session's folder
@@ -359,7 +380,7 @@ private Q_SLOTS:
         const bool opened = window.openSession(path, &error);
         QDir::setCurrent(cwd);
         QVERIFY2(opened, qPrintable(error));
-        auto *view = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+        auto* view = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
         QCOMPARE(view->modelCount(), 2);
         const nlohmann::json state = view->saveState();
         QCOMPARE(state["model"].get<std::string>(), QFileInfo(files[0]).absoluteFilePath().toStdString());
@@ -371,29 +392,35 @@ private Q_SLOTS:
         const QString bad = writeFile(folder, QStringLiteral("bad.json"), QByteArray::fromStdString(session.dump()));
         MainWindow other;
         QVERIFY(!other.openSession(bad, &error));
-        QCOMPARE(static_cast<AttentionView *>(other.view(QStringLiteral("attention")))->modelCount(), 0);
+        QCOMPARE(static_cast<AttentionView*>(other.view(QStringLiteral("attention")))->modelCount(), 0);
 
         // Saving another model over a checkpoint: the model that came from it is memory-only again.
         QCOMPARE(view->unsavedModelCount(), 0);
         QVERIFY2(view->saveModel(1, files[0], &error), qPrintable(error));
         QCOMPARE(view->unsavedModelCount(), 1);
-        QCOMPARE(view->saveState()["checkpoints"], nlohmann::json::array({QFileInfo(files[0]).absoluteFilePath().toStdString()}));
+        QCOMPARE(view->saveState()["checkpoints"],
+                 nlohmann::json::array({QFileInfo(files[0]).absoluteFilePath().toStdString()}));
     }
 
     // The Train tab's preset and fields in a session: a preset's values, then the session's own; a value that differs
     // from the preset makes the run custom.
     void trainSession_data()
     {
-        QTest::addColumn<QString>("state"); // views.train
+        QTest::addColumn<QString>("state");  // views.train
         QTest::addColumn<QString>("preset"); // the tab's preset after opening
         QTest::addColumn<int>("steps");      // -1: the preset's
         QTest::addColumn<int>("layers");     // -1: the preset's
         QTest::addColumn<QString>("base");   // the preset the other values come from
-        QTest::newRow("a preset") << R"({"preset": "quick"})" << "quick" << -1 << -1 << "quick";
-        QTest::newRow("a preset with its own values") << R"({"preset": "tiny", "steps": 1500})" << "tiny" << -1 << -1 << "tiny";
-        QTest::newRow("a preset and an edit") << R"({"preset": "tiny", "steps": 40})" << "custom" << 40 << -1 << "tiny";
-        QTest::newRow("custom") << R"({"preset": "custom", "steps": 30, "layers": 3})" << "custom" << 30 << 3 << "demo";
-        QTest::newRow("none: the demo") << R"({})" << "demo" << -1 << -1 << "demo";
+        QTest::newRow("a preset") << R"({"preset": "quick"})"
+                                  << "quick" << -1 << -1 << "quick";
+        QTest::newRow("a preset with its own values") << R"({"preset": "tiny", "steps": 1500})"
+                                                      << "tiny" << -1 << -1 << "tiny";
+        QTest::newRow("a preset and an edit") << R"({"preset": "tiny", "steps": 40})"
+                                              << "custom" << 40 << -1 << "tiny";
+        QTest::newRow("custom") << R"({"preset": "custom", "steps": 30, "layers": 3})"
+                                << "custom" << 30 << 3 << "demo";
+        QTest::newRow("none: the demo") << R"({})"
+                                        << "demo" << -1 << -1 << "demo";
     }
     void trainSession()
     {
@@ -409,9 +436,9 @@ private Q_SLOTS:
         MainWindow window;
         QString error;
         QVERIFY2(window.openSession(path, &error), qPrintable(error));
-        auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
         QCOMPARE(train->preset(), preset);
-        const Preset &p = presetByName(base.toStdString());
+        const Preset& p = presetByName(base.toStdString());
         const TrainRequest r = train->request();
         QCOMPARE(r.preset, preset);
         QCOMPARE(r.train.steps, steps < 0 ? p.steps : steps);

@@ -18,9 +18,7 @@ const QStringList kNames = {QStringLiteral("viridis"), QStringLiteral("magma"), 
 
 } // namespace
 
-ColorMap::ColorMap(QString name, bool diverging)
-    : m_name(std::move(name))
-    , m_diverging(diverging)
+ColorMap::ColorMap(QString name, bool diverging) : m_name(std::move(name)), m_diverging(diverging)
 {
     // The tables are compiled in; a missing one is a build error, so fall back to grey only defensively.
     for (int i = 0; i < 256; ++i)
@@ -51,11 +49,11 @@ ColorMap::ColorMap(QString name, bool diverging)
         m_maskDark = qRgb(60, 60, 60);
 }
 
-const ColorMap &ColorMap::byName(const QString &name)
+const ColorMap& ColorMap::byName(const QString& name)
 {
     static QHash<QString, std::shared_ptr<ColorMap>> cache = [] {
         QHash<QString, std::shared_ptr<ColorMap>> maps;
-        for (const QString &n : kNames)
+        for (const QString& n : kNames)
             maps.insert(n, std::shared_ptr<ColorMap>(new ColorMap(n, n == QLatin1String("diverging"))));
         return maps;
     }();
@@ -68,7 +66,7 @@ QStringList ColorMap::availableNames()
     return kNames;
 }
 
-bool ColorMap::isKnown(const QString &name)
+bool ColorMap::isKnown(const QString& name)
 {
     return kNames.contains(name);
 }
@@ -89,7 +87,7 @@ QRgb ColorScale::color(double value) const
     return map().at(position(value));
 }
 
-void ValueRange::include(const ValueRange &other)
+void ValueRange::include(const ValueRange& other)
 {
     masked = masked || other.masked;
     if (!other.found)
@@ -102,7 +100,7 @@ void ValueRange::include(const ValueRange &other)
     hi = std::max(hi, other.hi);
 }
 
-ValueRange finiteRange(const float *values, size_t count)
+ValueRange finiteRange(const float* values, size_t count)
 {
     float lo = INFINITY, hi = -INFINITY;
     long long hidden = 0;
@@ -126,7 +124,7 @@ ValueRange finiteRange(const float *values, size_t count)
     return r;
 }
 
-ColorScale makeColorScale(const ValueRange &range, const QString &mapChoice)
+ColorScale makeColorScale(const ValueRange& range, const QString& mapChoice)
 {
     ColorScale s;
     double lo = range.found ? range.lo : 0.0;
@@ -150,21 +148,21 @@ ColorScale makeColorScale(const ValueRange &range, const QString &mapChoice)
     return s;
 }
 
-QImage colorize(const float *values, int rows, int cols, const ColorScale &scale)
+QImage colorize(const float* values, int rows, int cols, const ColorScale& scale)
 {
     QImage image(cols, rows, QImage::Format_RGB32);
-    const ColorMap &map = scale.map();
+    const ColorMap& map = scale.map();
     const QRgb mask = scale.maskColor();
     const float lo = static_cast<float>(scale.lo);
     const float factor = scale.hi > scale.lo ? static_cast<float>(255.0 / (scale.hi - scale.lo)) : 0.0f;
     const float offset = scale.hi > scale.lo ? 0.5f : 128.0f;
     // Rows are written in parallel, so take the pixel pointer once (scanLine() may detach).
-    uchar *bits = image.bits();
+    uchar* bits = image.bits();
     const qsizetype stride = image.bytesPerLine();
-#pragma omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > (1 << 16))
+#pragma omp parallel for schedule(static) if (static_cast <long long>(rows) * cols > (1 << 16))
     for (int m = 0; m < rows; ++m) {
-        auto *line = reinterpret_cast<QRgb *>(bits + m * stride);
-        const float *row = values + static_cast<size_t>(m) * cols;
+        auto* line = reinterpret_cast<QRgb*>(bits + m * stride);
+        const float* row = values + static_cast<size_t>(m) * cols;
         for (int n = 0; n < cols; ++n) {
             const float v = row[n];
             if (!std::isfinite(v)) {
@@ -179,7 +177,7 @@ QImage colorize(const float *values, int rows, int cols, const ColorScale &scale
     return image;
 }
 
-void replaceColor(QImage &image, QRgb from, QRgb to)
+void replaceColor(QImage& image, QRgb from, QRgb to)
 {
     if (from == to || image.isNull())
         return;
@@ -187,11 +185,11 @@ void replaceColor(QImage &image, QRgb from, QRgb to)
     to |= 0xff000000u;
     const int rows = image.height();
     const int cols = image.width();
-    uchar *bits = image.bits(); // detaches once, before the parallel loop
+    uchar* bits = image.bits(); // detaches once, before the parallel loop
     const qsizetype stride = image.bytesPerLine();
-#pragma omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > (1 << 16))
+#pragma omp parallel for schedule(static) if (static_cast <long long>(rows) * cols > (1 << 16))
     for (int m = 0; m < rows; ++m) {
-        auto *line = reinterpret_cast<QRgb *>(bits + m * stride);
+        auto* line = reinterpret_cast<QRgb*>(bits + m * stride);
         for (int n = 0; n < cols; ++n)
             if ((line[n] | 0xff000000u) == from)
                 line[n] = to;

@@ -11,14 +11,13 @@
 
 namespace plab::ui {
 
-class ColorMap
-{
+class ColorMap {
 public:
     // "viridis", "magma", "cividis" (sequential) or "diverging" (signed data, centred on 0).
     // Unknown names fall back to viridis; see availableNames().
-    static const ColorMap &byName(const QString &name);
+    static const ColorMap& byName(const QString& name);
     static QStringList availableNames();
-    static bool isKnown(const QString &name);
+    static bool isKnown(const QString& name);
 
     QString name() const { return m_name; }
     bool isDiverging() const { return m_diverging; }
@@ -39,39 +38,37 @@ private:
 };
 
 // Maps finite values linearly onto a colour map: lo -> entry 0, hi -> entry 255.
-struct ColorScale
-{
+struct ColorScale {
     double lo = 0;
     double hi = 1;
     QString mapName = QStringLiteral("viridis");
     bool dark = false; // the palette: picks the mask colour
 
-    const ColorMap &map() const { return ColorMap::byName(mapName); }
+    const ColorMap& map() const { return ColorMap::byName(mapName); }
     QRgb color(double value) const; // -inf / nan -> the mask colour
     QRgb maskColor() const { return map().maskColor(dark); }
     double position(double value) const { return hi > lo ? (value - lo) / (hi - lo) : 0.5; }
 };
 
 // Range of the finite values; found == false when every value is masked.
-struct ValueRange
-{
+struct ValueRange {
     double lo = 0;
     double hi = 0;
     bool found = false;
     bool masked = false; // some value was -inf / nan
-    void include(const ValueRange &other);
+    void include(const ValueRange& other);
 };
-ValueRange finiteRange(const float *values, size_t count);
+ValueRange finiteRange(const float* values, size_t count);
 
 // The scale a heatmap uses: `mapChoice` "auto" picks the diverging map (symmetric about 0) for data of both
 // signs and viridis otherwise; a constant range is widened so its value sits mid-map.
-ColorScale makeColorScale(const ValueRange &range, const QString &mapChoice);
+ColorScale makeColorScale(const ValueRange& range, const QString& mapChoice);
 
 // Colours a (rows, cols) row-major matrix into an RGB32 image of the same size (one pixel per cell).
-QImage colorize(const float *values, int rows, int cols, const ColorScale &scale);
+QImage colorize(const float* values, int rows, int cols, const ColorScale& scale);
 
 // Repaints every pixel of colour `from` in `to` (RGB32 images): moves coloured cells from one palette's mask colour
 // to the other's without colouring the matrix again. No map entry is a mask colour, so only masked cells change.
-void replaceColor(QImage &image, QRgb from, QRgb to);
+void replaceColor(QImage& image, QRgb from, QRgb to);
 
 } // namespace plab::ui

@@ -18,32 +18,32 @@ namespace plab::ui {
 
 namespace {
 
-QString fromStd(const std::string &s)
+QString fromStd(const std::string& s)
 {
     return QString::fromStdString(s);
 }
 
 // Runs `fn`, turning core's exceptions into the result's error text.
-template<class Result, class Fn>
-Result guarded(Fn &&fn)
+template <class Result, class Fn>
+Result guarded(Fn&& fn)
 {
     Result result;
     try {
         result = fn();
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         result.error = fromStd(e.what());
-    } catch (const RunError &e) {
+    } catch (const RunError& e) {
         result.error = fromStd(e.what());
-    } catch (const std::bad_alloc &) {
+    } catch (const std::bad_alloc&) {
         result.error = FigureText::tr("out of memory");
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         result.error = fromStd(e.what());
     }
     return result;
 }
 
 // Samples the masked view of head h on a size x size grid of cell centres of the (N, N) matrix.
-MatrixPtr sampleHead(const PositionBias &bias, int head, int length, int size)
+MatrixPtr sampleHead(const PositionBias& bias, int head, int length, int size)
 {
     auto out = std::make_shared<Matrix>();
     const int t = std::min(size, length);
@@ -64,7 +64,7 @@ MatrixPtr sampleHead(const PositionBias &bias, int head, int length, int size)
 
 } // namespace
 
-BiasResult computeBias(const BiasRequest &request, const JobControl &control)
+BiasResult computeBias(const BiasRequest& request, const JobControl& control)
 {
     BiasResult result = guarded<BiasResult>([&] {
         BiasResult r;
@@ -93,7 +93,7 @@ BiasResult computeBias(const BiasRequest &request, const JobControl &control)
     return result;
 }
 
-CompareResult computeCompare(const CompareRequest &request, const JobControl &control)
+CompareResult computeCompare(const CompareRequest& request, const JobControl& control)
 {
     CompareResult result;
     if (request.specs.size() < 2 || request.specs.size() > 4) {
@@ -111,7 +111,7 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
         return result;
     }
     int done = 0;
-    for (const SchemeSpec &spec : request.specs) {
+    for (const SchemeSpec& spec : request.specs) {
         if (control.isCanceled())
             break;
         BiasRequest one;
@@ -126,18 +126,19 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
     }
     const int a = request.differenceA, b = request.differenceB;
     const int k = static_cast<int>(result.panels.size());
-    if (!wantDifference || !result.error.isEmpty() || control.isCanceled() || k != static_cast<int>(request.specs.size()))
+    if (!wantDifference || !result.error.isEmpty() || control.isCanceled() ||
+        k != static_cast<int>(request.specs.size()))
         return result;
     // The subtraction and its mask rule are core's (maskedDifference); the panels only hand it their matrices.
-    const Matrix &ma = *result.panels[a].matrix;
-    const Matrix &mb = *result.panels[b].matrix;
+    const Matrix& ma = *result.panels[a].matrix;
+    const Matrix& mb = *result.panels[b].matrix;
     try {
         auto difference = std::make_shared<Matrix>();
         difference->rows = ma.rows;
         difference->cols = ma.cols;
         difference->values = maskedDifference(ma.values, mb.values);
         result.difference = std::move(difference);
-    } catch (const std::exception &e) { // InputError on a size mismatch, bad_alloc: an error, never a dead worker
+    } catch (const std::exception& e) { // InputError on a size mismatch, bad_alloc: an error, never a dead worker
         result.error = QStringLiteral("difference: %1").arg(QString::fromStdString(e.what()));
         return result;
     }
@@ -146,12 +147,12 @@ CompareResult computeCompare(const CompareRequest &request, const JobControl &co
     return result;
 }
 
-DotResult computeDot(const DotRequest &request, const JobControl &control)
+DotResult computeDot(const DotRequest& request, const JobControl& control)
 {
     return guarded<DotResult>([&] {
         DotResult r;
         int done = 0;
-        for (const auto &[dim, base] : request.curves) {
+        for (const auto& [dim, base] : request.curves) {
             r.curves.push_back(sinusoidalDotCurve(dim, base, request.maxDistance));
             control.report(++done, static_cast<int>(request.curves.size()));
         }
@@ -159,18 +160,19 @@ DotResult computeDot(const DotRequest &request, const JobControl &control)
     });
 }
 
-EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &control)
+EntropyResult computeEntropy(const EntropyRequest& request, const JobControl& control)
 {
     EntropyResult result = guarded<EntropyResult>([&] {
         EntropyResult r;
         const int total = static_cast<int>(request.specs.size() * request.lengths.size());
         int done = 0;
-        for (const SchemeSpec &spec : request.specs) {
+        for (const SchemeSpec& spec : request.specs) {
             EntropySeries series;
             series.spec = spec;
             QkProvider provider;
             if (request.qk == QkSource::Random)
-                provider = randomQkProvider(spec, spec.info().rotary ? spec.intParam("dim") : request.headDim, request.seed);
+                provider =
+                    randomQkProvider(spec, spec.info().rotary ? spec.intParam("dim") : request.headDim, request.seed);
             // Progress after every length; a cancel stops between lengths.
             series.points = entropyCurve(spec, request.lengths, provider, [&](int lengthsDone) {
                 control.report(done + lengthsDone, total);
@@ -226,19 +228,19 @@ QString layerText(int layer)
     return FigureText::tr("layer %1").arg(layer + 1);
 }
 
-QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
+QString schemeSubtitle(const SchemeSpec& spec, int length, int head)
 {
     QStringList parts;
     parts << headOfText(head, spec.heads);
     parts << QStringLiteral("N = %1").arg(length);
     parts << (spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
-    for (const auto &[name, value] : spec.params)
+    for (const auto& [name, value] : spec.params)
         parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
     if (spec.logn)
         parts << FigureText::tr("logn (L = %1)").arg(spec.context);
     if (spec.scaling != RotaryMethod::None) {
         QStringList method;
-        for (const auto &[name, value] : spec.scalingParams)
+        for (const auto& [name, value] : spec.scalingParams)
             method << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
         parts << QStringLiteral("%1 (%2)").arg(QString::fromStdString(rotaryMethodInfo(spec.scaling).name),
                                                method.join(QStringLiteral(", ")));
@@ -246,7 +248,7 @@ QString schemeSubtitle(const SchemeSpec &spec, int length, int head)
     return parts.join(QStringLiteral(" · "));
 }
 
-QString valueLabel(const SchemeSpec &spec, bool buckets)
+QString valueLabel(const SchemeSpec& spec, bool buckets)
 {
     if (buckets)
         return FigureText::tr("T5 bucket of n − m");
@@ -262,10 +264,10 @@ QString valueLabel(const SchemeSpec &spec, bool buckets)
     return label;
 }
 
-HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap)
+HeatmapFigure biasFigure(const BiasResult& result, const QString& colorMap)
 {
     HeatmapFigure figure;
-    const SchemeSpec &spec = result.request.spec;
+    const SchemeSpec& spec = result.request.spec;
     figure.title = schemeTitle(spec.info());
     if (result.request.buckets)
         figure.title = FigureText::tr("%1: bucket map").arg(figure.title);
@@ -284,20 +286,22 @@ HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap)
     return figure;
 }
 
-HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale)
+HeatmapFigure compareFigure(const CompareResult& result, const QString& colorMap, bool sharedScale)
 {
     HeatmapFigure figure;
     QStringList names;
-    for (const BiasResult &r : result.panels) {
+    for (const BiasResult& r : result.panels) {
         names << QString::fromStdString(schemeLabel(r.request.spec));
         HeatmapPanel panel;
         panel.title = schemeTitle(r.request.spec.info());
         if (r.request.spec.scaling != RotaryMethod::None)
-            panel.title = FigureText::tr("%1 + %2").arg(panel.title, rotaryMethodTitle(rotaryMethodInfo(r.request.spec.scaling)));
-        panel.subtitle = QStringList{headOfText(r.request.head, r.request.spec.heads),
-                                     QStringLiteral("N = %1").arg(r.request.length),
-                                     r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal")}
-                             .join(QStringLiteral(" · "));
+            panel.title =
+                FigureText::tr("%1 + %2").arg(panel.title, rotaryMethodTitle(rotaryMethodInfo(r.request.spec.scaling)));
+        panel.subtitle =
+            QStringList{headOfText(r.request.head, r.request.spec.heads),
+                        QStringLiteral("N = %1").arg(r.request.length),
+                        r.request.spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal")}
+                .join(QStringLiteral(" · "));
         panel.valueLabel = valueLabel(r.request.spec, false);
         panel.matrix = r.matrix;
         figure.panels.push_back(std::move(panel));
@@ -306,7 +310,7 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
     figure.colorMap = colorMap;
     figure.sharedScale = sharedScale;
     if (result.difference) {
-        const BiasResult &a = result.panels[result.differenceA];
+        const BiasResult& a = result.panels[result.differenceA];
         HeatmapPanel panel;
         panel.title = FigureText::tr("Difference %1").arg(differenceName(result));
         panel.subtitle = QStringList{headText(a.request.head), QStringLiteral("N = %1").arg(a.request.length),
@@ -321,7 +325,7 @@ HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap
     return figure;
 }
 
-QString differenceName(const CompareResult &result)
+QString differenceName(const CompareResult& result)
 {
     if (!result.difference)
         return {};
@@ -345,11 +349,12 @@ CurveFigure curveFigure(QString title, QString xLabel, QString yLabel, bool logX
 
 } // namespace
 
-CurveFigure dotFigure(const DotResult &result, bool logX)
+CurveFigure dotFigure(const DotResult& result, bool logX)
 {
-    CurveFigure figure = curveFigure(FigureText::tr("Sinusoidal position embeddings: dot(p_m, p_n) − d/2"),
-                                     FigureText::tr("distance |m − n|"), QStringLiteral("dot(p_m, p_n) − d/2"), logX, 10);
-    for (const DotCurve &c : result.curves) {
+    CurveFigure figure =
+        curveFigure(FigureText::tr("Sinusoidal position embeddings: dot(p_m, p_n) − d/2"),
+                    FigureText::tr("distance |m − n|"), QStringLiteral("dot(p_m, p_n) − d/2"), logX, 10);
+    for (const DotCurve& c : result.curves) {
         Curve curve;
         curve.name = FigureText::tr("d = %1, base = %2").arg(c.dim).arg(c.base, 0, 'g', 6);
         for (size_t i = 0; i < c.distance.size(); ++i) {
@@ -363,23 +368,24 @@ CurveFigure dotFigure(const DotResult &result, bool logX)
     return figure;
 }
 
-CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure)
+CurveFigure entropyFigure(const EntropyResult& result, int head, EntropyMeasure measure)
 {
     const bool last = measure == EntropyMeasure::LastRow;
-    CurveFigure figure = curveFigure(FigureText::tr("Attention entropy vs length (%1, %2, q·k %3)")
-                                         .arg(headText(head))
-                                         .arg(last ? FigureText::tr("last query") : FigureText::tr("mean over queries"))
-                                         .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
-                                              : result.request.qk == QkSource::Random ? FigureText::tr("random")
-                                                                                      : FigureText::tr("from the model")),
-                                     FigureText::tr("sequence length n"), FigureText::tr("entropy (nats)"), true, 2);
-    for (const EntropySeries &s : result.series) {
+    CurveFigure figure =
+        curveFigure(FigureText::tr("Attention entropy vs length (%1, %2, q·k %3)")
+                        .arg(headText(head))
+                        .arg(last ? FigureText::tr("last query") : FigureText::tr("mean over queries"))
+                        .arg(result.request.qk == QkSource::Zero     ? QStringLiteral("= 0")
+                             : result.request.qk == QkSource::Random ? FigureText::tr("random")
+                                                                     : FigureText::tr("from the model")),
+                    FigureText::tr("sequence length n"), FigureText::tr("entropy (nats)"), true, 2);
+    for (const EntropySeries& s : result.series) {
         Curve curve;
         curve.name = QString::fromStdString(s.spec.name());
         if (s.spec.logn)
             curve.name += QStringLiteral(" + logn");
         const int h = std::min(head, s.spec.heads - 1);
-        for (const EntropyPoint &p : s.points) {
+        for (const EntropyPoint& p : s.points) {
             if (p.head != h)
                 continue;
             curve.x.push_back(p.length);
@@ -400,10 +406,10 @@ CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure 
     return figure;
 }
 
-CurveFigure frequenciesFigure(const SchemeSpec &spec, int length)
+CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
 {
     const RotaryScaling scaling = rotaryScaling(spec, length);
-    const RotaryMethodInfo &method = rotaryMethodInfo(spec.scaling);
+    const RotaryMethodInfo& method = rotaryMethodInfo(spec.scaling);
     CurveFigure figure;
     figure.title = FigureText::tr("Rotary frequencies: %1 + %2 (d = %3, base = %4, L = %5)")
                        .arg(schemeTitle(spec.info()), rotaryMethodTitle(method))
@@ -438,17 +444,17 @@ CurveFigure frequenciesFigure(const SchemeSpec &spec, int length)
     return figure;
 }
 
-std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState &panel)
+std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel)
 {
     std::vector<SchemeSpec> specs;
-    for (const QString &name : names) {
+    for (const QString& name : names) {
         if (name.toStdString() == schemeLabel(panel.spec)) {
             specs.push_back(panel.spec);
             continue;
         }
         // "rope+yarn": a rotary scheme under a length-extension method, both with their defaults.
         const auto [scheme, method] = splitSchemeLabel(name.toStdString());
-        const SchemeInfo &info = schemeByName(scheme);
+        const SchemeInfo& info = schemeByName(scheme);
         const bool causalOnly = !info.bidirectionalAllowed || rotaryMethodByName(method).remapsPositions;
         specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && !causalOnly, {},
                                        panel.spec.context, panel.spec.logn, method));
@@ -456,7 +462,7 @@ std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState 
     return specs;
 }
 
-EntropyRequest entropyRequestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+EntropyRequest entropyRequestFor(const QStringList& names, const PanelState& panel, QkSource qk, uint64_t seed,
                                  int maxLength)
 {
     EntropyRequest r;

@@ -19,8 +19,7 @@
 namespace plab::ui {
 
 // Progress and cancellation hooks a worker polls; both may be empty.
-struct JobControl
-{
+struct JobControl {
     std::function<void(int done, int total)> progress;
     std::function<bool()> canceled;
     void report(int done, int total) const
@@ -32,27 +31,24 @@ struct JobControl
 };
 
 // ---- Bias heatmap -------------------------------------------------------------------------------------------
-struct BiasRequest
-{
+struct BiasRequest {
     SchemeSpec spec;
     int length = 64;
-    int head = 0;           // 0-based
-    bool buckets = false;   // t5: bucket indices instead of values
-    int thumbnailSize = 0;  // > 0: also sample every head on a thumbnailSize^2 grid of the same matrix
+    int head = 0;          // 0-based
+    bool buckets = false;  // t5: bucket indices instead of values
+    int thumbnailSize = 0; // > 0: also sample every head on a thumbnailSize^2 grid of the same matrix
 };
 
-struct BiasResult
-{
+struct BiasResult {
     QString error; // non-empty when core refused the request
     BiasRequest request;
-    MatrixPtr matrix;                 // (N, N)
+    MatrixPtr matrix;                  // (N, N)
     std::vector<MatrixPtr> thumbnails; // one per head, (T, T) samples of the (N, N) matrix
 };
-BiasResult computeBias(const BiasRequest &request, const JobControl &control = {});
+BiasResult computeBias(const BiasRequest& request, const JobControl& control = {});
 
 // What the views read from the scheme panel: a validated spec and the display choices.
-struct PanelState
-{
+struct PanelState {
     SchemeSpec spec;
     int length = 64;
     int head = 0; // 0-based (shown 1-based)
@@ -62,10 +58,9 @@ struct PanelState
 // ---- Compare ------------------------------------------------------------------------------------------------
 // The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others (the Compare
 // and Entropy views, `render compare|entropy`).
-std::vector<SchemeSpec> compareSpecs(const QStringList &names, const PanelState &panel);
+std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel);
 
-struct CompareRequest
-{
+struct CompareRequest {
     std::vector<SchemeSpec> specs; // 2..4
     int length = 64;
     int head = 0;
@@ -73,69 +68,63 @@ struct CompareRequest
     int differenceA = -1;
     int differenceB = -1;
 };
-struct CompareResult
-{
+struct CompareResult {
     QString error;
     std::vector<BiasResult> panels;
     int differenceA = -1;
     int differenceB = -1;
     MatrixPtr difference; // (N, N) from core's maskedDifference, masked where either panel is; null when not asked
 };
-CompareResult computeCompare(const CompareRequest &request, const JobControl &control = {});
+CompareResult computeCompare(const CompareRequest& request, const JobControl& control = {});
 
 // ---- Sinusoidal dot -----------------------------------------------------------------------------------------
-struct DotRequest
-{
+struct DotRequest {
     std::vector<std::pair<int, double>> curves{{128, 10000.0}, {64, 10000.0}, {128, 500.0}}; // (dim, base)
     int maxDistance = 256;
 };
-struct DotResult
-{
+struct DotResult {
     QString error;
     std::vector<DotCurve> curves;
 };
-DotResult computeDot(const DotRequest &request, const JobControl &control = {});
+DotResult computeDot(const DotRequest& request, const JobControl& control = {});
 
 // ---- Entropy ------------------------------------------------------------------------------------------------
 enum class QkSource { Zero, Random, Model };
-struct EntropyRequest
-{
+struct EntropyRequest {
     std::vector<SchemeSpec> specs; // one curve per scheme
     std::vector<int> lengths{16, 32, 64, 128, 256, 512, 1024, 2048};
     QkSource qk = QkSource::Zero;
     uint64_t seed = 0;
     int headDim = 64; // random q/k of non-rotary schemes; rotary schemes use their `dim`
 };
-struct EntropySeries
-{
+struct EntropySeries {
     SchemeSpec spec;
     std::vector<EntropyPoint> points; // (length, head) pairs as entropyCurve returns them
 };
-struct EntropyResult
-{
+struct EntropyResult {
     QString error;
     bool canceled = false;
     EntropyRequest request;
     std::vector<EntropySeries> series;
 };
-EntropyResult computeEntropy(const EntropyRequest &request, const JobControl &control = {});
+EntropyResult computeEntropy(const EntropyRequest& request, const JobControl& control = {});
 // The entropy request for a panel state, scheme names and options: lengths 16, 32, ... up to maxLength.
-EntropyRequest entropyRequestFor(const QStringList &names, const PanelState &panel, QkSource qk, uint64_t seed,
+EntropyRequest entropyRequestFor(const QStringList& names, const PanelState& panel, QkSource qk, uint64_t seed,
                                  int maxLength);
 
 // ---- Figures (what the painters draw), shared by the GUI views and `positionlab-cli render` --------------
-QString schemeSubtitle(const SchemeSpec &spec, int length, int head);
-QString valueLabel(const SchemeSpec &spec, bool buckets);
-HeatmapFigure biasFigure(const BiasResult &result, const QString &colorMap);
+QString schemeSubtitle(const SchemeSpec& spec, int length, int head);
+QString valueLabel(const SchemeSpec& spec, bool buckets);
+HeatmapFigure biasFigure(const BiasResult& result, const QString& colorMap);
 // The compared panels, then the difference (when the result has one) with its own diverging scale centred on 0.
-HeatmapFigure compareFigure(const CompareResult &result, const QString &colorMap, bool sharedScale);
-QString differenceName(const CompareResult &result); // "alibi − local"; empty without a difference
-CurveFigure dotFigure(const DotResult &result, bool logX);
+HeatmapFigure compareFigure(const CompareResult& result, const QString& colorMap, bool sharedScale);
+QString differenceName(const CompareResult& result); // "alibi − local"; empty without a difference
+CurveFigure dotFigure(const DotResult& result, bool logX);
 // θ_i, θ'_i and θ'_i/θ_i of a rotary spec against the pair index on a log axis (core's rotaryScaling at sequence
 // length `length`), with the line θ = 2π/L where the wavelength equals the training context. InputError for a scheme
 // that is not rotary.
-CurveFigure frequenciesFigure(const SchemeSpec &spec, int length);
+CurveFigure frequenciesFigure(const SchemeSpec& spec, int length);
 enum class EntropyMeasure { LastRow, MeanOverRows };
-CurveFigure entropyFigure(const EntropyResult &result, int head, EntropyMeasure measure);
+CurveFigure entropyFigure(const EntropyResult& result, int head, EntropyMeasure measure);
 
 } // namespace plab::ui

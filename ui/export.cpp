@@ -18,33 +18,34 @@ namespace plab::ui {
 
 namespace {
 
-QString suffixOf(const QString &path)
+QString suffixOf(const QString& path)
 {
     const int dot = path.lastIndexOf(QLatin1Char('.'));
     const int slash = path.lastIndexOf(QLatin1Char('/'));
     return dot > slash ? path.mid(dot + 1).toLower() : QString();
 }
 
-PictureStyle styleFor(const ImageOptions &options, bool vector)
+PictureStyle styleFor(const ImageOptions& options, bool vector)
 {
     PictureStyle style = PictureStyle::forSize(options.size, options.dark);
     style.vectorOutput = vector;
     return style;
 }
 
-void checkSize(const ImageOptions &options)
+void checkSize(const ImageOptions& options)
 {
     if (options.size.width() < 64 || options.size.height() < 64 || options.size.width() > 16384 ||
         options.size.height() > 16384)
         throw InputError("image size " + std::to_string(options.size.width()) + " x " +
-                         std::to_string(options.size.height()) + " is out of range; allowed: 64..16384 pixels per side");
+                         std::to_string(options.size.height()) +
+                         " is out of range; allowed: 64..16384 pixels per side");
     if (options.dpi < 30 || options.dpi > 2400)
         throw InputError("dpi = " + std::to_string(options.dpi) + " is out of range; allowed: integers in [30, 2400]");
 }
 
 // Paints onto the vector device `makeDevice` sets up on an in-memory buffer, the whole device being the picture.
-template<class MakeDevice>
-QByteArray renderVector(const ImageOptions &options, const PaintFunction &paint, MakeDevice makeDevice)
+template <class MakeDevice>
+QByteArray renderVector(const ImageOptions& options, const PaintFunction& paint, MakeDevice makeDevice)
 {
     checkSize(options);
     QByteArray bytes;
@@ -61,19 +62,19 @@ QByteArray renderVector(const ImageOptions &options, const PaintFunction &paint,
 
 } // namespace
 
-bool isImageFile(const QString &path)
+bool isImageFile(const QString& path)
 {
     const QString s = suffixOf(path);
     return s == QLatin1String("png") || s == QLatin1String("svg") || s == QLatin1String("pdf");
 }
 
-bool isDataFile(const QString &path)
+bool isDataFile(const QString& path)
 {
     const QString s = suffixOf(path);
     return s == QLatin1String("csv") || s == QLatin1String("json") || s == QLatin1String("npy");
 }
 
-ImageFormat imageFormatForPath(const QString &path)
+ImageFormat imageFormatForPath(const QString& path)
 {
     const QString s = suffixOf(path);
     if (s == QLatin1String("png"))
@@ -86,7 +87,7 @@ ImageFormat imageFormatForPath(const QString &path)
                      "'; allowed: .png, .svg, .pdf");
 }
 
-QImage renderImage(const ImageOptions &options, const PaintFunction &paint)
+QImage renderImage(const ImageOptions& options, const PaintFunction& paint)
 {
     checkSize(options);
     QImage image(options.size, QImage::Format_ARGB32_Premultiplied);
@@ -101,9 +102,9 @@ QImage renderImage(const ImageOptions &options, const PaintFunction &paint)
     return image;
 }
 
-QByteArray renderSvg(const ImageOptions &options, const PaintFunction &paint, const QString &title)
+QByteArray renderSvg(const ImageOptions& options, const PaintFunction& paint, const QString& title)
 {
-    return renderVector(options, paint, [&](QBuffer &buffer) {
+    return renderVector(options, paint, [&](QBuffer& buffer) {
         auto svg = std::make_unique<QSvgGenerator>();
         svg->setOutputDevice(&buffer);
         svg->setSize(options.size);
@@ -115,9 +116,9 @@ QByteArray renderSvg(const ImageOptions &options, const PaintFunction &paint, co
     });
 }
 
-QByteArray renderPdf(const ImageOptions &options, const PaintFunction &paint, const QString &title)
+QByteArray renderPdf(const ImageOptions& options, const PaintFunction& paint, const QString& title)
 {
-    return renderVector(options, paint, [&](QBuffer &buffer) {
+    return renderVector(options, paint, [&](QBuffer& buffer) {
         auto pdf = std::make_unique<QPdfWriter>(&buffer);
         pdf->setTitle(title);
         pdf->setCreator(QStringLiteral("PositionLab"));
@@ -129,7 +130,7 @@ QByteArray renderPdf(const ImageOptions &options, const PaintFunction &paint, co
     });
 }
 
-void writeImageFile(const QString &path, const ImageOptions &options, const PaintFunction &paint, const QString &title)
+void writeImageFile(const QString& path, const ImageOptions& options, const PaintFunction& paint, const QString& title)
 {
     QByteArray bytes;
     switch (imageFormatForPath(path)) {
@@ -151,7 +152,7 @@ void writeImageFile(const QString &path, const ImageOptions &options, const Pain
     writeFileAtomically(path.toStdString(), bytes.toStdString());
 }
 
-void writeDataFile(const QString &path, const DataFunction &write)
+void writeDataFile(const QString& path, const DataFunction& write)
 {
     const DataFormat format = dataFormatForPath(path.toStdString(), true);
     AtomicFile file(path.toStdString());
@@ -159,9 +160,9 @@ void writeDataFile(const QString &path, const DataFunction &write)
     file.commit();
 }
 
-void copyImageToClipboard(const ImageOptions &options, const PaintFunction &paint)
+void copyImageToClipboard(const ImageOptions& options, const PaintFunction& paint)
 {
-    if (QClipboard *clipboard = QGuiApplication::clipboard())
+    if (QClipboard* clipboard = QGuiApplication::clipboard())
         clipboard->setImage(renderImage(options, paint));
 }
 

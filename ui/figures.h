@@ -10,8 +10,7 @@
 namespace plab::ui {
 
 // The translation context of the texts of figures (titles, axes, legends, subtitles) built in free functions.
-struct FigureText
-{
+struct FigureText {
     Q_DECLARE_TR_FUNCTIONS(FigureText)
 };
 
@@ -26,8 +25,7 @@ QString headText(int head);
 QString layerText(int layer);
 
 // A (rows, cols) row-major matrix as core produced it; masked cells are -inf.
-struct Matrix
-{
+struct Matrix {
     int rows = 0;
     int cols = 0;
     std::vector<float> values;
@@ -35,8 +33,7 @@ struct Matrix
 };
 using MatrixPtr = std::shared_ptr<const Matrix>;
 
-struct HeatmapPanel
-{
+struct HeatmapPanel {
     QString title;      // e.g. "ALiBi (linear biases)"
     QString subtitle;   // e.g. "head 1 of 8 · N = 64 · causal"
     QString valueLabel; // colour-bar label, e.g. "bias b(m, n)"
@@ -48,8 +45,7 @@ struct HeatmapPanel
 };
 
 // One to four heatmaps side by side with a title, axis labels and colour bar(s).
-struct HeatmapFigure
-{
+struct HeatmapFigure {
     QString title;
     QString xLabel = FigureText::tr("key position n");
     QString yLabel = FigureText::tr("query position m");
@@ -60,8 +56,7 @@ struct HeatmapFigure
     std::vector<HeatmapPanel> panels;
 };
 
-struct Curve
-{
+struct Curve {
     QString name;
     std::vector<double> x;
     std::vector<double> y;
@@ -72,8 +67,7 @@ struct Curve
     bool hasBand() const { return !lower.empty() && lower.size() == x.size() && upper.size() == x.size(); }
 };
 
-struct CurveFigure
-{
+struct CurveFigure {
     QString title;
     QString xLabel;
     QString yLabel;

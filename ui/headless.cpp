@@ -16,29 +16,31 @@ namespace plab::ui {
 
 namespace {
 
-[[noreturn]] void fail(const QString &error)
+[[noreturn]] void fail(const QString& error)
 {
     throw InputError(error.toStdString());
 }
 
-void save(const QString &path, const ImageOptions &options, const PaintFunction &paint, const QString &title)
+void save(const QString& path, const ImageOptions& options, const PaintFunction& paint, const QString& title)
 {
     writeImageFile(path, options, paint, title);
 }
 
-void writeHeatmap(HeatmapFigure figure, const ImageOptions &options, const QString &path)
+void writeHeatmap(HeatmapFigure figure, const ImageOptions& options, const QString& path)
 {
     figure.dark = options.dark;
     HeatmapPainter heatmap;
     heatmap.setFigure(std::move(figure));
-    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { heatmap.paint(p, r, s); },
-         heatmap.figure().title);
+    save(
+        path, options, [&](QPainter& p, const QRectF& r, const PictureStyle& s) { heatmap.paint(p, r, s); },
+        heatmap.figure().title);
 }
 
-void writeCurves(const CurveFigure &figure, const ImageOptions &options, const QString &path)
+void writeCurves(const CurveFigure& figure, const ImageOptions& options, const QString& path)
 {
-    save(path, options, [&](QPainter &p, const QRectF &r, const PictureStyle &s) { renderCurveFigure(p, r, figure, s); },
-         figure.title);
+    save(
+        path, options, [&](QPainter& p, const QRectF& r, const PictureStyle& s) { renderCurveFigure(p, r, figure, s); },
+        figure.title);
 }
 
 } // namespace
@@ -51,7 +53,7 @@ void ensureHeadlessApplication()
         qputenv("QT_QPA_PLATFORM", "offscreen");
     // Qt's warning about a missing XDG_RUNTIME_DIR (common in containers) is noise on a CLI's stderr.
     static const QtMessageHandler previous = qInstallMessageHandler(nullptr);
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &context, const QString &message) {
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext& context, const QString& message) {
         if (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR")))
             return;
         if (previous)
@@ -59,13 +61,13 @@ void ensureHeadlessApplication()
     });
     static int argc = 1;
     static char name[] = "positionlab-cli";
-    static char *argv[] = {name, nullptr};
+    static char* argv[] = {name, nullptr};
     // Lives until exit: tearing a QApplication down during static destruction is not safe.
     new QApplication(argc, argv);
     setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
 }
 
-QSize defaultPictureSize(const QString &view, int panels)
+QSize defaultPictureSize(const QString& view, int panels)
 {
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
@@ -79,20 +81,20 @@ QSize defaultPictureSize(const QString &view, int panels)
     return {1000, 820}; // bias
 }
 
-void writeBiasPicture(const BiasRequest &request, const QString &colorMap, const ImageOptions &options,
-                      const QString &path)
+void writeBiasPicture(const BiasRequest& request, const QString& colorMap, const ImageOptions& options,
+                      const QString& path)
 {
     imageFormatForPath(path); // a clear message before any work
-    checkMemoryEstimate(8.0 * request.length * request.length, "a " + std::to_string(request.length) + " x " +
-                                                                   std::to_string(request.length) + " picture");
+    checkMemoryEstimate(8.0 * request.length * request.length,
+                        "a " + std::to_string(request.length) + " x " + std::to_string(request.length) + " picture");
     const BiasResult result = computeBias(request);
     if (!result.error.isEmpty())
         fail(result.error);
     writeHeatmap(biasFigure(result, colorMap), options, path);
 }
 
-void writeComparePicture(const CompareRequest &request, const QString &colorMap, bool sharedScale,
-                         const ImageOptions &options, const QString &path)
+void writeComparePicture(const CompareRequest& request, const QString& colorMap, bool sharedScale,
+                         const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     const CompareResult result = computeCompare(request);
@@ -101,7 +103,7 @@ void writeComparePicture(const CompareRequest &request, const QString &colorMap,
     writeHeatmap(compareFigure(result, colorMap, sharedScale), options, path);
 }
 
-void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &options, const QString &path)
+void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     const DotResult result = computeDot(request);
@@ -110,14 +112,14 @@ void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &o
     writeCurves(dotFigure(result, logX), options, path);
 }
 
-void writeFrequenciesPicture(const SchemeSpec &spec, int length, const ImageOptions &options, const QString &path)
+void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     writeCurves(frequenciesFigure(spec, length), options, path);
 }
 
-void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure measure, const ImageOptions &options,
-                         const QString &path)
+void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
+                         const QString& path)
 {
     imageFormatForPath(path);
     const EntropyResult result = computeEntropy(request);
@@ -126,8 +128,8 @@ void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure
     writeCurves(entropyFigure(result, head, measure), options, path);
 }
 
-void writeAttentionPicture(const AttentionRequest &request, int head, const QString &colorMap,
-                           const ImageOptions &options, const QString &path)
+void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+                           const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     const AttentionResult result = computeAttention(request);
@@ -138,37 +140,38 @@ void writeAttentionPicture(const AttentionRequest &request, int head, const QStr
     HeatmapPainter heatmap;
     heatmap.setFigure(std::move(figure));
     const CurveFigure entropy = rowEntropyFigure(result, head);
-    save(path, options,
-         [&](QPainter &p, const QRectF &r, const PictureStyle &s) {
-             // As the GUI's view: the heatmap above, the row entropies below.
-             const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.7);
-             const QRectF bottom(r.left(), top.bottom(), r.width(), r.height() - top.height());
-             PictureStyle hs = PictureStyle::forSize(top.size(), s.dark);
-             hs.vectorOutput = s.vectorOutput;
-             heatmap.paint(p, top, hs);
-             renderCurveFigure(p, bottom, entropy, s);
-         },
-         heatmap.figure().title);
+    save(
+        path, options,
+        [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
+            // As the GUI's view: the heatmap above, the row entropies below.
+            const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.7);
+            const QRectF bottom(r.left(), top.bottom(), r.width(), r.height() - top.height());
+            PictureStyle hs = PictureStyle::forSize(top.size(), s.dark);
+            hs.vectorOutput = s.vectorOutput;
+            heatmap.paint(p, top, hs);
+            renderCurveFigure(p, bottom, entropy, s);
+        },
+        heatmap.figure().title);
 }
 
-void writePerplexityPicture(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
-                            int context, const ImageOptions &options, const QString &path)
+void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
+                            int context, const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     writeCurves(perplexityFigure(schemes, evals, context), options, path);
 }
 
-void writeSweepPicture(const std::vector<SweepSummaryRow> &rows, const ImageOptions &options, const QString &path)
+void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     writeCurves(sweepPerplexityFigure(rows), options, path);
 }
 
-std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,
-                                              const std::function<void(const TrainSnapshot &)> &onSnapshot)
+std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
+                                              const std::function<void(const TrainSnapshot&)>& onSnapshot)
 {
     QFuture<TrainSnapshot> future =
-        QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); });
+        QtConcurrent::run([request](QPromise<TrainSnapshot>& promise) { runTraining(request, promise); });
     int shown = 0;
     auto report = [&] {
         for (; shown < future.resultCount(); ++shown)
@@ -182,7 +185,7 @@ std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,
     report();
     const QList<TrainSnapshot> results = future.results();
     std::vector<TrainSnapshot> all(results.begin(), results.end());
-    for (const TrainSnapshot &s : all)
+    for (const TrainSnapshot& s : all)
         if (!s.error.isEmpty())
             throw RunError(s.error.toStdString());
     return all;

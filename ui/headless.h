@@ -19,28 +19,28 @@ namespace plab::ui {
 void ensureHeadlessApplication();
 
 // The size each view's picture has when the user gives none (the GUI's export defaults).
-QSize defaultPictureSize(const QString &view, int panels = 1);
+QSize defaultPictureSize(const QString& view, int panels = 1);
 
 // Each writes `path` (.png, .svg or .pdf, atomically); the extension is checked before any work.
-void writeBiasPicture(const BiasRequest &request, const QString &colorMap, const ImageOptions &options,
-                      const QString &path);
-void writeComparePicture(const CompareRequest &request, const QString &colorMap, bool sharedScale,
-                         const ImageOptions &options, const QString &path);
-void writeDotPicture(const DotRequest &request, bool logX, const ImageOptions &options, const QString &path);
-void writeFrequenciesPicture(const SchemeSpec &spec, int length, const ImageOptions &options, const QString &path);
-void writeEntropyPicture(const EntropyRequest &request, int head, EntropyMeasure measure, const ImageOptions &options,
-                         const QString &path);
-void writeAttentionPicture(const AttentionRequest &request, int head, const QString &colorMap,
-                           const ImageOptions &options, const QString &path);
-void writePerplexityPicture(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
-                            int context, const ImageOptions &options, const QString &path);
+void writeBiasPicture(const BiasRequest& request, const QString& colorMap, const ImageOptions& options,
+                      const QString& path);
+void writeComparePicture(const CompareRequest& request, const QString& colorMap, bool sharedScale,
+                         const ImageOptions& options, const QString& path);
+void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& options, const QString& path);
+void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path);
+void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
+                         const QString& path);
+void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+                           const ImageOptions& options, const QString& path);
+void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
+                            int context, const ImageOptions& options, const QString& path);
 
 // Perplexity vs length with a band per scheme, from core's summary of sweep results (positionlab-cli collect).
-void writeSweepPicture(const std::vector<SweepSummaryRow> &rows, const ImageOptions &options, const QString &path);
+void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path);
 
 // Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
 // returns them all. RunError with the run's message when it fails.
-std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest &request,
-                                              const std::function<void(const TrainSnapshot &)> &onSnapshot = {});
+std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
+                                              const std::function<void(const TrainSnapshot&)>& onSnapshot = {});
 
 } // namespace plab::ui

@@ -19,7 +19,7 @@ QString tickText(double v)
     return QString::number(v, 'g', 4).replace(QLatin1Char('-'), QChar(0x2212));
 }
 
-QFont scaled(const QFont &base, double factor, bool bold = false)
+QFont scaled(const QFont& base, double factor, bool bold = false)
 {
     QFont f = base;
     f.setPixelSize(std::max(6, static_cast<int>(std::lround(base.pixelSize() * factor))));
@@ -42,7 +42,7 @@ std::vector<int> indexTicks(double a, double b, int count)
 
 } // namespace
 
-PictureStyle PictureStyle::forSize(const QSizeF &size, bool dark)
+PictureStyle PictureStyle::forSize(const QSizeF& size, bool dark)
 {
     PictureStyle s;
     s.font = QFont(QStringLiteral("DejaVu Sans"));
@@ -94,7 +94,7 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
     std::vector<ValueRange> ranges;
     ValueRange all; // over the panels sharing the scale
     for (int i = 0; i < panelCount(); ++i) {
-        const HeatmapPanel &p = m_figure.panels[i];
+        const HeatmapPanel& p = m_figure.panels[i];
         ValueRange r = p.matrix ? finiteRange(p.matrix->values.data(), p.matrix->values.size()) : ValueRange{};
         ranges.push_back(r);
         if (!p.ownScale)
@@ -102,11 +102,12 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
         m_masked.push_back(r.masked);
     }
     for (int i = 0; i < panelCount(); ++i) {
-        const HeatmapPanel &p = m_figure.panels[i];
-        ColorScale s = makeColorScale(sharesScale(i) ? all : ranges[i], p.colorMap.isEmpty() ? m_figure.colorMap : p.colorMap);
+        const HeatmapPanel& p = m_figure.panels[i];
+        ColorScale s =
+            makeColorScale(sharesScale(i) ? all : ranges[i], p.colorMap.isEmpty() ? m_figure.colorMap : p.colorMap);
         s.dark = m_figure.dark;
         m_scales.push_back(s);
-        const MatrixPtr &mat = m_figure.panels[i].matrix;
+        const MatrixPtr& mat = m_figure.panels[i].matrix;
         m_images.push_back(mat ? colorize(mat->values.data(), mat->rows, mat->cols, s) : QImage());
     }
 }
@@ -117,7 +118,7 @@ void HeatmapPainter::setDark(bool dark)
         return;
     m_figure.dark = dark;
     for (size_t i = 0; i < m_scales.size(); ++i) {
-        const ColorMap &map = m_scales[i].map();
+        const ColorMap& map = m_scales[i].map();
         m_scales[i].dark = dark;
         if (m_masked[i])
             replaceColor(m_images[i], map.maskColor(!dark), map.maskColor(dark));
@@ -142,7 +143,7 @@ bool HeatmapPainter::hasBarAfter(int panel) const
 
 int HeatmapPainter::matrixSize() const
 {
-    for (const HeatmapPanel &p : m_figure.panels)
+    for (const HeatmapPanel& p : m_figure.panels)
         if (p.matrix)
             return std::max(p.matrix->rows, p.matrix->cols);
     return 0;
@@ -150,13 +151,13 @@ int HeatmapPainter::matrixSize() const
 
 QRectF HeatmapPainter::fullWindow() const
 {
-    for (const HeatmapPanel &p : m_figure.panels)
+    for (const HeatmapPanel& p : m_figure.panels)
         if (p.matrix)
             return QRectF(0, 0, p.matrix->cols, p.matrix->rows);
     return QRectF(0, 0, 1, 1);
 }
 
-HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const PictureStyle &style) const
+HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const PictureStyle& style) const
 {
     Layout l;
     const int k = std::max(1, panelCount());
@@ -176,7 +177,7 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
     const double xAxisH = fm.height() * 1.3 + fm.height() * 1.4;
     double barLabelW = 0;
-    for (const ColorScale &s : m_scales)
+    for (const ColorScale& s : m_scales)
         for (double v : niceTicks(s.lo, s.hi, 5))
             barLabelW = std::max(barLabelW, fm.horizontalAdvance(tickText(v)));
     const double barW = 1.1 * f + 0.5 * f + barLabelW + 0.4 * f + fm.height() * 1.3 + 0.6 * f;
@@ -190,7 +191,7 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
 
     // Headers wrap within the panel width; all panels get the tallest header.
     double headerH = 0;
-    for (const HeatmapPanel &p : m_figure.panels) {
+    for (const HeatmapPanel& p : m_figure.panels) {
         double h = 0;
         const double w = std::max(40.0, panelW + yAxisW);
         if (!p.title.isEmpty())
@@ -223,13 +224,13 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF &target, const Pictur
     return l;
 }
 
-void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel, const QRectF &window,
-                                const PictureStyle &style) const
+void HeatmapPainter::paintCells(QPainter& painter, const QRectF& plot, int panel, const QRectF& window,
+                                const PictureStyle& style) const
 {
-    const MatrixPtr &mat = m_figure.panels[panel].matrix;
+    const MatrixPtr& mat = m_figure.panels[panel].matrix;
     if (!mat)
         return;
-    const QImage &image = m_images[panel];
+    const QImage& image = m_images[panel];
     const double cw = plot.width() / window.width();
     const double ch = plot.height() / window.height();
     if (style.vectorOutput && window.width() * window.height() <= 64 * 64) {
@@ -242,9 +243,10 @@ void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel
         const int n1 = std::min(mat->cols, static_cast<int>(std::ceil(window.right())));
         const int m0 = std::max(0, static_cast<int>(std::floor(window.top())));
         const int m1 = std::min(mat->rows, static_cast<int>(std::ceil(window.bottom())));
-        const QRectF area = QRectF(QPointF(plot.left() + (n0 - window.left()) * cw, plot.top() + (m0 - window.top()) * ch),
-                                   QPointF(plot.left() + (n1 - window.left()) * cw, plot.top() + (m1 - window.top()) * ch))
-                                .intersected(plot);
+        const QRectF area =
+            QRectF(QPointF(plot.left() + (n0 - window.left()) * cw, plot.top() + (m0 - window.top()) * ch),
+                   QPointF(plot.left() + (n1 - window.left()) * cw, plot.top() + (m1 - window.top()) * ch))
+                .intersected(plot);
         painter.save();
         painter.setPen(Qt::NoPen);
         for (int m = m0; m < m1; ++m)
@@ -253,8 +255,9 @@ void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel
                 int end = n + 1;
                 while (end < n1 && image.pixel(end, m) == colour)
                     ++end;
-                const QRectF runDown(QPointF(plot.left() + (n - window.left()) * cw, plot.top() + (m - window.top()) * ch),
-                                     QPointF(plot.left() + (end - window.left()) * cw, area.bottom()));
+                const QRectF runDown(
+                    QPointF(plot.left() + (n - window.left()) * cw, plot.top() + (m - window.top()) * ch),
+                    QPointF(plot.left() + (end - window.left()) * cw, area.bottom()));
                 painter.fillRect(runDown.intersected(area), QColor(colour));
                 n = end;
             }
@@ -277,8 +280,8 @@ void HeatmapPainter::paintCells(QPainter &painter, const QRectF &plot, int panel
     painter.restore();
 }
 
-void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorScale &scale, const QString &label,
-                              bool masked, const PictureStyle &style) const
+void HeatmapPainter::paintBar(QPainter& painter, const QRectF& bar, const ColorScale& scale, const QString& label,
+                              bool masked, const PictureStyle& style) const
 {
     const double f = style.font.pixelSize();
     const QFontMetricsF fm(style.font);
@@ -332,7 +335,8 @@ void HeatmapPainter::paintBar(QPainter &painter, const QRectF &bar, const ColorS
     painter.restore();
 }
 
-void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window) const
+void HeatmapPainter::paint(QPainter& painter, const QRectF& target, const PictureStyle& style,
+                           const QRectF& window) const
 {
     if (style.dark == m_figure.dark) {
         paintFigure(painter, target, style, window);
@@ -344,8 +348,8 @@ void HeatmapPainter::paint(QPainter &painter, const QRectF &target, const Pictur
     other.paintFigure(painter, target, style, window);
 }
 
-void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const PictureStyle &style,
-                                 const QRectF &windowIn) const
+void HeatmapPainter::paintFigure(QPainter& painter, const QRectF& target, const PictureStyle& style,
+                                 const QRectF& windowIn) const
 {
     painter.save();
     painter.fillRect(target, style.background);
@@ -371,14 +375,15 @@ void HeatmapPainter::paintFigure(QPainter &painter, const QRectF &target, const 
     painter.restore();
 }
 
-void HeatmapPainter::paintPanelHeader(QPainter &painter, QRectF header, const HeatmapPanel &panel,
-                                      const PictureStyle &style) const
+void HeatmapPainter::paintPanelHeader(QPainter& painter, QRectF header, const HeatmapPanel& panel,
+                                      const PictureStyle& style) const
 {
     // The panel title (bold) above the subtitle.
     painter.setPen(style.text);
     if (!panel.title.isEmpty()) {
         painter.setFont(scaled(style.font, 1.0, true));
-        const QRectF used = painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
+        const QRectF used =
+            painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
         painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
         header.setTop(used.bottom());
     }
@@ -386,8 +391,8 @@ void HeatmapPainter::paintPanelHeader(QPainter &painter, QRectF header, const He
     painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.subtitle);
 }
 
-void HeatmapPainter::paintAxes(QPainter &painter, const QRectF &plot, const QRectF &window,
-                               const PictureStyle &style) const
+void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window,
+                               const PictureStyle& style) const
 {
     // Key n along the top-down matrix's x, query m down the y axis.
     painter.setFont(style.font);
@@ -404,8 +409,8 @@ void HeatmapPainter::paintAxes(QPainter &painter, const QRectF &plot, const QRec
             painter.setPen(QPen(style.axis, 1));
             painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.35 * f));
             painter.setPen(style.text);
-            painter.drawText(QRectF(x - 3 * f, plot.bottom() + 0.4 * f, 6 * f, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
-                             QString::number(n));
+            painter.drawText(QRectF(x - 3 * f, plot.bottom() + 0.4 * f, 6 * f, fm.height()),
+                             Qt::AlignHCenter | Qt::AlignTop, QString::number(n));
         }
         for (int m : indexTicks(window.top(), window.bottom(), tickCount)) {
             const double y = plot.top() + (m + 0.5 - window.top()) * ch;
@@ -428,8 +433,8 @@ void HeatmapPainter::paintAxes(QPainter &painter, const QRectF &plot, const QRec
     painter.restore();
 }
 
-void HeatmapPainter::paintCellLabels(QPainter &painter, const QRectF &plot, const QRectF &window,
-                                     const PictureStyle &style) const
+void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window,
+                                     const PictureStyle& style) const
 {
     // The cells' own labels (the characters of a text): every cell's when each has room, else every step-th
     // (1, 2, 5, 10, ...) with a tick.
@@ -437,7 +442,7 @@ void HeatmapPainter::paintCellLabels(QPainter &painter, const QRectF &plot, cons
     const QFontMetricsF fm(style.font);
     const double cw = plot.width() / window.width();
     const double ch = plot.height() / window.height();
-    const std::vector<QString> &labels = m_figure.tickLabels;
+    const std::vector<QString>& labels = m_figure.tickLabels;
     const int first = std::max(0, static_cast<int>(std::floor(window.left())));
     const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
     const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
@@ -469,7 +474,7 @@ void HeatmapPainter::paintCellLabels(QPainter &painter, const QRectF &plot, cons
     }
 }
 
-void HeatmapPainter::paintBars(QPainter &painter, const Layout &l, const PictureStyle &style) const
+void HeatmapPainter::paintBars(QPainter& painter, const Layout& l, const PictureStyle& style) const
 {
     for (size_t j = 0; j < l.bars.size(); ++j) {
         const int i = l.barPanels[j];
@@ -489,16 +494,18 @@ void HeatmapPainter::paintBars(QPainter &painter, const Layout &l, const Picture
     }
 }
 
-int HeatmapPainter::hitTest(const Layout &layout, const QRectF &windowIn, const QPointF &pos, int *m, int *n) const
+int HeatmapPainter::hitTest(const Layout& layout, const QRectF& windowIn, const QPointF& pos, int* m, int* n) const
 {
     const QRectF window = windowIn.isEmpty() ? fullWindow() : windowIn;
     for (int i = 0; i < static_cast<int>(layout.plots.size()) && i < panelCount(); ++i) {
-        const QRectF &plot = layout.plots[i];
+        const QRectF& plot = layout.plots[i];
         if (!plot.contains(pos) || !m_figure.panels[i].matrix)
             continue;
-        const int col = static_cast<int>(std::floor(window.left() + (pos.x() - plot.left()) / plot.width() * window.width()));
-        const int row = static_cast<int>(std::floor(window.top() + (pos.y() - plot.top()) / plot.height() * window.height()));
-        const Matrix &mat = *m_figure.panels[i].matrix;
+        const int col =
+            static_cast<int>(std::floor(window.left() + (pos.x() - plot.left()) / plot.width() * window.width()));
+        const int row =
+            static_cast<int>(std::floor(window.top() + (pos.y() - plot.top()) / plot.height() * window.height()));
+        const Matrix& mat = *m_figure.panels[i].matrix;
         if (row < 0 || col < 0 || row >= mat.rows || col >= mat.cols)
             return -1;
         *m = row;

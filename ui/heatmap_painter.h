@@ -17,8 +17,7 @@ class QPainter;
 namespace plab::ui {
 
 // Fonts and colours of a picture; the font grows with the picture so exports stay legible at any size.
-struct PictureStyle
-{
+struct PictureStyle {
     QFont font;
     QColor text = Qt::black;
     QColor background = Qt::white;
@@ -26,7 +25,7 @@ struct PictureStyle
     bool dark = false;         // the dark palette: masked cells take its mask colour
     bool vectorOutput = false; // SVG/PDF: small matrices as rectangles, large ones as a bounded image
 
-    static PictureStyle forSize(const QSizeF &size, bool dark = false);
+    static PictureStyle forSize(const QSizeF& size, bool dark = false);
 };
 
 // Nice tick values covering [lo, hi] (about `count` of them, steps of 1, 2 or 5 x 10^k).
@@ -35,11 +34,9 @@ std::vector<double> niceTicks(double lo, double hi, int count);
 // `labelSize` pixels long, else the smallest of 2, 5, 10, 20, 50, ... that leaves `labelSize` pixels per label.
 int tickLabelStep(double cellSize, double labelSize);
 
-class HeatmapPainter
-{
+class HeatmapPainter {
 public:
-    struct Layout
-    {
+    struct Layout {
         QRectF title;
         std::vector<QRectF> headers; // panel title + subtitle
         std::vector<QRectF> plots;   // the cells
@@ -53,35 +50,36 @@ public:
     // Moves the coloured cells to the other palette's mask colour (no recolouring of values).
     void setDark(bool dark);
     bool isDark() const { return m_figure.dark; }
-    const HeatmapFigure &figure() const { return m_figure; }
+    const HeatmapFigure& figure() const { return m_figure; }
     bool isEmpty() const { return m_figure.panels.empty(); }
     int panelCount() const { return static_cast<int>(m_figure.panels.size()); }
-    const ColorScale &scale(int panel) const { return m_scales[panel]; }
-    const QImage &image(int panel) const { return m_images[panel]; }
+    const ColorScale& scale(int panel) const { return m_scales[panel]; }
+    const QImage& image(int panel) const { return m_images[panel]; }
     // Rows/columns of the panels (all panels share their size).
     int matrixSize() const;
 
-    Layout layout(const QRectF &target, const PictureStyle &style) const;
+    Layout layout(const QRectF& target, const PictureStyle& style) const;
     // `window` is the visible part of the matrix in cell units (x = key n, y = query m); empty means all of it.
     // A style of the other palette than the figure's paints from a copy with that palette's mask colour.
-    void paint(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window = {}) const;
+    void paint(QPainter& painter, const QRectF& target, const PictureStyle& style, const QRectF& window = {}) const;
     // The panel and cell under `pos`, or -1.
-    int hitTest(const Layout &layout, const QRectF &window, const QPointF &pos, int *m, int *n) const;
+    int hitTest(const Layout& layout, const QRectF& window, const QPointF& pos, int* m, int* n) const;
 
     QRectF fullWindow() const;
 
 private:
     bool sharesScale(int panel) const; // panel is part of the figure's shared-scale group
     bool hasBarAfter(int panel) const;
-    void paintFigure(QPainter &painter, const QRectF &target, const PictureStyle &style, const QRectF &window) const;
-    void paintPanelHeader(QPainter &painter, QRectF header, const HeatmapPanel &panel, const PictureStyle &style) const;
+    void paintFigure(QPainter& painter, const QRectF& target, const PictureStyle& style, const QRectF& window) const;
+    void paintPanelHeader(QPainter& painter, QRectF header, const HeatmapPanel& panel, const PictureStyle& style) const;
     // Ticks (cell labels or indices) and the axis titles around one panel's plot.
-    void paintAxes(QPainter &painter, const QRectF &plot, const QRectF &window, const PictureStyle &style) const;
-    void paintCellLabels(QPainter &painter, const QRectF &plot, const QRectF &window, const PictureStyle &style) const;
-    void paintBars(QPainter &painter, const Layout &layout, const PictureStyle &style) const; // one per scale group
-    void paintBar(QPainter &painter, const QRectF &bar, const ColorScale &scale, const QString &label, bool masked,
-                  const PictureStyle &style) const;
-    void paintCells(QPainter &painter, const QRectF &plot, int panel, const QRectF &window, const PictureStyle &style) const;
+    void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
+    void paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
+    void paintBars(QPainter& painter, const Layout& layout, const PictureStyle& style) const; // one per scale group
+    void paintBar(QPainter& painter, const QRectF& bar, const ColorScale& scale, const QString& label, bool masked,
+                  const PictureStyle& style) const;
+    void paintCells(QPainter& painter, const QRectF& plot, int panel, const QRectF& window,
+                    const PictureStyle& style) const;
 
     HeatmapFigure m_figure;
     std::vector<ColorScale> m_scales;

@@ -11,8 +11,7 @@
 
 namespace plab::ui {
 
-HeatmapWidget::HeatmapWidget(QWidget *parent)
-    : QWidget(parent)
+HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -41,7 +40,7 @@ void HeatmapWidget::setHeatmap(HeatmapPainter heatmap)
     update();
 }
 
-void HeatmapWidget::setWindow(const QRectF &window)
+void HeatmapWidget::setWindow(const QRectF& window)
 {
     const QRectF full = m_painter.fullWindow();
     QRectF w = window;
@@ -74,13 +73,13 @@ void HeatmapWidget::setDark(bool dark)
     update();
 }
 
-void HeatmapWidget::setMessage(const QString &message)
+void HeatmapWidget::setMessage(const QString& message)
 {
     m_message = message;
     update();
 }
 
-void HeatmapWidget::setEmptyHint(const QString &hint)
+void HeatmapWidget::setEmptyHint(const QString& hint)
 {
     m_emptyHint = hint;
     update();
@@ -97,7 +96,7 @@ PictureStyle HeatmapWidget::screenStyle() const
     return style;
 }
 
-void HeatmapWidget::paintEvent(QPaintEvent *)
+void HeatmapWidget::paintEvent(QPaintEvent*)
 {
     QPainter painter(this);
     const PictureStyle style = screenStyle();
@@ -108,7 +107,8 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
         painter.setFont(style.font);
         painter.setPen(palette().color(QPalette::PlaceholderText));
         const double margin = std::max(24.0, width() * 0.12);
-        painter.drawText(QRectF(rect()).adjusted(margin, 0, -margin, 0), Qt::AlignCenter | Qt::TextWordWrap, m_emptyHint);
+        painter.drawText(QRectF(rect()).adjusted(margin, 0, -margin, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                         m_emptyHint);
     }
     if (!m_message.isEmpty()) {
         QFont f = style.font;
@@ -123,16 +123,16 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
     }
 }
 
-QRectF HeatmapWidget::plotUnder(const QPointF &pos) const
+QRectF HeatmapWidget::plotUnder(const QPointF& pos) const
 {
     const HeatmapPainter::Layout layout = m_painter.layout(rect(), screenStyle());
-    for (const QRectF &plot : layout.plots)
+    for (const QRectF& plot : layout.plots)
         if (plot.contains(pos))
             return plot;
     return {};
 }
 
-void HeatmapWidget::wheelEvent(QWheelEvent *event)
+void HeatmapWidget::wheelEvent(QWheelEvent* event)
 {
     const QRectF plot = plotUnder(event->position());
     if (plot.isEmpty() || m_painter.isEmpty()) {
@@ -149,7 +149,7 @@ void HeatmapWidget::wheelEvent(QWheelEvent *event)
     event->accept();
 }
 
-void HeatmapWidget::mousePressEvent(QMouseEvent *event)
+void HeatmapWidget::mousePressEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::LeftButton && !plotUnder(event->position()).isEmpty()) {
         m_dragging = true;
@@ -159,7 +159,7 @@ void HeatmapWidget::mousePressEvent(QMouseEvent *event)
     }
 }
 
-void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
+void HeatmapWidget::mouseMoveEvent(QMouseEvent* event)
 {
     if (m_dragging) {
         const QRectF plot = plotUnder(m_dragStart);
@@ -177,18 +177,18 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
         Q_EMIT hoverLeft();
 }
 
-void HeatmapWidget::mouseReleaseEvent(QMouseEvent *)
+void HeatmapWidget::mouseReleaseEvent(QMouseEvent*)
 {
     m_dragging = false;
     unsetCursor();
 }
 
-void HeatmapWidget::mouseDoubleClickEvent(QMouseEvent *)
+void HeatmapWidget::mouseDoubleClickEvent(QMouseEvent*)
 {
     resetZoom();
 }
 
-void HeatmapWidget::leaveEvent(QEvent *)
+void HeatmapWidget::leaveEvent(QEvent*)
 {
     Q_EMIT hoverLeft();
 }
@@ -201,8 +201,7 @@ constexpr int kGap = 8;
 constexpr int kLabel = 16;
 } // namespace
 
-ThumbnailStrip::ThumbnailStrip(QWidget *parent)
-    : QWidget(parent)
+ThumbnailStrip::ThumbnailStrip(QWidget* parent) : QWidget(parent)
 {
     setMinimumHeight(kThumb + kLabel + 2 * kGap);
     setToolTip(tr("One thumbnail per head: click to show that head"));
@@ -219,7 +218,7 @@ void ThumbnailStrip::setThumbnails(std::vector<QImage> images)
 
 void ThumbnailStrip::replaceColor(QRgb from, QRgb to)
 {
-    for (QImage &image : m_images)
+    for (QImage& image : m_images)
         plab::ui::replaceColor(image, from, to);
     update();
 }
@@ -240,7 +239,7 @@ QSize ThumbnailStrip::sizeHint() const
     return QSize(count() * (kThumb + kGap) + kGap, kThumb + kLabel + 2 * kGap);
 }
 
-void ThumbnailStrip::paintEvent(QPaintEvent *)
+void ThumbnailStrip::paintEvent(QPaintEvent*)
 {
     QPainter painter(this);
     painter.fillRect(rect(), palette().color(QPalette::Window));
@@ -252,12 +251,11 @@ void ThumbnailStrip::paintEvent(QPaintEvent *)
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(r.adjusted(-1, -1, 0, 0));
         painter.setPen(palette().color(QPalette::WindowText));
-        painter.drawText(QRect(r.left(), r.bottom() + 2, r.width(), kLabel), Qt::AlignCenter,
-                         tr("head %1").arg(h + 1));
+        painter.drawText(QRect(r.left(), r.bottom() + 2, r.width(), kLabel), Qt::AlignCenter, tr("head %1").arg(h + 1));
     }
 }
 
-void ThumbnailStrip::mousePressEvent(QMouseEvent *event)
+void ThumbnailStrip::mousePressEvent(QMouseEvent* event)
 {
     for (int h = 0; h < count(); ++h)
         if (thumbnailRect(h).adjusted(-kGap / 2, 0, kGap / 2, kLabel).contains(event->position().toPoint())) {

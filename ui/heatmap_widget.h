@@ -9,27 +9,26 @@
 
 namespace plab::ui {
 
-class HeatmapWidget : public QWidget
-{
+class HeatmapWidget : public QWidget {
     Q_OBJECT
 public:
-    explicit HeatmapWidget(QWidget *parent = nullptr);
+    explicit HeatmapWidget(QWidget* parent = nullptr);
 
     // Keeps the zoom window when the matrix keeps its size (a parameter change), resets it otherwise.
     void setFigure(HeatmapFigure figure);
     // The same with the colouring done already (on a worker thread).
     void setHeatmap(HeatmapPainter heatmap);
-    const HeatmapPainter &heatmap() const { return m_painter; }
+    const HeatmapPainter& heatmap() const { return m_painter; }
     QRectF window() const { return m_window; }
-    void setWindow(const QRectF &window); // clamped to the matrix
+    void setWindow(const QRectF& window); // clamped to the matrix
     void resetZoom();
     void zoom(double factor); // about the centre; > 1 zooms in
     void setDark(bool dark);
     bool isDark() const { return m_dark; }
     PictureStyle screenStyle() const;
-    void setMessage(const QString &message); // shown over the picture (errors, "computing…")
+    void setMessage(const QString& message); // shown over the picture (errors, "computing…")
     // Shown centred instead of a picture while there is none (no figure and no message): what to do to get one.
-    void setEmptyHint(const QString &hint);
+    void setEmptyHint(const QString& hint);
     QString emptyHint() const { return m_emptyHint; }
     bool isShowingHint() const { return m_painter.isEmpty() && m_message.isEmpty() && !m_emptyHint.isEmpty(); }
 
@@ -41,16 +40,16 @@ Q_SIGNALS:
     void hoverLeft();
 
 protected:
-    void paintEvent(QPaintEvent *event) override;
-    void wheelEvent(QWheelEvent *event) override;
-    void mousePressEvent(QMouseEvent *event) override;
-    void mouseMoveEvent(QMouseEvent *event) override;
-    void mouseReleaseEvent(QMouseEvent *event) override;
-    void mouseDoubleClickEvent(QMouseEvent *event) override;
-    void leaveEvent(QEvent *event) override;
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
 
 private:
-    QRectF plotUnder(const QPointF &pos) const;
+    QRectF plotUnder(const QPointF& pos) const;
     HeatmapPainter m_painter;
     QRectF m_window;
     bool m_dark = false;
@@ -61,11 +60,10 @@ private:
     QString m_emptyHint;
 };
 
-class ThumbnailStrip : public QWidget
-{
+class ThumbnailStrip : public QWidget {
     Q_OBJECT
 public:
-    explicit ThumbnailStrip(QWidget *parent = nullptr);
+    explicit ThumbnailStrip(QWidget* parent = nullptr);
     // One image per head (already coloured on a scale shared by all heads).
     void setThumbnails(std::vector<QImage> images);
     // Switches the thumbnails' masked cells to another mask colour (a palette change).
@@ -80,8 +78,8 @@ Q_SIGNALS:
     void headClicked(int head); // 0-based
 
 protected:
-    void paintEvent(QPaintEvent *event) override;
-    void mousePressEvent(QMouseEvent *event) override;
+    void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
 
 private:
     std::vector<QImage> m_images;

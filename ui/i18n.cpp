@@ -20,18 +20,16 @@ namespace {
 
 // core's catalogue texts, keyed by scheme name. The English texts must equal core's (core/schemes.cpp): an entry
 // that no longer does is ignored (staleSchemeTexts() names it, tst_translations fails on it).
-struct SchemeText
-{
-    const char *name;
-    const char *title;
-    const char *formula;
-    const char *explanation;
+struct SchemeText {
+    const char* name;
+    const char* title;
+    const char* formula;
+    const char* explanation;
 };
 
-struct ParamText
-{
-    const char *name;
-    const char *description;
+struct ParamText {
+    const char* name;
+    const char* description;
 };
 
 // clang-format off
@@ -130,7 +128,7 @@ const MethodText kMethodTexts[] = {
 
 // Qt's own texts of the standard dialog buttons (Qt's translations, qttranslations6-l10n, are not installed with the
 // app): listed here so lupdate keeps them in our .ts, translated in Qt's context.
-[[maybe_unused]] const char *const kQtButtonTexts[] = {
+[[maybe_unused]] const char* const kQtButtonTexts[] = {
     QT_TRANSLATE_NOOP("QPlatformTheme", "OK"),      QT_TRANSLATE_NOOP("QPlatformTheme", "Save"),
     QT_TRANSLATE_NOOP("QPlatformTheme", "Cancel"),  QT_TRANSLATE_NOOP("QPlatformTheme", "Close"),
     QT_TRANSLATE_NOOP("QPlatformTheme", "Open"),    QT_TRANSLATE_NOOP("QPlatformTheme", "&Yes"),
@@ -138,29 +136,29 @@ const MethodText kMethodTexts[] = {
     QT_TRANSLATE_NOOP("QPlatformTheme", "Discard"), QT_TRANSLATE_NOOP("QPlatformTheme", "Help"),
 };
 
-const SchemeText *schemeText(const SchemeInfo &info)
+const SchemeText* schemeText(const SchemeInfo& info)
 {
-    for (const SchemeText &t : kSchemeTexts)
+    for (const SchemeText& t : kSchemeTexts)
         if (info.name == t.name)
             return &t;
     return nullptr;
 }
 
 // The translation of `english` when it is what core says now, else core's own text.
-QString translated(const char *english, const std::string &core)
+QString translated(const char* english, const std::string& core)
 {
     if (english && core == english)
         return QCoreApplication::translate("SchemeText", english);
     return QString::fromStdString(core);
 }
 
-std::unique_ptr<QTranslator> &installed()
+std::unique_ptr<QTranslator>& installed()
 {
     static std::unique_ptr<QTranslator> translator;
     return translator;
 }
 
-QString &current()
+QString& current()
 {
     static QString code = QStringLiteral("en");
     return code;
@@ -173,16 +171,16 @@ QString number(double v)
 
 } // namespace
 
-const QList<Language> &languages()
+const QList<Language>& languages()
 {
     static const QList<Language> list = {{QStringLiteral("en"), QStringLiteral("English")},
                                          {QStringLiteral("zh_CN"), QStringLiteral("中文")}};
     return list;
 }
 
-bool isKnownLanguage(const QString &code)
+bool isKnownLanguage(const QString& code)
 {
-    for (const Language &l : languages())
+    for (const Language& l : languages())
         if (l.code == code)
             return true;
     return false;
@@ -191,14 +189,14 @@ bool isKnownLanguage(const QString &code)
 QString languageCodes()
 {
     QStringList codes;
-    for (const Language &l : languages())
+    for (const Language& l : languages())
         codes << l.code;
     return codes.join(QStringLiteral(", "));
 }
 
-bool setLanguage(const QString &code, QString *error)
+bool setLanguage(const QString& code, QString* error)
 {
-    auto fail = [&](const QString &message) {
+    auto fail = [&](const QString& message) {
         if (error)
             *error = message;
         return false;
@@ -219,7 +217,7 @@ bool setLanguage(const QString &code, QString *error)
         QCoreApplication::installTranslator(installed().get());
     QLocale::setDefault(QLocale(code == QLatin1String("en") ? QStringLiteral("en_US") : code));
     // Widgets: simplified-Chinese glyphs for Chinese text rather than whichever CJK face the font fallback finds.
-    if (qobject_cast<QGuiApplication *>(QCoreApplication::instance())) {
+    if (qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
         static const QString base = QGuiApplication::font().family();
         QFont font = QGuiApplication::font();
         QStringList families{base};
@@ -243,50 +241,51 @@ QString savedLanguage()
     return isKnownLanguage(code) ? code : QStringLiteral("en");
 }
 
-void saveLanguage(const QString &code)
+void saveLanguage(const QString& code)
 {
     QSettings().setValue(QStringLiteral("language"), code);
 }
 
-QString schemeTitle(const SchemeInfo &info)
+QString schemeTitle(const SchemeInfo& info)
 {
-    const SchemeText *t = schemeText(info);
+    const SchemeText* t = schemeText(info);
     return translated(t ? t->title : nullptr, info.title);
 }
 
-QString schemeFormula(const SchemeInfo &info)
+QString schemeFormula(const SchemeInfo& info)
 {
-    const SchemeText *t = schemeText(info);
+    const SchemeText* t = schemeText(info);
     return translated(t ? t->formula : nullptr, info.formula);
 }
 
-QString schemeExplanation(const SchemeInfo &info)
+QString schemeExplanation(const SchemeInfo& info)
 {
-    const SchemeText *t = schemeText(info);
+    const SchemeText* t = schemeText(info);
     return translated(t ? t->explanation : nullptr, info.explanation);
 }
 
-QString paramDescription(const SchemeInfo &, const ParamInfo &param)
+QString paramDescription(const SchemeInfo&, const ParamInfo& param)
 {
-    for (const ParamText &t : kParamTexts)
+    for (const ParamText& t : kParamTexts)
         if (param.name == t.name && param.description == t.description)
             return QCoreApplication::translate("SchemeText", t.description);
     return QString::fromStdString(param.description);
 }
 
-QString rotaryMethodTitle(const RotaryMethodInfo &info)
+QString rotaryMethodTitle(const RotaryMethodInfo& info)
 {
-    for (const MethodText &t : kMethodTexts)
+    for (const MethodText& t : kMethodTexts)
         if (info.name == t.name)
             return translated(t.title, info.title);
     return QString::fromStdString(info.title);
 }
 
-QString paramRange(const ParamInfo &param)
+QString paramRange(const ParamInfo& param)
 {
-    const QString interval = QStringLiteral("%1%2, %3%4")
-                                 .arg(param.minExclusive ? QStringLiteral("(") : QStringLiteral("["), number(param.minValue),
-                                      number(param.maxValue), param.maxExclusive ? QStringLiteral(")") : QStringLiteral("]"));
+    const QString interval =
+        QStringLiteral("%1%2, %3%4")
+            .arg(param.minExclusive ? QStringLiteral("(") : QStringLiteral("["), number(param.minValue),
+                 number(param.maxValue), param.maxExclusive ? QStringLiteral(")") : QStringLiteral("]"));
     if (param.even)
         return QCoreApplication::translate("SchemeText", "even integers in %1").arg(interval);
     if (param.integer)
@@ -297,8 +296,8 @@ QString paramRange(const ParamInfo &param)
 QStringList staleSchemeTexts()
 {
     QStringList stale;
-    for (const SchemeInfo &info : schemeCatalog()) {
-        const SchemeText *t = schemeText(info);
+    for (const SchemeInfo& info : schemeCatalog()) {
+        const SchemeText* t = schemeText(info);
         const QString name = QString::fromStdString(info.name);
         if (!t) {
             stale << name + QStringLiteral(" (no entry)");
@@ -310,24 +309,24 @@ QStringList staleSchemeTexts()
             stale << name + QStringLiteral(".formula");
         if (info.explanation != t->explanation)
             stale << name + QStringLiteral(".explanation");
-        for (const ParamInfo &p : info.params) {
+        for (const ParamInfo& p : info.params) {
             bool found = false;
-            for (const ParamText &pt : kParamTexts)
+            for (const ParamText& pt : kParamTexts)
                 found = found || (p.name == pt.name && p.description == pt.description);
             if (!found)
                 stale << name + QStringLiteral(".") + QString::fromStdString(p.name);
         }
     }
-    for (const RotaryMethodInfo &m : rotaryMethodCatalog()) {
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog()) {
         const QString name = QString::fromStdString(m.name);
         bool titled = false;
-        for (const MethodText &t : kMethodTexts)
+        for (const MethodText& t : kMethodTexts)
             titled = titled || (m.name == t.name && m.title == t.title);
         if (!titled)
             stale << name + QStringLiteral(".title");
-        for (const ParamInfo &p : m.params) {
+        for (const ParamInfo& p : m.params) {
             bool found = false;
-            for (const ParamText &pt : kParamTexts)
+            for (const ParamText& pt : kParamTexts)
                 found = found || (p.name == pt.name && p.description == pt.description);
             if (!found)
                 stale << name + QStringLiteral(".") + QString::fromStdString(p.name);

@@ -16,38 +16,37 @@ struct RotaryMethodInfo;
 
 namespace plab::ui {
 
-struct Language
-{
+struct Language {
     QString code;       // "en", "zh_CN": the --lang value and the QSettings value
     QString nativeName; // shown in View → Language as the language calls itself ("English", "中文"), never translated
 };
 
 // Every language the program speaks, English first.
-const QList<Language> &languages();
-bool isKnownLanguage(const QString &code);
+const QList<Language>& languages();
+bool isKnownLanguage(const QString& code);
 // "en, zh_CN": for messages that list the allowed values.
 QString languageCodes();
 
 // Installs the translator of `code` in the running application (removing the previous one); "en" removes it.
 // False with `error` set for an unknown code or a missing translation resource. Needs a QCoreApplication.
-bool setLanguage(const QString &code, QString *error = nullptr);
+bool setLanguage(const QString& code, QString* error = nullptr);
 QString currentLanguage();
 
 // The choice remembered with QSettings ("language"), "en" when none or an unknown one is stored.
 QString savedLanguage();
-void saveLanguage(const QString &code);
+void saveLanguage(const QString& code);
 
 // core's catalogue texts in the current language. The translation table (i18n.cpp) holds core's English texts
 // as literals lupdate can see; when core's text no longer matches its entry (core changed, the table did not),
 // core's text is shown as it is, never a stale translation.
-QString schemeTitle(const SchemeInfo &info);
-QString schemeFormula(const SchemeInfo &info);
-QString schemeExplanation(const SchemeInfo &info);
-QString paramDescription(const SchemeInfo &info, const ParamInfo &param);
+QString schemeTitle(const SchemeInfo& info);
+QString schemeFormula(const SchemeInfo& info);
+QString schemeExplanation(const SchemeInfo& info);
+QString paramDescription(const SchemeInfo& info, const ParamInfo& param);
 // The title of a rotary length-extension method ("YaRN", "Position interpolation").
-QString rotaryMethodTitle(const RotaryMethodInfo &info);
+QString rotaryMethodTitle(const RotaryMethodInfo& info);
 // "even integers in [2, 4096]" and the like, as ParamInfo::rangeText() but translated.
-QString paramRange(const ParamInfo &param);
+QString paramRange(const ParamInfo& param);
 
 // The English texts of the table that no longer match core's catalogue ("scheme.field"), for a test.
 QStringList staleSchemeTexts();

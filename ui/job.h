@@ -14,21 +14,18 @@
 
 namespace plab::ui {
 
-template<class Result>
-class LatestJob
-{
+template <class Result>
+class LatestJob {
 public:
-    using Work = std::function<Result(const JobControl &)>;
-    struct Callbacks
-    {
-        std::function<void(Result)> done;               // GUI thread, the newest request's result
-        std::function<void(int, int)> progress;         // GUI thread
-        std::function<void()> idle;                     // GUI thread, nothing left to run (done or canceled)
+    using Work = std::function<Result(const JobControl&)>;
+    struct Callbacks {
+        std::function<void(Result)> done;       // GUI thread, the newest request's result
+        std::function<void(int, int)> progress; // GUI thread
+        std::function<void()> idle;             // GUI thread, nothing left to run (done or canceled)
     };
 
-    LatestJob(QObject *owner, Callbacks callbacks)
-        : m_callbacks(std::move(callbacks))
-        , m_watcher(new QFutureWatcher<Result>(owner))
+    LatestJob(QObject* owner, Callbacks callbacks)
+        : m_callbacks(std::move(callbacks)), m_watcher(new QFutureWatcher<Result>(owner))
     {
         QObject::connect(m_watcher, &QFutureWatcherBase::finished, owner, [this] { onFinished(); });
         QObject::connect(m_watcher, &QFutureWatcherBase::progressValueChanged, owner, [this](int value) {
@@ -64,7 +61,7 @@ private:
     void launch(Work work)
     {
         m_inFlight = true;
-        m_watcher->setFuture(QtConcurrent::run([work = std::move(work)](QPromise<Result> &promise) {
+        m_watcher->setFuture(QtConcurrent::run([work = std::move(work)](QPromise<Result>& promise) {
             JobControl control;
             control.progress = [&promise](int done, int total) {
                 promise.setProgressRange(0, total);
@@ -92,7 +89,7 @@ private:
     }
 
     Callbacks m_callbacks;
-    QFutureWatcher<Result> *m_watcher;
+    QFutureWatcher<Result>* m_watcher;
     std::optional<Work> m_pending;
     // Launched and its "finished" not handled yet; only one job is ever in flight, so every "finished" belongs to
     // the watched future.

@@ -24,11 +24,11 @@ QString keptModelsFolder()
     return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
 }
 
-QString keptModelPath(const std::string &preset, const std::string &scheme)
+QString keptModelPath(const std::string& preset, const std::string& scheme)
 {
     // Preset and scheme names are [a-z0-9-]; anything else (a hand-edited checkpoint) must not leave the folder.
     auto safe = [](std::string name) {
-        for (char &c : name)
+        for (char& c : name)
             if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
                 c = '_';
         return QString::fromStdString(name);
@@ -36,18 +36,18 @@ QString keptModelPath(const std::string &preset, const std::string &scheme)
     return QDir(keptModelsFolder()).filePath(QStringLiteral("%1-%2.safetensors").arg(safe(preset), safe(scheme)));
 }
 
-QString keptModelPath(const SharedModel &model)
+QString keptModelPath(const SharedModel& model)
 {
     if (!model.isValid())
         throw InputError(std::string("no model to keep: ") + kNoModelHint);
-    const nlohmann::json &training = model.info.training;
+    const nlohmann::json& training = model.info.training;
     std::string preset = kCustomPreset;
     if (training.is_object() && training.contains("preset") && training["preset"].is_string())
         preset = training["preset"].get<std::string>();
     return keptModelPath(preset, model.model->config().scheme);
 }
 
-QString keepModel(const SharedModel &model)
+QString keepModel(const SharedModel& model)
 {
     const QString path = keptModelPath(model);
     const QString folder = QFileInfo(path).absolutePath();
@@ -57,18 +57,18 @@ QString keepModel(const SharedModel &model)
     return QFileInfo(path).absoluteFilePath();
 }
 
-std::vector<SharedModel> loadKeptModels(QStringList *problems)
+std::vector<SharedModel> loadKeptModels(QStringList* problems)
 {
     std::vector<SharedModel> models;
     const QDir folder(keptModelsFolder());
     if (!folder.exists())
         return models;
-    const QFileInfoList files =
-        folder.entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files | QDir::Readable, QDir::Time); // newest first
-    for (const QFileInfo &file : files) {
+    const QFileInfoList files = folder.entryInfoList({QStringLiteral("*.safetensors")}, QDir::Files | QDir::Readable,
+                                                     QDir::Time); // newest first
+    for (const QFileInfo& file : files) {
         try {
             models.push_back(loadSharedModel(file.absoluteFilePath()));
-        } catch (const std::exception &e) {
+        } catch (const std::exception& e) {
             if (problems)
                 *problems << QString::fromStdString(e.what());
         }

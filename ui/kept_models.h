@@ -19,12 +19,12 @@ void setApplicationNames();
 QString keptModelsFolder();
 // Where `keepModel` writes a model: <folder>/<preset>-<scheme>.safetensors, the preset from info.training["preset"]
 // ("custom" when absent).
-QString keptModelPath(const SharedModel &model);
-QString keptModelPath(const std::string &preset, const std::string &scheme);
+QString keptModelPath(const SharedModel& model);
+QString keptModelPath(const std::string& preset, const std::string& scheme);
 // Writes the model to keptModelPath (atomically, replacing the previous model of that preset and scheme; the folder is
 // created) and returns the absolute path. Throws InputError/RunError naming the file and the problem.
-QString keepModel(const SharedModel &model);
+QString keepModel(const SharedModel& model);
 // Every kept model, most recent first; a file that does not load is skipped and named in `problems`.
-std::vector<SharedModel> loadKeptModels(QStringList *problems = nullptr);
+std::vector<SharedModel> loadKeptModels(QStringList* problems = nullptr);
 
 } // namespace plab::ui

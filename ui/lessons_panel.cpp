@@ -22,19 +22,25 @@ namespace plab::ui {
 
 namespace {
 
-nlohmann::json panelJson(const LessonState &s)
+nlohmann::json panelJson(const LessonState& s)
 {
     nlohmann::json params = nlohmann::json::object();
-    for (const auto &[name, value] : s.params)
+    for (const auto& [name, value] : s.params)
         params[name] = value;
     const auto [scheme, method] = splitSchemeLabel(s.schemes.front()); // "rope+yarn": rope under yarn
-    return {{"scheme", scheme},   {"heads", s.heads},   {"head", s.head},       {"length", s.length},
-            {"bidirectional", s.bidirectional},        {"logn", s.logn},       {"context", s.context},
-            {"scaling", method},  {"parameters", params}};
+    return {{"scheme", scheme},
+            {"heads", s.heads},
+            {"head", s.head},
+            {"length", s.length},
+            {"bidirectional", s.bidirectional},
+            {"logn", s.logn},
+            {"context", s.context},
+            {"scaling", method},
+            {"parameters", params}};
 }
 
 // The entropy view draws lengths 16, 32, ... up to a power of two; the smallest that holds the lesson's lengths.
-int entropyMaxLength(const std::vector<int> &lengths)
+int entropyMaxLength(const std::vector<int>& lengths)
 {
     const int longest = lengths.empty() ? 2048 : *std::max_element(lengths.begin(), lengths.end());
     int n = 64;
@@ -43,10 +49,10 @@ int entropyMaxLength(const std::vector<int> &lengths)
     return n;
 }
 
-QString shellQuoted(const QString &word)
+QString shellQuoted(const QString& word)
 {
-    static const QString plain = QStringLiteral(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+");
+    static const QString plain =
+        QStringLiteral("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+");
     if (!word.isEmpty() && std::all_of(word.begin(), word.end(), [](QChar c) { return plain.contains(c); }))
         return word;
     QString quoted = word;
@@ -56,7 +62,7 @@ QString shellQuoted(const QString &word)
 
 } // namespace
 
-LessonStateSession lessonStateSession(const LessonState &s)
+LessonStateSession lessonStateSession(const LessonState& s)
 {
     LessonStateSession out;
     out.view = QString::fromStdString(lessonViewName(s.view));
@@ -67,12 +73,15 @@ LessonStateSession lessonStateSession(const LessonState &s)
         break;
     case LessonView::Compare:
         out.panel = panelJson(s);
-        out.viewState = {{"schemes", s.schemes},       {"difference", s.difference},           {"difference_a", 0},
-                         {"difference_b", 1},          {"shared_scale", !s.separateScales}};
+        out.viewState = {{"schemes", s.schemes},
+                         {"difference", s.difference},
+                         {"difference_a", 0},
+                         {"difference_b", 1},
+                         {"shared_scale", !s.separateScales}};
         break;
     case LessonView::Dot: {
         nlohmann::json curves = nlohmann::json::array();
-        for (const auto &[dim, base] : s.curves)
+        for (const auto& [dim, base] : s.curves)
             curves.push_back({dim, base});
         out.viewState = {{"curves", curves}, {"max_distance", s.maxDistance}, {"log_x", s.logX}};
         break;
@@ -97,10 +106,9 @@ LessonStateSession lessonStateSession(const LessonState &s)
     return out;
 }
 
-LessonsPanel::LessonsPanel(QWidget *parent)
-    : QWidget(parent)
+LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent)
 {
-    auto *layout = new QVBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
     m_choice = new QComboBox(this);
     m_choice->setObjectName(QStringLiteral("lessonChoice"));
     layout->addWidget(m_choice);
@@ -114,7 +122,7 @@ LessonsPanel::LessonsPanel(QWidget *parent)
     m_scroll->setWidgetResizable(true);
     m_scroll->setFrameShape(QFrame::NoFrame);
     layout->addWidget(m_scroll, 1);
-    auto *nav = new QHBoxLayout;
+    auto* nav = new QHBoxLayout;
     m_back = new QPushButton(tr("◀ Back"), this);
     m_next = new QPushButton(tr("Next ▶"), this);
     m_back->setToolTip(tr("The previous figure of the lesson (Alt+Left)"));
@@ -133,7 +141,7 @@ LessonsPanel::LessonsPanel(QWidget *parent)
     reload();
 }
 
-void LessonsPanel::setLanguage(const QString &language)
+void LessonsPanel::setLanguage(const QString& language)
 {
     checkLanguage(language.toStdString()); // throws InputError for anything but en, zh_CN
     if (language == m_language)
@@ -142,12 +150,12 @@ void LessonsPanel::setLanguage(const QString &language)
     reload();
 }
 
-bool LessonsPanel::openFolder(const QString &folder, QString *error)
+bool LessonsPanel::openFolder(const QString& folder, QString* error)
 {
     try {
         if (!folder.isEmpty())
             lessonSourcesInFolder(folder.toStdString()); // the folder itself must be readable and hold lessons
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         if (error)
             *error = QString::fromUtf8(e.what());
         return false;
@@ -159,32 +167,36 @@ bool LessonsPanel::openFolder(const QString &folder, QString *error)
 
 void LessonsPanel::reload()
 {
-    const int number = m_lesson >= 0 && m_lesson < static_cast<int>(m_set.lessons.size()) ? m_set.lessons[m_lesson].number : -1;
+    const int number =
+        m_lesson >= 0 && m_lesson < static_cast<int>(m_set.lessons.size()) ? m_set.lessons[m_lesson].number : -1;
     try {
         m_set = readLessons(m_folder.isEmpty() ? builtinLessonSources() : lessonSourcesInFolder(m_folder.toStdString()),
                             m_language.toStdString());
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         m_set = LessonSet{};
         m_set.errors.push_back(e.what());
     }
     m_choice->clear();
     for (size_t i = 0; i < m_set.lessons.size(); ++i) {
-        const Lesson &l = m_set.lessons[i];
-        m_choice->addItem(QStringLiteral("%1. %2").arg(l.number).arg(QString::fromStdString(l.title)), static_cast<int>(i));
+        const Lesson& l = m_set.lessons[i];
+        m_choice->addItem(QStringLiteral("%1. %2").arg(l.number).arg(QString::fromStdString(l.title)),
+                          static_cast<int>(i));
     }
     // Broken files stay in the list, greyed out, with their error as the tooltip.
     for (size_t i = 0; i < m_set.errors.size(); ++i) {
-        const QString file = i < m_set.brokenFiles.size() ? QFileInfo(QString::fromStdString(m_set.brokenFiles[i])).fileName()
-                                                           : tr("lesson folder");
+        const QString file = i < m_set.brokenFiles.size()
+                                 ? QFileInfo(QString::fromStdString(m_set.brokenFiles[i])).fileName()
+                                 : tr("lesson folder");
         m_choice->addItem(tr("⚠ %1 (cannot be read)").arg(file), -1);
         const int row = m_choice->count() - 1;
         m_choice->setItemData(row, QString::fromStdString(m_set.errors[i]), Qt::ToolTipRole);
         m_choice->setItemData(row, 0, Qt::UserRole - 1); // disabled item
     }
     QStringList problems;
-    for (const std::string &e : m_set.errors)
+    for (const std::string& e : m_set.errors)
         problems << QString::fromStdString(e).toHtmlEscaped();
-    m_problems->setText(problems.isEmpty() ? QString() : tr("Not loaded:<br>%1").arg(problems.join(QStringLiteral("<br>"))));
+    m_problems->setText(problems.isEmpty() ? QString()
+                                           : tr("Not loaded:<br>%1").arg(problems.join(QStringLiteral("<br>"))));
     m_problems->setVisible(!problems.isEmpty());
     int index = 0;
     for (size_t i = 0; i < m_set.lessons.size(); ++i)
@@ -213,17 +225,19 @@ void LessonsPanel::rebuildPage()
     m_page = new QWidget;
     m_pageLayout = new QVBoxLayout(m_page);
     if (m_lesson < 0) {
-        auto *empty = new QLabel(tr("No lesson to show. Lessons → Open folder… loads a folder of NN-slug.md files."), m_page);
+        auto* empty =
+            new QLabel(tr("No lesson to show. Lessons → Open folder… loads a folder of NN-slug.md files."), m_page);
         empty->setWordWrap(true);
         m_pageLayout->addWidget(empty);
     } else {
-        const Lesson &lesson = m_set.lessons[m_lesson];
-        auto *title = new QLabel(QStringLiteral("<h2>%1</h2>").arg(QString::fromStdString(lesson.title).toHtmlEscaped()), m_page);
+        const Lesson& lesson = m_set.lessons[m_lesson];
+        auto* title =
+            new QLabel(QStringLiteral("<h2>%1</h2>").arg(QString::fromStdString(lesson.title).toHtmlEscaped()), m_page);
         title->setWordWrap(true);
         m_pageLayout->addWidget(title);
-        for (const LessonSegment &segment : lesson.segments) {
+        for (const LessonSegment& segment : lesson.segments) {
             if (segment.state < 0) {
-                auto *text = new QLabel(m_page);
+                auto* text = new QLabel(m_page);
                 text->setTextFormat(Qt::MarkdownText);
                 text->setText(QString::fromStdString(segment.markdown));
                 text->setWordWrap(true);
@@ -232,17 +246,17 @@ void LessonsPanel::rebuildPage()
                 m_pageLayout->addWidget(text);
                 continue;
             }
-            const LessonState &state = lesson.states[segment.state];
-            auto *row = new QHBoxLayout;
+            const LessonState& state = lesson.states[segment.state];
+            auto* row = new QHBoxLayout;
             const QString caption = QString::fromStdString(state.caption);
-            auto *show = new QPushButton(tr("▶ Show me"), m_page);
+            auto* show = new QPushButton(tr("▶ Show me"), m_page);
             show->setToolTip(caption.isEmpty() ? tr("Set the views to this figure") : caption);
             const int index = segment.state;
             connect(show, &QPushButton::clicked, this, [this, index] { showState(index); });
-            auto *copy = new QToolButton(m_page);
+            auto* copy = new QToolButton(m_page);
             copy->setText(tr("Command"));
             QStringList words{QStringLiteral("positionlab-cli"), QStringLiteral("render")};
-            for (const std::string &w : lessonRenderArguments(state))
+            for (const std::string& w : lessonRenderArguments(state))
                 words << shellQuoted(QString::fromStdString(w));
             words << QStringLiteral("-o") << QStringLiteral("figure.png");
             const QString command = words.join(QLatin1Char(' '));
@@ -253,7 +267,7 @@ void LessonsPanel::rebuildPage()
             row->addStretch(1);
             m_pageLayout->addLayout(row);
             if (!caption.isEmpty()) {
-                auto *captionLabel = new QLabel(QStringLiteral("<i>%1</i>").arg(caption.toHtmlEscaped()), m_page);
+                auto* captionLabel = new QLabel(QStringLiteral("<i>%1</i>").arg(caption.toHtmlEscaped()), m_page);
                 captionLabel->setWordWrap(true);
                 m_pageLayout->addWidget(captionLabel);
             }

@@ -50,19 +50,17 @@ namespace {
 constexpr int kMaxRecent = 8;
 
 // Chooses the export file and, for pictures, the size and resolution.
-class ExportDialog : public QDialog
-{
+class ExportDialog : public QDialog {
     Q_DECLARE_TR_FUNCTIONS(plab::ui::ExportDialog) // the context lupdate gives it (no Q_OBJECT here)
 public:
-    ExportDialog(const QString &initialPath, const QSize &size, bool dark, QWidget *parent)
-        : QDialog(parent)
+    ExportDialog(const QString& initialPath, const QSize& size, bool dark, QWidget* parent) : QDialog(parent)
     {
         setWindowTitle(tr("Export"));
-        auto *form = new QFormLayout(this);
-        auto *row = new QHBoxLayout;
+        auto* form = new QFormLayout(this);
+        auto* row = new QHBoxLayout;
         m_path = new QLineEdit(initialPath, this);
         m_path->setMinimumWidth(360);
-        auto *browse = new QPushButton(tr("Browse…"), this);
+        auto* browse = new QPushButton(tr("Browse…"), this);
         row->addWidget(m_path, 1);
         row->addWidget(browse);
         form->addRow(tr("File"), row);
@@ -73,7 +71,7 @@ public:
         m_height = new QSpinBox(this);
         m_height->setRange(64, 16384);
         m_height->setValue(size.height());
-        auto *sizeRow = new QHBoxLayout;
+        auto* sizeRow = new QHBoxLayout;
         sizeRow->addWidget(m_width);
         sizeRow->addWidget(new QLabel(QStringLiteral("×"), this));
         sizeRow->addWidget(m_height);
@@ -86,7 +84,7 @@ public:
         m_dark = new QCheckBox(tr("dark background"), this);
         m_dark->setChecked(dark);
         form->addRow(QString(), m_dark);
-        auto *buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
         form->addRow(buttons);
         connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
         connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -110,11 +108,11 @@ public:
     }
 
 private:
-    QLineEdit *m_path;
-    QSpinBox *m_width;
-    QSpinBox *m_height;
-    QSpinBox *m_dpi;
-    QCheckBox *m_dark;
+    QLineEdit* m_path;
+    QSpinBox* m_width;
+    QSpinBox* m_height;
+    QSpinBox* m_dpi;
+    QCheckBox* m_dark;
 };
 
 } // namespace
@@ -148,8 +146,7 @@ void applyPalette(bool dark)
     QApplication::setPalette(p);
 }
 
-MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent)
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 {
     setWindowTitle(tr("PositionLab"));
     setAcceptDrops(true);
@@ -166,33 +163,33 @@ MainWindow::MainWindow(QWidget *parent)
     addView(new DotView);
     addView(new FrequencyView);
     addView(new EntropyView);
-    auto *attention = new AttentionView;
-    auto *train = new TrainView;
+    auto* attention = new AttentionView;
+    auto* train = new TrainView;
     m_attention = attention;
     m_train = train;
-    m_entropy = static_cast<EntropyView *>(view(QStringLiteral("entropy")));
+    m_entropy = static_cast<EntropyView*>(view(QStringLiteral("entropy")));
     addView(attention);
     addView(train);
     // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
-    train->onModelReady = [this](const SharedModel &model) { adoptTrainedModel(model); };
-    attention->onModelLoaded = [this](const SharedModel &model) { m_entropy->addModel(model); };
+    train->onModelReady = [this](const SharedModel& model) { adoptTrainedModel(model); };
+    attention->onModelLoaded = [this](const SharedModel& model) { m_entropy->addModel(model); };
     // "Train a demo model now" where a view needs a model and has none.
     m_demoRun = new TrainingRun(this);
-    for (ModelPrompt *prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
+    for (ModelPrompt* prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
         prompt->watch(m_demoRun);
         connect(prompt, &ModelPrompt::trainRequested, this, [this] { trainDemoModel(); });
     }
-    connect(m_demoRun, &TrainingRun::snapshot, this, [this](const TrainSnapshot &s) {
+    connect(m_demoRun, &TrainingRun::snapshot, this, [this](const TrainSnapshot& s) {
         if (s.model.isValid())
             adoptTrainedModel(s.model);
     });
-    connect(m_demoRun, &TrainingRun::finished, this, [this](const QString &error, bool) {
+    connect(m_demoRun, &TrainingRun::finished, this, [this](const QString& error, bool) {
         if (!error.isEmpty())
             statusBar()->showMessage(tr("Demo model: %1").arg(error), 8000);
     });
     // The models kept by earlier runs, most recent first (and current).
     QStringList problems;
-    for (const SharedModel &model : loadKeptModels(&problems)) {
+    for (const SharedModel& model : loadKeptModels(&problems)) {
         m_attention->addModel(model, false);
         m_entropy->addModel(model, false);
     }
@@ -211,11 +208,11 @@ MainWindow::MainWindow(QWidget *parent)
 void MainWindow::buildSchemeDock()
 {
     m_panel = new SchemePanel;
-    auto *scroll = new QScrollArea;
+    auto* scroll = new QScrollArea;
     scroll->setWidget(m_panel);
     scroll->setWidgetResizable(true);
     scroll->setMinimumWidth(340);
-    auto *dock = new QDockWidget(tr("Scheme and parameters"), this);
+    auto* dock = new QDockWidget(tr("Scheme and parameters"), this);
     dock->setObjectName(QStringLiteral("schemeDock"));
     dock->setWidget(scroll);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
@@ -252,7 +249,7 @@ void MainWindow::buildStatusBar()
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
     connect(m_cancel, &QPushButton::clicked, this, [this] {
-        if (ViewBase *v = currentView())
+        if (ViewBase* v = currentView())
             v->cancelJob();
         statusBar()->showMessage(tr("Canceled"), 3000);
     });
@@ -260,12 +257,13 @@ void MainWindow::buildStatusBar()
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::addView(ViewBase *view)
+void MainWindow::addView(ViewBase* view)
 {
     m_views.push_back(view);
     m_tabs->addTab(view, view->viewTitle());
     connect(view, &ViewBase::hoverText, m_hover, &QLabel::setText);
-    connect(view, &ViewBase::statusMessage, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
+    connect(view, &ViewBase::statusMessage, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 8000); });
     connect(view, &ViewBase::progress, this, [this, view](int done, int total) {
         if (view != currentView())
             return;
@@ -276,42 +274,42 @@ void MainWindow::addView(ViewBase *view)
     connect(view, &ViewBase::headRequested, this, [this](int head) { m_panel->setHead(head); });
 }
 
-ViewBase *MainWindow::view(const QString &id) const
+ViewBase* MainWindow::view(const QString& id) const
 {
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         if (v->viewId() == id)
             return v;
     return nullptr;
 }
 
-ViewBase *MainWindow::currentView() const
+ViewBase* MainWindow::currentView() const
 {
-    return qobject_cast<ViewBase *>(m_tabs->currentWidget());
+    return qobject_cast<ViewBase*>(m_tabs->currentWidget());
 }
 
-void MainWindow::showView(const QString &id)
+void MainWindow::showView(const QString& id)
 {
-    if (ViewBase *v = view(id))
+    if (ViewBase* v = view(id))
         m_tabs->setCurrentWidget(v);
 }
 
 void MainWindow::onPanelChanged()
 {
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         v->setPanelState(m_panel->state());
 }
 
 void MainWindow::onTabChanged(int)
 {
     m_hover->clear(); // the read-out belongs to the view the cursor was over
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         v->setActive(v == currentView());
     onBusyChanged();
 }
 
 void MainWindow::onBusyChanged()
 {
-    ViewBase *v = currentView();
+    ViewBase* v = currentView();
     const bool busy = v && v->isBusy();
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
@@ -330,7 +328,7 @@ void MainWindow::buildMenus()
 
 void MainWindow::buildFileMenu()
 {
-    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open session…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveSessionDialog(false); });
@@ -347,28 +345,28 @@ void MainWindow::buildFileMenu()
 
 void MainWindow::buildViewMenu()
 {
-    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
     for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
-        ViewBase *v = m_views[i];
+        ViewBase* v = m_views[i];
         viewMenu->addAction(v->viewTitle(), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,
                             [this, v] { m_tabs->setCurrentWidget(v); });
     }
     viewMenu->addSeparator();
     viewMenu->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
-        if (ViewBase *v = currentView())
+        if (ViewBase* v = currentView())
             v->resetZoom();
     });
-    QAction *dark = viewMenu->addAction(tr("&Dark palette"));
+    QAction* dark = viewMenu->addAction(tr("&Dark palette"));
     dark->setCheckable(true);
     dark->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
     dark->setObjectName(QStringLiteral("darkAction"));
     connect(dark, &QAction::toggled, this, &MainWindow::setDark);
     // Each language by its own name, untranslated, so a reader can find theirs whatever the current one.
-    QMenu *language = viewMenu->addMenu(tr("&Language"));
+    QMenu* language = viewMenu->addMenu(tr("&Language"));
     language->setObjectName(QStringLiteral("languageMenu"));
-    auto *languageGroup = new QActionGroup(language);
-    for (const Language &l : languages()) {
-        QAction *a = language->addAction(l.nativeName);
+    auto* languageGroup = new QActionGroup(language);
+    for (const Language& l : languages()) {
+        QAction* a = language->addAction(l.nativeName);
         a->setObjectName(QStringLiteral("language_") + l.code);
         a->setCheckable(true);
         a->setChecked(l.code == currentLanguage());
@@ -379,8 +377,8 @@ void MainWindow::buildViewMenu()
 
 void MainWindow::buildLessonsMenu()
 {
-    QMenu *lessons = menuBar()->addMenu(tr("&Lessons"));
-    QAction *showLessons = m_lessonsDock->toggleViewAction();
+    QMenu* lessons = menuBar()->addMenu(tr("&Lessons"));
+    QAction* showLessons = m_lessonsDock->toggleViewAction();
     showLessons->setText(tr("Show &lessons"));
     showLessons->setShortcut(QKeySequence(tr("Ctrl+L")));
     lessons->addAction(showLessons);
@@ -388,7 +386,8 @@ void MainWindow::buildLessonsMenu()
     lessons->addAction(tr("&Previous figure"), QKeySequence(Qt::ALT | Qt::Key_Left), m_lessons, &LessonsPanel::back);
     lessons->addSeparator();
     lessons->addAction(tr("&Open folder…"), this, [this] {
-        const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a folder of lessons"), m_lessons->folder());
+        const QString folder =
+            QFileDialog::getExistingDirectory(this, tr("Open a folder of lessons"), m_lessons->folder());
         if (folder.isEmpty())
             return;
         QString error;
@@ -405,7 +404,7 @@ void MainWindow::buildLessonsMenu()
 
 void MainWindow::buildHelpMenu()
 {
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard shortcuts"), this, [this] {
         QMessageBox::information(
             this, tr("Keyboard shortcuts"),
@@ -426,16 +425,16 @@ void MainWindow::setDark(bool dark)
 {
     m_dark = dark;
     applyPalette(dark);
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         v->setDark(dark);
-    if (auto *action = findChild<QAction *>(QStringLiteral("darkAction")); action && action->isChecked() != dark)
+    if (auto* action = findChild<QAction*>(QStringLiteral("darkAction")); action && action->isChecked() != dark)
         action->setChecked(dark);
 }
 
-bool MainWindow::applyLessonState(const LessonState &state)
+bool MainWindow::applyLessonState(const LessonState& state)
 {
     const LessonStateSession session = lessonStateSession(state);
-    ViewBase *target = view(session.view);
+    ViewBase* target = view(session.view);
     if (!target)
         return false;
     const nlohmann::json panelBefore = m_panel->saveState();
@@ -443,7 +442,7 @@ bool MainWindow::applyLessonState(const LessonState &state)
         if (!session.panel.is_null())
             m_panel->restoreState(session.panel);
         target->restoreState(session.viewState);
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         m_panel->restoreState(panelBefore); // all or nothing, as a session
         statusBar()->showMessage(tr("This figure cannot be shown: %1").arg(QString::fromUtf8(e.what())), 10000);
         return false;
@@ -456,16 +455,16 @@ bool MainWindow::applyLessonState(const LessonState &state)
     return true;
 }
 
-void MainWindow::showLessonModel(const LessonState &state)
+void MainWindow::showLessonModel(const LessonState& state)
 {
     // The lesson's model: a model of its scheme trained with its preset (kept from an earlier run), else any model of
     // the scheme, else a demo run of that scheme now (it is kept and shown when done).
-    const std::vector<SharedModel> &models = m_attention->models();
+    const std::vector<SharedModel>& models = m_attention->models();
     int best = -1;
     for (int i = 0; i < static_cast<int>(models.size()); ++i) {
         if (models[i].model->config().scheme != state.schemes.front())
             continue;
-        const nlohmann::json &training = models[i].info.training;
+        const nlohmann::json& training = models[i].info.training;
         const bool samePreset = training.is_object() && training.value("preset", std::string()) == state.preset;
         if (best < 0 || samePreset)
             best = i;
@@ -480,24 +479,25 @@ void MainWindow::showLessonModel(const LessonState &state)
     TrainRequest request = presetTrainRequest(state.preset, {state.schemes.front()});
     request.corpusPath = m_corpus;
     if (trainDemoModel(request))
-        statusBar()->showMessage(tr("Training a %1 model for this figure (%2 preset); it appears here when done")
-                                     .arg(QString::fromStdString(state.schemes.front()), QString::fromStdString(state.preset)),
-                                 8000);
+        statusBar()->showMessage(
+            tr("Training a %1 model for this figure (%2 preset); it appears here when done")
+                .arg(QString::fromStdString(state.schemes.front()), QString::fromStdString(state.preset)),
+            8000);
 }
 
-void MainWindow::chooseLanguage(const QString &code)
+void MainWindow::chooseLanguage(const QString& code)
 {
     if (code == currentLanguage())
         return;
-    const bool busy = std::any_of(m_views.begin(), m_views.end(), [](const ViewBase *v) { return v->isBusy(); });
+    const bool busy = std::any_of(m_views.begin(), m_views.end(), [](const ViewBase* v) { return v->isBusy(); });
     if (busy || m_train->hasPicture()) {
         QMessageBox box(QMessageBox::Question, tr("Language"),
                         tr("Changing the language now rebuilds the window. Running computations and the training "
                            "results shown in \"Train short / test long\" are not kept (the trained models are). "
                            "Change it now, or at the next start?"),
                         QMessageBox::NoButton, this);
-        QPushButton *now = box.addButton(tr("Change now"), QMessageBox::AcceptRole);
-        QPushButton *later = box.addButton(tr("At the next start"), QMessageBox::RejectRole);
+        QPushButton* now = box.addButton(tr("Change now"), QMessageBox::AcceptRole);
+        QPushButton* later = box.addButton(tr("At the next start"), QMessageBox::RejectRole);
         box.setDefaultButton(later);
         box.exec();
         if (box.clickedButton() != now) {
@@ -511,7 +511,7 @@ void MainWindow::chooseLanguage(const QString &code)
         showError(tr("Language"), error);
 }
 
-MainWindow *MainWindow::switchLanguage(const QString &code, QString *error)
+MainWindow* MainWindow::switchLanguage(const QString& code, QString* error)
 {
     if (code == currentLanguage()) {
         saveLanguage(code);
@@ -522,18 +522,18 @@ MainWindow *MainWindow::switchLanguage(const QString &code, QString *error)
     if (!setLanguage(code, error))
         return nullptr;
     saveLanguage(code);
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         v->cancelJob();
-    auto *next = new MainWindow;
+    auto* next = new MainWindow;
     next->setAttribute(Qt::WA_DeleteOnClose, testAttribute(Qt::WA_DeleteOnClose));
     // Models first, so the session's checkpoints that are already here are not loaded a second time.
-    for (const SharedModel &model : m_attention->models()) {
+    for (const SharedModel& model : m_attention->models()) {
         next->m_attention->addModel(model);
         next->m_entropy->addModel(model);
     }
     try {
         next->applySession(session);
-    } catch (const std::exception &e) { // cannot happen for a window's own state; keep the old window then
+    } catch (const std::exception& e) { // cannot happen for a window's own state; keep the old window then
         delete next;
         setLanguage(previous);
         saveLanguage(previous);
@@ -557,7 +557,7 @@ MainWindow *MainWindow::switchLanguage(const QString &code, QString *error)
 nlohmann::json MainWindow::sessionState() const
 {
     nlohmann::json views = nlohmann::json::object();
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         views[v->viewId().toStdString()] = v->saveState();
     nlohmann::json s{{"format", kSessionFormat},
                      {"version", kSessionVersion},
@@ -570,23 +570,25 @@ nlohmann::json MainWindow::sessionState() const
     return s;
 }
 
-void MainWindow::applySession(const nlohmann::json &session, const QString &folder)
+void MainWindow::applySession(const nlohmann::json& session, const QString& folder)
 {
     const nlohmann::json before = sessionState();
     try {
         const nlohmann::json views = sessionObject(session, "views", "session");
         const std::string tab = sessionString(session, "tab", "bias", "session");
         if (!view(QString::fromStdString(tab)))
-            throw InputError("session: tab = '" + tab + "' is not a view; allowed: bias, compare, dot, entropy, attention, train");
+            throw InputError("session: tab = '" + tab +
+                             "' is not a view; allowed: bias, compare, dot, entropy, attention, train");
         const bool dark = sessionBool(session, "dark", m_dark, "session");
         m_panel->restoreState(sessionObject(session, "panel", "session"));
-        for (ViewBase *v : m_views) {
+        for (ViewBase* v : m_views) {
             const std::string id = v->viewId().toStdString();
             v->restoreState(sessionObject(views, id.c_str(), "views"));
         }
         const std::string corpus = sessionString(session, "corpus", "", "session");
         // Missing or broken files (corpus, checkpoints) are reported, not fatal: the rest of the session applies.
-        QStringList problems = static_cast<AttentionView *>(view(QStringLiteral("attention")))->loadSessionCheckpoints(folder);
+        QStringList problems =
+            static_cast<AttentionView*>(view(QStringLiteral("attention")))->loadSessionCheckpoints(folder);
         if (!corpus.empty()) {
             QString error;
             if (!setCorpus(QString::fromStdString(corpus), &error))
@@ -597,31 +599,33 @@ void MainWindow::applySession(const nlohmann::json &session, const QString &fold
         showView(QString::fromStdString(tab));
         if (dark != m_dark)
             setDark(dark);
-    } catch (const InputError &) {
+    } catch (const InputError&) {
         // All or nothing: put back what was there.
         m_panel->restoreState(before.at("panel"));
-        for (ViewBase *v : m_views)
+        for (ViewBase* v : m_views)
             v->restoreState(before.at("views").at(v->viewId().toStdString()));
         throw;
     }
 }
 
-bool MainWindow::openSession(const QString &path, QString *error)
+bool MainWindow::openSession(const QString& path, QString* error)
 {
     return sessionFileAction(path, error, [&] { applySession(readSessionFile(path), QFileInfo(path).absolutePath()); });
 }
 
-bool MainWindow::saveSession(const QString &path, QString *error)
+bool MainWindow::saveSession(const QString& path, QString* error)
 {
     const bool saved = sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
-    const int unsaved = static_cast<AttentionView *>(view(QStringLiteral("attention")))->unsavedModelCount();
+    const int unsaved = static_cast<AttentionView*>(view(QStringLiteral("attention")))->unsavedModelCount();
     if (saved && unsaved > 0)
         statusBar()->showMessage(tr("Session saved. %n model(s) trained here are not in it: save them with Save model… "
-                                    "in Attention on text, then save the session again.", nullptr, unsaved), 12000);
+                                    "in Attention on text, then save the session again.",
+                                    nullptr, unsaved),
+                                 12000);
     return saved;
 }
 
-bool MainWindow::sessionFileAction(const QString &path, QString *error, const std::function<void()> &io)
+bool MainWindow::sessionFileAction(const QString& path, QString* error, const std::function<void()>& io)
 {
     try {
         io();
@@ -629,7 +633,7 @@ bool MainWindow::sessionFileAction(const QString &path, QString *error, const st
         addRecent(path);
         setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(path).fileName()));
         return true;
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
@@ -641,7 +645,7 @@ QStringList MainWindow::recentSessions() const
     return QSettings().value(QStringLiteral("recentSessions")).toStringList();
 }
 
-void MainWindow::addRecent(const QString &path)
+void MainWindow::addRecent(const QString& path)
 {
     QStringList list = recentSessions();
     const QString absolute = QFileInfo(path).absoluteFilePath();
@@ -657,18 +661,21 @@ void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
     const QStringList list = recentSessions();
-    for (const QString &path : list)
-        m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] {
-            QString error;
-            if (!openSession(path, &error))
-                showError(tr("Open session"), error);
-        })->setToolTip(path);
+    for (const QString& path : list)
+        m_recentMenu
+            ->addAction(QFileInfo(path).fileName(), this,
+                        [this, path] {
+                            QString error;
+                            if (!openSession(path, &error))
+                                showError(tr("Open session"), error);
+                        })
+            ->setToolTip(path);
     m_recentMenu->setEnabled(!list.isEmpty());
 }
 
-bool MainWindow::setCorpus(const QString &path, QString *error)
+bool MainWindow::setCorpus(const QString& path, QString* error)
 {
-    auto fail = [&](const QString &message) {
+    auto fail = [&](const QString& message) {
         if (error)
             *error = message;
         return false;
@@ -690,9 +697,9 @@ bool MainWindow::setCorpus(const QString &path, QString *error)
     return true;
 }
 
-bool MainWindow::exportCurrent(const QString &path, const ImageOptions &options, QString *error)
+bool MainWindow::exportCurrent(const QString& path, const ImageOptions& options, QString* error)
 {
-    ViewBase *v = currentView();
+    ViewBase* v = currentView();
     try {
         if (!v || !v->hasPicture())
             throw InputError((v && (v->viewId() == "attention" || v->viewId() == "train")
@@ -702,12 +709,13 @@ bool MainWindow::exportCurrent(const QString &path, const ImageOptions &options,
         if (isImageFile(path))
             writeImageFile(path, options, v->paintFunction(), v->pictureTitle());
         else if (isDataFile(path))
-            writeDataFile(path, [v](std::ostream &out, DataFormat f) { v->writeData(out, f); });
+            writeDataFile(path, [v](std::ostream& out, DataFormat f) { v->writeData(out, f); });
         else
-            throw InputError(tr("%1: unknown extension; allowed: .png .svg .pdf .csv .json .npy").arg(path).toStdString());
+            throw InputError(
+                tr("%1: unknown extension; allowed: .png .svg .pdf .csv .json .npy").arg(path).toStdString());
         statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
         return true;
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
@@ -716,7 +724,7 @@ bool MainWindow::exportCurrent(const QString &path, const ImageOptions &options,
 
 void MainWindow::exportDialog()
 {
-    ViewBase *v = currentView();
+    ViewBase* v = currentView();
     if (!v || !v->hasPicture()) {
         showError(tr("Export"), tr("This view has nothing to export yet."));
         return;
@@ -735,7 +743,7 @@ void MainWindow::exportDialog()
 
 void MainWindow::copyImage()
 {
-    ViewBase *v = currentView();
+    ViewBase* v = currentView();
     if (!v || !v->hasPicture()) {
         statusBar()->showMessage(tr("Nothing to copy in this view"), 4000);
         return;
@@ -749,7 +757,8 @@ void MainWindow::copyImage()
 
 void MainWindow::openSessionDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("PositionLab session (*.json)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("PositionLab session (*.json)"));
     if (path.isEmpty())
         return;
     QString error;
@@ -772,7 +781,8 @@ void MainWindow::saveSessionDialog(bool saveAs)
 
 void MainWindow::openCorpusDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open corpus"), QString(), tr("Text (*.txt);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open corpus"), QString(), tr("Text (*.txt);;All files (*)"));
     if (path.isEmpty())
         return;
     QString error;
@@ -790,7 +800,7 @@ void MainWindow::openSweepDialog()
         showError(tr("Open sweep results"), error);
 }
 
-bool MainWindow::openSweepResults(const QString &dir, QString *error)
+bool MainWindow::openSweepResults(const QString& dir, QString* error)
 {
     if (m_train->isBusy()) {
         if (error)
@@ -799,7 +809,7 @@ bool MainWindow::openSweepResults(const QString &dir, QString *error)
     }
     try {
         m_train->showSweepResults(collectSweepResults({dir.toStdString()}), QDir::toNativeSeparators(dir));
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
@@ -808,18 +818,19 @@ bool MainWindow::openSweepResults(const QString &dir, QString *error)
     return true;
 }
 
-void MainWindow::showError(const QString &title, const QString &message)
+void MainWindow::showError(const QString& title, const QString& message)
 {
     QMessageBox::warning(this, title, message);
 }
 
-void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 {
-    if (event->mimeData()->hasUrls() && event->mimeData()->urls().size() == 1 && event->mimeData()->urls().first().isLocalFile())
+    if (event->mimeData()->hasUrls() && event->mimeData()->urls().size() == 1 &&
+        event->mimeData()->urls().first().isLocalFile())
         event->acceptProposedAction();
 }
 
-void MainWindow::dropEvent(QDropEvent *event)
+void MainWindow::dropEvent(QDropEvent* event)
 {
     QString error;
     if (!openDroppedFile(event->mimeData()->urls().first().toLocalFile(), &error))
@@ -827,9 +838,10 @@ void MainWindow::dropEvent(QDropEvent *event)
     event->acceptProposedAction();
 }
 
-bool MainWindow::openDroppedFile(const QString &path, QString *error)
+bool MainWindow::openDroppedFile(const QString& path, QString* error)
 {
-    return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? openSession(path, error) : setCorpus(path, error);
+    return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? openSession(path, error)
+                                                                       : setCorpus(path, error);
 }
 
 void MainWindow::restoreSettings()
@@ -841,7 +853,7 @@ void MainWindow::restoreSettings()
         setDark(true);
 }
 
-bool MainWindow::trainDemoModel(const std::optional<TrainRequest> &request)
+bool MainWindow::trainDemoModel(const std::optional<TrainRequest>& request)
 {
     TrainRequest r = request ? *request : demoTrainRequest({kDemoModelScheme});
     if (!request)
@@ -853,26 +865,26 @@ bool MainWindow::trainDemoModel(const std::optional<TrainRequest> &request)
     return true;
 }
 
-void MainWindow::adoptTrainedModel(const SharedModel &model)
+void MainWindow::adoptTrainedModel(const SharedModel& model)
 {
     SharedModel kept = model;
     try {
         kept.file = keepModel(model);
-    } catch (const std::exception &e) {
-        statusBar()->showMessage(tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())),
-                                 8000);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(
+            tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())), 8000);
     }
     m_attention->addModel(kept);
     m_entropy->addModel(kept);
 }
 
-void MainWindow::closeEvent(QCloseEvent *event)
+void MainWindow::closeEvent(QCloseEvent* event)
 {
     QSettings settings;
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());
     settings.setValue(QStringLiteral("dark"), m_dark);
-    for (ViewBase *v : m_views)
+    for (ViewBase* v : m_views)
         v->cancelJob();
     m_demoRun->cancel();
     event->accept();

@@ -29,7 +29,7 @@ SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vec
     return s;
 }
 
-SharedModel loadSharedModel(const QString &path)
+SharedModel loadSharedModel(const QString& path)
 {
     LoadedCheckpoint loaded = loadCheckpoint(path.toStdString());
     // Held-out text for the model's q/k: the end of the default corpus when present, else a fixed paragraph.
@@ -38,7 +38,7 @@ SharedModel loadSharedModel(const QString &path)
         const std::string text = defaultCorpusText();
         const size_t n = std::min<size_t>(text.size(), 65536);
         sample.assign(text.end() - n, text.end());
-    } catch (const InputError &) {
+    } catch (const InputError&) {
         const std::string text = "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins "
                                  "with a single step. To be, or not to be, that is the question. ";
         sample.assign(text.begin(), text.end());
@@ -51,7 +51,7 @@ SharedModel loadSharedModel(const QString &path)
     return shared;
 }
 
-void saveSharedModel(const SharedModel &model, const QString &path)
+void saveSharedModel(const SharedModel& model, const QString& path)
 {
     if (!model.isValid())
         throw InputError(std::string("no model to save: ") + kNoModelHint);
@@ -66,7 +66,7 @@ void saveSharedModel(const SharedModel &model, const QString &path)
 
 // ---- Attention ----------------------------------------------------------------------------------------------
 
-AttentionResult computeAttention(const AttentionRequest &request, const JobControl &control)
+AttentionResult computeAttention(const AttentionRequest& request, const JobControl& control)
 {
     AttentionResult result;
     result.request = request;
@@ -79,8 +79,8 @@ AttentionResult computeAttention(const AttentionRequest &request, const JobContr
         if (n > 2048)
             throw InputError("text of " + std::to_string(n) + " bytes is too long for this view; allowed: up to 2048");
         std::lock_guard<std::mutex> lock(*request.model.mutex);
-        Model &model = *request.model.model;
-        const ModelConfig &config = model.config();
+        Model& model = *request.model.model;
+        const ModelConfig& config = model.config();
         if (request.layer < 0 || request.layer >= config.layers)
             throw InputError("layer = " + std::to_string(request.layer + 1) + " is out of range; allowed: 1.." +
                              std::to_string(config.layers));
@@ -89,8 +89,8 @@ AttentionResult computeAttention(const AttentionRequest &request, const JobContr
                              " bytes; the text has " + std::to_string(n) + " (unsupported, not clamped)");
         model.forward(request.tokens.data(), nullptr, 1, n);
         control.report(1, 3);
-        const auto &q = model.layerQueries(request.layer); // (1, H, N, D), before rotation
-        const auto &k = model.layerKeys(request.layer);
+        const auto& q = model.layerQueries(request.layer); // (1, H, N, D), before rotation
+        const auto& k = model.layerKeys(request.layer);
         result.spec = model.schemeSpec();
         const PositionBias bias(result.spec, n);
         AttentionDims dims;
@@ -123,7 +123,7 @@ AttentionResult computeAttention(const AttentionRequest &request, const JobContr
                                            forward.rowEntropy.begin() + static_cast<size_t>(h + 1) * n);
         }
         control.report(3, 3);
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         result.error = QString::fromStdString(e.what());
     }
     return result;
@@ -142,7 +142,7 @@ QString byteLabel(uint8_t byte)
     return QStringLiteral("%1").arg(byte, 2, 16, QLatin1Char('0'));
 }
 
-HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QString &colorMap)
+HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap)
 {
     HeatmapFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
@@ -166,7 +166,7 @@ HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QSt
     return figure;
 }
 
-CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
+CurveFigure rowEntropyFigure(const AttentionResult& result, int head)
 {
     CurveFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
@@ -208,8 +208,8 @@ CurveFigure rowEntropyFigure(const AttentionResult &result, int head)
     return figure;
 }
 
-EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<int> &lengths, int layer,
-                                  const JobControl &control)
+EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<int>& lengths, int layer,
+                                  const JobControl& control)
 {
     EntropyResult result;
     result.request.qk = QkSource::Model;
@@ -217,13 +217,14 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
         if (!model.isValid())
             throw InputError(std::string("no model: ") + kNoModelHint);
         std::lock_guard<std::mutex> lock(*model.mutex);
-        Model &m = *model.model;
+        Model& m = *model.model;
         result.request.lengths.clear(); // EntropyRequest starts with the default lengths
         for (int n : lengths)
             if (n <= m.maxLength())
                 result.request.lengths.push_back(n);
         if (result.request.lengths.empty())
-            throw InputError("every length is past this model's learned positions (" + std::to_string(m.maxLength()) + ")");
+            throw InputError("every length is past this model's learned positions (" + std::to_string(m.maxLength()) +
+                             ")");
         EntropySeries series;
         series.spec = m.schemeSpec();
         const QkProvider provider = modelQkProvider(m, model.sampleText, layer);
@@ -238,7 +239,7 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
         }
         result.request.specs = {series.spec};
         result.series.push_back(std::move(series));
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         result.error = QString::fromStdString(e.what());
     }
     return result;
@@ -246,15 +247,15 @@ EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<in
 
 // ---- Training -----------------------------------------------------------------------------------------------
 
-const std::vector<std::string> &demoSchemes()
+const std::vector<std::string>& demoSchemes()
 {
     static const std::vector<std::string> schemes{"sinusoidal", "rope", "alibi", "local"};
     return schemes;
 }
 
-TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string> &schemes)
+TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string>& schemes)
 {
-    const Preset &p = presetByName(preset); // InputError naming the allowed presets
+    const Preset& p = presetByName(preset); // InputError naming the allowed presets
     TrainRequest r;
     r.schemes = schemes;
     r.preset = QString::fromStdString(p.name);
@@ -264,7 +265,7 @@ TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::
     return r;
 }
 
-TrainRequest demoTrainRequest(const std::vector<std::string> &schemes)
+TrainRequest demoTrainRequest(const std::vector<std::string>& schemes)
 {
     return presetTrainRequest(kDemoPreset, schemes);
 }
@@ -274,12 +275,12 @@ int reportInterval(int steps)
     return std::max(1, steps / 100);
 }
 
-std::vector<int> evaluationLengths(const TrainRequest &request)
+std::vector<int> evaluationLengths(const TrainRequest& request)
 {
     return extrapolationLengths(request.model.context, request.evalMultipliers);
 }
 
-QString evaluationLengthsText(const std::vector<int> &multipliers)
+QString evaluationLengthsText(const std::vector<int>& multipliers)
 {
     QStringList names;
     for (int k : multipliers)
@@ -287,12 +288,13 @@ QString evaluationLengthsText(const std::vector<int> &multipliers)
     return names.join(QStringLiteral(", "));
 }
 
-void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
+void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
 {
     promise.start();
     TrainSnapshot failure;
     try {
-        const Corpus corpus = request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        const Corpus corpus =
+            request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
         const int schemes = static_cast<int>(request.schemes.size());
         const int seeds = std::clamp(request.seeds, 1, kMaxTrainSeeds);
         const int stepsTotal = request.train.steps;
@@ -309,7 +311,7 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             TrainingHooks hooks;
             hooks.reportEvery = std::max(1, request.reportEvery);
             hooks.shouldStop = [&promise] { return promise.isCanceled(); };
-            hooks.progress = [&](const TrainingProgress &p) {
+            hooks.progress = [&](const TrainingProgress& p) {
                 promise.setProgressValue(run * (stepsTotal + evalUnits) + p.step);
                 TrainSnapshot snap;
                 snap.schemeIndex = s;
@@ -341,33 +343,31 @@ void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise)
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            const QString modelName =
-                seeds == 1 ? FigureText::tr("%1 (%2, trained here, %3 steps)")
-                                 .arg(QString::fromStdString(mc.scheme), request.preset)
-                                 .arg(stepsTotal)
-                           : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
-                                 .arg(QString::fromStdString(mc.scheme), request.preset)
-                                 .arg(stepsTotal)
-                                 .arg(mc.seed);
-            done.model = makeSharedModel(modelName,
-                                         std::move(model),
-                                         std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes),
-                                         info);
+            const QString modelName = seeds == 1 ? FigureText::tr("%1 (%2, trained here, %3 steps)")
+                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
+                                                       .arg(stepsTotal)
+                                                 : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
+                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
+                                                       .arg(stepsTotal)
+                                                       .arg(mc.seed);
+            done.model = makeSharedModel(
+                modelName, std::move(model),
+                std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);
         }
         return;
-    } catch (const RunError &e) {
+    } catch (const RunError& e) {
         failure.canceled = promise.isCanceled();
         failure.error = QString::fromStdString(e.what());
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         failure.error = QString::fromStdString(e.what());
     }
     if (!promise.isCanceled())
         promise.addResult(failure);
 }
 
-CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context)
+CurveFigure trainingLossFigure(const std::vector<std::string>& schemes, const std::vector<Curve>& losses, int context)
 {
     CurveFigure figure;
     figure.title = FigureText::tr("Training loss (context L = %1)").arg(context);
@@ -381,7 +381,7 @@ CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const st
     return figure;
 }
 
-CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
+CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                              int context)
 {
     CurveFigure figure;
@@ -393,7 +393,7 @@ CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std:
     for (size_t i = 0; i < schemes.size() && i < evals.size(); ++i) {
         Curve c;
         c.name = QString::fromStdString(schemes[i]);
-        for (const EvalPoint &p : evals[i])
+        for (const EvalPoint& p : evals[i])
             if (p.supported) { // learned positions past the context have no value to plot
                 c.x.push_back(p.length);
                 c.y.push_back(p.perplexity);
@@ -403,29 +403,30 @@ CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std:
     return figure;
 }
 
-CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow> &rows)
+CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
 {
     CurveFigure figure;
     std::vector<int> contexts;
-    for (const SweepSummaryRow &r : rows)
+    for (const SweepSummaryRow& r : rows)
         if (std::find(contexts.begin(), contexts.end(), r.context) == contexts.end())
             contexts.push_back(r.context);
     QStringList contextText;
     for (int c : contexts)
         contextText << QString::number(c);
-    figure.title = FigureText::tr("Perplexity vs length, mean ± sd over seeds (L = %1)").arg(contextText.join(QStringLiteral(", ")));
+    figure.title = FigureText::tr("Perplexity vs length, mean ± sd over seeds (L = %1)")
+                       .arg(contextText.join(QStringLiteral(", ")));
     figure.xLabel = FigureText::tr("evaluation length (bytes)");
     figure.yLabel = FigureText::tr("perplexity (per byte)");
     figure.logX = true;
     figure.logBase = 2;
     for (size_t i = 0; i < rows.size();) {
-        const SweepSummaryRow &first = rows[i];
+        const SweepSummaryRow& first = rows[i];
         Curve c;
         int seeds = 0;
         for (; i < rows.size() && rows[i].scheme == first.scheme && rows[i].variant == first.variant &&
                rows[i].context == first.context;
              ++i) {
-            const SampleStats &p = rows[i].perplexity;
+            const SampleStats& p = rows[i].perplexity;
             if (p.n == 0)
                 continue; // no seed could evaluate this length (learned positions past the context)
             seeds = std::max(seeds, p.n);

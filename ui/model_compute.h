@@ -22,8 +22,7 @@
 namespace plab::ui {
 
 // A trained model the views share. Model::forward mutates its activations, so every worker locks `mutex`.
-struct SharedModel
-{
+struct SharedModel {
     QString name; // e.g. "alibi (trained here, 200 steps)" or a file name
     std::shared_ptr<Model> model;
     std::shared_ptr<std::mutex> mutex;
@@ -33,61 +32,58 @@ struct SharedModel
     bool isValid() const { return model != nullptr; }
 };
 // What every refusal for want of a model tells the user to do.
-inline constexpr const char *kNoModelHint = "train one in the Train tab or load a checkpoint";
+inline constexpr const char* kNoModelHint = "train one in the Train tab or load a checkpoint";
 SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.
-SharedModel loadSharedModel(const QString &path);
+SharedModel loadSharedModel(const QString& path);
 // Writes the model and its info as a checkpoint (atomically, under the model's lock); throws on failure, naming the
 // file and the problem.
-void saveSharedModel(const SharedModel &model, const QString &path);
+void saveSharedModel(const SharedModel& model, const QString& path);
 
 // ---- Attention on text --------------------------------------------------------------------------------------
-struct AttentionRequest
-{
+struct AttentionRequest {
     SharedModel model;
     std::vector<uint8_t> tokens; // (N) bytes of the text
     int layer = 0;
 };
-struct AttentionResult
-{
+struct AttentionResult {
     QString error;
     AttentionRequest request;
     SchemeSpec spec;
     int heads = 0;
     int length = 0;
-    std::vector<MatrixPtr> probabilities;         // (H) of (N, N), keys the query cannot see are -inf
-    std::vector<std::vector<double>> rowEntropy;  // (H) of (N), nats
+    std::vector<MatrixPtr> probabilities;        // (H) of (N, N), keys the query cannot see are -inf
+    std::vector<std::vector<double>> rowEntropy; // (H) of (N), nats
 };
-AttentionResult computeAttention(const AttentionRequest &request, const JobControl &control = {});
+AttentionResult computeAttention(const AttentionRequest& request, const JobControl& control = {});
 // How a byte is written on an axis: printable ASCII as is, space ␣, newline ↵, others as hex.
 QString byteLabel(uint8_t byte);
-HeatmapFigure attentionFigure(const AttentionResult &result, int head, const QString &colorMap);
-CurveFigure rowEntropyFigure(const AttentionResult &result, int head);
+HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap);
+CurveFigure rowEntropyFigure(const AttentionResult& result, int head);
 
 // Entropy vs length with q and k from a trained model's `layer` reading its sample text; one series, the model's
 // scheme with its learned values. Lengths past a learned table's rows are left out.
-EntropyResult computeModelEntropy(const SharedModel &model, const std::vector<int> &lengths, int layer,
-                                  const JobControl &control = {});
+EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<int>& lengths, int layer,
+                                  const JobControl& control = {});
 
 // ---- Train short, test long ---------------------------------------------------------------------------------
 // The preset the Train tab starts with and "Train a demo model now" trains (a row of core's presets() table).
-inline constexpr const char *kDemoPreset = "demo";
+inline constexpr const char* kDemoPreset = "demo";
 // What a run records as its preset when a field was edited by hand.
-inline constexpr const char *kCustomPreset = "custom";
+inline constexpr const char* kCustomPreset = "custom";
 // The schemes the demo trains: Figure 1 of the ALiBi paper in miniature (sinusoidal and rope fall apart past the
 // training context, alibi and local hold).
-const std::vector<std::string> &demoSchemes();
+const std::vector<std::string>& demoSchemes();
 // The one scheme "Train a demo model now" trains for a view that has no model.
-inline constexpr const char *kDemoModelScheme = "alibi";
+inline constexpr const char* kDemoModelScheme = "alibi";
 
-struct TrainRequest
-{
+struct TrainRequest {
     std::vector<std::string> schemes = demoSchemes();
     QString preset = QString::fromLatin1(kCustomPreset); // the presets() row the sizes came from, or "custom"
-    ModelConfig model;   // architecture; `scheme` is set per run
+    ModelConfig model;                                   // architecture; `scheme` is set per run
     TrainConfig train;
-    QString corpusPath;  // empty: the default fortunes corpus
+    QString corpusPath;                                            // empty: the default fortunes corpus
     std::vector<int> evalMultipliers = extrapolationMultipliers(); // evaluation lengths in units of the context
     EvalMode mode = EvalMode::NonOverlapping;
     size_t evalBytes = 16384; // bytes scored per length (0: the whole validation text)
@@ -98,41 +94,40 @@ struct TrainRequest
 };
 constexpr int kMaxTrainSeeds = 10;
 // One streamed update of a training run; the view accumulates them.
-struct TrainSnapshot
-{
+struct TrainSnapshot {
     int schemeIndex = 0; // into request.schemes
     int seed = 0;        // 0..request.seeds-1
     int step = 0;
-    double loss = 0;    // mean training loss since the previous snapshot
+    double loss = 0; // mean training loss since the previous snapshot
     bool trained = false;
     std::vector<EvalPoint> eval; // set once the scheme is evaluated
     SharedModel model;           // set with eval
     QString corpusSource;
-    QString error;               // the run stopped
+    QString error; // the run stopped
     bool canceled = false;
 };
 // The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
 // InputError naming the allowed presets for an unknown name.
-TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string> &schemes = demoSchemes());
+TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string>& schemes = demoSchemes());
 // One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
-TrainRequest demoTrainRequest(const std::vector<std::string> &schemes);
+TrainRequest demoTrainRequest(const std::vector<std::string>& schemes);
 // Steps between loss snapshots of a run of `steps` steps (about 100 points per curve).
 int reportInterval(int steps);
 // The lengths a run evaluates at (evalMultipliers times the context), in order: what runTraining passes to core.
-std::vector<int> evaluationLengths(const TrainRequest &request);
+std::vector<int> evaluationLengths(const TrainRequest& request);
 // The evaluation lengths in units of the context as the Train tab names them: "L, 2L, 4L, 8L, 16L".
-QString evaluationLengthsText(const std::vector<int> &multipliers = extrapolationMultipliers());
+QString evaluationLengthsText(const std::vector<int>& multipliers = extrapolationMultipliers());
 
 // Runs every scheme of the request, adding snapshots to `promise` (progress: steps and evaluation done). Each
 // scheme's evaluated snapshot (with its model) is added as soon as that scheme is evaluated, before the next trains.
 // The models record the request's preset in info.training["preset"].
-void runTraining(const TrainRequest &request, QPromise<TrainSnapshot> &promise);
+void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise);
 
-CurveFigure trainingLossFigure(const std::vector<std::string> &schemes, const std::vector<Curve> &losses, int context);
-CurveFigure perplexityFigure(const std::vector<std::string> &schemes, const std::vector<std::vector<EvalPoint>> &evals,
+CurveFigure trainingLossFigure(const std::vector<std::string>& schemes, const std::vector<Curve>& losses, int context);
+CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                              int context);
 // Perplexity vs length over seeds (core's summarizeSweep rows): per scheme (and variant) the mean curve with a band of
 // mean ± sd; the legend gives the number of seeds.
-CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow> &rows);
+CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows);
 
 } // namespace plab::ui

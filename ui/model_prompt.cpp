@@ -11,15 +11,14 @@
 
 namespace plab::ui {
 
-ModelPrompt::ModelPrompt(const QString &message, QWidget *parent)
-    : QWidget(parent)
+ModelPrompt::ModelPrompt(const QString& message, QWidget* parent) : QWidget(parent)
 {
     // Centred, one fixed width so the wrapped texts get their full height.
-    auto *outer = new QVBoxLayout(this);
-    auto *row = new QHBoxLayout;
-    auto *box = new QWidget(this);
+    auto* outer = new QVBoxLayout(this);
+    auto* row = new QHBoxLayout;
+    auto* box = new QWidget(this);
     box->setFixedWidth(460);
-    auto *layout = new QVBoxLayout(box);
+    auto* layout = new QVBoxLayout(box);
     m_message = new QLabel(message, box);
     m_message->setWordWrap(true);
     m_message->setAlignment(Qt::AlignCenter);
@@ -53,7 +52,7 @@ ModelPrompt::ModelPrompt(const QString &message, QWidget *parent)
     connect(m_train, &QPushButton::clicked, this, &ModelPrompt::trainRequested);
 }
 
-void ModelPrompt::watch(TrainingRun *run)
+void ModelPrompt::watch(TrainingRun* run)
 {
     connect(run, &TrainingRun::started, this, [this] {
         m_train->setEnabled(false);
@@ -65,17 +64,18 @@ void ModelPrompt::watch(TrainingRun *run)
         m_progress->setRange(0, std::max(1, total));
         m_progress->setValue(done);
     });
-    connect(run, &TrainingRun::snapshot, this, [this, run](const TrainSnapshot &s) {
-        const TrainRequest &r = run->request();
+    connect(run, &TrainingRun::snapshot, this, [this, run](const TrainSnapshot& s) {
+        const TrainRequest& r = run->request();
         if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(r.schemes.size()))
             return;
         const QString scheme = QString::fromStdString(r.schemes[s.schemeIndex]);
-        m_state->setText(s.trained ? tr("%1: trained and evaluated").arg(scheme)
-                         : s.step >= r.train.steps
-                             ? tr("%1: evaluating…").arg(scheme)
-                             : tr("%1: step %2 of %3, loss %4").arg(scheme).arg(s.step).arg(r.train.steps).arg(s.loss, 0, 'f', 3));
+        m_state->setText(
+            s.trained ? tr("%1: trained and evaluated").arg(scheme)
+            : s.step >= r.train.steps
+                ? tr("%1: evaluating…").arg(scheme)
+                : tr("%1: step %2 of %3, loss %4").arg(scheme).arg(s.step).arg(r.train.steps).arg(s.loss, 0, 'f', 3));
     });
-    connect(run, &TrainingRun::finished, this, [this](const QString &error, bool canceled) {
+    connect(run, &TrainingRun::finished, this, [this](const QString& error, bool canceled) {
         m_train->setEnabled(true);
         m_progress->hide();
         m_state->setText(canceled ? tr("Canceled.") : error);

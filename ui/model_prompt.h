@@ -12,26 +12,25 @@ namespace plab::ui {
 
 class TrainingRun;
 
-class ModelPrompt : public QWidget
-{
+class ModelPrompt : public QWidget {
     Q_OBJECT
 public:
-    explicit ModelPrompt(const QString &message, QWidget *parent = nullptr);
+    explicit ModelPrompt(const QString& message, QWidget* parent = nullptr);
     // Follows `run` (the window's demo run): its progress while it runs, its error if it fails; the button waits.
-    void watch(TrainingRun *run);
+    void watch(TrainingRun* run);
     QString message() const;
-    QPushButton *trainButton() const { return m_train; }
+    QPushButton* trainButton() const { return m_train; }
     QString progressText() const;
 
 Q_SIGNALS:
     void trainRequested(); // the button: train a demo model now
 
 private:
-    QLabel *m_message = nullptr;
-    QPushButton *m_train = nullptr;
-    QLabel *m_note = nullptr;
-    QProgressBar *m_progress = nullptr;
-    QLabel *m_state = nullptr;
+    QLabel* m_message = nullptr;
+    QPushButton* m_train = nullptr;
+    QLabel* m_note = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_state = nullptr;
 };
 
 } // namespace plab::ui

@@ -27,14 +27,11 @@
 namespace plab::ui {
 
 // One parameter: a slider (log-scaled for wide ranges) and a spin box holding the exact value.
-class ParamControl : public QWidget
-{
+class ParamControl : public QWidget {
 public:
-    ParamControl(const SchemeInfo &scheme, const ParamInfo &info, QWidget *parent)
-        : QWidget(parent)
-        , m_info(info)
+    ParamControl(const SchemeInfo& scheme, const ParamInfo& info, QWidget* parent) : QWidget(parent), m_info(info)
     {
-        auto *layout = new QHBoxLayout(this);
+        auto* layout = new QHBoxLayout(this);
         layout->setContentsMargins(0, 0, 0, 0);
         m_slider = new QSlider(Qt::Horizontal, this);
         m_slider->setRange(0, kSteps);
@@ -44,14 +41,14 @@ public:
         const double lo = info.minValue + (info.minExclusive ? (info.integer ? 1 : lowNudge()) : 0);
         const double hi = info.maxValue - (info.maxExclusive ? (info.integer ? 1 : 1e-4) : 0);
         if (info.integer) {
-            auto *box = new QSpinBox(this);
+            auto* box = new QSpinBox(this);
             const int ilo = static_cast<int>(std::ceil(lo)), ihi = static_cast<int>(std::min(hi, 2.0e9));
             box->setRange(info.even && ilo % 2 ? ilo + 1 : ilo, ihi);
             box->setSingleStep(info.even ? 2 : 1);
             m_box = box;
             connect(box, &QSpinBox::valueChanged, this, [this] { valueEdited(); });
         } else {
-            auto *box = new QDoubleSpinBox(this);
+            auto* box = new QDoubleSpinBox(this);
             box->setDecimals(lo > 0 && lo < 0.01 ? 6 : 4);
             box->setRange(lo, hi);
             box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
@@ -73,21 +70,21 @@ public:
         setValue(info.defaultValue);
     }
 
-    const ParamInfo &info() const { return m_info; }
+    const ParamInfo& info() const { return m_info; }
     double value() const
     {
-        if (auto *i = qobject_cast<QSpinBox *>(m_box))
+        if (auto* i = qobject_cast<QSpinBox*>(m_box))
             return i->value();
-        return static_cast<QDoubleSpinBox *>(m_box)->value();
+        return static_cast<QDoubleSpinBox*>(m_box)->value();
     }
     void setValue(double v)
     {
         {
             const QSignalBlocker b(m_box);
-            if (auto *i = qobject_cast<QSpinBox *>(m_box))
+            if (auto* i = qobject_cast<QSpinBox*>(m_box))
                 i->setValue(static_cast<int>(std::lround(v)));
             else
-                static_cast<QDoubleSpinBox *>(m_box)->setValue(v);
+                static_cast<QDoubleSpinBox*>(m_box)->setValue(v);
         }
         syncSlider();
     }
@@ -108,7 +105,8 @@ private:
     double fromSlider(int pos) const
     {
         const double t = static_cast<double>(pos) / kSteps;
-        double v = m_log ? m_sliderLo * std::pow(m_sliderHi / m_sliderLo, t) : m_sliderLo + t * (m_sliderHi - m_sliderLo);
+        double v =
+            m_log ? m_sliderLo * std::pow(m_sliderHi / m_sliderLo, t) : m_sliderLo + t * (m_sliderHi - m_sliderLo);
         if (m_info.integer) {
             v = std::round(v);
             if (m_info.even)
@@ -142,10 +140,10 @@ private:
     }
     void setBoxValue(double v)
     {
-        if (auto *i = qobject_cast<QSpinBox *>(m_box))
+        if (auto* i = qobject_cast<QSpinBox*>(m_box))
             i->setValue(static_cast<int>(std::lround(v)));
         else
-            static_cast<QDoubleSpinBox *>(m_box)->setValue(v);
+            static_cast<QDoubleSpinBox*>(m_box)->setValue(v);
     }
     void valueEdited()
     {
@@ -155,8 +153,8 @@ private:
     }
 
     ParamInfo m_info;
-    QSlider *m_slider = nullptr;
-    QAbstractSpinBox *m_box = nullptr;
+    QSlider* m_slider = nullptr;
+    QAbstractSpinBox* m_box = nullptr;
     double m_sliderLo = 0, m_sliderHi = 1;
     bool m_log = false;
 };
@@ -176,15 +174,15 @@ int sliderFromLength(int length)
 
 } // namespace
 
-SchemePanel::SchemePanel(QWidget *parent)
-    : QWidget(parent)
+SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
 {
-    auto *layout = new QVBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
 
     m_schemes = new QListWidget(this);
     m_schemes->setObjectName(QStringLiteral("schemeList"));
-    for (const SchemeInfo &s : schemeCatalog()) {
-        auto *item = new QListWidgetItem(QStringLiteral("%1   —   %2").arg(QString::fromStdString(s.name), schemeTitle(s)));
+    for (const SchemeInfo& s : schemeCatalog()) {
+        auto* item =
+            new QListWidgetItem(QStringLiteral("%1   —   %2").arg(QString::fromStdString(s.name), schemeTitle(s)));
         item->setData(Qt::UserRole, QString::fromStdString(s.name));
         item->setToolTip(schemeFormula(s));
         m_schemes->addItem(item);
@@ -220,7 +218,8 @@ SchemePanel::SchemePanel(QWidget *parent)
         setLengthSlider(n);
         updateState();
     });
-    connect(m_lengthSlider, &QSlider::valueChanged, this, [this](int pos) { m_length->setValue(lengthFromSlider(pos)); });
+    connect(m_lengthSlider, &QSlider::valueChanged, this,
+            [this](int pos) { m_length->setValue(lengthFromSlider(pos)); });
     connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
     connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
@@ -236,12 +235,12 @@ SchemePanel::SchemePanel(QWidget *parent)
     updateState();
 }
 
-QGroupBox *SchemePanel::buildAttentionBox()
+QGroupBox* SchemePanel::buildAttentionBox()
 {
     // What every scheme shares: mask, heads, the head shown, length, the logn modifier and its context, colour map.
-    auto *shape = new QGroupBox(tr("Attention"), this);
-    auto *shapeForm = new QFormLayout(shape);
-    auto *maskRow = new QHBoxLayout;
+    auto* shape = new QGroupBox(tr("Attention"), this);
+    auto* shapeForm = new QFormLayout(shape);
+    auto* maskRow = new QHBoxLayout;
     m_causal = new QRadioButton(tr("causal"), shape);
     m_bidirectional = new QRadioButton(tr("bidirectional"), shape);
     m_causal->setChecked(true);
@@ -258,7 +257,7 @@ QGroupBox *SchemePanel::buildAttentionBox()
     m_head->setRange(1, 8);
     m_head->setToolTip(tr("Head shown in the views (1..H)"));
     shapeForm->addRow(tr("Show head"), m_head);
-    auto *lengthRow = new QHBoxLayout;
+    auto* lengthRow = new QHBoxLayout;
     m_lengthSlider = new QSlider(Qt::Horizontal, shape);
     m_lengthSlider->setRange(0, kLengthSteps);
     m_length = new QSpinBox(shape);
@@ -270,7 +269,7 @@ QGroupBox *SchemePanel::buildAttentionBox()
     lengthRow->addWidget(m_lengthSlider, 1);
     lengthRow->addWidget(m_length);
     shapeForm->addRow(tr("Length N"), lengthRow);
-    auto *lognRow = new QHBoxLayout;
+    auto* lognRow = new QHBoxLayout;
     m_logn = new QCheckBox(tr("logn past L ="), shape);
     m_logn->setToolTip(tr("Scale row m's scores by log(m+1)/log(L) when m+1 > L (entropy invariance)"));
     m_context = new QSpinBox(shape);
@@ -284,7 +283,7 @@ QGroupBox *SchemePanel::buildAttentionBox()
     shapeForm->addRow(tr("Context"), lognRow);
     m_scaling = new QComboBox(shape);
     m_scaling->setObjectName(QStringLiteral("scaling"));
-    for (const RotaryMethodInfo &m : rotaryMethodCatalog())
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
         m_scaling->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(m.name), rotaryMethodTitle(m)),
                            QString::fromStdString(m.name));
     m_scaling->setToolTip(tr("Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped "
@@ -293,7 +292,7 @@ QGroupBox *SchemePanel::buildAttentionBox()
     m_colorMap = new QComboBox(shape);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
     m_colorMap->addItem(tr("auto (diverging for signed data)"), QStringLiteral("auto"));
-    for (const QString &name : ColorMap::availableNames())
+    for (const QString& name : ColorMap::availableNames())
         m_colorMap->addItem(name, name);
     shapeForm->addRow(tr("Colour map"), m_colorMap);
     return shape;
@@ -337,11 +336,11 @@ void SchemePanel::rebuildParameters()
     const int row = m_schemes->currentRow();
     if (row < 0)
         return;
-    const SchemeInfo &info = schemeCatalog()[row];
-    for (const ParamInfo &p : info.params) {
-        auto *control = new ParamControl(info, p, m_paramBox);
+    const SchemeInfo& info = schemeCatalog()[row];
+    for (const ParamInfo& p : info.params) {
+        auto* control = new ParamControl(info, p, m_paramBox);
         control->onChanged = [this] { updateState(); };
-        auto *label = new QLabel(QString::fromStdString(p.name), m_paramBox);
+        auto* label = new QLabel(QString::fromStdString(p.name), m_paramBox);
         label->setToolTip(control->toolTip());
         m_paramForm->addRow(label, control);
         m_params.push_back(control);
@@ -350,9 +349,10 @@ void SchemePanel::rebuildParameters()
         m_paramForm->addRow(new QLabel(tr("(no parameters)"), m_paramBox));
     // A window defaults to the training context when one is set, as on the command line.
     if (info.hasWindow && m_context->value() > 0)
-        for (ParamControl *c : m_params)
+        for (ParamControl* c : m_params)
             if (c->info().name == "window")
-                c->setValue(info.kind == SchemeKind::Bca && m_context->value() % 2 ? m_context->value() + 1 : m_context->value());
+                c->setValue(info.kind == SchemeKind::Bca && m_context->value() % 2 ? m_context->value() + 1
+                                                                                   : m_context->value());
     m_bidirectional->setEnabled(info.bidirectionalAllowed);
     if (!info.bidirectionalAllowed)
         m_causal->setChecked(true);
@@ -376,15 +376,15 @@ void SchemePanel::rebuildMethodParameters()
     const int row = m_schemes->currentRow();
     if (row < 0 || !schemeCatalog()[row].rotary)
         return;
-    const RotaryMethodInfo &method = rotaryMethodByName(m_scaling->currentData().toString().toStdString());
+    const RotaryMethodInfo& method = rotaryMethodByName(m_scaling->currentData().toString().toStdString());
     if (method.method == RotaryMethod::None)
         return;
     m_paramForm->addRow(new QLabel(tr("<i>%1</i>").arg(rotaryMethodTitle(method)), m_paramBox));
     ++m_methodRows;
-    for (const ParamInfo &p : method.params) {
-        auto *control = new ParamControl(schemeCatalog()[row], p, m_paramBox);
+    for (const ParamInfo& p : method.params) {
+        auto* control = new ParamControl(schemeCatalog()[row], p, m_paramBox);
         control->onChanged = [this] { updateState(); };
-        auto *label = new QLabel(QString::fromStdString(p.name), m_paramBox);
+        auto* label = new QLabel(QString::fromStdString(p.name), m_paramBox);
         label->setToolTip(control->toolTip());
         m_paramForm->addRow(label, control);
         m_methodParams.push_back(control);
@@ -399,11 +399,11 @@ void SchemePanel::updateState()
     const int row = m_schemes->currentRow();
     if (row < 0)
         return;
-    const SchemeInfo &info = schemeCatalog()[row];
+    const SchemeInfo& info = schemeCatalog()[row];
     std::vector<std::string> assignments;
-    for (ParamControl *c : m_params)
+    for (ParamControl* c : m_params)
         assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
-    for (ParamControl *c : m_methodParams)
+    for (ParamControl* c : m_methodParams)
         assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
     try {
         PanelState s;
@@ -411,7 +411,8 @@ void SchemePanel::updateState()
                                 m_context->value(), m_logn->isChecked(),
                                 info.rotary ? m_scaling->currentData().toString().toStdString() : std::string());
         if (s.spec.logn && s.spec.context < 2)
-            throw InputError(tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());
+            throw InputError(
+                tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());
         s.length = m_length->value();
         s.head = std::min(m_head->value(), m_heads->value()) - 1;
         s.colorMap = m_colorMap->currentData().toString();
@@ -419,14 +420,14 @@ void SchemePanel::updateState()
         m_error.clear();
         m_errorLabel->hide();
         Q_EMIT changed();
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         m_error = QString::fromStdString(e.what());
         m_errorLabel->setText(m_error);
         m_errorLabel->show();
     }
 }
 
-void SchemePanel::setScheme(const QString &name)
+void SchemePanel::setScheme(const QString& name)
 {
     for (int i = 0; i < m_schemes->count(); ++i)
         if (m_schemes->item(i)->data(Qt::UserRole).toString() == name) {
@@ -455,25 +456,25 @@ void SchemePanel::setBidirectional(bool bidirectional)
     (bidirectional ? m_bidirectional : m_causal)->setChecked(true);
 }
 
-void SchemePanel::setScaling(const QString &method)
+void SchemePanel::setScaling(const QString& method)
 {
     const int i = m_scaling->findData(method);
     if (i >= 0)
         m_scaling->setCurrentIndex(i);
 }
 
-void SchemePanel::setParameter(const QString &name, double value)
+void SchemePanel::setParameter(const QString& name, double value)
 {
-    std::vector<ParamControl *> all = m_params;
+    std::vector<ParamControl*> all = m_params;
     all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
-    for (ParamControl *c : all)
+    for (ParamControl* c : all)
         if (QString::fromStdString(c->info().name) == name) {
             c->setValue(value);
             updateState();
         }
 }
 
-void SchemePanel::setColorMap(const QString &name)
+void SchemePanel::setColorMap(const QString& name)
 {
     const int i = m_colorMap->findData(name);
     if (i >= 0)
@@ -492,9 +493,9 @@ void SchemePanel::setLogn(bool logn, int context)
 nlohmann::json SchemePanel::saveState() const
 {
     nlohmann::json params = nlohmann::json::object();
-    for (ParamControl *c : m_params)
+    for (ParamControl* c : m_params)
         params[c->info().name] = c->value();
-    for (ParamControl *c : m_methodParams)
+    for (ParamControl* c : m_methodParams)
         params[c->info().name] = c->value();
     const int row = m_schemes->currentRow();
     return {{"scheme", row >= 0 ? schemeCatalog()[row].name : std::string("alibi")},
@@ -509,12 +510,12 @@ nlohmann::json SchemePanel::saveState() const
             {"parameters", params}};
 }
 
-void SchemePanel::restoreState(const nlohmann::json &state)
+void SchemePanel::restoreState(const nlohmann::json& state)
 {
     const std::string where = "panel";
     // Validate everything before touching a widget, so a bad file leaves the panel as it was.
     const std::string scheme = sessionString(state, "scheme", "alibi", where);
-    const SchemeInfo &info = schemeByName(scheme);
+    const SchemeInfo& info = schemeByName(scheme);
     const int heads = sessionInt(state, "heads", 8, 1, kMaxHeads, where);
     const int head = sessionInt(state, "head", 0, 0, heads - 1, where);
     const int length = sessionInt(state, "length", 64, 1, kMaxLength, where);
@@ -528,10 +529,10 @@ void SchemePanel::restoreState(const nlohmann::json &state)
     std::vector<std::string> assignments;
     std::map<std::string, double> values;
     if (state.contains("parameters")) {
-        const nlohmann::json &params = state.at("parameters");
+        const nlohmann::json& params = state.at("parameters");
         if (!params.is_object())
             throw InputError("session: panel.parameters must be an object of NAME: number");
-        for (const auto &[key, value] : params.items()) {
+        for (const auto& [key, value] : params.items()) {
             if (!value.is_number())
                 throw InputError("session: panel.parameters." + key + " must be a number");
             assignments.push_back(key + "=" + QString::number(value.get<double>(), 'g', 17).toStdString());
@@ -554,9 +555,9 @@ void SchemePanel::restoreState(const nlohmann::json &state)
     setColorMap(colorMap);
     setScaling(QString::fromStdString(scaling));
     rebuildMethodParameters();
-    std::vector<ParamControl *> all = m_params;
+    std::vector<ParamControl*> all = m_params;
     all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
-    for (ParamControl *c : all) {
+    for (ParamControl* c : all) {
         auto it = values.find(c->info().name);
         c->setValue(it != values.end() ? it->second : c->info().defaultValue);
     }

@@ -21,7 +21,7 @@ namespace plab::ui {
 
 namespace {
 
-bool waitUntil(const std::function<bool()> &done, int timeoutMs)
+bool waitUntil(const std::function<bool()>& done, int timeoutMs)
 {
     QElapsedTimer timer;
     timer.start();
@@ -38,10 +38,10 @@ bool waitUntil(const std::function<bool()> &done, int timeoutMs)
 }
 
 // Moves the mouse onto a data point, so the picture shows the hover marker and the status bar's read-out.
-void hoverPoint(CurvePlot *plot, int curve, int index)
+void hoverPoint(CurvePlot* plot, int curve, int index)
 {
     const QPointF p = plot->pointPosition(curve, index);
-    QWidget *target = plot->childAt(p.toPoint());
+    QWidget* target = plot->childAt(p.toPoint());
     if (p.isNull() || !target)
         return;
     const QPointF local = target->mapFrom(plot, p);
@@ -50,10 +50,10 @@ void hoverPoint(CurvePlot *plot, int curve, int index)
 }
 
 // The lesson on ALiBi's slopes beside the views, its second figure shown; false when the file cannot be written.
-bool grabLessons(MainWindow &window, QDockWidget &lessonsDock, const QString &dir, int width)
+bool grabLessons(MainWindow& window, QDockWidget& lessonsDock, const QString& dir, int width)
 {
     lessonsDock.show();
-    LessonsPanel *lessons = window.lessonsPanel();
+    LessonsPanel* lessons = window.lessonsPanel();
     for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
         if (lessons->lessons().lessons[i].slug == "alibi-slopes")
             lessons->showLesson(i);
@@ -65,7 +65,7 @@ bool grabLessons(MainWindow &window, QDockWidget &lessonsDock, const QString &di
 }
 
 // The empty state a first-time user meets in a model view: the message and "Train a demo model now".
-bool grabEmptyModelView(MainWindow &window, const QString &dir, int width)
+bool grabEmptyModelView(MainWindow& window, const QString& dir, int width)
 {
     window.showView(QStringLiteral("attention"));
     waitUntil([] { return true; }, 0);
@@ -75,11 +75,11 @@ bool grabEmptyModelView(MainWindow &window, const QString &dir, int width)
 
 } // namespace
 
-bool takeRotaryScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
+bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
 {
     QDir().mkpath(dir);
-    auto grab = [&](const QString &id, const QString &file) {
-        ViewBase *v = window.view(id);
+    auto grab = [&](const QString& id, const QString& file) {
+        ViewBase* v = window.view(id);
         window.showView(id);
         if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000)) {
             if (error)
@@ -94,9 +94,9 @@ bool takeRotaryScreenshots(MainWindow &window, const QString &dir, int width, QS
         }
         return true;
     };
-    if (auto *lessonsDock = window.findChild<QDockWidget *>(QStringLiteral("lessonsDock")))
+    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
         lessonsDock->hide();
-    SchemePanel *panel = window.panel();
+    SchemePanel* panel = window.panel();
     panel->setScheme(QStringLiteral("rope"));
     panel->setHeads(8);
     panel->setLength(256);
@@ -110,22 +110,22 @@ bool takeRotaryScreenshots(MainWindow &window, const QString &dir, int width, QS
     if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-llama3")))
         return false;
     panel->setScaling(QStringLiteral("none"));
-    auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+    auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("rope"), QStringLiteral("rope+yarn"), QStringLiteral("rope+rerope")});
     compare->setDifference(false);
     return grab(QStringLiteral("compare"), QStringLiteral("compare-rotary"));
 }
 
-bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error)
+bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
 {
     QDir().mkpath(dir);
-    auto fail = [&](const QString &message) {
+    auto fail = [&](const QString& message) {
         if (error)
             *error = message;
         return false;
     };
-    auto grab = [&](const QString &id, const std::function<void()> &prepare = {}) {
-        ViewBase *v = window.view(id);
+    auto grab = [&](const QString& id, const std::function<void()>& prepare = {}) {
+        ViewBase* v = window.view(id);
         window.showView(id);
         if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
             return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
@@ -139,10 +139,10 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
         return true;
     };
     // The views at full width; the lessons panel only in its own picture.
-    QDockWidget *lessonsDock = window.findChild<QDockWidget *>(QStringLiteral("lessonsDock"));
+    QDockWidget* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
     if (lessonsDock)
         lessonsDock->hide();
-    SchemePanel *panel = window.panel();
+    SchemePanel* panel = window.panel();
     panel->setScheme(QStringLiteral("alibi"));
     panel->setHeads(8);
     panel->setLength(64);
@@ -151,27 +151,27 @@ bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString 
         return false;
     if (lessonsDock && !grabLessons(window, *lessonsDock, dir, width))
         return fail(QStringLiteral("lessons: cannot write the screenshot"));
-    auto *compare = static_cast<CompareView *>(window.view(QStringLiteral("compare")));
+    auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
     if (!grab(QStringLiteral("compare")))
         return false;
-    auto *dot = static_cast<DotView *>(window.view(QStringLiteral("dot")));
+    auto* dot = static_cast<DotView*>(window.view(QStringLiteral("dot")));
     DotRequest request;
     request.maxDistance = 2048;
     dot->setRequest(request, true);
     if (!grab(QStringLiteral("dot")))
         return false;
-    auto *entropy = static_cast<EntropyView *>(window.view(QStringLiteral("entropy")));
+    auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
     entropy->setMaxLength(2048);
     if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
         return false;
 
-    auto *attention = static_cast<AttentionView *>(window.view(QStringLiteral("attention")));
+    auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
     if (attention->modelCount() == 0 && !grabEmptyModelView(window, dir, width))
         return fail(QStringLiteral("empty: cannot write the screenshot"));
 
     // Train short / test long: the Train tab's default, the demo preset (Figure 1 of the ALiBi paper in miniature).
-    auto *train = static_cast<TrainView *>(window.view(QStringLiteral("train")));
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
     const TrainRequest tr = train->request();
     window.showView(QStringLiteral("train"));
     train->start(tr);

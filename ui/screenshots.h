@@ -9,10 +9,10 @@ class MainWindow;
 
 // Drives `window` through every view (training a tiny model for the model views) and writes DIR/<view>.png,
 // scaled to `width` pixels. Returns false with a message when a step fails or times out.
-bool takeScreenshots(MainWindow &window, const QString &dir, int width, QString *error);
+bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
 // Only the rotary length-extension pictures (no training): DIR/frequencies-yarn.png, frequencies-llama3.png (the
 // Rotary frequencies view of rope + YaRN / Llama 3 at context 64) and compare-rotary.png (rope / rope+yarn /
 // rope+rerope side by side).
-bool takeRotaryScreenshots(MainWindow &window, const QString &dir, int width, QString *error);
+bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
 
 } // namespace plab::ui

@@ -5,9 +5,7 @@
 
 namespace plab::ui {
 
-TrainingRun::TrainingRun(QObject *parent)
-    : QObject(parent)
-    , m_watcher(new QFutureWatcher<TrainSnapshot>(this))
+TrainingRun::TrainingRun(QObject* parent) : QObject(parent), m_watcher(new QFutureWatcher<TrainSnapshot>(this))
 {
     connect(m_watcher, &QFutureWatcherBase::resultReadyAt, this, &TrainingRun::onResult);
     connect(m_watcher, &QFutureWatcherBase::finished, this, &TrainingRun::onFinished);
@@ -21,14 +19,15 @@ TrainingRun::~TrainingRun()
     m_watcher->waitForFinished();
 }
 
-bool TrainingRun::start(const TrainRequest &request)
+bool TrainingRun::start(const TrainRequest& request)
 {
     if (m_inFlight)
         return false;
     m_request = request;
     m_error.clear();
     m_inFlight = true;
-    m_watcher->setFuture(QtConcurrent::run([request](QPromise<TrainSnapshot> &promise) { runTraining(request, promise); }));
+    m_watcher->setFuture(
+        QtConcurrent::run([request](QPromise<TrainSnapshot>& promise) { runTraining(request, promise); }));
     Q_EMIT started();
     return true;
 }

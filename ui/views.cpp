@@ -26,7 +26,7 @@ namespace plab::ui {
 
 // ---- ViewBase -----------------------------------------------------------------------------------------------
 
-void ViewBase::setPanelState(const PanelState &state)
+void ViewBase::setPanelState(const PanelState& state)
 {
     m_panel = state;
     m_hasPanel = true;
@@ -61,11 +61,11 @@ void ViewBase::requirePicture() const
         throw InputError("the " + viewId().toStdString() + " view has nothing to export yet");
 }
 
-QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent)
+QListWidget* newSchemeChecklist(const QStringList& checked, QWidget* parent)
 {
-    auto *list = new QListWidget(parent);
-    for (const SchemeInfo &s : schemeCatalog()) {
-        auto *item = new QListWidgetItem(QString::fromStdString(s.name), list);
+    auto* list = new QListWidget(parent);
+    for (const SchemeInfo& s : schemeCatalog()) {
+        auto* item = new QListWidgetItem(QString::fromStdString(s.name), list);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
         item->setToolTip(schemeTitle(s));
@@ -73,7 +73,7 @@ QListWidget *newSchemeChecklist(const QStringList &checked, QWidget *parent)
     return list;
 }
 
-QStringList checkedSchemes(const QListWidget *list)
+QStringList checkedSchemes(const QListWidget* list)
 {
     QStringList out;
     for (int i = 0; i < list->count(); ++i)
@@ -82,7 +82,7 @@ QStringList checkedSchemes(const QListWidget *list)
     return out;
 }
 
-void setCheckedSchemes(QListWidget *list, const QStringList &names)
+void setCheckedSchemes(QListWidget* list, const QStringList& names)
 {
     for (int i = 0; i < list->count(); ++i)
         list->item(i)->setCheckState(names.contains(list->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
@@ -99,18 +99,17 @@ QString hoverValue(float v)
 
 // ---- BiasView -----------------------------------------------------------------------------------------------
 
-BiasView::BiasView(QWidget *parent)
-    : ViewBase(parent)
-    , m_job(this, {[this](Prepared p) { showResult(std::move(p)); },
-                   [this](int d, int t) { Q_EMIT progress(d, t); },
+BiasView::BiasView(QWidget* parent)
+    : ViewBase(parent),
+      m_job(this, {[this](Prepared p) { showResult(std::move(p)); }, [this](int d, int t) { Q_EMIT progress(d, t); },
                    [this] { Q_EMIT busyChanged(false); }})
 {
-    auto *layout = new QVBoxLayout(this);
-    auto *bar = new QHBoxLayout;
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
     m_buckets = new QCheckBox(tr("T5 bucket indices"), this);
     m_buckets->setToolTip(tr("t5 only: show which bucket each (m, n) falls in instead of its bias"));
     m_buckets->setEnabled(false);
-    auto *reset = new QPushButton(tr("Reset zoom"), this);
+    auto* reset = new QPushButton(tr("Reset zoom"), this);
     reset->setToolTip(tr("Show the whole matrix (Ctrl+0; also double-click)"));
     bar->addWidget(m_buckets);
     bar->addStretch(1);
@@ -121,7 +120,7 @@ BiasView::BiasView(QWidget *parent)
     m_heatmap->setEmptyHint(tr("Choose a scheme in the panel on the left: its bias matrix appears here."));
     layout->addWidget(m_heatmap, 1);
     m_strip = new ThumbnailStrip(this);
-    auto *scroll = new QScrollArea(this);
+    auto* scroll = new QScrollArea(this);
     scroll->setWidget(m_strip);
     scroll->setWidgetResizable(false);
     scroll->setFixedHeight(m_strip->sizeHint().height() + 22);
@@ -133,7 +132,11 @@ BiasView::BiasView(QWidget *parent)
     connect(m_buckets, &QCheckBox::toggled, this, [this] { markDirty(); });
     connect(m_strip, &ThumbnailStrip::headClicked, this, &ViewBase::headRequested);
     connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
-        Q_EMIT hoverText(tr("m = %1, n = %2, value = %3   (head %4)").arg(m).arg(n).arg(hoverValue(v)).arg(m_result.request.head + 1));
+        Q_EMIT hoverText(tr("m = %1, n = %2, value = %3   (head %4)")
+                             .arg(m)
+                             .arg(n)
+                             .arg(hoverValue(v))
+                             .arg(m_result.request.head + 1));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
 }
@@ -161,7 +164,7 @@ void BiasView::refresh()
     Q_EMIT busyChanged(true);
     const QString colorMap = m_panel.colorMap;
     const bool dark = m_heatmap->isDark();
-    m_job.start([request, colorMap, dark](const JobControl &control) {
+    m_job.start([request, colorMap, dark](const JobControl& control) {
         Prepared p;
         p.result = computeBias(request, control);
         if (!p.result.error.isEmpty() || control.isCanceled())
@@ -171,11 +174,11 @@ void BiasView::refresh()
         p.heatmap.setFigure(std::move(figure));
         // Thumbnails share one scale so heads compare at a glance.
         ValueRange range;
-        for (const MatrixPtr &t : p.result.thumbnails)
+        for (const MatrixPtr& t : p.result.thumbnails)
             range.include(finiteRange(t->values.data(), t->values.size()));
         p.thumbnailScale = makeColorScale(range, colorMap);
         p.thumbnailScale.dark = dark;
-        for (const MatrixPtr &t : p.result.thumbnails)
+        for (const MatrixPtr& t : p.result.thumbnails)
             p.thumbnails.push_back(colorize(t->values.data(), t->rows, t->cols, p.thumbnailScale));
         return p;
     });
@@ -197,21 +200,21 @@ void BiasView::showResult(Prepared prepared)
     Q_EMIT pictureUpdated();
 }
 
-void BiasView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+void BiasView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
     m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
 }
 
-void BiasView::writeData(std::ostream &out, DataFormat format) const
+void BiasView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
-    const BiasRequest &r = m_result.request;
+    const BiasRequest& r = m_result.request;
     const nlohmann::json meta = biasMatrixMeta(r.spec, r.length, r.buckets, {r.head});
     MatrixStackWriter writer(out, format, 1, r.length, r.length, false, meta, r.buckets && format != DataFormat::Npy);
     if (r.buckets) {
         // The heatmap stores masked buckets as -inf; files carry core's -1.
         std::vector<float> buckets(m_result.matrix->values);
-        for (float &v : buckets)
+        for (float& v : buckets)
             if (!std::isfinite(v))
                 v = -1;
         writer.write(r.head, buckets.data());
@@ -226,7 +229,7 @@ nlohmann::json BiasView::saveState() const
     return {{"buckets", m_buckets->isChecked()}};
 }
 
-void BiasView::restoreState(const nlohmann::json &state)
+void BiasView::restoreState(const nlohmann::json& state)
 {
     m_buckets->setChecked(sessionBool(state, "buckets", false, "views.bias"));
 }
@@ -263,9 +266,9 @@ void BiasView::resetZoom()
 
 // ---- CompareView --------------------------------------------------------------------------------------------
 
-CompareView::CompareView(QWidget *parent)
-    : ViewBase(parent)
-    , m_job(this, {[this](Prepared p) {
+CompareView::CompareView(QWidget* parent)
+    : ViewBase(parent),
+      m_job(this, {[this](Prepared p) {
                        if (!p.result.error.isEmpty()) {
                            m_heatmap->setMessage(p.result.error);
                            Q_EMIT statusMessage(p.result.error);
@@ -277,10 +280,10 @@ CompareView::CompareView(QWidget *parent)
                    },
                    [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
 {
-    auto *layout = new QVBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
     layout->addLayout(buildSchemeBar());
     layout->addLayout(buildDifferenceBar());
-    auto *note = new QLabel(tr("Length, head, mask and colour map come from the panel; the panel's scheme uses "
+    auto* note = new QLabel(tr("Length, head, mask and colour map come from the panel; the panel's scheme uses "
                                "its parameters, the others their defaults (window = context, else 16)."),
                             this);
     note->setWordWrap(true);
@@ -303,9 +306,9 @@ CompareView::CompareView(QWidget *parent)
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
 }
 
-QHBoxLayout *CompareView::buildSchemeBar()
+QHBoxLayout* CompareView::buildSchemeBar()
 {
-    auto *bar = new QHBoxLayout;
+    auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Schemes:"), this));
     m_count = new QSpinBox(this);
     m_count->setRange(2, 4);
@@ -315,12 +318,12 @@ QHBoxLayout *CompareView::buildSchemeBar()
     const QStringList defaults = {QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log"),
                                   QStringLiteral("sandwich")};
     for (int i = 0; i < 4; ++i) {
-        auto *combo = new QComboBox(this);
-        for (const SchemeInfo &s : schemeCatalog())
+        auto* combo = new QComboBox(this);
+        for (const SchemeInfo& s : schemeCatalog())
             combo->addItem(QString::fromStdString(s.name));
         // Rotary schemes under each length-extension method, e.g. rope / rope+yarn / rope+rerope side by side.
-        for (const SchemeInfo &s : schemeCatalog())
-            for (const RotaryMethodInfo &m : rotaryMethodCatalog())
+        for (const SchemeInfo& s : schemeCatalog())
+            for (const RotaryMethodInfo& m : rotaryMethodCatalog())
                 if (s.rotary && m.method != RotaryMethod::None)
                     combo->addItem(QString::fromStdString(s.name + "+" + m.name));
         combo->setCurrentText(defaults[i]);
@@ -337,7 +340,7 @@ QHBoxLayout *CompareView::buildSchemeBar()
     m_shared->setToolTip(tr("One colour scale for every panel, so equal colours mean equal values"));
     bar->addWidget(m_shared);
     bar->addStretch(1);
-    auto *reset = new QPushButton(tr("Reset zoom"), this);
+    auto* reset = new QPushButton(tr("Reset zoom"), this);
     bar->addWidget(reset);
     connect(m_count, &QSpinBox::valueChanged, this, [this](int k) {
         for (int i = 0; i < 4; ++i)
@@ -353,12 +356,13 @@ QHBoxLayout *CompareView::buildSchemeBar()
     return bar;
 }
 
-QHBoxLayout *CompareView::buildDifferenceBar()
+QHBoxLayout* CompareView::buildDifferenceBar()
 {
-    auto *differenceBar = new QHBoxLayout;
+    auto* differenceBar = new QHBoxLayout;
     m_difference = new QCheckBox(tr("difference A − B:"), this);
     m_difference->setChecked(true);
-    m_difference->setToolTip(tr("Add a panel with A − B on a diverging scale centred on 0 (masked where either is masked)"));
+    m_difference->setToolTip(
+        tr("Add a panel with A − B on a diverging scale centred on 0 (masked where either is masked)"));
     differenceBar->addWidget(m_difference);
     m_diffA = new QComboBox(this);
     m_diffB = new QComboBox(this);
@@ -375,9 +379,9 @@ QHBoxLayout *CompareView::buildDifferenceBar()
         markDirty();
     });
     // A and B stay different: picking the other side's scheme moves the other side away.
-    for (const auto &sides : {std::pair{m_diffA, m_diffB}, std::pair{m_diffB, m_diffA}}) {
-        QComboBox *changed = sides.first;
-        QComboBox *other = sides.second;
+    for (const auto& sides : {std::pair{m_diffA, m_diffB}, std::pair{m_diffB, m_diffA}}) {
+        QComboBox* changed = sides.first;
+        QComboBox* other = sides.second;
         connect(changed, &QComboBox::currentIndexChanged, this, [this, other](int i) {
             if (i >= 0 && i == other->currentIndex()) {
                 const QSignalBlocker block(other);
@@ -397,7 +401,7 @@ QStringList CompareView::schemes() const
     return out;
 }
 
-void CompareView::setSchemes(const QStringList &names)
+void CompareView::setSchemes(const QStringList& names)
 {
     const int k = std::clamp(static_cast<int>(names.size()), 2, 4);
     for (int i = 0; i < k && i < names.size(); ++i)
@@ -409,7 +413,7 @@ void CompareView::setSchemes(const QStringList &names)
 void CompareView::updateDifferenceChoices()
 {
     const QStringList names = schemes();
-    for (QComboBox *combo : {m_diffA, m_diffB}) {
+    for (QComboBox* combo : {m_diffA, m_diffB}) {
         const QSignalBlocker block(combo);
         const int current = combo->currentIndex();
         combo->clear();
@@ -453,7 +457,7 @@ void CompareView::refresh()
     CompareRequest request;
     try {
         request.specs = compareSpecs(schemes(), m_panel);
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         m_heatmap->setMessage(QString::fromStdString(e.what()));
         return;
     }
@@ -465,7 +469,7 @@ void CompareView::refresh()
     const QString colorMap = m_panel.colorMap;
     const bool shared = m_shared->isChecked();
     const bool dark = m_heatmap->isDark();
-    m_job.start([request, colorMap, shared, dark](const JobControl &control) {
+    m_job.start([request, colorMap, shared, dark](const JobControl& control) {
         Prepared p;
         p.result = computeCompare(request, control);
         if (p.result.error.isEmpty() && !control.isCanceled()) {
@@ -489,18 +493,18 @@ bool CompareView::hasPicture() const
     return !m_heatmap->heatmap().isEmpty();
 }
 
-void CompareView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+void CompareView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
     m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
 }
 
-void CompareView::writeData(std::ostream &out, DataFormat format) const
+void CompareView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     const int n = m_result.panels.front().request.length;
     nlohmann::json meta;
     meta["schemes"] = nlohmann::json::array();
-    for (const BiasResult &r : m_result.panels)
+    for (const BiasResult& r : m_result.panels)
         meta["schemes"].push_back(schemeSpecJson(r.request.spec));
     meta["length"] = n;
     meta["head"] = m_result.panels.front().request.head;
@@ -524,7 +528,7 @@ void CompareView::writeData(std::ostream &out, DataFormat format) const
 nlohmann::json CompareView::saveState() const
 {
     nlohmann::json names = nlohmann::json::array();
-    for (const QString &s : schemes())
+    for (const QString& s : schemes())
         names.push_back(s.toStdString());
     const auto [a, b] = differencePair();
     return {{"schemes", names},
@@ -534,19 +538,19 @@ nlohmann::json CompareView::saveState() const
             {"difference_b", b}};
 }
 
-void CompareView::restoreState(const nlohmann::json &state)
+void CompareView::restoreState(const nlohmann::json& state)
 {
     QStringList names;
     if (state.contains("schemes")) {
-        const nlohmann::json &list = state.at("schemes");
+        const nlohmann::json& list = state.at("schemes");
         if (!list.is_array() || list.size() < 2 || list.size() > 4)
             throw InputError("session: views.compare.schemes must be a list of 2 to 4 scheme names");
-        for (const nlohmann::json &s : list) {
+        for (const nlohmann::json& s : list) {
             if (!s.is_string())
                 throw InputError("session: views.compare.schemes holds a non-string " + s.dump());
             const auto [scheme, method] = splitSchemeLabel(s.get<std::string>());
-            const SchemeInfo &info = schemeByName(scheme);
-            const RotaryMethodInfo &m = rotaryMethodByName(method);
+            const SchemeInfo& info = schemeByName(scheme);
+            const RotaryMethodInfo& m = rotaryMethodByName(method);
             if (m.method != RotaryMethod::None && !info.rotary)
                 throw InputError("session: views.compare.schemes holds '" + s.get<std::string>() +
                                  "'; a length-extension method needs a rotary scheme (rope, xpos)");

@@ -28,25 +28,25 @@ namespace plab::ui {
 namespace {
 
 // Reads a view's request from its controls (a refusal goes to the status bar) and starts the job on it.
-template<class Job, class MakeRequest, class Compute>
-void startFromControls(ViewBase *view, Job &job, MakeRequest makeRequest, Compute compute)
+template <class Job, class MakeRequest, class Compute>
+void startFromControls(ViewBase* view, Job& job, MakeRequest makeRequest, Compute compute)
 {
     decltype(makeRequest()) request;
     try {
         request = makeRequest();
-    } catch (const InputError &e) {
+    } catch (const InputError& e) {
         Q_EMIT view->statusMessage(QString::fromStdString(e.what()));
         return;
     }
     Q_EMIT view->busyChanged(true);
-    job.start([request, compute](const JobControl &control) { return compute(request, control); });
+    job.start([request, compute](const JobControl& control) { return compute(request, control); });
 }
 
 } // namespace
 
 // ---- CurveViewBase ------------------------------------------------------------------------------------------
 
-void CurveViewBase::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+void CurveViewBase::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
     renderCurveFigure(painter, target, m_plot->figure(), style);
 }
@@ -58,21 +58,21 @@ void CurveViewBase::setDark(bool dark)
 
 // ---- DotView ------------------------------------------------------------------------------------------------
 
-DotView::DotView(QWidget *parent)
-    : CurveViewBase(parent)
-    , m_job(this, {[this](DotResult r) {
-                       if (!r.error.isEmpty()) {
-                           Q_EMIT statusMessage(r.error);
-                           return;
-                       }
-                       m_result = std::move(r);
-                       m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
-                       Q_EMIT pictureUpdated();
-                   },
-                   {}, [this] { Q_EMIT busyChanged(false); }})
+DotView::DotView(QWidget* parent)
+    : CurveViewBase(parent), m_job(this, {[this](DotResult r) {
+                                              if (!r.error.isEmpty()) {
+                                                  Q_EMIT statusMessage(r.error);
+                                                  return;
+                                              }
+                                              m_result = std::move(r);
+                                              m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+                                              Q_EMIT pictureUpdated();
+                                          },
+                                          {},
+                                          [this] { Q_EMIT busyChanged(false); }})
 {
-    auto *layout = new QHBoxLayout(this);
-    auto *side = new QVBoxLayout;
+    auto* layout = new QHBoxLayout(this);
+    auto* side = new QVBoxLayout;
     side->addWidget(new QLabel(tr("<b>Curves</b> (dim, base)"), this));
     m_curves = new QTableWidget(0, 2, this);
     m_curves->setHorizontalHeaderLabels({tr("dim d"), tr("base")});
@@ -81,9 +81,9 @@ DotView::DotView(QWidget *parent)
     m_curves->setMaximumWidth(240);
     m_curves->setToolTip(tr("Each row is one curve: dim even in [2, 4096], base > 1"));
     side->addWidget(m_curves, 1);
-    auto *buttons = new QHBoxLayout;
-    auto *add = new QPushButton(tr("Add"), this);
-    auto *remove = new QPushButton(tr("Remove"), this);
+    auto* buttons = new QHBoxLayout;
+    auto* add = new QPushButton(tr("Add"), this);
+    auto* remove = new QPushButton(tr("Remove"), this);
     buttons->addWidget(add);
     buttons->addWidget(remove);
     side->addLayout(buttons);
@@ -95,7 +95,7 @@ DotView::DotView(QWidget *parent)
     side->addWidget(m_maxDistance);
     m_logX = new QCheckBox(tr("logarithmic distance axis"), this);
     side->addWidget(m_logX);
-    auto *note = new QLabel(tr("dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating "
+    auto* note = new QLabel(tr("dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating "
                                "decay; larger bases decay more slowly."),
                             this);
     note->setWordWrap(true);
@@ -134,8 +134,8 @@ DotRequest DotView::request() const
     DotRequest r;
     r.curves.clear();
     for (int row = 0; row < m_curves->rowCount(); ++row) {
-        const QTableWidgetItem *d = m_curves->item(row, 0);
-        const QTableWidgetItem *b = m_curves->item(row, 1);
+        const QTableWidgetItem* d = m_curves->item(row, 0);
+        const QTableWidgetItem* b = m_curves->item(row, 1);
         if (!d || !b)
             continue;
         bool okD = false, okB = false;
@@ -150,12 +150,12 @@ DotRequest DotView::request() const
     return r;
 }
 
-void DotView::setRequest(const DotRequest &request, bool logX)
+void DotView::setRequest(const DotRequest& request, bool logX)
 {
     {
         const QSignalBlocker b1(m_curves), b2(m_maxDistance), b3(m_logX);
         m_curves->setRowCount(0);
-        for (const auto &[dim, base] : request.curves) {
+        for (const auto& [dim, base] : request.curves) {
             const int row = m_curves->rowCount();
             m_curves->insertRow(row);
             m_curves->setItem(row, 0, new QTableWidgetItem(QString::number(dim)));
@@ -169,7 +169,8 @@ void DotView::setRequest(const DotRequest &request, bool logX)
 
 void DotView::refresh()
 {
-    startFromControls(this, m_job, [this] { return request(); }, computeDot);
+    startFromControls(
+        this, m_job, [this] { return request(); }, computeDot);
 }
 
 bool DotView::hasPicture() const
@@ -177,14 +178,14 @@ bool DotView::hasPicture() const
     return !m_result.curves.empty();
 }
 
-void DotView::writeData(std::ostream &out, DataFormat format) const
+void DotView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     Table t;
     t.columns = {"curve", "dim", "base", "distance", "dot", "dot_minus_half_dim"};
     t.meta = {{"curves", nlohmann::json::array()}};
     for (size_t c = 0; c < m_result.curves.size(); ++c) {
-        const DotCurve &curve = m_result.curves[c];
+        const DotCurve& curve = m_result.curves[c];
         t.meta["curves"].push_back({{"dim", curve.dim}, {"base", curve.base}});
         for (size_t i = 0; i < curve.distance.size(); ++i)
             t.rows.push_back({double(c), double(curve.dim), curve.base, double(curve.distance[i]), curve.dot[i],
@@ -197,22 +198,22 @@ nlohmann::json DotView::saveState() const
 {
     nlohmann::json curves = nlohmann::json::array();
     try {
-        for (const auto &[dim, base] : request().curves)
+        for (const auto& [dim, base] : request().curves)
             curves.push_back({dim, base});
-    } catch (const InputError &) {
+    } catch (const InputError&) {
     }
     return {{"curves", curves}, {"max_distance", m_maxDistance->value()}, {"log_x", m_logX->isChecked()}};
 }
 
-void DotView::restoreState(const nlohmann::json &state)
+void DotView::restoreState(const nlohmann::json& state)
 {
     DotRequest r;
     if (state.contains("curves")) {
-        const nlohmann::json &list = state.at("curves");
+        const nlohmann::json& list = state.at("curves");
         if (!list.is_array() || list.empty() || list.size() > 16)
             throw InputError("session: views.dot.curves must be a list of 1 to 16 [dim, base] pairs");
         r.curves.clear();
-        for (const nlohmann::json &c : list) {
+        for (const nlohmann::json& c : list) {
             if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number())
                 throw InputError("session: views.dot.curves holds " + c.dump() + "; expected [dim, base]");
             r.curves.emplace_back(c[0].get<int>(), c[1].get<double>());
@@ -225,10 +226,9 @@ void DotView::restoreState(const nlohmann::json &state)
 
 // ---- FrequencyView ------------------------------------------------------------------------------------------
 
-FrequencyView::FrequencyView(QWidget *parent)
-    : CurveViewBase(parent)
+FrequencyView::FrequencyView(QWidget* parent) : CurveViewBase(parent)
 {
-    auto *layout = new QVBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
     m_note = new QLabel(tr("θ_i and θ'_i of the panel's rotary scheme under its length-extension method (panel: "
                            "Length extension), on a log axis. Pairs above the dashed line turn more than once within "
                            "the training context L (the panel's context, 16 when none); θ'_i/θ_i shows what a method "
@@ -256,7 +256,7 @@ bool FrequencyView::hasPicture() const
     return m_rotary;
 }
 
-void FrequencyView::writeData(std::ostream &out, DataFormat format) const
+void FrequencyView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     const RotaryScaling scaling = rotaryScaling(m_panel.spec, m_panel.length);
@@ -274,9 +274,9 @@ void FrequencyView::writeData(std::ostream &out, DataFormat format) const
 
 // ---- EntropyView --------------------------------------------------------------------------------------------
 
-EntropyView::EntropyView(QWidget *parent)
-    : CurveViewBase(parent)
-    , m_job(this, {[this](EntropyResult r) {
+EntropyView::EntropyView(QWidget* parent)
+    : CurveViewBase(parent),
+      m_job(this, {[this](EntropyResult r) {
                        if (!r.error.isEmpty()) {
                            Q_EMIT statusMessage(r.error);
                            return;
@@ -289,8 +289,8 @@ EntropyView::EntropyView(QWidget *parent)
                    },
                    [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
 {
-    auto *layout = new QHBoxLayout(this);
-    auto *side = new QVBoxLayout;
+    auto* layout = new QHBoxLayout(this);
+    auto* side = new QVBoxLayout;
     side->addWidget(new QLabel(tr("<b>Schemes</b> (one curve each)"), this));
     m_schemes = newSchemeChecklist({QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("sandwich"),
                                     QStringLiteral("local"), QStringLiteral("t5")},
@@ -326,17 +326,18 @@ EntropyView::EntropyView(QWidget *parent)
     connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
 }
 
-QVBoxLayout *EntropyView::buildOptions()
+QVBoxLayout* EntropyView::buildOptions()
 {
-    auto *form = new QVBoxLayout;
+    auto* form = new QVBoxLayout;
     form->addWidget(new QLabel(tr("q and k"), this));
     m_qk = new QComboBox(this);
     m_qk->addItem(tr("zero (bias alone)"), 0);
     m_qk->addItem(tr("random (seeded Gaussian)"), 1);
     m_qk->addItem(tr("from a trained model"), 2);
     // Without a model the plot offers to train one.
-    m_qk->setItemData(2, tr("q and k of a trained model reading held-out text: train one here, in the Train tab, or "
-                            "load a checkpoint in Attention on text"),
+    m_qk->setItemData(2,
+                      tr("q and k of a trained model reading held-out text: train one here, in the Train tab, or "
+                         "load a checkpoint in Attention on text"),
                       Qt::ToolTipRole);
     form->addWidget(m_qk);
     m_modelChoice = new QComboBox(this);
@@ -364,7 +365,7 @@ QVBoxLayout *EntropyView::buildOptions()
     m_measure->addItem(tr("the last query"));
     m_measure->addItem(tr("the mean over queries"));
     form->addWidget(m_measure);
-    auto *note = new QLabel(tr("Heads, the shown head, mask, context and logn come from the panel. Rotary "
+    auto* note = new QLabel(tr("Heads, the shown head, mask, context and logn come from the panel. Rotary "
                                "schemes with q = k = 0 attend uniformly: their curve is log n."),
                             this);
     note->setWordWrap(true);
@@ -373,7 +374,7 @@ QVBoxLayout *EntropyView::buildOptions()
     return form;
 }
 
-QStackedWidget *EntropyView::buildPages()
+QStackedWidget* EntropyView::buildPages()
 {
     // The plot, or the prompt for a model source without a model.
     m_pages = new QStackedWidget(this);
@@ -394,7 +395,7 @@ QStringList EntropyView::schemes() const
     return checkedSchemes(m_schemes);
 }
 
-void EntropyView::setSchemes(const QStringList &names)
+void EntropyView::setSchemes(const QStringList& names)
 {
     {
         const QSignalBlocker b(m_schemes);
@@ -416,7 +417,7 @@ void EntropyView::setQk(QkSource qk)
 void EntropyView::updatePages()
 {
     const bool modelSource = m_qk->currentIndex() == 2;
-    m_pages->setCurrentWidget(modelSource && m_models.empty() ? static_cast<QWidget *>(m_prompt) : m_plot);
+    m_pages->setCurrentWidget(modelSource && m_models.empty() ? static_cast<QWidget*>(m_prompt) : m_plot);
     // The model and layer choices only once there is a model to choose.
     m_modelChoice->setVisible(modelSource && !m_models.empty());
     m_layer->setVisible(modelSource && !m_models.empty());
@@ -437,7 +438,7 @@ void EntropyView::setModelLayer(int layer)
     m_layer->setValue(layer);
 }
 
-void EntropyView::addModel(const SharedModel &model, bool select)
+void EntropyView::addModel(const SharedModel& model, bool select)
 {
     m_models.push_back(model);
     m_modelChoice->addItem(model.name);
@@ -454,7 +455,7 @@ EntropyMeasure EntropyView::measure() const
 EntropyRequest EntropyView::request() const
 {
     return entropyRequestFor(schemes(), m_panel, m_qk->currentIndex() == 1 ? QkSource::Random : QkSource::Zero,
-                      static_cast<uint64_t>(m_seed->value()), m_maxLength->currentData().toInt());
+                             static_cast<uint64_t>(m_seed->value()), m_maxLength->currentData().toInt());
 }
 
 void EntropyView::refresh()
@@ -474,7 +475,7 @@ void EntropyView::refresh()
             lengths.push_back(n);
         const int layer = m_layer->value() - 1;
         Q_EMIT busyChanged(true);
-        m_job.start([model, lengths, layer](const JobControl &control) {
+        m_job.start([model, lengths, layer](const JobControl& control) {
             return computeModelEntropy(model, lengths, layer, control);
         });
         return;
@@ -483,7 +484,8 @@ void EntropyView::refresh()
         Q_EMIT statusMessage(tr("Entropy: tick at least one scheme"));
         return;
     }
-    startFromControls(this, m_job, [this] { return request(); }, computeEntropy);
+    startFromControls(
+        this, m_job, [this] { return request(); }, computeEntropy);
 }
 
 bool EntropyView::hasPicture() const
@@ -491,18 +493,19 @@ bool EntropyView::hasPicture() const
     return !m_result.series.empty();
 }
 
-void EntropyView::writeData(std::ostream &out, DataFormat format) const
+void EntropyView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     Table t;
     t.columns = {"scheme_index", "length", "head", "entropy_last", "entropy_mean"};
     t.meta["schemes"] = nlohmann::json::array();
-    t.meta["qk"] = m_result.request.qk == QkSource::Zero ? "zero" : (m_result.request.qk == QkSource::Random ? "random" : "model");
+    t.meta["qk"] =
+        m_result.request.qk == QkSource::Zero ? "zero" : (m_result.request.qk == QkSource::Random ? "random" : "model");
     if (m_result.request.qk == QkSource::Random)
         t.meta["seed"] = m_result.request.seed;
     for (size_t s = 0; s < m_result.series.size(); ++s) {
         t.meta["schemes"].push_back(schemeSpecJson(m_result.series[s].spec));
-        for (const EntropyPoint &p : m_result.series[s].points)
+        for (const EntropyPoint& p : m_result.series[s].points)
             t.rows.push_back({double(s), double(p.length), double(p.head), p.entropyLast, p.entropyMean});
     }
     writeTable(out, format, t);
@@ -511,7 +514,7 @@ void EntropyView::writeData(std::ostream &out, DataFormat format) const
 nlohmann::json EntropyView::saveState() const
 {
     nlohmann::json names = nlohmann::json::array();
-    for (const QString &s : schemes())
+    for (const QString& s : schemes())
         names.push_back(s.toStdString());
     return {{"schemes", names},
             {"qk", m_qk->currentIndex() == 1 ? "random" : "zero"},
@@ -520,7 +523,7 @@ nlohmann::json EntropyView::saveState() const
             {"measure", m_measure->currentIndex() == 0 ? "last" : "mean"}};
 }
 
-void EntropyView::restoreState(const nlohmann::json &state)
+void EntropyView::restoreState(const nlohmann::json& state)
 {
     const std::string where = "views.entropy";
     const QStringList names = sessionSchemeNames(state, "schemes", where);
@@ -530,7 +533,8 @@ void EntropyView::restoreState(const nlohmann::json &state)
     const int seed = sessionInt(state, "seed", 0, 0, 1 << 30, where);
     const int maxLength = sessionInt(state, "max_length", 2048, 64, 8192, where);
     if (maxLength & (maxLength - 1))
-        throw InputError("session: views.entropy.max_length = " + std::to_string(maxLength) + " must be a power of two");
+        throw InputError("session: views.entropy.max_length = " + std::to_string(maxLength) +
+                         " must be a power of two");
     const std::string measureName = sessionString(state, "measure", "last", where);
     if (measureName != "last" && measureName != "mean")
         throw InputError("session: views.entropy.measure = '" + measureName + "' is not allowed; allowed: last, mean");

@@ -36,11 +36,11 @@ namespace plab::ui {
 
 namespace {
 
-const char *kDefaultText = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
+const char* kDefaultText = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
                            "the slings and arrows of outrageous fortune.";
 
 // Splits a picture: `fraction` of the height for the first part.
-std::pair<QRectF, QRectF> splitVertically(const QRectF &r, double fraction)
+std::pair<QRectF, QRectF> splitVertically(const QRectF& r, double fraction)
 {
     const double h = r.height() * fraction;
     return {QRectF(r.left(), r.top(), r.width(), h), QRectF(r.left(), r.top() + h, r.width(), r.height() - h)};
@@ -50,9 +50,9 @@ std::pair<QRectF, QRectF> splitVertically(const QRectF &r, double fraction)
 
 // ---- AttentionView ------------------------------------------------------------------------------------------
 
-AttentionView::AttentionView(QWidget *parent)
-    : ViewBase(parent)
-    , m_job(this, {[this](AttentionResult r) {
+AttentionView::AttentionView(QWidget* parent)
+    : ViewBase(parent),
+      m_job(this, {[this](AttentionResult r) {
                        if (!r.error.isEmpty()) {
                            m_heatmap->setMessage(r.error);
                            Q_EMIT statusMessage(r.error);
@@ -65,12 +65,12 @@ AttentionView::AttentionView(QWidget *parent)
                    },
                    [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
 {
-    auto *layout = new QHBoxLayout(this);
+    auto* layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
     layout->addWidget(buildPages(), 1);
     connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i >= 0 && i < modelCount()) {
-            const ModelConfig &c = m_models[i].model->config();
+            const ModelConfig& c = m_models[i].model->config();
             m_layer->setRange(1, c.layers);
             m_info->setText(tr("%1 layers · d_model %2 · %3 heads · context %4 · scheme %5")
                                 .arg(c.layers)
@@ -85,33 +85,34 @@ AttentionView::AttentionView(QWidget *parent)
     connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
-        const auto &t = m_result.request.tokens;
+        const auto& t = m_result.request.tokens;
         if (m < 0 || n < 0 || m >= static_cast<int>(t.size()) || n >= static_cast<int>(t.size()))
             return;
         // Both positions and both characters, e.g. "query 12 'o' → key 7 'n': 0.231".
-        Q_EMIT hoverText(tr("query %1 '%2' → key %3 '%4': %5")
-                             .arg(m)
-                             .arg(byteLabel(t[m]))
-                             .arg(n)
-                             .arg(byteLabel(t[n]))
-                             .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
+        Q_EMIT hoverText(
+            tr("query %1 '%2' → key %3 '%4': %5")
+                .arg(m)
+                .arg(byteLabel(t[m]))
+                .arg(n)
+                .arg(byteLabel(t[n]))
+                .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
     connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
 }
 
-QWidget *AttentionView::buildControls()
+QWidget* AttentionView::buildControls()
 {
-    auto *sideBox = new QWidget(this);
-    auto *side = new QVBoxLayout;
+    auto* sideBox = new QWidget(this);
+    auto* side = new QVBoxLayout;
     sideBox->setLayout(side);
     sideBox->setMaximumWidth(300);
     side->addWidget(new QLabel(tr("<b>Model</b>"), this));
     m_modelChoice = new QComboBox(this);
     m_modelChoice->setToolTip(tr("Models trained in the Train tab appear here; checkpoints load with the button"));
     side->addWidget(m_modelChoice);
-    auto *buttons = new QHBoxLayout;
-    auto *load = new QPushButton(tr("Load checkpoint…"), this);
+    auto* buttons = new QHBoxLayout;
+    auto* load = new QPushButton(tr("Load checkpoint…"), this);
     buttons->addWidget(load);
     m_save = new QPushButton(tr("Save model…"), this);
     m_save->setToolTip(tr("Write the chosen model as a .safetensors checkpoint (for later, or the command line)"));
@@ -125,7 +126,7 @@ QWidget *AttentionView::buildControls()
     m_text = new QPlainTextEdit(this);
     m_text->setPlainText(QString::fromUtf8(kDefaultText));
     side->addWidget(m_text, 1);
-    auto *form = new QFormLayout;
+    auto* form = new QFormLayout;
     m_layer = new QSpinBox(this);
     m_layer->setRange(1, 1);
     m_layer->setToolTip(tr("Transformer layer (1..layers)"));
@@ -136,7 +137,9 @@ QWidget *AttentionView::buildControls()
     m_repeat->setToolTip(tr("Repeat the text to this many bytes, to see the model past its training context"));
     form->addRow(tr("Repeat to N"), m_repeat);
     side->addLayout(form);
-    auto *note = new QLabel(tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."), this);
+    auto* note = new QLabel(
+        tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."),
+        this);
     note->setWordWrap(true);
     side->addWidget(note);
     connect(load, &QPushButton::clicked, this, &AttentionView::loadModelFromDialog);
@@ -144,15 +147,16 @@ QWidget *AttentionView::buildControls()
     return sideBox;
 }
 
-QWidget *AttentionView::buildPages()
+QWidget* AttentionView::buildPages()
 {
     // Without a model: why, and a button that trains one; with one, its attention and row entropies.
     m_pages = new QStackedWidget(this);
-    m_prompt = new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
-                                  "\"Train short / test long\" tab, or load a checkpoint (.safetensors) on the left."),
-                               m_pages);
+    m_prompt =
+        new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
+                           "\"Train short / test long\" tab, or load a checkpoint (.safetensors) on the left."),
+                        m_pages);
     m_pages->addWidget(m_prompt);
-    auto *splitter = new QSplitter(Qt::Vertical, m_pages);
+    auto* splitter = new QSplitter(Qt::Vertical, m_pages);
     m_heatmap = new HeatmapWidget(splitter);
     m_heatmap->setEmptyHint(tr("Type a text on the left: the model's attention on it appears here, one row per query "
                                "character, one column per key character."));
@@ -168,8 +172,8 @@ QWidget *AttentionView::buildPages()
 
 void AttentionView::loadModelFromDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(),
-                                                      tr("Checkpoints (*.safetensors)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(), tr("Checkpoints (*.safetensors)"));
     QString error;
     if (!path.isEmpty() && !loadModel(path, &error))
         Q_EMIT statusMessage(error);
@@ -180,7 +184,7 @@ void AttentionView::saveModelFromDialog()
     const int i = m_modelChoice->currentIndex();
     if (i < 0 || i >= modelCount())
         return;
-    const ModelConfig &c = m_models[i].model->config();
+    const ModelConfig& c = m_models[i].model->config();
     const QString suggested = QStringLiteral("%1-%2layers-step%3.safetensors")
                                   .arg(QString::fromStdString(c.scheme))
                                   .arg(c.layers)
@@ -200,11 +204,11 @@ bool AttentionView::isShowingModelPrompt() const
     return m_pages->currentWidget() == m_prompt;
 }
 
-void AttentionView::addModel(const SharedModel &model, bool select)
+void AttentionView::addModel(const SharedModel& model, bool select)
 {
     // The file now holds this model: one that came from it before (an older kept model) no longer does.
     if (!model.file.isEmpty())
-        for (SharedModel &m : m_models)
+        for (SharedModel& m : m_models)
             if (m.file == model.file)
                 m.file.clear();
     m_models.push_back(model);
@@ -226,7 +230,7 @@ int AttentionView::selectedModel() const
     return m_modelChoice->currentIndex();
 }
 
-bool AttentionView::saveModel(int index, const QString &path, QString *error)
+bool AttentionView::saveModel(int index, const QString& path, QString* error)
 {
     try {
         if (modelCount() > 0 && (index < 0 || index >= modelCount()))
@@ -236,19 +240,19 @@ bool AttentionView::saveModel(int index, const QString &path, QString *error)
         saveSharedModel(modelCount() > 0 ? m_models[index] : SharedModel{}, path);
         // A session now brings it back from there; a model that came from the overwritten file no longer can.
         const QString file = QFileInfo(path).absoluteFilePath();
-        for (SharedModel &m : m_models)
+        for (SharedModel& m : m_models)
             if (m.file == file)
                 m.file.clear();
         m_models[index].file = file;
         return true;
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
     }
 }
 
-bool AttentionView::loadModel(const QString &path, QString *error)
+bool AttentionView::loadModel(const QString& path, QString* error)
 {
     try {
         const SharedModel model = loadSharedModel(path);
@@ -256,14 +260,14 @@ bool AttentionView::loadModel(const QString &path, QString *error)
         if (onModelLoaded)
             onModelLoaded(model);
         return true;
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
         if (error)
             *error = QString::fromStdString(e.what());
         return false;
     }
 }
 
-void AttentionView::setText(const QString &text)
+void AttentionView::setText(const QString& text)
 {
     m_text->setPlainText(text);
 }
@@ -296,7 +300,7 @@ void AttentionView::refresh()
     request.tokens = tokens();
     request.layer = m_layer->value() - 1;
     Q_EMIT busyChanged(true);
-    m_job.start([request](const JobControl &control) { return computeAttention(request, control); });
+    m_job.start([request](const JobControl& control) { return computeAttention(request, control); });
 }
 
 bool AttentionView::hasPicture() const
@@ -304,7 +308,7 @@ bool AttentionView::hasPicture() const
     return !m_result.probabilities.empty();
 }
 
-void AttentionView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+void AttentionView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
     const auto [top, bottom] = splitVertically(target, 0.7);
     PictureStyle heatmapStyle = PictureStyle::forSize(top.size(), style.dark);
@@ -313,7 +317,7 @@ void AttentionView::paintPicture(QPainter &painter, const QRectF &target, const 
     renderCurveFigure(painter, bottom, m_entropy->figure(), style);
 }
 
-void AttentionView::writeData(std::ostream &out, DataFormat format) const
+void AttentionView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     const int n = m_result.length;
@@ -330,15 +334,16 @@ void AttentionView::writeData(std::ostream &out, DataFormat format) const
 
 nlohmann::json AttentionView::saveState() const
 {
-    nlohmann::json state{{"text", m_text->toPlainText().toStdString()}, {"layer", m_layer->value() - 1},
+    nlohmann::json state{{"text", m_text->toPlainText().toStdString()},
+                         {"layer", m_layer->value() - 1},
                          {"repeat_to", m_repeat->value()}};
     // Checkpoints by path: the models that have a file come back with the session.
     QStringList files;
-    for (const SharedModel &m : m_models)
+    for (const SharedModel& m : m_models)
         if (!m.file.isEmpty() && !files.contains(m.file))
             files << m.file;
     nlohmann::json list = nlohmann::json::array();
-    for (const QString &f : files)
+    for (const QString& f : files)
         list.push_back(f.toStdString());
     state["checkpoints"] = list;
     const int i = m_modelChoice->currentIndex();
@@ -347,7 +352,7 @@ nlohmann::json AttentionView::saveState() const
     return state;
 }
 
-void AttentionView::restoreState(const nlohmann::json &state)
+void AttentionView::restoreState(const nlohmann::json& state)
 {
     const std::string where = "views.attention";
     const std::string text = sessionString(state, "text", kDefaultText, where);
@@ -364,7 +369,7 @@ void AttentionView::restoreState(const nlohmann::json &state)
     m_sessionModel = QString::fromStdString(model);
 }
 
-int AttentionView::modelIndexForFile(const QString &file) const
+int AttentionView::modelIndexForFile(const QString& file) const
 {
     const QString absolute = QFileInfo(file).absoluteFilePath();
     for (int i = 0; i < modelCount(); ++i)
@@ -375,15 +380,16 @@ int AttentionView::modelIndexForFile(const QString &file) const
 
 int AttentionView::unsavedModelCount() const
 {
-    return static_cast<int>(std::count_if(m_models.begin(), m_models.end(), [](const SharedModel &m) { return m.file.isEmpty(); }));
+    return static_cast<int>(
+        std::count_if(m_models.begin(), m_models.end(), [](const SharedModel& m) { return m.file.isEmpty(); }));
 }
 
-QStringList AttentionView::loadSessionCheckpoints(const QString &folder)
+QStringList AttentionView::loadSessionCheckpoints(const QString& folder)
 {
     QStringList problems;
     const QDir base(folder.isEmpty() ? QDir::currentPath() : folder);
     const int layer = m_layer->value(); // choosing a model resets the layer's range; keep the session's layer
-    for (const QString &name : std::exchange(m_sessionCheckpoints, {})) {
+    for (const QString& name : std::exchange(m_sessionCheckpoints, {})) {
         const QString file = base.absoluteFilePath(name);
         QString error;
         if (modelIndexForFile(file) < 0 && !loadModel(file, &error))
@@ -393,7 +399,7 @@ QStringList AttentionView::loadSessionCheckpoints(const QString &folder)
         const QString file = base.absoluteFilePath(current);
         if (const int i = modelIndexForFile(file); i >= 0)
             m_modelChoice->setCurrentIndex(i);
-        else if (std::none_of(problems.begin(), problems.end(), [&](const QString &p) { return p.contains(file); }))
+        else if (std::none_of(problems.begin(), problems.end(), [&](const QString& p) { return p.contains(file); }))
             problems << tr("views.attention.model: %1 is not among the session's checkpoints").arg(current);
     }
     m_layer->setValue(layer);
@@ -423,17 +429,15 @@ void AttentionView::resetZoom()
 
 // ---- TrainView ----------------------------------------------------------------------------------------------
 
-TrainView::TrainView(QWidget *parent)
-    : ViewBase(parent)
-    , m_run(new TrainingRun(this))
+TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(this))
 {
-    auto *layout = new QHBoxLayout(this);
+    auto* layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
     m_preset->setObjectName(QStringLiteral("preset"));
     m_lr->setObjectName(QStringLiteral("learning_rate"));
-    for (const auto &[key, box] : intFields())
+    for (const auto& [key, box] : intFields())
         box->setObjectName(QString::fromLatin1(key)); // as in sessions
     setPreset(QString::fromLatin1(kDemoPreset));
 
@@ -452,14 +456,14 @@ TrainView::TrainView(QWidget *parent)
     connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
 }
 
-QWidget *TrainView::buildControls()
+QWidget* TrainView::buildControls()
 {
-    auto *sideBox = new QWidget(this);
-    auto *side = new QVBoxLayout(sideBox);
+    auto* sideBox = new QWidget(this);
+    auto* side = new QVBoxLayout(sideBox);
     sideBox->setMaximumWidth(290);
     side->addWidget(new QLabel(tr("<b>Schemes</b> to train"), this));
     QStringList defaults;
-    for (const std::string &name : TrainRequest{}.schemes)
+    for (const std::string& name : TrainRequest{}.schemes)
         defaults << QString::fromStdString(name);
     m_schemes = newSchemeChecklist(defaults, this);
     side->addWidget(m_schemes, 1);
@@ -470,7 +474,7 @@ QWidget *TrainView::buildControls()
     m_train = new QPushButton(tr("Train"), this);
     m_stop = new QPushButton(tr("Cancel"), this);
     m_stop->setEnabled(false);
-    auto *buttons = new QHBoxLayout;
+    auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_train);
     buttons->addWidget(m_stop);
     side->addLayout(buttons);
@@ -481,16 +485,16 @@ QWidget *TrainView::buildControls()
     return sideBox;
 }
 
-QFormLayout *TrainView::buildFields()
+QFormLayout* TrainView::buildFields()
 {
-    auto *form = new QFormLayout;
+    auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     // Every preset of core's table, the demo first; "custom" once a field is edited by hand.
     m_preset = new QComboBox(this);
-    std::vector<const Preset *> rows;
-    for (const Preset &p : presets())
+    std::vector<const Preset*> rows;
+    for (const Preset& p : presets())
         (p.name == kDemoPreset ? rows.insert(rows.begin(), &p) : rows.insert(rows.end(), &p));
-    for (const Preset *p : rows) {
+    for (const Preset* p : rows) {
         m_preset->addItem(QString::fromStdString(p->name), QString::fromStdString(p->name));
         m_preset->setItemData(m_preset->count() - 1, QString::fromStdString(p->summary), Qt::ToolTipRole);
     }
@@ -498,8 +502,8 @@ QFormLayout *TrainView::buildFields()
     m_preset->setItemData(m_preset->count() - 1, tr("Values edited by hand; choose a preset to restore its values"),
                           Qt::ToolTipRole);
     form->addRow(tr("Preset"), m_preset);
-    auto intField = [&](const QString &label, const QString &tip, int lo, int hi, int step = 1) {
-        auto *box = new QSpinBox(this);
+    auto intField = [&](const QString& label, const QString& tip, int lo, int hi, int step = 1) {
+        auto* box = new QSpinBox(this);
         box->setRange(lo, hi);
         box->setSingleStep(step);
         box->setToolTip(tip);
@@ -515,15 +519,17 @@ QFormLayout *TrainView::buildFields()
     m_lr->setToolTip(tr("Peak learning rate after the warm-up (cosine decay afterwards)"));
     form->addRow(tr("Learning rate"), m_lr);
     connect(m_lr, &QDoubleSpinBox::valueChanged, this, &TrainView::onFieldEdited);
-    m_context = intField(tr("Context L"), tr("Training context in bytes; evaluation runs at %1").arg(evaluationLengthsText()),
-                         2, 8192, 16);
+    m_context =
+        intField(tr("Context L"), tr("Training context in bytes; evaluation runs at %1").arg(evaluationLengthsText()),
+                 2, 8192, 16);
     m_layers = intField(tr("Layers"), tr("Transformer layers"), 1, 64);
     m_dModel = intField(tr("d_model"), tr("Width of the model (a multiple of the heads)"), 2, 4096, 16);
     m_heads = intField(tr("Heads"), tr("Attention heads (d_model must divide by them)"), 1, 256);
     m_dFf = intField(tr("d_ff"), tr("Width of each MLP's hidden layer"), 1, 16384, 64);
     m_batch = intField(tr("Batch"), tr("Sequences of L bytes per step"), 1, 65536);
-    m_evalBytes = intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"),
-                           0, 1 << 24, 4096);
+    m_evalBytes =
+        intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"), 0,
+                 1 << 24, 4096);
     m_evalBytes->setSpecialValueText(tr("all"));
     // Not part of a preset: more seeds repeat the same run, so changing them keeps the preset.
     m_seeds = new QSpinBox(this);
@@ -539,10 +545,10 @@ QFormLayout *TrainView::buildFields()
     return form;
 }
 
-QWidget *TrainView::buildResults()
+QWidget* TrainView::buildResults()
 {
-    auto *right = new QSplitter(Qt::Vertical, this);
-    auto *plots = new QSplitter(Qt::Horizontal, right);
+    auto* right = new QSplitter(Qt::Vertical, this);
+    auto* plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
                                 "trains."));
@@ -559,7 +565,7 @@ QWidget *TrainView::buildResults()
 
 TrainView::~TrainView() = default; // the run cancels and waits for its worker
 
-void TrainView::setCorpus(const QString &path)
+void TrainView::setCorpus(const QString& path)
 {
     m_corpus = path;
     m_corpusLabel->setText(path.isEmpty() ? tr("Corpus: fortunes (default; drop a text file on the window to change)")
@@ -571,7 +577,7 @@ QString TrainView::preset() const
     return m_preset->currentData().toString();
 }
 
-void TrainView::setPreset(const QString &name)
+void TrainView::setPreset(const QString& name)
 {
     const TrainRequest r = presetTrainRequest(name.toStdString()); // InputError naming the allowed presets
     m_applyingPreset = true;
@@ -608,7 +614,7 @@ void TrainView::previewTable()
         return;
     try {
         m_running = request();
-    } catch (const InputError &) {
+    } catch (const InputError&) {
         return;
     }
     m_losses.assign(m_running.schemes.size(), Curve{});
@@ -621,7 +627,7 @@ TrainRequest TrainView::request() const
     // The preset last chosen gives what the tab does not show (learning-rate floor, warm-up); the fields the rest.
     TrainRequest r = presetTrainRequest(m_basePreset.toStdString());
     r.schemes.clear();
-    for (const QString &name : checkedSchemes(m_schemes))
+    for (const QString& name : checkedSchemes(m_schemes))
         r.schemes.push_back(name.toStdString());
     r.preset = preset();
     setTrainingSteps(r.train, m_steps->value()); // with the warm-up rule
@@ -641,7 +647,7 @@ TrainRequest TrainView::request() const
     return r;
 }
 
-void TrainView::start(const TrainRequest &request)
+void TrainView::start(const TrainRequest& request)
 {
     // A run is over when its end is handled (TrainingRun::isRunning), not when the worker returns.
     if (m_run->isRunning())
@@ -663,15 +669,16 @@ void TrainView::start(const TrainRequest &request)
     m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
     m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
     updateTable();
-    m_status->setText(request.seeds > 1 ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
-                                        : tr("Training %1 scheme(s)…").arg(request.schemes.size()));
+    m_status->setText(request.seeds > 1
+                          ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
+                          : tr("Training %1 scheme(s)…").arg(request.schemes.size()));
     m_train->setEnabled(false);
     m_stop->setEnabled(true);
     m_run->start(request);
     Q_EMIT busyChanged(true);
 }
 
-void TrainView::onSnapshot(const TrainSnapshot &s)
+void TrainView::onSnapshot(const TrainSnapshot& s)
 {
     if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(m_losses.size()))
         return;
@@ -687,16 +694,13 @@ void TrainView::onSnapshot(const TrainSnapshot &s)
                                                        .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
                                                        .arg(m_running.model.seed + s.seed)
                                                  : QString::fromStdString(m_running.schemes[s.schemeIndex]);
-        m_status->setText(tr("%1: step %2 of %3, loss %4")
-                              .arg(name)
-                              .arg(s.step)
-                              .arg(m_running.train.steps)
-                              .arg(s.loss, 0, 'f', 3));
+        m_status->setText(
+            tr("%1: step %2 of %3, loss %4").arg(name).arg(s.step).arg(m_running.train.steps).arg(s.loss, 0, 'f', 3));
         return;
     }
     // This scheme's curve and table row now, not at the end of the run.
-    m_seedResults.push_back(sweepResultFromEvaluation(m_running.schemes[s.schemeIndex], m_running.model.seed + s.seed, {},
-                                                      m_running.model.context, s.eval));
+    m_seedResults.push_back(sweepResultFromEvaluation(m_running.schemes[s.schemeIndex], m_running.model.seed + s.seed,
+                                                      {}, m_running.model.context, s.eval));
     if (s.seed == 0)
         m_evals[s.schemeIndex] = s.eval;
     if (m_running.seeds > 1) {
@@ -711,7 +715,7 @@ void TrainView::onSnapshot(const TrainSnapshot &s)
     Q_EMIT pictureUpdated();
 }
 
-void TrainView::onFinished(const QString &error, bool canceled)
+void TrainView::onFinished(const QString& error, bool canceled)
 {
     m_train->setEnabled(true);
     m_stop->setEnabled(false);
@@ -722,14 +726,15 @@ void TrainView::onFinished(const QString &error, bool canceled)
     Q_EMIT trainingFinished(canceled ? tr("canceled") : error);
 }
 
-void TrainView::showSweepResults(const std::vector<SweepResult> &results, const QString &source)
+void TrainView::showSweepResults(const std::vector<SweepResult>& results, const QString& source)
 {
     if (m_run->isRunning())
         return;
     m_summary = summarizeSweep(results);
     m_sweepSource = source;
     m_losses.clear();
-    m_lossPlot->setEmptyHint(tr("Sweep results from %1: a sweep folder keeps perplexities, not training curves.").arg(source));
+    m_lossPlot->setEmptyHint(
+        tr("Sweep results from %1: a sweep folder keeps perplexities, not training curves.").arg(source));
     CurveFigure none;
     none.title = tr("Training loss");
     m_lossPlot->setFigure(none);
@@ -745,7 +750,7 @@ void TrainView::showSummary()
     // Rows: each scheme (and variant); columns: the lengths; cells: mean ± sd over the seeds.
     std::vector<int> lengths;
     std::vector<std::pair<std::string, std::string>> groups;
-    for (const SweepSummaryRow &r : m_summary) {
+    for (const SweepSummaryRow& r : m_summary) {
         if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
             lengths.push_back(r.length);
         if (std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) == groups.end())
@@ -760,15 +765,17 @@ void TrainView::showSummary()
         headers << tr("ppl @ %1").arg(length);
     m_table->setHorizontalHeaderLabels(headers);
     for (size_t g = 0; g < groups.size(); ++g) {
-        const QString name = QString::fromStdString(groups[g].first) +
-                             (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
+        const QString name =
+            QString::fromStdString(groups[g].first) +
+            (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
         m_table->setItem(static_cast<int>(g), 0, new QTableWidgetItem(name));
     }
-    for (const SweepSummaryRow &r : m_summary) {
-        const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) - groups.begin());
+    for (const SweepSummaryRow& r : m_summary) {
+        const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) -
+                                         groups.begin());
         const int column = static_cast<int>(std::find(lengths.begin(), lengths.end(), r.length) - lengths.begin()) + 1;
-        const SampleStats &p = r.perplexity;
-        auto *item = new QTableWidgetItem(p.n == 0 ? tr("unsupported")
+        const SampleStats& p = r.perplexity;
+        auto* item = new QTableWidgetItem(p.n == 0 ? tr("unsupported")
                                                    : tr("%1 ± %2").arg(p.mean, 0, 'f', 3).arg(p.sd, 0, 'f', 3));
         if (p.n > 0)
             item->setToolTip(tr("n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5")
@@ -796,11 +803,11 @@ void TrainView::updateTable()
     m_table->setHorizontalHeaderLabels(headers);
     for (size_t s = 0; s < m_running.schemes.size(); ++s) {
         m_table->setItem(static_cast<int>(s), 0, new QTableWidgetItem(QString::fromStdString(m_running.schemes[s])));
-        for (const EvalPoint &p : m_evals[s]) {
+        for (const EvalPoint& p : m_evals[s]) {
             const auto column = std::find(lengths.begin(), lengths.end(), p.length);
             if (column == lengths.end())
                 continue;
-            auto *item = new QTableWidgetItem(p.supported ? QString::number(p.perplexity, 'f', 3) : tr("unsupported"));
+            auto* item = new QTableWidgetItem(p.supported ? QString::number(p.perplexity, 'f', 3) : tr("unsupported"));
             item->setToolTip(p.supported ? tr("loss %1 nats/byte, %2 bits/byte, %3 bytes scored")
                                                .arg(p.loss, 0, 'f', 4)
                                                .arg(p.bitsPerByte, 0, 'f', 4)
@@ -817,13 +824,13 @@ bool TrainView::hasPicture() const
 {
     if (!m_summary.empty())
         return true;
-    for (const Curve &c : m_losses)
+    for (const Curve& c : m_losses)
         if (!c.x.empty())
             return true;
     return false;
 }
 
-void TrainView::paintPicture(QPainter &painter, const QRectF &target, const PictureStyle &style) const
+void TrainView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
     if (!m_sweepSource.isEmpty()) { // loaded sweep results have no training curves: the perplexities take it all
         renderCurveFigure(painter, target, m_pplPlot->figure(), style);
@@ -835,7 +842,7 @@ void TrainView::paintPicture(QPainter &painter, const QRectF &target, const Pict
     renderCurveFigure(painter, right, m_pplPlot->figure(), style, m_pplPlot->emptyHint());
 }
 
-void TrainView::writeData(std::ostream &out, DataFormat format) const
+void TrainView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
     if (!m_summary.empty()) { // over seeds: the summary `positionlab-cli collect` writes
@@ -850,40 +857,41 @@ void TrainView::writeData(std::ostream &out, DataFormat format) const
     Table t;
     t.columns = {"scheme_index", "length", "loss", "perplexity", "bits_per_byte", "supported"};
     t.meta["schemes"] = nlohmann::json::array();
-    for (const std::string &s : m_running.schemes)
+    for (const std::string& s : m_running.schemes)
         t.meta["schemes"].push_back(s);
     t.meta["preset"] = m_running.preset.toStdString();
     t.meta["model"] = m_running.model.toJson();
     t.meta["training"] = m_running.train.toJson();
     t.meta["eval_mode"] = evalModeName(m_running.mode);
     for (size_t s = 0; s < m_evals.size(); ++s)
-        for (const EvalPoint &p : m_evals[s])
-            t.rows.push_back({double(s), double(p.length), p.loss, p.perplexity, p.bitsPerByte, p.supported ? 1.0 : 0.0});
+        for (const EvalPoint& p : m_evals[s])
+            t.rows.push_back(
+                {double(s), double(p.length), p.loss, p.perplexity, p.bitsPerByte, p.supported ? 1.0 : 0.0});
     writeTable(out, format, t);
 }
 
-std::vector<std::pair<const char *, QSpinBox *>> TrainView::intFields() const
+std::vector<std::pair<const char*, QSpinBox*>> TrainView::intFields() const
 {
-    return {{"steps", m_steps},   {"context", m_context}, {"layers", m_layers},
-            {"d_model", m_dModel}, {"heads", m_heads},     {"d_ff", m_dFf},
-            {"batch", m_batch},   {"eval_bytes", m_evalBytes}, {"seeds", m_seeds}};
+    return {{"steps", m_steps},    {"context", m_context},      {"layers", m_layers},
+            {"d_model", m_dModel}, {"heads", m_heads},          {"d_ff", m_dFf},
+            {"batch", m_batch},    {"eval_bytes", m_evalBytes}, {"seeds", m_seeds}};
 }
 
 nlohmann::json TrainView::saveState() const
 {
     nlohmann::json names = nlohmann::json::array();
-    for (const QString &name : checkedSchemes(m_schemes))
+    for (const QString& name : checkedSchemes(m_schemes))
         names.push_back(name.toStdString());
     nlohmann::json state{{"schemes", names},
                          {"preset", preset().toStdString()},
                          {"learning_rate", m_lr->value()},
                          {"eval_mode", m_mode->currentData().toString().toStdString()}};
-    for (const auto &[key, box] : intFields())
+    for (const auto& [key, box] : intFields())
         state[key] = box->value();
     return state;
 }
 
-void TrainView::restoreState(const nlohmann::json &state)
+void TrainView::restoreState(const nlohmann::json& state)
 {
     // Everything is checked before anything changes.
     const std::string where = "views.train";
@@ -892,12 +900,12 @@ void TrainView::restoreState(const nlohmann::json &state)
     if (presetName != kCustomPreset) {
         try {
             presetByName(presetName);
-        } catch (const InputError &e) {
+        } catch (const InputError& e) {
             throw InputError("session: views.train.preset: " + std::string(e.what()) + ", " + kCustomPreset);
         }
     }
-    std::vector<std::pair<QSpinBox *, int>> values;
-    for (const auto &[key, box] : intFields())
+    std::vector<std::pair<QSpinBox*, int>> values;
+    for (const auto& [key, box] : intFields())
         if (state.contains(key))
             values.emplace_back(box, sessionInt(state, key, 0, box->minimum(), box->maximum(), where));
     const double lr = sessionNumber(state, "learning_rate", m_lr->value(), where);
@@ -910,7 +918,7 @@ void TrainView::restoreState(const nlohmann::json &state)
         setCheckedSchemes(m_schemes, names);
     // The preset's values, then the session's own: a value that differs from the preset makes the run custom.
     setPreset(presetName == kCustomPreset ? m_basePreset : QString::fromStdString(presetName));
-    for (const auto &[box, value] : values)
+    for (const auto& [box, value] : values)
         box->setValue(value);
     if (state.contains("learning_rate"))
         m_lr->setValue(lr);

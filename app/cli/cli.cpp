@@ -38,7 +38,8 @@ void registerBuiltins()
 
 // Said in the overview and in the --help of every verb with a head or layer option.
 const char* const kNumberingNote =
-    "numbering: positions, heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0, in the options\n"
+    "numbering: positions, heads (--head h = 0..H-1) and layers (--layer l = 0..layers-1) count from 0, in the "
+    "options\n"
     "and in every output (CSV, JSON, messages, picture titles); the GUI shows heads and layers from 1.\n";
 
 void printOverview(std::ostream& out)
@@ -60,7 +61,8 @@ std::string optionText(const OptionDef& o)
 {
     if (o.kind == OptionKind::Flag)
         return optionWord(o);
-    return optionWord(o) + " " + (o.metavar.empty() ? "VALUE" : o.metavar) + (o.kind == OptionKind::Repeated ? " ..." : "");
+    return optionWord(o) + " " + (o.metavar.empty() ? "VALUE" : o.metavar) +
+           (o.kind == OptionKind::Repeated ? " ..." : "");
 }
 
 const OptionDef* findOption(const VerbDef& verb, const std::string& name)
@@ -147,16 +149,17 @@ void refuseUnusedOptions(const VerbDef& verb, const ParsedArgs& args)
             continue;
         unused.push_back(name);
         for (const UsageForm& f : forms)
-            if (&f != form && std::find(f.options.begin(), f.options.end(), name) != f.options.end() && elsewhere.empty())
+            if (&f != form && std::find(f.options.begin(), f.options.end(), name) != f.options.end() &&
+                elsewhere.empty())
                 elsewhere = "positionlab-cli " + verb.name + (f.words.empty() ? "" : " " + f.words);
     }
     if (unused.empty())
         return;
     const std::string here = "positionlab-cli " + verb.name + (form->words.empty() ? "" : " " + form->words);
-    throw InputError(verb.name + ": " + joinOptions(unused) + (unused.size() == 1 ? " is" : " are") +
-                     " not used by `" + here + "` and would be ignored" +
-                     (elsewhere.empty() ? std::string() : " (used by `" + elsewhere + "`)") + "; allowed here: " +
-                     joinOptions(form->options));
+    throw InputError(verb.name + ": " + joinOptions(unused) + (unused.size() == 1 ? " is" : " are") + " not used by `" +
+                     here + "` and would be ignored" +
+                     (elsewhere.empty() ? std::string() : " (used by `" + elsewhere + "`)") +
+                     "; allowed here: " + joinOptions(form->options));
 }
 
 // Picture options (--width, --colormap, --lang ...) with a data output would be ignored: refused.
@@ -324,14 +327,16 @@ void checkPositionalCount(const VerbDef& verb, const ParsedArgs& parsed)
     const int count = static_cast<int>(parsed.positional.size());
     if (count < verb.minPositional || count > verb.maxPositional) {
         const std::string usage = usageText(verb);
-        std::string extra = count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
-        throw InputError(verb.name + ": expected " +
-                         (verb.minPositional == verb.maxPositional ? std::to_string(verb.minPositional)
-                                                                   : std::to_string(verb.minPositional) + " to " +
-                                                                         std::to_string(verb.maxPositional)) +
-                         " argument(s), got " + std::to_string(count) + extra + "; usage: " +
-                         usage.substr(0, usage.find('\n')) + // the message stays one line
-                         (usage.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
+        std::string extra =
+            count > verb.maxPositional ? " (unexpected '" + parsed.positional[verb.maxPositional] + "')" : "";
+        throw InputError(
+            verb.name + ": expected " +
+            (verb.minPositional == verb.maxPositional
+                 ? std::to_string(verb.minPositional)
+                 : std::to_string(verb.minPositional) + " to " + std::to_string(verb.maxPositional)) +
+            " argument(s), got " + std::to_string(count) + extra +
+            "; usage: " + usage.substr(0, usage.find('\n')) + // the message stays one line
+            (usage.find('\n') == std::string::npos ? "" : " (see positionlab-cli " + verb.name + " --help)"));
     }
 }
 
@@ -346,7 +351,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         const bool isOption = (a.size() > 2 && a.compare(0, 2, "--") == 0) || a == "-o";
         if (!isOption) {
             if (a.size() > 1 && a[0] == '-' && !(a[1] >= '0' && a[1] <= '9') && a[1] != '.')
-                throw InputError(verb.name + ": unknown option '" + a + "' (see positionlab-cli " + verb.name + " --help)");
+                throw InputError(verb.name + ": unknown option '" + a + "' (see positionlab-cli " + verb.name +
+                                 " --help)");
             parsed.positional.push_back(a);
             continue;
         }
@@ -391,7 +397,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
     checkPositionalCount(verb, parsed);
     for (const OptionDef& o : verb.options)
         if (o.required && !parsed.has(o.name))
-            throw InputError(verb.name + ": " + optionText(o) + " is required (see positionlab-cli " + verb.name + " --help)");
+            throw InputError(verb.name + ": " + optionText(o) + " is required (see positionlab-cli " + verb.name +
+                             " --help)");
     refuseUnusedOptions(verb, parsed);
     refusePictureOptionsWithData(verb, parsed);
     return parsed;
@@ -536,7 +543,8 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
     if (headDim > 0)
         return makeSchemeSpecForHeadDim(scheme, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
                                         context, args.has("logn"), scaling);
-    return makeSchemeSpec(scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"), scaling);
+    return makeSchemeSpec(scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"),
+                          scaling);
 }
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)

@@ -17,19 +17,19 @@
 namespace plab {
 struct ModelConfig;
 struct TrainConfig;
-}
+} // namespace plab
 
 namespace plab::cli {
 
 enum class OptionKind { Flag, Value, Repeated };
 
 struct OptionDef {
-    std::string name;  // long name without dashes, e.g. "length"
+    std::string name; // long name without dashes, e.g. "length"
     OptionKind kind = OptionKind::Value;
-    std::string help;  // one line, with the default
-    std::string metavar = {};  // the value's placeholder in the usage line and --help ("N", "FILE"; default VALUE)
-    bool pictureOnly = false;  // read only for a picture output (-o FILE.png|svg|pdf); refused with data output
-    bool required = false;     // refused when missing: "VERB: -o FILE is required"
+    std::string help;         // one line, with the default
+    std::string metavar = {}; // the value's placeholder in the usage line and --help ("N", "FILE"; default VALUE)
+    bool pictureOnly = false; // read only for a picture output (-o FILE.png|svg|pdf); refused with data output
+    bool required = false;    // refused when missing: "VERB: -o FILE is required"
 };
 
 // One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
@@ -60,7 +60,8 @@ public:
     long long integer(const std::string& name, long long fallback, long long lo, long long hi) const;
     double number(const std::string& name, double fallback) const;
     // A comma-separated list of integers, each in [lo, hi].
-    std::vector<int> integerList(const std::string& name, const std::vector<int>& fallback, long long lo, long long hi) const;
+    std::vector<int> integerList(const std::string& name, const std::vector<int>& fallback, long long lo,
+                                 long long hi) const;
 };
 
 struct VerbContext {
@@ -70,8 +71,8 @@ struct VerbContext {
 
 struct VerbDef {
     std::string name;
-    std::string words;       // what follows the verb in the usage line when there is one form, e.g. "SCHEME"
-    std::string summary;     // one line for the overview
+    std::string words;   // what follows the verb in the usage line when there is one form, e.g. "SCHEME"
+    std::string summary; // one line for the overview
     std::vector<OptionDef> options;
     int minPositional = 0;
     int maxPositional = 0;
@@ -161,7 +162,8 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
 
 // Set by SIGINT/SIGTERM while an InterruptGuard is alive: long verbs (train, eval, sweep) stop cleanly on it.
 std::atomic<bool>& interruptFlag();
-// Installs the SIGINT/SIGTERM handler for a scope (clearing the flag); a second Ctrl-C falls back to the default (kill).
+// Installs the SIGINT/SIGTERM handler for a scope (clearing the flag); a second Ctrl-C falls back to the default
+// (kill).
 class InterruptGuard {
 public:
     InterruptGuard();
@@ -181,8 +183,8 @@ std::vector<OptionDef> scheduleOptions();
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
 
 // Registration of the built-in verbs, one function per source file.
-void registerSchemeVerbs(); // schemes, bias, dot, entropy, frequencies
-void registerModelVerbs();  // train, eval
+void registerSchemeVerbs();    // schemes, bias, dot, entropy, frequencies
+void registerModelVerbs();     // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons
 void registerSweepVerbs();     // sweep, collect

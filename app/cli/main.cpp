@@ -1,7 +1,6 @@
 // positionlab-cli: the headless twin of every GUI view (thin main; the verbs live in the CLI library).
 #include "cli.h"
 
-
 #include <iostream>
 
 int main(int argc, char** argv)

@@ -48,8 +48,8 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
         throw InputError("attention: H = " + std::to_string(q.shape[0]) + " heads is out of range; allowed: [1, " +
                          std::to_string(kMaxHeads) + "]");
     if (q.shape[1] > kMaxLength || q.shape[2] > 4096)
-        throw InputError("attention: shape " + q.shapeText() + " is too large; allowed N <= " + std::to_string(kMaxLength) +
-                         ", D <= 4096");
+        throw InputError("attention: shape " + q.shapeText() +
+                         " is too large; allowed N <= " + std::to_string(kMaxLength) + ", D <= 4096");
     const int H = static_cast<int>(q.shape[0]), N = static_cast<int>(q.shape[1]), D = static_cast<int>(q.shape[2]);
     if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
         throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
@@ -57,8 +57,8 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
     checkWork(args, attentionWork(spec, {N}, D),
-              "attention of " + std::to_string(H) + " heads x " + std::to_string(N) + " positions x " + std::to_string(D) +
-                  " dims",
+              "attention of " + std::to_string(H) + " heads x " + std::to_string(N) + " positions x " +
+                  std::to_string(D) + " dims",
               "shorter or fewer-headed --q, --k, --v");
     writeAttentionOutputs(args, spec, {1, H, N, D}, q.data.data(), k.data.data(), v.data.data());
     return 0;
@@ -143,8 +143,9 @@ struct BenchSetup {
 BenchSetup benchSetupFromArgs(const ParsedArgs& args)
 {
     // `bench attention rope` and `bench attention --scheme rope` alike; ALiBi when neither.
-    const std::string scheme = args.positional.size() > 1 || args.has("scheme") ? schemeFromArgs(args, 1, "bench attention")
-                                                                                : std::string("alibi");
+    const std::string scheme = args.positional.size() > 1 || args.has("scheme")
+                                   ? schemeFromArgs(args, 1, "bench attention")
+                                   : std::string("alibi");
     BenchSetup b;
     const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
     const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
@@ -188,11 +189,16 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     // The nominal count other tools quote (4 H N^2 D full, half causal, 4 H N W D a window): see nominalPairs.
     const double nominalFlops = 4.0 * D * H * nominalPairs(spec, N);
     const double fwd = median(runs.wallMs), fwdCpu = median(runs.cpuMs);
-    r.json = {{"scheme", spec.name()},   {"bidirectional", spec.bidirectional},
-              {"length", N},             {"heads", H},
-              {"dim", D},                {"threads", b.threads},
-              {"repeat", b.repeat},      {"flops", flops},
-              {"forward_ms", fwd},       {"forward_ms_runs", runs.wallMs},
+    r.json = {{"scheme", spec.name()},
+              {"bidirectional", spec.bidirectional},
+              {"length", N},
+              {"heads", H},
+              {"dim", D},
+              {"threads", b.threads},
+              {"repeat", b.repeat},
+              {"flops", flops},
+              {"forward_ms", fwd},
+              {"forward_ms_runs", runs.wallMs},
               {"forward_gflops", flops / fwd * 1e-6},
               {"extra_memory_mib", extraBytes / (1 << 20)},
               {"forward_cpu_ms", fwdCpu},
@@ -205,11 +211,11 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
            << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N << " H=" << H << " D=" << D
            << (window ? " W=" + std::to_string(spec.intParam("window")) : "") << " threads=" << b.threads
            << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
-           << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu << " ms: "
-           << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
+           << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu
+           << " ms: " << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
     if (window)
-        r.text << "  (" << nominalFlops / fwd * 1e-6 << " GFLOP/s counting 4 H N K D, K = "
-               << std::lround(nominalFlops / (4.0 * D * H * N))
+        r.text << "  (" << nominalFlops / fwd * 1e-6
+               << " GFLOP/s counting 4 H N K D, K = " << std::lround(nominalFlops / (4.0 * D * H * N))
                << " keys for every row: rows near the sequence's ends see fewer, so the useful work is "
                << 100.0 * flops / nominalFlops << "% of that)\n";
 }
@@ -287,10 +293,10 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
         const std::vector<float> dOut = randomTensor(dims.elements(), 4);
         // Into the same gradient buffers each time, as the forward (and a training step) does.
         AttentionGradients grads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
-        reportBackward(timeRuns(b.repeat, [&] {
-                           attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads);
-                       }),
-                       report);
+        reportBackward(
+            timeRuns(b.repeat,
+                     [&] { attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads); }),
+            report);
     }
     if (args.has("json"))
         ctx.out << report.json.dump() << '\n';
@@ -322,8 +328,14 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
     const double cpu = median(runs.cpuMs);
     const double flops = 2.0 * n * double(n) * n;
     if (args.has("json")) {
-        ctx.out << nlohmann::json{{"size", n}, {"threads", threads}, {"repeat", repeat}, {"flops", flops},
-                                  {"ms", med}, {"ms_runs", ms}, {"gflops", flops / med * 1e-6}, {"cpu_ms", cpu},
+        ctx.out << nlohmann::json{{"size", n},
+                                  {"threads", threads},
+                                  {"repeat", repeat},
+                                  {"flops", flops},
+                                  {"ms", med},
+                                  {"ms_runs", ms},
+                                  {"gflops", flops / med * 1e-6},
+                                  {"cpu_ms", cpu},
                                   {"gflops_per_cpu_second", flops / cpu * 1e-6}}
                        .dump()
                 << '\n';
@@ -349,8 +361,12 @@ int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
     }
     const double best = *std::max_element(gflops.begin(), gflops.end());
     if (args.has("json"))
-        ctx.out << nlohmann::json{{"threads", threads}, {"repeat", repeat}, {"isa", isa}, {"gflops", median(gflops)},
-                                  {"gflops_runs", gflops}, {"gflops_best", best},
+        ctx.out << nlohmann::json{{"threads", threads},
+                                  {"repeat", repeat},
+                                  {"isa", isa},
+                                  {"gflops", median(gflops)},
+                                  {"gflops_runs", gflops},
+                                  {"gflops_best", best},
                                   {"gflops_per_cpu_second", median(perCpuSecond)}}
                        .dump()
                 << '\n';
@@ -365,7 +381,8 @@ int runBench(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string what = args.positional[0];
     if (args.positional.size() > 1 && what != "attention")
-        throw InputError("bench " + what + ": unexpected '" + args.positional[1] + "' (only `bench attention` takes a SCHEME)");
+        throw InputError("bench " + what + ": unexpected '" + args.positional[1] +
+                         "' (only `bench attention` takes a SCHEME)");
     if (what == "attention")
         return runBenchAttention(args, ctx);
     if (what == "gemm")
@@ -393,28 +410,37 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 void registerAttentionVerbs()
 {
     std::vector<OptionDef> attentionOptions = schemeOptions();
-    attentionOptions.insert(attentionOptions.end(),
-                            {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
-                             {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
-                             {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
-                             {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"},
-                             {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
-                              "MODEL.safetensors"},
-                             {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-                             {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)", "FILE"},
-                             {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
-                             allowLongOption(),
-                             {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
-    const std::vector<std::string> fromFiles = {"scheme", "heads", "bidirectional", "set", "context", "logn", "scaling",
-                                                "q", "k", "v", "probs", "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer", "corpus", "length", "probs", "allow-long", "o"};
-    registerVerb({"attention", "SCHEME",
-                  "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
-                  attentionOptions, 0, 1, runAttention,
-                  {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
-                   {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
-                  {{"o", {".npy"}}, {"probs", {".npy"}}},
-                  "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme."});
+    attentionOptions.insert(
+        attentionOptions.end(),
+        {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
+         {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
+         {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
+         {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"},
+         {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
+          "MODEL.safetensors"},
+         {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
+         {"corpus", OptionKind::Value,
+          "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)", "FILE"},
+         {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+         allowLongOption(),
+         {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
+    const std::vector<std::string> fromFiles = {
+        "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
+        "k",      "v",     "probs",         "allow-long", "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus",
+                                                "length", "probs",      "allow-long", "o"};
+    registerVerb(
+        {"attention",
+         "SCHEME",
+         "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
+         attentionOptions,
+         0,
+         1,
+         runAttention,
+         {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
+          {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
+         {{"o", {".npy"}}, {"probs", {".npy"}}},
+         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme."});
     const std::vector<OptionDef> benchOptions = {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
         {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},
@@ -434,14 +460,19 @@ void registerAttentionVerbs()
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};
-    registerVerb({"bench", "attention|gemm|peak",
+    registerVerb({"bench",
+                  "attention|gemm|peak",
                   "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, or measure "
                   "the FP32 FMA peak",
-                  benchOptions, 1, 2, runBench,
+                  benchOptions,
+                  1,
+                  2,
+                  runBench,
                   {{"attention [SCHEME]",
-                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "scaling", "backward",
-                     "peak", "threads", "repeat", "allow-long", "json"},
-                    "attention", {}},
+                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "scaling",
+                     "backward", "peak", "threads", "repeat", "allow-long", "json"},
+                    "attention",
+                    {}},
                    {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
                    {"peak", {"threads", "repeat", "json"}, "peak", {}}}});
 }

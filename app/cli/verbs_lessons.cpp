@@ -51,19 +51,21 @@ int runLessons(const ParsedArgs& args, VerbContext& ctx)
 
 OptionDef lessonFolderOption()
 {
-    return {"folder", OptionKind::Value, "lessons: a folder of NN-slug.md lesson files (default: the lessons that ship)",
-            "DIR"};
+    return {"folder", OptionKind::Value,
+            "lessons: a folder of NN-slug.md lesson files (default: the lessons that ship)", "DIR"};
 }
 
 void registerLessonVerbs()
 {
-    std::vector<OptionDef> options = {
-        {"lang", OptionKind::Value, "en (default) or zh_CN: the Chinese twin of each lesson where there is one", "CODE"},
-        lessonFolderOption()};
+    std::vector<OptionDef> options = {{"lang", OptionKind::Value,
+                                       "en (default) or zh_CN: the Chinese twin of each lesson where there is one",
+                                       "CODE"},
+                                      lessonFolderOption()};
     options.push_back({"json", OptionKind::Flag, "machine-readable output: {\"lessons\": [...]}"});
-    registerVerb({"lessons", "",
-                  "list the lessons: number, slug, title and figure count (a broken lesson file: exit 2, named with its line)",
-                  options, 0, 0, runLessons});
+    registerVerb(
+        {"lessons", "",
+         "list the lessons: number, slug, title and figure count (a broken lesson file: exit 2, named with its line)",
+         options, 0, 0, runLessons});
 }
 
 } // namespace plab::cli

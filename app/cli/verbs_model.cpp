@@ -47,7 +47,8 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
 {
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
     if (scheme != loaded.model->config().scheme)
-        throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " + scheme);
+        throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
+                         scheme);
     return loaded;
 }
 
@@ -78,8 +79,8 @@ int layerFromArgs(const ParsedArgs& args, const ModelConfig& config)
 std::vector<OptionDef> modelOptions()
 {
     return {
-        {"preset", OptionKind::Value, "demo, tiny, quick (default) or large: sizes and schedule (see the README's presets table)",
-         "NAME"},
+        {"preset", OptionKind::Value,
+         "demo, tiny, quick (default) or large: sizes and schedule (see the README's presets table)", "NAME"},
         {"context", OptionKind::Value, "training context L (default from the preset)", "L"},
         {"layers", OptionKind::Value, "transformer blocks (default from the preset)", "N"},
         {"d-model", OptionKind::Value, "model width (default from the preset)", "D"},
@@ -88,7 +89,8 @@ std::vector<OptionDef> modelOptions()
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
         {"logn", OptionKind::Flag, "scale scores by log(m+1)/log(context) past the context"},
         scalingOption(),
-        {"init", OptionKind::Value, "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
+        {"init", OptionKind::Value,
+         "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
          "MODEL.safetensors"},
         {"seed", OptionKind::Value, "seed of the initialisation and the data order (default 1)", "S"},
     };
@@ -195,8 +197,8 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         const SchemeInfo& info = schemeByName(mc.scheme);
         for (const std::string& a : args.all("set")) {
             const std::string name = a.substr(0, a.find('='));
-            const bool ofScheme = std::any_of(info.params.begin(), info.params.end(),
-                                              [&](const ParamInfo& p) { return p.name == name; });
+            const bool ofScheme =
+                std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
             std::vector<std::string>& target = ofScheme ? mc.schemeSettings : mc.scalingSettings;
             std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
             target.push_back(a);
@@ -228,9 +230,13 @@ void printTrainStart(const TrainSetup& s, const Corpus& corpus, VerbContext& ctx
 {
     const ModelConfig& mc = s.model;
     if (s.json) {
-        ctx.err << nlohmann::json{{"event", "start"}, {"config", mc.toJson()}, {"training", s.training.toJson()},
-                                  {"parameters", modelParameterCount(mc)}, {"corpus", corpus.source},
-                                  {"train_bytes", corpus.train.size()}, {"threads", omp_get_max_threads()}}
+        ctx.err << nlohmann::json{{"event", "start"},
+                                  {"config", mc.toJson()},
+                                  {"training", s.training.toJson()},
+                                  {"parameters", modelParameterCount(mc)},
+                                  {"corpus", corpus.source},
+                                  {"train_bytes", corpus.train.size()},
+                                  {"threads", omp_get_max_threads()}}
                        .dump()
                 << std::endl;
         return;
@@ -249,14 +255,21 @@ void printTrainStart(const TrainSetup& s, const Corpus& corpus, VerbContext& ctx
 }
 
 // One line (or JSON event) per report on stderr.
-std::function<void(const TrainingProgress&)> trainProgressPrinter(const TrainSetup& s, VerbContext& ctx, double cpuStart)
+std::function<void(const TrainingProgress&)> trainProgressPrinter(const TrainSetup& s, VerbContext& ctx,
+                                                                  double cpuStart)
 {
     return [json = s.json, &ctx, cpuStart](const TrainingProgress& p) {
         if (json) {
-            ctx.err << nlohmann::json{{"event", "step"}, {"step", p.step}, {"steps", p.steps}, {"loss", p.loss},
-                                      {"lr", p.learningRate}, {"grad_norm", p.gradNorm},
-                                      {"tokens_per_second", p.tokensPerSecond}, {"elapsed_s", p.elapsedSeconds},
-                                      {"eta_s", p.etaSeconds}, {"cpu_s", processCpuSeconds() - cpuStart}}
+            ctx.err << nlohmann::json{{"event", "step"},
+                                      {"step", p.step},
+                                      {"steps", p.steps},
+                                      {"loss", p.loss},
+                                      {"lr", p.learningRate},
+                                      {"grad_norm", p.gradNorm},
+                                      {"tokens_per_second", p.tokensPerSecond},
+                                      {"elapsed_s", p.elapsedSeconds},
+                                      {"eta_s", p.etaSeconds},
+                                      {"cpu_s", processCpuSeconds() - cpuStart}}
                            .dump()
                     << std::endl;
             return;
@@ -300,9 +313,12 @@ void printTrainDone(const TrainSetup& s, const TrainingResult& trained, std::opt
 {
     const CheckpointInfo& info = trained.info;
     if (s.json) {
-        nlohmann::json done{{"event", "done"}, {"steps", info.step}, {"train_loss", info.trainLoss},
+        nlohmann::json done{{"event", "done"},
+                            {"steps", info.step},
+                            {"train_loss", info.trainLoss},
                             {"validation_loss", valLoss ? nlohmann::json(*valLoss) : nlohmann::json()},
-                            {"tokens_per_second", trained.tokensPerSecond}, {"elapsed_s", trained.elapsedSeconds},
+                            {"tokens_per_second", trained.tokensPerSecond},
+                            {"elapsed_s", trained.elapsedSeconds},
                             {"checkpoint", s.output}};
         if (!valLoss)
             done["validation_skipped"] = skipped;
@@ -311,13 +327,15 @@ void printTrainDone(const TrainSetup& s, const TrainingResult& trained, std::opt
     }
     char line[320];
     if (valLoss)
-        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f "
-                      "bits/byte) at length %d; wrote %s", info.step, clockText(trained.elapsedSeconds).c_str(),
-                      trained.tokensPerSecond, *valLoss, std::exp(*valLoss), *valLoss / std::log(2.0), s.model.context,
-                      s.output.c_str());
+        std::snprintf(line, sizeof line,
+                      "done: %d steps in %s, %.0f tok/s; validation loss %.4f (perplexity %.3f, %.4f "
+                      "bits/byte) at length %d; wrote %s",
+                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, *valLoss,
+                      std::exp(*valLoss), *valLoss / std::log(2.0), s.model.context, s.output.c_str());
     else
-        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no validation check (%s); wrote %s", info.step,
-                      clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, skipped.c_str(), s.output.c_str());
+        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no validation check (%s); wrote %s",
+                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, skipped.c_str(),
+                      s.output.c_str());
     ctx.err << line << std::endl;
 }
 
@@ -334,7 +352,9 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     hooks.reportEvery = setup.logEvery;
     hooks.interrupt = &g_interrupted; // Ctrl-C also stops inside a long step, before the optimiser runs
     hooks.saveEvery = setup.saveEvery;
-    hooks.checkpoint = [&](const Model& model, const CheckpointInfo& info) { saveCheckpoint(model, info, setup.output); };
+    hooks.checkpoint = [&](const Model& model, const CheckpointInfo& info) {
+        saveCheckpoint(model, info, setup.output);
+    };
     if (!setup.quiet)
         hooks.progress = trainProgressPrinter(setup, ctx, processCpuSeconds());
     InterruptGuard guard;
@@ -342,7 +362,8 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
         ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
                 << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
                 << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string()) << std::endl;
-    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
+    TrainingResult trained =
+        trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;
@@ -351,8 +372,9 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     saveCheckpoint(*trained.model, info, setup.output);
     if (trained.stopped) {
         if (setup.json)
-            ctx.err << nlohmann::json{{"event", "interrupted"}, {"step", info.step}, {"checkpoint", setup.output}}.dump()
-                    << std::endl;
+            ctx.err
+                << nlohmann::json{{"event", "interrupted"}, {"step", info.step}, {"checkpoint", setup.output}}.dump()
+                << std::endl;
         else
             ctx.err << "interrupted at step " << info.step << "; checkpoint written to " << setup.output << std::endl;
         return 130;
@@ -389,8 +411,8 @@ std::function<bool(double)> evalProgressPrinter(int length, bool print, VerbCont
             *next = tenth + 1;
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
             const double eta = fraction > 0 ? elapsed * (1 - fraction) / fraction : std::nan("");
-            ctx.err << "length " << length << " (sliding): " << 10 * tenth << "%  elapsed " << clockText(elapsed) << "  ETA "
-                    << clockText(eta) << std::endl;
+            ctx.err << "length " << length << " (sliding): " << 10 * tenth << "%  elapsed " << clockText(elapsed)
+                    << "  ETA " << clockText(eta) << std::endl;
         }
         return !g_interrupted;
     };
@@ -435,8 +457,9 @@ EvalRun evaluateLengths(Model& model, const std::vector<uint8_t>& text, const Ev
                 ctx.err << "length " << length << ": unsupported (" << p.note << ")" << std::endl;
         } else if (!quiet) {
             char line[200];
-            std::snprintf(line, sizeof line, "length %d: loss %.4f  perplexity %.3f  %.4f bits/byte  (%zu bytes, %.1f s)",
-                          length, p.loss, p.perplexity, p.bitsPerByte, p.tokens, seconds);
+            std::snprintf(line, sizeof line,
+                          "length %d: loss %.4f  perplexity %.3f  %.4f bits/byte  (%zu bytes, %.1f s)", length, p.loss,
+                          p.perplexity, p.bitsPerByte, p.tokens, seconds);
             ctx.err << line << std::endl;
         }
     }
@@ -451,7 +474,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
     // method's parameters (those of the checkpoint's method when --scaling is absent).
     if (args.has("scaling") || args.has("set")) {
-        std::vector<std::string> settings = args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+        std::vector<std::string> settings =
+            args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
         for (const std::string& a : args.all("set"))
             settings.push_back(a);
         model.setScaling(args.text("scaling", model.config().scaling), settings);
@@ -505,8 +529,8 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());
-    const std::vector<int> lengths = args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1,
-                                                      model.maxLength());
+    const std::vector<int> lengths =
+        args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),
               "entropy of the model's layer " + std::to_string(layer) + " over --lengths " +
                   args.text("lengths", "16,...,4096"),
@@ -522,8 +546,13 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     Table t;
     t.columns = {"length", "head", "entropy_last", "entropy_mean"};
     t.integerColumns = 2;
-    t.meta = {{"scheme", spec.name()}, {"heads", spec.heads}, {"qk", "model"}, {"checkpoint", args.text("checkpoint")},
-              {"layer", layer}, {"corpus", corpus.source}, {"config", model.config().toJson()}};
+    t.meta = {{"scheme", spec.name()},
+              {"heads", spec.heads},
+              {"qk", "model"},
+              {"checkpoint", args.text("checkpoint")},
+              {"layer", layer},
+              {"corpus", corpus.source},
+              {"config", model.config().toJson()}};
     for (const EntropyPoint& p : points)
         t.rows.push_back({double(p.length), double(p.head), p.entropyLast, p.entropyMean});
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
@@ -540,8 +569,8 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     const int H = model.config().heads, D = model.config().headDim();
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
-    checkWork(args, modelForwardWork(model.config(), {N}),
-              "the model's forward over --length " + std::to_string(N), "a shorter --length");
+    checkWork(args, modelForwardWork(model.config(), {N}), "the model's forward over --length " + std::to_string(N),
+              "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
     const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     model.forward(tokens.data(), nullptr, 1, N);
@@ -556,7 +585,8 @@ std::vector<OptionDef> trainOptions()
 {
     std::vector<OptionDef> options = {
         {"scheme", OptionKind::Value, "positional scheme, instead of the SCHEME word (see `schemes`)", "S"},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out", "FILE"},
+        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out",
+         "FILE"},
     };
     for (const OptionDef& o : modelOptions())
         options.push_back(o);
@@ -566,12 +596,14 @@ std::vector<OptionDef> trainOptions()
              {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
              {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
-             {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)", "N"},
+             {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)",
+              "N"},
              {"eval-bytes", OptionKind::Value,
               "validation bytes scored after training (default 65536; 0 skips the check and says so)", "N"},
              {"json", OptionKind::Flag, "progress as JSON lines on stderr"},
              {"quiet", OptionKind::Flag, "no start line and no step progress on stderr (the final line stays)"},
-             {"o", OptionKind::Value, "output checkpoint (written atomically); required", "MODEL.safetensors", false, true}})
+             {"o", OptionKind::Value, "output checkpoint (written atomically); required", "MODEL.safetensors", false,
+              true}})
         options.push_back(o);
     return options;
 }
@@ -580,27 +612,39 @@ std::vector<OptionDef> trainOptions()
 
 void registerModelVerbs()
 {
-    registerVerb({"train", "SCHEME|--scheme S",
+    registerVerb({"train",
+                  "SCHEME|--scheme S",
                   "train a byte-level transformer with a positional scheme; Ctrl-C stops and keeps the checkpoint",
-                  trainOptions(), 0, 1, runTrain, {}, {{"o", {".safetensors"}}}});
-    registerVerb({"eval", "MODEL.safetensors",
-                  "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
-                  "Ctrl-C stops (exit 130) and writes nothing",
-                  {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
-                   {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
-                   {"lengths", OptionKind::Value,
-                    "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
-                   {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
-                   {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
-                   {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
-                   {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
-                   {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
-                   scalingOption(),
-                   {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
-                   {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)", "FILE"}},
-                  1, 1, runEval, {}, {{"o", dataExtensions()}},
-                  "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
-                  "work, naming the text's size: such a window could not be filled."});
+                  trainOptions(),
+                  0,
+                  1,
+                  runTrain,
+                  {},
+                  {{"o", {".safetensors"}}}});
+    registerVerb(
+        {"eval",
+         "MODEL.safetensors",
+         "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
+         "Ctrl-C stops (exit 130) and writes nothing",
+         {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
+          {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
+          {"lengths", OptionKind::Value,
+           "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
+          {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
+          {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
+          {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
+          {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+          {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
+          scalingOption(),
+          {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
+          {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)", "FILE"}},
+         1,
+         1,
+         runEval,
+         {},
+         {{"o", dataExtensions()}},
+         "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
+         "work, naming the text's size: such a window could not be filled."});
 }
 
 } // namespace plab::cli

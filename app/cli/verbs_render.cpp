@@ -30,7 +30,7 @@ using ui::PanelState;
 
 // The headless application, and the language (--lang CODE, checked by the CLI's parser already; errors on stderr stay
 // English) and numbering of titles: heads and layers from 0, as the CLI's --head and --layer options count them.
-void preparePictures(const ParsedArgs &args)
+void preparePictures(const ParsedArgs& args)
 {
     ui::ensureHeadlessApplication();
     ui::setFigureIndexBase(ui::IndexBase::Zero);
@@ -40,7 +40,7 @@ void preparePictures(const ParsedArgs &args)
         throw RunError(error.toStdString());
 }
 
-ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)
+ImageOptions imageOptions(const ParsedArgs& args, QSize defaults)
 {
     ImageOptions o;
     o.size = QSize(static_cast<int>(args.integer("width", defaults.width(), 64, 16384)),
@@ -50,15 +50,16 @@ ImageOptions imageOptions(const ParsedArgs &args, QSize defaults)
     return o;
 }
 
-QString colorMapArg(const ParsedArgs &args)
+QString colorMapArg(const ParsedArgs& args)
 {
     const QString name = QString::fromStdString(args.text("colormap", "auto"));
     if (name != QLatin1String("auto") && !ui::ColorMap::isKnown(name))
-        throw InputError("--colormap " + name.toStdString() + " is not allowed; allowed: auto, viridis, magma, cividis, diverging");
+        throw InputError("--colormap " + name.toStdString() +
+                         " is not allowed; allowed: auto, viridis, magma, cividis, diverging");
     return name;
 }
 
-int headArg(const ParsedArgs &args, int heads)
+int headArg(const ParsedArgs& args, int heads)
 {
     const std::string text = args.text("head", "0");
     // `bias --head all` writes every head as data; a picture shows the first.
@@ -67,7 +68,7 @@ int headArg(const ParsedArgs &args, int heads)
     return static_cast<int>(parseInteger(text, "head", 0, heads - 1));
 }
 
-PanelState panelFromArgs(const std::string &scheme, const ParsedArgs &args)
+PanelState panelFromArgs(const std::string& scheme, const ParsedArgs& args)
 {
     PanelState p;
     p.spec = schemeSpecFromArgs(scheme, args);
@@ -77,12 +78,12 @@ PanelState panelFromArgs(const std::string &scheme, const ParsedArgs &args)
     return p;
 }
 
-QString qPath(const std::string &path)
+QString qPath(const std::string& path)
 {
     return QString::fromStdString(path);
 }
 
-void renderBias(const std::string &scheme, const ParsedArgs &args, const std::string &path)
+void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
     const PanelState panel = panelFromArgs(scheme, args);
     ui::BiasRequest request;
@@ -94,14 +95,14 @@ void renderBias(const std::string &scheme, const ParsedArgs &args, const std::st
                          qPath(path));
 }
 
-void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
+void renderCompare(const std::vector<std::string>& schemes, const ParsedArgs& args, const std::string& path)
 {
     if (schemes.size() < 2 || schemes.size() > 4)
         throw InputError("render compare: needs 2 to 4 schemes, got " + std::to_string(schemes.size()));
     // --set applies to the first scheme (the GUI panel's scheme); the others use their defaults.
     const PanelState panel = panelFromArgs(schemes.front(), args);
     QStringList names;
-    for (const std::string &s : schemes)
+    for (const std::string& s : schemes)
         names << QString::fromStdString(s);
     ui::CompareRequest request;
     request.specs = ui::compareSpecs(names, panel);
@@ -117,7 +118,7 @@ void renderCompare(const std::vector<std::string> &schemes, const ParsedArgs &ar
                             imageOptions(args, ui::defaultPictureSize(QStringLiteral("compare"), panels)), qPath(path));
 }
 
-void renderDot(const ParsedArgs &args, const std::string &path)
+void renderDot(const ParsedArgs& args, const std::string& path)
 {
     ui::DotRequest request;
     request.maxDistance = static_cast<int>(args.integer("max-distance", 256, 0, 10000000));
@@ -143,14 +144,14 @@ void renderDot(const ParsedArgs &args, const std::string &path)
                         qPath(path));
 }
 
-void renderFrequencies(const ParsedArgs &args, const std::string &path)
+void renderFrequencies(const ParsedArgs& args, const std::string& path)
 {
     const SchemeSpec spec = frequenciesSpecFromArgs(args);
     ui::writeFrequenciesPicture(spec, frequenciesLengthFromArgs(args, spec),
                                 imageOptions(args, ui::defaultPictureSize(QStringLiteral("frequencies"))), qPath(path));
 }
 
-void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path)
+void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& args, const std::string& path)
 {
     if (schemes.empty())
         throw InputError("render entropy: name at least one scheme");
@@ -159,7 +160,7 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
     // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
     panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
     QStringList names;
-    for (const std::string &s : schemes)
+    for (const std::string& s : schemes)
         names << QString::fromStdString(s);
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
@@ -171,25 +172,27 @@ void renderEntropy(const std::vector<std::string> &schemes, const ParsedArgs &ar
     request.headDim = headDim;
     // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
     for (size_t i = 1; i < request.specs.size(); ++i) {
-        const SchemeInfo &info = schemeByName(schemes[i]);
-        request.specs[i] = makeSchemeSpecForHeadDim(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
-                                                    {}, headDim, "--head-dim", panel.spec.context, panel.spec.logn);
+        const SchemeInfo& info = schemeByName(schemes[i]);
+        request.specs[i] =
+            makeSchemeSpecForHeadDim(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
+                                     {}, headDim, "--head-dim", panel.spec.context, panel.spec.logn);
     }
     const std::string measure = args.text("measure", "last");
     if (measure != "last" && measure != "mean")
         throw InputError("--measure " + measure + " is not allowed; allowed: last, mean");
     double flops = 0; // as `entropy` counts it, for every scheme drawn
-    for (const SchemeSpec &spec : request.specs)
+    for (const SchemeSpec& spec : request.specs)
         flops += attentionWork(spec, request.lengths, qk == "random" ? headDim : 0);
-    checkWork(args, flops, "render entropy of " + std::to_string(request.specs.size()) + " schemes x " +
-                                    std::to_string(panel.spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
-                   "fewer schemes, fewer or shorter --lengths, fewer --heads");
+    checkWork(args, flops,
+              "render entropy of " + std::to_string(request.specs.size()) + " schemes x " +
+                  std::to_string(panel.spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
+              "fewer schemes, fewer or shorter --lengths, fewer --heads");
     ui::writeEntropyPicture(request, panel.head,
                             measure == "last" ? ui::EntropyMeasure::LastRow : ui::EntropyMeasure::MeanOverRows,
                             imageOptions(args, ui::defaultPictureSize(QStringLiteral("entropy"))), qPath(path));
 }
 
-void renderAttention(const ParsedArgs &args, const std::string &path)
+void renderAttention(const ParsedArgs& args, const std::string& path)
 {
     if (!args.has("checkpoint"))
         throw InputError("render attention: --checkpoint MODEL.safetensors is required");
@@ -200,7 +203,7 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
     if (repeat > 0)
         request.tokens = repeatedText(request.tokens, repeat);
-    const ModelConfig &config = request.model.model->config();
+    const ModelConfig& config = request.model.model->config();
     request.layer = layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
     const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
     ui::writeAttentionPicture(request, head, colorMapArg(args),
@@ -208,16 +211,17 @@ void renderAttention(const ParsedArgs &args, const std::string &path)
 }
 
 // Trains `request` on a worker, printing each scheme's progress on stderr; returns every snapshot of the run.
-std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest &request, std::ostream &err)
+std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest& request, std::ostream& err)
 {
-    return ui::runTrainingAndWait(request, [&](const ui::TrainSnapshot &s) {
+    return ui::runTrainingAndWait(request, [&](const ui::TrainSnapshot& s) {
         if (!s.error.isEmpty())
             return;
-        const std::string &scheme = request.schemes.at(static_cast<size_t>(s.schemeIndex));
+        const std::string& scheme = request.schemes.at(static_cast<size_t>(s.schemeIndex));
         if (s.trained) {
             err << "  " << scheme << ": trained and evaluated";
-            for (const EvalPoint &p : s.eval)
-                err << "  ppl@" << p.length << " " << (p.supported ? QString::number(p.perplexity, 'f', 2).toStdString() : "-");
+            for (const EvalPoint& p : s.eval)
+                err << "  ppl@" << p.length << " "
+                    << (p.supported ? QString::number(p.perplexity, 'f', 2).toStdString() : "-");
             err << '\n';
         } else if (s.step == request.train.steps || s.step % std::max(1, request.train.steps / 4) == 0) {
             err << "  " << scheme << ": step " << s.step << " of " << request.train.steps << ", loss "
@@ -228,8 +232,8 @@ std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest &request
 
 // The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
 // presetTrainRequest), with --steps and --corpus on top.
-ui::TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, const ParsedArgs &args,
-                                      const std::string &preset)
+ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& schemes, const ParsedArgs& args,
+                                      const std::string& preset)
 {
     ui::TrainRequest request = ui::presetTrainRequest(preset, schemes);
     if (args.has("steps")) {
@@ -245,7 +249,7 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, c
         loadCorpusFile(args.text("corpus")); // a missing or unsuitable file is bad input (exit 2), before any work
         request.corpusPath = QString::fromStdString(args.text("corpus"));
     }
-    for (const std::string &s : schemes) {
+    for (const std::string& s : schemes) {
         ModelConfig mc = request.model;
         mc.scheme = s;
         validateModelConfig(mc); // a clear message before minutes of work
@@ -253,8 +257,8 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string> &schemes, c
     return request;
 }
 
-void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args, const std::string &path,
-                 std::ostream &err)
+void renderTrain(const std::vector<std::string>& schemes, const ParsedArgs& args, const std::string& path,
+                 std::ostream& err)
 {
     if (schemes.empty())
         throw InputError("render train: name at least one scheme, e.g. render train sinusoidal rope alibi local");
@@ -262,22 +266,22 @@ void renderTrain(const std::vector<std::string> &schemes, const ParsedArgs &args
     err << "render train: training " << schemes.size() << " scheme(s), preset " << args.text("preset", "demo") << ", "
         << request.train.steps << " steps each\n";
     std::vector<std::vector<EvalPoint>> evals(schemes.size());
-    for (const ui::TrainSnapshot &s : trainWithProgress(request, err))
+    for (const ui::TrainSnapshot& s : trainWithProgress(request, err))
         if (s.trained)
             evals.at(static_cast<size_t>(s.schemeIndex)) = s.eval;
     ui::writePerplexityPicture(request.schemes, evals, request.model.context,
                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("train"))), qPath(path));
 }
 
-void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
-                const std::string &path, std::ostream &err);
+void renderView(const std::string& view, const std::vector<std::string>& schemes, const ParsedArgs& args,
+                const std::string& path, std::ostream& err);
 
 // Where a lesson's attention state finds its model: the kept model of its preset and scheme (as the GUI keeps them),
 // else one trained now and kept. With --steps or --corpus the run is not the lesson's model: it goes beside the
 // output instead.
-std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, std::ostream &err)
+std::string lessonModelPath(const LessonState& state, const ParsedArgs& args, std::ostream& err)
 {
-    const std::string &scheme = state.schemes.front();
+    const std::string& scheme = state.schemes.front();
     const bool custom = args.has("steps") || args.has("corpus");
     const QString kept = ui::keptModelPath(state.preset, scheme);
     if (!custom && QFileInfo::exists(kept))
@@ -285,7 +289,7 @@ std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, st
     const ui::TrainRequest request = trainRequestFromArgs({scheme}, args, state.preset);
     err << "render lesson: no kept " << state.preset << " model of " << scheme << "; training one ("
         << request.train.steps << " steps)\n";
-    for (const ui::TrainSnapshot &s : trainWithProgress(request, err))
+    for (const ui::TrainSnapshot& s : trainWithProgress(request, err))
         if (s.trained && s.model.isValid()) {
             if (!custom)
                 return ui::keepModel(s.model).toStdString();
@@ -297,10 +301,11 @@ std::string lessonModelPath(const LessonState &state, const ParsedArgs &args, st
     throw RunError("render lesson: training the " + scheme + " model gave no model");
 }
 
-std::string shellQuoted(const std::string &word)
+std::string shellQuoted(const std::string& word)
 {
-    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+") ==
-                             std::string::npos)
+    if (!word.empty() &&
+        word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:=/+") ==
+            std::string::npos)
         return word;
     std::string q = "'";
     for (char c : word)
@@ -308,21 +313,21 @@ std::string shellQuoted(const std::string &word)
     return q + "'";
 }
 
-VerbDef &renderVerbDefinition()
+VerbDef& renderVerbDefinition()
 {
     static VerbDef verb;
     return verb;
 }
 
-const VerbDef &renderVerbDef()
+const VerbDef& renderVerbDef()
 {
     return renderVerbDefinition();
 }
 
 // Lesson `number` of `set`; InputError with its file's error when that file is broken, else listing the lessons.
-const Lesson &findLesson(const LessonSet &set, int number)
+const Lesson& findLesson(const LessonSet& set, int number)
 {
-    for (const Lesson &l : set.lessons)
+    for (const Lesson& l : set.lessons)
         if (l.number == number)
             return l;
     for (size_t i = 0; i < set.errors.size(); ++i) {
@@ -331,22 +336,22 @@ const Lesson &findLesson(const LessonSet &set, int number)
             throw InputError(set.errors[i]);
     }
     std::string numbers;
-    for (const Lesson &l : set.lessons)
+    for (const Lesson& l : set.lessons)
         numbers += (numbers.empty() ? "" : ", ") + std::to_string(l.number);
-    throw InputError("render lesson: there is no lesson " + std::to_string(number) + "; lessons: " +
-                     (numbers.empty() ? std::string("none") : numbers));
+    throw InputError("render lesson: there is no lesson " + std::to_string(number) +
+                     "; lessons: " + (numbers.empty() ? std::string("none") : numbers));
 }
 
 // `render lesson K -o DIR`: every figure of lesson K as DIR/NN-slug-figI.png with its state (and the equivalent
 // command) in DIR/NN-slug-figI.json.
-void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args, std::ostream &err)
+void renderLesson(const std::vector<std::string>& words, const ParsedArgs& args, std::ostream& err)
 {
     if (words.size() != 1)
         throw InputError("render lesson: expected one lesson number K (see `positionlab-cli lessons`), got " +
                          std::to_string(words.size()) + " words");
     const int number = static_cast<int>(parseInteger(words[0], "lesson number K", 0, 9999));
     const LessonSet set = lessonsFromArgs(args);
-    const Lesson *lesson = &findLesson(set, number);
+    const Lesson* lesson = &findLesson(set, number);
     const QString dir = QString::fromStdString(args.text("o"));
     if (QFileInfo(dir).exists() && !QFileInfo(dir).isDir())
         throw InputError("render lesson: -o " + dir.toStdString() + " is a file; allowed: a folder (made if missing)");
@@ -354,8 +359,9 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         throw InputError("render lesson: cannot make the folder -o " + dir.toStdString());
     checkWritable((dir + QStringLiteral("/lesson.png")).toStdString()); // before any figure (or training) is made
     for (size_t i = 0; i < lesson->states.size(); ++i) {
-        const LessonState &state = lesson->states[i];
-        const std::string checkpoint = state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
+        const LessonState& state = lesson->states[i];
+        const std::string checkpoint =
+            state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
         std::vector<std::string> words = lessonRenderArguments(state, checkpoint);
         const QString stem = QStringLiteral("%1-%2-fig%3")
                                  .arg(lesson->number, 2, 10, QLatin1Char('0'))
@@ -364,10 +370,10 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         const std::string png = (dir + QLatin1Char('/') + stem + QStringLiteral(".png")).toStdString();
         // The options the lesson run was given carry over: language and picture size to every figure, the training
         // overrides to the figures that train (an attention figure's model is trained above with them already).
-        std::vector<const char *> carried = {"lang", "width", "height", "dpi"};
+        std::vector<const char*> carried = {"lang", "width", "height", "dpi"};
         if (state.view == LessonView::Train)
             carried.insert(carried.end(), {"steps", "corpus"});
-        for (const char *option : carried)
+        for (const char* option : carried)
             if (args.has(option)) {
                 words.push_back(std::string("--") + option);
                 words.push_back(args.text(option));
@@ -375,7 +381,7 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         if (args.has("dark"))
             words.push_back("--dark");
         std::string command = "positionlab-cli render";
-        for (const std::string &w : words)
+        for (const std::string& w : words)
             command += " " + shellQuoted(w);
         command += " -o " + shellQuoted(stem.toStdString() + ".png");
         words.push_back("-o");
@@ -386,14 +392,15 @@ void renderLesson(const std::vector<std::string> &words, const ParsedArgs &args,
         renderView(stateArgs.positional.at(0),
                    std::vector<std::string>(stateArgs.positional.begin() + 1, stateArgs.positional.end()), stateArgs,
                    png, err);
-        const nlohmann::json sidecar{{"lesson", lesson->number},  {"slug", lesson->slug},     {"title", lesson->title},
+        const nlohmann::json sidecar{{"lesson", lesson->number},     {"slug", lesson->slug}, {"title", lesson->title},
                                      {"language", lesson->language}, {"file", lesson->file}, {"figure", i + 1},
-                                     {"line", state.line},         {"state", state.json},     {"command", command}};
-        writeFileAtomically((dir + QLatin1Char('/') + stem + QStringLiteral(".json")).toStdString(), sidecar.dump(2) + "\n");
+                                     {"line", state.line},           {"state", state.json},  {"command", command}};
+        writeFileAtomically((dir + QLatin1Char('/') + stem + QStringLiteral(".json")).toStdString(),
+                            sidecar.dump(2) + "\n");
     }
 }
 
-void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::string &path)
+void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::string& path)
 {
     preparePictures(args);
     if (verb == "bias")
@@ -411,8 +418,8 @@ void exportFromVerb(const std::string &verb, const ParsedArgs &args, const std::
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
 
-void renderView(const std::string &view, const std::vector<std::string> &schemes, const ParsedArgs &args,
-                const std::string &path, std::ostream &err)
+void renderView(const std::string& view, const std::vector<std::string>& schemes, const ParsedArgs& args,
+                const std::string& path, std::ostream& err)
 {
     if (view == "bias") {
         if (schemes.size() != 1)
@@ -437,12 +444,13 @@ void renderView(const std::string &view, const std::vector<std::string> &schemes
     } else if (view == "train") {
         renderTrain(schemes, args, path, err);
     } else {
-        throw InputError("render: unknown view '" + view + "'; views: bias, compare, dot, frequencies, entropy, attention, train, lesson");
+        throw InputError("render: unknown view '" + view +
+                         "'; views: bias, compare, dot, frequencies, entropy, attention, train, lesson");
     }
 }
 
 // The scheme words of a view: the words after VIEW, or --scheme S for the first (both only when they agree).
-std::vector<std::string> schemeWords(const ParsedArgs &args)
+std::vector<std::string> schemeWords(const ParsedArgs& args)
 {
     std::vector<std::string> words(args.positional.begin() + 1, args.positional.end());
     if (args.has("scheme")) {
@@ -453,7 +461,7 @@ std::vector<std::string> schemeWords(const ParsedArgs &args)
     return words;
 }
 
-int runRender(const ParsedArgs &args, VerbContext &ctx)
+int runRender(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string path = args.text("o");
     const std::string view = args.positional.at(0);
@@ -462,7 +470,7 @@ int runRender(const ParsedArgs &args, VerbContext &ctx)
         checkOutputPath("o", path, pictureExtensions());
     preparePictures(args);
     std::ostream silent(nullptr); // --quiet: training progress goes nowhere
-    std::ostream &progress = args.has("quiet") ? silent : ctx.err;
+    std::ostream& progress = args.has("quiet") ? silent : ctx.err;
     if (view == "lesson")
         renderLesson(words, args, progress);
     else
@@ -474,22 +482,22 @@ int runRender(const ParsedArgs &args, VerbContext &ctx)
 std::vector<UsageForm> renderForms()
 {
     const std::vector<std::string> picture = {"width", "height", "dpi", "dark", "lang", "o"};
-    auto form = [&](const std::string &view, const std::string &words, std::vector<std::string> own, bool scheme) {
+    auto form = [&](const std::string& view, const std::string& words, std::vector<std::string> own, bool scheme) {
         if (scheme)
-            for (const std::string &o : schemeOptionNames())
+            for (const std::string& o : schemeOptionNames())
                 own.push_back(o);
         own.insert(own.end(), picture.begin(), picture.end());
         return UsageForm{view + (words.empty() ? "" : " " + words), own, view, {}};
     };
     return {
         form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, true),
-        form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]", {"length", "head", "colormap", "separate-scales", "difference"},
-             true),
+        form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]",
+             {"length", "head", "colormap", "separate-scales", "difference"}, true),
         form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, false),
         form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, false),
         form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
-        form("attention", "--checkpoint MODEL.safetensors", {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"},
-             false),
+        form("attention", "--checkpoint MODEL.safetensors",
+             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"}, false),
         form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus"}, false),
         {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
     };
@@ -502,7 +510,8 @@ std::vector<OptionDef> renderOptions()
         {"length", OptionKind::Value, "bias/compare: sequence length N (default 16, as `bias`)", "N"},
         {"head", OptionKind::Value, "head index h = 0..H-1 shown (default 0)", "h"},
         {"buckets", OptionKind::Flag, "bias, t5: bucket indices instead of values"},
-        {"colormap", OptionKind::Value, "bias/compare/attention: auto (default), viridis, magma, cividis, diverging", "NAME"},
+        {"colormap", OptionKind::Value, "bias/compare/attention: auto (default), viridis, magma, cividis, diverging",
+         "NAME"},
         {"separate-scales", OptionKind::Flag, "compare: one colour scale per panel instead of a shared one"},
         {"difference", OptionKind::Flag, "compare: add the panel first scheme − second scheme (diverging scale)"},
         {"curves", OptionKind::Value, "dot: curves (default 128:10000,64:10000,128:500)", "DIM:BASE,..."},
@@ -512,7 +521,8 @@ std::vector<OptionDef> renderOptions()
         {"log-x", OptionKind::Flag, "dot: logarithmic distance axis"},
         {"lengths", OptionKind::Value, "entropy: comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
         {"qk", OptionKind::Value, "entropy: zero (bias alone) or random", "zero|random"},
-        {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0); train: seed of the models (default 1)", "S"},
+        {"seed", OptionKind::Value, "entropy: seed of --qk random (default 0); train: seed of the models (default 1)",
+         "S"},
         {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)", "D"},
         {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)", "last|mean"},
         allowLongOption(),
@@ -545,15 +555,22 @@ void registerRenderVerbs()
     std::call_once(once, [] {
         setImageExporter(exportFromVerb);
         std::vector<UsageForm> forms = renderForms();
-        for (UsageForm &f : forms) // training prints progress: --quiet silences it
+        for (UsageForm& f : forms) // training prints progress: --quiet silences it
             if (f.whenWord == "train" || f.whenWord == "lesson")
                 f.options.push_back("quiet");
-        renderVerbDefinition() = {"render", "VIEW",
-                                  "any GUI view as a picture, headless (the same painters as the GUI)", renderOptions(), 1,
-                                  13, runRender, forms, {},
-                                  "A SCHEME word may also be given as --scheme S (the first scheme). --set applies to "
-                                  "the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
-                                  "figure of lesson K (PNG + state JSON)."};
+        renderVerbDefinition() = {
+            "render",
+            "VIEW",
+            "any GUI view as a picture, headless (the same painters as the GUI)",
+            renderOptions(),
+            1,
+            13,
+            runRender,
+            forms,
+            {},
+            "A SCHEME word may also be given as --scheme S (the first scheme). --set applies to "
+            "the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
+            "figure of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });
 }

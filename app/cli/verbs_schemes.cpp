@@ -29,16 +29,11 @@ nlohmann::json schemeJson(const SchemeInfo& s)
                           {"range", p.rangeText()},
                           {"description", p.description}});
     }
-    return {{"name", s.name},
-            {"title", s.title},
-            {"formula", s.formula},
-            {"explanation", s.explanation},
-            {"parameters", params},
-            {"bidirectional", s.bidirectionalAllowed},
-            {"rotary", s.rotary},
-            {"absolute", s.absolute},
-            {"additive", s.additive},
-            {"trainable", s.trainable}};
+    return {{"name", s.name},         {"title", s.title},
+            {"formula", s.formula},   {"explanation", s.explanation},
+            {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
+            {"rotary", s.rotary},     {"absolute", s.absolute},
+            {"additive", s.additive}, {"trainable", s.trainable}};
 }
 
 int runSchemes(const ParsedArgs& args, VerbContext& ctx)
@@ -71,7 +66,8 @@ int runBias(const ParsedArgs& args, VerbContext& ctx)
     const bool buckets = args.has("buckets");
     if (buckets && spec.kind != SchemeKind::T5)
         throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
-    checkMemoryEstimate(4.0 * length * length, "a " + std::to_string(length) + " x " + std::to_string(length) + " matrix");
+    checkMemoryEstimate(4.0 * length * length,
+                        "a " + std::to_string(length) + " x " + std::to_string(length) + " matrix");
 
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("bias", args, args.text("o"));
@@ -85,7 +81,8 @@ int runBias(const ParsedArgs& args, VerbContext& ctx)
         for (int h = first; h < last; ++h)
             headList.push_back(h);
         const nlohmann::json meta = biasMatrixMeta(spec, length, buckets, headList);
-        MatrixStackWriter writer(out, format, last - first, length, length, allHeads, meta, buckets && format != DataFormat::Npy);
+        MatrixStackWriter writer(out, format, last - first, length, length, allHeads, meta,
+                                 buckets && format != DataFormat::Npy);
         std::vector<float> matrix(static_cast<size_t>(length) * length);
         std::vector<int32_t> bucketIndex;
         if (buckets)
@@ -143,9 +140,10 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
     const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
     // Bias-only entropy (--qk zero) has no q.k products, but its softmax per pair costs kMinWorkDim dims anyway.
-    checkWork(args, attentionWork(spec, lengths, qk == "random" ? headDim : 0),
-              "entropy of " + std::to_string(spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
-              "fewer or shorter --lengths, fewer --heads" + std::string(qk == "random" ? ", a smaller --head-dim" : ""));
+    checkWork(
+        args, attentionWork(spec, lengths, qk == "random" ? headDim : 0),
+        "entropy of " + std::to_string(spec.heads) + " heads over --lengths " + args.text("lengths", "16,...,4096"),
+        "fewer or shorter --lengths, fewer --heads" + std::string(qk == "random" ? ", a smaller --head-dim" : ""));
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("entropy", args, args.text("o"));
         return 0;
@@ -185,7 +183,8 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
             out.push_back(2 * 3.14159265358979323846 / t);
         return out;
     };
-    const std::vector<double> wavelength = wavelengths(scaling.theta), wavelengthScaled = wavelengths(scaling.thetaScaled);
+    const std::vector<double> wavelength = wavelengths(scaling.theta),
+                              wavelengthScaled = wavelengths(scaling.thetaScaled);
     auto write = [&](std::ostream& out, DataFormat format) {
         if (format == DataFormat::Json) {
             nlohmann::json j = schemeSpecJson(spec);
@@ -234,7 +233,8 @@ std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own)
 {
     for (const OptionDef& o : pictureOptions())
         own.push_back(o);
-    own.push_back({"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)", "FILE"});
+    own.push_back(
+        {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)", "FILE"});
     return own;
 }
 
@@ -249,27 +249,32 @@ std::vector<std::string> names(const std::vector<OptionDef>& options, const std:
 
 void registerEntropy()
 {
-    // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the scheme
-    // and sizes): each form reads its own options and refuses the other's.
+    // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the
+    // scheme and sizes): each form reads its own options and refuses the other's.
     const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions({
         {"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
         {"qk", OptionKind::Value, "zero (bias alone, default) or random (seeded Gaussian q, k); not with --checkpoint",
          "zero|random"},
         {"seed", OptionKind::Value, "seed of --qk random (default 0)", "S"},
         {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"},
-        {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text", "MODEL.safetensors"},
+        {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text",
+         "MODEL.safetensors"},
         {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
         {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)", "FILE"},
         {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)", "T"},
         allowLongOption(),
     }));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
-    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set", "context", "logn", "qk", "seed",
-                                                   "head-dim"};
+    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set",     "context", "logn",
+                                                   "qk",    "seed",          "head-dim"};
     const std::vector<std::string> withModel = names(options, fixedByModel);
-    registerVerb({"entropy", "SCHEME",
+    registerVerb({"entropy",
+                  "SCHEME",
                   "attention entropy (nats) against sequence length: last row and mean over rows",
-                  options, 0, 1, runEntropy,
+                  options,
+                  0,
+                  1,
+                  runEntropy,
                   {{"SCHEME", names(options, modelOnly), {}, {}},
                    {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
                   {{"o", dataAndPictureExtensions()}},
@@ -281,36 +286,60 @@ void registerEntropy()
 
 void registerSchemeVerbs()
 {
-    registerVerb({"schemes", "", "list every scheme with its parameters, defaults and ranges",
-                  {{"json", OptionKind::Flag, "machine-readable output"}}, 0, 0, runSchemes});
-    registerVerb({"bias", "SCHEME",
-                  "the bias matrix (or rotary probe score) of a scheme, rows = query m, columns = key n",
-                  withSchemeOptions(withPictureOptions(
-                      {{"length", OptionKind::Value, "sequence length N (default 16)", "N"},
-                       {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
-                        "h|all"},
-                       {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
-                       {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging",
-                        "NAME", true}})),
-                  0, 1, runBias, {}, {{"o", dataAndPictureExtensions()}}, "SCHEME may also be given as --scheme S."});
-    registerVerb({"dot", "", "dot(p_m, p_n) of sinusoidal position embeddings against distance",
-                  withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
-                                      {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
-                                      {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
-                                      {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
-                  0, 0, runDot, {}, {{"o", dataAndPictureExtensions()}}});
+    registerVerb({"schemes",
+                  "",
+                  "list every scheme with its parameters, defaults and ranges",
+                  {{"json", OptionKind::Flag, "machine-readable output"}},
+                  0,
+                  0,
+                  runSchemes});
+    registerVerb(
+        {"bias",
+         "SCHEME",
+         "the bias matrix (or rotary probe score) of a scheme, rows = query m, columns = key n",
+         withSchemeOptions(withPictureOptions(
+             {{"length", OptionKind::Value, "sequence length N (default 16)", "N"},
+              {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
+               "h|all"},
+              {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
+              {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}})),
+         0,
+         1,
+         runBias,
+         {},
+         {{"o", dataAndPictureExtensions()}},
+         "SCHEME may also be given as --scheme S."});
+    registerVerb(
+        {"dot",
+         "",
+         "dot(p_m, p_n) of sinusoidal position embeddings against distance",
+         withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
+                             {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
+                             {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
+                             {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
+         0,
+         0,
+         runDot,
+         {},
+         {{"o", dataAndPictureExtensions()}}});
     registerEntropy();
-    registerVerb({"frequencies", "",
+    registerVerb({"frequencies",
+                  "",
                   "rotary frequencies θ_i and θ'_i of a length-extension method, with wavelengths and the logit scale",
-                  withPictureOptions({{"dim", OptionKind::Value, "rotary dimension d, even, 2..4096 (default 64)", "D"},
-                                      {"base", OptionKind::Value, "base b > 1 (default 10000)", "B"},
-                                      scalingOption(),
-                                      {"set", OptionKind::Repeated, "a parameter of the method (e.g. factor=4)", "NAME=VALUE"},
-                                      {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
-                                      {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
-                                      {"json", OptionKind::Flag, "JSON on stdout instead of CSV"},
-                                      {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}}),
-                  0, 0, runFrequencies, {}, {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
+                  withPictureOptions(
+                      {{"dim", OptionKind::Value, "rotary dimension d, even, 2..4096 (default 64)", "D"},
+                       {"base", OptionKind::Value, "base b > 1 (default 10000)", "B"},
+                       scalingOption(),
+                       {"set", OptionKind::Repeated, "a parameter of the method (e.g. factor=4)", "NAME=VALUE"},
+                       {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
+                       {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
+                       {"json", OptionKind::Flag, "JSON on stdout instead of CSV"},
+                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}}),
+                  0,
+                  0,
+                  runFrequencies,
+                  {},
+                  {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
 }
 
 } // namespace plab::cli

@@ -94,7 +94,8 @@ SweepGrid gridFromArgs(const ParsedArgs& args)
     grid.corpus = args.has("corpus") ? fs::absolute(args.text("corpus")).string() : std::string();
     grid.evalLengths = args.integerList("lengths", extrapolationLengths(grid.model.context), 1, kMaxLength);
     grid.evalMode = evalModeFromName(args.text("mode", "nonoverlapping"));
-    grid.evalBytes = static_cast<size_t>(args.integer("eval-bytes", static_cast<long long>(presetByName(grid.preset).evalBytes), 0, 1LL << 40));
+    grid.evalBytes = static_cast<size_t>(
+        args.integer("eval-bytes", static_cast<long long>(presetByName(grid.preset).evalBytes), 0, 1LL << 40));
     validateSweepGrid(grid);
     return grid;
 }
@@ -157,8 +158,7 @@ std::string selfExecutable()
 }
 
 // Runs one cell in this process and appends its line; false when interrupted.
-bool runCellHere(const SweepGrid& grid, size_t index, const Corpus& corpus, const std::string& dir,
-                 SweepResult* out)
+bool runCellHere(const SweepGrid& grid, size_t index, const Corpus& corpus, const std::string& dir, SweepResult* out)
 {
     TrainingHooks hooks;
     hooks.interrupt = &interruptFlag();
@@ -178,7 +178,8 @@ int runCellVerb(const ParsedArgs& args, VerbContext& ctx)
     const std::string dir = args.positional[0];
     for (const char* option : {"schemes", "seeds", "vary", "o", "emit", "jobs"})
         if (args.has(option))
-            throw InputError(std::string("sweep --cell: --") + option + " cannot be combined with --cell (DIR/sweep.json fixes the grid)");
+            throw InputError(std::string("sweep --cell: --") + option +
+                             " cannot be combined with --cell (DIR/sweep.json fixes the grid)");
     const SweepGrid grid = loadSweepGrid(dir);
     const long long index = args.integer("cell", 0, 0, std::numeric_limits<long long>::max());
     const SweepCell cell = sweepCell(grid, static_cast<size_t>(index)); // InputError when out of range
@@ -218,7 +219,7 @@ struct ChildRun {
 int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::vector<size_t>& todo, int jobs,
                     int threads, SweepProgress& progress, VerbContext& ctx, double& childWallSeconds)
 {
-    const std::string exe = "/proc/self/exe"; // the child's own image: this very build, even if its file was replaced
+    const std::string exe = "/proc/self/exe";   // the child's own image: this very build, even if its file was replaced
     const std::string argv0 = selfExecutable(); // what ps shows
     const pid_t parent = ::getpid();
     std::map<pid_t, ChildRun> running;
@@ -229,8 +230,8 @@ int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::ve
     while (next < todo.size() || !running.empty()) {
         while (!interrupted && next < todo.size() && static_cast<int>(running.size()) < jobs) {
             const size_t cell = todo[next++];
-            const std::vector<std::string> argv = {argv0, "sweep", "--cell", std::to_string(cell), "--threads",
-                                                   std::to_string(threads), "--quiet", dir};
+            const std::vector<std::string> argv = {
+                argv0, "sweep", "--cell", std::to_string(cell), "--threads", std::to_string(threads), "--quiet", dir};
             const pid_t pid = ::fork();
             if (pid < 0)
                 throw RunError(std::string("cannot start a cell process: ") + std::strerror(errno));
@@ -243,8 +244,8 @@ int runWithChildren(const SweepGrid& grid, const std::string& dir, const std::ve
                     cargv.push_back(const_cast<char*>(a.c_str()));
                 cargv.push_back(nullptr);
                 ::execv(exe.c_str(), cargv.data());
-                const std::string message = "positionlab-cli: error: cannot start the cell process (" + exe + "): " +
-                                            std::strerror(errno) + "\n";
+                const std::string message = "positionlab-cli: error: cannot start the cell process (" + exe +
+                                            "): " + std::strerror(errno) + "\n";
                 [[maybe_unused]] const ssize_t ignored = ::write(2, message.data(), message.size());
                 ::_exit(127);
             }
@@ -362,15 +363,31 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
         char time[32];
         std::snprintf(time, sizeof time, "%d:%02d:00", res.minutes / 60, res.minutes % 60);
         std::string script = "#!/bin/bash\n"
-                             "# A PositionLab sweep as a Slurm job array: one task per cell of " + absDir + "/sweep.json.\n"
-                             "# Submit with: sbatch " + absDir + "/sweep.sbatch   (tasks of finished cells exit at once)\n"
+                             "# A PositionLab sweep as a Slurm job array: one task per cell of " +
+                             absDir +
+                             "/sweep.json.\n"
+                             "# Submit with: sbatch " +
+                             absDir +
+                             "/sweep.sbatch   (tasks of finished cells exit at once)\n"
                              "#SBATCH --job-name=positionlab-sweep\n"
-                             "#SBATCH --array=0-" + std::to_string(cells - 1) + "\n"
-                             "#SBATCH --cpus-per-task=" + std::to_string(res.cpus) + "\n"
-                             "#SBATCH --mem=" + std::to_string(res.memoryMb) + "M\n"
-                             "#SBATCH --time=" + time + "\n"
-                             "#SBATCH --output=" + absDir + "/logs/cell-%a.out\n"
-                             "exec " + shellQuoted(exe) + " sweep --cell \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-" +
+                             "#SBATCH --array=0-" +
+                             std::to_string(cells - 1) +
+                             "\n"
+                             "#SBATCH --cpus-per-task=" +
+                             std::to_string(res.cpus) +
+                             "\n"
+                             "#SBATCH --mem=" +
+                             std::to_string(res.memoryMb) +
+                             "M\n"
+                             "#SBATCH --time=" +
+                             time +
+                             "\n"
+                             "#SBATCH --output=" +
+                             absDir +
+                             "/logs/cell-%a.out\n"
+                             "exec " +
+                             shellQuoted(exe) +
+                             " sweep --cell \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-" +
                              std::to_string(res.cpus) + "}\" " + shellQuoted(absDir) + "\n";
         const std::string path = (fs::path(dir) / "sweep.sbatch").string();
         writeFileAtomically(path, script);
@@ -485,7 +502,8 @@ int runCollect(const ParsedArgs& args, VerbContext& ctx)
     }
     const std::string path = args.text("o");
     const DataFormat format = dataFormatForPath(path, false);
-    writeFileAtomically(path, format == DataFormat::Json ? sweepSummaryJson(rows, dirs).dump(2) + "\n" : sweepSummaryCsv(rows));
+    writeFileAtomically(path, format == DataFormat::Json ? sweepSummaryJson(rows, dirs).dump(2) + "\n"
+                                                         : sweepSummaryCsv(rows));
     return 0;
 }
 
@@ -497,7 +515,8 @@ void registerSweepVerbs()
         {"schemes", OptionKind::Value, "comma-separated schemes of the grid (see `schemes`); required", "A,B,..."},
         {"seeds", OptionKind::Value, "comma-separated distinct seeds (model and data order); required", "S,S,..."},
         {"vary", OptionKind::Repeated, "also vary a scheme parameter (every combination)", "NAME=V1,V2,..."},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out", "FILE"},
+        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out",
+         "FILE"},
     };
     for (const OptionDef& o : modelOptions())
         if (o.name != "seed")
@@ -507,29 +526,42 @@ void registerSweepVerbs()
     for (const OptionDef& o : std::vector<OptionDef>{
              {"lengths", OptionKind::Value, "evaluation lengths (default L,2L,4L,8L,16L)", "N,N,..."},
              {"mode", OptionKind::Value, "evaluation: nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
-             {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)", "N"},
+             {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
+              "N"},
              {"jobs", OptionKind::Value, "cells run side by side, each in its own process (default 1)", "N"},
              {"threads", OptionKind::Value, "OpenMP threads in all, split among the jobs (default: all cores)", "T"},
-             {"cell", OptionKind::Value, "run only cell I of the grid in DIR/sweep.json (Slurm array tasks, parallel)", "I"},
-             {"emit", OptionKind::Value, "slurm: write DIR/sweep.sbatch; parallel: write DIR/sweep.commands", "slurm|parallel"},
-             {"cpus-per-task", OptionKind::Value, "--emit slurm: CPUs of a task (default 2; 4 for d_model >= 512)", "N"},
+             {"cell", OptionKind::Value, "run only cell I of the grid in DIR/sweep.json (Slurm array tasks, parallel)",
+              "I"},
+             {"emit", OptionKind::Value, "slurm: write DIR/sweep.sbatch; parallel: write DIR/sweep.commands",
+              "slurm|parallel"},
+             {"cpus-per-task", OptionKind::Value, "--emit slurm: CPUs of a task (default 2; 4 for d_model >= 512)",
+              "N"},
              {"slurm-mem", OptionKind::Value, "--emit slurm: memory of a task in MB (default: estimated)", "MB"},
-             {"slurm-minutes", OptionKind::Value, "--emit slurm: time limit of a task (default: estimated, >= 10)", "MIN"},
+             {"slurm-minutes", OptionKind::Value, "--emit slurm: time limit of a task (default: estimated, >= 10)",
+              "MIN"},
              {"quiet", OptionKind::Flag, "no progress on stderr"},
-             {"o", OptionKind::Value, "the sweep folder: sweep.json, results.jsonl (created; resumed when it exists)", "DIR"}})
+             {"o", OptionKind::Value, "the sweep folder: sweep.json, results.jsonl (created; resumed when it exists)",
+              "DIR"}})
         options.push_back(o);
     std::vector<std::string> gridOptions;
     for (const OptionDef& o : options)
         if (o.name != "cell")
             gridOptions.push_back(o.name);
-    registerVerb({"sweep", "",
-                  "train and evaluate a grid of schemes x seeds (x variants); resumable: the same command again skips "
-                  "finished cells",
-                  options, 0, 1, runSweep,
-                  {{"", gridOptions, {}, {}}, {"--cell I DIR", {"cell", "threads", "quiet"}, {}, "cell"}}, {},
-                  "The grid's folder is -o DIR; `--cell I DIR` runs one cell of a folder's grid (what Slurm array tasks "
-                  "and `--emit parallel` lines run)."});
-    registerVerb({"collect", "DIR [DIR...]",
+    registerVerb(
+        {"sweep",
+         "",
+         "train and evaluate a grid of schemes x seeds (x variants); resumable: the same command again skips "
+         "finished cells",
+         options,
+         0,
+         1,
+         runSweep,
+         {{"", gridOptions, {}, {}}, {"--cell I DIR", {"cell", "threads", "quiet"}, {}, "cell"}},
+         {},
+         "The grid's folder is -o DIR; `--cell I DIR` runs one cell of a folder's grid (what Slurm array tasks "
+         "and `--emit parallel` lines run)."});
+    registerVerb({"collect",
+                  "DIR [DIR...]",
                   "mean, sd, min, max and n over seeds of each scheme's perplexity and ppl(length)/ppl(L), from sweep "
                   "folders",
                   {{"o", OptionKind::Value, "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
@@ -539,7 +571,11 @@ void registerSweepVerbs()
                    {"dpi", OptionKind::Value, "picture resolution (default 96)", "DPI", true},
                    {"dark", OptionKind::Flag, "picture in the dark palette", {}, true},
                    languageOption()},
-                  1, 64, runCollect, {}, {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
+                  1,
+                  64,
+                  runCollect,
+                  {},
+                  {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
 }
 
 } // namespace plab::cli

@@ -8,7 +8,7 @@
 #include <QCommandLineParser>
 #include <QMessageBox>
 
-int main(int argc, char **argv)
+int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
     plab::ui::setApplicationNames(); // the same as the CLI's: both find the same kept models
@@ -18,17 +18,18 @@ int main(int argc, char **argv)
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A session file to open (optional)"));
-    const QCommandLineOption screenshots(QStringLiteral("screenshots"),
-                                         QStringLiteral("Drive every view, save DIR/<view>.png, and quit (for the README)"),
-                                         QStringLiteral("DIR"));
+    const QCommandLineOption screenshots(
+        QStringLiteral("screenshots"),
+        QStringLiteral("Drive every view, save DIR/<view>.png, and quit (for the README)"), QStringLiteral("DIR"));
     parser.addOption(screenshots);
-    const QCommandLineOption rotaryScreenshots(QStringLiteral("screenshots-rotary"),
-                                               QStringLiteral("Save the rotary length-extension pictures to DIR and quit"),
-                                               QStringLiteral("DIR"));
+    const QCommandLineOption rotaryScreenshots(
+        QStringLiteral("screenshots-rotary"),
+        QStringLiteral("Save the rotary length-extension pictures to DIR and quit"), QStringLiteral("DIR"));
     parser.addOption(rotaryScreenshots);
     const QCommandLineOption lang(QStringLiteral("lang"),
                                   QStringLiteral("Interface language for this run: %1 (default: the one chosen in "
-                                                 "View > Language)").arg(plab::ui::languageCodes()),
+                                                 "View > Language)")
+                                      .arg(plab::ui::languageCodes()),
                                   QStringLiteral("CODE"));
     parser.addOption(lang);
     parser.process(app);
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
     }
     plab::ui::applyPalette(false);
     // On the heap: View > Language replaces the window by a new one (MainWindow::switchLanguage).
-    auto *window = new plab::ui::MainWindow;
+    auto* window = new plab::ui::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
     window->resize(1400, 900);
     window->show();

@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         std::abort();
     for (const auto& [name, tensor] : file.tensors) {
         const auto it = back.tensors.find(name);
-        if (it == back.tensors.end() || it->second.shape != tensor.shape || it->second.data.size() != tensor.data.size() ||
+        if (it == back.tensors.end() || it->second.shape != tensor.shape ||
+            it->second.data.size() != tensor.data.size() ||
             (!tensor.data.empty() &&
              std::memcmp(it->second.data.data(), tensor.data.data(), tensor.data.size() * sizeof(float)) != 0))
             std::abort();

@@ -25,16 +25,16 @@ namespace plab::ui {
 namespace {
 
 // Colour-blind-safe series colours (Okabe & Ito).
-const QColor kSeriesColors[] = {QColor(0, 114, 178), QColor(213, 94, 0),  QColor(0, 158, 115), QColor(204, 121, 167),
+const QColor kSeriesColors[] = {QColor(0, 114, 178), QColor(213, 94, 0),   QColor(0, 158, 115),  QColor(204, 121, 167),
                                 QColor(230, 159, 0), QColor(86, 180, 233), QColor(120, 94, 240), QColor(140, 86, 75)};
 
 // A point a figure can draw: finite, and positive on a logarithmic axis.
-bool drawable(const CurveFigure &figure, double x, double y)
+bool drawable(const CurveFigure& figure, double x, double y)
 {
     return std::isfinite(x) && std::isfinite(y) && (!figure.logX || x > 0) && (!figure.logY || y > 0);
 }
 
-QList<QPointF> points(const CurveFigure &figure, const Curve &c)
+QList<QPointF> points(const CurveFigure& figure, const Curve& c)
 {
     QList<QPointF> out;
     out.reserve(static_cast<qsizetype>(c.x.size()));
@@ -45,7 +45,7 @@ QList<QPointF> points(const CurveFigure &figure, const Curve &c)
 }
 
 // The band's edge (lower or upper) as chart points, where the figure can draw them.
-QList<QPointF> bandPoints(const CurveFigure &figure, const Curve &c, const std::vector<double> &edge)
+QList<QPointF> bandPoints(const CurveFigure& figure, const Curve& c, const std::vector<double>& edge)
 {
     QList<QPointF> out;
     for (size_t i = 0; i < c.x.size() && i < edge.size(); ++i)
@@ -54,15 +54,14 @@ QList<QPointF> bandPoints(const CurveFigure &figure, const Curve &c, const std::
     return out;
 }
 
-struct Extent
-{
+struct Extent {
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
 };
 
-Extent extentOf(const CurveFigure &figure)
+Extent extentOf(const CurveFigure& figure)
 {
     Extent e;
-    for (const Curve &c : figure.curves)
+    for (const Curve& c : figure.curves)
         for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i) {
             if (!drawable(figure, c.x[i], c.y[i]))
                 continue;
@@ -99,7 +98,7 @@ Extent extentOf(const CurveFigure &figure)
 }
 
 // Distance from p to the segment ab (pixels).
-double segmentDistance(const QPointF &p, const QPointF &a, const QPointF &b)
+double segmentDistance(const QPointF& p, const QPointF& a, const QPointF& b)
 {
     const QPointF ab = b - a;
     const double len2 = QPointF::dotProduct(ab, ab);
@@ -108,7 +107,7 @@ double segmentDistance(const QPointF &p, const QPointF &a, const QPointF &b)
     return std::hypot(d.x(), d.y());
 }
 
-double pointDistance(const QPointF &p, const QPointF &q)
+double pointDistance(const QPointF& p, const QPointF& q)
 {
     return std::hypot(p.x() - q.x(), p.y() - q.y());
 }
@@ -116,17 +115,16 @@ double pointDistance(const QPointF &p, const QPointF &q)
 } // namespace
 
 // Owns the chart objects; `view` is null when rendering off screen.
-class ChartBackend
-{
+class ChartBackend {
 public:
-    QChart *chart = nullptr;
-    QChartView *view = nullptr;
-    QAbstractAxis *xAxis = nullptr;
-    QAbstractAxis *yAxis = nullptr; // QValueAxis, or QLogValueAxis with logY
+    QChart* chart = nullptr;
+    QChartView* view = nullptr;
+    QAbstractAxis* xAxis = nullptr;
+    QAbstractAxis* yAxis = nullptr; // QValueAxis, or QLogValueAxis with logY
     bool logY = false;
-    std::vector<QLineSeries *> series;
-    std::vector<QAreaSeries *> bands; // per curve: its band, or null
-    QGraphicsEllipseItem *marker = nullptr; // the hovered data point (on screen only)
+    std::vector<QLineSeries*> series;
+    std::vector<QAreaSeries*> bands;        // per curve: its band, or null
+    QGraphicsEllipseItem* marker = nullptr; // the hovered data point (on screen only)
     bool logX = false;
 
     std::vector<char> sortedX; // per curve: x finite and ascending, so a pixel window is an index range
@@ -134,13 +132,13 @@ public:
     // Where the drawable points of curve i land in chart coordinates, with their indices into the curve's x and y.
     // With a `halfWidth`, only the points of the segments that reach within halfWidth pixels of chart x `near` (the
     // whole curve when its x is not sorted): hovering a million-point curve maps a few points, not all of them.
-    std::vector<std::pair<int, QPointF>> drawn(const CurveFigure &figure, size_t i, double near = 0,
+    std::vector<std::pair<int, QPointF>> drawn(const CurveFigure& figure, size_t i, double near = 0,
                                                double halfWidth = -1) const
     {
         std::vector<std::pair<int, QPointF>> out;
         if (i >= series.size() || i >= figure.curves.size())
             return out;
-        const Curve &c = figure.curves[i];
+        const Curve& c = figure.curves[i];
         const size_t count = std::min(c.x.size(), c.y.size());
         size_t first = 0, last = count;
         if (halfWidth >= 0 && i < sortedX.size() && sortedX[i] && count > 0) {
@@ -163,10 +161,10 @@ public:
         return out;
     }
 
-    void build(const CurveFigure &figure, const PictureStyle &style, bool dark)
+    void build(const CurveFigure& figure, const PictureStyle& style, bool dark)
     {
         chart->removeAllSeries();
-        for (QAbstractAxis *a : chart->axes())
+        for (QAbstractAxis* a : chart->axes())
             chart->removeAxis(a), delete a;
         series.clear();
         bands.clear();
@@ -179,33 +177,33 @@ public:
 
         logX = figure.logX;
         if (figure.logX) {
-            auto *axis = new QLogValueAxis;
+            auto* axis = new QLogValueAxis;
             axis->setBase(figure.logBase);
             axis->setLabelFormat(QStringLiteral("%g"));
             axis->setMinorTickCount(figure.logBase == 10 ? 8 : 0);
             xAxis = axis;
         } else {
-            auto *axis = new QValueAxis;
+            auto* axis = new QValueAxis;
             axis->setLabelFormat(QStringLiteral("%g"));
             xAxis = axis;
         }
         logY = figure.logY;
         if (figure.logY) {
-            auto *axis = new QLogValueAxis;
+            auto* axis = new QLogValueAxis;
             axis->setBase(10);
             axis->setLabelFormat(QStringLiteral("%g"));
             axis->setMinorTickCount(8);
             yAxis = axis;
         } else {
-            auto *axis = new QValueAxis;
+            auto* axis = new QValueAxis;
             axis->setLabelFormat(QStringLiteral("%g"));
             yAxis = axis;
         }
         chart->addAxis(xAxis, Qt::AlignBottom);
         chart->addAxis(yAxis, Qt::AlignLeft);
         int colour = 0;
-        for (const Curve &c : figure.curves) {
-            auto *s = new QLineSeries;
+        for (const Curve& c : figure.curves) {
+            auto* s = new QLineSeries;
             QPen pen;
             pen.setWidthF(std::max(1.5, style.font.pixelSize() / 7.0));
             if (c.reference) {
@@ -215,7 +213,7 @@ public:
                 pen.setColor(kSeriesColors[colour++ % std::size(kSeriesColors)]);
             }
             s->setPen(pen);
-            QAreaSeries *band = nullptr;
+            QAreaSeries* band = nullptr;
             if (c.hasBand()) {
                 // Drawn first, under its curve, in the curve's colour made translucent; not in the legend.
                 band = new QAreaSeries(new QLineSeries, new QLineSeries);
@@ -228,7 +226,7 @@ public:
                 chart->addSeries(band);
                 band->attachAxis(xAxis);
                 band->attachAxis(yAxis);
-                for (QLegendMarker *m : chart->legend()->markers(band))
+                for (QLegendMarker* m : chart->legend()->markers(band))
                     m->setVisible(false);
             }
             bands.push_back(band);
@@ -240,7 +238,7 @@ public:
         applyStyle(style);
     }
 
-    void applyStyle(const PictureStyle &style)
+    void applyStyle(const PictureStyle& style)
     {
         QFont title = style.font;
         title.setPixelSize(static_cast<int>(style.font.pixelSize() * 1.2));
@@ -249,7 +247,7 @@ public:
         QFont small = style.font;
         small.setPixelSize(std::max(8, static_cast<int>(style.font.pixelSize() * 0.9)));
         chart->legend()->setFont(small);
-        for (QAbstractAxis *a : {xAxis, yAxis}) {
+        for (QAbstractAxis* a : {xAxis, yAxis}) {
             a->setLabelsFont(small);
             a->setTitleFont(style.font);
             a->setLabelsColor(style.text);
@@ -258,14 +256,14 @@ public:
     }
 
     // Pushes the figure's data and texts into the existing objects.
-    void update(const CurveFigure &figure)
+    void update(const CurveFigure& figure)
     {
         chart->setTitle(figure.title);
         xAxis->setTitleText(figure.xLabel);
         yAxis->setTitleText(figure.yLabel);
         sortedX.clear();
         for (size_t i = 0; i < series.size() && i < figure.curves.size(); ++i) {
-            const Curve &c = figure.curves[i];
+            const Curve& c = figure.curves[i];
             series[i]->setName(c.name);
             series[i]->replace(points(figure, c));
             if (i < bands.size() && bands[i]) {
@@ -279,12 +277,12 @@ public:
         const Extent e = extentOf(figure);
         if (logX) {
             // From a whole power of the base (so the ticks fall on powers) to the data's end.
-            const double b = static_cast<QLogValueAxis *>(xAxis)->base();
+            const double b = static_cast<QLogValueAxis*>(xAxis)->base();
             const double lo = std::pow(b, std::floor(std::log(e.x0) / std::log(b) + 1e-9));
             xAxis->setRange(lo, std::max(e.x1, lo * b));
         } else {
             // The data's exact range, ticks on round numbers (applyNiceNumbers would stretch 256 to 300).
-            auto *axis = static_cast<QValueAxis *>(xAxis);
+            auto* axis = static_cast<QValueAxis*>(xAxis);
             axis->setRange(e.x0, e.x1);
             const std::vector<double> ticks = niceTicks(e.x0, e.x1, 6);
             if (ticks.size() >= 2) {
@@ -300,7 +298,7 @@ public:
             yAxis->setRange(lo, std::max(hi, lo * 10));
             return;
         }
-        auto *valueAxis = static_cast<QValueAxis *>(yAxis);
+        auto* valueAxis = static_cast<QValueAxis*>(yAxis);
         const double pad = 0.04 * (e.y1 - e.y0);
         valueAxis->setRange(e.y0 - pad, e.y1 + pad);
         valueAxis->applyNiceNumbers();
@@ -313,19 +311,19 @@ public:
         valueAxis->setLabelFormat(widest < 2 ? QStringLiteral("%.1f") : QStringLiteral("%g"));
     }
 
-    bool fits(const CurveFigure &figure) const
+    bool fits(const CurveFigure& figure) const
     {
         for (size_t i = 0; i < bands.size() && i < figure.curves.size(); ++i)
             if ((bands[i] != nullptr) != figure.curves[i].hasBand())
                 return false;
         return chart && series.size() == figure.curves.size() && logX == figure.logX && logY == figure.logY &&
-               (!logX || static_cast<QLogValueAxis *>(xAxis)->base() == figure.logBase);
+               (!logX || static_cast<QLogValueAxis*>(xAxis)->base() == figure.logBase);
     }
 };
 
-bool hasCurveData(const CurveFigure &figure)
+bool hasCurveData(const CurveFigure& figure)
 {
-    for (const Curve &c : figure.curves)
+    for (const Curve& c : figure.curves)
         if (!c.reference)
             for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
                 if (drawable(figure, c.x[i], c.y[i]))
@@ -333,9 +331,7 @@ bool hasCurveData(const CurveFigure &figure)
     return false;
 }
 
-CurvePlot::CurvePlot(QWidget *parent)
-    : QWidget(parent)
-    , m_backend(new ChartBackend)
+CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_backend(new ChartBackend)
 {
     m_backend->chart = new QChart;
     m_backend->view = new QChartView(m_backend->chart, this);
@@ -344,7 +340,7 @@ CurvePlot::CurvePlot(QWidget *parent)
     m_backend->marker->setZValue(1000);
     m_backend->view->viewport()->setMouseTracking(true);
     m_backend->view->viewport()->installEventFilter(this);
-    auto *layout = new QVBoxLayout(this);
+    auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_backend->view);
     m_hint = new QLabel(this);
@@ -360,7 +356,7 @@ CurvePlot::CurvePlot(QWidget *parent)
     rebuild();
 }
 
-void CurvePlot::setEmptyHint(const QString &hint)
+void CurvePlot::setEmptyHint(const QString& hint)
 {
     m_hint->setText(hint);
     updateHint();
@@ -402,10 +398,10 @@ void CurvePlot::rebuild()
     ++m_rebuilds;
 }
 
-CurvePlot::Hit CurvePlot::hitTest(const QPointF &pos) const
+CurvePlot::Hit CurvePlot::hitTest(const QPointF& pos) const
 {
     Hit hit;
-    const QChartView *view = m_backend->view;
+    const QChartView* view = m_backend->view;
     // CurvePlot -> viewport -> scene -> chart coordinates.
     const QPointF inViewport = view->viewport()->mapFrom(this, pos);
     const QPointF inChart = m_backend->chart->mapFromScene(view->viewportTransform().inverted().map(inViewport));
@@ -413,7 +409,7 @@ CurvePlot::Hit CurvePlot::hitTest(const QPointF &pos) const
     if (!m_backend->chart->plotArea().adjusted(-8, -8, 8, 8).contains(inChart))
         return hit;
     // The nearest series is the one whose drawn line passes closest; then its nearest data point.
-    auto lineDistance = [&](const std::vector<std::pair<int, QPointF>> &points) {
+    auto lineDistance = [&](const std::vector<std::pair<int, QPointF>>& points) {
         double d = INFINITY;
         for (size_t j = 0; j < points.size(); ++j)
             d = std::min(d, j == 0 ? pointDistance(inChart, points[j].second)
@@ -444,9 +440,9 @@ CurvePlot::Hit CurvePlot::hitTest(const QPointF &pos) const
         rank(wide);
     }
     // Its nearest data point, by the same window argument: one as wide as the nearest point the line's window holds.
-    auto nearestPoint = [&](const std::vector<std::pair<int, QPointF>> &points) {
+    auto nearestPoint = [&](const std::vector<std::pair<int, QPointF>>& points) {
         double nearest = INFINITY;
-        for (const auto &[index, p] : points)
+        for (const auto& [index, p] : points)
             if (const double d = pointDistance(inChart, p); d < nearest) {
                 nearest = d;
                 hit.index = index;
@@ -463,38 +459,42 @@ CurvePlot::Hit CurvePlot::hitTest(const QPointF &pos) const
     return hit;
 }
 
-QString CurvePlot::hoverText(const Hit &hit) const
+QString CurvePlot::hoverText(const Hit& hit) const
 {
     if (hit.curve < 0 || hit.index < 0)
         return {};
-    const Curve &c = m_figure.curves[hit.curve];
-    return FigureText::tr("%1: x = %2, y = %3").arg(c.name).arg(c.x[hit.index], 0, 'g', 6).arg(c.y[hit.index], 0, 'g', 6);
+    const Curve& c = m_figure.curves[hit.curve];
+    return FigureText::tr("%1: x = %2, y = %3")
+        .arg(c.name)
+        .arg(c.x[hit.index], 0, 'g', 6)
+        .arg(c.y[hit.index], 0, 'g', 6);
 }
 
 QPointF CurvePlot::pointPosition(int curve, int index) const
 {
     if (curve < 0)
         return {};
-    for (const auto &[j, p] : m_backend->drawn(m_figure, static_cast<size_t>(curve)))
+    for (const auto& [j, p] : m_backend->drawn(m_figure, static_cast<size_t>(curve)))
         if (j == index) {
-            const QChartView *view = m_backend->view;
+            const QChartView* view = m_backend->view;
             const QPointF inViewport = view->viewportTransform().map(m_backend->chart->mapToScene(p));
             return view->viewport()->mapTo(this, inViewport);
         }
     return {};
 }
 
-void CurvePlot::hover(const QPointF &pos)
+void CurvePlot::hover(const QPointF& pos)
 {
     const Hit hit = hitTest(pos);
-    QGraphicsEllipseItem *marker = m_backend->marker;
+    QGraphicsEllipseItem* marker = m_backend->marker;
     if (hit.curve < 0) {
         marker->hide();
         Q_EMIT hovered(QString());
         return;
     }
-    const Curve &c = m_figure.curves[hit.curve];
-    const QPointF p = m_backend->chart->mapToPosition(QPointF(c.x[hit.index], c.y[hit.index]), m_backend->series[hit.curve]);
+    const Curve& c = m_figure.curves[hit.curve];
+    const QPointF p =
+        m_backend->chart->mapToPosition(QPointF(c.x[hit.index], c.y[hit.index]), m_backend->series[hit.curve]);
     const double r = 4.5;
     marker->setRect(QRectF(p.x() - r, p.y() - r, 2 * r, 2 * r));
     QPen pen = m_backend->series[hit.curve]->pen();
@@ -505,11 +505,11 @@ void CurvePlot::hover(const QPointF &pos)
     Q_EMIT hovered(hoverText(hit));
 }
 
-bool CurvePlot::eventFilter(QObject *watched, QEvent *event)
+bool CurvePlot::eventFilter(QObject* watched, QEvent* event)
 {
     if (watched == m_backend->view->viewport()) {
         if (event->type() == QEvent::MouseMove) {
-            const auto *move = static_cast<QMouseEvent *>(event);
+            const auto* move = static_cast<QMouseEvent*>(event);
             hover(m_backend->view->viewport()->mapTo(this, move->position()));
         } else if (event->type() == QEvent::Leave) {
             m_backend->marker->hide();
@@ -519,7 +519,7 @@ bool CurvePlot::eventFilter(QObject *watched, QEvent *event)
     return QWidget::eventFilter(watched, event);
 }
 
-void CurvePlot::setFigure(const CurveFigure &figure)
+void CurvePlot::setFigure(const CurveFigure& figure)
 {
     m_figure = figure;
     m_backend->marker->hide(); // its point may be gone
@@ -536,8 +536,8 @@ void CurvePlot::setDark(bool dark)
     m_backend->update(m_figure);
 }
 
-void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style,
-                       const QString &emptyHint)
+void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigure& figure, const PictureStyle& style,
+                       const QString& emptyHint)
 {
     if (!emptyHint.isEmpty() && !hasCurveData(figure)) {
         painter.save();

@@ -14,21 +14,20 @@ namespace plab::ui {
 
 class ChartBackend; // the Qt Charts objects behind a CurvePlot
 
-class CurvePlot : public QWidget
-{
+class CurvePlot : public QWidget {
     Q_OBJECT
 public:
-    explicit CurvePlot(QWidget *parent = nullptr);
+    explicit CurvePlot(QWidget* parent = nullptr);
     ~CurvePlot() override;
 
     // Updates the plot; when the curves keep their number and axes, the series are updated in place
     // (QXYSeries::replace) instead of being rebuilt.
-    void setFigure(const CurveFigure &figure);
-    const CurveFigure &figure() const { return m_figure; }
+    void setFigure(const CurveFigure& figure);
+    const CurveFigure& figure() const { return m_figure; }
     void setDark(bool dark);
     // What the plot says instead of empty axes while its figure has no data (hasCurveData): what to do to get a
     // curve. Each view sets its own; without one an empty figure shows its bare axes.
-    void setEmptyHint(const QString &hint);
+    void setEmptyHint(const QString& hint);
     QString emptyHint() const;
     bool isShowingHint() const; // the hint stands in for the chart
     // Series objects rebuilt so far (tests check live updates do not rebuild).
@@ -36,39 +35,38 @@ public:
 
     // Hover: the nearest data point of the nearest series (the one whose drawn line passes closest to the cursor),
     // marked on the chart and reported as "series: x = .., y = ..". `pos` is in CurvePlot coordinates.
-    struct Hit
-    {
+    struct Hit {
         int curve = -1; // index into figure().curves; -1: the cursor is off the plot area or there is no data
         int index = -1; // index into that curve's x and y
     };
-    Hit hitTest(const QPointF &pos) const;
-    QString hoverText(const Hit &hit) const;
+    Hit hitTest(const QPointF& pos) const;
+    QString hoverText(const Hit& hit) const;
     // Where a data point is drawn, in CurvePlot coordinates (tests); null when it is not drawn.
     QPointF pointPosition(int curve, int index) const;
 
 Q_SIGNALS:
-    void hovered(const QString &text); // empty when the cursor leaves the plot
+    void hovered(const QString& text); // empty when the cursor leaves the plot
 
 protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void rebuild();
-    void hover(const QPointF &pos);
+    void hover(const QPointF& pos);
     void updateHint(); // the hint or the chart, as the figure has data or not
     CurveFigure m_figure;
-    ChartBackend *m_backend = nullptr;
-    QLabel *m_hint = nullptr;
+    ChartBackend* m_backend = nullptr;
+    QLabel* m_hint = nullptr;
     bool m_dark = false;
     int m_rebuilds = 0;
 };
 
 // Some curve that is not a reference line has a point to draw.
-bool hasCurveData(const CurveFigure &figure);
+bool hasCurveData(const CurveFigure& figure);
 
 // Draws `figure` into `target` with the same chart code as the widget (for PNG, SVG, PDF and the CLI); a figure
 // without data and a non-empty `emptyHint` draws the hint, centred, instead of axes.
-void renderCurveFigure(QPainter &painter, const QRectF &target, const CurveFigure &figure, const PictureStyle &style,
-                       const QString &emptyHint = QString());
+void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigure& figure, const PictureStyle& style,
+                       const QString& emptyHint = QString());
 
 } // namespace plab::ui
