@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QStringList>
 
@@ -31,6 +32,23 @@ inline CliResult runCli(const QStringList& args, int timeoutMs = 300000, const Q
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
             p.readAllStandardError()};
+}
+
+// A small UTF-8 corpus with structure (a repeating, slowly shifting word pattern), written once into `dir`.
+inline QString writeStructuredCorpus(const QString& dir, int bytes)
+{
+    const QString path = dir + "/corpus.txt";
+    if (!QFile::exists(path)) {
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            qFatal("cannot write the corpus");
+        QByteArray text;
+        const char* words[] = {"naïve ", "cat ", "sat ", "on ", "the ", "mat ", "and ", "ran. "};
+        for (int i = 0; text.size() < bytes; ++i)
+            text += words[(i * 7 + i / 3) % 8];
+        f.write(text);
+    }
+    return path;
 }
 
 } // namespace plab::test

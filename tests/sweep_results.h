@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QStringList>
 
+#include "cli_runner.h"
+
 #include <cmath>
 #include <map>
 
@@ -15,18 +17,7 @@ namespace plab::test {
 // A small UTF-8 corpus with structure.
 inline QString writeCorpus(const QString& dir)
 {
-    const QString path = dir + "/corpus.txt";
-    if (!QFile::exists(path)) {
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            qFatal("cannot write the corpus");
-        QByteArray text;
-        const char* words[] = {"naïve ", "cat ", "sat ", "on ", "the ", "mat ", "and ", "ran. "};
-        for (int i = 0; text.size() < 20000; ++i)
-            text += words[(i * 7 + i / 3) % 8];
-        f.write(text);
-    }
-    return path;
+    return writeStructuredCorpus(dir, 20000);
 }
 
 // A grid of tiny cells (a few ms each in Release): 1 layer, d_model 16, context 8, lengths 8 and 16 (L and 2L).

@@ -24,18 +24,7 @@ using plab::test::runCli;
 // A small UTF-8 corpus with structure, written once per test run.
 QString corpusPath(const QTemporaryDir& dir)
 {
-    const QString path = dir.path() + "/corpus.txt";
-    if (!QFile::exists(path)) {
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            qFatal("cannot write the corpus");
-        QByteArray text;
-        const char* words[] = {"naïve ", "cat ", "sat ", "on ", "the ", "mat ", "and ", "ran. "};
-        for (int i = 0; text.size() < 30000; ++i)
-            text += words[(i * 7 + i / 3) % 8];
-        f.write(text);
-    }
-    return path;
+    return plab::test::writeStructuredCorpus(dir.path(), 30000);
 }
 
 // Tiny model options: fast under AddressSanitizer too.
