@@ -47,6 +47,14 @@ ParamInfo windowParam()
                        "w: distances below it keep their position (0: half the training context; must be < L)", true);
 }
 
+// L of the methods that read it: 0 stands for "the model's training context". A model fine-tuned at a longer
+// context (train --init) keeps the context it was first trained at, as Hugging Face's original_max_position_embeddings.
+ParamInfo originalContextParam()
+{
+    return methodParam("original-context", 0, 0, 1000000, false,
+                       "L: the context the model was first trained at (0: its training context)", true);
+}
+
 std::vector<RotaryMethodInfo> buildMethods()
 {
     std::vector<RotaryMethodInfo> c;
@@ -85,7 +93,7 @@ std::vector<RotaryMethodInfo> buildMethods()
     m.formula = "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b";
     m.explanation = "NTK scaling that grows with the current sequence length n: nothing changes up to the training "
                     "context L. With s = 1 the base follows n/L.";
-    m.params = {factorParam(1)};
+    m.params = {factorParam(1), originalContextParam()};
     m.usesContext = true;
     c.push_back(m);
 
@@ -101,7 +109,8 @@ std::vector<RotaryMethodInfo> buildMethods()
                 methodParam("beta-fast", 32, 0, 1e6, true, "rotations over L above which a frequency is kept"),
                 methodParam("beta-slow", 1, 0, 1e6, true, "rotations over L below which a frequency is interpolated"),
                 methodParam("attention-factor", 0, 0, 100, false,
-                            "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square")};
+                            "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square"),
+                originalContextParam()};
     m.usesContext = true;
     c.push_back(m);
 
@@ -114,7 +123,8 @@ std::vector<RotaryMethodInfo> buildMethods()
                     "and a smooth band joins them.";
     m.params = {factorParam(4),
                 methodParam("low-freq-factor", 1, 0, 1e6, true, "wavelengths above L/low are interpolated"),
-                methodParam("high-freq-factor", 4, 0, 1e6, true, "wavelengths below L/high are kept")};
+                methodParam("high-freq-factor", 4, 0, 1e6, true, "wavelengths below L/high are kept"),
+                originalContextParam()};
     m.usesContext = true;
     c.push_back(m);
 
@@ -125,7 +135,7 @@ std::vector<RotaryMethodInfo> buildMethods()
     m.formula = "P(m, n) = min(m - n, w)";
     m.explanation = "Su (2023): distances inside the window keep their rotary position, every longer distance is "
                     "treated as w, so no score ever sees a position it was not trained on. Causal only.";
-    m.params = {windowParam()};
+    m.params = {windowParam(), originalContextParam()};
     m.remapsPositions = true;
     m.usesContext = true;
     c.push_back(m);
@@ -136,7 +146,8 @@ std::vector<RotaryMethodInfo> buildMethods()
     m.title = "Leaky ReRoPE";
     m.formula = "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k";
     m.explanation = "ReRoPE whose positions keep growing past the window, k times slower. Causal only.";
-    m.params = {windowParam(), methodParam("leak", 16, 0, 1e6, true, "k: positions past the window grow 1/k as fast")};
+    m.params = {windowParam(), methodParam("leak", 16, 0, 1e6, true, "k: positions past the window grow 1/k as fast"),
+                originalContextParam()};
     m.remapsPositions = true;
     m.usesContext = true;
     c.push_back(m);
@@ -197,6 +208,9 @@ std::string schemeLabel(const SchemeSpec& spec)
 
 int scalingContext(const SchemeSpec& spec)
 {
+    auto original = spec.scalingParams.find("original-context");
+    if (original != spec.scalingParams.end() && original->second > 0)
+        return static_cast<int>(original->second);
     return spec.context > 0 ? spec.context : kScalingContextWithoutModel;
 }
 
@@ -249,11 +263,13 @@ void validateRotaryScaling(const SchemeSpec& spec)
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
         const double w = spec.scalingParams.at("window");
+        const bool original = spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
+        const std::string contextName = original ? "original-context L" : "training context L";
         if (w > 0 && w >= L)
-            throw InputError(where + "window = " + numberText(w) + " must be below the training context L = " +
+            throw InputError(where + "window = " + numberText(w) + " must be below the " + contextName + " = " +
                              std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) + "] (0: L/2)");
         if (w == 0 && L < 2)
-            throw InputError(where + "the default window L/2 needs a training context L >= 2 (got " +
+            throw InputError(where + "the default window L/2 needs a " + contextName + " >= 2 (got " +
                              std::to_string(L) + ")");
     }
     if (spec.scaling == RotaryMethod::Yarn &&

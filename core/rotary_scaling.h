@@ -36,7 +36,7 @@ std::string schemeLabel(const SchemeSpec& spec);
 
 // The original context L a method reads when the spec has no model context (like local's window without a model).
 constexpr int kScalingContextWithoutModel = 16;
-// L of a spec: its context, or kScalingContextWithoutModel when it has none.
+// L of a spec: its method's original-context when set, else its context, else kScalingContextWithoutModel.
 int scalingContext(const SchemeSpec& spec);
 
 // Everything a method does to a rotary scheme of `dim` dims: frequencies, logit scale and position remapping.

@@ -4,6 +4,7 @@
 #include "bias_views.h"
 #include "errors.h"
 #include "random.h"
+#include "rotary_scaling.h"
 
 #include <algorithm>
 #include <chrono>
@@ -102,6 +103,24 @@ std::vector<int> extrapolationLengths(int context, const std::vector<int>& multi
     for (int k : multipliers)
         lengths.push_back(k * context);
     return lengths;
+}
+
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init)
+{
+    if (!rotaryMethodByName(model.scaling).usesContext)
+        return 0;
+    auto isOriginalContext = [](const std::string& s) { return s.substr(0, s.find('=')) == "original-context"; };
+    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(), isOriginalContext))
+        return 0;
+    // The checkpoint's own original context when it was itself fine-tuned with one, else its training context.
+    int original = init.context;
+    for (const std::string& s : init.scalingSettings)
+        if (isOriginalContext(s) && std::stoi(s.substr(s.find('=') + 1)) > 0)
+            original = std::stoi(s.substr(s.find('=') + 1));
+    if (original == model.context)
+        return 0;
+    model.scalingSettings.push_back("original-context=" + std::to_string(original));
+    return original;
 }
 
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source)

@@ -96,6 +96,11 @@ struct TrainingResult {
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
 
+// train --init at a new context: a method that reads the original context L (yarn, llama3, dynamic-ntk, rerope,
+// leaky-rerope) keeps the one the checkpoint was first trained at, unless `model` sets original-context itself.
+// Returns that L when it was added to model.scalingSettings, else 0.
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init);
+
 // The check of train --init: InputError unless `init` has the scheme and every tensor shape of `model`.
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source);
 

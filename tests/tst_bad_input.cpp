@@ -414,6 +414,16 @@ void TestBadInput::cli_data()
     row("rerope window past the context",
         {"entropy", "rope", "--scaling", "leaky-rerope", "--context", "32", "--set", "window=100"}, 2,
         "scaling leaky-rerope: window = 100 must be below the training context L = 32");
+    row("original-context negative", {"frequencies", "--scaling", "yarn", "--set", "original-context=-5"}, 2,
+        "scaling yarn: original-context = -5 is out of range; allowed: integers in [0, 1000000]");
+    row("original-context not whole", {"frequencies", "--scaling", "llama3", "--set", "original-context=64.5"}, 2,
+        "scaling llama3: original-context = 64.5 is out of range; allowed: integers in [0, 1000000]");
+    row("original-context on pi", {"bias", "rope", "--scaling", "pi", "--set", "original-context=64"}, 2,
+        "pi's parameters: factor");
+    row("rerope window past the original context",
+        {"bias", "rope", "--scaling", "rerope", "--context", "64", "--set", "original-context=16", "--set",
+         "window=20"},
+        2, "scaling rerope: window = 20 must be below the original-context L = 16; allowed: integers in [1, 15]");
     row("leak 0", {"bias", "rope", "--scaling", "leaky-rerope", "--context", "64", "--set", "leak=0"}, 2,
         "scaling leaky-rerope: leak = 0 is out of range; allowed: (0, 1000000]");
     row("leak negative",

@@ -8,6 +8,7 @@
 #include "rotary_scaling.h"
 #include "safetensors.h"
 #include "test_main.h"
+#include "training.h"
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +75,8 @@ private slots:
     void catalogueDefaults();
     void checkpointKeepsScalingAndOptimizer_data();
     void checkpointKeepsScalingAndOptimizer();
+    void initKeepsOriginalContext_data();
+    void initKeepsOriginalContext();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -312,6 +315,53 @@ void TestRotary::checkpointKeepsScalingAndOptimizer()
         }
         QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope)); // unchanged by the refusal
     }
+}
+
+void TestRotary::initKeepsOriginalContext_data()
+{
+    QTest::addColumn<int>("initContext");
+    QTest::addColumn<QStringList>("initSettings"); // the checkpoint's own scaling settings (method yarn when given)
+    QTest::addColumn<int>("newContext");
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<QStringList>("settings");
+    QTest::addColumn<int>("kept");         // what keepOriginalContext returns
+    QTest::addColumn<int>("effectiveL");   // scalingContext of the resulting spec
+    QTest::newRow("yarn, 64 -> 256") << 64 << QStringList{} << 256 << "yarn" << QStringList{"factor=16"} << 64 << 64;
+    QTest::newRow("llama3, 32 -> 128") << 32 << QStringList{} << 128 << "llama3" << QStringList{} << 32 << 32;
+    QTest::newRow("rerope, 64 -> 256") << 64 << QStringList{} << 256 << "rerope" << QStringList{"window=16"} << 64 << 64;
+    QTest::newRow("same context: nothing to keep") << 64 << QStringList{} << 64 << "yarn" << QStringList{} << 0 << 64;
+    QTest::newRow("pi reads no L") << 64 << QStringList{} << 256 << "pi" << QStringList{"factor=4"} << 0 << 256;
+    QTest::newRow("no method") << 64 << QStringList{} << 256 << "none" << QStringList{} << 0 << 256;
+    QTest::newRow("explicit setting wins")
+        << 64 << QStringList{} << 256 << "yarn" << QStringList{"original-context=100"} << 0 << 100;
+    QTest::newRow("twice fine-tuned keeps the first L")
+        << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << 64 << 64;
+}
+
+void TestRotary::initKeepsOriginalContext()
+{
+    QFETCH(int, initContext);
+    QFETCH(QStringList, initSettings);
+    QFETCH(int, newContext);
+    QFETCH(QString, scaling);
+    QFETCH(QStringList, settings);
+    QFETCH(int, kept);
+    QFETCH(int, effectiveL);
+    ModelConfig was;
+    was.scheme = "rope";
+    was.context = initContext;
+    if (!initSettings.isEmpty())
+        was.scaling = "yarn";
+    for (const QString& a : initSettings)
+        was.scalingSettings.push_back(a.toStdString());
+    ModelConfig next = was;
+    next.context = newContext;
+    next.scaling = scaling.toStdString();
+    next.scalingSettings.clear();
+    for (const QString& a : settings)
+        next.scalingSettings.push_back(a.toStdString());
+    QCOMPARE(keepOriginalContext(next, was), kept);
+    QCOMPARE(scalingContext(modelSchemeSpec(next)), effectiveL); // modelSchemeSpec validates the method too
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)

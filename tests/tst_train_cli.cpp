@@ -4,6 +4,7 @@
 #include "corpus.h"
 #include "model.h"
 #include "npy.h"
+#include "rotary_scaling.h"
 #include "safetensors.h"
 #include "test_main.h"
 
@@ -55,6 +56,7 @@ private slots:
     void progressAndQuiet_data();
     void progressAndQuiet();
     void attentionPictureCountsFromZero();
+    void initAtLongerContextKeepsOriginalContext();
 
 private:
     QTemporaryDir m_dir;
@@ -512,6 +514,32 @@ void TestTrainCli::attentionPictureCountsFromZero()
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray svg = f.readAll();
     QVERIFY2(svg.contains("layer l = 0 · head h = 1 of 0..1"), "the subtitle does not count from 0");
+}
+
+// train --init at a longer context with llama3: the method keeps the context the checkpoint was trained at (16), says so,
+// saves it, and eval of the result equals eval under an explicit original-context=16 (and not under L = 32).
+void TestTrainCli::initAtLongerContextKeepsOriginalContext()
+{
+    QTemporaryDir dir;
+    const QString base = dir.path() + "/base.safetensors", tuned = dir.path() + "/tuned.safetensors";
+    CliResult r = runCli(QStringList{"train", "rope", "--corpus", corpusPath(dir), "--steps", "3", "-o", base} +
+                         tinyModel());
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"train", "--init", base, "--corpus", corpusPath(dir), "--steps", "2", "--batch", "2", "--context", "32",
+                "--scaling", "llama3", "--set", "factor=4", "-o", tuned});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("scaling llama3 with original-context 16"), r.err.constData());
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(tuned.toStdString());
+    QCOMPARE(loaded.model->config().context, 32);
+    QCOMPARE(plab::scalingContext(loaded.model->schemeSpec()), 16);
+    const QStringList evalArgs{"eval", tuned, "--corpus", corpusPath(dir), "--lengths", "32,128"};
+    const CliResult saved = runCli(evalArgs);
+    const CliResult explicit16 =
+        runCli(evalArgs + QStringList{"--scaling", "llama3", "--set", "factor=4", "--set", "original-context=16"});
+    const CliResult context32 = runCli(evalArgs + QStringList{"--scaling", "llama3", "--set", "factor=4"});
+    QVERIFY2(saved.exitCode == 0 && explicit16.exitCode == 0 && context32.exitCode == 0, saved.err.constData());
+    QCOMPARE(saved.out, explicit16.out);
+    QVERIFY(saved.out != context32.out);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

@@ -589,6 +589,10 @@
         <source>Leaky ReRoPE</source>
         <translation>Leaky ReRoPE</translation>
     </message>
+    <message>
+        <source>L: the context the model was first trained at (0: its training context)</source>
+        <translation>L：模型最初训练时的上下文长度（0 表示其训练上下文）</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::AttentionView</name>

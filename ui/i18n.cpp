@@ -106,6 +106,7 @@ const ParamText kParamTexts[] = {
     {"high-freq-factor", QT_TRANSLATE_NOOP("SchemeText", "wavelengths below L/high are kept")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "w: distances below it keep their position (0: half the training context; must be < L)")},
     {"leak", QT_TRANSLATE_NOOP("SchemeText", "k: positions past the window grow 1/k as fast")},
+    {"original-context", QT_TRANSLATE_NOOP("SchemeText", "L: the context the model was first trained at (0: its training context)")},
 };
 
 // Titles of the rotary length-extension methods, keyed by method name (core/rotary_scaling.cpp).

@@ -159,6 +159,7 @@ struct TrainSetup {
     bool json = false;
     bool quiet = false;
     std::optional<LoadedCheckpoint> init; // --init: the checkpoint training continues from
+    int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
 };
 
 TrainSetup trainSetupFromArgs(const ParsedArgs& args)
@@ -208,6 +209,8 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         mc.scaling = args.text("scaling", "none");
     }
     mc.logn = mc.logn || args.has("logn");
+    if (init)
+        s.keptOriginalContext = keepOriginalContext(mc, init->model->config());
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
@@ -361,7 +364,12 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     if (setup.init && !setup.json)
         ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
                 << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
-                << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string()) << std::endl;
+                << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
+                << (setup.keptOriginalContext > 0
+                        ? " with original-context " + std::to_string(setup.keptOriginalContext) +
+                              " (the context the checkpoint was trained at; --set original-context=N changes it)"
+                        : std::string())
+                << std::endl;
     TrainingResult trained =
         trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
     const CheckpointInfo& info = trained.info;

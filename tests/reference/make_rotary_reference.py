@@ -126,18 +126,27 @@ CASES = [
     ("rerope", 30, 10000.0, 20, 64, {"window": 0.0}),  # default window L/2
     ("leaky-rerope", 22, 10000.0, 32, 64, {"window": 9.0, "leak": 2.5}),
     ("leaky-rerope", 30, 500.0, 24, 64, {"window": 5.0, "leak": 16.0}),
+    # original-context: a model fine-tuned at context 256 (train --init) whose method keeps the L it was first
+    # trained at; the formulas read that L, not the model's context
+    ("yarn", 16, 10000.0, 256, 1024, {"factor": 16.0, "beta-fast": 32.0, "beta-slow": 1.0, "attention-factor": 0.0,
+                                      "original-context": 64.0}),
+    ("llama3", 30, 10000.0, 300, 300, {"factor": 2.5, "low-freq-factor": 1.0, "high-freq-factor": 4.0,
+                                       "original-context": 75.0}),
+    ("dynamic-ntk", 22, 10000.0, 128, 200, {"factor": 2.5, "original-context": 32.0}),
+    ("rerope", 22, 10000.0, 256, 64, {"window": 0.0, "original-context": 20.0}),  # default window: original L/2
 ]
 
 
 def main():
     out = []
-    for method, dim, base, L, n, p in CASES:
+    for method, dim, base, context, n, p in CASES:
+        L = int(p.get("original-context", 0)) or context
         theta = inv_freq(dim, base)
         scaled, attention_factor = METHODS[method](dim, base, p, L, n)
         logit_scale = attention_factor ** 2
         distances = list(range(0, min(n, 96)))
         probe = [logit_scale * float(np.sum(2 * np.cos(position(method, p, L, r) * scaled))) for r in distances]
-        out.append({"method": method, "dim": dim, "base": base, "context": L, "length": n, "parameters": p,
+        out.append({"method": method, "dim": dim, "base": base, "context": context, "length": n, "parameters": p,
                     "theta": theta.tolist(), "theta_scaled": [float(x) for x in scaled],
                     "attention_factor": float(attention_factor), "logit_scale": float(logit_scale), "probe": probe})
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "rotary_reference.json")
