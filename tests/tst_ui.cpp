@@ -960,6 +960,41 @@ private Q_SLOTS:
         QTest::newRow("data") << "Press Train" << false << QList<double>{1, 2} << false << false;
         QTest::newRow("no hint set: bare axes") << "" << false << QList<double>{} << false << false;
     }
+    void longChartTitleBreaks_data()
+    {
+        QTest::addColumn<QString>("title");
+        QTest::addColumn<int>("width");
+        QTest::addColumn<QStringList>("lines");
+        const QString rotary = QStringLiteral("Rotary frequencies: RoPE + YaRN (d = 64, base = 10000, L = 64) · logits × 1.631");
+        QTest::newRow("fits") << QStringLiteral("Perplexity") << 600 << QStringList{"Perplexity"};
+        QTest::newRow("wide enough for all") << rotary << 4000 << QStringList{rotary};
+        QTest::newRow("at the separator")
+            << rotary << 0 // 0: just wide enough for the first part, whatever the machine's font
+            << QStringList{"Rotary frequencies: RoPE + YaRN (d = 64, base = 10000, L = 64)", "· logits × 1.631"};
+        QTest::newRow("no separator: at spaces") << QStringLiteral("one two three four five six seven eight") << 120
+                                                 << QStringList{};
+    }
+    void longChartTitleBreaks()
+    {
+        QFETCH(QString, title);
+        QFETCH(int, width);
+        QFETCH(QStringList, lines);
+        QFont font;
+        font.setPixelSize(16);
+        const QFontMetricsF metrics(font);
+        if (width == 0)
+            width = int(std::ceil(metrics.horizontalAdvance(lines[0]) + 2 * metrics.averageCharWidth())) + 1;
+        const QStringList got = chartTitleLines(title, font, width);
+        if (!lines.isEmpty())
+            QCOMPARE(got, lines);
+        // Every line fits (or is one word), and no word is lost or split.
+        for (const QString& line : got)
+            QVERIFY2(metrics.horizontalAdvance(line) <= width || !line.contains(QLatin1Char(' ')), qPrintable(line));
+        QCOMPARE(got.join(QLatin1Char(' ')).replace(QStringLiteral("· "), QString()).simplified(),
+                 QString(title).replace(QStringLiteral("· "), QString()).simplified());
+        QCOMPARE(got.size() > 1, metrics.horizontalAdvance(title) > width - 2 * metrics.averageCharWidth());
+    }
+
     void emptyCurveHint()
     {
         QFETCH(QString, hint);

@@ -9,6 +9,7 @@
 #include <QGraphicsScene>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QResizeEvent>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -311,6 +312,21 @@ public:
         valueAxis->setLabelFormat(widest < 2 ? QStringLiteral("%.1f") : QStringLiteral("%g"));
     }
 
+    // Qt Charts elides a title wider than the chart ("... logits × 1..."): a long title is set as centred rich-text
+    // lines instead.
+    void fitTitle(const QString& title, qreal width)
+    {
+        const QMarginsF margins = chart->margins();
+        QStringList lines = chartTitleLines(title, chart->titleFont(), width - margins.left() - margins.right());
+        if (lines.size() <= 1) {
+            chart->setTitle(title);
+            return;
+        }
+        for (QString& l : lines)
+            l = l.toHtmlEscaped();
+        chart->setTitle(QStringLiteral("<center>") + lines.join(QStringLiteral("<br>")) + QStringLiteral("</center>"));
+    }
+
     bool fits(const CurveFigure& figure) const
     {
         for (size_t i = 0; i < bands.size() && i < figure.curves.size(); ++i)
@@ -320,6 +336,34 @@ public:
                (!logX || static_cast<QLogValueAxis*>(xAxis)->base() == figure.logBase);
     }
 };
+
+QStringList chartTitleLines(const QString& title, const QFont& font, qreal width)
+{
+    const QFontMetricsF metrics(font);
+    const qreal room = width - 2 * metrics.averageCharWidth();
+    auto fitsRoom = [&](const QString& line) { return metrics.horizontalAdvance(line) <= room; };
+    if (room <= 0 || fitsRoom(title))
+        return {title};
+    // At the title's own " · " separators when each part fits, else at spaces, filling each line.
+    QStringList lines = title.split(QStringLiteral(" · "));
+    for (int i = 1; i < lines.size(); ++i)
+        lines[i].prepend(QStringLiteral("· "));
+    if (std::all_of(lines.begin(), lines.end(), fitsRoom))
+        return lines;
+    lines.clear();
+    QString line;
+    for (const QString& word : title.split(QLatin1Char(' '))) {
+        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && !fitsRoom(longer)) {
+            lines << line;
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    lines << line;
+    return lines;
+}
 
 bool hasCurveData(const CurveFigure& figure)
 {
@@ -514,6 +558,8 @@ bool CurvePlot::eventFilter(QObject* watched, QEvent* event)
         } else if (event->type() == QEvent::Leave) {
             m_backend->marker->hide();
             Q_EMIT hovered(QString());
+        } else if (event->type() == QEvent::Resize) {
+            m_backend->fitTitle(m_figure.title, static_cast<QResizeEvent*>(event)->size().width());
         }
     }
     return QWidget::eventFilter(watched, event);
@@ -526,6 +572,7 @@ void CurvePlot::setFigure(const CurveFigure& figure)
     if (!m_backend->fits(figure))
         rebuild();
     m_backend->update(figure);
+    m_backend->fitTitle(figure.title, m_backend->view->viewport()->width());
     updateHint();
 }
 
@@ -557,6 +604,7 @@ void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigur
     backend.chart->setMargins(QMargins(4, 4, 4, 4));
     backend.build(figure, style, style.dark);
     backend.update(figure);
+    backend.fitTitle(figure.title, target.width()); // before the geometry, which lays the title out
     backend.chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
     scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));
     painter.save();
