@@ -403,6 +403,29 @@ CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std:
     return figure;
 }
 
+CurveFigure methodsPerplexityFigure(const std::vector<MethodCurve>& curves, const std::string& scheme, int context)
+{
+    CurveFigure figure;
+    figure.title = FigureText::tr("Perplexity vs length under length-extension methods (%1, L = %2)")
+                       .arg(QString::fromStdString(scheme))
+                       .arg(context);
+    figure.xLabel = FigureText::tr("evaluation length (bytes)");
+    figure.yLabel = FigureText::tr("perplexity (per byte)");
+    figure.logX = true;
+    figure.logBase = 2;
+    for (const MethodCurve& m : curves) {
+        Curve c;
+        c.name = QString::fromStdString(m.label);
+        for (const EvalPoint& p : m.points)
+            if (p.supported) {
+                c.x.push_back(p.length);
+                c.y.push_back(p.perplexity);
+            }
+        figure.curves.push_back(std::move(c));
+    }
+    return figure;
+}
+
 CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
 {
     CurveFigure figure;

@@ -7,6 +7,7 @@
 
 #include "checkpoint.h"
 #include "evaluation.h"
+#include "method_comparison.h"
 #include "model.h"
 #include "presets.h"
 #include "sweep.h"
@@ -126,6 +127,9 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise);
 CurveFigure trainingLossFigure(const std::vector<std::string>& schemes, const std::vector<Curve>& losses, int context);
 CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                              int context);
+// Perplexity vs length of one model under several length-extension methods (core's evaluateUnderMethods): one curve
+// per method, labelled as core labels them ("rope+yarn (factor 16)").
+CurveFigure methodsPerplexityFigure(const std::vector<MethodCurve>& curves, const std::string& scheme, int context);
 // Perplexity vs length over seeds (core's summarizeSweep rows): per scheme (and variant) the mean curve with a band of
 // mean ± sd; the legend gives the number of seeds.
 CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows);
