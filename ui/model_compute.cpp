@@ -6,6 +6,7 @@
 
 #include "attention.h"
 #include "corpus.h"
+#include "eval_check.h"
 #include "errors.h"
 
 #include <QFile>
@@ -239,6 +240,53 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
         }
         result.request.specs = {series.spec};
         result.series.push_back(std::move(series));
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+// ---- Evaluate under methods ---------------------------------------------------------------------------------
+
+std::vector<int> methodsLengths(const MethodsRequest& request)
+{
+    if (!request.lengths.empty() || !request.model.isValid())
+        return request.lengths;
+    return extrapolationLengths(request.model.model->config().context);
+}
+
+MethodsResult computeMethods(const MethodsRequest& request, const JobControl& control)
+{
+    MethodsResult result;
+    result.request = request;
+    try {
+        if (!request.model.isValid())
+            throw InputError(std::string("no model: ") + kNoModelHint);
+        result.request.lengths = methodsLengths(request);
+        const Corpus corpus =
+            request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        result.corpusSource = QString::fromStdString(corpus.source);
+        EvalOptions options;
+        options.lengths = result.request.lengths;
+        options.mode = request.mode;
+        options.maxTokens = request.evalBytes;
+        options.progress = [&control](double fraction) {
+            control.report(static_cast<int>(fraction * 1000), 1000);
+            return !control.isCanceled();
+        };
+        std::lock_guard<std::mutex> lock(*request.model.mutex);
+        Model& model = *request.model.model;
+        checkEvalLengthsFit(options.lengths, model.maxLength(), corpus.validation.size(), options.maxTokens,
+                            "the validation split of " + corpus.source);
+        result.scheme = model.config().scheme;
+        result.context = model.config().context;
+        result.config = model.config().toJson();
+        result.curves = evaluateUnderMethods(model, corpus.validation, options, request.methods);
+    } catch (const RunError& e) {
+        if (control.isCanceled())
+            result.canceled = true;
+        else
+            result.error = QString::fromStdString(e.what());
     } catch (const std::exception& e) {
         result.error = QString::fromStdString(e.what());
     }
