@@ -44,7 +44,7 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto* side = new QWidget(this);
-    side->setMaximumWidth(340);
+    side->setMaximumWidth(250);
     auto* column = new QVBoxLayout(side);
     column->setContentsMargins(0, 0, 0, 0);
     column->addWidget(new QLabel(tr("<b>Model</b> (rope or xpos)"), side));
@@ -61,7 +61,6 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     for (const RotaryMethodInfo& method : rotaryMethodCatalog()) {
         auto* item = new QTreeWidgetItem(m_tree);
         item->setText(kNameColumn, QString::fromStdString(method.name));
-        item->setText(kValueColumn, rotaryMethodTitle(method));
         item->setToolTip(kNameColumn, rotaryMethodTitle(method));
         item->setFlags((item->flags() | Qt::ItemIsUserCheckable) & ~Qt::ItemIsEditable);
         item->setCheckState(kNameColumn, Qt::Checked);
@@ -83,8 +82,8 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     m_defaults = new QPushButton(tr("Defaults"), side);
     m_defaults->setToolTip(tr("factor = longest length / L (dynamic-ntk keeps 1), window = L/2, the rest as in the "
                               "catalogue"));
+    column->addWidget(m_evaluate); // a row of its own: its text is long (and longer in some languages)
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_evaluate);
     buttons->addWidget(m_cancel);
     buttons->addWidget(m_defaults);
     column->addLayout(buttons);
@@ -236,8 +235,8 @@ QString MethodsPanel::disabledReason() const
 {
     const SharedModel model = currentModel();
     if (!model.isValid())
-        return tr("No model yet: train rope or xpos above (Training runs) or load a checkpoint in the Attention "
-                  "view.");
+        return tr("No model yet: train rope or xpos on the \"Training runs\" page or load a checkpoint in "
+                  "\"Attention on text\".");
     if (!isRotaryModel(model))
         return tr("%1 is not a rotary model (its scheme is %2): length-extension methods apply to rope and xpos only.")
             .arg(model.name, QString::fromStdString(model.model->config().scheme));
@@ -255,7 +254,9 @@ void MethodsPanel::updateAvailability()
     if (!busy)
         m_status->setText(!reason.isEmpty()
                               ? reason
-                              : tr("Scores held-out text at %1 under each ticked method.").arg(evaluationLengthsText()));
+                              : tr("Scores held-out text at %1 under each ticked method (eval bytes, evaluation "
+                                   "mode and corpus as on the \"Training runs\" page).")
+                                    .arg(evaluationLengthsText()));
 }
 
 void MethodsPanel::start(const MethodsRequest& request)

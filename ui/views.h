@@ -472,6 +472,7 @@ private:
     std::vector<SweepSummaryRow> m_summary; // over seeds: of the run (seeds > 1) or of loaded sweep results
     QString m_sweepSource;                  // loaded sweep results: where from; empty for a run
     QTabWidget* m_pages = nullptr;          // training runs | evaluate under methods
+    QWidget* m_controls = nullptr;          // the training fields (hidden on the methods page)
     MethodsPanel* m_methods = nullptr;
     bool methodsShown() const;
     void syncMethodsEvaluation(); // the eval bytes, mode and corpus fields, for the methods page too

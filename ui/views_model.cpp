@@ -434,7 +434,8 @@ void AttentionView::resetZoom()
 TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(this))
 {
     auto* layout = new QHBoxLayout(this);
-    layout->addWidget(buildControls());
+    m_controls = buildControls();
+    layout->addWidget(m_controls);
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
     m_preset->setObjectName(QStringLiteral("preset"));
@@ -601,7 +602,11 @@ QWidget* TrainView::buildResults()
     m_pages->addTab(m_methods, tr("Evaluate under methods"));
     m_pages->setTabToolTip(1, tr("A trained rope or xpos model scored zero-shot under length-extension methods: one "
                                  "perplexity curve per method"));
-    connect(m_pages, &QTabWidget::currentChanged, this, &ViewBase::pictureUpdated);
+    // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the room.
+    connect(m_pages, &QTabWidget::currentChanged, this, [this] {
+        m_controls->setVisible(!methodsShown());
+        Q_EMIT pictureUpdated();
+    });
     return m_pages;
 }
 
