@@ -315,10 +315,29 @@ void TestBadInput::initTestCase()
     corpus.close();
     auto trainTiny = [&](const QString& scheme, QByteArray& checkpoint) {
         QProcess p;
-        p.start(QStringLiteral(POSITIONLAB_CLI),
-                {"train", "--scheme", scheme, "--corpus", corpus.fileName(), "--layers", "1", "--d-model", "8",
-                 "--heads", "2", "--d-ff", "8", "--context", "8", "--steps", "1", "--batch", "1", "--eval-bytes", "0",
-                 "-o", temp.filePath(scheme + ".safetensors")});
+        p.start(QStringLiteral(POSITIONLAB_CLI), {"train",
+                                                  "--scheme",
+                                                  scheme,
+                                                  "--corpus",
+                                                  corpus.fileName(),
+                                                  "--layers",
+                                                  "1",
+                                                  "--d-model",
+                                                  "8",
+                                                  "--heads",
+                                                  "2",
+                                                  "--d-ff",
+                                                  "8",
+                                                  "--context",
+                                                  "8",
+                                                  "--steps",
+                                                  "1",
+                                                  "--batch",
+                                                  "1",
+                                                  "--eval-bytes",
+                                                  "0",
+                                                  "-o",
+                                                  temp.filePath(scheme + ".safetensors")});
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QFile model(temp.filePath(scheme + ".safetensors"));
@@ -803,8 +822,8 @@ void TestBadInput::cli_data()
         rope);
     row("compare parameter not taken", compare("pi,yarn:window=3"), 2,
         "method yarn has no parameter 'window'; its parameters: factor, beta-fast, beta-slow, attention-factor", rope);
-    row("compare scheme parameter", compare("pi:base=500"), 2, "method pi has no parameter 'base'; its parameters: factor",
-        rope);
+    row("compare scheme parameter", compare("pi:base=500"), 2,
+        "method pi has no parameter 'base'; its parameters: factor", rope);
     row("compare setting without value", compare("yarn:factor"), 2, "method yarn: setting 'factor' is not NAME=VALUE",
         rope);
     row("compare duplicate method", compare("none,pi,pi:factor=2"), 2,

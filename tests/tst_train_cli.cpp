@@ -237,9 +237,9 @@ void TestTrainCli::compareOutputs()
 {
     QFETCH(QString, extension);
     const QString out = m_dir.path() + "/compare." + extension;
-    const CliResult r = runCli({"eval", ropeModel(), "--corpus", corpusPath(m_dir), "--compare",
-                                "none,pi,yarn:beta-fast=16,rerope", "--lengths", "16,32,64", "--max-bytes", "1500",
-                                "--quiet", "-o", out});
+    const CliResult r =
+        runCli({"eval", ropeModel(), "--corpus", corpusPath(m_dir), "--compare", "none,pi,yarn:beta-fast=16,rerope",
+                "--lengths", "16,32,64", "--max-bytes", "1500", "--quiet", "-o", out});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -291,8 +291,8 @@ void TestTrainCli::compareEqualsEval_data()
     QTest::addColumn<QStringList>("equal"); // the plain eval options that mean the same
     QTest::newRow("none") << "none" << QStringList{};
     QTest::newRow("pi default factor") << "pi" << QStringList{"--scaling", "pi", "--set", "factor=4"};
-    QTest::newRow("ntk non-integer factor") << "ntk:factor=2.5"
-                                            << QStringList{"--scaling", "ntk", "--set", "factor=2.5"};
+    QTest::newRow("ntk non-integer factor")
+        << "ntk:factor=2.5" << QStringList{"--scaling", "ntk", "--set", "factor=2.5"};
     QTest::newRow("dynamic-ntk keeps factor 1") << "dynamic-ntk" << QStringList{"--scaling", "dynamic-ntk"};
     QTest::newRow("yarn two settings") << "yarn:factor=3:beta-slow=2"
                                        << QStringList{"--scaling", "yarn", "--set", "factor=3", "--set", "beta-slow=2"};
@@ -306,8 +306,8 @@ void TestTrainCli::compareEqualsEval()
 {
     QFETCH(QString, method);
     QFETCH(QStringList, equal);
-    const QStringList common{"eval", ropeModel(), "--corpus", corpusPath(m_dir), "--lengths", "16,32,64",
-                             "--max-bytes", "1500", "--quiet"};
+    const QStringList common{"eval",     ropeModel(),   "--corpus", corpusPath(m_dir), "--lengths",
+                             "16,32,64", "--max-bytes", "1500",     "--quiet"};
     // Another method first: the model's scaling is replaced per method, not stacked.
     const QString first = method.startsWith("leaky") ? "pi:factor=7" : "leaky-rerope:window=3:leak=2";
     const CliResult compared = runCli(common + QStringList{"--compare", first + "," + method});

@@ -1132,8 +1132,8 @@ private Q_SLOTS:
         QTest::newRow("four methods") << QStringList{"none", "pi", "yarn", "rerope"}
                                       << QStringList{"rope", "rope+pi (factor 16)", "rope+yarn (factor 16)",
                                                      "rope+rerope (window 8)"};
-        QTest::newRow("every method") << QStringList{"none",   "pi",     "ntk",    "dynamic-ntk",
-                                                     "yarn",   "llama3", "rerope", "leaky-rerope"}
+        QTest::newRow("every method") << QStringList{"none", "pi",     "ntk",    "dynamic-ntk",
+                                                     "yarn", "llama3", "rerope", "leaky-rerope"}
                                       << QStringList{"rope",
                                                      "rope+pi (factor 16)",
                                                      "rope+ntk (factor 16)",

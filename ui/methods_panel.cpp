@@ -68,7 +68,8 @@ MethodsPanel::MethodsPanel(QWidget* parent)
             auto* child = new QTreeWidgetItem(item);
             child->setText(kNameColumn, QString::fromStdString(p.name));
             child->setText(kValueColumn, QString::number(p.defaultValue, 'g', 10));
-            child->setToolTip(kValueColumn, tr("%1; allowed: %2").arg(paramDescription(schemeByName("rope"), p), paramRange(p)));
+            child->setToolTip(kValueColumn,
+                              tr("%1; allowed: %2").arg(paramDescription(schemeByName("rope"), p), paramRange(p)));
             child->setFlags(child->flags() | Qt::ItemIsEditable);
         }
     }
@@ -306,12 +307,9 @@ void MethodsPanel::writeData(std::ostream& out, DataFormat format) const
     if (!hasPicture())
         throw InputError("the methods chart has nothing to export yet; press \"Evaluate under methods\" first");
     const MethodsResult& r = m_result;
-    nlohmann::json meta = {{"model", r.request.model.name.toStdString()},
-                           {"config", r.config},
-                           {"mode", evalModeName(r.request.mode)},
-                           {"corpus", r.corpusSource.toStdString()},
-                           {"split", "validation"},
-                           {"max_bytes", r.request.evalBytes}};
+    nlohmann::json meta = {
+        {"model", r.request.model.name.toStdString()}, {"config", r.config},    {"mode", evalModeName(r.request.mode)},
+        {"corpus", r.corpusSource.toStdString()},      {"split", "validation"}, {"max_bytes", r.request.evalBytes}};
     writeMethodComparison(out, format, r.curves, meta);
 }
 

@@ -454,9 +454,8 @@ CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std:
 CurveFigure methodsPerplexityFigure(const std::vector<MethodCurve>& curves, const std::string& scheme, int context)
 {
     CurveFigure figure;
-    figure.title = FigureText::tr("Perplexity vs length per method (%1, L = %2)")
-                       .arg(QString::fromStdString(scheme))
-                       .arg(context);
+    figure.title =
+        FigureText::tr("Perplexity vs length per method (%1, L = %2)").arg(QString::fromStdString(scheme)).arg(context);
     figure.xLabel = FigureText::tr("evaluation length (bytes)");
     figure.yLabel = FigureText::tr("perplexity (per byte)");
     figure.logX = true;

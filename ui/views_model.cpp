@@ -602,7 +602,8 @@ QWidget* TrainView::buildResults()
     m_pages->addTab(m_methods, tr("Evaluate under methods"));
     m_pages->setTabToolTip(1, tr("A trained rope or xpos model scored zero-shot under length-extension methods: one "
                                  "perplexity curve per method"));
-    // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the room.
+    // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the
+    // room.
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         m_controls->setVisible(!methodsShown());
         Q_EMIT pictureUpdated();

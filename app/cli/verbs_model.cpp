@@ -526,7 +526,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     const bool compare = args.has("compare");
     const std::string out = args.text("o");
     if (!compare && args.has("o") && isImagePath(out))
-        throw InputError("eval: -o " + out + ": a picture needs --compare METHODS; plain eval writes .csv, .json or .npy");
+        throw InputError("eval: -o " + out +
+                         ": a picture needs --compare METHODS; plain eval writes .csv, .json or .npy");
     if (compare && args.has("o") && !isImagePath(out) && dataFormatForPath(out, true) == DataFormat::Npy)
         throw InputError("eval --compare: -o " + out + " is not allowed; allowed: .csv, .json, .png, .svg, .pdf");
     if (compare) {
@@ -538,9 +539,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
                 return 0;
             }
             const MethodComparisonRun run = runMethodComparison(args, ctx.err);
-            writeDataOutput(args, ctx, false, [&](std::ostream& o, DataFormat f) {
-                writeMethodComparison(o, f, run.curves, run.meta);
-            });
+            writeDataOutput(args, ctx, false,
+                            [&](std::ostream& o, DataFormat f) { writeMethodComparison(o, f, run.curves, run.meta); });
         } catch (const RunError&) {
             if (!g_interrupted)
                 throw;
@@ -720,8 +720,8 @@ namespace {
 // replaces the checkpoint's scaling: --scaling and --set would be ignored, so that form refuses them).
 std::vector<UsageForm> evalForms()
 {
-    const std::vector<std::string> shared = {"corpus", "split",   "lengths", "mode", "stride",
-                                             "max-bytes", "threads", "quiet",  "o"};
+    const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
+                                             "max-bytes", "threads", "quiet",   "o"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
     UsageForm compare{"MODEL.safetensors --compare METHOD[:NAME=VALUE...],...", shared, {}, "compare"};
@@ -751,9 +751,9 @@ std::vector<OptionDef> evalOptions()
          "METHOD[:NAME=VALUE...],..."}};
     for (const OptionDef& o : pictureOptions())
         options.push_back(o);
-    options.push_back({"o", OptionKind::Value,
-                       "output file: .csv .json .npy (default: CSV on stdout); with --compare .csv .json .png .svg .pdf",
-                       "FILE"});
+    options.push_back(
+        {"o", OptionKind::Value,
+         "output file: .csv .json .npy (default: CSV on stdout); with --compare .csv .json .png .svg .pdf", "FILE"});
     return options;
 }
 
@@ -770,19 +770,18 @@ void registerModelVerbs()
                   runTrain,
                   {},
                   {{"o", {".safetensors"}}}});
-    registerVerb(
-        {"eval",
-         "MODEL.safetensors",
-         "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
-         "Ctrl-C stops (exit 130) and writes nothing",
-         evalOptions(),
-         1,
-         1,
-         runEval,
-         evalForms(),
-         {{"o", dataAndPictureExtensions()}},
-         "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
-         "work, naming the text's size: such a window could not be filled."});
+    registerVerb({"eval",
+                  "MODEL.safetensors",
+                  "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
+                  "Ctrl-C stops (exit 130) and writes nothing",
+                  evalOptions(),
+                  1,
+                  1,
+                  runEval,
+                  evalForms(),
+                  {{"o", dataAndPictureExtensions()}},
+                  "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
+                  "work, naming the text's size: such a window could not be filled."});
 }
 
 } // namespace plab::cli
