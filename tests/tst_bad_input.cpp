@@ -841,7 +841,7 @@ void TestBadInput::cli_data()
         "xpos)",
         withModel(m_checkpoint));
     row("compare with scaling", compare("pi", {"--scaling", "yarn"}), 2,
-        "eval: --scaling is not used by `positionlab-cli eval MODEL.safetensors --compare METHOD[:NAME=VALUE...],...` "
+        "eval: --scaling is not used by `positionlab-cli eval MODEL.safetensors --compare METHODS` "
         "and would be ignored (used by `positionlab-cli eval MODEL.safetensors`)",
         rope);
     row("compare with set", compare("pi", {"--set", "factor=2"}), 2,

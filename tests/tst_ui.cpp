@@ -1200,6 +1200,53 @@ private Q_SLOTS:
         QCOMPARE(view.pictureTitle(), QStringLiteral("Evaluate under methods"));
     }
 
+    // A bad parameter typed into the list is core's InputError in the status line (naming the parameter, its value and
+    // what is allowed); nothing is drawn and the model keeps its scaling.
+    void methodsPanelBadParameter_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("factor below 1") << "pi"
+                                        << "factor"
+                                        << "0.5"
+                                        << "factor = 0.5 is out of range; allowed: [1, ";
+        QTest::newRow("window at the context") << "rerope"
+                                               << "window"
+                                               << "16"
+                                               << "window = 16 must be below the "
+                                                  "training context L = 16";
+        QTest::newRow("leak 0") << "leaky-rerope"
+                                << "leak"
+                                << "0"
+                                << "leak = 0 is out of range; allowed: (0, ";
+        QTest::newRow("not a number") << "yarn"
+                                      << "beta-fast"
+                                      << "fast"
+                                      << "beta-fast = 'fast' is not a number";
+    }
+    void methodsPanelBadParameter()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, name);
+        QFETCH(QString, value);
+        QFETCH(QString, message);
+        TrainView view;
+        const SharedModel model = modelWithPreset("rope", QStringLiteral("demo"));
+        view.addModel(model);
+        MethodsPanel* panel = view.methodsPanel();
+        panel->setEvaluation(0, EvalMode::NonOverlapping, writeCorpus(m_dir));
+        panel->setCheckedMethods({QStringLiteral("none"), method});
+        QVERIFY(panel->setParameterText(method, name, value));
+        panel->evaluate();
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 300000);
+        QVERIFY(!panel->hasPicture());
+        QVERIFY2(panel->statusLabel()->text().contains(message), qPrintable(panel->statusLabel()->text()));
+        QCOMPARE(model.model->config().scaling, std::string("none"));
+        QVERIFY(!panel->setParameterText(method, QStringLiteral("no-such-parameter"), value));
+    }
+
     // Cancel stops the evaluation: no picture, the button comes back, the model keeps its scaling.
     void methodsPanelCancel()
     {
@@ -1213,6 +1260,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 300000);
         QVERIFY(!panel->hasPicture());
         QVERIFY(panel->evaluateButton()->isEnabled());
+        QCOMPARE(panel->statusLabel()->text(), QStringLiteral("Canceled."));
         QCOMPARE(model.model->config().scaling, std::string("none"));
     }
 

@@ -37,7 +37,9 @@ MethodsPanel::MethodsPanel(QWidget* parent)
                                     [this](int done, int total) { Q_EMIT progress(done, total); },
                                     [this] {
                                         m_cancel->setEnabled(false);
-                                        updateAvailability();
+                                        if (!m_delivered) // canceled before a result came
+                                            m_status->setText(tr("Canceled."));
+                                        updateAvailability(false); // the result's status line stays
                                         Q_EMIT busyChanged(false);
                                     }})
 {
@@ -244,7 +246,7 @@ QString MethodsPanel::disabledReason() const
     return {};
 }
 
-void MethodsPanel::updateAvailability()
+void MethodsPanel::updateAvailability(bool resetStatus)
 {
     const QString reason = disabledReason();
     const bool busy = m_job.isRunning();
@@ -252,7 +254,7 @@ void MethodsPanel::updateAvailability()
     m_evaluate->setToolTip(reason);
     m_defaults->setEnabled(reason.isEmpty());
     m_tree->setEnabled(reason.isEmpty());
-    if (!busy)
+    if (!busy && (resetStatus || !reason.isEmpty()))
         m_status->setText(!reason.isEmpty()
                               ? reason
                               : tr("Scores held-out text at %1 under each ticked method (eval bytes, evaluation "
@@ -271,6 +273,7 @@ void MethodsPanel::start(const MethodsRequest& request)
     m_status->setText(tr("Evaluating %1 under %2 method(s)…").arg(request.model.name).arg(request.methods.size()));
     m_evaluate->setEnabled(false);
     m_cancel->setEnabled(true);
+    m_delivered = false;
     Q_EMIT busyChanged(true);
     m_job.start([request](const JobControl& control) { return computeMethods(request, control); });
 }
@@ -282,6 +285,7 @@ void MethodsPanel::cancel()
 
 void MethodsPanel::onResult(MethodsResult result)
 {
+    m_delivered = true;
     if (result.canceled) {
         m_status->setText(tr("Canceled."));
         return;

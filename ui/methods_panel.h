@@ -69,7 +69,9 @@ Q_SIGNALS:
     void pictureUpdated();
 
 private:
-    void updateAvailability(); // the button and the reason, for the current model
+    // The buttons for the current model; the status line shows the reason it is disabled, or (`resetStatus`) what
+    // the page does.
+    void updateAvailability(bool resetStatus = true);
     void onResult(MethodsResult result);
     QComboBox* m_model = nullptr;
     QTreeWidget* m_tree = nullptr;
@@ -83,6 +85,7 @@ private:
     EvalMode m_mode = EvalMode::NonOverlapping;
     QString m_corpus;
     MethodsResult m_result;
+    bool m_delivered = true; // the last job's result (or error) was shown
     LatestJob<MethodsResult> m_job;
 };
 

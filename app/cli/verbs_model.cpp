@@ -724,7 +724,7 @@ std::vector<UsageForm> evalForms()
                                              "max-bytes", "threads", "quiet",   "o"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
-    UsageForm compare{"MODEL.safetensors --compare METHOD[:NAME=VALUE...],...", shared, {}, "compare"};
+    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare"};
     compare.options.push_back("compare");
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
@@ -746,9 +746,10 @@ std::vector<OptionDef> evalOptions()
         scalingOption(),
         {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
         {"compare", OptionKind::Value,
-         "evaluate a rope/xpos model under each method (e.g. none,pi,yarn:factor=8,rerope:window=32); unset "
-         "parameters: factor = longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults",
-         "METHOD[:NAME=VALUE...],..."}};
+         "evaluate a rope/xpos model under each method: methods separated by ',', each with optional "
+         "':NAME=VALUE' settings (e.g. none,pi,yarn:factor=8:beta-fast=16,rerope:window=32); unset parameters: factor "
+         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults",
+         "METHODS"}};
     for (const OptionDef& o : pictureOptions())
         options.push_back(o);
     options.push_back(
