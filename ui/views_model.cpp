@@ -2,6 +2,7 @@
 #include "views.h"
 
 #include "charts/curve_chart.h"
+#include "headless.h"
 #include "heatmap_widget.h"
 #include "methods_panel.h"
 #include "model_prompt.h"
@@ -880,7 +881,7 @@ QString TrainView::pictureTitle() const
 
 QSize TrainView::defaultImageSize() const
 {
-    return methodsShown() ? QSize(1100, 700) : QSize(1500, 650);
+    return methodsShown() ? defaultPictureSize(QStringLiteral("methods")) : QSize(1500, 650);
 }
 
 bool TrainView::hasPicture() const
