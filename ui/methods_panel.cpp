@@ -133,6 +133,8 @@ void MethodsPanel::addModel(const SharedModel& model, bool select)
         const QSignalBlocker blocker(m_model);
         m_model->addItem(model.name);
     }
+    m_model->setItemData(index, model.file.isEmpty() ? model.name : model.name + QLatin1Char('\n') + model.file,
+                         Qt::ToolTipRole); // the combo box elides long names
     if (select || m_models.size() == 1)
         selectModel(index);
 }
