@@ -300,7 +300,8 @@ private slots:
     void sessionLoader();
 
 private:
-    QByteArray m_checkpoint; // a valid tiny model checkpoint, made by `train` in initTestCase
+    QByteArray m_checkpoint;     // a valid tiny model checkpoint, made by `train` in initTestCase
+    QByteArray m_ropeCheckpoint; // the same with scheme rope (eval --compare)
 };
 
 void TestBadInput::initTestCase()
@@ -312,35 +313,40 @@ void TestBadInput::initTestCase()
     QVERIFY(corpus.open(QIODevice::WriteOnly));
     corpus.write(text(4096));
     corpus.close();
-    QProcess p;
-    p.start(QStringLiteral(POSITIONLAB_CLI), {"train",
-                                              "--scheme",
-                                              "alibi",
-                                              "--corpus",
-                                              corpus.fileName(),
-                                              "--layers",
-                                              "1",
-                                              "--d-model",
-                                              "8",
-                                              "--heads",
-                                              "2",
-                                              "--d-ff",
-                                              "8",
-                                              "--context",
-                                              "8",
-                                              "--steps",
-                                              "1",
-                                              "--batch",
-                                              "1",
-                                              "--eval-bytes",
-                                              "0",
-                                              "-o",
-                                              temp.filePath("tiny.safetensors")});
-    QVERIFY(p.waitForFinished(120000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-    QFile model(temp.filePath("tiny.safetensors"));
-    QVERIFY(model.open(QIODevice::ReadOnly));
-    m_checkpoint = model.readAll();
+    auto trainTiny = [&](const QString& scheme, QByteArray& checkpoint) {
+        QProcess p;
+        p.start(QStringLiteral(POSITIONLAB_CLI), {"train",
+                                                  "--scheme",
+                                                  scheme,
+                                                  "--corpus",
+                                                  corpus.fileName(),
+                                                  "--layers",
+                                                  "1",
+                                                  "--d-model",
+                                                  "8",
+                                                  "--heads",
+                                                  "2",
+                                                  "--d-ff",
+                                                  "8",
+                                                  "--context",
+                                                  "8",
+                                                  "--steps",
+                                                  "1",
+                                                  "--batch",
+                                                  "1",
+                                                  "--eval-bytes",
+                                                  "0",
+                                                  "-o",
+                                                  temp.filePath(scheme + ".safetensors")});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QFile model(temp.filePath(scheme + ".safetensors"));
+        QVERIFY(model.open(QIODevice::ReadOnly));
+        checkpoint = model.readAll();
+    };
+    trainTiny("alibi", m_checkpoint);
+    trainTiny("rope", m_ropeCheckpoint);
+    QVERIFY(m_ropeCheckpoint.size() > 1000);
     QVERIFY(m_checkpoint.size() > 1000);
 }
 
@@ -815,6 +821,47 @@ void TestBadInput::cli_data()
         "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
+    // eval --compare (issue 13): one curve per method of a rotary model.
+    auto compare = [&](const QString& methods, QStringList extra = {}) {
+        return eval(QStringList{"--compare", methods} + extra);
+    };
+    const Files rope = withModel(m_ropeCheckpoint);
+    row("compare unknown method", compare("none,foo"), 2,
+        "methods: 'foo' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, "
+        "leaky-rerope",
+        rope);
+    row("compare parameter not taken", compare("pi,yarn:window=3"), 2,
+        "method yarn has no parameter 'window'; its parameters: factor, beta-fast, beta-slow, attention-factor", rope);
+    row("compare scheme parameter", compare("pi:base=500"), 2,
+        "method pi has no parameter 'base'; its parameters: factor", rope);
+    row("compare setting without value", compare("yarn:factor"), 2, "method yarn: setting 'factor' is not NAME=VALUE",
+        rope);
+    row("compare duplicate method", compare("none,pi,pi:factor=2"), 2,
+        "methods: method 'pi' is given twice; each method may appear once", rope);
+    row("compare empty list", compare(""), 2, "methods: the list is empty; give at least one method", rope);
+    row("compare empty item", compare("pi,,yarn"), 2, "methods: 'pi,,yarn' has an empty item", rope);
+    row("compare factor below 1", compare("yarn:factor=0.5"), 2,
+        "scaling yarn: factor = 0.5 is out of range; allowed: [1, 1000000]", rope);
+    row("compare window at context", compare("rerope:window=8"), 2,
+        "scaling rerope: window = 8 must be below the training context L = 8; allowed: integers in [1, 7]", rope);
+    row("compare leak 0", compare("leaky-rerope:leak=0"), 2,
+        "scaling leaky-rerope: leak = 0 is out of range; allowed: (0, 1000000]", rope);
+    row("compare non-rotary model", compare("none,pi"), 2,
+        "the model's scheme is alibi; evaluating under length-extension methods needs a rotary model (allowed: rope, "
+        "xpos)",
+        withModel(m_checkpoint));
+    row("compare with scaling", compare("pi", {"--scaling", "yarn"}), 2,
+        "eval: --scaling is not used by `positionlab-cli eval MODEL.safetensors --compare METHODS` "
+        "and would be ignored (used by `positionlab-cli eval MODEL.safetensors`)",
+        rope);
+    row("compare with set", compare("pi", {"--set", "factor=2"}), 2,
+        "eval: --set is not used by `positionlab-cli eval MODEL.safetensors --compare", rope);
+    row("compare npy", compare("pi", {"-o", "@DIR@/out.npy"}), 2,
+        "eval --compare: -o @DIR@/out.npy is not allowed; allowed: .csv, .json, .png, .svg, .pdf", rope);
+    row("eval picture without compare", eval({"-o", "@DIR@/out.png"}), 2,
+        "eval: -o @DIR@/out.png: a picture needs --compare METHODS", rope);
+    row("compare width with data", compare("pi", {"--width", "300"}), 2,
+        "eval: --width applies only to a picture output", rope);
     row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding",
         withModel(m_checkpoint));
     row("eval stride without sliding", eval({"--stride", "4"}), 2, "--stride only applies to --mode sliding",
@@ -1040,8 +1087,9 @@ void TestBadInput::cli_data()
     // (f) a wrong output extension names the allowed ones, for the verb at hand.
     row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");
-    row("(f) eval extension", eval({"-o", "@DIR@/x.png"}), 2,
-        "-o @DIR@/x.png: unsupported extension '.png'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
+    row("(f) eval extension", eval({"-o", "@DIR@/x.txt"}), 2,
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf",
+        withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
         "-o @DIR@/m.ckpt: unsupported extension '.ckpt'; allowed: .safetensors", corpusFile);
     // (g) --logn without --context names --context, in every verb that takes it.

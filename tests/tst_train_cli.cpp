@@ -9,6 +9,7 @@
 #include "test_main.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -57,10 +58,15 @@ private slots:
     void progressAndQuiet();
     void attentionPictureCountsFromZero();
     void initAtLongerContextKeepsOriginalContext();
+    void compareOutputs_data();
+    void compareOutputs();
+    void compareEqualsEval_data();
+    void compareEqualsEval();
 
 private:
     QTemporaryDir m_dir;
     QString twoLayerModel(); // trained once per run by the CLI: 2 layers, 3 steps
+    QString ropeModel();     // trained once per run by the CLI: rope, context 16, 20 steps
 };
 
 void TestTrainCli::trainEvalRoundTrip()
@@ -203,6 +209,121 @@ QString TestTrainCli::twoLayerModel()
             qWarning("training the two-layer model failed: %s", r.err.constData());
     }
     return model;
+}
+
+QString TestTrainCli::ropeModel()
+{
+    const QString model = m_dir.path() + "/rope.safetensors";
+    if (!QFile::exists(model)) {
+        const CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--corpus", corpusPath(m_dir), "--steps",
+                                               "20", "--eval-bytes", "0", "-o", model} +
+                                   tinyModel());
+        if (r.exitCode != 0)
+            qWarning("training the rope model failed: %s", r.err.constData());
+    }
+    return model;
+}
+
+// Every output of eval --compare: the data files hold one series per method, the pictures are real pictures.
+void TestTrainCli::compareOutputs_data()
+{
+    QTest::addColumn<QString>("extension");
+    QTest::newRow("csv") << "csv";
+    QTest::newRow("json") << "json";
+    QTest::newRow("png") << "png";
+    QTest::newRow("svg") << "svg";
+    QTest::newRow("pdf") << "pdf";
+}
+
+void TestTrainCli::compareOutputs()
+{
+    QFETCH(QString, extension);
+    const QString out = m_dir.path() + "/compare." + extension;
+    const CliResult r =
+        runCli({"eval", ropeModel(), "--corpus", corpusPath(m_dir), "--compare", "none,pi,yarn:beta-fast=16,rerope",
+                "--lengths", "16,32,64", "--max-bytes", "1500", "--quiet", "-o", out});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    if (extension == "csv") {
+        const QList<QByteArray> lines = bytes.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 4 * 3);
+        QCOMPARE(lines[0], QByteArray("method,length,loss,perplexity,bits_per_byte"));
+        QVERIFY(lines[1].startsWith("none,16,"));
+        QVERIFY(lines[4].startsWith("pi,16,"));
+        QVERIFY(lines[12].startsWith("rerope,64,"));
+    } else if (extension == "json") {
+        const QJsonObject doc = QJsonDocument::fromJson(bytes).object();
+        const QJsonArray methods = doc["methods"].toArray();
+        QCOMPARE(methods.size(), 4);
+        // Defaults: factor = longest length / L = 64 / 16; window = L / 2; a given setting wins.
+        const QJsonObject yarn = methods[2].toObject();
+        QCOMPARE(yarn["method"].toString(), QString("yarn"));
+        QCOMPARE(yarn["params"].toObject()["factor"].toDouble(), 4.0);
+        QCOMPARE(yarn["params"].toObject()["beta-fast"].toDouble(), 16.0);
+        QCOMPARE(yarn["label"].toString(), QString("rope+yarn (factor 4, beta-fast 16)"));
+        QCOMPARE(methods[3].toObject()["params"].toObject()["window"].toDouble(), 8.0);
+        QCOMPARE(methods[0].toObject()["label"].toString(), QString("rope"));
+        QCOMPARE(yarn["points"].toArray().size(), 3);
+        QCOMPARE(yarn["points"].toArray()[2].toObject()["length"].toInt(), 64);
+        QCOMPARE(doc["config"].toObject()["scheme"].toString(), QString("rope"));
+    } else if (extension == "png") {
+        // The PNG signature, then IHDR's width and height (big-endian): the picture's default size.
+        QVERIFY(bytes.startsWith("\x89PNG\r\n\x1a\n"));
+        auto be32 = [&](int at) {
+            return (uchar(bytes[at]) << 24) | (uchar(bytes[at + 1]) << 16) | (uchar(bytes[at + 2]) << 8) |
+                   uchar(bytes[at + 3]);
+        };
+        QCOMPARE(be32(16), 1100);
+        QCOMPARE(be32(20), 700);
+    } else if (extension == "svg") {
+        QVERIFY(bytes.contains("<svg"));
+        QVERIFY(bytes.contains("rope+yarn (factor 4, beta-fast 16)"));
+    } else {
+        QVERIFY(bytes.startsWith("%PDF"));
+    }
+}
+
+// A method's rows of eval --compare are those of plain eval under that method (--scaling M --set ...), to the last
+// digit; `none` is plain eval of a model trained without a method.
+void TestTrainCli::compareEqualsEval_data()
+{
+    QTest::addColumn<QString>("method");    // as --compare reads it
+    QTest::addColumn<QStringList>("equal"); // the plain eval options that mean the same
+    QTest::newRow("none") << "none" << QStringList{};
+    QTest::newRow("pi default factor") << "pi" << QStringList{"--scaling", "pi", "--set", "factor=4"};
+    QTest::newRow("ntk non-integer factor")
+        << "ntk:factor=2.5" << QStringList{"--scaling", "ntk", "--set", "factor=2.5"};
+    QTest::newRow("dynamic-ntk keeps factor 1") << "dynamic-ntk" << QStringList{"--scaling", "dynamic-ntk"};
+    QTest::newRow("yarn two settings") << "yarn:factor=3:beta-slow=2"
+                                       << QStringList{"--scaling", "yarn", "--set", "factor=3", "--set", "beta-slow=2"};
+    QTest::newRow("llama3 default") << "llama3" << QStringList{"--scaling", "llama3", "--set", "factor=4"};
+    QTest::newRow("rerope window") << "rerope:window=5" << QStringList{"--scaling", "rerope", "--set", "window=5"};
+    QTest::newRow("leaky-rerope default window")
+        << "leaky-rerope" << QStringList{"--scaling", "leaky-rerope", "--set", "window=8"};
+}
+
+void TestTrainCli::compareEqualsEval()
+{
+    QFETCH(QString, method);
+    QFETCH(QStringList, equal);
+    const QStringList common{"eval",     ropeModel(),   "--corpus", corpusPath(m_dir), "--lengths",
+                             "16,32,64", "--max-bytes", "1500",     "--quiet"};
+    // Another method first: the model's scaling is replaced per method, not stacked.
+    const QString first = method.startsWith("leaky") ? "pi:factor=7" : "leaky-rerope:window=3:leak=2";
+    const CliResult compared = runCli(common + QStringList{"--compare", first + "," + method});
+    QVERIFY2(compared.exitCode == 0, compared.err.constData());
+    const CliResult plain = runCli(common + equal);
+    QVERIFY2(plain.exitCode == 0, plain.err.constData());
+    const QList<QByteArray> plainLines = plain.out.trimmed().split('\n');
+    QByteArray name = method.split(':').first().toUtf8();
+    QList<QByteArray> rows;
+    for (const QByteArray& line : compared.out.trimmed().split('\n'))
+        if (line.startsWith(name + ","))
+            rows.push_back(line.mid(name.size() + 1));
+    QCOMPARE(plainLines.size(), 4);
+    QCOMPARE(rows, plainLines.mid(1));
 }
 
 // Entropies of layer L straight from core (modelQkProvider + entropyCurve), to check the CLI's --layer against.

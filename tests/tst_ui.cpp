@@ -6,11 +6,13 @@
 #include "heatmap_widget.h"
 #include "kept_models.h"
 #include "main_window.h"
+#include "methods_panel.h"
 #include "model_prompt.h"
 #include "scheme_panel.h"
 #include "training_run.h"
 #include "views.h"
 
+#include "corpus.h"
 #include "errors.h"
 #include "model_configs.h"
 #include "position_bias.h"
@@ -19,6 +21,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QFile>
@@ -1108,6 +1111,193 @@ private Q_SLOTS:
                      QStringLiteral("ppl @ %1").arg(view.evaluations()[0][i].length));
         for (size_t s = 0; s < names.size(); ++s)
             QCOMPARE(view.perplexityPlot()->figure().curves[s].x.size(), size_t(2));
+    }
+
+    // "Evaluate under methods" is there for rope and xpos models only, with a reason otherwise; a rotary model stays
+    // chosen when a non-rotary one arrives later; the parameters show core's defaults for the model's context.
+    void methodsPanelAvailability_data()
+    {
+        QTest::addColumn<QStringList>("schemes"); // models offered, in order
+        QTest::addColumn<bool>("enabled");
+        QTest::addColumn<QString>("reason"); // part of the disabled reason; empty when enabled
+        QTest::newRow("no model") << QStringList{} << false << "No model yet";
+        QTest::newRow("alibi") << QStringList{"alibi"} << false << "is not a rotary model (its scheme is alibi)";
+        QTest::newRow("rope") << QStringList{"rope"} << true << "";
+        QTest::newRow("xpos") << QStringList{"xpos"} << true << "";
+        QTest::newRow("rope, then alibi") << QStringList{"rope", "alibi"} << true << "";
+        QTest::newRow("alibi, then rope") << QStringList{"alibi", "rope"} << true << "";
+    }
+    void methodsPanelAvailability()
+    {
+        QFETCH(QStringList, schemes);
+        QFETCH(bool, enabled);
+        QFETCH(QString, reason);
+        TrainView view;
+        for (const QString& scheme : schemes)
+            view.addModel(modelWithPreset(scheme.toStdString(), QStringLiteral("demo")));
+        MethodsPanel* panel = view.methodsPanel();
+        QCOMPARE(panel->modelCount(), static_cast<int>(schemes.size()));
+        QCOMPARE(panel->evaluateButton()->isEnabled(), enabled);
+        QVERIFY2(panel->disabledReason().contains(reason), qPrintable(panel->disabledReason()));
+        QCOMPARE(panel->disabledReason().isEmpty(), enabled);
+        if (!enabled) {
+            QCOMPARE(panel->statusLabel()->text(), panel->disabledReason());
+            return;
+        }
+        // Context 16, lengths up to 16L = 256: factor 16 (dynamic-ntk keeps 1), window 8, the rest the catalogue's.
+        std::map<std::string, std::vector<std::string>> settings;
+        for (const MethodChoice& c : panel->checkedMethods())
+            settings[c.method] = c.settings;
+        QCOMPARE(settings.size(), rotaryMethodCatalog().size());
+        QCOMPARE(settings["pi"], (std::vector<std::string>{"factor=16"}));
+        // original-context 0: the model's own context.
+        QCOMPARE(settings["dynamic-ntk"], (std::vector<std::string>{"factor=1", "original-context=0"}));
+        QCOMPARE(settings["yarn"], (std::vector<std::string>{"factor=16", "beta-fast=32", "beta-slow=1",
+                                                             "attention-factor=0", "original-context=0"}));
+        QCOMPARE(settings["rerope"], (std::vector<std::string>{"window=8", "original-context=0"}));
+        QCOMPARE(settings["leaky-rerope"], (std::vector<std::string>{"window=8", "leak=16", "original-context=0"}));
+        QVERIFY(settings["none"].empty());
+    }
+
+    // A run on a tiny rope model: one series per ticked method, labelled by core; `none` is plain evaluateModel of the
+    // model; the model's own scaling is back afterwards; the page's export writes the comparison.
+    void methodsPanelRun_data()
+    {
+        QTest::addColumn<QStringList>("methods");
+        QTest::addColumn<QStringList>("labels");
+        QTest::newRow("four methods") << QStringList{"none", "pi", "yarn", "rerope"}
+                                      << QStringList{"rope", "rope+pi (factor 16)", "rope+yarn (factor 16)",
+                                                     "rope+rerope (window 8)"};
+        QTest::newRow("every method") << QStringList{"none", "pi",     "ntk",    "dynamic-ntk",
+                                                     "yarn", "llama3", "rerope", "leaky-rerope"}
+                                      << QStringList{"rope",
+                                                     "rope+pi (factor 16)",
+                                                     "rope+ntk (factor 16)",
+                                                     "rope+dynamic-ntk (factor 1)",
+                                                     "rope+yarn (factor 16)",
+                                                     "rope+llama3 (factor 16)",
+                                                     "rope+rerope (window 8)",
+                                                     "rope+leaky-rerope (window 8)"};
+        QTest::newRow("edited parameter") << QStringList{"pi@factor=2.5"} << QStringList{"rope+pi (factor 2.5)"};
+    }
+    void methodsPanelRun()
+    {
+        QFETCH(QStringList, methods);
+        QFETCH(QStringList, labels);
+        TrainView view;
+        const SharedModel model = modelWithPreset("rope", QStringLiteral("demo"));
+        view.addModel(model);
+        view.showMethodsPage(true);
+        MethodsPanel* panel = view.methodsPanel();
+        const QString corpus = writeCorpus(m_dir);
+        panel->setEvaluation(0, EvalMode::NonOverlapping, corpus);
+        QStringList names;
+        for (const QString& m : methods) {
+            const QStringList parts = m.split(QLatin1Char('@'));
+            names << parts[0];
+            if (parts.size() > 1) {
+                const QStringList setting = parts[1].split(QLatin1Char('='));
+                QVERIFY(panel->setParameterText(parts[0], setting[0], setting[1]));
+            }
+        }
+        panel->setCheckedMethods(names);
+        QSignalSpy busy(&view, &ViewBase::busyChanged);
+        panel->evaluate();
+        QVERIFY(view.isBusy());
+        QVERIFY(!panel->evaluateButton()->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 300000);
+        QVERIFY2(panel->hasPicture(), qPrintable(panel->statusLabel()->text()));
+        QVERIFY(panel->evaluateButton()->isEnabled());
+        const CurveFigure& f = panel->plot()->figure();
+        QCOMPARE(f.curves.size(), static_cast<size_t>(labels.size()));
+        for (size_t i = 0; i < f.curves.size(); ++i) {
+            QCOMPARE(f.curves[i].name, labels[static_cast<int>(i)]);
+            QCOMPARE(f.curves[i].x, (std::vector<double>{16, 32, 64, 128, 256}));
+        }
+        QVERIFY(f.logX);
+        // The model's own scaling is back; `none` equals core's plain evaluation of the model.
+        QCOMPARE(model.model->config().scaling, std::string("none"));
+        if (names.first() == QLatin1String("none")) {
+            EvalOptions options;
+            options.lengths = {16, 32, 64, 128, 256};
+            const std::vector<EvalPoint> plain =
+                evaluateModel(*model.model, loadCorpusFile(corpus.toStdString()).validation, options);
+            for (size_t i = 0; i < plain.size(); ++i)
+                QCOMPARE(panel->result().curves[0].points[i].perplexity, plain[i].perplexity);
+        }
+        // Export of the page shown: the comparison's CSV; the picture is the chart.
+        QVERIFY(view.hasPicture());
+        std::ostringstream csv;
+        view.writeData(csv, DataFormat::Csv);
+        const QStringList lines = QString::fromStdString(csv.str()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1 + 5 * labels.size());
+        QCOMPARE(lines[0], QStringLiteral("method,length,loss,perplexity,bits_per_byte"));
+        QVERIFY(lines[1].startsWith(names[0] + QStringLiteral(",16,")));
+        QCOMPARE(view.pictureTitle(), QStringLiteral("Evaluate under methods"));
+    }
+
+    // A bad parameter typed into the list is core's InputError in the status line (naming the parameter, its value and
+    // what is allowed); nothing is drawn and the model keeps its scaling.
+    void methodsPanelBadParameter_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("factor below 1") << "pi"
+                                        << "factor"
+                                        << "0.5"
+                                        << "factor = 0.5 is out of range; allowed: [1, ";
+        QTest::newRow("window at the context") << "rerope"
+                                               << "window"
+                                               << "16"
+                                               << "window = 16 must be below the "
+                                                  "training context L = 16";
+        QTest::newRow("leak 0") << "leaky-rerope"
+                                << "leak"
+                                << "0"
+                                << "leak = 0 is out of range; allowed: (0, ";
+        QTest::newRow("not a number") << "yarn"
+                                      << "beta-fast"
+                                      << "fast"
+                                      << "beta-fast = 'fast' is not a number";
+    }
+    void methodsPanelBadParameter()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, name);
+        QFETCH(QString, value);
+        QFETCH(QString, message);
+        TrainView view;
+        const SharedModel model = modelWithPreset("rope", QStringLiteral("demo"));
+        view.addModel(model);
+        MethodsPanel* panel = view.methodsPanel();
+        panel->setEvaluation(0, EvalMode::NonOverlapping, writeCorpus(m_dir));
+        panel->setCheckedMethods({QStringLiteral("none"), method});
+        QVERIFY(panel->setParameterText(method, name, value));
+        panel->evaluate();
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 300000);
+        QVERIFY(!panel->hasPicture());
+        QVERIFY2(panel->statusLabel()->text().contains(message), qPrintable(panel->statusLabel()->text()));
+        QCOMPARE(model.model->config().scaling, std::string("none"));
+        QVERIFY(!panel->setParameterText(method, QStringLiteral("no-such-parameter"), value));
+    }
+
+    // Cancel stops the evaluation: no picture, the button comes back, the model keeps its scaling.
+    void methodsPanelCancel()
+    {
+        TrainView view;
+        const SharedModel model = modelWithPreset("rope", QStringLiteral("demo"));
+        view.addModel(model);
+        MethodsPanel* panel = view.methodsPanel();
+        panel->setEvaluation(0, EvalMode::Sliding, writeCorpus(m_dir));
+        panel->evaluate();
+        panel->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 300000);
+        QVERIFY(!panel->hasPicture());
+        QVERIFY(panel->evaluateButton()->isEnabled());
+        QCOMPARE(panel->statusLabel()->text(), QStringLiteral("Canceled."));
+        QCOMPARE(model.model->config().scaling, std::string("none"));
     }
 
     // Seeds > 1: each scheme's mean curve with a ± sd band, the table mean ± sd (core's summarizeSweep over the runs).

@@ -279,6 +279,10 @@
         <source>%1 (n = %2)</source>
         <translation>%1（n = %2）</translation>
     </message>
+    <message>
+        <source>Perplexity vs length per method (%1, L = %2)</source>
+        <translation>各方法下困惑度随长度的变化（%1，L = %2）</translation>
+    </message>
 </context>
 <context>
     <name>QPlatformTheme</name>
@@ -1338,6 +1342,77 @@ Every number shown comes from the core library; positionlab-cli renders the same
     </message>
 </context>
 <context>
+    <name>plab::ui::MethodsPanel</name>
+    <message>
+        <source>&lt;b&gt;Model&lt;/b&gt; (rope or xpos)</source>
+        <translation>&lt;b&gt;模型&lt;/b&gt;（rope 或 xpos）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Methods&lt;/b&gt; (double-click a value to edit it)</source>
+        <translation>&lt;b&gt;方法&lt;/b&gt;（双击数值可编辑）</translation>
+    </message>
+    <message>
+        <source>method / parameter</source>
+        <translation>方法 / 参数</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>%1; allowed: %2</source>
+        <translation>%1；允许：%2</translation>
+    </message>
+    <message>
+        <source>Evaluate under methods</source>
+        <translation>在各方法下评估</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Defaults</source>
+        <translation>默认值</translation>
+    </message>
+    <message>
+        <source>factor = longest length / L (dynamic-ntk keeps 1), window = L/2, the rest as in the catalogue</source>
+        <translation>factor = 最长长度 / L（dynamic-ntk 保持 1），window = L/2，其余取目录中的默认值</translation>
+    </message>
+    <message>
+        <source>Tick methods and press &quot;Evaluate under methods&quot;: the model is scored zero-shot under each, one curve per method.</source>
+        <translation>勾选方法并点击“在各方法下评估”：模型在每种方法下零样本评分，每种方法一条曲线。</translation>
+    </message>
+    <message>
+        <source>%1 is not a rotary model (its scheme is %2): length-extension methods apply to rope and xpos only.</source>
+        <translation>%1 不是旋转位置编码模型（其方案为 %2）：长度扩展方法只适用于 rope 和 xpos。</translation>
+    </message>
+    <message>
+        <source>Tick at least one method.</source>
+        <translation>请至少勾选一种方法。</translation>
+    </message>
+    <message>
+        <source>Evaluating %1 under %2 method(s)…</source>
+        <translation>正在 %2 种方法下评估 %1…</translation>
+    </message>
+    <message>
+        <source>Canceled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Done: %1 under %2 method(s).</source>
+        <translation>完成：%1，%2 种方法。</translation>
+    </message>
+    <message>
+        <source>No model yet: train rope or xpos on the &quot;Training runs&quot; page or load a checkpoint in &quot;Attention on text&quot;.</source>
+        <translation>尚无模型：在“训练运行”页训练 rope 或 xpos，或在“文本上的注意力”中加载检查点。</translation>
+    </message>
+    <message>
+        <source>Scores held-out text at %1 under each ticked method (eval bytes, evaluation mode and corpus as on the &quot;Training runs&quot; page).</source>
+        <translation>在每种勾选的方法下，于 %1 上对留出文本评分（评估字节数、评估方式和语料与“训练运行”页相同）。</translation>
+    </message>
+</context>
+<context>
     <name>plab::ui::ModelPrompt</name>
     <message>
         <source>Train a demo model now</source>
@@ -1701,6 +1776,18 @@ allowed: %2</source>
     <message>
         <source>n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5</source>
         <translation>n = %1 个种子，最小 %2，最大 %3；ppl / ppl(L) = %4 ± %5</translation>
+    </message>
+    <message>
+        <source>Training runs</source>
+        <translation>训练运行</translation>
+    </message>
+    <message>
+        <source>Evaluate under methods</source>
+        <translation>在各方法下评估</translation>
+    </message>
+    <message>
+        <source>A trained rope or xpos model scored zero-shot under length-extension methods: one perplexity curve per method</source>
+        <translation>训练好的 rope 或 xpos 模型在长度扩展方法下零样本评分：每种方法一条困惑度曲线</translation>
     </message>
 </context>
 <context>

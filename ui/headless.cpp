@@ -72,7 +72,7 @@ QSize defaultPictureSize(const QString& view, int panels)
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
     if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies") ||
-        view == QLatin1String("collect"))
+        view == QLatin1String("collect") || view == QLatin1String("methods"))
         return {1100, 700};
     if (view == QLatin1String("entropy"))
         return {1100, 720};
@@ -159,6 +159,13 @@ void writePerplexityPicture(const std::vector<std::string>& schemes, const std::
 {
     imageFormatForPath(path);
     writeCurves(perplexityFigure(schemes, evals, context), options, path);
+}
+
+void writeMethodsPicture(const std::vector<MethodCurve>& curves, const std::string& scheme, int context,
+                         const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(methodsPerplexityFigure(curves, scheme, context), options, path);
 }
 
 void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path)

@@ -35,6 +35,10 @@ void writeAttentionPicture(const AttentionRequest& request, int head, const QStr
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                             int context, const ImageOptions& options, const QString& path);
 
+// Perplexity vs length of one model under several methods (positionlab-cli eval --compare -o x.png).
+void writeMethodsPicture(const std::vector<MethodCurve>& curves, const std::string& scheme, int context,
+                         const ImageOptions& options, const QString& path);
+
 // Perplexity vs length with a band per scheme, from core's summary of sweep results (positionlab-cli collect).
 void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path);
 

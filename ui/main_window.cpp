@@ -172,7 +172,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     addView(train);
     // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
     train->onModelReady = [this](const SharedModel& model) { adoptTrainedModel(model); };
-    attention->onModelLoaded = [this](const SharedModel& model) { m_entropy->addModel(model); };
+    attention->onModelLoaded = [this](const SharedModel& model) {
+        m_entropy->addModel(model);
+        m_train->addModel(model, false);
+    };
     // "Train a demo model now" where a view needs a model and has none.
     m_demoRun = new TrainingRun(this);
     for (ModelPrompt* prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
@@ -192,6 +195,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     for (const SharedModel& model : loadKeptModels(&problems)) {
         m_attention->addModel(model, false);
         m_entropy->addModel(model, false);
+        m_train->addModel(model, false);
     }
 
     buildLessonsDock();
@@ -876,6 +880,7 @@ void MainWindow::adoptTrainedModel(const SharedModel& model)
     }
     m_attention->addModel(kept);
     m_entropy->addModel(kept);
+    m_train->addModel(kept, false); // the same model: its entry now names the kept file
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

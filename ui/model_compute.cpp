@@ -6,6 +6,7 @@
 
 #include "attention.h"
 #include "corpus.h"
+#include "eval_check.h"
 #include "errors.h"
 
 #include <QFile>
@@ -245,6 +246,53 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
     return result;
 }
 
+// ---- Evaluate under methods ---------------------------------------------------------------------------------
+
+std::vector<int> methodsLengths(const MethodsRequest& request)
+{
+    if (!request.lengths.empty() || !request.model.isValid())
+        return request.lengths;
+    return extrapolationLengths(request.model.model->config().context);
+}
+
+MethodsResult computeMethods(const MethodsRequest& request, const JobControl& control)
+{
+    MethodsResult result;
+    result.request = request;
+    try {
+        if (!request.model.isValid())
+            throw InputError(std::string("no model: ") + kNoModelHint);
+        result.request.lengths = methodsLengths(request);
+        const Corpus corpus =
+            request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        result.corpusSource = QString::fromStdString(corpus.source);
+        EvalOptions options;
+        options.lengths = result.request.lengths;
+        options.mode = request.mode;
+        options.maxTokens = request.evalBytes;
+        options.progress = [&control](double fraction) {
+            control.report(static_cast<int>(fraction * 1000), 1000);
+            return !control.isCanceled();
+        };
+        std::lock_guard<std::mutex> lock(*request.model.mutex);
+        Model& model = *request.model.model;
+        checkEvalLengthsFit(options.lengths, model.maxLength(), corpus.validation.size(), options.maxTokens,
+                            "the validation split of " + corpus.source);
+        result.scheme = model.config().scheme;
+        result.context = model.config().context;
+        result.config = model.config().toJson();
+        result.curves = evaluateUnderMethods(model, corpus.validation, options, request.methods);
+    } catch (const RunError& e) {
+        if (control.isCanceled())
+            result.canceled = true;
+        else
+            result.error = QString::fromStdString(e.what());
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
 // ---- Training -----------------------------------------------------------------------------------------------
 
 const std::vector<std::string>& demoSchemes()
@@ -395,6 +443,28 @@ CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std:
         c.name = QString::fromStdString(schemes[i]);
         for (const EvalPoint& p : evals[i])
             if (p.supported) { // learned positions past the context have no value to plot
+                c.x.push_back(p.length);
+                c.y.push_back(p.perplexity);
+            }
+        figure.curves.push_back(std::move(c));
+    }
+    return figure;
+}
+
+CurveFigure methodsPerplexityFigure(const std::vector<MethodCurve>& curves, const std::string& scheme, int context)
+{
+    CurveFigure figure;
+    figure.title =
+        FigureText::tr("Perplexity vs length per method (%1, L = %2)").arg(QString::fromStdString(scheme)).arg(context);
+    figure.xLabel = FigureText::tr("evaluation length (bytes)");
+    figure.yLabel = FigureText::tr("perplexity (per byte)");
+    figure.logX = true;
+    figure.logBase = 2;
+    for (const MethodCurve& m : curves) {
+        Curve c;
+        c.name = QString::fromStdString(m.label);
+        for (const EvalPoint& p : m.points)
+            if (p.supported) {
                 c.x.push_back(p.length);
                 c.y.push_back(p.perplexity);
             }

@@ -7,6 +7,7 @@
 
 #include "checkpoint.h"
 #include "evaluation.h"
+#include "method_comparison.h"
 #include "model.h"
 #include "presets.h"
 #include "sweep.h"
@@ -123,9 +124,36 @@ QString evaluationLengthsText(const std::vector<int>& multipliers = extrapolatio
 // The models record the request's preset in info.training["preset"].
 void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise);
 
+// ---- Evaluate a trained rotary model under length-extension methods ------------------------------------------
+struct MethodsRequest {
+    SharedModel model;
+    std::vector<MethodChoice> methods;
+    std::vector<int> lengths; // empty: core's extrapolationLengths of the model's context
+    EvalMode mode = EvalMode::NonOverlapping;
+    size_t evalBytes = 16384; // validation bytes scored per length (0: all)
+    QString corpusPath;       // empty: the default fortunes corpus
+};
+struct MethodsResult {
+    QString error;
+    bool canceled = false;
+    MethodsRequest request; // lengths filled in
+    std::string scheme;
+    int context = 0;
+    nlohmann::json config; // the model's, with the scaling it was trained with
+    std::vector<MethodCurve> curves;
+    QString corpusSource;
+};
+// The lengths a request evaluates at.
+std::vector<int> methodsLengths(const MethodsRequest& request);
+// Core's evaluateUnderMethods on the corpus' held-out text under the model's lock; progress in thousandths.
+MethodsResult computeMethods(const MethodsRequest& request, const JobControl& control = {});
+
 CurveFigure trainingLossFigure(const std::vector<std::string>& schemes, const std::vector<Curve>& losses, int context);
 CurveFigure perplexityFigure(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                              int context);
+// Perplexity vs length of one model under several length-extension methods (core's evaluateUnderMethods): one curve
+// per method, labelled as core labels them ("rope+yarn (factor 16)").
+CurveFigure methodsPerplexityFigure(const std::vector<MethodCurve>& curves, const std::string& scheme, int context);
 // Perplexity vs length over seeds (core's summarizeSweep rows): per scheme (and variant) the mean curve with a band of
 // mean ± sd; the legend gives the number of seeds.
 CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows);

@@ -4,6 +4,7 @@
 #include "charts/curve_chart.h"
 #include "lessons_panel.h"
 #include "main_window.h"
+#include "methods_panel.h"
 #include "scheme_panel.h"
 #include "views.h"
 
@@ -113,7 +114,24 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
     auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("rope"), QStringLiteral("rope+yarn"), QStringLiteral("rope+rerope")});
     compare->setDifference(false);
-    return grab(QStringLiteral("compare"), QStringLiteral("compare-rotary"));
+    if (!grab(QStringLiteral("compare"), QStringLiteral("compare-rotary")))
+        return false;
+    // A demo-preset rope model (context 32, about 15 s), then every method on the Train tab's methods page.
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    window.showView(QStringLiteral("train"));
+    train->start(demoTrainRequest({"rope"}));
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000)) {
+        if (error)
+            *error = QStringLiteral("train: the rope model did not finish within 30 minutes");
+        return false;
+    }
+    train->showMethodsPage(true);
+    MethodsPanel* methods = train->methodsPanel();
+    methods->setCheckedMethods({QStringLiteral("none"), QStringLiteral("pi"), QStringLiteral("ntk"),
+                                QStringLiteral("dynamic-ntk"), QStringLiteral("yarn"), QStringLiteral("llama3"),
+                                QStringLiteral("rerope"), QStringLiteral("leaky-rerope")});
+    methods->evaluate();
+    return grab(QStringLiteral("train"), QStringLiteral("methods"));
 }
 
 bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)

@@ -12,7 +12,8 @@ class MainWindow;
 bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
 // Only the rotary length-extension pictures (no training): DIR/frequencies-yarn.png, frequencies-llama3.png (the
 // Rotary frequencies view of rope + YaRN / Llama 3 at context 64) and compare-rotary.png (rope / rope+yarn /
-// rope+rerope side by side).
+// rope+rerope side by side), then methods.png: a demo-preset rope model trained in the Train tab and evaluated under
+// every method (its "Evaluate under methods" page).
 bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
 
 } // namespace plab::ui

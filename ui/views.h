@@ -27,11 +27,13 @@ class QVBoxLayout;
 class QSpinBox;
 class QStackedWidget;
 class QTableWidget;
+class QTabWidget;
 
 namespace plab::ui {
 
 class CurvePlot;
 class HeatmapWidget;
+class MethodsPanel;
 class ModelPrompt;
 class ThumbnailStrip;
 class TrainingRun;
@@ -380,8 +382,10 @@ public:
     ~TrainView() override;
     QString viewId() const override { return QStringLiteral("train"); }
     QString viewTitle() const override { return tr("Train short / test long"); }
+    // Export, copy and render act on the page shown: the training runs, or the methods chart.
     bool hasPicture() const override;
-    QSize defaultImageSize() const override { return {1500, 650}; }
+    QString pictureTitle() const override;
+    QSize defaultImageSize() const override;
     void paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const override;
     void writeData(std::ostream& out, DataFormat format) const override;
     nlohmann::json saveState() const override;
@@ -389,6 +393,13 @@ public:
     void cancelJob() override;
     bool isBusy() const override;
     void setDark(bool dark) override;
+
+    // "Evaluate under methods": a trained rope/xpos model under a chosen set of length-extension methods.
+    MethodsPanel* methodsPanel() const { return m_methods; }
+    // Offers a model to the methods page (models trained here are offered as they are evaluated); a rotary one, or
+    // any while none is chosen, becomes the current one when `select`.
+    void addModel(const SharedModel& model, bool select = true);
+    void showMethodsPage(bool show); // the methods page, or the training runs
 
     void setCorpus(const QString& path);
     // The chosen preset's name, or "custom" once a field was edited by hand.
@@ -460,6 +471,11 @@ private:
     std::vector<SweepResult> m_seedResults; // every evaluated (scheme, seed) of the run
     std::vector<SweepSummaryRow> m_summary; // over seeds: of the run (seeds > 1) or of loaded sweep results
     QString m_sweepSource;                  // loaded sweep results: where from; empty for a run
+    QTabWidget* m_pages = nullptr;          // training runs | evaluate under methods
+    QWidget* m_controls = nullptr;          // the training fields (hidden on the methods page)
+    MethodsPanel* m_methods = nullptr;
+    bool methodsShown() const;
+    void syncMethodsEvaluation(); // the eval bytes, mode and corpus fields, for the methods page too
 };
 
 } // namespace plab::ui

@@ -2,7 +2,9 @@
 #include "views.h"
 
 #include "charts/curve_chart.h"
+#include "headless.h"
 #include "heatmap_widget.h"
+#include "methods_panel.h"
 #include "model_prompt.h"
 #include "session.h"
 #include "training_run.h"
@@ -26,6 +28,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -432,7 +435,8 @@ void AttentionView::resetZoom()
 TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(this))
 {
     auto* layout = new QHBoxLayout(this);
-    layout->addWidget(buildControls());
+    m_controls = buildControls();
+    layout->addWidget(m_controls);
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
     m_preset->setObjectName(QStringLiteral("preset"));
@@ -454,6 +458,38 @@ TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(
     connect(m_run, &TrainingRun::progress, this, &ViewBase::progress);
     connect(m_lossPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
     connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_methods, &MethodsPanel::progress, this, &ViewBase::progress);
+    connect(m_methods, &MethodsPanel::busyChanged, this, &ViewBase::busyChanged);
+    connect(m_methods, &MethodsPanel::hoverText, this, &ViewBase::hoverText);
+    connect(m_methods, &MethodsPanel::statusMessage, this, &ViewBase::statusMessage);
+    connect(m_methods, &MethodsPanel::pictureUpdated, this, &ViewBase::pictureUpdated);
+    connect(m_evalBytes, &QSpinBox::valueChanged, this, &TrainView::syncMethodsEvaluation);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, &TrainView::syncMethodsEvaluation);
+    syncMethodsEvaluation();
+}
+
+void TrainView::syncMethodsEvaluation()
+{
+    m_methods->setEvaluation(static_cast<size_t>(m_evalBytes->value()),
+                             evalModeFromName(m_mode->currentData().toString().toStdString()), m_corpus);
+}
+
+void TrainView::addModel(const SharedModel& model, bool select)
+{
+    if (!model.isValid())
+        return;
+    const bool rotary = schemeByName(model.model->config().scheme).rotary;
+    m_methods->addModel(model, select && (rotary || !m_methods->currentModel().isValid()));
+}
+
+bool TrainView::methodsShown() const
+{
+    return m_pages->currentWidget() == m_methods;
+}
+
+void TrainView::showMethodsPage(bool show)
+{
+    m_pages->setCurrentIndex(show ? 1 : 0);
 }
 
 QWidget* TrainView::buildControls()
@@ -547,7 +583,9 @@ QFormLayout* TrainView::buildFields()
 
 QWidget* TrainView::buildResults()
 {
-    auto* right = new QSplitter(Qt::Vertical, this);
+    m_pages = new QTabWidget(this);
+    m_pages->setObjectName(QStringLiteral("train_pages"));
+    auto* right = new QSplitter(Qt::Vertical, m_pages);
     auto* plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
@@ -560,7 +598,18 @@ QWidget* TrainView::buildResults()
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    return right;
+    m_methods = new MethodsPanel(m_pages);
+    m_pages->addTab(right, tr("Training runs"));
+    m_pages->addTab(m_methods, tr("Evaluate under methods"));
+    m_pages->setTabToolTip(1, tr("A trained rope or xpos model scored zero-shot under length-extension methods: one "
+                                 "perplexity curve per method"));
+    // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the
+    // room.
+    connect(m_pages, &QTabWidget::currentChanged, this, [this] {
+        m_controls->setVisible(!methodsShown());
+        Q_EMIT pictureUpdated();
+    });
+    return m_pages;
 }
 
 TrainView::~TrainView() = default; // the run cancels and waits for its worker
@@ -568,6 +617,8 @@ TrainView::~TrainView() = default; // the run cancels and waits for its worker
 void TrainView::setCorpus(const QString& path)
 {
     m_corpus = path;
+    if (m_methods)
+        syncMethodsEvaluation();
     m_corpusLabel->setText(path.isEmpty() ? tr("Corpus: fortunes (default; drop a text file on the window to change)")
                                           : tr("Corpus: %1").arg(path));
 }
@@ -710,8 +761,11 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
         m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
         updateTable();
     }
-    if (s.seed == 0 && s.model.isValid() && onModelReady) // the first seed's model is the one kept and offered
-        onModelReady(s.model);
+    if (s.seed == 0 && s.model.isValid()) {
+        addModel(s.model);
+        if (onModelReady) // the first seed's model is the one kept and offered
+            onModelReady(s.model);
+    }
     Q_EMIT pictureUpdated();
 }
 
@@ -820,8 +874,20 @@ void TrainView::updateTable()
     m_table->resizeColumnsToContents();
 }
 
+QString TrainView::pictureTitle() const
+{
+    return methodsShown() ? tr("Evaluate under methods") : viewTitle();
+}
+
+QSize TrainView::defaultImageSize() const
+{
+    return methodsShown() ? defaultPictureSize(QStringLiteral("methods")) : QSize(1500, 650);
+}
+
 bool TrainView::hasPicture() const
 {
+    if (methodsShown())
+        return m_methods->hasPicture();
     if (!m_summary.empty())
         return true;
     for (const Curve& c : m_losses)
@@ -832,6 +898,10 @@ bool TrainView::hasPicture() const
 
 void TrainView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
 {
+    if (methodsShown()) {
+        m_methods->paintPicture(painter, target, style);
+        return;
+    }
     if (!m_sweepSource.isEmpty()) { // loaded sweep results have no training curves: the perplexities take it all
         renderCurveFigure(painter, target, m_pplPlot->figure(), style);
         return;
@@ -844,6 +914,10 @@ void TrainView::paintPicture(QPainter& painter, const QRectF& target, const Pict
 
 void TrainView::writeData(std::ostream& out, DataFormat format) const
 {
+    if (methodsShown()) {
+        m_methods->writeData(out, format);
+        return;
+    }
     requirePicture();
     if (!m_summary.empty()) { // over seeds: the summary `positionlab-cli collect` writes
         if (format == DataFormat::Json)
@@ -930,17 +1004,19 @@ void TrainView::restoreState(const nlohmann::json& state)
 void TrainView::cancelJob()
 {
     m_run->cancel();
+    m_methods->cancel();
 }
 
 bool TrainView::isBusy() const
 {
-    return m_run->isRunning();
+    return m_run->isRunning() || m_methods->isBusy();
 }
 
 void TrainView::setDark(bool dark)
 {
     m_lossPlot->setDark(dark);
     m_pplPlot->setDark(dark);
+    m_methods->setDark(dark);
 }
 
 } // namespace plab::ui

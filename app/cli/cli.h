@@ -4,6 +4,7 @@
 #include "attention.h"
 #include "lessons.h"
 #include "matrix_output.h"
+#include "method_comparison.h"
 #include "schemes.h"
 
 #include <functional>
@@ -181,6 +182,17 @@ private:
 std::vector<OptionDef> modelOptions();
 std::vector<OptionDef> scheduleOptions();
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
+
+// eval --compare: the checkpoint (rope or xpos), the text and options of `eval`, evaluated under each method of
+// --compare (core's evaluateUnderMethods); per-method results on `err` unless --quiet. RunError "evaluation cancelled"
+// on Ctrl-C. The data writer and the picture exporter both call it.
+struct MethodComparisonRun {
+    std::vector<MethodCurve> curves;
+    std::string scheme;
+    int context = 0;
+    nlohmann::json meta; // checkpoint, config, mode, corpus, split, bytes, trained_with
+};
+MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& err);
 
 // Registration of the built-in verbs, one function per source file.
 void registerSchemeVerbs();    // schemes, bias, dot, entropy, frequencies

@@ -7,6 +7,7 @@
 #include "entropy.h"
 #include "errors.h"
 #include "evaluation.h"
+#include "method_comparison.h"
 #include "model.h"
 #include "eval_check.h"
 #include "npy.h"
@@ -474,54 +475,113 @@ EvalRun evaluateLengths(Model& model, const std::vector<uint8_t>& text, const Ev
     return run;
 }
 
+// What plain eval and eval --compare share: the checkpoint, the options and the text scored.
+struct EvalSetup {
+    LoadedCheckpoint loaded;
+    EvalOptions options;
+    std::string split;
+    std::string corpusSource;
+    std::vector<uint8_t> text;
+};
+
+// Loads the checkpoint and reads --lengths, --mode, --stride, --max-bytes, --split and --corpus; `beforeCorpus` runs on
+// the model before the corpus is read (the scaling of plain eval, the rotary check of --compare).
+EvalSetup evalSetupFromArgs(const ParsedArgs& args, const std::function<void(Model&)>& beforeCorpus)
+{
+    EvalSetup s;
+    s.loaded = loadCheckpoint(args.positional[0]);
+    Model& model = *s.loaded.model;
+    beforeCorpus(model);
+    s.options.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
+    s.options.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
+    s.options.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
+    if (args.has("stride") && s.options.mode != EvalMode::Sliding)
+        throw InputError("--stride only applies to --mode sliding");
+    s.options.maxTokens = static_cast<size_t>(args.integer("max-bytes", 0, 0, 1LL << 40));
+    s.split = args.text("split", "validation");
+    const Corpus corpus = corpusFromArgs(args);
+    std::vector<uint8_t> all;
+    s.text = splitOf(corpus, s.split, all);
+    s.corpusSource = corpus.source;
+    checkEvalLengthsFit(s.options.lengths, model.maxLength(), s.text.size(), s.options.maxTokens,
+                        "the " + s.split + " split of " + corpus.source);
+    return s;
+}
+
+nlohmann::json evalMeta(const ParsedArgs& args, const EvalSetup& s)
+{
+    nlohmann::json meta = {{"checkpoint", args.positional[0]},
+                           {"config", s.loaded.model->config().toJson()},
+                           {"step", s.loaded.info.step},
+                           {"mode", evalModeName(s.options.mode)},
+                           {"corpus", s.corpusSource},
+                           {"split", s.split},
+                           {"bytes", s.text.size()}};
+    if (s.options.mode == EvalMode::Sliding)
+        meta["stride"] = s.options.stride ? nlohmann::json(s.options.stride) : nlohmann::json("length/2");
+    return meta;
+}
+
+void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::string& where)
+{
+    ctx.err << "interrupted " << where << "; nothing written"
+            << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string()) << std::endl;
+}
+
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
-    LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
-    Model& model = *loaded.model;
-    // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
-    // method's parameters (those of the checkpoint's method when --scaling is absent).
-    if (args.has("scaling") || args.has("set")) {
-        std::vector<std::string> settings =
-            args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
-        for (const std::string& a : args.all("set"))
-            settings.push_back(a);
-        model.setScaling(args.text("scaling", model.config().scaling), settings);
+    const bool compare = args.has("compare");
+    const std::string out = args.text("o");
+    if (!compare && args.has("o") && isImagePath(out))
+        throw InputError("eval: -o " + out +
+                         ": a picture needs --compare METHODS; plain eval writes .csv, .json or .npy");
+    if (compare && args.has("o") && !isImagePath(out) && dataFormatForPath(out, true) == DataFormat::Npy)
+        throw InputError("eval --compare: -o " + out + " is not allowed; allowed: .csv, .json, .png, .svg, .pdf");
+    if (compare) {
+        // Ctrl-C (or SIGTERM) stops at the next batch; nothing is written.
+        InterruptGuard guard;
+        try {
+            if (args.has("o") && isImagePath(out)) {
+                exportImage("eval", args, out);
+                return 0;
+            }
+            const MethodComparisonRun run = runMethodComparison(args, ctx.err);
+            writeDataOutput(args, ctx, false,
+                            [&](std::ostream& o, DataFormat f) { writeMethodComparison(o, f, run.curves, run.meta); });
+        } catch (const RunError&) {
+            if (!g_interrupted)
+                throw;
+            printInterrupted(args, ctx, "during --compare");
+            return 130;
+        }
+        return 0;
     }
-    EvalOptions opt;
-    opt.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
-    opt.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
-    opt.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
-    if (args.has("stride") && opt.mode != EvalMode::Sliding)
-        throw InputError("--stride only applies to --mode sliding");
-    opt.maxTokens = static_cast<size_t>(args.integer("max-bytes", 0, 0, 1LL << 40));
-    const std::string split = args.text("split", "validation");
-    const Corpus corpus = corpusFromArgs(args);
-    std::vector<uint8_t> all;
-    const std::vector<uint8_t>& text = splitOf(corpus, split, all);
-    checkEvalLengthsFit(opt.lengths, model.maxLength(), text.size(), opt.maxTokens,
-                        "the " + split + " split of " + corpus.source);
+    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) {
+        // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
+        // method's parameters (those of the checkpoint's method when --scaling is absent).
+        if (args.has("scaling") || args.has("set")) {
+            std::vector<std::string> settings =
+                args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+            for (const std::string& a : args.all("set"))
+                settings.push_back(a);
+            model.setScaling(args.text("scaling", model.config().scaling), settings);
+        }
+    });
+    Model& model = *setup.loaded.model;
+    const EvalOptions& opt = setup.options;
 
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
     model.setCancelFlag(&g_interrupted);
-    EvalRun run = evaluateLengths(model, text, opt, args.has("quiet"), ctx);
+    EvalRun run = evaluateLengths(model, setup.text, opt, args.has("quiet"), ctx);
     model.setCancelFlag(nullptr);
     if (g_interrupted) { // also after the last length, before writing: still nothing written
-        ctx.err << "interrupted at length " << (run.interruptedAt ? run.interruptedAt : opt.lengths.back())
-                << "; nothing written" << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string())
-                << std::endl;
+        printInterrupted(args, ctx,
+                         "at length " + std::to_string(run.interruptedAt ? run.interruptedAt : opt.lengths.back()));
         return 130;
     }
-    run.table.meta = {{"checkpoint", args.positional[0]},
-                      {"config", model.config().toJson()},
-                      {"step", loaded.info.step},
-                      {"mode", evalModeName(opt.mode)},
-                      {"corpus", corpus.source},
-                      {"split", split},
-                      {"bytes", text.size()}};
-    if (opt.mode == EvalMode::Sliding)
-        run.table.meta["stride"] = opt.stride ? nlohmann::json(opt.stride) : nlohmann::json("length/2");
+    run.table.meta = evalMeta(args, setup);
     if (!run.unsupported.empty())
         run.table.meta["unsupported"] = run.unsupported;
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, run.table); });
@@ -529,6 +589,50 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
 }
 
 } // namespace
+
+MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& err)
+{
+    const std::vector<MethodChoice> methods = parseMethodList(args.text("compare"));
+    EvalSetup setup = evalSetupFromArgs(args, [](Model& model) { checkRotaryModel(model.config()); });
+    Model& model = *setup.loaded.model;
+    MethodComparisonRun run;
+    run.context = model.config().context;
+    run.scheme = model.config().scheme;
+    run.meta = evalMeta(args, setup);
+    run.meta["trained_with"] = {{"scaling", model.config().scaling}, {"settings", model.config().scalingSettings}};
+    EvalOptions opt = setup.options;
+    const bool quiet = args.has("quiet");
+    auto next = std::make_shared<int>(1); // the next tenth to report
+    opt.progress = [&err, quiet, next](double fraction) {
+        const int tenth = static_cast<int>(std::floor(fraction * 10 + 1e-9));
+        if (!quiet && tenth >= *next) {
+            *next = tenth + 1;
+            err << "methods: " << 10 * tenth << "%" << std::endl;
+        }
+        return !g_interrupted;
+    };
+    model.setCancelFlag(&g_interrupted);
+    try {
+        run.curves = evaluateUnderMethods(model, setup.text, opt, methods);
+    } catch (...) {
+        model.setCancelFlag(nullptr);
+        throw;
+    }
+    model.setCancelFlag(nullptr);
+    if (g_interrupted)
+        throw RunError("evaluation cancelled");
+    if (!quiet)
+        for (const MethodCurve& c : run.curves) {
+            std::string line = c.label + ":";
+            char cell[64];
+            for (const EvalPoint& p : c.points) {
+                std::snprintf(cell, sizeof cell, "  ppl(%d) %.3f", p.length, p.perplexity);
+                line += cell;
+            }
+            err << line << std::endl;
+        }
+    return run;
+}
 
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx)
 {
@@ -618,6 +722,52 @@ std::vector<OptionDef> trainOptions()
 
 } // namespace
 
+namespace {
+
+// Plain eval (the checkpoint's scaling, or --scaling with --set) and eval --compare (one curve per method, which
+// replaces the checkpoint's scaling: --scaling and --set would be ignored, so that form refuses them).
+std::vector<UsageForm> evalForms()
+{
+    const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
+                                             "max-bytes", "threads", "quiet",   "o"};
+    UsageForm plain{"MODEL.safetensors", shared, {}, {}};
+    plain.options.insert(plain.options.end(), {"scaling", "set"});
+    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare"};
+    compare.options.push_back("compare");
+    for (const OptionDef& o : pictureOptions())
+        compare.options.push_back(o.name);
+    return {plain, compare};
+}
+
+std::vector<OptionDef> evalOptions()
+{
+    std::vector<OptionDef> options = {
+        {"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
+        {"lengths", OptionKind::Value,
+         "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
+        {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
+        {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
+        {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
+        {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+        {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
+        scalingOption(),
+        {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
+        {"compare", OptionKind::Value,
+         "evaluate a rope/xpos model under each method: methods separated by ',', each with optional "
+         "':NAME=VALUE' settings (e.g. none,pi,yarn:factor=8:beta-fast=16,rerope:window=32); unset parameters: factor "
+         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults",
+         "METHODS"}};
+    for (const OptionDef& o : pictureOptions())
+        options.push_back(o);
+    options.push_back(
+        {"o", OptionKind::Value,
+         "output file: .csv .json .npy (default: CSV on stdout); with --compare .csv .json .png .svg .pdf", "FILE"});
+    return options;
+}
+
+} // namespace
+
 void registerModelVerbs()
 {
     registerVerb({"train",
@@ -629,30 +779,18 @@ void registerModelVerbs()
                   runTrain,
                   {},
                   {{"o", {".safetensors"}}}});
-    registerVerb(
-        {"eval",
-         "MODEL.safetensors",
-         "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
-         "Ctrl-C stops (exit 130) and writes nothing",
-         {{"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
-          {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
-          {"lengths", OptionKind::Value,
-           "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
-          {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
-          {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
-          {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
-          {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
-          {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
-          scalingOption(),
-          {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
-          {"o", OptionKind::Value, "output file: .csv .json .npy (default: CSV on stdout)", "FILE"}},
-         1,
-         1,
-         runEval,
-         {},
-         {{"o", dataExtensions()}},
-         "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
-         "work, naming the text's size: such a window could not be filled."});
+    registerVerb({"eval",
+                  "MODEL.safetensors",
+                  "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
+                  "Ctrl-C stops (exit 130) and writes nothing",
+                  evalOptions(),
+                  1,
+                  1,
+                  runEval,
+                  evalForms(),
+                  {{"o", dataAndPictureExtensions()}},
+                  "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
+                  "work, naming the text's size: such a window could not be filled."});
 }
 
 } // namespace plab::cli

@@ -19,6 +19,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <iostream>
 #include <mutex>
 
 namespace plab::cli {
@@ -411,7 +412,12 @@ void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else if (verb == "frequencies")
         renderFrequencies(args, path);
-    else if (verb == "collect")
+    else if (verb == "eval") {
+        ui::imageFormatForPath(qPath(path)); // before the evaluation
+        const MethodComparisonRun run = runMethodComparison(args, std::cerr);
+        ui::writeMethodsPicture(run.curves, run.scheme, run.context,
+                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("methods"))), qPath(path));
+    } else if (verb == "collect")
         ui::writeSweepPicture(summarizeSweep(collectSweepResults(args.positional)),
                               imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"))), qPath(path));
     else

@@ -25,9 +25,25 @@ namespace plab::ui {
 
 namespace {
 
-// Colour-blind-safe series colours (Okabe & Ito).
-const QColor kSeriesColors[] = {QColor(0, 114, 178), QColor(213, 94, 0),   QColor(0, 158, 115),  QColor(204, 121, 167),
-                                QColor(230, 159, 0), QColor(86, 180, 233), QColor(120, 94, 240), QColor(140, 86, 75)};
+// Okabe-Ito's colour-blind-safe eight, then four of Paul Tol's (a model under every method draws nine curves).
+const QColor kSeriesColors[] = {QColor(0, 114, 178),   QColor(213, 94, 0),    QColor(0, 158, 115),
+                                QColor(204, 121, 167), QColor(230, 159, 0),   QColor(86, 180, 233),
+                                QColor(120, 94, 240),  QColor(140, 86, 75),   QColor(170, 51, 119),
+                                QColor(34, 136, 51),   QColor(102, 102, 102), QColor(68, 119, 170)};
+
+// Many or long legend labels (a model under every method: "rope+leaky-rerope (window 32)") would be cut short in
+// one row under the plot: they go in a column beside it instead.
+bool legendBeside(const CurveFigure& figure)
+{
+    int labels = 0;
+    qsizetype characters = 0;
+    for (const Curve& c : figure.curves)
+        if (!c.reference && !c.name.isEmpty()) {
+            ++labels;
+            characters += c.name.size() + 4;
+        }
+    return labels > 6 || characters > 90;
+}
 
 // A point a figure can draw: finite, and positive on a logarithmic axis.
 bool drawable(const CurveFigure& figure, double x, double y)
@@ -174,7 +190,7 @@ public:
         chart->setBackgroundBrush(style.background);
         chart->setTitleBrush(style.text);
         chart->legend()->setLabelColor(style.text);
-        chart->legend()->setAlignment(Qt::AlignBottom);
+        chart->legend()->setAlignment(legendBeside(figure) ? Qt::AlignRight : Qt::AlignBottom);
 
         logX = figure.logX;
         if (figure.logX) {
