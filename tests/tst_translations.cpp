@@ -124,6 +124,8 @@ private Q_SLOTS:
     void windowRebuiltInLanguage();
     void cliRendersChinese_data();
     void cliRendersChinese();
+    void guiHelpInLanguage_data();
+    void guiHelpInLanguage();
 };
 
 // One row per message of every .ts: translated (no "unfinished", "vanished" or "obsolete" left), with exactly the
@@ -354,6 +356,40 @@ void TestTranslations::cliRendersChinese()
     QCOMPARE(refused.exitCode, 2);
     QVERIFY2(refused.err.contains("--lang xx is not allowed; allowed: en, zh_CN"), refused.err.constData());
     QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("xx.png"))));
+}
+
+void TestTranslations::guiHelpInLanguage_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("expected"); // in stdout when the exit code is 0, else in stderr
+    QTest::newRow("zh_CN --help") << QStringList{"--lang", "zh_CN", "--help"} << 0 << QStringLiteral("要打开的会话文件");
+    QTest::newRow("--lang=zh_CN --help") << QStringList{"--lang=zh_CN", "--help"} << 0
+                                         << QStringLiteral("本次运行的界面语言：en, zh_CN");
+    QTest::newRow("en --help") << QStringList{"--help", "--lang", "en"} << 0
+                               << QStringLiteral("A session file to open (optional)");
+    QTest::newRow("unknown language") << QStringList{"--lang", "xx"} << 2
+                                      << QStringLiteral("language 'xx' is not available; allowed: en, zh_CN");
+}
+
+// positionlab --help speaks the --lang it is given (its texts are built after the language is set).
+void TestTranslations::guiHelpInLanguage()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, expected);
+    QTemporaryDir home;
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("HOME"), home.path());
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
+    gui.setProcessEnvironment(env);
+    gui.start(QStringLiteral(POSITIONLAB_GUI), args);
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), exitCode);
+    const QString text = QString::fromUtf8(exitCode == 0 ? gui.readAllStandardOutput() : gui.readAllStandardError());
+    QVERIFY2(text.contains(expected), qPrintable(text));
 }
 
 PLAB_QTEST_MAIN(TestTranslations)

@@ -2,6 +2,29 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>CommandLine</name>
+    <message>
+        <source>Positional encodings and length extrapolation in transformers</source>
+        <translation>Transformer 中的位置编码与长度外推</translation>
+    </message>
+    <message>
+        <source>A session file to open (optional)</source>
+        <translation>要打开的会话文件（可选）</translation>
+    </message>
+    <message>
+        <source>Drive every view, save DIR/&lt;view&gt;.png, and quit (for the README)</source>
+        <translation>逐一驱动每个视图，保存为 DIR/&lt;视图&gt;.png 后退出（供 README 使用）</translation>
+    </message>
+    <message>
+        <source>Save the rotary length-extension pictures to DIR and quit</source>
+        <translation>把旋转位置编码长度扩展的图保存到 DIR 后退出</translation>
+    </message>
+    <message>
+        <source>Interface language for this run: %1 (default: the one chosen in View &gt; Language)</source>
+        <translation>本次运行的界面语言：%1（默认：在 视图 &gt; 语言 中选定的语言）</translation>
+    </message>
+</context>
+<context>
     <name>FigureText</name>
     <message>
         <source>%1: x = %2, y = %3</source>
