@@ -1,6 +1,7 @@
 // The rotary frequency table and every length-extension method's formula, with their parameter checks.
 #include "rotary_scaling.h"
 
+#include "catalog_table.h"
 #include "errors.h"
 
 #include <algorithm>
@@ -13,142 +14,102 @@ namespace plab {
 
 namespace {
 
-std::string numberText(double v)
-{
-    std::ostringstream out;
-    out.precision(10);
-    out << v;
-    return out.str();
-}
+using catalog::ParamRow;
+using catalog::Range;
 
-ParamInfo methodParam(std::string name, double def, double lo, double hi, bool loExcl, std::string desc,
-                      bool integer = false)
-{
-    ParamInfo p;
-    p.name = std::move(name);
-    p.defaultValue = def;
-    p.minValue = lo;
-    p.maxValue = hi;
-    p.minExclusive = loExcl;
-    p.integer = integer;
-    p.description = std::move(desc);
-    return p;
-}
+// One method's texts and flags; its parameters are the rows of kMethodParamRows that name it.
+struct MethodRow {
+    std::string_view name;
+    RotaryMethod method;
+    std::string_view title;
+    std::string_view formula;
+    std::string_view explanation;
+    bool remapsPositions; // rerope, leaky-rerope
+    bool usesContext;     // reads the original context L
+};
 
-ParamInfo factorParam(double def)
-{
-    return methodParam("factor", def, 1, 1e6, false, "s: how many times longer than the training context");
-}
+// Every method, `none` first: {name, method, title, formula, explanation, remapsPositions, usesContext}.
+constexpr MethodRow kMethodRows[] = {
+    {"none", RotaryMethod::None, "No length extension", "θ'_i = θ_i", "Plain rotary frequencies.", false, false},
+    {"pi", RotaryMethod::Pi, "Position interpolation", "θ'_i = θ_i / s",
+     "Chen et al. (2023): squeeze every position by the factor s, so s times the training context maps onto angles "
+     "seen in training. Meant to be followed by a short fine-tune.",
+     false, false},
+    {"ntk", RotaryMethod::Ntk, "NTK-aware base scaling", "b' = b s^(d/(d-2)),  θ'_i = b'^(-2i/d)",
+     "Raise the base so the lowest frequency is interpolated by s while the highest stays as it was: nearby tokens "
+     "keep their sharp resolution.",
+     false, false},
+    {"dynamic-ntk", RotaryMethod::DynamicNtk, "Dynamic NTK", "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b",
+     "NTK scaling that grows with the current sequence length n: nothing changes up to the training context L. With "
+     "s = 1 the base follows n/L.",
+     false, true},
+    {"yarn", RotaryMethod::Yarn, "YaRN",
+     "γ_i = clamp((i - lo)/(hi - lo), 0, 1), θ'_i = γ_i θ_i/s + (1-γ_i) θ_i, logits × (0.1 ln s + 1)²",
+     "Peng et al. (2023): frequencies that turn more than beta-fast times over the training context are kept, those "
+     "that turn less than beta-slow times are interpolated, a linear ramp in between; the logits are sharpened by the "
+     "attention factor.",
+     false, true},
+    {"llama3", RotaryMethod::Llama3, "Llama 3 band-wise scaling",
+     "λ_i < L/high: θ_i;  λ_i > L/low: θ_i/s;  else (1-t) θ_i/s + t θ_i, t = (L/λ_i - low)/(high - low)",
+     "Meta (2024): short wavelengths are kept, wavelengths longer than L/low are interpolated by s, and a smooth band "
+     "joins them.",
+     false, true},
+    {"rerope", RotaryMethod::Rerope, "ReRoPE", "P(m, n) = min(m - n, w)",
+     "Su (2023): distances inside the window keep their rotary position, every longer distance is treated as w, so no "
+     "score ever sees a position it was not trained on. Causal only.",
+     true, true},
+    {"leaky-rerope", RotaryMethod::LeakyRerope, "Leaky ReRoPE", "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k",
+     "ReRoPE whose positions keep growing past the window, k times slower. Causal only.", true, true},
+};
 
+constexpr std::string_view kFactorText = "s: how many times longer than the training context";
+constexpr ParamRow factorRow(std::string_view method, double def)
+{
+    return {method, "factor", def, 1, 1e6, Range::Real, kFactorText};
+}
 // The window default: 0 stands for "half the training context", resolved by rotaryScaling.
-ParamInfo windowParam()
+constexpr ParamRow windowRow(std::string_view method)
 {
-    return methodParam("window", 0, 0, 1000000, false,
-                       "w: distances below it keep their position (0: half the training context; must be < L)", true);
+    return {method,
+            "window",
+            0,
+            0,
+            1000000,
+            Range::Integer,
+            "w: distances below it keep their position (0: half the training context; must be < L)"};
 }
 
-std::vector<RotaryMethodInfo> buildMethods()
+// Every method's parameters, in the order --help and the GUI's method editor list them; one row each.
+constexpr ParamRow kMethodParamRows[] = {
+    // {method, name, default, min, max, range, description}
+    factorRow("pi", 4),
+    factorRow("ntk", 4),
+    factorRow("dynamic-ntk", 1),
+    factorRow("yarn", 4),
+    {"yarn", "beta-fast", 32, 0, 1e6, Range::RealAboveMin, "rotations over L above which a frequency is kept"},
+    {"yarn", "beta-slow", 1, 0, 1e6, Range::RealAboveMin, "rotations over L below which a frequency is interpolated"},
+    {"yarn", "attention-factor", 0, 0, 100, Range::Real,
+     "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square"},
+    factorRow("llama3", 4),
+    {"llama3", "low-freq-factor", 1, 0, 1e6, Range::RealAboveMin, "wavelengths above L/low are interpolated"},
+    {"llama3", "high-freq-factor", 4, 0, 1e6, Range::RealAboveMin, "wavelengths below L/high are kept"},
+    windowRow("rerope"),
+    windowRow("leaky-rerope"),
+    {"leaky-rerope", "leak", 16, 0, 1e6, Range::RealAboveMin, "k: positions past the window grow 1/k as fast"},
+};
+
+RotaryMethodInfo methodFromRow(const MethodRow& row)
 {
-    std::vector<RotaryMethodInfo> c;
     RotaryMethodInfo m;
-    m.name = "none";
-    m.method = RotaryMethod::None;
-    m.title = "No length extension";
-    m.formula = "θ'_i = θ_i";
-    m.explanation = "Plain rotary frequencies.";
-    c.push_back(m);
-
-    m = {};
-    m.name = "pi";
-    m.method = RotaryMethod::Pi;
-    m.title = "Position interpolation";
-    m.formula = "θ'_i = θ_i / s";
-    m.explanation = "Chen et al. (2023): squeeze every position by the factor s, so s times the training context "
-                    "maps onto angles seen in training. Meant to be followed by a short fine-tune.";
-    m.params = {factorParam(4)};
-    c.push_back(m);
-
-    m = {};
-    m.name = "ntk";
-    m.method = RotaryMethod::Ntk;
-    m.title = "NTK-aware base scaling";
-    m.formula = "b' = b s^(d/(d-2)),  θ'_i = b'^(-2i/d)";
-    m.explanation = "Raise the base so the lowest frequency is interpolated by s while the highest stays as it was: "
-                    "nearby tokens keep their sharp resolution.";
-    m.params = {factorParam(4)};
-    c.push_back(m);
-
-    m = {};
-    m.name = "dynamic-ntk";
-    m.method = RotaryMethod::DynamicNtk;
-    m.title = "Dynamic NTK";
-    m.formula = "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b";
-    m.explanation = "NTK scaling that grows with the current sequence length n: nothing changes up to the training "
-                    "context L. With s = 1 the base follows n/L.";
-    m.params = {factorParam(1)};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "yarn";
-    m.method = RotaryMethod::Yarn;
-    m.title = "YaRN";
-    m.formula = "γ_i = clamp((i - lo)/(hi - lo), 0, 1), θ'_i = γ_i θ_i/s + (1-γ_i) θ_i, logits × (0.1 ln s + 1)²";
-    m.explanation = "Peng et al. (2023): frequencies that turn more than beta-fast times over the training context are "
-                    "kept, those that turn less than beta-slow times are interpolated, a linear ramp in between; the "
-                    "logits are sharpened by the attention factor.";
-    m.params = {factorParam(4),
-                methodParam("beta-fast", 32, 0, 1e6, true, "rotations over L above which a frequency is kept"),
-                methodParam("beta-slow", 1, 0, 1e6, true, "rotations over L below which a frequency is interpolated"),
-                methodParam("attention-factor", 0, 0, 100, false,
-                            "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square")};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "llama3";
-    m.method = RotaryMethod::Llama3;
-    m.title = "Llama 3 band-wise scaling";
-    m.formula = "λ_i < L/high: θ_i;  λ_i > L/low: θ_i/s;  else (1-t) θ_i/s + t θ_i, t = (L/λ_i - low)/(high - low)";
-    m.explanation = "Meta (2024): short wavelengths are kept, wavelengths longer than L/low are interpolated by s, "
-                    "and a smooth band joins them.";
-    m.params = {factorParam(4),
-                methodParam("low-freq-factor", 1, 0, 1e6, true, "wavelengths above L/low are interpolated"),
-                methodParam("high-freq-factor", 4, 0, 1e6, true, "wavelengths below L/high are kept")};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "rerope";
-    m.method = RotaryMethod::Rerope;
-    m.title = "ReRoPE";
-    m.formula = "P(m, n) = min(m - n, w)";
-    m.explanation = "Su (2023): distances inside the window keep their rotary position, every longer distance is "
-                    "treated as w, so no score ever sees a position it was not trained on. Causal only.";
-    m.params = {windowParam()};
-    m.remapsPositions = true;
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "leaky-rerope";
-    m.method = RotaryMethod::LeakyRerope;
-    m.title = "Leaky ReRoPE";
-    m.formula = "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k";
-    m.explanation = "ReRoPE whose positions keep growing past the window, k times slower. Causal only.";
-    m.params = {windowParam(), methodParam("leak", 16, 0, 1e6, true, "k: positions past the window grow 1/k as fast")};
-    m.remapsPositions = true;
-    m.usesContext = true;
-    c.push_back(m);
-    return c;
-}
-
-std::string methodNames()
-{
-    std::string out;
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        out += (out.empty() ? "" : ", ") + m.name;
-    return out;
+    m.name = row.name;
+    m.method = row.method;
+    m.title = row.title;
+    m.formula = row.formula;
+    m.explanation = row.explanation;
+    m.params = catalog::paramsOf(kMethodParamRows, row.name);
+    m.remapsPositions = row.remapsPositions;
+    m.usesContext = row.usesContext;
+    return m;
 }
 
 // The window a remapping method uses: its parameter, or half the context when the parameter is 0.
@@ -162,24 +123,26 @@ int resolvedWindow(const std::map<std::string, double>& params, int context)
 
 const std::vector<RotaryMethodInfo>& rotaryMethodCatalog()
 {
-    static const std::vector<RotaryMethodInfo> catalog = buildMethods();
+    static const std::vector<RotaryMethodInfo> catalog = [] {
+        std::vector<RotaryMethodInfo> c;
+        for (const MethodRow& row : kMethodRows)
+            c.push_back(methodFromRow(row));
+        return c;
+    }();
     return catalog;
 }
 
 const RotaryMethodInfo& rotaryMethodInfo(RotaryMethod method)
 {
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        if (m.method == method)
-            return m;
-    throw std::logic_error("rotary method missing from the catalogue");
+    return catalog::entryWithKey(rotaryMethodCatalog(), &RotaryMethodInfo::method, method);
 }
 
 const RotaryMethodInfo& rotaryMethodByName(std::string_view name)
 {
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        if (m.name == name)
-            return m;
-    throw InputError("--scaling = '" + std::string(name) + "' is not a known method; known methods: " + methodNames());
+    if (const RotaryMethodInfo* m = catalog::entryNamed(rotaryMethodCatalog(), name))
+        return *m;
+    throw InputError("--scaling = '" + std::string(name) +
+                     "' is not a known method; known methods: " + catalog::namesOf(rotaryMethodCatalog()));
 }
 
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
@@ -226,44 +189,29 @@ void validateRotaryScaling(const SchemeSpec& spec)
         throw InputError("--scaling = " + info.name + " is not allowed for scheme " + spec.name() +
                          "; allowed: rotary schemes (rope, xpos)");
     const std::string where = "scaling " + info.name + ": ";
-    for (const ParamInfo& p : info.params) {
-        auto it = spec.scalingParams.find(p.name);
-        if (it == spec.scalingParams.end())
-            throw InputError(where + "parameter " + p.name + " is missing");
-        if (!p.accepts(it->second))
-            throw InputError(where + p.name + " = " + numberText(it->second) +
-                             " is out of range; allowed: " + p.rangeText());
-    }
-    for (const auto& entry : spec.scalingParams) {
-        const std::string& name = entry.first;
-        if (std::none_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; })) {
-            std::string names;
-            for (const ParamInfo& p : info.params)
-                names += (names.empty() ? "" : ", ") + p.name;
-            throw InputError(where + "no parameter '" + name +
-                             "'; its parameters: " + (names.empty() ? "none" : names));
-        }
-    }
+    catalog::checkParamValues(info.params, spec.scalingParams, "scaling " + info.name, where + "no parameter ");
     const int L = scalingContext(spec);
     if (info.remapsPositions) {
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
         const double w = spec.scalingParams.at("window");
         if (w > 0 && w >= L)
-            throw InputError(where + "window = " + numberText(w) + " must be below the training context L = " +
-                             std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) + "] (0: L/2)");
+            throw InputError(where + "window = " + catalog::shortNumberText(w) +
+                             " must be below the training context L = " + std::to_string(L) +
+                             "; allowed: integers in [1, " + std::to_string(L - 1) + "] (0: L/2)");
         if (w == 0 && L < 2)
             throw InputError(where + "the default window L/2 needs a training context L >= 2 (got " +
                              std::to_string(L) + ")");
     }
     if (spec.scaling == RotaryMethod::Yarn &&
         !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
-        throw InputError(where + "beta-fast = " + numberText(spec.scalingParams.at("beta-fast")) +
-                         " must exceed beta-slow = " + numberText(spec.scalingParams.at("beta-slow")));
+        throw InputError(where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
+                         " must exceed beta-slow = " + catalog::shortNumberText(spec.scalingParams.at("beta-slow")));
     if (spec.scaling == RotaryMethod::Llama3 &&
         !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
-        throw InputError(where + "high-freq-factor = " + numberText(spec.scalingParams.at("high-freq-factor")) +
-                         " must exceed low-freq-factor = " + numberText(spec.scalingParams.at("low-freq-factor")));
+        throw InputError(
+            where + "high-freq-factor = " + catalog::shortNumberText(spec.scalingParams.at("high-freq-factor")) +
+            " must exceed low-freq-factor = " + catalog::shortNumberText(spec.scalingParams.at("low-freq-factor")));
 }
 
 RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
