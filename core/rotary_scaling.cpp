@@ -214,6 +214,82 @@ void validateRotaryScaling(const SchemeSpec& spec)
             " must exceed low-freq-factor = " + catalog::shortNumberText(spec.scalingParams.at("low-freq-factor")));
 }
 
+namespace {
+
+// Each method's formula, applied to `out` (θ, θ' = θ, ramp 0, base, context and length filled in).
+using MethodParams = std::map<std::string, double>;
+
+void applyPi(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    for (double& t : out.thetaScaled)
+        t /= s;
+}
+
+// NTK raises the base by s; dynamic NTK by s n/L - (s-1) once the sequence n is past the context L.
+void applyNtk(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double d = out.dim;
+    double grow = s;
+    if (out.method == RotaryMethod::DynamicNtk)
+        grow = out.length > out.context ? s * out.length / static_cast<double>(out.context) - (s - 1) : 1.0;
+    out.scaledBase = out.base * std::pow(grow, d / (d - 2));
+    out.thetaScaled = rotaryFrequencies(out.dim, out.scaledBase);
+}
+
+void applyYarn(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double d = out.dim;
+    const double L = out.context;
+    auto correction = [&](double rotations) {
+        return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(out.base));
+    };
+    double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
+    double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
+    if (lo == hi)
+        hi += 0.001;
+    out.rampLow = lo;
+    out.rampHigh = hi;
+    for (size_t i = 0; i < out.theta.size(); ++i) {
+        const double gamma = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+        out.ramp[i] = gamma;
+        out.thetaScaled[i] = gamma * out.theta[i] / s + (1 - gamma) * out.theta[i];
+    }
+    const double given = params.at("attention-factor");
+    out.attentionFactor = given > 0 ? given : (s > 1 ? 0.1 * std::log(s) + 1 : 1.0);
+}
+
+void applyLlama3(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double low = params.at("low-freq-factor"), high = params.at("high-freq-factor");
+    const double L = out.context;
+    for (size_t i = 0; i < out.theta.size(); ++i) {
+        const double wavelength = 2 * std::numbers::pi / out.theta[i];
+        if (wavelength < L / high) {
+            out.ramp[i] = 0;
+        } else if (wavelength > L / low) {
+            out.ramp[i] = 1;
+            out.thetaScaled[i] = out.theta[i] / s;
+        } else {
+            const double t = (L / wavelength - low) / (high - low);
+            out.ramp[i] = 1 - t;
+            out.thetaScaled[i] = (1 - t) * out.theta[i] / s + t * out.theta[i];
+        }
+    }
+}
+
+// ReRoPE is leaky ReRoPE with an infinite leak: positions past the window all read w.
+void applyRerope(RotaryScaling& out, const MethodParams& params)
+{
+    out.window = resolvedWindow(params, out.context);
+    out.leak = out.method == RotaryMethod::Rerope ? std::numeric_limits<double>::infinity() : params.at("leak");
+}
+
+} // namespace
+
 RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
                             int context, int length)
 {
@@ -227,73 +303,25 @@ RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std
     out.thetaScaled = out.theta;
     out.ramp.assign(out.theta.size(), 0.0);
     out.scaledBase = base;
-    const int pairs = dim / 2;
-    const double d = dim;
-    const double L = context;
     switch (method) {
     case RotaryMethod::None:
         break;
-    case RotaryMethod::Pi: {
-        const double s = params.at("factor");
-        for (double& t : out.thetaScaled)
-            t /= s;
+    case RotaryMethod::Pi:
+        applyPi(out, params);
         break;
-    }
     case RotaryMethod::Ntk:
-    case RotaryMethod::DynamicNtk: {
-        const double s = params.at("factor");
-        double grow = s;
-        if (method == RotaryMethod::DynamicNtk)
-            grow = length > context ? s * length / L - (s - 1) : 1.0;
-        out.scaledBase = base * std::pow(grow, d / (d - 2));
-        out.thetaScaled = rotaryFrequencies(dim, out.scaledBase);
+    case RotaryMethod::DynamicNtk:
+        applyNtk(out, params);
         break;
-    }
-    case RotaryMethod::Yarn: {
-        const double s = params.at("factor");
-        auto correction = [&](double rotations) {
-            return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(base));
-        };
-        double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
-        double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
-        if (lo == hi)
-            hi += 0.001;
-        out.rampLow = lo;
-        out.rampHigh = hi;
-        for (int i = 0; i < pairs; ++i) {
-            const double gamma = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
-            out.ramp[i] = gamma;
-            out.thetaScaled[i] = gamma * out.theta[i] / s + (1 - gamma) * out.theta[i];
-        }
-        const double given = params.at("attention-factor");
-        out.attentionFactor = given > 0 ? given : (s > 1 ? 0.1 * std::log(s) + 1 : 1.0);
+    case RotaryMethod::Yarn:
+        applyYarn(out, params);
         break;
-    }
-    case RotaryMethod::Llama3: {
-        const double s = params.at("factor");
-        const double low = params.at("low-freq-factor"), high = params.at("high-freq-factor");
-        for (int i = 0; i < pairs; ++i) {
-            const double wavelength = 2 * std::numbers::pi / out.theta[i];
-            if (wavelength < L / high) {
-                out.ramp[i] = 0;
-            } else if (wavelength > L / low) {
-                out.ramp[i] = 1;
-                out.thetaScaled[i] = out.theta[i] / s;
-            } else {
-                const double t = (L / wavelength - low) / (high - low);
-                out.ramp[i] = 1 - t;
-                out.thetaScaled[i] = (1 - t) * out.theta[i] / s + t * out.theta[i];
-            }
-        }
+    case RotaryMethod::Llama3:
+        applyLlama3(out, params);
         break;
-    }
     case RotaryMethod::Rerope:
-        out.window = resolvedWindow(params, context);
-        out.leak = std::numeric_limits<double>::infinity();
-        break;
     case RotaryMethod::LeakyRerope:
-        out.window = resolvedWindow(params, context);
-        out.leak = params.at("leak");
+        applyRerope(out, params);
         break;
     }
     out.logitScale = out.attentionFactor * out.attentionFactor;
