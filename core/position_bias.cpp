@@ -15,6 +15,14 @@ double xposZeta(int i, int dim, double gamma)
     return (2.0 * i + gamma * dim) / ((1.0 + gamma) * dim);
 }
 
+std::vector<double> xposLogZeta(int dim, double gamma)
+{
+    std::vector<double> logZeta(dim / 2);
+    for (int i = 0; i < dim / 2; ++i)
+        logZeta[i] = std::log(xposZeta(i, dim, gamma));
+    return logZeta;
+}
+
 namespace {
 
 // The (H, 2L-1) table PositionBias reads, as the scheme builders below write it: value(h, r) for r = m - n in
@@ -82,9 +90,7 @@ void rotaryProbeTables(const SchemeSpec& spec, const DistanceTables& t)
     const int d = spec.intParam("dim");
     const RotaryScaling scaling = rotaryScaling(spec, t.length);
     const bool xpos = spec.kind == SchemeKind::Xpos;
-    std::vector<double> logZeta;
-    for (int i = 0; xpos && i < d / 2; ++i)
-        logZeta.push_back(std::log(xposZeta(i, d, spec.param("gamma"))));
+    const std::vector<double> logZeta = xpos ? xposLogZeta(d, spec.param("gamma")) : std::vector<double>{};
     const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
     t.fillShared([&](int r) { return rotaryProbe(scaling, r, logZeta, scaleBase); });
 }
@@ -239,44 +245,6 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
         for (int n = keys.begin; n < keys.end; ++n)
             row[n] = table[m - n] * scale;
         std::fill(row + keys.end, row + length, kMasked);
-    }
-}
-
-void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positionOffset, bool isKey)
-{
-    if (spec.kind != SchemeKind::Rope && spec.kind != SchemeKind::Xpos)
-        return;
-    if (dim % 2 != 0)
-        throw InputError("rotary schemes need an even head dimension, got " + std::to_string(dim));
-    if (rotaryMethodInfo(spec.scaling).remapsPositions)
-        throw InputError("scaling " + rotaryMethodInfo(spec.scaling).name +
-                         " remaps relative positions; it is not a rotation of each row alone");
-    const RotaryScaling scaling = rotaryScaling(dim, spec.param("base"), spec.scaling, spec.scalingParams,
-                                                scalingContext(spec), positionOffset + rows);
-    const bool xpos = spec.kind == SchemeKind::Xpos;
-    const double gamma = xpos ? spec.param("gamma") : 0.0;
-    const double scaleBase = xpos ? spec.param("scale-base") : 1.0;
-    const int pairs = dim / 2;
-    const std::vector<double>& freq = scaling.thetaScaled;
-    std::vector<double> logZeta(pairs);
-    for (int i = 0; i < pairs; ++i)
-        logZeta[i] = xpos ? std::log(xposZeta(i, dim, gamma)) : 0.0;
-#pragma omp parallel for schedule(static) if (rows > 256)
-    for (int row = 0; row < rows; ++row) {
-        const double pos = positionOffset + row;
-        float* v = x + static_cast<size_t>(row) * dim;
-        for (int i = 0; i < pairs; ++i) {
-            const double angle = pos * freq[i];
-            double c = std::cos(angle) * scaling.attentionFactor, s = std::sin(angle) * scaling.attentionFactor;
-            if (xpos) {
-                const double scale = std::exp((isKey ? -pos : pos) / scaleBase * logZeta[i]);
-                c *= scale;
-                s *= scale;
-            }
-            const double x0 = v[2 * i], x1 = v[2 * i + 1];
-            v[2 * i] = static_cast<float>(x0 * c - x1 * s);
-            v[2 * i + 1] = static_cast<float>(x0 * s + x1 * c);
-        }
     }
 }
 
