@@ -45,6 +45,9 @@ struct UsageForm {
 struct OutputDef {
     std::string option; // "o" or e.g. "probs"
     std::vector<std::string> extensions;
+    // A core rule for the file name that replaces `extensions`, called as nameRule(path, "-o") (checkpoints:
+    // checkCheckpointFileName, so the CLI and the GUI refuse the same names).
+    void (*nameRule)(const std::string& path, const std::string& what) = nullptr;
 };
 
 // The parsed command line of one verb.
@@ -93,6 +96,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
 // The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them) and
 // its place must be writable (InputError naming the reason, nothing left behind). `option` is "o" or e.g. "probs".
 void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions);
+// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions.
+void checkOutputDef(const OutputDef& output, const std::string& path);
 // Refuses `options` when given, saying why they would be ignored (`reason`, e.g. "they apply only with --checkpoint").
 void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
                    const std::string& reason);

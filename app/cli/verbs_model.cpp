@@ -620,7 +620,7 @@ void registerModelVerbs()
                   1,
                   runTrain,
                   {},
-                  {{"o", {".safetensors"}}}});
+                  {{"o", {}, checkCheckpointFileName}}});
     registerVerb(
         {"eval",
          "MODEL.safetensors",
