@@ -1042,7 +1042,10 @@ void TestBadInput::cli_data()
     row("(f) eval extension", eval({"-o", "@DIR@/x.png"}), 2,
         "-o @DIR@/x.png: unsupported extension '.png'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
-        "-o @DIR@/m.ckpt: unsupported extension '.ckpt'; allowed: .safetensors", corpusFile);
+        "-o @DIR@/m.ckpt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "
+        "only "
+        "allowed extension)",
+        corpusFile);
     // (g) --logn without --context names --context, in every verb that takes it.
     row("(g) entropy logn", {"entropy", "alibi", "--logn"}, 2, "--logn needs --context L");
     row("(g) bench logn", {"bench", "attention", "--logn"}, 2, "--logn needs --context L");
