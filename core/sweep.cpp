@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
+#include "eval_check.h"
 
 #include <omp.h>
 
@@ -415,6 +416,10 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
                                         const TrainingHooks& hooks)
 {
     const SweepCell cell = sweepCell(grid, index);
+    const std::string textName = "the validation split of " + corpus.source;
+    // Before training, not after it: a length the held-out text cannot fill is refused (evaluateModel's rule).
+    checkEvalLengthsFit(grid.evalLengths, modelMaxLength(cell.model), corpus.validation.size(), grid.evalBytes,
+                        textName);
     TrainingResult trained = trainModel(cell.model, cell.train, corpus, hooks);
     if (trained.stopped)
         return std::nullopt;
@@ -422,6 +427,7 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     eo.lengths = grid.evalLengths;
     eo.mode = grid.evalMode;
     eo.maxTokens = grid.evalBytes;
+    eo.textName = textName;
     if (hooks.interrupt) {
         const std::atomic<bool>* flag = hooks.interrupt;
         eo.progress = [flag](double) { return !flag->load(); };

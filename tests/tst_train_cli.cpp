@@ -431,25 +431,31 @@ void TestTrainCli::fewerThreadsThanSlices()
              qPrintable(QString("train loss %1 (1 thread) against %2").arg(a.info.trainLoss).arg(b.info.trainLoss)));
 }
 
-// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; (i) the scheme as
+// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; so does an
+// --eval-bytes below the context (evaluateModel's rule: no shorter window under the context's name); (i) the scheme as
 // the SCHEME word works as --scheme does.
 void TestTrainCli::evalBytesZeroSkips_data()
 {
     QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("evalBytes");
     QTest::addColumn<QString>("said");
-    QTest::newRow("text") << QStringList{"train", "alibi"} << "no validation check (--eval-bytes 0)";
-    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"}
+    QTest::newRow("text") << QStringList{"train", "alibi"} << "0"
+                          << "no validation check (--eval-bytes 0)";
+    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"} << "0"
                           << "\"validation_skipped\":\"--eval-bytes 0\"";
+    QTest::newRow("fewer than the context") << QStringList{"train", "alibi"} << "10"
+                                            << "only 10 held-out bytes are scored, fewer than the context 16";
 }
 
 void TestTrainCli::evalBytesZeroSkips()
 {
     QFETCH(QStringList, args);
+    QFETCH(QString, evalBytes);
     QFETCH(QString, said);
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
     const CliResult r =
-        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", "0", "-o", model} +
+        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", evalBytes, "-o", model} +
                tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY2(r.err.contains(said.toUtf8()), r.err.constData());

@@ -7,7 +7,9 @@
 #include "attention.h"
 #include "corpus.h"
 #include "errors.h"
+#include "eval_check.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QStringList>
@@ -288,6 +290,43 @@ QString evaluationLengthsText(const std::vector<int>& multipliers)
     return names.join(QStringLiteral(", "));
 }
 
+namespace {
+
+// The translation context of the training worker's messages.
+struct TrainingText {
+    Q_DECLARE_TR_FUNCTIONS(TrainingText)
+};
+
+// The Train tab's message when a length it evaluates at needs more held-out text than is scored: core's
+// evalLengthsPastText, the rule evaluateModel refuses with, checked before any training. Empty when every fits.
+QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
+{
+    std::vector<int> past;
+    for (const std::string& scheme : request.schemes) {
+        ModelConfig config = request.model;
+        config.scheme = scheme;
+        for (int length : evalLengthsPastText(evaluationLengths(request), modelMaxLength(config),
+                                              corpus.validation.size(), request.evalBytes))
+            if (std::find(past.begin(), past.end(), length) == past.end())
+                past.push_back(length);
+    }
+    if (past.empty())
+        return {};
+    std::sort(past.begin(), past.end());
+    QStringList lengths;
+    for (int length : past)
+        lengths << QString::number(length);
+    return TrainingText::tr("Evaluation at length %1 needs more held-out text: %2 of the %3 held-out bytes of %4 are "
+                            "scored, so a longer window cannot be filled. Lower the context L, raise Eval bytes, or "
+                            "use a longer corpus.")
+        .arg(lengths.join(QStringLiteral(", ")))
+        .arg(evalScoredBytes(corpus.validation.size(), request.evalBytes))
+        .arg(corpus.validation.size())
+        .arg(QString::fromStdString(corpus.source));
+}
+
+} // namespace
+
 void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
 {
     promise.start();
@@ -295,6 +334,11 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
     try {
         const Corpus corpus =
             request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        failure.error = heldOutTextProblem(request, corpus);
+        if (!failure.error.isEmpty()) {
+            promise.addResult(failure);
+            return;
+        }
         const int schemes = static_cast<int>(request.schemes.size());
         const int seeds = std::clamp(request.seeds, 1, kMaxTrainSeeds);
         const int stepsTotal = request.train.steps;

@@ -294,9 +294,17 @@ std::optional<double> heldOutLoss(Model& model, const Corpus& corpus, const Trai
         why = "the held-out text has " + std::to_string(corpus.validation.size()) + " bytes";
         return std::nullopt;
     }
+    if (!evalLengthsPastText({s.model.context}, modelMaxLength(s.model), corpus.validation.size(), s.evalBytes)
+             .empty()) {
+        why = "only " + std::to_string(evalScoredBytes(corpus.validation.size(), s.evalBytes)) +
+              " held-out bytes are scored, fewer than the context " + std::to_string(s.model.context) +
+              " (raise --eval-bytes or use a longer corpus)";
+        return std::nullopt;
+    }
     EvalOptions eo;
     eo.lengths = {s.model.context};
     eo.maxTokens = s.evalBytes;
+    eo.textName = "the held-out text";
     eo.progress = [](double) { return !g_interrupted; }; // Ctrl-C here skips the check; the checkpoint is written
     try {
         return evaluateModel(model, corpus.validation, eo)[0].loss;
@@ -491,8 +499,9 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     const Corpus corpus = corpusFromArgs(args);
     std::vector<uint8_t> all;
     const std::vector<uint8_t>& text = splitOf(corpus, split, all);
-    checkEvalLengthsFit(opt.lengths, model.maxLength(), text.size(), opt.maxTokens,
-                        "the " + split + " split of " + corpus.source);
+    opt.textName = "the " + split + " split of " + corpus.source;
+    // Every length before the first is scored (evaluateModel checks only the length it is given, one at a time here).
+    checkEvalLengthsFit(opt.lengths, model.maxLength(), text.size(), opt.maxTokens, opt.textName);
 
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
