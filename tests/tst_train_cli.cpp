@@ -43,6 +43,8 @@ private slots:
     void trainJsonProgress();
     void learnedUnsupportedInEval();
     void entropyFromCheckpoint();
+    void checkpointEntropyPicture_data();
+    void checkpointEntropyPicture();
     void checkpointLayer_data();
     void checkpointLayer();
     void interruptKeepsCheckpoint();
@@ -214,6 +216,35 @@ static std::vector<double> coreLayerEntropies(const QString& model, const QStrin
                                                           plab::modelQkProvider(*loaded.model, c.validation, layer)))
         values.insert(values.end(), {p.entropyLast, p.entropyMean});
     return values;
+}
+
+// `entropy --checkpoint M -o x.svg` draws the model's q and k (the picture path used to drop --checkpoint and draw
+// q·k = 0), of the layer asked for.
+void TestTrainCli::checkpointEntropyPicture_data()
+{
+    QTest::addColumn<QStringList>("layer"); // the --layer option as given (empty: the default, the last layer)
+    QTest::addColumn<bool>("sameAsLast");   // the picture equals that of --layer 1
+    QTest::newRow("default layer") << QStringList{} << true;
+    QTest::newRow("layer 0") << QStringList{"--layer", "0"} << false;
+}
+
+void TestTrainCli::checkpointEntropyPicture()
+{
+    QFETCH(QStringList, layer);
+    QFETCH(bool, sameAsLast);
+    const QString model = twoLayerModel();
+    const QStringList args{"entropy",  "alibi",           "--checkpoint", model,
+                           "--corpus", corpusPath(m_dir), "--lengths",    "8,32"};
+    const QString last = m_dir.path() + "/entropy-last.svg", picture = m_dir.path() + "/entropy.svg";
+    CliResult r = runCli(args + QStringList{"--layer", "1", "-o", last});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(args + layer + QStringList{"-o", picture});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile file(picture), lastFile(last);
+    QVERIFY(file.open(QIODevice::ReadOnly) && lastFile.open(QIODevice::ReadOnly));
+    const QByteArray svg = file.readAll();
+    QVERIFY2(svg.contains("q·k from the model"), "the picture does not draw the model's q and k");
+    QCOMPARE(svg == lastFile.readAll(), sameAsLast);
 }
 
 void TestTrainCli::checkpointLayer_data()

@@ -30,6 +30,9 @@ void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& o
 void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path);
 void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
                          const QString& path);
+// Entropy vs length with the q and k of `model`'s `layer` on its sample text (computeModelEntropy), head `head`.
+void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
+                              EntropyMeasure measure, const ImageOptions& options, const QString& path);
 void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
                            const ImageOptions& options, const QString& path);
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,

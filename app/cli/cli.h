@@ -17,6 +17,8 @@
 namespace plab {
 struct ModelConfig;
 struct TrainConfig;
+struct Corpus;
+struct LoadedCheckpoint;
 } // namespace plab
 
 namespace plab::cli {
@@ -207,6 +209,12 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 
 // entropy --checkpoint: the model's real q and k (verbs_model.cpp); SCHEME must match the checkpoint's.
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
+// --corpus FILE, or the default corpus (the Debian fortunes files).
+Corpus corpusFromArgs(const ParsedArgs& args);
+// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
+// entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
+std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).
 int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 

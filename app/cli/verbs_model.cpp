@@ -37,12 +37,13 @@ namespace {
 
 std::atomic<bool>& g_interrupted = interruptFlag();
 
+} // namespace
+
 Corpus corpusFromArgs(const ParsedArgs& args)
 {
     return args.has("corpus") ? loadCorpusFile(args.text("corpus")) : loadDefaultCorpus();
 }
 
-// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME.
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
 {
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
@@ -52,7 +53,10 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
     return loaded;
 }
 
-} // namespace
+std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
+{
+    return args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, maxLength);
+}
 
 std::string clockText(double seconds)
 {
@@ -538,8 +542,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());
-    const std::vector<int> lengths =
-        args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, model.maxLength());
+    const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),
               "entropy of the model's layer " + std::to_string(layer) + " over --lengths " +
                   args.text("lengths", "16,...,4096"),
