@@ -5,6 +5,7 @@
 #include "schemes.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <sstream>
 #include <span>
@@ -48,6 +49,16 @@ inline std::vector<ParamInfo> paramsOf(std::span<const ParamRow> rows, std::stri
         params.push_back(std::move(p));
     }
     return params;
+}
+
+// A catalogue from its constant rows: fromRow(row) for each, in table order.
+template <typename Info, typename Row, size_t N>
+std::vector<Info> entriesFrom(const Row (&rows)[N], Info (*fromRow)(const Row&))
+{
+    std::vector<Info> entries;
+    for (const Row& row : rows)
+        entries.push_back(fromRow(row));
+    return entries;
 }
 
 // "a, b, c": the names of catalogue entries or parameters, for "known ...:" and "its parameters:" messages.

@@ -123,13 +123,8 @@ int resolvedWindow(const std::map<std::string, double>& params, int context)
 
 const std::vector<RotaryMethodInfo>& rotaryMethodCatalog()
 {
-    static const std::vector<RotaryMethodInfo> catalog = [] {
-        std::vector<RotaryMethodInfo> c;
-        for (const MethodRow& row : kMethodRows)
-            c.push_back(methodFromRow(row));
-        return c;
-    }();
-    return catalog;
+    static const std::vector<RotaryMethodInfo> entries = catalog::entriesFrom(kMethodRows, methodFromRow);
+    return entries;
 }
 
 const RotaryMethodInfo& rotaryMethodInfo(RotaryMethod method)

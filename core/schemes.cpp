@@ -208,13 +208,8 @@ std::string ParamInfo::rangeText() const
 
 const std::vector<SchemeInfo>& schemeCatalog()
 {
-    static const std::vector<SchemeInfo> catalog = [] {
-        std::vector<SchemeInfo> c;
-        for (const SchemeRow& row : kSchemeRows)
-            c.push_back(schemeFromRow(row));
-        return c;
-    }();
-    return catalog;
+    static const std::vector<SchemeInfo> entries = catalog::entriesFrom(kSchemeRows, schemeFromRow);
+    return entries;
 }
 
 const SchemeInfo& schemeInfo(SchemeKind kind)
