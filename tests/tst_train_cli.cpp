@@ -162,6 +162,12 @@ void TestTrainCli::entropyFromCheckpoint()
         const double n = c[0].toDouble(), last = c[2].toDouble();
         QVERIFY(last >= 0 && last <= std::log(n) + 1e-6); // entropy of a distribution over n keys
     }
+    // --scaling is read, not ignored: the same model under position interpolation gives other entropies.
+    const CliResult scaled = runCli({"entropy", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--lengths",
+                                     "8,32", "--scaling", "pi"});
+    QVERIFY2(scaled.exitCode == 0, scaled.err.constData());
+    QCOMPARE(scaled.out.trimmed().split('\n').size(), lines.size());
+    QVERIFY2(scaled.out != r.out, "entropy --checkpoint ignored --scaling");
     r = runCli({"entropy", "alibi", "--checkpoint", model, "--corpus", corpusPath(dir)});
     QCOMPARE(r.exitCode, 2);
     QVERIFY(r.err.contains("trained with rope"));

@@ -19,6 +19,7 @@ struct ModelConfig;
 struct TrainConfig;
 struct Corpus;
 struct LoadedCheckpoint;
+class Model;
 } // namespace plab
 
 namespace plab::cli {
@@ -213,6 +214,9 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 Corpus corpusFromArgs(const ParsedArgs& args);
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
+// Zero-shot under another method (eval, entropy --checkpoint): the checkpoint's own scaling unless --scaling says
+// otherwise; --set sets the method's parameters (those of the checkpoint's method when --scaling is absent).
+void applyScalingOptions(Model& model, const ParsedArgs& args);
 // entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).

@@ -53,6 +53,17 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
     return loaded;
 }
 
+void applyScalingOptions(Model& model, const ParsedArgs& args)
+{
+    if (!args.has("scaling") && !args.has("set"))
+        return;
+    std::vector<std::string> settings =
+        args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+    for (const std::string& a : args.all("set"))
+        settings.push_back(a);
+    model.setScaling(args.text("scaling", model.config().scaling), settings);
+}
+
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
 {
     return args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, maxLength);
@@ -483,15 +494,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     applyThreadsOption(args);
     LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
     Model& model = *loaded.model;
-    // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
-    // method's parameters (those of the checkpoint's method when --scaling is absent).
-    if (args.has("scaling") || args.has("set")) {
-        std::vector<std::string> settings =
-            args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
-        for (const std::string& a : args.all("set"))
-            settings.push_back(a);
-        model.setScaling(args.text("scaling", model.config().scaling), settings);
-    }
+    applyScalingOptions(model, args);
     EvalOptions opt;
     opt.lengths = args.integerList("lengths", extrapolationLengths(model.config().context), 1, kMaxLength);
     opt.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
@@ -541,6 +544,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     applyThreadsOption(args);
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
+    applyScalingOptions(model, args);
     const int layer = layerFromArgs(args, model.config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),

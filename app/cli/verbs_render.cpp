@@ -198,6 +198,7 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
 void renderModelEntropy(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
+    applyScalingOptions(*loaded.model, args);
     const int layer = layerFromArgs(args, loaded.model->config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, loaded.model->maxLength());
     const Corpus corpus = corpusFromArgs(args);
