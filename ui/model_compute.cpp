@@ -325,6 +325,18 @@ QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
         .arg(QString::fromStdString(corpus.source));
 }
 
+// The name a model trained by the Train tab is offered under, e.g. "alibi (demo, trained here, 200 steps)".
+QString trainedModelName(const TrainRequest& request, const ModelConfig& config, int seeds)
+{
+    const QString scheme = QString::fromStdString(config.scheme);
+    return seeds == 1
+               ? FigureText::tr("%1 (%2, trained here, %3 steps)").arg(scheme, request.preset).arg(request.train.steps)
+               : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
+                     .arg(scheme, request.preset)
+                     .arg(request.train.steps)
+                     .arg(config.seed);
+}
+
 } // namespace
 
 void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
@@ -387,15 +399,8 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            const QString modelName = seeds == 1 ? FigureText::tr("%1 (%2, trained here, %3 steps)")
-                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
-                                                       .arg(stepsTotal)
-                                                 : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
-                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
-                                                       .arg(stepsTotal)
-                                                       .arg(mc.seed);
             done.model = makeSharedModel(
-                modelName, std::move(model),
+                trainedModelName(request, mc, seeds), std::move(model),
                 std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);
