@@ -1036,6 +1036,12 @@ void TestBadInput::cli_data()
         {}, NeedsRender);
     row("(e) render lesson --preset", {"render", "lesson", "1", "--preset", "quick", "-o", "@DIR@/out"}, 2,
         "render: --preset is not used by `positionlab-cli render lesson K`", {}, NeedsRender);
+    // (c) the Train tab's rule in `render train`: a length the held-out text cannot fill is refused before training
+    // (exit 2), not drawn as a shorter window under the longer name.
+    row("(c) render train held-out too short",
+        {"render", "train", "alibi", "--preset", "demo", "--steps", "2", "--corpus", "@DIR@/corpus.txt", "--quiet",
+         "-o", "@DIR@/x.png"},
+        2, "Evaluation at length 512 needs more held-out text", Files{{"corpus.txt", text(3000)}}, NeedsRender);
     // (f) a wrong output extension names the allowed ones, for the verb at hand.
     row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");

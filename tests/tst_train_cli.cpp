@@ -395,8 +395,9 @@ void TestTrainCli::badUsage_data()
     QTest::newRow("binary corpus") << QStringList{"train", "--scheme",           "alibi", "--corpus", POSITIONLAB_CLI,
                                                   "-o",    "@DIR@/m.safetensors"}
                                    << 2 << "binary";
-    QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
-                                             << "unsupported extension '.txt'; allowed: .safetensors";
+    QTest::newRow("output not .safetensors")
+        << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
+        << "m.txt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors";
     QTest::newRow("corpus is a device") << QStringList{"train", "--scheme",           "alibi", "--corpus", "/dev/zero",
                                                        "-o",    "@DIR@/m.safetensors"}
                                         << 2 << "not a regular file";

@@ -196,7 +196,9 @@ std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
     const QList<TrainSnapshot> results = future.results();
     std::vector<TrainSnapshot> all(results.begin(), results.end());
     for (const TrainSnapshot& s : all)
-        if (!s.error.isEmpty())
+        if (!s.error.isEmpty() && s.badInput)
+            throw InputError(s.error.toStdString());
+        else if (!s.error.isEmpty())
             throw RunError(s.error.toStdString());
     return all;
 }

@@ -42,7 +42,8 @@ void writePerplexityPicture(const std::vector<std::string>& schemes, const std::
 void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path);
 
 // Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
-// returns them all. RunError with the run's message when it fails.
+// returns them all. RunError with the run's message when it fails; InputError when the request cannot run on its input
+// (a snapshot marked badInput, e.g. a length the held-out text cannot fill).
 std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
                                               const std::function<void(const TrainSnapshot&)>& onSnapshot = {});
 

@@ -348,6 +348,7 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
         failure.error = heldOutTextProblem(request, corpus);
         if (!failure.error.isEmpty()) {
+            failure.badInput = true;
             promise.addResult(failure);
             return;
         }
