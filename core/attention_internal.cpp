@@ -50,10 +50,8 @@ RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim, int len
         rotaryScaling(headDim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), length);
     table.theta = scaling.thetaScaled;
     table.attentionFactor = scaling.attentionFactor;
-    table.logZeta.assign(pairs, 0.0);
+    table.logZeta = xpos ? xposLogZeta(headDim, spec.param("gamma")) : std::vector<double>(pairs, 0.0);
     table.scaleBase = xpos ? spec.param("scale-base") : 1.0;
-    for (int i = 0; xpos && i < pairs; ++i)
-        table.logZeta[i] = std::log(xposZeta(i, headDim, spec.param("gamma")));
     return table;
 }
 

@@ -2,6 +2,8 @@
 #include "eval_check.h"
 
 #include "errors.h"
+#include "model_config.h"
+#include "position_bias.h"
 
 #include <algorithm>
 
@@ -13,14 +15,24 @@ size_t evalScoredBytes(size_t textBytes, size_t maxTokens)
     return used > 0 ? used - 1 : 0;
 }
 
+std::vector<int> evalLengthsPastText(const std::vector<int>& lengths, int maxModelLength, size_t textBytes,
+                                     size_t maxTokens)
+{
+    const size_t scored = evalScoredBytes(textBytes, maxTokens);
+    std::vector<int> past;
+    for (int length : lengths)
+        if (length <= maxModelLength && static_cast<size_t>(length) > scored)
+            past.push_back(length);
+    return past;
+}
+
 void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, size_t textBytes, size_t maxTokens,
                          const std::string& textName)
 {
     const size_t scored = evalScoredBytes(textBytes, maxTokens);
     std::string tooLong;
-    for (int length : lengths)
-        if (length <= maxModelLength && static_cast<size_t>(length) > scored)
-            tooLong += (tooLong.empty() ? "" : ",") + std::to_string(length);
+    for (int length : evalLengthsPastText(lengths, maxModelLength, textBytes, maxTokens))
+        tooLong += (tooLong.empty() ? "" : ",") + std::to_string(length);
     if (tooLong.empty())
         return;
     throw InputError(
@@ -30,6 +42,11 @@ void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, si
         " are scored and a longer window cannot be filled; allowed: "
         "lengths up to " +
         std::to_string(scored) + ", or a longer text");
+}
+
+int modelMaxLength(const ModelConfig& config)
+{
+    return schemeByName(config.scheme).kind == SchemeKind::Learned ? config.context : kMaxLength;
 }
 
 } // namespace plab

@@ -3,6 +3,7 @@
 
 #include "bias_views.h"
 #include "errors.h"
+#include "eval_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -110,13 +111,11 @@ std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& f
         checkIntegerRange("length", L, 1, kMaxLength);
     if (options.stride < 0)
         throw InputError("stride = " + std::to_string(options.stride) + " must be >= 1 (or 0 for length/2)");
-    size_t size = fullText.size();
-    if (options.maxTokens)
-        size = std::min(size, options.maxTokens + 1);
-    if (size < 2)
+    const size_t scoredTotal = evalScoredBytes(fullText.size(), options.maxTokens); // every byte after the first
+    if (scoredTotal < 1)
         throw InputError("the evaluation text has " + std::to_string(fullText.size()) +
                          " bytes; at least 2 are needed");
-    const size_t scoredTotal = size - 1; // every byte after the first is predicted once
+    checkEvalLengthsFit(options.lengths, model.maxLength(), fullText.size(), options.maxTokens, options.textName);
 
     // Every length is planned (and its stride checked) before any is scored; the total cost drives progress.
     std::vector<std::vector<EvalWindow>> plans;

@@ -21,6 +21,7 @@ struct EvalOptions {
     int stride = 0;                                // sliding: tokens scored per window; 0 means length / 2
     size_t tokensPerBatch = 16384;                 // windows are batched up to this many tokens per forward
     size_t maxTokens = 0;                          // score at most this many tokens (0: the whole text)
+    std::string textName = "the evaluation text";  // names the text in the message of a length it cannot fill
     std::function<bool(double fraction)> progress; // return false to cancel (RunError "cancelled")
 };
 
@@ -50,6 +51,8 @@ double evalWindowCost(int length);
 // (the tail is a shorter window), every token scored once with the context inside its window. Sliding: windows of
 // `length` advancing by `stride`, each scoring its last `stride` tokens (the first window scores all), so every
 // scored token sees at least length - stride predecessors. Learned positions past the context are unsupported.
+// A supported length longer than the scored bytes is refused (InputError, checkEvalLengthsFit naming
+// options.textName): its row would be a shorter window under a longer name.
 std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& text, const EvalOptions& options);
 
 } // namespace plab

@@ -3,6 +3,7 @@
 
 #include "bias_views.h"
 #include "corpus.h"
+#include "eval_check.h"
 #include "errors.h"
 #include "layers.h"
 #include "random.h"
@@ -99,7 +100,7 @@ float Model::embeddingScale() const
 
 int Model::maxLength() const
 {
-    return m_baseSpec.kind == SchemeKind::Learned ? m_config.context : kMaxLength;
+    return modelMaxLength(m_config);
 }
 
 double Model::activationBytes(int B, int T) const

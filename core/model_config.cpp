@@ -48,15 +48,21 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
     if (!j.contains("scheme") || !j["scheme"].is_string())
         throw fail("has no scheme name");
     c.scheme = j["scheme"].get<std::string>();
-    if (j.contains("scheme_params")) {
-        if (!j["scheme_params"].is_object())
-            throw fail("scheme_params is not an object");
-        for (const auto& [k, v] : j["scheme_params"].items()) {
+    // scheme_params and scaling_params: objects of numbers, kept as the NAME=VALUE settings --set takes.
+    auto settings = [&](const std::string& key, const std::string& owner) {
+        std::vector<std::string> out;
+        if (!j.contains(key))
+            return out;
+        if (!j[key].is_object())
+            throw fail(key + " is not an object");
+        for (const auto& [k, v] : j[key].items()) {
             if (!v.is_number())
-                throw fail("scheme parameter " + k + " is not a number");
-            c.schemeSettings.push_back(k + "=" + exactText(v.get<double>()));
+                throw fail(owner + " parameter " + k + " is not a number");
+            out.push_back(k + "=" + exactText(v.get<double>()));
         }
-    }
+        return out;
+    };
+    c.schemeSettings = settings("scheme_params", "scheme");
     if (j.contains("logn")) {
         if (!j["logn"].is_boolean())
             throw fail("logn is not a boolean");
@@ -67,15 +73,7 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
             throw fail("scaling is not a string");
         c.scaling = j["scaling"].get<std::string>();
     }
-    if (j.contains("scaling_params")) {
-        if (!j["scaling_params"].is_object())
-            throw fail("scaling_params is not an object");
-        for (const auto& [k, v] : j["scaling_params"].items()) {
-            if (!v.is_number())
-                throw fail("scaling parameter " + k + " is not a number");
-            c.scalingSettings.push_back(k + "=" + exactText(v.get<double>()));
-        }
-    }
+    c.scalingSettings = settings("scaling_params", "scaling");
     if (j.contains("seed")) {
         if (!j["seed"].is_number_unsigned())
             throw fail("seed is not a non-negative integer");

@@ -114,11 +114,7 @@ double nominalPairs(const SchemeSpec& spec, int length);
 
 // XPOS per-frequency decay ζ_i = (2i + γd)/((1+γ)d).
 double xposZeta(int i, int dim, double gamma);
-
-// Applies the rotary scheme of `spec` (rope or xpos; no-op otherwise) in place to x of shape (N, D),
-// row-major, at positions positionOffset..positionOffset+N-1, with the method's scaled frequencies and attention factor
-// (dynamic-ntk at length positionOffset+N). `isKey` selects XPOS's inverse scaling. Remapping methods (rerope) are
-// refused: they are not a rotation of each row alone, the attention kernel applies them.
-void applyRotary(const SchemeSpec& spec, float* x, int rows, int dim, int positionOffset, bool isKey);
+// log ζ_i for every pair i < dim/2: the decay table the probe view and the kernels' rotation read.
+std::vector<double> xposLogZeta(int dim, double gamma);
 
 } // namespace plab

@@ -1,6 +1,7 @@
 // The rotary frequency table and every length-extension method's formula, with their parameter checks.
 #include "rotary_scaling.h"
 
+#include "catalog_table.h"
 #include "errors.h"
 
 #include <algorithm>
@@ -13,153 +14,115 @@ namespace plab {
 
 namespace {
 
-std::string numberText(double v)
-{
-    std::ostringstream out;
-    out.precision(10);
-    out << v;
-    return out.str();
-}
+using catalog::ParamRow;
+using catalog::Range;
 
-ParamInfo methodParam(std::string name, double def, double lo, double hi, bool loExcl, std::string desc,
-                      bool integer = false)
-{
-    ParamInfo p;
-    p.name = std::move(name);
-    p.defaultValue = def;
-    p.minValue = lo;
-    p.maxValue = hi;
-    p.minExclusive = loExcl;
-    p.integer = integer;
-    p.description = std::move(desc);
-    return p;
-}
+// One method's texts and flags; its parameters are the rows of kMethodParamRows that name it.
+struct MethodRow {
+    std::string_view name;
+    RotaryMethod method;
+    std::string_view title;
+    std::string_view formula;
+    std::string_view explanation;
+    bool remapsPositions; // rerope, leaky-rerope
+    bool usesContext;     // reads the original context L
+};
 
-ParamInfo factorParam(double def)
-{
-    return methodParam("factor", def, 1, 1e6, false, "s: how many times longer than the training context");
-}
+// Every method, `none` first: {name, method, title, formula, explanation, remapsPositions, usesContext}.
+constexpr MethodRow kMethodRows[] = {
+    {"none", RotaryMethod::None, "No length extension", "θ'_i = θ_i", "Plain rotary frequencies.", false, false},
+    {"pi", RotaryMethod::Pi, "Position interpolation", "θ'_i = θ_i / s",
+     "Chen et al. (2023): squeeze every position by the factor s, so s times the training context maps onto angles "
+     "seen in training. Meant to be followed by a short fine-tune.",
+     false, false},
+    {"ntk", RotaryMethod::Ntk, "NTK-aware base scaling", "b' = b s^(d/(d-2)),  θ'_i = b'^(-2i/d)",
+     "Raise the base so the lowest frequency is interpolated by s while the highest stays as it was: nearby tokens "
+     "keep their sharp resolution.",
+     false, false},
+    {"dynamic-ntk", RotaryMethod::DynamicNtk, "Dynamic NTK", "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b",
+     "NTK scaling that grows with the current sequence length n: nothing changes up to the training context L. With "
+     "s = 1 the base follows n/L.",
+     false, true},
+    {"yarn", RotaryMethod::Yarn, "YaRN",
+     "γ_i = clamp((i - lo)/(hi - lo), 0, 1), θ'_i = γ_i θ_i/s + (1-γ_i) θ_i, logits × (0.1 ln s + 1)²",
+     "Peng et al. (2023): frequencies that turn more than beta-fast times over the training context are kept, those "
+     "that turn less than beta-slow times are interpolated, a linear ramp in between; the logits are sharpened by the "
+     "attention factor.",
+     false, true},
+    {"llama3", RotaryMethod::Llama3, "Llama 3 band-wise scaling",
+     "λ_i < L/high: θ_i;  λ_i > L/low: θ_i/s;  else (1-t) θ_i/s + t θ_i, t = (L/λ_i - low)/(high - low)",
+     "Meta (2024): short wavelengths are kept, wavelengths longer than L/low are interpolated by s, and a smooth band "
+     "joins them.",
+     false, true},
+    {"rerope", RotaryMethod::Rerope, "ReRoPE", "P(m, n) = min(m - n, w)",
+     "Su (2023): distances inside the window keep their rotary position, every longer distance is treated as w, so no "
+     "score ever sees a position it was not trained on. Causal only.",
+     true, true},
+    {"leaky-rerope", RotaryMethod::LeakyRerope, "Leaky ReRoPE", "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k",
+     "ReRoPE whose positions keep growing past the window, k times slower. Causal only.", true, true},
+};
 
+constexpr std::string_view kFactorText = "s: how many times longer than the training context";
+constexpr ParamRow factorRow(std::string_view method, double def)
+{
+    return {method, "factor", def, 1, 1e6, Range::Real, kFactorText};
+}
 // The window default: 0 stands for "half the training context", resolved by rotaryScaling.
-ParamInfo windowParam()
+constexpr ParamRow windowRow(std::string_view method)
 {
-    return methodParam("window", 0, 0, 1000000, false,
-                       "w: distances below it keep their position (0: half the training context; must be < L)", true);
+    return {method,
+            "window",
+            0,
+            0,
+            1000000,
+            Range::Integer,
+            "w: distances below it keep their position (0: half the training context; must be < L)"};
 }
 
 // L of the methods that read it: 0 stands for "the model's training context". A model fine-tuned at a longer
 // context (train --init) keeps the context it was first trained at, as Hugging Face's original_max_position_embeddings.
-ParamInfo originalContextParam()
+constexpr ParamRow originalContextRow(std::string_view method)
 {
-    return methodParam("original-context", 0, 0, 1000000, false,
-                       "L: the context the model was first trained at (0: its training context)", true);
+    return {method,     "original-context", 0, 0, 1000000, Range::Integer,
+            "L: the context the model was first trained at (0: its training context)"};
 }
 
-std::vector<RotaryMethodInfo> buildMethods()
+// Every method's parameters, in the order --help and the GUI's method editor list them; one row each.
+constexpr ParamRow kMethodParamRows[] = {
+    // {method, name, default, min, max, range, description}
+    factorRow("pi", 4),
+    factorRow("ntk", 4),
+    factorRow("dynamic-ntk", 1),
+    originalContextRow("dynamic-ntk"),
+    factorRow("yarn", 4),
+    {"yarn", "beta-fast", 32, 0, 1e6, Range::RealAboveMin, "rotations over L above which a frequency is kept"},
+    {"yarn", "beta-slow", 1, 0, 1e6, Range::RealAboveMin, "rotations over L below which a frequency is interpolated"},
+    {"yarn", "attention-factor", 0, 0, 100, Range::Real,
+     "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square"},
+    originalContextRow("yarn"),
+    factorRow("llama3", 4),
+    {"llama3", "low-freq-factor", 1, 0, 1e6, Range::RealAboveMin, "wavelengths above L/low are interpolated"},
+    {"llama3", "high-freq-factor", 4, 0, 1e6, Range::RealAboveMin, "wavelengths below L/high are kept"},
+    originalContextRow("llama3"),
+    windowRow("rerope"),
+    originalContextRow("rerope"),
+    windowRow("leaky-rerope"),
+    {"leaky-rerope", "leak", 16, 0, 1e6, Range::RealAboveMin, "k: positions past the window grow 1/k as fast"},
+    originalContextRow("leaky-rerope"),
+};
+
+RotaryMethodInfo methodFromRow(const MethodRow& row)
 {
-    std::vector<RotaryMethodInfo> c;
     RotaryMethodInfo m;
-    m.name = "none";
-    m.method = RotaryMethod::None;
-    m.title = "No length extension";
-    m.formula = "θ'_i = θ_i";
-    m.explanation = "Plain rotary frequencies.";
-    c.push_back(m);
-
-    m = {};
-    m.name = "pi";
-    m.method = RotaryMethod::Pi;
-    m.title = "Position interpolation";
-    m.formula = "θ'_i = θ_i / s";
-    m.explanation = "Chen et al. (2023): squeeze every position by the factor s, so s times the training context "
-                    "maps onto angles seen in training. Meant to be followed by a short fine-tune.";
-    m.params = {factorParam(4)};
-    c.push_back(m);
-
-    m = {};
-    m.name = "ntk";
-    m.method = RotaryMethod::Ntk;
-    m.title = "NTK-aware base scaling";
-    m.formula = "b' = b s^(d/(d-2)),  θ'_i = b'^(-2i/d)";
-    m.explanation = "Raise the base so the lowest frequency is interpolated by s while the highest stays as it was: "
-                    "nearby tokens keep their sharp resolution.";
-    m.params = {factorParam(4)};
-    c.push_back(m);
-
-    m = {};
-    m.name = "dynamic-ntk";
-    m.method = RotaryMethod::DynamicNtk;
-    m.title = "Dynamic NTK";
-    m.formula = "b' = b (s n/L - (s-1))^(d/(d-2)) when n > L, else b";
-    m.explanation = "NTK scaling that grows with the current sequence length n: nothing changes up to the training "
-                    "context L. With s = 1 the base follows n/L.";
-    m.params = {factorParam(1), originalContextParam()};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "yarn";
-    m.method = RotaryMethod::Yarn;
-    m.title = "YaRN";
-    m.formula = "γ_i = clamp((i - lo)/(hi - lo), 0, 1), θ'_i = γ_i θ_i/s + (1-γ_i) θ_i, logits × (0.1 ln s + 1)²";
-    m.explanation = "Peng et al. (2023): frequencies that turn more than beta-fast times over the training context are "
-                    "kept, those that turn less than beta-slow times are interpolated, a linear ramp in between; the "
-                    "logits are sharpened by the attention factor.";
-    m.params = {factorParam(4),
-                methodParam("beta-fast", 32, 0, 1e6, true, "rotations over L above which a frequency is kept"),
-                methodParam("beta-slow", 1, 0, 1e6, true, "rotations over L below which a frequency is interpolated"),
-                methodParam("attention-factor", 0, 0, 100, false,
-                            "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square"),
-                originalContextParam()};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "llama3";
-    m.method = RotaryMethod::Llama3;
-    m.title = "Llama 3 band-wise scaling";
-    m.formula = "λ_i < L/high: θ_i;  λ_i > L/low: θ_i/s;  else (1-t) θ_i/s + t θ_i, t = (L/λ_i - low)/(high - low)";
-    m.explanation = "Meta (2024): short wavelengths are kept, wavelengths longer than L/low are interpolated by s, "
-                    "and a smooth band joins them.";
-    m.params = {factorParam(4),
-                methodParam("low-freq-factor", 1, 0, 1e6, true, "wavelengths above L/low are interpolated"),
-                methodParam("high-freq-factor", 4, 0, 1e6, true, "wavelengths below L/high are kept"),
-                originalContextParam()};
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "rerope";
-    m.method = RotaryMethod::Rerope;
-    m.title = "ReRoPE";
-    m.formula = "P(m, n) = min(m - n, w)";
-    m.explanation = "Su (2023): distances inside the window keep their rotary position, every longer distance is "
-                    "treated as w, so no score ever sees a position it was not trained on. Causal only.";
-    m.params = {windowParam(), originalContextParam()};
-    m.remapsPositions = true;
-    m.usesContext = true;
-    c.push_back(m);
-
-    m = {};
-    m.name = "leaky-rerope";
-    m.method = RotaryMethod::LeakyRerope;
-    m.title = "Leaky ReRoPE";
-    m.formula = "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k";
-    m.explanation = "ReRoPE whose positions keep growing past the window, k times slower. Causal only.";
-    m.params = {windowParam(), methodParam("leak", 16, 0, 1e6, true, "k: positions past the window grow 1/k as fast"),
-                originalContextParam()};
-    m.remapsPositions = true;
-    m.usesContext = true;
-    c.push_back(m);
-    return c;
-}
-
-std::string methodNames()
-{
-    std::string out;
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        out += (out.empty() ? "" : ", ") + m.name;
-    return out;
+    m.name = row.name;
+    m.method = row.method;
+    m.title = row.title;
+    m.formula = row.formula;
+    m.explanation = row.explanation;
+    m.params = catalog::paramsOf(kMethodParamRows, row.name);
+    m.remapsPositions = row.remapsPositions;
+    m.usesContext = row.usesContext;
+    return m;
 }
 
 // The window a remapping method uses: its parameter, or half the context when the parameter is 0.
@@ -173,24 +136,21 @@ int resolvedWindow(const std::map<std::string, double>& params, int context)
 
 const std::vector<RotaryMethodInfo>& rotaryMethodCatalog()
 {
-    static const std::vector<RotaryMethodInfo> catalog = buildMethods();
-    return catalog;
+    static const std::vector<RotaryMethodInfo> entries = catalog::entriesFrom(kMethodRows, methodFromRow);
+    return entries;
 }
 
 const RotaryMethodInfo& rotaryMethodInfo(RotaryMethod method)
 {
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        if (m.method == method)
-            return m;
-    throw std::logic_error("rotary method missing from the catalogue");
+    return catalog::entryWithKey(rotaryMethodCatalog(), &RotaryMethodInfo::method, method);
 }
 
 const RotaryMethodInfo& rotaryMethodByName(std::string_view name)
 {
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        if (m.name == name)
-            return m;
-    throw InputError("--scaling = '" + std::string(name) + "' is not a known method; known methods: " + methodNames());
+    if (const RotaryMethodInfo* m = catalog::entryNamed(rotaryMethodCatalog(), name))
+        return *m;
+    throw InputError("--scaling = '" + std::string(name) +
+                     "' is not a known method; known methods: " + catalog::namesOf(rotaryMethodCatalog()));
 }
 
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
@@ -240,24 +200,7 @@ void validateRotaryScaling(const SchemeSpec& spec)
         throw InputError("--scaling = " + info.name + " is not allowed for scheme " + spec.name() +
                          "; allowed: rotary schemes (rope, xpos)");
     const std::string where = "scaling " + info.name + ": ";
-    for (const ParamInfo& p : info.params) {
-        auto it = spec.scalingParams.find(p.name);
-        if (it == spec.scalingParams.end())
-            throw InputError(where + "parameter " + p.name + " is missing");
-        if (!p.accepts(it->second))
-            throw InputError(where + p.name + " = " + numberText(it->second) +
-                             " is out of range; allowed: " + p.rangeText());
-    }
-    for (const auto& entry : spec.scalingParams) {
-        const std::string& name = entry.first;
-        if (std::none_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; })) {
-            std::string names;
-            for (const ParamInfo& p : info.params)
-                names += (names.empty() ? "" : ", ") + p.name;
-            throw InputError(where + "no parameter '" + name +
-                             "'; its parameters: " + (names.empty() ? "none" : names));
-        }
-    }
+    catalog::checkParamValues(info.params, spec.scalingParams, "scaling " + info.name, where + "no parameter ");
     const int L = scalingContext(spec);
     if (info.remapsPositions) {
         if (spec.bidirectional)
@@ -266,21 +209,99 @@ void validateRotaryScaling(const SchemeSpec& spec)
         const bool original = spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
         const std::string contextName = original ? "original-context L" : "training context L";
         if (w > 0 && w >= L)
-            throw InputError(where + "window = " + numberText(w) + " must be below the " + contextName + " = " +
-                             std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) + "] (0: L/2)");
+            throw InputError(where + "window = " + catalog::shortNumberText(w) + " must be below the " + contextName +
+                             " = " + std::to_string(L) + "; allowed: integers in [1, " + std::to_string(L - 1) +
+                             "] (0: L/2)");
         if (w == 0 && L < 2)
             throw InputError(where + "the default window L/2 needs a " + contextName + " >= 2 (got " +
                              std::to_string(L) + ")");
     }
     if (spec.scaling == RotaryMethod::Yarn &&
         !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
-        throw InputError(where + "beta-fast = " + numberText(spec.scalingParams.at("beta-fast")) +
-                         " must exceed beta-slow = " + numberText(spec.scalingParams.at("beta-slow")));
+        throw InputError(where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
+                         " must exceed beta-slow = " + catalog::shortNumberText(spec.scalingParams.at("beta-slow")));
     if (spec.scaling == RotaryMethod::Llama3 &&
         !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
-        throw InputError(where + "high-freq-factor = " + numberText(spec.scalingParams.at("high-freq-factor")) +
-                         " must exceed low-freq-factor = " + numberText(spec.scalingParams.at("low-freq-factor")));
+        throw InputError(
+            where + "high-freq-factor = " + catalog::shortNumberText(spec.scalingParams.at("high-freq-factor")) +
+            " must exceed low-freq-factor = " + catalog::shortNumberText(spec.scalingParams.at("low-freq-factor")));
 }
+
+namespace {
+
+// Each method's formula, applied to `out` (θ, θ' = θ, ramp 0, base, context and length filled in).
+using MethodParams = std::map<std::string, double>;
+
+void applyPi(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    for (double& t : out.thetaScaled)
+        t /= s;
+}
+
+// NTK raises the base by s; dynamic NTK by s n/L - (s-1) once the sequence n is past the context L.
+void applyNtk(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double d = out.dim;
+    double grow = s;
+    if (out.method == RotaryMethod::DynamicNtk)
+        grow = out.length > out.context ? s * out.length / static_cast<double>(out.context) - (s - 1) : 1.0;
+    out.scaledBase = out.base * std::pow(grow, d / (d - 2));
+    out.thetaScaled = rotaryFrequencies(out.dim, out.scaledBase);
+}
+
+void applyYarn(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double d = out.dim;
+    const double L = out.context;
+    auto correction = [&](double rotations) {
+        return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(out.base));
+    };
+    double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
+    double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
+    if (lo == hi)
+        hi += 0.001;
+    out.rampLow = lo;
+    out.rampHigh = hi;
+    for (size_t i = 0; i < out.theta.size(); ++i) {
+        const double gamma = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+        out.ramp[i] = gamma;
+        out.thetaScaled[i] = gamma * out.theta[i] / s + (1 - gamma) * out.theta[i];
+    }
+    const double given = params.at("attention-factor");
+    out.attentionFactor = given > 0 ? given : (s > 1 ? 0.1 * std::log(s) + 1 : 1.0);
+}
+
+void applyLlama3(RotaryScaling& out, const MethodParams& params)
+{
+    const double s = params.at("factor");
+    const double low = params.at("low-freq-factor"), high = params.at("high-freq-factor");
+    const double L = out.context;
+    for (size_t i = 0; i < out.theta.size(); ++i) {
+        const double wavelength = 2 * std::numbers::pi / out.theta[i];
+        if (wavelength < L / high) {
+            out.ramp[i] = 0;
+        } else if (wavelength > L / low) {
+            out.ramp[i] = 1;
+            out.thetaScaled[i] = out.theta[i] / s;
+        } else {
+            const double t = (L / wavelength - low) / (high - low);
+            out.ramp[i] = 1 - t;
+            out.thetaScaled[i] = (1 - t) * out.theta[i] / s + t * out.theta[i];
+        }
+    }
+}
+
+// ReRoPE is leaky ReRoPE with an infinite leak: positions past the window all read w.
+void applyRerope(RotaryScaling& out, const MethodParams& params)
+{
+    out.window = resolvedWindow(params, out.context);
+    out.leak = out.method == RotaryMethod::Rerope ? std::numeric_limits<double>::infinity() : params.at("leak");
+}
+
+} // namespace
 
 RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
                             int context, int length)
@@ -295,73 +316,25 @@ RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std
     out.thetaScaled = out.theta;
     out.ramp.assign(out.theta.size(), 0.0);
     out.scaledBase = base;
-    const int pairs = dim / 2;
-    const double d = dim;
-    const double L = context;
     switch (method) {
     case RotaryMethod::None:
         break;
-    case RotaryMethod::Pi: {
-        const double s = params.at("factor");
-        for (double& t : out.thetaScaled)
-            t /= s;
+    case RotaryMethod::Pi:
+        applyPi(out, params);
         break;
-    }
     case RotaryMethod::Ntk:
-    case RotaryMethod::DynamicNtk: {
-        const double s = params.at("factor");
-        double grow = s;
-        if (method == RotaryMethod::DynamicNtk)
-            grow = length > context ? s * length / L - (s - 1) : 1.0;
-        out.scaledBase = base * std::pow(grow, d / (d - 2));
-        out.thetaScaled = rotaryFrequencies(dim, out.scaledBase);
+    case RotaryMethod::DynamicNtk:
+        applyNtk(out, params);
         break;
-    }
-    case RotaryMethod::Yarn: {
-        const double s = params.at("factor");
-        auto correction = [&](double rotations) {
-            return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(base));
-        };
-        double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
-        double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
-        if (lo == hi)
-            hi += 0.001;
-        out.rampLow = lo;
-        out.rampHigh = hi;
-        for (int i = 0; i < pairs; ++i) {
-            const double gamma = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
-            out.ramp[i] = gamma;
-            out.thetaScaled[i] = gamma * out.theta[i] / s + (1 - gamma) * out.theta[i];
-        }
-        const double given = params.at("attention-factor");
-        out.attentionFactor = given > 0 ? given : (s > 1 ? 0.1 * std::log(s) + 1 : 1.0);
+    case RotaryMethod::Yarn:
+        applyYarn(out, params);
         break;
-    }
-    case RotaryMethod::Llama3: {
-        const double s = params.at("factor");
-        const double low = params.at("low-freq-factor"), high = params.at("high-freq-factor");
-        for (int i = 0; i < pairs; ++i) {
-            const double wavelength = 2 * std::numbers::pi / out.theta[i];
-            if (wavelength < L / high) {
-                out.ramp[i] = 0;
-            } else if (wavelength > L / low) {
-                out.ramp[i] = 1;
-                out.thetaScaled[i] = out.theta[i] / s;
-            } else {
-                const double t = (L / wavelength - low) / (high - low);
-                out.ramp[i] = 1 - t;
-                out.thetaScaled[i] = (1 - t) * out.theta[i] / s + t * out.theta[i];
-            }
-        }
+    case RotaryMethod::Llama3:
+        applyLlama3(out, params);
         break;
-    }
     case RotaryMethod::Rerope:
-        out.window = resolvedWindow(params, context);
-        out.leak = std::numeric_limits<double>::infinity();
-        break;
     case RotaryMethod::LeakyRerope:
-        out.window = resolvedWindow(params, context);
-        out.leak = params.at("leak");
+        applyRerope(out, params);
         break;
     }
     out.logitScale = out.attentionFactor * out.attentionFactor;

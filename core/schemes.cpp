@@ -1,6 +1,7 @@
 // Scheme catalogue, parameter validation, and the small closed-form helpers (ALiBi slopes, T5 buckets, dot).
 #include "schemes.h"
 
+#include "catalog_table.h"
 #include "errors.h"
 #include "rotary_scaling.h"
 
@@ -10,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -18,222 +20,162 @@ namespace plab {
 
 namespace {
 
-std::string formatNumber(double v)
-{
-    std::ostringstream out;
-    out.precision(10);
-    out << v;
-    return out.str();
-}
+using catalog::ParamRow;
+using catalog::Range;
 
-ParamInfo realParam(std::string name, double def, double lo, double hi, bool loExcl, bool hiExcl, std::string desc)
-{
-    ParamInfo p;
-    p.name = std::move(name);
-    p.defaultValue = def;
-    p.minValue = lo;
-    p.maxValue = hi;
-    p.minExclusive = loExcl;
-    p.maxExclusive = hiExcl;
-    p.description = std::move(desc);
-    return p;
-}
+// Which of SchemeInfo's flags a scheme sets (the rest stay false; bidirectionalAllowed stays true unless CausalOnly).
+enum Trait : unsigned {
+    NoTraits = 0,
+    Rotary = 1,     // rotates q and k; the bias view is a probe score
+    Absolute = 2,   // added to the token embedding
+    Additive = 4,   // adds a bias to the attention scores
+    Trainable = 8,  // has per-head values a model learns
+    Window = 16,    // masks keys outside a window
+    CausalOnly = 32 // refuses --bidirectional
+};
 
-ParamInfo intParam(std::string name, double def, double lo, double hi, bool even, std::string desc)
-{
-    ParamInfo p = realParam(std::move(name), def, lo, hi, false, false, std::move(desc));
-    p.integer = true;
-    p.even = even;
-    return p;
-}
+// One scheme's texts and traits; its parameters are the rows of kParamRows that name it.
+struct SchemeRow {
+    std::string_view name;
+    SchemeKind kind;
+    std::string_view title;
+    std::string_view formula;
+    std::string_view explanation;
+    unsigned traits;
+};
 
-ParamInfo dimParam(double def)
-{
-    return intParam("dim", def, 2, 4096, true, "dimension of the sinusoid / rotation (number of frequencies x 2)");
-}
+// Every scheme, in the order `schemes` and the GUI list them: {name, kind, title, formula, explanation, traits}.
+constexpr SchemeRow kSchemeRows[] = {
+    {"none", SchemeKind::None, "NoPE (no positional encoding)", "b(m, n) = 0   (causal mask only)",
+     "No position information at all. A causal decoder can still infer position from how many tokens it sees, which "
+     "is why NoPE extrapolates better than one might expect.",
+     NoTraits},
+    {"sinusoidal", SchemeKind::Sinusoidal, "Sinusoidal (absolute)",
+     "p[m,2i] = sin(m w_i), p[m,2i+1] = cos(m w_i), w_i = base^(-2i/d); "
+     "view: dot(p_m, p_n) - d/2 = sum_{i<d/2} cos((m-n) w_i) - d/2",
+     "The original Transformer's absolute encoding, added to the token embedding. The dot product of two position "
+     "vectors depends only on their distance and oscillates as it decays; past the training length the model meets "
+     "position vectors it has never seen.",
+     Absolute},
+    {"learned", SchemeKind::Learned, "Learned absolute",
+     "x_m = e(token_m) + P[m],  P a trained table of `context` rows",
+     "A trained table of position vectors (GPT-2, BERT). It has no row for positions past the training context, so it "
+     "cannot extrapolate at all: such positions are reported as unsupported.",
+     Absolute},
+    {"rope", SchemeKind::Rope, "RoPE (rotary)",
+     "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); "
+     "probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)",
+     "Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The "
+     "probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past "
+     "the training length hurt extrapolation.",
+     Rotary},
+    {"xpos", SchemeKind::Xpos, "XPOS (rotary with exponential decay)",
+     "rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); "
+     "probe: sum_i 2 cos((m-n) θ_i) ζ_i^((m-n)/s)",
+     "XPOS multiplies the rotary score by a per-frequency exponential decay in distance, making long-range scores "
+     "smaller and steadier. It is causal only; with blockwise causal attention (bca) it extrapolates further.",
+     Rotary | CausalOnly},
+    {"t5", SchemeKind::T5, "T5 relative buckets",
+     "b_h(m, n) = B[bucket(n - m), h]; exact buckets below num-buckets/2, log-spaced up to max-distance",
+     "A learned scalar per (bucket, head). Near distances get their own bucket, far ones share log-spaced buckets, "
+     "everything past max-distance the last one. Without a trained model the table shows its untrained prior "
+     "-log(1 + distance).",
+     Additive | Trainable},
+    {"alibi", SchemeKind::Alibi, "ALiBi (linear biases)",
+     "b_h(m, n) = -slope_h (m - n); slope_h = 2^(-8(h+1)/H) for H a power of two",
+     "Attention with Linear Biases: a fixed penalty proportional to distance, with a geometric sequence of slopes "
+     "across heads. No position embedding at all; trains short and tests long.",
+     Additive},
+    {"kerple-power", SchemeKind::KerplePower, "KERPLE (power kernel)",
+     "b_h(m, n) = -r1 |m - n|^r2,  r1 > 0, 0 < r2 <= 2",
+     "KERPLE derives relative biases from conditionally positive definite kernels. The power variant generalises "
+     "ALiBi (r2 = 1); r1 and r2 are trained per head.",
+     Additive | Trainable},
+    {"kerple-log", SchemeKind::KerpleLog, "KERPLE (logarithmic kernel)",
+     "b_h(m, n) = -r1 log(1 + r2 |m - n|),  r1, r2 > 0",
+     "The logarithmic KERPLE variant: the penalty grows only logarithmically with distance, so far tokens stay "
+     "reachable. r1 and r2 are trained per head.",
+     Additive | Trainable},
+    {"sandwich", SchemeKind::Sandwich, "Sandwich",
+     "b_h(m, n) = (sum_{i<d/2} cos((m-n) w_i) - d/2) H / (8 (h+1)),  w_i = base^(-2i/d)",
+     "Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi's slopes: it "
+     "decays roughly logarithmically and oscillates a little.",
+     Additive},
+    {"local", SchemeKind::Local, "Local attention (super baseline)",
+     "b(m, n) = 0 if 0 <= m - n < window (bidirectional: |m - n| < window), else -inf",
+     "The 'super baseline' of the length-extrapolation literature: each query sees only the last `window` keys, its "
+     "training context. It can never meet a distance it was not trained on. In a model the windows chain through the "
+     "layers (a token reaches layers x (window - 1) back), so a model's default window keeps that whole reach inside "
+     "the training context.",
+     Additive | Window},
+    {"bca", SchemeKind::Bca, "Blockwise causal attention",
+     "blocks of window/2; query m sees keys n <= m in its own block and the previous one",
+     "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and "
+     "window keys, all at distances seen in training.",
+     Additive | Window | CausalOnly},
+};
 
-ParamInfo baseParam()
+// The rows every sinusoid or rotation shares (dim, base) and every windowed scheme's attention sinks.
+constexpr std::string_view kDimText = "dimension of the sinusoid / rotation (number of frequencies x 2)";
+constexpr std::string_view kBaseText = "wavelength base: frequencies are base^(-2i/dim)";
+constexpr ParamRow dimRow(std::string_view scheme, double def)
 {
-    return realParam("base", 10000, 1, 1e12, true, false, "wavelength base: frequencies are base^(-2i/dim)");
+    return {scheme, "dim", def, 2, 4096, Range::EvenInteger, kDimText};
 }
-
+constexpr ParamRow baseRow(std::string_view scheme)
+{
+    return {scheme, "base", 10000, 1, 1e12, Range::RealAboveMin, kBaseText};
+}
 // StreamingLLM's attention sinks: the first keys stay visible to every query past the window.
-ParamInfo sinksParam()
+constexpr std::string_view kSinksText = "keys n < sinks stay visible to every query m >= n (attention sinks)";
+constexpr ParamRow sinksRow(std::string_view scheme)
 {
-    return intParam("sinks", 0, 0, 1000000, false,
-                    "keys n < sinks stay visible to every query m >= n (attention sinks)");
+    return {scheme, "sinks", 0, 0, 1000000, Range::Integer, kSinksText};
 }
 
-std::vector<SchemeInfo> buildCatalog()
-{
-    std::vector<SchemeInfo> c;
-    auto add = [&](SchemeInfo info) { c.push_back(std::move(info)); };
+// Every scheme's parameters, in the order `schemes`, --help and the GUI's panel list them; one row each.
+constexpr ParamRow kParamRows[] = {
+    // {scheme, name, default, min, max, range, description}
+    dimRow("sinusoidal", 128),
+    baseRow("sinusoidal"),
+    dimRow("rope", 64),
+    baseRow("rope"),
+    dimRow("xpos", 64),
+    baseRow("xpos"),
+    {"xpos", "gamma", 0.4, 0, 10, Range::RealAboveMin, "decay offset γ: larger means weaker decay"},
+    {"xpos", "scale-base", 512, 1, 1e9, Range::Real, "scale s: the distance over which ζ acts"},
+    {"t5", "num-buckets", 32, 2, 1024, Range::Integer, "number of buckets (halved per direction when bidirectional)"},
+    {"t5", "max-distance", 128, 2, 1000000, Range::Integer, "distance from which all keys share the last bucket"},
+    {"kerple-power", "r1", 1, 0, 1000, Range::RealAboveMin, "scale of the penalty"},
+    {"kerple-power", "r2", 1, 0, 2, Range::RealAboveMin, "power of the distance (1 = ALiBi-like)"},
+    {"kerple-log", "r1", 1, 0, 1000, Range::RealAboveMin, "scale of the penalty"},
+    {"kerple-log", "r2", 1, 0, 1000, Range::RealAboveMin, "distance scale inside the logarithm"},
+    dimRow("sandwich", 128),
+    baseRow("sandwich"),
+    {"local", "window", 16, 1, 1000000, Range::Integer,
+     "number of visible keys (default: the training context; in a model of L layers the largest W with L (W - 1) + 1 "
+     "<= context)"},
+    sinksRow("local"),
+    {"bca", "window", 16, 2, 1000000, Range::EvenInteger, "window (two blocks of window/2 keys)"},
+    sinksRow("bca"),
+};
 
+SchemeInfo schemeFromRow(const SchemeRow& row)
+{
     SchemeInfo s;
-    s = {};
-    s.name = "none";
-    s.kind = SchemeKind::None;
-    s.title = "NoPE (no positional encoding)";
-    s.formula = "b(m, n) = 0   (causal mask only)";
-    s.explanation = "No position information at all. A causal decoder can still infer position from how many "
-                    "tokens it sees, which is why NoPE extrapolates better than one might expect.";
-    add(s);
-
-    s = {};
-    s.name = "sinusoidal";
-    s.kind = SchemeKind::Sinusoidal;
-    s.title = "Sinusoidal (absolute)";
-    s.formula = "p[m,2i] = sin(m w_i), p[m,2i+1] = cos(m w_i), w_i = base^(-2i/d); "
-                "view: dot(p_m, p_n) - d/2 = sum_{i<d/2} cos((m-n) w_i) - d/2";
-    s.explanation = "The original Transformer's absolute encoding, added to the token embedding. The dot product "
-                    "of two position vectors depends only on their distance and oscillates as it decays; past the "
-                    "training length the model meets position vectors it has never seen.";
-    s.params = {dimParam(128), baseParam()};
-    s.absolute = true;
-    add(s);
-
-    s = {};
-    s.name = "learned";
-    s.kind = SchemeKind::Learned;
-    s.title = "Learned absolute";
-    s.formula = "x_m = e(token_m) + P[m],  P a trained table of `context` rows";
-    s.explanation = "A trained table of position vectors (GPT-2, BERT). It has no row for positions past the "
-                    "training context, so it cannot extrapolate at all: such positions are reported as unsupported.";
-    s.absolute = true;
-    add(s);
-
-    s = {};
-    s.name = "rope";
-    s.kind = SchemeKind::Rope;
-    s.title = "RoPE (rotary)";
-    s.formula = "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); "
-                "probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)";
-    s.explanation = "Rotary embeddings rotate queries and keys so that their dot product depends only on the "
-                    "relative distance. The probe shows the score of an all-ones query and key: a slowly decaying "
-                    "oscillation. Unseen rotation angles past the training length hurt extrapolation.";
-    s.params = {dimParam(64), baseParam()};
-    s.rotary = true;
-    add(s);
-
-    s = {};
-    s.name = "xpos";
-    s.kind = SchemeKind::Xpos;
-    s.title = "XPOS (rotary with exponential decay)";
-    s.formula = "rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); "
-                "probe: sum_i 2 cos((m-n) θ_i) ζ_i^((m-n)/s)";
-    s.explanation = "XPOS multiplies the rotary score by a per-frequency exponential decay in distance, making "
-                    "long-range scores smaller and steadier. It is causal only; with blockwise causal attention "
-                    "(bca) it extrapolates further.";
-    s.params = {dimParam(64), baseParam(),
-                realParam("gamma", 0.4, 0, 10, true, false, "decay offset γ: larger means weaker decay"),
-                realParam("scale-base", 512, 1, 1e9, false, false, "scale s: the distance over which ζ acts")};
-    s.rotary = true;
-    s.bidirectionalAllowed = false;
-    add(s);
-
-    s = {};
-    s.name = "t5";
-    s.kind = SchemeKind::T5;
-    s.title = "T5 relative buckets";
-    s.formula = "b_h(m, n) = B[bucket(n - m), h]; exact buckets below num-buckets/2, log-spaced up to max-distance";
-    s.explanation = "A learned scalar per (bucket, head). Near distances get their own bucket, far ones share "
-                    "log-spaced buckets, everything past max-distance the last one. Without a trained model the "
-                    "table shows its untrained prior -log(1 + distance).";
-    s.params = {
-        intParam("num-buckets", 32, 2, 1024, false, "number of buckets (halved per direction when bidirectional)"),
-        intParam("max-distance", 128, 2, 1000000, false, "distance from which all keys share the last bucket")};
-    s.additive = true;
-    s.trainable = true;
-    add(s);
-
-    s = {};
-    s.name = "alibi";
-    s.kind = SchemeKind::Alibi;
-    s.title = "ALiBi (linear biases)";
-    s.formula = "b_h(m, n) = -slope_h (m - n); slope_h = 2^(-8(h+1)/H) for H a power of two";
-    s.explanation = "Attention with Linear Biases: a fixed penalty proportional to distance, with a geometric "
-                    "sequence of slopes across heads. No position embedding at all; trains short and tests long.";
-    s.additive = true;
-    add(s);
-
-    s = {};
-    s.name = "kerple-power";
-    s.kind = SchemeKind::KerplePower;
-    s.title = "KERPLE (power kernel)";
-    s.formula = "b_h(m, n) = -r1 |m - n|^r2,  r1 > 0, 0 < r2 <= 2";
-    s.explanation = "KERPLE derives relative biases from conditionally positive definite kernels. The power "
-                    "variant generalises ALiBi (r2 = 1); r1 and r2 are trained per head.";
-    s.params = {realParam("r1", 1, 0, 1000, true, false, "scale of the penalty"),
-                realParam("r2", 1, 0, 2, true, false, "power of the distance (1 = ALiBi-like)")};
-    s.additive = true;
-    s.trainable = true;
-    add(s);
-
-    s = {};
-    s.name = "kerple-log";
-    s.kind = SchemeKind::KerpleLog;
-    s.title = "KERPLE (logarithmic kernel)";
-    s.formula = "b_h(m, n) = -r1 log(1 + r2 |m - n|),  r1, r2 > 0";
-    s.explanation = "The logarithmic KERPLE variant: the penalty grows only logarithmically with distance, "
-                    "so far tokens stay reachable. r1 and r2 are trained per head.";
-    s.params = {realParam("r1", 1, 0, 1000, true, false, "scale of the penalty"),
-                realParam("r2", 1, 0, 1000, true, false, "distance scale inside the logarithm")};
-    s.additive = true;
-    s.trainable = true;
-    add(s);
-
-    s = {};
-    s.name = "sandwich";
-    s.kind = SchemeKind::Sandwich;
-    s.title = "Sandwich";
-    s.formula = "b_h(m, n) = (sum_{i<d/2} cos((m-n) w_i) - d/2) H / (8 (h+1)),  w_i = base^(-2i/d)";
-    s.explanation = "Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like "
-                    "ALiBi's slopes: it decays roughly logarithmically and oscillates a little.";
-    s.params = {dimParam(128), baseParam()};
-    s.additive = true;
-    add(s);
-
-    s = {};
-    s.name = "local";
-    s.kind = SchemeKind::Local;
-    s.title = "Local attention (super baseline)";
-    s.formula = "b(m, n) = 0 if 0 <= m - n < window (bidirectional: |m - n| < window), else -inf";
-    s.explanation = "The 'super baseline' of the length-extrapolation literature: each query sees only the last "
-                    "`window` keys, its training context. It can never meet a distance it was not trained on. In a "
-                    "model the windows chain through the layers (a token reaches layers x (window - 1) back), so a "
-                    "model's default window keeps that whole reach inside the training context.";
-    s.params = {intParam("window", 16, 1, 1000000, false,
-                         "number of visible keys (default: the training context; in a model of L layers the "
-                         "largest W with L (W - 1) + 1 <= context)"),
-                sinksParam()};
-    s.additive = true;
-    s.hasWindow = true;
-    add(s);
-
-    s = {};
-    s.name = "bca";
-    s.kind = SchemeKind::Bca;
-    s.title = "Blockwise causal attention";
-    s.formula = "blocks of window/2; query m sees keys n <= m in its own block and the previous one";
-    s.explanation = "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees "
-                    "between window/2 and window keys, all at distances seen in training.";
-    s.params = {intParam("window", 16, 2, 1000000, true, "window (two blocks of window/2 keys)"), sinksParam()};
-    s.additive = true;
-    s.hasWindow = true;
-    s.bidirectionalAllowed = false;
-    add(s);
-    return c;
-}
-
-std::string knownNames()
-{
-    std::string out;
-    for (const auto& s : schemeCatalog()) {
-        if (!out.empty())
-            out += ", ";
-        out += s.name;
-    }
-    return out;
+    s.name = row.name;
+    s.kind = row.kind;
+    s.title = row.title;
+    s.formula = row.formula;
+    s.explanation = row.explanation;
+    s.params = catalog::paramsOf(kParamRows, row.name);
+    s.bidirectionalAllowed = !(row.traits & CausalOnly);
+    s.rotary = row.traits & Rotary;
+    s.absolute = row.traits & Absolute;
+    s.additive = row.traits & Additive;
+    s.trainable = row.traits & Trainable;
+    s.hasWindow = row.traits & Window;
+    return s;
 }
 
 } // namespace
@@ -255,8 +197,8 @@ bool ParamInfo::accepts(double v) const
 
 std::string ParamInfo::rangeText() const
 {
-    std::string interval = std::string(minExclusive ? "(" : "[") + formatNumber(minValue) + ", " +
-                           formatNumber(maxValue) + (maxExclusive ? ")" : "]");
+    std::string interval = std::string(minExclusive ? "(" : "[") + catalog::shortNumberText(minValue) + ", " +
+                           catalog::shortNumberText(maxValue) + (maxExclusive ? ")" : "]");
     if (even)
         return "even integers in " + interval;
     if (integer)
@@ -266,24 +208,20 @@ std::string ParamInfo::rangeText() const
 
 const std::vector<SchemeInfo>& schemeCatalog()
 {
-    static const std::vector<SchemeInfo> catalog = buildCatalog();
-    return catalog;
+    static const std::vector<SchemeInfo> entries = catalog::entriesFrom(kSchemeRows, schemeFromRow);
+    return entries;
 }
 
 const SchemeInfo& schemeInfo(SchemeKind kind)
 {
-    for (const auto& s : schemeCatalog())
-        if (s.kind == kind)
-            return s;
-    throw std::logic_error("scheme kind missing from the catalogue");
+    return catalog::entryWithKey(schemeCatalog(), &SchemeInfo::kind, kind);
 }
 
 const SchemeInfo& schemeByName(std::string_view name)
 {
-    for (const auto& s : schemeCatalog())
-        if (s.name == name)
-            return s;
-    throw InputError("unknown scheme '" + std::string(name) + "'; known schemes: " + knownNames());
+    if (const SchemeInfo* s = catalog::entryNamed(schemeCatalog(), name))
+        return *s;
+    throw InputError("unknown scheme '" + std::string(name) + "'; known schemes: " + catalog::namesOf(schemeCatalog()));
 }
 
 double SchemeSpec::param(std::string_view name) const
@@ -344,26 +282,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
         throw InputError("context = " + std::to_string(spec.context) + " must be >= 1 (or 0 for no model)");
     if (spec.logn && spec.context < 2)
         throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
-    for (const ParamInfo& p : info.params) {
-        auto it = spec.params.find(p.name);
-        if (it == spec.params.end())
-            throw InputError("scheme " + info.name + ": parameter " + p.name + " is missing");
-        if (!p.accepts(it->second))
-            throw InputError("scheme " + info.name + ": " + p.name + " = " + formatNumber(it->second) +
-                             " is out of range; allowed: " + p.rangeText());
-    }
-    for (const auto& entry : spec.params) {
-        const std::string& name = entry.first; // not a structured binding: clang 14 cannot capture those
-        bool known =
-            std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
-        if (!known) {
-            std::string names;
-            for (const ParamInfo& p : info.params)
-                names += (names.empty() ? "" : ", ") + p.name;
-            throw InputError("scheme " + info.name + " has no parameter '" + name +
-                             "'; its parameters: " + (names.empty() ? "none" : names));
-        }
-    }
+    catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
+                              "scheme " + info.name + " has no parameter ");
     validateRotaryScaling(spec);
     if (spec.kind == SchemeKind::T5) {
         const int nb = spec.intParam("num-buckets");
@@ -391,7 +311,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
             for (size_t h = 0; h < values.size(); ++h)
                 if (!p.accepts(values[h]))
                     throw InputError("scheme " + info.name + ": " + p.name + " of head " + std::to_string(h) + " = " +
-                                     formatNumber(values[h]) + " is out of range; allowed: " + p.rangeText());
+                                     catalog::shortNumberText(values[h]) +
+                                     " is out of range; allowed: " + p.rangeText());
         };
         checkVector(spec.kerpleR1, r1);
         checkVector(spec.kerpleR2, r2);
@@ -432,12 +353,8 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
                                      [&](const ParamInfo& p) { return p.name == pname; });
         const bool ofMethod = it == info.params.end() && methodIt != method.params.end();
         if (it == info.params.end() && !ofMethod) {
-            std::string names;
-            for (const ParamInfo& p : info.params)
-                names += (names.empty() ? "" : ", ") + p.name;
-            std::string methodNames;
-            for (const ParamInfo& p : method.params)
-                methodNames += (methodNames.empty() ? "" : ", ") + p.name;
+            const std::string names = catalog::namesOf(info.params);
+            const std::string methodNames = catalog::namesOf(method.params);
             if (method.method != RotaryMethod::None)
                 throw InputError("--set " + pname + ": scheme " + info.name + " with scaling " + method.name +
                                  " has no parameter '" + pname +

@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
+#include "eval_check.h"
 
 #include <omp.h>
 
@@ -406,6 +407,15 @@ SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, 
     return r;
 }
 
+void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell)
+{
+    const size_t first = cell < 0 ? 0 : static_cast<size_t>(cell);
+    const size_t end = cell < 0 ? grid.cellCount() : first + 1;
+    for (size_t i = first; i < end; ++i)
+        checkEvalLengthsFit(grid.evalLengths, modelMaxLength(sweepCell(grid, i).model), corpus.validation.size(),
+                            grid.evalBytes, "the validation split of " + corpus.source);
+}
+
 Corpus loadSweepCorpus(const SweepGrid& grid)
 {
     return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
@@ -415,6 +425,7 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
                                         const TrainingHooks& hooks)
 {
     const SweepCell cell = sweepCell(grid, index);
+    checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
     TrainingResult trained = trainModel(cell.model, cell.train, corpus, hooks);
     if (trained.stopped)
         return std::nullopt;
@@ -422,6 +433,7 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     eo.lengths = grid.evalLengths;
     eo.mode = grid.evalMode;
     eo.maxTokens = grid.evalBytes;
+    eo.textName = "the validation split of " + corpus.source;
     if (hooks.interrupt) {
         const std::atomic<bool>* flag = hooks.interrupt;
         eo.progress = [flag](double) { return !flag->load(); };

@@ -93,6 +93,9 @@ const char* positionLabVersion();
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks = {});
 
+// evaluateModel's rule for every cell, before any training: InputError (checkEvalLengthsFit) when an evaluation length
+// a cell's model supports exceeds the held-out bytes it scores. `cell` >= 0 checks that cell only.
+void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell = -1);
 // The corpus a grid names (loadCorpusFile or loadDefaultCorpus).
 Corpus loadSweepCorpus(const SweepGrid& grid);
 

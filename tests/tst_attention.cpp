@@ -498,6 +498,36 @@ void TestAttention::referenceMatchesFormulas()
                      qPrintable(QString("cell %1: %2").arg(i).arg(twin.probabilities[i])));
 }
 
+// One row of addBackwardRows as both backward tests start from it: the spec, its bias, the sizes, and seeded q, k, v
+// and the output gradient dOut.
+struct BackwardCase {
+    SchemeSpec spec;
+    PositionBias bias;
+    AttentionDims dims;
+    std::vector<float> q, k, v, dOut;
+};
+
+static BackwardCase fetchBackwardCase()
+{
+    QFETCH(QString, scheme);
+    QFETCH(bool, bidirectional);
+    QFETCH(QStringList, sets);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    QFETCH(int, context);
+    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
+    const AttentionDims dims{batch, heads, length, dim};
+    return {spec,
+            PositionBias(spec, length),
+            dims,
+            randomTensor(dims.elements(), 11),
+            randomTensor(dims.elements(), 12),
+            randomTensor(dims.elements(), 13),
+            randomTensor(dims.elements(), 14)};
+}
+
 // Rows shared by the backward tests: every scheme, causal and bidirectional, lengths around the 16-lane tiles and the
 // 64-row blocks, B*H = 4 (one thread per head, single pass) and B*H = 3 (two passes), and windows over many blocks.
 static void addBackwardRows(bool manyLengths)
@@ -567,19 +597,10 @@ void TestAttention::backwardMatchesReference_data()
 // The fused backward against its plain twin, every element of dq, dk, dv and the bias parameter gradients.
 void TestAttention::backwardMatchesReference()
 {
-    QFETCH(QString, scheme);
-    QFETCH(bool, bidirectional);
-    QFETCH(QStringList, sets);
-    QFETCH(int, batch);
-    QFETCH(int, heads);
-    QFETCH(int, length);
-    QFETCH(int, dim);
-    QFETCH(int, context);
-    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
-    const PositionBias bias(spec, length);
-    const AttentionDims dims{batch, heads, length, dim};
-    const std::vector<float> q = randomTensor(dims.elements(), 11), k = randomTensor(dims.elements(), 12),
-                             v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
+    const BackwardCase c = fetchBackwardCase();
+    const PositionBias& bias = c.bias;
+    const AttentionDims& dims = c.dims;
+    const std::vector<float>&q = c.q, &k = c.k, &v = c.v, &dOut = c.dOut;
     const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
     const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
     const AttentionReferenceGradients ref =
@@ -617,19 +638,12 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences_data()
 // The twin's backward against central differences of this file's own forward (loss = sum(dOut * out)).
 void TestAttention::referenceBackwardMatchesFiniteDifferences()
 {
-    QFETCH(QString, scheme);
-    QFETCH(bool, bidirectional);
-    QFETCH(QStringList, sets);
-    QFETCH(int, batch);
-    QFETCH(int, heads);
-    QFETCH(int, length);
-    QFETCH(int, dim);
-    QFETCH(int, context);
-    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
-    const PositionBias bias(spec, length);
-    const AttentionDims dims{batch, heads, length, dim};
-    const std::vector<float> q = randomTensor(dims.elements(), 11), k = randomTensor(dims.elements(), 12),
-                             v = randomTensor(dims.elements(), 13), dOut = randomTensor(dims.elements(), 14);
+    const BackwardCase c = fetchBackwardCase();
+    const SchemeSpec& spec = c.spec;
+    const PositionBias& bias = c.bias;
+    const AttentionDims& dims = c.dims;
+    const int length = dims.length, dim = dims.headDim;
+    const std::vector<float>&q = c.q, &k = c.k, &v = c.v, &dOut = c.dOut;
     const AttentionReferenceGradients g =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     QCOMPARE(g.dq.size(), dims.elements());

@@ -744,7 +744,16 @@ void TestBadInput::cli_data()
         2, "r2 = 3 is out of range", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
     row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"},
-        2, "-o @DIR@/m.txt: unsupported extension '.txt'; allowed: .safetensors", corpusFile);
+        2,
+        "-o @DIR@/m.txt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "
+        "only "
+        "allowed extension)",
+        corpusFile);
+    // One rule with the GUI's (core's checkCheckpointFileName): the suffix is case-sensitive, so the CLI refuses what
+    // the GUI's save refuses.
+    row("train output extension upper case",
+        {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.SAFETENSORS"}, 2,
+        "-o @DIR@/m.SAFETENSORS: a checkpoint is written as MODEL.safetensors", corpusFile);
     row("train output missing dir",
         {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/no/m.safetensors"}, 2,
         "cannot write @DIR@/no/m.safetensors: No such file or directory", corpusFile);
@@ -1084,6 +1093,12 @@ void TestBadInput::cli_data()
         {}, NeedsRender);
     row("(e) render lesson --preset", {"render", "lesson", "1", "--preset", "quick", "-o", "@DIR@/out"}, 2,
         "render: --preset is not used by `positionlab-cli render lesson K`", {}, NeedsRender);
+    // (c) the Train tab's rule in `render train`: a length the held-out text cannot fill is refused before training
+    // (exit 2), not drawn as a shorter window under the longer name.
+    row("(c) render train held-out too short",
+        {"render", "train", "alibi", "--preset", "demo", "--steps", "2", "--corpus", "@DIR@/corpus.txt", "--quiet",
+         "-o", "@DIR@/x.png"},
+        2, "Evaluation at length 512 needs more held-out text", Files{{"corpus.txt", text(3000)}}, NeedsRender);
     // (f) a wrong output extension names the allowed ones, for the verb at hand.
     row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");
@@ -1091,7 +1106,10 @@ void TestBadInput::cli_data()
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf",
         withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
-        "-o @DIR@/m.ckpt: unsupported extension '.ckpt'; allowed: .safetensors", corpusFile);
+        "-o @DIR@/m.ckpt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "
+        "only "
+        "allowed extension)",
+        corpusFile);
     // (g) --logn without --context names --context, in every verb that takes it.
     row("(g) entropy logn", {"entropy", "alibi", "--logn"}, 2, "--logn needs --context L");
     row("(g) bench logn", {"bench", "attention", "--logn"}, 2, "--logn needs --context L");

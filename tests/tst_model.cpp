@@ -148,6 +148,8 @@ private slots:
     void windowPlanScoresEveryTokenOnce_data();
     void windowPlanScoresEveryTokenOnce();
     void evalModeNamesRoundTrip();
+    void evaluationRefusesLengthsPastText_data();
+    void evaluationRefusesLengthsPastText();
     void learnedPastContextUnsupported();
 
     void presets_data();
@@ -706,6 +708,43 @@ void TestModel::evalModeNamesRoundTrip()
         QFAIL("an unknown mode was accepted");
     } catch (const InputError& e) {
         QVERIFY(QString::fromStdString(e.what()).contains(QStringLiteral("allowed: nonoverlapping, sliding")));
+    }
+}
+
+void TestModel::evaluationRefusesLengthsPastText_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QList<int>>("lengths");
+    QTest::addColumn<int>("maxTokens");
+    QTest::addColumn<QString>("error"); // empty: evaluated
+    // The text has 97 bytes, so 96 are scored.
+    QTest::newRow("a length past the text")
+        << "rope" << QList<int>{8, 128} << 0 << "lengths 128 exceed the text scored";
+    QTest::newRow("a length past max-tokens") << "alibi" << QList<int>{16, 64} << 32 << "lengths 64 exceed";
+    QTest::newRow("the whole text") << "alibi" << QList<int>{96} << 0 << "";
+    QTest::newRow("learned past its context: unsupported, not refused") << "learned" << QList<int>{12, 128} << 0 << "";
+}
+
+void TestModel::evaluationRefusesLengthsPastText()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QList<int>, lengths);
+    QFETCH(int, maxTokens);
+    QFETCH(QString, error);
+    Model model(tinyConfig(scheme.toStdString()));
+    const std::vector<uint8_t> text = generatedText(97, 4);
+    EvalOptions opt;
+    opt.lengths.assign(lengths.begin(), lengths.end());
+    opt.maxTokens = static_cast<size_t>(maxTokens);
+    opt.textName = "the test text";
+    try {
+        const std::vector<EvalPoint> points = evaluateModel(model, text, opt);
+        QVERIFY2(error.isEmpty(), "a length past the scored text was evaluated");
+        QCOMPARE(points.size(), size_t(lengths.size()));
+        QCOMPARE(points.back().supported, scheme != "learned");
+    } catch (const InputError& e) {
+        const QString message = QString::fromStdString(e.what());
+        QVERIFY2(!error.isEmpty() && message.contains(error) && message.contains("the test text"), e.what());
     }
 }
 

@@ -418,6 +418,9 @@ void TestSweep::badInput_data()
     QTest::newRow("vary unknown parameter")
         << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"} << "wndow" << false;
     QTest::newRow("no output") << "" << grid << "-o DIR is required" << false;
+    // evaluateModel's rule before any cell trains: 15 held-out bytes cannot fill a window of 16.
+    QTest::newRow("eval bytes below a length") << "" << with(grid, "--eval-bytes", "15") + QStringList{"-o", "DIR"}
+                                               << "lengths 16 exceed the text scored: the validation split of" << false;
     QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"} << "jobs" << false;
 }
 

@@ -45,6 +45,8 @@ private slots:
     void trainJsonProgress();
     void learnedUnsupportedInEval();
     void entropyFromCheckpoint();
+    void checkpointEntropyPicture_data();
+    void checkpointEntropyPicture();
     void checkpointLayer_data();
     void checkpointLayer();
     void interruptKeepsCheckpoint();
@@ -168,6 +170,12 @@ void TestTrainCli::entropyFromCheckpoint()
         const double n = c[0].toDouble(), last = c[2].toDouble();
         QVERIFY(last >= 0 && last <= std::log(n) + 1e-6); // entropy of a distribution over n keys
     }
+    // --scaling is read, not ignored: the same model under position interpolation gives other entropies.
+    const CliResult scaled = runCli({"entropy", "rope", "--checkpoint", model, "--corpus", corpusPath(dir), "--lengths",
+                                     "8,32", "--scaling", "pi"});
+    QVERIFY2(scaled.exitCode == 0, scaled.err.constData());
+    QCOMPARE(scaled.out.trimmed().split('\n').size(), lines.size());
+    QVERIFY2(scaled.out != r.out, "entropy --checkpoint ignored --scaling");
     r = runCli({"entropy", "alibi", "--checkpoint", model, "--corpus", corpusPath(dir)});
     QCOMPARE(r.exitCode, 2);
     QVERIFY(r.err.contains("trained with rope"));
@@ -339,6 +347,35 @@ static std::vector<double> coreLayerEntropies(const QString& model, const QStrin
     return values;
 }
 
+// `entropy --checkpoint M -o x.svg` draws the model's q and k (the picture path used to drop --checkpoint and draw
+// q·k = 0), of the layer asked for.
+void TestTrainCli::checkpointEntropyPicture_data()
+{
+    QTest::addColumn<QStringList>("layer"); // the --layer option as given (empty: the default, the last layer)
+    QTest::addColumn<bool>("sameAsLast");   // the picture equals that of --layer 1
+    QTest::newRow("default layer") << QStringList{} << true;
+    QTest::newRow("layer 0") << QStringList{"--layer", "0"} << false;
+}
+
+void TestTrainCli::checkpointEntropyPicture()
+{
+    QFETCH(QStringList, layer);
+    QFETCH(bool, sameAsLast);
+    const QString model = twoLayerModel();
+    const QStringList args{"entropy",  "alibi",           "--checkpoint", model,
+                           "--corpus", corpusPath(m_dir), "--lengths",    "8,32"};
+    const QString last = m_dir.path() + "/entropy-last.svg", picture = m_dir.path() + "/entropy.svg";
+    CliResult r = runCli(args + QStringList{"--layer", "1", "-o", last});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(args + layer + QStringList{"-o", picture});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile file(picture), lastFile(last);
+    QVERIFY(file.open(QIODevice::ReadOnly) && lastFile.open(QIODevice::ReadOnly));
+    const QByteArray svg = file.readAll();
+    QVERIFY2(svg.contains("q·k from the model"), "the picture does not draw the model's q and k");
+    QCOMPARE(svg == lastFile.readAll(), sameAsLast);
+}
+
 void TestTrainCli::checkpointLayer_data()
 {
     QTest::addColumn<QString>("verb");      // entropy or attention
@@ -481,8 +518,9 @@ void TestTrainCli::badUsage_data()
     QTest::newRow("binary corpus") << QStringList{"train", "--scheme",           "alibi", "--corpus", POSITIONLAB_CLI,
                                                   "-o",    "@DIR@/m.safetensors"}
                                    << 2 << "binary";
-    QTest::newRow("output not .safetensors") << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
-                                             << "unsupported extension '.txt'; allowed: .safetensors";
+    QTest::newRow("output not .safetensors")
+        << QStringList{"train", "--scheme", "alibi", "-o", "@DIR@/m.txt"} << 2
+        << "m.txt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors";
     QTest::newRow("corpus is a device") << QStringList{"train", "--scheme",           "alibi", "--corpus", "/dev/zero",
                                                        "-o",    "@DIR@/m.safetensors"}
                                         << 2 << "not a regular file";
@@ -554,25 +592,31 @@ void TestTrainCli::fewerThreadsThanSlices()
              qPrintable(QString("train loss %1 (1 thread) against %2").arg(a.info.trainLoss).arg(b.info.trainLoss)));
 }
 
-// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; (i) the scheme as
+// (d) `train --eval-bytes 0` skips the held-out check and says so: no "nan" where a loss would be; so does an
+// --eval-bytes below the context (evaluateModel's rule: no shorter window under the context's name); (i) the scheme as
 // the SCHEME word works as --scheme does.
 void TestTrainCli::evalBytesZeroSkips_data()
 {
     QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("evalBytes");
     QTest::addColumn<QString>("said");
-    QTest::newRow("text") << QStringList{"train", "alibi"} << "no validation check (--eval-bytes 0)";
-    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"}
+    QTest::newRow("text") << QStringList{"train", "alibi"} << "0"
+                          << "no validation check (--eval-bytes 0)";
+    QTest::newRow("json") << QStringList{"train", "--scheme", "alibi", "--json"} << "0"
                           << "\"validation_skipped\":\"--eval-bytes 0\"";
+    QTest::newRow("fewer than the context") << QStringList{"train", "alibi"} << "10"
+                                            << "only 10 held-out bytes are scored, fewer than the context 16";
 }
 
 void TestTrainCli::evalBytesZeroSkips()
 {
     QFETCH(QStringList, args);
+    QFETCH(QString, evalBytes);
     QFETCH(QString, said);
     QTemporaryDir dir;
     const QString model = dir.path() + "/m.safetensors";
     const CliResult r =
-        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", "0", "-o", model} +
+        runCli(args + QStringList{"--corpus", corpusPath(dir), "--steps", "2", "--eval-bytes", evalBytes, "-o", model} +
                tinyModel());
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY2(r.err.contains(said.toUtf8()), r.err.constData());

@@ -1300,6 +1300,40 @@ private Q_SLOTS:
         QCOMPARE(model.model->config().scaling, std::string("none"));
     }
 
+    // An evaluation length the held-out text cannot fill is refused before training, naming the lengths and the bytes
+    // scored (evaluateModel's rule; the Train tab used to score a shorter window under the longer length's name).
+    void heldOutTextTooShort_data()
+    {
+        QTest::addColumn<QString>("scheme");
+        QTest::addColumn<int>("evalBytes");
+        QTest::addColumn<QString>("error"); // empty: the run trains and evaluates
+        QTest::newRow("2L past the scored bytes")
+            << "alibi" << 20 << "Evaluation at length 32 needs more held-out text: 20 of the";
+        QTest::newRow("L and 2L past them") << "rope" << 10 << "Evaluation at length 16, 32 needs more held-out text";
+        QTest::newRow("learned: 2L is unsupported, L fits") << "learned" << 20 << "";
+        QTest::newRow("every length fits") << "alibi" << 256 << "";
+    }
+    void heldOutTextTooShort()
+    {
+        QFETCH(QString, scheme);
+        QFETCH(int, evalBytes);
+        QFETCH(QString, error);
+        TrainView view;
+        TrainRequest request = tinyRequest({scheme.toStdString()}, writeCorpus(m_dir));
+        request.evalBytes = static_cast<size_t>(evalBytes);
+        QSignalSpy finished(&view, &TrainView::trainingFinished);
+        view.start(request);
+        QVERIFY(finished.wait(300000));
+        const QString got = finished.first().first().toString();
+        if (error.isEmpty()) {
+            QCOMPARE(got, QString());
+            QCOMPARE(view.evaluations().at(0).size(), size_t(2));
+        } else {
+            QVERIFY2(got.startsWith(error), qPrintable(got));
+            QVERIFY(view.losses().at(0).x.empty()); // refused before the first step
+        }
+    }
+
     // Seeds > 1: each scheme's mean curve with a ± sd band, the table mean ± sd (core's summarizeSweep over the runs).
     void seedsGiveBands()
     {

@@ -622,6 +622,13 @@
     </message>
 </context>
 <context>
+    <name>TrainingText</name>
+    <message>
+        <source>Evaluation at length %1 needs more held-out text: %2 of the %3 held-out bytes of %4 are scored, so a longer window cannot be filled. Lower the context L, raise Eval bytes, or use a longer corpus.</source>
+        <translation>在长度 %1 上评估需要更多留出文本：%4 的 %3 个留出字节中只有 %2 个参与评分，填不满更长的窗口。请减小上下文长度 L、增大评估字节数，或使用更长的语料。</translation>
+    </message>
+</context>
+<context>
     <name>plab::ui::AttentionView</name>
     <message>
         <source>Attention on text</source>

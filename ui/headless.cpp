@@ -128,6 +128,16 @@ void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure
     writeCurves(entropyFigure(result, head, measure), options, path);
 }
 
+void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
+                              EntropyMeasure measure, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    const EntropyResult result = computeModelEntropy(model, lengths, layer);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeCurves(entropyFigure(result, head, measure), options, path);
+}
+
 void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
                            const ImageOptions& options, const QString& path)
 {
@@ -193,7 +203,9 @@ std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
     const QList<TrainSnapshot> results = future.results();
     std::vector<TrainSnapshot> all(results.begin(), results.end());
     for (const TrainSnapshot& s : all)
-        if (!s.error.isEmpty())
+        if (!s.error.isEmpty() && s.badInput)
+            throw InputError(s.error.toStdString());
+        else if (!s.error.isEmpty())
             throw RunError(s.error.toStdString());
     return all;
 }

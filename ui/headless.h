@@ -30,6 +30,9 @@ void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& o
 void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path);
 void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
                          const QString& path);
+// Entropy vs length with the q and k of `model`'s `layer` on its sample text (computeModelEntropy), head `head`.
+void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
+                              EntropyMeasure measure, const ImageOptions& options, const QString& path);
 void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
                            const ImageOptions& options, const QString& path);
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
@@ -43,7 +46,8 @@ void writeMethodsPicture(const std::vector<MethodCurve>& curves, const std::stri
 void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path);
 
 // Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
-// returns them all. RunError with the run's message when it fails.
+// returns them all. RunError with the run's message when it fails; InputError when the request cannot run on its input
+// (a snapshot marked badInput, e.g. a length the held-out text cannot fill).
 std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
                                               const std::function<void(const TrainSnapshot&)>& onSnapshot = {});
 

@@ -8,7 +8,9 @@
 #include "corpus.h"
 #include "eval_check.h"
 #include "errors.h"
+#include "eval_check.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QStringList>
@@ -336,6 +338,55 @@ QString evaluationLengthsText(const std::vector<int>& multipliers)
     return names.join(QStringLiteral(", "));
 }
 
+namespace {
+
+// The translation context of the training worker's messages.
+struct TrainingText {
+    Q_DECLARE_TR_FUNCTIONS(TrainingText)
+};
+
+// The Train tab's message when a length it evaluates at needs more held-out text than is scored: core's
+// evalLengthsPastText, the rule evaluateModel refuses with, checked before any training. Empty when every fits.
+QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
+{
+    std::vector<int> past;
+    for (const std::string& scheme : request.schemes) {
+        ModelConfig config = request.model;
+        config.scheme = scheme;
+        for (int length : evalLengthsPastText(evaluationLengths(request), modelMaxLength(config),
+                                              corpus.validation.size(), request.evalBytes))
+            if (std::find(past.begin(), past.end(), length) == past.end())
+                past.push_back(length);
+    }
+    if (past.empty())
+        return {};
+    std::sort(past.begin(), past.end());
+    QStringList lengths;
+    for (int length : past)
+        lengths << QString::number(length);
+    return TrainingText::tr("Evaluation at length %1 needs more held-out text: %2 of the %3 held-out bytes of %4 are "
+                            "scored, so a longer window cannot be filled. Lower the context L, raise Eval bytes, or "
+                            "use a longer corpus.")
+        .arg(lengths.join(QStringLiteral(", ")))
+        .arg(evalScoredBytes(corpus.validation.size(), request.evalBytes))
+        .arg(corpus.validation.size())
+        .arg(QString::fromStdString(corpus.source));
+}
+
+// The name a model trained by the Train tab is offered under, e.g. "alibi (demo, trained here, 200 steps)".
+QString trainedModelName(const TrainRequest& request, const ModelConfig& config, int seeds)
+{
+    const QString scheme = QString::fromStdString(config.scheme);
+    return seeds == 1
+               ? FigureText::tr("%1 (%2, trained here, %3 steps)").arg(scheme, request.preset).arg(request.train.steps)
+               : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
+                     .arg(scheme, request.preset)
+                     .arg(request.train.steps)
+                     .arg(config.seed);
+}
+
+} // namespace
+
 void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
 {
     promise.start();
@@ -343,6 +394,12 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
     try {
         const Corpus corpus =
             request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
+        failure.error = heldOutTextProblem(request, corpus);
+        if (!failure.error.isEmpty()) {
+            failure.badInput = true;
+            promise.addResult(failure);
+            return;
+        }
         const int schemes = static_cast<int>(request.schemes.size());
         const int seeds = std::clamp(request.seeds, 1, kMaxTrainSeeds);
         const int stepsTotal = request.train.steps;
@@ -391,15 +448,8 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             done.trained = true;
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
-            const QString modelName = seeds == 1 ? FigureText::tr("%1 (%2, trained here, %3 steps)")
-                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
-                                                       .arg(stepsTotal)
-                                                 : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
-                                                       .arg(QString::fromStdString(mc.scheme), request.preset)
-                                                       .arg(stepsTotal)
-                                                       .arg(mc.seed);
             done.model = makeSharedModel(
-                modelName, std::move(model),
+                trainedModelName(request, mc, seeds), std::move(model),
                 std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);

@@ -106,6 +106,7 @@ struct TrainSnapshot {
     QString corpusSource;
     QString error; // the run stopped
     bool canceled = false;
+    bool badInput = false; // the error is about the request or its input (the CLI's exit 2), not a failure in the run
 };
 // The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
 // InputError naming the allowed presets for an unknown name.

@@ -428,6 +428,14 @@ void checkOutputPath(const std::string& option, const std::string& path, const s
     checkWritable(path);
 }
 
+void checkOutputDef(const OutputDef& output, const std::string& path)
+{
+    if (!output.nameRule)
+        return checkOutputPath(output.option, path, output.extensions);
+    output.nameRule(path, output.option == "o" ? "-o" : "--" + output.option);
+    checkWritable(path);
+}
+
 void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
                    const std::string& reason)
 {
@@ -618,7 +626,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         const ParsedArgs parsed = parseArgs(verb, rest);
         for (const OutputDef& output : verb.outputs) // before any work: no minutes of computing for an unwritable file
             if (parsed.has(output.option))
-                checkOutputPath(output.option, parsed.text(output.option), output.extensions);
+                checkOutputDef(output, parsed.text(output.option));
         VerbContext ctx{out, err};
         return verb.run(parsed, ctx);
     } catch (const InputError& e) {

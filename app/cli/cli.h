@@ -18,6 +18,9 @@
 namespace plab {
 struct ModelConfig;
 struct TrainConfig;
+struct Corpus;
+struct LoadedCheckpoint;
+class Model;
 } // namespace plab
 
 namespace plab::cli {
@@ -46,6 +49,9 @@ struct UsageForm {
 struct OutputDef {
     std::string option; // "o" or e.g. "probs"
     std::vector<std::string> extensions;
+    // A core rule for the file name that replaces `extensions`, called as nameRule(path, "-o") (checkpoints:
+    // checkCheckpointFileName, so the CLI and the GUI refuse the same names).
+    void (*nameRule)(const std::string& path, const std::string& what) = nullptr;
 };
 
 // The parsed command line of one verb.
@@ -94,6 +100,8 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
 // The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them) and
 // its place must be writable (InputError naming the reason, nothing left behind). `option` is "o" or e.g. "probs".
 void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions);
+// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions.
+void checkOutputDef(const OutputDef& output, const std::string& path);
 // Refuses `options` when given, saying why they would be ignored (`reason`, e.g. "they apply only with --checkpoint").
 void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
                    const std::string& reason);
@@ -214,6 +222,15 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 
 // entropy --checkpoint: the model's real q and k (verbs_model.cpp); SCHEME must match the checkpoint's.
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
+// --corpus FILE, or the default corpus (the Debian fortunes files).
+Corpus corpusFromArgs(const ParsedArgs& args);
+// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
+// Zero-shot under another method (eval, entropy --checkpoint): the checkpoint's own scaling unless --scaling says
+// otherwise; --set sets the method's parameters (those of the checkpoint's method when --scaling is absent).
+void applyScalingOptions(Model& model, const ParsedArgs& args);
+// entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
+std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).
 int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 

@@ -38,12 +38,13 @@ namespace {
 
 std::atomic<bool>& g_interrupted = interruptFlag();
 
+} // namespace
+
 Corpus corpusFromArgs(const ParsedArgs& args)
 {
     return args.has("corpus") ? loadCorpusFile(args.text("corpus")) : loadDefaultCorpus();
 }
 
-// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME.
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
 {
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
@@ -53,7 +54,21 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
     return loaded;
 }
 
-} // namespace
+void applyScalingOptions(Model& model, const ParsedArgs& args)
+{
+    if (!args.has("scaling") && !args.has("set"))
+        return;
+    std::vector<std::string> settings =
+        args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+    for (const std::string& a : args.all("set"))
+        settings.push_back(a);
+    model.setScaling(args.text("scaling", model.config().scaling), settings);
+}
+
+std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
+{
+    return args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, maxLength);
+}
 
 std::string clockText(double seconds)
 {
@@ -298,9 +313,17 @@ std::optional<double> heldOutLoss(Model& model, const Corpus& corpus, const Trai
         why = "the held-out text has " + std::to_string(corpus.validation.size()) + " bytes";
         return std::nullopt;
     }
+    if (!evalLengthsPastText({s.model.context}, modelMaxLength(s.model), corpus.validation.size(), s.evalBytes)
+             .empty()) {
+        why = "only " + std::to_string(evalScoredBytes(corpus.validation.size(), s.evalBytes)) +
+              " held-out bytes are scored, fewer than the context " + std::to_string(s.model.context) +
+              " (raise --eval-bytes or use a longer corpus)";
+        return std::nullopt;
+    }
     EvalOptions eo;
     eo.lengths = {s.model.context};
     eo.maxTokens = s.evalBytes;
+    eo.textName = "the held-out text";
     eo.progress = [](double) { return !g_interrupted; }; // Ctrl-C here skips the check; the checkpoint is written
     try {
         return evaluateModel(model, corpus.validation, eo)[0].loss;
@@ -503,8 +526,9 @@ EvalSetup evalSetupFromArgs(const ParsedArgs& args, const std::function<void(Mod
     std::vector<uint8_t> all;
     s.text = splitOf(corpus, s.split, all);
     s.corpusSource = corpus.source;
-    checkEvalLengthsFit(s.options.lengths, model.maxLength(), s.text.size(), s.options.maxTokens,
-                        "the " + s.split + " split of " + corpus.source);
+    s.options.textName = "the " + s.split + " split of " + corpus.source;
+    // Every length before the first is scored (evaluateModel checks only the length it is given, one at a time).
+    checkEvalLengthsFit(s.options.lengths, model.maxLength(), s.text.size(), s.options.maxTokens, s.options.textName);
     return s;
 }
 
@@ -557,17 +581,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         }
         return 0;
     }
-    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) {
-        // Zero-shot under another method: the checkpoint's own scaling unless --scaling says otherwise; --set sets the
-        // method's parameters (those of the checkpoint's method when --scaling is absent).
-        if (args.has("scaling") || args.has("set")) {
-            std::vector<std::string> settings =
-                args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
-            for (const std::string& a : args.all("set"))
-                settings.push_back(a);
-            model.setScaling(args.text("scaling", model.config().scaling), settings);
-        }
-    });
+    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args); });
     Model& model = *setup.loaded.model;
     const EvalOptions& opt = setup.options;
 
@@ -640,9 +654,9 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     applyThreadsOption(args);
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
     Model& model = *loaded.model;
+    applyScalingOptions(model, args);
     const int layer = layerFromArgs(args, model.config());
-    const std::vector<int> lengths =
-        args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, model.maxLength());
+    const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),
               "entropy of the model's layer " + std::to_string(layer) + " over --lengths " +
                   args.text("lengths", "16,...,4096"),
@@ -778,7 +792,7 @@ void registerModelVerbs()
                   1,
                   runTrain,
                   {},
-                  {{"o", {".safetensors"}}}});
+                  {{"o", {}, checkCheckpointFileName}}});
     registerVerb({"eval",
                   "MODEL.safetensors",
                   "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "

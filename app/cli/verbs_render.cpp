@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "bias_views.h"
+#include "checkpoint.h"
 #include "corpus.h"
 #include "errors.h"
 #include "lessons.h"
@@ -169,7 +170,7 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
     ui::EntropyRequest request =
         ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
                               static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
-    request.lengths = args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
+    request.lengths = entropyLengthsFromArgs(args, kMaxLength);
     request.headDim = headDim;
     // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
     for (size_t i = 1; i < request.specs.size(); ++i) {
@@ -191,6 +192,22 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
     ui::writeEntropyPicture(request, panel.head,
                             measure == "last" ? ui::EntropyMeasure::LastRow : ui::EntropyMeasure::MeanOverRows,
                             imageOptions(args, ui::defaultPictureSize(QStringLiteral("entropy"))), qPath(path));
+}
+
+// `entropy SCHEME --checkpoint M -o x.png`: the model's q and k of --layer on the --corpus's validation text, as the
+// verb's data output reads them (the first head, as every entropy picture).
+void renderModelEntropy(const std::string& scheme, const ParsedArgs& args, const std::string& path)
+{
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
+    applyScalingOptions(*loaded.model, args);
+    const int layer = layerFromArgs(args, loaded.model->config());
+    const std::vector<int> lengths = entropyLengthsFromArgs(args, loaded.model->maxLength());
+    const Corpus corpus = corpusFromArgs(args);
+    const ui::SharedModel model =
+        ui::makeSharedModel(QString::fromStdString(args.text("checkpoint")), std::move(loaded.model), corpus.validation,
+                            std::move(loaded.info));
+    ui::writeModelEntropyPicture(model, lengths, layer, 0, ui::EntropyMeasure::LastRow,
+                                 imageOptions(args, ui::defaultPictureSize(QStringLiteral("entropy"))), qPath(path));
 }
 
 void renderAttention(const ParsedArgs& args, const std::string& path)
@@ -408,6 +425,8 @@ void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::
         renderBias(schemeFromArgs(args, 0, "bias"), args, path);
     else if (verb == "dot")
         renderDot(args, path);
+    else if (verb == "entropy" && args.has("checkpoint"))
+        renderModelEntropy(schemeFromArgs(args, 0, "entropy"), args, path);
     else if (verb == "entropy")
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else if (verb == "frequencies")

@@ -129,8 +129,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     const std::string scheme = schemeFromArgs(args, 0, "entropy");
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
-    const std::vector<int> lengths =
-        args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, kMaxLength);
+    const std::vector<int> lengths = entropyLengthsFromArgs(args, kMaxLength);
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");

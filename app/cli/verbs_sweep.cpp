@@ -425,6 +425,7 @@ int runSweep(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("emit") && args.has("jobs"))
         throw InputError("sweep: --jobs cannot be combined with --emit (the scheduler decides what runs side by side)");
     const SweepGrid grid = gridFromArgs(args);
+    checkSweepEvalLengths(grid, loadSweepCorpus(grid)); // every cell, before the folder or any cell
     prepareSweepFolder(dir, grid);
     if (args.has("emit"))
         return emit(args.text("emit"), grid, dir, args, ctx);
