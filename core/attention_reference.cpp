@@ -81,8 +81,10 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
 {
     const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
     const int N = dims.length, h = bh % dims.heads;
-    HeadForward f{rotated(rotary, headOf(q, dims, bh), false), rotated(rotary, headOf(k, dims, bh), true),
-                  headOf(v, dims, bh), Matrix()};
+    HeadForward f;
+    f.Q = rotated(rotary, headOf(q, dims, bh), false);
+    f.K = rotated(rotary, headOf(k, dims, bh), true);
+    f.V = headOf(v, dims, bh);
     // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf; past ReRoPE's window with the far
     // placements instead.
     Matrix S = f.Q * f.K.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
