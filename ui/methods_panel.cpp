@@ -252,9 +252,21 @@ nlohmann::json MethodsPanel::sessionState() const
     nlohmann::json checked = nlohmann::json::array();
     for (const MethodChoice& choice : checkedMethods())
         checked.push_back(choice.method);
+    // A value typed into the list that core refuses (not a number, out of range) is left out: the session would not
+    // open again (nor could the window put its own state back, e.g. when the language changes), and evaluating
+    // refuses it anyway. That parameter comes back at its default.
     nlohmann::json settings = nlohmann::json::object();
-    for (const MethodChoice& choice : shownMethods())
-        settings[choice.method] = choice.settings;
+    for (const MethodChoice& choice : shownMethods()) {
+        nlohmann::json valid = nlohmann::json::array();
+        for (const std::string& setting : choice.settings) {
+            try {
+                checkMethodChoice({choice.method, {setting}});
+                valid.push_back(setting);
+            } catch (const InputError&) {
+            }
+        }
+        settings[choice.method] = valid;
+    }
     return {{"checked", checked}, {"settings", settings}};
 }
 

@@ -44,7 +44,7 @@ public:
     // parameter.
     void resetParameters();
 
-    // Session state: the ticked methods and every method's parameters as shown,
+    // Session state: the ticked methods and every method's parameters as shown (but those core refuses),
     // {"checked": ["none", "yarn"], "settings": {"yarn": ["factor=8", ...], ...}}.
     nlohmann::json sessionState() const;
     // A session's state, read and checked without changing anything: an unknown method, a parameter a method does
