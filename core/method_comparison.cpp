@@ -1,6 +1,7 @@
 // A trained rotary model under several length-extension methods: defaults, the method list, labels and the evaluation.
 #include "method_comparison.h"
 
+#include "catalog_table.h"
 #include "errors.h"
 #include "model_config.h"
 #include "schemes.h"
@@ -103,6 +104,27 @@ std::string methodChoiceText(const MethodChoice& choice)
     for (const std::string& s : choice.settings)
         text += ":" + s;
     return text;
+}
+
+void checkMethodChoice(const MethodChoice& choice)
+{
+    const RotaryMethodInfo& info = rotaryMethodByName(choice.method);
+    std::map<std::string, double> values;
+    for (const ParamInfo& p : info.params)
+        values[p.name] = p.defaultValue;
+    for (const std::string& setting : choice.settings) {
+        checkMethodSetting(info, setting);
+        const size_t eq = setting.find('=');
+        const std::string name = setting.substr(0, eq);
+        const std::string text = setting.substr(eq + 1);
+        try {
+            values[name] = parseNumber(text, name);
+        } catch (const InputError&) {
+            throw InputError("scaling " + info.name + ": " + name + " = '" + text + "' is not a number; allowed: " +
+                             catalog::entryNamed(info.params, name)->rangeText());
+        }
+    }
+    catalog::checkParamValues(info.params, values, "scaling " + info.name, "scaling " + info.name + ": no parameter ");
 }
 
 std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, int context, int longestLength)

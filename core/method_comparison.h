@@ -28,6 +28,12 @@ std::vector<MethodChoice> parseMethodList(std::string_view text);
 // The inverse of parseMethodList (one item).
 std::string methodChoiceText(const MethodChoice& choice);
 
+// The checks of a choice that need no model: a known method (rotaryMethodByName) and settings NAME=VALUE that each
+// name one of its parameters with a number in that parameter's range (catalog::checkParamValues, the one range check).
+// The rules that need the model's context or several parameters (window < L, beta-fast > beta-slow) are checked when
+// it is evaluated (resolvedMethodSettings). InputError naming the method, the parameter, its value and what is allowed.
+void checkMethodChoice(const MethodChoice& choice);
+
 // The one home of the default parameters a comparison uses, as NAME=VALUE for every parameter of `method`:
 // factor = longestLength / context (at least 1) for the methods that take it, except dynamic-ntk, which keeps its
 // catalogue factor 1 (it scales with the sequence length itself; a factor s > 1 would scale by s n / L on top);

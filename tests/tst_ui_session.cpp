@@ -3,6 +3,7 @@
 #include "heatmap_widget.h"
 #include "kept_models.h"
 #include "main_window.h"
+#include "methods_panel.h"
 #include "scheme_panel.h"
 #include "session.h"
 #include "views.h"
@@ -257,6 +258,37 @@ private Q_SLOTS:
             << QByteArray(head + R"("views": {"train": {"heads": 0}}})") << "views.train.heads = 0";
         QTest::newRow("train learning rate")
             << QByteArray(head + R"("views": {"train": {"learning_rate": 99}}})") << "views.train.learning_rate";
+        QTest::newRow("train page")
+            << QByteArray(head + R"("views": {"train": {"page": "charts"}}})")
+            << "views.train.page = 'charts' is not a page; allowed: runs, methods";
+        QTest::newRow("methods unknown ticked method")
+            << QByteArray(head + R"("views": {"train": {"methods": {"checked": ["pi", "warp"]}}}})")
+            << "views.train.methods.checked: --scaling = 'warp' is not a known method; known methods: none, pi";
+        QTest::newRow("methods unknown method's settings")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"warp": ["factor=2"]}}}}})")
+            << "views.train.methods.settings.warp: --scaling = 'warp' is not a known method";
+        QTest::newRow("methods unknown parameter")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": ["window=3"]}}}}})")
+            << "views.train.methods.settings.pi: method pi has no parameter 'window'; its parameters: factor";
+        QTest::newRow("methods value out of range")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"yarn": ["factor=0.5"]}}}}})")
+            << "views.train.methods.settings.yarn: scaling yarn: factor = 0.5 is out of range; allowed: ";
+        QTest::newRow("methods second value out of range")
+            << QByteArray(head +
+                          R"("views": {"train": {"methods": {"settings": {"yarn": ["factor=8", "beta-slow=-1"]}}}}})")
+            << "scaling yarn: beta-slow = -1 is out of range";
+        QTest::newRow("methods value not a number")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": ["factor=big"]}}}}})")
+            << "views.train.methods.settings.pi: scaling pi: factor = 'big' is not a number; allowed: ";
+        QTest::newRow("methods setting not NAME=VALUE")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": ["factor"]}}}}})")
+            << "method pi: setting 'factor' is not NAME=VALUE";
+        QTest::newRow("methods settings not a list")
+            << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": "factor=2"}}}}})")
+            << "views.train.methods.settings.pi must be a list of strings";
+        QTest::newRow("methods not an object")
+            << QByteArray(head + R"("views": {"train": {"methods": ["pi"]}}})")
+            << "views.train.methods must be an object";
         QTest::newRow("checkpoints not a list")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": "a.safetensors"}}})")
             << "views.attention.checkpoints must be a list of strings";
@@ -449,6 +481,151 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(saved["preset"].get<std::string>()), preset);
         QCOMPARE(saved["steps"].get<int>(), r.train.steps);
         QCOMPARE(saved["layers"].get<int>(), r.model.layers);
+    }
+
+    // The "Evaluate under methods" page in a session: the ticked methods, every method's values and the page shown
+    // come back in a fresh window. The restored values win over a model's defaults, whether the model was there
+    // before the session opened or is the session's own checkpoint (loaded after the views are restored).
+    void methodsSession_data()
+    {
+        QTest::addColumn<QStringList>("checked");
+        QTest::addColumn<QStringList>("edits"); // METHOD:NAME=VALUE typed into the tree
+        QTest::addColumn<bool>("methodsPage");
+        QTest::addColumn<QString>("model"); // in the fresh window: none, before (offered first), checkpoint
+        QTest::newRow("two methods, edited, methods page")
+            << QStringList{QStringLiteral("none"), QStringLiteral("yarn")}
+            << QStringList{QStringLiteral("yarn:factor=8"), QStringLiteral("yarn:beta-fast=16")} << true << "none";
+        QTest::newRow("one method, runs page")
+            << QStringList{QStringLiteral("rerope")} << QStringList{QStringLiteral("rerope:window=5")} << false
+            << "none";
+        QTest::newRow("nothing ticked, an unticked method edited")
+            << QStringList{} << QStringList{QStringLiteral("pi:factor=3")} << true << "none";
+        QTest::newRow("a rope model there before")
+            << QStringList{QStringLiteral("pi"), QStringLiteral("ntk")} << QStringList{QStringLiteral("pi:factor=2.5")}
+            << true << "before";
+        QTest::newRow("a refused value is left out") // the session still opens; factor comes back at its default
+            << QStringList{QStringLiteral("pi")} << QStringList{QStringLiteral("pi:factor=0.5")} << true << "none";
+        QTest::newRow("the session's rope checkpoint")
+            << QStringList{QStringLiteral("yarn")} << QStringList{QStringLiteral("yarn:factor=6")} << true
+            << "checkpoint";
+    }
+    void methodsSession()
+    {
+        QFETCH(QStringList, checked);
+        QFETCH(QStringList, edits);
+        QFETCH(bool, methodsPage);
+        QFETCH(QString, model);
+        const ModelConfig config = smallModelConfig("rope", 1);
+        const QString sessionPath = m_dir.filePath(QStringLiteral("methods.json"));
+        const QString file = QFileInfo(m_dir.filePath(QStringLiteral("methods-rope.safetensors"))).absoluteFilePath();
+        QString error;
+        nlohmann::json saved;
+        {
+            MainWindow window;
+            if (model == QLatin1String("checkpoint")) {
+                auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
+                attention->addModel(makeSharedModel(QStringLiteral("rope"), std::make_unique<Model>(config), {}));
+                QVERIFY2(attention->saveModel(0, file, &error), qPrintable(error));
+            }
+            auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+            MethodsPanel* panel = train->methodsPanel();
+            panel->setCheckedMethods(checked);
+            for (const QString& edit : edits) {
+                const QString method = edit.section(QLatin1Char(':'), 0, 0);
+                const QString setting = edit.section(QLatin1Char(':'), 1);
+                QVERIFY(panel->setParameterText(method, setting.section(QLatin1Char('='), 0, 0),
+                                                setting.section(QLatin1Char('='), 1)));
+            }
+            train->showMethodsPage(methodsPage);
+            saved = train->saveState();
+            QVERIFY2(window.saveSession(sessionPath, &error), qPrintable(error));
+        }
+        QCOMPARE(saved["page"].get<std::string>(), std::string(methodsPage ? "methods" : "runs"));
+        for (const QString& edit : edits) { // as NAME=VALUE strings per method; core's refused ones left out
+            const std::string method = edit.section(QLatin1Char(':'), 0, 0).toStdString();
+            const std::string setting = edit.section(QLatin1Char(':'), 1).toStdString();
+            bool accepted = true;
+            try {
+                checkMethodChoice({method, {setting}});
+            } catch (const InputError&) {
+                accepted = false;
+            }
+            const nlohmann::json& settings = saved["methods"]["settings"][method];
+            QVERIFY2((std::find(settings.begin(), settings.end(), setting) != settings.end()) == accepted,
+                     settings.dump().c_str());
+        }
+
+        MainWindow window;
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+        MethodsPanel* panel = train->methodsPanel();
+        if (model == QLatin1String("before"))
+            train->addModel(makeSharedModel(QStringLiteral("rope"), std::make_unique<Model>(config), {}));
+        const nlohmann::json defaults = panel->sessionState();
+        QVERIFY2(window.openSession(sessionPath, &error), qPrintable(error));
+        if (model != QLatin1String("none")) {
+            QCOMPARE(panel->modelCount(), 1);
+            QVERIFY(panel->currentModel().isValid());
+        }
+        // Every saved value comes back; one left out comes back at its default (without a model, the catalogue's).
+        nlohmann::json expected = saved["methods"];
+        for (const RotaryMethodInfo& method : rotaryMethodCatalog())
+            if (expected["settings"][method.name].size() < method.params.size() && model == QLatin1String("none"))
+                expected["settings"][method.name] = methodDefaultSettings(method, 0, 0);
+        QCOMPARE(train->saveState()["methods"].dump(), expected.dump());
+        QCOMPARE(train->saveState()["page"], saved["page"]);
+        QStringList ticked;
+        for (const MethodChoice& choice : panel->checkedMethods())
+            ticked << QString::fromStdString(choice.method);
+        QCOMPARE(ticked, checked);
+        QCOMPARE(window.currentView()->viewId(), QStringLiteral("bias")); // the session's tab; the page is the view's
+        // A model's defaults differ from the catalogue's: the restored values did win.
+        if (model == QLatin1String("before"))
+            QVERIFY(defaults["settings"] != saved["methods"]["settings"]);
+    }
+
+    // Sessions from before the methods page (no "methods", no "page") still open: every method ticked, the
+    // defaults in every parameter, the training runs shown; whatever the window showed before is replaced.
+    void methodsSessionDefaults_data()
+    {
+        QTest::addColumn<QString>("state");         // views.train
+        QTest::addColumn<QStringList>("checked");   // empty: all
+        QTest::addColumn<QString>("factor");        // pi's factor afterwards
+        QTest::addColumn<bool>("methodsPage");
+        QTest::newRow("no methods key") << R"({"preset": "quick"})" << QStringList{} << "4" << false;
+        QTest::newRow("empty methods") << R"({"methods": {}, "page": "methods"})" << QStringList{} << "4" << true;
+        QTest::newRow("ticks only") << R"({"methods": {"checked": ["ntk"]}})" << QStringList{QStringLiteral("ntk")}
+                                    << "4" << false;
+        QTest::newRow("one value only") << R"({"methods": {"settings": {"pi": ["factor=7"]}}})" << QStringList{}
+                                        << "7" << false;
+    }
+    void methodsSessionDefaults()
+    {
+        QFETCH(QString, state);
+        QFETCH(QStringList, checked);
+        QFETCH(QString, factor);
+        QFETCH(bool, methodsPage);
+        const nlohmann::json session{{"format", "positionlab-session"},
+                                     {"version", 1},
+                                     {"views", {{"train", nlohmann::json::parse(state.toStdString())}}}};
+        const QString path = writeFile(m_dir, QStringLiteral("old.json"), QByteArray::fromStdString(session.dump()));
+        MainWindow window;
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+        MethodsPanel* panel = train->methodsPanel();
+        panel->setCheckedMethods({QStringLiteral("rerope")});
+        QVERIFY(panel->setParameterText(QStringLiteral("pi"), QStringLiteral("factor"), QStringLiteral("9")));
+        train->showMethodsPage(!methodsPage);
+        QString error;
+        QVERIFY2(window.openSession(path, &error), qPrintable(error));
+        QStringList all;
+        for (const RotaryMethodInfo& method : rotaryMethodCatalog())
+            all << QString::fromStdString(method.name);
+        QStringList ticked;
+        for (const MethodChoice& choice : panel->checkedMethods())
+            ticked << QString::fromStdString(choice.method);
+        QCOMPARE(ticked, checked.isEmpty() ? all : checked);
+        const nlohmann::json saved = train->saveState();
+        QCOMPARE(saved["methods"]["settings"]["pi"], nlohmann::json::array({"factor=" + factor.toStdString()}));
+        QCOMPARE(saved["page"].get<std::string>(), std::string(methodsPage ? "methods" : "runs"));
     }
 
     void missingFile()

@@ -3,8 +3,10 @@
 
 #include "charts/curve_chart.h"
 #include "i18n.h"
+#include "session.h"
 
 #include "errors.h"
+#include "method_comparison.h"
 #include "rotary_scaling.h"
 #include "schemes.h"
 #include "training.h"
@@ -17,6 +19,8 @@
 #include <QSplitter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace plab::ui {
 
@@ -101,7 +105,7 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     layout->addWidget(m_plot, 1);
 
     connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
-        resetParameters();
+        showModelDefaults();
         updateAvailability();
     });
     connect(m_evaluate, &QPushButton::clicked, this, &MethodsPanel::evaluate);
@@ -144,7 +148,7 @@ void MethodsPanel::selectModel(int index)
     if (index < 0 || index >= modelCount())
         return;
     if (m_model->currentIndex() == index) {
-        resetParameters();
+        showModelDefaults();
         updateAvailability();
     }
     m_model->setCurrentIndex(index);
@@ -156,13 +160,11 @@ SharedModel MethodsPanel::currentModel() const
     return i >= 0 && i < modelCount() ? m_models[i] : SharedModel{};
 }
 
-std::vector<MethodChoice> MethodsPanel::checkedMethods() const
+std::vector<MethodChoice> MethodsPanel::shownMethods() const
 {
     std::vector<MethodChoice> methods;
     for (int i = 0; i < m_tree->topLevelItemCount(); ++i) {
         const QTreeWidgetItem* item = m_tree->topLevelItem(i);
-        if (item->checkState(kNameColumn) != Qt::Checked)
-            continue;
         MethodChoice choice;
         choice.method = item->text(kNameColumn).toStdString();
         for (int c = 0; c < item->childCount(); ++c)
@@ -171,6 +173,17 @@ std::vector<MethodChoice> MethodsPanel::checkedMethods() const
                     .toStdString());
         methods.push_back(std::move(choice));
     }
+    return methods;
+}
+
+std::vector<MethodChoice> MethodsPanel::checkedMethods() const
+{
+    std::vector<MethodChoice> methods = shownMethods();
+    std::erase_if(methods, [this](const MethodChoice& choice) {
+        const QList<QTreeWidgetItem*> items =
+            m_tree->findItems(QString::fromStdString(choice.method), Qt::MatchExactly, kNameColumn);
+        return items.isEmpty() || items.front()->checkState(kNameColumn) != Qt::Checked;
+    });
     return methods;
 }
 
@@ -202,10 +215,9 @@ bool MethodsPanel::setParameterText(const QString& method, const QString& name, 
 void MethodsPanel::resetParameters()
 {
     const SharedModel model = currentModel();
-    if (!model.isValid())
-        return;
-    const int context = model.model->config().context;
-    const std::vector<int> lengths = extrapolationLengths(context);
+    // Without a model (context 0), methodDefaultSettings gives the catalogue's defaults.
+    const int context = model.isValid() ? model.model->config().context : 0;
+    const std::vector<int> lengths = context > 0 ? extrapolationLengths(context) : std::vector<int>{0};
     for (int i = 0; i < m_tree->topLevelItemCount(); ++i) {
         QTreeWidgetItem* item = m_tree->topLevelItem(i);
         const RotaryMethodInfo& info = rotaryMethodByName(item->text(kNameColumn).toStdString());
@@ -216,6 +228,88 @@ void MethodsPanel::resetParameters()
             item->child(c)->setText(kValueColumn, QString::fromStdString(d.substr(d.find('=') + 1)));
         }
     }
+}
+
+void MethodsPanel::showModelDefaults()
+{
+    resetParameters();
+    if (currentModel().isValid())
+        setSettings(std::exchange(m_pendingSettings, {}));
+}
+
+void MethodsPanel::setSettings(const std::vector<MethodChoice>& settings)
+{
+    for (const MethodChoice& choice : settings)
+        for (const std::string& setting : choice.settings) {
+            const size_t eq = setting.find('='); // checked: NAME=VALUE (checkMethodChoice)
+            setParameterText(QString::fromStdString(choice.method), QString::fromStdString(setting.substr(0, eq)),
+                             QString::fromStdString(setting.substr(eq + 1)));
+        }
+}
+
+nlohmann::json MethodsPanel::sessionState() const
+{
+    nlohmann::json checked = nlohmann::json::array();
+    for (const MethodChoice& choice : checkedMethods())
+        checked.push_back(choice.method);
+    // A value typed into the list that core refuses (not a number, out of range) is left out: the session would not
+    // open again (nor could the window put its own state back, e.g. when the language changes), and evaluating
+    // refuses it anyway. That parameter comes back at its default.
+    nlohmann::json settings = nlohmann::json::object();
+    for (const MethodChoice& choice : shownMethods()) {
+        nlohmann::json valid = nlohmann::json::array();
+        for (const std::string& setting : choice.settings) {
+            try {
+                checkMethodChoice({choice.method, {setting}});
+                valid.push_back(setting);
+            } catch (const InputError&) {
+            }
+        }
+        settings[choice.method] = valid;
+    }
+    return {{"checked", checked}, {"settings", settings}};
+}
+
+MethodsPanel::SessionState MethodsPanel::readSessionState(const nlohmann::json& state, const std::string& where)
+{
+    SessionState read;
+    if (state.is_object() && state.contains("checked")) {
+        read.checked = sessionStringList(state, "checked", where);
+        for (const QString& name : read.checked) {
+            try {
+                rotaryMethodByName(name.toStdString());
+            } catch (const InputError& e) {
+                throw InputError("session: " + where + ".checked: " + e.what());
+            }
+        }
+    } else {
+        for (const RotaryMethodInfo& method : rotaryMethodCatalog())
+            read.checked << QString::fromStdString(method.name);
+    }
+    const nlohmann::json settings = sessionObject(state, "settings", where);
+    const std::string settingsWhere = where + ".settings";
+    for (auto it = settings.begin(); it != settings.end(); ++it) {
+        MethodChoice choice;
+        choice.method = it.key();
+        for (const QString& s : sessionStringList(settings, it.key().c_str(), settingsWhere))
+            choice.settings.push_back(s.toStdString());
+        try {
+            checkMethodChoice(choice); // the method, each parameter's name and range: core's one check
+        } catch (const InputError& e) {
+            throw InputError("session: " + settingsWhere + "." + it.key() + ": " + e.what());
+        }
+        read.settings.push_back(std::move(choice));
+    }
+    return read;
+}
+
+void MethodsPanel::applySessionState(const SessionState& state)
+{
+    setCheckedMethods(state.checked);
+    resetParameters(); // what the session does not give: the defaults
+    setSettings(state.settings);
+    // No model yet: the first one offered (e.g. the session's own checkpoint) keeps these values over its defaults.
+    m_pendingSettings = currentModel().isValid() ? std::vector<MethodChoice>{} : state.settings;
 }
 
 void MethodsPanel::setEvaluation(size_t evalBytes, EvalMode mode, const QString& corpusPath)

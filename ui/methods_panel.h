@@ -6,7 +6,10 @@
 #include "job.h"
 #include "model_compute.h"
 
+#include <QStringList>
 #include <QWidget>
+
+#include <nlohmann/json.hpp>
 
 class QComboBox;
 class QLabel;
@@ -37,8 +40,25 @@ public:
     void setCheckedMethods(const QStringList& names);
     // Sets a shown parameter's text (as a user types it); false when the method has no such parameter.
     bool setParameterText(const QString& method, const QString& name, const QString& text);
-    // The defaults of the current model (core's methodDefaultSettings) in every parameter.
+    // The defaults of the current model (core's methodDefaultSettings; without a model, the catalogue's) in every
+    // parameter.
     void resetParameters();
+
+    // Session state: the ticked methods and every method's parameters as shown (but those core refuses),
+    // {"checked": ["none", "yarn"], "settings": {"yarn": ["factor=8", ...], ...}}.
+    nlohmann::json sessionState() const;
+    // A session's state, read and checked without changing anything: an unknown method, a parameter a method does
+    // not take or a value out of its range (core's checkMethodChoice) throws InputError naming `where`'s key.
+    struct SessionState {
+        QStringList checked;                // catalogue names
+        std::vector<MethodChoice> settings; // per method: its NAME=VALUE settings
+    };
+    // Missing keys give the defaults: every method ticked, the model's default values.
+    static SessionState readSessionState(const nlohmann::json& state, const std::string& where);
+    // Ticks and fills in the state. Restored values win over the model's defaults: a session is applied after the
+    // kept models are offered, and when no model is there yet (the session's own checkpoints load after it), the
+    // first model offered keeps them too. Choosing another model later resets to its defaults, as always.
+    void applySessionState(const SessionState& state);
 
     // Evaluation settings the Train tab's fields give (bytes per length, mode, corpus).
     void setEvaluation(size_t evalBytes, EvalMode mode, const QString& corpusPath);
@@ -73,6 +93,12 @@ private:
     // the page does.
     void updateAvailability(bool resetStatus = true);
     void onResult(MethodsResult result);
+    // A model was chosen: its defaults, or the values a session restored before any model was there.
+    void showModelDefaults();
+    // Every method (ticked or not) with every parameter as shown.
+    std::vector<MethodChoice> shownMethods() const;
+    void setSettings(const std::vector<MethodChoice>& settings);
+    std::vector<MethodChoice> m_pendingSettings; // restored while no model was there
     QComboBox* m_model = nullptr;
     QTreeWidget* m_tree = nullptr;
     QPushButton* m_evaluate = nullptr;

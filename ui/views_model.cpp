@@ -962,6 +962,8 @@ nlohmann::json TrainView::saveState() const
                          {"eval_mode", m_mode->currentData().toString().toStdString()}};
     for (const auto& [key, box] : intFields())
         state[key] = box->value();
+    state["page"] = methodsShown() ? "methods" : "runs";
+    state["methods"] = m_methods->sessionState();
     return state;
 }
 
@@ -988,6 +990,12 @@ void TrainView::restoreState(const nlohmann::json& state)
                          std::to_string(m_lr->minimum()) + ", " + std::to_string(m_lr->maximum()) + "]");
     const std::string mode = sessionString(state, "eval_mode", evalModeName(EvalMode::NonOverlapping), where);
     evalModeFromName(mode); // throws InputError naming the allowed modes
+    const std::string page = sessionString(state, "page", "runs", where);
+    if (page != "runs" && page != "methods")
+        throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
+    // Sessions from before the methods page had no "methods": its defaults apply.
+    const MethodsPanel::SessionState methods =
+        MethodsPanel::readSessionState(sessionObject(state, "methods", where), where + ".methods");
     if (state.contains("schemes"))
         setCheckedSchemes(m_schemes, names);
     // The preset's values, then the session's own: a value that differs from the preset makes the run custom.
@@ -999,6 +1007,10 @@ void TrainView::restoreState(const nlohmann::json& state)
     if (presetName == kCustomPreset)
         onFieldEdited();
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));
+    // The kept models are offered when the window is built, before a session is applied: the restored values win
+    // over the current model's defaults (and over the first model's when none is there yet).
+    m_methods->applySessionState(methods);
+    showMethodsPage(page == "methods");
 }
 
 void TrainView::cancelJob()
