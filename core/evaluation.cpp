@@ -88,7 +88,7 @@ WindowScores scoreEvalWindows(Model& model, const uint8_t* text, const std::vect
             std::copy(text + w.start + 1, text + w.start + T + 1, targets.begin() + static_cast<size_t>(b) * T);
         }
         model.forward(inputs.data(), targets.data(), B, T);
-        const std::vector<float>& losses = model.tokenLosses();
+        const layers::FloatBuffer& losses = model.tokenLosses();
         for (int b = 0; b < B; ++b) {
             const EvalWindow& w = windows[i + b];
             for (int t = w.scoreFrom; t < T; ++t)

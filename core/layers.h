@@ -8,9 +8,10 @@
 
 namespace plab::layers {
 
-// 64-byte aligned float storage for activations. Eigen processes the unaligned head of a buffer with scalar code,
-// whose exp/tanh and partial sums round differently from its vector code, so results would depend on where malloc
-// happened to place a buffer; with aligned buffers (and offsets fixed by the shapes) every run gives the same bits.
+// 64-byte aligned float storage for activations, parameters, gradients and optimizer moments. Eigen processes the
+// unaligned head of a buffer with scalar code, whose exp/tanh and partial sums round differently from its vector code,
+// so results would depend on where malloc happened to place a buffer; with aligned buffers (and offsets fixed by the
+// shapes) every run gives the same bits.
 template <typename T>
 struct AlignedAllocator {
     using value_type = T;

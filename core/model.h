@@ -37,9 +37,9 @@ public:
 
     const std::vector<ParameterTensor>& tensors() const { return m_tensors; }
     const ParameterTensor& tensor(const std::string& name) const; // std::out_of_range when absent
-    std::vector<float>& parameters() { return m_params; }
-    const std::vector<float>& parameters() const { return m_params; }
-    std::vector<float>& gradients() { return m_grads; }
+    layers::FloatBuffer& parameters() { return m_params; }
+    const layers::FloatBuffer& parameters() const { return m_params; }
+    layers::FloatBuffer& gradients() { return m_grads; }
     size_t parameterCount() const { return m_params.size(); }
     // Call after changing parameters() directly (optimizer, loading): cached bias tables are rebuilt.
     void parametersChanged() { ++m_version; }
@@ -47,7 +47,7 @@ public:
     // Forward over B sequences of T tokens at positions 0..T-1 (inputs (B, T)). With targets (B, T) returns the
     // mean cross-entropy (nats) and keeps per-token losses; without, returns 0. InputError when T > maxLength().
     float forward(const uint8_t* inputs, const uint8_t* targets, int B, int T);
-    const std::vector<float>& tokenLosses() const { return m_losses; } // (B, T)
+    const layers::FloatBuffer& tokenLosses() const { return m_losses; } // (B, T)
 
     void zeroGradients();
     // Accumulates into gradients() the gradient of the last forward's mean loss (needs targets).
@@ -97,8 +97,8 @@ private:
     SchemeSpec m_baseSpec;
     std::vector<ParameterTensor> m_tensors;
     std::map<std::string, size_t> m_tensorIndex;
-    std::vector<float> m_params; // every trainable value, in m_tensors order
-    std::vector<float> m_grads;  // same layout
+    layers::FloatBuffer m_params; // every trainable value, in m_tensors order
+    layers::FloatBuffer m_grads;  // same layout
 
     // Per-layer offsets of the stacked tensors (looked up once).
     struct LayerParams {
@@ -112,22 +112,22 @@ private:
     std::vector<LayerActs> m_acts;                   // (layers)
     layers::FloatBuffer m_lnf, m_lnfMean, m_lnfRstd; // (B, T, C), (B, T), (B, T)
     layers::FloatBuffer m_logits, m_probs;           // (B, T, V) each
-    std::vector<float> m_losses;                     // (B, T)
+    layers::FloatBuffer m_losses;                    // (B, T)
     // Backward scratch, kept between steps so a step does not page in fresh memory.
-    layers::FloatBuffer m_dlogits;                // (B, T, V)
-    layers::FloatBuffer m_dres;                   // (B, T, C) gradient of the residual stream
-    layers::FloatBuffer m_dln;                    // (B, T, C) gradient of a LayerNorm output
-    layers::FloatBuffer m_datty;                  // (B, T, C)
-    layers::FloatBuffer m_dy;                     // (B, H, T, D)
-    layers::FloatBuffer m_dqkv;                   // (B, T, 3C)
-    layers::FloatBuffer m_dfchGelu, m_dfch;       // (B, T, F) each
-    std::vector<float> m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
-    std::vector<Slice> m_slices;                  // how the last forward split the batch over threads
-    std::vector<std::vector<float>> m_sliceGrads; // parameter gradients of slices 1.. (slice 0 uses m_grads)
-    std::vector<AttentionGradients> m_attnGrads;  // per slice: the attention backward's outputs, reused every layer
+    layers::FloatBuffer m_dlogits;                 // (B, T, V)
+    layers::FloatBuffer m_dres;                    // (B, T, C) gradient of the residual stream
+    layers::FloatBuffer m_dln;                     // (B, T, C) gradient of a LayerNorm output
+    layers::FloatBuffer m_datty;                   // (B, T, C)
+    layers::FloatBuffer m_dy;                      // (B, H, T, D)
+    layers::FloatBuffer m_dqkv;                    // (B, T, 3C)
+    layers::FloatBuffer m_dfchGelu, m_dfch;        // (B, T, F) each
+    layers::FloatBuffer m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
+    std::vector<Slice> m_slices;                   // how the last forward split the batch over threads
+    std::vector<layers::FloatBuffer> m_sliceGrads; // parameter gradients of slices 1.. (slice 0 uses m_grads)
+    std::vector<AttentionGradients> m_attnGrads;   // per slice: the attention backward's outputs, reused every layer
     bool m_haveTargets = false;
 
-    std::vector<float> m_sinusoid; // (T, C) cached sinusoidal table
+    layers::FloatBuffer m_sinusoid; // (T, C) cached sinusoidal table
     std::unique_ptr<PositionBias> m_bias;
     const std::atomic<bool>* m_cancel = nullptr;
     void checkCancelled() const;

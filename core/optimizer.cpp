@@ -20,8 +20,8 @@ void AdamW::restore(std::vector<float> m, std::vector<float> v, int updates)
     for (size_t i = 0; i < m.size(); ++i)
         if (!std::isfinite(m[i]) || !std::isfinite(v[i]) || v[i] < 0)
             throw InputError("optimizer state holds a non-finite or negative second moment at " + std::to_string(i));
-    m_m = std::move(m);
-    m_v = std::move(v);
+    m_m.assign(m.begin(), m.end());
+    m_v.assign(v.begin(), v.end());
     m_updates = updates;
 }
 

@@ -15,14 +15,14 @@ public:
     // so a run continued from a checkpoint's state carries on where it stopped.
     void update(Model& model, const TrainConfig& config, double lr);
 
-    const std::vector<float>& firstMoment() const { return m_m; }
-    const std::vector<float>& secondMoment() const { return m_v; }
+    const layers::FloatBuffer& firstMoment() const { return m_m; }
+    const layers::FloatBuffer& secondMoment() const { return m_v; }
     int updates() const { return m_updates; }
     // Restores a saved state; InputError when the sizes differ from the model's or a value is not finite.
     void restore(std::vector<float> m, std::vector<float> v, int updates);
 
 private:
-    std::vector<float> m_m, m_v; // first and second moments, parameter layout
+    layers::FloatBuffer m_m, m_v; // first and second moments, parameter layout
     int m_updates = 0;
 };
 

@@ -50,7 +50,7 @@ TrainStepResult Trainer::step()
     m_model.zeroGradients();
     m_model.backward();
 
-    std::vector<float>& g = m_model.gradients();
+    layers::FloatBuffer& g = m_model.gradients();
     double sumSquares = 0;
     const long n = static_cast<long>(g.size());
 #pragma omp parallel for reduction(+ : sumSquares) schedule(static) if (n > 65536)

@@ -36,7 +36,9 @@ std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0, dou
 
 // Central differences of a scalar function of `x` at the given indices, compared with `analytic`.
 // The functions under test are float32, so steps are large and the tolerance scales with the gradient size.
-QString checkGradient(std::vector<float>& x, const std::vector<float>& analytic, const std::function<double()>& f,
+// Buffer: std::vector<float> or the model's aligned layers::FloatBuffer.
+template <typename Buffer>
+QString checkGradient(Buffer& x, const Buffer& analytic, const std::function<double()>& f,
                       const std::vector<size_t>& indices, double step, double tolerance)
 {
     double scale = 1e-3;
@@ -338,7 +340,7 @@ void TestModel::modelGradients()
         config.schemeSettings = {"window=4"};
     Model model(config);
     // Bigger weights than the GPT-2 init, so every path (and the scheme parameters) carries gradient.
-    std::vector<float>& p = model.parameters();
+    plab::layers::FloatBuffer& p = model.parameters();
     Rng rng(3);
     for (const ParameterTensor& t : model.tensors())
         if (!t.name.starts_with("scheme.") && t.shape.size() == 2)
@@ -361,7 +363,7 @@ void TestModel::modelGradients()
     model.forward(inputs.data(), targets.data(), B, T);
     model.zeroGradients();
     model.backward();
-    const std::vector<float> analytic = model.gradients();
+    const plab::layers::FloatBuffer analytic = model.gradients();
     auto f = [&] {
         model.parametersChanged();
         return static_cast<double>(model.forward(inputs.data(), targets.data(), B, T));
@@ -521,7 +523,7 @@ void TestModel::threadSlicesMatchOneThread()
     config.context = 40;
     const int B = 5, T = 40; // odd batch: unequal slices
     const std::vector<uint8_t> text = generatedText(B * T + 1, 8);
-    auto run = [&](int threads, std::vector<float>& losses) {
+    auto run = [&](int threads, plab::layers::FloatBuffer& losses) {
         const int saved = omp_get_max_threads();
         omp_set_num_threads(threads);
         Model model(config);
@@ -532,8 +534,8 @@ void TestModel::threadSlicesMatchOneThread()
         omp_set_num_threads(saved);
         return model.gradients();
     };
-    std::vector<float> l1, l3;
-    const std::vector<float> g1 = run(1, l1), g3 = run(3, l3);
+    plab::layers::FloatBuffer l1, l3;
+    const plab::layers::FloatBuffer g1 = run(1, l1), g3 = run(3, l3);
     for (size_t i = 0; i < l1.size(); ++i)
         QVERIFY2(std::abs(l1[i] - l3[i]) < 1e-5, qPrintable(QString("token %1").arg(i)));
     double maxAbs = 0, maxErr = 0;
@@ -551,8 +553,8 @@ void TestModel::adamwStep()
     Model model(config);
     TrainConfig tc;
     tc.weightDecay = 0.1;
-    const std::vector<float> before = model.parameters();
-    std::vector<float>& g = model.gradients();
+    const plab::layers::FloatBuffer before = model.parameters();
+    plab::layers::FloatBuffer& g = model.gradients();
     for (size_t i = 0; i < g.size(); ++i)
         g[i] = (i % 3 == 0) ? 0.5f : -0.25f;
     AdamW opt(model.parameterCount());
