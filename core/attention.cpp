@@ -284,40 +284,59 @@ inline float horizontalSum(const Vec& v)
 }
 
 // e^x for x <= 0 (including -inf -> 0): Cephes' degree-6 polynomial on [-ln2/2, ln2/2] and an exponent shift,
-// about 2 ulp; results below 2^-126 flush to 0.
-inline Vec expNonPositive(Vec x)
+// about 2 ulp; results below 2^-126 flush to 0. expParts gives e^x = p * 2^n for x clamped to >= kExpLowest, for any
+// vector type V (a Vec, or a native half of one).
+constexpr float kExpLowest = -87.3f;
+template <typename V>
+struct ExpParts {
+    V p, n;
+};
+inline Vec8 select(IVec8 mask, Vec8 a, Vec8 b)
 {
-    const Vec lowest = splat(-87.3f);
-    const Vec xc = select(x < lowest, lowest, x);
-    const Vec magic = splat(12582912.0f); // 1.5 * 2^23: adding it rounds to an integer
-    const Vec n = (xc * 1.44269504088896341f + magic) - magic;
-    Vec r = xc - n * 0.693359375f;
+    return mask ? a : b;
+}
+template <typename V>
+inline ExpParts<V> expParts(V x)
+{
+    const V lowest = V{} + kExpLowest;
+    const V xc = select(x < lowest, lowest, x);
+    const V magic = V{} + 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+    const V n = (xc * 1.44269504088896341f + magic) - magic;
+    V r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
-    Vec p = splat(1.9875691500e-4f);
+    V p = V{} + 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
+    return {p, n};
+}
 #if defined(__AVX512F__)
+inline Vec expNonPositive(Vec x)
+{
+    const ExpParts<Vec> e = expParts(x);
     // p * 2^n in one vscalefps, exact like the multiply by 2^n below (n is in [-126, 0], so 2^n is a normal float, and
     // a result below 2^-126 rounds alike), with the zero for x < lowest as its mask: four instructions fewer.
-    const __mmask16 kept = _mm512_cmp_ps_mask(x, lowest, _CMP_NLT_US);
-    return _mm512_maskz_scalef_ps(kept, p, n);
-#else
-    // 2^n from the exponent bits, one native half at a time.
-    Vec scale;
-    const IVec8 bitsLo = (__builtin_convertvector(lowHalf(n), IVec8) + 127) << 23;
-    const IVec8 bitsHi = (__builtin_convertvector(highHalf(n), IVec8) + 127) << 23;
-    Vec8 scaleLo, scaleHi;
-    std::memcpy(&scaleLo, &bitsLo, sizeof scaleLo);
-    std::memcpy(&scaleHi, &bitsHi, sizeof scaleHi);
-    scale = Vec{scaleLo, scaleHi};
-    const Vec result = p * scale;
-    return select(x < lowest, splat(0.0f), result);
-#endif
+    const __mmask16 kept = _mm512_cmp_ps_mask(x, splat(kExpLowest), _CMP_NLT_US);
+    return _mm512_maskz_scalef_ps(kept, e.p, e.n);
 }
+#else
+// One native half at a time, so the constants and temporaries fit in the 16 ymm registers instead of spilling.
+inline Vec8 expNonPositiveHalf(Vec8 x)
+{
+    const ExpParts<Vec8> e = expParts(x);
+    const IVec8 bits = (__builtin_convertvector(e.n, IVec8) + 127) << 23; // 2^n from the exponent bits
+    Vec8 scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return x < kExpLowest ? Vec8{} : e.p * scale;
+}
+inline Vec expNonPositive(Vec x)
+{
+    return {expNonPositiveHalf(x.lo), expNonPositiveHalf(x.hi)};
+}
+#endif
 
 // ---- register-tiled small matrix products on packed, zero-padded tiles ----
 
