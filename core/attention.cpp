@@ -263,6 +263,10 @@ inline Vec vmin(Vec a, Vec b)
 {
     return select(a < b, a, b);
 }
+inline Vec8 select(IVec8 mask, Vec8 a, Vec8 b)
+{
+    return mask ? a : b;
+}
 inline Vec8 vmax8(Vec8 a, Vec8 b)
 {
     return a > b ? a : b;
@@ -291,10 +295,6 @@ template <typename V>
 struct ExpParts {
     V p, n;
 };
-inline Vec8 select(IVec8 mask, Vec8 a, Vec8 b)
-{
-    return mask ? a : b;
-}
 template <typename V>
 inline ExpParts<V> expParts(V x)
 {
@@ -356,11 +356,10 @@ inline void keepInRegister(Vec& v)
 // Rows and 16-column blocks per register tile. AVX-512: 6 x 4 accumulators + 4 B rows + 1 broadcast of 32 zmm
 // registers. AVX2: 6 x 1 accumulators of two ymm halves + 2 for B + 1 broadcast of 16 ymm, the classic 6 x 16 shape
 // (measured at N = 4096, causal ALiBi, 2 threads: 118 GFLOP/s; 3 x 2 and 2 x 2 spill and give 70, 4 x 1 gives 64).
-#if defined(__AVX512F__)
 constexpr int kRowTile = 6;
+#if defined(__AVX512F__)
 constexpr int kColTile = 4;
 #else
-constexpr int kRowTile = 6;
 constexpr int kColTile = 1;
 #endif
 
@@ -488,8 +487,7 @@ void tileNTRows(int rows, const float* A, size_t lda, const float* Bt, size_t ld
 {
     switch (rows) {
     case 6:
-        if constexpr (kRowTile >= 6)
-            tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
+        tileNT<6, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
         break;
     case 5:
         tileNT<5, CB>(A, lda, Bt, ldb, K, C, ldc, sc, row0, col0);
@@ -552,8 +550,7 @@ void tileNNRows(int rows, const float* A, size_t sai, size_t saj, const float* B
 {
     switch (rows) {
     case 6:
-        if constexpr (kRowTile >= 6)
-            tileNN<6, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
+        tileNN<6, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);
         break;
     case 5:
         tileNN<5, CB>(A, sai, saj, B, ldb, J, C, ldc, rowFactor);

@@ -10,7 +10,7 @@ namespace plab {
 
 AdamW::AdamW(size_t parameterCount) : m_m(parameterCount, 0.0f), m_v(parameterCount, 0.0f) {}
 
-void AdamW::restore(std::vector<float> m, std::vector<float> v, int updates)
+void AdamW::restore(const std::vector<float>& m, const std::vector<float>& v, int updates)
 {
     if (m.size() != m_m.size() || v.size() != m_v.size())
         throw InputError("optimizer state of " + std::to_string(m.size()) + " values does not fit a model of " +

@@ -19,7 +19,7 @@ public:
     const layers::FloatBuffer& secondMoment() const { return m_v; }
     int updates() const { return m_updates; }
     // Restores a saved state; InputError when the sizes differ from the model's or a value is not finite.
-    void restore(std::vector<float> m, std::vector<float> v, int updates);
+    void restore(const std::vector<float>& m, const std::vector<float>& v, int updates);
 
 private:
     layers::FloatBuffer m_m, m_v; // first and second moments, parameter layout

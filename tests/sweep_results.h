@@ -9,7 +9,6 @@
 
 #include "cli_runner.h"
 
-#include <cmath>
 #include <map>
 
 namespace plab::test {
