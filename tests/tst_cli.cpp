@@ -75,6 +75,8 @@ private slots:
     void helpSaysNumbering();
     void pictureTitlesCountFromZero_data();
     void pictureTitlesCountFromZero();
+    void entropyPictureNamesMethods_data();
+    void entropyPictureNamesMethods();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
     void jsonIntegers_data();
@@ -364,6 +366,33 @@ void TestCli::pictureTitlesCountFromZero()
     const QString svg = QString::fromUtf8(f.readAll());
     QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's texts"));
     QVERIFY(!svg.contains(QStringLiteral("head %1 of").arg(title.section(' ', 3, 3).toInt() + 1)));
+}
+
+// `render entropy` reads "rope+yarn" (rope under a method) in any position, as `render compare` does, and its legend
+// names the method: only the first scheme used to take one ("unknown scheme 'rope+yarn'"), and the legend said "rope".
+void TestCli::entropyPictureNamesMethods_data()
+{
+    QTest::addColumn<QStringList>("schemes");
+    QTest::addColumn<QString>("legend");
+    QTest::newRow("first") << QStringList{"rope+yarn", "alibi"} << "rope+yarn";
+    QTest::newRow("second") << QStringList{"alibi", "rope+yarn"} << "rope+yarn";
+    QTest::newRow("third, remapping") << QStringList{"alibi", "rope", "rope+rerope"} << "rope+rerope";
+}
+
+void TestCli::entropyPictureNamesMethods()
+{
+    QFETCH(QStringList, schemes);
+    QFETCH(QString, legend);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x.svg");
+    const CliResult r =
+        runCli(QStringList{"render", "entropy"} + schemes + QStringList{"--lengths", "4,8", "-o", path});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY2(QString::fromUtf8(f.readAll()).contains(legend), qPrintable("no '" + legend + "' in the legend"));
 }
 
 QStringList verbNames()

@@ -381,7 +381,7 @@ CurveFigure entropyFigure(const EntropyResult& result, int head, EntropyMeasure 
                     FigureText::tr("sequence length n"), FigureText::tr("entropy (nats)"), true, 2);
     for (const EntropySeries& s : result.series) {
         Curve curve;
-        curve.name = QString::fromStdString(s.spec.name());
+        curve.name = QString::fromStdString(schemeLabel(s.spec)); // "rope+yarn" when a method is applied
         if (s.spec.logn)
             curve.name += QStringLiteral(" + logn");
         const int h = std::min(head, s.spec.heads - 1);

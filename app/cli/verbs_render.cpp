@@ -15,6 +15,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "lessons.h"
+#include "rotary_scaling.h"
 #include "training.h"
 
 #include <QDir>
@@ -173,11 +174,13 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
     request.lengths = entropyLengthsFromArgs(args, kMaxLength);
     request.headDim = headDim;
     // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
+    // compareSpecs has read each name already ("rope+yarn": rope under yarn; causal where the scheme or method must
+    // be).
     for (size_t i = 1; i < request.specs.size(); ++i) {
-        const SchemeInfo& info = schemeByName(schemes[i]);
+        const SchemeSpec& named = request.specs[i];
         request.specs[i] =
-            makeSchemeSpecForHeadDim(info.name, panel.spec.heads, panel.spec.bidirectional && info.bidirectionalAllowed,
-                                     {}, headDim, "--head-dim", panel.spec.context, panel.spec.logn);
+            makeSchemeSpecForHeadDim(named.info().name, named.heads, named.bidirectional, {}, headDim, "--head-dim",
+                                     named.context, named.logn, rotaryMethodInfo(named.scaling).name);
     }
     const std::string measure = args.text("measure", "last");
     if (measure != "last" && measure != "mean")
