@@ -8,7 +8,6 @@
 #include "bias_views.h"
 #include "errors.h"
 
-#include <QApplication>
 #include <QThread>
 #include <QtConcurrent>
 
@@ -44,28 +43,6 @@ void writeCurves(const CurveFigure& figure, const ImageOptions& options, const Q
 }
 
 } // namespace
-
-void ensureHeadlessApplication()
-{
-    if (QCoreApplication::instance())
-        return;
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    // Qt's warning about a missing XDG_RUNTIME_DIR (common in containers) is noise on a CLI's stderr.
-    static const QtMessageHandler previous = qInstallMessageHandler(nullptr);
-    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext& context, const QString& message) {
-        if (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR")))
-            return;
-        if (previous)
-            previous(type, context, message);
-    });
-    static int argc = 1;
-    static char name[] = "positionlab-cli";
-    static char* argv[] = {name, nullptr};
-    // Lives until exit: tearing a QApplication down during static destruction is not safe.
-    new QApplication(argc, argv);
-    setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
-}
 
 QSize defaultPictureSize(const QString& view, int panels)
 {

@@ -1,5 +1,6 @@
 // Headless pictures for positionlab-cli: request -> core -> the GUI's figure and painter -> file. No argument parsing
-// here (that is app/cli's); every function throws InputError naming what is wrong, RunError when a run fails.
+// and no application start-up here (both are app/cli's: the caller makes the QApplication); every function throws
+// InputError naming what is wrong, RunError when a run fails.
 #pragma once
 
 #include "compute.h"
@@ -13,10 +14,6 @@
 #include <vector>
 
 namespace plab::ui {
-
-// Charts and fonts need a QApplication: made on first use, off screen unless QT_QPA_PLATFORM says otherwise, with the
-// GUI's application names (the same data folder and settings). Safe to call more than once.
-void ensureHeadlessApplication();
 
 // The size each view's picture has when the user gives none (the GUI's export defaults).
 QSize defaultPictureSize(const QString& view, int panels = 1);

@@ -18,6 +18,7 @@
 #include "rotary_scaling.h"
 #include "training.h"
 
+#include <QApplication>
 #include <QDir>
 #include <QFileInfo>
 
@@ -31,11 +32,35 @@ namespace {
 using ui::ImageOptions;
 using ui::PanelState;
 
+// Charts and fonts need a QApplication: made on first use, off screen unless QT_QPA_PLATFORM says otherwise, with the
+// GUI's application names (the same data folder and settings). Safe to call more than once.
+void ensureHeadlessApplication()
+{
+    if (QCoreApplication::instance())
+        return;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Qt's warning about a missing XDG_RUNTIME_DIR (common in containers) is noise on a CLI's stderr.
+    static const QtMessageHandler previous = qInstallMessageHandler(nullptr);
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext& context, const QString& message) {
+        if (message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR")))
+            return;
+        if (previous)
+            previous(type, context, message);
+    });
+    static int argc = 1;
+    static char name[] = "positionlab-cli";
+    static char* argv[] = {name, nullptr};
+    // Lives until exit: tearing a QApplication down during static destruction is not safe.
+    new QApplication(argc, argv);
+    ui::setApplicationNames(); // the GUI's: the same data folder (kept models) and settings
+}
+
 // The headless application, and the language (--lang CODE, checked by the CLI's parser already; errors on stderr stay
 // English) and numbering of titles: heads and layers from 0, as the CLI's --head and --layer options count them.
 void preparePictures(const ParsedArgs& args)
 {
-    ui::ensureHeadlessApplication();
+    ensureHeadlessApplication();
     ui::setFigureIndexBase(ui::IndexBase::Zero);
     const QString code = QString::fromStdString(languageFromArgs(args));
     QString error;
