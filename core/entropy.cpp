@@ -84,4 +84,12 @@ std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector
     return points;
 }
 
+std::vector<int> defaultEntropyLengths(int maxLength)
+{
+    std::vector<int> lengths;
+    for (int n = 16; n <= maxLength; n *= 2)
+        lengths.push_back(n);
+    return lengths;
+}
+
 } // namespace plab

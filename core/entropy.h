@@ -39,4 +39,8 @@ using EntropyProgress = std::function<bool(int lengthsDone)>;
 std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths,
                                        const QkProvider& provider, const EntropyProgress& progress = {});
 
+// The lengths a curve is drawn at unless the user lists them: 16, 32, 64, ... up to maxLength (the Entropy view's
+// "lengths 16 … N" and the CLI's --lengths default).
+std::vector<int> defaultEntropyLengths(int maxLength);
+
 } // namespace plab

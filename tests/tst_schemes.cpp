@@ -96,6 +96,8 @@ private slots:
     void entropyRandomIsSeeded();
     void entropyProgressStopsBetweenLengths_data();
     void entropyProgressStopsBetweenLengths();
+    void defaultEntropyLengths_data();
+    void defaultEntropyLengths();
 
     void badParameters_data();
     void badParameters();
@@ -501,6 +503,24 @@ void TestSchemes::entropyProgressStopsBetweenLengths()
         QCOMPARE(points[i].length, all[i].length);
         QCOMPARE(points[i].entropyLast, all[i].entropyLast);
     }
+}
+
+void TestSchemes::defaultEntropyLengths_data()
+{
+    QTest::addColumn<int>("maxLength");
+    QTest::addColumn<QList<int>>("expected");
+    QTest::newRow("the CLI's 4096") << 4096 << QList<int>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+    QTest::newRow("not a power of two") << 100 << QList<int>{16, 32, 64};
+    QTest::newRow("exactly the first") << 16 << QList<int>{16};
+    QTest::newRow("below the first") << 15 << QList<int>{};
+}
+
+void TestSchemes::defaultEntropyLengths()
+{
+    QFETCH(int, maxLength);
+    QFETCH(QList<int>, expected);
+    const std::vector<int> lengths = plab::defaultEntropyLengths(maxLength);
+    QCOMPARE(QList<int>(lengths.begin(), lengths.end()), expected);
 }
 
 void TestSchemes::entropyRandomIsSeeded()

@@ -469,9 +469,7 @@ EntropyRequest entropyRequestFor(const QStringList& names, const PanelState& pan
     r.specs = compareSpecs(names, panel);
     r.qk = qk;
     r.seed = seed;
-    r.lengths.clear();
-    for (int n = 16; n <= maxLength; n *= 2)
-        r.lengths.push_back(n);
+    r.lengths = defaultEntropyLengths(maxLength);
     return r;
 }
 

@@ -470,9 +470,7 @@ void EntropyView::refresh()
             return;
         }
         const SharedModel model = m_models[i];
-        std::vector<int> lengths;
-        for (int n = 16; n <= m_maxLength->currentData().toInt(); n *= 2)
-            lengths.push_back(n);
+        const std::vector<int> lengths = defaultEntropyLengths(m_maxLength->currentData().toInt());
         const int layer = m_layer->value() - 1;
         Q_EMIT busyChanged(true);
         m_job.start([model, lengths, layer](const JobControl& control) {

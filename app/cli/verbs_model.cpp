@@ -67,7 +67,7 @@ void applyScalingOptions(Model& model, const ParsedArgs& args)
 
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
 {
-    return args.integerList("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, 1, maxLength);
+    return args.integerList("lengths", defaultEntropyLengths(4096), 1, maxLength);
 }
 
 std::string clockText(double seconds)
