@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#if defined(__AVX512F__)
+#if defined(__AVX__)
 #include <immintrin.h>
 #endif
 
@@ -263,10 +263,6 @@ inline Vec vmin(Vec a, Vec b)
 {
     return select(a < b, a, b);
 }
-inline Vec8 select(IVec8 mask, Vec8 a, Vec8 b)
-{
-    return mask ? a : b;
-}
 inline Vec8 vmax8(Vec8 a, Vec8 b)
 {
     return a > b ? a : b;
@@ -287,10 +283,28 @@ inline float horizontalSum(const Vec& v)
     return (b[0] + b[2]) + (b[1] + b[3]);
 }
 
-// e^x for x <= 0 (including -inf -> 0): Cephes' degree-6 polynomial on [-ln2/2, ln2/2] and an exponent shift,
-// about 2 ulp; results below 2^-126 flush to 0. expParts gives e^x = p * 2^n for x clamped to >= kExpLowest, for any
-// vector type V (a Vec, or a native half of one).
+// e^x for x <= 0 (including -inf -> 0): x = n ln2 + r with n = round(x log2 e) and |r| <= ln2/2 (ln2 in two parts,
+// Cody and Waite, so r carries no error of its own), e^r by a degree-6 minimax polynomial, times 2^n: within about 1
+// ulp of e^x; results below 2^-126 (x < kExpLowest) flush to 0. expParts gives e^x = p * 2^n for any vector type V
+// (a Vec, or a native half of one); lanes below kExpLowest hold garbage there, which the callers mask.
 constexpr float kExpLowest = -87.3f;
+#if defined(__AVX512F__)
+inline Vec roundToInteger(Vec x)
+{
+    return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#elif defined(__AVX__)
+inline Vec8 roundToInteger(Vec8 x)
+{
+    return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#else
+inline Vec8 roundToInteger(Vec8 x)
+{
+    const Vec8 magic = Vec8{} + 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+    return (x + magic) - magic;
+}
+#endif
 template <typename V>
 struct ExpParts {
     V p, n;
@@ -298,27 +312,23 @@ struct ExpParts {
 template <typename V>
 inline ExpParts<V> expParts(V x)
 {
-    const V lowest = V{} + kExpLowest;
-    const V xc = select(x < lowest, lowest, x);
-    const V magic = V{} + 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
-    const V n = (xc * 1.44269504088896341f + magic) - magic;
-    V r = xc - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    V p = V{} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    const V n = roundToInteger(x * 1.44269504088896341f);
+    const V r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+    V p = V{} + 1.3836838770657778e-3f; // minimax on [-ln2/2, ln2/2]: relative error 1.9e-9 before float rounding
+    p = p * r + 8.374813944101334e-3f;
+    p = p * r + 4.166822507977486e-2f;
+    p = p * r + 1.6666419804096222e-1f;
+    p = p * r + 4.9999991059303284e-1f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
     return {p, n};
 }
 #if defined(__AVX512F__)
 inline Vec expNonPositive(Vec x)
 {
     const ExpParts<Vec> e = expParts(x);
-    // p * 2^n in one vscalefps, exact like the multiply by 2^n below (n is in [-126, 0], so 2^n is a normal float, and
-    // a result below 2^-126 rounds alike), with the zero for x < lowest as its mask: four instructions fewer.
+    // p * 2^n in one vscalefps (exact: n is in [-126, 0] where it matters, so 2^n is a normal float), with the zero
+    // for x < kExpLowest as its mask.
     const __mmask16 kept = _mm512_cmp_ps_mask(x, splat(kExpLowest), _CMP_NLT_US);
     return _mm512_maskz_scalef_ps(kept, e.p, e.n);
 }
@@ -363,25 +373,42 @@ constexpr int kColTile = 4;
 constexpr int kColTile = 1;
 #endif
 
-// The mask/bias step, the one home of the score formula: 16 raw products s = q . k of one row become the scores
-// (s * qkScale + b) * rowScale (bias: the row's 16 additive biases, or null; rowScale: the logn factor, or null),
+// a * b + c in one rounding wherever the machine has FMA: written out, a * b + c may or may not be contracted, and the
+// score formula must round alike in every place it is evaluated.
+inline Vec fusedMultiplyAdd(Vec a, Vec b, Vec c)
+{
+#if defined(__AVX512F__)
+    return _mm512_fmadd_ps(a, b, c);
+#elif defined(__FMA__)
+    return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+#else
+    return a * b + c;
+#endif
+}
+
+// The score formula, its one home: 16 raw products s = q . k of one row become (s * qkScale + b) * rowScale, with b
+// the row's 16 additive biases (null: none) and rowScale its logn factor (1: none); s * qkScale + b is one fused
+// multiply-add.
+inline Vec scoreFormula(Vec s, Vec qkScale, const float* bias, float rowScale)
+{
+    s = bias ? fusedMultiplyAdd(s, qkScale, load(bias)) : s * qkScale;
+    return rowScale != 1.0f ? s * rowScale : s;
+}
+
 // -inf in the lanes outside [lo, hi), the row's visible keys counted from the first lane.
+inline Vec maskLanes(Vec s, int lo, int hi)
+{
+    if (lo <= 0 && hi >= kLanes)
+        return s;
+    const Vec index = iota();
+    return select((index >= static_cast<float>(lo)) & (index < static_cast<float>(hi)), s,
+                  splat(PositionBias::kMasked));
+}
+
+// The mask/bias step of 16 lanes (bias, rowScale: null for none).
 inline Vec scoreLanes(Vec s, float qkScale, const float* bias, const float* rowScale, int lo, int hi)
 {
-    if (qkScale != 1.0f) {
-        s *= qkScale;
-        keepInRegister(s); // never fused with the bias add: the forward's epilogue and Plan::scoreRow round alike
-    }
-    if (bias)
-        s += load(bias);
-    if (rowScale)
-        s *= *rowScale;
-    if (lo > 0 || hi < kLanes) {
-        const Vec index = iota();
-        s = select((index >= static_cast<float>(lo)) & (index < static_cast<float>(hi)), s,
-                   splat(PositionBias::kMasked));
-    }
-    return s;
+    return maskLanes(scoreFormula(s, splat(qkScale), bias, rowScale ? *rowScale : 1.0f), lo, hi);
 }
 
 // The forward's mask/bias step, folded into the epilogue of its Q K^T products while the products are still in
@@ -404,34 +431,50 @@ inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int 
                    const TileScoring* scoring, int row0, int col0)
 {
     Vec acc[RB][CB];
+#pragma GCC unroll 8
     for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
         for (int c = 0; c < CB; ++c)
             acc[r][c] = splat(0.0f);
     for (int d = 0; d < K; ++d) {
         Vec b[CB];
+#pragma GCC unroll 8
         for (int c = 0; c < CB; ++c) {
             b[c] = load(Bt + d * ldb + c * kLanes);
             keepInRegister(b[c]);
         }
+#pragma GCC unroll 8
         for (int r = 0; r < RB; ++r) {
             const Vec a = splat(A[r * lda + d]);
+#pragma GCC unroll 8
             for (int c = 0; c < CB; ++c)
                 acc[r][c] += a * b[c];
         }
     }
-    for (int r = 0; r < RB; ++r) {
-        if (!scoring) {
+    if (!scoring) {
+#pragma GCC unroll 8
+        for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
             for (int c = 0; c < CB; ++c)
                 store(C + r * ldc + c * kLanes, acc[r][c]);
-            continue;
-        }
-        const TileScoring& sc = *scoring;
+        return;
+    }
+    // A copy: the stores to C (floats) could otherwise alias its qkScale, and each would reload every field.
+    const TileScoring sc = *scoring;
+    const Vec qkScale = splat(sc.qkScale);
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r) {
         const int i = row0 + r;
         const int lo = sc.rowBegin[i] - sc.column - col0, hi = sc.rowEnd[i] - sc.column - col0; // visible, from C
+        const bool masked = lo > 0 || hi < CB * kLanes;
+        const float* bias = sc.bias ? sc.bias + (col0 - i) : nullptr;
+        const float rowScale = sc.rowScale ? sc.rowScale[i] : 1.0f;
         Vec best = load(sc.rowBest + i * kLanes);
+#pragma GCC unroll 4
         for (int c = 0; c < CB; ++c) {
-            const Vec s = scoreLanes(acc[r][c], sc.qkScale, sc.bias ? sc.bias + (col0 + c * kLanes - i) : nullptr,
-                                     sc.rowScale ? sc.rowScale + i : nullptr, lo - c * kLanes, hi - c * kLanes);
+            Vec s = scoreFormula(acc[r][c], qkScale, bias ? bias + c * kLanes : nullptr, rowScale);
+            if (masked)
+                s = maskLanes(s, lo - c * kLanes, hi - c * kLanes);
             store(C + r * ldc + c * kLanes, s);
             best = vmax(best, s);
         }
@@ -445,22 +488,29 @@ inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_
                    const float* rowFactor)
 {
     Vec acc[RB][CB];
+#pragma GCC unroll 8
     for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
         for (int c = 0; c < CB; ++c)
             acc[r][c] = splat(0.0f);
     for (int j = 0; j < J; ++j) {
         Vec b[CB];
+#pragma GCC unroll 8
         for (int c = 0; c < CB; ++c) {
             b[c] = load(B + j * ldb + c * kLanes);
             keepInRegister(b[c]);
         }
+#pragma GCC unroll 8
         for (int r = 0; r < RB; ++r) {
             const Vec a = splat(A[r * sai + j * saj]);
+#pragma GCC unroll 8
             for (int c = 0; c < CB; ++c)
                 acc[r][c] += a * b[c];
         }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
         for (int c = 0; c < CB; ++c) {
             float* out = C + r * ldc + c * kLanes;
             const Vec old = load(out);
