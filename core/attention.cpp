@@ -426,6 +426,8 @@ struct TileScoring {
 
 // C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb). With `scoring`, C holds rows row0.. of a
 // query block at tile columns col0.., and gets scores instead of raw products.
+// Every loop over the register tile is unrolled in full (#pragma GCC unroll): where GCC 12 leaves one rolled, `acc`
+// lives in memory, and each call stores 24 zeros, spills 24 accumulators after the K loop and reloads them.
 template <int RB, int CB>
 inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc,
                    const TileScoring* scoring, int row0, int col0)
