@@ -216,10 +216,13 @@ void validateRotaryScaling(const SchemeSpec& spec)
             throw InputError(where + "the default window L/2 needs a " + contextName + " >= 2 (got " +
                              std::to_string(L) + ")");
     }
+    // beta-fast = beta-slow is allowed, as in Hugging Face: the ramp is one step wide (hi += 0.001 when lo = hi).
     if (spec.scaling == RotaryMethod::Yarn &&
-        !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
+        !(spec.scalingParams.at("beta-fast") >= spec.scalingParams.at("beta-slow")))
         throw InputError(where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
-                         " must exceed beta-slow = " + catalog::shortNumberText(spec.scalingParams.at("beta-slow")));
+                         " must be at least beta-slow = " +
+                         catalog::shortNumberText(spec.scalingParams.at("beta-slow")) +
+                         "; allowed: beta-fast >= beta-slow (more rotations over L than beta-slow, or as many)");
     if (spec.scaling == RotaryMethod::Llama3 &&
         !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
         throw InputError(

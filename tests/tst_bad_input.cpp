@@ -454,10 +454,12 @@ void TestBadInput::cli_data()
         "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
     row("yarn beta-fast below beta-slow",
         {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
-        "scaling yarn: beta-fast = 1 must exceed beta-slow = 2");
+        "scaling yarn: beta-fast = 1 must be at least beta-slow = 2; allowed: beta-fast >= beta-slow");
     row("llama3 bands reversed",
         {"frequencies", "--scaling", "llama3", "--set", "low-freq-factor=4", "--set", "high-freq-factor=1"}, 2,
         "scaling llama3: high-freq-factor = 1 must exceed low-freq-factor = 4");
+    row("yarn beta-fast below beta-slow, bias", {"bias", "rope", "--scaling", "yarn", "--set", "beta-slow=33"}, 2,
+        "scaling yarn: beta-fast = 32 must be at least beta-slow = 33");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
         "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");

@@ -77,6 +77,8 @@ private slots:
     void checkpointKeepsScalingAndOptimizer();
     void initKeepsOriginalContext_data();
     void initKeepsOriginalContext();
+    void methodRules_data();
+    void methodRules();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -362,6 +364,37 @@ void TestRotary::initKeepsOriginalContext()
         next.scalingSettings.push_back(a.toStdString());
     QCOMPARE(keepOriginalContext(next, was), kept);
     QCOMPARE(scalingContext(modelSchemeSpec(next)), effectiveL); // modelSchemeSpec validates the method too
+}
+
+// validateRotaryScaling's cross-parameter rules, through makeSchemeSpec as every surface builds a spec.
+void TestRotary::methodRules_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("context");   // 0: no model
+    QTest::addColumn<QString>("error"); // empty: accepted
+    QTest::newRow("yarn beta-fast = beta-slow") << "yarn" << QStringList{"beta-fast=4", "beta-slow=4"} << 64 << "";
+    QTest::newRow("yarn beta-fast < beta-slow")
+        << "yarn" << QStringList{"beta-fast=3", "beta-slow=4"} << 64
+        << "scaling yarn: beta-fast = 3 must be at least beta-slow = 4; allowed: beta-fast >= beta-slow";
+}
+
+void TestRotary::methodRules()
+{
+    QFETCH(QString, method);
+    QFETCH(QStringList, sets);
+    QFETCH(int, context);
+    QFETCH(QString, error);
+    std::vector<std::string> assignments;
+    for (const QString& a : sets)
+        assignments.push_back(a.toStdString());
+    try {
+        const SchemeSpec spec = makeSchemeSpec("rope", 1, false, assignments, context, false, method.toStdString());
+        QVERIFY2(error.isEmpty(), "accepted");
+        QVERIFY(std::isfinite(rotaryScaling(spec, 256).scaledBase)); // a method it takes has numbers
+    } catch (const InputError& e) {
+        QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
+    }
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)
