@@ -202,6 +202,15 @@ void validateRotaryScaling(const SchemeSpec& spec)
     const std::string where = "scaling " + info.name + ": ";
     catalog::checkParamValues(info.params, spec.scalingParams, "scaling " + info.name, where + "no parameter ");
     const int L = scalingContext(spec);
+    // L is the context the model was first trained at: never past the context it has now (train --init at a longer
+    // context keeps the shorter one), else a window "below L" could reach past every position seen.
+    if (spec.context > 0 && L > spec.context)
+        throw InputError(where + "original-context = " + std::to_string(L) + " must not exceed the context " +
+                         std::to_string(spec.context) + "; allowed: integers in [0, " + std::to_string(spec.context) +
+                         "] (0: the context)");
+    if ((spec.scaling == RotaryMethod::Ntk || spec.scaling == RotaryMethod::DynamicNtk) && spec.intParam("dim") <= 2)
+        throw InputError(where + "dim = " + std::to_string(spec.intParam("dim")) +
+                         " is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     if (info.remapsPositions) {
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");

@@ -73,9 +73,10 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
 RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
                             int context, int length);
 
-// Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, high > low, beta-fast >
-// beta-slow, scaling only on rotary schemes, remapping methods causal only); throws InputError naming the parameter,
-// its value and what is allowed. validateSchemeSpec calls it.
+// Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
+// context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on
+// rotary schemes, remapping methods causal only); throws InputError naming the parameter, its value and what is
+// allowed. validateSchemeSpec calls it.
 void validateRotaryScaling(const SchemeSpec& spec);
 
 // Rotary angle of frequency i for head dimension d: base^(-2i/d). The one formula of the frequency table (rope, xpos,

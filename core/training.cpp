@@ -117,7 +117,9 @@ int keepOriginalContext(ModelConfig& model, const ModelConfig& init)
     for (const std::string& s : init.scalingSettings)
         if (isOriginalContext(s) && std::stoi(s.substr(s.find('=') + 1)) > 0)
             original = std::stoi(s.substr(s.find('=') + 1));
-    if (original == model.context)
+    // Only a shorter L is kept: original-context may not exceed the context (validateRotaryScaling), and a run at a
+    // context no longer than the first one has no longer L to extend to.
+    if (original >= model.context)
         return 0;
     model.scalingSettings.push_back("original-context=" + std::to_string(original));
     return original;

@@ -460,6 +460,19 @@ void TestBadInput::cli_data()
         "scaling llama3: high-freq-factor = 1 must exceed low-freq-factor = 4");
     row("yarn beta-fast below beta-slow, bias", {"bias", "rope", "--scaling", "yarn", "--set", "beta-slow=33"}, 2,
         "scaling yarn: beta-fast = 32 must be at least beta-slow = 33");
+    row("original-context past the context",
+        {"bias", "rope", "--context", "32", "--scaling", "rerope", "--set", "window=40", "--set",
+         "original-context=64"},
+        2,
+        "scaling rerope: original-context = 64 must not exceed the context 32; allowed: integers in [0, 32] (0: the "
+        "context)");
+    row("original-context past the context, bench",
+        {"bench", "attention", "rope", "--context", "32", "--scaling", "yarn", "--set", "original-context=33"}, 2,
+        "scaling yarn: original-context = 33 must not exceed the context 32");
+    row("ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "ntk"}, 2,
+        "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
+    row("dynamic-ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "dynamic-ntk"}, 2,
+        "scaling dynamic-ntk: dim = 2 is not allowed");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
         "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");
@@ -825,12 +838,21 @@ void TestBadInput::cli_data()
         withModel(m_checkpoint));
     row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2",
         withModel(m_checkpoint));
+    row("train init original-context past the context",
+        init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
+        "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",
+        withModel(m_ropeCheckpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
         "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
     row("eval scaling on alibi", eval({"--scaling", "pi"}), 2,
         "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
+    row("eval original-context past the context",
+        eval({"--scaling", "rerope", "--set", "window=6", "--set", "original-context=16"}), 2,
+        "scaling rerope: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8] (0: the "
+        "context)",
+        withModel(m_ropeCheckpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
     // eval --compare (issue 13): one curve per method of a rotary model.
     auto compare = [&](const QString& methods, QStringList extra = {}) {

@@ -338,6 +338,8 @@ void TestRotary::initKeepsOriginalContext_data()
         << 64 << QStringList{} << 256 << "yarn" << QStringList{"original-context=100"} << 0 << 100;
     QTest::newRow("twice fine-tuned keeps the first L")
         << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << 64 << 64;
+    // original-context may not exceed the context: a shorter run keeps nothing (L is its own context).
+    QTest::newRow("shorter context keeps nothing") << 64 << QStringList{} << 32 << "yarn" << QStringList{} << 0 << 32;
 }
 
 void TestRotary::initKeepsOriginalContext()
@@ -377,6 +379,21 @@ void TestRotary::methodRules_data()
     QTest::newRow("yarn beta-fast < beta-slow")
         << "yarn" << QStringList{"beta-fast=3", "beta-slow=4"} << 64
         << "scaling yarn: beta-fast = 3 must be at least beta-slow = 4; allowed: beta-fast >= beta-slow";
+    QTest::newRow("original-context = context") << "yarn" << QStringList{"original-context=64"} << 64 << "";
+    QTest::newRow("original-context past the context")
+        << "llama3" << QStringList{"original-context=65"} << 64
+        << "scaling llama3: original-context = 65 must not exceed the context 64; allowed: integers in [0, 64] (0: "
+           "the context)";
+    QTest::newRow("rerope window under an original-context past the context")
+        << "rerope" << QStringList{"window=40", "original-context=64"} << 32
+        << "scaling rerope: original-context = 64 must not exceed the context 32";
+    QTest::newRow("original-context without a model") << "rerope" << QStringList{"original-context=64"} << 0 << "";
+    QTest::newRow("ntk dim 2") << "ntk" << QStringList{"dim=2"} << 0
+                               << "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4";
+    QTest::newRow("dynamic-ntk dim 2") << "dynamic-ntk" << QStringList{"dim=2"} << 64
+                                       << "scaling dynamic-ntk: dim = 2 is not allowed";
+    QTest::newRow("ntk dim 4") << "ntk" << QStringList{"dim=4"} << 0 << "";
+    QTest::newRow("pi dim 2") << "pi" << QStringList{"dim=2"} << 0 << "";
 }
 
 void TestRotary::methodRules()
