@@ -158,6 +158,9 @@ std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
     const size_t plus = label.find('+');
     if (plus == std::string_view::npos)
         return {std::string(label), "none"};
+    if (plus + 1 == label.size())
+        throw InputError("'" + std::string(label) + "' names no method after '+'; allowed: SCHEME+METHOD with a known "
+                         "method: " + catalog::namesOf(rotaryMethodCatalog()));
     return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
 }
 

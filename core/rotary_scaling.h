@@ -31,6 +31,7 @@ const RotaryMethodInfo& rotaryMethodByName(std::string_view name);
 
 // Names of a scheme with a method, as the compare view and lessons write them: "rope+yarn" is rope under yarn;
 // a name without '+' has the method "none". schemeLabel is the inverse ("rope" when the method is none).
+// InputError for a '+' with no method after it ("rope+"), listing the known methods.
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label);
 std::string schemeLabel(const SchemeSpec& spec);
 

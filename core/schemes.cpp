@@ -323,7 +323,7 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
                           const std::vector<std::string>& assignments, int context, bool logn, std::string_view scaling)
 {
     const SchemeInfo& info = schemeByName(name);
-    const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? "none" : scaling);
+    const RotaryMethodInfo& method = rotaryMethodByName(scaling); // "" is no method: refused, listing the known ones
     SchemeSpec spec;
     spec.kind = info.kind;
     spec.heads = heads;

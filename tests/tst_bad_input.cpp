@@ -469,6 +469,18 @@ void TestBadInput::cli_data()
     row("original-context past the context, bench",
         {"bench", "attention", "rope", "--context", "32", "--scaling", "yarn", "--set", "original-context=33"}, 2,
         "scaling yarn: original-context = 33 must not exceed the context 32");
+    row("scaling empty", {"bias", "rope", "--scaling", ""}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, "
+        "leaky-rerope");
+    row("scaling empty, bench", {"bench", "attention", "rope", "--scaling="}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi");
+    row("scaling empty, train", {"train", "rope", "--scaling", "", "-o", "@DIR@/m.safetensors"}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi");
+    row("scheme word rope+", {"bias", "rope+"}, 2,
+        "'rope+' names no method after '+'; allowed: SCHEME+METHOD with a known method: none, pi, ntk, dynamic-ntk, "
+        "yarn, llama3, rerope, leaky-rerope");
+    row("scheme word rope+, compare", {"render", "compare", "rope", "rope+", "-o", "@DIR@/c.png"}, 2,
+        "'rope+' names no method after '+'", {}, NeedsRender);
     row("ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "ntk"}, 2,
         "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     row("dynamic-ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "dynamic-ntk"}, 2,
@@ -853,6 +865,8 @@ void TestBadInput::cli_data()
         "scaling rerope: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8] (0: the "
         "context)",
         withModel(m_ropeCheckpoint));
+    row("eval scaling empty", eval({"--scaling", ""}), 2,
+        "--scaling = '' is not a known method; known methods: none, pi, ntk", withModel(m_ropeCheckpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
     // eval --compare (issue 13): one curve per method of a rotary model.
     auto compare = [&](const QString& methods, QStringList extra = {}) {

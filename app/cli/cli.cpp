@@ -563,7 +563,7 @@ SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
     if (args.has("base"))
         sets.push_back("base=" + exactText(args.number("base", 10000)));
     const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    return makeSchemeSpec("rope", 1, false, sets, context, false, args.text("scaling"));
+    return makeSchemeSpec("rope", 1, false, sets, context, false, args.text("scaling", "none"));
 }
 
 int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec)

@@ -161,7 +161,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
         sets.push_back("window=" + args.text("window"));
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
-                                      contextFromArgs(args), args.has("logn"), args.text("scaling"));
+                                      contextFromArgs(args), args.has("logn"), args.text("scaling", "none"));
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
