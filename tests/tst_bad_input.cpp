@@ -302,6 +302,7 @@ private slots:
 private:
     QByteArray m_checkpoint;     // a valid tiny model checkpoint, made by `train` in initTestCase
     QByteArray m_ropeCheckpoint; // the same with scheme rope (eval --compare)
+    QByteArray m_learnedCheckpoint; // the same with scheme learned (its table's rows follow the context)
 };
 
 void TestBadInput::initTestCase()
@@ -346,6 +347,7 @@ void TestBadInput::initTestCase()
     };
     trainTiny("alibi", m_checkpoint);
     trainTiny("rope", m_ropeCheckpoint);
+    trainTiny("learned", m_learnedCheckpoint);
     QVERIFY(m_ropeCheckpoint.size() > 1000);
     QVERIFY(m_checkpoint.size() > 1000);
 }
@@ -838,18 +840,38 @@ void TestBadInput::cli_data()
                            "1",     "-o",     "@DIR@/out.safetensors"} +
                extra;
     };
+    const QString initAllowed = "; allowed: the checkpoint's scheme and shapes (scheme alibi, layers 1, d-model 8, "
+                                "heads 2, d-ff 8); the context, --scaling, --set and the schedule may change";
     row("train init other scheme", init({"--scheme", "rope"}), 2,
-        "--init @DIR@/m.safetensors: the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run "
-        "asks "
-        "for scheme rope, layers 1, d-model 8, heads 2, d-ff 8; allowed: the same scheme and shapes",
+        "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
         withModel(m_checkpoint));
     row("train init other shape", init({"--d-model", "16"}), 2,
-        "the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks for scheme alibi, layers "
-        "1, "
-        "d-model 16",
+        "--init @DIR@/m.safetensors: this run asks for d-model 16 where the checkpoint has 8" + initAllowed,
         withModel(m_checkpoint));
-    row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2",
+    row("train init more layers", init({"--layers", "2"}), 2,
+        "this run asks for layers 2 where the checkpoint has 1" + initAllowed, withModel(m_checkpoint));
+    // Scheme and sizes are compared before the checkpoint's settings (rope's dim, base) join the run: the message
+    // names what differs, not a parameter the other scheme or head dim lacks.
+    row("train init non-rotary from rope", init({"alibi"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for scheme alibi where the checkpoint has rope; allowed: the "
+        "checkpoint's scheme and shapes (scheme rope, layers 1, d-model 8, heads 2, d-ff 8)",
+        withModel(m_ropeCheckpoint));
+    row("train init rope, other heads", init({"rope", "--heads", "4"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for heads 4 where the checkpoint has 2; allowed: the checkpoint's "
+        "scheme and shapes (scheme rope",
+        withModel(m_ropeCheckpoint));
+    row("train init scheme and heads differ", init({"alibi", "--heads", "1"}), 2,
+        "this run asks for scheme alibi where the checkpoint has rope, heads 1 where the checkpoint has 2",
+        withModel(m_ropeCheckpoint));
+    row("train init preset of another shape", init({"--preset", "demo"}), 2,
+        "--init @DIR@/m.safetensors: this run (--preset demo) asks for layers 2 where the checkpoint has 1, d-model "
+        "128 where the checkpoint has 8",
         withModel(m_checkpoint));
+    row("train init learned at another context", init({"--context", "16"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for tensor wpe.weight (16, 8) where the checkpoint has tensor "
+        "wpe.weight (8, 8) (a learned table has one row per position of the context 16); allowed: the checkpoint's "
+        "scheme and shapes (scheme learned",
+        withModel(m_learnedCheckpoint));
     row("train init original-context past the context",
         init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
         "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",

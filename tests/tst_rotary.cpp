@@ -338,6 +338,11 @@ void TestRotary::initKeepsOriginalContext_data()
         << 64 << QStringList{} << 256 << "yarn" << QStringList{"original-context=100"} << 0 << 100;
     QTest::newRow("twice fine-tuned keeps the first L")
         << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << 64 << 64;
+    // Continued without --scaling: the checkpoint's own settings carry original-context=0, which means "the
+    // context" and must not hide the first L.
+    QTest::newRow("checkpoint's original-context=0 is unset")
+        << 32 << QStringList{"factor=4", "original-context=0"} << 64 << "yarn"
+        << QStringList{"factor=4", "original-context=0"} << 32 << 32;
     // original-context may not exceed the context: a shorter run keeps nothing (L is its own context).
     QTest::newRow("shorter context keeps nothing") << 64 << QStringList{} << 32 << "yarn" << QStringList{} << 0 << 32;
 }

@@ -66,11 +66,13 @@ private slots:
     void compareEqualsEval();
     void sameBitsWhereverMallocPutsBuffers_data();
     void sameBitsWhereverMallocPutsBuffers();
+    void initWithoutScalingKeepsOriginalContext();
 
 private:
     QTemporaryDir m_dir;
     QString twoLayerModel(); // trained once per run by the CLI: 2 layers, 3 steps
     QString ropeModel();     // trained once per run by the CLI: rope, context 16, 20 steps
+    QString yarnModel();     // trained once per run by the CLI: rope under yarn (factor 4), context 16, 5 steps
 };
 
 void TestTrainCli::trainEvalRoundTrip()
@@ -230,6 +232,20 @@ QString TestTrainCli::ropeModel()
                                    tinyModel());
         if (r.exitCode != 0)
             qWarning("training the rope model failed: %s", r.err.constData());
+    }
+    return model;
+}
+
+QString TestTrainCli::yarnModel()
+{
+    const QString model = m_dir.path() + "/yarn.safetensors";
+    if (!QFile::exists(model)) {
+        const CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--scaling", "yarn", "--set", "factor=4",
+                                               "--corpus", corpusPath(m_dir), "--steps", "5", "--eval-bytes", "0", "-o",
+                                               model} +
+                                   tinyModel());
+        if (r.exitCode != 0)
+            qWarning("training the yarn model failed: %s", r.err.constData());
     }
     return model;
 }
@@ -739,6 +755,22 @@ void TestTrainCli::sameBitsWhereverMallocPutsBuffers()
     }
     QVERIFY(!checkpoints[0].isEmpty());
     QVERIFY2(checkpoints[0] == checkpoints[1], "the two checkpoints differ");
+}
+
+// train --init of a checkpoint trained under yarn, at a longer context and without --scaling: the method goes on with
+// the context the checkpoint was trained at as its L (its own settings say original-context=0, "the context").
+void TestTrainCli::initWithoutScalingKeepsOriginalContext()
+{
+    QTemporaryDir dir;
+    const QString tuned = dir.path() + "/tuned.safetensors";
+    const CliResult r = runCli({"train", "--init", yarnModel(), "--corpus", corpusPath(m_dir), "--steps", "1",
+                                "--batch", "2", "--context", "32", "--eval-bytes", "0", "-o", tuned});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("scaling yarn with original-context 16"), r.err.constData());
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(tuned.toStdString());
+    QCOMPARE(loaded.model->config().context, 32);
+    QCOMPARE(plab::scalingContext(loaded.model->schemeSpec()), 16);
+    QCOMPARE(loaded.model->schemeSpec().scalingParams.at("factor"), 4.0);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

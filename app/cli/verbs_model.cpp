@@ -185,30 +185,41 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     TrainConfig& tc = s.training;
     applyPreset(args.text("preset", "quick"), mc, tc);
     // --init: the checkpoint's model is the starting point; options given here change it (a shape or scheme change
-    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run.
+    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run. With
+    // --preset the sizes and context asked for are the preset's, so a preset of another shape is refused, not
+    // silently replaced by the checkpoint's.
     std::optional<LoadedCheckpoint>& init = s.init;
     if (args.has("init")) {
         init = loadCheckpoint(args.text("init"));
         const ModelConfig& was = init->model->config();
         mc.scheme = was.scheme;
-        mc.context = was.context;
-        mc.layers = was.layers;
-        mc.dModel = was.dModel;
-        mc.heads = was.heads;
-        mc.dFf = was.dFf;
-        mc.schemeSettings = was.schemeSettings;
+        if (!args.has("preset")) {
+            mc.context = was.context;
+            mc.layers = was.layers;
+            mc.dModel = was.dModel;
+            mc.heads = was.heads;
+            mc.dFf = was.dFf;
+        }
         mc.logn = was.logn;
-        mc.scaling = was.scaling;
-        mc.scalingSettings = was.scalingSettings;
         mc.seed = was.seed;
     }
+    const std::optional<std::string> method =
+        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
     if (!init || !args.positional.empty() || args.has("scheme"))
         mc.scheme = schemeFromArgs(args, 0, "train");
     modelSizesFromArgs(args, mc);
-    if (init && (args.has("set") || args.has("scaling"))) {
+    const std::string run = args.has("preset") ? "this run (--preset " + args.text("preset") + ")" : "this run";
+    if (init) {
+        // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
+        // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
+        checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run);
+        const ModelConfig& was = init->model->config();
+        mc.schemeSettings = was.schemeSettings;
+        mc.scaling = was.scaling;
+        mc.scalingSettings = was.scalingSettings;
         // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
-        if (args.has("scaling")) {
-            mc.scaling = args.text("scaling");
+        if (method) {
+            mc.scaling = *method;
             mc.scalingSettings.clear();
         }
         const SchemeInfo& info = schemeByName(mc.scheme);
@@ -220,9 +231,9 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
             std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
             target.push_back(a);
         }
-    } else if (!init) {
+    } else {
         mc.schemeSettings = args.all("set");
-        mc.scaling = args.text("scaling", "none");
+        mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
     if (init)
@@ -241,7 +252,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     validateModelConfig(mc);
     validateTrainConfig(tc);
     if (init)
-        checkInitCompatible(mc, *init, args.text("init"));
+        checkInitCompatible(mc, *init, args.text("init"), run);
     return s;
 }
 
