@@ -164,6 +164,21 @@ std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
     return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
 }
 
+void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting)
+{
+    const size_t eq = setting.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == setting.size())
+        throw InputError("method " + method.name + ": setting '" + setting + "' is not NAME=VALUE");
+    const std::string name = setting.substr(0, eq);
+    if (!catalog::entryNamed(method.params, name)) {
+        const std::string names = catalog::namesOf(method.params);
+        throw InputError("method " + method.name + " has no parameter '" + name + "' (" + setting +
+                         "); its parameters: " +
+                         (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)"
+                                                              : names));
+    }
+}
+
 std::string schemeLabel(const SchemeSpec& spec)
 {
     return spec.scaling == RotaryMethod::None ? spec.name() : spec.name() + "+" + rotaryMethodInfo(spec.scaling).name;

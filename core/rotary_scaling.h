@@ -35,6 +35,10 @@ const RotaryMethodInfo& rotaryMethodByName(std::string_view name);
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label);
 std::string schemeLabel(const SchemeSpec& spec);
 
+// A NAME=VALUE setting of `method` (a model's scaling settings, `eval --set`, a compared method's settings): InputError
+// for a malformed one or a NAME the method does not take, naming the setting and listing the method's parameters.
+void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting);
+
 // The original context L a method reads when the spec has no model context (like local's window without a model).
 constexpr int kScalingContextWithoutModel = 16;
 // L of a spec: its method's original-context when set, else its context, else kScalingContextWithoutModel.

@@ -882,6 +882,18 @@ void TestBadInput::cli_data()
     row("eval scaling on alibi", eval({"--scaling", "pi"}), 2,
         "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
+    // eval's --set sets the --scaling method's parameters (or the checkpoint's method's): a scheme parameter would
+    // change the model, one of no method would be ignored.
+    row("eval set a scheme parameter under a method", eval({"--scaling", "yarn", "--set", "base=500"}), 2,
+        "--set base=500: method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast, "
+        "beta-slow, attention-factor, original-context",
+        withModel(m_ropeCheckpoint));
+    row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
+        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (a method's parameters need "
+        "--scaling METHOD)",
+        withModel(m_ropeCheckpoint));
+    row("eval set a window of no method", eval({"--set", "window=4"}), 2,
+        "--set window=4: method none has no parameter 'window' (window=4)", withModel(m_checkpoint));
     row("eval original-context past the context",
         eval({"--scaling", "rerope", "--set", "window=6", "--set", "original-context=16"}), 2,
         "scaling rerope: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8] (0: the "
@@ -900,9 +912,11 @@ void TestBadInput::cli_data()
         "leaky-rerope",
         rope);
     row("compare parameter not taken", compare("pi,yarn:window=3"), 2,
-        "method yarn has no parameter 'window'; its parameters: factor, beta-fast, beta-slow, attention-factor", rope);
+        "method yarn has no parameter 'window' (window=3); its parameters: factor, beta-fast, beta-slow, "
+        "attention-factor",
+        rope);
     row("compare scheme parameter", compare("pi:base=500"), 2,
-        "method pi has no parameter 'base'; its parameters: factor", rope);
+        "method pi has no parameter 'base' (base=500); its parameters: factor", rope);
     row("compare setting without value", compare("yarn:factor"), 2, "method yarn: setting 'factor' is not NAME=VALUE",
         rope);
     row("compare duplicate method", compare("none,pi,pi:factor=2"), 2,

@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "cli_runner.h"
 #include "errors.h"
+#include "model_configs.h"
 #include "position_bias.h"
 #include "rotary_scaling.h"
 #include "safetensors.h"
@@ -79,6 +80,8 @@ private slots:
     void initKeepsOriginalContext();
     void methodRules_data();
     void methodRules();
+    void scalingSettingsAreTheMethods_data();
+    void scalingSettingsAreTheMethods();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -313,7 +316,8 @@ void TestRotary::checkpointKeepsScalingAndOptimizer()
             back.model->setScaling("yarn", {"leak=2"});
             QFAIL("no InputError");
         } catch (const InputError& e) {
-            QVERIFY2(QString(e.what()).contains("yarn's parameters: factor"), e.what());
+            QVERIFY2(QString(e.what()).contains("method yarn has no parameter 'leak' (leak=2); its parameters: factor"),
+                     e.what());
         }
         QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope)); // unchanged by the refusal
     }
@@ -414,6 +418,44 @@ void TestRotary::methodRules()
         const SchemeSpec spec = makeSchemeSpec("rope", 1, false, assignments, context, false, method.toStdString());
         QVERIFY2(error.isEmpty(), "accepted");
         QVERIFY(std::isfinite(rotaryScaling(spec, 256).scaledBase)); // a method it takes has numbers
+    } catch (const InputError& e) {
+        QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
+    }
+}
+
+// A model's scaling settings set the method's parameters only (eval --set, a checkpoint's scaling_params): a scheme
+// parameter among them is refused, not silently applied to the scheme.
+void TestRotary::scalingSettingsAreTheMethods_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QString>("setting");
+    QTest::addColumn<QString>("error"); // empty: accepted
+    QTest::newRow("yarn factor") << "rope" << "yarn" << "factor=2" << "";
+    QTest::newRow("rerope window") << "rope" << "rerope" << "window=3" << "";
+    QTest::newRow("yarn base") << "rope" << "yarn" << "base=500"
+                               << "method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast";
+    QTest::newRow("no method, dim") << "rope" << "none" << "dim=8"
+                                    << "method none has no parameter 'dim' (dim=8); its parameters: none";
+    QTest::newRow("no method, local window") << "local" << "none" << "window=4"
+                                             << "method none has no parameter 'window' (window=4)";
+    QTest::newRow("malformed") << "rope" << "pi" << "factor" << "method pi: setting 'factor' is not NAME=VALUE";
+}
+
+void TestRotary::scalingSettingsAreTheMethods()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QString, method);
+    QFETCH(QString, setting);
+    QFETCH(QString, error);
+    ModelConfig c = smallModelConfig(scheme.toStdString(), 1, 8, 2, 8, 8);
+    c.scaling = method.toStdString();
+    c.scalingSettings = {setting.toStdString()};
+    try {
+        const SchemeSpec spec = modelSchemeSpec(c);
+        QVERIFY2(error.isEmpty(), "accepted");
+        const std::string name = setting.section('=', 0, 0).toStdString();
+        QCOMPARE(spec.scalingParams.at(name), setting.section('=', 1).toDouble());
     } catch (const InputError& e) {
         QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
     }

@@ -66,6 +66,8 @@ private slots:
     void compareEqualsEval();
     void sameBitsWhereverMallocPutsBuffers_data();
     void sameBitsWhereverMallocPutsBuffers();
+    void evalSaysWhichMethod_data();
+    void evalSaysWhichMethod();
     void initWithoutScalingKeepsOriginalContext();
 
 private:
@@ -755,6 +757,38 @@ void TestTrainCli::sameBitsWhereverMallocPutsBuffers()
     }
     QVERIFY(!checkpoints[0].isEmpty());
     QVERIFY2(checkpoints[0] == checkpoints[1], "the two checkpoints differ");
+}
+
+// eval of a checkpoint trained under a method applies that method: it says so on stderr (unless --quiet or another
+// method is named), so no one takes the numbers for plain rope's.
+void TestTrainCli::evalSaysWhichMethod_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("note"); // empty: no note
+    QTest::newRow("the checkpoint's own")
+        << QStringList{}
+        << "using the checkpoint's scaling rope+yarn (factor 4); --scaling METHOD replaces it, --scaling none "
+           "evaluates plain rope";
+    QTest::newRow("changed by --set") << QStringList{"--set", "factor=2"}
+                                      << "using the checkpoint's scaling rope+yarn (factor 2) (its parameters changed "
+                                         "by --set)";
+    QTest::newRow("--scaling names another") << QStringList{"--scaling", "pi"} << "";
+    QTest::newRow("--scaling none") << QStringList{"--scaling", "none"} << "";
+    QTest::newRow("--quiet") << QStringList{"--quiet"} << "";
+}
+
+void TestTrainCli::evalSaysWhichMethod()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(QString, note);
+    const QString model = yarnModel();
+    QVERIFY(QFile::exists(model));
+    const CliResult r = runCli(QStringList{"eval", model, "--corpus", corpusPath(m_dir), "--lengths", "16"} + extra);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    if (note.isEmpty())
+        QVERIFY2(!r.err.contains("using the checkpoint's scaling"), r.err.constData());
+    else
+        QVERIFY2(r.err.contains(note.toUtf8()), r.err.constData());
 }
 
 // train --init of a checkpoint trained under yarn, at a longer context and without --scaling: the method goes on with

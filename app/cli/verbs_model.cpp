@@ -58,10 +58,19 @@ void applyScalingOptions(Model& model, const ParsedArgs& args)
 {
     if (!args.has("scaling") && !args.has("set"))
         return;
+    // --scaling replaces the checkpoint's method wholly; --set alone changes the checkpoint's method's parameters. The
+    // checkpoint fixes the scheme's: --set takes the method's only (core's rule, named here as the option).
+    const RotaryMethodInfo& info = rotaryMethodByName(args.text("scaling", model.config().scaling));
     std::vector<std::string> settings =
         args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
-    for (const std::string& a : args.all("set"))
+    for (const std::string& a : args.all("set")) {
+        try {
+            checkMethodSetting(info, a);
+        } catch (const InputError& e) {
+            throw InputError("--set " + a + ": " + e.what());
+        }
         settings.push_back(a);
+    }
     model.setScaling(args.text("scaling", model.config().scaling), settings);
 }
 
@@ -595,6 +604,15 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args); });
     Model& model = *setup.loaded.model;
     const EvalOptions& opt = setup.options;
+    if (!args.has("scaling") && model.config().scaling != "none" && !args.has("quiet")) {
+        // The checkpoint's own method applies unless --scaling names another: say which, so no one mistakes it for
+        // plain rope.
+        const SchemeSpec spec = model.schemeSpec();
+        ctx.err << "using the checkpoint's scaling "
+                << methodCurveLabel(spec.name(), rotaryMethodInfo(spec.scaling), spec.scalingParams)
+                << (args.has("set") ? " (its parameters changed by --set)" : "")
+                << "; --scaling METHOD replaces it, --scaling none evaluates plain " << spec.name() << std::endl;
+    }
 
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
