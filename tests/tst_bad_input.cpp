@@ -483,6 +483,9 @@ void TestBadInput::cli_data()
         "yarn, llama3, rerope, leaky-rerope");
     row("scheme word rope+, compare", {"render", "compare", "rope", "rope+", "-o", "@DIR@/c.png"}, 2,
         "'rope+' names no method after '+'", {}, NeedsRender);
+    row("scheme word and --scaling disagree, train",
+        {"train", "rope+yarn", "--scaling", "pi", "-o", "@DIR@/m.safetensors"}, 2,
+        "--scaling = pi disagrees with the method in rope+yarn");
     row("ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "ntk"}, 2,
         "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     row("dynamic-ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "dynamic-ntk"}, 2,
@@ -901,6 +904,19 @@ void TestBadInput::cli_data()
         withModel(m_ropeCheckpoint));
     row("eval scaling empty", eval({"--scaling", ""}), 2,
         "--scaling = '' is not a known method; known methods: none, pi, ntk", withModel(m_ropeCheckpoint));
+    row("entropy checkpoint set a scheme parameter",
+        {"entropy", "rope", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--set", "base=5"},
+        2, "--set base=5: method none has no parameter 'base' (base=5)", withModel(m_ropeCheckpoint));
+    row("entropy checkpoint method disagrees",
+        {"entropy", "rope+pi", "--checkpoint", "@DIR@/m.safetensors", "--scaling", "yarn"}, 2,
+        "--scaling = yarn disagrees with the method in rope+pi; allowed: one of them, or both the same",
+        withModel(m_ropeCheckpoint));
+    row("entropy checkpoint rope+", {"entropy", "rope+", "--checkpoint", "@DIR@/m.safetensors"}, 2,
+        "'rope+' names no method after '+'; allowed: SCHEME+METHOD with a known method: none, pi",
+        withModel(m_ropeCheckpoint));
+    row("attention checkpoint scaling on alibi",
+        {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--scaling", "yarn", "-o", "@DIR@/o.npy"}, 2,
+        "--scaling = yarn is not allowed for scheme alibi", withModel(m_checkpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
     // eval --compare (issue 13): one curve per method of a rotary model.
     auto compare = [&](const QString& methods, QStringList extra = {}) {

@@ -66,6 +66,8 @@ private slots:
     void compareEqualsEval();
     void sameBitsWhereverMallocPutsBuffers_data();
     void sameBitsWhereverMallocPutsBuffers();
+    void checkpointUnderMethod_data();
+    void checkpointUnderMethod();
     void evalSaysWhichMethod_data();
     void evalSaysWhichMethod();
     void initWithoutScalingKeepsOriginalContext();
@@ -757,6 +759,92 @@ void TestTrainCli::sameBitsWhereverMallocPutsBuffers()
     }
     QVERIFY(!checkpoints[0].isEmpty());
     QVERIFY2(checkpoints[0] == checkpoints[1], "the two checkpoints differ");
+}
+
+// --scaling, --set and the rope+METHOD word wherever a checkpoint's rotary scheme appears (issue 13 section 2): two
+// command lines that must give the same result (one spelled as the other), or different ones (the option is read).
+void TestTrainCli::checkpointUnderMethod_data()
+{
+    QTest::addColumn<QStringList>("a"); // @MODEL@ (the rope model), @CORPUS@, @OUT@ (-o's stem) replaced
+    QTest::addColumn<QStringList>("b");
+    QTest::addColumn<QString>("compare"); // what is compared: "stdout", "file" (-o) or "ppl" (render train's stderr)
+    QTest::addColumn<bool>("same");
+    QTest::addColumn<bool>("render"); // needs the render verb
+    const QStringList entropy{"entropy", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--lengths", "8,40"};
+    const QStringList attention{"attention", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--length", "40",
+                                "-o",        "@OUT@.npy"};
+    auto with = [](const QString& word, QStringList args, const QStringList& extra = {}) {
+        args.insert(1, word);
+        return args + extra;
+    };
+    QTest::newRow("entropy rope+pi is --scaling pi")
+        << with("rope+pi", entropy) << with("rope", entropy, {"--scaling", "pi"}) << "stdout" << true << false;
+    QTest::newRow("entropy --scaling is read")
+        << with("rope", entropy, {"--scaling", "pi"}) << with("rope", entropy) << "stdout" << false << false;
+    QTest::newRow("entropy --set is read") << with("rope", entropy, {"--scaling", "yarn", "--set", "factor=2"})
+                                           << with("rope", entropy, {"--scaling", "yarn"}) << "stdout" << false
+                                           << false;
+    QTest::newRow("attention --scaling is read")
+        << with("rope", attention, {"--scaling", "yarn"}) << with("rope", attention) << "file" << false << false;
+    QTest::newRow("attention rope+rerope is --scaling rerope")
+        << with("rope+rerope", attention, {"--set", "window=5"})
+        << with("rope", attention, {"--scaling", "rerope", "--set", "window=5"}) << "file" << true << false;
+    QTest::newRow("attention --set is read")
+        << with("rope+rerope", attention, {"--set", "window=5"}) << with("rope+rerope", attention) << "file" << false
+        << false;
+    const QStringList renderAttention{"render", "attention", "--checkpoint", "@MODEL@", "--repeat-to", "40", "-o",
+                                      "@OUT@.png"};
+    QTest::newRow("render attention --scaling is read")
+        << renderAttention + QStringList{"--scaling", "rerope", "--set", "window=4"} << renderAttention << "file"
+        << false << true;
+    const QStringList renderTrain{"render", "train", "--corpus", "@CORPUS@", "--steps", "2", "--quiet", "-o",
+                                  "@OUT@.png"};
+    QTest::newRow("render train rope+yarn is --scaling yarn")
+        << renderTrain + QStringList{"rope+yarn", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope", "--scaling", "yarn", "--set", "factor=2"} << "file" << true << true;
+    QTest::newRow("render train --scaling is read")
+        << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
+                       "@OUT@.png"}
+        << QStringList{"render", "train", "rope", "--corpus", "@CORPUS@", "--steps", "2", "-o", "@OUT@.png"} << "ppl"
+        << false << true;
+}
+
+void TestTrainCli::checkpointUnderMethod()
+{
+    QFETCH(QStringList, a);
+    QFETCH(QStringList, b);
+    QFETCH(QString, compare);
+    QFETCH(bool, same);
+    QFETCH(bool, render);
+    if (render && runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString model = ropeModel();
+    QVERIFY(QFile::exists(model));
+    QTemporaryDir dir;
+    auto run = [&](QStringList args, const QString& name) -> QByteArray {
+        const QString out = dir.path() + "/" + name;
+        for (QString& w : args)
+            w.replace("@MODEL@", model).replace("@CORPUS@", corpusPath(m_dir)).replace("@OUT@", out);
+        const CliResult r = runCli(args);
+        if (r.exitCode != 0) {
+            qWarning("%s: %s", qPrintable(args.join(' ')), r.err.constData());
+            return {};
+        }
+        if (compare == "stdout")
+            return r.out;
+        if (compare == "ppl") { // the numbers only: the legend names the schemes differently anyway
+            QByteArray numbers;
+            for (const QByteArray& word : r.err.split(' '))
+                if (!word.isEmpty() && (word[0] == '.' || (word[0] >= '0' && word[0] <= '9')))
+                    numbers += word + ' ';
+            return numbers;
+        }
+        QFile f(args.value(args.indexOf("-o") + 1)); // the run's output file
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray first = run(a, "a"), second = run(b, "b");
+    QVERIFY2(!first.isEmpty() && !second.isEmpty(), "a run failed or wrote nothing");
+    QCOMPARE(first == second, same);
 }
 
 // eval of a checkpoint trained under a method applies that method: it says so on stderr (unless --quiet or another

@@ -538,20 +538,33 @@ int contextFromArgs(const ParsedArgs& args)
     return static_cast<int>(args.integer("context", 0, 1, kMaxLength));
 }
 
+SchemeWord schemeWordFromArgs(const std::string& word, const ParsedArgs& args)
+{
+    // SCHEME may name a method too, "rope+yarn" (as the compare view does); --scaling then must agree.
+    const auto [scheme, labelMethod] = splitSchemeLabel(word);
+    SchemeWord out{scheme, std::nullopt};
+    if (labelMethod != "none")
+        out.method = labelMethod;
+    if (args.has("scaling")) {
+        if (out.method && args.text("scaling") != *out.method)
+            throw InputError("--scaling = " + args.text("scaling") + " disagrees with the method in " + word +
+                             "; allowed: one of them, or both the same");
+        out.method = args.text("scaling");
+    }
+    return out;
+}
+
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,
                               const std::string& headDimName)
 {
     const int heads = static_cast<int>(args.integer("heads", defaultHeads, 1, kMaxHeads));
     const int context = contextFromArgs(args);
-    // SCHEME may name a method too, "rope+yarn" (as the compare view does); --scaling then must agree.
-    const auto [scheme, labelMethod] = splitSchemeLabel(name);
-    std::string scaling = args.text("scaling", labelMethod);
-    if (labelMethod != "none" && args.has("scaling") && scaling != labelMethod)
-        throw InputError("--scaling = " + scaling + " disagrees with the method in " + name + "; allowed: one of them");
+    const SchemeWord word = schemeWordFromArgs(name, args);
+    const std::string scaling = word.method.value_or("none");
     if (headDim > 0)
-        return makeSchemeSpecForHeadDim(scheme, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
-                                        context, args.has("logn"), scaling);
-    return makeSchemeSpec(scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"),
+        return makeSchemeSpecForHeadDim(word.scheme, heads, args.has("bidirectional"), args.all("set"), headDim,
+                                        headDimName, context, args.has("logn"), scaling);
+    return makeSchemeSpec(word.scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"),
                           scaling);
 }
 

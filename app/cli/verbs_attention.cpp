@@ -142,10 +142,13 @@ struct BenchSetup {
 
 BenchSetup benchSetupFromArgs(const ParsedArgs& args)
 {
-    // `bench attention rope` and `bench attention --scheme rope` alike; ALiBi when neither.
-    const std::string scheme = args.positional.size() > 1 || args.has("scheme")
-                                   ? schemeFromArgs(args, 1, "bench attention")
-                                   : std::string("alibi");
+    // `bench attention rope` and `bench attention --scheme rope` alike (also rope+rerope, as --scaling rerope); ALiBi
+    // when neither.
+    const SchemeWord word = schemeWordFromArgs(args.positional.size() > 1 || args.has("scheme")
+                                                   ? schemeFromArgs(args, 1, "bench attention")
+                                                   : std::string("alibi"),
+                                               args);
+    const std::string& scheme = word.scheme;
     BenchSetup b;
     const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
     const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
@@ -161,7 +164,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
         sets.push_back("window=" + args.text("window"));
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
-                                      contextFromArgs(args), args.has("logn"), args.text("scaling", "none"));
+                                      contextFromArgs(args), args.has("logn"), word.method.value_or("none"));
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -427,8 +430,8 @@ void registerAttentionVerbs()
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus",
-                                                "length", "probs",      "allow-long", "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus", "length",
+                                                "probs",  "allow-long", "scaling",    "set",    "o"};
     registerVerb(
         {"attention",
          "SCHEME",
@@ -440,7 +443,9 @@ void registerAttentionVerbs()
          {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
           {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
          {{"o", {".npy"}}, {"probs", {".npy"}}},
-         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme."});
+         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
+         "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
+         "length-extension method, as eval does."});
     const std::vector<OptionDef> benchOptions = {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
         {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},

@@ -47,22 +47,23 @@ Corpus corpusFromArgs(const ParsedArgs& args)
 
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
 {
+    const SchemeWord word = schemeWordFromArgs(scheme, args); // "rope+pi" is rope under pi, as --scaling pi
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
-    if (scheme != loaded.model->config().scheme)
+    if (word.scheme != loaded.model->config().scheme)
         throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
-                         scheme);
+                         word.scheme);
+    applyScalingOptions(*loaded.model, args, word.method);
     return loaded;
 }
 
-void applyScalingOptions(Model& model, const ParsedArgs& args)
+void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method)
 {
-    if (!args.has("scaling") && !args.has("set"))
+    if (!method && !args.has("set"))
         return;
-    // --scaling replaces the checkpoint's method wholly; --set alone changes the checkpoint's method's parameters. The
+    // A named method replaces the checkpoint's wholly; --set alone changes the checkpoint's method's parameters. The
     // checkpoint fixes the scheme's: --set takes the method's only (core's rule, named here as the option).
-    const RotaryMethodInfo& info = rotaryMethodByName(args.text("scaling", model.config().scaling));
-    std::vector<std::string> settings =
-        args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
+    const RotaryMethodInfo& info = rotaryMethodByName(method.value_or(model.config().scaling));
+    std::vector<std::string> settings = method ? std::vector<std::string>{} : model.config().scalingSettings;
     for (const std::string& a : args.all("set")) {
         try {
             checkMethodSetting(info, a);
@@ -71,7 +72,7 @@ void applyScalingOptions(Model& model, const ParsedArgs& args)
         }
         settings.push_back(a);
     }
-    model.setScaling(args.text("scaling", model.config().scaling), settings);
+    model.setScaling(method.value_or(model.config().scaling), settings);
 }
 
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
@@ -212,10 +213,13 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         mc.logn = was.logn;
         mc.seed = was.seed;
     }
-    const std::optional<std::string> method =
-        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
-    if (!init || !args.positional.empty() || args.has("scheme"))
-        mc.scheme = schemeFromArgs(args, 0, "train");
+    // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
+    std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    if (!init || !args.positional.empty() || args.has("scheme")) {
+        const SchemeWord word = schemeWordFromArgs(schemeFromArgs(args, 0, "train"), args);
+        mc.scheme = word.scheme;
+        method = word.method;
+    }
     modelSizesFromArgs(args, mc);
     const std::string run = args.has("preset") ? "this run (--preset " + args.text("preset") + ")" : "this run";
     if (init) {
@@ -601,10 +605,12 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         }
         return 0;
     }
-    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args); });
+    const std::optional<std::string> method =
+        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args, method); });
     Model& model = *setup.loaded.model;
     const EvalOptions& opt = setup.options;
-    if (!args.has("scaling") && model.config().scaling != "none" && !args.has("quiet")) {
+    if (!method && model.config().scaling != "none" && !args.has("quiet")) {
         // The checkpoint's own method applies unless --scaling names another: say which, so no one mistakes it for
         // plain rope.
         const SchemeSpec spec = model.schemeSpec();
@@ -681,9 +687,8 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 {
     // The options the model fixes (--heads, --set, --qk ...) are refused by the verb's usage form (cli.cpp).
     applyThreadsOption(args);
-    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args); // under SCHEME's method or --scaling
     Model& model = *loaded.model;
-    applyScalingOptions(model, args);
     const int layer = layerFromArgs(args, model.config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),
@@ -716,7 +721,8 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 
 int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext&)
 {
-    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them.
+    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them;
+    // --scaling (or SCHEME's method, "rope+yarn") and --set evaluate it under a length-extension method, as eval does.
     LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());

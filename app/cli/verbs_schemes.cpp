@@ -264,7 +264,8 @@ void registerEntropy()
         allowLongOption(),
     }));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
-    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set",     "context", "logn",
+    // --scaling and --set stay: the model under a length-extension method (its parameters), as `eval` reads them.
+    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
     const std::vector<std::string> withModel = names(options, fixedByModel);
     registerVerb({"entropy",
@@ -278,7 +279,8 @@ void registerEntropy()
                    {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
                   {{"o", dataAndPictureExtensions()}},
                   "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
-                  "--heads, --set and the like are refused."});
+                  "--heads, --context and the like are refused; --scaling METHOD (or SCHEME rope+METHOD) and --set "
+                  "(the method's parameters) evaluate it under a length-extension method, as eval does."});
 }
 
 } // namespace
