@@ -192,9 +192,11 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     // The nominal count other tools quote (4 H N^2 D full, half causal, 4 H N W D a window): see nominalPairs.
     const double nominalFlops = 4.0 * D * H * nominalPairs(spec, N);
     const double fwd = median(runs.wallMs), fwdCpu = median(runs.cpuMs);
-    r.json = {{"scheme", spec.name()},
-              {"bidirectional", spec.bidirectional},
-              {"length", N},
+    // What was timed, as every scheme output names it (core's schemeSpecJson: parameters, context, logn, the method
+    // and its parameters), then the figures.
+    r.json = schemeSpecJson(spec);
+    r.json["logn"] = spec.logn;
+    r.json.update({{"length", N},
               {"heads", H},
               {"dim", D},
               {"threads", b.threads},
@@ -207,12 +209,19 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
               {"forward_cpu_ms", fwdCpu},
               {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
               {"nominal_flops", nominalFlops},
-              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}};
+              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
     if (window)
         r.json["window"] = spec.intParam("window");
-    r.text << std::fixed << std::setprecision(2) << "attention " << spec.name()
-           << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N << " H=" << H << " D=" << D
-           << (window ? " W=" + std::to_string(spec.intParam("window")) : "") << " threads=" << b.threads
+    // The full label: rope+rerope with the method's parameters, logn, sinks.
+    std::string method;
+    for (const auto& [name, value] : spec.scalingParams)
+        method += (method.empty() ? " (" : ", ") + name + "=" + exactText(value);
+    const int sinks = spec.params.count("sinks") ? spec.intParam("sinks") : 0;
+    r.text << std::fixed << std::setprecision(2) << "attention " << schemeLabel(spec) << method
+           << (method.empty() ? "" : ")") << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N
+           << " H=" << H << " D=" << D << (window ? " W=" + std::to_string(spec.intParam("window")) : "")
+           << (sinks > 0 ? " sinks=" + std::to_string(sinks) : "")
+           << (spec.logn ? " logn L=" + std::to_string(spec.context) : "") << " threads=" << b.threads
            << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
            << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu
            << " ms: " << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
