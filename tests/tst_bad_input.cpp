@@ -490,6 +490,22 @@ void TestBadInput::cli_data()
         "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     row("dynamic-ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "dynamic-ntk"}, 2,
         "scaling dynamic-ntk: dim = 2 is not allowed");
+    row("frequencies json to csv", {"frequencies", "--json", "-o", "@DIR@/f.csv"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.csv; allowed: --json without -o (JSON on stdout), --json with -o "
+        "FILE.json, or -o FILE without --json");
+    row("frequencies json to an existing csv", {"frequencies", "--json", "-o", "@DIR@/f.csv"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.csv", Files{{"f.csv", "kept\n"}});
+    row("frequencies json to png", {"frequencies", "--json", "-o", "@DIR@/f.png"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.png");
+    row("frequencies set dim beside --dim", {"frequencies", "--dim", "22", "--set", "dim=8"}, 2,
+        "frequencies: --set dim=8 is not allowed; rope's dim is --dim (allowed with --set: the parameters of the "
+        "--scaling method)");
+    row("frequencies set base", {"frequencies", "--scaling", "pi", "--set", "base=500"}, 2,
+        "frequencies: --set base=500 is not allowed; rope's base is --base");
+    row("frequencies set a scheme parameter of no method", {"frequencies", "--set", "gamma=1"}, 2,
+        "method none has no parameter 'gamma' (gamma=1); its parameters: none");
+    row("frequencies npy", {"frequencies", "-o", "@DIR@/f.npy"}, 2,
+        "-o @DIR@/f.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
         "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");

@@ -85,6 +85,8 @@ private slots:
     void schemeWordOrOption();
     void benchNamesWhatItTimes_data();
     void benchNamesWhatItTimes();
+    void helpListsTheOutputsAccepted_data();
+    void helpListsTheOutputsAccepted();
 };
 
 void TestCli::schemesJson()
@@ -563,6 +565,39 @@ void TestCli::benchNamesWhatItTimes()
                             : v.isBool() ? (v.toBool() ? "true" : "false")
                                          : QString::number(v.toDouble(), 'g', 17);
         QVERIFY2(!v.isUndefined() && got == want, qPrintable(item + ", got " + got + " in " + asJson.out));
+    }
+}
+
+// Every verb's --help lists the -o extensions its check accepts, no more and no fewer.
+void TestCli::helpListsTheOutputsAccepted_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("bias") << QStringList{"bias", "alibi", "--length", "4"};
+    QTest::newRow("entropy") << QStringList{"entropy", "alibi", "--lengths", "4", "--heads", "1"};
+    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "4"};
+    QTest::newRow("frequencies") << QStringList{"frequencies", "--dim", "8"};
+}
+
+void TestCli::helpListsTheOutputsAccepted()
+{
+    QFETCH(QStringList, args);
+    const CliResult help = runCli({args.first(), "--help"});
+    QCOMPARE(help.exitCode, 0);
+    QByteArray line;
+    for (const QByteArray& l : help.out.split('\n'))
+        if (l.trimmed().startsWith("-o "))
+            line = l;
+    QVERIFY2(!line.isEmpty(), help.out.constData());
+    const bool pictures = runCli({"render", "--help"}).exitCode == 0;
+    QTemporaryDir dir;
+    for (const char* ext : {".csv", ".json", ".npy", ".png", ".svg", ".pdf"}) {
+        const bool picture = QByteArray(".png.svg.pdf").contains(ext);
+        if (picture && !pictures)
+            continue; // a CLI without the GUI library draws no pictures
+        const bool listed = line.contains(QByteArray(" ") + ext);
+        const CliResult r = runCli(args + QStringList{"-o", dir.filePath(QStringLiteral("x") + ext)});
+        QVERIFY2((r.exitCode == 0) == listed,
+                 qPrintable(QString("%1: listed %2, exit %3: %4").arg(ext).arg(listed).arg(r.exitCode).arg(r.err)));
     }
 }
 

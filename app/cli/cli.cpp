@@ -570,13 +570,23 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
 {
+    // --set sets the method's parameters, as its help says: rope's dim and base are --dim and --base (a --set dim=
+    // beside --dim would be ignored).
+    const std::string scaling = args.text("scaling", "none");
+    for (const std::string& a : args.all("set")) {
+        const std::string name = a.substr(0, a.find('='));
+        if (name == "dim" || name == "base")
+            throw InputError("frequencies: --set " + a + " is not allowed; rope's " + name + " is --" + name +
+                             " (allowed with --set: the parameters of the --scaling method)");
+        checkMethodSetting(rotaryMethodByName(scaling), a);
+    }
     std::vector<std::string> sets = args.all("set");
     if (args.has("dim"))
         sets.push_back("dim=" + std::to_string(args.integer("dim", 64, 2, 4096)));
     if (args.has("base"))
         sets.push_back("base=" + exactText(args.number("base", 10000)));
     const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    return makeSchemeSpec("rope", 1, false, sets, context, false, args.text("scaling", "none"));
+    return makeSchemeSpec("rope", 1, false, sets, context, false, scaling);
 }
 
 int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec)
