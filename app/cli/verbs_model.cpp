@@ -155,6 +155,7 @@ void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConf
     applyPreset(args.text("preset", "quick"), mc, tc);
     modelSizesFromArgs(args, mc);
     mc.schemeSettings = args.all("set");
+    mc.scaling = args.text("scaling", "none"); // every scheme trains under it (a non-rotary one is refused)
     mc.logn = args.has("logn");
     scheduleFromArgs(args, tc);
 }
