@@ -21,26 +21,6 @@ std::string numberText(double v)
     return text;
 }
 
-std::string methodParamNames(const RotaryMethodInfo& method)
-{
-    std::string names;
-    for (const ParamInfo& p : method.params)
-        names += (names.empty() ? "" : ", ") + p.name;
-    return names.empty() ? "none" : names;
-}
-
-// A NAME=VALUE setting of `method`: InputError for a malformed one or a name the method does not take.
-void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting)
-{
-    const size_t eq = setting.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == setting.size())
-        throw InputError("method " + method.name + ": setting '" + setting + "' is not NAME=VALUE");
-    const std::string name = setting.substr(0, eq);
-    if (std::none_of(method.params.begin(), method.params.end(), [&](const ParamInfo& p) { return p.name == name; }))
-        throw InputError("method " + method.name + " has no parameter '" + name +
-                         "'; its parameters: " + methodParamNames(method));
-}
-
 // Splits on `separator`, keeping empty pieces (so "a,,b" shows its empty item).
 std::vector<std::string> splitText(std::string_view text, char separator)
 {

@@ -122,6 +122,11 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     std::string window;
     if (info.hasWindow && !findAssignment(settings, "window", window))
         settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
+    // The method's settings set the method's parameters only (eval --set, a checkpoint's scaling_params): a scheme
+    // parameter among them would silently change the scheme.
+    const RotaryMethodInfo& method = rotaryMethodByName(c.scaling);
+    for (const std::string& s : c.scalingSettings)
+        checkMethodSetting(method, s);
     settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
     return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
 }

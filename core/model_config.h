@@ -57,7 +57,8 @@ size_t modelParameterCount(const ModelConfig& config);
 
 // The model's scheme: causal, `heads` heads, the model's context; rotary `dim` = head dim and sinusoidal
 // `dim` = d_model unless set (a different explicit value is refused: the model has no partial rotary).
-// local/bca without an explicit window get modelDefaultWindow(config).
+// local/bca without an explicit window get modelDefaultWindow(config). Every scalingSettings entry must name a
+// parameter of the method `scaling` (checkMethodSetting); schemeSettings may hold the method's parameters too.
 SchemeSpec modelSchemeSpec(const ModelConfig& config);
 // Default window of local/bca inside a model: the largest W with layers * (W - 1) + 1 <= context (even for bca), so
 // the model's receptive field, not just one layer's, equals the training context. One layer: W = context, the

@@ -158,7 +158,25 @@ std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
     const size_t plus = label.find('+');
     if (plus == std::string_view::npos)
         return {std::string(label), "none"};
+    if (plus + 1 == label.size())
+        throw InputError("'" + std::string(label) + "' names no method after '+'; allowed: SCHEME+METHOD with a known "
+                         "method: " + catalog::namesOf(rotaryMethodCatalog()));
     return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
+}
+
+void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting)
+{
+    const size_t eq = setting.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == setting.size())
+        throw InputError("method " + method.name + ": setting '" + setting + "' is not NAME=VALUE");
+    const std::string name = setting.substr(0, eq);
+    if (!catalog::entryNamed(method.params, name)) {
+        const std::string names = catalog::namesOf(method.params);
+        throw InputError("method " + method.name + " has no parameter '" + name + "' (" + setting +
+                         "); its parameters: " +
+                         (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)"
+                                                              : names));
+    }
 }
 
 std::string schemeLabel(const SchemeSpec& spec)
@@ -202,6 +220,15 @@ void validateRotaryScaling(const SchemeSpec& spec)
     const std::string where = "scaling " + info.name + ": ";
     catalog::checkParamValues(info.params, spec.scalingParams, "scaling " + info.name, where + "no parameter ");
     const int L = scalingContext(spec);
+    // L is the context the model was first trained at: never past the context it has now (train --init at a longer
+    // context keeps the shorter one), else a window "below L" could reach past every position seen.
+    if (spec.context > 0 && L > spec.context)
+        throw InputError(where + "original-context = " + std::to_string(L) + " must not exceed the context " +
+                         std::to_string(spec.context) + "; allowed: integers in [0, " + std::to_string(spec.context) +
+                         "] (0: the context)");
+    if ((spec.scaling == RotaryMethod::Ntk || spec.scaling == RotaryMethod::DynamicNtk) && spec.intParam("dim") <= 2)
+        throw InputError(where + "dim = " + std::to_string(spec.intParam("dim")) +
+                         " is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     if (info.remapsPositions) {
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
@@ -216,10 +243,13 @@ void validateRotaryScaling(const SchemeSpec& spec)
             throw InputError(where + "the default window L/2 needs a " + contextName + " >= 2 (got " +
                              std::to_string(L) + ")");
     }
+    // beta-fast = beta-slow is allowed, as in Hugging Face: the ramp is one step wide (hi += 0.001 when lo = hi).
     if (spec.scaling == RotaryMethod::Yarn &&
-        !(spec.scalingParams.at("beta-fast") > spec.scalingParams.at("beta-slow")))
+        !(spec.scalingParams.at("beta-fast") >= spec.scalingParams.at("beta-slow")))
         throw InputError(where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
-                         " must exceed beta-slow = " + catalog::shortNumberText(spec.scalingParams.at("beta-slow")));
+                         " must be at least beta-slow = " +
+                         catalog::shortNumberText(spec.scalingParams.at("beta-slow")) +
+                         "; allowed: beta-fast >= beta-slow (more rotations over L than beta-slow, or as many)");
     if (spec.scaling == RotaryMethod::Llama3 &&
         !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
         throw InputError(

@@ -31,8 +31,13 @@ const RotaryMethodInfo& rotaryMethodByName(std::string_view name);
 
 // Names of a scheme with a method, as the compare view and lessons write them: "rope+yarn" is rope under yarn;
 // a name without '+' has the method "none". schemeLabel is the inverse ("rope" when the method is none).
+// InputError for a '+' with no method after it ("rope+"), listing the known methods.
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label);
 std::string schemeLabel(const SchemeSpec& spec);
+
+// A NAME=VALUE setting of `method` (a model's scaling settings, `eval --set`, a compared method's settings): InputError
+// for a malformed one or a NAME the method does not take, naming the setting and listing the method's parameters.
+void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting);
 
 // The original context L a method reads when the spec has no model context (like local's window without a model).
 constexpr int kScalingContextWithoutModel = 16;
@@ -73,9 +78,10 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
 RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
                             int context, int length);
 
-// Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, high > low, beta-fast >
-// beta-slow, scaling only on rotary schemes, remapping methods causal only); throws InputError naming the parameter,
-// its value and what is allowed. validateSchemeSpec calls it.
+// Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
+// context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on
+// rotary schemes, remapping methods causal only); throws InputError naming the parameter, its value and what is
+// allowed. validateSchemeSpec calls it.
 void validateRotaryScaling(const SchemeSpec& spec);
 
 // Rotary angle of frequency i for head dimension d: base^(-2i/d). The one formula of the frequency table (rope, xpos,

@@ -127,7 +127,9 @@ constexpr ParamRow baseRow(std::string_view scheme)
     return {scheme, "base", 10000, 1, 1e12, Range::RealAboveMin, kBaseText};
 }
 // StreamingLLM's attention sinks: the first keys stay visible to every query past the window.
-constexpr std::string_view kSinksText = "keys n < sinks stay visible to every query m >= n (attention sinks)";
+constexpr std::string_view kSinksText =
+    "keys n < sinks stay visible to every query m >= n (attention sinks); positions stay the original ones (no rolling "
+    "re-index as in StreamingLLM)";
 constexpr ParamRow sinksRow(std::string_view scheme)
 {
     return {scheme, "sinks", 0, 0, 1000000, Range::Integer, kSinksText};
@@ -323,7 +325,7 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
                           const std::vector<std::string>& assignments, int context, bool logn, std::string_view scaling)
 {
     const SchemeInfo& info = schemeByName(name);
-    const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? "none" : scaling);
+    const RotaryMethodInfo& method = rotaryMethodByName(scaling); // "" is no method: refused, listing the known ones
     SchemeSpec spec;
     spec.kind = info.kind;
     spec.heads = heads;

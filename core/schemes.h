@@ -102,11 +102,11 @@ struct SchemeSpec {
 // Builds a spec from a scheme name and NAME=VALUE strings, validating everything. The window of
 // `local`/`bca` defaults to the context when one is given (the super baseline), else to 16.
 // Throws InputError with a one-line message naming the parameter, its value and the allowed range.
-// `scaling` names a rotary length-extension method ("" or "none": none); assignments naming one of its parameters
-// set that parameter, any other name must be the scheme's.
+// `scaling` names a rotary length-extension method ("none": none; an empty or unknown name is refused, listing the
+// known ones); assignments naming one of its parameters set that parameter, any other name must be the scheme's.
 SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
                           const std::vector<std::string>& assignments = {}, int context = 0, bool logn = false,
-                          std::string_view scaling = {});
+                          std::string_view scaling = "none");
 
 // Checks every parameter and cross-parameter constraint of a spec; throws InputError.
 void validateSchemeSpec(const SchemeSpec& spec); // throws InputError
@@ -131,7 +131,7 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
 SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
                                     const std::vector<std::string>& assignments, int headDim,
                                     const std::string& headDimName, int context = 0, bool logn = false,
-                                    std::string_view scaling = {});
+                                    std::string_view scaling = "none");
 // The same rule for a spec built already (e.g. by the GUI's panel): refuses rope/xpos whose dim differs from D.
 void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName);
 

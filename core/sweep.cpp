@@ -45,13 +45,12 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
 // The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
-    return {{"layers", m.layers},
-            {"d_model", m.dModel},
-            {"heads", m.heads},
-            {"d_ff", m.dFf},
-            {"context", m.context},
-            {"logn", m.logn},
-            {"settings", m.schemeSettings}};
+    nlohmann::json j{{"layers", m.layers},   {"d_model", m.dModel}, {"heads", m.heads},
+                     {"d_ff", m.dFf},        {"context", m.context}, {"logn", m.logn},
+                     {"settings", m.schemeSettings}};
+    if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
+        j["scaling"] = m.scaling;
+    return j;
 }
 
 // Typed field access with InputError naming the source and the field.
@@ -200,6 +199,7 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     g.model.context = static_cast<int>(m.integer("context", 1, 1 << 20));
     g.model.logn = m.boolean("logn");
     g.model.schemeSettings = m.texts("settings");
+    g.model.scaling = j["model"].contains("scaling") ? m.text("scaling") : "none";
     const JsonReader t{r.field("train"), source + " train"};
     g.train.steps = static_cast<int>(t.integer("steps", 0, 100000000));
     g.train.batch = static_cast<int>(t.integer("batch", 1, 65536));

@@ -109,38 +109,87 @@ int keepOriginalContext(ModelConfig& model, const ModelConfig& init)
 {
     if (!rotaryMethodByName(model.scaling).usesContext)
         return 0;
-    auto isOriginalContext = [](const std::string& s) { return s.substr(0, s.find('=')) == "original-context"; };
-    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(), isOriginalContext))
+    // original-context=0 (a checkpoint's resolved settings carry it, continued without --scaling) means "the
+    // context": unset, so it is replaced like a missing one.
+    auto setOriginalContext = [](const std::string& s) {
+        return s.substr(0, s.find('=')) == "original-context" && parseNumber(s.substr(s.find('=') + 1), s) > 0;
+    };
+    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(), setOriginalContext))
         return 0;
     // The checkpoint's own original context when it was itself fine-tuned with one, else its training context.
     int original = init.context;
     for (const std::string& s : init.scalingSettings)
-        if (isOriginalContext(s) && std::stoi(s.substr(s.find('=') + 1)) > 0)
-            original = std::stoi(s.substr(s.find('=') + 1));
-    if (original == model.context)
+        if (setOriginalContext(s))
+            original = static_cast<int>(parseNumber(s.substr(s.find('=') + 1), s));
+    // Only a shorter L is kept: original-context may not exceed the context (validateRotaryScaling), and a run at a
+    // context no longer than the first one has no longer L to extend to.
+    if (original >= model.context)
         return 0;
     model.scalingSettings.push_back("original-context=" + std::to_string(original));
     return original;
 }
 
-void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source)
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& shape)
+{
+    std::string text;
+    for (int64_t d : shape)
+        text += (text.empty() ? "" : ", ") + std::to_string(d);
+    return "(" + text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// What train --init allows, as every refusal of checkInitCompatible ends.
+std::string initAllowedText(const ModelConfig& was)
+{
+    return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
+           std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
+           std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
+           "); the context, --scaling, --set and the schedule may change";
+}
+
+} // namespace
+
+void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, const std::string& source,
+                             const std::string& run)
+{
+    std::string differences;
+    auto compare = [&](const std::string& what, const std::string& asked, const std::string& has) {
+        if (asked != has)
+            differences += (differences.empty() ? "" : ", ") + what + " " + asked + " where the checkpoint has " + has;
+    };
+    compare("scheme", model.scheme, was.scheme);
+    compare("layers", std::to_string(model.layers), std::to_string(was.layers));
+    compare("d-model", std::to_string(model.dModel), std::to_string(was.dModel));
+    compare("heads", std::to_string(model.heads), std::to_string(was.heads));
+    compare("d-ff", std::to_string(model.dFf), std::to_string(was.dFf));
+    if (!differences.empty())
+        throw InputError("--init " + source + ": " + run + " asks for " + differences + initAllowedText(was));
+}
+
+void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
+                         const std::string& run)
 {
     const ModelConfig& was = init.model->config();
-    auto shape = [](const ModelConfig& c) {
-        return "scheme " + c.scheme + ", layers " + std::to_string(c.layers) + ", d-model " + std::to_string(c.dModel) +
-               ", heads " + std::to_string(c.heads) + ", d-ff " + std::to_string(c.dFf);
-    };
+    checkInitSchemeAndSizes(model, was, source, run);
+    // Then every tensor: the same scheme and sizes can still differ in a learned table's rows (one per context
+    // position) or in t5's buckets.
     const std::vector<ParameterTensor> want = modelTensorLayout(model);
-    bool same = was.scheme == model.scheme && want.size() == init.model->tensors().size();
-    for (size_t i = 0; same && i < want.size(); ++i)
-        same = want[i].name == init.model->tensors()[i].name && want[i].shape == init.model->tensors()[i].shape;
-    if (!same)
+    const std::vector<ParameterTensor>& have = init.model->tensors();
+    for (size_t i = 0; i < std::max(want.size(), have.size()); ++i) {
+        if (i < want.size() && i < have.size() && want[i].name == have[i].name && want[i].shape == have[i].shape)
+            continue;
+        const bool learnedRows = i < want.size() && want[i].name == "wpe.weight";
         throw InputError(
-            "--init " + source + ": the checkpoint has " + shape(was) + "; this run asks for " + shape(model) +
-            (model.scheme == "learned" && model.context != was.context
-                 ? " of context " + std::to_string(model.context) + " (learned rows)"
-                 : std::string()) +
-            "; allowed: the same scheme and shapes (context, --scaling, --set and the schedule may change)");
+            "--init " + source + ": " + run + " asks for " +
+            (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
+            " where the checkpoint has " +
+            (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
+            (learnedRows ? " (a learned table has one row per position of the context " +
+                               std::to_string(model.context) + ")"
+                         : std::string()) +
+            initAllowedText(was));
+    }
 }
 
 TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,

@@ -96,12 +96,22 @@ struct TrainingResult {
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
 
-// train --init at a new context: a method that reads the original context L (yarn, llama3, dynamic-ntk, rerope,
-// leaky-rerope) keeps the one the checkpoint was first trained at, unless `model` sets original-context itself.
-// Returns that L when it was added to model.scalingSettings, else 0.
+// train --init at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk, rerope,
+// leaky-rerope) keeps the one the checkpoint was first trained at, unless `model` sets original-context itself (to a
+// positive value: 0, as a checkpoint's own settings carry it, means the context and counts as unset).
+// Returns that L when it was added to model.scalingSettings, else 0 (also when the run's context is not longer).
 int keepOriginalContext(ModelConfig& model, const ModelConfig& init);
 
-// The check of train --init: InputError unless `init` has the scheme and every tensor shape of `model`.
-void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source);
+// The check of train --init (the CLI's and trainModel's): InputError unless `model` asks for the checkpoint's scheme
+// and sizes (checkInitSchemeAndSizes), then unless every tensor has the checkpoint's shape (a learned table's rows,
+// t5's buckets), naming --init `source`, what differs and what is allowed. `run` names what asks ("this run", or
+// e.g. "this run (--preset quick)").
+void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
+                         const std::string& run = "this run");
+// Its first half, by name only, so `model` need not be valid yet (the CLI calls it before the checkpoint's settings
+// join the run's): each of scheme, layers, d-model, heads, d-ff that differs is named, e.g. "this run asks for scheme
+// alibi where the checkpoint has rope, heads 2 where the checkpoint has 8".
+void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& checkpoint, const std::string& source,
+                             const std::string& run = "this run");
 
 } // namespace plab

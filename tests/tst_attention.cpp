@@ -229,7 +229,7 @@ SchemeSpec makeSpec(const QString& name, int heads, bool bidirectional, const QS
                     bool logn = false)
 {
     QStringList own;
-    std::string scaling;
+    std::string scaling = "none";
     for (const QString& a : sets)
         if (a.startsWith("scaling="))
             scaling = a.mid(8).toStdString();

@@ -302,6 +302,7 @@ private slots:
 private:
     QByteArray m_checkpoint;     // a valid tiny model checkpoint, made by `train` in initTestCase
     QByteArray m_ropeCheckpoint; // the same with scheme rope (eval --compare)
+    QByteArray m_learnedCheckpoint; // the same with scheme learned (its table's rows follow the context)
 };
 
 void TestBadInput::initTestCase()
@@ -346,6 +347,7 @@ void TestBadInput::initTestCase()
     };
     trainTiny("alibi", m_checkpoint);
     trainTiny("rope", m_ropeCheckpoint);
+    trainTiny("learned", m_learnedCheckpoint);
     QVERIFY(m_ropeCheckpoint.size() > 1000);
     QVERIFY(m_checkpoint.size() > 1000);
 }
@@ -454,10 +456,56 @@ void TestBadInput::cli_data()
         "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
     row("yarn beta-fast below beta-slow",
         {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
-        "scaling yarn: beta-fast = 1 must exceed beta-slow = 2");
+        "scaling yarn: beta-fast = 1 must be at least beta-slow = 2; allowed: beta-fast >= beta-slow");
     row("llama3 bands reversed",
         {"frequencies", "--scaling", "llama3", "--set", "low-freq-factor=4", "--set", "high-freq-factor=1"}, 2,
         "scaling llama3: high-freq-factor = 1 must exceed low-freq-factor = 4");
+    row("yarn beta-fast below beta-slow, bias", {"bias", "rope", "--scaling", "yarn", "--set", "beta-slow=33"}, 2,
+        "scaling yarn: beta-fast = 32 must be at least beta-slow = 33");
+    row("original-context past the context",
+        {"bias", "rope", "--context", "32", "--scaling", "rerope", "--set", "window=40", "--set",
+         "original-context=64"},
+        2,
+        "scaling rerope: original-context = 64 must not exceed the context 32; allowed: integers in [0, 32] (0: the "
+        "context)");
+    row("original-context past the context, bench",
+        {"bench", "attention", "rope", "--context", "32", "--scaling", "yarn", "--set", "original-context=33"}, 2,
+        "scaling yarn: original-context = 33 must not exceed the context 32");
+    row("scaling empty", {"bias", "rope", "--scaling", ""}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, "
+        "leaky-rerope");
+    row("scaling empty, bench", {"bench", "attention", "rope", "--scaling="}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi");
+    row("scaling empty, train", {"train", "rope", "--scaling", "", "-o", "@DIR@/m.safetensors"}, 2,
+        "--scaling = '' is not a known method; known methods: none, pi");
+    row("scheme word rope+", {"bias", "rope+"}, 2,
+        "'rope+' names no method after '+'; allowed: SCHEME+METHOD with a known method: none, pi, ntk, dynamic-ntk, "
+        "yarn, llama3, rerope, leaky-rerope");
+    row("scheme word rope+, compare", {"render", "compare", "rope", "rope+", "-o", "@DIR@/c.png"}, 2,
+        "'rope+' names no method after '+'", {}, NeedsRender);
+    row("scheme word and --scaling disagree, train",
+        {"train", "rope+yarn", "--scaling", "pi", "-o", "@DIR@/m.safetensors"}, 2,
+        "--scaling = pi disagrees with the method in rope+yarn");
+    row("ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "ntk"}, 2,
+        "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
+    row("dynamic-ntk on dim 2", {"frequencies", "--dim", "2", "--scaling", "dynamic-ntk"}, 2,
+        "scaling dynamic-ntk: dim = 2 is not allowed");
+    row("frequencies json to csv", {"frequencies", "--json", "-o", "@DIR@/f.csv"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.csv; allowed: --json without -o (JSON on stdout), --json with -o "
+        "FILE.json, or -o FILE without --json");
+    row("frequencies json to an existing csv", {"frequencies", "--json", "-o", "@DIR@/f.csv"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.csv", Files{{"f.csv", "kept\n"}});
+    row("frequencies json to png", {"frequencies", "--json", "-o", "@DIR@/f.png"}, 2,
+        "frequencies: --json contradicts -o @DIR@/f.png");
+    row("frequencies set dim beside --dim", {"frequencies", "--dim", "22", "--set", "dim=8"}, 2,
+        "frequencies: --set dim=8 is not allowed; rope's dim is --dim (allowed with --set: the parameters of the "
+        "--scaling method)");
+    row("frequencies set base", {"frequencies", "--scaling", "pi", "--set", "base=500"}, 2,
+        "frequencies: --set base=500 is not allowed; rope's base is --base");
+    row("frequencies set a scheme parameter of no method", {"frequencies", "--set", "gamma=1"}, 2,
+        "method none has no parameter 'gamma' (gamma=1); its parameters: none");
+    row("frequencies npy", {"frequencies", "-o", "@DIR@/f.npy"}, 2,
+        "-o @DIR@/f.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
         "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");
@@ -811,24 +859,80 @@ void TestBadInput::cli_data()
                            "1",     "-o",     "@DIR@/out.safetensors"} +
                extra;
     };
+    const QString initAllowed = "; allowed: the checkpoint's scheme and shapes (scheme alibi, layers 1, d-model 8, "
+                                "heads 2, d-ff 8); the context, --scaling, --set and the schedule may change";
     row("train init other scheme", init({"--scheme", "rope"}), 2,
-        "--init @DIR@/m.safetensors: the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run "
-        "asks "
-        "for scheme rope, layers 1, d-model 8, heads 2, d-ff 8; allowed: the same scheme and shapes",
+        "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
         withModel(m_checkpoint));
     row("train init other shape", init({"--d-model", "16"}), 2,
-        "the checkpoint has scheme alibi, layers 1, d-model 8, heads 2, d-ff 8; this run asks for scheme alibi, layers "
-        "1, "
-        "d-model 16",
+        "--init @DIR@/m.safetensors: this run asks for d-model 16 where the checkpoint has 8" + initAllowed,
         withModel(m_checkpoint));
-    row("train init more layers", init({"--layers", "2"}), 2, "this run asks for scheme alibi, layers 2",
+    row("train init more layers", init({"--layers", "2"}), 2,
+        "this run asks for layers 2 where the checkpoint has 1" + initAllowed, withModel(m_checkpoint));
+    // Scheme and sizes are compared before the checkpoint's settings (rope's dim, base) join the run: the message
+    // names what differs, not a parameter the other scheme or head dim lacks.
+    row("train init non-rotary from rope", init({"alibi"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for scheme alibi where the checkpoint has rope; allowed: the "
+        "checkpoint's scheme and shapes (scheme rope, layers 1, d-model 8, heads 2, d-ff 8)",
+        withModel(m_ropeCheckpoint));
+    row("train init rope, other heads", init({"rope", "--heads", "4"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for heads 4 where the checkpoint has 2; allowed: the checkpoint's "
+        "scheme and shapes (scheme rope",
+        withModel(m_ropeCheckpoint));
+    row("train init scheme and heads differ", init({"alibi", "--heads", "1"}), 2,
+        "this run asks for scheme alibi where the checkpoint has rope, heads 1 where the checkpoint has 2",
+        withModel(m_ropeCheckpoint));
+    row("train init preset of another shape", init({"--preset", "demo"}), 2,
+        "--init @DIR@/m.safetensors: this run (--preset demo) asks for layers 2 where the checkpoint has 1, d-model "
+        "128 where the checkpoint has 8",
         withModel(m_checkpoint));
+    row("train init learned at another context", init({"--context", "16"}), 2,
+        "--init @DIR@/m.safetensors: this run asks for tensor wpe.weight (16, 8) where the checkpoint has tensor "
+        "wpe.weight (8, 8) (a learned table has one row per position of the context 16); allowed: the checkpoint's "
+        "scheme and shapes (scheme learned",
+        withModel(m_learnedCheckpoint));
+    row("train init original-context past the context",
+        init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
+        "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",
+        withModel(m_ropeCheckpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
         "--scaling = yarn is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
     row("eval scaling on alibi", eval({"--scaling", "pi"}), 2,
         "--scaling = pi is not allowed for scheme alibi; allowed: rotary schemes (rope, xpos)",
         withModel(m_checkpoint));
+    // eval's --set sets the --scaling method's parameters (or the checkpoint's method's): a scheme parameter would
+    // change the model, one of no method would be ignored.
+    row("eval set a scheme parameter under a method", eval({"--scaling", "yarn", "--set", "base=500"}), 2,
+        "--set base=500: method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast, "
+        "beta-slow, attention-factor, original-context",
+        withModel(m_ropeCheckpoint));
+    row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
+        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (a method's parameters need "
+        "--scaling METHOD)",
+        withModel(m_ropeCheckpoint));
+    row("eval set a window of no method", eval({"--set", "window=4"}), 2,
+        "--set window=4: method none has no parameter 'window' (window=4)", withModel(m_checkpoint));
+    row("eval original-context past the context",
+        eval({"--scaling", "rerope", "--set", "window=6", "--set", "original-context=16"}), 2,
+        "scaling rerope: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8] (0: the "
+        "context)",
+        withModel(m_ropeCheckpoint));
+    row("eval scaling empty", eval({"--scaling", ""}), 2,
+        "--scaling = '' is not a known method; known methods: none, pi, ntk", withModel(m_ropeCheckpoint));
+    row("entropy checkpoint set a scheme parameter",
+        {"entropy", "rope", "--checkpoint", "@DIR@/m.safetensors", "--corpus", "@DIR@/corpus.txt", "--set", "base=5"},
+        2, "--set base=5: method none has no parameter 'base' (base=5)", withModel(m_ropeCheckpoint));
+    row("entropy checkpoint method disagrees",
+        {"entropy", "rope+pi", "--checkpoint", "@DIR@/m.safetensors", "--scaling", "yarn"}, 2,
+        "--scaling = yarn disagrees with the method in rope+pi; allowed: one of them, or both the same",
+        withModel(m_ropeCheckpoint));
+    row("entropy checkpoint rope+", {"entropy", "rope+", "--checkpoint", "@DIR@/m.safetensors"}, 2,
+        "'rope+' names no method after '+'; allowed: SCHEME+METHOD with a known method: none, pi",
+        withModel(m_ropeCheckpoint));
+    row("attention checkpoint scaling on alibi",
+        {"attention", "alibi", "--checkpoint", "@DIR@/m.safetensors", "--scaling", "yarn", "-o", "@DIR@/o.npy"}, 2,
+        "--scaling = yarn is not allowed for scheme alibi", withModel(m_checkpoint));
     row("train init missing", init({}), 2, "checkpoint @DIR@/m.safetensors does not exist");
     // eval --compare (issue 13): one curve per method of a rotary model.
     auto compare = [&](const QString& methods, QStringList extra = {}) {
@@ -840,9 +944,11 @@ void TestBadInput::cli_data()
         "leaky-rerope",
         rope);
     row("compare parameter not taken", compare("pi,yarn:window=3"), 2,
-        "method yarn has no parameter 'window'; its parameters: factor, beta-fast, beta-slow, attention-factor", rope);
+        "method yarn has no parameter 'window' (window=3); its parameters: factor, beta-fast, beta-slow, "
+        "attention-factor",
+        rope);
     row("compare scheme parameter", compare("pi:base=500"), 2,
-        "method pi has no parameter 'base'; its parameters: factor", rope);
+        "method pi has no parameter 'base' (base=500); its parameters: factor", rope);
     row("compare setting without value", compare("yarn:factor"), 2, "method yarn: setting 'factor' is not NAME=VALUE",
         rope);
     row("compare duplicate method", compare("none,pi,pi:factor=2"), 2,

@@ -83,6 +83,10 @@ private slots:
     void jsonIntegers();
     void schemeWordOrOption_data();
     void schemeWordOrOption();
+    void benchNamesWhatItTimes_data();
+    void benchNamesWhatItTimes();
+    void helpListsTheOutputsAccepted_data();
+    void helpListsTheOutputsAccepted();
 };
 
 void TestCli::schemesJson()
@@ -510,6 +514,91 @@ void TestCli::schemeWordOrOption()
     QVERIFY2(b.exitCode == 0, b.err.constData());
     QVERIFY(!a.out.isEmpty());
     QCOMPARE(b.out, a.out);
+}
+
+// bench attention names everything it timed: the method with its parameters, logn and sinks, in its text line and
+// JSON (which carries the scheme's metadata as every scheme output does).
+void TestCli::benchNamesWhatItTimes_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("text");     // in the first line of the text output
+    QTest::addColumn<QStringList>("json"); // PATH=VALUE of the --json object (PATH: keys joined by '/')
+    QTest::newRow("rerope") << QStringList{"--scheme", "rope", "--scaling", "rerope", "--context", "64", "--set",
+                                           "window=16"}
+                            << "attention rope+rerope (original-context=0, window=16) causal"
+                            << QStringList{"scheme=rope", "scaling=rerope", "scaling_parameters/window=16",
+                                           "scaling_parameters/original-context=0", "logn=false", "context=64",
+                                           "parameters/base=10000"};
+    QTest::newRow("rope+yarn word") << QStringList{"rope+yarn", "--set", "factor=2"}
+                                    << "attention rope+yarn (attention-factor=0, beta-fast=32, beta-slow=1, factor=2"
+                                    << QStringList{"scaling=yarn", "scaling_parameters/factor=2"};
+    QTest::newRow("logn") << QStringList{"alibi", "--context", "16", "--logn"} << "attention alibi causal"
+                          << QStringList{"logn=true", "context=16"};
+    QTest::newRow("logn in the text") << QStringList{"alibi", "--context", "16", "--logn"} << " logn L=16 "
+                                      << QStringList{"scheme=alibi"};
+    QTest::newRow("sinks") << QStringList{"local", "--window", "8", "--set", "sinks=2"} << " W=8 sinks=2 "
+                           << QStringList{"parameters/sinks=2", "window=8"};
+    QTest::newRow("plain rope") << QStringList{"rope"} << "attention rope causal"
+                                << QStringList{"scheme=rope", "logn=false"};
+}
+
+void TestCli::benchNamesWhatItTimes()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, text);
+    QFETCH(QStringList, json);
+    const QStringList run =
+        QStringList{"bench", "attention"} + args + QStringList{"--length", "32", "--heads", "1", "--repeat", "1"};
+    const CliResult plain = runCli(run);
+    QVERIFY2(plain.exitCode == 0, plain.err.constData());
+    QVERIFY2(plain.out.split('\n').first().contains(text.toUtf8()), plain.out.constData());
+    const CliResult asJson = runCli(run + QStringList{"--json"});
+    QVERIFY2(asJson.exitCode == 0, asJson.err.constData());
+    const QJsonObject object = QJsonDocument::fromJson(asJson.out).object();
+    for (const QString& item : json) {
+        const QStringList path = item.section('=', 0, 0).split('/');
+        QJsonValue v = object;
+        for (const QString& key : path)
+            v = v.toObject().value(key);
+        const QString want = item.section('=', 1);
+        const QString got = v.isString() ? v.toString()
+                            : v.isBool() ? (v.toBool() ? "true" : "false")
+                                         : QString::number(v.toDouble(), 'g', 17);
+        QVERIFY2(!v.isUndefined() && got == want, qPrintable(item + ", got " + got + " in " + asJson.out));
+    }
+}
+
+// Every verb's --help lists the -o extensions its check accepts, no more and no fewer.
+void TestCli::helpListsTheOutputsAccepted_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("bias") << QStringList{"bias", "alibi", "--length", "4"};
+    QTest::newRow("entropy") << QStringList{"entropy", "alibi", "--lengths", "4", "--heads", "1"};
+    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "4"};
+    QTest::newRow("frequencies") << QStringList{"frequencies", "--dim", "8"};
+}
+
+void TestCli::helpListsTheOutputsAccepted()
+{
+    QFETCH(QStringList, args);
+    const CliResult help = runCli({args.first(), "--help"});
+    QCOMPARE(help.exitCode, 0);
+    QByteArray line;
+    for (const QByteArray& l : help.out.split('\n'))
+        if (l.trimmed().startsWith("-o "))
+            line = l;
+    QVERIFY2(!line.isEmpty(), help.out.constData());
+    const bool pictures = runCli({"render", "--help"}).exitCode == 0;
+    QTemporaryDir dir;
+    for (const char* ext : {".csv", ".json", ".npy", ".png", ".svg", ".pdf"}) {
+        const bool picture = QByteArray(".png.svg.pdf").contains(ext);
+        if (picture && !pictures)
+            continue; // a CLI without the GUI library draws no pictures
+        const bool listed = line.contains(QByteArray(" ") + ext);
+        const CliResult r = runCli(args + QStringList{"-o", dir.filePath(QStringLiteral("x") + ext)});
+        QVERIFY2((r.exitCode == 0) == listed,
+                 qPrintable(QString("%1: listed %2, exit %3: %4").arg(ext).arg(listed).arg(r.exitCode).arg(r.err)));
+    }
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestCli)

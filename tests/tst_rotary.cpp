@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "cli_runner.h"
 #include "errors.h"
+#include "model_configs.h"
 #include "position_bias.h"
 #include "rotary_scaling.h"
 #include "safetensors.h"
@@ -77,6 +78,10 @@ private slots:
     void checkpointKeepsScalingAndOptimizer();
     void initKeepsOriginalContext_data();
     void initKeepsOriginalContext();
+    void methodRules_data();
+    void methodRules();
+    void scalingSettingsAreTheMethods_data();
+    void scalingSettingsAreTheMethods();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -311,7 +316,8 @@ void TestRotary::checkpointKeepsScalingAndOptimizer()
             back.model->setScaling("yarn", {"leak=2"});
             QFAIL("no InputError");
         } catch (const InputError& e) {
-            QVERIFY2(QString(e.what()).contains("yarn's parameters: factor"), e.what());
+            QVERIFY2(QString(e.what()).contains("method yarn has no parameter 'leak' (leak=2); its parameters: factor"),
+                     e.what());
         }
         QCOMPARE(int(back.model->schemeSpec().scaling), int(RotaryMethod::Rerope)); // unchanged by the refusal
     }
@@ -336,6 +342,13 @@ void TestRotary::initKeepsOriginalContext_data()
         << 64 << QStringList{} << 256 << "yarn" << QStringList{"original-context=100"} << 0 << 100;
     QTest::newRow("twice fine-tuned keeps the first L")
         << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << 64 << 64;
+    // Continued without --scaling: the checkpoint's own settings carry original-context=0, which means "the
+    // context" and must not hide the first L.
+    QTest::newRow("checkpoint's original-context=0 is unset")
+        << 32 << QStringList{"factor=4", "original-context=0"} << 64 << "yarn"
+        << QStringList{"factor=4", "original-context=0"} << 32 << 32;
+    // original-context may not exceed the context: a shorter run keeps nothing (L is its own context).
+    QTest::newRow("shorter context keeps nothing") << 64 << QStringList{} << 32 << "yarn" << QStringList{} << 0 << 32;
 }
 
 void TestRotary::initKeepsOriginalContext()
@@ -362,6 +375,90 @@ void TestRotary::initKeepsOriginalContext()
         next.scalingSettings.push_back(a.toStdString());
     QCOMPARE(keepOriginalContext(next, was), kept);
     QCOMPARE(scalingContext(modelSchemeSpec(next)), effectiveL); // modelSchemeSpec validates the method too
+}
+
+// validateRotaryScaling's cross-parameter rules, through makeSchemeSpec as every surface builds a spec.
+void TestRotary::methodRules_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("context");   // 0: no model
+    QTest::addColumn<QString>("error"); // empty: accepted
+    QTest::newRow("yarn beta-fast = beta-slow") << "yarn" << QStringList{"beta-fast=4", "beta-slow=4"} << 64 << "";
+    QTest::newRow("yarn beta-fast < beta-slow")
+        << "yarn" << QStringList{"beta-fast=3", "beta-slow=4"} << 64
+        << "scaling yarn: beta-fast = 3 must be at least beta-slow = 4; allowed: beta-fast >= beta-slow";
+    QTest::newRow("original-context = context") << "yarn" << QStringList{"original-context=64"} << 64 << "";
+    QTest::newRow("original-context past the context")
+        << "llama3" << QStringList{"original-context=65"} << 64
+        << "scaling llama3: original-context = 65 must not exceed the context 64; allowed: integers in [0, 64] (0: "
+           "the context)";
+    QTest::newRow("rerope window under an original-context past the context")
+        << "rerope" << QStringList{"window=40", "original-context=64"} << 32
+        << "scaling rerope: original-context = 64 must not exceed the context 32";
+    QTest::newRow("original-context without a model") << "rerope" << QStringList{"original-context=64"} << 0 << "";
+    QTest::newRow("ntk dim 2") << "ntk" << QStringList{"dim=2"} << 0
+                               << "scaling ntk: dim = 2 is not allowed; allowed: even dims >= 4";
+    QTest::newRow("dynamic-ntk dim 2") << "dynamic-ntk" << QStringList{"dim=2"} << 64
+                                       << "scaling dynamic-ntk: dim = 2 is not allowed";
+    QTest::newRow("ntk dim 4") << "ntk" << QStringList{"dim=4"} << 0 << "";
+    QTest::newRow("pi dim 2") << "pi" << QStringList{"dim=2"} << 0 << "";
+}
+
+void TestRotary::methodRules()
+{
+    QFETCH(QString, method);
+    QFETCH(QStringList, sets);
+    QFETCH(int, context);
+    QFETCH(QString, error);
+    std::vector<std::string> assignments;
+    for (const QString& a : sets)
+        assignments.push_back(a.toStdString());
+    try {
+        const SchemeSpec spec = makeSchemeSpec("rope", 1, false, assignments, context, false, method.toStdString());
+        QVERIFY2(error.isEmpty(), "accepted");
+        QVERIFY(std::isfinite(rotaryScaling(spec, 256).scaledBase)); // a method it takes has numbers
+    } catch (const InputError& e) {
+        QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
+    }
+}
+
+// A model's scaling settings set the method's parameters only (eval --set, a checkpoint's scaling_params): a scheme
+// parameter among them is refused, not silently applied to the scheme.
+void TestRotary::scalingSettingsAreTheMethods_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QString>("setting");
+    QTest::addColumn<QString>("error"); // empty: accepted
+    QTest::newRow("yarn factor") << "rope" << "yarn" << "factor=2" << "";
+    QTest::newRow("rerope window") << "rope" << "rerope" << "window=3" << "";
+    QTest::newRow("yarn base") << "rope" << "yarn" << "base=500"
+                               << "method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast";
+    QTest::newRow("no method, dim") << "rope" << "none" << "dim=8"
+                                    << "method none has no parameter 'dim' (dim=8); its parameters: none";
+    QTest::newRow("no method, local window") << "local" << "none" << "window=4"
+                                             << "method none has no parameter 'window' (window=4)";
+    QTest::newRow("malformed") << "rope" << "pi" << "factor" << "method pi: setting 'factor' is not NAME=VALUE";
+}
+
+void TestRotary::scalingSettingsAreTheMethods()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QString, method);
+    QFETCH(QString, setting);
+    QFETCH(QString, error);
+    ModelConfig c = smallModelConfig(scheme.toStdString(), 1, 8, 2, 8, 8);
+    c.scaling = method.toStdString();
+    c.scalingSettings = {setting.toStdString()};
+    try {
+        const SchemeSpec spec = modelSchemeSpec(c);
+        QVERIFY2(error.isEmpty(), "accepted");
+        const std::string name = setting.section('=', 0, 0).toStdString();
+        QCOMPARE(spec.scalingParams.at(name), setting.section('=', 1).toDouble());
+    } catch (const InputError& e) {
+        QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
+    }
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)

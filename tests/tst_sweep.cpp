@@ -56,6 +56,8 @@ private slots:
     void emitSlurmAndParallel();
     void badInput_data();
     void badInput();
+    void scalingReachesEveryCell_data();
+    void scalingReachesEveryCell();
 
 private:
     QTemporaryDir m_tmp;
@@ -422,6 +424,10 @@ void TestSweep::badInput_data()
     QTest::newRow("eval bytes below a length") << "" << with(grid, "--eval-bytes", "15") + QStringList{"-o", "DIR"}
                                                << "lengths 16 exceed the text scored: the validation split of" << false;
     QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"} << "jobs" << false;
+    QTest::newRow("scaling on alibi") << "" << grid + QStringList{"--scaling", "yarn", "-o", "DIR"}
+                                      << "--scaling = yarn is not allowed for scheme alibi" << false;
+    QTest::newRow("init") << "" << grid + QStringList{"--init", "CORPUS", "-o", "DIR"}
+                          << "sweep: --init cannot be used here: every cell trains from scratch" << false;
 }
 
 void TestSweep::badInput()
@@ -462,6 +468,39 @@ void TestSweep::badInput()
     QVERIFY2(!r.err.contains("terminate called"), r.err.constData());
     if (resultsKept)
         QCOMPARE(readAll(dir + "/results.jsonl"), results);
+}
+
+
+// --scaling reaches every cell of a grid (it was read and dropped): the grid records it, the cells train under it. A
+// grid without a method records none, so its hash, and the results of sweeps made before, stay as they were.
+void TestSweep::scalingReachesEveryCell_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("scaling"); // the grid's model.scaling; empty: absent
+    QTest::addColumn<bool>("samePlain");  // the cells' numbers equal those of the grid without the options
+    QTest::newRow("yarn") << QStringList{"--scaling", "yarn", "--set", "factor=2"} << "yarn" << false;
+    QTest::newRow("pi, factor 8") << QStringList{"--scaling", "pi", "--set", "factor=8"} << "pi" << false;
+    QTest::newRow("none") << QStringList{"--scaling", "none"} << "" << true;
+}
+
+void TestSweep::scalingReachesEveryCell()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(QString, scaling);
+    QFETCH(bool, samePlain);
+    QTemporaryDir dir;
+    const QStringList grid = tinyGrid(m_corpus, "rope,xpos", "1");
+    const CliResult plain = runCli(grid + QStringList{"-o", dir.path() + "/plain"});
+    const CliResult scaled = runCli(grid + extra + QStringList{"-o", dir.path() + "/scaled"});
+    QVERIFY2(plain.exitCode == 0 && scaled.exitCode == 0, scaled.err.constData());
+    const QJsonObject model =
+        QJsonDocument::fromJson(readAll(dir.path() + "/scaled/sweep.json")).object()["model"].toObject();
+    QCOMPARE(model.contains("scaling"), !scaling.isEmpty());
+    QCOMPARE(model["scaling"].toString(), scaling);
+    const auto a = readResults(dir.path() + "/plain"), b = readResults(dir.path() + "/scaled");
+    QCOMPARE(int(b.size()), 2);
+    for (const auto& [index, cell] : b)
+        QCOMPARE(cell["perplexity"].toArray() == a.at(index)["perplexity"].toArray(), samePlain);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestSweep)

@@ -66,11 +66,17 @@ private slots:
     void compareEqualsEval();
     void sameBitsWhereverMallocPutsBuffers_data();
     void sameBitsWhereverMallocPutsBuffers();
+    void checkpointUnderMethod_data();
+    void checkpointUnderMethod();
+    void evalSaysWhichMethod_data();
+    void evalSaysWhichMethod();
+    void initWithoutScalingKeepsOriginalContext();
 
 private:
     QTemporaryDir m_dir;
     QString twoLayerModel(); // trained once per run by the CLI: 2 layers, 3 steps
     QString ropeModel();     // trained once per run by the CLI: rope, context 16, 20 steps
+    QString yarnModel();     // trained once per run by the CLI: rope under yarn (factor 4), context 16, 5 steps
 };
 
 void TestTrainCli::trainEvalRoundTrip()
@@ -230,6 +236,20 @@ QString TestTrainCli::ropeModel()
                                    tinyModel());
         if (r.exitCode != 0)
             qWarning("training the rope model failed: %s", r.err.constData());
+    }
+    return model;
+}
+
+QString TestTrainCli::yarnModel()
+{
+    const QString model = m_dir.path() + "/yarn.safetensors";
+    if (!QFile::exists(model)) {
+        const CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--scaling", "yarn", "--set", "factor=4",
+                                               "--corpus", corpusPath(m_dir), "--steps", "5", "--eval-bytes", "0", "-o",
+                                               model} +
+                                   tinyModel());
+        if (r.exitCode != 0)
+            qWarning("training the yarn model failed: %s", r.err.constData());
     }
     return model;
 }
@@ -739,6 +759,140 @@ void TestTrainCli::sameBitsWhereverMallocPutsBuffers()
     }
     QVERIFY(!checkpoints[0].isEmpty());
     QVERIFY2(checkpoints[0] == checkpoints[1], "the two checkpoints differ");
+}
+
+// --scaling, --set and the rope+METHOD word wherever a checkpoint's rotary scheme appears (issue 13 section 2): two
+// command lines that must give the same result (one spelled as the other), or different ones (the option is read).
+void TestTrainCli::checkpointUnderMethod_data()
+{
+    QTest::addColumn<QStringList>("a"); // @MODEL@ (the rope model), @CORPUS@, @OUT@ (-o's stem) replaced
+    QTest::addColumn<QStringList>("b");
+    QTest::addColumn<QString>("compare"); // what is compared: "stdout", "file" (-o) or "ppl" (render train's stderr)
+    QTest::addColumn<bool>("same");
+    QTest::addColumn<bool>("render"); // needs the render verb
+    const QStringList entropy{"entropy", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--lengths", "8,40"};
+    const QStringList attention{"attention", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--length", "40",
+                                "-o",        "@OUT@.npy"};
+    auto with = [](const QString& word, QStringList args, const QStringList& extra = {}) {
+        args.insert(1, word);
+        return args + extra;
+    };
+    QTest::newRow("entropy rope+pi is --scaling pi")
+        << with("rope+pi", entropy) << with("rope", entropy, {"--scaling", "pi"}) << "stdout" << true << false;
+    QTest::newRow("entropy --scaling is read")
+        << with("rope", entropy, {"--scaling", "pi"}) << with("rope", entropy) << "stdout" << false << false;
+    QTest::newRow("entropy --set is read") << with("rope", entropy, {"--scaling", "yarn", "--set", "factor=2"})
+                                           << with("rope", entropy, {"--scaling", "yarn"}) << "stdout" << false
+                                           << false;
+    QTest::newRow("attention --scaling is read")
+        << with("rope", attention, {"--scaling", "yarn"}) << with("rope", attention) << "file" << false << false;
+    QTest::newRow("attention rope+rerope is --scaling rerope")
+        << with("rope+rerope", attention, {"--set", "window=5"})
+        << with("rope", attention, {"--scaling", "rerope", "--set", "window=5"}) << "file" << true << false;
+    QTest::newRow("attention --set is read")
+        << with("rope+rerope", attention, {"--set", "window=5"}) << with("rope+rerope", attention) << "file" << false
+        << false;
+    const QStringList renderAttention{"render", "attention", "--checkpoint", "@MODEL@", "--repeat-to", "40", "-o",
+                                      "@OUT@.png"};
+    QTest::newRow("render attention --scaling is read")
+        << renderAttention + QStringList{"--scaling", "rerope", "--set", "window=4"} << renderAttention << "file"
+        << false << true;
+    const QStringList renderTrain{"render", "train", "--corpus", "@CORPUS@", "--steps", "2", "--quiet", "-o",
+                                  "@OUT@.png"};
+    QTest::newRow("render train rope+yarn is --scaling yarn")
+        << renderTrain + QStringList{"rope+yarn", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope", "--scaling", "yarn", "--set", "factor=2"} << "file" << true << true;
+    QTest::newRow("render train --scaling is read")
+        << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
+                       "@OUT@.png"}
+        << QStringList{"render", "train", "rope", "--corpus", "@CORPUS@", "--steps", "2", "-o", "@OUT@.png"} << "ppl"
+        << false << true;
+}
+
+void TestTrainCli::checkpointUnderMethod()
+{
+    QFETCH(QStringList, a);
+    QFETCH(QStringList, b);
+    QFETCH(QString, compare);
+    QFETCH(bool, same);
+    QFETCH(bool, render);
+    if (render && runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString model = ropeModel();
+    QVERIFY(QFile::exists(model));
+    QTemporaryDir dir;
+    auto run = [&](QStringList args, const QString& name) -> QByteArray {
+        const QString out = dir.path() + "/" + name;
+        for (QString& w : args)
+            w.replace("@MODEL@", model).replace("@CORPUS@", corpusPath(m_dir)).replace("@OUT@", out);
+        const CliResult r = runCli(args);
+        if (r.exitCode != 0) {
+            qWarning("%s: %s", qPrintable(args.join(' ')), r.err.constData());
+            return {};
+        }
+        if (compare == "stdout")
+            return r.out;
+        if (compare == "ppl") { // the numbers only: the legend names the schemes differently anyway
+            QByteArray numbers;
+            for (const QByteArray& word : r.err.split(' '))
+                if (!word.isEmpty() && (word[0] == '.' || (word[0] >= '0' && word[0] <= '9')))
+                    numbers += word + ' ';
+            return numbers;
+        }
+        QFile f(args.value(args.indexOf("-o") + 1)); // the run's output file
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray first = run(a, "a"), second = run(b, "b");
+    QVERIFY2(!first.isEmpty() && !second.isEmpty(), "a run failed or wrote nothing");
+    QCOMPARE(first == second, same);
+}
+
+// eval of a checkpoint trained under a method applies that method: it says so on stderr (unless --quiet or another
+// method is named), so no one takes the numbers for plain rope's.
+void TestTrainCli::evalSaysWhichMethod_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("note"); // empty: no note
+    QTest::newRow("the checkpoint's own")
+        << QStringList{}
+        << "using the checkpoint's scaling rope+yarn (factor 4); --scaling METHOD replaces it, --scaling none "
+           "evaluates plain rope";
+    QTest::newRow("changed by --set") << QStringList{"--set", "factor=2"}
+                                      << "using the checkpoint's scaling rope+yarn (factor 2) (its parameters changed "
+                                         "by --set)";
+    QTest::newRow("--scaling names another") << QStringList{"--scaling", "pi"} << "";
+    QTest::newRow("--scaling none") << QStringList{"--scaling", "none"} << "";
+    QTest::newRow("--quiet") << QStringList{"--quiet"} << "";
+}
+
+void TestTrainCli::evalSaysWhichMethod()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(QString, note);
+    const QString model = yarnModel();
+    QVERIFY(QFile::exists(model));
+    const CliResult r = runCli(QStringList{"eval", model, "--corpus", corpusPath(m_dir), "--lengths", "16"} + extra);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    if (note.isEmpty())
+        QVERIFY2(!r.err.contains("using the checkpoint's scaling"), r.err.constData());
+    else
+        QVERIFY2(r.err.contains(note.toUtf8()), r.err.constData());
+}
+
+// train --init of a checkpoint trained under yarn, at a longer context and without --scaling: the method goes on with
+// the context the checkpoint was trained at as its L (its own settings say original-context=0, "the context").
+void TestTrainCli::initWithoutScalingKeepsOriginalContext()
+{
+    QTemporaryDir dir;
+    const QString tuned = dir.path() + "/tuned.safetensors";
+    const CliResult r = runCli({"train", "--init", yarnModel(), "--corpus", corpusPath(m_dir), "--steps", "1",
+                                "--batch", "2", "--context", "32", "--eval-bytes", "0", "-o", tuned});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("scaling yarn with original-context 16"), r.err.constData());
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(tuned.toStdString());
+    QCOMPARE(loaded.model->config().context, 32);
+    QCOMPARE(plab::scalingContext(loaded.model->schemeSpec()), 16);
+    QCOMPARE(loaded.model->schemeSpec().scalingParams.at("factor"), 4.0);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

@@ -269,7 +269,8 @@ private Q_SLOTS:
             << "views.train.methods.settings.warp: --scaling = 'warp' is not a known method";
         QTest::newRow("methods unknown parameter")
             << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": ["window=3"]}}}}})")
-            << "views.train.methods.settings.pi: method pi has no parameter 'window'; its parameters: factor";
+            << "views.train.methods.settings.pi: method pi has no parameter 'window' (window=3); its parameters: "
+               "factor";
         QTest::newRow("methods value out of range")
             << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"yarn": ["factor=0.5"]}}}}})")
             << "views.train.methods.settings.yarn: scaling yarn: factor = 0.5 is out of range; allowed: ";

@@ -549,10 +549,6 @@
         <translation>%1 中的整数</translation>
     </message>
     <message>
-        <source>keys n &lt; sinks stay visible to every query m &gt;= n (attention sinks)</source>
-        <translation>键 n &lt; sinks 对每个满足 m &gt;= n 的查询都可见（注意力汇聚点）</translation>
-    </message>
-    <message>
         <source>s: how many times longer than the training context</source>
         <translation>s：是训练上下文长度的多少倍</translation>
     </message>
@@ -619,6 +615,10 @@
     <message>
         <source>L: the context the model was first trained at (0: its training context)</source>
         <translation>L：模型最初训练时的上下文长度（0 表示其训练上下文）</translation>
+    </message>
+    <message>
+        <source>keys n &lt; sinks stay visible to every query m &gt;= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)</source>
+        <translation>键 n &lt; sinks 对每个满足 m &gt;= n 的查询都可见（注意力汇聚点）；位置保持原始编号（不像 StreamingLLM 那样在滚动缓存中重新编号）</translation>
     </message>
 </context>
 <context>

@@ -96,7 +96,7 @@ const ParamText kParamTexts[] = {
     {"r2", QT_TRANSLATE_NOOP("SchemeText", "distance scale inside the logarithm")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "number of visible keys (default: the training context; in a model of L layers the largest W with L (W - 1) + 1 <= context)")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "window (two blocks of window/2 keys)")},
-    {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks)")},
+    {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)")},
     // Parameters of the rotary length-extension methods (core/rotary_scaling.cpp).
     {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},

@@ -315,6 +315,16 @@ TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::
     return r;
 }
 
+ModelConfig schemeModelConfig(const TrainRequest& request, size_t s)
+{
+    ModelConfig config = request.model;
+    const auto [scheme, method] = splitSchemeLabel(request.schemes.at(s));
+    config.scheme = scheme;
+    if (method != "none")
+        config.scaling = method;
+    return config;
+}
+
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes)
 {
     return presetTrainRequest(kDemoPreset, schemes);
@@ -350,9 +360,8 @@ struct TrainingText {
 QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
 {
     std::vector<int> past;
-    for (const std::string& scheme : request.schemes) {
-        ModelConfig config = request.model;
-        config.scheme = scheme;
+    for (size_t s = 0; s < request.schemes.size(); ++s) {
+        const ModelConfig config = schemeModelConfig(request, s);
         for (int length : evalLengthsPastText(evaluationLengths(request), modelMaxLength(config),
                                               corpus.validation.size(), request.evalBytes))
             if (std::find(past.begin(), past.end(), length) == past.end())
@@ -373,10 +382,11 @@ QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
         .arg(QString::fromStdString(corpus.source));
 }
 
-// The name a model trained by the Train tab is offered under, e.g. "alibi (demo, trained here, 200 steps)".
-QString trainedModelName(const TrainRequest& request, const ModelConfig& config, int seeds)
+// The name a model trained by the Train tab is offered under, e.g. "alibi (demo, trained here, 200 steps)"; `label`
+// is the request's scheme word.
+QString trainedModelName(const TrainRequest& request, const std::string& label, const ModelConfig& config, int seeds)
 {
-    const QString scheme = QString::fromStdString(config.scheme);
+    const QString scheme = QString::fromStdString(label); // "rope+yarn" when trained under a method
     return seeds == 1
                ? FigureText::tr("%1 (%2, trained here, %3 steps)").arg(scheme, request.preset).arg(request.train.steps)
                : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")
@@ -408,8 +418,7 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
         promise.setProgressRange(0, seeds * schemes * (stepsTotal + evalUnits));
         for (int run = 0; run < seeds * schemes; ++run) {
             const int s = run % schemes, seed = run / schemes;
-            ModelConfig mc = request.model;
-            mc.scheme = request.schemes[s];
+            ModelConfig mc = schemeModelConfig(request, static_cast<size_t>(s));
             mc.seed = request.model.seed + static_cast<uint64_t>(seed);
             TrainConfig tc = request.train;
             tc.dataSeed = request.train.dataSeed + static_cast<uint64_t>(seed);
@@ -449,7 +458,7 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             done.eval = evaluateModel(*model, corpus.validation, eo);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
             done.model = makeSharedModel(
-                trainedModelName(request, mc, seeds), std::move(model),
+                trainedModelName(request, request.schemes[s], mc, seeds), std::move(model),
                 std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);

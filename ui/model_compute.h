@@ -80,6 +80,7 @@ const std::vector<std::string>& demoSchemes();
 inline constexpr const char* kDemoModelScheme = "alibi";
 
 struct TrainRequest {
+    // A scheme may carry a length-extension method, "rope+yarn" (trained under yarn; schemeModelConfig).
     std::vector<std::string> schemes = demoSchemes();
     QString preset = QString::fromLatin1(kCustomPreset); // the presets() row the sizes came from, or "custom"
     ModelConfig model;                                   // architecture; `scheme` is set per run
@@ -111,6 +112,9 @@ struct TrainSnapshot {
 // The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
 // InputError naming the allowed presets for an unknown name.
 TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string>& schemes = demoSchemes());
+// The model of run `s` of `request`: request.model with the scheme of schemes[s] and, for "rope+yarn", its method
+// (the method's parameters come from model.schemeSettings, as `train --set` gives them).
+ModelConfig schemeModelConfig(const TrainRequest& request, size_t s);
 // One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes);
 // Steps between loss snapshots of a run of `steps` steps (about 100 points per curve).

@@ -409,7 +409,7 @@ void SchemePanel::updateState()
         PanelState s;
         s.spec = makeSchemeSpec(info.name, m_heads->value(), m_bidirectional->isChecked(), assignments,
                                 m_context->value(), m_logn->isChecked(),
-                                info.rotary ? m_scaling->currentData().toString().toStdString() : std::string());
+                                info.rotary ? m_scaling->currentData().toString().toStdString() : std::string("none"));
         if (s.spec.logn && s.spec.context < 2)
             throw InputError(
                 tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());

@@ -538,32 +538,55 @@ int contextFromArgs(const ParsedArgs& args)
     return static_cast<int>(args.integer("context", 0, 1, kMaxLength));
 }
 
+SchemeWord schemeWordFromArgs(const std::string& word, const ParsedArgs& args)
+{
+    // SCHEME may name a method too, "rope+yarn" (as the compare view does); --scaling then must agree.
+    const auto [scheme, labelMethod] = splitSchemeLabel(word);
+    SchemeWord out{scheme, std::nullopt};
+    if (labelMethod != "none")
+        out.method = labelMethod;
+    if (args.has("scaling")) {
+        if (out.method && args.text("scaling") != *out.method)
+            throw InputError("--scaling = " + args.text("scaling") + " disagrees with the method in " + word +
+                             "; allowed: one of them, or both the same");
+        out.method = args.text("scaling");
+    }
+    return out;
+}
+
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,
                               const std::string& headDimName)
 {
     const int heads = static_cast<int>(args.integer("heads", defaultHeads, 1, kMaxHeads));
     const int context = contextFromArgs(args);
-    // SCHEME may name a method too, "rope+yarn" (as the compare view does); --scaling then must agree.
-    const auto [scheme, labelMethod] = splitSchemeLabel(name);
-    std::string scaling = args.text("scaling", labelMethod);
-    if (labelMethod != "none" && args.has("scaling") && scaling != labelMethod)
-        throw InputError("--scaling = " + scaling + " disagrees with the method in " + name + "; allowed: one of them");
+    const SchemeWord word = schemeWordFromArgs(name, args);
+    const std::string scaling = word.method.value_or("none");
     if (headDim > 0)
-        return makeSchemeSpecForHeadDim(scheme, heads, args.has("bidirectional"), args.all("set"), headDim, headDimName,
-                                        context, args.has("logn"), scaling);
-    return makeSchemeSpec(scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"),
+        return makeSchemeSpecForHeadDim(word.scheme, heads, args.has("bidirectional"), args.all("set"), headDim,
+                                        headDimName, context, args.has("logn"), scaling);
+    return makeSchemeSpec(word.scheme, heads, args.has("bidirectional"), args.all("set"), context, args.has("logn"),
                           scaling);
 }
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
 {
+    // --set sets the method's parameters, as its help says: rope's dim and base are --dim and --base (a --set dim=
+    // beside --dim would be ignored).
+    const std::string scaling = args.text("scaling", "none");
+    for (const std::string& a : args.all("set")) {
+        const std::string name = a.substr(0, a.find('='));
+        if (name == "dim" || name == "base")
+            throw InputError("frequencies: --set " + a + " is not allowed; rope's " + name + " is --" + name +
+                             " (allowed with --set: the parameters of the --scaling method)");
+        checkMethodSetting(rotaryMethodByName(scaling), a);
+    }
     std::vector<std::string> sets = args.all("set");
     if (args.has("dim"))
         sets.push_back("dim=" + std::to_string(args.integer("dim", 64, 2, 4096)));
     if (args.has("base"))
         sets.push_back("base=" + exactText(args.number("base", 10000)));
     const int context = static_cast<int>(args.integer("context", 0, 1, kMaxLength));
-    return makeSchemeSpec("rope", 1, false, sets, context, false, args.text("scaling"));
+    return makeSchemeSpec("rope", 1, false, sets, context, false, scaling);
 }
 
 int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec)

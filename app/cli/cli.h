@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -121,6 +122,14 @@ int contextFromArgs(const ParsedArgs& args);
 OptionDef scalingOption();
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
+// A SCHEME word, which may carry a method ("rope+yarn": rope under yarn, as the compare view writes it), and
+// --scaling METHOD: the scheme, and the method when either names one (both only when they agree; InputError naming
+// both otherwise). "rope+" is refused, listing the known methods.
+struct SchemeWord {
+    std::string scheme;
+    std::optional<std::string> method;
+};
+SchemeWord schemeWordFromArgs(const std::string& word, const ParsedArgs& args);
 // Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that
 // head dim (core's makeSchemeSpecForHeadDim: rope/xpos dim follows it, another dim is refused naming headDimName).
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads = 8, int headDim = 0,
@@ -224,11 +233,13 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 // --corpus FILE, or the default corpus (the Debian fortunes files).
 Corpus corpusFromArgs(const ParsedArgs& args);
-// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
+// --checkpoint of entropy/attention: the model, which must have been trained with SCHEME's scheme (InputError naming
+// `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions).
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
-// Zero-shot under another method (eval, entropy --checkpoint): the checkpoint's own scaling unless --scaling says
-// otherwise; --set sets the method's parameters (those of the checkpoint's method when --scaling is absent).
-void applyScalingOptions(Model& model, const ParsedArgs& args);
+// Zero-shot under another method (eval, entropy/attention --checkpoint, their pictures): the checkpoint's own scaling
+// unless `method` (--scaling, or a SCHEME word's method) names one; --set sets the method's parameters only (those of
+// the checkpoint's method when no method is named; a scheme parameter is refused by core's modelSchemeSpec).
+void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method);
 // entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).

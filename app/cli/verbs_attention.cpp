@@ -142,10 +142,13 @@ struct BenchSetup {
 
 BenchSetup benchSetupFromArgs(const ParsedArgs& args)
 {
-    // `bench attention rope` and `bench attention --scheme rope` alike; ALiBi when neither.
-    const std::string scheme = args.positional.size() > 1 || args.has("scheme")
-                                   ? schemeFromArgs(args, 1, "bench attention")
-                                   : std::string("alibi");
+    // `bench attention rope` and `bench attention --scheme rope` alike (also rope+rerope, as --scaling rerope); ALiBi
+    // when neither.
+    const SchemeWord word = schemeWordFromArgs(args.positional.size() > 1 || args.has("scheme")
+                                                   ? schemeFromArgs(args, 1, "bench attention")
+                                                   : std::string("alibi"),
+                                               args);
+    const std::string& scheme = word.scheme;
     BenchSetup b;
     const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
     const int H = static_cast<int>(args.integer("heads", 8, 1, kMaxHeads));
@@ -161,7 +164,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
         sets.push_back("window=" + args.text("window"));
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
-                                      contextFromArgs(args), args.has("logn"), args.text("scaling"));
+                                      contextFromArgs(args), args.has("logn"), word.method.value_or("none"));
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -189,9 +192,11 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     // The nominal count other tools quote (4 H N^2 D full, half causal, 4 H N W D a window): see nominalPairs.
     const double nominalFlops = 4.0 * D * H * nominalPairs(spec, N);
     const double fwd = median(runs.wallMs), fwdCpu = median(runs.cpuMs);
-    r.json = {{"scheme", spec.name()},
-              {"bidirectional", spec.bidirectional},
-              {"length", N},
+    // What was timed, as every scheme output names it (core's schemeSpecJson: parameters, context, logn, the method
+    // and its parameters), then the figures.
+    r.json = schemeSpecJson(spec);
+    r.json["logn"] = spec.logn;
+    r.json.update({{"length", N},
               {"heads", H},
               {"dim", D},
               {"threads", b.threads},
@@ -204,12 +209,19 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
               {"forward_cpu_ms", fwdCpu},
               {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
               {"nominal_flops", nominalFlops},
-              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}};
+              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
     if (window)
         r.json["window"] = spec.intParam("window");
-    r.text << std::fixed << std::setprecision(2) << "attention " << spec.name()
-           << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N << " H=" << H << " D=" << D
-           << (window ? " W=" + std::to_string(spec.intParam("window")) : "") << " threads=" << b.threads
+    // The full label: rope+rerope with the method's parameters, logn, sinks.
+    std::string method;
+    for (const auto& [name, value] : spec.scalingParams)
+        method += (method.empty() ? " (" : ", ") + name + "=" + exactText(value);
+    const int sinks = spec.params.count("sinks") ? spec.intParam("sinks") : 0;
+    r.text << std::fixed << std::setprecision(2) << "attention " << schemeLabel(spec) << method
+           << (method.empty() ? "" : ")") << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N
+           << " H=" << H << " D=" << D << (window ? " W=" + std::to_string(spec.intParam("window")) : "")
+           << (sinks > 0 ? " sinks=" + std::to_string(sinks) : "")
+           << (spec.logn ? " logn L=" + std::to_string(spec.context) : "") << " threads=" << b.threads
            << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
            << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu
            << " ms: " << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
@@ -427,8 +439,8 @@ void registerAttentionVerbs()
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus",
-                                                "length", "probs",      "allow-long", "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus", "length",
+                                                "probs",  "allow-long", "scaling",    "set",    "o"};
     registerVerb(
         {"attention",
          "SCHEME",
@@ -440,7 +452,9 @@ void registerAttentionVerbs()
          {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
           {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
          {{"o", {".npy"}}, {"probs", {".npy"}}},
-         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme."});
+         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
+         "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
+         "length-extension method, as eval does."});
     const std::vector<OptionDef> benchOptions = {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
         {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},

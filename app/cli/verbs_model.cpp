@@ -47,22 +47,32 @@ Corpus corpusFromArgs(const ParsedArgs& args)
 
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
 {
+    const SchemeWord word = schemeWordFromArgs(scheme, args); // "rope+pi" is rope under pi, as --scaling pi
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
-    if (scheme != loaded.model->config().scheme)
+    if (word.scheme != loaded.model->config().scheme)
         throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
-                         scheme);
+                         word.scheme);
+    applyScalingOptions(*loaded.model, args, word.method);
     return loaded;
 }
 
-void applyScalingOptions(Model& model, const ParsedArgs& args)
+void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method)
 {
-    if (!args.has("scaling") && !args.has("set"))
+    if (!method && !args.has("set"))
         return;
-    std::vector<std::string> settings =
-        args.has("scaling") ? std::vector<std::string>{} : model.config().scalingSettings;
-    for (const std::string& a : args.all("set"))
+    // A named method replaces the checkpoint's wholly; --set alone changes the checkpoint's method's parameters. The
+    // checkpoint fixes the scheme's: --set takes the method's only (core's rule, named here as the option).
+    const RotaryMethodInfo& info = rotaryMethodByName(method.value_or(model.config().scaling));
+    std::vector<std::string> settings = method ? std::vector<std::string>{} : model.config().scalingSettings;
+    for (const std::string& a : args.all("set")) {
+        try {
+            checkMethodSetting(info, a);
+        } catch (const InputError& e) {
+            throw InputError("--set " + a + ": " + e.what());
+        }
         settings.push_back(a);
-    model.setScaling(args.text("scaling", model.config().scaling), settings);
+    }
+    model.setScaling(method.value_or(model.config().scaling), settings);
 }
 
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
@@ -145,6 +155,7 @@ void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConf
     applyPreset(args.text("preset", "quick"), mc, tc);
     modelSizesFromArgs(args, mc);
     mc.schemeSettings = args.all("set");
+    mc.scaling = args.text("scaling", "none"); // every scheme trains under it (a non-rotary one is refused)
     mc.logn = args.has("logn");
     scheduleFromArgs(args, tc);
 }
@@ -185,30 +196,44 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     TrainConfig& tc = s.training;
     applyPreset(args.text("preset", "quick"), mc, tc);
     // --init: the checkpoint's model is the starting point; options given here change it (a shape or scheme change
-    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run.
+    // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run. With
+    // --preset the sizes and context asked for are the preset's, so a preset of another shape is refused, not
+    // silently replaced by the checkpoint's.
     std::optional<LoadedCheckpoint>& init = s.init;
     if (args.has("init")) {
         init = loadCheckpoint(args.text("init"));
         const ModelConfig& was = init->model->config();
         mc.scheme = was.scheme;
-        mc.context = was.context;
-        mc.layers = was.layers;
-        mc.dModel = was.dModel;
-        mc.heads = was.heads;
-        mc.dFf = was.dFf;
-        mc.schemeSettings = was.schemeSettings;
+        if (!args.has("preset")) {
+            mc.context = was.context;
+            mc.layers = was.layers;
+            mc.dModel = was.dModel;
+            mc.heads = was.heads;
+            mc.dFf = was.dFf;
+        }
         mc.logn = was.logn;
-        mc.scaling = was.scaling;
-        mc.scalingSettings = was.scalingSettings;
         mc.seed = was.seed;
     }
-    if (!init || !args.positional.empty() || args.has("scheme"))
-        mc.scheme = schemeFromArgs(args, 0, "train");
+    // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
+    std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    if (!init || !args.positional.empty() || args.has("scheme")) {
+        const SchemeWord word = schemeWordFromArgs(schemeFromArgs(args, 0, "train"), args);
+        mc.scheme = word.scheme;
+        method = word.method;
+    }
     modelSizesFromArgs(args, mc);
-    if (init && (args.has("set") || args.has("scaling"))) {
+    const std::string run = args.has("preset") ? "this run (--preset " + args.text("preset") + ")" : "this run";
+    if (init) {
+        // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
+        // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
+        checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run);
+        const ModelConfig& was = init->model->config();
+        mc.schemeSettings = was.schemeSettings;
+        mc.scaling = was.scaling;
+        mc.scalingSettings = was.scalingSettings;
         // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
-        if (args.has("scaling")) {
-            mc.scaling = args.text("scaling");
+        if (method) {
+            mc.scaling = *method;
             mc.scalingSettings.clear();
         }
         const SchemeInfo& info = schemeByName(mc.scheme);
@@ -220,9 +245,9 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
             std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
             target.push_back(a);
         }
-    } else if (!init) {
+    } else {
         mc.schemeSettings = args.all("set");
-        mc.scaling = args.text("scaling", "none");
+        mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
     if (init)
@@ -241,7 +266,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     validateModelConfig(mc);
     validateTrainConfig(tc);
     if (init)
-        checkInitCompatible(mc, *init, args.text("init"));
+        checkInitCompatible(mc, *init, args.text("init"), run);
     return s;
 }
 
@@ -581,9 +606,20 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         }
         return 0;
     }
-    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args); });
+    const std::optional<std::string> method =
+        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args, method); });
     Model& model = *setup.loaded.model;
     const EvalOptions& opt = setup.options;
+    if (!method && model.config().scaling != "none" && !args.has("quiet")) {
+        // The checkpoint's own method applies unless --scaling names another: say which, so no one mistakes it for
+        // plain rope.
+        const SchemeSpec spec = model.schemeSpec();
+        ctx.err << "using the checkpoint's scaling "
+                << methodCurveLabel(spec.name(), rotaryMethodInfo(spec.scaling), spec.scalingParams)
+                << (args.has("set") ? " (its parameters changed by --set)" : "")
+                << "; --scaling METHOD replaces it, --scaling none evaluates plain " << spec.name() << std::endl;
+    }
 
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
@@ -652,9 +688,8 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 {
     // The options the model fixes (--heads, --set, --qk ...) are refused by the verb's usage form (cli.cpp).
     applyThreadsOption(args);
-    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args); // under SCHEME's method or --scaling
     Model& model = *loaded.model;
-    applyScalingOptions(model, args);
     const int layer = layerFromArgs(args, model.config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
     checkWork(args, modelForwardWork(model.config(), lengths),
@@ -687,7 +722,8 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 
 int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext&)
 {
-    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them.
+    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them;
+    // --scaling (or SCHEME's method, "rope+yarn") and --set evaluate it under a length-extension method, as eval does.
     LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());

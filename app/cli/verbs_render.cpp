@@ -226,8 +226,7 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
 // verb's data output reads them (the first head, as every entropy picture).
 void renderModelEntropy(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
-    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args);
-    applyScalingOptions(*loaded.model, args);
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args); // under SCHEME's method or --scaling
     const int layer = layerFromArgs(args, loaded.model->config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, loaded.model->maxLength());
     const Corpus corpus = corpusFromArgs(args);
@@ -244,6 +243,9 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
         throw InputError("render attention: --checkpoint MODEL.safetensors is required");
     ui::AttentionRequest request;
     request.model = ui::loadSharedModel(QString::fromStdString(args.text("checkpoint")));
+    // Zero-shot under a length-extension method, as `attention --checkpoint` and eval read --scaling and --set.
+    applyScalingOptions(*request.model.model, args,
+                        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt);
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     request.tokens.assign(text.begin(), text.end());
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
@@ -277,11 +279,19 @@ std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest& request
 }
 
 // The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
-// presetTrainRequest), with --steps and --corpus on top.
-ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& schemes, const ParsedArgs& args,
+// presetTrainRequest), with --steps, --corpus, --seed, --scaling and --set on top. As `train` reads them: --scaling
+// trains every scheme under the method (a word may name its own, "rope+yarn"), --set sets a parameter of every
+// scheme or its method.
+ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, const ParsedArgs& args,
                                       const std::string& preset)
 {
+    std::vector<std::string> schemes;
+    for (const std::string& w : words) {
+        const SchemeWord word = schemeWordFromArgs(w, args);
+        schemes.push_back(word.method ? word.scheme + "+" + *word.method : word.scheme);
+    }
     ui::TrainRequest request = ui::presetTrainRequest(preset, schemes);
+    request.model.schemeSettings = args.all("set");
     if (args.has("steps")) {
         setTrainingSteps(request.train, static_cast<int>(args.integer("steps", request.train.steps, 1, 1000000)));
         request.reportEvery = ui::reportInterval(request.train.steps);
@@ -295,11 +305,8 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& schemes, c
         loadCorpusFile(args.text("corpus")); // a missing or unsuitable file is bad input (exit 2), before any work
         request.corpusPath = QString::fromStdString(args.text("corpus"));
     }
-    for (const std::string& s : schemes) {
-        ModelConfig mc = request.model;
-        mc.scheme = s;
-        validateModelConfig(mc); // a clear message before minutes of work
-    }
+    for (size_t s = 0; s < request.schemes.size(); ++s)
+        validateModelConfig(ui::schemeModelConfig(request, s)); // a clear message before minutes of work
     return request;
 }
 
@@ -550,8 +557,8 @@ std::vector<UsageForm> renderForms()
         form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, false),
         form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
         form("attention", "--checkpoint MODEL.safetensors",
-             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"}, false),
-        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus"}, false),
+             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, false),
+        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus", "scaling", "set"}, false),
         {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
     };
 }

@@ -169,6 +169,11 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 // The frequency table of a rope scheme under a method: one core call (rotaryScaling), written as the design says.
 int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
 {
+    if (args.has("json") && args.has("o") &&
+        (isImagePath(args.text("o")) || dataFormatForPath(args.text("o"), false) != DataFormat::Json))
+        throw InputError("frequencies: --json contradicts -o " + args.text("o") +
+                         "; allowed: --json without -o (JSON on stdout), --json with -o FILE.json, or -o FILE "
+                         "without --json (the format of its extension)");
     const SchemeSpec spec = frequenciesSpecFromArgs(args);
     const int length = frequenciesLengthFromArgs(args, spec);
     const RotaryScaling scaling = rotaryScaling(spec, length);
@@ -228,13 +233,23 @@ std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
     return all;
 }
 
-std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own)
+// The picture options and -o, whose help lists `extensions` (the verb's OutputDef checks the same list).
+std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own,
+                                          const std::vector<std::string>& extensions = dataAndPictureExtensions())
 {
     for (const OptionDef& o : pictureOptions())
         own.push_back(o);
-    own.push_back(
-        {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)", "FILE"});
+    std::string listed;
+    for (const std::string& e : extensions)
+        listed += (listed.empty() ? "" : " ") + e;
+    own.push_back({"o", OptionKind::Value, "output file: " + listed + " (default: CSV on stdout)", "FILE"});
     return own;
+}
+
+// frequencies writes no .npy (its JSON has more than the table).
+std::vector<std::string> frequenciesExtensions()
+{
+    return {".csv", ".json", ".png", ".svg", ".pdf"};
 }
 
 std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
@@ -264,7 +279,8 @@ void registerEntropy()
         allowLongOption(),
     }));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
-    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set",     "context", "logn",
+    // --scaling and --set stay: the model under a length-extension method (its parameters), as `eval` reads them.
+    const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
     const std::vector<std::string> withModel = names(options, fixedByModel);
     registerVerb({"entropy",
@@ -278,7 +294,8 @@ void registerEntropy()
                    {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
                   {{"o", dataAndPictureExtensions()}},
                   "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
-                  "--heads, --set and the like are refused."});
+                  "--heads, --context and the like are refused; --scaling METHOD (or SCHEME rope+METHOD) and --set "
+                  "(the method's parameters) evaluate it under a length-extension method, as eval does."});
 }
 
 } // namespace
@@ -332,13 +349,14 @@ void registerSchemeVerbs()
                        {"set", OptionKind::Repeated, "a parameter of the method (e.g. factor=4)", "NAME=VALUE"},
                        {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
                        {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
-                       {"json", OptionKind::Flag, "JSON on stdout instead of CSV"},
-                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}}),
+                       {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
+                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
+                      frequenciesExtensions()),
                   0,
                   0,
                   runFrequencies,
                   {},
-                  {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
+                  {{"o", frequenciesExtensions()}}});
 }
 
 } // namespace plab::cli

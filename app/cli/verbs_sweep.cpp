@@ -89,6 +89,7 @@ SweepGrid gridFromArgs(const ParsedArgs& args)
     for (const std::string& s : splitList(args.text("seeds")))
         grid.seeds.push_back(static_cast<uint64_t>(parseInteger(s, "seeds", 0, 1LL << 62)));
     grid.preset = args.text("preset", "quick");
+    refuseOptions("sweep", args, {"init"}, "every cell trains from scratch (train --init continues one checkpoint)");
     modelAndTrainingFromArgs(args, grid.model, grid.train);
     grid.variants = variantsFromArgs(args);
     grid.corpus = args.has("corpus") ? fs::absolute(args.text("corpus")).string() : std::string();

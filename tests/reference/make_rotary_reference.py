@@ -5,7 +5,8 @@ The frequency formulas follow Hugging Face transformers' modeling_rope_utils.py 
 _compute_dynamic_ntk_parameters, _compute_yarn_parameters with truncate=True, _compute_llama3_parameters), written
 again here in NumPy float64 in the same steps as there; ntk is the NTK-aware base change b * s^(d/(d-2)); rerope and
 leaky rerope follow design.md's P(m, n). Probe scores are logit_scale * sum_i 2 cos(P(r) theta'_i).
-The cases are shapes the C++ code was not tuned on: odd pair counts, non-integer factors, YaRN with lo = hi.
+The cases are shapes the C++ code was not tuned on: odd pair counts, non-integer factors, YaRN with lo = hi and with
+beta-fast = beta-slow.
 Run: /usr/bin/python3 tests/reference/make_rotary_reference.py
 """
 import json
@@ -134,6 +135,13 @@ CASES = [
                                        "original-context": 75.0}),
     ("dynamic-ntk", 22, 10000.0, 128, 200, {"factor": 2.5, "original-context": 32.0}),
     ("rerope", 22, 10000.0, 256, 64, {"window": 0.0, "original-context": 20.0}),  # default window: original L/2
+    # YaRN with beta-fast = beta-slow (allowed, as in HF): one correction dimension c for both ends of the ramp.
+    # c = 2.48: lo = 2, hi = 3, a ramp one pair wide
+    ("yarn", 22, 10000.0, 200, 200, {"factor": 2.5, "beta-fast": 4.0, "beta-slow": 4.0, "attention-factor": 0.0}),
+    # c = -0.55: lo = hi = 0 (floor clamps to 0, ceil is 0), so hi += 0.001
+    ("yarn", 30, 500.0, 10, 10, {"factor": 3.7, "beta-fast": 2.0, "beta-slow": 2.0, "attention-factor": 0.0}),
+    # c = 17.03 past the last pair: lo = 17 > hi = d - 1 = 9, every pair interpolated
+    ("yarn", 10, 10.0, 16000, 16000, {"factor": 3.0, "beta-fast": 1.0, "beta-slow": 1.0, "attention-factor": 0.0}),
 ]
 
 
