@@ -369,6 +369,10 @@ void TestBadInput::cli_data()
     row("unknown option", {"bias", "alibi", "--frob", "1"}, 2,
         "bias: unknown option '--frob'; allowed: --scheme, --heads");
     row("unknown short option", {"bias", "alibi", "-x"}, 2, "unknown option '-x'");
+    // An option a verb does not take is named as it was typed ('--o' said for -o before).
+    row("unknown -o", {"bench", "gemm", "-o", "@DIR@/x.json"}, 2, "bench: unknown option '-o'; allowed: --scheme");
+    row("unknown --output=", {"lessons", "--output=@DIR@/x.json"}, 2,
+        "lessons: unknown option '--output'; allowed: --lang, --folder, --json");
     row("option needs value", {"bias", "alibi", "--length"}, 2, "option --length needs a value");
     row("-o needs value", {"bias", "alibi", "-o"}, 2, "option -o needs a value");
     row("flag with value", {"bias", "alibi", "--bidirectional=yes"}, 2, "option --bidirectional takes no value");

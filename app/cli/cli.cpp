@@ -370,8 +370,9 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         if (!def) {
             std::string names;
             for (const OptionDef& o : verb.options)
-                names += (names.empty() ? "" : ", ") + (o.name == "o" ? std::string("-o") : "--" + o.name);
-            throw InputError(verb.name + ": unknown option '--" + name + "'; allowed: " + names);
+                names += (names.empty() ? "" : ", ") + optionWord(o);
+            // As the user spelled it: '-o', '--output', '--frob' (without an '=VALUE')
+            throw InputError(verb.name + ": unknown option '" + a.substr(0, a.find('=')) + "'; allowed: " + names);
         }
         if (def->kind == OptionKind::Flag) {
             if (hasInline)
