@@ -44,6 +44,21 @@ QList<QList<QList<double>>> parseMatrices(const QByteArray& text)
     return blocks;
 }
 
+// The texts of the SVG picture that `args -o x.svg` draws; the test fails (and the text is empty) when the CLI does.
+QString renderedSvgText(const QStringList& args)
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x.svg");
+    const CliResult r = runCli(args + QStringList{"-o", path});
+    QFile f(path);
+    if (r.exitCode != 0 || !f.open(QIODevice::ReadOnly)) {
+        QTest::qFail(qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))), __FILE__,
+                     __LINE__);
+        return {};
+    }
+    return QString::fromUtf8(f.readAll());
+}
+
 QStringList schemeNames()
 {
     const QJsonObject doc = QJsonDocument::fromJson(runCli({"schemes", "--json"}).out).object();
@@ -357,13 +372,9 @@ void TestCli::pictureTitlesCountFromZero()
     QFETCH(QString, title);
     if (runCli({"render", "--help"}).exitCode != 0)
         QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("x.svg");
-    const CliResult r = runCli(args + QStringList{"-o", path});
-    QVERIFY2(r.exitCode == 0, r.err.constData());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QString svg = QString::fromUtf8(f.readAll());
+    const QString svg = renderedSvgText(args);
+    if (QTest::currentTestFailed())
+        return;
     QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's texts"));
     QVERIFY(!svg.contains(QStringLiteral("head %1 of").arg(title.section(' ', 3, 3).toInt() + 1)));
 }
@@ -385,14 +396,10 @@ void TestCli::entropyPictureNamesMethods()
     QFETCH(QString, legend);
     if (runCli({"render", "--help"}).exitCode != 0)
         QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("x.svg");
-    const CliResult r =
-        runCli(QStringList{"render", "entropy"} + schemes + QStringList{"--lengths", "4,8", "-o", path});
-    QVERIFY2(r.exitCode == 0, r.err.constData());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    QVERIFY2(QString::fromUtf8(f.readAll()).contains(legend), qPrintable("no '" + legend + "' in the legend"));
+    const QString svg = renderedSvgText(QStringList{"render", "entropy"} + schemes + QStringList{"--lengths", "4,8"});
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(svg.contains(legend), qPrintable("no '" + legend + "' in the legend"));
 }
 
 QStringList verbNames()
