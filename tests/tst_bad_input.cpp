@@ -1079,6 +1079,11 @@ void TestBadInput::cli_data()
         "attention: --length is not used by `positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy`", qkv);
     row("(e) entropy --seed with --qk zero", {"entropy", "alibi", "--seed", "3"}, 2,
         "entropy: --seed cannot be used here: it seeds --qk random, and --qk zero draws nothing");
+    row("(e) render compare --scheme", {"render", "compare", "alibi", "rope", "--scheme", "rope", "-o", "@DIR@/x.png"},
+        2,
+        "render: --scheme is not used by `positionlab-cli render compare SCHEME SCHEME [SCHEME [SCHEME]]` and would "
+        "be ignored (used by `positionlab-cli render bias SCHEME`)",
+        {}, NeedsRender);
     row("(e) train --log-every with --quiet", train({"--quiet", "--log-every", "5"}), 2,
         "train: --log-every cannot be used here: --quiet prints no step progress", corpusFile);
     row("(e) bench gemm --scheme", {"bench", "gemm", "--scheme", "rope"}, 2,

@@ -94,6 +94,8 @@ private slots:
     void entropyPictureNamesMethods();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
+    void sharedOptionsOneText_data();
+    void sharedOptionsOneText();
     void jsonIntegers_data();
     void jsonIntegers();
     void schemeWordOrOption_data();
@@ -465,6 +467,45 @@ void TestCli::usageAgreesWithHelp()
     QCOMPARE(wrong.exitCode, 2);
     const QString firstLine = usage.section('\n', 0, 0).mid(QStringLiteral("usage: ").size());
     QVERIFY2(QString::fromUtf8(wrong.err).contains("usage: " + firstLine), wrong.err.constData());
+}
+
+// (h) An option several verbs share has one definition: in every verb's --help the same placeholder and text (after a
+// "with --checkpoint: "-like prefix, before a "; ..." note).
+void TestCli::sharedOptionsOneText_data()
+{
+    QTest::addColumn<QString>("verb");
+    QTest::addColumn<QString>("option"); // as --help lists it, with its placeholder
+    QTest::addColumn<QString>("text");
+    const QMap<QString, QString> shared = {
+        {"--threads T", "OpenMP threads (default: all cores)"},
+        {"--corpus FILE", "UTF-8 text file (default: the Debian fortunes files)"},
+        {"--width PX", "picture output: width in pixels, 64..16384 (default depends on the picture)"},
+        {"--height PX", "picture output: height in pixels, 64..16384 (default depends on the picture)"},
+        {"--lang CODE", "picture output: language of titles, axes and legends: en (default), zh_CN"},
+        {"--dpi DPI", "picture output: resolution stored in PNG / used for SVG and PDF (default 96)"},
+        {"--dark", "picture output: the dark palette"},
+    };
+    for (const QString& verb : verbNames()) {
+        if (verb == "lessons") // its --lang picks the lessons' language, not a picture's
+            continue;
+        const QString help = QString::fromUtf8(runCli({verb, "--help"}).out);
+        for (auto it = shared.begin(); it != shared.end(); ++it) {
+            const QString name = it.key().section(' ', 0, 0);
+            if (help.contains(QRegularExpression("\n  " + QRegularExpression::escape(name) + "[ \n]")))
+                QTest::newRow(qPrintable(verb + " " + name)) << verb << it.key() << it.value();
+        }
+    }
+}
+
+void TestCli::sharedOptionsOneText()
+{
+    QFETCH(QString, verb);
+    QFETCH(QString, option);
+    QFETCH(QString, text);
+    const QString help = QString::fromUtf8(runCli({verb, "--help"}).out);
+    const QRegularExpression line("\n  " + QRegularExpression::escape(option) + " +(?:[^\n:]+: )?" +
+                                  QRegularExpression::escape(text) + "(?:; [^\n]*)?\n");
+    QVERIFY2(line.match(help).hasMatch(), qPrintable(help));
 }
 
 // (h) JSON writes counts (lengths, heads, distances) as integers, not as 16.0.

@@ -458,9 +458,9 @@ std::vector<std::string> pictureExtensions()
     return {".png", ".svg", ".pdf"};
 }
 
-std::vector<std::string> dataAndPictureExtensions()
+std::vector<std::string> dataAndPictureExtensions(bool npy)
 {
-    std::vector<std::string> all = dataExtensions();
+    std::vector<std::string> all = dataExtensions(npy);
     for (const std::string& e : pictureExtensions())
         all.push_back(e);
     return all;
@@ -468,10 +468,19 @@ std::vector<std::string> dataAndPictureExtensions()
 
 std::vector<OptionDef> pictureOptions()
 {
-    return {{"width", OptionKind::Value, "picture output: width in pixels", "PX", true},
-            {"height", OptionKind::Value, "picture output: height in pixels", "PX", true},
+    return {{"width", OptionKind::Value, "picture output: width in pixels, 64..16384 (default depends on the picture)",
+             "PX", true},
+            {"height", OptionKind::Value, "picture output: height in pixels, 64..16384 (default depends on the picture)",
+             "PX", true},
             {"lang", OptionKind::Value, "picture output: language of titles, axes and legends: en (default), zh_CN",
              "CODE", true}};
+}
+
+std::vector<OptionDef> pictureStyleOptions()
+{
+    return {{"dpi", OptionKind::Value, "picture output: resolution stored in PNG / used for SVG and PDF (default 96)",
+             "DPI", true},
+            {"dark", OptionKind::Flag, "picture output: the dark palette", {}, true}};
 }
 
 const std::vector<std::string>& pictureLanguages()
@@ -484,9 +493,19 @@ std::string languageFromArgs(const ParsedArgs& args)
     return checkLanguage(args.text("lang", "en"));
 }
 
-OptionDef languageOption()
+OptionDef threadsOption(const std::string& when, const std::string& note)
 {
-    return {"lang", OptionKind::Value, "language of titles, axes and legends: en (default), zh_CN", "CODE"};
+    return {"threads", OptionKind::Value,
+            (when.empty() ? "" : when + ": ") + "OpenMP threads (default: all cores)" + (note.empty() ? "" : "; " + note),
+            "T"};
+}
+
+OptionDef corpusOption(const std::string& when, const std::string& note)
+{
+    return {"corpus", OptionKind::Value,
+            (when.empty() ? "" : when + ": ") + "UTF-8 text file (default: the Debian fortunes files)" +
+                (note.empty() ? "" : "; " + note),
+            "FILE"};
 }
 
 std::vector<OptionDef> schemeOptions()

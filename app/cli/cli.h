@@ -139,6 +139,8 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
 
 // --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
 int applyThreadsOption(const ParsedArgs& args);
+// The --threads option: one text everywhere, after `when` ("with --checkpoint") and before `note` when given.
+OptionDef threadsOption(const std::string& when = {}, const std::string& note = {});
 // "m:ss" or "h:mm:ss" for elapsed times and ETAs; "?" when unknown.
 std::string clockText(double seconds);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
@@ -147,16 +149,16 @@ double processCpuSeconds();
 // The extensions of data (.csv .json .npy) and of pictures (.png .svg .pdf), for OutputDef lists.
 std::vector<std::string> dataExtensions(bool npy = true);
 std::vector<std::string> pictureExtensions();
-std::vector<std::string> dataAndPictureExtensions();
-// The picture options shared by bias, dot and entropy (width, height, language), all pictureOnly.
+std::vector<std::string> dataAndPictureExtensions(bool npy = true);
+// The picture options of every verb that draws (width, height, language), all pictureOnly: one text for each.
 std::vector<OptionDef> pictureOptions();
+// --dpi and --dark, of `render` and `collect`, pictureOnly too.
+std::vector<OptionDef> pictureStyleOptions();
 
 // The languages pictures can be drawn in (--lang; the GUI library holds their translations, ui/i18n.h).
 const std::vector<std::string>& pictureLanguages();
 // --lang CODE (default "en"); InputError listing the allowed codes for any other. parseArgs() checks it already.
 std::string languageFromArgs(const ParsedArgs& args);
-// The --lang option of the verbs that draw pictures.
-OptionDef languageOption();
 
 // True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
 bool isImagePath(const std::string& path);
@@ -224,6 +226,8 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 // --corpus FILE, or the default corpus (the Debian fortunes files).
 Corpus corpusFromArgs(const ParsedArgs& args);
+// The --corpus option: one text everywhere, after `when` ("train, lesson") and before `note` when given.
+OptionDef corpusOption(const std::string& when = {}, const std::string& note = {});
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
 // Zero-shot under another method (eval, entropy --checkpoint): the checkpoint's own scaling unless --scaling says

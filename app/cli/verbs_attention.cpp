@@ -419,8 +419,7 @@ void registerAttentionVerbs()
          {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
           "MODEL.safetensors"},
          {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-         {"corpus", OptionKind::Value,
-          "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)", "FILE"},
+         corpusOption("with --checkpoint", "its validation part is read"),
          {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
          allowLongOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
@@ -456,7 +455,7 @@ void registerAttentionVerbs()
         {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
         {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
-        {"threads", OptionKind::Value, "OpenMP threads (default: all processors)", "T"},
+        threadsOption(),
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};

@@ -711,8 +711,7 @@ std::vector<OptionDef> trainOptions()
 {
     std::vector<OptionDef> options = {
         {"scheme", OptionKind::Value, "positional scheme, instead of the SCHEME word (see `schemes`)", "S"},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out",
-         "FILE"},
+        corpusOption({}, "last 10% held out"),
     };
     for (const OptionDef& o : modelOptions())
         options.push_back(o);
@@ -720,7 +719,7 @@ std::vector<OptionDef> trainOptions()
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
              {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
-             {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+             threadsOption(),
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
              {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)",
               "N"},
@@ -756,14 +755,14 @@ std::vector<UsageForm> evalForms()
 std::vector<OptionDef> evalOptions()
 {
     std::vector<OptionDef> options = {
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        corpusOption(),
         {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
         {"lengths", OptionKind::Value,
          "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
         {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
         {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
         {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
-        {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+        threadsOption(),
         {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
         scalingOption(),
         {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
@@ -785,7 +784,7 @@ std::vector<OptionDef> evalOptions()
 void registerModelVerbs()
 {
     registerVerb({"train",
-                  "SCHEME|--scheme S",
+                  "SCHEME",
                   "train a byte-level transformer with a positional scheme; Ctrl-C stops and keeps the checkpoint",
                   trainOptions(),
                   0,

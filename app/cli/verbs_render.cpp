@@ -510,23 +510,28 @@ int runRender(const ParsedArgs& args, VerbContext& ctx)
 std::vector<UsageForm> renderForms()
 {
     const std::vector<std::string> picture = {"width", "height", "dpi", "dark", "lang", "o"};
-    auto form = [&](const std::string& view, const std::string& words, std::vector<std::string> own, bool scheme) {
-        if (scheme)
-            for (const std::string& o : schemeOptionNames())
-                own.push_back(o);
+    const std::vector<std::string> scheme = schemeOptionNames(), none;
+    // compare names two to four SCHEME words: --scheme (one scheme, instead of the word) has no place there
+    std::vector<std::string> compared;
+    for (const std::string& o : scheme)
+        if (o != "scheme")
+            compared.push_back(o);
+    auto form = [&](const std::string& view, const std::string& words, std::vector<std::string> own,
+                    const std::vector<std::string>& shared) {
+        own.insert(own.end(), shared.begin(), shared.end());
         own.insert(own.end(), picture.begin(), picture.end());
         return UsageForm{view + (words.empty() ? "" : " " + words), own, view, {}};
     };
     return {
-        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, true),
+        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, scheme),
         form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]",
-             {"length", "head", "colormap", "separate-scales", "difference"}, true),
-        form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, false),
-        form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, false),
-        form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
+             {"length", "head", "colormap", "separate-scales", "difference"}, compared),
+        form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, none),
+        form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, none),
+        form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, scheme),
         form("attention", "--checkpoint MODEL.safetensors",
-             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"}, false),
-        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus"}, false),
+             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap"}, none),
+        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus"}, none),
         {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
     };
 }
@@ -558,20 +563,17 @@ std::vector<OptionDef> renderOptions()
         {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
         {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)", "N"},
-        {"width", OptionKind::Value, "picture width in pixels (default depends on the view)", "PX"},
-        {"height", OptionKind::Value, "picture height in pixels", "PX"},
-        {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)", "DPI"},
-        {"dark", OptionKind::Flag, "dark background"},
-        languageOption(),
         {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (render lesson: a folder)", "FILE.png|svg|pdf",
          false, true},
         lessonFolderOption(),
         {"preset", OptionKind::Value, "train: training preset (default demo; see `train --help`)", "NAME"},
         {"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)", "N"},
-        {"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        corpusOption("train, lesson"),
         {"quiet", OptionKind::Flag, "train, lesson: no training progress on stderr"},
     };
     options.insert(options.end(), own.begin(), own.end());
+    for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
+        options.insert(options.end(), picture.begin(), picture.end());
     return options;
 }
 
@@ -596,8 +598,8 @@ void registerRenderVerbs()
             runRender,
             forms,
             {},
-            "A SCHEME word may also be given as --scheme S (the first scheme). --set applies to "
-            "the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
+            "The SCHEME word of bias and entropy may also be given as --scheme S (entropy: the first scheme). "
+            "--set applies to the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
             "figure of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });

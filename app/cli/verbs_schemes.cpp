@@ -228,12 +228,15 @@ std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
     return all;
 }
 
-std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own)
+// The verb's own options, the picture options and -o FILE with the extensions it writes (its OutputDef's list).
+std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own, const std::vector<std::string>& extensions)
 {
     for (const OptionDef& o : pictureOptions())
         own.push_back(o);
-    own.push_back(
-        {"o", OptionKind::Value, "output file: .csv .json .npy .png .svg .pdf (default: CSV on stdout)", "FILE"});
+    std::string list;
+    for (const std::string& e : extensions)
+        list += (list.empty() ? "" : " ") + e;
+    own.push_back({"o", OptionKind::Value, "output file: " + list + " (default: CSV on stdout)", "FILE"});
     return own;
 }
 
@@ -259,10 +262,10 @@ void registerEntropy()
         {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text",
          "MODEL.safetensors"},
         {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-        {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)", "FILE"},
-        {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)", "T"},
+        corpusOption("with --checkpoint", "its validation part is read"),
+        threadsOption("with --checkpoint"),
         allowLongOption(),
-    }));
+    }, dataAndPictureExtensions()));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set",     "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
@@ -301,7 +304,8 @@ void registerSchemeVerbs()
               {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
                "h|all"},
               {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
-              {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}})),
+              {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}},
+             dataAndPictureExtensions())),
          0,
          1,
          runBias,
@@ -315,7 +319,8 @@ void registerSchemeVerbs()
          withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
                              {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
                              {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
-                             {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
+                             {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}},
+                            dataAndPictureExtensions()),
          0,
          0,
          runDot,
@@ -333,12 +338,13 @@ void registerSchemeVerbs()
                        {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
                        {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
                        {"json", OptionKind::Flag, "JSON on stdout instead of CSV"},
-                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}}),
+                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
+                      dataAndPictureExtensions(false)),
                   0,
                   0,
                   runFrequencies,
                   {},
-                  {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
+                  {{"o", dataAndPictureExtensions(false)}}});
 }
 
 } // namespace plab::cli
