@@ -174,6 +174,18 @@ int scalingContext(const SchemeSpec& spec)
     return spec.context > 0 ? spec.context : kScalingContextWithoutModel;
 }
 
+bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling)
+{
+    if (logn || rotaryMethodByName(scaling).usesContext)
+        return true;
+    for (const std::string& name : schemes) {
+        const auto [scheme, method] = splitSchemeLabel(name);
+        if (schemeByName(scheme).hasWindow || rotaryMethodByName(method).usesContext)
+            return true;
+    }
+    return false;
+}
+
 double rotaryFrequency(int i, int dim, double base)
 {
     return std::pow(base, -2.0 * i / dim);

@@ -572,7 +572,7 @@ void TestBadInput::cli_data()
     row("entropy rotary dim vs given head-dim",
         {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
         "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");
-    row("entropy rotary odd head-dim", {"entropy", "rope", "--head-dim", "7"}, 2,
+    row("entropy rotary odd head-dim", {"entropy", "rope", "--qk", "random", "--head-dim", "7"}, 2,
         "head dim --head-dim = 7 is not allowed for the rotary scheme rope; allowed: even head dims");
     row("bench rotary dim vs --dim", {"bench", "attention", "--scheme", "xpos", "--dim", "32", "--set", "dim=64"}, 2,
         "scheme xpos: dim = 64 must equal the head dim --dim (32)");
@@ -710,7 +710,7 @@ void TestBadInput::cli_data()
         "--window: the scheme alibi has no window");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
-    row("bench gemm absurd", {"bench", "gemm", "--size", "16384", "--flops", "1e20"}, 2,
+    row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2,
         "--flops 1e20 is out of range");
 
     // ---- train: refused before any training ----
@@ -1078,7 +1078,30 @@ void TestBadInput::cli_data()
     row("(e) attention --length without --checkpoint", attention("q.npy", {"--length", "4"}), 2,
         "attention: --length is not used by `positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy`", qkv);
     row("(e) entropy --seed with --qk zero", {"entropy", "alibi", "--seed", "3"}, 2,
-        "entropy: --seed cannot be used here: it seeds --qk random, and --qk zero draws nothing");
+        "entropy: --seed cannot be used here: --seed and --head-dim set the random q and k of --qk random, and --qk "
+        "zero draws none");
+    row("(e) entropy --head-dim with --qk zero", {"entropy", "alibi", "--qk", "zero", "--head-dim", "8"}, 2,
+        "entropy: --head-dim cannot be used here: --seed and --head-dim set the random q and k of --qk random");
+    row("(e) render entropy --seed with --qk zero",
+        {"render", "entropy", "alibi", "--seed", "3", "--head-dim", "8", "-o", "@DIR@/x.png"}, 2,
+        "render entropy: --seed, --head-dim cannot be used here", {}, NeedsRender);
+    row("(e) bench gemm --size with --flops", {"bench", "gemm", "--size", "64", "--flops", "1e6"}, 2,
+        "bench gemm: --size cannot be used here: --size and --flops both set n; allowed: one of them");
+    row("(e) bias --context nothing reads", {"bias", "alibi", "--context", "8"}, 2,
+        "bias: --context 8 is not read by alibi and would be ignored; allowed with --logn (its threshold), the schemes "
+        "local, bca (their window's default) or the rotary methods dynamic-ntk, yarn, llama3, rerope, leaky-rerope "
+        "(their L)");
+    row("(e) bias rope+pi --context", {"bias", "rope+pi", "--context", "8"}, 2,
+        "bias: --context 8 is not read by rope+pi and would be ignored");
+    row("(e) entropy --context nothing reads", {"entropy", "t5", "--context", "8"}, 2,
+        "entropy: --context 8 is not read by t5");
+    row("(e) attention --context nothing reads", attention("q.npy", {"--context", "8"}), 2,
+        "attention: --context 8 is not read by alibi", qkv);
+    row("(e) bench attention --context nothing reads", {"bench", "attention", "--context", "8"}, 2,
+        "bench attention: --context 8 is not read by alibi");
+    row("(e) render compare --context nothing reads",
+        {"render", "compare", "alibi", "t5", "--context", "8", "-o", "@DIR@/x.png"}, 2,
+        "render compare: --context 8 is not read by alibi, t5", {}, NeedsRender);
     row("(e) render compare --scheme", {"render", "compare", "alibi", "rope", "--scheme", "rope", "-o", "@DIR@/x.png"},
         2,
         "render: --scheme is not used by `positionlab-cli render compare SCHEME SCHEME [SCHEME [SCHEME]]` and would "

@@ -96,6 +96,8 @@ private slots:
     void usageAgreesWithHelp();
     void sharedOptionsOneText_data();
     void sharedOptionsOneText();
+    void contextReadBySome_data();
+    void contextReadBySome();
     void jsonIntegers_data();
     void jsonIntegers();
     void schemeWordOrOption_data();
@@ -506,6 +508,39 @@ void TestCli::sharedOptionsOneText()
     const QRegularExpression line("\n  " + QRegularExpression::escape(option) + " +(?:[^\n:]+: )?" +
                                   QRegularExpression::escape(text) + "(?:; [^\n]*)?\n");
     QVERIFY2(line.match(help).hasMatch(), qPrintable(help));
+}
+
+// (e) --context is refused only where nothing reads it: a windowed scheme, a method that reads L or --logn does, also
+// as the second scheme of a comparison.
+void TestCli::contextReadBySome_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("picture");
+    QTest::newRow("local") << QStringList{"bias", "local", "--context", "8"} << false;
+    QTest::newRow("rope+yarn") << QStringList{"bias", "rope+yarn", "--context", "8"} << false;
+    QTest::newRow("rope --scaling llama3") << QStringList{"bias", "rope", "--scaling", "llama3", "--context", "8"}
+                                           << false;
+    QTest::newRow("alibi --logn") << QStringList{"bias", "alibi", "--logn", "--context", "8"} << false;
+    QTest::newRow("entropy bca") << QStringList{"entropy", "bca", "--lengths", "4", "--context", "8"} << false;
+    QTest::newRow("compare, second scheme local")
+        << QStringList{"render", "compare", "alibi", "local", "--context", "8"} << true;
+    QTest::newRow("entropy picture, third scheme rope+rerope")
+        << QStringList{"render", "entropy", "alibi", "t5", "rope+rerope", "--lengths", "4,8", "--context", "8"} << true;
+}
+
+void TestCli::contextReadBySome()
+{
+    QFETCH(QStringList, args);
+    QFETCH(bool, picture);
+    if (picture && runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    if (picture) {
+        QVERIFY(!renderedSvgText(args).isEmpty());
+        return;
+    }
+    const CliResult r = runCli(args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(!r.out.isEmpty());
 }
 
 // (h) JSON writes counts (lengths, heads, distances) as integers, not as 16.0.

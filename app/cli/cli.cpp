@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
+#include "rotary_scaling.h"
 
 #include <omp.h>
 
@@ -515,10 +516,18 @@ std::vector<OptionDef> schemeOptions()
         {"heads", OptionKind::Value, "number of heads H, 1..1024 (default 8)", "H"},
         {"bidirectional", OptionKind::Flag, "no causal mask (schemes that allow it)"},
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
-        {"context", OptionKind::Value, "training context L (window default of local/bca, logn threshold)", "L"},
+        contextOption(),
         {"logn", OptionKind::Flag, "scale row m's scores by log(m+1)/log(L) past the context L (needs --context)"},
         scalingOption(),
     };
+}
+
+OptionDef contextOption(const std::string& when)
+{
+    return {"context", OptionKind::Value,
+            (when.empty() ? "" : when + ": ") +
+                "training context L (window default of local/bca, logn threshold, L of the rotary methods that read it)",
+            "L"};
 }
 
 OptionDef scalingOption()
@@ -556,6 +565,35 @@ int contextFromArgs(const ParsedArgs& args)
         throw InputError("--logn needs --context L: the training context past which row m's scores are scaled by "
                          "log(m+1)/log(L)");
     return static_cast<int>(args.integer("context", 0, 1, kMaxLength));
+}
+
+void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args)
+{
+    if (!args.has("context") || schemesReadContext(schemes, args.has("logn"), args.text("scaling", "none")))
+        return;
+    std::string named, windowed, methods;
+    for (const std::string& s : schemes)
+        named += (named.empty() ? "" : ", ") + s;
+    for (const SchemeInfo& s : schemeCatalog())
+        if (s.hasWindow)
+            windowed += (windowed.empty() ? "" : ", ") + s.name;
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        if (m.usesContext)
+            methods += (methods.empty() ? "" : ", ") + m.name;
+    throw InputError(verb + ": --context " + args.text("context") + " is not read by " + named +
+                     " and would be ignored; allowed with --logn (its threshold), the schemes " + windowed +
+                     " (their window's default) or the rotary methods " + methods + " (their L)");
+}
+
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args)
+{
+    const std::string qk = args.text("qk", "zero");
+    if (qk != "zero" && qk != "random")
+        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
+    if (qk == "zero")
+        refuseOptions(verb, args, {"seed", "head-dim"},
+                      "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    return qk;
 }
 
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,

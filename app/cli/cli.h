@@ -117,8 +117,16 @@ std::vector<std::string> schemeOptionNames();
 std::string schemeFromArgs(const ParsedArgs& args, size_t index, const std::string& usage);
 // --context L (0 when absent); --logn without --context is refused naming --context.
 int contextFromArgs(const ParsedArgs& args);
+// --context given where nothing would read it (core's schemesReadContext over `schemes`, --logn and --scaling) is
+// refused, naming the schemes, options and methods that read it. Called once the verb knows its schemes.
+void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args);
+// --qk zero|random of entropy and render entropy (default zero); with zero, --seed and --head-dim (which set the random
+// q and k) are refused.
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args);
 // --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
 OptionDef scalingOption();
+// --context L of the verbs that take a scheme (after `when`, e.g. "attention", when given).
+OptionDef contextOption(const std::string& when = {});
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
 // Builds a validated SchemeSpec from SCHEME and the shared options. With headDim > 0 the spec is for q and k of that

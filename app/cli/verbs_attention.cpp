@@ -54,6 +54,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
         throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, H, D, "head dim D of --q");
+    refuseUnreadContext("attention", {scheme}, args);
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
     checkWork(args, attentionWork(spec, {N}, D),
@@ -162,6 +163,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
                                       contextFromArgs(args), args.has("logn"), args.text("scaling"));
+    refuseUnreadContext("bench attention", {scheme}, args);
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -312,6 +314,7 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     int n = static_cast<int>(args.integer("size", 1024, 1, 16384));
     if (args.has("flops")) {
+        refuseOptions("bench gemm", args, {"size"}, "--size and --flops both set n; allowed: one of them");
         const double target = args.number("flops", 0);
         if (!(target >= 2 && target <= 2.0 * 16384.0 * 16384.0 * 16384.0))
             throw InputError("--flops " + args.text("flops") + " is out of range; allowed: [2, 8.8e12]");
@@ -448,7 +451,7 @@ void registerAttentionVerbs()
         {"window", OptionKind::Value, "attention: window W of local/bca", "W"},
         {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
-        {"context", OptionKind::Value, "attention: training context L (logn threshold)", "L"},
+        contextOption("attention"),
         {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
         scalingOption(),
         {"backward", OptionKind::Flag, "attention: also time the backward pass"},

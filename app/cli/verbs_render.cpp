@@ -71,10 +71,12 @@ int headArg(const ParsedArgs& args, int heads)
     return static_cast<int>(parseInteger(text, "head", 0, heads - 1));
 }
 
-PanelState panelFromArgs(const std::string& scheme, const ParsedArgs& args)
+// The panel of the first of `schemes`, the schemes a view draws (--context must be read by one of them).
+PanelState panelFromArgs(const std::vector<std::string>& schemes, const std::string& view, const ParsedArgs& args)
 {
     PanelState p;
-    p.spec = schemeSpecFromArgs(scheme, args);
+    p.spec = schemeSpecFromArgs(schemes.front(), args);
+    refuseUnreadContext("render " + view, schemes, args);
     p.length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     p.head = headArg(args, p.spec.heads);
     p.colorMap = colorMapArg(args);
@@ -88,7 +90,7 @@ QString qPath(const std::string& path)
 
 void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
-    const PanelState panel = panelFromArgs(scheme, args);
+    const PanelState panel = panelFromArgs({scheme}, "bias", args);
     ui::BiasRequest request;
     request.spec = panel.spec;
     request.length = panel.length;
@@ -103,7 +105,7 @@ void renderCompare(const std::vector<std::string>& schemes, const ParsedArgs& ar
     if (schemes.size() < 2 || schemes.size() > 4)
         throw InputError("render compare: needs 2 to 4 schemes, got " + std::to_string(schemes.size()));
     // --set applies to the first scheme (the GUI panel's scheme); the others use their defaults.
-    const PanelState panel = panelFromArgs(schemes.front(), args);
+    const PanelState panel = panelFromArgs(schemes, "compare", args);
     QStringList names;
     for (const std::string& s : schemes)
         names << QString::fromStdString(s);
@@ -158,16 +160,14 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
 {
     if (schemes.empty())
         throw InputError("render entropy: name at least one scheme");
-    PanelState panel = panelFromArgs(schemes.front(), args);
+    const std::string qk = qkFromArgs("render entropy", args);
+    PanelState panel = panelFromArgs(schemes, "entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
     panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
     QStringList names;
     for (const std::string& s : schemes)
         names << QString::fromStdString(s);
-    const std::string qk = args.text("qk", "zero");
-    if (qk != "zero" && qk != "random")
-        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
     ui::EntropyRequest request =
         ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
                               static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);

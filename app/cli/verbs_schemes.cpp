@@ -58,7 +58,9 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
 
 int runBias(const ParsedArgs& args, VerbContext& ctx)
 {
-    const SchemeSpec spec = schemeSpecFromArgs(schemeFromArgs(args, 0, "bias"), args);
+    const std::string scheme = schemeFromArgs(args, 0, "bias");
+    const SchemeSpec spec = schemeSpecFromArgs(scheme, args);
+    refuseUnreadContext("bias", {scheme}, args);
     const int length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     const std::string headText = args.text("head", "all");
     const bool allHeads = headText == "all";
@@ -130,13 +132,10 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
     const std::vector<int> lengths = entropyLengthsFromArgs(args, kMaxLength);
-    const std::string qk = args.text("qk", "zero");
-    if (qk != "zero" && qk != "random")
-        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    if (qk == "zero")
-        refuseOptions("entropy", args, {"seed"}, "it seeds --qk random, and --qk zero draws nothing");
+    const std::string qk = qkFromArgs("entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
+    refuseUnreadContext("entropy", {scheme}, args);
     const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
     // Bias-only entropy (--qk zero) has no q.k products, but its softmax per pair costs kMinWorkDim dims anyway.
     checkWork(
