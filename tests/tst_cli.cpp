@@ -543,32 +543,54 @@ void TestCli::contextReadBySome()
     QVERIFY(!r.out.isEmpty());
 }
 
-// (h) JSON writes counts (lengths, heads, distances) as integers, not as 16.0.
+// (h) JSON writes counts (lengths, heads, distances, flops) and whole parameters as integers, not as 16.0; other numbers
+// stay as they are.
 void TestCli::jsonIntegers_data()
 {
     QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("toFile");          // -o x.json appended; else the JSON is what stdout prints
     QTest::addColumn<QStringList>("integers"); // "key": value texts that must appear as written
-    QTest::newRow("entropy") << QStringList{"entropy", "none", "--heads", "2", "--lengths", "4,16"}
-                             << QStringList{"\"length\": 16", "\"head\": 1"};
-    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "3"} << QStringList{"\"distance\": 3", "\"dim\": 128"};
-    QTest::newRow("bias t5 parameters") << QStringList{"bias", "t5", "--heads", "1", "--length", "3"}
-                                        << QStringList{"\"num-buckets\":32", "\"max-distance\":128", "\"length\":3"};
+    QTest::addColumn<QStringList>("kept");     // texts of other numbers that must appear as written
+    QTest::newRow("entropy") << QStringList{"entropy", "none", "--heads", "2", "--lengths", "4,16"} << true
+                             << QStringList{"\"length\": 16", "\"head\": 1"} << QStringList{};
+    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "3"} << true
+                         << QStringList{"\"distance\": 3", "\"dim\": 128"} << QStringList{};
+    QTest::newRow("bias t5 parameters") << QStringList{"bias", "t5", "--heads", "1", "--length", "3"} << true
+                                        << QStringList{"\"num-buckets\":32", "\"max-distance\":128", "\"length\":3"}
+                                        << QStringList{};
+    QTest::newRow("frequencies") << QStringList{"frequencies", "--dim", "4", "--scaling", "yarn", "--set", "factor=2.5"}
+                                 << true << QStringList{"\"dim\": 4", "\"original-context\": 0", "\"context\": 16"}
+                                 << QStringList{"\"factor\": 2.5"};
+    QTest::newRow("schemes --json") << QStringList{"schemes", "--json"} << false
+                                    << QStringList{"\"default\": 128", "\"max\": 4096", "\"min\": 2"}
+                                    << QStringList{"\"default\": 0.4"};
+    QTest::newRow("bench attention --json")
+        << QStringList{"bench", "attention", "--length", "64", "--heads", "1", "--dim", "16", "--repeat", "1", "--json"}
+        << false << QStringList{"\"flops\":133120", "\"nominal_flops\":131072", "\"length\":64"} << QStringList{};
 }
 
 void TestCli::jsonIntegers()
 {
     QFETCH(QStringList, args);
+    QFETCH(bool, toFile);
     QFETCH(QStringList, integers);
+    QFETCH(QStringList, kept);
     QTemporaryDir dir;
     const QString path = dir.filePath("x.json");
-    QVERIFY(runCli(args + QStringList{"-o", path}).exitCode == 0);
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QByteArray json = f.readAll();
+    const CliResult r = runCli(toFile ? args + QStringList{"-o", path} : args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QByteArray json = r.out;
+    if (toFile) {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        json = f.readAll();
+    }
     for (const QString& i : integers) {
         QVERIFY2(json.contains(i.toUtf8()), qPrintable(i + " not in " + json));
         QVERIFY2(!json.contains(i.toUtf8() + "."), qPrintable(i + ". in " + json));
     }
+    for (const QString& k : kept)
+        QVERIFY2(json.contains(k.toUtf8()), qPrintable(k + " not in " + json));
 }
 
 // (i) Every verb that takes a scheme takes it as the word or as --scheme, with the same result.

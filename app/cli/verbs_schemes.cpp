@@ -19,9 +19,9 @@ nlohmann::json schemeJson(const SchemeInfo& s)
     nlohmann::json params = nlohmann::json::array();
     for (const ParamInfo& p : s.params) {
         params.push_back({{"name", p.name},
-                          {"default", p.defaultValue},
-                          {"min", p.minValue},
-                          {"max", p.maxValue},
+                          {"default", wholeNumbersAsIntegers(p.defaultValue)},
+                          {"min", wholeNumbersAsIntegers(p.minValue)},
+                          {"max", wholeNumbersAsIntegers(p.maxValue)},
                           {"min_exclusive", p.minExclusive},
                           {"max_exclusive", p.maxExclusive},
                           {"integer", p.integer},
@@ -185,7 +185,7 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
                               wavelengthScaled = wavelengths(scaling.thetaScaled);
     auto write = [&](std::ostream& out, DataFormat format) {
         if (format == DataFormat::Json) {
-            nlohmann::json j = schemeSpecJson(spec);
+            nlohmann::json j = wholeNumbersAsIntegers(schemeSpecJson(spec)); // as every matrix and table's metadata
             j.erase("heads");
             j.erase("bidirectional");
             j["method"] = rotaryMethodInfo(spec.scaling).name;
