@@ -870,9 +870,13 @@ void TestBadInput::cli_data()
     row("compare with set", compare("pi", {"--set", "factor=2"}), 2,
         "eval: --set is not used by `positionlab-cli eval MODEL.safetensors --compare", rope);
     row("compare npy", compare("pi", {"-o", "@DIR@/out.npy"}), 2,
-        "eval --compare: -o @DIR@/out.npy is not allowed; allowed: .csv, .json, .png, .svg, .pdf", rope);
+        "-o @DIR@/out.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf (.npy is written by "
+        "`positionlab-cli eval MODEL.safetensors`)",
+        rope);
     row("eval picture without compare", eval({"-o", "@DIR@/out.png"}), 2,
-        "eval: -o @DIR@/out.png: a picture needs --compare METHODS", rope);
+        "-o @DIR@/out.png: unsupported extension '.png'; allowed: .csv, .json, .npy (.png is written by "
+        "`positionlab-cli eval MODEL.safetensors --compare METHODS`)",
+        rope);
     row("compare width with data", compare("pi", {"--width", "300"}), 2,
         "eval: --width applies only to a picture output", rope);
     row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding",
@@ -1135,8 +1139,9 @@ void TestBadInput::cli_data()
     row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");
     row("(f) eval extension", eval({"-o", "@DIR@/x.txt"}), 2,
-        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf",
-        withModel(m_checkpoint));
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
+    row("(f) eval --compare extension", eval({"--compare", "pi", "-o", "@DIR@/x.txt"}), 2,
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .png, .svg, .pdf", withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
         "-o @DIR@/m.ckpt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "
         "only "

@@ -163,10 +163,50 @@ void refuseUnusedOptions(const VerbDef& verb, const ParsedArgs& args)
                      "; allowed here: " + joinOptions(form->options));
 }
 
+std::string extensionOf(const std::string& path)
+{
+    const auto dot = path.find_last_of('.');
+    const auto slash = path.find_last_of('/');
+    std::string ext = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? "" : path.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext;
+}
+
+// The outputs of the form in use: its own when it has them, else the verb's.
+const std::vector<OutputDef>& outputsInUse(const VerbDef& verb, const ParsedArgs& args)
+{
+    const UsageForm* form = formInUse(verb.forms, args); // none for a verb of one form: its outputs are the verb's
+    return form && !form->outputs.empty() ? form->outputs : verb.outputs;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item)
+{
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Every output path of the form in use, before any work. An extension that another form writes is named with that
+// form, as refuseUnusedOptions names where an option applies: "(.png is written by `positionlab-cli eval ...`)".
+void checkOutputsInUse(const VerbDef& verb, const ParsedArgs& args)
+{
+    for (const OutputDef& output : outputsInUse(verb, args)) {
+        if (!args.has(output.option))
+            continue;
+        const std::string path = args.text(output.option), ext = extensionOf(path);
+        std::string elsewhere;
+        if (!contains(output.extensions, ext))
+            for (const UsageForm& f : verb.forms)
+                for (const OutputDef& other : f.outputs)
+                    if (elsewhere.empty() && other.option == output.option && contains(other.extensions, ext))
+                        elsewhere = ext + " is written by `positionlab-cli " + verb.name +
+                                    (f.words.empty() ? "" : " " + f.words) + "`";
+        checkOutputDef(output, path, elsewhere);
+    }
+}
+
 // Picture options (--width, --colormap, --lang ...) with a data output would be ignored: refused.
 void refusePictureOptionsWithData(const VerbDef& verb, const ParsedArgs& args)
 {
-    if (verb.outputs.empty() || (args.has("o") && isImagePath(args.text("o"))))
+    if (outputsInUse(verb, args).empty() || (args.has("o") && isImagePath(args.text("o"))))
         return;
     std::vector<std::string> given;
     for (const OptionDef& o : verb.options)
@@ -414,26 +454,24 @@ std::string usageText(const VerbDef& verb)
     return text;
 }
 
-void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions)
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions,
+                     const std::string& note)
 {
-    const auto dot = path.find_last_of('.');
-    const auto slash = path.find_last_of('/');
-    std::string ext = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? "" : path.substr(dot);
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string ext = extensionOf(path);
     if (std::find(extensions.begin(), extensions.end(), ext) == extensions.end()) {
         std::string allowed;
         for (const std::string& e : extensions)
             allowed += (allowed.empty() ? "" : ", ") + e;
         throw InputError((option == "o" ? "-o " : "--" + option + " ") + path + ": unsupported extension '" + ext +
-                         "'; allowed: " + allowed);
+                         "'; allowed: " + allowed + (note.empty() ? "" : " (" + note + ")"));
     }
     checkWritable(path);
 }
 
-void checkOutputDef(const OutputDef& output, const std::string& path)
+void checkOutputDef(const OutputDef& output, const std::string& path, const std::string& note)
 {
     if (!output.nameRule)
-        return checkOutputPath(output.option, path, output.extensions);
+        return checkOutputPath(output.option, path, output.extensions, note);
     output.nameRule(path, output.option == "o" ? "-o" : "--" + output.option);
     checkWritable(path);
 }
@@ -682,9 +720,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
             return 0;
         }
         const ParsedArgs parsed = parseArgs(verb, rest);
-        for (const OutputDef& output : verb.outputs) // before any work: no minutes of computing for an unwritable file
-            if (parsed.has(output.option))
-                checkOutputDef(output, parsed.text(output.option));
+        checkOutputsInUse(verb, parsed); // before any work: no minutes of computing for an unwritable file
         VerbContext ctx{out, err};
         return verb.run(parsed, ctx);
     } catch (const InputError& e) {

@@ -36,15 +36,6 @@ struct OptionDef {
     bool required = false;    // refused when missing: "VERB: -o FILE is required"
 };
 
-// One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
-// given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
-struct UsageForm {
-    std::string words;                // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
-    std::vector<std::string> options; // the options this form reads
-    std::string whenWord;             // the form in use when the first positional word is this ...
-    std::string whenOption;           // ... or when this option is given; neither: the form otherwise in use
-};
-
 // An output option and the extensions it may end in; checked (extension, then a writable place) before any work.
 struct OutputDef {
     std::string option; // "o" or e.g. "probs"
@@ -53,6 +44,17 @@ struct OutputDef {
     // checkCheckpointFileName, so the CLI and the GUI refuse the same names).
     void (*nameRule)(const std::string& path, const std::string& what) = nullptr;
 };
+
+// One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
+// given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
+struct UsageForm {
+    std::string words;                // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
+    std::vector<std::string> options; // the options this form reads
+    std::string whenWord;             // the form in use when the first positional word is this ...
+    std::string whenOption;           // ... or when this option is given; neither: the form otherwise in use
+    std::vector<OutputDef> outputs = {}; // this form's outputs when they differ from the verb's (VerbDef::outputs)
+};
+
 
 // The parsed command line of one verb.
 class ParsedArgs {
@@ -85,7 +87,8 @@ struct VerbDef {
     int maxPositional = 0;
     std::function<int(const ParsedArgs&, VerbContext&)> run;
     std::vector<UsageForm> forms = {};   // empty: one form, `words` with every option
-    std::vector<OutputDef> outputs = {}; // checked by runCli before the verb runs (empty: the verb checks its own)
+    std::vector<OutputDef> outputs = {}; // checked by runCli before the verb runs (empty: the verb checks its own);
+                                         // a form with outputs of its own (UsageForm::outputs) replaces these
     std::string notes = {};              // lines printed after the usage in --help
 };
 
@@ -97,11 +100,15 @@ void registerVerb(VerbDef verb);
 // Parses argv for `verb` (argv excludes the program and verb names); throws InputError. Also refuses the options the
 // form in use would ignore (a picture option without a picture output, `entropy --layer` without --checkpoint).
 ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
-// The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them) and
-// its place must be writable (InputError naming the reason, nothing left behind). `option` is "o" or e.g. "probs".
-void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions);
-// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions.
-void checkOutputDef(const OutputDef& output, const std::string& path);
+// The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them, then
+// `note` in brackets when given) and its place must be writable (InputError naming the reason, nothing left behind).
+// `option` is "o" or e.g. "probs".
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions,
+                     const std::string& note = {});
+// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions. runCli checks the
+// outputs of the form in use (UsageForm::outputs, else VerbDef::outputs) so, naming the form that writes a refused
+// extension in `note`.
+void checkOutputDef(const OutputDef& output, const std::string& path, const std::string& note = {});
 // Refuses `options` when given, saying why they would be ignored (`reason`, e.g. "they apply only with --checkpoint").
 void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
                    const std::string& reason);

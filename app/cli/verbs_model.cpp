@@ -556,12 +556,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
     const bool compare = args.has("compare");
-    const std::string out = args.text("o");
-    if (!compare && args.has("o") && isImagePath(out))
-        throw InputError("eval: -o " + out +
-                         ": a picture needs --compare METHODS; plain eval writes .csv, .json or .npy");
-    if (compare && args.has("o") && !isImagePath(out) && dataFormatForPath(out, true) == DataFormat::Npy)
-        throw InputError("eval --compare: -o " + out + " is not allowed; allowed: .csv, .json, .png, .svg, .pdf");
+    const std::string out = args.text("o"); // its extension is one its form writes (evalForms, checked by runCli)
     if (compare) {
         // Ctrl-C (or SIGTERM) stops at the next batch; nothing is written.
         InterruptGuard guard;
@@ -743,9 +738,9 @@ std::vector<UsageForm> evalForms()
 {
     const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
                                              "max-bytes", "threads", "quiet",   "o"};
-    UsageForm plain{"MODEL.safetensors", shared, {}, {}};
+    UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
-    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare"};
+    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
     compare.options.push_back("compare");
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
@@ -801,7 +796,7 @@ void registerModelVerbs()
                   1,
                   runEval,
                   evalForms(),
-                  {{"o", dataAndPictureExtensions()}},
+                  {}, // each form's own (evalForms)
                   "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
                   "work, naming the text's size: such a window could not be filled."});
 }
