@@ -788,7 +788,9 @@ void TestBadInput::cli_data()
         withCorpus(text(4000) + "\xe2\x82"));
     row("corpus too short", train({}), 2, "is too short (100 bytes); at least 2048 bytes are needed",
         withCorpus(text(100)));
-    row("corpus shorter than context", train({"--context", "4096"}), 2, "is shorter than context + 1 = 4097",
+    row("corpus shorter than context", train({"--context", "4096"}), 2,
+        "error: the training split of @DIR@/corpus.txt (2700 bytes) is shorter than context + 1 = 4097; allowed: a "
+        "longer text or a smaller context",
         withCorpus(text(3000)));
     row("corpus missing", train({}), 2, "corpus @DIR@/corpus.txt does not exist");
     row("corpus directory", train({}), 2, "corpus @DIR@/corpus.txt is a directory", Files{{"corpus.txt/", {}}});
