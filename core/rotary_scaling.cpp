@@ -363,15 +363,8 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
 
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)
 {
-    const double p = scaling.position(distance);
-    double sum = 0;
-    for (size_t i = 0; i < scaling.thetaScaled.size(); ++i) {
-        double term = 2.0 * std::cos(p * scaling.thetaScaled[i]);
-        if (!logZeta.empty())
-            term *= std::exp(logZeta[i] * p / scaleBase);
-        sum += term;
-    }
-    return scaling.logitScale * sum;
+    // Each pair contributes 2 cos: cos p θ'_i from q·k's two components alike.
+    return scaling.logitScale * (2.0 * sinusoidalDot(scaling.position(distance), scaling.thetaScaled, logZeta, scaleBase));
 }
 
 } // namespace plab
