@@ -539,6 +539,13 @@ OptionDef threadsOption(const std::string& when, const std::string& note)
             "T"};
 }
 
+std::vector<OptionDef> checkpointOptions(const std::string& help)
+{
+    return {{"checkpoint", OptionKind::Value, help, "MODEL.safetensors"},
+            {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
+            corpusOption("with --checkpoint", "its validation part is read")};
+}
+
 OptionDef corpusOption(const std::string& when, const std::string& note)
 {
     return {"corpus", OptionKind::Value,

@@ -243,6 +243,9 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
 Corpus corpusFromArgs(const ParsedArgs& args);
 // The --corpus option: one text everywhere, after `when` ("train, lesson") and before `note` when given.
 OptionDef corpusOption(const std::string& when = {}, const std::string& note = {});
+// --checkpoint MODEL.safetensors (`help`: what the model supplies), --layer l and --corpus FILE: the options of entropy
+// and attention that read a model's q and k on text.
+std::vector<OptionDef> checkpointOptions(const std::string& help);
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME (InputError naming `verb`).
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
 // Zero-shot under another method (eval, entropy --checkpoint): the checkpoint's own scaling unless --scaling says

@@ -413,17 +413,16 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 void registerAttentionVerbs()
 {
     std::vector<OptionDef> attentionOptions = schemeOptions();
+    attentionOptions.insert(attentionOptions.end(),
+                            {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
+                             {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
+                             {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
+                             {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"}});
+    for (const OptionDef& o : checkpointOptions("q, k, v of the model's layer on text (instead of --q/--k/--v)"))
+        attentionOptions.push_back(o);
     attentionOptions.insert(
         attentionOptions.end(),
-        {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
-         {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
-         {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
-         {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"},
-         {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
-          "MODEL.safetensors"},
-         {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-         corpusOption("with --checkpoint", "its validation part is read"),
-         {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+        {{"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
          allowLongOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
     const std::vector<std::string> fromFiles = {

@@ -252,19 +252,17 @@ void registerEntropy()
 {
     // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the
     // scheme and sizes): each form reads its own options and refuses the other's.
-    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions({
+    std::vector<OptionDef> own = {
         {"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
         {"qk", OptionKind::Value, "zero (bias alone, default) or random (seeded Gaussian q, k); not with --checkpoint",
          "zero|random"},
         {"seed", OptionKind::Value, "seed of --qk random (default 0)", "S"},
-        {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"},
-        {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text",
-         "MODEL.safetensors"},
-        {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-        corpusOption("with --checkpoint", "its validation part is read"),
-        threadsOption("with --checkpoint"),
-        allowLongOption(),
-    }, dataAndPictureExtensions()));
+        {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"}};
+    for (const OptionDef& o : checkpointOptions("the model's real q and k on the corpus's validation text"))
+        own.push_back(o);
+    own.push_back(threadsOption("with --checkpoint"));
+    own.push_back(allowLongOption());
+    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, dataAndPictureExtensions()));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "set",     "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
