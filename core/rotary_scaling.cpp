@@ -83,7 +83,12 @@ constexpr ParamRow windowRow(std::string_view method)
 // context (train --init) keeps the context it was first trained at, as Hugging Face's original_max_position_embeddings.
 constexpr ParamRow originalContextRow(std::string_view method)
 {
-    return {method,     "original-context", 0, 0, 1000000, Range::Integer,
+    return {method,
+            "original-context",
+            0,
+            0,
+            1000000,
+            Range::Integer,
             "L: the context the model was first trained at (0: its training context)"};
 }
 
@@ -218,7 +223,8 @@ void validateRotaryScaling(const SchemeSpec& spec)
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
         const double w = spec.scalingParams.at("window");
-        const bool original = spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
+        const bool original =
+            spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
         const std::string contextName = original ? "original-context L" : "training context L";
         if (w > 0 && w >= L)
             throw InputError(where + "window = " + catalog::shortNumberText(w) + " must be below the " + contextName +
@@ -364,7 +370,8 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)
 {
     // Each pair contributes 2 cos: cos p θ'_i from q·k's two components alike.
-    return scaling.logitScale * (2.0 * sinusoidalDot(scaling.position(distance), scaling.thetaScaled, logZeta, scaleBase));
+    return scaling.logitScale *
+           (2.0 * sinusoidalDot(scaling.position(distance), scaling.thetaScaled, logZeta, scaleBase));
 }
 
 } // namespace plab

@@ -710,8 +710,7 @@ void TestBadInput::cli_data()
         "--window: the scheme alibi has no window");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
-    row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2,
-        "--flops 1e20 is out of range");
+    row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2, "--flops 1e20 is out of range");
 
     // ---- train: refused before any training ----
     const Files corpusFile{{"corpus.txt", text(4096)}};
@@ -1143,7 +1142,8 @@ void TestBadInput::cli_data()
     row("(f) eval extension", eval({"-o", "@DIR@/x.txt"}), 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
     row("(f) eval --compare extension", eval({"--compare", "pi", "-o", "@DIR@/x.txt"}), 2,
-        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .png, .svg, .pdf", withModel(m_checkpoint));
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .png, .svg, .pdf",
+        withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
         "-o @DIR@/m.ckpt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "
         "only "

@@ -518,8 +518,8 @@ void TestCli::contextReadBySome_data()
     QTest::addColumn<bool>("picture");
     QTest::newRow("local") << QStringList{"bias", "local", "--context", "8"} << false;
     QTest::newRow("rope+yarn") << QStringList{"bias", "rope+yarn", "--context", "8"} << false;
-    QTest::newRow("rope --scaling llama3") << QStringList{"bias", "rope", "--scaling", "llama3", "--context", "8"}
-                                           << false;
+    QTest::newRow("rope --scaling llama3")
+        << QStringList{"bias", "rope", "--scaling", "llama3", "--context", "8"} << false;
     QTest::newRow("alibi --logn") << QStringList{"bias", "alibi", "--logn", "--context", "8"} << false;
     QTest::newRow("entropy bca") << QStringList{"entropy", "bca", "--lengths", "4", "--context", "8"} << false;
     QTest::newRow("compare, second scheme local")
@@ -543,8 +543,8 @@ void TestCli::contextReadBySome()
     QVERIFY(!r.out.isEmpty());
 }
 
-// (h) JSON writes counts (lengths, heads, distances, flops) and whole parameters as integers, not as 16.0; other numbers
-// stay as they are.
+// (h) JSON writes counts (lengths, heads, distances, flops) and whole parameters as integers, not as 16.0; other
+// numbers stay as they are.
 void TestCli::jsonIntegers_data()
 {
     QTest::addColumn<QStringList>("args");

@@ -509,8 +509,8 @@ std::vector<OptionDef> pictureOptions()
 {
     return {{"width", OptionKind::Value, "picture output: width in pixels, 64..16384 (default depends on the picture)",
              "PX", true},
-            {"height", OptionKind::Value, "picture output: height in pixels, 64..16384 (default depends on the picture)",
-             "PX", true},
+            {"height", OptionKind::Value,
+             "picture output: height in pixels, 64..16384 (default depends on the picture)", "PX", true},
             {"lang", OptionKind::Value, "picture output: language of titles, axes and legends: en (default), zh_CN",
              "CODE", true}};
 }
@@ -535,7 +535,8 @@ std::string languageFromArgs(const ParsedArgs& args)
 OptionDef threadsOption(const std::string& when, const std::string& note)
 {
     return {"threads", OptionKind::Value,
-            (when.empty() ? "" : when + ": ") + "OpenMP threads (default: all cores)" + (note.empty() ? "" : "; " + note),
+            (when.empty() ? "" : when + ": ") + "OpenMP threads (default: all cores)" +
+                (note.empty() ? "" : "; " + note),
             "T"};
 }
 
@@ -569,10 +570,11 @@ std::vector<OptionDef> schemeOptions()
 
 OptionDef contextOption(const std::string& when)
 {
-    return {"context", OptionKind::Value,
-            (when.empty() ? "" : when + ": ") +
-                "training context L (window default of local/bca, logn threshold, L of the rotary methods that read it)",
-            "L"};
+    return {
+        "context", OptionKind::Value,
+        (when.empty() ? "" : when + ": ") +
+            "training context L (window default of local/bca, logn threshold, L of the rotary methods that read it)",
+        "L"};
 }
 
 OptionDef scalingOption()

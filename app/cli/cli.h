@@ -48,13 +48,12 @@ struct OutputDef {
 // One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
 // given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
 struct UsageForm {
-    std::string words;                // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
-    std::vector<std::string> options; // the options this form reads
-    std::string whenWord;             // the form in use when the first positional word is this ...
-    std::string whenOption;           // ... or when this option is given; neither: the form otherwise in use
+    std::string words;                   // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
+    std::vector<std::string> options;    // the options this form reads
+    std::string whenWord;                // the form in use when the first positional word is this ...
+    std::string whenOption;              // ... or when this option is given; neither: the form otherwise in use
     std::vector<OutputDef> outputs = {}; // this form's outputs when they differ from the verb's (VerbDef::outputs)
 };
-
 
 // The parsed command line of one verb.
 class ParsedArgs {

@@ -740,7 +740,8 @@ std::vector<UsageForm> evalForms()
                                              "max-bytes", "threads", "quiet",   "o"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
-    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
+    UsageForm compare{
+        "MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
     compare.options.push_back("compare");
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
