@@ -592,7 +592,7 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             add("set", setting);
         if (s.bidirectional)
             a.push_back("--bidirectional");
-        if (s.context > 0)
+        if (s.context > 0 && schemesReadContext(s.schemes, s.logn)) // else the CLI refuses it, unread
             add("context", std::to_string(s.context));
         if (s.logn)
             a.push_back("--logn");
@@ -628,7 +628,8 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
         add("lengths", lengths);
         addSchemeOptions();
         add("qk", s.qk);
-        add("seed", std::to_string(s.seed));
+        if (s.qk == "random") // --qk zero draws nothing to seed: the CLI refuses --seed there
+            add("seed", std::to_string(s.seed));
         add("measure", s.measure);
         break;
     }

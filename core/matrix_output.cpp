@@ -27,10 +27,6 @@ DataFormat dataFormatForPath(const std::string& path, bool npyAllowed)
                      (npyAllowed ? ", .npy" : "") + " (and .png, .svg, .pdf with the render verb)");
 }
 
-namespace {
-
-// Metadata numbers that are whole (a length, a head count, an integer scheme parameter stored as a double) are written
-// as integers: "length": 16, not 16.0.
 nlohmann::json wholeNumbersAsIntegers(nlohmann::json j)
 {
     if (j.is_number_float()) {
@@ -44,8 +40,6 @@ nlohmann::json wholeNumbersAsIntegers(nlohmann::json j)
             e = wholeNumbersAsIntegers(std::move(e));
     return j;
 }
-
-} // namespace
 
 int formatValue(double value, char* out)
 {

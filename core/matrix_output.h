@@ -16,6 +16,12 @@ enum class DataFormat { Csv, Json, Npy };
 // the extension and the allowed ones.
 DataFormat dataFormatForPath(const std::string& path, bool npyAllowed = true);
 
+// The one rule for counts in JSON: numbers that are whole (a length, a head count, a flop count, an integer scheme
+// parameter stored as a double) become integers, "length": 16 rather than 16.0, in `j` and everything it holds; other
+// numbers stay as they are. MatrixStackWriter and writeTable apply it to their metadata; the CLI's other JSON (the
+// scheme catalogue, frequencies, bench) to their counts and parameters.
+nlohmann::json wholeNumbersAsIntegers(nlohmann::json j);
+
 // Formats a value like printf("%.9g"), with -inf/inf/nan spelled as Python and NumPy read them.
 int formatValue(double value, char* out); // returns the number of characters (at most 24)
 

@@ -100,8 +100,8 @@ void checkMethodChoice(const MethodChoice& choice)
         try {
             values[name] = parseNumber(text, name);
         } catch (const InputError&) {
-            throw InputError("scaling " + info.name + ": " + name + " = '" + text + "' is not a number; allowed: " +
-                             catalog::entryNamed(info.params, name)->rangeText());
+            throw InputError("scaling " + info.name + ": " + name + " = '" + text +
+                             "' is not a number; allowed: " + catalog::entryNamed(info.params, name)->rangeText());
         }
     }
     catalog::checkParamValues(info.params, values, "scaling " + info.name, "scaling " + info.name + ": no parameter ");

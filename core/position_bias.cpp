@@ -62,12 +62,19 @@ struct DistanceTables {
     }
 };
 
-// dot(p_m, p_n) - d/2 of the sinusoidal embedding, the same for every head.
+// dot(p_m, p_n) - d/2 of the sinusoidal embedding at distance r, frequencies w (d/2 of them): the sinusoidal bias, and
+// sandwich's before its per-head scale.
+double centredSinusoidalDot(int r, const std::vector<double>& w, int d)
+{
+    return sinusoidalDot(r, w) - d / 2.0;
+}
+
+// The centred sinusoidal dot, the same for every head.
 void sinusoidalTables(const SchemeSpec& spec, const DistanceTables& t)
 {
     const int d = spec.intParam("dim");
     const std::vector<double> w = rotaryFrequencies(d, spec.param("base"));
-    t.fillShared([&](int r) { return sinusoidalDot(r, w) - d / 2.0; });
+    t.fillShared([&](int r) { return centredSinusoidalDot(r, w, d); });
 }
 
 // The sinusoidal dot of |r|, scaled per head by H / (8 (h+1)).
@@ -79,7 +86,7 @@ void sandwichTables(const SchemeSpec& spec, const DistanceTables& t)
     std::vector<double> dots(L);
 #pragma omp parallel for schedule(static) if (L > 1024)
     for (int r = 0; r < L; ++r)
-        dots[r] = sinusoidalDot(r, w) - d / 2.0;
+        dots[r] = centredSinusoidalDot(r, w, d);
     t.fill([&](int h, int r) { return dots[std::abs(r)] * H / (8.0 * (h + 1)); });
 }
 

@@ -83,7 +83,12 @@ constexpr ParamRow windowRow(std::string_view method)
 // context (train --init) keeps the context it was first trained at, as Hugging Face's original_max_position_embeddings.
 constexpr ParamRow originalContextRow(std::string_view method)
 {
-    return {method,     "original-context", 0, 0, 1000000, Range::Integer,
+    return {method,
+            "original-context",
+            0,
+            0,
+            1000000,
+            Range::Integer,
             "L: the context the model was first trained at (0: its training context)"};
 }
 
@@ -192,6 +197,18 @@ int scalingContext(const SchemeSpec& spec)
     return spec.context > 0 ? spec.context : kScalingContextWithoutModel;
 }
 
+bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling)
+{
+    if (logn || rotaryMethodByName(scaling).usesContext)
+        return true;
+    for (const std::string& name : schemes) {
+        const auto [scheme, method] = splitSchemeLabel(name);
+        if (schemeByName(scheme).hasWindow || rotaryMethodByName(method).usesContext)
+            return true;
+    }
+    return false;
+}
+
 double rotaryFrequency(int i, int dim, double base)
 {
     return std::pow(base, -2.0 * i / dim);
@@ -233,7 +250,8 @@ void validateRotaryScaling(const SchemeSpec& spec)
         if (spec.bidirectional)
             throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
         const double w = spec.scalingParams.at("window");
-        const bool original = spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
+        const bool original =
+            spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;
         const std::string contextName = original ? "original-context L" : "training context L";
         if (w > 0 && w >= L)
             throw InputError(where + "window = " + catalog::shortNumberText(w) + " must be below the " + contextName +
@@ -381,15 +399,9 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
 
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)
 {
-    const double p = scaling.position(distance);
-    double sum = 0;
-    for (size_t i = 0; i < scaling.thetaScaled.size(); ++i) {
-        double term = 2.0 * std::cos(p * scaling.thetaScaled[i]);
-        if (!logZeta.empty())
-            term *= std::exp(logZeta[i] * p / scaleBase);
-        sum += term;
-    }
-    return scaling.logitScale * sum;
+    // Each pair contributes 2 cos: cos p θ'_i from q·k's two components alike.
+    return scaling.logitScale *
+           (2.0 * sinusoidalDot(scaling.position(distance), scaling.thetaScaled, logZeta, scaleBase));
 }
 
 } // namespace plab

@@ -516,11 +516,16 @@ std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBucket
     return values;
 }
 
-double sinusoidalDot(double distance, const std::vector<double>& frequencies)
+double sinusoidalDot(double distance, const std::vector<double>& frequencies, const std::vector<double>& logDecay,
+                     double decayScale)
 {
     double sum = 0;
-    for (double w : frequencies)
-        sum += std::cos(distance * w);
+    for (size_t i = 0; i < frequencies.size(); ++i) {
+        double term = std::cos(distance * frequencies[i]);
+        if (!logDecay.empty())
+            term *= std::exp(logDecay[i] * distance / decayScale);
+        sum += term;
+    }
     return sum;
 }
 

@@ -152,7 +152,9 @@ int t5Bucket(int rel, bool bidirectional, int numBuckets, int maxDistance);
 std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBuckets, int maxDistance);
 
 // sum_i cos(r * w_i): dot(p_m, p_n) of sinusoidal embeddings with frequencies w_i (rotaryFrequency: base^(-2i/d),
-// i < d/2) at distance r = m - n. The one home of this sum: the dot view, the sinusoidal and sandwich biases.
-double sinusoidalDot(double distance, const std::vector<double>& frequencies);
+// i < d/2) at distance r = m - n. With `logDecay`, term i is weighted by exp(logDecay_i * r / decayScale) (XPOS's
+// zeta_i^(r/s)). The one home of this sum: the dot view, the sinusoidal and sandwich biases, the rotary probe.
+double sinusoidalDot(double distance, const std::vector<double>& frequencies, const std::vector<double>& logDecay = {},
+                     double decayScale = 1);
 
 } // namespace plab

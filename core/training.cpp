@@ -75,14 +75,13 @@ TrainStepResult Trainer::step()
 void checkTrainingText(size_t bytes, int context, const std::string& source)
 {
     if (bytes < static_cast<size_t>(context) + 1)
-        throw InputError(source + ": the training text (" + std::to_string(bytes) +
-                         " bytes) is shorter than context + 1 = " + std::to_string(context + 1) +
-                         "; allowed: a longer text or a smaller --context");
+        throw InputError(source + " (" + std::to_string(bytes) + " bytes) is shorter than context + 1 = " +
+                         std::to_string(context + 1) + "; allowed: a longer text or a smaller context");
 }
 
 void checkTrainingCorpus(const Corpus& corpus, int context)
 {
-    checkTrainingText(corpus.train.size(), context, "corpus " + corpus.source);
+    checkTrainingText(corpus.train.size(), context, "the training split of " + corpus.source);
 }
 
 void setTrainingSteps(TrainConfig& config, int steps)

@@ -43,8 +43,8 @@ private:
     std::vector<uint8_t> m_inputs, m_targets; // (B, T)
 };
 
-// A model of context L trains on windows of L + 1 bytes: InputError naming `source`, its bytes and the need when the
-// text is shorter.
+// A model of context L trains on windows of L + 1 bytes: InputError naming the text (`source`, e.g. "the training
+// text"), its bytes and the need when it is shorter. The words are the CLI's and the GUI's alike (no option names).
 void checkTrainingText(size_t bytes, int context, const std::string& source);
 void checkTrainingCorpus(const Corpus& corpus, int context); // the corpus's training split
 

@@ -381,7 +381,16 @@ void TestAttention::forwardMatchesReference_data()
     QTest::newRow("bca+sinks") << "bca" << false << QStringList{"window=34", "sinks=5"} << 2 << 2 << 400 << 24 << 0;
 }
 
-void TestAttention::forwardMatchesReference()
+// One row of the forward and backward tests as they start from it: the spec, its bias (over the length plus
+// `biasExtra`), the sizes, and q, k, v and the output gradient dOut seeded from `seed`, seed + 1, ...
+struct AttentionCase {
+    SchemeSpec spec;
+    PositionBias bias;
+    AttentionDims dims;
+    std::vector<float> q, k, v, dOut;
+};
+
+static AttentionCase fetchAttentionCase(int biasExtra, uint64_t seed)
 {
     QFETCH(QString, scheme);
     QFETCH(bool, bidirectional);
@@ -392,10 +401,24 @@ void TestAttention::forwardMatchesReference()
     QFETCH(int, dim);
     QFETCH(int, context);
     const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
-    const PositionBias bias(spec, length + 5);
     const AttentionDims dims{batch, heads, length, dim};
-    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
-                             v = randomTensor(dims.elements(), 3);
+    return {spec,
+            PositionBias(spec, length + biasExtra),
+            dims,
+            randomTensor(dims.elements(), seed),
+            randomTensor(dims.elements(), seed + 1),
+            randomTensor(dims.elements(), seed + 2),
+            randomTensor(dims.elements(), seed + 3)};
+}
+
+void TestAttention::forwardMatchesReference()
+{
+    const AttentionCase c = fetchAttentionCase(5, 1); // a bias table longer than the sequence
+    const SchemeSpec& spec = c.spec;
+    const PositionBias& bias = c.bias;
+    const AttentionDims& dims = c.dims;
+    const int heads = dims.heads, length = dims.length, dim = dims.headDim;
+    const std::vector<float>&q = c.q, &k = c.k, &v = c.v;
     const AttentionReferenceForward ref = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
 
     AttentionOptions plain;
@@ -498,36 +521,6 @@ void TestAttention::referenceMatchesFormulas()
                      qPrintable(QString("cell %1: %2").arg(i).arg(twin.probabilities[i])));
 }
 
-// One row of addBackwardRows as both backward tests start from it: the spec, its bias, the sizes, and seeded q, k, v
-// and the output gradient dOut.
-struct BackwardCase {
-    SchemeSpec spec;
-    PositionBias bias;
-    AttentionDims dims;
-    std::vector<float> q, k, v, dOut;
-};
-
-static BackwardCase fetchBackwardCase()
-{
-    QFETCH(QString, scheme);
-    QFETCH(bool, bidirectional);
-    QFETCH(QStringList, sets);
-    QFETCH(int, batch);
-    QFETCH(int, heads);
-    QFETCH(int, length);
-    QFETCH(int, dim);
-    QFETCH(int, context);
-    const SchemeSpec spec = makeSpec(scheme, heads, bidirectional, sets, context, context > 0);
-    const AttentionDims dims{batch, heads, length, dim};
-    return {spec,
-            PositionBias(spec, length),
-            dims,
-            randomTensor(dims.elements(), 11),
-            randomTensor(dims.elements(), 12),
-            randomTensor(dims.elements(), 13),
-            randomTensor(dims.elements(), 14)};
-}
-
 // Rows shared by the backward tests: every scheme, causal and bidirectional, lengths around the 16-lane tiles and the
 // 64-row blocks, B*H = 4 (one thread per head, single pass) and B*H = 3 (two passes), and windows over many blocks.
 static void addBackwardRows(bool manyLengths)
@@ -597,7 +590,7 @@ void TestAttention::backwardMatchesReference_data()
 // The fused backward against its plain twin, every element of dq, dk, dv and the bias parameter gradients.
 void TestAttention::backwardMatchesReference()
 {
-    const BackwardCase c = fetchBackwardCase();
+    const AttentionCase c = fetchAttentionCase(0, 11);
     const PositionBias& bias = c.bias;
     const AttentionDims& dims = c.dims;
     const std::vector<float>&q = c.q, &k = c.k, &v = c.v, &dOut = c.dOut;
@@ -638,7 +631,7 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences_data()
 // The twin's backward against central differences of this file's own forward (loss = sum(dOut * out)).
 void TestAttention::referenceBackwardMatchesFiniteDifferences()
 {
-    const BackwardCase c = fetchBackwardCase();
+    const AttentionCase c = fetchAttentionCase(0, 11);
     const SchemeSpec& spec = c.spec;
     const PositionBias& bias = c.bias;
     const AttentionDims& dims = c.dims;

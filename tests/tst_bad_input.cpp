@@ -371,6 +371,10 @@ void TestBadInput::cli_data()
     row("unknown option", {"bias", "alibi", "--frob", "1"}, 2,
         "bias: unknown option '--frob'; allowed: --scheme, --heads");
     row("unknown short option", {"bias", "alibi", "-x"}, 2, "unknown option '-x'");
+    // An option a verb does not take is named as it was typed ('--o' said for -o before).
+    row("unknown -o", {"bench", "gemm", "-o", "@DIR@/x.json"}, 2, "bench: unknown option '-o'; allowed: --scheme");
+    row("unknown --output=", {"lessons", "--output=@DIR@/x.json"}, 2,
+        "lessons: unknown option '--output'; allowed: --lang, --folder, --json");
     row("option needs value", {"bias", "alibi", "--length"}, 2, "option --length needs a value");
     row("-o needs value", {"bias", "alibi", "-o"}, 2, "option -o needs a value");
     row("flag with value", {"bias", "alibi", "--bidirectional=yes"}, 2, "option --bidirectional takes no value");
@@ -616,7 +620,7 @@ void TestBadInput::cli_data()
     row("entropy rotary dim vs given head-dim",
         {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
         "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");
-    row("entropy rotary odd head-dim", {"entropy", "rope", "--head-dim", "7"}, 2,
+    row("entropy rotary odd head-dim", {"entropy", "rope", "--qk", "random", "--head-dim", "7"}, 2,
         "head dim --head-dim = 7 is not allowed for the rotary scheme rope; allowed: even head dims");
     row("bench rotary dim vs --dim", {"bench", "attention", "--scheme", "xpos", "--dim", "32", "--set", "dim=64"}, 2,
         "scheme xpos: dim = 64 must equal the head dim --dim (32)");
@@ -754,8 +758,7 @@ void TestBadInput::cli_data()
         "--window: the scheme alibi has no window");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
-    row("bench gemm absurd", {"bench", "gemm", "--size", "16384", "--flops", "1e20"}, 2,
-        "--flops 1e20 is out of range");
+    row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2, "--flops 1e20 is out of range");
 
     // ---- train: refused before any training ----
     const Files corpusFile{{"corpus.txt", text(4096)}};
@@ -832,7 +835,9 @@ void TestBadInput::cli_data()
         withCorpus(text(4000) + "\xe2\x82"));
     row("corpus too short", train({}), 2, "is too short (100 bytes); at least 2048 bytes are needed",
         withCorpus(text(100)));
-    row("corpus shorter than context", train({"--context", "4096"}), 2, "is shorter than context + 1 = 4097",
+    row("corpus shorter than context", train({"--context", "4096"}), 2,
+        "error: the training split of @DIR@/corpus.txt (2700 bytes) is shorter than context + 1 = 4097; allowed: a "
+        "longer text or a smaller context",
         withCorpus(text(3000)));
     row("corpus missing", train({}), 2, "corpus @DIR@/corpus.txt does not exist");
     row("corpus directory", train({}), 2, "corpus @DIR@/corpus.txt is a directory", Files{{"corpus.txt/", {}}});
@@ -972,9 +977,13 @@ void TestBadInput::cli_data()
     row("compare with set", compare("pi", {"--set", "factor=2"}), 2,
         "eval: --set is not used by `positionlab-cli eval MODEL.safetensors --compare", rope);
     row("compare npy", compare("pi", {"-o", "@DIR@/out.npy"}), 2,
-        "eval --compare: -o @DIR@/out.npy is not allowed; allowed: .csv, .json, .png, .svg, .pdf", rope);
+        "-o @DIR@/out.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf (.npy is written by "
+        "`positionlab-cli eval MODEL.safetensors`)",
+        rope);
     row("eval picture without compare", eval({"-o", "@DIR@/out.png"}), 2,
-        "eval: -o @DIR@/out.png: a picture needs --compare METHODS", rope);
+        "-o @DIR@/out.png: unsupported extension '.png'; allowed: .csv, .json, .npy (.png is written by "
+        "`positionlab-cli eval MODEL.safetensors --compare METHODS`)",
+        rope);
     row("compare width with data", compare("pi", {"--width", "300"}), 2,
         "eval: --width applies only to a picture output", rope);
     row("eval mode", eval({"--mode", "fast"}), 2, "mode 'fast' is unknown; allowed: nonoverlapping, sliding",
@@ -1180,7 +1189,35 @@ void TestBadInput::cli_data()
     row("(e) attention --length without --checkpoint", attention("q.npy", {"--length", "4"}), 2,
         "attention: --length is not used by `positionlab-cli attention SCHEME --q Q.npy --k K.npy --v V.npy`", qkv);
     row("(e) entropy --seed with --qk zero", {"entropy", "alibi", "--seed", "3"}, 2,
-        "entropy: --seed cannot be used here: it seeds --qk random, and --qk zero draws nothing");
+        "entropy: --seed cannot be used here: --seed and --head-dim set the random q and k of --qk random, and --qk "
+        "zero draws none");
+    row("(e) entropy --head-dim with --qk zero", {"entropy", "alibi", "--qk", "zero", "--head-dim", "8"}, 2,
+        "entropy: --head-dim cannot be used here: --seed and --head-dim set the random q and k of --qk random");
+    row("(e) render entropy --seed with --qk zero",
+        {"render", "entropy", "alibi", "--seed", "3", "--head-dim", "8", "-o", "@DIR@/x.png"}, 2,
+        "render entropy: --seed, --head-dim cannot be used here", {}, NeedsRender);
+    row("(e) bench gemm --size with --flops", {"bench", "gemm", "--size", "64", "--flops", "1e6"}, 2,
+        "bench gemm: --size cannot be used here: --size and --flops both set n; allowed: one of them");
+    row("(e) bias --context nothing reads", {"bias", "alibi", "--context", "8"}, 2,
+        "bias: --context 8 is not read by alibi and would be ignored; allowed with --logn (its threshold), the schemes "
+        "local, bca (their window's default) or the rotary methods dynamic-ntk, yarn, llama3, rerope, leaky-rerope "
+        "(their L)");
+    row("(e) bias rope+pi --context", {"bias", "rope+pi", "--context", "8"}, 2,
+        "bias: --context 8 is not read by rope+pi and would be ignored");
+    row("(e) entropy --context nothing reads", {"entropy", "t5", "--context", "8"}, 2,
+        "entropy: --context 8 is not read by t5");
+    row("(e) attention --context nothing reads", attention("q.npy", {"--context", "8"}), 2,
+        "attention: --context 8 is not read by alibi", qkv);
+    row("(e) bench attention --context nothing reads", {"bench", "attention", "--context", "8"}, 2,
+        "bench attention: --context 8 is not read by alibi");
+    row("(e) render compare --context nothing reads",
+        {"render", "compare", "alibi", "t5", "--context", "8", "-o", "@DIR@/x.png"}, 2,
+        "render compare: --context 8 is not read by alibi, t5", {}, NeedsRender);
+    row("(e) render compare --scheme", {"render", "compare", "alibi", "rope", "--scheme", "rope", "-o", "@DIR@/x.png"},
+        2,
+        "render: --scheme is not used by `positionlab-cli render compare SCHEME SCHEME [SCHEME [SCHEME]]` and would "
+        "be ignored (used by `positionlab-cli render bias SCHEME`)",
+        {}, NeedsRender);
     row("(e) train --log-every with --quiet", train({"--quiet", "--log-every", "5"}), 2,
         "train: --log-every cannot be used here: --quiet prints no step progress", corpusFile);
     row("(e) bench gemm --scheme", {"bench", "gemm", "--scheme", "rope"}, 2,
@@ -1209,7 +1246,9 @@ void TestBadInput::cli_data()
     row("(f) bias extension lists pictures too", {"bias", "alibi", "-o", "@DIR@/x.txt"}, 2,
         "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf");
     row("(f) eval extension", eval({"-o", "@DIR@/x.txt"}), 2,
-        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy, .png, .svg, .pdf",
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .npy", withModel(m_checkpoint));
+    row("(f) eval --compare extension", eval({"--compare", "pi", "-o", "@DIR@/x.txt"}), 2,
+        "-o @DIR@/x.txt: unsupported extension '.txt'; allowed: .csv, .json, .png, .svg, .pdf",
         withModel(m_checkpoint));
     row("(f) train extension", train({"-o", "@DIR@/m.ckpt"}), 2,
         "-o @DIR@/m.ckpt: a checkpoint is written as MODEL.safetensors; the file name must end in .safetensors (the "

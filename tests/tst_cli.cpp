@@ -44,6 +44,21 @@ QList<QList<QList<double>>> parseMatrices(const QByteArray& text)
     return blocks;
 }
 
+// The texts of the SVG picture that `args -o x.svg` draws; the test fails (and the text is empty) when the CLI does.
+QString renderedSvgText(const QStringList& args)
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x.svg");
+    const CliResult r = runCli(args + QStringList{"-o", path});
+    QFile f(path);
+    if (r.exitCode != 0 || !f.open(QIODevice::ReadOnly)) {
+        QTest::qFail(qPrintable(QString("exit %1: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))), __FILE__,
+                     __LINE__);
+        return {};
+    }
+    return QString::fromUtf8(f.readAll());
+}
+
 QStringList schemeNames()
 {
     const QJsonObject doc = QJsonDocument::fromJson(runCli({"schemes", "--json"}).out).object();
@@ -79,6 +94,10 @@ private slots:
     void entropyPictureNamesMethods();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
+    void sharedOptionsOneText_data();
+    void sharedOptionsOneText();
+    void contextReadBySome_data();
+    void contextReadBySome();
     void jsonIntegers_data();
     void jsonIntegers();
     void schemeWordOrOption_data();
@@ -361,13 +380,9 @@ void TestCli::pictureTitlesCountFromZero()
     QFETCH(QString, title);
     if (runCli({"render", "--help"}).exitCode != 0)
         QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("x.svg");
-    const CliResult r = runCli(args + QStringList{"-o", path});
-    QVERIFY2(r.exitCode == 0, r.err.constData());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QString svg = QString::fromUtf8(f.readAll());
+    const QString svg = renderedSvgText(args);
+    if (QTest::currentTestFailed())
+        return;
     QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's texts"));
     QVERIFY(!svg.contains(QStringLiteral("head %1 of").arg(title.section(' ', 3, 3).toInt() + 1)));
 }
@@ -389,14 +404,10 @@ void TestCli::entropyPictureNamesMethods()
     QFETCH(QString, legend);
     if (runCli({"render", "--help"}).exitCode != 0)
         QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("x.svg");
-    const CliResult r =
-        runCli(QStringList{"render", "entropy"} + schemes + QStringList{"--lengths", "4,8", "-o", path});
-    QVERIFY2(r.exitCode == 0, r.err.constData());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    QVERIFY2(QString::fromUtf8(f.readAll()).contains(legend), qPrintable("no '" + legend + "' in the legend"));
+    const QString svg = renderedSvgText(QStringList{"render", "entropy"} + schemes + QStringList{"--lengths", "4,8"});
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(svg.contains(legend), qPrintable("no '" + legend + "' in the legend"));
 }
 
 QStringList verbNames()
@@ -464,32 +475,126 @@ void TestCli::usageAgreesWithHelp()
     QVERIFY2(QString::fromUtf8(wrong.err).contains("usage: " + firstLine), wrong.err.constData());
 }
 
-// (h) JSON writes counts (lengths, heads, distances) as integers, not as 16.0.
+// (h) An option several verbs share has one definition: in every verb's --help the same placeholder and text (after a
+// "with --checkpoint: "-like prefix, before a "; ..." note).
+void TestCli::sharedOptionsOneText_data()
+{
+    QTest::addColumn<QString>("verb");
+    QTest::addColumn<QString>("option"); // as --help lists it, with its placeholder
+    QTest::addColumn<QString>("text");
+    const QMap<QString, QString> shared = {
+        {"--threads T", "OpenMP threads (default: all cores)"},
+        {"--corpus FILE", "UTF-8 text file (default: the Debian fortunes files)"},
+        {"--width PX", "picture output: width in pixels, 64..16384 (default depends on the picture)"},
+        {"--height PX", "picture output: height in pixels, 64..16384 (default depends on the picture)"},
+        {"--lang CODE", "picture output: language of titles, axes and legends: en (default), zh_CN"},
+        {"--dpi DPI", "picture output: resolution stored in PNG / used for SVG and PDF (default 96)"},
+        {"--dark", "picture output: the dark palette"},
+    };
+    for (const QString& verb : verbNames()) {
+        if (verb == "lessons") // its --lang picks the lessons' language, not a picture's
+            continue;
+        const QString help = QString::fromUtf8(runCli({verb, "--help"}).out);
+        for (auto it = shared.begin(); it != shared.end(); ++it) {
+            const QString name = it.key().section(' ', 0, 0);
+            if (help.contains(QRegularExpression("\n  " + QRegularExpression::escape(name) + "[ \n]")))
+                QTest::newRow(qPrintable(verb + " " + name)) << verb << it.key() << it.value();
+        }
+    }
+}
+
+void TestCli::sharedOptionsOneText()
+{
+    QFETCH(QString, verb);
+    QFETCH(QString, option);
+    QFETCH(QString, text);
+    const QString help = QString::fromUtf8(runCli({verb, "--help"}).out);
+    const QRegularExpression line("\n  " + QRegularExpression::escape(option) + " +(?:[^\n:]+: )?" +
+                                  QRegularExpression::escape(text) + "(?:; [^\n]*)?\n");
+    QVERIFY2(line.match(help).hasMatch(), qPrintable(help));
+}
+
+// (e) --context is refused only where nothing reads it: a windowed scheme, a method that reads L or --logn does, also
+// as the second scheme of a comparison.
+void TestCli::contextReadBySome_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("picture");
+    QTest::newRow("local") << QStringList{"bias", "local", "--context", "8"} << false;
+    QTest::newRow("rope+yarn") << QStringList{"bias", "rope+yarn", "--context", "8"} << false;
+    QTest::newRow("rope --scaling llama3")
+        << QStringList{"bias", "rope", "--scaling", "llama3", "--context", "8"} << false;
+    QTest::newRow("alibi --logn") << QStringList{"bias", "alibi", "--logn", "--context", "8"} << false;
+    QTest::newRow("entropy bca") << QStringList{"entropy", "bca", "--lengths", "4", "--context", "8"} << false;
+    QTest::newRow("compare, second scheme local")
+        << QStringList{"render", "compare", "alibi", "local", "--context", "8"} << true;
+    QTest::newRow("entropy picture, third scheme rope+rerope")
+        << QStringList{"render", "entropy", "alibi", "t5", "rope+rerope", "--lengths", "4,8", "--context", "8"} << true;
+}
+
+void TestCli::contextReadBySome()
+{
+    QFETCH(QStringList, args);
+    QFETCH(bool, picture);
+    if (picture && runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    if (picture) {
+        QVERIFY(!renderedSvgText(args).isEmpty());
+        return;
+    }
+    const CliResult r = runCli(args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(!r.out.isEmpty());
+}
+
+// (h) JSON writes counts (lengths, heads, distances, flops) and whole parameters as integers, not as 16.0; other
+// numbers stay as they are.
 void TestCli::jsonIntegers_data()
 {
     QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("toFile");          // -o x.json appended; else the JSON is what stdout prints
     QTest::addColumn<QStringList>("integers"); // "key": value texts that must appear as written
-    QTest::newRow("entropy") << QStringList{"entropy", "none", "--heads", "2", "--lengths", "4,16"}
-                             << QStringList{"\"length\": 16", "\"head\": 1"};
-    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "3"} << QStringList{"\"distance\": 3", "\"dim\": 128"};
-    QTest::newRow("bias t5 parameters") << QStringList{"bias", "t5", "--heads", "1", "--length", "3"}
-                                        << QStringList{"\"num-buckets\":32", "\"max-distance\":128", "\"length\":3"};
+    QTest::addColumn<QStringList>("kept");     // texts of other numbers that must appear as written
+    QTest::newRow("entropy") << QStringList{"entropy", "none", "--heads", "2", "--lengths", "4,16"} << true
+                             << QStringList{"\"length\": 16", "\"head\": 1"} << QStringList{};
+    QTest::newRow("dot") << QStringList{"dot", "--max-distance", "3"} << true
+                         << QStringList{"\"distance\": 3", "\"dim\": 128"} << QStringList{};
+    QTest::newRow("bias t5 parameters") << QStringList{"bias", "t5", "--heads", "1", "--length", "3"} << true
+                                        << QStringList{"\"num-buckets\":32", "\"max-distance\":128", "\"length\":3"}
+                                        << QStringList{};
+    QTest::newRow("frequencies") << QStringList{"frequencies", "--dim", "4", "--scaling", "yarn", "--set", "factor=2.5"}
+                                 << true << QStringList{"\"dim\": 4", "\"original-context\": 0", "\"context\": 16"}
+                                 << QStringList{"\"factor\": 2.5"};
+    QTest::newRow("schemes --json") << QStringList{"schemes", "--json"} << false
+                                    << QStringList{"\"default\": 128", "\"max\": 4096", "\"min\": 2"}
+                                    << QStringList{"\"default\": 0.4"};
+    QTest::newRow("bench attention --json")
+        << QStringList{"bench", "attention", "--length", "64", "--heads", "1", "--dim", "16", "--repeat", "1", "--json"}
+        << false << QStringList{"\"flops\":133120", "\"nominal_flops\":131072", "\"length\":64"} << QStringList{};
 }
 
 void TestCli::jsonIntegers()
 {
     QFETCH(QStringList, args);
+    QFETCH(bool, toFile);
     QFETCH(QStringList, integers);
+    QFETCH(QStringList, kept);
     QTemporaryDir dir;
     const QString path = dir.filePath("x.json");
-    QVERIFY(runCli(args + QStringList{"-o", path}).exitCode == 0);
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QByteArray json = f.readAll();
+    const CliResult r = runCli(toFile ? args + QStringList{"-o", path} : args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QByteArray json = r.out;
+    if (toFile) {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        json = f.readAll();
+    }
     for (const QString& i : integers) {
         QVERIFY2(json.contains(i.toUtf8()), qPrintable(i + " not in " + json));
         QVERIFY2(!json.contains(i.toUtf8() + "."), qPrintable(i + ". in " + json));
     }
+    for (const QString& k : kept)
+        QVERIFY2(json.contains(k.toUtf8()), qPrintable(k + " not in " + json));
 }
 
 // (i) Every verb that takes a scheme takes it as the word or as --scheme, with the same result.

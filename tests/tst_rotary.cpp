@@ -330,11 +330,12 @@ void TestRotary::initKeepsOriginalContext_data()
     QTest::addColumn<int>("newContext");
     QTest::addColumn<QString>("scaling");
     QTest::addColumn<QStringList>("settings");
-    QTest::addColumn<int>("kept");         // what keepOriginalContext returns
-    QTest::addColumn<int>("effectiveL");   // scalingContext of the resulting spec
+    QTest::addColumn<int>("kept");       // what keepOriginalContext returns
+    QTest::addColumn<int>("effectiveL"); // scalingContext of the resulting spec
     QTest::newRow("yarn, 64 -> 256") << 64 << QStringList{} << 256 << "yarn" << QStringList{"factor=16"} << 64 << 64;
     QTest::newRow("llama3, 32 -> 128") << 32 << QStringList{} << 128 << "llama3" << QStringList{} << 32 << 32;
-    QTest::newRow("rerope, 64 -> 256") << 64 << QStringList{} << 256 << "rerope" << QStringList{"window=16"} << 64 << 64;
+    QTest::newRow("rerope, 64 -> 256") << 64 << QStringList{} << 256 << "rerope" << QStringList{"window=16"} << 64
+                                       << 64;
     QTest::newRow("same context: nothing to keep") << 64 << QStringList{} << 64 << "yarn" << QStringList{} << 0 << 64;
     QTest::newRow("pi reads no L") << 64 << QStringList{} << 256 << "pi" << QStringList{"factor=4"} << 0 << 256;
     QTest::newRow("no method") << 64 << QStringList{} << 256 << "none" << QStringList{} << 0 << 256;

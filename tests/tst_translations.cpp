@@ -363,7 +363,8 @@ void TestTranslations::guiHelpInLanguage_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("expected"); // in stdout when the exit code is 0, else in stderr
-    QTest::newRow("zh_CN --help") << QStringList{"--lang", "zh_CN", "--help"} << 0 << QStringLiteral("要打开的会话文件");
+    QTest::newRow("zh_CN --help") << QStringList{"--lang", "zh_CN", "--help"} << 0
+                                  << QStringLiteral("要打开的会话文件");
     QTest::newRow("--lang=zh_CN --help") << QStringList{"--lang=zh_CN", "--help"} << 0
                                          << QStringLiteral("本次运行的界面语言：en, zh_CN");
     QTest::newRow("en --help") << QStringList{"--help", "--lang", "en"} << 0

@@ -968,14 +968,15 @@ private Q_SLOTS:
         QTest::addColumn<QString>("title");
         QTest::addColumn<int>("width");
         QTest::addColumn<QStringList>("lines");
-        const QString rotary = QStringLiteral("Rotary frequencies: RoPE + YaRN (d = 64, base = 10000, L = 64) · logits × 1.631");
+        const QString rotary =
+            QStringLiteral("Rotary frequencies: RoPE + YaRN (d = 64, base = 10000, L = 64) · logits × 1.631");
         QTest::newRow("fits") << QStringLiteral("Perplexity") << 600 << QStringList{"Perplexity"};
         QTest::newRow("wide enough for all") << rotary << 4000 << QStringList{rotary};
         QTest::newRow("at the separator")
             << rotary << 0 // 0: just wide enough for the first part, whatever the machine's font
             << QStringList{"Rotary frequencies: RoPE + YaRN (d = 64, base = 10000, L = 64)", "· logits × 1.631"};
-        QTest::newRow("no separator: at spaces") << QStringLiteral("one two three four five six seven eight") << 120
-                                                 << QStringList{};
+        QTest::newRow("no separator: at spaces")
+            << QStringLiteral("one two three four five six seven eight") << 120 << QStringList{};
     }
     void longChartTitleBreaks()
     {

@@ -258,9 +258,8 @@ private Q_SLOTS:
             << QByteArray(head + R"("views": {"train": {"heads": 0}}})") << "views.train.heads = 0";
         QTest::newRow("train learning rate")
             << QByteArray(head + R"("views": {"train": {"learning_rate": 99}}})") << "views.train.learning_rate";
-        QTest::newRow("train page")
-            << QByteArray(head + R"("views": {"train": {"page": "charts"}}})")
-            << "views.train.page = 'charts' is not a page; allowed: runs, methods";
+        QTest::newRow("train page") << QByteArray(head + R"("views": {"train": {"page": "charts"}}})")
+                                    << "views.train.page = 'charts' is not a page; allowed: runs, methods";
         QTest::newRow("methods unknown ticked method")
             << QByteArray(head + R"("views": {"train": {"methods": {"checked": ["pi", "warp"]}}}})")
             << "views.train.methods.checked: --scaling = 'warp' is not a known method; known methods: none, pi";
@@ -287,9 +286,8 @@ private Q_SLOTS:
         QTest::newRow("methods settings not a list")
             << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": "factor=2"}}}}})")
             << "views.train.methods.settings.pi must be a list of strings";
-        QTest::newRow("methods not an object")
-            << QByteArray(head + R"("views": {"train": {"methods": ["pi"]}}})")
-            << "views.train.methods must be an object";
+        QTest::newRow("methods not an object") << QByteArray(head + R"("views": {"train": {"methods": ["pi"]}}})")
+                                               << "views.train.methods must be an object";
         QTest::newRow("checkpoints not a list")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": "a.safetensors"}}})")
             << "views.attention.checkpoints must be a list of strings";
@@ -496,14 +494,12 @@ private Q_SLOTS:
         QTest::newRow("two methods, edited, methods page")
             << QStringList{QStringLiteral("none"), QStringLiteral("yarn")}
             << QStringList{QStringLiteral("yarn:factor=8"), QStringLiteral("yarn:beta-fast=16")} << true << "none";
-        QTest::newRow("one method, runs page")
-            << QStringList{QStringLiteral("rerope")} << QStringList{QStringLiteral("rerope:window=5")} << false
-            << "none";
+        QTest::newRow("one method, runs page") << QStringList{QStringLiteral("rerope")}
+                                               << QStringList{QStringLiteral("rerope:window=5")} << false << "none";
         QTest::newRow("nothing ticked, an unticked method edited")
             << QStringList{} << QStringList{QStringLiteral("pi:factor=3")} << true << "none";
-        QTest::newRow("a rope model there before")
-            << QStringList{QStringLiteral("pi"), QStringLiteral("ntk")} << QStringList{QStringLiteral("pi:factor=2.5")}
-            << true << "before";
+        QTest::newRow("a rope model there before") << QStringList{QStringLiteral("pi"), QStringLiteral("ntk")}
+                                                   << QStringList{QStringLiteral("pi:factor=2.5")} << true << "before";
         QTest::newRow("a refused value is left out") // the session still opens; factor comes back at its default
             << QStringList{QStringLiteral("pi")} << QStringList{QStringLiteral("pi:factor=0.5")} << true << "none";
         QTest::newRow("the session's rope checkpoint")
@@ -588,16 +584,16 @@ private Q_SLOTS:
     // defaults in every parameter, the training runs shown; whatever the window showed before is replaced.
     void methodsSessionDefaults_data()
     {
-        QTest::addColumn<QString>("state");         // views.train
-        QTest::addColumn<QStringList>("checked");   // empty: all
-        QTest::addColumn<QString>("factor");        // pi's factor afterwards
+        QTest::addColumn<QString>("state");       // views.train
+        QTest::addColumn<QStringList>("checked"); // empty: all
+        QTest::addColumn<QString>("factor");      // pi's factor afterwards
         QTest::addColumn<bool>("methodsPage");
         QTest::newRow("no methods key") << R"({"preset": "quick"})" << QStringList{} << "4" << false;
         QTest::newRow("empty methods") << R"({"methods": {}, "page": "methods"})" << QStringList{} << "4" << true;
         QTest::newRow("ticks only") << R"({"methods": {"checked": ["ntk"]}})" << QStringList{QStringLiteral("ntk")}
                                     << "4" << false;
-        QTest::newRow("one value only") << R"({"methods": {"settings": {"pi": ["factor=7"]}}})" << QStringList{}
-                                        << "7" << false;
+        QTest::newRow("one value only") << R"({"methods": {"settings": {"pi": ["factor=7"]}}})" << QStringList{} << "7"
+                                        << false;
     }
     void methodsSessionDefaults()
     {

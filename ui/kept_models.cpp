@@ -38,8 +38,7 @@ QString keptModelPath(const std::string& preset, const std::string& scheme)
 
 QString keptModelPath(const SharedModel& model)
 {
-    if (!model.isValid())
-        throw InputError(std::string("no model to keep: ") + kNoModelHint);
+    requireModel(model, "to keep");
     const nlohmann::json& training = model.info.training;
     std::string preset = kCustomPreset;
     if (training.is_object() && training.contains("preset") && training["preset"].is_string())

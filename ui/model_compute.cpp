@@ -6,7 +6,6 @@
 
 #include "attention.h"
 #include "corpus.h"
-#include "eval_check.h"
 #include "errors.h"
 #include "eval_check.h"
 
@@ -30,6 +29,13 @@ SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vec
     s.sampleText = std::move(sampleText);
     s.info = std::move(info);
     return s;
+}
+
+void requireModel(const SharedModel& model, const std::string& purpose)
+{
+    if (!model.isValid())
+        throw InputError("no model" + (purpose.empty() ? "" : " " + purpose) +
+                         ": train one in the Train tab or load a checkpoint");
 }
 
 SharedModel loadSharedModel(const QString& path)
@@ -56,8 +62,7 @@ SharedModel loadSharedModel(const QString& path)
 
 void saveSharedModel(const SharedModel& model, const QString& path)
 {
-    if (!model.isValid())
-        throw InputError(std::string("no model to save: ") + kNoModelHint);
+    requireModel(model, "to save");
     checkCheckpointFileName(path.toStdString(), "checkpoint");
     // Never wait here: the caller is the GUI thread, and an entropy curve holds the lock for all of its lengths.
     std::unique_lock<std::mutex> lock(*model.mutex, std::try_to_lock);
@@ -74,8 +79,7 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
     AttentionResult result;
     result.request = request;
     try {
-        if (!request.model.isValid())
-            throw InputError(std::string("no model: ") + kNoModelHint);
+        requireModel(request.model);
         if (request.tokens.empty())
             throw InputError("the text is empty");
         const int n = static_cast<int>(request.tokens.size());
@@ -217,8 +221,7 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
     EntropyResult result;
     result.request.qk = QkSource::Model;
     try {
-        if (!model.isValid())
-            throw InputError(std::string("no model: ") + kNoModelHint);
+        requireModel(model);
         std::lock_guard<std::mutex> lock(*model.mutex);
         Model& m = *model.model;
         result.request.lengths.clear(); // EntropyRequest starts with the default lengths
@@ -262,8 +265,7 @@ MethodsResult computeMethods(const MethodsRequest& request, const JobControl& co
     MethodsResult result;
     result.request = request;
     try {
-        if (!request.model.isValid())
-            throw InputError(std::string("no model: ") + kNoModelHint);
+        requireModel(request.model);
         result.request.lengths = methodsLengths(request);
         const Corpus corpus =
             request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());

@@ -32,8 +32,9 @@ struct SharedModel {
     QString file;                    // absolute path of the checkpoint it came from or was saved to; empty: memory only
     bool isValid() const { return model != nullptr; }
 };
-// What every refusal for want of a model tells the user to do.
-inline constexpr const char* kNoModelHint = "train one in the Train tab or load a checkpoint";
+// Every refusal for want of a model: InputError "no model[ PURPOSE]: train one in the Train tab or load a checkpoint"
+// when `model` holds none (`purpose` e.g. "to save").
+void requireModel(const SharedModel& model, const std::string& purpose = {});
 SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.

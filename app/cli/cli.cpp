@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
+#include "rotary_scaling.h"
 
 #include <omp.h>
 
@@ -162,10 +163,50 @@ void refuseUnusedOptions(const VerbDef& verb, const ParsedArgs& args)
                      "; allowed here: " + joinOptions(form->options));
 }
 
+std::string extensionOf(const std::string& path)
+{
+    const auto dot = path.find_last_of('.');
+    const auto slash = path.find_last_of('/');
+    std::string ext = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? "" : path.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext;
+}
+
+// The outputs of the form in use: its own when it has them, else the verb's.
+const std::vector<OutputDef>& outputsInUse(const VerbDef& verb, const ParsedArgs& args)
+{
+    const UsageForm* form = formInUse(verb.forms, args); // none for a verb of one form: its outputs are the verb's
+    return form && !form->outputs.empty() ? form->outputs : verb.outputs;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item)
+{
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Every output path of the form in use, before any work. An extension that another form writes is named with that
+// form, as refuseUnusedOptions names where an option applies: "(.png is written by `positionlab-cli eval ...`)".
+void checkOutputsInUse(const VerbDef& verb, const ParsedArgs& args)
+{
+    for (const OutputDef& output : outputsInUse(verb, args)) {
+        if (!args.has(output.option))
+            continue;
+        const std::string path = args.text(output.option), ext = extensionOf(path);
+        std::string elsewhere;
+        if (!contains(output.extensions, ext))
+            for (const UsageForm& f : verb.forms)
+                for (const OutputDef& other : f.outputs)
+                    if (elsewhere.empty() && other.option == output.option && contains(other.extensions, ext))
+                        elsewhere = ext + " is written by `positionlab-cli " + verb.name +
+                                    (f.words.empty() ? "" : " " + f.words) + "`";
+        checkOutputDef(output, path, elsewhere);
+    }
+}
+
 // Picture options (--width, --colormap, --lang ...) with a data output would be ignored: refused.
 void refusePictureOptionsWithData(const VerbDef& verb, const ParsedArgs& args)
 {
-    if (verb.outputs.empty() || (args.has("o") && isImagePath(args.text("o"))))
+    if (outputsInUse(verb, args).empty() || (args.has("o") && isImagePath(args.text("o"))))
         return;
     std::vector<std::string> given;
     for (const OptionDef& o : verb.options)
@@ -370,8 +411,9 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
         if (!def) {
             std::string names;
             for (const OptionDef& o : verb.options)
-                names += (names.empty() ? "" : ", ") + (o.name == "o" ? std::string("-o") : "--" + o.name);
-            throw InputError(verb.name + ": unknown option '--" + name + "'; allowed: " + names);
+                names += (names.empty() ? "" : ", ") + optionWord(o);
+            // As the user spelled it: '-o', '--output', '--frob' (without an '=VALUE')
+            throw InputError(verb.name + ": unknown option '" + a.substr(0, a.find('=')) + "'; allowed: " + names);
         }
         if (def->kind == OptionKind::Flag) {
             if (hasInline)
@@ -412,26 +454,24 @@ std::string usageText(const VerbDef& verb)
     return text;
 }
 
-void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions)
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions,
+                     const std::string& note)
 {
-    const auto dot = path.find_last_of('.');
-    const auto slash = path.find_last_of('/');
-    std::string ext = (dot == std::string::npos || (slash != std::string::npos && dot < slash)) ? "" : path.substr(dot);
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string ext = extensionOf(path);
     if (std::find(extensions.begin(), extensions.end(), ext) == extensions.end()) {
         std::string allowed;
         for (const std::string& e : extensions)
             allowed += (allowed.empty() ? "" : ", ") + e;
         throw InputError((option == "o" ? "-o " : "--" + option + " ") + path + ": unsupported extension '" + ext +
-                         "'; allowed: " + allowed);
+                         "'; allowed: " + allowed + (note.empty() ? "" : " (" + note + ")"));
     }
     checkWritable(path);
 }
 
-void checkOutputDef(const OutputDef& output, const std::string& path)
+void checkOutputDef(const OutputDef& output, const std::string& path, const std::string& note)
 {
     if (!output.nameRule)
-        return checkOutputPath(output.option, path, output.extensions);
+        return checkOutputPath(output.option, path, output.extensions, note);
     output.nameRule(path, output.option == "o" ? "-o" : "--" + output.option);
     checkWritable(path);
 }
@@ -457,9 +497,9 @@ std::vector<std::string> pictureExtensions()
     return {".png", ".svg", ".pdf"};
 }
 
-std::vector<std::string> dataAndPictureExtensions()
+std::vector<std::string> dataAndPictureExtensions(bool npy)
 {
-    std::vector<std::string> all = dataExtensions();
+    std::vector<std::string> all = dataExtensions(npy);
     for (const std::string& e : pictureExtensions())
         all.push_back(e);
     return all;
@@ -467,10 +507,19 @@ std::vector<std::string> dataAndPictureExtensions()
 
 std::vector<OptionDef> pictureOptions()
 {
-    return {{"width", OptionKind::Value, "picture output: width in pixels", "PX", true},
-            {"height", OptionKind::Value, "picture output: height in pixels", "PX", true},
+    return {{"width", OptionKind::Value, "picture output: width in pixels, 64..16384 (default depends on the picture)",
+             "PX", true},
+            {"height", OptionKind::Value,
+             "picture output: height in pixels, 64..16384 (default depends on the picture)", "PX", true},
             {"lang", OptionKind::Value, "picture output: language of titles, axes and legends: en (default), zh_CN",
              "CODE", true}};
+}
+
+std::vector<OptionDef> pictureStyleOptions()
+{
+    return {{"dpi", OptionKind::Value, "picture output: resolution stored in PNG / used for SVG and PDF (default 96)",
+             "DPI", true},
+            {"dark", OptionKind::Flag, "picture output: the dark palette", {}, true}};
 }
 
 const std::vector<std::string>& pictureLanguages()
@@ -483,9 +532,27 @@ std::string languageFromArgs(const ParsedArgs& args)
     return checkLanguage(args.text("lang", "en"));
 }
 
-OptionDef languageOption()
+OptionDef threadsOption(const std::string& when, const std::string& note)
 {
-    return {"lang", OptionKind::Value, "language of titles, axes and legends: en (default), zh_CN", "CODE"};
+    return {"threads", OptionKind::Value,
+            (when.empty() ? "" : when + ": ") + "OpenMP threads (default: all cores)" +
+                (note.empty() ? "" : "; " + note),
+            "T"};
+}
+
+std::vector<OptionDef> checkpointOptions(const std::string& help)
+{
+    return {{"checkpoint", OptionKind::Value, help, "MODEL.safetensors"},
+            {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
+            corpusOption("with --checkpoint", "its validation part is read")};
+}
+
+OptionDef corpusOption(const std::string& when, const std::string& note)
+{
+    return {"corpus", OptionKind::Value,
+            (when.empty() ? "" : when + ": ") + "UTF-8 text file (default: the Debian fortunes files)" +
+                (note.empty() ? "" : "; " + note),
+            "FILE"};
 }
 
 std::vector<OptionDef> schemeOptions()
@@ -495,10 +562,19 @@ std::vector<OptionDef> schemeOptions()
         {"heads", OptionKind::Value, "number of heads H, 1..1024 (default 8)", "H"},
         {"bidirectional", OptionKind::Flag, "no causal mask (schemes that allow it)"},
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
-        {"context", OptionKind::Value, "training context L (window default of local/bca, logn threshold)", "L"},
+        contextOption(),
         {"logn", OptionKind::Flag, "scale row m's scores by log(m+1)/log(L) past the context L (needs --context)"},
         scalingOption(),
     };
+}
+
+OptionDef contextOption(const std::string& when)
+{
+    return {
+        "context", OptionKind::Value,
+        (when.empty() ? "" : when + ": ") +
+            "training context L (window default of local/bca, logn threshold, L of the rotary methods that read it)",
+        "L"};
 }
 
 OptionDef scalingOption()
@@ -552,6 +628,35 @@ SchemeWord schemeWordFromArgs(const std::string& word, const ParsedArgs& args)
         out.method = args.text("scaling");
     }
     return out;
+}
+
+void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args)
+{
+    if (!args.has("context") || schemesReadContext(schemes, args.has("logn"), args.text("scaling", "none")))
+        return;
+    std::string named, windowed, methods;
+    for (const std::string& s : schemes)
+        named += (named.empty() ? "" : ", ") + s;
+    for (const SchemeInfo& s : schemeCatalog())
+        if (s.hasWindow)
+            windowed += (windowed.empty() ? "" : ", ") + s.name;
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        if (m.usesContext)
+            methods += (methods.empty() ? "" : ", ") + m.name;
+    throw InputError(verb + ": --context " + args.text("context") + " is not read by " + named +
+                     " and would be ignored; allowed with --logn (its threshold), the schemes " + windowed +
+                     " (their window's default) or the rotary methods " + methods + " (their L)");
+}
+
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args)
+{
+    const std::string qk = args.text("qk", "zero");
+    if (qk != "zero" && qk != "random")
+        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
+    if (qk == "zero")
+        refuseOptions(verb, args, {"seed", "head-dim"},
+                      "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    return qk;
 }
 
 SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, int defaultHeads, int headDim,
@@ -647,9 +752,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
             return 0;
         }
         const ParsedArgs parsed = parseArgs(verb, rest);
-        for (const OutputDef& output : verb.outputs) // before any work: no minutes of computing for an unwritable file
-            if (parsed.has(output.option))
-                checkOutputDef(output, parsed.text(output.option));
+        checkOutputsInUse(verb, parsed); // before any work: no minutes of computing for an unwritable file
         VerbContext ctx{out, err};
         return verb.run(parsed, ctx);
     } catch (const InputError& e) {

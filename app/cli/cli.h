@@ -37,15 +37,6 @@ struct OptionDef {
     bool required = false;    // refused when missing: "VERB: -o FILE is required"
 };
 
-// One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
-// given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
-struct UsageForm {
-    std::string words;                // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
-    std::vector<std::string> options; // the options this form reads
-    std::string whenWord;             // the form in use when the first positional word is this ...
-    std::string whenOption;           // ... or when this option is given; neither: the form otherwise in use
-};
-
 // An output option and the extensions it may end in; checked (extension, then a writable place) before any work.
 struct OutputDef {
     std::string option; // "o" or e.g. "probs"
@@ -53,6 +44,16 @@ struct OutputDef {
     // A core rule for the file name that replaces `extensions`, called as nameRule(path, "-o") (checkpoints:
     // checkCheckpointFileName, so the CLI and the GUI refuse the same names).
     void (*nameRule)(const std::string& path, const std::string& what) = nullptr;
+};
+
+// One way of using a verb, with the options it reads: the usage lines and --help are made from these, and an option
+// given outside the form in use is refused (exit 2, naming it) instead of being silently ignored.
+struct UsageForm {
+    std::string words;                   // what follows the verb, e.g. "SCHEME --checkpoint MODEL.safetensors"
+    std::vector<std::string> options;    // the options this form reads
+    std::string whenWord;                // the form in use when the first positional word is this ...
+    std::string whenOption;              // ... or when this option is given; neither: the form otherwise in use
+    std::vector<OutputDef> outputs = {}; // this form's outputs when they differ from the verb's (VerbDef::outputs)
 };
 
 // The parsed command line of one verb.
@@ -86,7 +87,8 @@ struct VerbDef {
     int maxPositional = 0;
     std::function<int(const ParsedArgs&, VerbContext&)> run;
     std::vector<UsageForm> forms = {};   // empty: one form, `words` with every option
-    std::vector<OutputDef> outputs = {}; // checked by runCli before the verb runs (empty: the verb checks its own)
+    std::vector<OutputDef> outputs = {}; // checked by runCli before the verb runs (empty: the verb checks its own);
+                                         // a form with outputs of its own (UsageForm::outputs) replaces these
     std::string notes = {};              // lines printed after the usage in --help
 };
 
@@ -98,11 +100,15 @@ void registerVerb(VerbDef verb);
 // Parses argv for `verb` (argv excludes the program and verb names); throws InputError. Also refuses the options the
 // form in use would ignore (a picture option without a picture output, `entropy --layer` without --checkpoint).
 ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv);
-// The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them) and
-// its place must be writable (InputError naming the reason, nothing left behind). `option` is "o" or e.g. "probs".
-void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions);
-// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions.
-void checkOutputDef(const OutputDef& output, const std::string& path);
+// The rule for every output path, in one place: `path` must end in one of `extensions` (InputError listing them, then
+// `note` in brackets when given) and its place must be writable (InputError naming the reason, nothing left behind).
+// `option` is "o" or e.g. "probs".
+void checkOutputPath(const std::string& option, const std::string& path, const std::vector<std::string>& extensions,
+                     const std::string& note = {});
+// The same for an OutputDef: its nameRule when it has one, else checkOutputPath with its extensions. runCli checks the
+// outputs of the form in use (UsageForm::outputs, else VerbDef::outputs) so, naming the form that writes a refused
+// extension in `note`.
+void checkOutputDef(const OutputDef& output, const std::string& path, const std::string& note = {});
 // Refuses `options` when given, saying why they would be ignored (`reason`, e.g. "they apply only with --checkpoint").
 void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::vector<std::string>& options,
                    const std::string& reason);
@@ -118,8 +124,16 @@ std::vector<std::string> schemeOptionNames();
 std::string schemeFromArgs(const ParsedArgs& args, size_t index, const std::string& usage);
 // --context L (0 when absent); --logn without --context is refused naming --context.
 int contextFromArgs(const ParsedArgs& args);
+// --context given where nothing would read it (core's schemesReadContext over `schemes`, --logn and --scaling) is
+// refused, naming the schemes, options and methods that read it. Called once the verb knows its schemes.
+void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args);
+// --qk zero|random of entropy and render entropy (default zero); with zero, --seed and --head-dim (which set the random
+// q and k) are refused.
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args);
 // --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
 OptionDef scalingOption();
+// --context L of the verbs that take a scheme (after `when`, e.g. "attention", when given).
+OptionDef contextOption(const std::string& when = {});
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
 int layerFromArgs(const ParsedArgs& args, const ModelConfig& config);
 // A SCHEME word, which may carry a method ("rope+yarn": rope under yarn, as the compare view writes it), and
@@ -148,6 +162,8 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
 
 // --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
 int applyThreadsOption(const ParsedArgs& args);
+// The --threads option: one text everywhere, after `when` ("with --checkpoint") and before `note` when given.
+OptionDef threadsOption(const std::string& when = {}, const std::string& note = {});
 // "m:ss" or "h:mm:ss" for elapsed times and ETAs; "?" when unknown.
 std::string clockText(double seconds);
 // CPU seconds of the whole process (all threads): on a loaded machine work per CPU-second still shows efficiency.
@@ -156,16 +172,16 @@ double processCpuSeconds();
 // The extensions of data (.csv .json .npy) and of pictures (.png .svg .pdf), for OutputDef lists.
 std::vector<std::string> dataExtensions(bool npy = true);
 std::vector<std::string> pictureExtensions();
-std::vector<std::string> dataAndPictureExtensions();
-// The picture options shared by bias, dot and entropy (width, height, language), all pictureOnly.
+std::vector<std::string> dataAndPictureExtensions(bool npy = true);
+// The picture options of every verb that draws (width, height, language), all pictureOnly: one text for each.
 std::vector<OptionDef> pictureOptions();
+// --dpi and --dark, of `render` and `collect`, pictureOnly too.
+std::vector<OptionDef> pictureStyleOptions();
 
 // The languages pictures can be drawn in (--lang; the GUI library holds their translations, ui/i18n.h).
 const std::vector<std::string>& pictureLanguages();
 // --lang CODE (default "en"); InputError listing the allowed codes for any other. parseArgs() checks it already.
 std::string languageFromArgs(const ParsedArgs& args);
-// The --lang option of the verbs that draw pictures.
-OptionDef languageOption();
 
 // True for .png, .svg and .pdf: pictures, rendered by the GUI library's exporter.
 bool isImagePath(const std::string& path);
@@ -233,6 +249,11 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 // --corpus FILE, or the default corpus (the Debian fortunes files).
 Corpus corpusFromArgs(const ParsedArgs& args);
+// The --corpus option: one text everywhere, after `when` ("train, lesson") and before `note` when given.
+OptionDef corpusOption(const std::string& when = {}, const std::string& note = {});
+// --checkpoint MODEL.safetensors (`help`: what the model supplies), --layer l and --corpus FILE: the options of entropy
+// and attention that read a model's q and k on text.
+std::vector<OptionDef> checkpointOptions(const std::string& help);
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME's scheme (InputError naming
 // `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions).
 LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);

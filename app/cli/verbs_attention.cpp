@@ -54,6 +54,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("heads") && args.integer("heads", H, 1, kMaxHeads) != H)
         throw InputError("--heads " + args.text("heads") + " differs from the " + std::to_string(H) + " heads of --q");
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, H, D, "head dim D of --q");
+    refuseUnreadContext("attention", {scheme}, args);
     if (args.has("probs"))
         checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
     checkWork(args, attentionWork(spec, {N}, D),
@@ -165,6 +166,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
                                       contextFromArgs(args), args.has("logn"), word.method.value_or("none"));
+    refuseUnreadContext("bench attention", {scheme + (word.method ? "+" + *word.method : "")}, args);
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
     // A warm-up and `repeat` timed runs of the forward, and as many of the backward (2.5x the forward's flops).
@@ -201,14 +203,14 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
               {"dim", D},
               {"threads", b.threads},
               {"repeat", b.repeat},
-              {"flops", flops},
+              {"flops", wholeNumbersAsIntegers(flops)},
               {"forward_ms", fwd},
               {"forward_ms_runs", runs.wallMs},
               {"forward_gflops", flops / fwd * 1e-6},
               {"extra_memory_mib", extraBytes / (1 << 20)},
               {"forward_cpu_ms", fwdCpu},
               {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
-              {"nominal_flops", nominalFlops},
+              {"nominal_flops", wholeNumbersAsIntegers(nominalFlops)},
               {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
     if (window)
         r.json["window"] = spec.intParam("window");
@@ -324,6 +326,7 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     int n = static_cast<int>(args.integer("size", 1024, 1, 16384));
     if (args.has("flops")) {
+        refuseOptions("bench gemm", args, {"size"}, "--size and --flops both set n; allowed: one of them");
         const double target = args.number("flops", 0);
         if (!(target >= 2 && target <= 2.0 * 16384.0 * 16384.0 * 16384.0))
             throw InputError("--flops " + args.text("flops") + " is out of range; allowed: [2, 8.8e12]");
@@ -343,7 +346,7 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
         ctx.out << nlohmann::json{{"size", n},
                                   {"threads", threads},
                                   {"repeat", repeat},
-                                  {"flops", flops},
+                                  {"flops", wholeNumbersAsIntegers(flops)},
                                   {"ms", med},
                                   {"ms_runs", ms},
                                   {"gflops", flops / med * 1e-6},
@@ -422,18 +425,16 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
 void registerAttentionVerbs()
 {
     std::vector<OptionDef> attentionOptions = schemeOptions();
+    attentionOptions.insert(attentionOptions.end(),
+                            {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
+                             {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
+                             {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
+                             {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"}});
+    for (const OptionDef& o : checkpointOptions("q, k, v of the model's layer on text (instead of --q/--k/--v)"))
+        attentionOptions.push_back(o);
     attentionOptions.insert(
         attentionOptions.end(),
-        {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
-         {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
-         {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
-         {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"},
-         {"checkpoint", OptionKind::Value, "q, k, v of the model's layer on text (instead of --q/--k/--v)",
-          "MODEL.safetensors"},
-         {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-         {"corpus", OptionKind::Value,
-          "with --checkpoint: UTF-8 text file, its validation part is read (default: fortunes)", "FILE"},
-         {"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+        {{"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
          allowLongOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
     const std::vector<std::string> fromFiles = {
@@ -463,14 +464,14 @@ void registerAttentionVerbs()
         {"window", OptionKind::Value, "attention: window W of local/bca", "W"},
         {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
-        {"context", OptionKind::Value, "attention: training context L (logn threshold)", "L"},
+        contextOption("attention"),
         {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
         scalingOption(),
         {"backward", OptionKind::Flag, "attention: also time the backward pass"},
         {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
         {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
-        {"threads", OptionKind::Value, "OpenMP threads (default: all processors)", "T"},
+        threadsOption(),
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};

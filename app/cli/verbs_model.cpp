@@ -581,12 +581,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
     const bool compare = args.has("compare");
-    const std::string out = args.text("o");
-    if (!compare && args.has("o") && isImagePath(out))
-        throw InputError("eval: -o " + out +
-                         ": a picture needs --compare METHODS; plain eval writes .csv, .json or .npy");
-    if (compare && args.has("o") && !isImagePath(out) && dataFormatForPath(out, true) == DataFormat::Npy)
-        throw InputError("eval --compare: -o " + out + " is not allowed; allowed: .csv, .json, .png, .svg, .pdf");
+    const std::string out = args.text("o"); // its extension is one its form writes (evalForms, checked by runCli)
     if (compare) {
         // Ctrl-C (or SIGTERM) stops at the next batch; nothing is written.
         InterruptGuard guard;
@@ -747,8 +742,7 @@ std::vector<OptionDef> trainOptions()
 {
     std::vector<OptionDef> options = {
         {"scheme", OptionKind::Value, "positional scheme, instead of the SCHEME word (see `schemes`)", "S"},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out",
-         "FILE"},
+        corpusOption({}, "last 10% held out"),
     };
     for (const OptionDef& o : modelOptions())
         options.push_back(o);
@@ -756,7 +750,7 @@ std::vector<OptionDef> trainOptions()
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
              {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
-             {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+             threadsOption(),
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
              {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)",
               "N"},
@@ -780,9 +774,10 @@ std::vector<UsageForm> evalForms()
 {
     const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
                                              "max-bytes", "threads", "quiet",   "o"};
-    UsageForm plain{"MODEL.safetensors", shared, {}, {}};
+    UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
-    UsageForm compare{"MODEL.safetensors --compare METHODS", shared, {}, "compare"};
+    UsageForm compare{
+        "MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
     compare.options.push_back("compare");
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
@@ -792,14 +787,14 @@ std::vector<UsageForm> evalForms()
 std::vector<OptionDef> evalOptions()
 {
     std::vector<OptionDef> options = {
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        corpusOption(),
         {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
         {"lengths", OptionKind::Value,
          "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
         {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
         {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
         {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
-        {"threads", OptionKind::Value, "OpenMP threads (default: all cores)", "T"},
+        threadsOption(),
         {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
         scalingOption(),
         {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
@@ -821,7 +816,7 @@ std::vector<OptionDef> evalOptions()
 void registerModelVerbs()
 {
     registerVerb({"train",
-                  "SCHEME|--scheme S",
+                  "SCHEME",
                   "train a byte-level transformer with a positional scheme; Ctrl-C stops and keeps the checkpoint",
                   trainOptions(),
                   0,
@@ -838,7 +833,7 @@ void registerModelVerbs()
                   1,
                   runEval,
                   evalForms(),
-                  {{"o", dataAndPictureExtensions()}},
+                  {}, // each form's own (evalForms)
                   "A length longer than the text scored (the held-out split, or --max-bytes) is refused before any "
                   "work, naming the text's size: such a window could not be filled."});
 }

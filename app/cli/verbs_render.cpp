@@ -96,10 +96,12 @@ int headArg(const ParsedArgs& args, int heads)
     return static_cast<int>(parseInteger(text, "head", 0, heads - 1));
 }
 
-PanelState panelFromArgs(const std::string& scheme, const ParsedArgs& args)
+// The panel of the first of `schemes`, the schemes a view draws (--context must be read by one of them).
+PanelState panelFromArgs(const std::vector<std::string>& schemes, const std::string& view, const ParsedArgs& args)
 {
     PanelState p;
-    p.spec = schemeSpecFromArgs(scheme, args);
+    p.spec = schemeSpecFromArgs(schemes.front(), args);
+    refuseUnreadContext("render " + view, schemes, args);
     p.length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     p.head = headArg(args, p.spec.heads);
     p.colorMap = colorMapArg(args);
@@ -113,7 +115,7 @@ QString qPath(const std::string& path)
 
 void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
-    const PanelState panel = panelFromArgs(scheme, args);
+    const PanelState panel = panelFromArgs({scheme}, "bias", args);
     ui::BiasRequest request;
     request.spec = panel.spec;
     request.length = panel.length;
@@ -128,7 +130,7 @@ void renderCompare(const std::vector<std::string>& schemes, const ParsedArgs& ar
     if (schemes.size() < 2 || schemes.size() > 4)
         throw InputError("render compare: needs 2 to 4 schemes, got " + std::to_string(schemes.size()));
     // --set applies to the first scheme (the GUI panel's scheme); the others use their defaults.
-    const PanelState panel = panelFromArgs(schemes.front(), args);
+    const PanelState panel = panelFromArgs(schemes, "compare", args);
     QStringList names;
     for (const std::string& s : schemes)
         names << QString::fromStdString(s);
@@ -183,16 +185,14 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
 {
     if (schemes.empty())
         throw InputError("render entropy: name at least one scheme");
-    PanelState panel = panelFromArgs(schemes.front(), args);
+    const std::string qk = qkFromArgs("render entropy", args);
+    PanelState panel = panelFromArgs(schemes, "entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
     panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
     QStringList names;
     for (const std::string& s : schemes)
         names << QString::fromStdString(s);
-    const std::string qk = args.text("qk", "zero");
-    if (qk != "zero" && qk != "random")
-        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
     ui::EntropyRequest request =
         ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
                               static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
@@ -542,23 +542,28 @@ int runRender(const ParsedArgs& args, VerbContext& ctx)
 std::vector<UsageForm> renderForms()
 {
     const std::vector<std::string> picture = {"width", "height", "dpi", "dark", "lang", "o"};
-    auto form = [&](const std::string& view, const std::string& words, std::vector<std::string> own, bool scheme) {
-        if (scheme)
-            for (const std::string& o : schemeOptionNames())
-                own.push_back(o);
+    const std::vector<std::string> scheme = schemeOptionNames(), none;
+    // compare names two to four SCHEME words: --scheme (one scheme, instead of the word) has no place there
+    std::vector<std::string> compared;
+    for (const std::string& o : scheme)
+        if (o != "scheme")
+            compared.push_back(o);
+    auto form = [&](const std::string& view, const std::string& words, std::vector<std::string> own,
+                    const std::vector<std::string>& shared) {
+        own.insert(own.end(), shared.begin(), shared.end());
         own.insert(own.end(), picture.begin(), picture.end());
         return UsageForm{view + (words.empty() ? "" : " " + words), own, view, {}};
     };
     return {
-        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, true),
+        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, scheme),
         form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]",
-             {"length", "head", "colormap", "separate-scales", "difference"}, true),
-        form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, false),
-        form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, false),
-        form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, true),
+             {"length", "head", "colormap", "separate-scales", "difference"}, compared),
+        form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, none),
+        form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, none),
+        form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, scheme),
         form("attention", "--checkpoint MODEL.safetensors",
-             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, false),
-        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus", "scaling", "set"}, false),
+             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, none),
+        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus", "scaling", "set"}, none),
         {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
     };
 }
@@ -590,20 +595,17 @@ std::vector<OptionDef> renderOptions()
         {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
         {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)", "N"},
-        {"width", OptionKind::Value, "picture width in pixels (default depends on the view)", "PX"},
-        {"height", OptionKind::Value, "picture height in pixels", "PX"},
-        {"dpi", OptionKind::Value, "resolution stored in PNG / used for SVG and PDF (default 96)", "DPI"},
-        {"dark", OptionKind::Flag, "dark background"},
-        languageOption(),
         {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (render lesson: a folder)", "FILE.png|svg|pdf",
          false, true},
         lessonFolderOption(),
         {"preset", OptionKind::Value, "train: training preset (default demo; see `train --help`)", "NAME"},
         {"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)", "N"},
-        {"corpus", OptionKind::Value, "train, lesson: UTF-8 text file (default: the fortunes corpus)", "FILE"},
+        corpusOption("train, lesson"),
         {"quiet", OptionKind::Flag, "train, lesson: no training progress on stderr"},
     };
     options.insert(options.end(), own.begin(), own.end());
+    for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
+        options.insert(options.end(), picture.begin(), picture.end());
     return options;
 }
 
@@ -628,8 +630,8 @@ void registerRenderVerbs()
             runRender,
             forms,
             {},
-            "A SCHEME word may also be given as --scheme S (the first scheme). --set applies to "
-            "the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
+            "The SCHEME word of bias and entropy may also be given as --scheme S (entropy: the first scheme). "
+            "--set applies to the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
             "figure of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });

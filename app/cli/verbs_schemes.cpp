@@ -19,9 +19,9 @@ nlohmann::json schemeJson(const SchemeInfo& s)
     nlohmann::json params = nlohmann::json::array();
     for (const ParamInfo& p : s.params) {
         params.push_back({{"name", p.name},
-                          {"default", p.defaultValue},
-                          {"min", p.minValue},
-                          {"max", p.maxValue},
+                          {"default", wholeNumbersAsIntegers(p.defaultValue)},
+                          {"min", wholeNumbersAsIntegers(p.minValue)},
+                          {"max", wholeNumbersAsIntegers(p.maxValue)},
                           {"min_exclusive", p.minExclusive},
                           {"max_exclusive", p.maxExclusive},
                           {"integer", p.integer},
@@ -58,7 +58,9 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
 
 int runBias(const ParsedArgs& args, VerbContext& ctx)
 {
-    const SchemeSpec spec = schemeSpecFromArgs(schemeFromArgs(args, 0, "bias"), args);
+    const std::string scheme = schemeFromArgs(args, 0, "bias");
+    const SchemeSpec spec = schemeSpecFromArgs(scheme, args);
+    refuseUnreadContext("bias", {scheme}, args);
     const int length = static_cast<int>(args.integer("length", 16, 1, kMaxLength));
     const std::string headText = args.text("head", "all");
     const bool allHeads = headText == "all";
@@ -130,13 +132,10 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
     const std::vector<int> lengths = entropyLengthsFromArgs(args, kMaxLength);
-    const std::string qk = args.text("qk", "zero");
-    if (qk != "zero" && qk != "random")
-        throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    if (qk == "zero")
-        refuseOptions("entropy", args, {"seed"}, "it seeds --qk random, and --qk zero draws nothing");
+    const std::string qk = qkFromArgs("entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
+    refuseUnreadContext("entropy", {scheme}, args);
     const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1LL << 62)));
     // Bias-only entropy (--qk zero) has no q.k products, but its softmax per pair costs kMinWorkDim dims anyway.
     checkWork(
@@ -191,7 +190,7 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
                               wavelengthScaled = wavelengths(scaling.thetaScaled);
     auto write = [&](std::ostream& out, DataFormat format) {
         if (format == DataFormat::Json) {
-            nlohmann::json j = schemeSpecJson(spec);
+            nlohmann::json j = wholeNumbersAsIntegers(schemeSpecJson(spec)); // as every matrix and table's metadata
             j.erase("heads");
             j.erase("bidirectional");
             j["method"] = rotaryMethodInfo(spec.scaling).name;
@@ -233,25 +232,19 @@ std::vector<OptionDef> withSchemeOptions(std::vector<OptionDef> own)
     return all;
 }
 
-// The picture options and -o, whose help lists `extensions` (the verb's OutputDef checks the same list).
-std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own,
-                                          const std::vector<std::string>& extensions = dataAndPictureExtensions())
+// The verb's own options, the picture options and -o FILE with the extensions it writes (its OutputDef's list).
+std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own, const std::vector<std::string>& extensions)
 {
     for (const OptionDef& o : pictureOptions())
         own.push_back(o);
-    std::string listed;
+    std::string list;
     for (const std::string& e : extensions)
-        listed += (listed.empty() ? "" : " ") + e;
-    own.push_back({"o", OptionKind::Value, "output file: " + listed + " (default: CSV on stdout)", "FILE"});
+        list += (list.empty() ? "" : " ") + e;
+    own.push_back({"o", OptionKind::Value, "output file: " + list + " (default: CSV on stdout)", "FILE"});
     return own;
 }
 
 // frequencies writes no .npy (its JSON has more than the table).
-std::vector<std::string> frequenciesExtensions()
-{
-    return {".csv", ".json", ".png", ".svg", ".pdf"};
-}
-
 std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
 {
     std::vector<std::string> out;
@@ -265,19 +258,17 @@ void registerEntropy()
 {
     // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the
     // scheme and sizes): each form reads its own options and refuses the other's.
-    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions({
+    std::vector<OptionDef> own = {
         {"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
         {"qk", OptionKind::Value, "zero (bias alone, default) or random (seeded Gaussian q, k); not with --checkpoint",
          "zero|random"},
         {"seed", OptionKind::Value, "seed of --qk random (default 0)", "S"},
-        {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"},
-        {"checkpoint", OptionKind::Value, "the model's real q and k on the corpus's validation text",
-         "MODEL.safetensors"},
-        {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-        {"corpus", OptionKind::Value, "with --checkpoint: UTF-8 text file (default: the fortunes corpus)", "FILE"},
-        {"threads", OptionKind::Value, "with --checkpoint: OpenMP threads (default: all cores)", "T"},
-        allowLongOption(),
-    }));
+        {"head-dim", OptionKind::Value, "head dimension D of q, k (default 64); rope/xpos dim follows it", "D"}};
+    for (const OptionDef& o : checkpointOptions("the model's real q and k on the corpus's validation text"))
+        own.push_back(o);
+    own.push_back(threadsOption("with --checkpoint"));
+    own.push_back(allowLongOption());
+    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, dataAndPictureExtensions()));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
     // --scaling and --set stay: the model under a length-extension method (its parameters), as `eval` reads them.
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
@@ -318,7 +309,8 @@ void registerSchemeVerbs()
               {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
                "h|all"},
               {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
-              {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}})),
+              {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}},
+             dataAndPictureExtensions())),
          0,
          1,
          runBias,
@@ -332,7 +324,8 @@ void registerSchemeVerbs()
          withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
                              {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
                              {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
-                             {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}}),
+                             {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}},
+                            dataAndPictureExtensions()),
          0,
          0,
          runDot,
@@ -351,12 +344,12 @@ void registerSchemeVerbs()
                        {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
                        {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
                        {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
-                      frequenciesExtensions()),
+                      dataAndPictureExtensions(false)),
                   0,
                   0,
                   runFrequencies,
                   {},
-                  {{"o", frequenciesExtensions()}}});
+                  {{"o", dataAndPictureExtensions(false)}}});
 }
 
 } // namespace plab::cli

@@ -517,8 +517,7 @@ void registerSweepVerbs()
         {"schemes", OptionKind::Value, "comma-separated schemes of the grid (see `schemes`); required", "A,B,..."},
         {"seeds", OptionKind::Value, "comma-separated distinct seeds (model and data order); required", "S,S,..."},
         {"vary", OptionKind::Repeated, "also vary a scheme parameter (every combination)", "NAME=V1,V2,..."},
-        {"corpus", OptionKind::Value, "UTF-8 text file (default: the Debian fortunes files); last 10% held out",
-         "FILE"},
+        corpusOption({}, "last 10% held out"),
     };
     for (const OptionDef& o : modelOptions())
         if (o.name != "seed")
@@ -531,7 +530,7 @@ void registerSweepVerbs()
              {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
               "N"},
              {"jobs", OptionKind::Value, "cells run side by side, each in its own process (default 1)", "N"},
-             {"threads", OptionKind::Value, "OpenMP threads in all, split among the jobs (default: all cores)", "T"},
+             threadsOption({}, "in all, split among the jobs"),
              {"cell", OptionKind::Value, "run only cell I of the grid in DIR/sweep.json (Slurm array tasks, parallel)",
               "I"},
              {"emit", OptionKind::Value, "slurm: write DIR/sweep.sbatch; parallel: write DIR/sweep.commands",
@@ -562,22 +561,21 @@ void registerSweepVerbs()
          {},
          "The grid's folder is -o DIR; `--cell I DIR` runs one cell of a folder's grid (what Slurm array tasks "
          "and `--emit parallel` lines run)."});
+    std::vector<OptionDef> collectOptions = {{"o", OptionKind::Value,
+                                              "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
+                                              "summary.csv|summary.json|plot.png|plot.svg"}};
+    for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
+        collectOptions.insert(collectOptions.end(), picture.begin(), picture.end());
     registerVerb({"collect",
                   "DIR [DIR...]",
                   "mean, sd, min, max and n over seeds of each scheme's perplexity and ppl(length)/ppl(L), from sweep "
                   "folders",
-                  {{"o", OptionKind::Value, "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
-                    "summary.csv|summary.json|plot.png|plot.svg"},
-                   {"width", OptionKind::Value, "picture width in pixels", "W", true},
-                   {"height", OptionKind::Value, "picture height in pixels", "H", true},
-                   {"dpi", OptionKind::Value, "picture resolution (default 96)", "DPI", true},
-                   {"dark", OptionKind::Flag, "picture in the dark palette", {}, true},
-                   languageOption()},
+                  collectOptions,
                   1,
                   64,
                   runCollect,
                   {},
-                  {{"o", {".csv", ".json", ".png", ".svg", ".pdf"}}}});
+                  {{"o", dataAndPictureExtensions(false)}}});
 }
 
 } // namespace plab::cli
