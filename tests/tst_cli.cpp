@@ -526,6 +526,13 @@ void TestCli::contextReadBySome_data()
         << QStringList{"bias", "rope", "--scaling", "llama3", "--context", "8"} << false;
     QTest::newRow("alibi --logn") << QStringList{"bias", "alibi", "--logn", "--context", "8"} << false;
     QTest::newRow("entropy bca") << QStringList{"entropy", "bca", "--lengths", "4", "--context", "8"} << false;
+    // bench attention reads the method of a SCHEME word as --scaling (schemeWordFromArgs)
+    QTest::newRow("bench rope+yarn")
+        << QStringList{"bench", "attention", "rope+yarn", "--length", "32", "--repeat", "1", "--context", "8"} << false;
+    QTest::newRow("bench --scheme rope --scaling rerope")
+        << QStringList{"bench", "attention", "--scheme", "rope", "--scaling", "rerope", "--length", "32", "--repeat",
+                       "1", "--context", "8"}
+        << false;
     QTest::newRow("compare, second scheme local")
         << QStringList{"render", "compare", "alibi", "local", "--context", "8"} << true;
     QTest::newRow("entropy picture, third scheme rope+rerope")
