@@ -592,7 +592,7 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             add("set", setting);
         if (s.bidirectional)
             a.push_back("--bidirectional");
-        if (s.context > 0 && schemesReadContext(s.schemes, s.logn)) // else the CLI refuses it, unread
+        if (s.context > 0 && schemesReadContext(s.schemes, s.logn, "none", s.settings())) // else refused, unread
             add("context", std::to_string(s.context));
         if (s.logn)
             a.push_back("--logn");

@@ -164,8 +164,10 @@ std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
     if (plus == std::string_view::npos)
         return {std::string(label), "none"};
     if (plus + 1 == label.size())
-        throw InputError("'" + std::string(label) + "' names no method after '+'; allowed: SCHEME+METHOD with a known "
-                         "method: " + catalog::namesOf(rotaryMethodCatalog()));
+        throw InputError("'" + std::string(label) +
+                         "' names no method after '+'; allowed: SCHEME+METHOD with a known "
+                         "method: " +
+                         catalog::namesOf(rotaryMethodCatalog()));
     return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
 }
 
@@ -177,10 +179,9 @@ void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setti
     const std::string name = setting.substr(0, eq);
     if (!catalog::entryNamed(method.params, name)) {
         const std::string names = catalog::namesOf(method.params);
-        throw InputError("method " + method.name + " has no parameter '" + name + "' (" + setting +
-                         "); its parameters: " +
-                         (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)"
-                                                              : names));
+        throw InputError(
+            "method " + method.name + " has no parameter '" + name + "' (" + setting + "); its parameters: " +
+            (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)" : names));
     }
 }
 
@@ -197,13 +198,16 @@ int scalingContext(const SchemeSpec& spec)
     return spec.context > 0 ? spec.context : kScalingContextWithoutModel;
 }
 
-bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling)
+bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling,
+                        const std::vector<std::string>& settings)
 {
     if (logn || rotaryMethodByName(scaling).usesContext)
         return true;
+    std::string window;
+    const bool windowSet = findAssignment(settings, "window", window);
     for (const std::string& name : schemes) {
         const auto [scheme, method] = splitSchemeLabel(name);
-        if (schemeByName(scheme).hasWindow || rotaryMethodByName(method).usesContext)
+        if ((schemeByName(scheme).hasWindow && !windowSet) || rotaryMethodByName(method).usesContext)
             return true;
     }
     return false;
@@ -264,10 +268,10 @@ void validateRotaryScaling(const SchemeSpec& spec)
     // beta-fast = beta-slow is allowed, as in Hugging Face: the ramp is one step wide (hi += 0.001 when lo = hi).
     if (spec.scaling == RotaryMethod::Yarn &&
         !(spec.scalingParams.at("beta-fast") >= spec.scalingParams.at("beta-slow")))
-        throw InputError(where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
-                         " must be at least beta-slow = " +
-                         catalog::shortNumberText(spec.scalingParams.at("beta-slow")) +
-                         "; allowed: beta-fast >= beta-slow (more rotations over L than beta-slow, or as many)");
+        throw InputError(
+            where + "beta-fast = " + catalog::shortNumberText(spec.scalingParams.at("beta-fast")) +
+            " must be at least beta-slow = " + catalog::shortNumberText(spec.scalingParams.at("beta-slow")) +
+            "; allowed: beta-fast >= beta-slow (more rotations over L than beta-slow, or as many)");
     if (spec.scaling == RotaryMethod::Llama3 &&
         !(spec.scalingParams.at("high-freq-factor") > spec.scalingParams.at("low-freq-factor")))
         throw InputError(

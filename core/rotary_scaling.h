@@ -44,10 +44,12 @@ constexpr int kScalingContextWithoutModel = 16;
 // L of a spec: its method's original-context when set, else its context, else kScalingContextWithoutModel.
 int scalingContext(const SchemeSpec& spec);
 // Whether the biases of `schemes` (names such as "rope+yarn"; `scaling` is a method given apart from them) read the
-// training context L: logn's threshold, a windowed scheme's (local, bca) default window, a method that reads L
-// (RotaryMethodInfo::usesContext). The one rule behind refusing a context nothing would read (CLI --context, the
+// training context L: logn's threshold, a windowed scheme's (local, bca) default window unless `settings` (NAME=VALUE)
+// set the window, a method that reads L (RotaryMethodInfo::usesContext; also when original-context is set, since L
+// must not exceed the context). The one rule behind refusing a context nothing would read (CLI --context, the
 // commands lessons show).
-bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling = "none");
+bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling = "none",
+                        const std::vector<std::string>& settings = {});
 
 // Everything a method does to a rotary scheme of `dim` dims: frequencies, logit scale and position remapping.
 struct RotaryScaling {

@@ -3,6 +3,7 @@
 
 #include "catalog_table.h"
 #include "errors.h"
+#include "matrix_output.h"
 #include "rotary_scaling.h"
 
 #include <nlohmann/json.hpp>
@@ -396,7 +397,7 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         for (const auto& [k, v] : spec.scalingParams)
             j["scaling_parameters"][k] = v;
     }
-    return j;
+    return wholeNumbersAsIntegers(std::move(j)); // "dim": 64, not 64.0, in every output that names a scheme
 }
 
 bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value)

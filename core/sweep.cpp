@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,8 +46,12 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
 // The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
-    nlohmann::json j{{"layers", m.layers},   {"d_model", m.dModel}, {"heads", m.heads},
-                     {"d_ff", m.dFf},        {"context", m.context}, {"logn", m.logn},
+    nlohmann::json j{{"layers", m.layers},
+                     {"d_model", m.dModel},
+                     {"heads", m.heads},
+                     {"d_ff", m.dFf},
+                     {"context", m.context},
+                     {"logn", m.logn},
                      {"settings", m.schemeSettings}};
     if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
         j["scaling"] = m.scaling;
@@ -306,7 +311,8 @@ void validateSweepGrid(const SweepGrid& grid)
     }
 }
 
-std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs)
+std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs, const std::string& oursWhere,
+                                const std::string& theirsWhere)
 {
     const nlohmann::json a = ours.toJson(), b = theirs.toJson();
     const nlohmann::json patch = nlohmann::json::diff(b, a);
@@ -329,29 +335,34 @@ std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs)
     const std::string there = b.contains(pointer) ? b[pointer].dump() : "(absent)";
     std::string name = shown.substr(1);
     std::replace(name.begin(), name.end(), '/', '.');
-    return name + ": " + here + " here, " + there + " in the folder";
+    return name + ": " + here + " " + oursWhere + ", " + there + " " + theirsWhere;
 }
 
 // ---------------------------------------------------------------- results
 
 nlohmann::json SweepResult::toJson() const
 {
-    return {{"cell", cell},
-            {"key", key},
-            {"scheme", scheme},
-            {"seed", seed},
-            {"variant", variant},
-            {"context", context},
-            {"lengths", lengths},
-            {"loss", numbersJson(loss)},
-            {"perplexity", numbersJson(perplexity)},
-            {"steps", steps},
-            {"train_loss", trainLoss},
-            {"train_seconds", trainSeconds},
-            {"eval_seconds", evalSeconds},
-            {"threads", threads},
-            {"grid", gridHash},
-            {"version", version}};
+    nlohmann::json j{{"cell", cell},
+                     {"key", key},
+                     {"scheme", scheme},
+                     {"seed", seed},
+                     {"variant", variant},
+                     {"context", context},
+                     {"lengths", lengths},
+                     {"loss", numbersJson(loss)},
+                     {"perplexity", numbersJson(perplexity)},
+                     {"steps", steps},
+                     {"train_loss", trainLoss},
+                     {"train_seconds", trainSeconds},
+                     {"eval_seconds", evalSeconds},
+                     {"threads", threads},
+                     {"grid", gridHash},
+                     {"version", version}};
+    if (!scaling.empty())
+        j["scaling"] = scaling;
+    if (!settings.empty())
+        j["settings"] = settings;
+    return j;
 }
 
 SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& source)
@@ -365,6 +376,8 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     s.scheme = r.text("scheme");
     s.seed = static_cast<uint64_t>(r.integer("seed", 0, 1LL << 62));
     s.variant = r.text("variant");
+    s.scaling = j.contains("scaling") ? r.text("scaling") : std::string();
+    s.settings = j.contains("settings") ? r.text("settings") : std::string();
     s.context = static_cast<int>(r.integer("context", 1, 1 << 20));
     const nlohmann::json& lengths = r.field("lengths");
     if (!lengths.is_array())
@@ -448,6 +461,8 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
         throw;
     }
     SweepResult r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, points);
+    r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
+    r.settings = joined(grid.model.schemeSettings, " ");
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     r.cell = index;
     r.key = cell.key();
@@ -685,17 +700,19 @@ SampleStats sampleStats(const std::vector<double>& values)
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results)
 {
     struct Group {
-        std::string scheme, variant;
+        std::string scheme, variant; // as shown: the scheme with its method, the common settings with the variant
         int context;
         std::map<int, std::vector<double>> perplexity, ratio;
     };
     std::vector<Group> groups;
     for (const SweepResult& r : results) {
+        const std::string scheme = r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
+        const std::string variant = r.settings + (r.settings.empty() || r.variant.empty() ? "" : " ") + r.variant;
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return g.scheme == r.scheme && g.variant == r.variant && g.context == r.context;
+            return g.scheme == scheme && g.variant == variant && g.context == r.context;
         });
         if (it == groups.end()) {
-            groups.push_back({r.scheme, r.variant, r.context, {}, {}});
+            groups.push_back({scheme, variant, r.context, {}, {}});
             it = groups.end() - 1;
         }
         double atContext = std::nan("");
@@ -715,13 +732,40 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
     return rows;
 }
 
+namespace {
+
+// A grid without the fields a summary row names (scheme with its method, settings and variant, context): what must
+// agree for two folders' rows to be read side by side. The preset is only a note on where the sizes came from.
+SweepGrid summaryKeyless(SweepGrid grid)
+{
+    grid.schemes.clear();
+    grid.seeds.clear();
+    grid.variants = {{}};
+    grid.preset.clear();
+    grid.model.scaling = "none";
+    grid.model.schemeSettings.clear();
+    grid.model.context = 0;
+    return grid;
+}
+
+} // namespace
+
 std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs)
 {
     if (dirs.empty())
         throw InputError("collect: no sweep folder given; allowed: one or more folders a sweep wrote");
     std::vector<SweepResult> all;
+    std::optional<SweepGrid> first;
     for (const std::string& dir : dirs) {
         const SweepGrid grid = loadSweepGrid(dir);
+        if (!first)
+            first = grid;
+        else if (const std::string difference = sweepGridDifference(summaryKeyless(*first), summaryKeyless(grid),
+                                                                    "in " + dirs.front(), "in " + dir);
+                 !difference.empty())
+            throw InputError("collect: the folders' models or training differ (" + difference +
+                             "), and the summary would mix them; allowed: folders whose grids differ only in schemes, "
+                             "seeds, variants, the method, the common settings and the context, which it tells apart");
         const std::string path = (fs::path(dir) / kSweepResultsFile).string();
         SweepResultsRead read = readSweepResults(path, &grid);
         if (read.results.empty())

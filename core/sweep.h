@@ -55,8 +55,10 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index); // InputError when ind
 // variants distinct; every cell's model and training configs valid. InputError naming the problem.
 void validateSweepGrid(const SweepGrid& grid);
 
-// "schemes: [a, b] here, [a, c] in DIR/sweep.json": the first field in which two grids differ; empty when equal.
-std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs);
+// "schemes: [a, b] here, [a, c] in the folder": the first field in which two grids differ, each value followed by
+// where it stands (oursWhere, theirsWhere); empty when equal.
+std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs, const std::string& oursWhere = "here",
+                                const std::string& theirsWhere = "in the folder");
 
 // A finished cell: what results.jsonl holds, one line each.
 struct SweepResult {
@@ -65,6 +67,10 @@ struct SweepResult {
     std::string scheme;
     uint64_t seed = 0;
     std::string variant;
+    // What the grid gave every cell (written only when set, so older result lines read as before): the length-extension
+    // method ("yarn") and the settings common to all cells ("factor=2"). collect tells curves apart by them.
+    std::string scaling;
+    std::string settings;
     int context = 0;
     std::vector<int> lengths;
     std::vector<double> loss;       // nats per byte; NaN where unsupported
@@ -130,14 +136,14 @@ SampleStats sampleStats(const std::vector<double>& values); // NaNs are left out
 
 // One row of a summary: a scheme (and variant) at one length, over every seed collected.
 struct SweepSummaryRow {
-    std::string scheme;
-    std::string variant;
+    std::string scheme;  // with the grid's method, as the compare view writes it: "rope+yarn"
+    std::string variant; // the grid's common settings, then the cell's variant: "factor=2 window=16"
     int context = 0;
     int length = 0;
     SampleStats perplexity;
     SampleStats ratio; // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
 };
-// Rows grouped by (scheme, variant, context) in order of first appearance, lengths ascending.
+// Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
 
 // The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order: InputError naming

@@ -300,8 +300,8 @@ private slots:
     void sessionLoader();
 
 private:
-    QByteArray m_checkpoint;     // a valid tiny model checkpoint, made by `train` in initTestCase
-    QByteArray m_ropeCheckpoint; // the same with scheme rope (eval --compare)
+    QByteArray m_checkpoint;        // a valid tiny model checkpoint, made by `train` in initTestCase
+    QByteArray m_ropeCheckpoint;    // the same with scheme rope (eval --compare)
     QByteArray m_learnedCheckpoint; // the same with scheme learned (its table's rows follow the context)
 };
 
@@ -896,8 +896,7 @@ void TestBadInput::cli_data()
         "wpe.weight (8, 8) (a learned table has one row per position of the context 16); allowed: the checkpoint's "
         "scheme and shapes (scheme learned",
         withModel(m_learnedCheckpoint));
-    row("train init original-context past the context",
-        init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
+    row("train init original-context past the context", init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
         "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",
         withModel(m_ropeCheckpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
@@ -1200,8 +1199,14 @@ void TestBadInput::cli_data()
         "bench gemm: --size cannot be used here: --size and --flops both set n; allowed: one of them");
     row("(e) bias --context nothing reads", {"bias", "alibi", "--context", "8"}, 2,
         "bias: --context 8 is not read by alibi and would be ignored; allowed with --logn (its threshold), the schemes "
-        "local, bca (their window's default) or the rotary methods dynamic-ntk, yarn, llama3, rerope, leaky-rerope "
-        "(their L)");
+        "local, bca (their window's default, unless the window is set) or the rotary methods dynamic-ntk, yarn, "
+        "llama3, rerope, leaky-rerope (their L)");
+    row("(e) bias local --set window --context",
+        {"bias", "local", "--set", "window=4", "--length", "8", "--context", "32"}, 2,
+        "bias: --context 32 is not read by local and would be ignored");
+    row("(e) bench attention local --window --context",
+        {"bench", "attention", "local", "--window", "4", "--length", "32", "--context", "32"}, 2,
+        "bench attention: --context 32 is not read by local and would be ignored");
     row("(e) bias rope+pi --context", {"bias", "rope+pi", "--context", "8"}, 2,
         "bias: --context 8 is not read by rope+pi and would be ignored");
     row("(e) entropy --context nothing reads", {"entropy", "t5", "--context", "8"}, 2,

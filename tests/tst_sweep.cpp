@@ -58,6 +58,9 @@ private slots:
     void badInput();
     void scalingReachesEveryCell_data();
     void scalingReachesEveryCell();
+    void collectTellsMethodsApart();
+    void collectRefusesOtherModels_data();
+    void collectRefusesOtherModels();
 
 private:
     QTemporaryDir m_tmp;
@@ -470,7 +473,6 @@ void TestSweep::badInput()
         QCOMPARE(readAll(dir + "/results.jsonl"), results);
 }
 
-
 // --scaling reaches every cell of a grid (it was read and dropped): the grid records it, the cells train under it. A
 // grid without a method records none, so its hash, and the results of sweeps made before, stay as they were.
 void TestSweep::scalingReachesEveryCell_data()
@@ -501,6 +503,56 @@ void TestSweep::scalingReachesEveryCell()
     QCOMPARE(int(b.size()), 2);
     for (const auto& [index, cell] : b)
         QCOMPARE(cell["perplexity"].toArray() == a.at(index)["perplexity"].toArray(), samePlain);
+}
+
+// A plain sweep and one under a method, collected together: two curves, each named by its method and settings (they
+// were one "rope" row with n = 2 when results did not record the method).
+void TestSweep::collectTellsMethodsApart()
+{
+    QTemporaryDir dir;
+    const QStringList grid = tinyGrid(m_corpus, "rope", "1");
+    const QString plain = dir.path() + "/plain", scaled = dir.path() + "/yarn";
+    CliResult r = runCli(grid + QStringList{"-o", plain, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(grid + QStringList{"--scaling", "yarn", "--set", "factor=2", "-o", scaled, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject line = readResults(scaled).at(0);
+    QCOMPARE(line["scaling"].toString(), QString("yarn"));
+    QCOMPARE(line["settings"].toString(), QString("factor=2"));
+    QVERIFY(!readResults(plain).at(0).contains("scaling")); // a plain grid's lines are as they were
+    r = runCli({"collect", plain, scaled});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QStringList rows; // scheme,variant,context,length,n
+    for (const QByteArray& l : r.out.trimmed().split('\n').mid(1))
+        rows << QString::fromUtf8(l).section(',', 0, 4);
+    QCOMPARE(rows,
+             (QStringList{"rope,,8,8,1", "rope,,8,16,1", "rope+yarn,factor=2,8,8,1", "rope+yarn,factor=2,8,16,1"}));
+}
+
+void TestSweep::collectRefusesOtherModels_data()
+{
+    QTest::addColumn<QStringList>("other"); // options of the second folder's sweep, added to the first's
+    QTest::addColumn<QString>("field");
+    QTest::newRow("d-model") << QStringList{"--d-model", "32"} << "model.d_model: 16 in";
+    QTest::newRow("steps") << QStringList{"--steps", "5"} << "train.steps: 4 in";
+    QTest::newRow("eval bytes") << QStringList{"--eval-bytes", "128"} << "eval.bytes: 256 in";
+}
+
+void TestSweep::collectRefusesOtherModels()
+{
+    QFETCH(QStringList, other);
+    QFETCH(QString, field);
+    QTemporaryDir dir;
+    const QString a = dir.path() + "/a", b = dir.path() + "/b";
+    CliResult r = runCli(tinyGrid(m_corpus, "rope", "1") + QStringList{"-o", a, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(tinyGrid(m_corpus, "rope", "1") + other + QStringList{"-o", b, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"collect", a, b});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("the folders' models or training differ") && r.err.contains(field.toUtf8()),
+             r.err.constData());
+    QVERIFY(r.out.isEmpty());
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestSweep)

@@ -632,7 +632,10 @@ SchemeWord schemeWordFromArgs(const std::string& word, const ParsedArgs& args)
 
 void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args)
 {
-    if (!args.has("context") || schemesReadContext(schemes, args.has("logn"), args.text("scaling", "none")))
+    std::vector<std::string> settings = args.all("set");
+    if (args.has("window")) // bench attention's --window W is window=W
+        settings.push_back("window=" + args.text("window"));
+    if (!args.has("context") || schemesReadContext(schemes, args.has("logn"), args.text("scaling", "none"), settings))
         return;
     std::string named, windowed, methods;
     for (const std::string& s : schemes)
@@ -645,7 +648,8 @@ void refuseUnreadContext(const std::string& verb, const std::vector<std::string>
             methods += (methods.empty() ? "" : ", ") + m.name;
     throw InputError(verb + ": --context " + args.text("context") + " is not read by " + named +
                      " and would be ignored; allowed with --logn (its threshold), the schemes " + windowed +
-                     " (their window's default) or the rotary methods " + methods + " (their L)");
+                     " (their window's default, unless the window is set) or the rotary methods " + methods +
+                     " (their L)");
 }
 
 std::string qkFromArgs(const std::string& verb, const ParsedArgs& args)

@@ -190,7 +190,7 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
                               wavelengthScaled = wavelengths(scaling.thetaScaled);
     auto write = [&](std::ostream& out, DataFormat format) {
         if (format == DataFormat::Json) {
-            nlohmann::json j = wholeNumbersAsIntegers(schemeSpecJson(spec)); // as every matrix and table's metadata
+            nlohmann::json j = schemeSpecJson(spec); // whole numbers as integers, as every output's metadata
             j.erase("heads");
             j.erase("bidirectional");
             j["method"] = rotaryMethodInfo(spec.scaling).name;
