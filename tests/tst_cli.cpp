@@ -92,6 +92,8 @@ private slots:
     void pictureTitlesCountFromZero();
     void entropyPictureNamesMethods_data();
     void entropyPictureNamesMethods();
+    void picturesReadTheScaling_data();
+    void picturesReadTheScaling();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
     void sharedOptionsOneText_data();
@@ -408,6 +410,55 @@ void TestCli::entropyPictureNamesMethods()
     if (QTest::currentTestFailed())
         return;
     QVERIFY2(svg.contains(legend), qPrintable("no '" + legend + "' in the legend"));
+}
+
+// A picture of the first scheme under --scaling (and its --set, --head-dim) is the picture of the scheme word that
+// names the method, as the data path reads both, and not the plain scheme's: render compare and entropy rebuilt "rope
+// --scaling rerope" from rope's defaults (the word's label rope+rerope matched no name), and render entropy drew dim 64
+// for --head-dim 32.
+void TestCli::picturesReadTheScaling_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QStringList>("same");      // the same picture
+    QTest::addColumn<QStringList>("different"); // another picture
+    const QStringList compare{"render", "compare", "--length", "32"};
+    QTest::newRow("render compare --scaling rerope --set")
+        << compare + QStringList{"rope", "alibi", "--scaling", "rerope", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=4"} << compare + QStringList{"rope", "alibi"};
+    QTest::newRow("render compare --set of the method")
+        << compare + QStringList{"rope", "alibi", "--scaling", "rerope", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=8"};
+    const QStringList lengths{"--lengths", "16,64"};
+    QTest::newRow("entropy -o picture --scaling rerope --set")
+        << QStringList{"entropy", "rope", "--scaling", "rerope", "--set", "window=4"} + lengths
+        << QStringList{"entropy", "rope+rerope", "--set", "window=4"} + lengths
+        << QStringList{"entropy", "rope"} + lengths;
+    QTest::newRow("render entropy --scaling, two schemes")
+        << QStringList{"render", "entropy", "rope", "alibi", "--scaling", "rerope", "--set", "window=4"} + lengths
+        << QStringList{"render", "entropy", "rope+rerope", "alibi", "--set", "window=4"} + lengths
+        << QStringList{"render", "entropy", "rope", "alibi"} + lengths;
+    const QStringList random{"--qk", "random"};
+    QTest::newRow("render entropy --scaling yarn --head-dim 32")
+        << QStringList{"render", "entropy", "rope", "--scaling", "yarn", "--head-dim", "32"} + random + lengths
+        << QStringList{"render", "entropy", "rope+yarn", "--head-dim", "32"} + random + lengths
+        << QStringList{"render", "entropy", "rope", "--scaling", "yarn", "--head-dim", "64"} + random + lengths;
+}
+
+void TestCli::picturesReadTheScaling()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QStringList, same);
+    QFETCH(QStringList, different);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString picture = renderedSvgText(args);
+    const QString samePicture = renderedSvgText(same);
+    const QString otherPicture = renderedSvgText(different);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(picture == samePicture, qPrintable(args.join(' ') + " drew another picture than " + same.join(' ')));
+    QVERIFY2(picture != otherPicture, qPrintable(args.join(' ') + " drew the picture of " + different.join(' ')));
 }
 
 QStringList verbNames()

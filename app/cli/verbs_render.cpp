@@ -113,6 +113,17 @@ QString qPath(const std::string& path)
     return QString::fromStdString(path);
 }
 
+// The names the compare and entropy views are given for `schemes`: the first as the panel's own label, so that
+// compareSpecs takes for it the spec read from the command line (its word, --scaling, --set, --head-dim: "rope
+// --scaling rerope" is the panel's rope+rerope, as the word rope+rerope is), the others as written.
+QStringList viewSchemeNames(const std::vector<std::string>& schemes, const PanelState& panel)
+{
+    QStringList names{QString::fromStdString(schemeLabel(panel.spec))};
+    for (size_t i = 1; i < schemes.size(); ++i)
+        names << QString::fromStdString(schemes[i]);
+    return names;
+}
+
 void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
     const PanelState panel = panelFromArgs({scheme}, "bias", args);
@@ -129,13 +140,10 @@ void renderCompare(const std::vector<std::string>& schemes, const ParsedArgs& ar
 {
     if (schemes.size() < 2 || schemes.size() > 4)
         throw InputError("render compare: needs 2 to 4 schemes, got " + std::to_string(schemes.size()));
-    // --set applies to the first scheme (the GUI panel's scheme); the others use their defaults.
+    // --scaling and --set apply to the first scheme (the GUI panel's scheme); the others use their defaults.
     const PanelState panel = panelFromArgs(schemes, "compare", args);
-    QStringList names;
-    for (const std::string& s : schemes)
-        names << QString::fromStdString(s);
     ui::CompareRequest request;
-    request.specs = ui::compareSpecs(names, panel);
+    request.specs = ui::compareSpecs(viewSchemeNames(schemes, panel), panel);
     request.length = panel.length;
     request.head = panel.head;
     const bool difference = args.has("difference");
@@ -188,25 +196,15 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
     const std::string qk = qkFromArgs("render entropy", args);
     PanelState panel = panelFromArgs(schemes, "entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
-    // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
+    // Every scheme follows `entropy --head-dim`'s rule (rope/xpos rotate heads of --head-dim), the first with its
+    // --scaling and --set as the data path reads them.
     panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
-    QStringList names;
-    for (const std::string& s : schemes)
-        names << QString::fromStdString(s);
-    ui::EntropyRequest request =
-        ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
-                              static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
+    ui::EntropyRequest request;
+    request.specs = ui::compareSpecs(viewSchemeNames(schemes, panel), panel, headDim, "--head-dim");
+    request.qk = qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero;
+    request.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62));
     request.lengths = entropyLengthsFromArgs(args, kMaxLength);
     request.headDim = headDim;
-    // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
-    // compareSpecs has read each name already ("rope+yarn": rope under yarn; causal where the scheme or method must
-    // be).
-    for (size_t i = 1; i < request.specs.size(); ++i) {
-        const SchemeSpec& named = request.specs[i];
-        request.specs[i] =
-            makeSchemeSpecForHeadDim(named.info().name, named.heads, named.bidirectional, {}, headDim, "--head-dim",
-                                     named.context, named.logn, rotaryMethodInfo(named.scaling).name);
-    }
     const std::string measure = args.text("measure", "last");
     if (measure != "last" && measure != "mean")
         throw InputError("--measure " + measure + " is not allowed; allowed: last, mean");
@@ -631,8 +629,9 @@ void registerRenderVerbs()
             forms,
             {},
             "The SCHEME word of bias and entropy may also be given as --scheme S (entropy: the first scheme). "
-            "--set applies to the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
-            "figure of lesson K (PNG + state JSON)."};
+            "compare and entropy: --scaling and --set apply to the first scheme, like the GUI panel's scheme (and to "
+            "another named as it reads, e.g. rope+rerope beside rope --scaling rerope), the others use their "
+            "defaults. `render lesson K -o DIR` writes every figure of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });
 }
