@@ -802,6 +802,13 @@ void TestTrainCli::checkpointUnderMethod_data()
     QTest::newRow("render train rope+yarn is --scaling yarn")
         << renderTrain + QStringList{"rope+yarn", "--set", "factor=2"}
         << renderTrain + QStringList{"rope", "--scaling", "yarn", "--set", "factor=2"} << "file" << true << true;
+    // --set goes to each scheme that takes it: the README's example, yarn's factor for rope+yarn beside plain rope
+    QTest::newRow("render train --set to the scheme that takes it")
+        << renderTrain + QStringList{"rope", "rope+yarn", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope", "rope+yarn"} << "file" << false << true;
+    QTest::newRow("render train --set, the other order")
+        << renderTrain + QStringList{"rope+yarn", "rope", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope+yarn", "rope"} << "file" << false << true;
     QTest::newRow("render train --scaling is read")
         << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
                        "@OUT@.png"}

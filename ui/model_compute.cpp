@@ -8,6 +8,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "eval_check.h"
+#include "rotary_scaling.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -324,6 +325,8 @@ ModelConfig schemeModelConfig(const TrainRequest& request, size_t s)
     config.scheme = scheme;
     if (method != "none")
         config.scaling = method;
+    // One list of settings for every scheme of the run: each takes those of its parameters and its method's.
+    config.schemeSettings = settingsTakenBy(config.scheme, config.scaling, request.model.schemeSettings);
     return config;
 }
 

@@ -113,8 +113,9 @@ struct TrainSnapshot {
 // The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
 // InputError naming the allowed presets for an unknown name.
 TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string>& schemes = demoSchemes());
-// The model of run `s` of `request`: request.model with the scheme of schemes[s] and, for "rope+yarn", its method
-// (the method's parameters come from model.schemeSettings, as `train --set` gives them).
+// The model of run `s` of `request`: request.model with the scheme of schemes[s] and, for "rope+yarn", its method,
+// and of model.schemeSettings (`render train --set`) those naming a parameter of that scheme or of its method (core's
+// settingsTakenBy; a setting no scheme of the run takes is the caller's to refuse).
 ModelConfig schemeModelConfig(const TrainRequest& request, size_t s);
 // One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes);

@@ -276,10 +276,34 @@ std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest& request
     });
 }
 
+// --set NAME=VALUE of `render train` goes to each of `schemes` ("rope+yarn") that has the parameter NAME or whose
+// method has (ui's schemeModelConfig); one that none of them has would be ignored, so it is refused, naming what each
+// takes.
+void checkSettingsTaken(const std::vector<std::string>& schemes, const ParsedArgs& args)
+{
+    for (const std::string& setting : args.all("set")) {
+        std::string takes;
+        bool taken = false;
+        for (const std::string& label : schemes) {
+            const auto [scheme, method] = splitSchemeLabel(label);
+            taken = taken || !settingsTakenBy(scheme, method, {setting}).empty();
+            std::string names;
+            for (const std::string& n : parametersUnderMethod(scheme, method))
+                names += (names.empty() ? "" : ", ") + n;
+            takes += (takes.empty() ? "" : "; ") + label + " takes " + (names.empty() ? "none" : names);
+        }
+        if (!taken)
+            throw InputError("render train: --set " + setting +
+                             " names a parameter of none of the schemes; allowed: "
+                             "a parameter of a scheme or of its method: " +
+                             takes);
+    }
+}
+
 // The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
-// presetTrainRequest), with --steps, --corpus, --seed, --scaling and --set on top. As `train` reads them: --scaling
-// trains every scheme under the method (a word may name its own, "rope+yarn"), --set sets a parameter of every
-// scheme or its method.
+// presetTrainRequest), with --steps, --corpus, --seed, --scaling and --set on top. --scaling trains every scheme under
+// the method, as `train` reads it (a word may name its own, "rope+yarn"); --set sets a parameter in each scheme that
+// has it or whose method has it (checkSettingsTaken).
 ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, const ParsedArgs& args,
                                       const std::string& preset)
 {
@@ -288,6 +312,7 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, con
         const SchemeWord word = schemeWordFromArgs(w, args);
         schemes.push_back(word.method ? word.scheme + "+" + *word.method : word.scheme);
     }
+    checkSettingsTaken(schemes, args);
     ui::TrainRequest request = ui::presetTrainRequest(preset, schemes);
     request.model.schemeSettings = args.all("set");
     if (args.has("steps")) {
@@ -629,9 +654,11 @@ void registerRenderVerbs()
             forms,
             {},
             "The SCHEME word of bias and entropy may also be given as --scheme S (entropy: the first scheme). "
-            "compare and entropy: --scaling and --set apply to the first scheme, like the GUI panel's scheme (and to "
+            "In compare and entropy --scaling and --set apply to the first scheme, like the GUI panel's scheme (and to "
             "another named as it reads, e.g. rope+rerope beside rope --scaling rerope), the others use their "
-            "defaults. `render lesson K -o DIR` writes every figure of lesson K (PNG + state JSON)."};
+            "defaults. In train --scaling applies to every scheme, --set NAME=VALUE to each scheme that has the "
+            "parameter NAME or whose method has (refused when none has). `render lesson K -o DIR` writes every figure "
+            "of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });
 }
