@@ -53,12 +53,18 @@ SharedModel loadSharedModel(const QString& path)
                                  "with a single step. To be, or not to be, that is the question. ";
         sample.assign(text.begin(), text.end());
     }
-    const QString name = FigureText::tr("%1 (%2, step %3)")
-                             .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
-                             .arg(loaded.info.step);
-    SharedModel shared = makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
+    SharedModel shared = makeSharedModel({}, std::move(loaded.model), std::move(sample), std::move(loaded.info));
     shared.file = QFileInfo(path).absoluteFilePath();
+    shared.name = checkpointModelName(shared);
     return shared;
+}
+
+QString checkpointModelName(const SharedModel& model)
+{
+    requireModel(model);
+    return FigureText::tr("%1 (%2, step %3)")
+        .arg(QFileInfo(model.file).fileName(), QString::fromStdString(schemeLabel(model.model->schemeSpec())))
+        .arg(model.info.step);
 }
 
 void saveSharedModel(const SharedModel& model, const QString& path)

@@ -39,6 +39,10 @@ SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vec
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.
 SharedModel loadSharedModel(const QString& path);
+// How views and picture titles name a model loaded from `model.file`: "rope.safetensors (rope+yarn, step 5)", the
+// scheme as schemeLabel writes it (with the method it is under, as the entropy legend does). loadSharedModel names its
+// model so; a caller that applies another method to the model (`render attention --scaling`) names it again.
+QString checkpointModelName(const SharedModel& model);
 // Writes the model and its info as a checkpoint (atomically, under the model's lock); throws on failure, naming the
 // file and the problem.
 void saveSharedModel(const SharedModel& model, const QString& path);

@@ -244,6 +244,7 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
     // Zero-shot under a length-extension method, as `attention --checkpoint` and eval read --scaling and --set.
     applyScalingOptions(*request.model.model, args,
                         args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt);
+    request.model.name = ui::checkpointModelName(request.model); // the title names the method: rope+rerope
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     request.tokens.assign(text.begin(), text.end());
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
