@@ -108,6 +108,8 @@ private slots:
     void benchNamesWhatItTimes();
     void helpListsTheOutputsAccepted_data();
     void helpListsTheOutputsAccepted();
+    void pictureSizeAsHelpSays_data();
+    void pictureSizeAsHelpSays();
 };
 
 void TestCli::schemesJson()
@@ -762,6 +764,51 @@ void TestCli::helpListsTheOutputsAccepted()
         QVERIFY2((r.exitCode == 0) == listed,
                  qPrintable(QString("%1: listed %2, exit %3: %4").arg(ext).arg(listed).arg(r.exitCode).arg(r.err)));
     }
+}
+
+// --width and --height take exactly the range their help states (one constant, core's picture_limits.h, for both):
+// each end is accepted, one past it refused naming the same range.
+void TestCli::pictureSizeAsHelpSays_data()
+{
+    QTest::addColumn<QString>("option");
+    QTest::addColumn<bool>("atMax"); // the upper end, else the lower
+    QTest::addColumn<int>("offset"); // from that end
+    for (const char* option : {"width", "height"}) {
+        const QString o = QString::fromLatin1(option);
+        QTest::newRow(qPrintable(o + " below the least")) << o << false << -1;
+        QTest::newRow(qPrintable(o + " the least")) << o << false << 0;
+        QTest::newRow(qPrintable(o + " the most")) << o << true << 0;
+        QTest::newRow(qPrintable(o + " past the most")) << o << true << 1;
+    }
+}
+
+void TestCli::pictureSizeAsHelpSays()
+{
+    QFETCH(QString, option);
+    QFETCH(bool, atMax);
+    QFETCH(int, offset);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString help = QString::fromUtf8(runCli({"render", "--help"}).out);
+    const QRegularExpression range("\n  --" + option + " PX +picture output: \\w+ in pixels, (\\d+)\\.\\.(\\d+) ");
+    const QRegularExpressionMatch m = range.match(help);
+    QVERIFY2(m.hasMatch(), qPrintable(help));
+    const int least = m.captured(1).toInt(), most = m.captured(2).toInt();
+    const int value = (atMax ? most : least) + offset;
+    QTemporaryDir dir;
+    const CliResult r = runCli({"render", "bias", "alibi", "--length", "4", "--" + option, QString::number(value), "-o",
+                                dir.filePath("x.svg")});
+    if (offset == 0) {
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        return;
+    }
+    QCOMPARE(r.exitCode, 2);
+    const QString message = QStringLiteral("%1 = %2 is out of range; allowed: integers in [%3, %4]")
+                                .arg(option)
+                                .arg(value)
+                                .arg(least)
+                                .arg(most);
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestCli)

@@ -15,6 +15,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "lessons.h"
+#include "picture_limits.h"
 #include "rotary_scaling.h"
 #include "training.h"
 
@@ -71,9 +72,9 @@ void preparePictures(const ParsedArgs& args)
 ImageOptions imageOptions(const ParsedArgs& args, QSize defaults)
 {
     ImageOptions o;
-    o.size = QSize(static_cast<int>(args.integer("width", defaults.width(), 64, 16384)),
-                   static_cast<int>(args.integer("height", defaults.height(), 64, 16384)));
-    o.dpi = static_cast<int>(args.integer("dpi", 96, 30, 2400));
+    o.size = QSize(static_cast<int>(args.integer("width", defaults.width(), kMinPictureSide, kMaxPictureSide)),
+                   static_cast<int>(args.integer("height", defaults.height(), kMinPictureSide, kMaxPictureSide)));
+    o.dpi = static_cast<int>(args.integer("dpi", 96, kMinPictureDpi, kMaxPictureDpi));
     o.dark = args.has("dark");
     return o;
 }
