@@ -171,6 +171,27 @@ std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
     return {std::string(label.substr(0, plus)), std::string(label.substr(plus + 1))};
 }
 
+std::vector<std::string> parametersUnderMethod(std::string_view scheme, std::string_view method)
+{
+    std::vector<std::string> names;
+    for (const ParamInfo& p : schemeByName(scheme).params)
+        names.push_back(p.name);
+    for (const ParamInfo& p : rotaryMethodByName(method).params)
+        names.push_back(p.name);
+    return names;
+}
+
+std::vector<std::string> settingsTakenBy(std::string_view scheme, std::string_view method,
+                                         const std::vector<std::string>& settings)
+{
+    const std::vector<std::string> names = parametersUnderMethod(scheme, method);
+    std::vector<std::string> taken;
+    for (const std::string& s : settings)
+        if (std::find(names.begin(), names.end(), s.substr(0, s.find('='))) != names.end())
+            taken.push_back(s);
+    return taken;
+}
+
 void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting)
 {
     const size_t eq = setting.find('=');

@@ -35,6 +35,13 @@ const RotaryMethodInfo& rotaryMethodByName(std::string_view name);
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label);
 std::string schemeLabel(const SchemeSpec& spec);
 
+// The parameters `scheme` takes under `method` ("none": none): the scheme's, then the method's.
+std::vector<std::string> parametersUnderMethod(std::string_view scheme, std::string_view method);
+// The NAME=VALUE settings among `settings` whose NAME is one of parametersUnderMethod(scheme, method): how one list of
+// settings given to several schemes at once is shared among them (render train's --set, ui's schemeModelConfig).
+std::vector<std::string> settingsTakenBy(std::string_view scheme, std::string_view method,
+                                         const std::vector<std::string>& settings);
+
 // A NAME=VALUE setting of `method` (a model's scaling settings, `eval --set`, a compared method's settings): InputError
 // for a malformed one or a NAME the method does not take, naming the setting and listing the method's parameters.
 void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting);

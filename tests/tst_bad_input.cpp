@@ -1138,6 +1138,11 @@ void TestBadInput::cli_data()
         "would need about 8192.0 GiB", {}, NeedsRender | LimitMemory);
     row("render dpi", {"render", "bias", "alibi", "--dpi", "0", "-o", "@DIR@/x.svg"}, 2, "dpi = 0 is out of range", {},
         NeedsRender);
+    row("render train --set no scheme takes",
+        {"render", "train", "rope", "alibi", "--set", "factor=2", "-o", "@DIR@/x.png"}, 2,
+        "render train: --set factor=2 names a parameter of none of the schemes; allowed: a parameter of a scheme or "
+        "of its method: rope takes dim, base; alibi takes none",
+        {}, NeedsRender);
     row("render entropy no scheme", {"render", "entropy", "-o", "@DIR@/x.png"}, 2,
         "render entropy: name at least one scheme", {}, NeedsRender);
     row("render attention no checkpoint", {"render", "attention", "-o", "@DIR@/x.png"}, 2,

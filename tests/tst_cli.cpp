@@ -92,6 +92,8 @@ private slots:
     void pictureTitlesCountFromZero();
     void entropyPictureNamesMethods_data();
     void entropyPictureNamesMethods();
+    void picturesReadTheScaling_data();
+    void picturesReadTheScaling();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
     void sharedOptionsOneText_data();
@@ -106,6 +108,8 @@ private slots:
     void benchNamesWhatItTimes();
     void helpListsTheOutputsAccepted_data();
     void helpListsTheOutputsAccepted();
+    void pictureSizeAsHelpSays_data();
+    void pictureSizeAsHelpSays();
 };
 
 void TestCli::schemesJson()
@@ -410,6 +414,55 @@ void TestCli::entropyPictureNamesMethods()
     QVERIFY2(svg.contains(legend), qPrintable("no '" + legend + "' in the legend"));
 }
 
+// A picture of the first scheme under --scaling (and its --set, --head-dim) is the picture of the scheme word that
+// names the method, as the data path reads both, and not the plain scheme's: render compare and entropy rebuilt "rope
+// --scaling rerope" from rope's defaults (the word's label rope+rerope matched no name), and render entropy drew dim 64
+// for --head-dim 32.
+void TestCli::picturesReadTheScaling_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QStringList>("same");      // the same picture
+    QTest::addColumn<QStringList>("different"); // another picture
+    const QStringList compare{"render", "compare", "--length", "32"};
+    QTest::newRow("render compare --scaling rerope --set")
+        << compare + QStringList{"rope", "alibi", "--scaling", "rerope", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=4"} << compare + QStringList{"rope", "alibi"};
+    QTest::newRow("render compare --set of the method")
+        << compare + QStringList{"rope", "alibi", "--scaling", "rerope", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=4"}
+        << compare + QStringList{"rope+rerope", "alibi", "--set", "window=8"};
+    const QStringList lengths{"--lengths", "16,64"};
+    QTest::newRow("entropy -o picture --scaling rerope --set")
+        << QStringList{"entropy", "rope", "--scaling", "rerope", "--set", "window=4"} + lengths
+        << QStringList{"entropy", "rope+rerope", "--set", "window=4"} + lengths
+        << QStringList{"entropy", "rope"} + lengths;
+    QTest::newRow("render entropy --scaling, two schemes")
+        << QStringList{"render", "entropy", "rope", "alibi", "--scaling", "rerope", "--set", "window=4"} + lengths
+        << QStringList{"render", "entropy", "rope+rerope", "alibi", "--set", "window=4"} + lengths
+        << QStringList{"render", "entropy", "rope", "alibi"} + lengths;
+    const QStringList random{"--qk", "random"};
+    QTest::newRow("render entropy --scaling yarn --head-dim 32")
+        << QStringList{"render", "entropy", "rope", "--scaling", "yarn", "--head-dim", "32"} + random + lengths
+        << QStringList{"render", "entropy", "rope+yarn", "--head-dim", "32"} + random + lengths
+        << QStringList{"render", "entropy", "rope", "--scaling", "yarn", "--head-dim", "64"} + random + lengths;
+}
+
+void TestCli::picturesReadTheScaling()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QStringList, same);
+    QFETCH(QStringList, different);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString picture = renderedSvgText(args);
+    const QString samePicture = renderedSvgText(same);
+    const QString otherPicture = renderedSvgText(different);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY2(picture == samePicture, qPrintable(args.join(' ') + " drew another picture than " + same.join(' ')));
+    QVERIFY2(picture != otherPicture, qPrintable(args.join(' ') + " drew the picture of " + different.join(' ')));
+}
+
 QStringList verbNames()
 {
     const QByteArray overview = runCli({"--help"}).out;
@@ -711,6 +764,51 @@ void TestCli::helpListsTheOutputsAccepted()
         QVERIFY2((r.exitCode == 0) == listed,
                  qPrintable(QString("%1: listed %2, exit %3: %4").arg(ext).arg(listed).arg(r.exitCode).arg(r.err)));
     }
+}
+
+// --width and --height take exactly the range their help states (one constant, core's picture_limits.h, for both):
+// each end is accepted, one past it refused naming the same range.
+void TestCli::pictureSizeAsHelpSays_data()
+{
+    QTest::addColumn<QString>("option");
+    QTest::addColumn<bool>("atMax"); // the upper end, else the lower
+    QTest::addColumn<int>("offset"); // from that end
+    for (const char* option : {"width", "height"}) {
+        const QString o = QString::fromLatin1(option);
+        QTest::newRow(qPrintable(o + " below the least")) << o << false << -1;
+        QTest::newRow(qPrintable(o + " the least")) << o << false << 0;
+        QTest::newRow(qPrintable(o + " the most")) << o << true << 0;
+        QTest::newRow(qPrintable(o + " past the most")) << o << true << 1;
+    }
+}
+
+void TestCli::pictureSizeAsHelpSays()
+{
+    QFETCH(QString, option);
+    QFETCH(bool, atMax);
+    QFETCH(int, offset);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString help = QString::fromUtf8(runCli({"render", "--help"}).out);
+    const QRegularExpression range("\n  --" + option + " PX +picture output: \\w+ in pixels, (\\d+)\\.\\.(\\d+) ");
+    const QRegularExpressionMatch m = range.match(help);
+    QVERIFY2(m.hasMatch(), qPrintable(help));
+    const int least = m.captured(1).toInt(), most = m.captured(2).toInt();
+    const int value = (atMax ? most : least) + offset;
+    QTemporaryDir dir;
+    const CliResult r = runCli({"render", "bias", "alibi", "--length", "4", "--" + option, QString::number(value), "-o",
+                                dir.filePath("x.svg")});
+    if (offset == 0) {
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        return;
+    }
+    QCOMPARE(r.exitCode, 2);
+    const QString message = QStringLiteral("%1 = %2 is out of range; allowed: integers in [%3, %4]")
+                                .arg(option)
+                                .arg(value)
+                                .arg(least)
+                                .arg(most);
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestCli)

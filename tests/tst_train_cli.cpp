@@ -70,6 +70,8 @@ private slots:
     void checkpointUnderMethod();
     void evalSaysWhichMethod_data();
     void evalSaysWhichMethod();
+    void attentionPictureNamesMethod_data();
+    void attentionPictureNamesMethod();
     void initWithoutScalingKeepsOriginalContext();
 
 private:
@@ -802,6 +804,13 @@ void TestTrainCli::checkpointUnderMethod_data()
     QTest::newRow("render train rope+yarn is --scaling yarn")
         << renderTrain + QStringList{"rope+yarn", "--set", "factor=2"}
         << renderTrain + QStringList{"rope", "--scaling", "yarn", "--set", "factor=2"} << "file" << true << true;
+    // --set goes to each scheme that takes it: the README's example, yarn's factor for rope+yarn beside plain rope
+    QTest::newRow("render train --set to the scheme that takes it")
+        << renderTrain + QStringList{"rope", "rope+yarn", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope", "rope+yarn"} << "file" << false << true;
+    QTest::newRow("render train --set, the other order")
+        << renderTrain + QStringList{"rope+yarn", "rope", "--set", "factor=2"}
+        << renderTrain + QStringList{"rope+yarn", "rope"} << "file" << false << true;
     QTest::newRow("render train --scaling is read")
         << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
                        "@OUT@.png"}
@@ -849,6 +858,42 @@ void TestTrainCli::checkpointUnderMethod()
 
 // eval of a checkpoint trained under a method applies that method: it says so on stderr (unless --quiet or another
 // method is named), so no one takes the numbers for plain rope's.
+// render attention's title names the method the checkpoint is drawn under, as the entropy picture's legend does
+// (schemeLabel): with --scaling rerope it said "rope.safetensors (rope, step 20)", and a checkpoint trained under
+// yarn was "rope" too.
+void TestTrainCli::attentionPictureNamesMethod_data()
+{
+    QTest::addColumn<bool>("yarn");         // the yarn checkpoint, else the rope one
+    QTest::addColumn<QStringList>("extra"); // options after render attention --checkpoint MODEL
+    QTest::addColumn<QString>("title");
+    QTest::newRow("rope") << false << QStringList{} << "rope.safetensors (rope, step 20)";
+    QTest::newRow("rope --scaling rerope") << false << QStringList{"--scaling", "rerope", "--set", "window=4"}
+                                           << "rope.safetensors (rope+rerope, step 20)";
+    QTest::newRow("trained under yarn") << true << QStringList{} << "yarn.safetensors (rope+yarn, step 5)";
+    QTest::newRow("trained under yarn, --scaling none")
+        << true << QStringList{"--scaling", "none"} << "yarn.safetensors (rope, step 5)";
+}
+
+void TestTrainCli::attentionPictureNamesMethod()
+{
+    QFETCH(bool, yarn);
+    QFETCH(QStringList, extra);
+    QFETCH(QString, title);
+    if (runCli({"render", "--help"}).exitCode != 0)
+        QSKIP("this positionlab-cli has no render verb (built without the GUI library)");
+    const QString model = yarn ? yarnModel() : ropeModel();
+    QVERIFY(QFile::exists(model));
+    QTemporaryDir dir;
+    const QString picture = dir.filePath("attention.svg");
+    const CliResult r = runCli(QStringList{"render", "attention", "--checkpoint", model, "--text", "abcdefgh"} + extra +
+                               QStringList{"-o", picture});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(picture);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString svg = QString::fromUtf8(f.readAll());
+    QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's title"));
+}
+
 void TestTrainCli::evalSaysWhichMethod_data()
 {
     QTest::addColumn<QStringList>("extra");

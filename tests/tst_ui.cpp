@@ -948,6 +948,44 @@ private Q_SLOTS:
         QCOMPARE(view.request().train.learningRate, 0.0123);
     }
 
+    // One list of settings (`render train --set`) is shared among the schemes of a run: each takes those naming a
+    // parameter of it or of its method, so rope beside rope+yarn trains without yarn's factor (all went to every
+    // scheme, and `render train rope rope+yarn --set factor=2` was refused as rope having no parameter 'factor').
+    void schemeModelConfigTakesItsSettings_data()
+    {
+        QTest::addColumn<QStringList>("schemes");
+        QTest::addColumn<QStringList>("settings");
+        QTest::addColumn<QList<QStringList>>("taken"); // per scheme
+        QTest::newRow("yarn's factor to rope+yarn only")
+            << QStringList{"rope", "rope+yarn"} << QStringList{"factor=2"} << QList<QStringList>{{}, {"factor=2"}};
+        QTest::newRow("rope's base to both, the window to rerope")
+            << QStringList{"rope+rerope", "rope", "alibi"} << QStringList{"base=500", "window=4"}
+            << QList<QStringList>{{"base=500", "window=4"}, {"base=500"}, {}};
+        QTest::newRow("a scheme's own parameter")
+            << QStringList{"local", "t5"} << QStringList{"window=8"} << QList<QStringList>{{"window=8"}, {}};
+        QTest::newRow("no settings") << QStringList{"rope", "rope+pi"} << QStringList{} << QList<QStringList>{{}, {}};
+    }
+    void schemeModelConfigTakesItsSettings()
+    {
+        QFETCH(QStringList, schemes);
+        QFETCH(QStringList, settings);
+        QFETCH(QList<QStringList>, taken);
+        std::vector<std::string> names;
+        for (const QString& s : schemes)
+            names.push_back(s.toStdString());
+        TrainRequest request = presetTrainRequest(kDemoPreset, names);
+        for (const QString& s : settings)
+            request.model.schemeSettings.push_back(s.toStdString());
+        for (size_t i = 0; i < names.size(); ++i) {
+            const ModelConfig config = schemeModelConfig(request, i);
+            QStringList got;
+            for (const std::string& s : config.schemeSettings)
+                got << QString::fromStdString(s);
+            QCOMPARE(got, taken.at(static_cast<qsizetype>(i)));
+            validateModelConfig(config); // what each scheme takes, it takes whole
+        }
+    }
+
     // Empty charts say what to do instead of drawing axes with made-up ranges.
     void emptyCurveHint_data()
     {

@@ -444,7 +444,8 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
     return figure;
 }
 
-std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel)
+std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel, int headDim,
+                                     const std::string& headDimName)
 {
     std::vector<SchemeSpec> specs;
     for (const QString& name : names) {
@@ -456,8 +457,11 @@ std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState&
         const auto [scheme, method] = splitSchemeLabel(name.toStdString());
         const SchemeInfo& info = schemeByName(scheme);
         const bool causalOnly = !info.bidirectionalAllowed || rotaryMethodByName(method).remapsPositions;
-        specs.push_back(makeSchemeSpec(info.name, panel.spec.heads, panel.spec.bidirectional && !causalOnly, {},
-                                       panel.spec.context, panel.spec.logn, method));
+        const bool bidirectional = panel.spec.bidirectional && !causalOnly;
+        specs.push_back(headDim > 0 ? makeSchemeSpecForHeadDim(info.name, panel.spec.heads, bidirectional, {}, headDim,
+                                                               headDimName, panel.spec.context, panel.spec.logn, method)
+                                    : makeSchemeSpec(info.name, panel.spec.heads, bidirectional, {}, panel.spec.context,
+                                                     panel.spec.logn, method));
     }
     return specs;
 }

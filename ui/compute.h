@@ -56,9 +56,13 @@ struct PanelState {
 };
 
 // ---- Compare ------------------------------------------------------------------------------------------------
-// The specs compared for a panel state: the panel's own spec for its scheme, defaults for the others (the Compare
-// and Entropy views, `render compare|entropy`).
-std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel);
+// The specs compared for a panel state (the Compare and Entropy views, `render compare|entropy`): the panel's own
+// spec for each name that is its scheme as schemeLabel writes it ("rope+yarn" when the panel applies yarn), the others
+// with their defaults ("rope+yarn": rope under yarn) and the panel's heads, context, logn and direction. With
+// headDim > 0 those others are for q and k of that head dim (core's makeSchemeSpecForHeadDim, naming headDimName), as
+// `render entropy --head-dim` reads its first scheme.
+std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel, int headDim = 0,
+                                     const std::string& headDimName = {});
 
 struct CompareRequest {
     std::vector<SchemeSpec> specs; // 2..4

@@ -3,6 +3,7 @@
 
 #include "atomic_file.h"
 #include "errors.h"
+#include "picture_limits.h"
 
 #include <QBuffer>
 #include <QClipboard>
@@ -34,13 +35,16 @@ PictureStyle styleFor(const ImageOptions& options, bool vector)
 
 void checkSize(const ImageOptions& options)
 {
-    if (options.size.width() < 64 || options.size.height() < 64 || options.size.width() > 16384 ||
-        options.size.height() > 16384)
+    const auto inside = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+    if (!inside(options.size.width(), kMinPictureSide, kMaxPictureSide) ||
+        !inside(options.size.height(), kMinPictureSide, kMaxPictureSide))
         throw InputError("image size " + std::to_string(options.size.width()) + " x " +
-                         std::to_string(options.size.height()) +
-                         " is out of range; allowed: 64..16384 pixels per side");
-    if (options.dpi < 30 || options.dpi > 2400)
-        throw InputError("dpi = " + std::to_string(options.dpi) + " is out of range; allowed: integers in [30, 2400]");
+                         std::to_string(options.size.height()) + " is out of range; allowed: " +
+                         std::to_string(kMinPictureSide) + ".." + std::to_string(kMaxPictureSide) +
+                         " pixels per side");
+    if (!inside(options.dpi, kMinPictureDpi, kMaxPictureDpi))
+        throw InputError("dpi = " + std::to_string(options.dpi) + " is out of range; allowed: integers in [" +
+                         std::to_string(kMinPictureDpi) + ", " + std::to_string(kMaxPictureDpi) + "]");
 }
 
 // Paints onto the vector device `makeDevice` sets up on an in-memory buffer, the whole device being the picture.

@@ -12,6 +12,7 @@
 #include "sweep.h"
 
 #include "errors.h"
+#include "picture_limits.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -66,10 +67,10 @@ public:
         form->addRow(tr("File"), row);
         form->addRow(new QLabel(tr("Pictures: .png .svg .pdf · data: .csv .json .npy (the extension decides)"), this));
         m_width = new QSpinBox(this);
-        m_width->setRange(64, 16384);
+        m_width->setRange(kMinPictureSide, kMaxPictureSide);
         m_width->setValue(size.width());
         m_height = new QSpinBox(this);
-        m_height->setRange(64, 16384);
+        m_height->setRange(kMinPictureSide, kMaxPictureSide);
         m_height->setValue(size.height());
         auto* sizeRow = new QHBoxLayout;
         sizeRow->addWidget(m_width);
@@ -78,7 +79,7 @@ public:
         sizeRow->addWidget(new QLabel(tr("pixels"), this));
         form->addRow(tr("Size"), sizeRow);
         m_dpi = new QSpinBox(this);
-        m_dpi->setRange(30, 2400);
+        m_dpi->setRange(kMinPictureDpi, kMaxPictureDpi);
         m_dpi->setValue(96);
         form->addRow(tr("DPI"), m_dpi);
         m_dark = new QCheckBox(tr("dark background"), this);

@@ -8,6 +8,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "eval_check.h"
+#include "rotary_scaling.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -52,12 +53,18 @@ SharedModel loadSharedModel(const QString& path)
                                  "with a single step. To be, or not to be, that is the question. ";
         sample.assign(text.begin(), text.end());
     }
-    const QString name = FigureText::tr("%1 (%2, step %3)")
-                             .arg(QFileInfo(path).fileName(), QString::fromStdString(loaded.model->config().scheme))
-                             .arg(loaded.info.step);
-    SharedModel shared = makeSharedModel(name, std::move(loaded.model), std::move(sample), std::move(loaded.info));
+    SharedModel shared = makeSharedModel({}, std::move(loaded.model), std::move(sample), std::move(loaded.info));
     shared.file = QFileInfo(path).absoluteFilePath();
+    shared.name = checkpointModelName(shared);
     return shared;
+}
+
+QString checkpointModelName(const SharedModel& model)
+{
+    requireModel(model);
+    return FigureText::tr("%1 (%2, step %3)")
+        .arg(QFileInfo(model.file).fileName(), QString::fromStdString(schemeLabel(model.model->schemeSpec())))
+        .arg(model.info.step);
 }
 
 void saveSharedModel(const SharedModel& model, const QString& path)
@@ -324,6 +331,8 @@ ModelConfig schemeModelConfig(const TrainRequest& request, size_t s)
     config.scheme = scheme;
     if (method != "none")
         config.scaling = method;
+    // One list of settings for every scheme of the run: each takes those of its parameters and its method's.
+    config.schemeSettings = settingsTakenBy(config.scheme, config.scaling, request.model.schemeSettings);
     return config;
 }
 

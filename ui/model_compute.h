@@ -39,6 +39,10 @@ SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vec
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.
 SharedModel loadSharedModel(const QString& path);
+// How views and picture titles name a model loaded from `model.file`: "rope.safetensors (rope+yarn, step 5)", the
+// scheme as schemeLabel writes it (with the method it is under, as the entropy legend does). loadSharedModel names its
+// model so; a caller that applies another method to the model (`render attention --scaling`) names it again.
+QString checkpointModelName(const SharedModel& model);
 // Writes the model and its info as a checkpoint (atomically, under the model's lock); throws on failure, naming the
 // file and the problem.
 void saveSharedModel(const SharedModel& model, const QString& path);
@@ -113,8 +117,9 @@ struct TrainSnapshot {
 // The request a preset describes: its sizes and schedule (core's applyPreset), its evaluation bytes, `preset` set.
 // InputError naming the allowed presets for an unknown name.
 TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::string>& schemes = demoSchemes());
-// The model of run `s` of `request`: request.model with the scheme of schemes[s] and, for "rope+yarn", its method
-// (the method's parameters come from model.schemeSettings, as `train --set` gives them).
+// The model of run `s` of `request`: request.model with the scheme of schemes[s] and, for "rope+yarn", its method,
+// and of model.schemeSettings (`render train --set`) those naming a parameter of that scheme or of its method (core's
+// settingsTakenBy; a setting no scheme of the run takes is the caller's to refuse).
 ModelConfig schemeModelConfig(const TrainRequest& request, size_t s);
 // One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes);

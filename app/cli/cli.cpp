@@ -4,6 +4,7 @@
 #include "atomic_file.h"
 #include "bias_views.h"
 #include "errors.h"
+#include "picture_limits.h"
 #include "rotary_scaling.h"
 
 #include <omp.h>
@@ -507,10 +508,11 @@ std::vector<std::string> dataAndPictureExtensions(bool npy)
 
 std::vector<OptionDef> pictureOptions()
 {
-    return {{"width", OptionKind::Value, "picture output: width in pixels, 64..16384 (default depends on the picture)",
-             "PX", true},
+    const std::string range = std::to_string(kMinPictureSide) + ".." + std::to_string(kMaxPictureSide);
+    return {{"width", OptionKind::Value,
+             "picture output: width in pixels, " + range + " (default depends on the picture)", "PX", true},
             {"height", OptionKind::Value,
-             "picture output: height in pixels, 64..16384 (default depends on the picture)", "PX", true},
+             "picture output: height in pixels, " + range + " (default depends on the picture)", "PX", true},
             {"lang", OptionKind::Value, "picture output: language of titles, axes and legends: en (default), zh_CN",
              "CODE", true}};
 }

@@ -15,6 +15,7 @@
 #include "corpus.h"
 #include "errors.h"
 #include "lessons.h"
+#include "picture_limits.h"
 #include "rotary_scaling.h"
 #include "training.h"
 
@@ -71,9 +72,9 @@ void preparePictures(const ParsedArgs& args)
 ImageOptions imageOptions(const ParsedArgs& args, QSize defaults)
 {
     ImageOptions o;
-    o.size = QSize(static_cast<int>(args.integer("width", defaults.width(), 64, 16384)),
-                   static_cast<int>(args.integer("height", defaults.height(), 64, 16384)));
-    o.dpi = static_cast<int>(args.integer("dpi", 96, 30, 2400));
+    o.size = QSize(static_cast<int>(args.integer("width", defaults.width(), kMinPictureSide, kMaxPictureSide)),
+                   static_cast<int>(args.integer("height", defaults.height(), kMinPictureSide, kMaxPictureSide)));
+    o.dpi = static_cast<int>(args.integer("dpi", 96, kMinPictureDpi, kMaxPictureDpi));
     o.dark = args.has("dark");
     return o;
 }
@@ -113,6 +114,17 @@ QString qPath(const std::string& path)
     return QString::fromStdString(path);
 }
 
+// The names the compare and entropy views are given for `schemes`: the first as the panel's own label, so that
+// compareSpecs takes for it the spec read from the command line (its word, --scaling, --set, --head-dim: "rope
+// --scaling rerope" is the panel's rope+rerope, as the word rope+rerope is), the others as written.
+QStringList viewSchemeNames(const std::vector<std::string>& schemes, const PanelState& panel)
+{
+    QStringList names{QString::fromStdString(schemeLabel(panel.spec))};
+    for (size_t i = 1; i < schemes.size(); ++i)
+        names << QString::fromStdString(schemes[i]);
+    return names;
+}
+
 void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
     const PanelState panel = panelFromArgs({scheme}, "bias", args);
@@ -129,13 +141,10 @@ void renderCompare(const std::vector<std::string>& schemes, const ParsedArgs& ar
 {
     if (schemes.size() < 2 || schemes.size() > 4)
         throw InputError("render compare: needs 2 to 4 schemes, got " + std::to_string(schemes.size()));
-    // --set applies to the first scheme (the GUI panel's scheme); the others use their defaults.
+    // --scaling and --set apply to the first scheme (the GUI panel's scheme); the others use their defaults.
     const PanelState panel = panelFromArgs(schemes, "compare", args);
-    QStringList names;
-    for (const std::string& s : schemes)
-        names << QString::fromStdString(s);
     ui::CompareRequest request;
-    request.specs = ui::compareSpecs(names, panel);
+    request.specs = ui::compareSpecs(viewSchemeNames(schemes, panel), panel);
     request.length = panel.length;
     request.head = panel.head;
     const bool difference = args.has("difference");
@@ -188,25 +197,15 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
     const std::string qk = qkFromArgs("render entropy", args);
     PanelState panel = panelFromArgs(schemes, "entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
-    // The picture's specs follow the same rotary-dim rule as `entropy --head-dim` (dim = the head dim).
+    // Every scheme follows `entropy --head-dim`'s rule (rope/xpos rotate heads of --head-dim), the first with its
+    // --scaling and --set as the data path reads them.
     panel.spec = schemeSpecFromArgs(schemes.front(), args, 8, headDim, "--head-dim");
-    QStringList names;
-    for (const std::string& s : schemes)
-        names << QString::fromStdString(s);
-    ui::EntropyRequest request =
-        ui::entropyRequestFor(names, panel, qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero,
-                              static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62)), 2048);
+    ui::EntropyRequest request;
+    request.specs = ui::compareSpecs(viewSchemeNames(schemes, panel), panel, headDim, "--head-dim");
+    request.qk = qk == "random" ? ui::QkSource::Random : ui::QkSource::Zero;
+    request.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, 1LL << 62));
     request.lengths = entropyLengthsFromArgs(args, kMaxLength);
     request.headDim = headDim;
-    // Every scheme, not only the first, follows `entropy --head-dim`'s rule: rope/xpos rotate heads of --head-dim.
-    // compareSpecs has read each name already ("rope+yarn": rope under yarn; causal where the scheme or method must
-    // be).
-    for (size_t i = 1; i < request.specs.size(); ++i) {
-        const SchemeSpec& named = request.specs[i];
-        request.specs[i] =
-            makeSchemeSpecForHeadDim(named.info().name, named.heads, named.bidirectional, {}, headDim, "--head-dim",
-                                     named.context, named.logn, rotaryMethodInfo(named.scaling).name);
-    }
     const std::string measure = args.text("measure", "last");
     if (measure != "last" && measure != "mean")
         throw InputError("--measure " + measure + " is not allowed; allowed: last, mean");
@@ -246,6 +245,7 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
     // Zero-shot under a length-extension method, as `attention --checkpoint` and eval read --scaling and --set.
     applyScalingOptions(*request.model.model, args,
                         args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt);
+    request.model.name = ui::checkpointModelName(request.model); // the title names the method: rope+rerope
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     request.tokens.assign(text.begin(), text.end());
     const int repeat = static_cast<int>(args.integer("repeat-to", 0, 0, 2048));
@@ -278,10 +278,34 @@ std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest& request
     });
 }
 
+// --set NAME=VALUE of `render train` goes to each of `schemes` ("rope+yarn") that has the parameter NAME or whose
+// method has (ui's schemeModelConfig); one that none of them has would be ignored, so it is refused, naming what each
+// takes.
+void checkSettingsTaken(const std::vector<std::string>& schemes, const ParsedArgs& args)
+{
+    for (const std::string& setting : args.all("set")) {
+        std::string takes;
+        bool taken = false;
+        for (const std::string& label : schemes) {
+            const auto [scheme, method] = splitSchemeLabel(label);
+            taken = taken || !settingsTakenBy(scheme, method, {setting}).empty();
+            std::string names;
+            for (const std::string& n : parametersUnderMethod(scheme, method))
+                names += (names.empty() ? "" : ", ") + n;
+            takes += (takes.empty() ? "" : "; ") + label + " takes " + (names.empty() ? "none" : names);
+        }
+        if (!taken)
+            throw InputError("render train: --set " + setting +
+                             " names a parameter of none of the schemes; allowed: "
+                             "a parameter of a scheme or of its method: " +
+                             takes);
+    }
+}
+
 // The training request of `render train` and of a lesson's train and attention states: the preset's (model_compute's
-// presetTrainRequest), with --steps, --corpus, --seed, --scaling and --set on top. As `train` reads them: --scaling
-// trains every scheme under the method (a word may name its own, "rope+yarn"), --set sets a parameter of every
-// scheme or its method.
+// presetTrainRequest), with --steps, --corpus, --seed, --scaling and --set on top. --scaling trains every scheme under
+// the method, as `train` reads it (a word may name its own, "rope+yarn"); --set sets a parameter in each scheme that
+// has it or whose method has it (checkSettingsTaken).
 ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, const ParsedArgs& args,
                                       const std::string& preset)
 {
@@ -290,6 +314,7 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, con
         const SchemeWord word = schemeWordFromArgs(w, args);
         schemes.push_back(word.method ? word.scheme + "+" + *word.method : word.scheme);
     }
+    checkSettingsTaken(schemes, args);
     ui::TrainRequest request = ui::presetTrainRequest(preset, schemes);
     request.model.schemeSettings = args.all("set");
     if (args.has("steps")) {
@@ -631,8 +656,11 @@ void registerRenderVerbs()
             forms,
             {},
             "The SCHEME word of bias and entropy may also be given as --scheme S (entropy: the first scheme). "
-            "--set applies to the first scheme, like the GUI panel's scheme. `render lesson K -o DIR` writes every "
-            "figure of lesson K (PNG + state JSON)."};
+            "In compare and entropy --scaling and --set apply to the first scheme, like the GUI panel's scheme (and to "
+            "another named as it reads, e.g. rope+rerope beside rope --scaling rerope), the others use their "
+            "defaults. In train --scaling applies to every scheme, --set NAME=VALUE to each scheme that has the "
+            "parameter NAME or whose method has (refused when none has). `render lesson K -o DIR` writes every figure "
+            "of lesson K (PNG + state JSON)."};
         registerVerb(renderVerbDefinition());
     });
 }

@@ -244,7 +244,6 @@ std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own, const std:
     return own;
 }
 
-// frequencies writes no .npy (its JSON has more than the table).
 std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
 {
     std::vector<std::string> out;
@@ -268,7 +267,8 @@ void registerEntropy()
         own.push_back(o);
     own.push_back(threadsOption("with --checkpoint"));
     own.push_back(allowLongOption());
-    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, dataAndPictureExtensions()));
+    const std::vector<std::string> outputs = dataAndPictureExtensions(); // -o's help and its check
+    const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, outputs));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
     // --scaling and --set stay: the model under a length-extension method (its parameters), as `eval` reads them.
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
@@ -283,7 +283,7 @@ void registerEntropy()
                   runEntropy,
                   {{"SCHEME", names(options, modelOnly), {}, {}},
                    {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
-                  {{"o", dataAndPictureExtensions()}},
+                  {{"o", outputs}},
                   "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
                   "--heads, --context and the like are refused; --scaling METHOD (or SCHEME rope+METHOD) and --set "
                   "(the method's parameters) evaluate it under a length-extension method, as eval does."});
@@ -293,6 +293,10 @@ void registerEntropy()
 
 void registerSchemeVerbs()
 {
+    // -o of bias and dot: one list for its help and its check. frequencies writes no .npy (its JSON has more than the
+    // table).
+    const std::vector<std::string> outputs = dataAndPictureExtensions();
+    const std::vector<std::string> frequenciesOutputs = dataAndPictureExtensions(false);
     registerVerb({"schemes",
                   "",
                   "list every scheme with its parameters, defaults and ranges",
@@ -310,12 +314,12 @@ void registerSchemeVerbs()
                "h|all"},
               {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
               {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}},
-             dataAndPictureExtensions())),
+             outputs)),
          0,
          1,
          runBias,
          {},
-         {{"o", dataAndPictureExtensions()}},
+         {{"o", outputs}},
          "SCHEME may also be given as --scheme S."});
     registerVerb(
         {"dot",
@@ -325,12 +329,12 @@ void registerSchemeVerbs()
                              {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
                              {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
                              {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}},
-                            dataAndPictureExtensions()),
+                            outputs),
          0,
          0,
          runDot,
          {},
-         {{"o", dataAndPictureExtensions()}}});
+         {{"o", outputs}}});
     registerEntropy();
     registerVerb({"frequencies",
                   "",
@@ -344,12 +348,12 @@ void registerSchemeVerbs()
                        {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
                        {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
                        {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
-                      dataAndPictureExtensions(false)),
+                      frequenciesOutputs),
                   0,
                   0,
                   runFrequencies,
                   {},
-                  {{"o", dataAndPictureExtensions(false)}}});
+                  {{"o", frequenciesOutputs}}});
 }
 
 } // namespace plab::cli
