@@ -104,26 +104,33 @@ std::vector<int> extrapolationLengths(int context, const std::vector<int>& multi
     return lengths;
 }
 
-int keepOriginalContext(ModelConfig& model, const ModelConfig& init)
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::vector<std::string>& given)
 {
     if (!rotaryMethodByName(model.scaling).usesContext)
         return 0;
-    // original-context=0 (a checkpoint's resolved settings carry it, continued without --scaling) means "the
-    // context": unset, so it is replaced like a missing one.
-    auto setOriginalContext = [](const std::string& s) {
-        return s.substr(0, s.find('=')) == "original-context" && parseNumber(s.substr(s.find('=') + 1), s) > 0;
+    auto isOriginalContext = [](const std::string& s) { return s.substr(0, s.find('=')) == "original-context"; };
+    // The run's own setting wins whatever its value: validated with the model as anywhere else (0: this run's
+    // context), never replaced.
+    if (std::any_of(given.begin(), given.end(), isOriginalContext))
+        return 0;
+    // A checkpoint's own original-context=0 (its resolved settings carry it, continued without a method named) means
+    // the checkpoint's context: unset here, so it is replaced. Any other value the run carries is kept.
+    auto unset = [&](const std::string& s) {
+        return isOriginalContext(s) && parseNumber(s.substr(s.find('=') + 1), s) == 0;
     };
-    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(), setOriginalContext))
+    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(),
+                    [&](const std::string& s) { return isOriginalContext(s) && !unset(s); }))
         return 0;
     // The checkpoint's own original context when it was itself fine-tuned with one, else its training context.
     int original = init.context;
     for (const std::string& s : init.scalingSettings)
-        if (setOriginalContext(s))
+        if (isOriginalContext(s) && !unset(s))
             original = static_cast<int>(parseNumber(s.substr(s.find('=') + 1), s));
     // Only a shorter L is kept: original-context may not exceed the context (validateRotaryScaling), and a run at a
     // context no longer than the first one has no longer L to extend to.
     if (original >= model.context)
         return 0;
+    std::erase_if(model.scalingSettings, unset);
     model.scalingSettings.push_back("original-context=" + std::to_string(original));
     return original;
 }

@@ -896,6 +896,11 @@ void TestBadInput::cli_data()
         "wpe.weight (8, 8) (a learned table has one row per position of the context 16); allowed: the checkpoint's "
         "scheme and shapes (scheme learned",
         withModel(m_learnedCheckpoint));
+    // The user's original-context is validated as without --init: it was taken as unset and replaced by 8.
+    row("train init original-context negative",
+        init({"--set", "original-context=-5", "--context", "64", "--scaling", "yarn"}), 2,
+        "scaling yarn: original-context = -5 is out of range; allowed: integers in [0, 1000000]",
+        withModel(m_ropeCheckpoint));
     row("train init original-context past the context",
         init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
         "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",

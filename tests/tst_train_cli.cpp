@@ -727,6 +727,13 @@ void TestTrainCli::initAtLongerContextKeepsOriginalContext()
     QVERIFY2(saved.exitCode == 0 && explicit16.exitCode == 0 && context32.exitCode == 0, saved.err.constData());
     QCOMPARE(saved.out, explicit16.out);
     QVERIFY(saved.out != context32.out);
+
+    const QString own = dir.path() + "/own.safetensors";
+    r = runCli({"train", "--init", base, "--corpus", corpusPath(dir), "--steps", "2", "--batch", "2", "--context", "32",
+                "--scaling", "llama3", "--set", "factor=4", "--set", "original-context=0", "-o", own});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("with original-context"), r.err.constData());
+    QCOMPARE(plab::scalingContext(plab::loadCheckpoint(own.toStdString()).model->schemeSpec()), 32);
 }
 
 void TestTrainCli::sameBitsWhereverMallocPutsBuffers_data()

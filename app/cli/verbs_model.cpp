@@ -250,8 +250,8 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
-    if (init)
-        s.keptOriginalContext = keepOriginalContext(mc, init->model->config());
+    if (init) // --set original-context=N is the user's and wins (0: this run's context)
+        s.keptOriginalContext = keepOriginalContext(mc, init->model->config(), args.all("set"));
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
