@@ -177,10 +177,9 @@ void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setti
     const std::string name = setting.substr(0, eq);
     if (!catalog::entryNamed(method.params, name)) {
         const std::string names = catalog::namesOf(method.params);
-        throw InputError("method " + method.name + " has no parameter '" + name + "' (" + setting +
-                         "); its parameters: " +
-                         (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)"
-                                                              : names));
+        throw InputError(
+            "method " + method.name + " has no parameter '" + name + "' (" + setting + "); its parameters: " +
+            (method.method == RotaryMethod::None ? "none (length-extension parameters need a method)" : names));
     }
 }
 

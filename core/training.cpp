@@ -145,13 +145,14 @@ std::string shapeText(const std::vector<int64_t>& shape)
     return "(" + text + (shape.size() == 1 ? ",)" : ")");
 }
 
-// What train --init allows, as every refusal of checkInitCompatible ends.
+// What continuing from a checkpoint allows, as every refusal of checkInitCompatible ends.
 std::string initAllowedText(const ModelConfig& was)
 {
     return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
            std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
            std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
-           "); the context, --scaling, --set and the schedule may change";
+           "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
+           "schedule may change";
 }
 
 } // namespace
@@ -170,7 +171,7 @@ void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, c
     compare("heads", std::to_string(model.heads), std::to_string(was.heads));
     compare("d-ff", std::to_string(model.dFf), std::to_string(was.dFf));
     if (!differences.empty())
-        throw InputError("--init " + source + ": " + run + " asks for " + differences + initAllowedText(was));
+        throw InputError(source + ": " + run + " asks for " + differences + initAllowedText(was));
 }
 
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
@@ -186,15 +187,14 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
         if (i < want.size() && i < have.size() && want[i].name == have[i].name && want[i].shape == have[i].shape)
             continue;
         const bool learnedRows = i < want.size() && want[i].name == "wpe.weight";
-        throw InputError(
-            "--init " + source + ": " + run + " asks for " +
-            (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
-            " where the checkpoint has " +
-            (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
-            (learnedRows ? " (a learned table has one row per position of the context " +
-                               std::to_string(model.context) + ")"
-                         : std::string()) +
-            initAllowedText(was));
+        throw InputError(source + ": " + run + " asks for " +
+                         (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
+                         " where the checkpoint has " +
+                         (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
+                         (learnedRows ? " (a learned table has one row per position of the context " +
+                                            std::to_string(model.context) + ")"
+                                      : std::string()) +
+                         initAllowedText(was));
     }
 }
 

@@ -104,9 +104,10 @@ TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, co
 // Returns that L when it was added to model.scalingSettings, else 0 (also when the run's context is not longer).
 int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::vector<std::string>& given);
 
-// The check of train --init (the CLI's and trainModel's): InputError unless `model` asks for the checkpoint's scheme
-// and sizes (checkInitSchemeAndSizes), then unless every tensor has the checkpoint's shape (a learned table's rows,
-// t5's buckets), naming --init `source`, what differs and what is allowed. `run` names what asks ("this run", or
+// The check of continuing from a checkpoint (train --init, trainModel): InputError unless `model` asks for the
+// checkpoint's scheme and sizes (checkInitSchemeAndSizes), then unless every tensor has the checkpoint's shape (a
+// learned table's rows, t5's buckets), naming the checkpoint `source` ("SOURCE: this run asks for ..."; the CLI puts
+// its option before it), what differs and what is allowed. `run` names what asks ("this run", or
 // e.g. "this run (--preset quick)").
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
                          const std::string& run = "this run");

@@ -454,8 +454,7 @@ void TestBadInput::cli_data()
         "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
         "parameters: factor");
     row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
-        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need --scaling "
-        "METHOD)");
+        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need a method)");
     row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
         "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
     row("yarn beta-fast below beta-slow",
@@ -507,7 +506,8 @@ void TestBadInput::cli_data()
     row("frequencies set base", {"frequencies", "--scaling", "pi", "--set", "base=500"}, 2,
         "frequencies: --set base=500 is not allowed; rope's base is --base");
     row("frequencies set a scheme parameter of no method", {"frequencies", "--set", "gamma=1"}, 2,
-        "method none has no parameter 'gamma' (gamma=1); its parameters: none");
+        "--set gamma=1: method none has no parameter 'gamma' (gamma=1); its parameters: none (length-extension "
+        "parameters need a method); name one with --scaling METHOD");
     row("frequencies npy", {"frequencies", "-o", "@DIR@/f.npy"}, 2,
         "-o @DIR@/f.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
@@ -865,7 +865,8 @@ void TestBadInput::cli_data()
                extra;
     };
     const QString initAllowed = "; allowed: the checkpoint's scheme and shapes (scheme alibi, layers 1, d-model 8, "
-                                "heads 2, d-ff 8); the context, --scaling, --set and the schedule may change";
+                                "heads 2, d-ff 8); the context, the scheme's parameters, the length-extension method "
+                                "and its parameters, and the schedule may change";
     row("train init other scheme", init({"--scheme", "rope"}), 2,
         "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
         withModel(m_checkpoint));
@@ -918,8 +919,8 @@ void TestBadInput::cli_data()
         "beta-slow, attention-factor, original-context",
         withModel(m_ropeCheckpoint));
     row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
-        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (a method's parameters need "
-        "--scaling METHOD)",
+        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (length-extension parameters "
+        "need a method); name one with --scaling METHOD",
         withModel(m_ropeCheckpoint));
     row("eval set a window of no method", eval({"--set", "window=4"}), 2,
         "--set window=4: method none has no parameter 'window' (window=4)", withModel(m_checkpoint));

@@ -585,6 +585,16 @@ OptionDef scalingOption()
             "METHOD"};
 }
 
+void checkScalingSet(const RotaryMethodInfo& method, const std::string& setting)
+{
+    try {
+        checkMethodSetting(method, setting);
+    } catch (const InputError& e) {
+        throw InputError("--set " + setting + ": " + e.what() +
+                         (method.method == RotaryMethod::None ? "; name one with --scaling METHOD" : ""));
+    }
+}
+
 std::vector<std::string> schemeOptionNames()
 {
     std::vector<std::string> names;
@@ -683,7 +693,7 @@ SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
         if (name == "dim" || name == "base")
             throw InputError("frequencies: --set " + a + " is not allowed; rope's " + name + " is --" + name +
                              " (allowed with --set: the parameters of the --scaling method)");
-        checkMethodSetting(rotaryMethodByName(scaling), a);
+        checkScalingSet(rotaryMethodByName(scaling), a);
     }
     std::vector<std::string> sets = args.all("set");
     if (args.has("dim"))

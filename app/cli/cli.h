@@ -132,6 +132,10 @@ void refuseUnreadContext(const std::string& verb, const std::vector<std::string>
 std::string qkFromArgs(const std::string& verb, const ParsedArgs& args);
 // --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
 OptionDef scalingOption();
+// --set NAME=VALUE of a length-extension method (eval, the --checkpoint views, frequencies): core's checkMethodSetting,
+// its refusal named as the option ("--set dim=8: method none has no parameter 'dim' ..."), and with no method, how to
+// name one.
+void checkScalingSet(const RotaryMethodInfo& method, const std::string& setting);
 // --context L of the verbs that take a scheme (after `when`, e.g. "attention", when given).
 OptionDef contextOption(const std::string& when = {});
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.

@@ -65,11 +65,7 @@ void applyScalingOptions(Model& model, const ParsedArgs& args, const std::option
     const RotaryMethodInfo& info = rotaryMethodByName(method.value_or(model.config().scaling));
     std::vector<std::string> settings = method ? std::vector<std::string>{} : model.config().scalingSettings;
     for (const std::string& a : args.all("set")) {
-        try {
-            checkMethodSetting(info, a);
-        } catch (const InputError& e) {
-            throw InputError("--set " + a + ": " + e.what());
-        }
+        checkScalingSet(info, a);
         settings.push_back(a);
     }
     model.setScaling(method.value_or(model.config().scaling), settings);
@@ -189,6 +185,16 @@ struct TrainSetup {
     int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
 };
 
+// Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
+void initCheck(const std::function<void()>& check)
+{
+    try {
+        check();
+    } catch (const InputError& e) {
+        throw InputError("--init " + std::string(e.what()));
+    }
+}
+
 TrainSetup trainSetupFromArgs(const ParsedArgs& args)
 {
     TrainSetup s;
@@ -226,7 +232,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     if (init) {
         // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
         // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
-        checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run);
+        initCheck([&] { checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run); });
         const ModelConfig& was = init->model->config();
         mc.schemeSettings = was.schemeSettings;
         mc.scaling = was.scaling;
@@ -266,7 +272,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     validateModelConfig(mc);
     validateTrainConfig(tc);
     if (init)
-        checkInitCompatible(mc, *init, args.text("init"), run);
+        initCheck([&] { checkInitCompatible(mc, *init, args.text("init"), run); });
     return s;
 }
 
