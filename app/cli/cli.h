@@ -259,12 +259,19 @@ OptionDef corpusOption(const std::string& when = {}, const std::string& note = {
 // and attention that read a model's q and k on text.
 std::vector<OptionDef> checkpointOptions(const std::string& help);
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME's scheme (InputError naming
-// `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions).
-LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
-// Zero-shot under another method (eval, entropy/attention --checkpoint, their pictures): the checkpoint's own scaling
-// unless `method` (--scaling, or a SCHEME word's method) names one; --set sets the method's parameters only (those of
-// the checkpoint's method when no method is named; a scheme parameter is refused by core's modelSchemeSpec).
-void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method);
+// `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions, whose note lands in
+// `note` when given).
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args,
+                                    std::string* note = nullptr);
+// Zero-shot under a method (eval, entropy/attention --checkpoint, their pictures): the checkpoint's own method and the
+// parameters it was trained with unless `method` (--scaling, or a SCHEME word's method) names another, which starts
+// from its defaults (naming the checkpoint's own method keeps its parameters); --set then sets the method's
+// parameters only (a scheme parameter, or one of no method, is refused naming the option). Returns the note the verbs
+// print on stderr (printScalingNote): the method and parameters in use, and whether they are the checkpoint's;
+// empty for a plain model under no method.
+std::string applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method);
+// Prints applyScalingOptions' note on `err`, unless it is empty or --quiet is given.
+void printScalingNote(const std::string& note, const ParsedArgs& args, std::ostream& err);
 // entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).
