@@ -615,8 +615,20 @@ void TestBadInput::cli_data()
     row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2,
         "head-dim = 0 is out of range");
     // One rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim): dim follows D, another dim is refused.
-    row("entropy rotary dim vs head-dim", {"entropy", "rope", "--set", "dim=32"}, 2,
+    row("entropy rotary dim vs head-dim", {"entropy", "rope", "--qk", "random", "--set", "dim=32"}, 2,
         "scheme rope: dim = 32 must equal the head dim --head-dim (64); rope and xpos rotate whole heads");
+    // With --qk zero (the default) q.k = 0: a rotary dim changes nothing, and the head dim it must equal is --qk
+    // random's. It said "must equal the head dim --head-dim (64)", and --head-dim was then refused with --qk zero.
+    row("entropy rotary dim with qk zero", {"entropy", "rope", "--set", "dim=32"}, 2,
+        "entropy: --set dim=32 cannot be used with --qk zero: q.k = 0, so rope's rotary dim changes nothing; allowed: "
+        "--qk random --head-dim 32 (rope's dim follows the head dim)");
+    row("entropy rotary dim equal to the head dim with qk zero", {"entropy", "xpos+pi", "--set", "dim=64"}, 2,
+        "entropy: --set dim=64 cannot be used with --qk zero: q.k = 0, so xpos's rotary dim changes nothing");
+    row("render entropy rotary dim with qk zero",
+        {"render", "entropy", "rope", "alibi", "--set", "dim=32", "-o", "@DIR@/x.png"}, 2,
+        "render entropy: --set dim=32 cannot be used with --qk zero: q.k = 0, so rope's rotary dim changes nothing; "
+        "allowed: --qk random --head-dim 32",
+        {}, NeedsRender);
     row("entropy rotary dim vs given head-dim",
         {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
         "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");

@@ -658,14 +658,23 @@ void refuseUnreadContext(const std::string& verb, const std::vector<std::string>
                      " (their window's default) or the rotary methods " + methods + " (their L)");
 }
 
-std::string qkFromArgs(const std::string& verb, const ParsedArgs& args)
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args, const std::string& scheme)
 {
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    if (qk == "zero")
-        refuseOptions(verb, args, {"seed", "head-dim"},
-                      "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    if (qk != "zero")
+        return qk;
+    refuseOptions(verb, args, {"seed", "head-dim"},
+                  "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    // A rotary dim rotates q and k, which --qk zero leaves zero: it would change nothing, and it must equal the head
+    // dim, which only --qk random takes.
+    const SchemeInfo& info = schemeByName(splitSchemeLabel(scheme).first);
+    std::string dim;
+    if (info.rotary && findAssignment(args.all("set"), "dim", dim))
+        throw InputError(verb + ": --set dim=" + dim + " cannot be used with --qk zero: q.k = 0, so " + info.name +
+                         "'s rotary dim changes nothing; allowed: --qk random --head-dim " + dim + " (" + info.name +
+                         "'s dim follows the head dim)");
     return qk;
 }
 

@@ -128,8 +128,9 @@ int contextFromArgs(const ParsedArgs& args);
 // refused, naming the schemes, options and methods that read it. Called once the verb knows its schemes.
 void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args);
 // --qk zero|random of entropy and render entropy (default zero); with zero, --seed and --head-dim (which set the random
-// q and k) are refused.
-std::string qkFromArgs(const std::string& verb, const ParsedArgs& args);
+// q and k) are refused, and so is --set dim of a rotary `scheme` (a SCHEME word, "rope+yarn" too): it rotates q and k
+// that are zero, and the head dim it must equal is --qk random's.
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args, const std::string& scheme);
 // --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
 OptionDef scalingOption();
 // --set NAME=VALUE of a length-extension method (eval, the --checkpoint views, frequencies): core's checkMethodSetting,

@@ -132,7 +132,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
     const std::vector<int> lengths = entropyLengthsFromArgs(args, kMaxLength);
-    const std::string qk = qkFromArgs("entropy", args);
+    const std::string qk = qkFromArgs("entropy", args, scheme);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
     refuseUnreadContext("entropy", {scheme}, args);
