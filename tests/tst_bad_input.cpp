@@ -767,7 +767,16 @@ void TestBadInput::cli_data()
     row("bench threads 0", {"bench", "attention", "--threads", "0"}, 2, "threads = 0 is out of range");
     row("bench repeat 0", {"bench", "attention", "--repeat", "0"}, 2, "repeat = 0 is out of range");
     row("bench window without window", {"bench", "attention", "--scheme", "alibi", "--window", "8"}, 2,
-        "--window: the scheme alibi has no window");
+        "--window: alibi has no window; allowed with the schemes local, bca and the rotary methods rerope, "
+        "leaky-rerope (--scaling METHOD or SCHEME rope+METHOD)");
+    row("bench window of rope under a method without one",
+        {"bench", "attention", "rope+yarn", "--context", "64", "--window", "8"}, 2,
+        "--window: rope+yarn has no window; allowed with the schemes local, bca and the rotary methods rerope");
+    row("bench window given twice",
+        {"bench", "attention", "rope+rerope", "--context", "64", "--window", "8", "--set", "window=16"}, 2,
+        "--window 8 and --set window=16 both set the window; allowed: one of them");
+    row("bench rerope window past L", {"bench", "attention", "rope", "--scaling", "rerope", "--window", "16"}, 2,
+        "scaling rerope: window = 16 must be below the training context L = 16");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
     row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2, "--flops 1e20 is out of range");

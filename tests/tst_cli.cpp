@@ -641,6 +641,15 @@ void TestCli::benchNamesWhatItTimes_data()
                             << QStringList{"scheme=rope", "scaling=rerope", "scaling_parameters/window=16",
                                            "scaling_parameters/original-context=0", "logn=false", "context=64",
                                            "parameters/base=10000"};
+    // --window sets the method's window where the method has one, as --set window= does (it was refused: "rope has
+    // no window").
+    QTest::newRow("rerope --window") << QStringList{"rope+rerope", "--context", "64", "--window", "16"}
+                                     << "attention rope+rerope (original-context=0, window=16) causal"
+                                     << QStringList{"scaling=rerope", "scaling_parameters/window=16"};
+    QTest::newRow("leaky-rerope --window")
+        << QStringList{"xpos", "--scaling", "leaky-rerope", "--context", "64", "--window", "8"}
+        << "attention xpos+leaky-rerope (leak=16, original-context=0, window=8) causal"
+        << QStringList{"scaling=leaky-rerope", "scaling_parameters/window=8"};
     QTest::newRow("rope+yarn word") << QStringList{"rope+yarn", "--set", "factor=2"}
                                     << "attention rope+yarn (attention-factor=0, beta-fast=32, beta-slow=1, factor=2"
                                     << QStringList{"scaling=yarn", "scaling_parameters/factor=2"};
