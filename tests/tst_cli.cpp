@@ -94,6 +94,8 @@ private slots:
     void entropyPictureNamesMethods();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
+    void usageSaysWhatIsOptional_data();
+    void usageSaysWhatIsOptional();
     void sharedOptionsOneText_data();
     void sharedOptionsOneText();
     void contextReadBySome_data();
@@ -473,6 +475,32 @@ void TestCli::usageAgreesWithHelp()
     QCOMPARE(wrong.exitCode, 2);
     const QString firstLine = usage.section('\n', 0, 0).mid(QStringLiteral("usage: ").size());
     QVERIFY2(QString::fromUtf8(wrong.err).contains("usage: " + firstLine), wrong.err.constData());
+}
+
+// A usage line says which words a form needs: train's SCHEME is the checkpoint's with --init, and only then optional
+// (the usage said `train SCHEME` for both).
+void TestCli::usageSaysWhatIsOptional_data()
+{
+    QTest::addColumn<QString>("verb");
+    QTest::addColumn<QString>("line"); // a whole line of the usage, up to its first option
+    QTest::newRow("train, a fresh run") << "train"
+                                        << "positionlab-cli train SCHEME [--scheme S]";
+    QTest::newRow("train, continuing a checkpoint")
+        << "train"
+        << "positionlab-cli train [SCHEME] --init MODEL.safetensors [--scheme S]";
+}
+
+void TestCli::usageSaysWhatIsOptional()
+{
+    QFETCH(QString, verb);
+    QFETCH(QString, line);
+    const CliResult help = runCli({verb, "--help"});
+    QCOMPARE(help.exitCode, 0);
+    const QString usage = QString::fromUtf8(help.out).section(QStringLiteral("\n\n"), 0, 0);
+    bool found = false;
+    for (const QString& l : usage.split('\n'))
+        found = found || l.trimmed().remove(QRegularExpression("^usage: ")).startsWith(line);
+    QVERIFY2(found, qPrintable(usage));
 }
 
 // (h) An option several verbs share has one definition: in every verb's --help the same placeholder and text (after a

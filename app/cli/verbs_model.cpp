@@ -810,6 +810,18 @@ std::vector<OptionDef> trainOptions()
     return options;
 }
 
+// A fresh run needs SCHEME (or --scheme); one continuing a checkpoint (--init) has the checkpoint's.
+std::vector<UsageForm> trainForms()
+{
+    std::vector<std::string> fresh, continued;
+    for (const OptionDef& o : trainOptions()) {
+        continued.push_back(o.name);
+        if (o.name != "init")
+            fresh.push_back(o.name);
+    }
+    return {{"SCHEME", fresh, {}, {}}, {"[SCHEME] --init MODEL.safetensors", continued, {}, "init"}};
+}
+
 } // namespace
 
 namespace {
@@ -868,8 +880,11 @@ void registerModelVerbs()
                   0,
                   1,
                   runTrain,
-                  {},
-                  {{"o", {}, checkCheckpointFileName}}});
+                  trainForms(),
+                  {{"o", {}, checkCheckpointFileName}},
+                  "SCHEME may also be given as --scheme S, and may name a method (rope+yarn, as --scaling yarn). With "
+                  "--init it may be left out: the run continues the checkpoint's scheme (a SCHEME given must be the "
+                  "checkpoint's)."});
     registerVerb({"eval",
                   "MODEL.safetensors",
                   "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "
