@@ -722,7 +722,8 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
 
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx)
 {
-    // The options the model fixes (--heads, --set, --qk ...) are refused by the verb's usage form (cli.cpp).
+    // The options the model fixes (--heads, --qk ...) are refused by the verb's usage form (registerEntropy in
+    // verbs_schemes.cpp); --scaling and --set are read: the model under a length-extension method.
     applyThreadsOption(args);
     std::string note;
     LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args, &note); // SCHEME's method or --scaling

@@ -244,7 +244,7 @@ std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own, const std:
     return own;
 }
 
-// frequencies writes no .npy (its JSON has more than the table).
+// The names of `options` less `except`: a usage form's option list.
 std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
 {
     std::vector<std::string> out;
@@ -349,7 +349,7 @@ void registerSchemeVerbs()
                   0,
                   runFrequencies,
                   {},
-                  {{"o", dataAndPictureExtensions(false)}}});
+                  {{"o", dataAndPictureExtensions(false)}}}); // no .npy: its JSON has more than the table
 }
 
 } // namespace plab::cli
