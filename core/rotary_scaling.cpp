@@ -202,7 +202,7 @@ void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setti
         const std::string names = catalog::namesOf(method.params);
         throw InputError(
             "method " + method.name + " has no parameter '" + name + "' (" + setting + "); its parameters: " +
-            (method.method == RotaryMethod::None ? "none (a method's parameters need --scaling METHOD)" : names));
+            (method.method == RotaryMethod::None ? "none (length-extension parameters need a method)" : names));
     }
 }
 

@@ -365,7 +365,7 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
                                  "'s parameters: " + (methodNames.empty() ? "none" : methodNames));
             throw InputError("scheme " + info.name + " has no parameter '" + pname +
                              "'; its parameters: " + (names.empty() ? "none" : names) +
-                             (info.rotary ? " (length-extension parameters need --scaling METHOD)" : ""));
+                             (info.rotary ? " (length-extension parameters need a method)" : ""));
         }
         const ParamInfo& param = ofMethod ? *methodIt : *it;
         const std::string owner = ofMethod ? "scaling " + method.name : "scheme " + info.name;

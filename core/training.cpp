@@ -104,26 +104,33 @@ std::vector<int> extrapolationLengths(int context, const std::vector<int>& multi
     return lengths;
 }
 
-int keepOriginalContext(ModelConfig& model, const ModelConfig& init)
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::vector<std::string>& given)
 {
     if (!rotaryMethodByName(model.scaling).usesContext)
         return 0;
-    // original-context=0 (a checkpoint's resolved settings carry it, continued without --scaling) means "the
-    // context": unset, so it is replaced like a missing one.
-    auto setOriginalContext = [](const std::string& s) {
-        return s.substr(0, s.find('=')) == "original-context" && parseNumber(s.substr(s.find('=') + 1), s) > 0;
+    auto isOriginalContext = [](const std::string& s) { return s.substr(0, s.find('=')) == "original-context"; };
+    // The run's own setting wins whatever its value: validated with the model as anywhere else (0: this run's
+    // context), never replaced.
+    if (std::any_of(given.begin(), given.end(), isOriginalContext))
+        return 0;
+    // A checkpoint's own original-context=0 (its resolved settings carry it, continued without a method named) means
+    // the checkpoint's context: unset here, so it is replaced. Any other value the run carries is kept.
+    auto unset = [&](const std::string& s) {
+        return isOriginalContext(s) && parseNumber(s.substr(s.find('=') + 1), s) == 0;
     };
-    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(), setOriginalContext))
+    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(),
+                    [&](const std::string& s) { return isOriginalContext(s) && !unset(s); }))
         return 0;
     // The checkpoint's own original context when it was itself fine-tuned with one, else its training context.
     int original = init.context;
     for (const std::string& s : init.scalingSettings)
-        if (setOriginalContext(s))
+        if (isOriginalContext(s) && !unset(s))
             original = static_cast<int>(parseNumber(s.substr(s.find('=') + 1), s));
     // Only a shorter L is kept: original-context may not exceed the context (validateRotaryScaling), and a run at a
     // context no longer than the first one has no longer L to extend to.
     if (original >= model.context)
         return 0;
+    std::erase_if(model.scalingSettings, unset);
     model.scalingSettings.push_back("original-context=" + std::to_string(original));
     return original;
 }
@@ -138,13 +145,14 @@ std::string shapeText(const std::vector<int64_t>& shape)
     return "(" + text + (shape.size() == 1 ? ",)" : ")");
 }
 
-// What train --init allows, as every refusal of checkInitCompatible ends.
+// What continuing from a checkpoint allows, as every refusal of checkInitCompatible ends.
 std::string initAllowedText(const ModelConfig& was)
 {
     return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
            std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
            std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
-           "); the context, --scaling, --set and the schedule may change";
+           "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
+           "schedule may change";
 }
 
 } // namespace
@@ -163,7 +171,7 @@ void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, c
     compare("heads", std::to_string(model.heads), std::to_string(was.heads));
     compare("d-ff", std::to_string(model.dFf), std::to_string(was.dFf));
     if (!differences.empty())
-        throw InputError("--init " + source + ": " + run + " asks for " + differences + initAllowedText(was));
+        throw InputError(source + ": " + run + " asks for " + differences + initAllowedText(was));
 }
 
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
@@ -179,15 +187,14 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
         if (i < want.size() && i < have.size() && want[i].name == have[i].name && want[i].shape == have[i].shape)
             continue;
         const bool learnedRows = i < want.size() && want[i].name == "wpe.weight";
-        throw InputError(
-            "--init " + source + ": " + run + " asks for " +
-            (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
-            " where the checkpoint has " +
-            (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
-            (learnedRows ? " (a learned table has one row per position of the context " +
-                               std::to_string(model.context) + ")"
-                         : std::string()) +
-            initAllowedText(was));
+        throw InputError(source + ": " + run + " asks for " +
+                         (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
+                         " where the checkpoint has " +
+                         (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
+                         (learnedRows ? " (a learned table has one row per position of the context " +
+                                            std::to_string(model.context) + ")"
+                                      : std::string()) +
+                         initAllowedText(was));
     }
 }
 

@@ -96,15 +96,18 @@ struct TrainingResult {
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
 
-// train --init at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk, rerope,
-// leaky-rerope) keeps the one the checkpoint was first trained at, unless `model` sets original-context itself (to a
-// positive value: 0, as a checkpoint's own settings carry it, means the context and counts as unset).
+// Continuing a checkpoint at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk,
+// rerope, leaky-rerope) keeps the one the checkpoint was first trained at. `given` holds the run's own settings (the
+// user's, of the scheme and the method): an original-context among them wins whatever its value, never replaced (it
+// is validated with the model like any setting; 0 means this run's context). Of the settings `model` carries from the
+// checkpoint, original-context=0 (the checkpoint's own context) counts as unset and is replaced.
 // Returns that L when it was added to model.scalingSettings, else 0 (also when the run's context is not longer).
-int keepOriginalContext(ModelConfig& model, const ModelConfig& init);
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::vector<std::string>& given);
 
-// The check of train --init (the CLI's and trainModel's): InputError unless `model` asks for the checkpoint's scheme
-// and sizes (checkInitSchemeAndSizes), then unless every tensor has the checkpoint's shape (a learned table's rows,
-// t5's buckets), naming --init `source`, what differs and what is allowed. `run` names what asks ("this run", or
+// The check of continuing from a checkpoint (train --init, trainModel): InputError unless `model` asks for the
+// checkpoint's scheme and sizes (checkInitSchemeAndSizes), then unless every tensor has the checkpoint's shape (a
+// learned table's rows, t5's buckets), naming the checkpoint `source` ("SOURCE: this run asks for ..."; the CLI puts
+// its option before it), what differs and what is allowed. `run` names what asks ("this run", or
 // e.g. "this run (--preset quick)").
 void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
                          const std::string& run = "this run");

@@ -454,8 +454,7 @@ void TestBadInput::cli_data()
         "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
         "parameters: factor");
     row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
-        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need --scaling "
-        "METHOD)");
+        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need a method)");
     row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
         "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
     row("yarn beta-fast below beta-slow",
@@ -507,7 +506,8 @@ void TestBadInput::cli_data()
     row("frequencies set base", {"frequencies", "--scaling", "pi", "--set", "base=500"}, 2,
         "frequencies: --set base=500 is not allowed; rope's base is --base");
     row("frequencies set a scheme parameter of no method", {"frequencies", "--set", "gamma=1"}, 2,
-        "method none has no parameter 'gamma' (gamma=1); its parameters: none");
+        "--set gamma=1: method none has no parameter 'gamma' (gamma=1); its parameters: none (length-extension "
+        "parameters need a method); name one with --scaling METHOD");
     row("frequencies npy", {"frequencies", "-o", "@DIR@/f.npy"}, 2,
         "-o @DIR@/f.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
@@ -615,8 +615,20 @@ void TestBadInput::cli_data()
     row("entropy head-dim 0", {"entropy", "alibi", "--qk", "random", "--head-dim", "0"}, 2,
         "head-dim = 0 is out of range");
     // One rule for rotary dim vs head dim (core's makeSchemeSpecForHeadDim): dim follows D, another dim is refused.
-    row("entropy rotary dim vs head-dim", {"entropy", "rope", "--set", "dim=32"}, 2,
+    row("entropy rotary dim vs head-dim", {"entropy", "rope", "--qk", "random", "--set", "dim=32"}, 2,
         "scheme rope: dim = 32 must equal the head dim --head-dim (64); rope and xpos rotate whole heads");
+    // With --qk zero (the default) q.k = 0: a rotary dim changes nothing, and the head dim it must equal is --qk
+    // random's. It said "must equal the head dim --head-dim (64)", and --head-dim was then refused with --qk zero.
+    row("entropy rotary dim with qk zero", {"entropy", "rope", "--set", "dim=32"}, 2,
+        "entropy: --set dim=32 cannot be used with --qk zero: q.k = 0, so rope's rotary dim changes nothing; allowed: "
+        "--qk random --head-dim 32 (rope's dim follows the head dim)");
+    row("entropy rotary dim equal to the head dim with qk zero", {"entropy", "xpos+pi", "--set", "dim=64"}, 2,
+        "entropy: --set dim=64 cannot be used with --qk zero: q.k = 0, so xpos's rotary dim changes nothing");
+    row("render entropy rotary dim with qk zero",
+        {"render", "entropy", "rope", "alibi", "--set", "dim=32", "-o", "@DIR@/x.png"}, 2,
+        "render entropy: --set dim=32 cannot be used with --qk zero: q.k = 0, so rope's rotary dim changes nothing; "
+        "allowed: --qk random --head-dim 32",
+        {}, NeedsRender);
     row("entropy rotary dim vs given head-dim",
         {"entropy", "xpos", "--qk", "random", "--head-dim", "16", "--set", "dim=32"}, 2,
         "scheme xpos: dim = 32 must equal the head dim --head-dim (16)");
@@ -755,7 +767,16 @@ void TestBadInput::cli_data()
     row("bench threads 0", {"bench", "attention", "--threads", "0"}, 2, "threads = 0 is out of range");
     row("bench repeat 0", {"bench", "attention", "--repeat", "0"}, 2, "repeat = 0 is out of range");
     row("bench window without window", {"bench", "attention", "--scheme", "alibi", "--window", "8"}, 2,
-        "--window: the scheme alibi has no window");
+        "--window: alibi has no window; allowed with the schemes local, bca and the rotary methods rerope, "
+        "leaky-rerope (--scaling METHOD or SCHEME rope+METHOD)");
+    row("bench window of rope under a method without one",
+        {"bench", "attention", "rope+yarn", "--context", "64", "--window", "8"}, 2,
+        "--window: rope+yarn has no window; allowed with the schemes local, bca and the rotary methods rerope");
+    row("bench window given twice",
+        {"bench", "attention", "rope+rerope", "--context", "64", "--window", "8", "--set", "window=16"}, 2,
+        "--window 8 and --set window=16 both set the window; allowed: one of them");
+    row("bench rerope window past L", {"bench", "attention", "rope", "--scaling", "rerope", "--window", "16"}, 2,
+        "scaling rerope: window = 16 must be below the training context L = 16");
     row("bench absurd", {"bench", "attention", "--length", "1048576", "--heads", "1024", "--dim", "4096"}, 2,
         "would need about", {}, LimitMemory);
     row("bench gemm absurd", {"bench", "gemm", "--flops", "1e20"}, 2, "--flops 1e20 is out of range");
@@ -865,7 +886,8 @@ void TestBadInput::cli_data()
                extra;
     };
     const QString initAllowed = "; allowed: the checkpoint's scheme and shapes (scheme alibi, layers 1, d-model 8, "
-                                "heads 2, d-ff 8); the context, --scaling, --set and the schedule may change";
+                                "heads 2, d-ff 8); the context, the scheme's parameters, the length-extension method "
+                                "and its parameters, and the schedule may change";
     row("train init other scheme", init({"--scheme", "rope"}), 2,
         "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
         withModel(m_checkpoint));
@@ -896,7 +918,13 @@ void TestBadInput::cli_data()
         "wpe.weight (8, 8) (a learned table has one row per position of the context 16); allowed: the checkpoint's "
         "scheme and shapes (scheme learned",
         withModel(m_learnedCheckpoint));
-    row("train init original-context past the context", init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
+    // The user's original-context is validated as without --init: it was taken as unset and replaced by 8.
+    row("train init original-context negative",
+        init({"--set", "original-context=-5", "--context", "64", "--scaling", "yarn"}), 2,
+        "scaling yarn: original-context = -5 is out of range; allowed: integers in [0, 1000000]",
+        withModel(m_ropeCheckpoint));
+    row("train init original-context past the context",
+        init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
         "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",
         withModel(m_ropeCheckpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,
@@ -912,8 +940,8 @@ void TestBadInput::cli_data()
         "beta-slow, attention-factor, original-context",
         withModel(m_ropeCheckpoint));
     row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
-        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (a method's parameters need "
-        "--scaling METHOD)",
+        "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (length-extension parameters "
+        "need a method); name one with --scaling METHOD",
         withModel(m_ropeCheckpoint));
     row("eval set a window of no method", eval({"--set", "window=4"}), 2,
         "--set window=4: method none has no parameter 'window' (window=4)", withModel(m_checkpoint));

@@ -96,6 +96,8 @@ private slots:
     void picturesReadTheScaling();
     void usageAgreesWithHelp_data();
     void usageAgreesWithHelp();
+    void usageSaysWhatIsOptional_data();
+    void usageSaysWhatIsOptional();
     void sharedOptionsOneText_data();
     void sharedOptionsOneText();
     void contextReadBySome_data();
@@ -528,6 +530,32 @@ void TestCli::usageAgreesWithHelp()
     QVERIFY2(QString::fromUtf8(wrong.err).contains("usage: " + firstLine), wrong.err.constData());
 }
 
+// A usage line says which words a form needs: train's SCHEME is the checkpoint's with --init, and only then optional
+// (the usage said `train SCHEME` for both).
+void TestCli::usageSaysWhatIsOptional_data()
+{
+    QTest::addColumn<QString>("verb");
+    QTest::addColumn<QString>("line"); // a whole line of the usage, up to its first option
+    QTest::newRow("train, a fresh run") << "train"
+                                        << "positionlab-cli train SCHEME [--scheme S]";
+    QTest::newRow("train, continuing a checkpoint")
+        << "train"
+        << "positionlab-cli train [SCHEME] --init MODEL.safetensors [--scheme S]";
+}
+
+void TestCli::usageSaysWhatIsOptional()
+{
+    QFETCH(QString, verb);
+    QFETCH(QString, line);
+    const CliResult help = runCli({verb, "--help"});
+    QCOMPARE(help.exitCode, 0);
+    const QString usage = QString::fromUtf8(help.out).section(QStringLiteral("\n\n"), 0, 0);
+    bool found = false;
+    for (const QString& l : usage.split('\n'))
+        found = found || l.trimmed().remove(QRegularExpression("^usage: ")).startsWith(line);
+    QVERIFY2(found, qPrintable(usage));
+}
+
 // (h) An option several verbs share has one definition: in every verb's --help the same placeholder and text (after a
 // "with --checkpoint: "-like prefix, before a "; ..." note).
 void TestCli::sharedOptionsOneText_data()
@@ -694,6 +722,15 @@ void TestCli::benchNamesWhatItTimes_data()
                             << QStringList{"scheme=rope", "scaling=rerope", "scaling_parameters/window=16",
                                            "scaling_parameters/original-context=0", "logn=false", "context=64",
                                            "parameters/base=10000"};
+    // --window sets the method's window where the method has one, as --set window= does (it was refused: "rope has
+    // no window").
+    QTest::newRow("rerope --window") << QStringList{"rope+rerope", "--context", "64", "--window", "16"}
+                                     << "attention rope+rerope (original-context=0, window=16) causal"
+                                     << QStringList{"scaling=rerope", "scaling_parameters/window=16"};
+    QTest::newRow("leaky-rerope --window")
+        << QStringList{"xpos", "--scaling", "leaky-rerope", "--context", "64", "--window", "8"}
+        << "attention xpos+leaky-rerope (leak=16, original-context=0, window=8) causal"
+        << QStringList{"scaling=leaky-rerope", "scaling_parameters/window=8"};
     QTest::newRow("rope+yarn word") << QStringList{"rope+yarn", "--set", "factor=2"}
                                     << "attention rope+yarn (attention-factor=0, beta-fast=32, beta-slow=1, factor=2"
                                     << QStringList{"scaling=yarn", "scaling_parameters/factor=2"};

@@ -329,27 +329,42 @@ void TestRotary::initKeepsOriginalContext_data()
     QTest::addColumn<QStringList>("initSettings"); // the checkpoint's own scaling settings (method yarn when given)
     QTest::addColumn<int>("newContext");
     QTest::addColumn<QString>("scaling");
-    QTest::addColumn<QStringList>("settings");
-    QTest::addColumn<int>("kept");       // what keepOriginalContext returns
-    QTest::addColumn<int>("effectiveL"); // scalingContext of the resulting spec
-    QTest::newRow("yarn, 64 -> 256") << 64 << QStringList{} << 256 << "yarn" << QStringList{"factor=16"} << 64 << 64;
-    QTest::newRow("llama3, 32 -> 128") << 32 << QStringList{} << 128 << "llama3" << QStringList{} << 32 << 32;
-    QTest::newRow("rerope, 64 -> 256") << 64 << QStringList{} << 256 << "rerope" << QStringList{"window=16"} << 64
-                                       << 64;
-    QTest::newRow("same context: nothing to keep") << 64 << QStringList{} << 64 << "yarn" << QStringList{} << 0 << 64;
-    QTest::newRow("pi reads no L") << 64 << QStringList{} << 256 << "pi" << QStringList{"factor=4"} << 0 << 256;
-    QTest::newRow("no method") << 64 << QStringList{} << 256 << "none" << QStringList{} << 0 << 256;
+    QTest::addColumn<QStringList>("settings"); // the run's settings carried over (the checkpoint's, when continued)
+    QTest::addColumn<QStringList>("given");    // the run's own (the user's --set), added to the settings
+    QTest::addColumn<int>("kept");             // what keepOriginalContext returns
+    QTest::addColumn<int>("effectiveL");       // scalingContext of the resulting spec; 0: the spec is refused
+    QTest::newRow("yarn, 64 -> 256") << 64 << QStringList{} << 256 << "yarn" << QStringList{}
+                                     << QStringList{"factor=16"} << 64 << 64;
+    QTest::newRow("llama3, 32 -> 128") << 32 << QStringList{} << 128 << "llama3" << QStringList{} << QStringList{} << 32
+                                       << 32;
+    QTest::newRow("rerope, 64 -> 256") << 64 << QStringList{} << 256 << "rerope" << QStringList{}
+                                       << QStringList{"window=16"} << 64 << 64;
+    QTest::newRow("same context: nothing to keep")
+        << 64 << QStringList{} << 64 << "yarn" << QStringList{} << QStringList{} << 0 << 64;
+    QTest::newRow("pi reads no L") << 64 << QStringList{} << 256 << "pi" << QStringList{} << QStringList{"factor=4"}
+                                   << 0 << 256;
+    QTest::newRow("no method") << 64 << QStringList{} << 256 << "none" << QStringList{} << QStringList{} << 0 << 256;
     QTest::newRow("explicit setting wins")
-        << 64 << QStringList{} << 256 << "yarn" << QStringList{"original-context=100"} << 0 << 100;
+        << 64 << QStringList{} << 256 << "yarn" << QStringList{} << QStringList{"original-context=100"} << 0 << 100;
     QTest::newRow("twice fine-tuned keeps the first L")
-        << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << 64 << 64;
+        << 256 << QStringList{"original-context=64"} << 512 << "yarn" << QStringList{} << QStringList{} << 64 << 64;
     // Continued without --scaling: the checkpoint's own settings carry original-context=0, which means "the
     // context" and must not hide the first L.
     QTest::newRow("checkpoint's original-context=0 is unset")
         << 32 << QStringList{"factor=4", "original-context=0"} << 64 << "yarn"
-        << QStringList{"factor=4", "original-context=0"} << 32 << 32;
+        << QStringList{"factor=4", "original-context=0"} << QStringList{} << 32 << 32;
+    // The user's original-context is theirs, whatever its value: 0 means this run's context (not replaced by the
+    // checkpoint's), and a value out of range is refused (it was silently replaced by the checkpoint's context).
+    QTest::newRow("user's original-context=0 is this run's context")
+        << 32 << QStringList{} << 64 << "yarn" << QStringList{} << QStringList{"original-context=0"} << 0 << 64;
+    QTest::newRow("user's original-context=0 over the checkpoint's 0")
+        << 32 << QStringList{"factor=4", "original-context=0"} << 64 << "yarn"
+        << QStringList{"factor=4", "original-context=0"} << QStringList{"original-context=0"} << 0 << 64;
+    QTest::newRow("user's negative original-context is refused, not replaced")
+        << 32 << QStringList{} << 64 << "yarn" << QStringList{} << QStringList{"original-context=-5"} << 0 << 0;
     // original-context may not exceed the context: a shorter run keeps nothing (L is its own context).
-    QTest::newRow("shorter context keeps nothing") << 64 << QStringList{} << 32 << "yarn" << QStringList{} << 0 << 32;
+    QTest::newRow("shorter context keeps nothing")
+        << 64 << QStringList{} << 32 << "yarn" << QStringList{} << QStringList{} << 0 << 32;
 }
 
 void TestRotary::initKeepsOriginalContext()
@@ -359,6 +374,7 @@ void TestRotary::initKeepsOriginalContext()
     QFETCH(int, newContext);
     QFETCH(QString, scaling);
     QFETCH(QStringList, settings);
+    QFETCH(QStringList, given);
     QFETCH(int, kept);
     QFETCH(int, effectiveL);
     ModelConfig was;
@@ -374,7 +390,24 @@ void TestRotary::initKeepsOriginalContext()
     next.scalingSettings.clear();
     for (const QString& a : settings)
         next.scalingSettings.push_back(a.toStdString());
-    QCOMPARE(keepOriginalContext(next, was), kept);
+    std::vector<std::string> own;
+    for (const QString& a : given) { // as train --set does: the user's replace the carried ones by name
+        const std::string name = a.left(a.indexOf('=')).toStdString();
+        std::erase_if(next.scalingSettings, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
+        next.scalingSettings.push_back(a.toStdString());
+        own.push_back(a.toStdString());
+    }
+    QCOMPARE(keepOriginalContext(next, was, own), kept);
+    if (effectiveL == 0) { // the user's value, named, never replaced
+        try {
+            (void)modelSchemeSpec(next);
+            QFAIL("no InputError");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("original-context = " + given.first().mid(17) + " is out of range"),
+                     e.what());
+        }
+        return;
+    }
     QCOMPARE(scalingContext(modelSchemeSpec(next)), effectiveL); // modelSchemeSpec validates the method too
 }
 

@@ -68,17 +68,17 @@ private slots:
     void sameBitsWhereverMallocPutsBuffers();
     void checkpointUnderMethod_data();
     void checkpointUnderMethod();
-    void evalSaysWhichMethod_data();
-    void evalSaysWhichMethod();
     void attentionPictureNamesMethod_data();
     void attentionPictureNamesMethod();
+    void saysWhichMethod_data();
+    void saysWhichMethod();
     void initWithoutScalingKeepsOriginalContext();
 
 private:
     QTemporaryDir m_dir;
     QString twoLayerModel(); // trained once per run by the CLI: 2 layers, 3 steps
     QString ropeModel();     // trained once per run by the CLI: rope, context 16, 20 steps
-    QString yarnModel();     // trained once per run by the CLI: rope under yarn (factor 4), context 16, 5 steps
+    QString yarnModel();     // trained once per run by the CLI: rope under yarn (factor 2), context 16, 5 steps
 };
 
 void TestTrainCli::trainEvalRoundTrip()
@@ -246,10 +246,10 @@ QString TestTrainCli::yarnModel()
 {
     const QString model = m_dir.path() + "/yarn.safetensors";
     if (!QFile::exists(model)) {
-        const CliResult r = runCli(QStringList{"train", "--scheme", "rope", "--scaling", "yarn", "--set", "factor=4",
-                                               "--corpus", corpusPath(m_dir), "--steps", "5", "--eval-bytes", "0", "-o",
-                                               model} +
-                                   tinyModel());
+        const CliResult r =
+            runCli(QStringList{"train", "--scheme", "rope", "--scaling", "yarn", "--set", "factor=2", "--corpus",
+                               corpusPath(m_dir), "--steps", "5", "--eval-bytes", "0", "-o", model} +
+                   tinyModel());
         if (r.exitCode != 0)
             qWarning("training the yarn model failed: %s", r.err.constData());
     }
@@ -706,7 +706,9 @@ void TestTrainCli::attentionPictureCountsFromZero()
 }
 
 // train --init at a longer context with llama3: the method keeps the context the checkpoint was trained at (16), says
-// so, saves it, and eval of the result equals eval under an explicit original-context=16 (and not under L = 32).
+// so, saves it, and eval of the result equals eval under an explicit original-context=16 (and not under L = 32, which
+// original-context=0 asks for: naming the checkpoint's own method keeps its original-context). The user's
+// original-context=0 is theirs: L = this run's context, not replaced by the checkpoint's 16.
 void TestTrainCli::initAtLongerContextKeepsOriginalContext()
 {
     QTemporaryDir dir;
@@ -725,10 +727,18 @@ void TestTrainCli::initAtLongerContextKeepsOriginalContext()
     const CliResult saved = runCli(evalArgs);
     const CliResult explicit16 =
         runCli(evalArgs + QStringList{"--scaling", "llama3", "--set", "factor=4", "--set", "original-context=16"});
-    const CliResult context32 = runCli(evalArgs + QStringList{"--scaling", "llama3", "--set", "factor=4"});
+    const CliResult context32 =
+        runCli(evalArgs + QStringList{"--scaling", "llama3", "--set", "factor=4", "--set", "original-context=0"});
     QVERIFY2(saved.exitCode == 0 && explicit16.exitCode == 0 && context32.exitCode == 0, saved.err.constData());
     QCOMPARE(saved.out, explicit16.out);
     QVERIFY(saved.out != context32.out);
+
+    const QString own = dir.path() + "/own.safetensors";
+    r = runCli({"train", "--init", base, "--corpus", corpusPath(dir), "--steps", "2", "--batch", "2", "--context", "32",
+                "--scaling", "llama3", "--set", "factor=4", "--set", "original-context=0", "-o", own});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("with original-context"), r.err.constData());
+    QCOMPARE(plab::scalingContext(plab::loadCheckpoint(own.toStdString()).model->schemeSpec()), 32);
 }
 
 void TestTrainCli::sameBitsWhereverMallocPutsBuffers_data()
@@ -767,7 +777,7 @@ void TestTrainCli::sameBitsWhereverMallocPutsBuffers()
 // command lines that must give the same result (one spelled as the other), or different ones (the option is read).
 void TestTrainCli::checkpointUnderMethod_data()
 {
-    QTest::addColumn<QStringList>("a"); // @MODEL@ (the rope model), @CORPUS@, @OUT@ (-o's stem) replaced
+    QTest::addColumn<QStringList>("a"); // @MODEL@ (the rope model), @YARN@ (yarn, factor 2), @CORPUS@, @OUT@ replaced
     QTest::addColumn<QStringList>("b");
     QTest::addColumn<QString>("compare"); // what is compared: "stdout", "file" (-o) or "ppl" (render train's stderr)
     QTest::addColumn<bool>("same");
@@ -811,6 +821,25 @@ void TestTrainCli::checkpointUnderMethod_data()
     QTest::newRow("render train --set, the other order")
         << renderTrain + QStringList{"rope+yarn", "rope", "--set", "factor=2"}
         << renderTrain + QStringList{"rope+yarn", "rope"} << "file" << false << true;
+    // Naming a checkpoint's own method keeps the parameters it was trained with (factor 2); it reset them to the
+    // method's defaults (factor 4) without saying so.
+    const QStringList evalYarn{"eval", "@YARN@", "--corpus", "@CORPUS@", "--lengths", "16,32"};
+    QTest::newRow("eval --scaling of the checkpoint's own method")
+        << evalYarn + QStringList{"--scaling", "yarn"} << evalYarn << "stdout" << true << false;
+    QTest::newRow("eval --scaling of its own method, then --set")
+        << evalYarn + QStringList{"--scaling", "yarn", "--set", "beta-fast=16"}
+        << evalYarn + QStringList{"--set", "beta-fast=16"} << "stdout" << true << false;
+    QTest::newRow("eval --scaling of another method starts from its defaults")
+        << evalYarn + QStringList{"--scaling", "llama3"}
+        << evalYarn + QStringList{"--scaling", "llama3", "--set", "factor=4"} << "stdout" << true << false;
+    const QStringList entropyYarn{"--checkpoint", "@YARN@", "--corpus", "@CORPUS@", "--lengths", "8,40"};
+    QTest::newRow("entropy rope+yarn of a yarn checkpoint is entropy rope")
+        << QStringList{"entropy", "rope+yarn"} + entropyYarn << QStringList{"entropy", "rope"} + entropyYarn << "stdout"
+        << true << false;
+    const QStringList attentionYarn{"attention", "--checkpoint", "@YARN@", "--corpus", "@CORPUS@",
+                                    "--length",  "40",           "-o",     "@OUT@.npy"};
+    QTest::newRow("attention --scaling of the checkpoint's own method")
+        << with("rope", attentionYarn, {"--scaling", "yarn"}) << with("rope", attentionYarn) << "file" << true << false;
     QTest::newRow("render train --scaling is read")
         << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
                        "@OUT@.png"}
@@ -833,7 +862,10 @@ void TestTrainCli::checkpointUnderMethod()
     auto run = [&](QStringList args, const QString& name) -> QByteArray {
         const QString out = dir.path() + "/" + name;
         for (QString& w : args)
-            w.replace("@MODEL@", model).replace("@CORPUS@", corpusPath(m_dir)).replace("@OUT@", out);
+            w.replace("@MODEL@", model)
+                .replace("@YARN@", yarnModel())
+                .replace("@CORPUS@", corpusPath(m_dir))
+                .replace("@OUT@", out);
         const CliResult r = runCli(args);
         if (r.exitCode != 0) {
             qWarning("%s: %s", qPrintable(args.join(' ')), r.err.constData());
@@ -856,8 +888,6 @@ void TestTrainCli::checkpointUnderMethod()
     QCOMPARE(first == second, same);
 }
 
-// eval of a checkpoint trained under a method applies that method: it says so on stderr (unless --quiet or another
-// method is named), so no one takes the numbers for plain rope's.
 // render attention's title names the method the checkpoint is drawn under, as the entropy picture's legend does
 // (schemeLabel): with --scaling rerope it said "rope.safetensors (rope, step 20)", and a checkpoint trained under
 // yarn was "rope" too.
@@ -894,32 +924,70 @@ void TestTrainCli::attentionPictureNamesMethod()
     QVERIFY2(svg.contains(title), qPrintable("no '" + title + "' in the picture's title"));
 }
 
-void TestTrainCli::evalSaysWhichMethod_data()
+// eval, entropy and attention of a checkpoint say on stderr which method and parameters they apply (unless --quiet,
+// which eval has): the checkpoint's own (also when named again: its trained parameters, not the method's defaults),
+// or another's defaults in its place, so no one takes the numbers for plain rope's or for the checkpoint's.
+void TestTrainCli::saysWhichMethod_data()
 {
-    QTest::addColumn<QStringList>("extra");
-    QTest::addColumn<QString>("note"); // empty: no note
-    QTest::newRow("the checkpoint's own")
-        << QStringList{}
-        << "using the checkpoint's scaling rope+yarn (factor 4); --scaling METHOD replaces it, --scaling none "
-           "evaluates plain rope";
-    QTest::newRow("changed by --set") << QStringList{"--set", "factor=2"}
-                                      << "using the checkpoint's scaling rope+yarn (factor 2) (its parameters changed "
-                                         "by --set)";
-    QTest::newRow("--scaling names another") << QStringList{"--scaling", "pi"} << "";
-    QTest::newRow("--scaling none") << QStringList{"--scaling", "none"} << "";
-    QTest::newRow("--quiet") << QStringList{"--quiet"} << "";
+    QTest::addColumn<QStringList>("args"); // @YARN@ (rope under yarn, factor 2), @ROPE@ (plain rope), @CORPUS@, @OUT@
+    QTest::addColumn<QString>("note");     // empty: no note
+    const QStringList eval{"eval", "@YARN@", "--corpus", "@CORPUS@", "--lengths", "16"};
+    const QString own = "using the checkpoint's scaling rope+yarn (factor 2); --scaling METHOD replaces it, --scaling "
+                        "none gives plain rope";
+    QTest::newRow("eval, the checkpoint's own") << eval << own;
+    QTest::newRow("eval, named again") << eval + QStringList{"--scaling", "yarn"} << own;
+    QTest::newRow("eval, changed by --set")
+        << eval + QStringList{"--set", "factor=3"}
+        << "using the checkpoint's scaling rope+yarn (factor 3) (its parameters changed by --set)";
+    QTest::newRow("eval, named again and changed by --set")
+        << eval + QStringList{"--scaling", "yarn", "--set", "beta-fast=16"}
+        << "using the checkpoint's scaling rope+yarn (factor 2, beta-fast 16) (its parameters changed by --set)";
+    QTest::newRow("eval, another method")
+        << eval + QStringList{"--scaling", "pi"}
+        << "using scaling rope+pi (factor 4) (the method's defaults) in place of the checkpoint's scaling rope+yarn "
+           "(factor 2)";
+    QTest::newRow("eval, another method with --set")
+        << eval + QStringList{"--scaling", "pi", "--set", "factor=3"}
+        << "using scaling rope+pi (factor 3) (the method's defaults, changed by --set) in place of the checkpoint's "
+           "scaling rope+yarn (factor 2)";
+    QTest::newRow("eval, --scaling none")
+        << eval + QStringList{"--scaling", "none"}
+        << "using plain rope in place of the checkpoint's scaling rope+yarn (factor 2)";
+    QTest::newRow("eval, --quiet") << eval + QStringList{"--quiet"} << "";
+    QTest::newRow("eval of plain rope") << QStringList{"eval", "@ROPE@", "--corpus", "@CORPUS@", "--lengths", "16"}
+                                        << "";
+    QTest::newRow("eval of plain rope under yarn")
+        << QStringList{"eval", "@ROPE@", "--corpus", "@CORPUS@", "--lengths", "16", "--scaling", "yarn"}
+        << "using scaling rope+yarn (factor 4) (the method's defaults) in place of the checkpoint's plain rope";
+    const QStringList entropy{"entropy", "--checkpoint", "@YARN@", "--corpus", "@CORPUS@", "--lengths", "8"};
+    QTest::newRow("entropy rope") << QStringList{"entropy", "rope"} + entropy.mid(1) << own;
+    QTest::newRow("entropy rope+yarn") << QStringList{"entropy", "rope+yarn"} + entropy.mid(1) << own;
+    QTest::newRow("entropy rope+llama3")
+        << QStringList{"entropy", "rope+llama3"} + entropy.mid(1)
+        << "using scaling rope+llama3 (factor 4) (the method's defaults) in place of the checkpoint's scaling "
+           "rope+yarn (factor 2)";
+    QTest::newRow("attention rope --set")
+        << QStringList{"attention", "rope",  "--checkpoint", "@YARN@", "--corpus",
+                       "@CORPUS@",  "--set", "factor=3",     "-o",     "@OUT@.npy"}
+        << "using the checkpoint's scaling rope+yarn (factor 3) (its parameters changed by --set)";
+    QTest::newRow("attention of plain rope")
+        << QStringList{"attention", "rope", "--checkpoint", "@ROPE@", "--corpus", "@CORPUS@", "-o", "@OUT@.npy"} << "";
 }
 
-void TestTrainCli::evalSaysWhichMethod()
+void TestTrainCli::saysWhichMethod()
 {
-    QFETCH(QStringList, extra);
+    QFETCH(QStringList, args);
     QFETCH(QString, note);
-    const QString model = yarnModel();
-    QVERIFY(QFile::exists(model));
-    const CliResult r = runCli(QStringList{"eval", model, "--corpus", corpusPath(m_dir), "--lengths", "16"} + extra);
+    QTemporaryDir dir;
+    for (QString& a : args)
+        a.replace("@YARN@", yarnModel())
+            .replace("@ROPE@", ropeModel())
+            .replace("@CORPUS@", corpusPath(m_dir))
+            .replace("@OUT@", dir.path() + "/out");
+    const CliResult r = runCli(args);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     if (note.isEmpty())
-        QVERIFY2(!r.err.contains("using the checkpoint's scaling"), r.err.constData());
+        QVERIFY2(!r.err.contains("using "), r.err.constData());
     else
         QVERIFY2(r.err.contains(note.toUtf8()), r.err.constData());
 }
@@ -937,7 +1005,7 @@ void TestTrainCli::initWithoutScalingKeepsOriginalContext()
     const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(tuned.toStdString());
     QCOMPARE(loaded.model->config().context, 32);
     QCOMPARE(plab::scalingContext(loaded.model->schemeSpec()), 16);
-    QCOMPARE(loaded.model->schemeSpec().scalingParams.at("factor"), 4.0);
+    QCOMPARE(loaded.model->schemeSpec().scalingParams.at("factor"), 2.0);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

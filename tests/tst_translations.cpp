@@ -6,6 +6,8 @@
 #include "compute.h"
 #include "i18n.h"
 #include "main_window.h"
+#include "model_compute.h"
+#include "errors.h"
 #include "scheme_panel.h"
 #include "test_main.h"
 #include "test_settings.h"
@@ -121,6 +123,8 @@ private Q_SLOTS:
     void schemeTextsMatchCore();
     void languagesAgree();
     void figuresFollowLanguage();
+    void modelRefusalsFollowLanguage_data();
+    void modelRefusalsFollowLanguage();
     void windowRebuiltInLanguage();
     void cliRendersChinese_data();
     void cliRendersChinese();
@@ -273,6 +277,38 @@ void TestTranslations::figuresFollowLanguage()
     const plab::ui::HeatmapFigure en = plab::ui::biasFigure(result, QStringLiteral("auto"));
     QCOMPARE(en.title, QStringLiteral("ALiBi (linear biases): attention bias"));
     QCOMPARE(en.xLabel, QStringLiteral("key position n"));
+}
+
+// The GUI's refusals for want of a model (Save model…, keeping a trained model, a model view's job) are the GUI's own
+// words, shown as they are: in the window's language (they were English whatever the language).
+void TestTranslations::modelRefusalsFollowLanguage_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<int>("need"); // plab::ui::ModelNeed
+    QTest::addColumn<QString>("message");
+    using plab::ui::ModelNeed;
+    QTest::newRow("save, en") << "en" << int(ModelNeed::Save)
+                              << "no model to save: train one in the Train tab or load a checkpoint";
+    QTest::newRow("save, zh_CN") << "zh_CN" << int(ModelNeed::Save)
+                                 << "没有可保存的模型：请在“训练”页训练一个，或加载检查点";
+    QTest::newRow("keep, zh_CN") << "zh_CN" << int(ModelNeed::Keep)
+                                 << "没有可保留的模型：请在“训练”页训练一个，或加载检查点";
+    QTest::newRow("a view's job, zh_CN") << "zh_CN" << int(ModelNeed::Compute)
+                                         << "没有模型：请在“训练”页训练一个，或加载检查点";
+}
+
+void TestTranslations::modelRefusalsFollowLanguage()
+{
+    QFETCH(QString, language);
+    QFETCH(int, need);
+    QFETCH(QString, message);
+    QVERIFY(plab::ui::setLanguage(language));
+    try {
+        plab::ui::requireModel(plab::ui::SharedModel{}, static_cast<plab::ui::ModelNeed>(need));
+        QFAIL("no model was accepted");
+    } catch (const plab::InputError& e) {
+        QCOMPARE(QString::fromUtf8(e.what()), message);
+    }
 }
 
 // View > Language: the window is rebuilt in the new language with its session state, and the choice is remembered.

@@ -308,6 +308,21 @@
     </message>
 </context>
 <context>
+    <name>ModelText</name>
+    <message>
+        <source>no model to save: train one in the Train tab or load a checkpoint</source>
+        <translation>没有可保存的模型：请在“训练”页训练一个，或加载检查点</translation>
+    </message>
+    <message>
+        <source>no model to keep: train one in the Train tab or load a checkpoint</source>
+        <translation>没有可保留的模型：请在“训练”页训练一个，或加载检查点</translation>
+    </message>
+    <message>
+        <source>no model: train one in the Train tab or load a checkpoint</source>
+        <translation>没有模型：请在“训练”页训练一个，或加载检查点</translation>
+    </message>
+</context>
+<context>
     <name>QPlatformTheme</name>
     <message>
         <source>OK</source>

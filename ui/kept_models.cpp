@@ -38,7 +38,7 @@ QString keptModelPath(const std::string& preset, const std::string& scheme)
 
 QString keptModelPath(const SharedModel& model)
 {
-    requireModel(model, "to keep");
+    requireModel(model, ModelNeed::Keep);
     const nlohmann::json& training = model.info.training;
     std::string preset = kCustomPreset;
     if (training.is_object() && training.contains("preset") && training["preset"].is_string())

@@ -32,11 +32,32 @@ SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vec
     return s;
 }
 
-void requireModel(const SharedModel& model, const std::string& purpose)
+namespace {
+
+// The translation context of the model workers' own messages (core's stay English).
+struct ModelText {
+    Q_DECLARE_TR_FUNCTIONS(ModelText)
+};
+
+} // namespace
+
+void requireModel(const SharedModel& model, ModelNeed need)
 {
-    if (!model.isValid())
-        throw InputError("no model" + (purpose.empty() ? "" : " " + purpose) +
-                         ": train one in the Train tab or load a checkpoint");
+    if (model.isValid())
+        return;
+    QString text;
+    switch (need) {
+    case ModelNeed::Save:
+        text = ModelText::tr("no model to save: train one in the Train tab or load a checkpoint");
+        break;
+    case ModelNeed::Keep:
+        text = ModelText::tr("no model to keep: train one in the Train tab or load a checkpoint");
+        break;
+    case ModelNeed::Compute:
+        text = ModelText::tr("no model: train one in the Train tab or load a checkpoint");
+        break;
+    }
+    throw InputError(text.toStdString());
 }
 
 SharedModel loadSharedModel(const QString& path)
@@ -69,7 +90,7 @@ QString checkpointModelName(const SharedModel& model)
 
 void saveSharedModel(const SharedModel& model, const QString& path)
 {
-    requireModel(model, "to save");
+    requireModel(model, ModelNeed::Save);
     checkCheckpointFileName(path.toStdString(), "checkpoint");
     // Never wait here: the caller is the GUI thread, and an entropy curve holds the lock for all of its lengths.
     std::unique_lock<std::mutex> lock(*model.mutex, std::try_to_lock);

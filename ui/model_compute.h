@@ -32,9 +32,11 @@ struct SharedModel {
     QString file;                    // absolute path of the checkpoint it came from or was saved to; empty: memory only
     bool isValid() const { return model != nullptr; }
 };
-// Every refusal for want of a model: InputError "no model[ PURPOSE]: train one in the Train tab or load a checkpoint"
-// when `model` holds none (`purpose` e.g. "to save").
-void requireModel(const SharedModel& model, const std::string& purpose = {});
+// What a model is needed for, as requireModel says it.
+enum class ModelNeed { Compute, Save, Keep };
+// Every refusal for want of a model: InputError "no model[ to save| to keep]: train one in the Train tab or load a
+// checkpoint" when `model` holds none, in the GUI's language (the window shows it as it is).
+void requireModel(const SharedModel& model, ModelNeed need = ModelNeed::Compute);
 SharedModel makeSharedModel(QString name, std::unique_ptr<Model> model, std::vector<uint8_t> sampleText,
                             CheckpointInfo info = {});
 // Loads a checkpoint (core validates it); throws InputError naming the file and the problem.

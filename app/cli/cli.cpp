@@ -587,6 +587,16 @@ OptionDef scalingOption()
             "METHOD"};
 }
 
+void checkScalingSet(const RotaryMethodInfo& method, const std::string& setting)
+{
+    try {
+        checkMethodSetting(method, setting);
+    } catch (const InputError& e) {
+        throw InputError("--set " + setting + ": " + e.what() +
+                         (method.method == RotaryMethod::None ? "; name one with --scaling METHOD" : ""));
+    }
+}
+
 std::vector<std::string> schemeOptionNames()
 {
     std::vector<std::string> names;
@@ -654,14 +664,23 @@ void refuseUnreadContext(const std::string& verb, const std::vector<std::string>
                      " (their L)");
 }
 
-std::string qkFromArgs(const std::string& verb, const ParsedArgs& args)
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args, const std::string& scheme)
 {
     const std::string qk = args.text("qk", "zero");
     if (qk != "zero" && qk != "random")
         throw InputError("--qk " + qk + " is not allowed; allowed: zero, random");
-    if (qk == "zero")
-        refuseOptions(verb, args, {"seed", "head-dim"},
-                      "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    if (qk != "zero")
+        return qk;
+    refuseOptions(verb, args, {"seed", "head-dim"},
+                  "--seed and --head-dim set the random q and k of --qk random, and --qk zero draws none");
+    // A rotary dim rotates q and k, which --qk zero leaves zero: it would change nothing, and it must equal the head
+    // dim, which only --qk random takes.
+    const SchemeInfo& info = schemeByName(splitSchemeLabel(scheme).first);
+    std::string dim;
+    if (info.rotary && findAssignment(args.all("set"), "dim", dim))
+        throw InputError(verb + ": --set dim=" + dim + " cannot be used with --qk zero: q.k = 0, so " + info.name +
+                         "'s rotary dim changes nothing; allowed: --qk random --head-dim " + dim + " (" + info.name +
+                         "'s dim follows the head dim)");
     return qk;
 }
 
@@ -689,7 +708,7 @@ SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
         if (name == "dim" || name == "base")
             throw InputError("frequencies: --set " + a + " is not allowed; rope's " + name + " is --" + name +
                              " (allowed with --set: the parameters of the --scaling method)");
-        checkMethodSetting(rotaryMethodByName(scaling), a);
+        checkScalingSet(rotaryMethodByName(scaling), a);
     }
     std::vector<std::string> sets = args.all("set");
     if (args.has("dim"))

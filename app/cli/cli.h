@@ -128,10 +128,15 @@ int contextFromArgs(const ParsedArgs& args);
 // refused, naming the schemes, options and methods that read it. Called once the verb knows its schemes.
 void refuseUnreadContext(const std::string& verb, const std::vector<std::string>& schemes, const ParsedArgs& args);
 // --qk zero|random of entropy and render entropy (default zero); with zero, --seed and --head-dim (which set the random
-// q and k) are refused.
-std::string qkFromArgs(const std::string& verb, const ParsedArgs& args);
+// q and k) are refused, and so is --set dim of a rotary `scheme` (a SCHEME word, "rope+yarn" too): it rotates q and k
+// that are zero, and the head dim it must equal is --qk random's.
+std::string qkFromArgs(const std::string& verb, const ParsedArgs& args, const std::string& scheme);
 // --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
 OptionDef scalingOption();
+// --set NAME=VALUE of a length-extension method (eval, the --checkpoint views, frequencies): core's checkMethodSetting,
+// its refusal named as the option ("--set dim=8: method none has no parameter 'dim' ..."), and with no method, how to
+// name one.
+void checkScalingSet(const RotaryMethodInfo& method, const std::string& setting);
 // --context L of the verbs that take a scheme (after `when`, e.g. "attention", when given).
 OptionDef contextOption(const std::string& when = {});
 // --layer L of a checkpoint's view (core's modelLayer: default the last layer); InputError when out of range.
@@ -255,12 +260,19 @@ OptionDef corpusOption(const std::string& when = {}, const std::string& note = {
 // and attention that read a model's q and k on text.
 std::vector<OptionDef> checkpointOptions(const std::string& help);
 // --checkpoint of entropy/attention: the model, which must have been trained with SCHEME's scheme (InputError naming
-// `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions).
-LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args);
-// Zero-shot under another method (eval, entropy/attention --checkpoint, their pictures): the checkpoint's own scaling
-// unless `method` (--scaling, or a SCHEME word's method) names one; --set sets the method's parameters only (those of
-// the checkpoint's method when no method is named; a scheme parameter is refused by core's modelSchemeSpec).
-void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method);
+// `verb`), under the method of SCHEME ("rope+yarn") or --scaling, and --set (applyScalingOptions, whose note lands in
+// `note` when given).
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args,
+                                    std::string* note = nullptr);
+// Zero-shot under a method (eval, entropy/attention --checkpoint, their pictures): the checkpoint's own method and the
+// parameters it was trained with unless `method` (--scaling, or a SCHEME word's method) names another, which starts
+// from its defaults (naming the checkpoint's own method keeps its parameters); --set then sets the method's
+// parameters only (a scheme parameter, or one of no method, is refused naming the option). Returns the note the verbs
+// print on stderr (printScalingNote): the method and parameters in use, and whether they are the checkpoint's;
+// empty for a plain model under no method.
+std::string applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method);
+// Prints applyScalingOptions' note on `err`, unless it is empty or --quiet is given.
+void printScalingNote(const std::string& note, const ParsedArgs& args, std::ostream& err);
 // entropy's --lengths (default 16, 32, ..., 4096), each in [1, maxLength]: one default for data and pictures.
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength);
 // attention --checkpoint: the model's q, k, v of one layer on text; writes OUT.npy (and --probs).

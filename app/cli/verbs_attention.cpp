@@ -160,8 +160,26 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
     b.peak = args.has("peak");
     std::vector<std::string> sets = args.all("set");
     if (args.has("window")) {
-        if (!schemeByName(scheme).hasWindow)
-            throw InputError("--window: the scheme " + scheme + " has no window; allowed with: local, bca");
+        // The window of the scheme (local, bca) or of its method (rerope, leaky-rerope): both are set as window=W.
+        auto hasWindow = [](const RotaryMethodInfo& m) {
+            return std::any_of(m.params.begin(), m.params.end(), [](const ParamInfo& p) { return p.name == "window"; });
+        };
+        if (!schemeByName(scheme).hasWindow && !hasWindow(rotaryMethodByName(word.method.value_or("none")))) {
+            std::string schemes, methods;
+            for (const SchemeInfo& s : schemeCatalog())
+                if (s.hasWindow)
+                    schemes += (schemes.empty() ? "" : ", ") + s.name;
+            for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+                if (hasWindow(m))
+                    methods += (methods.empty() ? "" : ", ") + m.name;
+            throw InputError("--window: " + scheme + (word.method ? "+" + *word.method : "") +
+                             " has no window; allowed with the schemes " + schemes + " and the rotary methods " +
+                             methods + " (--scaling METHOD or SCHEME rope+METHOD)");
+        }
+        std::string given;
+        if (findAssignment(sets, "window", given))
+            throw InputError("--window " + args.text("window") + " and --set window=" + given +
+                             " both set the window; allowed: one of them");
         sets.push_back("window=" + args.text("window"));
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
@@ -461,7 +479,7 @@ void registerAttentionVerbs()
         {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},
         {"heads", OptionKind::Value, "attention: heads H (default 8)", "H"},
         {"dim", OptionKind::Value, "attention: head dimension D (default 64)", "D"},
-        {"window", OptionKind::Value, "attention: window W of local/bca", "W"},
+        {"window", OptionKind::Value, "attention: window W of local/bca or of the rerope/leaky-rerope method", "W"},
         {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
         contextOption("attention"),

@@ -45,34 +45,70 @@ Corpus corpusFromArgs(const ParsedArgs& args)
     return args.has("corpus") ? loadCorpusFile(args.text("corpus")) : loadDefaultCorpus();
 }
 
-LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args)
+LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& scheme, const ParsedArgs& args,
+                                    std::string* note)
 {
     const SchemeWord word = schemeWordFromArgs(scheme, args); // "rope+pi" is rope under pi, as --scaling pi
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
     if (word.scheme != loaded.model->config().scheme)
         throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
                          word.scheme);
-    applyScalingOptions(*loaded.model, args, word.method);
+    const std::string said = applyScalingOptions(*loaded.model, args, word.method);
+    if (note)
+        *note = said;
     return loaded;
 }
 
-void applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method)
+namespace {
+
+// What applyScalingOptions says it applied: the method and parameters in use, and whether they are the checkpoint's.
+std::string scalingNote(const ModelConfig& trained, const Model& model, bool setGiven)
 {
-    if (!method && !args.has("set"))
-        return;
-    // A named method replaces the checkpoint's wholly; --set alone changes the checkpoint's method's parameters. The
-    // checkpoint fixes the scheme's: --set takes the method's only (core's rule, named here as the option).
-    const RotaryMethodInfo& info = rotaryMethodByName(method.value_or(model.config().scaling));
-    std::vector<std::string> settings = method ? std::vector<std::string>{} : model.config().scalingSettings;
+    const SchemeSpec spec = model.schemeSpec();
+    const RotaryMethodInfo& used = rotaryMethodInfo(spec.scaling);
+    const std::string inUse = methodCurveLabel(spec.name(), used, spec.scalingParams);
+    const std::string changed = setGiven ? "changed by --set" : "";
+    if (used.name == trained.scaling) {
+        if (used.method == RotaryMethod::None)
+            return {};
+        return "using the checkpoint's scaling " + inUse + (setGiven ? " (its parameters " + changed + ")" : "") +
+               "; --scaling METHOD replaces it, --scaling none gives plain " + spec.name();
+    }
+    const SchemeSpec was = modelSchemeSpec(trained);
+    const std::string before =
+        trained.scaling == "none"
+            ? "plain " + spec.name()
+            : "scaling " + methodCurveLabel(spec.name(), rotaryMethodInfo(was.scaling), was.scalingParams);
+    if (used.method == RotaryMethod::None)
+        return "using plain " + spec.name() + " in place of the checkpoint's " + before;
+    return "using scaling " + inUse + " (the method's defaults" + (setGiven ? ", " + changed : "") +
+           ") in place of the checkpoint's " + before;
+}
+
+} // namespace
+
+std::string applyScalingOptions(Model& model, const ParsedArgs& args, const std::optional<std::string>& method)
+{
+    const ModelConfig trained = model.config();
+    // The checkpoint's own method, named or not, keeps the parameters it was trained with; another method starts
+    // from its defaults. --set changes either's parameters; the checkpoint fixes the scheme's, so --set takes the
+    // method's only (core's rule, named here as the option).
+    const RotaryMethodInfo& info = rotaryMethodByName(method.value_or(trained.scaling));
+    std::vector<std::string> settings =
+        info.name == trained.scaling ? trained.scalingSettings : std::vector<std::string>{};
     for (const std::string& a : args.all("set")) {
-        try {
-            checkMethodSetting(info, a);
-        } catch (const InputError& e) {
-            throw InputError("--set " + a + ": " + e.what());
-        }
+        checkScalingSet(info, a);
         settings.push_back(a);
     }
-    model.setScaling(method.value_or(model.config().scaling), settings);
+    if (info.name != trained.scaling || args.has("set"))
+        model.setScaling(info.name, settings);
+    return scalingNote(trained, model, args.has("set"));
+}
+
+void printScalingNote(const std::string& note, const ParsedArgs& args, std::ostream& err)
+{
+    if (!note.empty() && !args.has("quiet"))
+        err << note << std::endl;
 }
 
 std::vector<int> entropyLengthsFromArgs(const ParsedArgs& args, int maxLength)
@@ -189,6 +225,16 @@ struct TrainSetup {
     int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
 };
 
+// Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
+void initCheck(const std::function<void()>& check)
+{
+    try {
+        check();
+    } catch (const InputError& e) {
+        throw InputError("--init " + std::string(e.what()));
+    }
+}
+
 TrainSetup trainSetupFromArgs(const ParsedArgs& args)
 {
     TrainSetup s;
@@ -226,7 +272,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     if (init) {
         // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
         // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
-        checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run);
+        initCheck([&] { checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run); });
         const ModelConfig& was = init->model->config();
         mc.schemeSettings = was.schemeSettings;
         mc.scaling = was.scaling;
@@ -250,8 +296,8 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
-    if (init)
-        s.keptOriginalContext = keepOriginalContext(mc, init->model->config());
+    if (init) // --set original-context=N is the user's and wins (0: this run's context)
+        s.keptOriginalContext = keepOriginalContext(mc, init->model->config(), args.all("set"));
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
@@ -266,7 +312,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     validateModelConfig(mc);
     validateTrainConfig(tc);
     if (init)
-        checkInitCompatible(mc, *init, args.text("init"), run);
+        initCheck([&] { checkInitCompatible(mc, *init, args.text("init"), run); });
     return s;
 }
 
@@ -603,18 +649,13 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     }
     const std::optional<std::string> method =
         args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
-    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { applyScalingOptions(model, args, method); });
+    std::string note;
+    EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { note = applyScalingOptions(model, args, method); });
     Model& model = *setup.loaded.model;
     const EvalOptions& opt = setup.options;
-    if (!method && model.config().scaling != "none" && !args.has("quiet")) {
-        // The checkpoint's own method applies unless --scaling names another: say which, so no one mistakes it for
-        // plain rope.
-        const SchemeSpec spec = model.schemeSpec();
-        ctx.err << "using the checkpoint's scaling "
-                << methodCurveLabel(spec.name(), rotaryMethodInfo(spec.scaling), spec.scalingParams)
-                << (args.has("set") ? " (its parameters changed by --set)" : "")
-                << "; --scaling METHOD replaces it, --scaling none evaluates plain " << spec.name() << std::endl;
-    }
+    // The method and parameters in use, so no one takes the numbers for another's (plain rope's, or the checkpoint's
+    // own when another method is named).
+    printScalingNote(note, args, ctx.err);
 
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
@@ -681,9 +722,11 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
 
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx)
 {
-    // The options the model fixes (--heads, --set, --qk ...) are refused by the verb's usage form (cli.cpp).
+    // The options the model fixes (--heads, --qk ...) are refused by the verb's usage form (registerEntropy in
+    // verbs_schemes.cpp); --scaling and --set are read: the model under a length-extension method.
     applyThreadsOption(args);
-    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args); // under SCHEME's method or --scaling
+    std::string note;
+    LoadedCheckpoint loaded = checkpointOfScheme("entropy", scheme, args, &note); // SCHEME's method or --scaling
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());
     const std::vector<int> lengths = entropyLengthsFromArgs(args, model.maxLength());
@@ -692,6 +735,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
                   args.text("lengths", "16,...,4096"),
               "fewer or shorter --lengths");
     const Corpus corpus = corpusFromArgs(args);
+    printScalingNote(note, args, ctx.err);
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("entropy", args, args.text("o"));
         return 0;
@@ -715,11 +759,13 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
     return 0;
 }
 
-int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext&)
+int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx)
 {
-    // --q/--k/--v and the scheme's options are refused by the verb's usage form (cli.cpp): the model supplies them;
-    // --scaling (or SCHEME's method, "rope+yarn") and --set evaluate it under a length-extension method, as eval does.
-    LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args);
+    // --q/--k/--v and the scheme's options are refused by the verb's usage form (registerAttentionVerbs in
+    // verbs_attention.cpp): the model supplies them; --scaling (or SCHEME's method, "rope+yarn") and --set evaluate it
+    // under a length-extension method, as eval does.
+    std::string note;
+    LoadedCheckpoint loaded = checkpointOfScheme("attention", scheme, args, &note);
     Model& model = *loaded.model;
     const int layer = layerFromArgs(args, model.config());
     const int N = static_cast<int>(args.integer("length", model.config().context, 1, model.maxLength()));
@@ -730,6 +776,7 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
               "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
     const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
+    printScalingNote(note, args, ctx.err);
     model.forward(tokens.data(), nullptr, 1, N);
     writeAttentionOutputs(args, model.schemeSpec(), {1, H, N, D}, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());
@@ -762,6 +809,18 @@ std::vector<OptionDef> trainOptions()
               true}})
         options.push_back(o);
     return options;
+}
+
+// A fresh run needs SCHEME (or --scheme); one continuing a checkpoint (--init) has the checkpoint's.
+std::vector<UsageForm> trainForms()
+{
+    std::vector<std::string> fresh, continued;
+    for (const OptionDef& o : trainOptions()) {
+        continued.push_back(o.name);
+        if (o.name != "init")
+            fresh.push_back(o.name);
+    }
+    return {{"SCHEME", fresh, {}, {}}, {"[SCHEME] --init MODEL.safetensors", continued, {}, "init"}};
 }
 
 } // namespace
@@ -822,8 +881,11 @@ void registerModelVerbs()
                   0,
                   1,
                   runTrain,
-                  {},
-                  {{"o", {}, checkCheckpointFileName}}});
+                  trainForms(),
+                  {{"o", {}, checkCheckpointFileName}},
+                  "SCHEME may also be given as --scheme S, and may name a method (rope+yarn, as --scaling yarn). With "
+                  "--init it may be left out: the run continues the checkpoint's scheme (a SCHEME given must be the "
+                  "checkpoint's)."});
     registerVerb({"eval",
                   "MODEL.safetensors",
                   "loss, perplexity and bits per byte of a checkpoint at several lengths (train short, test long); "

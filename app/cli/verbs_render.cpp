@@ -194,7 +194,7 @@ void renderEntropy(const std::vector<std::string>& schemes, const ParsedArgs& ar
 {
     if (schemes.empty())
         throw InputError("render entropy: name at least one scheme");
-    const std::string qk = qkFromArgs("render entropy", args);
+    const std::string qk = qkFromArgs("render entropy", args, schemes.front()); // --set applies to the first
     PanelState panel = panelFromArgs(schemes, "entropy", args);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     // Every scheme follows `entropy --head-dim`'s rule (rope/xpos rotate heads of --head-dim), the first with its

@@ -132,7 +132,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
     const std::vector<int> lengths = entropyLengthsFromArgs(args, kMaxLength);
-    const std::string qk = qkFromArgs("entropy", args);
+    const std::string qk = qkFromArgs("entropy", args, scheme);
     const int headDim = static_cast<int>(args.integer("head-dim", 64, 1, 4096));
     const SchemeSpec spec = schemeSpecFromArgs(scheme, args, 8, headDim, "head dim --head-dim");
     refuseUnreadContext("entropy", {scheme}, args);
@@ -244,6 +244,7 @@ std::vector<OptionDef> withPictureOptions(std::vector<OptionDef> own, const std:
     return own;
 }
 
+// The names of `options` less `except`: a usage form's option list.
 std::vector<std::string> names(const std::vector<OptionDef>& options, const std::vector<std::string>& except = {})
 {
     std::vector<std::string> out;
