@@ -560,15 +560,23 @@ std::vector<SweepResult> parseResultLines(const std::vector<std::string>& lines,
 SweepResultsRead readSweepResults(const std::string& path, const SweepGrid* grid)
 {
     SweepResultsRead out;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        if (!fs::exists(path))
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        // No file yet is no result yet. Decided by this open's own errno: a check afterwards could find the file a
+        // writer created meanwhile and report the failed open as an error (seen under --jobs).
+        if (errno == ENOENT)
             return out;
         throw InputError(path + ": cannot be read: " + std::strerror(errno));
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::vector<std::string> lines = splitLines(ss.str(), out.tornTail);
+    std::string text;
+    try {
+        text = readWholeFd(fd, path);
+    } catch (const RunError& e) { // e.g. a folder where the file should be: the user's input, not a failed run
+        ::close(fd);
+        throw InputError(e.what());
+    }
+    ::close(fd);
+    std::vector<std::string> lines = splitLines(text, out.tornTail);
     if (out.tornTail)
         lines.pop_back();
     out.results = parseResultLines(lines, path, grid);

@@ -417,6 +417,8 @@ void TestSweep::badInput_data()
     QTest::newRow("collect no results") << "emitted" << QStringList{"collect", "DIR"} << "has no finished cell"
                                         << false;
     QTest::newRow("collect not a folder") << "" << QStringList{"collect", "DIR"} << "not a sweep folder" << false;
+    QTest::newRow("collect, results.jsonl a folder")
+        << "results folder" << QStringList{"collect", "DIR"} << "results.jsonl: cannot read: Is a directory" << false;
     QTest::newRow("bad emit") << "" << grid + QStringList{"--emit", "pbs", "-o", "DIR"} << "--emit pbs is not allowed"
                               << false;
     QTest::newRow("bad vary") << "" << grid + QStringList{"--vary", "window", "-o", "DIR"} << "--vary window" << false;
@@ -445,6 +447,10 @@ void TestSweep::badInput()
     QByteArray results;
     if (setup == "file") {
         writeAll(dir, "not a folder");
+    } else if (setup == "results folder") {
+        const CliResult r = runCli(grid + QStringList{"--emit", "parallel"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QDir().mkpath(dir + "/results.jsonl"));
     } else if (setup == "emitted") {
         const CliResult r = runCli(grid + QStringList{"--emit", "parallel"});
         QVERIFY2(r.exitCode == 0, r.err.constData());
