@@ -923,8 +923,7 @@ void TestBadInput::cli_data()
         init({"--set", "original-context=-5", "--context", "64", "--scaling", "yarn"}), 2,
         "scaling yarn: original-context = -5 is out of range; allowed: integers in [0, 1000000]",
         withModel(m_ropeCheckpoint));
-    row("train init original-context past the context",
-        init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
+    row("train init original-context past the context", init({"--scaling", "yarn", "--set", "original-context=16"}), 2,
         "scaling yarn: original-context = 16 must not exceed the context 8; allowed: integers in [0, 8]",
         withModel(m_ropeCheckpoint));
     row("train init scaling on alibi", init({"--scaling", "yarn"}), 2,

@@ -608,11 +608,12 @@ void TestCli::contextReadBySome_data()
     QTest::newRow("alibi --logn") << QStringList{"bias", "alibi", "--logn", "--context", "8"} << false;
     QTest::newRow("entropy bca") << QStringList{"entropy", "bca", "--lengths", "4", "--context", "8"} << false;
     // bench attention reads the method of a SCHEME word as --scaling (schemeWordFromArgs)
-    QTest::newRow("bench rope+yarn")
-        << QStringList{"bench", "attention", "rope+yarn", "--length", "32", "--repeat", "1", "--context", "8"} << false;
+    QTest::newRow("bench rope+yarn") << QStringList{"bench",    "attention", "rope+yarn", "--length", "32",
+                                                    "--repeat", "1",         "--context", "8"}
+                                     << false;
     QTest::newRow("bench --scheme rope --scaling rerope")
-        << QStringList{"bench", "attention", "--scheme", "rope", "--scaling", "rerope", "--length", "32", "--repeat",
-                       "1", "--context", "8"}
+        << QStringList{"bench",    "attention", "--scheme", "rope", "--scaling", "rerope",
+                       "--length", "32",        "--repeat", "1",    "--context", "8"}
         << false;
     QTest::newRow("compare, second scheme local")
         << QStringList{"render", "compare", "alibi", "local", "--context", "8"} << true;
@@ -716,12 +717,12 @@ void TestCli::benchNamesWhatItTimes_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("text");     // in the first line of the text output
     QTest::addColumn<QStringList>("json"); // PATH=VALUE of the --json object (PATH: keys joined by '/')
-    QTest::newRow("rerope") << QStringList{"--scheme", "rope", "--scaling", "rerope", "--context", "64", "--set",
-                                           "window=16"}
-                            << "attention rope+rerope (original-context=0, window=16) causal"
-                            << QStringList{"scheme=rope", "scaling=rerope", "scaling_parameters/window=16",
-                                           "scaling_parameters/original-context=0", "logn=false", "context=64",
-                                           "parameters/base=10000"};
+    QTest::newRow("rerope")
+        << QStringList{"--scheme", "rope", "--scaling", "rerope", "--context", "64", "--set", "window=16"}
+        << "attention rope+rerope (original-context=0, window=16) causal"
+        << QStringList{
+               "scheme=rope", "scaling=rerope", "scaling_parameters/window=16", "scaling_parameters/original-context=0",
+               "logn=false",  "context=64",     "parameters/base=10000"};
     // --window sets the method's window where the method has one, as --set window= does (it was refused: "rope has
     // no window").
     QTest::newRow("rerope --window") << QStringList{"rope+rerope", "--context", "64", "--window", "16"}

@@ -465,15 +465,30 @@ void TestRotary::scalingSettingsAreTheMethods_data()
     QTest::addColumn<QString>("method");
     QTest::addColumn<QString>("setting");
     QTest::addColumn<QString>("error"); // empty: accepted
-    QTest::newRow("yarn factor") << "rope" << "yarn" << "factor=2" << "";
-    QTest::newRow("rerope window") << "rope" << "rerope" << "window=3" << "";
-    QTest::newRow("yarn base") << "rope" << "yarn" << "base=500"
+    QTest::newRow("yarn factor") << "rope"
+                                 << "yarn"
+                                 << "factor=2"
+                                 << "";
+    QTest::newRow("rerope window") << "rope"
+                                   << "rerope"
+                                   << "window=3"
+                                   << "";
+    QTest::newRow("yarn base") << "rope"
+                               << "yarn"
+                               << "base=500"
                                << "method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast";
-    QTest::newRow("no method, dim") << "rope" << "none" << "dim=8"
+    QTest::newRow("no method, dim") << "rope"
+                                    << "none"
+                                    << "dim=8"
                                     << "method none has no parameter 'dim' (dim=8); its parameters: none";
-    QTest::newRow("no method, local window") << "local" << "none" << "window=4"
+    QTest::newRow("no method, local window") << "local"
+                                             << "none"
+                                             << "window=4"
                                              << "method none has no parameter 'window' (window=4)";
-    QTest::newRow("malformed") << "rope" << "pi" << "factor" << "method pi: setting 'factor' is not NAME=VALUE";
+    QTest::newRow("malformed") << "rope"
+                               << "pi"
+                               << "factor"
+                               << "method pi: setting 'factor' is not NAME=VALUE";
 }
 
 void TestRotary::scalingSettingsAreTheMethods()

@@ -783,8 +783,8 @@ void TestTrainCli::checkpointUnderMethod_data()
     QTest::addColumn<bool>("same");
     QTest::addColumn<bool>("render"); // needs the render verb
     const QStringList entropy{"entropy", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--lengths", "8,40"};
-    const QStringList attention{"attention", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@", "--length", "40",
-                                "-o",        "@OUT@.npy"};
+    const QStringList attention{"attention", "--checkpoint", "@MODEL@", "--corpus", "@CORPUS@",
+                                "--length",  "40",           "-o",      "@OUT@.npy"};
     auto with = [](const QString& word, QStringList args, const QStringList& extra = {}) {
         args.insert(1, word);
         return args + extra;
@@ -793,24 +793,23 @@ void TestTrainCli::checkpointUnderMethod_data()
         << with("rope+pi", entropy) << with("rope", entropy, {"--scaling", "pi"}) << "stdout" << true << false;
     QTest::newRow("entropy --scaling is read")
         << with("rope", entropy, {"--scaling", "pi"}) << with("rope", entropy) << "stdout" << false << false;
-    QTest::newRow("entropy --set is read") << with("rope", entropy, {"--scaling", "yarn", "--set", "factor=2"})
-                                           << with("rope", entropy, {"--scaling", "yarn"}) << "stdout" << false
-                                           << false;
+    QTest::newRow("entropy --set is read")
+        << with("rope", entropy, {"--scaling", "yarn", "--set", "factor=2"})
+        << with("rope", entropy, {"--scaling", "yarn"}) << "stdout" << false << false;
     QTest::newRow("attention --scaling is read")
         << with("rope", attention, {"--scaling", "yarn"}) << with("rope", attention) << "file" << false << false;
     QTest::newRow("attention rope+rerope is --scaling rerope")
         << with("rope+rerope", attention, {"--set", "window=5"})
         << with("rope", attention, {"--scaling", "rerope", "--set", "window=5"}) << "file" << true << false;
-    QTest::newRow("attention --set is read")
-        << with("rope+rerope", attention, {"--set", "window=5"}) << with("rope+rerope", attention) << "file" << false
-        << false;
-    const QStringList renderAttention{"render", "attention", "--checkpoint", "@MODEL@", "--repeat-to", "40", "-o",
-                                      "@OUT@.png"};
+    QTest::newRow("attention --set is read") << with("rope+rerope", attention, {"--set", "window=5"})
+                                             << with("rope+rerope", attention) << "file" << false << false;
+    const QStringList renderAttention{"render",      "attention", "--checkpoint", "@MODEL@",
+                                      "--repeat-to", "40",        "-o",           "@OUT@.png"};
     QTest::newRow("render attention --scaling is read")
         << renderAttention + QStringList{"--scaling", "rerope", "--set", "window=4"} << renderAttention << "file"
         << false << true;
-    const QStringList renderTrain{"render", "train", "--corpus", "@CORPUS@", "--steps", "2", "--quiet", "-o",
-                                  "@OUT@.png"};
+    const QStringList renderTrain{"render", "train",   "--corpus", "@CORPUS@", "--steps",
+                                  "2",      "--quiet", "-o",       "@OUT@.png"};
     QTest::newRow("render train rope+yarn is --scaling yarn")
         << renderTrain + QStringList{"rope+yarn", "--set", "factor=2"}
         << renderTrain + QStringList{"rope", "--scaling", "yarn", "--set", "factor=2"} << "file" << true << true;
@@ -841,8 +840,8 @@ void TestTrainCli::checkpointUnderMethod_data()
     QTest::newRow("attention --scaling of the checkpoint's own method")
         << with("rope", attentionYarn, {"--scaling", "yarn"}) << with("rope", attentionYarn) << "file" << true << false;
     QTest::newRow("render train --scaling is read")
-        << QStringList{"render", "train", "rope", "--scaling", "pi", "--corpus", "@CORPUS@", "--steps", "2", "-o",
-                       "@OUT@.png"}
+        << QStringList{"render",   "train",   "rope", "--scaling", "pi",       "--corpus",
+                       "@CORPUS@", "--steps", "2",    "-o",        "@OUT@.png"}
         << QStringList{"render", "train", "rope", "--corpus", "@CORPUS@", "--steps", "2", "-o", "@OUT@.png"} << "ppl"
         << false << true;
 }

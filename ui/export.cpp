@@ -40,8 +40,7 @@ void checkSize(const ImageOptions& options)
         !inside(options.size.height(), kMinPictureSide, kMaxPictureSide))
         throw InputError("image size " + std::to_string(options.size.width()) + " x " +
                          std::to_string(options.size.height()) + " is out of range; allowed: " +
-                         std::to_string(kMinPictureSide) + ".." + std::to_string(kMaxPictureSide) +
-                         " pixels per side");
+                         std::to_string(kMinPictureSide) + ".." + std::to_string(kMaxPictureSide) + " pixels per side");
     if (!inside(options.dpi, kMinPictureDpi, kMaxPictureDpi))
         throw InputError("dpi = " + std::to_string(options.dpi) + " is out of range; allowed: integers in [" +
                          std::to_string(kMinPictureDpi) + ", " + std::to_string(kMaxPictureDpi) + "]");

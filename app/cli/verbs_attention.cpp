@@ -145,10 +145,10 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
 {
     // `bench attention rope` and `bench attention --scheme rope` alike (also rope+rerope, as --scaling rerope); ALiBi
     // when neither.
-    const SchemeWord word = schemeWordFromArgs(args.positional.size() > 1 || args.has("scheme")
-                                                   ? schemeFromArgs(args, 1, "bench attention")
-                                                   : std::string("alibi"),
-                                               args);
+    const SchemeWord word =
+        schemeWordFromArgs(args.positional.size() > 1 || args.has("scheme") ? schemeFromArgs(args, 1, "bench attention")
+                                                                            : std::string("alibi"),
+                           args);
     const std::string& scheme = word.scheme;
     BenchSetup b;
     const int N = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
@@ -217,19 +217,19 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     r.json = schemeSpecJson(spec);
     r.json["logn"] = spec.logn;
     r.json.update({{"length", N},
-              {"heads", H},
-              {"dim", D},
-              {"threads", b.threads},
-              {"repeat", b.repeat},
-              {"flops", wholeNumbersAsIntegers(flops)},
-              {"forward_ms", fwd},
-              {"forward_ms_runs", runs.wallMs},
-              {"forward_gflops", flops / fwd * 1e-6},
-              {"extra_memory_mib", extraBytes / (1 << 20)},
-              {"forward_cpu_ms", fwdCpu},
-              {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
-              {"nominal_flops", wholeNumbersAsIntegers(nominalFlops)},
-              {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
+                   {"heads", H},
+                   {"dim", D},
+                   {"threads", b.threads},
+                   {"repeat", b.repeat},
+                   {"flops", wholeNumbersAsIntegers(flops)},
+                   {"forward_ms", fwd},
+                   {"forward_ms_runs", runs.wallMs},
+                   {"forward_gflops", flops / fwd * 1e-6},
+                   {"extra_memory_mib", extraBytes / (1 << 20)},
+                   {"forward_cpu_ms", fwdCpu},
+                   {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
+                   {"nominal_flops", wholeNumbersAsIntegers(nominalFlops)},
+                   {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
     if (window)
         r.json["window"] = spec.intParam("window");
     // The full label: rope+rerope with the method's parameters, logn, sinks.
@@ -458,8 +458,8 @@ void registerAttentionVerbs()
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",      "corpus", "length",
-                                                "probs",  "allow-long", "scaling",    "set",    "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",   "corpus", "length",
+                                                "probs",  "allow-long", "scaling", "set",    "o"};
     registerVerb(
         {"attention",
          "SCHEME",

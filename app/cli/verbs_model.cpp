@@ -647,8 +647,7 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         }
         return 0;
     }
-    const std::optional<std::string> method =
-        args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    const std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
     std::string note;
     EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { note = applyScalingOptions(model, args, method); });
     Model& model = *setup.loaded.model;
