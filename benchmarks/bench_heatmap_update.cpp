@@ -1,9 +1,9 @@
 // Benchmark (not a test): time from a parameter change to the repainted 1024 x 1024 bias heatmap in the real
 // BiasView (worker thread compute + colouring + paint), plus the stages alone. Prints medians in ms.
 // Run: QT_QPA_PLATFORM=offscreen build/bin/positionlab-bench-heatmap [--length N] [--repeat R]
-#include "compute.h"
-#include "heatmap_widget.h"
-#include "views.h"
+#include "workers/compute.h"
+#include "tabs/heatmap_widget.h"
+#include "tabs/views.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

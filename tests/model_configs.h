@@ -1,7 +1,7 @@
 // Small transformer configurations for the GUI tests: fast to build, save and run, with every field spelled out.
 #pragma once
 
-#include "model.h"
+#include "model/model.h"
 
 #include <string>
 

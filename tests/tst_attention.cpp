@@ -1,15 +1,15 @@
 // Attention engine tests: the fused kernel against core's plain twin (attention_reference.h), forward and backward;
 // the twin against this file's own formulas from design.md and its backward against finite differences (incl.
 // T5/KERPLE parameters); probabilities/entropy, thread-count independence, errors.
-#include "attention.h"
-#include "attention_reference.h"
-#include "bias_views.h"
+#include "attention/attention.h"
+#include "attention/attention_reference.h"
+#include "base/limits.h"
 #include "cli_runner.h"
-#include "entropy.h"
-#include "errors.h"
-#include "model.h"
-#include "npy.h"
-#include "random.h"
+#include "views/entropy.h"
+#include "base/errors.h"
+#include "model/model.h"
+#include "base/npy.h"
+#include "base/random.h"
 #include "test_main.h"
 
 #include <QJsonArray>

@@ -1,11 +1,11 @@
 // Bad input of every kind, for every CLI verb and loader: each must end in its one-line message and exit code.
-#include "checkpoint.h"
-#include "corpus.h"
-#include "errors.h"
-#include "model.h"
-#include "npy.h"
-#include "safetensors.h"
-#include "session.h"
+#include "model/checkpoint.h"
+#include "model/corpus.h"
+#include "base/errors.h"
+#include "model/model.h"
+#include "base/npy.h"
+#include "base/safetensors.h"
+#include "settings/session.h"
 #include "test_main.h"
 
 #include <QDir>
@@ -61,7 +61,7 @@ bool cliHasRender()
     return has;
 }
 
-// ---- .npy bytes built here, independently of core/npy.cpp ----
+// ---- .npy bytes built here, independently of core/base/npy.cpp ----
 
 QByteArray npyFile(const QByteArray& dict, const QByteArray& data, int major = 1)
 {
@@ -126,7 +126,7 @@ QByteArray goodNpy()
     return npyFile(npyDict("<f4", "(2, 4, 8)"), floats(ramp(64)));
 }
 
-// ---- safetensors bytes built here, independently of core/safetensors.cpp ----
+// ---- safetensors bytes built here, independently of core/base/safetensors.cpp ----
 
 struct StTensor {
     QString name;

@@ -1,10 +1,10 @@
 // maskedDifference (the Compare tab's A − B panel) against exact values: masks combined, never NaN or +inf, and
 // scheme pairs against their closed forms from design.md.
-#include "bias_difference.h"
-#include "bias_views.h"
-#include "errors.h"
-#include "position_bias.h"
-#include "schemes.h"
+#include "views/bias_difference.h"
+#include "views/bias_views.h"
+#include "base/errors.h"
+#include "schemes/position_bias.h"
+#include "schemes/schemes.h"
 #include "test_main.h"
 
 #include <QtTest>

@@ -1,11 +1,11 @@
 // Checkpoints and corpora: safetensors round trips, every corrupt-file case refused clearly, UTF-8 and split rules.
-#include "checkpoint.h"
-#include "corpus.h"
-#include "errors.h"
-#include "model.h"
-#include "safetensors.h"
+#include "model/checkpoint.h"
+#include "model/corpus.h"
+#include "base/errors.h"
+#include "model/model.h"
+#include "base/safetensors.h"
 #include "test_main.h"
-#include "training.h"
+#include "runs/training.h"
 
 #include <QtTest>
 

@@ -1,6 +1,6 @@
 // positionlab-cli as a user runs it: output formats, every scheme at many sizes, exit codes and atomic output.
 #include "cli_runner.h"
-#include "npy.h"
+#include "base/npy.h"
 #include "test_main.h"
 
 #include <QFile>

@@ -1,8 +1,8 @@
-// Lessons: parsing and checking of lesson files (core/lessons.h), the lessons that ship in both languages, and the
+// Lessons: parsing and checking of lesson files (core/lessons/lessons.h), the lessons that ship in both languages, and the
 // CLI's `lessons` and `render lesson` verbs (a broken file: exit 2 naming the file and the line).
 #include "cli_runner.h"
-#include "errors.h"
-#include "lessons.h"
+#include "base/errors.h"
+#include "lessons/lessons.h"
 #include "test_main.h"
 
 #include <QTemporaryDir>

@@ -1,16 +1,16 @@
 // The transformer against independent references: finite differences per layer and for the whole model, a PyTorch
 // reference of forward and gradients, falling training loss, reproducibility, evaluation windows, optimizer maths.
-#include "corpus.h"
-#include "errors.h"
-#include "evaluation.h"
-#include "layers.h"
-#include "model.h"
-#include "optimizer.h"
-#include "presets.h"
-#include "random.h"
-#include "safetensors.h"
+#include "model/corpus.h"
+#include "base/errors.h"
+#include "runs/evaluation.h"
+#include "model/layers.h"
+#include "model/model.h"
+#include "model/optimizer.h"
+#include "model/presets.h"
+#include "base/random.h"
+#include "base/safetensors.h"
 #include "test_main.h"
-#include "training.h"
+#include "runs/training.h"
 
 #include <omp.h>
 

@@ -1,15 +1,15 @@
 // Rotary length extension: frequencies, logit scales and probe scores against the committed NumPy reference
 // (tests/reference/make_rotary_reference.py), attention sinks in the bias view, and the `frequencies` verb.
-#include "bias_views.h"
-#include "checkpoint.h"
+#include "views/bias_views.h"
+#include "model/checkpoint.h"
 #include "cli_runner.h"
-#include "errors.h"
+#include "base/errors.h"
 #include "model_configs.h"
-#include "position_bias.h"
-#include "rotary_scaling.h"
-#include "safetensors.h"
+#include "schemes/position_bias.h"
+#include "schemes/rotary_scaling.h"
+#include "base/safetensors.h"
 #include "test_main.h"
-#include "training.h"
+#include "runs/training.h"
 
 #include <nlohmann/json.hpp>
 

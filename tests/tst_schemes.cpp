@@ -1,11 +1,11 @@
 // Scheme library against independent references: official ALiBi slopes, HF T5 buckets, closed forms, masks, entropy.
-#include "attention_internal.h"
-#include "bias_views.h"
-#include "entropy.h"
-#include "errors.h"
-#include "npy.h"
-#include "position_bias.h"
-#include "schemes.h"
+#include "attention/attention_internal.h"
+#include "views/bias_views.h"
+#include "views/entropy.h"
+#include "base/errors.h"
+#include "base/npy.h"
+#include "schemes/position_bias.h"
+#include "schemes/schemes.h"
 #include "test_main.h"
 
 #include <QFile>

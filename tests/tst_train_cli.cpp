@@ -1,11 +1,11 @@
 // positionlab-cli train / eval / entropy --checkpoint as a user runs them: outputs, exit codes, Ctrl-C, bad files.
-#include "checkpoint.h"
+#include "model/checkpoint.h"
 #include "cli_runner.h"
-#include "corpus.h"
-#include "model.h"
-#include "npy.h"
-#include "rotary_scaling.h"
-#include "safetensors.h"
+#include "model/corpus.h"
+#include "model/model.h"
+#include "base/npy.h"
+#include "schemes/rotary_scaling.h"
+#include "base/safetensors.h"
 #include "test_main.h"
 
 #include <QFile>

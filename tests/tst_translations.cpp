@@ -1,17 +1,17 @@
 // The translations: every message of translations/positionlab_*.ts translated with the same %N placeholders, the
 // .ts current with the sources (lupdate), core's scheme texts matched by ui's table, the window rebuilt in another
 // language, and positionlab-cli drawing its pictures in Chinese.
-#include "lessons.h"
+#include "lessons/lessons.h"
 #include "cli_runner.h"
-#include "compute.h"
-#include "i18n.h"
-#include "main_window.h"
-#include "model_compute.h"
-#include "errors.h"
-#include "scheme_panel.h"
+#include "workers/compute.h"
+#include "settings/i18n.h"
+#include "window/main_window.h"
+#include "workers/model_compute.h"
+#include "base/errors.h"
+#include "tabs/scheme_panel.h"
 #include "test_main.h"
 #include "test_settings.h"
-#include "views.h"
+#include "tabs/views.h"
 
 #include <QDir>
 #include <QFile>
@@ -235,7 +235,7 @@ void TestTranslations::schemeTextsMatchCore()
 {
     const QStringList stale = plab::ui::staleSchemeTexts();
     QVERIFY2(stale.isEmpty(), qPrintable(QStringLiteral("core's texts changed; update kSchemeTexts/kParamTexts in "
-                                                        "ui/i18n.cpp: ") +
+                                                        "ui/settings/i18n.cpp: ") +
                                          stale.join(QStringLiteral(", "))));
 }
 

@@ -1,11 +1,11 @@
 // The Lessons panel in the main window (offscreen): every shipped state applies to its view, Show me sets the panel
 // and the view as the state says, Back/Next walk through the figures, a broken file is listed with its error.
-#include "lessons_panel.h"
-#include "main_window.h"
-#include "scheme_panel.h"
-#include "views.h"
+#include "window/lessons_panel.h"
+#include "window/main_window.h"
+#include "tabs/scheme_panel.h"
+#include "tabs/views.h"
 
-#include "lessons.h"
+#include "lessons/lessons.h"
 #include "test_main.h"
 #include "test_settings.h"
 

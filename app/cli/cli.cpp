@@ -1,11 +1,11 @@
 // Argument parsing, the verb table and the top-level error policy of positionlab-cli.
 #include "cli.h"
 
-#include "atomic_file.h"
-#include "bias_views.h"
-#include "errors.h"
-#include "picture_limits.h"
-#include "rotary_scaling.h"
+#include "base/atomic_file.h"
+#include "base/limits.h"
+#include "base/errors.h"
+#include "base/picture_limits.h"
+#include "schemes/rotary_scaling.h"
 
 #include <omp.h>
 

@@ -1,11 +1,11 @@
 // The positionlab-cli command line: verb registry, argument parsing and dispatch (no Qt; `render` plugs in from ui/).
 #pragma once
 
-#include "attention.h"
-#include "lessons.h"
-#include "matrix_output.h"
-#include "method_comparison.h"
-#include "schemes.h"
+#include "attention/attention.h"
+#include "lessons/lessons.h"
+#include "base/matrix_output.h"
+#include "runs/method_comparison.h"
+#include "schemes/schemes.h"
 
 #include <functional>
 #include <map>
@@ -131,7 +131,7 @@ void refuseUnreadContext(const std::string& verb, const std::vector<std::string>
 // q and k) are refused, and so is --set dim of a rotary `scheme` (a SCHEME word, "rope+yarn" too): it rotates q and k
 // that are zero, and the head dim it must equal is --qk random's.
 std::string qkFromArgs(const std::string& verb, const ParsedArgs& args, const std::string& scheme);
-// --scaling METHOD: a rope/xpos length-extension method (core/rotary_scaling.h).
+// --scaling METHOD: a rope/xpos length-extension method (core/schemes/rotary_scaling.h).
 OptionDef scalingOption();
 // --set NAME=VALUE of a length-extension method (eval, the --checkpoint views, frequencies): core's checkMethodSetting,
 // its refusal named as the option ("--set dim=8: method none has no parameter 'dim' ..."), and with no method, how to

@@ -1,12 +1,12 @@
 // CLI verbs over the attention engine: `attention` (npy in, npy out) and `bench attention|gemm|peak` (timings as text
 // or JSON).
-#include "attention.h"
-#include "attention_peak.h"
-#include "bias_views.h"
+#include "attention/attention.h"
+#include "attention/attention_peak.h"
+#include "base/limits.h"
 #include "cli.h"
-#include "errors.h"
-#include "npy.h"
-#include "random.h"
+#include "base/errors.h"
+#include "base/npy.h"
+#include "base/random.h"
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // `positionlab-cli lessons`: the lessons of the app (or of a teacher's folder) with their titles and figure counts.
 #include "cli.h"
 
-#include "errors.h"
-#include "lessons.h"
+#include "base/errors.h"
+#include "lessons/lessons.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,22 +2,21 @@
 // arguments -> ui's request -> ui's headless picture writers (the GUI's figures and painters).
 #include "cli.h"
 
-#include "compute.h"
-#include "export.h"
-#include "headless.h"
-#include "i18n.h"
-#include "kept_models.h"
-#include "model_compute.h"
+#include "workers/compute.h"
+#include "painting/export.h"
+#include "workers/headless.h"
+#include "settings/i18n.h"
+#include "workers/kept_models.h"
+#include "workers/model_compute.h"
 
-#include "atomic_file.h"
-#include "bias_views.h"
-#include "checkpoint.h"
-#include "corpus.h"
-#include "errors.h"
-#include "lessons.h"
-#include "picture_limits.h"
-#include "rotary_scaling.h"
-#include "training.h"
+#include "base/atomic_file.h"
+#include "model/checkpoint.h"
+#include "model/corpus.h"
+#include "base/errors.h"
+#include "lessons/lessons.h"
+#include "base/picture_limits.h"
+#include "schemes/rotary_scaling.h"
+#include "runs/training.h"
 
 #include <QApplication>
 #include <QDir>

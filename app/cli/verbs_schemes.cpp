@@ -1,8 +1,9 @@
 // CLI verbs over the scheme library: schemes, bias, dot, entropy.
-#include "bias_views.h"
+#include "views/bias_views.h"
+#include "base/limits.h"
 #include "cli.h"
-#include "entropy.h"
-#include "errors.h"
+#include "views/entropy.h"
+#include "base/errors.h"
 
 #include <nlohmann/json.hpp>
 

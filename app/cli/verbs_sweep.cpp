@@ -1,10 +1,10 @@
 // CLI verbs for experiments with error bars: sweep (a grid run locally, resumable, or emitted for Slurm / GNU
 // parallel) and collect (mean, sd, min, max over seeds). The grid, cells, results file and statistics are core's.
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 #include "cli.h"
-#include "errors.h"
-#include "presets.h"
-#include "sweep.h"
+#include "base/errors.h"
+#include "model/presets.h"
+#include "runs/sweep.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
 // positionlab: the desktop application (thin main: the window and everything in it live in positionlab_ui).
-#include "gui_command_line.h"
-#include "i18n.h"
-#include "kept_models.h"
-#include "main_window.h"
-#include "screenshots.h"
+#include "window/gui_command_line.h"
+#include "settings/i18n.h"
+#include "workers/kept_models.h"
+#include "window/main_window.h"
+#include "window/screenshots.h"
 
 #include <QApplication>
 #include <QMessageBox>

@@ -1,9 +1,9 @@
 // libFuzzer target for model checkpoints: safetensors bytes -> metadata and config -> Model; only InputError may
 // come out, and memory must stay bounded (libFuzzer's -malloc_limit_mb reports a config that asks for too much).
-#include "checkpoint.h"
-#include "errors.h"
-#include "model.h"
-#include "safetensors.h"
+#include "model/checkpoint.h"
+#include "base/errors.h"
+#include "model/model.h"
+#include "base/safetensors.h"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 // libFuzzer target for corpus validation: findInvalidUtf8 against an independent decoder, makeCorpus never crashes.
-#include "corpus.h"
-#include "errors.h"
+#include "model/corpus.h"
+#include "base/errors.h"
 
 #include <cstdint>
 #include <cstdlib>

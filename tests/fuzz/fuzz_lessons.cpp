@@ -1,7 +1,7 @@
 // libFuzzer target for lesson files: parseLesson either accepts (states resolved, render arguments formed) or refuses
 // with an InputError that names the file and a line inside it; never a crash, a hang or another exception.
-#include "errors.h"
-#include "lessons.h"
+#include "base/errors.h"
+#include "lessons/lessons.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // libFuzzer target for the .npy reader: the in-memory and the streaming reader must agree, round-trip, never crash.
-#include "errors.h"
-#include "npy.h"
+#include "base/errors.h"
+#include "base/npy.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // libFuzzer target for the safetensors reader: refuse with InputError or accept, and what it accepts round-trips.
-#include "errors.h"
-#include "safetensors.h"
+#include "base/errors.h"
+#include "base/safetensors.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,7 @@
-// libFuzzer target for the GUI's session reader (ui/session.cpp, Qt Core only): parse, then read every field with
+// libFuzzer target for the GUI's session reader (ui/settings/session.cpp, Qt Core only): parse, then read every field with
 // every typed accessor, as restoring a window does; only InputError may come out.
-#include "errors.h"
-#include "session.h"
+#include "base/errors.h"
+#include "settings/session.h"
 
 #include <cstdint>
 #include <string>

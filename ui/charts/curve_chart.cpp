@@ -1,5 +1,5 @@
 // Qt Charts backend of the curve plots: builds a QChart from a CurveFigure, updates series in place, renders.
-#include "curve_chart.h"
+#include "charts/curve_chart.h"
 
 #include <QAreaSeries>
 #include <QChart>

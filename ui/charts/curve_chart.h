@@ -2,8 +2,8 @@
 // and a renderer, both driven by the plain CurveFigure, so swapping the backend touches these two files only.
 #pragma once
 
-#include "figures.h"
-#include "heatmap_painter.h"
+#include "painting/figures.h"
+#include "painting/heatmap_painter.h"
 
 #include <QWidget>
 

@@ -1,0 +1,75 @@
+// Fused multi-head attention with on-the-fly positional bias: forward, probabilities/entropy, backward.
+#pragma once
+
+#include "schemes/position_bias.h"
+
+#include <vector>
+
+namespace plab {
+
+// Layout of every tensor: contiguous row-major. q, k, v, out, dq, dk, dv: (B, H, N, D).
+// Scores: s(m, n) = (q_m . k_n / sqrt(D) + b_h(m, n)) * rowScale(m), masked keys excluded.
+// Rotary schemes (rope, xpos) are applied inside, with their length-extension method (scaled frequencies, logit
+// scale, ReRoPE's remapped positions as a second pass over the keys past the window): callers pass q and k *before*
+// rotation and get gradients with respect to those unrotated inputs. Attention sinks of local/bca are a second pass
+// too; passes are merged by their log-sum-exp, never through an N x N matrix.
+struct AttentionDims {
+    int batch = 1;
+    int heads = 1;
+    int length = 1;  // N
+    int headDim = 1; // D
+    size_t elements() const { return static_cast<size_t>(batch) * heads * length * headDim; }
+};
+
+struct AttentionOptions {
+    bool wantProbabilities = false; // fill probabilities (B, H, N, N); masked cells 0
+    bool wantRowEntropy = false;    // fill rowEntropy (B, H, N), nats
+};
+
+struct AttentionForward {
+    std::vector<float> out;       // (B, H, N, D)
+    std::vector<float> logSumExp; // (B, H, N) row log-sum-exp of the scores, all backward needs besides q, k, v, out
+    std::vector<float> probabilities; // (B, H, N, N) only when requested
+    std::vector<float> rowEntropy;    // (B, H, N) only when requested
+};
+
+// Tiled FlashAttention-style kernel: query blocks x key tiles with an online softmax, bias read from the per-distance
+// tables, tiles a mask hides never visited (local/bca cost O(N W)); extra memory O(N D) per thread, never N x N
+// unless probabilities are requested. OpenMP over (batch, head) or (head, query block); results are bit-identical
+// for any thread count. Safe inside an enclosing parallel region (then it runs on the calling thread).
+// Throws InputError when dims disagree with the bias (heads, length > maxLength) or the head dim is odd for rotary.
+AttentionForward attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                                  const float* v, const AttentionOptions& options = {});
+// The same into `result`, reusing its buffers: vectors that already have the right size are overwritten in place,
+// without reallocation or zero-fill, so a caller that runs attention repeatedly (training steps, a live view, a
+// benchmark) pays no page faults for the output. Unrequested probabilities/rowEntropy are cleared.
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options = {});
+
+// Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
+// q and k of shape (length, headDim) row-major, unrotated (rotary schemes rotate inside, as in attentionForward), or,
+// with q == nullptr, from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view)
+// comes from.
+std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
+                                          const float* k, int headDim);
+
+struct AttentionGradients {
+    std::vector<float> dq, dk, dv; // (B, H, N, D), w.r.t. the unrotated q and k
+    std::vector<double> dT5Values; // (num-buckets, H) when the scheme is t5
+    std::vector<double> dKerpleR1; // (H) when the scheme is kerple-power or kerple-log
+    std::vector<double> dKerpleR2; // (H)
+};
+
+// Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and
+// probabilities are recomputed per tile, FlashAttention-2 style). Deterministic for any thread count.
+AttentionGradients attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q,
+                                     const float* k, const float* v, const AttentionForward& forward,
+                                     const float* dOut);
+
+// The same, overwriting `grads` in place: no reallocation once its buffers are large enough and no zero-fill (every
+// element is written once). Training steps and benchmarks call this, so a call at large N times attention, not the
+// allocator's fresh pages.
+void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                       const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads);
+
+} // namespace plab

@@ -1,0 +1,211 @@
+// The fused attention kernel's plain twin (see attention_reference.h): rotate, then three passes over full (N, N)
+// matrices per head, scores -> softmax -> P V, and the backward through the same matrices.
+#include "attention/attention_reference.h"
+
+#include "attention/attention_internal.h"
+#include "base/errors.h"
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <limits>
+
+namespace plab {
+
+namespace {
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using FloatRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Head bh of a (B, H, N, D) tensor as an (N, D) matrix of doubles.
+Matrix headOf(const float* x, const AttentionDims& dims, int bh)
+{
+    const size_t offset = static_cast<size_t>(bh) * dims.length * dims.headDim;
+    return Eigen::Map<const FloatRows>(x + offset, dims.length, dims.headDim).cast<double>();
+}
+
+// Where a head's rows are rotated: row m at slope * m + offset (plain: at m). ReRoPE's keys past the window use a
+// second placement, q at w + (m - w)/k and k at n/k (rerope: q at w, k at 0), so P(m, n) = w + (m - n - w)/k.
+struct Placement {
+    double slope = 1, offset = 0;
+};
+
+// Row m of x (N, D) turned by its position's rotation R_m (transpose: by R_m^T, which carries gradients back).
+Matrix rotated(const detail::RotaryFrequencies& rotary, const Matrix& x, bool isKey, bool transpose = false,
+               Placement at = {})
+{
+    Matrix out = x;
+    const double sign = transpose ? -1.0 : 1.0;
+    for (int m = 0; m < x.rows(); ++m)
+        for (int i = 0; i < rotary.pairs(); ++i) {
+            double c, s;
+            rotary.rotation(at.slope * m + at.offset, i, isKey, c, s);
+            out(m, 2 * i) = c * x(m, 2 * i) - sign * s * x(m, 2 * i + 1);
+            out(m, 2 * i + 1) = sign * s * x(m, 2 * i) + c * x(m, 2 * i + 1);
+        }
+    return out;
+}
+
+// ReRoPE and leaky ReRoPE: the window w and the far placements of q and k; inactive for other schemes.
+struct Remap {
+    bool active = false;
+    int window = 0;
+    Placement query, key;
+    bool far(int m, int n) const { return active && m - n >= window; }
+};
+
+Remap remapOf(const PositionBias& bias, int length)
+{
+    const SchemeSpec& spec = bias.spec();
+    Remap r;
+    if (!detail::isRotary(spec) || !rotaryMethodInfo(spec.scaling).remapsPositions)
+        return r;
+    const RotaryScaling scaling = rotaryScaling(spec, length);
+    r.active = true;
+    r.window = scaling.window;
+    const bool leaky = std::isfinite(scaling.leak);
+    r.query = {leaky ? 1.0 / scaling.leak : 0.0, leaky ? r.window - r.window / scaling.leak : double(r.window)};
+    r.key = {leaky ? 1.0 / scaling.leak : 0.0, 0.0};
+    return r;
+}
+
+// One head's forward: the rotated inputs and the probabilities, all the backward needs.
+struct HeadForward {
+    Matrix Q, K, V;    // (N, D), Q and K rotated
+    Matrix Qfar, Kfar; // (N, D) rotated at the far placements (ReRoPE only)
+    Matrix P;          // (N, N)
+};
+
+HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                        const float* v, int bh, double* logSumExp, double* rowEntropy)
+{
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const int N = dims.length, h = bh % dims.heads;
+    HeadForward f;
+    f.Q = rotated(rotary, headOf(q, dims, bh), false);
+    f.K = rotated(rotary, headOf(k, dims, bh), true);
+    f.V = headOf(v, dims, bh);
+    // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf; past ReRoPE's window with the far
+    // placements instead.
+    Matrix S = f.Q * f.K.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
+    const Remap remap = remapOf(bias, N);
+    if (remap.active) {
+        f.Qfar = rotated(rotary, headOf(q, dims, bh), false, false, remap.query);
+        f.Kfar = rotated(rotary, headOf(k, dims, bh), true, false, remap.key);
+        const Matrix far = f.Qfar * f.Kfar.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
+        for (int m = 0; m < N; ++m)
+            for (int n = 0; n < N; ++n)
+                if (remap.far(m, n))
+                    S(m, n) = far(m, n);
+    }
+    for (int m = 0; m < N; ++m) {
+        for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m)
+                                            : -std::numeric_limits<double>::infinity();
+    }
+    // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
+    // -sum p log p = lse - sum p s over the visible cells (log p = s - lse).
+    f.P.resize(N, N); // (N, N)
+    for (int m = 0; m < N; ++m) {
+        const double rowMax = S.row(m).maxCoeff();
+        // std::exp, not Eigen's exp, which clamps -inf to e^-708: masked cells must be exactly 0.
+        f.P.row(m) = (S.row(m).array() - rowMax).unaryExpr([](double x) { return std::exp(x); });
+        const double sum = f.P.row(m).sum();
+        f.P.row(m) /= sum;
+        logSumExp[m] = rowMax + std::log(sum);
+        rowEntropy[m] =
+            logSumExp[m] - (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum();
+    }
+    return f;
+}
+
+void store(const Matrix& x, std::vector<double>& target, size_t offset)
+{
+    Eigen::Map<Matrix>(target.data() + offset, x.rows(), x.cols()) = x;
+}
+
+} // namespace
+
+AttentionReferenceForward attentionForwardReference(const PositionBias& bias, const AttentionDims& dims, const float* q,
+                                                    const float* k, const float* v)
+{
+    detail::validateAttention(bias, dims);
+    const int N = dims.length, heads = dims.batch * dims.heads;
+    AttentionReferenceForward result;
+    result.out.resize(dims.elements());
+    result.logSumExp.resize(static_cast<size_t>(heads) * N);
+    result.rowEntropy.resize(static_cast<size_t>(heads) * N);
+    result.probabilities.resize(static_cast<size_t>(heads) * N * N);
+    // Heads are independent: one per thread, each with single-threaded matrix products (as Eigen runs them inside a
+    // parallel region), so the results do not depend on the thread count.
+#pragma omp parallel for schedule(dynamic)
+    for (int bh = 0; bh < heads; ++bh) {
+        const size_t row = static_cast<size_t>(bh) * N;
+        const HeadForward f = forwardHead(bias, dims, q, k, v, bh, &result.logSumExp[row], &result.rowEntropy[row]);
+        store(f.P, result.probabilities, row * N);
+        // Pass 3, the output: P V.
+        store(f.P * f.V, result.out, row * dims.headDim); // (N, D)
+    }
+    return result;
+}
+
+AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias, const AttentionDims& dims,
+                                                       const float* q, const float* k, const float* v,
+                                                       const float* dOut)
+{
+    detail::validateAttention(bias, dims);
+    const int N = dims.length, heads = dims.batch * dims.heads;
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
+    AttentionReferenceGradients g;
+    g.dq.resize(dims.elements());
+    g.dk.resize(dims.elements());
+    g.dv.resize(dims.elements());
+    const size_t stride = static_cast<size_t>(2 * N - 1);
+    std::vector<double> headDistanceGrad(heads * stride, 0.0); // (B H, 2N - 1): d loss / d bias at r = m - n
+#pragma omp parallel for schedule(dynamic)                     // heads in parallel, as in the forward
+    for (int bh = 0; bh < heads; ++bh) {
+        std::vector<double> lse(N), entropy(N);
+        const HeadForward f = forwardHead(bias, dims, q, k, v, bh, lse.data(), entropy.data());
+        const Matrix dO = headOf(dOut, dims, bh); // (N, D)
+        const Matrix dP = dO * f.V.transpose();   // (N, N)
+        // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then through the logn factor of each row.
+        const Eigen::VectorXd delta = (f.P.array() * dP.array()).rowwise().sum(); // (N)
+        Matrix dS = f.P.array() * (dP.colwise() - delta).array();                 // (N, N)
+        for (int m = 0; m < N; ++m) {
+            dS.row(m) *= bias.rowScale(m);
+            for (int n = 0; n < N; ++n) // the bias depends on r = m - n alone; masked cells are 0
+                headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
+        }
+        const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
+        store(f.P.transpose() * dO, g.dv, offset); // (N, D)
+        const Remap remap = remapOf(bias, N);
+        if (!remap.active) {
+            store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
+            store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+            continue;
+        }
+        // ReRoPE: the far cells' gradient flows through the far placements.
+        Matrix dSfar = Matrix::Zero(N, N);
+        for (int m = 0; m < N; ++m)
+            for (int n = 0; n < N; ++n)
+                if (remap.far(m, n)) {
+                    dSfar(m, n) = dS(m, n);
+                    dS(m, n) = 0;
+                }
+        store(rotated(rotary, dS * f.K * invSqrtD, false, true) +
+                  rotated(rotary, dSfar * f.Kfar * invSqrtD, false, true, remap.query),
+              g.dq, offset);
+        store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true) +
+                  rotated(rotary, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.key),
+              g.dk, offset);
+    }
+    std::vector<double> distanceGrad(dims.heads * stride, 0.0); // (H, 2N - 1), summed over the batch in order
+    for (int bh = 0; bh < heads; ++bh)
+        for (size_t i = 0; i < stride; ++i)
+            distanceGrad[(bh % dims.heads) * stride + i] += headDistanceGrad[bh * stride + i];
+    detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
+    return g;
+}
+
+} // namespace plab

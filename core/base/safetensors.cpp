@@ -1,0 +1,345 @@
+// Safetensors serialisation and strict parsing (every offset, size and dtype checked before use).
+#include "base/safetensors.h"
+
+#include "base/atomic_file.h"
+#include "base/limits.h"
+#include "base/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace plab {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
+
+std::string shapeString(const std::vector<int64_t>& shape)
+{
+    std::string s = "(";
+    for (size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    if (shape.size() == 1)
+        s += ",";
+    return s + ")";
+}
+
+float halfToFloat(uint16_t h)
+{
+    const uint32_t sign = (h & 0x8000u) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1f;
+    uint32_t mantissa = h & 0x3ffu;
+    uint32_t bits;
+    if (exponent == 0) {
+        if (mantissa == 0) {
+            bits = sign;
+        } else { // subnormal: normalise
+            int e = -1;
+            do {
+                ++e;
+                mantissa <<= 1;
+            } while (!(mantissa & 0x400u));
+            bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mantissa & 0x3ffu) << 13;
+        }
+    } else if (exponent == 31) {
+        bits = sign | 0x7f800000u | mantissa << 13;
+    } else {
+        bits = sign | (exponent + 127 - 15) << 23 | mantissa << 13;
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+} // namespace
+
+std::string Tensor::shapeText() const
+{
+    return shapeString(shape);
+}
+
+std::string serializeSafetensors(const std::vector<TensorView>& tensors,
+                                 const std::map<std::string, std::string>& metadata)
+{
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    if (!metadata.empty())
+        header["__metadata__"] = metadata;
+    std::set<std::string> names;
+    uint64_t offset = 0;
+    for (const TensorView& t : tensors) {
+        if (t.name.empty() || t.name == "__metadata__")
+            throw InputError("safetensors: invalid tensor name '" + t.name + "'");
+        if (!names.insert(t.name).second)
+            throw InputError("safetensors: duplicate tensor name '" + t.name + "'");
+        uint64_t count = 1;
+        for (int64_t d : t.shape) {
+            if (d < 0)
+                throw InputError("safetensors: negative dimension in the shape of " + t.name);
+            count *= static_cast<uint64_t>(d);
+        }
+        if (count && !t.data)
+            throw InputError("safetensors: tensor " + t.name + " has no data");
+        header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * count}}};
+        offset += 4 * count;
+    }
+    std::string json = header.dump();
+    json.append((8 - json.size() % 8) % 8, ' '); // the data buffer starts 8-byte aligned
+    std::string bytes;
+    bytes.reserve(8 + json.size() + offset);
+    const uint64_t headerLength = json.size();
+    bytes.append(reinterpret_cast<const char*>(&headerLength), 8);
+    bytes += json;
+    for (const TensorView& t : tensors) {
+        uint64_t count = 1;
+        for (int64_t d : t.shape)
+            count *= static_cast<uint64_t>(d);
+        if (count)
+            bytes.append(reinterpret_cast<const char*>(t.data), 4 * count);
+    }
+    return bytes;
+}
+
+void writeSafetensors(const std::string& path, const std::vector<TensorView>& tensors,
+                      const std::map<std::string, std::string>& metadata)
+{
+    writeFileAtomically(path, serializeSafetensors(tensors, metadata));
+}
+
+namespace {
+
+// Refusals of one file name the file: "checkpoint SOURCE: what".
+struct FileProblem {
+    const std::string& source;
+    InputError operator()(const std::string& what) const { return InputError("checkpoint " + source + ": " + what); }
+};
+
+// The JSON header after the 8-byte length, and where the data buffer starts.
+nlohmann::json parseHeader(std::string_view bytes, const FileProblem& fail, size_t& bufferStart)
+{
+    if (bytes.size() < 8)
+        throw fail("file is " + std::to_string(bytes.size()) + " bytes, too short for a safetensors header length");
+    uint64_t headerLength = 0;
+    std::memcpy(&headerLength, bytes.data(), 8);
+    if (headerLength > kMaxSafetensorsHeader)
+        throw fail("header length " + std::to_string(headerLength) + " exceeds the limit of " +
+                   std::to_string(kMaxSafetensorsHeader) + " bytes (not a safetensors file?)");
+    if (headerLength > bytes.size() - 8)
+        throw fail("header length " + std::to_string(headerLength) + " runs past the end of the file (" +
+                   std::to_string(bytes.size()) + " bytes; truncated?)");
+    const std::string_view headerText = bytes.substr(8, headerLength);
+    if (headerText.empty() || headerText.front() != '{')
+        throw fail("header does not start with '{' (not a safetensors file?)");
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(headerText);
+    } catch (const nlohmann::json::exception& e) {
+        throw fail(std::string("header is not valid JSON: ") + e.what());
+    }
+    if (!header.is_object())
+        throw fail("header is not a JSON object");
+    bufferStart = 8 + headerLength;
+    return header;
+}
+
+void readMetadata(const nlohmann::json& entry, const FileProblem& fail, std::map<std::string, std::string>& metadata)
+{
+    if (!entry.is_object())
+        throw fail("__metadata__ is not an object of strings");
+    for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string())
+            throw fail("__metadata__ value of '" + key + "' is not a string");
+        metadata[key] = value.get<std::string>();
+    }
+}
+
+// Bytes per value of a dtype this reader converts; refuses the others.
+size_t dtypeSize(const std::string& dtype, const std::string& what, const FileProblem& fail)
+{
+    if (dtype == "F32")
+        return 4;
+    if (dtype == "F64")
+        return 8;
+    if (dtype == "F16" || dtype == "BF16")
+        return 2;
+    throw fail(what + " has dtype " + dtype + "; allowed: F32 (F64, F16, BF16 are converted)");
+}
+
+// `count` values of `dtype` at `src` as floats.
+void convertToFloat(const char* src, uint64_t count, const std::string& dtype, float* out)
+{
+    if (dtype == "F32") {
+        if (count)
+            std::memcpy(out, src, 4 * count);
+    } else if (dtype == "F64") {
+        for (uint64_t i = 0; i < count; ++i) {
+            double v;
+            std::memcpy(&v, src + 8 * i, 8);
+            out[i] = static_cast<float>(v);
+        }
+    } else {
+        for (uint64_t i = 0; i < count; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            if (dtype == "F16") {
+                out[i] = halfToFloat(h);
+            } else { // BF16: the top half of a float
+                const uint32_t bits = static_cast<uint32_t>(h) << 16;
+                std::memcpy(&out[i], &bits, 4);
+            }
+        }
+    }
+}
+
+// Where a tensor's bytes lie in the data buffer.
+struct Span {
+    uint64_t begin, end;
+    std::string name;
+};
+
+// One header entry checked field by field (dtype, shape, data_offsets inside the buffer and of the right size) and
+// its values converted to float.
+Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::string_view buffer,
+                  const FileProblem& fail, Span& span)
+{
+    const std::string what = "tensor '" + name + "'";
+    if (!entry.is_object())
+        throw fail(what + " is not an object");
+    for (const auto& [key, value] : entry.items()) {
+        (void)value;
+        if (key != "dtype" && key != "shape" && key != "data_offsets")
+            throw fail(what + " has an unknown field '" + key + "'");
+    }
+    if (!entry.contains("dtype") || !entry["dtype"].is_string())
+        throw fail(what + " has no dtype string");
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const size_t itemSize = dtypeSize(dtype, what, fail);
+    if (!entry.contains("shape") || !entry["shape"].is_array())
+        throw fail(what + " has no shape array");
+    Tensor tensor;
+    uint64_t count = 1;
+    for (const auto& d : entry["shape"]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0)
+            throw fail(what + " has a shape entry that is not a non-negative integer");
+        const auto dim = d.get<int64_t>();
+        if (dim > 0 && count > (uint64_t(1) << 40) / static_cast<uint64_t>(dim))
+            throw fail(what + " has an absurd shape");
+        count *= static_cast<uint64_t>(dim);
+        tensor.shape.push_back(dim);
+    }
+    const nlohmann::json* offsets = entry.contains("data_offsets") ? &entry["data_offsets"] : nullptr;
+    if (!offsets || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
+        !(*offsets)[1].is_number_unsigned())
+        throw fail(what + " needs data_offsets [begin, end] of non-negative integers");
+    const auto begin = (*offsets)[0].get<uint64_t>();
+    const auto end = (*offsets)[1].get<uint64_t>();
+    if (begin > end || end > buffer.size())
+        throw fail(what + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                   "] outside the data buffer of " + std::to_string(buffer.size()) + " bytes (truncated file?)");
+    if (end - begin != count * itemSize)
+        throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " + shapeString(tensor.shape) +
+                   " of " + dtype + " needs " + std::to_string(count * itemSize));
+    span = {begin, end, name};
+    tensor.data.resize(count);
+    convertToFloat(buffer.data() + begin, count, dtype, tensor.data.data());
+    return tensor;
+}
+
+// The tensors' spans tile the buffer exactly: no overlap, no hole, nothing after the last.
+void checkSpansTileBuffer(std::vector<Span> spans, uint64_t bufferSize, const FileProblem& fail)
+{
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+    uint64_t covered = 0;
+    for (const Span& s : spans) {
+        if (s.begin < covered)
+            throw fail("tensor '" + s.name + "' overlaps the data of another tensor");
+        if (s.begin > covered)
+            throw fail("the data buffer has a hole before tensor '" + s.name + "' (bytes " + std::to_string(covered) +
+                       ".." + std::to_string(s.begin) + " belong to no tensor)");
+        covered = s.end;
+    }
+    if (covered != bufferSize)
+        throw fail("the data buffer has " + std::to_string(bufferSize - covered) +
+                   " trailing bytes that belong to no tensor");
+}
+
+} // namespace
+
+SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& source)
+{
+    const FileProblem fail{source};
+    size_t bufferStart = 0;
+    const nlohmann::json header = parseHeader(bytes, fail, bufferStart);
+    const std::string_view buffer = bytes.substr(bufferStart);
+    SafetensorsFile file;
+    std::vector<Span> spans;
+    for (const auto& [name, entry] : header.items()) {
+        if (name == "__metadata__") {
+            readMetadata(entry, fail, file.metadata);
+            continue;
+        }
+        Span span;
+        file.tensors[name] = readTensor(name, entry, buffer, fail, span);
+        spans.push_back(std::move(span));
+    }
+    checkSpansTileBuffer(std::move(spans), buffer.size(), fail);
+    return file;
+}
+
+SafetensorsFile readSafetensors(const std::string& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw InputError("checkpoint " + path + " does not exist");
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError("checkpoint " + path + " is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError("cannot read checkpoint " + path + ": " + std::strerror(errno));
+    // Read only what the header declares (plus one byte to detect trailing data), in chunks, so a device, a pipe
+    // or a crafted header is refused with an estimate instead of being slurped into memory.
+    std::string bytes;
+    auto readUpTo = [&](uint64_t upTo) {
+        constexpr uint64_t kChunk = uint64_t(1) << 20;
+        while (bytes.size() < upTo && in) {
+            const size_t have = bytes.size();
+            const auto want = static_cast<size_t>(std::min<uint64_t>(kChunk, upTo - have));
+            bytes.resize(have + want);
+            in.read(bytes.data() + have, static_cast<std::streamsize>(want));
+            bytes.resize(have + static_cast<size_t>(in.gcount()));
+        }
+    };
+    readUpTo(8);
+    if (bytes.size() < 8)
+        return parseSafetensors(bytes, path); // throws the precise message
+    uint64_t headerLength = 0;
+    std::memcpy(&headerLength, bytes.data(), 8);
+    if (headerLength > kMaxSafetensorsHeader)
+        return parseSafetensors(bytes, path);
+    readUpTo(8 + headerLength);
+    uint64_t dataEnd = 0;
+    if (bytes.size() == 8 + headerLength) {
+        const nlohmann::json header = nlohmann::json::parse(bytes.substr(8), nullptr, false);
+        if (header.is_object())
+            for (const auto& [name, entry] : header.items())
+                if (name != "__metadata__" && entry.is_object() && entry.contains("data_offsets") &&
+                    entry["data_offsets"].is_array() && entry["data_offsets"].size() == 2 &&
+                    entry["data_offsets"][1].is_number_unsigned())
+                    dataEnd = std::max(dataEnd, entry["data_offsets"][1].get<uint64_t>());
+    }
+    // The file's bytes and the float32 copies are both in memory while parsing.
+    checkMemoryEstimate(2.0 * static_cast<double>(dataEnd), "checkpoint " + path + " (its header declares " +
+                                                                std::to_string(dataEnd) + " bytes of tensors)");
+    readUpTo(8 + headerLength + dataEnd + 1);
+    return parseSafetensors(bytes, path);
+}
+
+} // namespace plab

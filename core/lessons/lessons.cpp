@@ -1,0 +1,653 @@
+// Parsing and checking of lesson files: Markdown prose with ```json state blocks, every error naming file and line.
+#include "lessons/lessons.h"
+
+#include "base/errors.h"
+#include "model/model.h"
+#include "model/presets.h"
+#include "schemes/rotary_scaling.h"
+#include "schemes/schemes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace plab {
+
+namespace {
+
+constexpr int kMaxLessonHeads = 128;   // the GUI panel's range
+constexpr int kMaxLessonLength = 4096; // bias and compare pictures
+constexpr int kMaxEntropyLength = 65536;
+constexpr int kMaxRepeat = 2048;
+constexpr size_t kMaxLessonBytes = 1 << 20;
+const char* const kEntropyHeadDimName = "entropy view's head dim";
+constexpr int kEntropyHeadDim = 64;
+
+std::string shortNumber(double value)
+{
+    char buffer[64];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return std::string(buffer, result.ptr);
+}
+
+std::string joined(const std::vector<std::string>& items)
+{
+    std::string out;
+    for (const std::string& s : items)
+        out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+const std::map<LessonView, std::set<std::string>>& allowedKeys()
+{
+    static const std::map<LessonView, std::set<std::string>> keys = {
+        {LessonView::Bias,
+         {"view", "caption", "scheme", "params", "heads", "head", "length", "bidirectional", "context", "logn",
+          "buckets"}},
+        {LessonView::Compare,
+         {"view", "caption", "schemes", "params", "heads", "head", "length", "bidirectional", "context", "logn",
+          "difference", "separate_scales"}},
+        {LessonView::Dot, {"view", "caption", "curves", "max_distance", "log_x"}},
+        {LessonView::Entropy,
+         {"view", "caption", "schemes", "params", "heads", "head", "bidirectional", "context", "logn", "lengths", "qk",
+          "seed", "measure"}},
+        {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to"}},
+        {LessonView::Train, {"view", "caption", "schemes", "preset"}},
+    };
+    return keys;
+}
+
+// Reads one state block; every message starts "NAME:LINE: " with the line of the key at fault.
+class StateReader {
+public:
+    StateReader(const std::string& name, int firstLine, const std::vector<std::string>& lines)
+        : m_name(name), m_firstLine(firstLine), m_lines(lines)
+    {
+    }
+
+    [[noreturn]] void fail(const std::string& key, const std::string& message) const
+    {
+        throw InputError(m_name + ":" + std::to_string(lineOf(key)) + ": " + message);
+    }
+
+    // The line where "key" first appears in the block (the block's first line when it does not).
+    int lineOf(const std::string& key) const
+    {
+        if (!key.empty()) {
+            const std::string quoted = "\"" + key + "\"";
+            for (size_t i = 0; i < m_lines.size(); ++i)
+                if (m_lines[i].find(quoted) != std::string::npos)
+                    return m_firstLine + static_cast<int>(i);
+        }
+        return m_firstLine;
+    }
+
+    nlohmann::json parse() const
+    {
+        std::string text;
+        std::vector<size_t> lineStarts;
+        for (const std::string& l : m_lines) {
+            lineStarts.push_back(text.size());
+            text += l + "\n";
+        }
+        try {
+            return nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error& e) {
+            // e.byte is 1-based and points just past the offending character.
+            const size_t at = e.byte > 0 ? e.byte - 1 : 0;
+            const auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), at);
+            const int line = m_firstLine + static_cast<int>(std::max<std::ptrdiff_t>(0, it - lineStarts.begin() - 1));
+            throw InputError(m_name + ":" + std::to_string(line) + ": the state block is not valid JSON (" +
+                             syntaxHint(e) + ")");
+        } catch (const nlohmann::json::exception&) {
+            throw InputError(m_name + ":" + std::to_string(m_firstLine) + ": the state block is not valid JSON");
+        }
+    }
+
+    int integer(const nlohmann::json& j, const std::string& key, int fallback, long long lo, long long hi) const
+    {
+        if (!j.contains(key))
+            return fallback;
+        const nlohmann::json& v = j.at(key);
+        if (!v.is_number_integer())
+            fail(key, "\"" + key + "\" = " + v.dump() + " is not an integer; allowed: integers in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        const long long x =
+            v.is_number_unsigned()
+                ? static_cast<long long>(std::min<unsigned long long>(v.get<unsigned long long>(), 1ULL << 62))
+                : v.get<long long>();
+        if (x < lo || x > hi)
+            fail(key, "\"" + key + "\" = " + v.dump() + " is out of range; allowed: integers in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return static_cast<int>(x);
+    }
+
+    bool boolean(const nlohmann::json& j, const std::string& key, bool fallback) const
+    {
+        if (!j.contains(key))
+            return fallback;
+        if (!j.at(key).is_boolean())
+            fail(key, "\"" + key + "\" = " + j.at(key).dump() + " is not allowed; allowed: true, false");
+        return j.at(key).get<bool>();
+    }
+
+    std::string string(const nlohmann::json& j, const std::string& key, const std::string& fallback) const
+    {
+        if (!j.contains(key))
+            return fallback;
+        if (!j.at(key).is_string())
+            fail(key, "\"" + key + "\" = " + j.at(key).dump() + " is not a string");
+        return j.at(key).get<std::string>();
+    }
+
+    std::string choice(const nlohmann::json& j, const std::string& key, const std::string& fallback,
+                       const std::vector<std::string>& allowed) const
+    {
+        const std::string value = string(j, key, fallback);
+        if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+            fail(key, "\"" + key + "\" = '" + value + "' is not allowed; allowed: " + joined(allowed));
+        return value;
+    }
+
+    // A scheme name, or a rotary scheme with a length-extension method ("rope+yarn", as the compare view names it).
+    std::string schemeName(const std::string& key, const std::string& name) const
+    {
+        try {
+            const auto [scheme, method] = splitSchemeLabel(name);
+            const SchemeInfo& info = schemeByName(scheme);
+            const RotaryMethodInfo& m = rotaryMethodByName(method);
+            if (m.method != RotaryMethod::None && !info.rotary)
+                throw InputError("'" + name + "': a length-extension method needs a rotary scheme (rope, xpos)");
+            return m.method == RotaryMethod::None ? info.name : info.name + "+" + m.name;
+        } catch (const InputError& e) {
+            fail(key, e.what());
+        }
+    }
+
+    std::vector<std::string> schemeList(const nlohmann::json& j, const std::string& key, size_t lo, size_t hi) const
+    {
+        if (!j.contains(key))
+            fail(key, "this view needs \"" + key + "\": a list of " + std::to_string(lo) +
+                          (hi == lo   ? ""
+                           : hi > 100 ? " or more"
+                                      : " to " + std::to_string(hi)) +
+                          " scheme names");
+        const nlohmann::json& list = j.at(key);
+        if (!list.is_array() || list.size() < lo || list.size() > hi)
+            fail(key, "\"" + key + "\" = " + list.dump() + " is not allowed; allowed: a list of " + std::to_string(lo) +
+                          (hi > 100 ? " or more" : " to " + std::to_string(hi)) + " scheme names");
+        std::vector<std::string> names;
+        for (const nlohmann::json& s : list) {
+            if (!s.is_string())
+                fail(key, "\"" + key + "\" holds " + s.dump() + "; allowed: scheme names");
+            names.push_back(schemeName(key, s.get<std::string>()));
+        }
+        return names;
+    }
+
+    // Runs a spec check, blaming the scheme and params keys for what it refuses.
+    template <typename Check>
+    void checkSpec(const char* key, const Check& check) const
+    {
+        try {
+            check();
+        } catch (const InputError& e) {
+            fail(key, e.what());
+        }
+    }
+
+private:
+    static std::string syntaxHint(const nlohmann::json::parse_error& e)
+    {
+        // "[json.exception.parse_error.101] parse error at line 2, column 5: syntax error while parsing object -
+        // unexpected '}'; expected string literal": keep what follows the last ": ".
+        const std::string what = e.what();
+        const size_t colon = what.rfind(": ");
+        return colon == std::string::npos ? "syntax error" : what.substr(colon + 2);
+    }
+
+    std::string m_name;
+    int m_firstLine;
+    const std::vector<std::string>& m_lines;
+};
+
+// The keys every view shares: the view itself, the caption, and the scheme settings (heads, length, mask, params).
+void readCommonKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (!j.is_object())
+        r.fail("", "a state block must be a JSON object such as {\"view\": \"bias\", \"scheme\": \"alibi\"}");
+    if (!j.contains("view"))
+        r.fail("", "the state has no \"view\"; allowed: " + joined(lessonViewNames()));
+    const std::string view = r.choice(j, "view", "", lessonViewNames());
+    s.view = static_cast<LessonView>(std::find(lessonViewNames().begin(), lessonViewNames().end(), view) -
+                                     lessonViewNames().begin());
+    const std::set<std::string>& allowed = allowedKeys().at(s.view);
+    for (const auto& [key, value] : j.items())
+        if (!allowed.count(key))
+            r.fail(key, "unknown key \"" + key + "\" for the " + view +
+                            " view; allowed: " + joined(std::vector<std::string>(allowed.begin(), allowed.end())));
+    s.caption = r.string(j, "caption", "");
+
+    s.heads = r.integer(j, "heads", 8, 1, kMaxLessonHeads);
+    s.head = r.integer(j, "head", 0, 0, s.view == LessonView::Attention ? kMaxLessonHeads - 1 : s.heads - 1);
+    s.length = r.integer(j, "length", 32, 1, kMaxLessonLength);
+    s.bidirectional = r.boolean(j, "bidirectional", false);
+    s.context = r.integer(j, "context", 0, 0, kMaxLength);
+    s.logn = r.boolean(j, "logn", false);
+    if (s.logn && s.context == 0)
+        r.fail("logn",
+               "\"logn\" needs \"context\", the training context L past which scores are scaled by log(m+1)/log(L)");
+    if (j.contains("params")) {
+        const nlohmann::json& params = j.at("params");
+        if (!params.is_object())
+            r.fail("params", "\"params\" must be an object of NAME: number, e.g. {\"r1\": 0.5}");
+        for (const auto& [name, value] : params.items()) {
+            if (!value.is_number())
+                r.fail("params", "params." + name + " = " + value.dump() + " is not a number");
+            s.params[name] = value.get<double>();
+        }
+    }
+}
+
+void readBiasKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (!j.contains("scheme"))
+        r.fail("", "the bias view needs \"scheme\"");
+    s.schemes = {r.schemeName("scheme", r.string(j, "scheme", ""))};
+    s.buckets = r.boolean(j, "buckets", false);
+    if (s.buckets && s.schemes[0] != "t5")
+        r.fail("buckets", "\"buckets\" is for the t5 scheme only (got " + s.schemes[0] + ")");
+    r.checkSpec(j.contains("params") ? "params" : "scheme", [&] {
+        const auto [scheme, method] = splitSchemeLabel(s.schemes[0]);
+        makeSchemeSpec(scheme, s.heads, s.bidirectional, s.settings(), s.context, s.logn, method);
+    });
+}
+
+void readCompareKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.schemes = r.schemeList(j, "schemes", 2, 4);
+    s.difference = r.boolean(j, "difference", false);
+    s.separateScales = r.boolean(j, "separate_scales", false);
+    r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
+        for (size_t i = 0; i < s.schemes.size(); ++i) {
+            const auto [scheme, method] = splitSchemeLabel(s.schemes[i]);
+            makeSchemeSpec(scheme, s.heads, s.bidirectional && schemeByName(scheme).bidirectionalAllowed,
+                           i == 0 ? s.settings() : std::vector<std::string>{}, s.context, s.logn, method);
+        }
+    });
+}
+
+void readDotKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (j.contains("curves")) {
+        const nlohmann::json& list = j.at("curves");
+        if (!list.is_array() || list.empty() || list.size() > 16)
+            r.fail("curves", "\"curves\" must be a list of 1 to 16 [dim, base] pairs, e.g. [[128, 10000]]");
+        s.curves.clear();
+        for (const nlohmann::json& c : list) {
+            const bool pair = c.is_array() && c.size() == 2 && c[0].is_number_integer() && c[1].is_number();
+            const long long dim = pair ? c[0].get<long long>() : 0;
+            const double base = pair ? c[1].get<double>() : 0;
+            if (dim < 2 || dim > 4096 || dim % 2 != 0 || !(base > 1) || !std::isfinite(base))
+                r.fail("curves", "\"curves\" holds " + c.dump() +
+                                     "; allowed: [dim, base] with an even dim in [2, "
+                                     "4096] and a base > 1");
+            s.curves.emplace_back(static_cast<int>(dim), base);
+        }
+    }
+    s.maxDistance = r.integer(j, "max_distance", 256, 1, 100000);
+    s.logX = r.boolean(j, "log_x", false);
+}
+
+void readEntropyKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.schemes = r.schemeList(j, "schemes", 1, 16);
+    if (j.contains("lengths")) {
+        const nlohmann::json& list = j.at("lengths");
+        if (!list.is_array() || list.empty() || list.size() > 32)
+            r.fail("lengths",
+                   "\"lengths\" must be a list of 1 to 32 lengths in [1, " + std::to_string(kMaxEntropyLength) + "]");
+        s.lengths.clear();
+        for (const nlohmann::json& n : list) {
+            if (!n.is_number_integer() || n.get<long long>() < 1 || n.get<long long>() > kMaxEntropyLength)
+                r.fail("lengths", "\"lengths\" holds " + n.dump() + "; allowed: integers in [1, " +
+                                      std::to_string(kMaxEntropyLength) + "]");
+            s.lengths.push_back(n.get<int>());
+        }
+    }
+    s.qk = r.choice(j, "qk", "zero", {"zero", "random"});
+    s.seed = r.integer(j, "seed", 0, 0, 1 << 30);
+    s.measure = r.choice(j, "measure", "last", {"last", "mean"});
+    r.checkSpec(j.contains("params") ? "params" : "schemes", [&] {
+        for (size_t i = 0; i < s.schemes.size(); ++i) {
+            const auto [scheme, method] = splitSchemeLabel(s.schemes[i]);
+            makeSchemeSpecForHeadDim(scheme, s.heads, s.bidirectional && schemeByName(scheme).bidirectionalAllowed,
+                                     i == 0 ? s.settings() : std::vector<std::string>{}, kEntropyHeadDim,
+                                     kEntropyHeadDimName, s.context, s.logn, method);
+        }
+    });
+}
+
+void readAttentionKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    if (!j.contains("model"))
+        r.fail("", "the attention view needs \"model\": the scheme of the demo model that reads the text");
+    s.schemes = {r.schemeName("model", r.string(j, "model", ""))};
+    if (!j.contains("text"))
+        r.fail("", "the attention view needs \"text\": the text the model reads");
+    s.text = r.string(j, "text", "");
+    if (s.text.empty() || s.text.size() > static_cast<size_t>(kMaxRepeat))
+        r.fail("text",
+               "\"text\" has " + std::to_string(s.text.size()) + " bytes; allowed: 1 to " + std::to_string(kMaxRepeat));
+    if (j.contains("layer"))
+        s.layer = r.integer(j, "layer", 0, 0, 63);
+    s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
+}
+
+void readTrainKeys(const StateReader& r, LessonState& s)
+{
+    s.schemes = r.schemeList(s.json, "schemes", 1, 1000);
+    s.preset = r.choice(s.json, "preset", "demo", presetNames());
+}
+
+LessonState readState(const StateReader& r, int firstLine)
+{
+    // Each view's own keys after the ones they share.
+    using KeyReader = void (*)(const StateReader&, LessonState&);
+    static const std::map<LessonView, KeyReader> readers = {
+        {LessonView::Bias, readBiasKeys},
+        {LessonView::Compare, readCompareKeys},
+        {LessonView::Dot, readDotKeys},
+        {LessonView::Entropy, readEntropyKeys},
+        {LessonView::Attention, readAttentionKeys},
+        {LessonView::Train, readTrainKeys},
+    };
+    LessonState s;
+    s.line = firstLine;
+    s.json = r.parse();
+    readCommonKeys(r, s);
+    readers.at(s.view)(r, s);
+    return s;
+}
+
+struct LessonName {
+    int number = 0;
+    std::string slug;
+    std::string language;
+};
+
+std::optional<LessonName> lessonName(const std::string& path)
+{
+    static const std::regex pattern(R"(^([0-9]{2,4})-([a-z0-9][a-z0-9-]*)(\.([A-Za-z_]+))?\.md$)");
+    const std::string base = std::filesystem::path(path).filename().string();
+    std::smatch m;
+    if (!std::regex_match(base, m, pattern))
+        return std::nullopt;
+    return LessonName{std::stoi(m[1].str()), m[2].str(), m[4].matched ? m[4].str() : std::string("en")};
+}
+
+std::vector<std::string> splitLines(const std::string& text)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string trimmed(const std::string& s)
+{
+    const size_t a = s.find_first_not_of(" \t");
+    if (a == std::string::npos)
+        return {};
+    return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+} // namespace
+
+const std::vector<std::string>& lessonViewNames()
+{
+    static const std::vector<std::string> names = {"bias", "compare", "dot", "entropy", "attention", "train"};
+    return names;
+}
+
+std::string lessonViewName(LessonView view)
+{
+    return lessonViewNames().at(static_cast<size_t>(view));
+}
+
+std::vector<std::string> LessonState::settings() const
+{
+    std::vector<std::string> out;
+    for (const auto& [name, value] : params)
+        out.push_back(name + "=" + shortNumber(value));
+    return out;
+}
+
+Lesson parseLesson(const LessonSource& source)
+{
+    const std::string& name = source.name;
+    const std::optional<LessonName> parsedName = lessonName(name);
+    if (!parsedName)
+        throw InputError(name + ":1: a lesson file is named NN-slug.md or NN-slug.LANG.md (e.g. 05-alibi-slopes.md, "
+                                "05-alibi-slopes.zh_CN.md)");
+    if (source.text.size() > kMaxLessonBytes)
+        throw InputError(name + ":1: too large for a lesson (" + std::to_string(source.text.size()) +
+                         " bytes; allowed: up to " + std::to_string(kMaxLessonBytes) + ")");
+    Lesson lesson;
+    lesson.file = name;
+    lesson.number = parsedName->number;
+    lesson.slug = parsedName->slug;
+    lesson.language = parsedName->language;
+
+    const std::vector<std::string> lines = splitLines(source.text);
+    size_t i = 0;
+    while (i < lines.size() && trimmed(lines[i]).empty())
+        ++i;
+    if (i == lines.size() || lines[i].rfind("# ", 0) != 0 || trimmed(lines[i].substr(2)).empty())
+        throw InputError(name + ":" + std::to_string(i + 1) + ": a lesson starts with its title line, \"# Title\"");
+    lesson.title = trimmed(lines[i].substr(2));
+    ++i;
+
+    std::string prose;
+    auto flushProse = [&] {
+        if (!trimmed(prose).empty())
+            lesson.segments.push_back({prose, -1});
+        prose.clear();
+    };
+    while (i < lines.size()) {
+        const std::string t = trimmed(lines[i]);
+        if (t.rfind("```", 0) == 0) {
+            const std::string info = trimmed(t.substr(3));
+            const size_t open = i;
+            size_t close = i + 1;
+            while (close < lines.size() && trimmed(lines[close]) != "```")
+                ++close;
+            if (close == lines.size())
+                throw InputError(name + ":" + std::to_string(open + 1) + ": this ``` block is never closed");
+            if (info == "json") {
+                flushProse();
+                const std::vector<std::string> body(lines.begin() + open + 1, lines.begin() + close);
+                const StateReader reader(name, static_cast<int>(open) + 2, body);
+                lesson.states.push_back(readState(reader, static_cast<int>(open) + 2));
+                lesson.segments.push_back({{}, static_cast<int>(lesson.states.size()) - 1});
+            } else {
+                for (size_t k = open; k <= close; ++k)
+                    prose += lines[k] + "\n";
+            }
+            i = close + 1;
+            continue;
+        }
+        prose += lines[i] + "\n";
+        ++i;
+    }
+    flushProse();
+    if (lesson.states.empty())
+        throw InputError(name + ":" + std::to_string(lines.size()) +
+                         ": the lesson has no ```json state block; every lesson shows at least one figure");
+    return lesson;
+}
+
+const std::vector<std::string>& supportedLanguages()
+{
+    static const std::vector<std::string> languages = {"en", "zh_CN"};
+    return languages;
+}
+
+std::string checkLanguage(const std::string& code)
+{
+    const std::vector<std::string>& allowed = supportedLanguages();
+    if (std::find(allowed.begin(), allowed.end(), code) == allowed.end())
+        throw InputError("--lang " + code + " is not allowed; allowed: " + joined(allowed));
+    return code;
+}
+
+LessonSet readLessons(const std::vector<LessonSource>& sources, const std::string& language)
+{
+    checkLanguage(language);
+    std::vector<const LessonSource*> sorted;
+    for (const LessonSource& s : sources)
+        sorted.push_back(&s);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+
+    LessonSet set;
+    std::map<int, Lesson> english, translated;
+    for (const LessonSource* s : sorted) {
+        const std::optional<LessonName> n = lessonName(s->name);
+        if (n && n->language != "en" && n->language != language)
+            continue; // another language's twin
+        try {
+            Lesson lesson = parseLesson(*s);
+            std::map<int, Lesson>& into = lesson.language == "en" ? english : translated;
+            if (into.count(lesson.number)) {
+                set.errors.push_back(s->name + ":1: lesson number " + std::to_string(lesson.number) + " is taken by " +
+                                     into.at(lesson.number).file + "; allowed: one lesson per number");
+                set.brokenFiles.push_back(s->name);
+                continue;
+            }
+            into.emplace(lesson.number, std::move(lesson));
+        } catch (const InputError& e) {
+            set.errors.push_back(e.what());
+            set.brokenFiles.push_back(s->name);
+        }
+    }
+    for (auto& [number, lesson] : translated)
+        english[number] = std::move(lesson); // the twin replaces the English page
+    for (auto& [number, lesson] : english)
+        set.lessons.push_back(std::move(lesson));
+    return set;
+}
+
+std::vector<LessonSource> lessonSourcesInFolder(const std::string& folder)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+        throw InputError("lesson folder " + folder + ": not a folder that can be read");
+    std::vector<LessonSource> sources;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+        const std::string base = e.path().filename().string();
+        if (e.path().extension() != ".md" || !lessonName(base))
+            continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        if (!in)
+            throw InputError(e.path().string() + ": cannot be read");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.size() > kMaxLessonBytes)
+            text.resize(kMaxLessonBytes + 1); // parseLesson refuses it with its size rule
+        sources.push_back({e.path().string(), std::move(text)});
+    }
+    if (ec)
+        throw InputError("lesson folder " + folder + ": " + ec.message());
+    if (sources.empty())
+        throw InputError("lesson folder " + folder + ": holds no lesson file (NN-slug.md, e.g. 01-why-position.md)");
+    return sources;
+}
+
+std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::string& checkpoint)
+{
+    std::vector<std::string> a{lessonViewName(s.view)};
+    auto add = [&](const std::string& option, const std::string& value) {
+        a.push_back("--" + option);
+        a.push_back(value);
+    };
+    auto addSchemeOptions = [&] {
+        add("heads", std::to_string(s.heads));
+        add("head", std::to_string(s.head));
+        for (const std::string& setting : s.settings())
+            add("set", setting);
+        if (s.bidirectional)
+            a.push_back("--bidirectional");
+        if (s.context > 0 && schemesReadContext(s.schemes, s.logn, "none", s.settings())) // else refused, unread
+            add("context", std::to_string(s.context));
+        if (s.logn)
+            a.push_back("--logn");
+    };
+    switch (s.view) {
+    case LessonView::Bias:
+    case LessonView::Compare:
+        a.insert(a.end(), s.schemes.begin(), s.schemes.end());
+        add("length", std::to_string(s.length));
+        addSchemeOptions();
+        if (s.buckets)
+            a.push_back("--buckets");
+        if (s.difference)
+            a.push_back("--difference");
+        if (s.separateScales)
+            a.push_back("--separate-scales");
+        break;
+    case LessonView::Dot: {
+        std::string curves;
+        for (const auto& [dim, base] : s.curves)
+            curves += (curves.empty() ? "" : ",") + std::to_string(dim) + ":" + shortNumber(base);
+        add("curves", curves);
+        add("max-distance", std::to_string(s.maxDistance));
+        if (s.logX)
+            a.push_back("--log-x");
+        break;
+    }
+    case LessonView::Entropy: {
+        a.insert(a.end(), s.schemes.begin(), s.schemes.end());
+        std::string lengths;
+        for (int n : s.lengths)
+            lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
+        add("lengths", lengths);
+        addSchemeOptions();
+        add("qk", s.qk);
+        if (s.qk == "random") // --qk zero draws nothing to seed: the CLI refuses --seed there
+            add("seed", std::to_string(s.seed));
+        add("measure", s.measure);
+        break;
+    }
+    case LessonView::Attention:
+        add("checkpoint", checkpoint.empty() ? "MODEL.safetensors" : checkpoint);
+        add("text", s.text);
+        if (s.layer)
+            add("layer", std::to_string(*s.layer));
+        add("head", std::to_string(s.head));
+        if (s.repeatTo > 0)
+            add("repeat-to", std::to_string(s.repeatTo));
+        break;
+    case LessonView::Train:
+        a.insert(a.end(), s.schemes.begin(), s.schemes.end());
+        add("preset", s.preset);
+        break;
+    }
+    return a;
+}
+
+} // namespace plab

@@ -1,0 +1,225 @@
+// Model and training configurations: JSON round trip, validation, the scheme inside a model, the tensor layout.
+#include "model/model_config.h"
+
+#include "base/limits.h"
+#include "base/errors.h"
+#include "schemes/position_bias.h"
+#include "schemes/rotary_scaling.h"
+
+#include <algorithm>
+
+namespace plab {
+
+nlohmann::json ModelConfig::toJson() const
+{
+    const SchemeSpec spec = modelSchemeSpec(*this);
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : spec.params)
+        params[k] = v;
+    nlohmann::json j{{"layers", layers},   {"d_model", dModel}, {"heads", heads},   {"d_ff", dFf},
+                     {"context", context}, {"vocab", vocab()},  {"scheme", scheme}, {"scheme_params", params},
+                     {"logn", logn},       {"seed", seed}};
+    if (spec.scaling != RotaryMethod::None) {
+        j["scaling"] = rotaryMethodInfo(spec.scaling).name;
+        j["scaling_params"] = nlohmann::json::object();
+        for (const auto& [k, v] : spec.scalingParams)
+            j["scaling_params"][k] = v;
+    }
+    return j;
+}
+
+ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    auto fail = [&](const std::string& what) { return InputError(source + ": model config " + what); };
+    if (!j.is_object())
+        throw fail("is not a JSON object");
+    auto integer = [&](const char* key) -> long long {
+        if (!j.contains(key) || !j[key].is_number_integer())
+            throw fail(std::string("has no integer '") + key + "'");
+        return j[key].get<long long>();
+    };
+    ModelConfig c;
+    c.layers = static_cast<int>(std::clamp(integer("layers"), -1LL, 1LL << 30));
+    c.dModel = static_cast<int>(std::clamp(integer("d_model"), -1LL, 1LL << 30));
+    c.heads = static_cast<int>(std::clamp(integer("heads"), -1LL, 1LL << 30));
+    c.dFf = static_cast<int>(std::clamp(integer("d_ff"), -1LL, 1LL << 30));
+    c.context = static_cast<int>(std::clamp(integer("context"), -1LL, 1LL << 30));
+    if (j.contains("vocab") && (!j["vocab"].is_number_integer() || j["vocab"].get<long long>() != 256))
+        throw fail("has vocab " + j["vocab"].dump() + "; byte-level models have 256");
+    if (!j.contains("scheme") || !j["scheme"].is_string())
+        throw fail("has no scheme name");
+    c.scheme = j["scheme"].get<std::string>();
+    // scheme_params and scaling_params: objects of numbers, kept as the NAME=VALUE settings --set takes.
+    auto settings = [&](const std::string& key, const std::string& owner) {
+        std::vector<std::string> out;
+        if (!j.contains(key))
+            return out;
+        if (!j[key].is_object())
+            throw fail(key + " is not an object");
+        for (const auto& [k, v] : j[key].items()) {
+            if (!v.is_number())
+                throw fail(owner + " parameter " + k + " is not a number");
+            out.push_back(k + "=" + exactText(v.get<double>()));
+        }
+        return out;
+    };
+    c.schemeSettings = settings("scheme_params", "scheme");
+    if (j.contains("logn")) {
+        if (!j["logn"].is_boolean())
+            throw fail("logn is not a boolean");
+        c.logn = j["logn"].get<bool>();
+    }
+    if (j.contains("scaling")) {
+        if (!j["scaling"].is_string())
+            throw fail("scaling is not a string");
+        c.scaling = j["scaling"].get<std::string>();
+    }
+    c.scalingSettings = settings("scaling_params", "scaling");
+    if (j.contains("seed")) {
+        if (!j["seed"].is_number_unsigned())
+            throw fail("seed is not a non-negative integer");
+        c.seed = j["seed"].get<uint64_t>();
+    }
+    try {
+        validateModelConfig(c);
+    } catch (const InputError& e) {
+        throw InputError(source + ": " + e.what());
+    }
+    return c;
+}
+
+void validateModelConfig(const ModelConfig& c)
+{
+    checkIntegerRange("layers", c.layers, 1, 64);
+    checkIntegerRange("d-model", c.dModel, 2, 8192);
+    checkIntegerRange("heads", c.heads, 1, std::min(kMaxHeads, c.dModel));
+    if (c.dModel % c.heads)
+        throw InputError("d-model = " + std::to_string(c.dModel) + " is not divisible by heads = " +
+                         std::to_string(c.heads) + "; the head dim is d-model / heads");
+    checkIntegerRange("d-ff", c.dFf, 1, 65536);
+    checkIntegerRange("context", c.context, 2, 65536);
+    (void)modelSchemeSpec(c); // validates the scheme and its parameters
+    const double count = static_cast<double>(modelParameterCount(c));
+    // Weights, gradients and the two AdamW moments, before anything is allocated.
+    checkMemoryEstimate(16.0 * count, "a model of " + std::to_string(static_cast<long long>(count)) +
+                                          " parameters (weights, gradients, AdamW moments)");
+}
+
+size_t modelParameterCount(const ModelConfig& c)
+{
+    const std::vector<ParameterTensor> layout = modelTensorLayout(c);
+    return layout.back().offset + layout.back().size;
+}
+
+SchemeSpec modelSchemeSpec(const ModelConfig& c)
+{
+    const SchemeInfo& info = schemeByName(c.scheme);
+    std::vector<std::string> settings = c.schemeSettings;
+    if (info.rotary)
+        settings =
+            withRequiredDim(c.scheme, settings, c.headDim(), "model's head dim d-model/heads", " inside a model");
+    if (info.kind == SchemeKind::Sinusoidal)
+        settings = withRequiredDim(c.scheme, settings, c.dModel, "model's d-model", " inside a model");
+    std::string window;
+    if (info.hasWindow && !findAssignment(settings, "window", window))
+        settings.push_back("window=" + std::to_string(modelDefaultWindow(c)));
+    // The method's settings set the method's parameters only (eval --set, a checkpoint's scaling_params): a scheme
+    // parameter among them would silently change the scheme.
+    const RotaryMethodInfo& method = rotaryMethodByName(c.scaling);
+    for (const std::string& s : c.scalingSettings)
+        checkMethodSetting(method, s);
+    settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
+    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
+}
+
+int modelDefaultWindow(const ModelConfig& c)
+{
+    // Windows chain through the layers: a token reaches layers * (W - 1) positions back. The largest W whose reach
+    // stays inside one training window makes every evaluated token repeat a configuration seen in training.
+    const int layers = std::max(1, c.layers);
+    int window = std::max(1, (c.context - 1) / layers + 1);
+    if (schemeByName(c.scheme).kind == SchemeKind::Bca)
+        window = std::max(2, window / 2 * 2); // two whole blocks of window/2
+    return window;
+}
+
+nlohmann::json TrainConfig::toJson() const
+{
+    return {{"steps", steps},       {"batch", batch},
+            {"lr", learningRate},   {"min_lr", minLearningRate},
+            {"warmup", warmup},     {"weight_decay", weightDecay},
+            {"beta1", beta1},       {"beta2", beta2},
+            {"epsilon", epsilon},   {"grad_clip", gradClip},
+            {"data_seed", dataSeed}};
+}
+
+void validateTrainConfig(const TrainConfig& c)
+{
+    checkIntegerRange("steps", c.steps, 0, 100000000);
+    checkIntegerRange("batch", c.batch, 1, 65536);
+    checkIntegerRange("warmup", c.warmup, 0, 100000000);
+    auto real = [](const char* what, double v, double lo, double hi) {
+        if (!(v >= lo && v <= hi))
+            throw InputError(std::string(what) + " = " + exactText(v) + " is out of range; allowed: [" + exactText(lo) +
+                             ", " + exactText(hi) + "]");
+    };
+    real("lr", c.learningRate, 0, 10);
+    real("min-lr", c.minLearningRate, 0, c.learningRate);
+    real("weight-decay", c.weightDecay, 0, 10);
+    real("beta1", c.beta1, 0, 0.999999);
+    real("beta2", c.beta2, 0, 0.999999);
+    real("epsilon", c.epsilon, 1e-30, 1);
+    real("grad-clip", c.gradClip, 0, 1e6);
+}
+
+std::vector<ParameterTensor> modelTensorLayout(const ModelConfig& config)
+{
+    const SchemeSpec spec = modelSchemeSpec(config);
+    const int C = config.dModel, F = config.dFf, H = config.heads, V = config.vocab(), L = config.layers;
+    std::vector<ParameterTensor> tensors;
+    auto add = [&](const std::string& name, std::vector<int64_t> shape, bool decay) {
+        ParameterTensor t;
+        t.name = name;
+        t.size = 1;
+        for (int64_t d : shape)
+            t.size *= static_cast<size_t>(d);
+        t.shape = std::move(shape);
+        t.offset = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size;
+        t.decay = decay;
+        tensors.push_back(std::move(t));
+    };
+    add("wte.weight", {V, C}, true);
+    if (spec.kind == SchemeKind::Learned)
+        add("wpe.weight", {config.context, C}, true);
+    for (int l = 0; l < L; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        add(p + "ln1.weight", {C}, false);
+        add(p + "ln1.bias", {C}, false);
+        add(p + "attn.qkv.weight", {3 * C, C}, true);
+        add(p + "attn.qkv.bias", {3 * C}, false);
+        add(p + "attn.out.weight", {C, C}, true);
+        add(p + "attn.out.bias", {C}, false);
+        add(p + "ln2.weight", {C}, false);
+        add(p + "ln2.bias", {C}, false);
+        add(p + "mlp.fc.weight", {F, C}, true);
+        add(p + "mlp.fc.bias", {F}, false);
+        add(p + "mlp.proj.weight", {C, F}, true);
+        add(p + "mlp.proj.bias", {C}, false);
+    }
+    add("ln_f.weight", {C}, false);
+    add("ln_f.bias", {C}, false);
+    if (spec.kind == SchemeKind::T5)
+        add("scheme.t5_bias", {spec.intParam("num-buckets"), H}, false);
+    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
+        add("scheme.kerple_r1", {H}, false);
+        add("scheme.kerple_r2", {H}, false);
+    }
+    return tensors;
+}
+
+int modelMaxLength(const ModelConfig& config)
+{
+    return schemeByName(config.scheme).kind == SchemeKind::Learned ? config.context : kMaxLength;
+}
+
+} // namespace plab

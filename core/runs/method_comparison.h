@@ -1,0 +1,78 @@
+// One trained rotary model evaluated zero-shot under several length-extension methods: perplexity against length,
+// one series per method (the Train tab's "Evaluate under methods" and `positionlab-cli eval --compare`).
+#pragma once
+
+#include "runs/evaluation.h"
+#include "base/matrix_output.h"
+#include "model/model.h"
+#include "schemes/rotary_scaling.h"
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace plab {
+
+// A method and the NAME=VALUE settings given for it (on top of methodDefaultSettings).
+struct MethodChoice {
+    std::string method;                // a rotaryMethodCatalog() name
+    std::vector<std::string> settings; // NAME=VALUE, the last of a name wins
+};
+
+// The text form of a method list, as `eval --compare` reads it: methods separated by ',', each optionally followed by
+// ':NAME=VALUE' settings, e.g. "none,pi,yarn:factor=8:beta-fast=16,rerope:window=32". InputError for an empty list or
+// item, a malformed setting, an unknown method (listing the known ones) or a method given twice.
+std::vector<MethodChoice> parseMethodList(std::string_view text);
+// The inverse of parseMethodList (one item).
+std::string methodChoiceText(const MethodChoice& choice);
+
+// The checks of a choice that need no model: a known method (rotaryMethodByName) and settings NAME=VALUE that each
+// name one of its parameters with a number in that parameter's range (catalog::checkParamValues, the one range check).
+// The rules that need the model's context or several parameters (window < L, beta-fast > beta-slow) are checked when
+// it is evaluated (resolvedMethodSettings). InputError naming the method, the parameter, its value and what is allowed.
+void checkMethodChoice(const MethodChoice& choice);
+
+// The one home of the default parameters a comparison uses, as NAME=VALUE for every parameter of `method`:
+// factor = longestLength / context (at least 1) for the methods that take it, except dynamic-ntk, which keeps its
+// catalogue factor 1 (it scales with the sequence length itself; a factor s > 1 would scale by s n / L on top);
+// window = context / 2 for rerope and leaky-rerope; everything else at the catalogue default.
+std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, int context, int longestLength);
+
+// InputError unless the model's scheme is rotary (rope or xpos): only those have methods to compare.
+void checkRotaryModel(const ModelConfig& config);
+
+// One method's series.
+struct MethodCurve {
+    MethodChoice choice;                  // as asked
+    std::map<std::string, double> params; // every parameter of the method, resolved (defaults, then the settings)
+    std::string label;                    // e.g. "rope+yarn (factor 16)": methodCurveLabel
+    std::vector<EvalPoint> points;        // one per length
+};
+
+// The legend label of a method on a scheme: "rope" for none, else "rope+METHOD (P v, ...)" with the method's first
+// parameter and every other parameter that differs from its catalogue default.
+std::string methodCurveLabel(const std::string& scheme, const RotaryMethodInfo& method,
+                             const std::map<std::string, double>& params);
+
+// The full settings of `choice` for `model` (defaults for its context and the longest of `lengths`, then the choice's
+// own) and their resolved values; InputError from validateRotaryScaling naming the parameter, its value and what is
+// allowed.
+std::vector<std::string> resolvedMethodSettings(const ModelConfig& config, const MethodChoice& choice,
+                                                const std::vector<int>& lengths);
+
+// Evaluates `model` (rope or xpos; InputError otherwise) on `text` under each method in turn: the model's own scaling
+// is replaced through Model::setScaling (as `eval --scaling` does) and restored afterwards, also on error or cancel.
+// Every method is validated before any is evaluated. `options.progress` receives the fraction over all methods and
+// cancels with false (RunError "evaluation cancelled"). InputError for an empty list or a method given twice.
+std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<uint8_t>& text,
+                                              const EvalOptions& options, const std::vector<MethodChoice>& methods);
+
+// The comparison as data: CSV `method,length,loss,perplexity,bits_per_byte` (numbers as every table writes them,
+// unsupported lengths as nan); JSON {meta..., "methods": [{"method", "label", "settings", "params", "points": [...]}]}.
+// InputError for NPY (the method column is text).
+void writeMethodComparison(std::ostream& out, DataFormat format, const std::vector<MethodCurve>& curves,
+                           const nlohmann::json& meta = nlohmann::json::object());
+
+} // namespace plab

@@ -1,0 +1,838 @@
+// Sweep grids, cells, the crash-safe results file and the statistics over seeds (see sweep.h).
+#include "runs/sweep.h"
+
+#include "base/atomic_file.h"
+#include "base/errors.h"
+#include "runs/eval_check.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef POSITIONLAB_VERSION
+#define POSITIONLAB_VERSION "unknown"
+#endif
+
+namespace plab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items, const char* separator)
+{
+    std::string s;
+    for (const std::string& item : items)
+        s += (s.empty() ? "" : separator) + item;
+    return s;
+}
+
+// The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
+nlohmann::json baseModelJson(const ModelConfig& m)
+{
+    nlohmann::json j{{"layers", m.layers},
+                     {"d_model", m.dModel},
+                     {"heads", m.heads},
+                     {"d_ff", m.dFf},
+                     {"context", m.context},
+                     {"logn", m.logn},
+                     {"settings", m.schemeSettings}};
+    if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
+        j["scaling"] = m.scaling;
+    return j;
+}
+
+// Typed field access with InputError naming the source and the field.
+struct JsonReader {
+    const nlohmann::json& j;
+    std::string source;
+    InputError fail(const std::string& what) const { return InputError(source + ": " + what); }
+    const nlohmann::json& field(const char* key) const
+    {
+        if (!j.is_object() || !j.contains(key))
+            throw fail(std::string("has no '") + key + "'");
+        return j[key];
+    }
+    long long integer(const char* key, long long lo, long long hi) const
+    {
+        const nlohmann::json& v = field(key);
+        if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+            throw fail(std::string("'") + key + "' is " + v.dump() + "; allowed: an integer in [" + std::to_string(lo) +
+                       ", " + std::to_string(hi) + "]");
+        return v.get<long long>();
+    }
+    double number(const char* key) const
+    {
+        const nlohmann::json& v = field(key);
+        if (!v.is_number())
+            throw fail(std::string("'") + key + "' is " + v.dump() + "; allowed: a number");
+        return v.get<double>();
+    }
+    std::string text(const char* key) const
+    {
+        const nlohmann::json& v = field(key);
+        if (!v.is_string())
+            throw fail(std::string("'") + key + "' is " + v.dump() + "; allowed: a string");
+        return v.get<std::string>();
+    }
+    std::vector<std::string> texts(const char* key) const
+    {
+        const nlohmann::json& v = field(key);
+        if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); }))
+            throw fail(std::string("'") + key + "' is not a list of strings");
+        return v.get<std::vector<std::string>>();
+    }
+    bool boolean(const char* key) const
+    {
+        const nlohmann::json& v = field(key);
+        if (!v.is_boolean())
+            throw fail(std::string("'") + key + "' is " + v.dump() + "; allowed: true or false");
+        return v.get<bool>();
+    }
+};
+
+// A result's numbers: NaN (unsupported length) is null in JSON.
+nlohmann::json numbersJson(const std::vector<double>& values)
+{
+    nlohmann::json a = nlohmann::json::array();
+    for (double v : values)
+        a.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
+    return a;
+}
+
+std::vector<double> numbersFrom(const JsonReader& r, const char* key, size_t count)
+{
+    const nlohmann::json& v = r.field(key);
+    if (!v.is_array() || v.size() != count)
+        throw r.fail(std::string("'") + key + "' is not a list of " + std::to_string(count) + " numbers");
+    std::vector<double> out;
+    for (const nlohmann::json& e : v) {
+        if (e.is_null())
+            out.push_back(std::nan(""));
+        else if (e.is_number())
+            out.push_back(e.get<double>());
+        else
+            throw r.fail(std::string("'") + key + "' holds " + e.dump() + "; allowed: numbers or null");
+    }
+    return out;
+}
+
+std::string seedList(const std::vector<uint64_t>& seeds)
+{
+    std::string s;
+    for (uint64_t v : seeds)
+        s += (s.empty() ? "" : ",") + std::to_string(v);
+    return s;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- the grid
+
+nlohmann::json SweepGrid::toJson() const
+{
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto& variant : variants)
+        v.push_back(variant);
+    return {{"format", "positionlab-sweep"},
+            {"version", 1},
+            {"schemes", schemes},
+            {"seeds", seeds},
+            {"variants", v},
+            {"preset", preset},
+            {"model", baseModelJson(model)},
+            {"train",
+             {{"steps", train.steps},
+              {"batch", train.batch},
+              {"lr", train.learningRate},
+              {"min_lr", train.minLearningRate},
+              {"warmup", train.warmup},
+              {"weight_decay", train.weightDecay},
+              {"beta1", train.beta1},
+              {"beta2", train.beta2},
+              {"epsilon", train.epsilon},
+              {"grad_clip", train.gradClip}}},
+            {"corpus", corpus},
+            {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
+}
+
+SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    const JsonReader r{j, source};
+    if (!j.is_object() || !j.contains("format") || j["format"] != "positionlab-sweep")
+        throw r.fail("is not a PositionLab sweep grid (no \"format\": \"positionlab-sweep\")");
+    if (r.integer("version", 0, 1000000) != 1)
+        throw r.fail("has version " + j["version"].dump() + "; this build reads version 1");
+    SweepGrid g;
+    g.schemes = r.texts("schemes");
+    const nlohmann::json& seeds = r.field("seeds");
+    if (!seeds.is_array())
+        throw r.fail("'seeds' is not a list");
+    for (const nlohmann::json& s : seeds) {
+        if (!s.is_number_unsigned())
+            throw r.fail("'seeds' holds " + s.dump() + "; allowed: non-negative integers");
+        g.seeds.push_back(s.get<uint64_t>());
+    }
+    const nlohmann::json& variants = r.field("variants");
+    if (!variants.is_array())
+        throw r.fail("'variants' is not a list");
+    g.variants.clear();
+    for (const nlohmann::json& v : variants)
+        g.variants.push_back(JsonReader{nlohmann::json{{"v", v}}, source}.texts("v"));
+    g.preset = r.text("preset");
+    const JsonReader m{r.field("model"), source + " model"};
+    g.model.layers = static_cast<int>(m.integer("layers", 1, 1 << 20));
+    g.model.dModel = static_cast<int>(m.integer("d_model", 1, 1 << 20));
+    g.model.heads = static_cast<int>(m.integer("heads", 1, 1 << 20));
+    g.model.dFf = static_cast<int>(m.integer("d_ff", 1, 1 << 20));
+    g.model.context = static_cast<int>(m.integer("context", 1, 1 << 20));
+    g.model.logn = m.boolean("logn");
+    g.model.schemeSettings = m.texts("settings");
+    g.model.scaling = j["model"].contains("scaling") ? m.text("scaling") : "none";
+    const JsonReader t{r.field("train"), source + " train"};
+    g.train.steps = static_cast<int>(t.integer("steps", 0, 100000000));
+    g.train.batch = static_cast<int>(t.integer("batch", 1, 65536));
+    g.train.learningRate = t.number("lr");
+    g.train.minLearningRate = t.number("min_lr");
+    g.train.warmup = static_cast<int>(t.integer("warmup", 0, 100000000));
+    g.train.weightDecay = t.number("weight_decay");
+    g.train.beta1 = t.number("beta1");
+    g.train.beta2 = t.number("beta2");
+    g.train.epsilon = t.number("epsilon");
+    g.train.gradClip = t.number("grad_clip");
+    g.corpus = r.text("corpus");
+    const JsonReader e{r.field("eval"), source + " eval"};
+    const nlohmann::json& lengths = e.field("lengths");
+    if (!lengths.is_array())
+        throw e.fail("'lengths' is not a list");
+    for (const nlohmann::json& l : lengths) {
+        if (!l.is_number_integer() || l.get<long long>() < 1 || l.get<long long>() > kMaxLength)
+            throw e.fail("'lengths' holds " + l.dump() + "; allowed: integers in [1, " + std::to_string(kMaxLength) +
+                         "]");
+        g.evalLengths.push_back(l.get<int>());
+    }
+    g.evalMode = evalModeFromName(e.text("mode"));
+    g.evalBytes = static_cast<size_t>(e.integer("bytes", 0, 1LL << 40));
+    return g;
+}
+
+std::string SweepGrid::hash() const
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char c : toJson().dump()) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+std::string SweepCell::key() const
+{
+    return "scheme=" + scheme + " seed=" + std::to_string(seed) + (variant.empty() ? "" : " " + variant);
+}
+
+SweepCell sweepCell(const SweepGrid& grid, size_t index)
+{
+    if (index >= grid.cellCount())
+        throw InputError("cell " + std::to_string(index) + " is out of range; allowed: 0.." +
+                         std::to_string(grid.cellCount() == 0 ? 0 : grid.cellCount() - 1) + " (the grid has " +
+                         std::to_string(grid.cellCount()) + " cells)");
+    const size_t V = grid.variants.size(), S = grid.schemes.size();
+    SweepCell c;
+    c.index = index;
+    const size_t variant = index % V;
+    const size_t scheme = index / V % S;
+    const size_t seed = index / V / S;
+    c.scheme = grid.schemes[scheme];
+    c.seed = grid.seeds[seed];
+    c.variant = joined(grid.variants[variant], " ");
+    c.model = grid.model;
+    c.model.scheme = c.scheme;
+    c.model.seed = c.seed;
+    for (const std::string& setting : grid.variants[variant])
+        c.model.schemeSettings.push_back(setting);
+    c.train = grid.train;
+    c.train.dataSeed = c.seed;
+    return c;
+}
+
+void validateSweepGrid(const SweepGrid& grid)
+{
+    if (grid.schemes.empty())
+        throw InputError(
+            "--schemes is empty; allowed: a comma-separated list of schemes (see positionlab-cli schemes)");
+    std::set<std::string> seenSchemes;
+    for (const std::string& s : grid.schemes) {
+        schemeByName(s); // InputError naming the allowed schemes
+        if (!seenSchemes.insert(s).second)
+            throw InputError("--schemes lists " + s + " twice; allowed: each scheme once");
+    }
+    if (grid.seeds.empty())
+        throw InputError("--seeds is empty; allowed: a comma-separated list of distinct seeds, e.g. 1,2,3");
+    std::set<uint64_t> seenSeeds;
+    for (uint64_t s : grid.seeds)
+        if (!seenSeeds.insert(s).second)
+            throw InputError("--seeds " + seedList(grid.seeds) + " lists seed " + std::to_string(s) +
+                             " twice; allowed: distinct seeds (a repeated seed repeats the same run)");
+    if (grid.variants.empty())
+        throw InputError("the grid has no variants; allowed: at least the plain scheme");
+    std::set<std::vector<std::string>> seenVariants;
+    for (const auto& v : grid.variants)
+        if (!seenVariants.insert(v).second)
+            throw InputError("--vary gives the variant '" + joined(v, " ") + "' twice; allowed: distinct values");
+    if (grid.evalLengths.empty())
+        throw InputError("--lengths is empty; allowed: evaluation lengths, e.g. 32,64,128");
+    for (size_t i = 0; i < grid.cellCount(); ++i) {
+        const SweepCell c = sweepCell(grid, i);
+        try {
+            validateModelConfig(c.model);
+            validateTrainConfig(c.train);
+        } catch (const InputError& e) {
+            throw InputError("cell " + c.key() + ": " + e.what());
+        }
+    }
+}
+
+std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs, const std::string& oursWhere,
+                                const std::string& theirsWhere)
+{
+    const nlohmann::json a = ours.toJson(), b = theirs.toJson();
+    const nlohmann::json patch = nlohmann::json::diff(b, a);
+    if (patch.empty())
+        return {};
+    // The first changed field, by its JSON pointer, with both values.
+    const std::string path = patch[0].value("path", std::string());
+    // Name the top-level field (schemes, seeds, train, ...) and show its whole value both ways: short and clear.
+    const size_t slash = path.find('/', 1);
+    const std::string top = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+    // A list (schemes, seeds, variants, lengths) is shown whole; inside an object, the field itself (train.steps).
+    std::string shown = path;
+    if (a.contains(nlohmann::json::json_pointer("/" + top)) && a[nlohmann::json::json_pointer("/" + top)].is_array())
+        shown = "/" + top;
+    else if (const size_t inner = path.find('/', slash == std::string::npos ? path.size() : slash + 1);
+             inner != std::string::npos)
+        shown = path.substr(0, inner); // e.g. /eval/lengths of /eval/lengths/2
+    const nlohmann::json::json_pointer pointer(shown);
+    const std::string here = a.contains(pointer) ? a[pointer].dump() : "(absent)";
+    const std::string there = b.contains(pointer) ? b[pointer].dump() : "(absent)";
+    std::string name = shown.substr(1);
+    std::replace(name.begin(), name.end(), '/', '.');
+    return name + ": " + here + " " + oursWhere + ", " + there + " " + theirsWhere;
+}
+
+// ---------------------------------------------------------------- results
+
+nlohmann::json SweepResult::toJson() const
+{
+    nlohmann::json j{{"cell", cell},
+                     {"key", key},
+                     {"scheme", scheme},
+                     {"seed", seed},
+                     {"variant", variant},
+                     {"context", context},
+                     {"lengths", lengths},
+                     {"loss", numbersJson(loss)},
+                     {"perplexity", numbersJson(perplexity)},
+                     {"steps", steps},
+                     {"train_loss", trainLoss},
+                     {"train_seconds", trainSeconds},
+                     {"eval_seconds", evalSeconds},
+                     {"threads", threads},
+                     {"grid", gridHash},
+                     {"version", version}};
+    if (!scaling.empty())
+        j["scaling"] = scaling;
+    if (!settings.empty())
+        j["settings"] = settings;
+    return j;
+}
+
+SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    const JsonReader r{j, source};
+    if (!j.is_object())
+        throw r.fail("is not a JSON object");
+    SweepResult s;
+    s.cell = static_cast<size_t>(r.integer("cell", 0, 1LL << 40));
+    s.key = r.text("key");
+    s.scheme = r.text("scheme");
+    s.seed = static_cast<uint64_t>(r.integer("seed", 0, 1LL << 62));
+    s.variant = r.text("variant");
+    s.scaling = j.contains("scaling") ? r.text("scaling") : std::string();
+    s.settings = j.contains("settings") ? r.text("settings") : std::string();
+    s.context = static_cast<int>(r.integer("context", 1, 1 << 20));
+    const nlohmann::json& lengths = r.field("lengths");
+    if (!lengths.is_array())
+        throw r.fail("'lengths' is not a list");
+    for (const nlohmann::json& l : lengths) {
+        if (!l.is_number_integer())
+            throw r.fail("'lengths' holds " + l.dump() + "; allowed: integers");
+        s.lengths.push_back(l.get<int>());
+    }
+    s.loss = numbersFrom(r, "loss", s.lengths.size());
+    s.perplexity = numbersFrom(r, "perplexity", s.lengths.size());
+    s.steps = static_cast<int>(r.integer("steps", 0, 100000000));
+    s.trainLoss = r.number("train_loss");
+    s.trainSeconds = r.number("train_seconds");
+    s.evalSeconds = r.number("eval_seconds");
+    s.threads = static_cast<int>(r.integer("threads", 0, 1 << 20));
+    s.gridHash = r.text("grid");
+    s.version = r.text("version");
+    return s;
+}
+
+const char* positionLabVersion()
+{
+    return POSITIONLAB_VERSION;
+}
+
+SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, const std::string& variant, int context,
+                                      const std::vector<EvalPoint>& points)
+{
+    SweepResult r;
+    r.scheme = scheme;
+    r.seed = seed;
+    r.variant = variant;
+    r.context = context;
+    for (const EvalPoint& p : points) {
+        r.lengths.push_back(p.length);
+        r.loss.push_back(p.supported ? p.loss : std::nan(""));
+        r.perplexity.push_back(p.supported ? p.perplexity : std::nan(""));
+    }
+    return r;
+}
+
+void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell)
+{
+    const size_t first = cell < 0 ? 0 : static_cast<size_t>(cell);
+    const size_t end = cell < 0 ? grid.cellCount() : first + 1;
+    for (size_t i = first; i < end; ++i)
+        checkEvalLengthsFit(grid.evalLengths, modelMaxLength(sweepCell(grid, i).model), corpus.validation.size(),
+                            grid.evalBytes, "the validation split of " + corpus.source);
+}
+
+Corpus loadSweepCorpus(const SweepGrid& grid)
+{
+    return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
+}
+
+std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                        const TrainingHooks& hooks)
+{
+    const SweepCell cell = sweepCell(grid, index);
+    checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
+    TrainingResult trained = trainModel(cell.model, cell.train, corpus, hooks);
+    if (trained.stopped)
+        return std::nullopt;
+    EvalOptions eo;
+    eo.lengths = grid.evalLengths;
+    eo.mode = grid.evalMode;
+    eo.maxTokens = grid.evalBytes;
+    eo.textName = "the validation split of " + corpus.source;
+    if (hooks.interrupt) {
+        const std::atomic<bool>* flag = hooks.interrupt;
+        eo.progress = [flag](double) { return !flag->load(); };
+    }
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<EvalPoint> points;
+    try {
+        points = evaluateModel(*trained.model, corpus.validation, eo);
+    } catch (const RunError&) {
+        if (hooks.interrupt && hooks.interrupt->load())
+            return std::nullopt;
+        throw;
+    }
+    SweepResult r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, points);
+    r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
+    r.settings = joined(grid.model.schemeSettings, " ");
+    r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    r.cell = index;
+    r.key = cell.key();
+    r.steps = trained.info.step;
+    r.trainLoss = trained.info.trainLoss;
+    r.trainSeconds = trained.elapsedSeconds;
+    r.threads = omp_get_max_threads();
+    r.gridHash = grid.hash();
+    r.version = positionLabVersion();
+    return r;
+}
+
+namespace {
+
+// Splits text into lines; `torn` is set when the text does not end with a newline (the last piece is then torn).
+std::vector<std::string> splitLines(const std::string& text, bool& torn)
+{
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t end = text.find('\n', start);
+        if (end == std::string::npos) {
+            lines.push_back(text.substr(start));
+            torn = true;
+            return lines;
+        }
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    torn = false;
+    return lines;
+}
+
+std::string readWholeFd(int fd, const std::string& path)
+{
+    std::string text;
+    char buf[65536];
+    if (::lseek(fd, 0, SEEK_SET) < 0)
+        throw RunError(path + ": cannot seek: " + std::strerror(errno));
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw RunError(path + ": cannot read: " + std::strerror(errno));
+        }
+        if (n == 0)
+            return text;
+        text.append(buf, static_cast<size_t>(n));
+    }
+}
+
+// Parses the lines of a results file (the torn tail already removed).
+std::vector<SweepResult> parseResultLines(const std::vector<std::string>& lines, const std::string& path,
+                                          const SweepGrid* grid)
+{
+    std::vector<SweepResult> results;
+    std::set<size_t> seen;
+    const std::string gridHash = grid ? grid->hash() : std::string();
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const std::string where = path + " line " + std::to_string(i + 1);
+        auto bad = [&](const std::string& why) {
+            return InputError(where + " is not a good result (" + why + "); the other " +
+                              std::to_string(lines.size() - 1) + " lines are kept as they are: remove or repair line " +
+                              std::to_string(i + 1) + " and run again");
+        };
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(lines[i]);
+        } catch (const nlohmann::json::exception& e) {
+            throw bad(std::string("not JSON: ") + e.what());
+        }
+        SweepResult r;
+        try {
+            r = SweepResult::fromJson(j, "the line");
+        } catch (const InputError& e) {
+            throw bad(e.what());
+        }
+        if (grid) {
+            if (r.gridHash != gridHash)
+                throw InputError(where + " is a result of another grid (hash " + r.gridHash +
+                                 ", this folder's grid is " + gridHash +
+                                 "); a results file belongs to the sweep.json beside it: use a new folder");
+            if (r.cell >= grid->cellCount() || sweepCell(*grid, r.cell).key() != r.key)
+                throw bad("cell " + std::to_string(r.cell) + " '" + r.key + "' is not a cell of this grid");
+        }
+        if (seen.insert(r.cell).second)
+            results.push_back(std::move(r));
+    }
+    return results;
+}
+
+} // namespace
+
+SweepResultsRead readSweepResults(const std::string& path, const SweepGrid* grid)
+{
+    SweepResultsRead out;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        // No file yet is no result yet. Decided by this open's own errno: a check afterwards could find the file a
+        // writer created meanwhile and report the failed open as an error (seen under --jobs).
+        if (errno == ENOENT)
+            return out;
+        throw InputError(path + ": cannot be read: " + std::strerror(errno));
+    }
+    std::string text;
+    try {
+        text = readWholeFd(fd, path);
+    } catch (const RunError& e) { // e.g. a folder where the file should be: the user's input, not a failed run
+        ::close(fd);
+        throw InputError(e.what());
+    }
+    ::close(fd);
+    std::vector<std::string> lines = splitLines(text, out.tornTail);
+    if (out.tornTail)
+        lines.pop_back();
+    out.results = parseResultLines(lines, path, grid);
+    return out;
+}
+
+bool appendSweepResult(const std::string& path, const SweepResult& result)
+{
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw RunError(path + ": cannot be opened for appending: " + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); } // also releases the lock
+    } closer{fd};
+    while (::flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR)
+            throw RunError(path + ": cannot be locked: " + std::strerror(errno));
+    // Under the lock nobody else writes: a tail without its newline is a killed writer's, cut it off.
+    const std::string text = readWholeFd(fd, path);
+    bool torn = false;
+    std::vector<std::string> lines = splitLines(text, torn);
+    if (torn) {
+        lines.pop_back();
+        const size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+        if (::ftruncate(fd, static_cast<off_t>(keep)) != 0)
+            throw RunError(path + ": cannot drop the torn last line: " + std::strerror(errno));
+    }
+    for (const std::string& line : lines) {
+        // Only the cell index matters here: a corrupt line is the reader's business, never a reason to lose a result.
+        try {
+            const nlohmann::json j = nlohmann::json::parse(line);
+            if (j.is_object() && j.contains("cell") && j["cell"] == result.cell && j.contains("grid") &&
+                j["grid"] == result.gridHash)
+                return false;
+        } catch (const nlohmann::json::exception&) {
+        }
+    }
+    const std::string line = result.toJson().dump() + "\n";
+    size_t written = 0;
+    while (written < line.size()) {
+        const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw RunError(path + ": cannot append: " + std::strerror(errno));
+        }
+        written += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0)
+        throw RunError(path + ": cannot sync: " + std::strerror(errno));
+    return true;
+}
+
+// ---------------------------------------------------------------- the folder
+
+SweepGrid loadSweepGrid(const std::string& dir)
+{
+    const std::string path = (fs::path(dir) / kSweepGridFile).string();
+    if (!fs::is_directory(dir))
+        throw InputError(dir + " is not a sweep folder (no such folder)");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InputError(path + ": cannot be read; a sweep folder holds the sweep.json its sweep wrote");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path + ": not JSON: " + e.what());
+    }
+    SweepGrid grid = SweepGrid::fromJson(j, path);
+    if (j.contains("hash") && j["hash"] != grid.hash())
+        throw InputError(path + ": its hash " + j["hash"].dump() + " does not match its grid (" + grid.hash() +
+                         "); the file was edited: restore it or start a new folder");
+    return grid;
+}
+
+void prepareSweepFolder(const std::string& dir, const SweepGrid& grid)
+{
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw InputError("-o " + dir + " is a file; allowed: a folder (new, or one this sweep wrote)");
+    fs::create_directories(dir, ec);
+    if (ec)
+        throw InputError("-o " + dir + ": the folder cannot be created: " + ec.message());
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw InputError("-o " + dir + ": the folder cannot be written: " + std::strerror(errno));
+    const std::string path = (fs::path(dir) / kSweepGridFile).string();
+    if (fs::exists(path, ec)) {
+        const SweepGrid stored = loadSweepGrid(dir);
+        const std::string difference = sweepGridDifference(grid, stored);
+        if (!difference.empty())
+            throw InputError(path + " holds another grid; " + difference +
+                             ". Allowed: the same command to resume, or a new -o folder for a new grid");
+        return;
+    }
+    nlohmann::json j = grid.toJson();
+    j["hash"] = grid.hash();
+    writeFileAtomically(path, j.dump(2) + "\n");
+}
+
+// ---------------------------------------------------------------- statistics
+
+SampleStats sampleStats(const std::vector<double>& values)
+{
+    SampleStats s;
+    double sum = 0;
+    for (double v : values) {
+        if (std::isnan(v))
+            continue;
+        if (s.n == 0)
+            s.min = s.max = v;
+        s.min = std::min(s.min, v);
+        s.max = std::max(s.max, v);
+        sum += v;
+        ++s.n;
+    }
+    if (s.n == 0)
+        return s;
+    s.mean = sum / s.n;
+    double squares = 0;
+    for (double v : values)
+        if (!std::isnan(v))
+            squares += (v - s.mean) * (v - s.mean);
+    s.sd = s.n > 1 ? std::sqrt(squares / (s.n - 1)) : 0.0;
+    return s;
+}
+
+std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results)
+{
+    struct Group {
+        std::string scheme, variant; // as shown: the scheme with its method, the common settings with the variant
+        int context;
+        std::map<int, std::vector<double>> perplexity, ratio;
+    };
+    std::vector<Group> groups;
+    for (const SweepResult& r : results) {
+        const std::string scheme = r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
+        const std::string variant = r.settings + (r.settings.empty() || r.variant.empty() ? "" : " ") + r.variant;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+            return g.scheme == scheme && g.variant == variant && g.context == r.context;
+        });
+        if (it == groups.end()) {
+            groups.push_back({scheme, variant, r.context, {}, {}});
+            it = groups.end() - 1;
+        }
+        double atContext = std::nan("");
+        for (size_t i = 0; i < r.lengths.size(); ++i)
+            if (r.lengths[i] == r.context)
+                atContext = r.perplexity[i];
+        for (size_t i = 0; i < r.lengths.size(); ++i) {
+            it->perplexity[r.lengths[i]].push_back(r.perplexity[i]);
+            it->ratio[r.lengths[i]].push_back(r.perplexity[i] / atContext); // NaN when either is missing
+        }
+    }
+    std::vector<SweepSummaryRow> rows;
+    for (const Group& g : groups)
+        for (const auto& [length, values] : g.perplexity)
+            rows.push_back(
+                {g.scheme, g.variant, g.context, length, sampleStats(values), sampleStats(g.ratio.at(length))});
+    return rows;
+}
+
+namespace {
+
+// A grid without the fields a summary row names (scheme with its method, settings and variant, context): what must
+// agree for two folders' rows to be read side by side. The preset is only a note on where the sizes came from.
+SweepGrid summaryKeyless(SweepGrid grid)
+{
+    grid.schemes.clear();
+    grid.seeds.clear();
+    grid.variants = {{}};
+    grid.preset.clear();
+    grid.model.scaling = "none";
+    grid.model.schemeSettings.clear();
+    grid.model.context = 0;
+    return grid;
+}
+
+} // namespace
+
+std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs)
+{
+    if (dirs.empty())
+        throw InputError("collect: no sweep folder given; allowed: one or more folders a sweep wrote");
+    std::vector<SweepResult> all;
+    std::optional<SweepGrid> first;
+    for (const std::string& dir : dirs) {
+        const SweepGrid grid = loadSweepGrid(dir);
+        if (!first)
+            first = grid;
+        else if (const std::string difference = sweepGridDifference(summaryKeyless(*first), summaryKeyless(grid),
+                                                                    "in " + dirs.front(), "in " + dir);
+                 !difference.empty())
+            throw InputError("collect: the folders' models or training differ (" + difference +
+                             "), and the summary would mix them; allowed: folders whose grids differ only in schemes, "
+                             "seeds, variants, the method, the common settings and the context, which it tells apart");
+        const std::string path = (fs::path(dir) / kSweepResultsFile).string();
+        SweepResultsRead read = readSweepResults(path, &grid);
+        if (read.results.empty())
+            throw InputError(dir + " has no finished cell (" + path +
+                             " holds no result); run the sweep first, or leave this folder out");
+        // Grid order, not the order cells happened to finish in (--jobs, Slurm): summaries list schemes as asked.
+        std::sort(read.results.begin(), read.results.end(),
+                  [](const SweepResult& a, const SweepResult& b) { return a.cell < b.cell; });
+        for (SweepResult& r : read.results)
+            all.push_back(std::move(r));
+    }
+    return all;
+}
+
+namespace {
+
+const std::vector<std::string>& summaryColumns()
+{
+    static const std::vector<std::string> columns = {"scheme",     "variant",  "context",   "length",   "n",
+                                                     "ppl_mean",   "ppl_sd",   "ppl_min",   "ppl_max",  "ratio_n",
+                                                     "ratio_mean", "ratio_sd", "ratio_min", "ratio_max"};
+    return columns;
+}
+
+} // namespace
+
+std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows)
+{
+    std::string out = joined(summaryColumns(), ",") + "\n";
+    auto stats = [](const SampleStats& s) {
+        if (s.n == 0)
+            return std::string("0,,,,");
+        return std::to_string(s.n) + "," + exactText(s.mean) + "," + exactText(s.sd) + "," + exactText(s.min) + "," +
+               exactText(s.max);
+    };
+    for (const SweepSummaryRow& r : rows)
+        out += r.scheme + "," + r.variant + "," + std::to_string(r.context) + "," + std::to_string(r.length) + "," +
+               stats(r.perplexity) + "," + stats(r.ratio) + "\n";
+    return out;
+}
+
+nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const std::vector<std::string>& dirs)
+{
+    auto stats = [](const SampleStats& s) -> nlohmann::json {
+        if (s.n == 0)
+            return {{"n", 0}, {"mean", nullptr}, {"sd", nullptr}, {"min", nullptr}, {"max", nullptr}};
+        return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
+    };
+    nlohmann::json out = {{"format", "positionlab-sweep-summary"},
+                          {"folders", dirs},
+                          {"ratio", "ppl(length) / ppl(context) of each seed"},
+                          {"rows", nlohmann::json::array()}};
+    for (const SweepSummaryRow& r : rows)
+        out["rows"].push_back({{"scheme", r.scheme},
+                               {"variant", r.variant},
+                               {"context", r.context},
+                               {"length", r.length},
+                               {"perplexity", stats(r.perplexity)},
+                               {"ratio", stats(r.ratio)}});
+    return out;
+}
+
+} // namespace plab

@@ -1,0 +1,158 @@
+// Sweeps: a grid of schemes x seeds x option variants, one trained-and-evaluated cell at a time, results appended to
+// a JSON-lines file that survives kills and concurrent writers, and mean/sd/min/max over seeds.
+#pragma once
+
+#include "model/corpus.h"
+#include "runs/evaluation.h"
+#include "model/model.h"
+#include "runs/training.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plab {
+
+// The file names inside a sweep folder.
+constexpr const char* kSweepGridFile = "sweep.json";
+constexpr const char* kSweepResultsFile = "results.jsonl";
+
+// What a sweep runs. Every cell trains cell(i).model with cell(i).train on the corpus and evaluates it at evalLengths.
+struct SweepGrid {
+    std::vector<std::string> schemes;
+    std::vector<uint64_t> seeds;                        // model seed and data seed of a cell
+    std::vector<std::vector<std::string>> variants{{}}; // each a list of NAME=VALUE scheme settings; {{}}: one plain
+    std::string preset;                                 // the presets() row the sizes came from (informative)
+    ModelConfig model;                                  // sizes, logn and common settings; scheme and seed per cell
+    TrainConfig train;                                  // dataSeed per cell
+    std::string corpus;                                 // a file path; empty: the default fortunes corpus
+    std::vector<int> evalLengths;                       // evaluation lengths (default L..16L)
+    EvalMode evalMode = EvalMode::NonOverlapping;
+    size_t evalBytes = 16384; // held-out bytes scored per length (0: all)
+
+    size_t cellCount() const { return schemes.size() * seeds.size() * variants.size(); }
+    nlohmann::json toJson() const; // canonical: the hash is taken over its dump
+    static SweepGrid fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
+    std::string hash() const; // 16 hex digits (FNV-1a 64 of the canonical JSON)
+};
+
+// One cell of a grid: seeds vary slowest, so an interrupted sweep has whole seeds of every scheme first.
+struct SweepCell {
+    size_t index = 0;
+    std::string scheme;
+    uint64_t seed = 0;
+    std::string variant; // "NAME=VALUE NAME=VALUE", empty for the plain scheme
+    ModelConfig model;
+    TrainConfig train;
+    std::string key() const; // "scheme=alibi seed=2 window=16": names the cell in messages and result lines
+};
+SweepCell sweepCell(const SweepGrid& grid, size_t index); // InputError when index is out of range
+
+// The checks a grid must pass before any cell runs: schemes listed, known and distinct; seeds listed and distinct;
+// variants distinct; every cell's model and training configs valid. InputError naming the problem.
+void validateSweepGrid(const SweepGrid& grid);
+
+// "schemes: [a, b] here, [a, c] in the folder": the first field in which two grids differ, each value followed by
+// where it stands (oursWhere, theirsWhere); empty when equal.
+std::string sweepGridDifference(const SweepGrid& ours, const SweepGrid& theirs, const std::string& oursWhere = "here",
+                                const std::string& theirsWhere = "in the folder");
+
+// A finished cell: what results.jsonl holds, one line each.
+struct SweepResult {
+    size_t cell = 0;
+    std::string key;
+    std::string scheme;
+    uint64_t seed = 0;
+    std::string variant;
+    // What the grid gave every cell (written only when set, so older result lines read as before): the length-extension
+    // method ("yarn") and the settings common to all cells ("factor=2"). collect tells curves apart by them.
+    std::string scaling;
+    std::string settings;
+    int context = 0;
+    std::vector<int> lengths;
+    std::vector<double> loss;       // nats per byte; NaN where unsupported
+    std::vector<double> perplexity; // NaN where unsupported
+    int steps = 0;
+    double trainLoss = 0;
+    double trainSeconds = 0;
+    double evalSeconds = 0;
+    int threads = 0;
+    std::string gridHash;
+    std::string version;
+    nlohmann::json toJson() const;
+    static SweepResult fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
+};
+
+// A result from an evaluation (scheme, seed, variant and context as given; NaN where a length is unsupported): the
+// form runSweepCell writes and the GUI's seeds aggregate.
+SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, const std::string& variant, int context,
+                                      const std::vector<EvalPoint>& points);
+
+// The version written into every result line.
+const char* positionLabVersion();
+
+// Trains and evaluates cell `index` (trainModel, then evaluateModel: no optimiser step of its own). nullopt when
+// hooks stopped the training before its last step.
+std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                        const TrainingHooks& hooks = {});
+
+// evaluateModel's rule for every cell, before any training: InputError (checkEvalLengthsFit) when an evaluation length
+// a cell's model supports exceeds the held-out bytes it scores. `cell` >= 0 checks that cell only.
+void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell = -1);
+// The corpus a grid names (loadCorpusFile or loadDefaultCorpus).
+Corpus loadSweepCorpus(const SweepGrid& grid);
+
+// The good lines of a results file. A last line without its newline is a torn append of a killed writer: skipped
+// (appendSweepResult removes it). Any other line that is not a result of `grid` (when given) is an InputError naming
+// the file, the line number and what is wrong, and saying the other lines are kept. A missing file has no results.
+struct SweepResultsRead {
+    std::vector<SweepResult> results; // in file order, one per cell (a repeated cell keeps its first line)
+    bool tornTail = false;
+};
+SweepResultsRead readSweepResults(const std::string& path, const SweepGrid* grid = nullptr);
+
+// Appends one line under an exclusive flock: drops a torn tail, skips the line when its cell is already there
+// (returns false), writes the line with one write() and fsyncs. RunError on an I/O failure.
+bool appendSweepResult(const std::string& path, const SweepResult& result);
+
+// ---- a sweep folder ----
+
+// Creates DIR and writes DIR/sweep.json, or checks the one there: InputError when DIR is a file, cannot be written,
+// or holds another grid (naming the difference). Returns the grid as stored.
+void prepareSweepFolder(const std::string& dir, const SweepGrid& grid);
+// Reads DIR/sweep.json; InputError naming the file when it is missing or not a grid.
+SweepGrid loadSweepGrid(const std::string& dir);
+
+// ---- aggregation over seeds ----
+
+struct SampleStats {
+    int n = 0;
+    double mean = 0, sd = 0, min = 0, max = 0; // sd: the sample standard deviation (n - 1), 0 for n = 1
+};
+SampleStats sampleStats(const std::vector<double>& values); // NaNs are left out; n = 0 when none is left
+
+// One row of a summary: a scheme (and variant) at one length, over every seed collected.
+struct SweepSummaryRow {
+    std::string scheme;  // with the grid's method, as the compare view writes it: "rope+yarn"
+    std::string variant; // the grid's common settings, then the cell's variant: "factor=2 window=16"
+    int context = 0;
+    int length = 0;
+    SampleStats perplexity;
+    SampleStats ratio; // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
+};
+// Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending.
+std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
+
+// The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order: InputError naming
+// a folder that has no finished cell, or none given.
+std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs);
+
+// The summary as CSV (header scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,
+// ratio_sd,ratio_min,ratio_max; ratio = ppl(length) / ppl(L)) and as JSON ({"columns", "rows": [{...}]}).
+std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows);
+nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const std::vector<std::string>& dirs);
+
+} // namespace plab

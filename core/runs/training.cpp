@@ -1,0 +1,278 @@
+// The training loop shared by every entry point: steps, loss windows, progress, stop requests, periodic checkpoints.
+#include "runs/training.h"
+
+#include "base/limits.h"
+#include "base/errors.h"
+#include "base/random.h"
+#include "schemes/rotary_scaling.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace plab {
+
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume)
+    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
+      m_rngState(m_config.dataSeed)
+{
+    if (resume)
+        m_optimizer = *resume;
+    if (m_optimizer.firstMoment().size() != model.parameterCount())
+        throw InputError("the optimizer state does not fit the model's " + std::to_string(model.parameterCount()) +
+                         " parameters");
+    validateTrainConfig(m_config);
+    const size_t T = model.config().context;
+    // Activations, their gradients (about as large again) and the optimiser state.
+    checkMemoryEstimate(
+        2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
+        "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
+    checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
+    m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
+    m_targets.resize(m_inputs.size());
+}
+
+TrainStepResult Trainer::step()
+{
+    const int B = m_config.batch, T = m_model.config().context;
+    // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
+    Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
+    const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
+    for (int b = 0; b < B; ++b) {
+        const size_t s = rng.below(starts);
+        std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
+        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
+                  m_targets.begin() + static_cast<size_t>(b) * T);
+    }
+    TrainStepResult r;
+    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
+    m_model.zeroGradients();
+    m_model.backward();
+
+    layers::FloatBuffer& g = m_model.gradients();
+    double sumSquares = 0;
+    const long n = static_cast<long>(g.size());
+#pragma omp parallel for reduction(+ : sumSquares) schedule(static) if (n > 65536)
+    for (long i = 0; i < n; ++i)
+        sumSquares += static_cast<double>(g[i]) * g[i];
+    r.gradNorm = std::sqrt(sumSquares);
+    if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
+        throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + exactText(r.loss) +
+                       "); try a lower --lr");
+    if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
+        const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);
+        for (float& v : g)
+            v *= scale;
+    }
+    r.learningRate = learningRateAt(m_config, m_step);
+    m_optimizer.update(m_model, m_config, r.learningRate);
+    clampSchemeParameters(m_model);
+    r.step = ++m_step;
+    return r;
+}
+
+void checkTrainingText(size_t bytes, int context, const std::string& source)
+{
+    if (bytes < static_cast<size_t>(context) + 1)
+        throw InputError(source + " (" + std::to_string(bytes) + " bytes) is shorter than context + 1 = " +
+                         std::to_string(context + 1) + "; allowed: a longer text or a smaller context");
+}
+
+void checkTrainingCorpus(const Corpus& corpus, int context)
+{
+    checkTrainingText(corpus.train.size(), context, "the training split of " + corpus.source);
+}
+
+void setTrainingSteps(TrainConfig& config, int steps)
+{
+    config.steps = steps;
+    config.warmup = std::min(config.warmup, steps / 5);
+}
+
+const std::vector<int>& extrapolationMultipliers()
+{
+    static const std::vector<int> multipliers = {1, 2, 4, 8, 16};
+    return multipliers;
+}
+
+std::vector<int> extrapolationLengths(int context, const std::vector<int>& multipliers)
+{
+    std::vector<int> lengths;
+    for (int k : multipliers)
+        lengths.push_back(k * context);
+    return lengths;
+}
+
+int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::vector<std::string>& given)
+{
+    if (!rotaryMethodByName(model.scaling).usesContext)
+        return 0;
+    auto isOriginalContext = [](const std::string& s) { return s.substr(0, s.find('=')) == "original-context"; };
+    // The run's own setting wins whatever its value: validated with the model as anywhere else (0: this run's
+    // context), never replaced.
+    if (std::any_of(given.begin(), given.end(), isOriginalContext))
+        return 0;
+    // A checkpoint's own original-context=0 (its resolved settings carry it, continued without a method named) means
+    // the checkpoint's context: unset here, so it is replaced. Any other value the run carries is kept.
+    auto unset = [&](const std::string& s) {
+        return isOriginalContext(s) && parseNumber(s.substr(s.find('=') + 1), s) == 0;
+    };
+    if (std::any_of(model.scalingSettings.begin(), model.scalingSettings.end(),
+                    [&](const std::string& s) { return isOriginalContext(s) && !unset(s); }))
+        return 0;
+    // The checkpoint's own original context when it was itself fine-tuned with one, else its training context.
+    int original = init.context;
+    for (const std::string& s : init.scalingSettings)
+        if (isOriginalContext(s) && !unset(s))
+            original = static_cast<int>(parseNumber(s.substr(s.find('=') + 1), s));
+    // Only a shorter L is kept: original-context may not exceed the context (validateRotaryScaling), and a run at a
+    // context no longer than the first one has no longer L to extend to.
+    if (original >= model.context)
+        return 0;
+    std::erase_if(model.scalingSettings, unset);
+    model.scalingSettings.push_back("original-context=" + std::to_string(original));
+    return original;
+}
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& shape)
+{
+    std::string text;
+    for (int64_t d : shape)
+        text += (text.empty() ? "" : ", ") + std::to_string(d);
+    return "(" + text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// What continuing from a checkpoint allows, as every refusal of checkInitCompatible ends.
+std::string initAllowedText(const ModelConfig& was)
+{
+    return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
+           std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
+           std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
+           "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
+           "schedule may change";
+}
+
+} // namespace
+
+void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, const std::string& source,
+                             const std::string& run)
+{
+    std::string differences;
+    auto compare = [&](const std::string& what, const std::string& asked, const std::string& has) {
+        if (asked != has)
+            differences += (differences.empty() ? "" : ", ") + what + " " + asked + " where the checkpoint has " + has;
+    };
+    compare("scheme", model.scheme, was.scheme);
+    compare("layers", std::to_string(model.layers), std::to_string(was.layers));
+    compare("d-model", std::to_string(model.dModel), std::to_string(was.dModel));
+    compare("heads", std::to_string(model.heads), std::to_string(was.heads));
+    compare("d-ff", std::to_string(model.dFf), std::to_string(was.dFf));
+    if (!differences.empty())
+        throw InputError(source + ": " + run + " asks for " + differences + initAllowedText(was));
+}
+
+void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init, const std::string& source,
+                         const std::string& run)
+{
+    const ModelConfig& was = init.model->config();
+    checkInitSchemeAndSizes(model, was, source, run);
+    // Then every tensor: the same scheme and sizes can still differ in a learned table's rows (one per context
+    // position) or in t5's buckets.
+    const std::vector<ParameterTensor> want = modelTensorLayout(model);
+    const std::vector<ParameterTensor>& have = init.model->tensors();
+    for (size_t i = 0; i < std::max(want.size(), have.size()); ++i) {
+        if (i < want.size() && i < have.size() && want[i].name == have[i].name && want[i].shape == have[i].shape)
+            continue;
+        const bool learnedRows = i < want.size() && want[i].name == "wpe.weight";
+        throw InputError(source + ": " + run + " asks for " +
+                         (i < want.size() ? "tensor " + want[i].name + " " + shapeText(want[i].shape) : "no tensor") +
+                         " where the checkpoint has " +
+                         (i < have.size() ? "tensor " + have[i].name + " " + shapeText(have[i].shape) : "none") +
+                         (learnedRows ? " (a learned table has one row per position of the context " +
+                                            std::to_string(model.context) + ")"
+                                      : std::string()) +
+                         initAllowedText(was));
+    }
+}
+
+TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+{
+    validateModelConfig(modelConfig);
+    validateTrainConfig(train);
+    checkTrainingCorpus(corpus, modelConfig.context);
+    if (init)
+        checkInitCompatible(modelConfig, *init, "checkpoint");
+    TrainingResult result;
+    result.model = std::make_unique<Model>(modelConfig);
+    Model& model = *result.model;
+    if (init) {
+        model.parameters() = init->model->parameters();
+        model.parametersChanged();
+    }
+    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr);
+    result.info.corpus = corpus.source;
+    result.info.training = train.toJson();
+    // Periodic checkpoints save the live state; the result keeps its own copy (below).
+    result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
+    model.setCancelFlag(hooks.interrupt);
+    auto stopRequested = [&] {
+        return (hooks.interrupt && hooks.interrupt->load()) || (hooks.shouldStop && hooks.shouldStop());
+    };
+
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    const int every = hooks.reportEvery > 0 ? hooks.reportEvery : std::max(1, train.steps / 50);
+    double windowLoss = 0;
+    int windowSteps = 0;
+    while (trainer.stepsDone() < train.steps) {
+        if (stopRequested()) {
+            result.stopped = true;
+            break;
+        }
+        TrainStepResult r;
+        try {
+            r = trainer.step();
+        } catch (const RunError&) {
+            if (!stopRequested())
+                throw;
+            result.stopped = true; // cancelled inside the step: the parameters are those after the last full step
+            break;
+        }
+        windowLoss += r.loss;
+        ++windowSteps;
+        result.info.trainLoss = r.loss;
+        result.info.step = r.step;
+        if (hooks.saveEvery > 0 && hooks.checkpoint && r.step % hooks.saveEvery == 0 && r.step < train.steps)
+            hooks.checkpoint(model, result.info);
+        if (hooks.progress && (r.step % every == 0 || r.step == train.steps || r.step == 1)) {
+            TrainingProgress p;
+            p.step = r.step;
+            p.steps = train.steps;
+            p.loss = windowLoss / windowSteps;
+            p.learningRate = r.learningRate;
+            p.gradNorm = r.gradNorm;
+            p.elapsedSeconds = elapsed();
+            p.tokensPerSecond = r.step * static_cast<double>(trainer.tokensPerStep()) / p.elapsedSeconds;
+            p.etaSeconds = p.elapsedSeconds / r.step * (train.steps - r.step);
+            hooks.progress(p);
+            windowLoss = 0;
+            windowSteps = 0;
+        }
+    }
+    model.setCancelFlag(nullptr);
+    result.info.optimizer = std::make_shared<const AdamW>(trainer.optimizer());
+    result.info.step = trainer.stepsDone();
+    result.elapsedSeconds = elapsed();
+    result.tokensPerSecond =
+        result.elapsedSeconds > 0
+            ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds
+            : 0;
+    return result;
+}
+
+} // namespace plab

@@ -1,0 +1,123 @@
+// PositionBias: a scheme's bias, probe view and mask for any (head, m, n), computed on demand from per-distance tables.
+#pragma once
+
+#include "schemes/rotary_scaling.h"
+#include "schemes/schemes.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace plab {
+
+// The keys a query may see form one interval for every scheme: [begin, end).
+struct KeyRange {
+    int begin = 0;
+    int end = 0;
+    int size() const { return end > begin ? end - begin : 0; }
+};
+
+// The mask of every scheme as intervals: keys visible to query m in a sequence of `length` (causal: [0, m];
+// bidirectional: all; local: the window; bca: own block of window/2 and the previous one). `window` is the
+// local/bca window (ignored otherwise). PositionBias::keyRange and visiblePairs() both read it.
+inline KeyRange maskKeyRange(SchemeKind kind, bool bidirectional, int window, int m, int length)
+{
+    switch (kind) {
+    case SchemeKind::Local:
+        if (bidirectional)
+            return {m - window + 1 > 0 ? m - window + 1 : 0, m + window < length ? m + window : length};
+        return {m - window + 1 > 0 ? m - window + 1 : 0, m + 1};
+    case SchemeKind::Bca: {
+        const int block = window / 2;
+        const int begin = (m / block - 1) * block;
+        return {begin > 0 ? begin : 0, m + 1};
+    }
+    default:
+        return bidirectional ? KeyRange{0, length} : KeyRange{0, m + 1};
+    }
+}
+
+// Every bias of the design table depends on the relative distance r = m - n only, plus a mask that is an
+// interval of keys per query. PositionBias stores, per head, one table over r in [-(L-1), L-1] (O(H L)
+// memory, never an L x L matrix), so kernels and views read entries on demand.
+class PositionBias {
+public:
+    // Prepares tables for sequences of up to `maxLength` positions. Throws InputError on a bad spec or length.
+    PositionBias(const SchemeSpec& spec, int maxLength);
+
+    const SchemeSpec& spec() const { return m_spec; }
+    int maxLength() const { return m_maxLength; }
+    int heads() const { return m_spec.heads; }
+
+    // Keys visible to query m in a sequence of `length` (<= maxLength) positions.
+    KeyRange keyRange(int m, int length) const;
+    // Attention sinks (local, bca with sinks = S): keys [0, min(S, keyRange.begin)) also visible to query m (and
+    // only to m >= n when causal); empty otherwise. Disjoint from keyRange.
+    KeyRange sinkRange(int m, int length) const;
+    bool visible(int m, int n, int length) const
+    {
+        const KeyRange r = keyRange(m, length);
+        const KeyRange s = sinkRange(m, length);
+        return (n >= r.begin && n < r.end) || (n >= s.begin && n < s.end);
+    }
+
+    // True when the scheme adds a bias to the attention scores (t5, alibi, kerple, sandwich; local/bca add 0).
+    bool hasAdditive() const { return m_hasAdditive; }
+    // Additive score bias of head h at (m, n), ignoring the mask (0 for rotary/absolute schemes and `none`).
+    float additive(int h, int m, int n) const
+    {
+        return m_hasAdditive ? m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)] : 0.0f;
+    }
+    // Pointer to head h's table at distance r = 0; valid for r in [-(maxLength-1), maxLength-1].
+    const float* distanceTable(int h) const
+    {
+        return m_viewTable.data() + static_cast<size_t>(h) * m_tableStride + (m_maxLength - 1);
+    }
+
+    // What the bias heatmap shows, ignoring the mask: the additive bias, the rotary probe score
+    // (q = k = all-ones, no 1/sqrt(d)), or dot(p_m, p_n) - d/2 for sinusoidal.
+    float view(int h, int m, int n) const
+    {
+        return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
+    }
+
+    // The logn modifier's factor for row m: log(m+1)/log(context) past the context, else 1.
+    float rowScale(int m) const;
+
+    // Fills out[(m - rowBegin) * length + n] for m in [rowBegin, rowEnd), n in [0, length) with the
+    // masked view (times rowScale), masked cells -inf. Parallel over rows with OpenMP.
+    void fillView(int h, int length, int rowBegin, int rowEnd, float* out) const;
+
+    static constexpr float kMasked = -std::numeric_limits<float>::infinity();
+
+private:
+    SchemeSpec m_spec;
+    int m_maxLength = 0;
+    size_t m_tableStride = 0; // 2 * maxLength - 1
+    bool m_hasAdditive = false;
+    int m_window = 0;
+    int m_sinks = 0;
+    std::vector<float> m_viewTable; // (H, 2L-1)
+};
+
+// Largest length any view or kernel accepts; beyond it memory estimates are refused before allocation.
+constexpr int kMaxLength = 1 << 20;
+
+// Visible (query, key) pairs of one sequence of `length` under the spec's mask: the sum of maskKeyRange sizes over
+// the rows (no tables built, O(length)). Causal n(n+1)/2, bidirectional n^2, a window about n W.
+double visiblePairs(const SchemeSpec& spec, int length);
+// Attention work of one pass over sequences of every length in `lengths` with the spec's heads and mask, head dim D.
+double attentionWork(const SchemeSpec& spec, const std::vector<int>& lengths, int headDim);
+
+
+// The nominal pair count benchmarks quote (issue 3's FLOP convention, 4 D per pair and head): length^2 / 2 causal,
+// length^2 bidirectional, and for a window length * K with K the most keys any row sees (W for causal local), as
+// if the first rows saw as many. visiblePairs() is the work actually done.
+double nominalPairs(const SchemeSpec& spec, int length);
+
+// XPOS per-frequency decay ζ_i = (2i + γd)/((1+γ)d).
+double xposZeta(int i, int dim, double gamma);
+// log ζ_i for every pair i < dim/2: the decay table the probe view and the kernels' rotation read.
+std::vector<double> xposLogZeta(int dim, double gamma);
+
+} // namespace plab

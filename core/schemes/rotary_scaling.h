@@ -1,0 +1,112 @@
+// Rotary frequencies and their length-extension methods (PI, NTK, dynamic NTK, YaRN, Llama 3, ReRoPE, leaky ReRoPE).
+#pragma once
+
+#include "schemes/schemes.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace plab {
+
+// One length-extension method of a rotary scheme: its name (as in --scaling), texts and parameters.
+struct RotaryMethodInfo {
+    std::string name;
+    RotaryMethod method = RotaryMethod::None;
+    std::string title;
+    std::string formula;
+    std::string explanation;
+    std::vector<ParamInfo> params;
+    bool remapsPositions = false; // rerope, leaky-rerope: P(m, n) replaces m - n
+    bool usesContext = false;     // reads the original (training) context L
+};
+
+// Every method, `none` first.
+const std::vector<RotaryMethodInfo>& rotaryMethodCatalog();
+const RotaryMethodInfo& rotaryMethodInfo(RotaryMethod method);
+// Throws InputError naming the unknown method and listing the known ones.
+const RotaryMethodInfo& rotaryMethodByName(std::string_view name);
+
+// Names of a scheme with a method, as the compare view and lessons write them: "rope+yarn" is rope under yarn;
+// a name without '+' has the method "none". schemeLabel is the inverse ("rope" when the method is none).
+// InputError for a '+' with no method after it ("rope+"), listing the known methods.
+std::pair<std::string, std::string> splitSchemeLabel(std::string_view label);
+std::string schemeLabel(const SchemeSpec& spec);
+
+// The parameters `scheme` takes under `method` ("none": none): the scheme's, then the method's.
+std::vector<std::string> parametersUnderMethod(std::string_view scheme, std::string_view method);
+// The NAME=VALUE settings among `settings` whose NAME is one of parametersUnderMethod(scheme, method): how one list of
+// settings given to several schemes at once is shared among them (render train's --set, ui's schemeModelConfig).
+std::vector<std::string> settingsTakenBy(std::string_view scheme, std::string_view method,
+                                         const std::vector<std::string>& settings);
+
+// A NAME=VALUE setting of `method` (a model's scaling settings, `eval --set`, a compared method's settings): InputError
+// for a malformed one or a NAME the method does not take, naming the setting and listing the method's parameters.
+void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting);
+
+// The original context L a method reads when the spec has no model context (like local's window without a model).
+constexpr int kScalingContextWithoutModel = 16;
+// L of a spec: its method's original-context when set, else its context, else kScalingContextWithoutModel.
+int scalingContext(const SchemeSpec& spec);
+// Whether the biases of `schemes` (names such as "rope+yarn"; `scaling` is a method given apart from them) read the
+// training context L: logn's threshold, a windowed scheme's (local, bca) default window unless `settings` (NAME=VALUE)
+// set the window, a method that reads L (RotaryMethodInfo::usesContext; also when original-context is set, since L
+// must not exceed the context). The one rule behind refusing a context nothing would read (CLI --context, the
+// commands lessons show).
+bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling = "none",
+                        const std::vector<std::string>& settings = {});
+
+// Everything a method does to a rotary scheme of `dim` dims: frequencies, logit scale and position remapping.
+struct RotaryScaling {
+    RotaryMethod method = RotaryMethod::None;
+    int dim = 0;
+    double base = 0;
+    int context = 0;                  // L
+    int length = 0;                   // n, the sequence length (dynamic-ntk)
+    std::vector<double> theta;        // θ_i = base^(-2i/d), i < d/2
+    std::vector<double> thetaScaled;  // θ'_i
+    std::vector<double> ramp;         // yarn: γ_i; llama3: 0 high-frequency band, 1 low, t in between; else 0
+    double scaledBase = 0;            // b' of ntk / dynamic-ntk (= base otherwise)
+    double rampLow = 0, rampHigh = 0; // yarn's lo and hi (after the lo = hi nudge)
+    double attentionFactor = 1;       // multiplies cos and sin of q and of k (Hugging Face's convention)
+    double logitScale = 1;            // attentionFactor^2: what the scores are multiplied by
+    int window = 0;                   // rerope / leaky-rerope: w
+    double leak = 0;                  // leaky-rerope: k (rerope: infinity)
+
+    bool remapsPositions() const { return window > 0; }
+    // The relative position P of distance r = m - n >= 0: r inside the window, w + (r - w) / k past it.
+    double position(double distance) const
+    {
+        if (window <= 0 || distance < window)
+            return distance;
+        return leak > 0 && leak < 1e300 ? window + (distance - window) / leak : window;
+    }
+};
+
+// The scaled frequencies of `spec` (rope or xpos; otherwise InputError) for sequences of `length` positions.
+RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
+// The same from plain numbers: the one home of θ_i and of every method's formula. `params` must hold every parameter
+// of the method (validateRotaryScaling fills and checks them).
+RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
+                            int context, int length);
+
+// Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
+// context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on
+// rotary schemes, remapping methods causal only); throws InputError naming the parameter, its value and what is
+// allowed. validateSchemeSpec calls it.
+void validateRotaryScaling(const SchemeSpec& spec);
+
+// Rotary angle of frequency i for head dimension d: base^(-2i/d). The one formula of the frequency table (rope, xpos,
+// sinusoidal and sandwich all read it).
+double rotaryFrequency(int i, int dim, double base);
+// All d/2 of them.
+std::vector<double> rotaryFrequencies(int dim, double base);
+
+// The probe score of a (scaled) rotary scheme at distance r: logitScale * sum_i 2 cos(P(r) θ'_i), times XPOS's decay
+// ζ_i^(P(r)/s) when `logZeta` is not empty (scaleBase s).
+double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta = {},
+                   double scaleBase = 1);
+
+} // namespace plab

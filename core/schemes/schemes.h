@@ -1,0 +1,160 @@
+// The catalogue of positional schemes (names, parameters, ranges, texts) and the validated SchemeSpec value.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace plab {
+
+enum class SchemeKind {
+    None,
+    Sinusoidal,
+    Learned,
+    Rope,
+    Xpos,
+    T5,
+    Alibi,
+    KerplePower,
+    KerpleLog,
+    Sandwich,
+    Local,
+    Bca,
+};
+
+// Length-extension methods of rotary schemes (core/schemes/rotary_scaling.h has their catalogue and formulas).
+enum class RotaryMethod {
+    None,
+    Pi,
+    Ntk,
+    DynamicNtk,
+    Yarn,
+    Llama3,
+    Rerope,
+    LeakyRerope,
+};
+
+// One tunable parameter of a scheme, with its default and allowed range.
+struct ParamInfo {
+    std::string name; // as in --set NAME=VALUE
+    double defaultValue = 0;
+    double minValue = 0;
+    double maxValue = 0;
+    bool minExclusive = false;
+    bool maxExclusive = false;
+    bool integer = false;
+    bool even = false;
+    std::string description;
+
+    bool accepts(double value) const;
+    std::string rangeText() const; // e.g. "(0, 2]" or "even integers in [2, 4096]"
+};
+
+// Everything the UI and `schemes --json` show about a scheme.
+struct SchemeInfo {
+    std::string name;
+    SchemeKind kind;
+    std::string title;       // human title, e.g. "ALiBi (linear biases)"
+    std::string formula;     // plain-text formula of the bias (or probe) as a function of m, n, h
+    std::string explanation; // one paragraph for the UI
+    std::vector<ParamInfo> params;
+    bool bidirectionalAllowed = true;
+    bool rotary = false;    // rotates q and k (rope, xpos); bias view is a probe score
+    bool absolute = false;  // added to the token embedding (sinusoidal, learned)
+    bool additive = false;  // adds a bias to the attention scores
+    bool trainable = false; // has per-head parameters a model learns (t5, kerple)
+    bool hasWindow = false; // masks keys outside a window (local, bca)
+};
+
+constexpr int kMaxHeads = 1024;
+
+const std::vector<SchemeInfo>& schemeCatalog();
+const SchemeInfo& schemeInfo(SchemeKind kind);
+// Throws InputError naming the unknown scheme and listing the known ones.
+const SchemeInfo& schemeByName(std::string_view name);
+
+// A complete, validated description of one positional scheme configuration.
+struct SchemeSpec {
+    SchemeKind kind = SchemeKind::None;
+    int heads = 8;
+    bool bidirectional = false;
+    bool logn = false;                           // scale row m's scores by log(m+1)/log(context) past the context
+    int context = 0;                             // training context length, 0 when there is no model
+    std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
+    RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
+    std::map<std::string, double> scalingParams; // every parameter of the method, defaults filled in
+
+    // Learned per-head values; empty means "derive from params" (the untrained prior).
+    std::vector<double> t5Values; // (num-buckets, heads) row-major: [bucket * heads + h]
+    std::vector<double> kerpleR1; // (heads)
+    std::vector<double> kerpleR2; // (heads)
+
+    const SchemeInfo& info() const { return schemeInfo(kind); }
+    double param(std::string_view name) const; // throws std::logic_error when the scheme has no such parameter
+    int intParam(std::string_view name) const { return static_cast<int>(param(name)); }
+    std::string name() const { return info().name; }
+};
+
+// Builds a spec from a scheme name and NAME=VALUE strings, validating everything. The window of
+// `local`/`bca` defaults to the context when one is given (the super baseline), else to 16.
+// Throws InputError with a one-line message naming the parameter, its value and the allowed range.
+// `scaling` names a rotary length-extension method ("none": none; an empty or unknown name is refused, listing the
+// known ones); assignments naming one of its parameters set that parameter, any other name must be the scheme's.
+SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
+                          const std::vector<std::string>& assignments = {}, int context = 0, bool logn = false,
+                          std::string_view scaling = "none");
+
+// Checks every parameter and cross-parameter constraint of a spec; throws InputError.
+void validateSchemeSpec(const SchemeSpec& spec); // throws InputError
+
+// Scheme, heads, mask, every resolved parameter, context and logn of a spec: the metadata of every JSON output
+// (CLI files and GUI exports alike), e.g. {"scheme": "alibi", "heads": 8, "bidirectional": false, "parameters": {}}.
+nlohmann::json schemeSpecJson(const SchemeSpec& spec);
+
+// The value of NAME in NAME=VALUE assignments (the last one wins, as in makeSchemeSpec); false when absent.
+bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value);
+
+// Fixes a scheme's `dim` to `required` (a rotary scheme's head dim, sinusoidal's d_model inside a model): returns
+// `assignments` with dim=REQUIRED appended when they set no dim; an explicit other dim is refused with
+// "scheme S: dim = V must equal the MEANING (REQUIRED)REASON".
+std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<std::string> assignments, int required,
+                                         const std::string& meaning, const std::string& reason);
+
+// The one rule for a scheme applied to q and k of head dim D (attention, entropy, bench, the GUI's entropy view):
+// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (there is
+// no partial rotary) and an odd D is refused; other schemes ignore D. `headDimName` says where D comes from in the
+// messages, e.g. "--head-dim" or "the head dim D of --q".
+SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
+                                    const std::vector<std::string>& assignments, int headDim,
+                                    const std::string& headDimName, int context = 0, bool logn = false,
+                                    std::string_view scaling = "none");
+// The same rule for a spec built already (e.g. by the GUI's panel): refuses rope/xpos whose dim differs from D.
+void checkRotaryHeadDim(const SchemeSpec& spec, int headDim, const std::string& headDimName);
+
+// A number written with every digit it needs to read back exactly (%.17g), for messages and metadata.
+std::string exactText(double value);
+// Parses a whole string as a finite number; throws InputError naming `what` otherwise.
+double parseNumber(std::string_view text, std::string_view what);
+// Parses a whole string as an integer in [lo, hi]; throws InputError naming `what` and the range otherwise.
+long long parseInteger(std::string_view text, std::string_view what, long long lo, long long hi);
+
+// Official ALiBi slopes (ofirpress/attention_with_linear_biases), also for non-powers of two.
+std::vector<double> alibiSlopes(int heads);
+
+// T5 / HF `_relative_position_bucket` of rel = key - query.
+int t5Bucket(int rel, bool bidirectional, int numBuckets, int maxDistance);
+
+// The untrained prior of the T5 table: -log(1 + smallest |rel| that falls in the bucket), same for each head.
+std::vector<double> t5DefaultValues(int heads, bool bidirectional, int numBuckets, int maxDistance);
+
+// sum_i cos(r * w_i): dot(p_m, p_n) of sinusoidal embeddings with frequencies w_i (rotaryFrequency: base^(-2i/d),
+// i < d/2) at distance r = m - n. With `logDecay`, term i is weighted by exp(logDecay_i * r / decayScale) (XPOS's
+// zeta_i^(r/s)). The one home of this sum: the dot view, the sinusoidal and sandwich biases, the rotary probe.
+double sinusoidalDot(double distance, const std::vector<double>& frequencies, const std::vector<double>& logDecay = {},
+                     double decayScale = 1);
+
+} // namespace plab

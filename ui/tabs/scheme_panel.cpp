@@ -1,0 +1,568 @@
+// The scheme-and-parameters panel; ranges, texts and validation all come from core's catalogue and makeSchemeSpec.
+#include "tabs/scheme_panel.h"
+
+#include "painting/colormap.h"
+#include "base/errors.h"
+#include "settings/i18n.h"
+#include "schemes/rotary_scaling.h"
+#include "settings/session.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QRadioButton>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace plab::ui {
+
+// One parameter: a slider (log-scaled for wide ranges) and a spin box holding the exact value.
+class ParamControl : public QWidget {
+public:
+    ParamControl(const SchemeInfo& scheme, const ParamInfo& info, QWidget* parent) : QWidget(parent), m_info(info)
+    {
+        auto* layout = new QHBoxLayout(this);
+        layout->setContentsMargins(0, 0, 0, 0);
+        m_slider = new QSlider(Qt::Horizontal, this);
+        m_slider->setRange(0, kSteps);
+        m_slider->setObjectName(QStringLiteral("slider_") + QString::fromStdString(info.name));
+        layout->addWidget(m_slider, 1);
+        // Exclusive bounds are nudged inside so every value the box offers is accepted by core.
+        const double lo = info.minValue + (info.minExclusive ? (info.integer ? 1 : lowNudge()) : 0);
+        const double hi = info.maxValue - (info.maxExclusive ? (info.integer ? 1 : 1e-4) : 0);
+        if (info.integer) {
+            auto* box = new QSpinBox(this);
+            const int ilo = static_cast<int>(std::ceil(lo)), ihi = static_cast<int>(std::min(hi, 2.0e9));
+            box->setRange(info.even && ilo % 2 ? ilo + 1 : ilo, ihi);
+            box->setSingleStep(info.even ? 2 : 1);
+            m_box = box;
+            connect(box, &QSpinBox::valueChanged, this, [this] { valueEdited(); });
+        } else {
+            auto* box = new QDoubleSpinBox(this);
+            box->setDecimals(lo > 0 && lo < 0.01 ? 6 : 4);
+            box->setRange(lo, hi);
+            box->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+            m_box = box;
+            connect(box, &QDoubleSpinBox::valueChanged, this, [this] { valueEdited(); });
+        }
+        m_box->setObjectName(QStringLiteral("spin_") + QString::fromStdString(info.name));
+        m_box->setMinimumWidth(96);
+        m_box->setKeyboardTracking(false);
+        layout->addWidget(m_box);
+        m_sliderLo = lo;
+        m_sliderHi = std::min(hi, sliderCeiling());
+        m_log = m_sliderLo > 0 && m_sliderHi / m_sliderLo >= 100;
+        const QString tip = SchemePanel::tr("%1\nallowed: %2").arg(paramDescription(scheme, info), paramRange(info));
+        setToolTip(tip);
+        m_slider->setToolTip(tip);
+        m_box->setToolTip(tip);
+        connect(m_slider, &QSlider::valueChanged, this, [this](int pos) { sliderMoved(pos); });
+        setValue(info.defaultValue);
+    }
+
+    const ParamInfo& info() const { return m_info; }
+    double value() const
+    {
+        if (auto* i = qobject_cast<QSpinBox*>(m_box))
+            return i->value();
+        return static_cast<QDoubleSpinBox*>(m_box)->value();
+    }
+    void setValue(double v)
+    {
+        {
+            const QSignalBlocker b(m_box);
+            if (auto* i = qobject_cast<QSpinBox*>(m_box))
+                i->setValue(static_cast<int>(std::lround(v)));
+            else
+                static_cast<QDoubleSpinBox*>(m_box)->setValue(v);
+        }
+        syncSlider();
+    }
+    std::function<void()> onChanged;
+
+private:
+    static constexpr int kSteps = 1000;
+    double lowNudge() const { return m_info.maxValue <= 10 ? 1e-3 : 1e-3; }
+    // Sliders of unbounded-looking ranges (base up to 1e12) stop at a useful value; the box takes the rest.
+    double sliderCeiling() const
+    {
+        if (m_info.name == "base")
+            return 1e6;
+        if (m_info.name == "window" || m_info.name == "max-distance")
+            return 4096;
+        return m_info.maxValue;
+    }
+    double fromSlider(int pos) const
+    {
+        const double t = static_cast<double>(pos) / kSteps;
+        double v =
+            m_log ? m_sliderLo * std::pow(m_sliderHi / m_sliderLo, t) : m_sliderLo + t * (m_sliderHi - m_sliderLo);
+        if (m_info.integer) {
+            v = std::round(v);
+            if (m_info.even)
+                v = 2 * std::round(v / 2);
+        } else {
+            // Three significant digits: slider values read well.
+            const double mag = std::pow(10.0, std::floor(std::log10(std::abs(v) + 1e-300)) - 2);
+            v = std::round(v / mag) * mag;
+        }
+        return std::clamp(v, m_sliderLo, std::max(m_sliderLo, m_sliderHi));
+    }
+    int toSlider(double v) const
+    {
+        double t = m_log ? std::log(std::max(v, m_sliderLo) / m_sliderLo) / std::log(m_sliderHi / m_sliderLo)
+                         : (m_sliderHi > m_sliderLo ? (v - m_sliderLo) / (m_sliderHi - m_sliderLo) : 0);
+        return static_cast<int>(std::lround(std::clamp(t, 0.0, 1.0) * kSteps));
+    }
+    void syncSlider()
+    {
+        const QSignalBlocker b(m_slider);
+        m_slider->setValue(toSlider(value()));
+    }
+    void sliderMoved(int pos)
+    {
+        {
+            const QSignalBlocker b(m_box);
+            setBoxValue(fromSlider(pos));
+        }
+        if (onChanged)
+            onChanged();
+    }
+    void setBoxValue(double v)
+    {
+        if (auto* i = qobject_cast<QSpinBox*>(m_box))
+            i->setValue(static_cast<int>(std::lround(v)));
+        else
+            static_cast<QDoubleSpinBox*>(m_box)->setValue(v);
+    }
+    void valueEdited()
+    {
+        syncSlider();
+        if (onChanged)
+            onChanged();
+    }
+
+    ParamInfo m_info;
+    QSlider* m_slider = nullptr;
+    QAbstractSpinBox* m_box = nullptr;
+    double m_sliderLo = 0, m_sliderHi = 1;
+    bool m_log = false;
+};
+
+namespace {
+
+// Length slider: log2 scale from 1 to 4096 in steps of 1/8 octave.
+constexpr int kLengthSteps = 96;
+int lengthFromSlider(int pos)
+{
+    return static_cast<int>(std::lround(std::pow(2.0, pos / 8.0)));
+}
+int sliderFromLength(int length)
+{
+    return static_cast<int>(std::lround(std::log2(std::max(1, length)) * 8.0));
+}
+
+} // namespace
+
+SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+
+    m_schemes = new QListWidget(this);
+    m_schemes->setObjectName(QStringLiteral("schemeList"));
+    for (const SchemeInfo& s : schemeCatalog()) {
+        auto* item =
+            new QListWidgetItem(QStringLiteral("%1   —   %2").arg(QString::fromStdString(s.name), schemeTitle(s)));
+        item->setData(Qt::UserRole, QString::fromStdString(s.name));
+        item->setToolTip(schemeFormula(s));
+        m_schemes->addItem(item);
+    }
+    m_schemes->setMinimumHeight(120);
+    layout->addWidget(new QLabel(tr("<b>Scheme</b>"), this));
+    layout->addWidget(m_schemes, 2);
+
+    layout->addWidget(buildAttentionBox());
+
+    m_paramBox = new QGroupBox(tr("Parameters"), this);
+    m_paramForm = new QFormLayout(m_paramBox);
+    layout->addWidget(m_paramBox);
+
+    buildFormulaLabels();
+    layout->addWidget(new QLabel(tr("<b>Formula</b>"), this));
+    layout->addWidget(m_formula);
+    layout->addWidget(m_explanation);
+    layout->addWidget(m_errorLabel);
+    layout->addStretch(1);
+
+    connect(m_schemes, &QListWidget::currentRowChanged, this, [this] {
+        rebuildParameters();
+        updateState();
+    });
+    connect(m_causal, &QRadioButton::toggled, this, [this] { updateState(); });
+    connect(m_heads, &QSpinBox::valueChanged, this, [this](int h) {
+        m_head->setMaximum(h);
+        updateState();
+    });
+    connect(m_head, &QSpinBox::valueChanged, this, [this] { updateState(); });
+    connect(m_length, &QSpinBox::valueChanged, this, [this](int n) {
+        setLengthSlider(n);
+        updateState();
+    });
+    connect(m_lengthSlider, &QSlider::valueChanged, this,
+            [this](int pos) { m_length->setValue(lengthFromSlider(pos)); });
+    connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
+    connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
+    connect(m_scaling, &QComboBox::currentIndexChanged, this, [this] {
+        rebuildMethodParameters();
+        updateState();
+    });
+
+    setLengthSlider(64);
+    m_updating = true;
+    setScheme(QStringLiteral("alibi"));
+    m_updating = false;
+    updateState();
+}
+
+QGroupBox* SchemePanel::buildAttentionBox()
+{
+    // What every scheme shares: mask, heads, the head shown, length, the logn modifier and its context, colour map.
+    auto* shape = new QGroupBox(tr("Attention"), this);
+    auto* shapeForm = new QFormLayout(shape);
+    auto* maskRow = new QHBoxLayout;
+    m_causal = new QRadioButton(tr("causal"), shape);
+    m_bidirectional = new QRadioButton(tr("bidirectional"), shape);
+    m_causal->setChecked(true);
+    maskRow->addWidget(m_causal);
+    maskRow->addWidget(m_bidirectional);
+    shapeForm->addRow(tr("Mask"), maskRow);
+    m_heads = new QSpinBox(shape);
+    m_heads->setObjectName(QStringLiteral("heads"));
+    m_heads->setRange(1, kMaxHeads);
+    m_heads->setValue(8);
+    shapeForm->addRow(tr("Heads H"), m_heads);
+    m_head = new QSpinBox(shape);
+    m_head->setObjectName(QStringLiteral("head"));
+    m_head->setRange(1, 8);
+    m_head->setToolTip(tr("Head shown in the views (1..H)"));
+    shapeForm->addRow(tr("Show head"), m_head);
+    auto* lengthRow = new QHBoxLayout;
+    m_lengthSlider = new QSlider(Qt::Horizontal, shape);
+    m_lengthSlider->setRange(0, kLengthSteps);
+    m_length = new QSpinBox(shape);
+    m_length->setObjectName(QStringLiteral("length"));
+    m_length->setRange(1, kMaxLength);
+    m_length->setValue(64);
+    m_length->setKeyboardTracking(false);
+    m_length->setToolTip(tr("Sequence length N (1..%1)").arg(kMaxLength));
+    lengthRow->addWidget(m_lengthSlider, 1);
+    lengthRow->addWidget(m_length);
+    shapeForm->addRow(tr("Length N"), lengthRow);
+    auto* lognRow = new QHBoxLayout;
+    m_logn = new QCheckBox(tr("logn past L ="), shape);
+    m_logn->setToolTip(tr("Scale row m's scores by log(m+1)/log(L) when m+1 > L (entropy invariance)"));
+    m_context = new QSpinBox(shape);
+    m_context->setObjectName(QStringLiteral("context"));
+    m_context->setRange(0, 1 << 20);
+    m_context->setSpecialValueText(tr("none"));
+    m_context->setToolTip(tr("Training context L: the logn threshold and the default window of local/bca"));
+    m_context->setValue(0);
+    lognRow->addWidget(m_logn);
+    lognRow->addWidget(m_context, 1);
+    shapeForm->addRow(tr("Context"), lognRow);
+    m_scaling = new QComboBox(shape);
+    m_scaling->setObjectName(QStringLiteral("scaling"));
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        m_scaling->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(m.name), rotaryMethodTitle(m)),
+                           QString::fromStdString(m.name));
+    m_scaling->setToolTip(tr("Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped "
+                             "positions; L is the context above (16 when none)"));
+    shapeForm->addRow(tr("Length extension"), m_scaling);
+    m_colorMap = new QComboBox(shape);
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+    m_colorMap->addItem(tr("auto (diverging for signed data)"), QStringLiteral("auto"));
+    for (const QString& name : ColorMap::availableNames())
+        m_colorMap->addItem(name, name);
+    shapeForm->addRow(tr("Colour map"), m_colorMap);
+    return shape;
+}
+
+void SchemePanel::buildFormulaLabels()
+{
+    m_formula = new QLabel(this);
+    m_formula->setWordWrap(true);
+    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_formula->setObjectName(QStringLiteral("formula"));
+    QFont mono(QStringLiteral("DejaVu Sans Mono"));
+    mono.setStyleHint(QFont::Monospace);
+    m_formula->setFont(mono);
+    m_explanation = new QLabel(this);
+    m_explanation->setWordWrap(true);
+    m_explanation->setObjectName(QStringLiteral("explanation"));
+    m_errorLabel = new QLabel(this);
+    m_errorLabel->setWordWrap(true);
+    m_errorLabel->setStyleSheet(QStringLiteral("color: #c0392b; font-weight: bold"));
+    m_errorLabel->setObjectName(QStringLiteral("error"));
+    m_errorLabel->hide();
+}
+
+SchemePanel::~SchemePanel() = default;
+
+void SchemePanel::setLengthSlider(int length)
+{
+    const QSignalBlocker b(m_lengthSlider);
+    m_lengthSlider->setValue(sliderFromLength(length));
+}
+
+void SchemePanel::rebuildParameters()
+{
+    // Every row goes, the "(no parameters)" placeholder too (removing only the controls left one per visit).
+    while (m_paramForm->rowCount() > 0)
+        m_paramForm->removeRow(0);
+    m_params.clear();
+    m_methodParams.clear();
+    m_methodRows = 0;
+    const int row = m_schemes->currentRow();
+    if (row < 0)
+        return;
+    const SchemeInfo& info = schemeCatalog()[row];
+    for (const ParamInfo& p : info.params) {
+        auto* control = new ParamControl(info, p, m_paramBox);
+        control->onChanged = [this] { updateState(); };
+        auto* label = new QLabel(QString::fromStdString(p.name), m_paramBox);
+        label->setToolTip(control->toolTip());
+        m_paramForm->addRow(label, control);
+        m_params.push_back(control);
+    }
+    if (info.params.empty())
+        m_paramForm->addRow(new QLabel(tr("(no parameters)"), m_paramBox));
+    // A window defaults to the training context when one is set, as on the command line.
+    if (info.hasWindow && m_context->value() > 0)
+        for (ParamControl* c : m_params)
+            if (c->info().name == "window")
+                c->setValue(info.kind == SchemeKind::Bca && m_context->value() % 2 ? m_context->value() + 1
+                                                                                   : m_context->value());
+    m_bidirectional->setEnabled(info.bidirectionalAllowed);
+    if (!info.bidirectionalAllowed)
+        m_causal->setChecked(true);
+    m_formula->setText(schemeFormula(info));
+    m_explanation->setText(schemeExplanation(info));
+    m_paramBox->setTitle(tr("Parameters of %1").arg(QString::fromStdString(info.name)));
+    {
+        const QSignalBlocker block(m_scaling);
+        m_scaling->setEnabled(info.rotary);
+        if (!info.rotary)
+            m_scaling->setCurrentIndex(0);
+    }
+    rebuildMethodParameters();
+}
+
+void SchemePanel::rebuildMethodParameters()
+{
+    for (; m_methodRows > 0; --m_methodRows)
+        m_paramForm->removeRow(m_paramForm->rowCount() - 1);
+    m_methodParams.clear();
+    const int row = m_schemes->currentRow();
+    if (row < 0 || !schemeCatalog()[row].rotary)
+        return;
+    const RotaryMethodInfo& method = rotaryMethodByName(m_scaling->currentData().toString().toStdString());
+    if (method.method == RotaryMethod::None)
+        return;
+    m_paramForm->addRow(new QLabel(tr("<i>%1</i>").arg(rotaryMethodTitle(method)), m_paramBox));
+    ++m_methodRows;
+    for (const ParamInfo& p : method.params) {
+        auto* control = new ParamControl(schemeCatalog()[row], p, m_paramBox);
+        control->onChanged = [this] { updateState(); };
+        auto* label = new QLabel(QString::fromStdString(p.name), m_paramBox);
+        label->setToolTip(control->toolTip());
+        m_paramForm->addRow(label, control);
+        m_methodParams.push_back(control);
+        ++m_methodRows;
+    }
+}
+
+void SchemePanel::updateState()
+{
+    if (m_updating)
+        return;
+    const int row = m_schemes->currentRow();
+    if (row < 0)
+        return;
+    const SchemeInfo& info = schemeCatalog()[row];
+    std::vector<std::string> assignments;
+    for (ParamControl* c : m_params)
+        assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
+    for (ParamControl* c : m_methodParams)
+        assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
+    try {
+        PanelState s;
+        s.spec = makeSchemeSpec(info.name, m_heads->value(), m_bidirectional->isChecked(), assignments,
+                                m_context->value(), m_logn->isChecked(),
+                                info.rotary ? m_scaling->currentData().toString().toStdString() : std::string("none"));
+        if (s.spec.logn && s.spec.context < 2)
+            throw InputError(
+                tr("logn needs a training context L >= 2 (the threshold of log(m+1)/log(L))").toStdString());
+        s.length = m_length->value();
+        s.head = std::min(m_head->value(), m_heads->value()) - 1;
+        s.colorMap = m_colorMap->currentData().toString();
+        m_state = std::move(s);
+        m_error.clear();
+        m_errorLabel->hide();
+        Q_EMIT changed();
+    } catch (const InputError& e) {
+        m_error = QString::fromStdString(e.what());
+        m_errorLabel->setText(m_error);
+        m_errorLabel->show();
+    }
+}
+
+void SchemePanel::setScheme(const QString& name)
+{
+    for (int i = 0; i < m_schemes->count(); ++i)
+        if (m_schemes->item(i)->data(Qt::UserRole).toString() == name) {
+            m_schemes->setCurrentRow(i);
+            return;
+        }
+}
+
+void SchemePanel::setHeads(int heads)
+{
+    m_heads->setValue(heads);
+}
+
+void SchemePanel::setHead(int head)
+{
+    m_head->setValue(head + 1);
+}
+
+void SchemePanel::setLength(int length)
+{
+    m_length->setValue(length);
+}
+
+void SchemePanel::setBidirectional(bool bidirectional)
+{
+    (bidirectional ? m_bidirectional : m_causal)->setChecked(true);
+}
+
+void SchemePanel::setScaling(const QString& method)
+{
+    const int i = m_scaling->findData(method);
+    if (i >= 0)
+        m_scaling->setCurrentIndex(i);
+}
+
+void SchemePanel::setParameter(const QString& name, double value)
+{
+    std::vector<ParamControl*> all = m_params;
+    all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
+    for (ParamControl* c : all)
+        if (QString::fromStdString(c->info().name) == name) {
+            c->setValue(value);
+            updateState();
+        }
+}
+
+void SchemePanel::setColorMap(const QString& name)
+{
+    const int i = m_colorMap->findData(name);
+    if (i >= 0)
+        m_colorMap->setCurrentIndex(i);
+}
+
+void SchemePanel::setLogn(bool logn, int context)
+{
+    m_updating = true;
+    m_context->setValue(context);
+    m_logn->setChecked(logn);
+    m_updating = false;
+    updateState();
+}
+
+nlohmann::json SchemePanel::saveState() const
+{
+    nlohmann::json params = nlohmann::json::object();
+    for (ParamControl* c : m_params)
+        params[c->info().name] = c->value();
+    for (ParamControl* c : m_methodParams)
+        params[c->info().name] = c->value();
+    const int row = m_schemes->currentRow();
+    return {{"scheme", row >= 0 ? schemeCatalog()[row].name : std::string("alibi")},
+            {"heads", m_heads->value()},
+            {"head", m_head->value() - 1},
+            {"length", m_length->value()},
+            {"bidirectional", m_bidirectional->isChecked()},
+            {"logn", m_logn->isChecked()},
+            {"context", m_context->value()},
+            {"colormap", m_colorMap->currentData().toString().toStdString()},
+            {"scaling", m_scaling->currentData().toString().toStdString()},
+            {"parameters", params}};
+}
+
+void SchemePanel::restoreState(const nlohmann::json& state)
+{
+    const std::string where = "panel";
+    // Validate everything before touching a widget, so a bad file leaves the panel as it was.
+    const std::string scheme = sessionString(state, "scheme", "alibi", where);
+    const SchemeInfo& info = schemeByName(scheme);
+    const int heads = sessionInt(state, "heads", 8, 1, kMaxHeads, where);
+    const int head = sessionInt(state, "head", 0, 0, heads - 1, where);
+    const int length = sessionInt(state, "length", 64, 1, kMaxLength, where);
+    const bool bidirectional = sessionBool(state, "bidirectional", false, where);
+    const bool logn = sessionBool(state, "logn", false, where);
+    const int context = sessionInt(state, "context", 0, 0, 1 << 20, where);
+    const QString colorMap = QString::fromStdString(sessionString(state, "colormap", "auto", where));
+    if (colorMap != QLatin1String("auto") && !ColorMap::isKnown(colorMap))
+        throw InputError("session: panel.colormap = '" + colorMap.toStdString() +
+                         "' is not allowed; allowed: auto, viridis, magma, cividis, diverging");
+    std::vector<std::string> assignments;
+    std::map<std::string, double> values;
+    if (state.contains("parameters")) {
+        const nlohmann::json& params = state.at("parameters");
+        if (!params.is_object())
+            throw InputError("session: panel.parameters must be an object of NAME: number");
+        for (const auto& [key, value] : params.items()) {
+            if (!value.is_number())
+                throw InputError("session: panel.parameters." + key + " must be a number");
+            assignments.push_back(key + "=" + QString::number(value.get<double>(), 'g', 17).toStdString());
+            values[key] = value.get<double>();
+        }
+    }
+    const std::string scaling = sessionString(state, "scaling", "none", where);
+    makeSchemeSpec(info.name, heads, bidirectional, assignments, context, logn, scaling); // throws InputError
+
+    m_updating = true;
+    setScheme(QString::fromStdString(info.name));
+    m_heads->setValue(heads);
+    m_head->setMaximum(heads);
+    m_head->setValue(head + 1);
+    m_length->setValue(length);
+    setLengthSlider(length);
+    setBidirectional(bidirectional);
+    m_context->setValue(context);
+    m_logn->setChecked(logn);
+    setColorMap(colorMap);
+    setScaling(QString::fromStdString(scaling));
+    rebuildMethodParameters();
+    std::vector<ParamControl*> all = m_params;
+    all.insert(all.end(), m_methodParams.begin(), m_methodParams.end());
+    for (ParamControl* c : all) {
+        auto it = values.find(c->info().name);
+        c->setValue(it != values.end() ? it->second : c->info().defaultValue);
+    }
+    m_updating = false;
+    updateState();
+}
+
+} // namespace plab::ui

@@ -1,0 +1,557 @@
+// The curve views: sinusoidal dot and entropy vs length (q/k zero, random, or from a trained model).
+#include "tabs/views.h"
+
+#include "charts/curve_chart.h"
+#include "tabs/model_prompt.h"
+#include "settings/session.h"
+
+#include "base/errors.h"
+#include "base/matrix_output.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QStandardItemModel>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace plab::ui {
+
+namespace {
+
+// Reads a view's request from its controls (a refusal goes to the status bar) and starts the job on it.
+template <class Job, class MakeRequest, class Compute>
+void startFromControls(ViewBase* view, Job& job, MakeRequest makeRequest, Compute compute)
+{
+    decltype(makeRequest()) request;
+    try {
+        request = makeRequest();
+    } catch (const InputError& e) {
+        Q_EMIT view->statusMessage(QString::fromStdString(e.what()));
+        return;
+    }
+    Q_EMIT view->busyChanged(true);
+    job.start([request, compute](const JobControl& control) { return compute(request, control); });
+}
+
+} // namespace
+
+// ---- CurveViewBase ------------------------------------------------------------------------------------------
+
+void CurveViewBase::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
+{
+    renderCurveFigure(painter, target, m_plot->figure(), style);
+}
+
+void CurveViewBase::setDark(bool dark)
+{
+    m_plot->setDark(dark);
+}
+
+// ---- DotView ------------------------------------------------------------------------------------------------
+
+DotView::DotView(QWidget* parent)
+    : CurveViewBase(parent), m_job(this, {[this](DotResult r) {
+                                              if (!r.error.isEmpty()) {
+                                                  Q_EMIT statusMessage(r.error);
+                                                  return;
+                                              }
+                                              m_result = std::move(r);
+                                              m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+                                              Q_EMIT pictureUpdated();
+                                          },
+                                          {},
+                                          [this] { Q_EMIT busyChanged(false); }})
+{
+    auto* layout = new QHBoxLayout(this);
+    auto* side = new QVBoxLayout;
+    side->addWidget(new QLabel(tr("<b>Curves</b> (dim, base)"), this));
+    m_curves = new QTableWidget(0, 2, this);
+    m_curves->setHorizontalHeaderLabels({tr("dim d"), tr("base")});
+    m_curves->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_curves->verticalHeader()->hide();
+    m_curves->setMaximumWidth(240);
+    m_curves->setToolTip(tr("Each row is one curve: dim even in [2, 4096], base > 1"));
+    side->addWidget(m_curves, 1);
+    auto* buttons = new QHBoxLayout;
+    auto* add = new QPushButton(tr("Add"), this);
+    auto* remove = new QPushButton(tr("Remove"), this);
+    buttons->addWidget(add);
+    buttons->addWidget(remove);
+    side->addLayout(buttons);
+    side->addWidget(new QLabel(tr("Largest distance"), this));
+    m_maxDistance = new QSpinBox(this);
+    m_maxDistance->setRange(1, 1000000);
+    m_maxDistance->setValue(256);
+    m_maxDistance->setKeyboardTracking(false);
+    side->addWidget(m_maxDistance);
+    m_logX = new QCheckBox(tr("logarithmic distance axis"), this);
+    side->addWidget(m_logX);
+    auto* note = new QLabel(tr("dot(p_m, p_n) − d/2 = Σ cos(r w_i) − d/2: zero at r = 0, then an oscillating "
+                               "decay; larger bases decay more slowly."),
+                            this);
+    note->setWordWrap(true);
+    note->setMaximumWidth(240);
+    side->addWidget(note);
+    layout->addLayout(side);
+    m_plot = new CurvePlot(this);
+    m_plot->setEmptyHint(tr("Add a (dim, base) row on the left: its curve dot(p_m, p_n) − d/2 against distance "
+                            "appears here."));
+    layout->addWidget(m_plot, 1);
+
+    setRequest(DotRequest{}, false);
+    connect(m_curves, &QTableWidget::cellChanged, this, [this] { markDirty(); });
+    connect(m_maxDistance, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_logX, &QCheckBox::toggled, this, [this] {
+        if (!m_result.curves.empty())
+            m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+        Q_EMIT pictureUpdated();
+    });
+    connect(add, &QPushButton::clicked, this, [this] {
+        const int row = m_curves->rowCount();
+        m_curves->insertRow(row);
+        m_curves->setItem(row, 0, new QTableWidgetItem(QStringLiteral("32")));
+        m_curves->setItem(row, 1, new QTableWidgetItem(QStringLiteral("10000")));
+    });
+    connect(remove, &QPushButton::clicked, this, [this] {
+        if (m_curves->rowCount() > 1)
+            m_curves->removeRow(m_curves->currentRow() >= 0 ? m_curves->currentRow() : m_curves->rowCount() - 1);
+        markDirty();
+    });
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+DotRequest DotView::request() const
+{
+    DotRequest r;
+    r.curves.clear();
+    for (int row = 0; row < m_curves->rowCount(); ++row) {
+        const QTableWidgetItem* d = m_curves->item(row, 0);
+        const QTableWidgetItem* b = m_curves->item(row, 1);
+        if (!d || !b)
+            continue;
+        bool okD = false, okB = false;
+        const int dim = d->text().trimmed().toInt(&okD);
+        const double base = b->text().trimmed().toDouble(&okB);
+        if (!okD || !okB)
+            throw InputError("curve " + std::to_string(row + 1) + ": dim '" + d->text().toStdString() + "' and base '" +
+                             b->text().toStdString() + "' must be numbers");
+        r.curves.emplace_back(dim, base);
+    }
+    r.maxDistance = m_maxDistance->value();
+    return r;
+}
+
+void DotView::setRequest(const DotRequest& request, bool logX)
+{
+    {
+        const QSignalBlocker b1(m_curves), b2(m_maxDistance), b3(m_logX);
+        m_curves->setRowCount(0);
+        for (const auto& [dim, base] : request.curves) {
+            const int row = m_curves->rowCount();
+            m_curves->insertRow(row);
+            m_curves->setItem(row, 0, new QTableWidgetItem(QString::number(dim)));
+            m_curves->setItem(row, 1, new QTableWidgetItem(QString::number(base, 'g', 10)));
+        }
+        m_maxDistance->setValue(request.maxDistance);
+        m_logX->setChecked(logX);
+    }
+    markDirty();
+}
+
+void DotView::refresh()
+{
+    startFromControls(
+        this, m_job, [this] { return request(); }, computeDot);
+}
+
+bool DotView::hasPicture() const
+{
+    return !m_result.curves.empty();
+}
+
+void DotView::writeData(std::ostream& out, DataFormat format) const
+{
+    requirePicture();
+    Table t;
+    t.columns = {"curve", "dim", "base", "distance", "dot", "dot_minus_half_dim"};
+    t.meta = {{"curves", nlohmann::json::array()}};
+    for (size_t c = 0; c < m_result.curves.size(); ++c) {
+        const DotCurve& curve = m_result.curves[c];
+        t.meta["curves"].push_back({{"dim", curve.dim}, {"base", curve.base}});
+        for (size_t i = 0; i < curve.distance.size(); ++i)
+            t.rows.push_back({double(c), double(curve.dim), curve.base, double(curve.distance[i]), curve.dot[i],
+                              curve.dot[i] - curve.halfDim()});
+    }
+    writeTable(out, format, t);
+}
+
+nlohmann::json DotView::saveState() const
+{
+    nlohmann::json curves = nlohmann::json::array();
+    try {
+        for (const auto& [dim, base] : request().curves)
+            curves.push_back({dim, base});
+    } catch (const InputError&) {
+    }
+    return {{"curves", curves}, {"max_distance", m_maxDistance->value()}, {"log_x", m_logX->isChecked()}};
+}
+
+void DotView::restoreState(const nlohmann::json& state)
+{
+    DotRequest r;
+    if (state.contains("curves")) {
+        const nlohmann::json& list = state.at("curves");
+        if (!list.is_array() || list.empty() || list.size() > 16)
+            throw InputError("session: views.dot.curves must be a list of 1 to 16 [dim, base] pairs");
+        r.curves.clear();
+        for (const nlohmann::json& c : list) {
+            if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number())
+                throw InputError("session: views.dot.curves holds " + c.dump() + "; expected [dim, base]");
+            r.curves.emplace_back(c[0].get<int>(), c[1].get<double>());
+            sinusoidalDotCurve(r.curves.back().first, r.curves.back().second, 0); // validates, throws InputError
+        }
+    }
+    r.maxDistance = sessionInt(state, "max_distance", 256, 1, 1000000, "views.dot");
+    setRequest(r, sessionBool(state, "log_x", false, "views.dot"));
+}
+
+// ---- FrequencyView ------------------------------------------------------------------------------------------
+
+FrequencyView::FrequencyView(QWidget* parent) : CurveViewBase(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    m_note = new QLabel(tr("θ_i and θ'_i of the panel's rotary scheme under its length-extension method (panel: "
+                           "Length extension), on a log axis. Pairs above the dashed line turn more than once within "
+                           "the training context L (the panel's context, 16 when none); θ'_i/θ_i shows what a method "
+                           "keeps (1) and what it interpolates (1/s): YaRN's ramp, Llama 3's bands. Sequence length n "
+                           "(dynamic NTK) is the panel's length."),
+                        this);
+    m_note->setWordWrap(true);
+    layout->addWidget(m_note);
+    m_plot = new CurvePlot(this);
+    m_plot->setEmptyHint(tr("Choose rope or xpos in the panel: its rotary frequencies appear here."));
+    layout->addWidget(m_plot, 1);
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+void FrequencyView::refresh()
+{
+    // d/2 numbers from core's rotaryScaling: cheap enough for the GUI thread.
+    m_rotary = m_panel.spec.info().rotary;
+    m_plot->setFigure(m_rotary ? frequenciesFigure(m_panel.spec, m_panel.length) : CurveFigure{});
+    Q_EMIT pictureUpdated();
+}
+
+bool FrequencyView::hasPicture() const
+{
+    return m_rotary;
+}
+
+void FrequencyView::writeData(std::ostream& out, DataFormat format) const
+{
+    requirePicture();
+    const RotaryScaling scaling = rotaryScaling(m_panel.spec, m_panel.length);
+    Table t;
+    t.columns = {"pair", "theta", "theta_scaled", "wavelength", "wavelength_scaled"};
+    t.meta = schemeSpecJson(m_panel.spec);
+    t.meta["length"] = m_panel.length;
+    t.meta["attention_factor"] = scaling.attentionFactor;
+    t.meta["logit_scale"] = scaling.logitScale;
+    for (size_t i = 0; i < scaling.theta.size(); ++i)
+        t.rows.push_back({double(i), scaling.theta[i], scaling.thetaScaled[i], 2 * M_PI / scaling.theta[i],
+                          2 * M_PI / scaling.thetaScaled[i]});
+    writeTable(out, format, t);
+}
+
+// ---- EntropyView --------------------------------------------------------------------------------------------
+
+EntropyView::EntropyView(QWidget* parent)
+    : CurveViewBase(parent),
+      m_job(this, {[this](EntropyResult r) {
+                       if (!r.error.isEmpty()) {
+                           Q_EMIT statusMessage(r.error);
+                           return;
+                       }
+                       if (r.canceled)
+                           return;
+                       m_result = std::move(r);
+                       m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+                       Q_EMIT pictureUpdated();
+                   },
+                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+{
+    auto* layout = new QHBoxLayout(this);
+    auto* side = new QVBoxLayout;
+    side->addWidget(new QLabel(tr("<b>Schemes</b> (one curve each)"), this));
+    m_schemes = newSchemeChecklist({QStringLiteral("alibi"), QStringLiteral("kerple-log"), QStringLiteral("sandwich"),
+                                    QStringLiteral("local"), QStringLiteral("t5")},
+                                   this);
+    m_schemes->setMaximumWidth(240);
+    side->addWidget(m_schemes, 1);
+    side->addLayout(buildOptions());
+    layout->addLayout(side);
+    layout->addWidget(buildPages(), 1);
+
+    connect(m_schemes, &QListWidget::itemChanged, this, [this] { markDirty(); });
+    connect(m_qk, &QComboBox::currentIndexChanged, this, [this] {
+        updatePages();
+        markDirty();
+    });
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0 && i < modelCount()) {
+            const QSignalBlocker blocker(m_layer);
+            const int layers = m_models[i].model->config().layers;
+            m_layer->setRange(1, layers);
+            m_layer->setValue(layers);
+        }
+        markDirty();
+    });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_seed, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_maxLength, &QComboBox::currentIndexChanged, this, [this] { markDirty(); });
+    connect(m_measure, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_result.series.empty())
+            m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+        Q_EMIT pictureUpdated();
+    });
+    connect(m_plot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QVBoxLayout* EntropyView::buildOptions()
+{
+    auto* form = new QVBoxLayout;
+    form->addWidget(new QLabel(tr("q and k"), this));
+    m_qk = new QComboBox(this);
+    m_qk->addItem(tr("zero (bias alone)"), 0);
+    m_qk->addItem(tr("random (seeded Gaussian)"), 1);
+    m_qk->addItem(tr("from a trained model"), 2);
+    // Without a model the plot offers to train one.
+    m_qk->setItemData(2,
+                      tr("q and k of a trained model reading held-out text: train one here, in the Train tab, or "
+                         "load a checkpoint in Attention on text"),
+                      Qt::ToolTipRole);
+    form->addWidget(m_qk);
+    m_modelChoice = new QComboBox(this);
+    m_modelChoice->setVisible(false);
+    form->addWidget(m_modelChoice);
+    // The model's layer whose q and k are scored (1-based, as in Attention on text); follows the chosen model's
+    // depth and starts at its last layer, as `entropy --checkpoint` does.
+    m_layer = new QSpinBox(this);
+    m_layer->setPrefix(tr("layer "));
+    m_layer->setRange(1, 1);
+    m_layer->setVisible(false);
+    form->addWidget(m_layer);
+    form->addWidget(new QLabel(tr("seed"), this));
+    m_seed = new QSpinBox(this);
+    m_seed->setRange(0, 1 << 30);
+    form->addWidget(m_seed);
+    form->addWidget(new QLabel(tr("lengths 16 … "), this));
+    m_maxLength = new QComboBox(this);
+    for (int n = 64; n <= 8192; n *= 2)
+        m_maxLength->addItem(QString::number(n), n);
+    m_maxLength->setCurrentText(QStringLiteral("2048"));
+    form->addWidget(m_maxLength);
+    form->addWidget(new QLabel(tr("entropy of"), this));
+    m_measure = new QComboBox(this);
+    m_measure->addItem(tr("the last query"));
+    m_measure->addItem(tr("the mean over queries"));
+    form->addWidget(m_measure);
+    auto* note = new QLabel(tr("Heads, the shown head, mask, context and logn come from the panel. Rotary "
+                               "schemes with q = k = 0 attend uniformly: their curve is log n."),
+                            this);
+    note->setWordWrap(true);
+    note->setMaximumWidth(240);
+    form->addWidget(note);
+    return form;
+}
+
+QStackedWidget* EntropyView::buildPages()
+{
+    // The plot, or the prompt for a model source without a model.
+    m_pages = new QStackedWidget(this);
+    m_plot = new CurvePlot(m_pages);
+    m_plot->setEmptyHint(tr("Tick schemes on the left: the entropy of each scheme's attention against length appears "
+                            "here, one curve per scheme."));
+    m_pages->addWidget(m_plot);
+    m_prompt = new ModelPrompt(tr("\"q and k from a trained model\" needs a trained model. Train a demo model now, "
+                                  "train several in the \"Train short / test long\" tab, or load a checkpoint in "
+                                  "\"Attention on text\"."),
+                               m_pages);
+    m_pages->addWidget(m_prompt);
+    return m_pages;
+}
+
+QStringList EntropyView::schemes() const
+{
+    return checkedSchemes(m_schemes);
+}
+
+void EntropyView::setSchemes(const QStringList& names)
+{
+    {
+        const QSignalBlocker b(m_schemes);
+        setCheckedSchemes(m_schemes, names);
+    }
+    markDirty();
+}
+
+void EntropyView::setMaxLength(int length)
+{
+    m_maxLength->setCurrentText(QString::number(length));
+}
+
+void EntropyView::setQk(QkSource qk)
+{
+    m_qk->setCurrentIndex(qk == QkSource::Random ? 1 : (qk == QkSource::Model ? 2 : 0));
+}
+
+void EntropyView::updatePages()
+{
+    const bool modelSource = m_qk->currentIndex() == 2;
+    m_pages->setCurrentWidget(modelSource && m_models.empty() ? static_cast<QWidget*>(m_prompt) : m_plot);
+    // The model and layer choices only once there is a model to choose.
+    m_modelChoice->setVisible(modelSource && !m_models.empty());
+    m_layer->setVisible(modelSource && !m_models.empty());
+}
+
+bool EntropyView::isShowingModelPrompt() const
+{
+    return m_pages->currentWidget() == m_prompt;
+}
+
+int EntropyView::modelLayer() const
+{
+    return m_layer->value();
+}
+
+void EntropyView::setModelLayer(int layer)
+{
+    m_layer->setValue(layer);
+}
+
+void EntropyView::addModel(const SharedModel& model, bool select)
+{
+    m_models.push_back(model);
+    m_modelChoice->addItem(model.name);
+    if (select)
+        m_modelChoice->setCurrentIndex(modelCount() - 1);
+    updatePages();
+}
+
+EntropyMeasure EntropyView::measure() const
+{
+    return m_measure->currentIndex() == 0 ? EntropyMeasure::LastRow : EntropyMeasure::MeanOverRows;
+}
+
+EntropyRequest EntropyView::request() const
+{
+    return entropyRequestFor(schemes(), m_panel, m_qk->currentIndex() == 1 ? QkSource::Random : QkSource::Zero,
+                             static_cast<uint64_t>(m_seed->value()), m_maxLength->currentData().toInt());
+}
+
+void EntropyView::refresh()
+{
+    if (m_qk->currentIndex() == 2) {
+        const int i = m_modelChoice->currentIndex();
+        if (i < 0 || i >= modelCount()) {
+            // The prompt stands in for the plot: nothing from another source stays behind it to export.
+            m_job.cancel();
+            m_result = EntropyResult{};
+            m_plot->setFigure(CurveFigure{});
+            return;
+        }
+        const SharedModel model = m_models[i];
+        const std::vector<int> lengths = defaultEntropyLengths(m_maxLength->currentData().toInt());
+        const int layer = m_layer->value() - 1;
+        Q_EMIT busyChanged(true);
+        m_job.start([model, lengths, layer](const JobControl& control) {
+            return computeModelEntropy(model, lengths, layer, control);
+        });
+        return;
+    }
+    if (schemes().isEmpty()) {
+        Q_EMIT statusMessage(tr("Entropy: tick at least one scheme"));
+        return;
+    }
+    startFromControls(
+        this, m_job, [this] { return request(); }, computeEntropy);
+}
+
+bool EntropyView::hasPicture() const
+{
+    return !m_result.series.empty();
+}
+
+void EntropyView::writeData(std::ostream& out, DataFormat format) const
+{
+    requirePicture();
+    Table t;
+    t.columns = {"scheme_index", "length", "head", "entropy_last", "entropy_mean"};
+    t.meta["schemes"] = nlohmann::json::array();
+    t.meta["qk"] =
+        m_result.request.qk == QkSource::Zero ? "zero" : (m_result.request.qk == QkSource::Random ? "random" : "model");
+    if (m_result.request.qk == QkSource::Random)
+        t.meta["seed"] = m_result.request.seed;
+    for (size_t s = 0; s < m_result.series.size(); ++s) {
+        t.meta["schemes"].push_back(schemeSpecJson(m_result.series[s].spec));
+        for (const EntropyPoint& p : m_result.series[s].points)
+            t.rows.push_back({double(s), double(p.length), double(p.head), p.entropyLast, p.entropyMean});
+    }
+    writeTable(out, format, t);
+}
+
+nlohmann::json EntropyView::saveState() const
+{
+    nlohmann::json names = nlohmann::json::array();
+    for (const QString& s : schemes())
+        names.push_back(s.toStdString());
+    return {{"schemes", names},
+            {"qk", m_qk->currentIndex() == 1 ? "random" : "zero"},
+            {"seed", m_seed->value()},
+            {"max_length", m_maxLength->currentData().toInt()},
+            {"measure", m_measure->currentIndex() == 0 ? "last" : "mean"}};
+}
+
+void EntropyView::restoreState(const nlohmann::json& state)
+{
+    const std::string where = "views.entropy";
+    const QStringList names = sessionSchemeNames(state, "schemes", where);
+    const std::string qk = sessionString(state, "qk", "zero", where);
+    if (qk != "zero" && qk != "random")
+        throw InputError("session: views.entropy.qk = '" + qk + "' is not allowed; allowed: zero, random");
+    const int seed = sessionInt(state, "seed", 0, 0, 1 << 30, where);
+    const int maxLength = sessionInt(state, "max_length", 2048, 64, 8192, where);
+    if (maxLength & (maxLength - 1))
+        throw InputError("session: views.entropy.max_length = " + std::to_string(maxLength) +
+                         " must be a power of two");
+    const std::string measureName = sessionString(state, "measure", "last", where);
+    if (measureName != "last" && measureName != "mean")
+        throw InputError("session: views.entropy.measure = '" + measureName + "' is not allowed; allowed: last, mean");
+    if (!names.isEmpty())
+        setSchemes(names);
+    m_qk->setCurrentIndex(qk == "random" ? 1 : 0);
+    m_seed->setValue(seed);
+    setMaxLength(maxLength);
+    m_measure->setCurrentIndex(measureName == "last" ? 0 : 1);
+}
+
+void EntropyView::cancelJob()
+{
+    m_job.cancel();
+}
+
+bool EntropyView::isBusy() const
+{
+    return m_job.isRunning();
+}
+
+} // namespace plab::ui

@@ -1,0 +1,1034 @@
+// The model views: attention of a trained model on text, and train short / test long with streamed snapshots.
+#include "tabs/views.h"
+
+#include "charts/curve_chart.h"
+#include "workers/headless.h"
+#include "tabs/heatmap_widget.h"
+#include "tabs/methods_panel.h"
+#include "tabs/model_prompt.h"
+#include "settings/session.h"
+#include "workers/training_run.h"
+
+#include "model/corpus.h"
+#include "base/errors.h"
+#include "base/matrix_output.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <utility>
+
+namespace plab::ui {
+
+namespace {
+
+const char* kDefaultText = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
+                           "the slings and arrows of outrageous fortune.";
+
+// Splits a picture: `fraction` of the height for the first part.
+std::pair<QRectF, QRectF> splitVertically(const QRectF& r, double fraction)
+{
+    const double h = r.height() * fraction;
+    return {QRectF(r.left(), r.top(), r.width(), h), QRectF(r.left(), r.top() + h, r.width(), r.height() - h)};
+}
+
+} // namespace
+
+// ---- AttentionView ------------------------------------------------------------------------------------------
+
+AttentionView::AttentionView(QWidget* parent)
+    : ViewBase(parent),
+      m_job(this, {[this](AttentionResult r) {
+                       if (!r.error.isEmpty()) {
+                           m_heatmap->setMessage(r.error);
+                           Q_EMIT statusMessage(r.error);
+                           return;
+                       }
+                       m_result = std::move(r);
+                       m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap));
+                       m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
+                       Q_EMIT pictureUpdated();
+                   },
+                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+{
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(buildControls());
+    layout->addWidget(buildPages(), 1);
+    connect(m_modelChoice, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0 && i < modelCount()) {
+            const ModelConfig& c = m_models[i].model->config();
+            m_layer->setRange(1, c.layers);
+            m_info->setText(tr("%1 layers · d_model %2 · %3 heads · context %4 · scheme %5")
+                                .arg(c.layers)
+                                .arg(c.dModel)
+                                .arg(c.heads)
+                                .arg(c.context)
+                                .arg(QString::fromStdString(c.scheme)));
+        }
+        markDirty();
+    });
+    connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
+        const auto& t = m_result.request.tokens;
+        if (m < 0 || n < 0 || m >= static_cast<int>(t.size()) || n >= static_cast<int>(t.size()))
+            return;
+        // Both positions and both characters, e.g. "query 12 'o' → key 7 'n': 0.231".
+        Q_EMIT hoverText(
+            tr("query %1 '%2' → key %3 '%4': %5")
+                .arg(m)
+                .arg(byteLabel(t[m]))
+                .arg(n)
+                .arg(byteLabel(t[n]))
+                .arg(std::isfinite(v) ? QString::number(v, 'g', 3) : tr("masked (the query cannot see it)")));
+    });
+    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
+    connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
+}
+
+QWidget* AttentionView::buildControls()
+{
+    auto* sideBox = new QWidget(this);
+    auto* side = new QVBoxLayout;
+    sideBox->setLayout(side);
+    sideBox->setMaximumWidth(300);
+    side->addWidget(new QLabel(tr("<b>Model</b>"), this));
+    m_modelChoice = new QComboBox(this);
+    m_modelChoice->setToolTip(tr("Models trained in the Train tab appear here; checkpoints load with the button"));
+    side->addWidget(m_modelChoice);
+    auto* buttons = new QHBoxLayout;
+    auto* load = new QPushButton(tr("Load checkpoint…"), this);
+    buttons->addWidget(load);
+    m_save = new QPushButton(tr("Save model…"), this);
+    m_save->setToolTip(tr("Write the chosen model as a .safetensors checkpoint (for later, or the command line)"));
+    m_save->setEnabled(false);
+    buttons->addWidget(m_save);
+    side->addLayout(buttons);
+    m_info = new QLabel(this);
+    m_info->setWordWrap(true);
+    side->addWidget(m_info);
+    side->addWidget(new QLabel(tr("<b>Text</b> (bytes are the tokens)"), this));
+    m_text = new QPlainTextEdit(this);
+    m_text->setPlainText(QString::fromUtf8(kDefaultText));
+    side->addWidget(m_text, 1);
+    auto* form = new QFormLayout;
+    m_layer = new QSpinBox(this);
+    m_layer->setRange(1, 1);
+    m_layer->setToolTip(tr("Transformer layer (1..layers)"));
+    form->addRow(tr("Layer"), m_layer);
+    m_repeat = new QSpinBox(this);
+    m_repeat->setRange(0, 2048);
+    m_repeat->setSpecialValueText(tr("off"));
+    m_repeat->setToolTip(tr("Repeat the text to this many bytes, to see the model past its training context"));
+    form->addRow(tr("Repeat to N"), m_repeat);
+    side->addLayout(form);
+    auto* note = new QLabel(
+        tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."),
+        this);
+    note->setWordWrap(true);
+    side->addWidget(note);
+    connect(load, &QPushButton::clicked, this, &AttentionView::loadModelFromDialog);
+    connect(m_save, &QPushButton::clicked, this, &AttentionView::saveModelFromDialog);
+    return sideBox;
+}
+
+QWidget* AttentionView::buildPages()
+{
+    // Without a model: why, and a button that trains one; with one, its attention and row entropies.
+    m_pages = new QStackedWidget(this);
+    m_prompt =
+        new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
+                           "\"Train short / test long\" tab, or load a checkpoint (.safetensors) on the left."),
+                        m_pages);
+    m_pages->addWidget(m_prompt);
+    auto* splitter = new QSplitter(Qt::Vertical, m_pages);
+    m_heatmap = new HeatmapWidget(splitter);
+    m_heatmap->setEmptyHint(tr("Type a text on the left: the model's attention on it appears here, one row per query "
+                               "character, one column per key character."));
+    m_entropy = new CurvePlot(splitter);
+    m_entropy->setMinimumHeight(220);
+    m_entropy->setEmptyHint(tr("The entropy of each query's attention appears here with the attention above."));
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({600, 260});
+    m_pages->addWidget(splitter);
+    return m_pages;
+}
+
+void AttentionView::loadModelFromDialog()
+{
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Load checkpoint"), QString(), tr("Checkpoints (*.safetensors)"));
+    QString error;
+    if (!path.isEmpty() && !loadModel(path, &error))
+        Q_EMIT statusMessage(error);
+}
+
+void AttentionView::saveModelFromDialog()
+{
+    const int i = m_modelChoice->currentIndex();
+    if (i < 0 || i >= modelCount())
+        return;
+    const ModelConfig& c = m_models[i].model->config();
+    const QString suggested = QStringLiteral("%1-%2layers-step%3.safetensors")
+                                  .arg(QString::fromStdString(c.scheme))
+                                  .arg(c.layers)
+                                  .arg(m_models[i].info.step);
+    QFileDialog dialog(this, tr("Save model"), suggested, tr("Checkpoints (*.safetensors)"));
+    dialog.setAcceptMode(QFileDialog::AcceptSave);
+    dialog.setDefaultSuffix(QStringLiteral("safetensors"));
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
+        return;
+    const QString path = dialog.selectedFiles().constFirst();
+    QString error;
+    Q_EMIT statusMessage(saveModel(i, path, &error) ? tr("Saved %1 to %2").arg(m_models[i].name, path) : error);
+}
+
+bool AttentionView::isShowingModelPrompt() const
+{
+    return m_pages->currentWidget() == m_prompt;
+}
+
+void AttentionView::addModel(const SharedModel& model, bool select)
+{
+    // The file now holds this model: one that came from it before (an older kept model) no longer does.
+    if (!model.file.isEmpty())
+        for (SharedModel& m : m_models)
+            if (m.file == model.file)
+                m.file.clear();
+    m_models.push_back(model);
+    m_modelChoice->addItem(model.name);
+    if (select)
+        m_modelChoice->setCurrentIndex(modelCount() - 1);
+    m_save->setEnabled(true);
+    m_pages->setCurrentIndex(1);
+}
+
+void AttentionView::selectModel(int index)
+{
+    if (index >= 0 && index < modelCount())
+        m_modelChoice->setCurrentIndex(index);
+}
+
+int AttentionView::selectedModel() const
+{
+    return m_modelChoice->currentIndex();
+}
+
+bool AttentionView::saveModel(int index, const QString& path, QString* error)
+{
+    try {
+        if (modelCount() > 0 && (index < 0 || index >= modelCount()))
+            throw InputError("model " + std::to_string(index + 1) + " does not exist; allowed: 1.." +
+                             std::to_string(modelCount()));
+        // With no model at all, saveSharedModel refuses the empty one by itself.
+        saveSharedModel(modelCount() > 0 ? m_models[index] : SharedModel{}, path);
+        // A session now brings it back from there; a model that came from the overwritten file no longer can.
+        const QString file = QFileInfo(path).absoluteFilePath();
+        for (SharedModel& m : m_models)
+            if (m.file == file)
+                m.file.clear();
+        m_models[index].file = file;
+        return true;
+    } catch (const std::exception& e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool AttentionView::loadModel(const QString& path, QString* error)
+{
+    try {
+        const SharedModel model = loadSharedModel(path);
+        addModel(model);
+        if (onModelLoaded)
+            onModelLoaded(model);
+        return true;
+    } catch (const std::exception& e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+void AttentionView::setText(const QString& text)
+{
+    m_text->setPlainText(text);
+}
+
+void AttentionView::setLayer(int layer)
+{
+    m_layer->setValue(layer + 1);
+}
+
+void AttentionView::setRepeatTo(int length)
+{
+    m_repeat->setValue(length);
+}
+
+std::vector<uint8_t> AttentionView::tokens() const
+{
+    const QByteArray bytes = m_text->toPlainText().toUtf8();
+    std::vector<uint8_t> t(bytes.begin(), bytes.end());
+    const int repeat = m_repeat->value();
+    return repeat > 0 ? repeatedText(t, repeat) : t;
+}
+
+void AttentionView::refresh()
+{
+    const int i = m_modelChoice->currentIndex();
+    if (i < 0 || i >= modelCount())
+        return; // the "needs a trained model" message stays
+    AttentionRequest request;
+    request.model = m_models[i];
+    request.tokens = tokens();
+    request.layer = m_layer->value() - 1;
+    Q_EMIT busyChanged(true);
+    m_job.start([request](const JobControl& control) { return computeAttention(request, control); });
+}
+
+bool AttentionView::hasPicture() const
+{
+    return !m_result.probabilities.empty();
+}
+
+void AttentionView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
+{
+    const auto [top, bottom] = splitVertically(target, 0.7);
+    PictureStyle heatmapStyle = PictureStyle::forSize(top.size(), style.dark);
+    heatmapStyle.vectorOutput = style.vectorOutput;
+    m_heatmap->heatmap().paint(painter, top, heatmapStyle, m_heatmap->window());
+    renderCurveFigure(painter, bottom, m_entropy->figure(), style);
+}
+
+void AttentionView::writeData(std::ostream& out, DataFormat format) const
+{
+    requirePicture();
+    const int n = m_result.length;
+    nlohmann::json meta = schemeSpecJson(m_result.spec);
+    meta["model"] = m_result.request.model.name.toStdString();
+    meta["layer"] = m_result.request.layer;
+    meta["text"] = std::string(m_result.request.tokens.begin(), m_result.request.tokens.end());
+    meta["values"] = "attention probability per head, keys a query cannot see -inf";
+    MatrixStackWriter writer(out, format, m_result.heads, n, n, true, meta);
+    for (int h = 0; h < m_result.heads; ++h)
+        writer.write(h, m_result.probabilities[h]->values.data());
+    writer.finish();
+}
+
+nlohmann::json AttentionView::saveState() const
+{
+    nlohmann::json state{{"text", m_text->toPlainText().toStdString()},
+                         {"layer", m_layer->value() - 1},
+                         {"repeat_to", m_repeat->value()}};
+    // Checkpoints by path: the models that have a file come back with the session.
+    QStringList files;
+    for (const SharedModel& m : m_models)
+        if (!m.file.isEmpty() && !files.contains(m.file))
+            files << m.file;
+    nlohmann::json list = nlohmann::json::array();
+    for (const QString& f : files)
+        list.push_back(f.toStdString());
+    state["checkpoints"] = list;
+    const int i = m_modelChoice->currentIndex();
+    if (i >= 0 && i < modelCount() && !m_models[i].file.isEmpty())
+        state["model"] = m_models[i].file.toStdString();
+    return state;
+}
+
+void AttentionView::restoreState(const nlohmann::json& state)
+{
+    const std::string where = "views.attention";
+    const std::string text = sessionString(state, "text", kDefaultText, where);
+    const int layer = sessionInt(state, "layer", 0, 0, 1023, where);
+    const int repeat = sessionInt(state, "repeat_to", 0, 0, 2048, where);
+    const QStringList checkpoints = sessionStringList(state, "checkpoints", where);
+    const std::string model = sessionString(state, "model", "", where);
+    setText(QString::fromStdString(text));
+    m_layer->setMaximum(std::max(m_layer->maximum(), layer + 1));
+    setLayer(layer);
+    setRepeatTo(repeat);
+    // Loading waits until the whole session is accepted: a session refused later must leave no model behind.
+    m_sessionCheckpoints = checkpoints;
+    m_sessionModel = QString::fromStdString(model);
+}
+
+int AttentionView::modelIndexForFile(const QString& file) const
+{
+    const QString absolute = QFileInfo(file).absoluteFilePath();
+    for (int i = 0; i < modelCount(); ++i)
+        if (m_models[i].file == absolute)
+            return i;
+    return -1;
+}
+
+int AttentionView::unsavedModelCount() const
+{
+    return static_cast<int>(
+        std::count_if(m_models.begin(), m_models.end(), [](const SharedModel& m) { return m.file.isEmpty(); }));
+}
+
+QStringList AttentionView::loadSessionCheckpoints(const QString& folder)
+{
+    QStringList problems;
+    const QDir base(folder.isEmpty() ? QDir::currentPath() : folder);
+    const int layer = m_layer->value(); // choosing a model resets the layer's range; keep the session's layer
+    for (const QString& name : std::exchange(m_sessionCheckpoints, {})) {
+        const QString file = base.absoluteFilePath(name);
+        QString error;
+        if (modelIndexForFile(file) < 0 && !loadModel(file, &error))
+            problems << error;
+    }
+    if (const QString current = std::exchange(m_sessionModel, {}); !current.isEmpty()) {
+        const QString file = base.absoluteFilePath(current);
+        if (const int i = modelIndexForFile(file); i >= 0)
+            m_modelChoice->setCurrentIndex(i);
+        else if (std::none_of(problems.begin(), problems.end(), [&](const QString& p) { return p.contains(file); }))
+            problems << tr("views.attention.model: %1 is not among the session's checkpoints").arg(current);
+    }
+    m_layer->setValue(layer);
+    return problems;
+}
+
+void AttentionView::cancelJob()
+{
+    m_job.cancel();
+}
+
+bool AttentionView::isBusy() const
+{
+    return m_job.isRunning();
+}
+
+void AttentionView::setDark(bool dark)
+{
+    m_heatmap->setDark(dark);
+    m_entropy->setDark(dark);
+}
+
+void AttentionView::resetZoom()
+{
+    m_heatmap->resetZoom();
+}
+
+// ---- TrainView ----------------------------------------------------------------------------------------------
+
+TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(this))
+{
+    auto* layout = new QHBoxLayout(this);
+    m_controls = buildControls();
+    layout->addWidget(m_controls);
+    layout->addWidget(buildResults(), 1);
+    setCorpus(QString());
+    m_preset->setObjectName(QStringLiteral("preset"));
+    m_lr->setObjectName(QStringLiteral("learning_rate"));
+    for (const auto& [key, box] : intFields())
+        box->setObjectName(QString::fromLatin1(key)); // as in sessions
+    setPreset(QString::fromLatin1(kDemoPreset));
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        const QString name = m_preset->currentData().toString();
+        if (name != QLatin1String(kCustomPreset))
+            setPreset(name);
+    });
+    connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
+    connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
+    connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
+    connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
+    connect(m_run, &TrainingRun::finished, this, &TrainView::onFinished);
+    connect(m_run, &TrainingRun::progress, this, &ViewBase::progress);
+    connect(m_lossPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_pplPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_methods, &MethodsPanel::progress, this, &ViewBase::progress);
+    connect(m_methods, &MethodsPanel::busyChanged, this, &ViewBase::busyChanged);
+    connect(m_methods, &MethodsPanel::hoverText, this, &ViewBase::hoverText);
+    connect(m_methods, &MethodsPanel::statusMessage, this, &ViewBase::statusMessage);
+    connect(m_methods, &MethodsPanel::pictureUpdated, this, &ViewBase::pictureUpdated);
+    connect(m_evalBytes, &QSpinBox::valueChanged, this, &TrainView::syncMethodsEvaluation);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, &TrainView::syncMethodsEvaluation);
+    syncMethodsEvaluation();
+}
+
+void TrainView::syncMethodsEvaluation()
+{
+    m_methods->setEvaluation(static_cast<size_t>(m_evalBytes->value()),
+                             evalModeFromName(m_mode->currentData().toString().toStdString()), m_corpus);
+}
+
+void TrainView::addModel(const SharedModel& model, bool select)
+{
+    if (!model.isValid())
+        return;
+    const bool rotary = schemeByName(model.model->config().scheme).rotary;
+    m_methods->addModel(model, select && (rotary || !m_methods->currentModel().isValid()));
+}
+
+bool TrainView::methodsShown() const
+{
+    return m_pages->currentWidget() == m_methods;
+}
+
+void TrainView::showMethodsPage(bool show)
+{
+    m_pages->setCurrentIndex(show ? 1 : 0);
+}
+
+QWidget* TrainView::buildControls()
+{
+    auto* sideBox = new QWidget(this);
+    auto* side = new QVBoxLayout(sideBox);
+    sideBox->setMaximumWidth(290);
+    side->addWidget(new QLabel(tr("<b>Schemes</b> to train"), this));
+    QStringList defaults;
+    for (const std::string& name : TrainRequest{}.schemes)
+        defaults << QString::fromStdString(name);
+    m_schemes = newSchemeChecklist(defaults, this);
+    side->addWidget(m_schemes, 1);
+    side->addLayout(buildFields());
+    m_corpusLabel = new QLabel(this);
+    m_corpusLabel->setWordWrap(true);
+    side->addWidget(m_corpusLabel);
+    m_train = new QPushButton(tr("Train"), this);
+    m_stop = new QPushButton(tr("Cancel"), this);
+    m_stop->setEnabled(false);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_train);
+    buttons->addWidget(m_stop);
+    side->addLayout(buttons);
+    m_status = new QLabel(
+        tr("Trains each scheme at context L, then scores held-out text at %1.").arg(evaluationLengthsText()), this);
+    m_status->setWordWrap(true);
+    side->addWidget(m_status);
+    return sideBox;
+}
+
+QFormLayout* TrainView::buildFields()
+{
+    auto* form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // Every preset of core's table, the demo first; "custom" once a field is edited by hand.
+    m_preset = new QComboBox(this);
+    std::vector<const Preset*> rows;
+    for (const Preset& p : presets())
+        (p.name == kDemoPreset ? rows.insert(rows.begin(), &p) : rows.insert(rows.end(), &p));
+    for (const Preset* p : rows) {
+        m_preset->addItem(QString::fromStdString(p->name), QString::fromStdString(p->name));
+        m_preset->setItemData(m_preset->count() - 1, QString::fromStdString(p->summary), Qt::ToolTipRole);
+    }
+    m_preset->addItem(tr("custom"), QString::fromLatin1(kCustomPreset));
+    m_preset->setItemData(m_preset->count() - 1, tr("Values edited by hand; choose a preset to restore its values"),
+                          Qt::ToolTipRole);
+    form->addRow(tr("Preset"), m_preset);
+    auto intField = [&](const QString& label, const QString& tip, int lo, int hi, int step = 1) {
+        auto* box = new QSpinBox(this);
+        box->setRange(lo, hi);
+        box->setSingleStep(step);
+        box->setToolTip(tip);
+        form->addRow(label, box);
+        connect(box, &QSpinBox::valueChanged, this, &TrainView::onFieldEdited);
+        return box;
+    };
+    m_steps = intField(tr("Steps"), tr("Optimiser steps per scheme"), 1, 1000000, 50);
+    m_lr = new QDoubleSpinBox(this);
+    m_lr->setDecimals(5);
+    m_lr->setRange(0.00001, 10);
+    m_lr->setSingleStep(0.0005);
+    m_lr->setToolTip(tr("Peak learning rate after the warm-up (cosine decay afterwards)"));
+    form->addRow(tr("Learning rate"), m_lr);
+    connect(m_lr, &QDoubleSpinBox::valueChanged, this, &TrainView::onFieldEdited);
+    m_context =
+        intField(tr("Context L"), tr("Training context in bytes; evaluation runs at %1").arg(evaluationLengthsText()),
+                 2, 8192, 16);
+    m_layers = intField(tr("Layers"), tr("Transformer layers"), 1, 64);
+    m_dModel = intField(tr("d_model"), tr("Width of the model (a multiple of the heads)"), 2, 4096, 16);
+    m_heads = intField(tr("Heads"), tr("Attention heads (d_model must divide by them)"), 1, 256);
+    m_dFf = intField(tr("d_ff"), tr("Width of each MLP's hidden layer"), 1, 16384, 64);
+    m_batch = intField(tr("Batch"), tr("Sequences of L bytes per step"), 1, 65536);
+    m_evalBytes =
+        intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"), 0,
+                 1 << 24, 4096);
+    m_evalBytes->setSpecialValueText(tr("all"));
+    // Not part of a preset: more seeds repeat the same run, so changing them keeps the preset.
+    m_seeds = new QSpinBox(this);
+    m_seeds->setRange(1, kMaxTrainSeeds);
+    m_seeds->setToolTip(tr("Runs per scheme with seeds 1, 2, …: with more than one, each scheme shows its mean "
+                           "curve with a ± sd band and the table mean ± sd"));
+    form->addRow(tr("Seeds"), m_seeds);
+    connect(m_seeds, &QSpinBox::valueChanged, this, &TrainView::previewTable);
+    m_mode = new QComboBox(this);
+    m_mode->addItem(tr("non-overlapping"), QString::fromLatin1(evalModeName(EvalMode::NonOverlapping)));
+    m_mode->addItem(tr("sliding window"), QString::fromLatin1(evalModeName(EvalMode::Sliding)));
+    form->addRow(tr("Evaluation"), m_mode);
+    return form;
+}
+
+QWidget* TrainView::buildResults()
+{
+    m_pages = new QTabWidget(this);
+    m_pages->setObjectName(QStringLiteral("train_pages"));
+    auto* right = new QSplitter(Qt::Vertical, m_pages);
+    auto* plots = new QSplitter(Qt::Horizontal, right);
+    m_lossPlot = new CurvePlot(plots);
+    m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
+                                "trains."));
+    m_pplPlot = new CurvePlot(plots);
+    m_pplPlot->setEmptyHint(tr("Press Train to train the ticked schemes; each curve appears when its model is "
+                               "evaluated."));
+    m_table = new QTableWidget(right);
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 1);
+    m_methods = new MethodsPanel(m_pages);
+    m_pages->addTab(right, tr("Training runs"));
+    m_pages->addTab(m_methods, tr("Evaluate under methods"));
+    m_pages->setTabToolTip(1, tr("A trained rope or xpos model scored zero-shot under length-extension methods: one "
+                                 "perplexity curve per method"));
+    // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the
+    // room.
+    connect(m_pages, &QTabWidget::currentChanged, this, [this] {
+        m_controls->setVisible(!methodsShown());
+        Q_EMIT pictureUpdated();
+    });
+    return m_pages;
+}
+
+TrainView::~TrainView() = default; // the run cancels and waits for its worker
+
+void TrainView::setCorpus(const QString& path)
+{
+    m_corpus = path;
+    if (m_methods)
+        syncMethodsEvaluation();
+    m_corpusLabel->setText(path.isEmpty() ? tr("Corpus: fortunes (default; drop a text file on the window to change)")
+                                          : tr("Corpus: %1").arg(path));
+}
+
+QString TrainView::preset() const
+{
+    return m_preset->currentData().toString();
+}
+
+void TrainView::setPreset(const QString& name)
+{
+    const TrainRequest r = presetTrainRequest(name.toStdString()); // InputError naming the allowed presets
+    m_applyingPreset = true;
+    m_preset->setCurrentIndex(m_preset->findData(name));
+    m_steps->setValue(r.train.steps);
+    m_lr->setValue(r.train.learningRate);
+    m_context->setValue(r.model.context);
+    m_layers->setValue(r.model.layers);
+    m_dModel->setValue(r.model.dModel);
+    m_heads->setValue(r.model.heads);
+    m_dFf->setValue(r.model.dFf);
+    m_batch->setValue(r.train.batch);
+    m_evalBytes->setValue(static_cast<int>(std::min<size_t>(r.evalBytes, m_evalBytes->maximum())));
+    m_applyingPreset = false;
+    m_basePreset = name;
+    previewTable();
+}
+
+void TrainView::onFieldEdited()
+{
+    if (m_applyingPreset)
+        return;
+    {
+        const QSignalBlocker blocker(m_preset);
+        m_preset->setCurrentIndex(m_preset->findData(QString::fromLatin1(kCustomPreset)));
+    }
+    previewTable();
+}
+
+void TrainView::previewTable()
+{
+    // Before the first run the table shows what a run would fill: the ticked schemes and the evaluation lengths.
+    if (m_run->isRunning() || hasPicture())
+        return;
+    try {
+        m_running = request();
+    } catch (const InputError&) {
+        return;
+    }
+    m_losses.assign(m_running.schemes.size(), Curve{});
+    m_evals.assign(m_running.schemes.size(), {});
+    updateTable();
+}
+
+TrainRequest TrainView::request() const
+{
+    // The preset last chosen gives what the tab does not show (learning-rate floor, warm-up); the fields the rest.
+    TrainRequest r = presetTrainRequest(m_basePreset.toStdString());
+    r.schemes.clear();
+    for (const QString& name : checkedSchemes(m_schemes))
+        r.schemes.push_back(name.toStdString());
+    r.preset = preset();
+    setTrainingSteps(r.train, m_steps->value()); // with the warm-up rule
+    r.train.learningRate = m_lr->value();
+    r.train.minLearningRate = std::min(r.train.minLearningRate, r.train.learningRate);
+    r.train.batch = m_batch->value();
+    r.model.context = m_context->value();
+    r.model.layers = m_layers->value();
+    r.model.dModel = m_dModel->value();
+    r.model.heads = m_heads->value();
+    r.model.dFf = m_dFf->value();
+    r.mode = evalModeFromName(m_mode->currentData().toString().toStdString());
+    r.evalBytes = static_cast<size_t>(m_evalBytes->value());
+    r.corpusPath = m_corpus;
+    r.reportEvery = reportInterval(r.train.steps);
+    r.seeds = m_seeds->value();
+    return r;
+}
+
+void TrainView::start(const TrainRequest& request)
+{
+    // A run is over when its end is handled (TrainingRun::isRunning), not when the worker returns.
+    if (m_run->isRunning())
+        return;
+    if (request.schemes.empty()) {
+        Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
+        return;
+    }
+    m_running = request;
+    m_losses.assign(request.schemes.size(), Curve{});
+    m_evals.assign(request.schemes.size(), {});
+    m_lossSeed.assign(request.schemes.size(), 0);
+    m_seedResults.clear();
+    m_summary.clear();
+    m_sweepSource.clear();
+    m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
+                                "trains."));
+    m_lossPlot->show();
+    m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
+    m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
+    updateTable();
+    m_status->setText(request.seeds > 1
+                          ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
+                          : tr("Training %1 scheme(s)…").arg(request.schemes.size()));
+    m_train->setEnabled(false);
+    m_stop->setEnabled(true);
+    m_run->start(request);
+    Q_EMIT busyChanged(true);
+}
+
+void TrainView::onSnapshot(const TrainSnapshot& s)
+{
+    if (s.schemeIndex < 0 || s.schemeIndex >= static_cast<int>(m_losses.size()))
+        return;
+    if (!s.trained) {
+        if (s.seed != m_lossSeed[s.schemeIndex]) { // a new seed of this scheme: its loss curve starts again
+            m_losses[s.schemeIndex] = Curve{};
+            m_lossSeed[s.schemeIndex] = s.seed;
+        }
+        m_losses[s.schemeIndex].x.push_back(s.step);
+        m_losses[s.schemeIndex].y.push_back(s.loss);
+        m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
+        const QString name = m_running.seeds > 1 ? tr("%1, seed %2")
+                                                       .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
+                                                       .arg(m_running.model.seed + s.seed)
+                                                 : QString::fromStdString(m_running.schemes[s.schemeIndex]);
+        m_status->setText(
+            tr("%1: step %2 of %3, loss %4").arg(name).arg(s.step).arg(m_running.train.steps).arg(s.loss, 0, 'f', 3));
+        return;
+    }
+    // This scheme's curve and table row now, not at the end of the run.
+    m_seedResults.push_back(sweepResultFromEvaluation(m_running.schemes[s.schemeIndex], m_running.model.seed + s.seed,
+                                                      {}, m_running.model.context, s.eval));
+    if (s.seed == 0)
+        m_evals[s.schemeIndex] = s.eval;
+    if (m_running.seeds > 1) {
+        m_summary = summarizeSweep(m_seedResults);
+        showSummary();
+    } else {
+        m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
+        updateTable();
+    }
+    if (s.seed == 0 && s.model.isValid()) {
+        addModel(s.model);
+        if (onModelReady) // the first seed's model is the one kept and offered
+            onModelReady(s.model);
+    }
+    Q_EMIT pictureUpdated();
+}
+
+void TrainView::onFinished(const QString& error, bool canceled)
+{
+    m_train->setEnabled(true);
+    m_stop->setEnabled(false);
+    m_status->setText(canceled ? tr("Canceled.") : (error.isEmpty() ? tr("Done.") : error));
+    if (!error.isEmpty())
+        Q_EMIT statusMessage(error);
+    Q_EMIT busyChanged(false);
+    Q_EMIT trainingFinished(canceled ? tr("canceled") : error);
+}
+
+void TrainView::showSweepResults(const std::vector<SweepResult>& results, const QString& source)
+{
+    if (m_run->isRunning())
+        return;
+    m_summary = summarizeSweep(results);
+    m_sweepSource = source;
+    m_losses.clear();
+    m_lossPlot->setEmptyHint(
+        tr("Sweep results from %1: a sweep folder keeps perplexities, not training curves.").arg(source));
+    CurveFigure none;
+    none.title = tr("Training loss");
+    m_lossPlot->setFigure(none);
+    m_lossPlot->hide(); // the perplexities take the room, as in the exported picture
+    showSummary();
+    m_status->setText(tr("Sweep results from %1: %2 finished cells.").arg(source).arg(results.size()));
+    Q_EMIT pictureUpdated();
+}
+
+void TrainView::showSummary()
+{
+    m_pplPlot->setFigure(sweepPerplexityFigure(m_summary));
+    // Rows: each scheme (and variant); columns: the lengths; cells: mean ± sd over the seeds.
+    std::vector<int> lengths;
+    std::vector<std::pair<std::string, std::string>> groups;
+    for (const SweepSummaryRow& r : m_summary) {
+        if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
+            lengths.push_back(r.length);
+        if (std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) == groups.end())
+            groups.emplace_back(r.scheme, r.variant);
+    }
+    std::sort(lengths.begin(), lengths.end());
+    m_table->clear();
+    m_table->setRowCount(static_cast<int>(groups.size()));
+    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
+    QStringList headers{tr("scheme")};
+    for (int length : lengths)
+        headers << tr("ppl @ %1").arg(length);
+    m_table->setHorizontalHeaderLabels(headers);
+    for (size_t g = 0; g < groups.size(); ++g) {
+        const QString name =
+            QString::fromStdString(groups[g].first) +
+            (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
+        m_table->setItem(static_cast<int>(g), 0, new QTableWidgetItem(name));
+    }
+    for (const SweepSummaryRow& r : m_summary) {
+        const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) -
+                                         groups.begin());
+        const int column = static_cast<int>(std::find(lengths.begin(), lengths.end(), r.length) - lengths.begin()) + 1;
+        const SampleStats& p = r.perplexity;
+        auto* item = new QTableWidgetItem(p.n == 0 ? tr("unsupported")
+                                                   : tr("%1 ± %2").arg(p.mean, 0, 'f', 3).arg(p.sd, 0, 'f', 3));
+        if (p.n > 0)
+            item->setToolTip(tr("n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5")
+                                 .arg(p.n)
+                                 .arg(p.min, 0, 'f', 3)
+                                 .arg(p.max, 0, 'f', 3)
+                                 .arg(r.ratio.mean, 0, 'f', 3)
+                                 .arg(r.ratio.sd, 0, 'f', 3));
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(row, column, item);
+    }
+    m_table->resizeColumnsToContents();
+}
+
+void TrainView::updateTable()
+{
+    // Rows: schemes; columns: the evaluation lengths the run scores at; cells: perplexity.
+    const std::vector<int> lengths = evaluationLengths(m_running);
+    m_table->clear();
+    m_table->setRowCount(static_cast<int>(m_running.schemes.size()));
+    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
+    QStringList headers{tr("scheme")};
+    for (int length : lengths)
+        headers << tr("ppl @ %1").arg(length);
+    m_table->setHorizontalHeaderLabels(headers);
+    for (size_t s = 0; s < m_running.schemes.size(); ++s) {
+        m_table->setItem(static_cast<int>(s), 0, new QTableWidgetItem(QString::fromStdString(m_running.schemes[s])));
+        for (const EvalPoint& p : m_evals[s]) {
+            const auto column = std::find(lengths.begin(), lengths.end(), p.length);
+            if (column == lengths.end())
+                continue;
+            auto* item = new QTableWidgetItem(p.supported ? QString::number(p.perplexity, 'f', 3) : tr("unsupported"));
+            item->setToolTip(p.supported ? tr("loss %1 nats/byte, %2 bits/byte, %3 bytes scored")
+                                               .arg(p.loss, 0, 'f', 4)
+                                               .arg(p.bitsPerByte, 0, 'f', 4)
+                                               .arg(p.tokens)
+                                         : QString::fromStdString(p.note));
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(static_cast<int>(s), static_cast<int>(column - lengths.begin()) + 1, item);
+        }
+    }
+    m_table->resizeColumnsToContents();
+}
+
+QString TrainView::pictureTitle() const
+{
+    return methodsShown() ? tr("Evaluate under methods") : viewTitle();
+}
+
+QSize TrainView::defaultImageSize() const
+{
+    return methodsShown() ? defaultPictureSize(QStringLiteral("methods")) : QSize(1500, 650);
+}
+
+bool TrainView::hasPicture() const
+{
+    if (methodsShown())
+        return m_methods->hasPicture();
+    if (!m_summary.empty())
+        return true;
+    for (const Curve& c : m_losses)
+        if (!c.x.empty())
+            return true;
+    return false;
+}
+
+void TrainView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
+{
+    if (methodsShown()) {
+        m_methods->paintPicture(painter, target, style);
+        return;
+    }
+    if (!m_sweepSource.isEmpty()) { // loaded sweep results have no training curves: the perplexities take it all
+        renderCurveFigure(painter, target, m_pplPlot->figure(), style);
+        return;
+    }
+    const QRectF left(target.left(), target.top(), target.width() * 0.45, target.height());
+    const QRectF right(left.right(), target.top(), target.width() - left.width(), target.height());
+    renderCurveFigure(painter, left, m_lossPlot->figure(), style, m_lossPlot->emptyHint());
+    renderCurveFigure(painter, right, m_pplPlot->figure(), style, m_pplPlot->emptyHint());
+}
+
+void TrainView::writeData(std::ostream& out, DataFormat format) const
+{
+    if (methodsShown()) {
+        m_methods->writeData(out, format);
+        return;
+    }
+    requirePicture();
+    if (!m_summary.empty()) { // over seeds: the summary `positionlab-cli collect` writes
+        if (format == DataFormat::Json)
+            out << sweepSummaryJson(m_summary, {m_sweepSource.toStdString()}).dump(2) << '\n';
+        else if (format == DataFormat::Csv)
+            out << sweepSummaryCsv(m_summary);
+        else
+            throw InputError("the summary over seeds is exported as .csv or .json");
+        return;
+    }
+    Table t;
+    t.columns = {"scheme_index", "length", "loss", "perplexity", "bits_per_byte", "supported"};
+    t.meta["schemes"] = nlohmann::json::array();
+    for (const std::string& s : m_running.schemes)
+        t.meta["schemes"].push_back(s);
+    t.meta["preset"] = m_running.preset.toStdString();
+    t.meta["model"] = m_running.model.toJson();
+    t.meta["training"] = m_running.train.toJson();
+    t.meta["eval_mode"] = evalModeName(m_running.mode);
+    for (size_t s = 0; s < m_evals.size(); ++s)
+        for (const EvalPoint& p : m_evals[s])
+            t.rows.push_back(
+                {double(s), double(p.length), p.loss, p.perplexity, p.bitsPerByte, p.supported ? 1.0 : 0.0});
+    writeTable(out, format, t);
+}
+
+std::vector<std::pair<const char*, QSpinBox*>> TrainView::intFields() const
+{
+    return {{"steps", m_steps},    {"context", m_context},      {"layers", m_layers},
+            {"d_model", m_dModel}, {"heads", m_heads},          {"d_ff", m_dFf},
+            {"batch", m_batch},    {"eval_bytes", m_evalBytes}, {"seeds", m_seeds}};
+}
+
+nlohmann::json TrainView::saveState() const
+{
+    nlohmann::json names = nlohmann::json::array();
+    for (const QString& name : checkedSchemes(m_schemes))
+        names.push_back(name.toStdString());
+    nlohmann::json state{{"schemes", names},
+                         {"preset", preset().toStdString()},
+                         {"learning_rate", m_lr->value()},
+                         {"eval_mode", m_mode->currentData().toString().toStdString()}};
+    for (const auto& [key, box] : intFields())
+        state[key] = box->value();
+    state["page"] = methodsShown() ? "methods" : "runs";
+    state["methods"] = m_methods->sessionState();
+    return state;
+}
+
+void TrainView::restoreState(const nlohmann::json& state)
+{
+    // Everything is checked before anything changes.
+    const std::string where = "views.train";
+    const QStringList names = sessionSchemeNames(state, "schemes", where);
+    const std::string presetName = sessionString(state, "preset", kDemoPreset, where);
+    if (presetName != kCustomPreset) {
+        try {
+            presetByName(presetName);
+        } catch (const InputError& e) {
+            throw InputError("session: views.train.preset: " + std::string(e.what()) + ", " + kCustomPreset);
+        }
+    }
+    std::vector<std::pair<QSpinBox*, int>> values;
+    for (const auto& [key, box] : intFields())
+        if (state.contains(key))
+            values.emplace_back(box, sessionInt(state, key, 0, box->minimum(), box->maximum(), where));
+    const double lr = sessionNumber(state, "learning_rate", m_lr->value(), where);
+    if (!(lr >= m_lr->minimum() && lr <= m_lr->maximum()))
+        throw InputError("session: views.train.learning_rate = " + std::to_string(lr) + " is out of range; allowed: [" +
+                         std::to_string(m_lr->minimum()) + ", " + std::to_string(m_lr->maximum()) + "]");
+    const std::string mode = sessionString(state, "eval_mode", evalModeName(EvalMode::NonOverlapping), where);
+    evalModeFromName(mode); // throws InputError naming the allowed modes
+    const std::string page = sessionString(state, "page", "runs", where);
+    if (page != "runs" && page != "methods")
+        throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
+    // Sessions from before the methods page had no "methods": its defaults apply.
+    const MethodsPanel::SessionState methods =
+        MethodsPanel::readSessionState(sessionObject(state, "methods", where), where + ".methods");
+    if (state.contains("schemes"))
+        setCheckedSchemes(m_schemes, names);
+    // The preset's values, then the session's own: a value that differs from the preset makes the run custom.
+    setPreset(presetName == kCustomPreset ? m_basePreset : QString::fromStdString(presetName));
+    for (const auto& [box, value] : values)
+        box->setValue(value);
+    if (state.contains("learning_rate"))
+        m_lr->setValue(lr);
+    if (presetName == kCustomPreset)
+        onFieldEdited();
+    m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));
+    // The kept models are offered when the window is built, before a session is applied: the restored values win
+    // over the current model's defaults (and over the first model's when none is there yet).
+    m_methods->applySessionState(methods);
+    showMethodsPage(page == "methods");
+}
+
+void TrainView::cancelJob()
+{
+    m_run->cancel();
+    m_methods->cancel();
+}
+
+bool TrainView::isBusy() const
+{
+    return m_run->isRunning() || m_methods->isBusy();
+}
+
+void TrainView::setDark(bool dark)
+{
+    m_lossPlot->setDark(dark);
+    m_pplPlot->setDark(dark);
+    m_methods->setDark(dark);
+}
+
+} // namespace plab::ui

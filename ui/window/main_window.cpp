@@ -1,0 +1,899 @@
+// Main window wiring: panel -> views, views -> status bar, menus and shortcuts, sessions, export, drag and drop.
+#include "window/main_window.h"
+
+#include "window/lessons_panel.h"
+#include "settings/i18n.h"
+#include "workers/kept_models.h"
+#include "tabs/model_prompt.h"
+#include "tabs/scheme_panel.h"
+#include "settings/session.h"
+#include "workers/training_run.h"
+#include "tabs/views.h"
+#include "runs/sweep.h"
+
+#include "base/errors.h"
+#include "base/picture_limits.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QStringDecoder>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QTabWidget>
+
+namespace plab::ui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+// Chooses the export file and, for pictures, the size and resolution.
+class ExportDialog : public QDialog {
+    Q_DECLARE_TR_FUNCTIONS(plab::ui::ExportDialog) // the context lupdate gives it (no Q_OBJECT here)
+public:
+    ExportDialog(const QString& initialPath, const QSize& size, bool dark, QWidget* parent) : QDialog(parent)
+    {
+        setWindowTitle(tr("Export"));
+        auto* form = new QFormLayout(this);
+        auto* row = new QHBoxLayout;
+        m_path = new QLineEdit(initialPath, this);
+        m_path->setMinimumWidth(360);
+        auto* browse = new QPushButton(tr("Browse…"), this);
+        row->addWidget(m_path, 1);
+        row->addWidget(browse);
+        form->addRow(tr("File"), row);
+        form->addRow(new QLabel(tr("Pictures: .png .svg .pdf · data: .csv .json .npy (the extension decides)"), this));
+        m_width = new QSpinBox(this);
+        m_width->setRange(kMinPictureSide, kMaxPictureSide);
+        m_width->setValue(size.width());
+        m_height = new QSpinBox(this);
+        m_height->setRange(kMinPictureSide, kMaxPictureSide);
+        m_height->setValue(size.height());
+        auto* sizeRow = new QHBoxLayout;
+        sizeRow->addWidget(m_width);
+        sizeRow->addWidget(new QLabel(QStringLiteral("×"), this));
+        sizeRow->addWidget(m_height);
+        sizeRow->addWidget(new QLabel(tr("pixels"), this));
+        form->addRow(tr("Size"), sizeRow);
+        m_dpi = new QSpinBox(this);
+        m_dpi->setRange(kMinPictureDpi, kMaxPictureDpi);
+        m_dpi->setValue(96);
+        form->addRow(tr("DPI"), m_dpi);
+        m_dark = new QCheckBox(tr("dark background"), this);
+        m_dark->setChecked(dark);
+        form->addRow(QString(), m_dark);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
+        form->addRow(buttons);
+        connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+        connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+        connect(browse, &QPushButton::clicked, this, [this] {
+            const QString p = QFileDialog::getSaveFileName(
+                this, tr("Export"), m_path->text(),
+                tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv);;"
+                   "JSON data (*.json);;NumPy array (*.npy)"));
+            if (!p.isEmpty())
+                m_path->setText(p);
+        });
+    }
+    QString path() const { return m_path->text().trimmed(); }
+    ImageOptions options() const
+    {
+        ImageOptions o;
+        o.size = QSize(m_width->value(), m_height->value());
+        o.dpi = m_dpi->value();
+        o.dark = m_dark->isChecked();
+        return o;
+    }
+
+private:
+    QLineEdit* m_path;
+    QSpinBox* m_width;
+    QSpinBox* m_height;
+    QSpinBox* m_dpi;
+    QCheckBox* m_dark;
+};
+
+} // namespace
+
+void applyPalette(bool dark)
+{
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QPalette p;
+    if (dark) {
+        const QColor window(45, 45, 48), base(30, 30, 32), text(230, 230, 230), disabled(130, 130, 130);
+        p.setColor(QPalette::Window, window);
+        p.setColor(QPalette::WindowText, text);
+        p.setColor(QPalette::Base, base);
+        p.setColor(QPalette::AlternateBase, window);
+        p.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
+        p.setColor(QPalette::ToolTipText, text);
+        p.setColor(QPalette::Text, text);
+        p.setColor(QPalette::Button, window);
+        p.setColor(QPalette::ButtonText, text);
+        p.setColor(QPalette::BrightText, Qt::red);
+        p.setColor(QPalette::Link, QColor(110, 170, 255));
+        p.setColor(QPalette::Highlight, QColor(60, 130, 220));
+        p.setColor(QPalette::HighlightedText, Qt::white);
+        p.setColor(QPalette::Mid, QColor(90, 90, 95));
+        p.setColor(QPalette::PlaceholderText, disabled);
+        for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+            p.setColor(QPalette::Disabled, role, disabled);
+    } else {
+        p = QApplication::style()->standardPalette();
+    }
+    QApplication::setPalette(p);
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
+{
+    setWindowTitle(tr("PositionLab"));
+    setAcceptDrops(true);
+    setObjectName(QStringLiteral("MainWindow"));
+
+    buildSchemeDock();
+    buildStatusBar(); // before the views, which report to it
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    setCentralWidget(m_tabs);
+    addView(new BiasView);
+    addView(new CompareView);
+    addView(new DotView);
+    addView(new FrequencyView);
+    addView(new EntropyView);
+    auto* attention = new AttentionView;
+    auto* train = new TrainView;
+    m_attention = attention;
+    m_train = train;
+    m_entropy = static_cast<EntropyView*>(view(QStringLiteral("entropy")));
+    addView(attention);
+    addView(train);
+    // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
+    train->onModelReady = [this](const SharedModel& model) { adoptTrainedModel(model); };
+    attention->onModelLoaded = [this](const SharedModel& model) {
+        m_entropy->addModel(model);
+        m_train->addModel(model, false);
+    };
+    // "Train a demo model now" where a view needs a model and has none.
+    m_demoRun = new TrainingRun(this);
+    for (ModelPrompt* prompt : {m_attention->modelPrompt(), m_entropy->modelPrompt()}) {
+        prompt->watch(m_demoRun);
+        connect(prompt, &ModelPrompt::trainRequested, this, [this] { trainDemoModel(); });
+    }
+    connect(m_demoRun, &TrainingRun::snapshot, this, [this](const TrainSnapshot& s) {
+        if (s.model.isValid())
+            adoptTrainedModel(s.model);
+    });
+    connect(m_demoRun, &TrainingRun::finished, this, [this](const QString& error, bool) {
+        if (!error.isEmpty())
+            statusBar()->showMessage(tr("Demo model: %1").arg(error), 8000);
+    });
+    // The models kept by earlier runs, most recent first (and current).
+    QStringList problems;
+    for (const SharedModel& model : loadKeptModels(&problems)) {
+        m_attention->addModel(model, false);
+        m_entropy->addModel(model, false);
+        m_train->addModel(model, false);
+    }
+
+    buildLessonsDock();
+    buildMenus();
+    connect(m_panel, &SchemePanel::changed, this, &MainWindow::onPanelChanged);
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
+    onPanelChanged();
+    onTabChanged(m_tabs->currentIndex());
+    restoreSettings();
+    if (!problems.isEmpty())
+        statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
+}
+
+void MainWindow::buildSchemeDock()
+{
+    m_panel = new SchemePanel;
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_panel);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(340);
+    auto* dock = new QDockWidget(tr("Scheme and parameters"), this);
+    dock->setObjectName(QStringLiteral("schemeDock"));
+    dock->setWidget(scroll);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+}
+
+void MainWindow::buildLessonsDock()
+{
+    // The lessons beside the views: the path through the argument for a first-time user.
+    m_lessons = new LessonsPanel;
+    m_lessons->setLanguage(currentLanguage()); // the window is rebuilt when the language changes
+    m_lessonsDock = new QDockWidget(tr("Lessons"), this);
+    m_lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
+    m_lessonsDock->setWidget(m_lessons);
+    m_lessons->setMinimumWidth(360);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
+    connect(m_lessons, &LessonsPanel::stateRequested, this, &MainWindow::applyLessonState);
+}
+
+void MainWindow::buildStatusBar()
+{
+    // The hover read-out, and the running job's progress with its Cancel.
+    m_hover = new QLabel(this);
+    m_hover->setMinimumWidth(380);
+    m_progress = new QProgressBar(this);
+    m_progress->setMaximumWidth(200);
+    m_progress->setTextVisible(true);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setToolTip(tr("Stop the running computation (Esc)"));
+    m_cancel->setShortcut(Qt::Key_Escape);
+    m_cancel->hide();
+    statusBar()->addWidget(m_hover, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        if (ViewBase* v = currentView())
+            v->cancelJob();
+        statusBar()->showMessage(tr("Canceled"), 3000);
+    });
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::addView(ViewBase* view)
+{
+    m_views.push_back(view);
+    m_tabs->addTab(view, view->viewTitle());
+    connect(view, &ViewBase::hoverText, m_hover, &QLabel::setText);
+    connect(view, &ViewBase::statusMessage, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    connect(view, &ViewBase::progress, this, [this, view](int done, int total) {
+        if (view != currentView())
+            return;
+        m_progress->setRange(0, std::max(1, total));
+        m_progress->setValue(done);
+    });
+    connect(view, &ViewBase::busyChanged, this, &MainWindow::onBusyChanged);
+    connect(view, &ViewBase::headRequested, this, [this](int head) { m_panel->setHead(head); });
+}
+
+ViewBase* MainWindow::view(const QString& id) const
+{
+    for (ViewBase* v : m_views)
+        if (v->viewId() == id)
+            return v;
+    return nullptr;
+}
+
+ViewBase* MainWindow::currentView() const
+{
+    return qobject_cast<ViewBase*>(m_tabs->currentWidget());
+}
+
+void MainWindow::showView(const QString& id)
+{
+    if (ViewBase* v = view(id))
+        m_tabs->setCurrentWidget(v);
+}
+
+void MainWindow::onPanelChanged()
+{
+    for (ViewBase* v : m_views)
+        v->setPanelState(m_panel->state());
+}
+
+void MainWindow::onTabChanged(int)
+{
+    m_hover->clear(); // the read-out belongs to the view the cursor was over
+    for (ViewBase* v : m_views)
+        v->setActive(v == currentView());
+    onBusyChanged();
+}
+
+void MainWindow::onBusyChanged()
+{
+    ViewBase* v = currentView();
+    const bool busy = v && v->isBusy();
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    if (busy)
+        m_progress->setRange(0, 0); // busy indicator until the first progress report
+}
+
+void MainWindow::buildMenus()
+{
+    buildFileMenu();
+    buildViewMenu();
+    buildLessonsMenu();
+    buildHelpMenu();
+    rebuildRecentMenu();
+}
+
+void MainWindow::buildFileMenu()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open session…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveSessionDialog(false); });
+    file->addAction(tr("Save session &as…"), QKeySequence::SaveAs, this, [this] { saveSessionDialog(true); });
+    file->addSeparator();
+    file->addAction(tr("Open &corpus…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openCorpusDialog);
+    file->addAction(tr("Open s&weep results…"), this, &MainWindow::openSweepDialog);
+    file->addSeparator();
+    file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
+    file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::buildViewMenu()
+{
+    QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
+        ViewBase* v = m_views[i];
+        viewMenu->addAction(v->viewTitle(), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,
+                            [this, v] { m_tabs->setCurrentWidget(v); });
+    }
+    viewMenu->addSeparator();
+    viewMenu->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
+        if (ViewBase* v = currentView())
+            v->resetZoom();
+    });
+    QAction* dark = viewMenu->addAction(tr("&Dark palette"));
+    dark->setCheckable(true);
+    dark->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
+    dark->setObjectName(QStringLiteral("darkAction"));
+    connect(dark, &QAction::toggled, this, &MainWindow::setDark);
+    // Each language by its own name, untranslated, so a reader can find theirs whatever the current one.
+    QMenu* language = viewMenu->addMenu(tr("&Language"));
+    language->setObjectName(QStringLiteral("languageMenu"));
+    auto* languageGroup = new QActionGroup(language);
+    for (const Language& l : languages()) {
+        QAction* a = language->addAction(l.nativeName);
+        a->setObjectName(QStringLiteral("language_") + l.code);
+        a->setCheckable(true);
+        a->setChecked(l.code == currentLanguage());
+        languageGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, code = l.code] { chooseLanguage(code); });
+    }
+}
+
+void MainWindow::buildLessonsMenu()
+{
+    QMenu* lessons = menuBar()->addMenu(tr("&Lessons"));
+    QAction* showLessons = m_lessonsDock->toggleViewAction();
+    showLessons->setText(tr("Show &lessons"));
+    showLessons->setShortcut(QKeySequence(tr("Ctrl+L")));
+    lessons->addAction(showLessons);
+    lessons->addAction(tr("&Next figure"), QKeySequence(Qt::ALT | Qt::Key_Right), m_lessons, &LessonsPanel::next);
+    lessons->addAction(tr("&Previous figure"), QKeySequence(Qt::ALT | Qt::Key_Left), m_lessons, &LessonsPanel::back);
+    lessons->addSeparator();
+    lessons->addAction(tr("&Open folder…"), this, [this] {
+        const QString folder =
+            QFileDialog::getExistingDirectory(this, tr("Open a folder of lessons"), m_lessons->folder());
+        if (folder.isEmpty())
+            return;
+        QString error;
+        if (!m_lessons->openFolder(folder, &error))
+            showError(tr("Open lessons"), error);
+        else
+            m_lessonsDock->show();
+    });
+    lessons->addAction(tr("&Built-in lessons"), this, [this] {
+        m_lessons->openFolder(QString());
+        m_lessonsDock->show();
+    });
+}
+
+void MainWindow::buildHelpMenu()
+{
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+        QMessageBox::information(
+            this, tr("Keyboard shortcuts"),
+            tr("Ctrl+O open session · Ctrl+S save · Ctrl+Shift+S save as\n"
+               "Ctrl+E export view · Ctrl+Shift+C copy image · Ctrl+Shift+O open corpus\n"
+               "Ctrl+1…6 views · Ctrl+0 reset zoom · Ctrl+Shift+D dark palette · Esc cancel job\n"
+               "Heatmaps: wheel zoom, drag pan, double-click whole matrix, hover for (m, n, value)"));
+    });
+    help->addAction(tr("&About PositionLab"), this, [this] {
+        QMessageBox::about(this, tr("About PositionLab"),
+                           tr("PositionLab 0.1 — positional encodings and length extrapolation in transformers.\n"
+                              "Every number shown comes from the core library; positionlab-cli renders the same "
+                              "pictures headless."));
+    });
+}
+
+void MainWindow::setDark(bool dark)
+{
+    m_dark = dark;
+    applyPalette(dark);
+    for (ViewBase* v : m_views)
+        v->setDark(dark);
+    if (auto* action = findChild<QAction*>(QStringLiteral("darkAction")); action && action->isChecked() != dark)
+        action->setChecked(dark);
+}
+
+bool MainWindow::applyLessonState(const LessonState& state)
+{
+    const LessonStateSession session = lessonStateSession(state);
+    ViewBase* target = view(session.view);
+    if (!target)
+        return false;
+    const nlohmann::json panelBefore = m_panel->saveState();
+    try {
+        if (!session.panel.is_null())
+            m_panel->restoreState(session.panel);
+        target->restoreState(session.viewState);
+    } catch (const InputError& e) {
+        m_panel->restoreState(panelBefore); // all or nothing, as a session
+        statusBar()->showMessage(tr("This figure cannot be shown: %1").arg(QString::fromUtf8(e.what())), 10000);
+        return false;
+    }
+    showView(session.view);
+    if (state.view == LessonView::Train && !m_train->isBusy())
+        m_train->start(m_train->request());
+    if (state.view == LessonView::Attention)
+        showLessonModel(state);
+    return true;
+}
+
+void MainWindow::showLessonModel(const LessonState& state)
+{
+    // The lesson's model: a model of its scheme trained with its preset (kept from an earlier run), else any model of
+    // the scheme, else a demo run of that scheme now (it is kept and shown when done).
+    const std::vector<SharedModel>& models = m_attention->models();
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(models.size()); ++i) {
+        if (models[i].model->config().scheme != state.schemes.front())
+            continue;
+        const nlohmann::json& training = models[i].info.training;
+        const bool samePreset = training.is_object() && training.value("preset", std::string()) == state.preset;
+        if (best < 0 || samePreset)
+            best = i;
+    }
+    if (best >= 0) {
+        m_attention->selectModel(best);
+        if (state.layer)
+            m_attention->setLayer(*state.layer);
+        m_panel->setHead(state.head);
+        return;
+    }
+    TrainRequest request = presetTrainRequest(state.preset, {state.schemes.front()});
+    request.corpusPath = m_corpus;
+    if (trainDemoModel(request))
+        statusBar()->showMessage(
+            tr("Training a %1 model for this figure (%2 preset); it appears here when done")
+                .arg(QString::fromStdString(state.schemes.front()), QString::fromStdString(state.preset)),
+            8000);
+}
+
+void MainWindow::chooseLanguage(const QString& code)
+{
+    if (code == currentLanguage())
+        return;
+    const bool busy = std::any_of(m_views.begin(), m_views.end(), [](const ViewBase* v) { return v->isBusy(); });
+    if (busy || m_train->hasPicture()) {
+        QMessageBox box(QMessageBox::Question, tr("Language"),
+                        tr("Changing the language now rebuilds the window. Running computations and the training "
+                           "results shown in \"Train short / test long\" are not kept (the trained models are). "
+                           "Change it now, or at the next start?"),
+                        QMessageBox::NoButton, this);
+        QPushButton* now = box.addButton(tr("Change now"), QMessageBox::AcceptRole);
+        QPushButton* later = box.addButton(tr("At the next start"), QMessageBox::RejectRole);
+        box.setDefaultButton(later);
+        box.exec();
+        if (box.clickedButton() != now) {
+            saveLanguage(code);
+            statusBar()->showMessage(tr("The language changes at the next start."), 8000);
+            return;
+        }
+    }
+    QString error;
+    if (!switchLanguage(code, &error))
+        showError(tr("Language"), error);
+}
+
+MainWindow* MainWindow::switchLanguage(const QString& code, QString* error)
+{
+    if (code == currentLanguage()) {
+        saveLanguage(code);
+        return this;
+    }
+    const nlohmann::json session = sessionState();
+    const QString previous = currentLanguage();
+    if (!setLanguage(code, error))
+        return nullptr;
+    saveLanguage(code);
+    for (ViewBase* v : m_views)
+        v->cancelJob();
+    auto* next = new MainWindow;
+    next->setAttribute(Qt::WA_DeleteOnClose, testAttribute(Qt::WA_DeleteOnClose));
+    // Models first, so the session's checkpoints that are already here are not loaded a second time.
+    for (const SharedModel& model : m_attention->models()) {
+        next->m_attention->addModel(model);
+        next->m_entropy->addModel(model);
+    }
+    try {
+        next->applySession(session);
+    } catch (const std::exception& e) { // cannot happen for a window's own state; keep the old window then
+        delete next;
+        setLanguage(previous);
+        saveLanguage(previous);
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return nullptr;
+    }
+    next->m_sessionPath = m_sessionPath;
+    if (!m_sessionPath.isEmpty())
+        next->setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(m_sessionPath).fileName()));
+    next->restoreGeometry(saveGeometry());
+    next->restoreState(saveState());
+    if (isVisible())
+        next->show();
+    hide();
+    if (testAttribute(Qt::WA_DeleteOnClose))
+        deleteLater();
+    return next;
+}
+
+nlohmann::json MainWindow::sessionState() const
+{
+    nlohmann::json views = nlohmann::json::object();
+    for (ViewBase* v : m_views)
+        views[v->viewId().toStdString()] = v->saveState();
+    nlohmann::json s{{"format", kSessionFormat},
+                     {"version", kSessionVersion},
+                     {"panel", m_panel->saveState()},
+                     {"views", views},
+                     {"tab", currentView() ? currentView()->viewId().toStdString() : std::string("bias")},
+                     {"dark", m_dark}};
+    if (!m_corpus.isEmpty())
+        s["corpus"] = m_corpus.toStdString();
+    return s;
+}
+
+void MainWindow::applySession(const nlohmann::json& session, const QString& folder)
+{
+    const nlohmann::json before = sessionState();
+    try {
+        const nlohmann::json views = sessionObject(session, "views", "session");
+        const std::string tab = sessionString(session, "tab", "bias", "session");
+        if (!view(QString::fromStdString(tab)))
+            throw InputError("session: tab = '" + tab +
+                             "' is not a view; allowed: bias, compare, dot, entropy, attention, train");
+        const bool dark = sessionBool(session, "dark", m_dark, "session");
+        m_panel->restoreState(sessionObject(session, "panel", "session"));
+        for (ViewBase* v : m_views) {
+            const std::string id = v->viewId().toStdString();
+            v->restoreState(sessionObject(views, id.c_str(), "views"));
+        }
+        const std::string corpus = sessionString(session, "corpus", "", "session");
+        // Missing or broken files (corpus, checkpoints) are reported, not fatal: the rest of the session applies.
+        QStringList problems =
+            static_cast<AttentionView*>(view(QStringLiteral("attention")))->loadSessionCheckpoints(folder);
+        if (!corpus.empty()) {
+            QString error;
+            if (!setCorpus(QString::fromStdString(corpus), &error))
+                problems << error;
+        }
+        if (!problems.isEmpty())
+            statusBar()->showMessage(problems.join(QStringLiteral("; ")), 8000);
+        showView(QString::fromStdString(tab));
+        if (dark != m_dark)
+            setDark(dark);
+    } catch (const InputError&) {
+        // All or nothing: put back what was there.
+        m_panel->restoreState(before.at("panel"));
+        for (ViewBase* v : m_views)
+            v->restoreState(before.at("views").at(v->viewId().toStdString()));
+        throw;
+    }
+}
+
+bool MainWindow::openSession(const QString& path, QString* error)
+{
+    return sessionFileAction(path, error, [&] { applySession(readSessionFile(path), QFileInfo(path).absolutePath()); });
+}
+
+bool MainWindow::saveSession(const QString& path, QString* error)
+{
+    const bool saved = sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
+    const int unsaved = static_cast<AttentionView*>(view(QStringLiteral("attention")))->unsavedModelCount();
+    if (saved && unsaved > 0)
+        statusBar()->showMessage(tr("Session saved. %n model(s) trained here are not in it: save them with Save model… "
+                                    "in Attention on text, then save the session again.",
+                                    nullptr, unsaved),
+                                 12000);
+    return saved;
+}
+
+bool MainWindow::sessionFileAction(const QString& path, QString* error, const std::function<void()>& io)
+{
+    try {
+        io();
+        m_sessionPath = path;
+        addRecent(path);
+        setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(path).fileName()));
+        return true;
+    } catch (const std::exception& e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+QStringList MainWindow::recentSessions() const
+{
+    return QSettings().value(QStringLiteral("recentSessions")).toStringList();
+}
+
+void MainWindow::addRecent(const QString& path)
+{
+    QStringList list = recentSessions();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    list.removeAll(absolute);
+    list.prepend(absolute);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    QSettings().setValue(QStringLiteral("recentSessions"), list);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList list = recentSessions();
+    for (const QString& path : list)
+        m_recentMenu
+            ->addAction(QFileInfo(path).fileName(), this,
+                        [this, path] {
+                            QString error;
+                            if (!openSession(path, &error))
+                                showError(tr("Open session"), error);
+                        })
+            ->setToolTip(path);
+    m_recentMenu->setEnabled(!list.isEmpty());
+}
+
+bool MainWindow::setCorpus(const QString& path, QString* error)
+{
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return fail(tr("%1: cannot open as a corpus (%2)").arg(path, file.errorString()));
+    const QByteArray head = file.read(1 << 20);
+    if (head.isEmpty())
+        return fail(tr("%1: the corpus is empty").arg(path));
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    const QString decoded = decoder.decode(head); // decode() is lazy: converting runs it
+    // A cut in the middle of a multi-byte character at the 1 MiB boundary is fine; anything else is not UTF-8.
+    if (decoder.hasError() && head.size() < (1 << 20))
+        return fail(tr("%1: not UTF-8 text; a corpus must be a UTF-8 text file").arg(path));
+    m_corpus = QFileInfo(path).absoluteFilePath();
+    m_train->setCorpus(m_corpus);
+    statusBar()->showMessage(tr("Corpus: %1").arg(m_corpus), 5000);
+    return true;
+}
+
+bool MainWindow::exportCurrent(const QString& path, const ImageOptions& options, QString* error)
+{
+    ViewBase* v = currentView();
+    try {
+        if (!v || !v->hasPicture())
+            throw InputError((v && (v->viewId() == "attention" || v->viewId() == "train")
+                                  ? tr("this view has nothing to export yet (it needs a trained model)")
+                                  : tr("this view has nothing to export yet"))
+                                 .toStdString());
+        if (isImageFile(path))
+            writeImageFile(path, options, v->paintFunction(), v->pictureTitle());
+        else if (isDataFile(path))
+            writeDataFile(path, [v](std::ostream& out, DataFormat f) { v->writeData(out, f); });
+        else
+            throw InputError(
+                tr("%1: unknown extension; allowed: .png .svg .pdf .csv .json .npy").arg(path).toStdString());
+        statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+        return true;
+    } catch (const std::exception& e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+void MainWindow::exportDialog()
+{
+    ViewBase* v = currentView();
+    if (!v || !v->hasPicture()) {
+        showError(tr("Export"), tr("This view has nothing to export yet."));
+        return;
+    }
+    QSettings settings;
+    const QString dir = settings.value(QStringLiteral("exportDir"), QDir::homePath()).toString();
+    ExportDialog dialog(QDir(dir).filePath(v->viewId() + QStringLiteral(".png")), v->defaultImageSize(), m_dark, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    QString error;
+    if (!exportCurrent(dialog.path(), dialog.options(), &error))
+        showError(tr("Export"), error);
+    else
+        settings.setValue(QStringLiteral("exportDir"), QFileInfo(dialog.path()).absolutePath());
+}
+
+void MainWindow::copyImage()
+{
+    ViewBase* v = currentView();
+    if (!v || !v->hasPicture()) {
+        statusBar()->showMessage(tr("Nothing to copy in this view"), 4000);
+        return;
+    }
+    ImageOptions options;
+    options.size = v->defaultImageSize();
+    options.dark = m_dark;
+    copyImageToClipboard(options, v->paintFunction());
+    statusBar()->showMessage(tr("Image copied to the clipboard"), 4000);
+}
+
+void MainWindow::openSessionDialog()
+{
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("PositionLab session (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!openSession(path, &error))
+        showError(tr("Open session"), error);
+}
+
+void MainWindow::saveSessionDialog(bool saveAs)
+{
+    QString path = m_sessionPath;
+    if (saveAs || path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, tr("Save session"), QStringLiteral("session.json"),
+                                            tr("PositionLab session (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!saveSession(path, &error))
+        showError(tr("Save session"), error);
+}
+
+void MainWindow::openCorpusDialog()
+{
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open corpus"), QString(), tr("Text (*.txt);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!setCorpus(path, &error))
+        showError(tr("Open corpus"), error);
+}
+
+void MainWindow::openSweepDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open sweep results"));
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!openSweepResults(dir, &error))
+        showError(tr("Open sweep results"), error);
+}
+
+bool MainWindow::openSweepResults(const QString& dir, QString* error)
+{
+    if (m_train->isBusy()) {
+        if (error)
+            *error = tr("The Train tab is training; cancel it first.");
+        return false;
+    }
+    try {
+        m_train->showSweepResults(collectSweepResults({dir.toStdString()}), QDir::toNativeSeparators(dir));
+    } catch (const std::exception& e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+    m_tabs->setCurrentWidget(m_train);
+    return true;
+}
+
+void MainWindow::showError(const QString& title, const QString& message)
+{
+    QMessageBox::warning(this, title, message);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls() && event->mimeData()->urls().size() == 1 &&
+        event->mimeData()->urls().first().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    QString error;
+    if (!openDroppedFile(event->mimeData()->urls().first().toLocalFile(), &error))
+        showError(tr("Drop"), error);
+    event->acceptProposedAction();
+}
+
+bool MainWindow::openDroppedFile(const QString& path, QString* error)
+{
+    return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? openSession(path, error)
+                                                                       : setCorpus(path, error);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    if (settings.value(QStringLiteral("dark"), false).toBool())
+        setDark(true);
+}
+
+bool MainWindow::trainDemoModel(const std::optional<TrainRequest>& request)
+{
+    TrainRequest r = request ? *request : demoTrainRequest({kDemoModelScheme});
+    if (!request)
+        r.corpusPath = m_corpus;
+    if (!m_demoRun->start(r)) {
+        statusBar()->showMessage(tr("A demo model is training already"), 4000);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::adoptTrainedModel(const SharedModel& model)
+{
+    SharedModel kept = model;
+    try {
+        kept.file = keepModel(model);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(
+            tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())), 8000);
+    }
+    m_attention->addModel(kept);
+    m_entropy->addModel(kept);
+    m_train->addModel(kept, false); // the same model: its entry now names the kept file
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    settings.setValue(QStringLiteral("dark"), m_dark);
+    for (ViewBase* v : m_views)
+        v->cancelJob();
+    m_demoRun->cancel();
+    event->accept();
+}
+
+} // namespace plab::ui

@@ -1,0 +1,208 @@
+// Scripted screenshots: set the panel and each view's controls as a user would, wait for the workers, grab.
+#include "window/screenshots.h"
+
+#include "charts/curve_chart.h"
+#include "window/lessons_panel.h"
+#include "window/main_window.h"
+#include "tabs/methods_panel.h"
+#include "tabs/scheme_panel.h"
+#include "tabs/views.h"
+
+#include <QCoreApplication>
+#include <QDockWidget>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QMouseEvent>
+#include <QTabWidget>
+#include <QThread>
+
+#include <functional>
+
+namespace plab::ui {
+
+namespace {
+
+bool waitUntil(const std::function<bool()>& done, int timeoutMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (!done()) {
+        if (timer.elapsed() > timeoutMs)
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(5);
+    }
+    // Let the last paint happen.
+    for (int i = 0; i < 5; ++i)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return true;
+}
+
+// Moves the mouse onto a data point, so the picture shows the hover marker and the status bar's read-out.
+void hoverPoint(CurvePlot* plot, int curve, int index)
+{
+    const QPointF p = plot->pointPosition(curve, index);
+    QWidget* target = plot->childAt(p.toPoint());
+    if (p.isNull() || !target)
+        return;
+    const QPointF local = target->mapFrom(plot, p);
+    QMouseEvent move(QEvent::MouseMove, local, target->mapToGlobal(local), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(target, &move);
+}
+
+// The lesson on ALiBi's slopes beside the views, its second figure shown; false when the file cannot be written.
+bool grabLessons(MainWindow& window, QDockWidget& lessonsDock, const QString& dir, int width)
+{
+    lessonsDock.show();
+    LessonsPanel* lessons = window.lessonsPanel();
+    for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
+        if (lessons->lessons().lessons[i].slug == "alibi-slopes")
+            lessons->showLesson(i);
+    lessons->showState(1);
+    waitUntil([&] { return window.currentView()->hasPicture() && !window.currentView()->isBusy(); }, 60000);
+    const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+    lessonsDock.hide();
+    return image.save(QDir(dir).filePath(QStringLiteral("lessons.png")));
+}
+
+// The empty state a first-time user meets in a model view: the message and "Train a demo model now".
+bool grabEmptyModelView(MainWindow& window, const QString& dir, int width)
+{
+    window.showView(QStringLiteral("attention"));
+    waitUntil([] { return true; }, 0);
+    const QImage empty = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+    return empty.save(QDir(dir).filePath(QStringLiteral("empty.png")));
+}
+
+} // namespace
+
+bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
+{
+    QDir().mkpath(dir);
+    auto grab = [&](const QString& id, const QString& file) {
+        ViewBase* v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000)) {
+            if (error)
+                *error = QStringLiteral("%1: no picture within 10 minutes").arg(id);
+            return false;
+        }
+        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        if (!image.save(QDir(dir).filePath(file + QStringLiteral(".png")))) {
+            if (error)
+                *error = QStringLiteral("%1: cannot write the screenshot").arg(file);
+            return false;
+        }
+        return true;
+    };
+    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+        lessonsDock->hide();
+    SchemePanel* panel = window.panel();
+    panel->setScheme(QStringLiteral("rope"));
+    panel->setHeads(8);
+    panel->setLength(256);
+    panel->setLogn(false, 64);
+    panel->setScaling(QStringLiteral("yarn"));
+    panel->setParameter(QStringLiteral("factor"), 16);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-yarn")))
+        return false;
+    panel->setScaling(QStringLiteral("llama3"));
+    panel->setParameter(QStringLiteral("factor"), 8);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-llama3")))
+        return false;
+    panel->setScaling(QStringLiteral("none"));
+    auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    compare->setSchemes({QStringLiteral("rope"), QStringLiteral("rope+yarn"), QStringLiteral("rope+rerope")});
+    compare->setDifference(false);
+    if (!grab(QStringLiteral("compare"), QStringLiteral("compare-rotary")))
+        return false;
+    // A demo-preset rope model (context 32, about 15 s), then every method on the Train tab's methods page.
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    window.showView(QStringLiteral("train"));
+    train->start(demoTrainRequest({"rope"}));
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000)) {
+        if (error)
+            *error = QStringLiteral("train: the rope model did not finish within 30 minutes");
+        return false;
+    }
+    train->showMethodsPage(true);
+    MethodsPanel* methods = train->methodsPanel();
+    methods->setCheckedMethods({QStringLiteral("none"), QStringLiteral("pi"), QStringLiteral("ntk"),
+                                QStringLiteral("dynamic-ntk"), QStringLiteral("yarn"), QStringLiteral("llama3"),
+                                QStringLiteral("rerope"), QStringLiteral("leaky-rerope")});
+    methods->evaluate();
+    return grab(QStringLiteral("train"), QStringLiteral("methods"));
+}
+
+bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
+{
+    QDir().mkpath(dir);
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto grab = [&](const QString& id, const std::function<void()>& prepare = {}) {
+        ViewBase* v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
+            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        if (prepare) {
+            prepare();
+            waitUntil([] { return true; }, 0); // paint what it changed
+        }
+        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
+        if (!image.save(QDir(dir).filePath(id + QStringLiteral(".png"))))
+            return fail(QStringLiteral("%1: cannot write the screenshot").arg(id));
+        return true;
+    };
+    // The views at full width; the lessons panel only in its own picture.
+    QDockWidget* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
+    if (lessonsDock)
+        lessonsDock->hide();
+    SchemePanel* panel = window.panel();
+    panel->setScheme(QStringLiteral("alibi"));
+    panel->setHeads(8);
+    panel->setLength(64);
+    panel->setHead(1);
+    if (!grab(QStringLiteral("bias")))
+        return false;
+    if (lessonsDock && !grabLessons(window, *lessonsDock, dir, width))
+        return fail(QStringLiteral("lessons: cannot write the screenshot"));
+    auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
+    if (!grab(QStringLiteral("compare")))
+        return false;
+    auto* dot = static_cast<DotView*>(window.view(QStringLiteral("dot")));
+    DotRequest request;
+    request.maxDistance = 2048;
+    dot->setRequest(request, true);
+    if (!grab(QStringLiteral("dot")))
+        return false;
+    auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
+    entropy->setMaxLength(2048);
+    if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
+        return false;
+
+    auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
+    if (attention->modelCount() == 0 && !grabEmptyModelView(window, dir, width))
+        return fail(QStringLiteral("empty: cannot write the screenshot"));
+
+    // Train short / test long: the Train tab's default, the demo preset (Figure 1 of the ALiBi paper in miniature).
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    const TrainRequest tr = train->request();
+    window.showView(QStringLiteral("train"));
+    train->start(tr);
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: not done within 30 minutes"));
+    if (!grab(QStringLiteral("train")))
+        return false;
+    attention->setText(QStringLiteral("Why did the chicken cross the road?"));
+    for (int i = 0; i < attention->modelCount(); ++i) // ALiBi's heads show locality best
+        if (attention->models()[i].model->config().scheme == "alibi")
+            attention->selectModel(i);
+    panel->setHead(0);
+    return grab(QStringLiteral("attention"));
+}
+
+} // namespace plab::ui

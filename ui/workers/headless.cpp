@@ -1,0 +1,190 @@
+// Headless pictures: the CLI's `render` and `-o x.png` draw with the same figures and painters as the GUI.
+#include "workers/headless.h"
+
+#include "charts/curve_chart.h"
+#include "painting/heatmap_painter.h"
+#include "workers/kept_models.h"
+
+#include "base/limits.h"
+#include "base/errors.h"
+
+#include <QThread>
+#include <QtConcurrent>
+
+namespace plab::ui {
+
+namespace {
+
+[[noreturn]] void fail(const QString& error)
+{
+    throw InputError(error.toStdString());
+}
+
+void save(const QString& path, const ImageOptions& options, const PaintFunction& paint, const QString& title)
+{
+    writeImageFile(path, options, paint, title);
+}
+
+void writeHeatmap(HeatmapFigure figure, const ImageOptions& options, const QString& path)
+{
+    figure.dark = options.dark;
+    HeatmapPainter heatmap;
+    heatmap.setFigure(std::move(figure));
+    save(
+        path, options, [&](QPainter& p, const QRectF& r, const PictureStyle& s) { heatmap.paint(p, r, s); },
+        heatmap.figure().title);
+}
+
+void writeCurves(const CurveFigure& figure, const ImageOptions& options, const QString& path)
+{
+    save(
+        path, options, [&](QPainter& p, const QRectF& r, const PictureStyle& s) { renderCurveFigure(p, r, figure, s); },
+        figure.title);
+}
+
+} // namespace
+
+QSize defaultPictureSize(const QString& view, int panels)
+{
+    if (view == QLatin1String("compare"))
+        return {420 * panels + 260, 640};
+    if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies") ||
+        view == QLatin1String("collect") || view == QLatin1String("methods"))
+        return {1100, 700};
+    if (view == QLatin1String("entropy"))
+        return {1100, 720};
+    if (view == QLatin1String("attention"))
+        return {1000, 1150};
+    return {1000, 820}; // bias
+}
+
+void writeBiasPicture(const BiasRequest& request, const QString& colorMap, const ImageOptions& options,
+                      const QString& path)
+{
+    imageFormatForPath(path); // a clear message before any work
+    checkMemoryEstimate(8.0 * request.length * request.length,
+                        "a " + std::to_string(request.length) + " x " + std::to_string(request.length) + " picture");
+    const BiasResult result = computeBias(request);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeHeatmap(biasFigure(result, colorMap), options, path);
+}
+
+void writeComparePicture(const CompareRequest& request, const QString& colorMap, bool sharedScale,
+                         const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    const CompareResult result = computeCompare(request);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeHeatmap(compareFigure(result, colorMap, sharedScale), options, path);
+}
+
+void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    const DotResult result = computeDot(request);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeCurves(dotFigure(result, logX), options, path);
+}
+
+void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(frequenciesFigure(spec, length), options, path);
+}
+
+void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
+                         const QString& path)
+{
+    imageFormatForPath(path);
+    const EntropyResult result = computeEntropy(request);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeCurves(entropyFigure(result, head, measure), options, path);
+}
+
+void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
+                              EntropyMeasure measure, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    const EntropyResult result = computeModelEntropy(model, lengths, layer);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    writeCurves(entropyFigure(result, head, measure), options, path);
+}
+
+void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+                           const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    const AttentionResult result = computeAttention(request);
+    if (!result.error.isEmpty())
+        fail(result.error);
+    HeatmapFigure figure = attentionFigure(result, head, colorMap);
+    figure.dark = options.dark;
+    HeatmapPainter heatmap;
+    heatmap.setFigure(std::move(figure));
+    const CurveFigure entropy = rowEntropyFigure(result, head);
+    save(
+        path, options,
+        [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
+            // As the GUI's view: the heatmap above, the row entropies below.
+            const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.7);
+            const QRectF bottom(r.left(), top.bottom(), r.width(), r.height() - top.height());
+            PictureStyle hs = PictureStyle::forSize(top.size(), s.dark);
+            hs.vectorOutput = s.vectorOutput;
+            heatmap.paint(p, top, hs);
+            renderCurveFigure(p, bottom, entropy, s);
+        },
+        heatmap.figure().title);
+}
+
+void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
+                            int context, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(perplexityFigure(schemes, evals, context), options, path);
+}
+
+void writeMethodsPicture(const std::vector<MethodCurve>& curves, const std::string& scheme, int context,
+                         const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(methodsPerplexityFigure(curves, scheme, context), options, path);
+}
+
+void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(sweepPerplexityFigure(rows), options, path);
+}
+
+std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
+                                              const std::function<void(const TrainSnapshot&)>& onSnapshot)
+{
+    QFuture<TrainSnapshot> future =
+        QtConcurrent::run([request](QPromise<TrainSnapshot>& promise) { runTraining(request, promise); });
+    int shown = 0;
+    auto report = [&] {
+        for (; shown < future.resultCount(); ++shown)
+            if (onSnapshot)
+                onSnapshot(future.resultAt(shown));
+    };
+    while (!future.isFinished()) {
+        report();
+        QThread::msleep(100);
+    }
+    report();
+    const QList<TrainSnapshot> results = future.results();
+    std::vector<TrainSnapshot> all(results.begin(), results.end());
+    for (const TrainSnapshot& s : all)
+        if (!s.error.isEmpty() && s.badInput)
+            throw InputError(s.error.toStdString());
+        else if (!s.error.isEmpty())
+            throw RunError(s.error.toStdString());
+    return all;
+}
+
+} // namespace plab::ui

@@ -1,0 +1,51 @@
+// Headless pictures for positionlab-cli: request -> core -> the GUI's figure and painter -> file. No argument parsing
+// and no application start-up here (both are app/cli's: the caller makes the QApplication); every function throws
+// InputError naming what is wrong, RunError when a run fails.
+#pragma once
+
+#include "workers/compute.h"
+#include "painting/export.h"
+#include "workers/model_compute.h"
+
+#include <QSize>
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+namespace plab::ui {
+
+// The size each view's picture has when the user gives none (the GUI's export defaults).
+QSize defaultPictureSize(const QString& view, int panels = 1);
+
+// Each writes `path` (.png, .svg or .pdf, atomically); the extension is checked before any work.
+void writeBiasPicture(const BiasRequest& request, const QString& colorMap, const ImageOptions& options,
+                      const QString& path);
+void writeComparePicture(const CompareRequest& request, const QString& colorMap, bool sharedScale,
+                         const ImageOptions& options, const QString& path);
+void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& options, const QString& path);
+void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path);
+void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
+                         const QString& path);
+// Entropy vs length with the q and k of `model`'s `layer` on its sample text (computeModelEntropy), head `head`.
+void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
+                              EntropyMeasure measure, const ImageOptions& options, const QString& path);
+void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+                           const ImageOptions& options, const QString& path);
+void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
+                            int context, const ImageOptions& options, const QString& path);
+
+// Perplexity vs length of one model under several methods (positionlab-cli eval --compare -o x.png).
+void writeMethodsPicture(const std::vector<MethodCurve>& curves, const std::string& scheme, int context,
+                         const ImageOptions& options, const QString& path);
+
+// Perplexity vs length with a band per scheme, from core's summary of sweep results (positionlab-cli collect).
+void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOptions& options, const QString& path);
+
+// Runs `request` on a worker and waits, calling `onSnapshot` (on this thread) for every snapshot as it arrives;
+// returns them all. RunError with the run's message when it fails; InputError when the request cannot run on its input
+// (a snapshot marked badInput, e.g. a length the held-out text cannot fill).
+std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
+                                              const std::function<void(const TrainSnapshot&)>& onSnapshot = {});
+
+} // namespace plab::ui
