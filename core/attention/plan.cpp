@@ -1,0 +1,92 @@
+// The kernel's plan: the passes of a call and the packing of its inputs into zero-padded, rotated tiles.
+#include "attention/plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace plab::kernel {
+
+std::vector<Pass> passesOf(const PositionBias& bias, int N)
+{
+    const SchemeSpec& spec = bias.spec();
+    std::vector<Pass> passes(1);
+    if (spec.info().rotary && rotaryMethodInfo(spec.scaling).remapsPositions) {
+        const RotaryScaling scaling = rotaryScaling(spec, N);
+        const int w = scaling.window;
+        Pass near, far;
+        near.custom = far.custom = true;
+        near.begin.resize(N);
+        near.end.resize(N);
+        far.begin.assign(N, 0);
+        far.end.resize(N);
+        for (int m = 0; m < N; ++m) {
+            const int split = std::max(0, m - w + 1); // keys n < split are at distance >= w
+            near.begin[m] = split;
+            near.end[m] = m + 1;
+            far.end[m] = split;
+        }
+        // P = w + (m - n - w)/k = (w + (m - w)/k) - n/k; rerope (k = inf): q at w, k at 0.
+        const bool leaky = std::isfinite(scaling.leak);
+        far.qSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        far.qOffset = leaky ? w - w / scaling.leak : w;
+        far.kSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        passes = {std::move(near), std::move(far)};
+    } else if (spec.info().hasWindow && spec.intParam("sinks") > 0) {
+        const int sinks = spec.intParam("sinks");
+        Pass sinkPass;
+        sinkPass.custom = true;
+        sinkPass.begin.assign(N, 0);
+        sinkPass.end.resize(N);
+        for (int m = 0; m < N; ++m)
+            sinkPass.end[m] = std::max(0, std::min({sinks, bias.keyRange(m, N).begin, spec.bidirectional ? N : m + 1}));
+        passes.push_back(std::move(sinkPass));
+    }
+    return passes;
+}
+
+int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget)
+{
+    const size_t fit = std::max<size_t>(1, budget / std::max<size_t>(1, bytesPerHead));
+    return static_cast<int>(std::min<size_t>(fit, static_cast<size_t>(dims.batch) * dims.heads));
+}
+
+// Packs rows [0, N) of x (N, D) as (rows, Dp) zero-padded, rotated for rotary schemes and times `scale`.
+void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, float scale)
+{
+    std::vector<float> row(plan.D);
+    for (int m = 0; m < plan.N; ++m) {
+        const float* in = x + static_cast<size_t>(m) * plan.D;
+        if (rotate && plan.rotary.active()) {
+            plan.rotary.applyRow(in, row.data(), m, isKey, false);
+            in = row.data();
+        }
+        float* o = out + static_cast<size_t>(m) * plan.Dp;
+        for (int d = 0; d < plan.D; ++d)
+            o[d] = in[d] * scale;
+    }
+}
+
+void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, bool isKey, bool rotate, int n0,
+                 int n1)
+{
+    const bool rotating = rotate && plan.rotary.active();
+    std::vector<float> row(rotating ? plan.D : 0);
+    for (int n = n0; n < n1; ++n) {
+        const float* in = x + static_cast<size_t>(n) * plan.D;
+        if (rotating) {
+            plan.rotary.applyRow(in, row.data(), n, isKey, false);
+            in = row.data();
+        }
+        float* column = out + (n - base);
+        for (int d = 0; d < plan.D; ++d)
+            column[static_cast<size_t>(d) * ld] = in[d];
+    }
+}
+
+// Packs all of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
+void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate)
+{
+    packColumns(plan, x, out, plan.ldT, 0, isKey, rotate, 0, plan.N);
+}
+
+} // namespace plab::kernel

@@ -1,0 +1,254 @@
+// The kernel's plan of one call: its passes, block sizes, per-row masks, scales and bias tables, scratch and packing.
+#pragma once
+
+#include "attention/attention.h"
+#include "attention/attention_internal.h"
+#include "attention/tiles.h"
+
+#include <cmath>
+#include <vector>
+
+namespace plab::kernel {
+
+// One pass of an attention call. Most schemes need one; ReRoPE (and leaky ReRoPE) add a second pass for the keys past
+// the window, whose rotary positions are remapped, and attention sinks a second pass for the sink keys. The passes'
+// masks are disjoint intervals per row (each non-decreasing in m), so one softmax over their union is the merge of
+// the passes' partial softmaxes, and nothing N x N is ever formed.
+struct Pass {
+    bool custom = false;            // false: the bias's own mask
+    std::vector<int> begin, end;    // (N) custom mask intervals
+    double qSlope = 1, qOffset = 0; // query m is rotated at qSlope * m + qOffset
+    double kSlope = 1;              // key n at kSlope * n
+};
+
+// The passes of a call at length N (see Pass).
+std::vector<Pass> passesOf(const PositionBias& bias, int N);
+
+// cos/sin of every (position, pair) from the rotary frequency table (the method's scaled frequencies, XPOS's scales
+// and attention factor folded in), so rotating (and its transpose) is a table walk: the rotary step of the kernel.
+// Row m of the q tables is query m at its pass position, row n of the k tables key n at its pass position.
+struct RotaryTable {
+    int pairs = 0;
+    std::vector<float> cosQ, sinQ, cosK, sinK; // (N, D/2)
+
+    RotaryTable(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
+    {
+        if (!frequencies.active())
+            return;
+        pairs = frequencies.pairs();
+        const size_t count = static_cast<size_t>(length) * pairs;
+        cosQ.resize(count);
+        sinQ.resize(count);
+        cosK.resize(count);
+        sinK.resize(count);
+#pragma omp parallel for schedule(static) if (length > 256)
+        for (int m = 0; m < length; ++m) {
+            const double qPos = pass.qSlope * m + pass.qOffset, kPos = pass.kSlope * m;
+            for (int i = 0; i < pairs; ++i) {
+                const size_t at = static_cast<size_t>(m) * pairs + i;
+                double c, s;
+                frequencies.rotation(qPos, i, false, c, s);
+                cosQ[at] = static_cast<float>(c);
+                sinQ[at] = static_cast<float>(s);
+                frequencies.rotation(kPos, i, true, c, s);
+                cosK[at] = static_cast<float>(c);
+                sinK[at] = static_cast<float>(s);
+            }
+        }
+    }
+
+    bool active() const
+    {
+        return pairs > 0;
+    }
+
+    // out = R_m in (transpose: R_m^T in) for the row of position m; in and out may alias.
+    void applyRow(const float* in, float* out, int m, bool isKey, bool transpose) const
+    {
+        const float* c = (isKey ? cosK.data() : cosQ.data()) + static_cast<size_t>(m) * pairs;
+        const float* s = (isKey ? sinK.data() : sinQ.data()) + static_cast<size_t>(m) * pairs;
+        const float sign = transpose ? -1.0f : 1.0f;
+        for (int i = 0; i < pairs; ++i) {
+            const float x0 = in[2 * i], x1 = in[2 * i + 1];
+            out[2 * i] = x0 * c[i] - sign * x1 * s[i];
+            out[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+        }
+    }
+};
+
+constexpr int kQueryBlock = 64;   // query rows per work item
+constexpr int kKeyBlock = 320;    // key columns per forward tile: a W = 256 window block (W + 64 keys) in one tile
+constexpr int kBackKeyBlock = 64; // key rows per backward work item (pass 1)
+// From this many (batch, head) pairs on, forward and backward give each head to one thread (the backward then runs
+// single-pass, FlashAttention-2 style); below it, heads are split into blocks shared by all threads (the backward
+// in two passes). A constant, so results never depend on the thread count.
+constexpr int kHeadParallelMin = 4;
+// Columns of slack in the head-parallel forward's sliding K^T window (see attentionForward): a slide copies the
+// window's live columns once per this many columns of progress.
+constexpr int kKeyWindowSlack = 512;
+// Below this many floating-point operations (4 D per visible query-key pair, all heads) a call runs on the calling
+// thread: waking a team costs more than the work (a model step on short sequences calls attention per layer). The
+// results do not change, since they never depend on the thread count.
+constexpr double kParallelMinFlops = 4e6;
+
+// Everything per call that does not depend on the head: sizes, per-row masks and scales, bias tables.
+struct Plan {
+    const PositionBias& bias;
+    AttentionDims dims;
+    int N = 0, D = 0;
+    int Dp = 0;            // head dim padded to 16
+    int keysPadded = 0;    // N padded to 16: tiles of 16 keys may run past N into zero padding
+    int queriesPadded = 0; // rows of packed Q/dO (N: query tiles never run past N)
+    // Row stride of the transposed packs K^T, V^T: one vector more than keysPadded, so that walking down a column
+    // block does not hit the same L1 set on every row when N is a power of two.
+    int ldT = 0;
+    float invSqrtD = 1;
+    RotaryTable rotary;
+    bool useBias = false;
+    bool useScale = false;
+    std::vector<int> rowBegin, rowEnd; // (N): visible keys [rowBegin[m], rowEnd[m]) of row m
+    std::vector<float> rowScale;       // (N): the logn factor of row m
+    size_t biasStride = 0;
+    std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
+    double visiblePairs = 0;         // sum over rows of the visible keys, for one head
+
+    // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
+    // replace the bias's own when the pass is custom.
+    Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies, const Pass& pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d.length, pass)
+    {
+        Dp = roundUp(D, kLanes);
+        keysPadded = roundUp(N, kLanes);
+        ldT = keysPadded + kLanes;
+        queriesPadded = N;
+        invSqrtD = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+        rowBegin.assign(queriesPadded, 0);
+        rowEnd.assign(queriesPadded, 0);
+        rowScale.assign(queriesPadded, 1.0f);
+        for (int m = 0; m < N; ++m) {
+            const KeyRange keys = pass.custom ? KeyRange{pass.begin[m], pass.end[m]} : bias.keyRange(m, N);
+            rowBegin[m] = keys.begin;
+            rowEnd[m] = keys.end;
+            visiblePairs += keys.end - keys.begin;
+            rowScale[m] = bias.rowScale(m);
+            useScale = useScale || rowScale[m] != 1.0f;
+        }
+        if (bias.hasAdditive()) {
+            const int H = d.heads;
+            biasStride = static_cast<size_t>(N - 1 + keysPadded + kLanes);
+            reversedBias.assign(H * biasStride, 0.0f);
+            for (int h = 0; h < H; ++h) {
+                const float* table = bias.distanceTable(h);
+                float* rev = reversedBias.data() + h * biasStride;
+                for (int t = -(N - 1); t <= N - 1; ++t) {
+                    rev[t + N - 1] = table[-t];
+                    useBias = useBias || table[-t] != 0.0f; // local and bca only mask
+                }
+            }
+        }
+    }
+
+    // The key columns the tiles of the query block starting at row m0 read: from its first row's first visible key
+    // rounded down to a lane, to its last row's end rounded up (masks are intervals whose ends never decrease in m).
+    int blockKeyBegin(int m0) const { return rowBegin[m0] / kLanes * kLanes; }
+    int blockColumnEnd(int m0) const { return roundUp(std::max(rowEnd[std::min(N, m0 + kQueryBlock) - 1], 1), kLanes); }
+
+    // Whether a call over `heads` (batch x head) pairs is worth a thread team (see kParallelMinFlops).
+    bool worthThreads(int heads) const { return 4.0 * D * visiblePairs * heads >= kParallelMinFlops; }
+
+    // The mask/bias step (scoreLanes) of the backward's and the probabilities' tiles, for row m over columns
+    // [c, c + w): from the raw products S = q . k to the scores in place.
+    // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
+    // the tile is visible).
+    float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f) const
+    {
+        const int lo = std::max(rowBegin[m], c) - c;
+        const int hi = std::min(rowEnd[m], c + w) - c;
+        if (lo >= hi) {
+            std::fill(S, S + w, PositionBias::kMasked);
+            return PositionBias::kMasked;
+        }
+        const float* rev = useBias ? reversedBias.data() + h * biasStride + (c - m + N - 1) : nullptr;
+        const float* scale = useScale ? &rowScale[m] : nullptr;
+        Vec best = splat(PositionBias::kMasked);
+        for (int j = 0; j < w; j += kLanes) {
+            const Vec s = scoreLanes(load(S + j), qkScale, rev ? rev + j : nullptr, scale, lo - j, hi - j);
+            store(S + j, s);
+            best = vmax(best, s);
+        }
+        return horizontalMax(best);
+    }
+};
+
+// Per-thread scratch tiles.
+struct Scratch {
+    std::vector<float> scores;                 // (kQueryBlock, kKeyBlock): scores, then probabilities
+    std::vector<float> dscores;                // (kQueryBlock, kKeyBlock): backward dP, then dS
+    std::vector<float> acc;                    // (kQueryBlock, Dp): forward O, backward dQ
+    std::vector<float> acc2;                   // (kBackKeyBlock, Dp): backward dK
+    std::vector<float> acc3;                   // (kBackKeyBlock, Dp): backward dV
+    std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
+    std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
+    std::vector<float> rowBest;                // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
+
+    explicit Scratch(int Dp)
+        : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
+          acc2(kBackKeyBlock * Dp), acc3(kBackKeyBlock * Dp), rowMax(kQueryBlock), rowSum(kQueryBlock),
+          factor(kQueryBlock), rowWeighted(kQueryBlock), rowBest(kQueryBlock * kLanes)
+    {
+    }
+};
+
+// How many (batch, head) pairs to pack at once so the packed copies stay within `budget` bytes.
+int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget);
+
+// Packs rows [0, N) of x (N, D) as (rows, Dp) zero-padded, rotated for rotary schemes and times `scale`.
+void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, float scale);
+
+// Transposed keys (Dp rows): column n lives at data[d * ld + (n - base)]. A whole-head pack has base 0 and ld =
+// plan.ldT; the head-parallel forward keeps only a sliding window of columns when a mask's keys leave (local, bca).
+struct KeyColumns {
+    const float* data = nullptr;
+    size_t ld = 0;
+    int base = 0;
+    const float* at(int column) const { return data + (column - base); }
+};
+
+// Packs rows [n0, n1) of x (N, D) transposed into columns n - base of `out` (Dp rows of stride ld), rotated for
+// rotary schemes.
+void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, bool isKey, bool rotate, int n0,
+                 int n1);
+
+// Packs all of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
+void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate);
+
+// Bands of key columns [c, c + w) for the register tiles of query rows [m0, m0 + R): the columns any of a tile's rows
+// sees, 16-aligned (rowBegin and rowEnd never decrease with m). For products over keys: QK^T, P V, dS K.
+inline void queryBands(const Plan& plan, int m0, int R, int c, int w, ColumnBand* bands)
+{
+    for (int r = 0; r < R; r += kRowTile) {
+        const int last = m0 + std::min(R, r + kRowTile) - 1;
+        const int begin = std::max(plan.rowBegin[m0 + r] - c, 0) / kLanes * kLanes;
+        const int end = std::min(w, roundUp(std::max(plan.rowEnd[last] - c, 0), kLanes));
+        bands[r / kRowTile] = {begin, std::max(begin, end)};
+    }
+}
+
+// Bands of query rows [q0, q0 + R) for the register tiles of key rows [n0, n0 + wk): the queries (relative to q0)
+// that see any key of a tile. For products over queries: P^T dO, dS^T Q.
+inline void keyBands(const Plan& plan, int n0, int wk, int q0, int R, ColumnBand* bands)
+{
+    const int* begin = plan.rowBegin.data() + q0;
+    const int* end = plan.rowEnd.data() + q0;
+    for (int r = 0; r < wk; r += kRowTile) {
+        const int a = n0 + r, b = n0 + std::min(wk, r + kRowTile);
+        const int first = static_cast<int>(std::partition_point(end, end + R, [&](int e) { return e <= a; }) - end);
+        const int last = static_cast<int>(std::partition_point(begin, begin + R, [&](int x) { return x < b; }) - begin);
+        bands[r / kRowTile] = {first, std::max(first, last)};
+    }
+}
+
+constexpr int kQueryTiles = (kQueryBlock + kRowTile - 1) / kRowTile; // register tiles in a query block
+constexpr int kKeyTiles = (kBackKeyBlock + kRowTile - 1) / kRowTile; // register tiles in a backward key block
+
+} // namespace plab::kernel
