@@ -3,7 +3,8 @@
 // Run: QT_QPA_PLATFORM=offscreen build/bin/positionlab-bench-heatmap [--length N] [--repeat R]
 #include "workers/compute.h"
 #include "tabs/heatmap_widget.h"
-#include "tabs/views.h"
+#include "tabs/bias_view.h"
+#include "tabs/view_base.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -9,9 +9,9 @@
 #include "workers/model_compute.h"
 #include "base/errors.h"
 #include "tabs/scheme_panel.h"
+#include "tabs/view_base.h"
 #include "test_main.h"
 #include "test_settings.h"
-#include "tabs/views.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,7 +3,8 @@
 #include "window/lessons_panel.h"
 #include "window/main_window.h"
 #include "tabs/scheme_panel.h"
-#include "tabs/views.h"
+#include "tabs/compare_view.h"
+#include "tabs/train_view.h"
 
 #include "lessons/lessons.h"
 #include "test_main.h"

@@ -6,7 +6,11 @@
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
 #include "settings/session.h"
-#include "tabs/views.h"
+#include "tabs/attention_view.h"
+#include "tabs/bias_view.h"
+#include "tabs/compare_view.h"
+#include "tabs/entropy_view.h"
+#include "tabs/train_view.h"
 
 #include "base/errors.h"
 #include "model/model.h"

@@ -1,6 +1,7 @@
 // Main window wiring: panel -> views, views -> status bar, menus and shortcuts, sessions, export, drag and drop.
 #include "window/main_window.h"
 
+#include "window/export_dialog.h"
 #include "window/lessons_panel.h"
 #include "settings/i18n.h"
 #include "workers/kept_models.h"
@@ -8,7 +9,14 @@
 #include "tabs/scheme_panel.h"
 #include "settings/session.h"
 #include "workers/training_run.h"
-#include "tabs/views.h"
+#include "tabs/attention_view.h"
+#include "tabs/bias_view.h"
+#include "tabs/compare_view.h"
+#include "tabs/dot_view.h"
+#include "tabs/entropy_view.h"
+#include "tabs/frequency_view.h"
+#include "tabs/train_view.h"
+#include "tabs/view_base.h"
 #include "runs/sweep.h"
 
 #include "base/errors.h"
@@ -49,72 +57,6 @@ namespace plab::ui {
 namespace {
 
 constexpr int kMaxRecent = 8;
-
-// Chooses the export file and, for pictures, the size and resolution.
-class ExportDialog : public QDialog {
-    Q_DECLARE_TR_FUNCTIONS(plab::ui::ExportDialog) // the context lupdate gives it (no Q_OBJECT here)
-public:
-    ExportDialog(const QString& initialPath, const QSize& size, bool dark, QWidget* parent) : QDialog(parent)
-    {
-        setWindowTitle(tr("Export"));
-        auto* form = new QFormLayout(this);
-        auto* row = new QHBoxLayout;
-        m_path = new QLineEdit(initialPath, this);
-        m_path->setMinimumWidth(360);
-        auto* browse = new QPushButton(tr("Browse…"), this);
-        row->addWidget(m_path, 1);
-        row->addWidget(browse);
-        form->addRow(tr("File"), row);
-        form->addRow(new QLabel(tr("Pictures: .png .svg .pdf · data: .csv .json .npy (the extension decides)"), this));
-        m_width = new QSpinBox(this);
-        m_width->setRange(kMinPictureSide, kMaxPictureSide);
-        m_width->setValue(size.width());
-        m_height = new QSpinBox(this);
-        m_height->setRange(kMinPictureSide, kMaxPictureSide);
-        m_height->setValue(size.height());
-        auto* sizeRow = new QHBoxLayout;
-        sizeRow->addWidget(m_width);
-        sizeRow->addWidget(new QLabel(QStringLiteral("×"), this));
-        sizeRow->addWidget(m_height);
-        sizeRow->addWidget(new QLabel(tr("pixels"), this));
-        form->addRow(tr("Size"), sizeRow);
-        m_dpi = new QSpinBox(this);
-        m_dpi->setRange(kMinPictureDpi, kMaxPictureDpi);
-        m_dpi->setValue(96);
-        form->addRow(tr("DPI"), m_dpi);
-        m_dark = new QCheckBox(tr("dark background"), this);
-        m_dark->setChecked(dark);
-        form->addRow(QString(), m_dark);
-        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
-        form->addRow(buttons);
-        connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-        connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-        connect(browse, &QPushButton::clicked, this, [this] {
-            const QString p = QFileDialog::getSaveFileName(
-                this, tr("Export"), m_path->text(),
-                tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv);;"
-                   "JSON data (*.json);;NumPy array (*.npy)"));
-            if (!p.isEmpty())
-                m_path->setText(p);
-        });
-    }
-    QString path() const { return m_path->text().trimmed(); }
-    ImageOptions options() const
-    {
-        ImageOptions o;
-        o.size = QSize(m_width->value(), m_height->value());
-        o.dpi = m_dpi->value();
-        o.dark = m_dark->isChecked();
-        return o;
-    }
-
-private:
-    QLineEdit* m_path;
-    QSpinBox* m_width;
-    QSpinBox* m_height;
-    QSpinBox* m_dpi;
-    QCheckBox* m_dark;
-};
 
 } // namespace
 

@@ -6,7 +6,12 @@
 #include "window/main_window.h"
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
-#include "tabs/views.h"
+#include "tabs/attention_view.h"
+#include "tabs/compare_view.h"
+#include "tabs/dot_view.h"
+#include "tabs/entropy_view.h"
+#include "tabs/train_view.h"
+#include "tabs/view_base.h"
 
 #include <QCoreApplication>
 #include <QDockWidget>

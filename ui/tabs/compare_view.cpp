@@ -1,270 +1,25 @@
-// ViewBase and the two heatmap views: Bias (one head, zoom/pan, per-head thumbnails) and Compare (2-4 schemes).
-#include "tabs/views.h"
+// The Compare tab: scheme and difference bars, the side-by-side heatmap, its data and session state.
+#include "tabs/compare_view.h"
 
-#include "tabs/heatmap_widget.h"
-#include "settings/i18n.h"
 #include "settings/session.h"
+#include "tabs/heatmap_widget.h"
 
-#include "views/bias_views.h"
-#include "base/errors.h"
 #include "base/matrix_output.h"
+#include "views/bias_views.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QListWidget>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
 #include <tuple>
-#include <utility>
 
 namespace plab::ui {
-
-// ---- ViewBase -----------------------------------------------------------------------------------------------
-
-void ViewBase::setPanelState(const PanelState& state)
-{
-    m_panel = state;
-    m_hasPanel = true;
-    markDirty();
-}
-
-void ViewBase::setActive(bool active)
-{
-    m_active = active;
-    if (m_active)
-        refreshIfDirty();
-}
-
-void ViewBase::markDirty()
-{
-    m_dirty = true;
-    if (m_active)
-        refreshIfDirty();
-}
-
-void ViewBase::refreshIfDirty()
-{
-    if (!m_dirty || !m_hasPanel)
-        return;
-    m_dirty = false;
-    refresh();
-}
-
-void ViewBase::requirePicture() const
-{
-    if (!hasPicture())
-        throw InputError("the " + viewId().toStdString() + " view has nothing to export yet");
-}
-
-QListWidget* newSchemeChecklist(const QStringList& checked, QWidget* parent)
-{
-    auto* list = new QListWidget(parent);
-    for (const SchemeInfo& s : schemeCatalog()) {
-        auto* item = new QListWidgetItem(QString::fromStdString(s.name), list);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
-        item->setToolTip(schemeTitle(s));
-    }
-    return list;
-}
-
-QStringList checkedSchemes(const QListWidget* list)
-{
-    QStringList out;
-    for (int i = 0; i < list->count(); ++i)
-        if (list->item(i)->checkState() == Qt::Checked)
-            out << list->item(i)->text();
-    return out;
-}
-
-void setCheckedSchemes(QListWidget* list, const QStringList& names)
-{
-    for (int i = 0; i < list->count(); ++i)
-        list->item(i)->setCheckState(names.contains(list->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
-}
-
-namespace {
-
-QString hoverValue(float v)
-{
-    return std::isfinite(v) ? QString::number(v, 'g', 6) : ViewBase::tr("masked (−inf)");
-}
-
-} // namespace
-
-// ---- BiasView -----------------------------------------------------------------------------------------------
-
-BiasView::BiasView(QWidget* parent)
-    : ViewBase(parent),
-      m_job(this, {[this](Prepared p) { showResult(std::move(p)); }, [this](int d, int t) { Q_EMIT progress(d, t); },
-                   [this] { Q_EMIT busyChanged(false); }})
-{
-    auto* layout = new QVBoxLayout(this);
-    auto* bar = new QHBoxLayout;
-    m_buckets = new QCheckBox(tr("T5 bucket indices"), this);
-    m_buckets->setToolTip(tr("t5 only: show which bucket each (m, n) falls in instead of its bias"));
-    m_buckets->setEnabled(false);
-    auto* reset = new QPushButton(tr("Reset zoom"), this);
-    reset->setToolTip(tr("Show the whole matrix (Ctrl+0; also double-click)"));
-    bar->addWidget(m_buckets);
-    bar->addStretch(1);
-    bar->addWidget(new QLabel(tr("wheel: zoom · drag: pan · double-click: whole matrix"), this));
-    bar->addWidget(reset);
-    layout->addLayout(bar);
-    m_heatmap = new HeatmapWidget(this);
-    m_heatmap->setEmptyHint(tr("Choose a scheme in the panel on the left: its bias matrix appears here."));
-    layout->addWidget(m_heatmap, 1);
-    m_strip = new ThumbnailStrip(this);
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidget(m_strip);
-    scroll->setWidgetResizable(false);
-    scroll->setFixedHeight(m_strip->sizeHint().height() + 22);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    layout->addWidget(scroll);
-
-    connect(reset, &QPushButton::clicked, this, [this] { resetZoom(); });
-    connect(m_buckets, &QCheckBox::toggled, this, [this] { markDirty(); });
-    connect(m_strip, &ThumbnailStrip::headClicked, this, &ViewBase::headRequested);
-    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int m, int n, float v) {
-        Q_EMIT hoverText(tr("m = %1, n = %2, value = %3   (head %4)")
-                             .arg(m)
-                             .arg(n)
-                             .arg(hoverValue(v))
-                             .arg(m_result.request.head + 1));
-    });
-    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
-}
-
-bool BiasView::hasPicture() const
-{
-    return !m_heatmap->heatmap().isEmpty();
-}
-
-void BiasView::setBuckets(bool buckets)
-{
-    m_buckets->setChecked(buckets);
-}
-
-void BiasView::refresh()
-{
-    const bool t5 = m_panel.spec.kind == SchemeKind::T5;
-    m_buckets->setEnabled(t5);
-    BiasRequest request;
-    request.spec = m_panel.spec;
-    request.length = m_panel.length;
-    request.head = m_panel.head;
-    request.buckets = t5 && m_buckets->isChecked();
-    request.thumbnailSize = 48;
-    Q_EMIT busyChanged(true);
-    const QString colorMap = m_panel.colorMap;
-    const bool dark = m_heatmap->isDark();
-    m_job.start([request, colorMap, dark](const JobControl& control) {
-        Prepared p;
-        p.result = computeBias(request, control);
-        if (!p.result.error.isEmpty() || control.isCanceled())
-            return p;
-        HeatmapFigure figure = biasFigure(p.result, colorMap);
-        figure.dark = dark;
-        p.heatmap.setFigure(std::move(figure));
-        // Thumbnails share one scale so heads compare at a glance.
-        ValueRange range;
-        for (const MatrixPtr& t : p.result.thumbnails)
-            range.include(finiteRange(t->values.data(), t->values.size()));
-        p.thumbnailScale = makeColorScale(range, colorMap);
-        p.thumbnailScale.dark = dark;
-        for (const MatrixPtr& t : p.result.thumbnails)
-            p.thumbnails.push_back(colorize(t->values.data(), t->rows, t->cols, p.thumbnailScale));
-        return p;
-    });
-}
-
-void BiasView::showResult(Prepared prepared)
-{
-    if (!prepared.result.error.isEmpty()) {
-        m_heatmap->setMessage(prepared.result.error);
-        Q_EMIT statusMessage(prepared.result.error);
-        return;
-    }
-    m_result = std::move(prepared.result);
-    m_heatmap->setHeatmap(std::move(prepared.heatmap));
-    m_strip->setThumbnails(std::move(prepared.thumbnails));
-    m_thumbnailScale = prepared.thumbnailScale;
-    setThumbnailPalette(m_heatmap->isDark()); // the palette may have changed while the worker coloured them
-    m_strip->setCurrent(m_result.request.head);
-    Q_EMIT pictureUpdated();
-}
-
-void BiasView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
-{
-    m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
-}
-
-void BiasView::writeData(std::ostream& out, DataFormat format) const
-{
-    requirePicture();
-    const BiasRequest& r = m_result.request;
-    const nlohmann::json meta = biasMatrixMeta(r.spec, r.length, r.buckets, {r.head});
-    MatrixStackWriter writer(out, format, 1, r.length, r.length, false, meta, r.buckets && format != DataFormat::Npy);
-    if (r.buckets) {
-        // The heatmap stores masked buckets as -inf; files carry core's -1.
-        std::vector<float> buckets(m_result.matrix->values);
-        for (float& v : buckets)
-            if (!std::isfinite(v))
-                v = -1;
-        writer.write(r.head, buckets.data());
-    } else {
-        writer.write(r.head, m_result.matrix->values.data());
-    }
-    writer.finish();
-}
-
-nlohmann::json BiasView::saveState() const
-{
-    return {{"buckets", m_buckets->isChecked()}};
-}
-
-void BiasView::restoreState(const nlohmann::json& state)
-{
-    m_buckets->setChecked(sessionBool(state, "buckets", false, "views.bias"));
-}
-
-void BiasView::cancelJob()
-{
-    m_job.cancel();
-}
-
-bool BiasView::isBusy() const
-{
-    return m_job.isRunning();
-}
-
-void BiasView::setDark(bool dark)
-{
-    m_heatmap->setDark(dark);
-    setThumbnailPalette(dark);
-}
-
-void BiasView::setThumbnailPalette(bool dark)
-{
-    if (m_thumbnailScale.dark == dark)
-        return;
-    const QRgb from = m_thumbnailScale.maskColor();
-    m_thumbnailScale.dark = dark;
-    m_strip->replaceColor(from, m_thumbnailScale.maskColor());
-}
-
-void BiasView::resetZoom()
-{
-    m_heatmap->resetZoom();
-}
-
-// ---- CompareView --------------------------------------------------------------------------------------------
 
 CompareView::CompareView(QWidget* parent)
     : ViewBase(parent),
@@ -301,7 +56,7 @@ CompareView::CompareView(QWidget* parent)
                              .arg(n)
                              .arg(difference ? tr("difference") : tr("value"))
                              .arg(std::isfinite(v) ? QString::number(v, 'g', 6)
-                                                   : (difference ? tr("masked in A or B") : hoverValue(v))));
+                                                   : (difference ? tr("masked in A or B") : hoverValueText(v))));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
 }

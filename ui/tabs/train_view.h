@@ -1,0 +1,132 @@
+// The Train short / test long tab: trains schemes in the background, then perplexity against evaluation length.
+#pragma once
+
+#include "tabs/view_base.h"
+#include "workers/model_compute.h"
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QTableWidget;
+class QComboBox;
+
+namespace plab::ui {
+
+class CurvePlot;
+class MethodsPanel;
+class TrainingRun;
+
+// Train short, test long: trains the chosen schemes in the background (live loss curves, progress, cancel), then
+// plots perplexity against evaluation length (log x) with the numbers in a table, as the ALiBi paper's Figure 1.
+class TrainView : public ViewBase {
+    Q_OBJECT
+public:
+    explicit TrainView(QWidget* parent = nullptr);
+    ~TrainView() override;
+    QString viewId() const override { return QStringLiteral("train"); }
+    QString viewTitle() const override { return tr("Train short / test long"); }
+    // Export, copy and render act on the page shown: the training runs, or the methods chart.
+    bool hasPicture() const override;
+    QString pictureTitle() const override;
+    QSize defaultImageSize() const override;
+    void paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const override;
+    void writeData(std::ostream& out, DataFormat format) const override;
+    nlohmann::json saveState() const override;
+    void restoreState(const nlohmann::json& state) override;
+    void cancelJob() override;
+    bool isBusy() const override;
+    void setDark(bool dark) override;
+
+    // "Evaluate under methods": a trained rope/xpos model under a chosen set of length-extension methods.
+    MethodsPanel* methodsPanel() const { return m_methods; }
+    // Offers a model to the methods page (models trained here are offered as they are evaluated); a rotary one, or
+    // any while none is chosen, becomes the current one when `select`.
+    void addModel(const SharedModel& model, bool select = true);
+    void showMethodsPage(bool show); // the methods page, or the training runs
+
+    void setCorpus(const QString& path);
+    // The chosen preset's name, or "custom" once a field was edited by hand.
+    QString preset() const;
+    // Sets every field from a preset of core's table (InputError for an unknown name).
+    void setPreset(const QString& name);
+    // The request the controls describe (tests pass their own, smaller one to start()).
+    TrainRequest request() const;
+    void start(const TrainRequest& request);
+    // Sweep results (core's results.jsonl lines, e.g. collectSweepResults of a sweep folder) shown as the seeds of a
+    // run are: mean curves with a ± sd band, a mean ± sd table; exported as the summary. `source` names them.
+    void showSweepResults(const std::vector<SweepResult>& results, const QString& source);
+    // The summary the perplexity plot and table show when a run has several seeds or sweep results are loaded.
+    const std::vector<SweepSummaryRow>& summary() const { return m_summary; }
+    QSpinBox* seedsBox() const { return m_seeds; }
+    const std::vector<std::vector<EvalPoint>>& evaluations() const { return m_evals; }
+    const std::vector<Curve>& losses() const { return m_losses; }
+    QTableWidget* table() const { return m_table; }
+    CurvePlot* lossPlot() const { return m_lossPlot; }
+    CurvePlot* perplexityPlot() const { return m_pplPlot; }
+    std::function<void(const SharedModel&)> onModelReady; // each scheme's model, as soon as it is evaluated
+
+Q_SIGNALS:
+    void trainingFinished(const QString& error); // empty when every scheme trained and evaluated
+
+protected:
+    void refresh() override {}
+
+private:
+    QWidget* buildControls();   // schemes, the fields, corpus, Train / Cancel, status
+    QFormLayout* buildFields(); // the preset and every field of the run
+    QWidget* buildResults();    // loss and perplexity curves above the table
+    // The integer fields in sessions: key -> spin box (whose range is the allowed one).
+    std::vector<std::pair<const char*, QSpinBox*>> intFields() const;
+    void onSnapshot(const TrainSnapshot& snapshot);
+    void onFinished(const QString& error, bool canceled);
+    void onFieldEdited(); // a hand edit: the preset box shows "custom"
+    void previewTable();  // before the first run: the table's rows and columns for the current fields
+    void updateTable();
+    void showSummary(); // m_summary in the perplexity plot and the table
+    QListWidget* m_schemes = nullptr;
+    QComboBox* m_preset = nullptr;
+    QSpinBox* m_steps = nullptr;
+    QDoubleSpinBox* m_lr = nullptr;
+    QSpinBox* m_context = nullptr;
+    QSpinBox* m_layers = nullptr;
+    QSpinBox* m_dModel = nullptr;
+    QSpinBox* m_heads = nullptr;
+    QSpinBox* m_dFf = nullptr;
+    QSpinBox* m_batch = nullptr;
+    QSpinBox* m_evalBytes = nullptr;
+    QComboBox* m_mode = nullptr;
+    bool m_applyingPreset = false;
+    QString m_basePreset; // the preset last chosen: what the fields do not show comes from it
+    QPushButton* m_train = nullptr;
+    QPushButton* m_stop = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_corpusLabel = nullptr;
+    CurvePlot* m_lossPlot = nullptr;
+    CurvePlot* m_pplPlot = nullptr;
+    QTableWidget* m_table = nullptr;
+    TrainingRun* m_run = nullptr;
+    QString m_corpus;
+    TrainRequest m_running;
+    std::vector<Curve> m_losses;
+    std::vector<std::vector<EvalPoint>> m_evals; // per scheme, its first seed
+    QSpinBox* m_seeds = nullptr;
+    std::vector<int> m_lossSeed;            // per scheme: the seed its loss curve shows (the latest)
+    std::vector<SweepResult> m_seedResults; // every evaluated (scheme, seed) of the run
+    std::vector<SweepSummaryRow> m_summary; // over seeds: of the run (seeds > 1) or of loaded sweep results
+    QString m_sweepSource;                  // loaded sweep results: where from; empty for a run
+    QTabWidget* m_pages = nullptr;          // training runs | evaluate under methods
+    QWidget* m_controls = nullptr;          // the training fields (hidden on the methods page)
+    MethodsPanel* m_methods = nullptr;
+    bool methodsShown() const;
+    void syncMethodsEvaluation(); // the eval bytes, mode and corpus fields, for the methods page too
+};
+
+} // namespace plab::ui

@@ -1,0 +1,92 @@
+// ViewBase's recompute-while-shown logic, the scheme check lists and CurveViewBase's picture.
+#include "tabs/view_base.h"
+
+#include "charts/curve_chart.h"
+#include "settings/i18n.h"
+
+#include "base/errors.h"
+
+#include <QListWidget>
+
+namespace plab::ui {
+
+void ViewBase::setPanelState(const PanelState& state)
+{
+    m_panel = state;
+    m_hasPanel = true;
+    markDirty();
+}
+
+void ViewBase::setActive(bool active)
+{
+    m_active = active;
+    if (m_active)
+        refreshIfDirty();
+}
+
+void ViewBase::markDirty()
+{
+    m_dirty = true;
+    if (m_active)
+        refreshIfDirty();
+}
+
+void ViewBase::refreshIfDirty()
+{
+    if (!m_dirty || !m_hasPanel)
+        return;
+    m_dirty = false;
+    refresh();
+}
+
+void ViewBase::requirePicture() const
+{
+    if (!hasPicture())
+        throw InputError("the " + viewId().toStdString() + " view has nothing to export yet");
+}
+
+QListWidget* newSchemeChecklist(const QStringList& checked, QWidget* parent)
+{
+    auto* list = new QListWidget(parent);
+    for (const SchemeInfo& s : schemeCatalog()) {
+        auto* item = new QListWidgetItem(QString::fromStdString(s.name), list);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(checked.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+        item->setToolTip(schemeTitle(s));
+    }
+    return list;
+}
+
+QStringList checkedSchemes(const QListWidget* list)
+{
+    QStringList out;
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->checkState() == Qt::Checked)
+            out << list->item(i)->text();
+    return out;
+}
+
+void setCheckedSchemes(QListWidget* list, const QStringList& names)
+{
+    for (int i = 0; i < list->count(); ++i)
+        list->item(i)->setCheckState(names.contains(list->item(i)->text()) ? Qt::Checked : Qt::Unchecked);
+}
+
+QString hoverValueText(float v)
+{
+    return std::isfinite(v) ? QString::number(v, 'g', 6) : ViewBase::tr("masked (−inf)");
+}
+
+// ---- CurveViewBase -------------------------------------------------------------------------------------------
+
+void CurveViewBase::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
+{
+    renderCurveFigure(painter, target, m_plot->figure(), style);
+}
+
+void CurveViewBase::setDark(bool dark)
+{
+    m_plot->setDark(dark);
+}
+
+} // namespace plab::ui
