@@ -43,19 +43,17 @@ std::pair<QRectF, QRectF> splitVertically(const QRectF& r, double fraction)
 } // namespace
 
 AttentionView::AttentionView(QWidget* parent)
-    : ViewBase(parent),
-      m_job(this, {[this](AttentionResult r) {
-                       if (!r.error.isEmpty()) {
-                           m_heatmap->setMessage(r.error);
-                           Q_EMIT statusMessage(r.error);
-                           return;
-                       }
-                       m_result = std::move(r);
-                       m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap));
-                       m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
-                       Q_EMIT pictureUpdated();
-                   },
-                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+    : ViewBase(parent), m_job(this, [this](AttentionResult r) {
+          if (!r.error.isEmpty()) {
+              m_heatmap->setMessage(r.error);
+              Q_EMIT statusMessage(r.error);
+              return;
+          }
+          m_result = std::move(r);
+          m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap));
+          m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
+          Q_EMIT pictureUpdated();
+      })
 {
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
@@ -291,7 +289,6 @@ void AttentionView::refresh()
     request.model = m_models[i];
     request.tokens = tokens();
     request.layer = m_layer->value() - 1;
-    Q_EMIT busyChanged(true);
     m_job.start([request](const JobControl& control) { return computeAttention(request, control); });
 }
 
@@ -396,16 +393,6 @@ QStringList AttentionView::loadSessionCheckpoints(const QString& folder)
     }
     m_layer->setValue(layer);
     return problems;
-}
-
-void AttentionView::cancelJob()
-{
-    m_job.cancel();
-}
-
-bool AttentionView::isBusy() const
-{
-    return m_job.isRunning();
 }
 
 void AttentionView::setDark(bool dark)

@@ -34,8 +34,6 @@ public:
     void writeData(std::ostream& out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json& state) override;
-    void cancelJob() override;
-    bool isBusy() const override;
     void setDark(bool dark) override;
     void resetZoom() override;
 
@@ -87,7 +85,7 @@ private:
     ModelPrompt* m_prompt = nullptr;
     HeatmapWidget* m_heatmap = nullptr;
     CurvePlot* m_entropy = nullptr;
-    LatestJob<AttentionResult> m_job;
+    ViewJob<AttentionResult> m_job;
     AttentionResult m_result;
 };
 

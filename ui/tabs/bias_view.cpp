@@ -19,10 +19,7 @@
 
 namespace plab::ui {
 
-BiasView::BiasView(QWidget* parent)
-    : ViewBase(parent),
-      m_job(this, {[this](Prepared p) { showResult(std::move(p)); }, [this](int d, int t) { Q_EMIT progress(d, t); },
-                   [this] { Q_EMIT busyChanged(false); }})
+BiasView::BiasView(QWidget* parent) : ViewBase(parent), m_job(this, [this](Prepared p) { showResult(std::move(p)); })
 {
     auto* layout = new QVBoxLayout(this);
     auto* bar = new QHBoxLayout;
@@ -81,7 +78,6 @@ void BiasView::refresh()
     request.head = m_panel.head;
     request.buckets = t5 && m_buckets->isChecked();
     request.thumbnailSize = 48;
-    Q_EMIT busyChanged(true);
     const QString colorMap = m_panel.colorMap;
     const bool dark = m_heatmap->isDark();
     m_job.start([request, colorMap, dark](const JobControl& control) {
@@ -152,16 +148,6 @@ nlohmann::json BiasView::saveState() const
 void BiasView::restoreState(const nlohmann::json& state)
 {
     m_buckets->setChecked(sessionBool(state, "buckets", false, "views.bias"));
-}
-
-void BiasView::cancelJob()
-{
-    m_job.cancel();
-}
-
-bool BiasView::isBusy() const
-{
-    return m_job.isRunning();
 }
 
 void BiasView::setDark(bool dark)

@@ -22,8 +22,6 @@ public:
     void writeData(std::ostream& out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json& state) override;
-    void cancelJob() override;
-    bool isBusy() const override;
     void setDark(bool dark) override;
     void resetZoom() override;
 
@@ -49,7 +47,7 @@ private:
     HeatmapWidget* m_heatmap = nullptr;
     ThumbnailStrip* m_strip = nullptr;
     QCheckBox* m_buckets = nullptr;
-    LatestJob<Prepared> m_job;
+    ViewJob<Prepared> m_job;
     BiasResult m_result;
 };
 

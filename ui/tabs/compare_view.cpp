@@ -22,18 +22,16 @@
 namespace plab::ui {
 
 CompareView::CompareView(QWidget* parent)
-    : ViewBase(parent),
-      m_job(this, {[this](Prepared p) {
-                       if (!p.result.error.isEmpty()) {
-                           m_heatmap->setMessage(p.result.error);
-                           Q_EMIT statusMessage(p.result.error);
-                           return;
-                       }
-                       m_result = std::move(p.result);
-                       m_heatmap->setHeatmap(std::move(p.heatmap));
-                       Q_EMIT pictureUpdated();
-                   },
-                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+    : ViewBase(parent), m_job(this, [this](Prepared p) {
+          if (!p.result.error.isEmpty()) {
+              m_heatmap->setMessage(p.result.error);
+              Q_EMIT statusMessage(p.result.error);
+              return;
+          }
+          m_result = std::move(p.result);
+          m_heatmap->setHeatmap(std::move(p.heatmap));
+          Q_EMIT pictureUpdated();
+      })
 {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(buildSchemeBar());
@@ -220,7 +218,6 @@ void CompareView::refresh()
     request.head = m_panel.head;
     if (differenceShown())
         std::tie(request.differenceA, request.differenceB) = differencePair();
-    Q_EMIT busyChanged(true);
     const QString colorMap = m_panel.colorMap;
     const bool shared = m_shared->isChecked();
     const bool dark = m_heatmap->isDark();
@@ -324,16 +321,6 @@ void CompareView::restoreState(const nlohmann::json& state)
         setSchemes(names);
     m_shared->setChecked(shared);
     setDifference(difference, a, b);
-}
-
-void CompareView::cancelJob()
-{
-    m_job.cancel();
-}
-
-bool CompareView::isBusy() const
-{
-    return m_job.isRunning();
 }
 
 void CompareView::setDark(bool dark)

@@ -28,8 +28,6 @@ public:
     void writeData(std::ostream& out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json& state) override;
-    void cancelJob() override;
-    bool isBusy() const override;
     void setDark(bool dark) override;
     void resetZoom() override;
 
@@ -60,7 +58,7 @@ private:
         CompareResult result;
         HeatmapPainter heatmap; // coloured on the worker
     };
-    LatestJob<Prepared> m_job;
+    ViewJob<Prepared> m_job;
     CompareResult m_result;
 };
 

@@ -18,17 +18,15 @@
 namespace plab::ui {
 
 DotView::DotView(QWidget* parent)
-    : CurveViewBase(parent), m_job(this, {[this](DotResult r) {
-                                              if (!r.error.isEmpty()) {
-                                                  Q_EMIT statusMessage(r.error);
-                                                  return;
-                                              }
-                                              m_result = std::move(r);
-                                              m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
-                                              Q_EMIT pictureUpdated();
-                                          },
-                                          {},
-                                          [this] { Q_EMIT busyChanged(false); }})
+    : CurveViewBase(parent), m_job(this, [this](DotResult r) {
+          if (!r.error.isEmpty()) {
+              Q_EMIT statusMessage(r.error);
+              return;
+          }
+          m_result = std::move(r);
+          m_plot->setFigure(dotFigure(m_result, m_logX->isChecked()));
+          Q_EMIT pictureUpdated();
+      })
 {
     auto* layout = new QHBoxLayout(this);
     auto* side = new QVBoxLayout;

@@ -32,7 +32,7 @@ private:
     QTableWidget* m_curves = nullptr;
     QSpinBox* m_maxDistance = nullptr;
     QCheckBox* m_logX = nullptr;
-    LatestJob<DotResult> m_job;
+    ViewJob<DotResult> m_job;
     DotResult m_result;
 };
 

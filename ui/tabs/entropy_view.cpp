@@ -18,19 +18,17 @@
 namespace plab::ui {
 
 EntropyView::EntropyView(QWidget* parent)
-    : CurveViewBase(parent),
-      m_job(this, {[this](EntropyResult r) {
-                       if (!r.error.isEmpty()) {
-                           Q_EMIT statusMessage(r.error);
-                           return;
-                       }
-                       if (r.canceled)
-                           return;
-                       m_result = std::move(r);
-                       m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
-                       Q_EMIT pictureUpdated();
-                   },
-                   [this](int d, int t) { Q_EMIT progress(d, t); }, [this] { Q_EMIT busyChanged(false); }})
+    : CurveViewBase(parent), m_job(this, [this](EntropyResult r) {
+          if (!r.error.isEmpty()) {
+              Q_EMIT statusMessage(r.error);
+              return;
+          }
+          if (r.canceled)
+              return;
+          m_result = std::move(r);
+          m_plot->setFigure(entropyFigure(m_result, m_panel.head, measure()));
+          Q_EMIT pictureUpdated();
+      })
 {
     auto* layout = new QHBoxLayout(this);
     auto* side = new QVBoxLayout;
@@ -215,7 +213,6 @@ void EntropyView::refresh()
         const SharedModel model = m_models[i];
         const std::vector<int> lengths = defaultEntropyLengths(m_maxLength->currentData().toInt());
         const int layer = m_layer->value() - 1;
-        Q_EMIT busyChanged(true);
         m_job.start([model, lengths, layer](const JobControl& control) {
             return computeModelEntropy(model, lengths, layer, control);
         });
@@ -285,16 +282,6 @@ void EntropyView::restoreState(const nlohmann::json& state)
     m_seed->setValue(seed);
     setMaxLength(maxLength);
     m_measure->setCurrentIndex(measureName == "last" ? 0 : 1);
-}
-
-void EntropyView::cancelJob()
-{
-    m_job.cancel();
-}
-
-bool EntropyView::isBusy() const
-{
-    return m_job.isRunning();
 }
 
 } // namespace plab::ui

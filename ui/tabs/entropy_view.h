@@ -26,8 +26,6 @@ public:
     void writeData(std::ostream& out, DataFormat format) const override;
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json& state) override;
-    void cancelJob() override;
-    bool isBusy() const override;
 
     void setSchemes(const QStringList& names);
     QStringList schemes() const;
@@ -63,7 +61,7 @@ private:
     ModelPrompt* m_prompt = nullptr;
     void updatePages();
     std::vector<SharedModel> m_models;
-    LatestJob<EntropyResult> m_job;
+    ViewJob<EntropyResult> m_job;
     EntropyResult m_result;
 };
 

@@ -8,6 +8,8 @@
 
 #include <QListWidget>
 
+#include <algorithm>
+
 namespace plab::ui {
 
 void ViewBase::setPanelState(const PanelState& state)
@@ -37,6 +39,17 @@ void ViewBase::refreshIfDirty()
         return;
     m_dirty = false;
     refresh();
+}
+
+void ViewBase::cancelJob()
+{
+    for (JobHandle* job : m_jobs)
+        job->cancel();
+}
+
+bool ViewBase::isBusy() const
+{
+    return std::any_of(m_jobs.begin(), m_jobs.end(), [](const JobHandle* job) { return job->isRunning(); });
 }
 
 void ViewBase::requirePicture() const

@@ -13,6 +13,9 @@
 
 #include <QWidget>
 
+#include <functional>
+#include <vector>
+
 class QListWidget;
 
 namespace plab::ui {
@@ -45,8 +48,9 @@ public:
     // Session state of the view's own controls; restoreState() validates first and throws InputError.
     virtual nlohmann::json saveState() const { return nlohmann::json::object(); }
     virtual void restoreState(const nlohmann::json&) {}
-    virtual void cancelJob() {}
-    virtual bool isBusy() const { return false; }
+    // The view's background work: by default its ViewJobs (a view with other work overrides both).
+    virtual void cancelJob();
+    virtual bool isBusy() const;
     virtual void setDark(bool) {}
     virtual void resetZoom() {}
 
@@ -72,6 +76,17 @@ Q_SIGNALS:
     void pictureUpdated(); // a new result is shown
     void headRequested(int head);
 
+public:
+    // What cancelJob() and isBusy() see of a ViewJob, whatever its result type.
+    class JobHandle {
+    public:
+        virtual void cancel() = 0;
+        virtual bool isRunning() const = 0;
+
+    protected:
+        ~JobHandle() = default;
+    };
+
 protected:
     virtual void refresh() = 0; // start the job for the current state
     void markDirty();           // the view's own controls changed
@@ -79,8 +94,42 @@ protected:
     bool m_hasPanel = false;
 
 private:
+    template <class Result>
+    friend class ViewJob;
+    std::vector<JobHandle*> m_jobs; // the view's ViewJobs, members of the view: they live as long as it
     bool m_active = false;
     bool m_dirty = true;
+};
+
+// A view's background job (LatestJob: the newest request wins). Its progress and its end reach the window through
+// the view's progress() and busyChanged() signals; start() announces busyChanged(true); the view's cancelJob() and
+// isBusy() cover it.
+template <class Result>
+class ViewJob final : public ViewBase::JobHandle {
+public:
+    using Work = typename LatestJob<Result>::Work;
+    // `done` gets the newest request's result on the GUI thread.
+    ViewJob(ViewBase* view, std::function<void(Result)> done)
+        : m_view(view),
+          m_job(view, {std::move(done), [view](int done, int total) { Q_EMIT view->progress(done, total); },
+                       [view] { Q_EMIT view->busyChanged(false); }})
+    {
+        view->m_jobs.push_back(this);
+    }
+    ViewJob(const ViewJob&) = delete;
+    ViewJob& operator=(const ViewJob&) = delete;
+
+    void start(Work work)
+    {
+        Q_EMIT m_view->busyChanged(true);
+        m_job.start(std::move(work));
+    }
+    void cancel() override { m_job.cancel(); }
+    bool isRunning() const override { return m_job.isRunning(); }
+
+private:
+    ViewBase* m_view;
+    LatestJob<Result> m_job;
 };
 
 // A view whose picture is one curve plot (dot, entropy).
@@ -97,8 +146,8 @@ protected:
 };
 
 // Reads a view's request from its controls (a refusal goes to the status bar) and starts the job on it.
-template <class Job, class MakeRequest, class Compute>
-void startFromControls(ViewBase* view, Job& job, MakeRequest makeRequest, Compute compute)
+template <class Result, class MakeRequest, class Compute>
+void startFromControls(ViewBase* view, ViewJob<Result>& job, MakeRequest makeRequest, Compute compute)
 {
     decltype(makeRequest()) request;
     try {
@@ -107,7 +156,6 @@ void startFromControls(ViewBase* view, Job& job, MakeRequest makeRequest, Comput
         Q_EMIT view->statusMessage(QString::fromStdString(e.what()));
         return;
     }
-    Q_EMIT view->busyChanged(true);
     job.start([request, compute](const JobControl& control) { return compute(request, control); });
 }
 
