@@ -16,7 +16,7 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
             row[d] = dQ[static_cast<size_t>(m - m0) * plan.Dp + d] * plan.invSqrtD;
         float* target = dq + static_cast<size_t>(m) * plan.D;
         if (plan.rotary.active())
-            plan.rotary.applyRow(row.data(), target, m, false, true);
+            plan.rotary.rotateBack(row.data(), target, m, Rotation::AsQuery);
         else
             std::copy(row.begin(), row.begin() + plan.D, target);
     }
@@ -99,7 +99,7 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
         std::copy(vRow, vRow + D, dv + static_cast<size_t>(n) * D);
         float* target = dk + static_cast<size_t>(n) * D;
         if (plan.rotary.active())
-            plan.rotary.applyRow(kRow, target, n, true, true);
+            plan.rotary.rotateBack(kRow, target, n, Rotation::AsKey);
         else
             std::copy(kRow, kRow + D, target);
     }

@@ -187,7 +187,7 @@ struct KeyColumnWindow {
         }
         const int needed = std::min(N, columnEnd);
         if (needed > packedKeys) {
-            packColumns(plan, kHead, data, ld, Kt.base, true, true, packedKeys, needed);
+            packColumns(plan, kHead, data, ld, Kt.base, Rotation::AsKey, packedKeys, needed);
             packedKeys = needed;
         }
         // Tiles may run past N into padding, which must read as zeros whatever a slide left there.
@@ -270,6 +270,29 @@ void forwardQueryBlockParallel(const ForwardCall& call)
                 call.runBlock(first + g, qb, call.io(packed.data() + g * perHead, kSize, plan.ldT, first + g), scratch);
             }
         }
+    }
+}
+
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy)
+{
+    std::vector<float> Qs(static_cast<size_t>(plan.queriesPadded) * plan.Dp, 0.0f);
+    std::vector<float> Kt(static_cast<size_t>(plan.ldT) * plan.Dp, 0.0f);
+    if (q && k) {
+        packRows(plan, q, Qs.data(), Rotation::AsQuery, plan.invSqrtD);
+        packTransposed(plan, k, Kt.data(), Rotation::AsKey);
+    }
+    BlockIO io;
+    io.Q = Qs.data();
+    io.Kt = {Kt.data(), size_t(plan.ldT), 0};
+    io.lse = lse;
+    io.entropy = entropy;
+    const int queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel if (plan.worthThreads(1))
+    {
+        Scratch scratch(plan.Dp);
+#pragma omp for schedule(dynamic)
+        for (int item = 0; item < queryBlocks; ++item)
+            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
     }
 }
 

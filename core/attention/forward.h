@@ -56,14 +56,14 @@ struct ForwardCall {
         switch (input) {
         case ForwardInput::Queries:
             if (packQ)
-                packRows(plan, q + bh * headSize, buffer, false, true, plan.invSqrtD);
+                packRows(plan, q + bh * headSize, buffer, Rotation::AsQuery, plan.invSqrtD);
             break;
         case ForwardInput::KeyColumns:
-            packTransposed(plan, k + bh * headSize, buffer + qSize, true, true);
+            packTransposed(plan, k + bh * headSize, buffer + qSize, Rotation::AsKey);
             break;
         case ForwardInput::Values:
             if (packV)
-                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, false, false, 1.0f);
+                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, Rotation::None, 1.0f);
             break;
         }
     }
@@ -97,5 +97,10 @@ void forwardHeadParallel(const ForwardCall& call);
 
 // Few heads: pack a group of them (bounded memory), then share out their query blocks among the threads.
 void forwardQueryBlockParallel(const ForwardCall& call);
+
+// Only the row entropies (and lse) of one head, for the Entropy view and `entropy`: no values and no output. Packs
+// the head's q (N, D) and k once, or zeros for the bias alone (q or k null), and shares its query blocks among the
+// threads, most expensive first.
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy);
 
 } // namespace plab::kernel
