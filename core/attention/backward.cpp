@@ -146,10 +146,11 @@ void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanc
     std::vector<std::vector<double>> headDist(call.trainable ? call.heads : 0);
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
-        std::vector<float> buffers(BackwardPacks::floats(plan), 0.0f);
+        AlignedFloats buffers(BackwardPacks::floats(plan), 0.0f);
         const BackwardPacks pk(plan, buffers.data());
-        std::vector<float> dQ(BackwardPacks::qSize(plan));
+        AlignedFloats dQ(BackwardPacks::qSize(plan));
 #pragma omp for schedule(dynamic)
         for (int bh = 0; bh < call.heads; ++bh) {
             for (BackwardInput input : kBackwardInputs)
@@ -217,11 +218,12 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
     const int N = plan.N, H = plan.dims.heads;
     const size_t perHead = BackwardPacks::floats(plan);
     const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(32) << 20);
-    std::vector<float> buffers(group * perHead, 0.0f);
+    AlignedFloats buffers(group * perHead, 0.0f);
     const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock, queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
     QueryBlockDistances distances(call.trainable, group, queryBlocks);
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         for (int first = 0; first < call.heads; first += group) {
             const int count = std::min(group, call.heads - first);

@@ -17,7 +17,11 @@ struct BackwardPacks {
 
     static size_t qSize(const Plan& plan) { return static_cast<size_t>(plan.queriesPadded) * plan.Dp; }
     static size_t kSize(const Plan& plan) { return static_cast<size_t>(plan.ldT) * plan.Dp; } // fits both K layouts
-    static size_t floats(const Plan& plan) { return 2 * qSize(plan) + 3 * kSize(plan) + plan.queriesPadded; }
+    // Rounded up to whole vectors, so that every head's packs in a buffer of several start on a cache line.
+    static size_t floats(const Plan& plan)
+    {
+        return 2 * qSize(plan) + 3 * kSize(plan) + roundUp(plan.queriesPadded, kLanes);
+    }
     BackwardPacks(const Plan& plan, float* base)
     {
         const size_t q = qSize(plan), k = kSize(plan);

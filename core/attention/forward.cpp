@@ -226,9 +226,10 @@ void forwardHeadParallel(const ForwardCall& call)
     const Plan& plan = call.plan;
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         KeyColumnWindow window(plan);
-        std::vector<float> buffer(call.qSize + window.floats() + call.vSize, 0.0f);
+        AlignedFloats buffer(call.qSize + window.floats() + call.vSize, 0.0f);
 #pragma omp for schedule(dynamic)
         for (int bh = 0; bh < call.heads; ++bh) {
             call.pack(buffer.data(), window.floats(), bh, ForwardInput::Queries);
@@ -253,10 +254,11 @@ void forwardQueryBlockParallel(const ForwardCall& call)
     const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
     const size_t perHead = call.qSize + kSize + call.vSize;
     const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(16) << 20);
-    std::vector<float> packed(group * perHead, 0.0f);
+    AlignedFloats packed(group * perHead, 0.0f);
     constexpr ForwardInput inputs[] = {ForwardInput::Queries, ForwardInput::KeyColumns, ForwardInput::Values};
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         for (int first = 0; first < call.heads; first += group) {
             const int count = std::min(group, call.heads - first);
@@ -275,8 +277,8 @@ void forwardQueryBlockParallel(const ForwardCall& call)
 
 void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy)
 {
-    std::vector<float> Qs(static_cast<size_t>(plan.queriesPadded) * plan.Dp, 0.0f);
-    std::vector<float> Kt(static_cast<size_t>(plan.ldT) * plan.Dp, 0.0f);
+    AlignedFloats Qs(static_cast<size_t>(plan.queriesPadded) * plan.Dp, 0.0f);
+    AlignedFloats Kt(static_cast<size_t>(plan.ldT) * plan.Dp, 0.0f);
     if (q && k) {
         packRows(plan, q, Qs.data(), Rotation::AsQuery, plan.invSqrtD);
         packTransposed(plan, k, Kt.data(), Rotation::AsKey);
@@ -289,6 +291,7 @@ void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float*
     const int queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
 #pragma omp parallel if (plan.worthThreads(1))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
 #pragma omp for schedule(dynamic)
         for (int item = 0; item < queryBlocks; ++item)

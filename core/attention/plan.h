@@ -198,14 +198,14 @@ struct Plan {
 
 // Per-thread scratch tiles.
 struct Scratch {
-    std::vector<float> scores;                 // (kQueryBlock, kKeyBlock): scores, then probabilities
-    std::vector<float> dscores;                // (kQueryBlock, kKeyBlock): backward dP, then dS
-    std::vector<float> acc;                    // (kQueryBlock, Dp): forward O, backward dQ
-    std::vector<float> acc2;                   // (kBackKeyBlock, Dp): backward dK
-    std::vector<float> acc3;                   // (kBackKeyBlock, Dp): backward dV
+    AlignedFloats scores;                      // (kQueryBlock, kKeyBlock): scores, then probabilities
+    AlignedFloats dscores;                     // (kQueryBlock, kKeyBlock): backward dP, then dS
+    AlignedFloats acc;                         // (kQueryBlock, Dp): forward O, backward dQ
+    AlignedFloats acc2;                        // (kBackKeyBlock, Dp): backward dK
+    AlignedFloats acc3;                        // (kBackKeyBlock, Dp): backward dV
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
-    std::vector<float> rowBest;                // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
+    AlignedFloats rowBest;                     // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
 
     explicit Scratch(int Dp)
         : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
