@@ -20,6 +20,10 @@
 
 #include <omp.h>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -276,6 +280,9 @@ private Q_SLOTS:
     void identicalForOneAndTwoThreads();
     void reusedBuffersMatchFreshResult_data();
     void reusedBuffersMatchFreshResult();
+    void identicalWhereverBuffersStart_data();
+    void identicalWhereverBuffersStart();
+    void floatingPointModeRestored();
     void rowEntropiesMatchReference_data();
     void rowEntropiesMatchReference();
     void rejectsBadDimensions();
@@ -852,6 +859,93 @@ void TestAttention::reusedBuffersMatchFreshResult()
     QVERIFY(same(reusedGrads.dv, freshGrads.dv));
     QVERIFY(reusedGrads.dT5Values == freshGrads.dT5Values);
     QVERIFY(reusedGrads.dKerpleR1 == freshGrads.dKerpleR1 && reusedGrads.dKerpleR2 == freshGrads.dKerpleR2);
+}
+
+// The kernel reads q and v in place when every head starts on a cache line and packs them otherwise: the results
+// must be the same bits either way (the pack keeps q unscaled, as the in-place read does).
+void TestAttention::identicalWhereverBuffersStart_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("dim");
+    QTest::newRow("alibi/4 heads (head-parallel)") << "alibi" << 4 << 64;
+    QTest::newRow("alibi/1 head (block-parallel)") << "alibi" << 1 << 64;
+    QTest::newRow("t5/D=80 (always packed)") << "t5" << 2 << 80;
+    QTest::newRow("rope (q always packed, v in place)") << "rope" << 4 << 32;
+}
+
+void TestAttention::identicalWhereverBuffersStart()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, heads);
+    QFETCH(int, dim);
+    const int length = 333;
+    const SchemeSpec spec = makeSpec(scheme, heads, false, {});
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{1, heads, length, dim};
+    const size_t n = dims.elements();
+    const std::vector<float> q = randomTensor(n, 41), k = randomTensor(n, 42), v = randomTensor(n, 43),
+                             dOut = randomTensor(n, 44);
+    // One buffer per tensor with room to place it at any offset from a 64-byte boundary.
+    auto run = [&](size_t offsetBytes) {
+        std::vector<std::vector<float>> storage;
+        std::vector<const float*> at;
+        for (const std::vector<float>* x : {&q, &k, &v, &dOut}) {
+            storage.emplace_back(n + 32);
+            const auto base = reinterpret_cast<uintptr_t>(storage.back().data());
+            const size_t skip = ((64 - base % 64) % 64 + offsetBytes) / sizeof(float);
+            std::copy(x->begin(), x->end(), storage.back().begin() + skip);
+            at.push_back(storage.back().data() + skip);
+        }
+        AttentionForward f = attentionForward(bias, dims, at[0], at[1], at[2]);
+        AttentionGradients g = attentionBackward(bias, dims, at[0], at[1], at[2], f, at[3]);
+        return std::make_pair(std::move(f), std::move(g));
+    };
+    const auto aligned = run(0);
+    for (size_t offset : {4, 16, 32}) {
+        const auto shifted = run(offset);
+        QVERIFY2(aligned.first.out == shifted.first.out, qPrintable(QString("offset %1").arg(offset)));
+        QVERIFY(aligned.first.logSumExp == shifted.first.logSumExp);
+        QVERIFY(aligned.second.dq == shifted.second.dq);
+        QVERIFY(aligned.second.dk == shifted.second.dk);
+        QVERIFY(aligned.second.dv == shifted.second.dv);
+    }
+}
+
+// The kernel flushes subnormals in its worker threads only for its own duration: the calling thread's (and the
+// pool's) floating-point mode is what it was before, on one thread and on two.
+void TestAttention::floatingPointModeRestored()
+{
+#if defined(__SSE__)
+    const SchemeSpec spec = makeSpec("alibi", 2, false, {});
+    const int length = 700;
+    const PositionBias bias(spec, length);
+    const AttentionDims dims{1, 2, length, 64};
+    const std::vector<float> q = randomTensor(dims.elements(), 51), k = randomTensor(dims.elements(), 52),
+                             v = randomTensor(dims.elements(), 53), dOut = randomTensor(dims.elements(), 54);
+    // The control bits only (rounding, FTZ, DAZ, exception masks): the low six are sticky status flags that any
+    // arithmetic may raise.
+    constexpr unsigned kControl = ~0x3Fu;
+    const unsigned before = _mm_getcsr() & kControl;
+    QCOMPARE(before & 0x8040u, 0u); // the default: subnormals kept
+    for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        const AttentionForward f = attentionForward(bias, dims, q.data(), k.data(), v.data());
+        attentionBackward(bias, dims, q.data(), k.data(), v.data(), f, dOut.data());
+        attentionRowEntropies(bias, 0, length, q.data(), k.data(), 64);
+        QCOMPARE(_mm_getcsr() & kControl, before);
+        unsigned inWorkers = 0;
+#pragma omp parallel reduction(| : inWorkers)
+        inWorkers |= _mm_getcsr() & 0x8040u;
+        QCOMPARE(inWorkers, 0u);
+        // A subnormal still arises in the caller's own arithmetic afterwards.
+        volatile float tiny = 1e-30f;
+        QVERIFY(tiny * 1e-10f != 0.0f);
+    }
+    omp_set_num_threads(2);
+#else
+    QSKIP("no SSE control register on this machine");
+#endif
 }
 
 void TestAttention::rowEntropiesMatchReference_data()

@@ -128,29 +128,11 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
         biasOnly ? detail::RotaryFrequencies{} : detail::rotaryFrequencies(bias.spec(), headDim, length);
     for (const Pass& pass : passesOf(bias, length)) {
         const Plan plan(bias, dims, frequencies, pass);
-        const size_t qSize = static_cast<size_t>(plan.queriesPadded) * plan.Dp;
-        const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
-        std::vector<float> Qs(qSize, 0.0f), Kt(kSize, 0.0f);
-        if (!biasOnly) {
-            packRows(plan, q, Qs.data(), false, true, plan.invSqrtD);
-            packTransposed(plan, k, Kt.data(), true, true);
-        }
         AttentionForward part;
         part.logSumExp.resize(length);
         part.rowEntropy.resize(length);
-        BlockIO io;
-        io.Q = Qs.data();
-        io.Kt = {Kt.data(), size_t(plan.ldT), 0};
-        io.lse = part.logSumExp.data();
-        io.entropy = part.rowEntropy.data();
-        const int queryBlocks = (length + kQueryBlock - 1) / kQueryBlock;
-#pragma omp parallel if (plan.worthThreads(1))
-        {
-            Scratch scratch(plan.Dp);
-#pragma omp for schedule(dynamic)
-            for (int item = 0; item < queryBlocks; ++item)
-                forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
-        }
+        forwardEntropyOnly(plan, head, biasOnly ? nullptr : q, biasOnly ? nullptr : k, part.logSumExp.data(),
+                           part.rowEntropy.data());
         if (first)
             total = std::move(part);
         else

@@ -16,7 +16,7 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
             row[d] = dQ[static_cast<size_t>(m - m0) * plan.Dp + d] * plan.invSqrtD;
         float* target = dq + static_cast<size_t>(m) * plan.D;
         if (plan.rotary.active())
-            plan.rotary.applyRow(row.data(), target, m, false, true);
+            plan.rotary.rotateBack(row.data(), target, m, Rotation::AsQuery);
         else
             std::copy(row.begin(), row.begin() + plan.D, target);
     }
@@ -99,7 +99,7 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
         std::copy(vRow, vRow + D, dv + static_cast<size_t>(n) * D);
         float* target = dk + static_cast<size_t>(n) * D;
         if (plan.rotary.active())
-            plan.rotary.applyRow(kRow, target, n, true, true);
+            plan.rotary.rotateBack(kRow, target, n, Rotation::AsKey);
         else
             std::copy(kRow, kRow + D, target);
     }
@@ -146,10 +146,11 @@ void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanc
     std::vector<std::vector<double>> headDist(call.trainable ? call.heads : 0);
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
-        std::vector<float> buffers(BackwardPacks::floats(plan), 0.0f);
+        AlignedFloats buffers(BackwardPacks::floats(plan), 0.0f);
         const BackwardPacks pk(plan, buffers.data());
-        std::vector<float> dQ(BackwardPacks::qSize(plan));
+        AlignedFloats dQ(BackwardPacks::qSize(plan));
 #pragma omp for schedule(dynamic)
         for (int bh = 0; bh < call.heads; ++bh) {
             for (BackwardInput input : kBackwardInputs)
@@ -217,11 +218,12 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
     const int N = plan.N, H = plan.dims.heads;
     const size_t perHead = BackwardPacks::floats(plan);
     const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(32) << 20);
-    std::vector<float> buffers(group * perHead, 0.0f);
+    AlignedFloats buffers(group * perHead, 0.0f);
     const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock, queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
     QueryBlockDistances distances(call.trainable, group, queryBlocks);
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         for (int first = 0; first < call.heads; first += group) {
             const int count = std::min(group, call.heads - first);

@@ -17,7 +17,11 @@ struct BackwardPacks {
 
     static size_t qSize(const Plan& plan) { return static_cast<size_t>(plan.queriesPadded) * plan.Dp; }
     static size_t kSize(const Plan& plan) { return static_cast<size_t>(plan.ldT) * plan.Dp; } // fits both K layouts
-    static size_t floats(const Plan& plan) { return 2 * qSize(plan) + 3 * kSize(plan) + plan.queriesPadded; }
+    // Rounded up to whole vectors, so that every head's packs in a buffer of several start on a cache line.
+    static size_t floats(const Plan& plan)
+    {
+        return 2 * qSize(plan) + 3 * kSize(plan) + roundUp(plan.queriesPadded, kLanes);
+    }
     BackwardPacks(const Plan& plan, float* base)
     {
         const size_t q = qSize(plan), k = kSize(plan);
@@ -58,19 +62,19 @@ struct BackwardCall {
         const float* kh = k + bh * headSize;
         switch (input) {
         case BackwardInput::Queries:
-            packRows(plan, q + bh * headSize, pk.Qs, false, true, plan.invSqrtD);
+            packRows(plan, q + bh * headSize, pk.Qs, Rotation::AsQuery, plan.invSqrtD);
             break;
         case BackwardInput::KeyRows:
-            packRows(plan, kh, pk.Ks, true, true, 1.0f);
+            packRows(plan, kh, pk.Ks, Rotation::AsKey, 1.0f);
             break;
         case BackwardInput::KeyColumns:
-            packTransposed(plan, kh, pk.Kt, true, true);
+            packTransposed(plan, kh, pk.Kt, Rotation::AsKey);
             break;
         case BackwardInput::ValueColumns:
-            packTransposed(plan, v + bh * headSize, pk.Vt, false, false);
+            packTransposed(plan, v + bh * headSize, pk.Vt, Rotation::None);
             break;
         case BackwardInput::OutputGradient: {
-            packRows(plan, dOut + bh * headSize, pk.dOs, false, false, 1.0f);
+            packRows(plan, dOut + bh * headSize, pk.dOs, Rotation::None, 1.0f);
             // delta_m = dO_m . O_m, the softmax backward's row term.
             const float* o = forward.out.data() + bh * headSize;
             const float* dO = dOut + bh * headSize;

@@ -187,7 +187,7 @@ struct KeyColumnWindow {
         }
         const int needed = std::min(N, columnEnd);
         if (needed > packedKeys) {
-            packColumns(plan, kHead, data, ld, Kt.base, true, true, packedKeys, needed);
+            packColumns(plan, kHead, data, ld, Kt.base, Rotation::AsKey, packedKeys, needed);
             packedKeys = needed;
         }
         // Tiles may run past N into padding, which must read as zeros whatever a slide left there.
@@ -226,9 +226,10 @@ void forwardHeadParallel(const ForwardCall& call)
     const Plan& plan = call.plan;
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         KeyColumnWindow window(plan);
-        std::vector<float> buffer(call.qSize + window.floats() + call.vSize, 0.0f);
+        AlignedFloats buffer(call.qSize + window.floats() + call.vSize, 0.0f);
 #pragma omp for schedule(dynamic)
         for (int bh = 0; bh < call.heads; ++bh) {
             call.pack(buffer.data(), window.floats(), bh, ForwardInput::Queries);
@@ -253,10 +254,11 @@ void forwardQueryBlockParallel(const ForwardCall& call)
     const size_t kSize = static_cast<size_t>(plan.ldT) * plan.Dp;
     const size_t perHead = call.qSize + kSize + call.vSize;
     const int group = groupSize(plan.dims, perHead * sizeof(float), size_t(16) << 20);
-    std::vector<float> packed(group * perHead, 0.0f);
+    AlignedFloats packed(group * perHead, 0.0f);
     constexpr ForwardInput inputs[] = {ForwardInput::Queries, ForwardInput::KeyColumns, ForwardInput::Values};
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
+        const SubnormalsFlushed flushed;
         Scratch scratch(plan.Dp);
         for (int first = 0; first < call.heads; first += group) {
             const int count = std::min(group, call.heads - first);
@@ -270,6 +272,30 @@ void forwardQueryBlockParallel(const ForwardCall& call)
                 call.runBlock(first + g, qb, call.io(packed.data() + g * perHead, kSize, plan.ldT, first + g), scratch);
             }
         }
+    }
+}
+
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy)
+{
+    AlignedFloats Qs(static_cast<size_t>(plan.queriesPadded) * plan.Dp, 0.0f);
+    AlignedFloats Kt(static_cast<size_t>(plan.ldT) * plan.Dp, 0.0f);
+    if (q && k) {
+        packRows(plan, q, Qs.data(), Rotation::AsQuery, plan.invSqrtD);
+        packTransposed(plan, k, Kt.data(), Rotation::AsKey);
+    }
+    BlockIO io;
+    io.Q = Qs.data();
+    io.Kt = {Kt.data(), size_t(plan.ldT), 0};
+    io.lse = lse;
+    io.entropy = entropy;
+    const int queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel if (plan.worthThreads(1))
+    {
+        const SubnormalsFlushed flushed;
+        Scratch scratch(plan.Dp);
+#pragma omp for schedule(dynamic)
+        for (int item = 0; item < queryBlocks; ++item)
+            forwardBlock(plan, head, (queryBlocks - 1 - item) * kQueryBlock, io, scratch);
     }
 }
 

@@ -6,8 +6,9 @@
 namespace plab::kernel {
 
 // Where one query block of one head reads its inputs and writes its results (null pointers: not wanted).
-// Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16 and nothing rotates), times qkScale
-// gives q/sqrt(D). V: rows of stride Dp; only rows < N are read. Without V and out only lse and entropy are computed.
+// Q: rows of stride Dp (packed, or the caller's q when D is a multiple of 16, nothing rotates and every head starts on
+// a cache line), times qkScale gives q/sqrt(D). V: rows of stride Dp; only rows < N are read. Without V and out only
+// lse and entropy are computed.
 struct BlockIO {
     const float* Q = nullptr;
     float qkScale = 1.0f;
@@ -34,6 +35,9 @@ struct ForwardCall {
     AttentionForward& result;
     const AttentionOptions& options;
     bool packQ = false, packV = false;
+    // Q packed as q/sqrt(D) (rotated or padded); a pack only for alignment keeps q as it is and scales in the score
+    // formula, as when reading in place, so results never depend on where the caller's buffers start.
+    bool scaleQInPack = false;
     size_t qSize = 0, vSize = 0, headSize = 0;
     int heads = 0, queryBlocks = 0;
 
@@ -41,11 +45,15 @@ struct ForwardCall {
                 const AttentionOptions& o)
         : plan(p), q(q_), k(k_), v(v_), result(r), options(o)
     {
-        packQ = plan.rotary.active() || plan.D != plan.Dp;
-        packV = plan.D != plan.Dp;
+        // The caller's rows are read in place only when every head's rows start on a cache line (see kCacheLine):
+        // packing a head is N D copies against its 2 N^2 D multiply-adds.
+        headSize = static_cast<size_t>(plan.N) * plan.D;
+        const bool headsAligned = headSize % kLanes == 0;
+        scaleQInPack = plan.rotary.active() || plan.D != plan.Dp;
+        packQ = scaleQInPack || !headsAligned || !isCacheLineAligned(q);
+        packV = plan.D != plan.Dp || !headsAligned || !isCacheLineAligned(v);
         qSize = packQ ? static_cast<size_t>(plan.queriesPadded) * plan.Dp : 0;
         vSize = packV ? static_cast<size_t>(plan.keysPadded) * plan.Dp : 0;
-        headSize = static_cast<size_t>(plan.N) * plan.D;
         heads = plan.dims.batch * plan.dims.heads;
         queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
     }
@@ -56,14 +64,14 @@ struct ForwardCall {
         switch (input) {
         case ForwardInput::Queries:
             if (packQ)
-                packRows(plan, q + bh * headSize, buffer, false, true, plan.invSqrtD);
+                packRows(plan, q + bh * headSize, buffer, Rotation::AsQuery, scaleQInPack ? plan.invSqrtD : 1.0f);
             break;
         case ForwardInput::KeyColumns:
-            packTransposed(plan, k + bh * headSize, buffer + qSize, true, true);
+            packTransposed(plan, k + bh * headSize, buffer + qSize, Rotation::AsKey);
             break;
         case ForwardInput::Values:
             if (packV)
-                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, false, false, 1.0f);
+                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, Rotation::None, 1.0f);
             break;
         }
     }
@@ -75,7 +83,7 @@ struct ForwardCall {
         const size_t rows = static_cast<size_t>(bh) * plan.N;
         BlockIO io;
         io.Q = packQ ? buffer : q + bh * headSize;
-        io.qkScale = packQ ? 1.0f : plan.invSqrtD;
+        io.qkScale = scaleQInPack ? 1.0f : plan.invSqrtD;
         io.Kt = KeyColumns{buffer + qSize, ld, 0};
         io.V = packV ? buffer + qSize + ktFloats : v + bh * headSize;
         io.out = result.out.data() + bh * headSize;
@@ -97,5 +105,10 @@ void forwardHeadParallel(const ForwardCall& call);
 
 // Few heads: pack a group of them (bounded memory), then share out their query blocks among the threads.
 void forwardQueryBlockParallel(const ForwardCall& call);
+
+// Only the row entropies (and lse) of one head, for the Entropy view and `entropy`: no values and no output. Packs
+// the head's q (N, D) and k once, or zeros for the bias alone (q or k null), and shares its query blocks among the
+// threads, most expensive first.
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy);
 
 } // namespace plab::kernel

@@ -51,13 +51,13 @@ int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget)
 }
 
 // Packs rows [0, N) of x (N, D) as (rows, Dp) zero-padded, rotated for rotary schemes and times `scale`.
-void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, float scale)
+void packRows(const Plan& plan, const float* x, float* out, Rotation rotation, float scale)
 {
     std::vector<float> row(plan.D);
     for (int m = 0; m < plan.N; ++m) {
         const float* in = x + static_cast<size_t>(m) * plan.D;
-        if (rotate && plan.rotary.active()) {
-            plan.rotary.applyRow(in, row.data(), m, isKey, false);
+        if (rotation != Rotation::None && plan.rotary.active()) {
+            plan.rotary.rotate(in, row.data(), m, rotation);
             in = row.data();
         }
         float* o = out + static_cast<size_t>(m) * plan.Dp;
@@ -66,15 +66,14 @@ void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rot
     }
 }
 
-void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, bool isKey, bool rotate, int n0,
-                 int n1)
+void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, Rotation rotation, int n0, int n1)
 {
-    const bool rotating = rotate && plan.rotary.active();
+    const bool rotating = rotation != Rotation::None && plan.rotary.active();
     std::vector<float> row(rotating ? plan.D : 0);
     for (int n = n0; n < n1; ++n) {
         const float* in = x + static_cast<size_t>(n) * plan.D;
         if (rotating) {
-            plan.rotary.applyRow(in, row.data(), n, isKey, false);
+            plan.rotary.rotate(in, row.data(), n, rotation);
             in = row.data();
         }
         float* column = out + (n - base);
@@ -84,9 +83,9 @@ void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int ba
 }
 
 // Packs all of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
-void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate)
+void packTransposed(const Plan& plan, const float* x, float* out, Rotation rotation)
 {
-    packColumns(plan, x, out, plan.ldT, 0, isKey, rotate, 0, plan.N);
+    packColumns(plan, x, out, plan.ldT, 0, rotation, 0, plan.N);
 }
 
 } // namespace plab::kernel

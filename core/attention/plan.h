@@ -24,6 +24,10 @@ struct Pass {
 // The passes of a call at length N (see Pass).
 std::vector<Pass> passesOf(const PositionBias& bias, int N);
 
+// How an input row is rotated: not at all (v, dO), or as a query or as a key at the row's pass position (q, k of
+// rotary schemes; a no-op for the others).
+enum class Rotation { None, AsQuery, AsKey };
+
 // cos/sin of every (position, pair) from the rotary frequency table (the method's scaled frequencies, XPOS's scales
 // and attention factor folded in), so rotating (and its transpose) is a table walk: the rotary step of the kernel.
 // Row m of the q tables is query m at its pass position, row n of the k tables key n at its pass position.
@@ -62,12 +66,24 @@ struct RotaryTable {
         return pairs > 0;
     }
 
-    // out = R_m in (transpose: R_m^T in) for the row of position m; in and out may alias.
-    void applyRow(const float* in, float* out, int m, bool isKey, bool transpose) const
+    // out = R_m in for row m of the query or the key table (`as`: not Rotation::None); in and out may alias. Packing.
+    void rotate(const float* in, float* out, int m, Rotation as) const
     {
+        applyRow(in, out, m, as, 1.0f);
+    }
+    // out = R_m^T in: a gradient back to the unrotated inputs.
+    void rotateBack(const float* in, float* out, int m, Rotation as) const
+    {
+        applyRow(in, out, m, as, -1.0f);
+    }
+
+private:
+    // sign +1: R_m, -1: R_m^T.
+    void applyRow(const float* in, float* out, int m, Rotation as, float sign) const
+    {
+        const bool isKey = as == Rotation::AsKey;
         const float* c = (isKey ? cosK.data() : cosQ.data()) + static_cast<size_t>(m) * pairs;
         const float* s = (isKey ? sinK.data() : sinQ.data()) + static_cast<size_t>(m) * pairs;
-        const float sign = transpose ? -1.0f : 1.0f;
         for (int i = 0; i < pairs; ++i) {
             const float x0 = in[2 * i], x1 = in[2 * i + 1];
             out[2 * i] = x0 * c[i] - sign * x1 * s[i];
@@ -182,14 +198,14 @@ struct Plan {
 
 // Per-thread scratch tiles.
 struct Scratch {
-    std::vector<float> scores;                 // (kQueryBlock, kKeyBlock): scores, then probabilities
-    std::vector<float> dscores;                // (kQueryBlock, kKeyBlock): backward dP, then dS
-    std::vector<float> acc;                    // (kQueryBlock, Dp): forward O, backward dQ
-    std::vector<float> acc2;                   // (kBackKeyBlock, Dp): backward dK
-    std::vector<float> acc3;                   // (kBackKeyBlock, Dp): backward dV
+    AlignedFloats scores;                      // (kQueryBlock, kKeyBlock): scores, then probabilities
+    AlignedFloats dscores;                     // (kQueryBlock, kKeyBlock): backward dP, then dS
+    AlignedFloats acc;                         // (kQueryBlock, Dp): forward O, backward dQ
+    AlignedFloats acc2;                        // (kBackKeyBlock, Dp): backward dK
+    AlignedFloats acc3;                        // (kBackKeyBlock, Dp): backward dV
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
-    std::vector<float> rowBest;                // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
+    AlignedFloats rowBest;                     // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
 
     explicit Scratch(int Dp)
         : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
@@ -203,7 +219,7 @@ struct Scratch {
 int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget);
 
 // Packs rows [0, N) of x (N, D) as (rows, Dp) zero-padded, rotated for rotary schemes and times `scale`.
-void packRows(const Plan& plan, const float* x, float* out, bool isKey, bool rotate, float scale);
+void packRows(const Plan& plan, const float* x, float* out, Rotation rotation, float scale);
 
 // Transposed keys (Dp rows): column n lives at data[d * ld + (n - base)]. A whole-head pack has base 0 and ld =
 // plan.ldT; the head-parallel forward keeps only a sliding window of columns when a mask's keys leave (local, bca).
@@ -216,11 +232,10 @@ struct KeyColumns {
 
 // Packs rows [n0, n1) of x (N, D) transposed into columns n - base of `out` (Dp rows of stride ld), rotated for
 // rotary schemes.
-void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, bool isKey, bool rotate, int n0,
-                 int n1);
+void packColumns(const Plan& plan, const float* x, float* out, size_t ld, int base, Rotation rotation, int n0, int n1);
 
 // Packs all of x (N, D) transposed into (Dp, keysPadded) with row stride ldT, rotated for rotary schemes.
-void packTransposed(const Plan& plan, const float* x, float* out, bool isKey, bool rotate);
+void packTransposed(const Plan& plan, const float* x, float* out, Rotation rotation);
 
 // Bands of key columns [c, c + w) for the register tiles of query rows [m0, m0 + R): the columns any of a tile's rows
 // sees, 16-aligned (rowBegin and rowEnd never decrease with m). For products over keys: QK^T, P V, dS K.

@@ -56,35 +56,43 @@ struct TileScoring {
     float* rowBest = nullptr; // (rows, 16)
 };
 
-// C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb). With `scoring`, C holds rows row0.. of a
-// query block at tile columns col0.., and gets scores instead of raw products.
-// Every loop over the register tile is unrolled in full (#pragma GCC unroll): where GCC 12 leaves one rolled, `acc`
-// lives in memory, and each call stores 24 zeros, spills 24 accumulators after the K loop and reloads them.
+// The one accumulator of every register tile: acc (RB x 16*CB) = A (RB x J) * B (J x 16*CB), A(r, j) = A[r*sai + j*saj]
+// (any layout: rows of Q or dO with saj = 1, a score tile read transposed with sai = 1), B rows of stride ldb.
+// Every loop over the register tile is unrolled in full (#pragma GCC unroll), and this function and its epilogues are
+// always inlined into the tile: where GCC 12 leaves a loop rolled or `acc` behind a call, `acc` lives in memory, and
+// each tile stores 24 zeros, spills 24 accumulators after the J loop and reloads them.
 template <int RB, int CB>
-inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc,
-                   const TileScoring* scoring, int row0, int col0)
+[[gnu::always_inline]] inline void accumulateTile(Vec (&acc)[RB][CB], const float* A, size_t sai, size_t saj,
+                                                  const float* B, size_t ldb, int J)
 {
-    Vec acc[RB][CB];
 #pragma GCC unroll 8
     for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
         for (int c = 0; c < CB; ++c)
             acc[r][c] = splat(0.0f);
-    for (int d = 0; d < K; ++d) {
+    for (int j = 0; j < J; ++j) {
         Vec b[CB];
 #pragma GCC unroll 8
         for (int c = 0; c < CB; ++c) {
-            b[c] = load(Bt + d * ldb + c * kLanes);
+            b[c] = load(B + j * ldb + c * kLanes);
             keepInRegister(b[c]);
         }
 #pragma GCC unroll 8
         for (int r = 0; r < RB; ++r) {
-            const Vec a = splat(A[r * lda + d]);
+            const Vec a = splat(A[r * sai + j * saj]);
 #pragma GCC unroll 8
             for (int c = 0; c < CB; ++c)
                 acc[r][c] += a * b[c];
         }
     }
+}
+
+// The products' epilogue (Q K^T, dO V^T): C = acc, or with `scoring` the scores of rows row0.. of a query block at
+// tile columns col0.. (the mask/bias step, TileScoring), each row's per-lane maximum kept in rowBest.
+template <int RB, int CB>
+[[gnu::always_inline]] inline void storeProducts(const Vec (&acc)[RB][CB], float* C, size_t ldc,
+                                                 const TileScoring* scoring, int row0, int col0)
+{
     if (!scoring) {
 #pragma GCC unroll 8
         for (int r = 0; r < RB; ++r)
@@ -116,32 +124,10 @@ inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int 
     }
 }
 
-// C (RB x 16*CB) = rowFactor .* C + A * B, A(i, j) = A[i*sai + j*saj] (any layout), B (J x 16*CB, stride ldb).
+// The accumulating epilogue (P V, the gradients): C = rowFactor .* C + acc (rowFactor null: C + acc).
 template <int RB, int CB>
-inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, float* C, size_t ldc,
-                   const float* rowFactor)
+[[gnu::always_inline]] inline void addProducts(const Vec (&acc)[RB][CB], float* C, size_t ldc, const float* rowFactor)
 {
-    Vec acc[RB][CB];
-#pragma GCC unroll 8
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-        for (int c = 0; c < CB; ++c)
-            acc[r][c] = splat(0.0f);
-    for (int j = 0; j < J; ++j) {
-        Vec b[CB];
-#pragma GCC unroll 8
-        for (int c = 0; c < CB; ++c) {
-            b[c] = load(B + j * ldb + c * kLanes);
-            keepInRegister(b[c]);
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < RB; ++r) {
-            const Vec a = splat(A[r * sai + j * saj]);
-#pragma GCC unroll 8
-            for (int c = 0; c < CB; ++c)
-                acc[r][c] += a * b[c];
-        }
-    }
 #pragma GCC unroll 8
     for (int r = 0; r < RB; ++r)
 #pragma GCC unroll 8
@@ -150,6 +136,26 @@ inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_
             const Vec old = load(out);
             store(out, (rowFactor ? old * rowFactor[r] : old) + acc[r][c]);
         }
+}
+
+// C (RB x 16*CB) = A (RB x K, stride lda) * Bt (K x 16*CB, stride ldb), or its scores (storeProducts).
+template <int RB, int CB>
+inline void tileNT(const float* A, size_t lda, const float* Bt, size_t ldb, int K, float* C, size_t ldc,
+                   const TileScoring* scoring, int row0, int col0)
+{
+    Vec acc[RB][CB];
+    accumulateTile(acc, A, lda, 1, Bt, ldb, K);
+    storeProducts(acc, C, ldc, scoring, row0, col0);
+}
+
+// C (RB x 16*CB) = rowFactor .* C + A * B, A(i, j) = A[i*sai + j*saj] (any layout), B (J x 16*CB, stride ldb).
+template <int RB, int CB>
+inline void tileNN(const float* A, size_t sai, size_t saj, const float* B, size_t ldb, int J, float* C, size_t ldc,
+                   const float* rowFactor)
+{
+    Vec acc[RB][CB];
+    accumulateTile(acc, A, sai, saj, B, ldb, J);
+    addProducts(acc, C, ldc, rowFactor);
 }
 
 inline int roundUp(int x, int m)
