@@ -228,6 +228,30 @@ const smollm = {
     model: byteLevelModel('string', false),
 };
 
+// BLOOM: Split by a pattern with a nested character class (Oniguruma's syntax), then ByteLevel without a regex.
+const bloom = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [addedToken(byteVocabSize, '<unk>', true, false), addedToken(byteVocabSize + 1, '</s>', true, false)],
+    normalizer: null,
+    pre_tokenizer: {
+        type: 'Sequence',
+        pretokenizers: [
+            {
+                type: 'Split',
+                pattern: { Regex: ' ?[^(\\s|[.,!?…。，、।۔،])]+' },
+                behavior: 'Isolated',
+                invert: false,
+            },
+            byteLevelStep(false, false),
+        ],
+    },
+    post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: false },
+    decoder: byteLevelStep(false, false),
+    model: byteLevelModel('string', false),
+};
+
 // ---- Metaspace BPE with byte fallback (Llama 2, Mistral) ----
 
 const space = '\u2581';
@@ -352,7 +376,7 @@ function writeJson(file, value) {
     fs.writeFileSync(file, JSON.stringify(value, null, 1) + '\n');
 }
 
-const tokenizers = { gpt2, llama3, qwen2, smollm, llama2, mistral };
+const tokenizers = { gpt2, llama3, qwen2, smollm, bloom, llama2, mistral };
 for (const [name, json] of Object.entries(tokenizers)) {
     const folder = path.join(outRoot, name);
     writeJson(path.join(folder, 'tokenizer.json'), json);
