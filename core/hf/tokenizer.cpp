@@ -738,7 +738,7 @@ public:
                 stop = spacesAfter(text, stop);
             if (done < start)
                 out.push_back({text.substr(done, start - done), -1, section.atStart && done == 0});
-            out.push_back({found->content, found->id, false});
+            out.push_back({text.substr(start, stop - start), found->id, false}); // HF's token: the span, spaces too
             done = stop;
             search = std::max(search, stop);
         }
@@ -747,7 +747,6 @@ public:
     }
 
 private:
-    static bool isWordChar(char32_t cp) { return isAlphanumericChar(cp) || cp == U'_'; }
     static bool isWordBoundaryBefore(const std::string& text, size_t pos)
     {
         if (pos == 0)
@@ -1202,11 +1201,13 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
     for (const Section& section : sections) {
         if (section.addedId >= 0) {
             encoding.ids.push_back(section.addedId);
+            encoding.tokens.push_back(section.text);
             continue;
         }
         pieces.assign(1, {section.text, section.atStart});
         if (impl.preTokenizer)
             impl.preTokenizer->apply(pieces);
+        const size_t first = encoding.ids.size();
         for (const Piece& piece : pieces) {
             if (piece.text.size() > 256) { // long runs (whitespace, digits) rarely repeat
                 impl.model.tokenize(piece.text, encoding.ids);
@@ -1217,18 +1218,19 @@ Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
                 impl.model.tokenize(piece.text, it->second);
             encoding.ids.insert(encoding.ids.end(), it->second.begin(), it->second.end());
         }
+        for (size_t i = first; i < encoding.ids.size(); ++i)
+            encoding.tokens.push_back(impl.tokenOfId[encoding.ids[i]]);
     }
     if (addSpecialTokens)
         for (const auto& items : impl.templates) {
-            std::vector<int> ids;
-            for (const TemplateItem& item : items)
-                ids.insert(ids.end(), item.isSequence ? encoding.ids.begin() : item.ids.begin(),
-                           item.isSequence ? encoding.ids.end() : item.ids.end());
-            encoding.ids = std::move(ids);
+            Encoding wrapped;
+            for (const TemplateItem& item : items) {
+                const Encoding& part = item.isSequence ? encoding : Encoding{item.ids, item.tokens};
+                wrapped.ids.insert(wrapped.ids.end(), part.ids.begin(), part.ids.end());
+                wrapped.tokens.insert(wrapped.tokens.end(), part.tokens.begin(), part.tokens.end());
+            }
+            encoding = std::move(wrapped);
         }
-    encoding.tokens.reserve(encoding.ids.size());
-    for (const int id : encoding.ids)
-        encoding.tokens.push_back(idToToken(id));
     return encoding;
 }
 

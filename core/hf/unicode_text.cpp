@@ -157,10 +157,13 @@ bool isNumericChar(char32_t cp)
     return category == UTF8PROC_CATEGORY_ND || category == UTF8PROC_CATEGORY_NL || category == UTF8PROC_CATEGORY_NO;
 }
 
-bool isAlphanumericChar(char32_t cp)
+bool isWordChar(char32_t cp)
 {
+    // UTS #18's \w, which HF's added tokens test with the regex crate for single_word: Alphabetic (letters, Nl),
+    // marks, decimal digits, connector punctuation and the join controls.
     const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-    return (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_LO) || isNumericChar(cp);
+    return (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_ME) || category == UTF8PROC_CATEGORY_ND ||
+           category == UTF8PROC_CATEGORY_NL || category == UTF8PROC_CATEGORY_PC || cp == 0x200c || cp == 0x200d;
 }
 
 bool isWhitespaceChar(char32_t cp)

@@ -212,12 +212,17 @@ const qwen2 = {
     model: byteLevelModel('pair', false),
 };
 
-// SmolLM: single digits (Digits), then GPT-2's ByteLevel with its regex.
+// SmolLM: single digits (Digits), then GPT-2's ByteLevel with its regex; plus added tokens that strip the spaces
+// around them (<mask>, as RoBERTa's) or match whole words only ([sw]).
 const smollm = {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: [addedToken(byteVocabSize, '<|endoftext|>', true, false)],
+    added_tokens: [
+        addedToken(byteVocabSize, '<|endoftext|>', true, false),
+        { ...addedToken(byteVocabSize + 1, '<mask>', true, false), lstrip: true, rstrip: true },
+        { ...addedToken(byteVocabSize + 2, '[sw]', false, true), single_word: true },
+    ],
     normalizer: null,
     pre_tokenizer: {
         type: 'Sequence',
@@ -369,7 +374,42 @@ const hardStrings = [
     '<s>Hello</s> <s> world',
     'middle <unk> token',
     'attention sinks and position extrapolation',
+    'a <mask> b  <mask>\t<mask>c',
+    '[sw] a[sw]b [sw], x_[sw] 1[sw]',
 ];
+
+// Random strings from a seeded generator (mulberry32): ASCII with spaces, tabs and newlines, Latin-1, combining
+// marks, CJK, kana, Hangul, emoji with skin tones and ZWJ, astral letters, and pieces of special tokens.
+function mulberry32(seed) {
+    return () => {
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+const random = mulberry32(19);
+const ranges = [
+    [0x20, 0x7e], [0x20, 0x20], [0x09, 0x0a], [0x30, 0x39], [0x27, 0x27], [0xa0, 0xff], [0x300, 0x36f],
+    [0x4e00, 0x4fff], [0x3040, 0x30ff], [0xac00, 0xad00], [0x1f300, 0x1f64f], [0x1f3fb, 0x1f3ff], [0x200d, 0x200d],
+    [0x1d400, 0x1d4ff],
+];
+const pieces = ['<|endoftext|>', '<s>', '</s>', '<mask>', '[sw]', "'s", "'RE", '  ', '\r\n', '<|im_', '▁'];
+for (let i = 0; i < 40; ++i) {
+    let text = '';
+    const length = Math.floor(random() * 60);
+    for (let k = 0; k < length; ++k) {
+        if (random() < 0.08) {
+            text += pieces[Math.floor(random() * pieces.length)];
+            continue;
+        }
+        const [lo, hi] = ranges[Math.floor(random() * ranges.length)];
+        text += String.fromCodePoint(lo + Math.floor(random() * (hi - lo + 1)));
+    }
+    hardStrings.push(text);
+}
+// And the start of the training text, once: many merges at work.
+hardStrings.push(corpus.slice(0, 1500));
 
 function writeJson(file, value) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -394,10 +434,14 @@ for (const [name, json] of Object.entries(tokenizers)) {
             decoded_skipping_special: await tok.decode(withSpecial.getIds(), true),
         });
     }
-    writeJson(path.join(folder, 'fixtures.json'), {
+    // One row a line: small files and readable diffs.
+    const header = {
         made_by: `tokenizers ${hfVersion} (npm, Hugging Face's Rust implementation)`,
         vocab_size: tok.getVocabSize(true),
-        rows,
-    });
+    };
+    fs.writeFileSync(
+        path.join(folder, 'fixtures.json'),
+        JSON.stringify(header).slice(0, -1) + ',"rows":[\n' + rows.map((r) => JSON.stringify(r)).join(',\n') + '\n]}\n',
+    );
     console.log(`${name}: vocab ${tok.getVocabSize(true)}, ${rows.length} rows`);
 }
