@@ -86,8 +86,10 @@ Regex& Regex::operator=(Regex&&) noexcept = default;
 
 void Regex::findAll(std::string_view text, std::vector<std::pair<size_t, size_t>>& matches) const
 {
-    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
-        pcre2_match_data_create_from_pattern(m_compiled->code, nullptr), &pcre2_match_data_free);
+    // Only the whole match is read, so one pair of offsets serves every pattern; one block per thread keeps matching
+    // thread-safe without an allocation per call (pre-tokenizers call this once per piece).
+    thread_local const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
+        pcre2_match_data_create(1, nullptr), &pcre2_match_data_free);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t start = 0;
     while (start <= text.size()) {

@@ -11,7 +11,7 @@ namespace plab::hf {
 
 // A compiled pattern of a tokenizer.json (Hugging Face runs them with Oniguruma; PCRE2 reads the same syntax once a
 // nested character class, which Oniguruma allows and BLOOM's split pattern uses, is written as one class). Matching
-// is thread-safe: each call has its own match data.
+// is thread-safe: each thread has its own match data.
 class Regex {
 public:
     // InputError naming `where` (e.g. "tokenizer.json: pre_tokenizer.pattern.Regex"), the pattern and PCRE2's message.

@@ -189,6 +189,7 @@ Ranges splitRanges(size_t length, const Ranges& matches, SplitBehavior behavior,
 {
     // Every byte of the text lies in one range, a match or the gap between matches.
     std::vector<std::pair<std::pair<size_t, size_t>, bool>> parts;
+    parts.reserve(2 * matches.size() + 1);
     size_t last = 0;
     for (const auto& range : matches) {
         if (range.first > last)
@@ -200,6 +201,7 @@ Ranges splitRanges(size_t length, const Ranges& matches, SplitBehavior behavior,
         parts.push_back({{last, length}, invert});
 
     Ranges kept;
+    kept.reserve(parts.size());
     bool previousMatch = false;
     switch (behavior) {
     case SplitBehavior::Removed:
@@ -259,6 +261,8 @@ void splitPieces(std::vector<Piece>& pieces, const std::function<void(const std:
     for (const Piece& piece : pieces) {
         matches.clear();
         find(piece.text, matches);
+        if (const size_t need = out.size() + 2 * matches.size() + 1; need > out.capacity())
+            out.reserve(std::max(need, 2 * out.capacity())); // geometric, so many small pieces stay linear
         for (const auto& [start, end] : splitRanges(piece.text.size(), matches, behavior, invert))
             out.push_back({piece.text.substr(start, end - start), piece.atStart && start == 0});
     }

@@ -23,9 +23,9 @@ void appendUtf8(std::string& out, char32_t cp);
 std::string utf8Lossy(std::string_view bytes);
 
 // Unicode classes as Rust's char methods define them (the Hugging Face pre-tokenizers and added tokens use these).
-bool isNumericChar(char32_t cp);      // char::is_numeric: categories Nd, Nl, No
-bool isWordChar(char32_t cp);         // the regex crate's \w: letters, marks, Nd, Nl, Pc and the joiners U+200C/D
-bool isWhitespaceChar(char32_t cp);   // char::is_whitespace: the White_Space property
+bool isNumericChar(char32_t cp);    // char::is_numeric: categories Nd, Nl, No
+bool isWordChar(char32_t cp);       // the regex crate's \w: letters, marks, Nd, Nl, Pc and the joiners U+200C/D
+bool isWhitespaceChar(char32_t cp); // char::is_whitespace: the White_Space property
 
 // Normal forms and lower case of valid UTF-8 text (utf8proc).
 enum class NormalForm { Nfc, Nfd, Nfkc, Nfkd };
