@@ -1165,7 +1165,7 @@ Tokenizer Tokenizer::fromFolder(const std::string& folder)
     const std::filesystem::path path = std::filesystem::path(folder) / "tokenizer.json";
     std::error_code error;
     if (!std::filesystem::is_directory(folder, error))
-        throw InputError("model folder '" + folder + "' is not a folder");
+        throw InputError("model folder '" + folder + "' does not exist or is not a folder");
     if (!std::filesystem::exists(path, error))
         throw InputError("model folder '" + folder + "' has no tokenizer.json (a Hugging Face model folder holds " +
                          "config.json, the weights and tokenizer.json)");
