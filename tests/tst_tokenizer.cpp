@@ -130,6 +130,8 @@ private Q_SLOTS:
     void byteHandling();
     void nestedClasses();
     void summaries();
+    void metaspaceDecoder_data();
+    void metaspaceDecoder();
     void cli_data();
     void cli();
     void cliJson();
@@ -348,6 +350,37 @@ void TestTokenizer::summaries()
     QCOMPARE(tokenizerNamed("mistral").summary(), std::string("BPE, Metaspace with byte fallback, 713 tokens"));
     QVERIFY(tokenizerNamed("llama2").isSpecial(1));
     QVERIFY(!tokenizerNamed("gpt2").isSpecial(tokenizerNamed("gpt2").tokenToId(" PositionLab").value()));
+}
+
+void TestTokenizer::metaspaceDecoder_data()
+{
+    QTest::addColumn<std::string>("scheme");
+    QTest::addColumn<std::vector<std::string>>("tokens");
+    QTest::addColumn<std::string>("expected");
+    // What HF's metaspaceDecoder (npm tokenizers 0.23.2) gave for these tokens: the first token loses every ▁.
+    QTest::newRow("first") << std::string("first") << std::vector<std::string>{"▁▁a▁x", "▁b"} << std::string("ax b");
+    QTest::newRow("first, trailing") << std::string("first") << std::vector<std::string>{"a▁", "▁b"}
+                                     << std::string("a b");
+    QTest::newRow("never") << std::string("never") << std::vector<std::string>{"▁▁a", "▁b"} << std::string("  a b");
+}
+
+// The Metaspace decoder (not in the fixture tokenizers, whose decoders are Llama 2's sequence).
+void TestTokenizer::metaspaceDecoder()
+{
+    QFETCH(std::string, scheme);
+    QFETCH(std::vector<std::string>, tokens);
+    QFETCH(std::string, expected);
+    nlohmann::json vocab = nlohmann::json::object();
+    for (const std::string& token : tokens)
+        vocab[token] = static_cast<int>(vocab.size()) + 300;
+    nlohmann::json patch = {{"pre_tokenizer", nullptr},
+                            {"decoder", {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", scheme}}},
+                            {"model", {{"vocab", vocab}}}};
+    const Tokenizer tokenizer = Tokenizer::fromJson(smallTokenizerJson(patch), "test");
+    std::vector<int> ids;
+    for (const std::string& token : tokens)
+        ids.push_back(tokenizer.tokenToId(token).value());
+    QCOMPARE(tokenizer.decode(ids), expected);
 }
 
 void TestTokenizer::cli_data()
