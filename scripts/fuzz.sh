@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_npy fuzz_safetensors fuzz_corpus fuzz_lessons fuzz_cli_args fuzz_session fuzz_checkpoint)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_npy fuzz_safetensors fuzz_corpus fuzz_lessons fuzz_cli_args fuzz_session fuzz_checkpoint fuzz_tokenizer)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 
 missing=()

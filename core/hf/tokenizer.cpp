@@ -1,0 +1,1299 @@
+// A Hugging Face tokenizer.json read and run as the tokenizers library does (see tokenizer.h).
+#include "hf/tokenizer.h"
+
+#include "base/errors.h"
+#include "hf/regex.h"
+#include "hf/unicode_text.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+namespace plab::hf {
+
+namespace {
+
+using json = nlohmann::json;
+using Ranges = std::vector<std::pair<size_t, size_t>>;
+
+// GPT-2's pre-tokenizer regex, which ByteLevel applies when use_regex is true.
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
+
+// ---- reading tokenizer.json: every message names the file and the field ----
+
+class Fields {
+public:
+    Fields(const json& object, std::string path, const std::string& origin)
+        : m_object(object), m_path(std::move(path)), m_origin(origin)
+    {
+        if (!object.is_object())
+            throw InputError(m_origin + ": " + (m_path.empty() ? "the top level" : m_path) +
+                             " must be an object, not " + object.dump().substr(0, 60));
+    }
+
+    std::string path(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const
+    {
+        throw InputError(m_origin + ": " + path(key) + " " + what);
+    }
+    // The member, or nullptr when it is absent or null.
+    const json* find(const std::string& key) const
+    {
+        const auto it = m_object.find(key);
+        return it == m_object.end() || it->is_null() ? nullptr : &*it;
+    }
+    const json& required(const std::string& key) const
+    {
+        const json* value = find(key);
+        if (!value)
+            fail(key, "is missing");
+        return *value;
+    }
+    std::string text(const std::string& key) const
+    {
+        const json& value = required(key);
+        if (!value.is_string())
+            fail(key, "must be a string, not " + value.dump().substr(0, 60));
+        return value.get<std::string>();
+    }
+    std::string text(const std::string& key, const std::string& fallback) const
+    {
+        return find(key) ? text(key) : fallback;
+    }
+    bool flag(const std::string& key, bool fallback) const
+    {
+        const json* value = find(key);
+        if (!value)
+            return fallback;
+        if (!value->is_boolean())
+            fail(key, "must be true or false, not " + value->dump().substr(0, 60));
+        return value->get<bool>();
+    }
+    long long integer(const std::string& key, long long lo, long long hi) const
+    {
+        const json& value = required(key);
+        if (!value.is_number_integer() || value.get<long long>() < lo || value.get<long long>() > hi)
+            fail(key, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not " +
+                          value.dump().substr(0, 60));
+        return value.get<long long>();
+    }
+    Fields object(const std::string& key) const { return Fields(required(key), path(key), m_origin); }
+    const json& array(const std::string& key) const
+    {
+        const json& value = required(key);
+        if (!value.is_array())
+            fail(key, "must be an array");
+        return value;
+    }
+    const std::string& origin() const { return m_origin; }
+    const std::string& ownPath() const { return m_path; }
+    const json& raw() const { return m_object; }
+
+private:
+    const json& m_object;
+    std::string m_path;
+    const std::string& m_origin;
+};
+
+std::string unsupportedType(const Fields& fields, const std::string& type, const std::string& supported)
+{
+    return fields.origin() + ": " + fields.path("type") + " \"" + type +
+           "\" is not supported (supported: " + supported + ")";
+}
+
+// ---- patterns: a literal string or a regex ----
+
+class Pattern {
+public:
+    // A {"String": s} or {"Regex": r} object.
+    explicit Pattern(const Fields& fields)
+    {
+        if (fields.find("String")) {
+            m_literal = fields.text("String");
+            if (m_literal.empty())
+                fields.fail("String", "must not be empty");
+        } else if (fields.find("Regex")) {
+            m_regex.emplace(fields.text("Regex"), fields.origin() + ": " + fields.path("Regex"));
+        } else {
+            throw InputError(fields.origin() + ": " + fields.ownPath() + " must hold \"String\" or \"Regex\"");
+        }
+    }
+    explicit Pattern(std::string literal) : m_literal(std::move(literal)) {}
+
+    void findAll(std::string_view text, Ranges& matches) const
+    {
+        if (m_regex) {
+            m_regex->findAll(text, matches);
+            return;
+        }
+        for (size_t pos = text.find(m_literal); pos != std::string_view::npos;
+             pos = text.find(m_literal, pos + m_literal.size()))
+            matches.emplace_back(pos, pos + m_literal.size());
+    }
+
+private:
+    std::string m_literal;
+    std::optional<Regex> m_regex;
+};
+
+std::string replaceAll(std::string_view text, const Pattern& pattern, std::string_view content)
+{
+    Ranges matches;
+    pattern.findAll(text, matches);
+    if (matches.empty())
+        return std::string(text);
+    std::string out;
+    size_t last = 0;
+    for (const auto& [start, end] : matches) {
+        out.append(text.substr(last, start - last));
+        out.append(content);
+        last = end;
+    }
+    out.append(text.substr(last));
+    return out;
+}
+
+// ---- splitting a piece, as NormalizedString::split does ----
+
+enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+
+SplitBehavior splitBehaviorOf(const Fields& fields)
+{
+    const std::string name = fields.text("behavior");
+    static const std::vector<std::pair<std::string, SplitBehavior>> names = {
+        {"Removed", SplitBehavior::Removed},
+        {"Isolated", SplitBehavior::Isolated},
+        {"MergedWithPrevious", SplitBehavior::MergedWithPrevious},
+        {"MergedWithNext", SplitBehavior::MergedWithNext},
+        {"Contiguous", SplitBehavior::Contiguous}};
+    for (const auto& [known, behavior] : names)
+        if (name == known)
+            return behavior;
+    fields.fail("behavior", "\"" + name +
+                                "\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, "
+                                "Contiguous");
+}
+
+// The kept ranges of a text of `length` bytes split at `matches` (sorted, not overlapping), empty ones left out.
+Ranges splitRanges(size_t length, const Ranges& matches, SplitBehavior behavior, bool invert)
+{
+    // Every byte of the text lies in one range, a match or the gap between matches.
+    std::vector<std::pair<std::pair<size_t, size_t>, bool>> parts;
+    parts.reserve(2 * matches.size() + 1);
+    size_t last = 0;
+    for (const auto& range : matches) {
+        if (range.first > last)
+            parts.push_back({{last, range.first}, invert});
+        parts.push_back({range, !invert});
+        last = range.second;
+    }
+    if (last < length || parts.empty())
+        parts.push_back({{last, length}, invert});
+
+    Ranges kept;
+    kept.reserve(parts.size());
+    bool previousMatch = false;
+    switch (behavior) {
+    case SplitBehavior::Removed:
+        for (const auto& [range, isMatch] : parts)
+            if (!isMatch)
+                kept.push_back(range);
+        break;
+    case SplitBehavior::Isolated:
+        for (const auto& part : parts)
+            kept.push_back(part.first);
+        break;
+    case SplitBehavior::MergedWithPrevious:
+        for (const auto& [range, isMatch] : parts) {
+            if (isMatch && !previousMatch && !kept.empty())
+                kept.back().second = range.second;
+            else
+                kept.push_back(range);
+            previousMatch = isMatch;
+        }
+        break;
+    case SplitBehavior::MergedWithNext:
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+            if (it->second && !previousMatch && !kept.empty())
+                kept.back().first = it->first.first;
+            else
+                kept.push_back(it->first);
+            previousMatch = it->second;
+        }
+        std::reverse(kept.begin(), kept.end());
+        break;
+    case SplitBehavior::Contiguous:
+        for (size_t i = 0; i < parts.size(); ++i) {
+            if (i > 0 && parts[i].second == previousMatch)
+                kept.back().second = parts[i].first.second;
+            else
+                kept.push_back(parts[i].first);
+            previousMatch = parts[i].second;
+        }
+        break;
+    }
+    kept.erase(std::remove_if(kept.begin(), kept.end(), [](const auto& r) { return r.first == r.second; }), kept.end());
+    return kept;
+}
+
+// A piece of text between pre-tokenizer steps; `atStart` when it begins the whole input (Metaspace's "first").
+struct Piece {
+    std::string text;
+    bool atStart = false;
+};
+
+void splitPieces(std::vector<Piece>& pieces, const std::function<void(const std::string&, Ranges&)>& find,
+                 SplitBehavior behavior, bool invert)
+{
+    std::vector<Piece> out;
+    out.reserve(pieces.size());
+    Ranges matches;
+    for (const Piece& piece : pieces) {
+        matches.clear();
+        find(piece.text, matches);
+        if (const size_t need = out.size() + 2 * matches.size() + 1; need > out.capacity())
+            out.reserve(std::max(need, 2 * out.capacity())); // geometric, so many small pieces stay linear
+        for (const auto& [start, end] : splitRanges(piece.text.size(), matches, behavior, invert))
+            out.push_back({piece.text.substr(start, end - start), piece.atStart && start == 0});
+    }
+    pieces = std::move(out);
+}
+
+// ---- normalizers ----
+
+struct Normalizer {
+    virtual ~Normalizer() = default;
+    virtual void apply(std::string& text) const = 0;
+};
+
+struct UnicodeNormalizer final : Normalizer {
+    NormalForm form;
+    explicit UnicodeNormalizer(NormalForm f) : form(f) {}
+    void apply(std::string& text) const override { text = normalizeText(text, form); }
+};
+
+struct LowercaseNormalizer final : Normalizer {
+    void apply(std::string& text) const override { text = lowercaseText(text); }
+};
+
+struct PrependNormalizer final : Normalizer {
+    std::string prefix;
+    void apply(std::string& text) const override
+    {
+        if (!text.empty()) // HF prepends to a text that has a first character only
+            text.insert(0, prefix);
+    }
+};
+
+struct ReplaceNormalizer final : Normalizer {
+    Pattern pattern;
+    std::string content;
+    ReplaceNormalizer(Pattern p, std::string c) : pattern(std::move(p)), content(std::move(c)) {}
+    void apply(std::string& text) const override { text = replaceAll(text, pattern, content); }
+};
+
+struct StripNormalizer final : Normalizer {
+    bool left = true, right = true;
+    void apply(std::string& text) const override
+    {
+        size_t start = 0, end = text.size();
+        size_t length = 0;
+        while (left && start < end && isWhitespaceChar(codePointAt(text, start, &length)))
+            start += length;
+        while (right && end > start) {
+            size_t back = end - 1;
+            while (back > start && (static_cast<unsigned char>(text[back]) & 0xc0) == 0x80)
+                --back;
+            if (!isWhitespaceChar(codePointAt(text, back, &length)))
+                break;
+            end = back;
+        }
+        text = text.substr(start, end - start);
+    }
+};
+
+struct SequenceNormalizer final : Normalizer {
+    std::vector<std::unique_ptr<Normalizer>> steps;
+    void apply(std::string& text) const override
+    {
+        for (const auto& step : steps)
+            step->apply(text);
+    }
+};
+
+// ---- pre-tokenizers ----
+
+struct PreTokenizer {
+    virtual ~PreTokenizer() = default;
+    virtual void apply(std::vector<Piece>& pieces) const = 0;
+};
+
+struct ByteLevelPreTokenizer final : PreTokenizer {
+    bool addPrefixSpace = false;
+    std::optional<Regex> regex; // GPT-2's, when use_regex
+    void apply(std::vector<Piece>& pieces) const override
+    {
+        if (addPrefixSpace)
+            for (Piece& piece : pieces)
+                if (!piece.text.empty() && piece.text[0] != ' ')
+                    piece.text.insert(0, " ");
+        if (regex)
+            splitPieces(
+                pieces, [&](const std::string& text, Ranges& matches) { regex->findAll(text, matches); },
+                SplitBehavior::Isolated, false);
+        const auto& chars = byteLevelChars();
+        for (Piece& piece : pieces) {
+            std::string mapped;
+            mapped.reserve(piece.text.size() * 2);
+            for (const char c : piece.text)
+                mapped += chars[static_cast<unsigned char>(c)];
+            piece.text = std::move(mapped);
+        }
+    }
+};
+
+struct SplitPreTokenizer final : PreTokenizer {
+    Pattern pattern;
+    SplitBehavior behavior;
+    bool invert;
+    SplitPreTokenizer(Pattern p, SplitBehavior b, bool i) : pattern(std::move(p)), behavior(b), invert(i) {}
+    void apply(std::vector<Piece>& pieces) const override
+    {
+        splitPieces(
+            pieces, [&](const std::string& text, Ranges& matches) { pattern.findAll(text, matches); }, behavior,
+            invert);
+    }
+};
+
+struct DigitsPreTokenizer final : PreTokenizer {
+    bool individualDigits = false;
+    void apply(std::vector<Piece>& pieces) const override
+    {
+        // Each numeric character is a match of its own; runs of them join when digits are not individual.
+        const auto find = [](const std::string& text, Ranges& matches) {
+            size_t length = 0;
+            for (size_t pos = 0; pos < text.size(); pos += length)
+                if (isNumericChar(codePointAt(text, pos, &length)))
+                    matches.emplace_back(pos, pos + length);
+        };
+        splitPieces(pieces, find, individualDigits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false);
+    }
+};
+
+enum class PrependScheme { Always, First, Never };
+
+struct MetaspacePreTokenizer final : PreTokenizer {
+    std::string replacement;
+    PrependScheme scheme = PrependScheme::Always;
+    bool split = true;
+    void apply(std::vector<Piece>& pieces) const override
+    {
+        const Pattern space(" ");
+        for (Piece& piece : pieces) {
+            piece.text = replaceAll(piece.text, space, replacement);
+            const bool prepend = scheme == PrependScheme::Always || (scheme == PrependScheme::First && piece.atStart);
+            if (prepend && !piece.text.empty() && piece.text.compare(0, replacement.size(), replacement) != 0)
+                piece.text.insert(0, replacement);
+        }
+        if (split) {
+            const Pattern mark(replacement);
+            splitPieces(
+                pieces, [&](const std::string& text, Ranges& matches) { mark.findAll(text, matches); },
+                SplitBehavior::MergedWithNext, false);
+        }
+    }
+};
+
+struct SequencePreTokenizer final : PreTokenizer {
+    std::vector<std::unique_ptr<PreTokenizer>> steps;
+    void apply(std::vector<Piece>& pieces) const override
+    {
+        for (const auto& step : steps)
+            step->apply(pieces);
+    }
+};
+
+// ---- decoders ----
+
+struct Decoder {
+    virtual ~Decoder() = default;
+    virtual void apply(std::vector<std::string>& tokens) const = 0;
+};
+
+struct ByteLevelDecoder final : Decoder {
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        // A token made of byte-level characters stands for their bytes; any other token for its own UTF-8 bytes.
+        std::string bytes;
+        for (const std::string& token : tokens) {
+            std::string own;
+            bool allByteLevel = true;
+            size_t length = 0;
+            for (size_t pos = 0; pos < token.size() && allByteLevel; pos += length) {
+                const int byte = byteOfByteLevelChar(codePointAt(token, pos, &length));
+                if (byte < 0)
+                    allByteLevel = false;
+                else
+                    own += static_cast<char>(byte);
+            }
+            bytes += allByteLevel ? own : token;
+        }
+        tokens = {utf8Lossy(bytes)};
+    }
+};
+
+struct MetaspaceDecoder final : Decoder {
+    std::string replacement;
+    PrependScheme scheme = PrependScheme::Always;
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        // The first token loses its replacement characters (the prepended space), the others turn them into spaces.
+        const Pattern mark(replacement);
+        for (size_t i = 0; i < tokens.size(); ++i)
+            tokens[i] = replaceAll(tokens[i], mark, i == 0 && scheme != PrependScheme::Never ? "" : " ");
+    }
+};
+
+struct ReplaceDecoder final : Decoder {
+    Pattern pattern;
+    std::string content;
+    ReplaceDecoder(Pattern p, std::string c) : pattern(std::move(p)), content(std::move(c)) {}
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        for (std::string& token : tokens)
+            token = replaceAll(token, pattern, content);
+    }
+};
+
+struct ByteFallbackDecoder final : Decoder {
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        // Runs of <0xNN> tokens become their bytes when those are UTF-8, else one U+FFFD per byte (as HF does).
+        std::vector<std::string> out;
+        std::string bytes;
+        size_t byteCount = 0;
+        const auto flush = [&] {
+            if (byteCount == 0)
+                return;
+            if (firstInvalidUtf8(bytes) == std::string_view::npos)
+                out.push_back(bytes);
+            else
+                for (size_t i = 0; i < byteCount; ++i)
+                    out.emplace_back(kReplacementChar);
+            bytes.clear();
+            byteCount = 0;
+        };
+        for (std::string& token : tokens) {
+            unsigned value = 0;
+            const bool isByte = token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
+                                std::isxdigit(static_cast<unsigned char>(token[3])) &&
+                                std::isxdigit(static_cast<unsigned char>(token[4])) &&
+                                std::sscanf(token.c_str() + 3, "%2x", &value) == 1;
+            if (isByte) {
+                bytes += static_cast<char>(value);
+                ++byteCount;
+            } else {
+                flush();
+                out.push_back(std::move(token));
+            }
+        }
+        flush();
+        tokens = std::move(out);
+    }
+};
+
+struct FuseDecoder final : Decoder {
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        std::string all;
+        for (const std::string& token : tokens)
+            all += token;
+        tokens = {all};
+    }
+};
+
+struct StripDecoder final : Decoder {
+    char32_t content = U' ';
+    size_t start = 0, stop = 0;
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        // Up to `start` leading and `stop` trailing `content` characters of each token.
+        for (std::string& token : tokens) {
+            std::vector<std::pair<size_t, char32_t>> chars; // byte offset, code point
+            size_t length = 0;
+            for (size_t pos = 0; pos < token.size(); pos += length)
+                chars.emplace_back(pos, codePointAt(token, pos, &length));
+            size_t first = 0, last = chars.size();
+            while (first < std::min(start, chars.size()) && chars[first].second == content)
+                ++first;
+            for (size_t i = 0; i < stop && last > first && chars[last - 1].second == content; ++i)
+                --last;
+            const size_t from = first < chars.size() ? chars[first].first : token.size();
+            const size_t to = last < chars.size() ? chars[last].first : token.size();
+            token = token.substr(from, to - from);
+        }
+    }
+};
+
+struct SequenceDecoder final : Decoder {
+    std::vector<std::unique_ptr<Decoder>> steps;
+    void apply(std::vector<std::string>& tokens) const override
+    {
+        for (const auto& step : steps)
+            step->apply(tokens);
+    }
+};
+
+// ---- post-processors: the special tokens around a sequence ----
+
+struct TemplateItem {
+    bool isSequence = false;
+    std::vector<int> ids; // a special token's
+    std::vector<std::string> tokens;
+};
+
+// ---- the BPE model ----
+
+struct Bpe {
+    std::unordered_map<std::string, int> vocab;
+    std::unordered_map<uint64_t, std::pair<int, int>> merges; // (left id, right id) -> (rank, merged id)
+    std::optional<int> unkId;
+    bool fuseUnk = false;
+    bool byteFallback = false;
+    bool ignoreMerges = false;
+    std::string continuingPrefix, endSuffix;
+    std::array<int, 256> byteTokenIds{}; // <0xNN>'s id, or -1
+
+    static uint64_t pairKey(int left, int right)
+    {
+        return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+    }
+
+    // The ids of one pre-tokenized word, as HF's BPE::merge_word and Word::merge_all make them.
+    void tokenize(std::string_view word, std::vector<int>& out) const
+    {
+        if (word.empty())
+            return;
+        if (ignoreMerges) {
+            const auto it = vocab.find(std::string(word));
+            if (it != vocab.end()) {
+                out.push_back(it->second);
+                return;
+            }
+        }
+        struct Symbol {
+            int id;
+            int prev, next;
+        };
+        std::vector<Symbol> symbols;
+        symbols.reserve(word.size());
+        const auto add = [&](int id) {
+            symbols.push_back({id, static_cast<int>(symbols.size()) - 1, static_cast<int>(symbols.size()) + 1});
+        };
+        std::optional<int> pendingUnk; // HF fuses runs of unknown characters into one <unk> when fuse_unk
+        std::string piece;
+        for (size_t pos = 0; pos < word.size();) {
+            const size_t length = charLength(word, pos);
+            piece.assign(word.substr(pos, length));
+            if (pos > 0 && !continuingPrefix.empty())
+                piece.insert(0, continuingPrefix);
+            if (pos + length == word.size() && !endSuffix.empty())
+                piece += endSuffix;
+            const auto it = vocab.find(piece);
+            if (it != vocab.end()) {
+                if (pendingUnk) {
+                    add(*pendingUnk);
+                    pendingUnk.reset();
+                }
+                add(it->second);
+            } else {
+                bool fellBack = false;
+                if (byteFallback) {
+                    fellBack = std::all_of(piece.begin(), piece.end(),
+                                           [&](char c) { return byteTokenIds[static_cast<unsigned char>(c)] >= 0; });
+                    if (fellBack)
+                        for (const char c : piece)
+                            add(byteTokenIds[static_cast<unsigned char>(c)]);
+                }
+                if (!fellBack && unkId) {
+                    if (pendingUnk && !fuseUnk)
+                        add(*pendingUnk);
+                    pendingUnk = *unkId;
+                }
+            }
+            pos += length;
+        }
+        if (pendingUnk)
+            add(*pendingUnk);
+        if (symbols.empty())
+            return;
+        symbols.back().next = -1;
+
+        // Lowest rank first, then leftmost; a queued merge whose symbols changed since is passed over.
+        struct Candidate {
+            int rank, pos, newId;
+            bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+        };
+        std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+        const auto consider = [&](int left) {
+            const int right = symbols[left].next;
+            if (right < 0)
+                return;
+            const auto it = merges.find(pairKey(symbols[left].id, symbols[right].id));
+            if (it != merges.end())
+                queue.push({it->second.first, left, it->second.second});
+        };
+        for (int i = 0; i + 1 < static_cast<int>(symbols.size()); ++i)
+            consider(i);
+        std::vector<bool> removed(symbols.size(), false);
+        while (!queue.empty()) {
+            const Candidate top = queue.top();
+            queue.pop();
+            if (removed[top.pos] || symbols[top.pos].next < 0)
+                continue;
+            const int right = symbols[top.pos].next;
+            const auto it = merges.find(pairKey(symbols[top.pos].id, symbols[right].id));
+            if (it == merges.end() || it->second.second != top.newId)
+                continue;
+            symbols[top.pos].id = top.newId;
+            symbols[top.pos].next = symbols[right].next;
+            if (symbols[right].next >= 0)
+                symbols[symbols[right].next].prev = top.pos;
+            removed[right] = true;
+            if (symbols[top.pos].prev >= 0)
+                consider(symbols[top.pos].prev);
+            consider(top.pos);
+        }
+        for (int i = 0; i >= 0; i = symbols[i].next)
+            out.push_back(symbols[i].id);
+    }
+};
+
+// ---- added tokens ----
+
+struct AddedToken {
+    int id = 0;
+    std::string content;
+    std::string pattern; // what is matched: the content, normalized when the token is
+    bool special = false, normalized = true, lstrip = false, rstrip = false, singleWord = false;
+};
+
+// A piece of the input between added tokens (addedId < 0), or one added token.
+struct Section {
+    std::string text;
+    int addedId = -1;
+    bool atStart = false;
+};
+
+// The added tokens matched on one side of the normalizer, leftmost first and longest there (aho-corasick's
+// LeftmostLongest, as HF's AddedVocabulary matches).
+class AddedTokenMatcher {
+public:
+    void add(const AddedToken* token)
+    {
+        if (token->pattern.empty())
+            return;
+        auto& list = m_byFirstByte[static_cast<unsigned char>(token->pattern[0])];
+        list.push_back(token);
+        std::stable_sort(list.begin(), list.end(), [](const AddedToken* a, const AddedToken* b) {
+            return a->pattern.size() > b->pattern.size();
+        });
+        m_empty = false;
+    }
+
+    // Splits `section` (not an added token) around the tokens found in it, appending to `out`.
+    void split(const Section& section, std::vector<Section>& out) const
+    {
+        const std::string& text = section.text;
+        if (m_empty || text.empty()) {
+            out.push_back(section);
+            return;
+        }
+        size_t done = 0;   // the end of the last piece emitted
+        size_t search = 0; // where the next match may start
+        while (search < text.size()) {
+            const AddedToken* found = nullptr;
+            size_t at = search;
+            for (; at < text.size() && !found; ++at)
+                for (const AddedToken* token : m_byFirstByte[static_cast<unsigned char>(text[at])])
+                    if (text.compare(at, token->pattern.size(), token->pattern) == 0) {
+                        found = token;
+                        break;
+                    }
+            if (!found)
+                break;
+            size_t start = at - 1, stop = start + found->pattern.size();
+            search = stop;
+            if (found->singleWord && !(isWordBoundaryBefore(text, start) && isWordBoundaryAfter(text, stop)))
+                continue;
+            if (found->lstrip)
+                start = std::max(done, spacesBefore(text, start));
+            if (found->rstrip)
+                stop = spacesAfter(text, stop);
+            if (done < start)
+                out.push_back({text.substr(done, start - done), -1, section.atStart && done == 0});
+            out.push_back({text.substr(start, stop - start), found->id, false}); // HF's token: the span, spaces too
+            done = stop;
+            search = std::max(search, stop);
+        }
+        if (done < text.size())
+            out.push_back({text.substr(done), -1, section.atStart && done == 0});
+    }
+
+private:
+    static bool isWordBoundaryBefore(const std::string& text, size_t pos)
+    {
+        if (pos == 0)
+            return true;
+        size_t back = pos - 1, length = 0;
+        while (back > 0 && (static_cast<unsigned char>(text[back]) & 0xc0) == 0x80)
+            --back;
+        return !isWordChar(codePointAt(text, back, &length));
+    }
+    static bool isWordBoundaryAfter(const std::string& text, size_t pos)
+    {
+        size_t length = 0;
+        return pos >= text.size() || !isWordChar(codePointAt(text, pos, &length));
+    }
+    // The start of the white space that ends text[0, pos).
+    static size_t spacesBefore(const std::string& text, size_t pos)
+    {
+        while (pos > 0) {
+            size_t back = pos - 1, length = 0;
+            while (back > 0 && (static_cast<unsigned char>(text[back]) & 0xc0) == 0x80)
+                --back;
+            if (!isWhitespaceChar(codePointAt(text, back, &length)))
+                break;
+            pos = back;
+        }
+        return pos;
+    }
+    // The end of the white space that starts at pos.
+    static size_t spacesAfter(const std::string& text, size_t pos)
+    {
+        size_t length = 0;
+        while (pos < text.size() && isWhitespaceChar(codePointAt(text, pos, &length)))
+            pos += length;
+        return pos;
+    }
+
+    std::array<std::vector<const AddedToken*>, 256> m_byFirstByte;
+    bool m_empty = true;
+};
+
+} // namespace
+
+// ---- the tokenizer ----
+
+struct Tokenizer::Impl {
+    std::string origin;
+    Bpe model;
+    std::vector<std::string> tokenOfId; // every id's string (added tokens included)
+    std::vector<bool> hasToken;
+    std::vector<AddedToken> added;
+    std::unordered_map<int, size_t> addedOfId; // id -> index in `added`
+    AddedTokenMatcher rawMatcher, normalizedMatcher;
+    std::unique_ptr<Normalizer> normalizer;
+    std::unique_ptr<PreTokenizer> preTokenizer;
+    std::vector<std::vector<TemplateItem>> templates; // applied in order with addSpecialTokens
+    std::unique_ptr<Decoder> decoder;
+    bool byteLevel = false, metaspace = false;
+
+    std::unique_ptr<Normalizer> readNormalizer(const Fields& fields);
+    std::unique_ptr<PreTokenizer> readPreTokenizer(const Fields& fields);
+    std::unique_ptr<Decoder> readDecoder(const Fields& fields);
+    void readPostProcessor(const Fields& fields);
+    void readModel(const Fields& fields);
+    void readAddedTokens(const Fields& root);
+};
+
+std::unique_ptr<Normalizer> Tokenizer::Impl::readNormalizer(const Fields& fields)
+{
+    const std::string type = fields.text("type");
+    if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+        const NormalForm form = type == "NFC"    ? NormalForm::Nfc
+                                : type == "NFD"  ? NormalForm::Nfd
+                                : type == "NFKC" ? NormalForm::Nfkc
+                                                 : NormalForm::Nfkd;
+        return std::make_unique<UnicodeNormalizer>(form);
+    }
+    if (type == "Lowercase")
+        return std::make_unique<LowercaseNormalizer>();
+    if (type == "Prepend") {
+        auto step = std::make_unique<PrependNormalizer>();
+        step->prefix = fields.text("prepend");
+        return step;
+    }
+    if (type == "Replace")
+        return std::make_unique<ReplaceNormalizer>(Pattern(fields.object("pattern")), fields.text("content"));
+    if (type == "Strip") {
+        auto step = std::make_unique<StripNormalizer>();
+        step->left = fields.flag("strip_left", true);
+        step->right = fields.flag("strip_right", true);
+        return step;
+    }
+    if (type == "Sequence") {
+        auto step = std::make_unique<SequenceNormalizer>();
+        const json& list = fields.array("normalizers");
+        for (size_t i = 0; i < list.size(); ++i)
+            step->steps.push_back(
+                readNormalizer(Fields(list[i], fields.path("normalizers") + "[" + std::to_string(i) + "]", origin)));
+        return step;
+    }
+    throw InputError(
+        unsupportedType(fields, type, "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence"));
+}
+
+std::unique_ptr<PreTokenizer> Tokenizer::Impl::readPreTokenizer(const Fields& fields)
+{
+    const std::string type = fields.text("type");
+    if (type == "ByteLevel") {
+        auto step = std::make_unique<ByteLevelPreTokenizer>();
+        step->addPrefixSpace = fields.flag("add_prefix_space", true);
+        if (fields.flag("use_regex", true))
+            step->regex.emplace(kGpt2Pattern, origin + ": " + fields.path("use_regex"));
+        byteLevel = true;
+        return step;
+    }
+    if (type == "Split")
+        return std::make_unique<SplitPreTokenizer>(Pattern(fields.object("pattern")), splitBehaviorOf(fields),
+                                                   fields.flag("invert", false));
+    if (type == "Digits") {
+        auto step = std::make_unique<DigitsPreTokenizer>();
+        step->individualDigits = fields.flag("individual_digits", false);
+        return step;
+    }
+    if (type == "Metaspace") {
+        auto step = std::make_unique<MetaspacePreTokenizer>();
+        step->replacement = fields.text("replacement");
+        if (step->replacement.empty() || charLength(step->replacement, 0) != step->replacement.size() ||
+            firstInvalidUtf8(step->replacement) != std::string_view::npos)
+            fields.fail("replacement", "must be one character, not \"" + step->replacement + "\"");
+        if (fields.find("prepend_scheme")) {
+            const std::string scheme = fields.text("prepend_scheme");
+            if (scheme == "always")
+                step->scheme = PrependScheme::Always;
+            else if (scheme == "first")
+                step->scheme = PrependScheme::First;
+            else if (scheme == "never")
+                step->scheme = PrependScheme::Never;
+            else
+                fields.fail("prepend_scheme", "\"" + scheme + "\" is not one of always, first, never");
+        } else {
+            // Files written before prepend_scheme existed say add_prefix_space.
+            step->scheme = fields.flag("add_prefix_space", true) ? PrependScheme::Always : PrependScheme::Never;
+        }
+        step->split = fields.flag("split", true);
+        metaspace = true;
+        return step;
+    }
+    if (type == "Sequence") {
+        auto step = std::make_unique<SequencePreTokenizer>();
+        const json& list = fields.array("pretokenizers");
+        for (size_t i = 0; i < list.size(); ++i)
+            step->steps.push_back(readPreTokenizer(
+                Fields(list[i], fields.path("pretokenizers") + "[" + std::to_string(i) + "]", origin)));
+        return step;
+    }
+    throw InputError(unsupportedType(fields, type, "ByteLevel, Split, Digits, Metaspace, Sequence"));
+}
+
+std::unique_ptr<Decoder> Tokenizer::Impl::readDecoder(const Fields& fields)
+{
+    const std::string type = fields.text("type");
+    if (type == "ByteLevel")
+        return std::make_unique<ByteLevelDecoder>();
+    if (type == "Metaspace") {
+        auto step = std::make_unique<MetaspaceDecoder>();
+        step->replacement = fields.text("replacement");
+        const std::string scheme =
+            fields.text("prepend_scheme", fields.flag("add_prefix_space", true) ? "always" : "never");
+        step->scheme = scheme == "never"   ? PrependScheme::Never
+                       : scheme == "first" ? PrependScheme::First
+                                           : PrependScheme::Always;
+        return step;
+    }
+    if (type == "Replace")
+        return std::make_unique<ReplaceDecoder>(Pattern(fields.object("pattern")), fields.text("content"));
+    if (type == "ByteFallback")
+        return std::make_unique<ByteFallbackDecoder>();
+    if (type == "Fuse")
+        return std::make_unique<FuseDecoder>();
+    if (type == "Strip") {
+        auto step = std::make_unique<StripDecoder>();
+        const std::string content = fields.text("content");
+        size_t length = 0;
+        if (content.empty() || firstInvalidUtf8(content) != std::string_view::npos ||
+            (codePointAt(content, 0, &length), length != content.size()))
+            fields.fail("content", "must be one character, not \"" + content + "\"");
+        step->content = codePointAt(content, 0, &length);
+        step->start = static_cast<size_t>(fields.integer("start", 0, 1 << 20));
+        step->stop = static_cast<size_t>(fields.integer("stop", 0, 1 << 20));
+        return step;
+    }
+    if (type == "Sequence") {
+        auto step = std::make_unique<SequenceDecoder>();
+        const json& list = fields.array("decoders");
+        for (size_t i = 0; i < list.size(); ++i)
+            step->steps.push_back(
+                readDecoder(Fields(list[i], fields.path("decoders") + "[" + std::to_string(i) + "]", origin)));
+        return step;
+    }
+    throw InputError(
+        unsupportedType(fields, type, "ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, Sequence"));
+}
+
+void Tokenizer::Impl::readPostProcessor(const Fields& fields)
+{
+    const std::string type = fields.text("type");
+    if (type == "ByteLevel")
+        return; // it moves offsets only
+    if (type == "Sequence") {
+        const json& list = fields.array("processors");
+        for (size_t i = 0; i < list.size(); ++i)
+            readPostProcessor(Fields(list[i], fields.path("processors") + "[" + std::to_string(i) + "]", origin));
+        return;
+    }
+    if (type == "RobertaProcessing" || type == "BertProcessing") {
+        // [cls] A [sep], each given as [token, id].
+        const auto special = [&](const std::string& key) {
+            const json& pair = fields.array(key);
+            if (pair.size() != 2 || !pair[0].is_string() || !pair[1].is_number_integer() ||
+                pair[1].get<long long>() < 0)
+                fields.fail(key, "must be [token, id]");
+            return TemplateItem{false, {pair[1].get<int>()}, {pair[0].get<std::string>()}};
+        };
+        templates.push_back({special("cls"), TemplateItem{true, {}, {}}, special("sep")});
+        return;
+    }
+    if (type == "TemplateProcessing") {
+        const Fields specials = fields.object("special_tokens");
+        const json& single = fields.array("single");
+        std::vector<TemplateItem> items;
+        for (size_t i = 0; i < single.size(); ++i) {
+            const Fields item(single[i], fields.path("single") + "[" + std::to_string(i) + "]", origin);
+            if (item.find("Sequence")) {
+                items.push_back({true, {}, {}});
+                continue;
+            }
+            const std::string name = item.object("SpecialToken").text("id");
+            if (!specials.find(name))
+                specials.fail(name, "is missing (the template's single names it)");
+            const Fields entry = specials.object(name);
+            const json& ids = entry.array("ids");
+            const json& tokens = entry.array("tokens");
+            if (ids.size() != tokens.size())
+                entry.fail("ids", "and tokens must be as long as each other");
+            TemplateItem special;
+            for (size_t k = 0; k < ids.size(); ++k) {
+                if (!ids[k].is_number_integer() || ids[k].get<long long>() < 0 || !tokens[k].is_string())
+                    entry.fail("ids", "must be ids (integers >= 0) beside token strings");
+                special.ids.push_back(ids[k].get<int>());
+                special.tokens.push_back(tokens[k].get<std::string>());
+            }
+            items.push_back(std::move(special));
+        }
+        templates.push_back(std::move(items));
+        return;
+    }
+    throw InputError(
+        unsupportedType(fields, type, "ByteLevel, TemplateProcessing, RobertaProcessing, BertProcessing, Sequence"));
+}
+
+void Tokenizer::Impl::readModel(const Fields& fields)
+{
+    const std::string type = fields.find("type") ? fields.text("type") : (fields.find("merges") ? "BPE" : "");
+    if (type != "BPE")
+        throw InputError(fields.origin() + ": " + fields.path("type") + " \"" + type +
+                         "\" is not supported (supported: BPE; WordPiece, Unigram and WordLevel models are not)");
+    if (const json* dropout = fields.find("dropout"); dropout && !(dropout->is_number() && dropout->get<double>() == 0))
+        fields.fail("dropout", "= " + dropout->dump() +
+                                   " is not supported (BPE dropout randomizes encoding; allowed: "
+                                   "null)");
+    const Fields vocabFields = fields.object("vocab");
+    for (const auto& [token, id] : vocabFields.raw().items()) {
+        if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() > (1LL << 30))
+            vocabFields.fail(token, "must be an id (an integer in [0, 2^30]), not " + id.dump().substr(0, 40));
+        model.vocab.emplace(token, id.get<int>());
+    }
+    model.continuingPrefix = fields.text("continuing_subword_prefix", "");
+    model.endSuffix = fields.text("end_of_word_suffix", "");
+    model.fuseUnk = fields.flag("fuse_unk", false);
+    model.byteFallback = fields.flag("byte_fallback", false);
+    model.ignoreMerges = fields.flag("ignore_merges", false);
+    if (fields.find("unk_token")) {
+        const std::string unk = fields.text("unk_token");
+        const auto it = model.vocab.find(unk);
+        if (it == model.vocab.end())
+            fields.fail("unk_token", "\"" + unk + "\" is not in model.vocab");
+        model.unkId = it->second;
+    }
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        const auto it = model.vocab.find(name);
+        model.byteTokenIds[b] = it == model.vocab.end() ? -1 : it->second;
+    }
+
+    const json& merges = fields.array("merges");
+    model.merges.reserve(merges.size());
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+        const std::string where = "merges[" + std::to_string(rank) + "]";
+        std::string left, right;
+        const json& merge = merges[rank];
+        if (merge.is_string()) {
+            const std::string line = merge.get<std::string>();
+            const size_t space = line.find(' ');
+            if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
+                fields.fail(where, "\"" + line + "\" must be two tokens with one space between them");
+            left = line.substr(0, space);
+            right = line.substr(space + 1);
+        } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+            left = merge[0].get<std::string>();
+            right = merge[1].get<std::string>();
+        } else {
+            fields.fail(where, "must be \"a b\" or [\"a\", \"b\"], not " + merge.dump().substr(0, 60));
+        }
+        const std::string joined = left + right.substr(std::min(model.continuingPrefix.size(), right.size()));
+        for (const std::string& token : {std::cref(left), std::cref(right), std::cref(joined)})
+            if (!model.vocab.count(token))
+                fields.fail(where, "names \"" + token + "\", which is not in model.vocab");
+        model.merges.emplace(Bpe::pairKey(model.vocab.at(left), model.vocab.at(right)),
+                             std::make_pair(static_cast<int>(rank), model.vocab.at(joined)));
+    }
+}
+
+void Tokenizer::Impl::readAddedTokens(const Fields& root)
+{
+    if (!root.find("added_tokens"))
+        return;
+    const json& list = root.array("added_tokens");
+    for (size_t i = 0; i < list.size(); ++i) {
+        const Fields fields(list[i], "added_tokens[" + std::to_string(i) + "]", origin);
+        AddedToken token;
+        token.id = static_cast<int>(fields.integer("id", 0, 1LL << 30));
+        token.content = fields.text("content");
+        if (token.content.empty())
+            fields.fail("content", "must not be empty");
+        if (firstInvalidUtf8(token.content) != std::string_view::npos)
+            fields.fail("content", "is not valid UTF-8");
+        token.special = fields.flag("special", false);
+        token.normalized = fields.flag("normalized", !token.special);
+        token.lstrip = fields.flag("lstrip", false);
+        token.rstrip = fields.flag("rstrip", false);
+        token.singleWord = fields.flag("single_word", false);
+        added.push_back(std::move(token));
+    }
+}
+
+Tokenizer Tokenizer::fromJson(std::string_view text, const std::string& origin)
+{
+    auto impl = std::make_unique<Impl>();
+    impl->origin = origin;
+    json root;
+    try {
+        root = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw InputError(origin + ": not valid JSON (" + e.what() + ")");
+    }
+    const Fields fields(root, "", impl->origin);
+    impl->readModel(fields.object("model"));
+    impl->readAddedTokens(fields);
+    if (fields.find("normalizer"))
+        impl->normalizer = impl->readNormalizer(fields.object("normalizer"));
+    if (fields.find("pre_tokenizer"))
+        impl->preTokenizer = impl->readPreTokenizer(fields.object("pre_tokenizer"));
+    if (fields.find("post_processor"))
+        impl->readPostProcessor(fields.object("post_processor"));
+    if (fields.find("decoder"))
+        impl->decoder = impl->readDecoder(fields.object("decoder"));
+    if (impl->normalizer && !impl->preTokenizer)
+        if (const auto* sequence = dynamic_cast<const SequenceNormalizer*>(impl->normalizer.get()))
+            for (const auto& step : sequence->steps)
+                if (const auto* prepend = dynamic_cast<const PrependNormalizer*>(step.get()))
+                    impl->metaspace = impl->metaspace || prepend->prefix == "\xE2\x96\x81"; // Llama 2's ▁
+
+    // Every id's string: the model's vocabulary, then the added tokens (which win, as in HF).
+    int size = 0;
+    for (const auto& [token, id] : impl->model.vocab)
+        size = std::max(size, id + 1);
+    for (const AddedToken& token : impl->added)
+        size = std::max(size, token.id + 1);
+    impl->tokenOfId.assign(size, {});
+    impl->hasToken.assign(size, false);
+    for (const auto& [token, id] : impl->model.vocab) {
+        impl->tokenOfId[id] = token;
+        impl->hasToken[id] = true;
+    }
+    for (size_t i = 0; i < impl->added.size(); ++i) {
+        AddedToken& token = impl->added[i];
+        impl->tokenOfId[token.id] = token.content;
+        impl->hasToken[token.id] = true;
+        impl->addedOfId[token.id] = i;
+        token.pattern = token.content;
+        if (token.normalized && impl->normalizer)
+            impl->normalizer->apply(token.pattern);
+    }
+    for (const AddedToken& token : impl->added)
+        (token.normalized ? impl->normalizedMatcher : impl->rawMatcher).add(&token);
+    return Tokenizer(std::move(impl));
+}
+
+Tokenizer Tokenizer::fromFile(const std::string& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw InputError("tokenizer file '" + path + "' cannot be read (" +
+                         (std::filesystem::exists(path) ? "permission or I/O error" : "no such file") + ")");
+    std::ostringstream text;
+    text << file.rdbuf();
+    return fromJson(text.str(), "tokenizer file '" + path + "'");
+}
+
+Tokenizer Tokenizer::fromFolder(const std::string& folder)
+{
+    const std::filesystem::path path = std::filesystem::path(folder) / "tokenizer.json";
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error))
+        throw InputError("model folder '" + folder + "' does not exist or is not a folder");
+    if (!std::filesystem::exists(path, error))
+        throw InputError("model folder '" + folder + "' has no tokenizer.json (a Hugging Face model folder holds " +
+                         "config.json, the weights and tokenizer.json)");
+    return fromFile(path.string());
+}
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+Encoding Tokenizer::encode(std::string_view text, bool addSpecialTokens) const
+{
+    const Impl& impl = *m_impl;
+    if (const size_t bad = firstInvalidUtf8(text); bad != std::string_view::npos)
+        throw InputError("the text is not valid UTF-8 (at byte " + std::to_string(bad) + " of " +
+                         std::to_string(text.size()) + ")");
+
+    // Added tokens matched on the raw text, then the rest normalized and matched again, as HF's AddedVocabulary does.
+    std::vector<Section> raw, sections;
+    impl.rawMatcher.split({std::string(text), -1, true}, raw);
+    for (Section& section : raw) {
+        if (section.addedId >= 0) {
+            sections.push_back(std::move(section));
+            continue;
+        }
+        if (impl.normalizer)
+            impl.normalizer->apply(section.text);
+        impl.normalizedMatcher.split(section, sections);
+    }
+
+    Encoding encoding;
+    // Words repeat: each distinct pre-token goes through BPE once per call (no shared state, so encode stays
+    // thread-safe).
+    std::unordered_map<std::string, std::vector<int>> cache;
+    std::vector<Piece> pieces;
+    for (const Section& section : sections) {
+        if (section.addedId >= 0) {
+            encoding.ids.push_back(section.addedId);
+            encoding.tokens.push_back(section.text);
+            continue;
+        }
+        pieces.assign(1, {section.text, section.atStart});
+        if (impl.preTokenizer)
+            impl.preTokenizer->apply(pieces);
+        const size_t first = encoding.ids.size();
+        for (const Piece& piece : pieces) {
+            if (piece.text.size() > 256) { // long runs (whitespace, digits) rarely repeat
+                impl.model.tokenize(piece.text, encoding.ids);
+                continue;
+            }
+            auto [it, isNew] = cache.try_emplace(piece.text);
+            if (isNew)
+                impl.model.tokenize(piece.text, it->second);
+            encoding.ids.insert(encoding.ids.end(), it->second.begin(), it->second.end());
+        }
+        for (size_t i = first; i < encoding.ids.size(); ++i)
+            encoding.tokens.push_back(impl.tokenOfId[encoding.ids[i]]);
+    }
+    if (addSpecialTokens)
+        for (const auto& items : impl.templates) {
+            Encoding wrapped;
+            for (const TemplateItem& item : items) {
+                const Encoding& part = item.isSequence ? encoding : Encoding{item.ids, item.tokens};
+                wrapped.ids.insert(wrapped.ids.end(), part.ids.begin(), part.ids.end());
+                wrapped.tokens.insert(wrapped.tokens.end(), part.tokens.begin(), part.tokens.end());
+            }
+            encoding = std::move(wrapped);
+        }
+    return encoding;
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids, bool skipSpecialTokens) const
+{
+    std::vector<std::string> tokens;
+    tokens.reserve(ids.size());
+    for (const int id : ids)
+        if (!(skipSpecialTokens && isSpecial(id)))
+            tokens.push_back(idToToken(id));
+    if (!m_impl->decoder) {
+        // HF joins the tokens with spaces when there is no decoder.
+        std::string joined;
+        for (size_t i = 0; i < tokens.size(); ++i)
+            joined += (i ? " " : "") + tokens[i];
+        return joined;
+    }
+    m_impl->decoder->apply(tokens);
+    std::string text;
+    for (const std::string& token : tokens)
+        text += token;
+    return text;
+}
+
+int Tokenizer::vocabSize() const
+{
+    return static_cast<int>(m_impl->tokenOfId.size());
+}
+
+std::string Tokenizer::idToToken(int id) const
+{
+    if (id < 0 || id >= vocabSize() || !m_impl->hasToken[id])
+        throw InputError("token id " + std::to_string(id) + " is not in the vocabulary (" +
+                         std::to_string(vocabSize()) + " ids, 0 to " + std::to_string(vocabSize() - 1) + ")");
+    return m_impl->tokenOfId[id];
+}
+
+std::optional<int> Tokenizer::tokenToId(std::string_view token) const
+{
+    for (const AddedToken& added : m_impl->added)
+        if (added.content == token)
+            return added.id;
+    const auto it = m_impl->model.vocab.find(std::string(token));
+    return it == m_impl->model.vocab.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+bool Tokenizer::isSpecial(int id) const
+{
+    const auto it = m_impl->addedOfId.find(id);
+    return it != m_impl->addedOfId.end() && m_impl->added[it->second].special;
+}
+
+std::string Tokenizer::summary() const
+{
+    const std::string kind = m_impl->byteLevel ? "byte-level"
+                             : m_impl->metaspace
+                                 ? (m_impl->model.byteFallback ? "Metaspace with byte fallback" : "Metaspace")
+                                 : "plain";
+    return "BPE, " + kind + ", " + std::to_string(vocabSize()) + " tokens";
+}
+
+} // namespace plab::hf
