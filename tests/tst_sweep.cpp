@@ -387,14 +387,14 @@ void TestSweep::badInput_data()
         return a;
     };
     QTest::newRow("empty schemes") << "" << with(grid, "--schemes", ",") + QStringList{"-o", "DIR"}
-                                   << "--schemes is empty" << false;
+                                   << "--schemes: no schemes listed" << false;
     QTest::newRow("unknown scheme") << "" << with(grid, "--schemes", "alibi,nope") + QStringList{"-o", "DIR"} << "nope"
                                     << false;
     QTest::newRow("duplicate scheme") << "" << with(grid, "--schemes", "alibi,alibi") + QStringList{"-o", "DIR"}
-                                      << "alibi twice" << false;
+                                      << "--schemes: scheme alibi is listed twice" << false;
     QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"}
-                                     << "lists seed 1 twice" << false;
-    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds is empty"
+                                     << "--seeds: seed 1 is listed twice in 1,2,1" << false;
+    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds: no seeds listed"
                               << false;
     QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds"
                                    << false;

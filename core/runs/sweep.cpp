@@ -276,29 +276,29 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index)
 void validateSweepGrid(const SweepGrid& grid)
 {
     if (grid.schemes.empty())
-        throw InputError(
-            "--schemes is empty; allowed: a comma-separated list of schemes (see positionlab-cli schemes)");
+        throw InputError("no schemes listed; allowed: one or more schemes (see positionlab-cli schemes)", "schemes");
     std::set<std::string> seenSchemes;
     for (const std::string& s : grid.schemes) {
         schemeByName(s); // InputError naming the allowed schemes
         if (!seenSchemes.insert(s).second)
-            throw InputError("--schemes lists " + s + " twice; allowed: each scheme once");
+            throw InputError("scheme " + s + " is listed twice; allowed: each scheme once", "schemes");
     }
     if (grid.seeds.empty())
-        throw InputError("--seeds is empty; allowed: a comma-separated list of distinct seeds, e.g. 1,2,3");
+        throw InputError("no seeds listed; allowed: distinct seeds, e.g. 1,2,3", "seeds");
     std::set<uint64_t> seenSeeds;
     for (uint64_t s : grid.seeds)
         if (!seenSeeds.insert(s).second)
-            throw InputError("--seeds " + seedList(grid.seeds) + " lists seed " + std::to_string(s) +
-                             " twice; allowed: distinct seeds (a repeated seed repeats the same run)");
+            throw InputError("seed " + std::to_string(s) + " is listed twice in " + seedList(grid.seeds) +
+                                 "; allowed: distinct seeds (a repeated seed repeats the same run)",
+                             "seeds");
     if (grid.variants.empty())
         throw InputError("the grid has no variants; allowed: at least the plain scheme");
     std::set<std::vector<std::string>> seenVariants;
     for (const auto& v : grid.variants)
         if (!seenVariants.insert(v).second)
-            throw InputError("--vary gives the variant '" + joined(v, " ") + "' twice; allowed: distinct values");
+            throw InputError("the variant '" + joined(v, " ") + "' is given twice; allowed: distinct values", "vary");
     if (grid.evalLengths.empty())
-        throw InputError("--lengths is empty; allowed: evaluation lengths, e.g. 32,64,128");
+        throw InputError("no evaluation lengths; allowed: one or more, e.g. 32,64,128", "lengths");
     for (size_t i = 0; i < grid.cellCount(); ++i) {
         const SweepCell c = sweepCell(grid, i);
         try {

@@ -59,7 +59,8 @@ TrainStepResult Trainer::step()
     r.gradNorm = std::sqrt(sumSquares);
     if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
         throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + exactText(r.loss) +
-                       "); try a lower --lr");
+                           "); try a lower learning rate",
+                       "lr");
     if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
         const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);
         for (float& v : g)

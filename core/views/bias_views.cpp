@@ -69,10 +69,15 @@ nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, 
     return meta;
 }
 
-std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
+void checkBucketMapScheme(const SchemeSpec& spec)
 {
     if (spec.kind != SchemeKind::T5)
-        throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
+        throw InputError("bucket maps are only defined for the t5 scheme, not " + spec.name(), "buckets");
+}
+
+std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
+{
+    checkBucketMapScheme(spec);
     checkMemoryEstimate(4.0 * length * length,
                         "a " + std::to_string(length) + " x " + std::to_string(length) + " bucket matrix");
     const PositionBias mask(spec, length);

@@ -33,6 +33,8 @@ nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, 
 
 // T5 bucket index of every (m, n), (N, N) row-major; masked cells -1.
 std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length);
+// The rule t5BucketMatrix refuses with, for callers that check before any work: InputError unless the scheme is t5.
+void checkBucketMapScheme(const SchemeSpec& spec);
 
 // dot(p_m, p_n) of sinusoidal embeddings for distances 0..maxDistance.
 struct DotCurve {
