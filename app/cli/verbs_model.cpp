@@ -248,17 +248,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     std::optional<LoadedCheckpoint>& init = s.init;
     if (args.has("init")) {
         init = loadCheckpoint(args.text("init"));
-        const ModelConfig& was = init->model->config();
-        mc.scheme = was.scheme;
-        if (!args.has("preset")) {
-            mc.context = was.context;
-            mc.layers = was.layers;
-            mc.dModel = was.dModel;
-            mc.heads = was.heads;
-            mc.dFf = was.dFf;
-        }
-        mc.logn = was.logn;
-        mc.seed = was.seed;
+        takeCheckpointModel(mc, init->model->config(), args.has("preset"));
     }
     // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
     std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
@@ -273,31 +263,13 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
         // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
         initCheck([&] { checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run); });
-        const ModelConfig& was = init->model->config();
-        mc.schemeSettings = was.schemeSettings;
-        mc.scaling = was.scaling;
-        mc.scalingSettings = was.scalingSettings;
-        // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
-        if (method) {
-            mc.scaling = *method;
-            mc.scalingSettings.clear();
-        }
-        const SchemeInfo& info = schemeByName(mc.scheme);
-        for (const std::string& a : args.all("set")) {
-            const std::string name = a.substr(0, a.find('='));
-            const bool ofScheme =
-                std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
-            std::vector<std::string>& target = ofScheme ? mc.schemeSettings : mc.scalingSettings;
-            std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
-            target.push_back(a);
-        }
+        // --set original-context=N is the user's and wins (0: this run's context)
+        s.keptOriginalContext = mergeCheckpointSettings(mc, init->model->config(), method, args.all("set"));
     } else {
         mc.schemeSettings = args.all("set");
         mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
-    if (init) // --set original-context=N is the user's and wins (0: this run's context)
-        s.keptOriginalContext = keepOriginalContext(mc, init->model->config(), args.all("set"));
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));

@@ -136,6 +136,42 @@ int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::
     return original;
 }
 
+void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool keepSizes)
+{
+    model.scheme = checkpoint.scheme;
+    if (!keepSizes) {
+        model.context = checkpoint.context;
+        model.layers = checkpoint.layers;
+        model.dModel = checkpoint.dModel;
+        model.heads = checkpoint.heads;
+        model.dFf = checkpoint.dFf;
+    }
+    model.logn = checkpoint.logn;
+    model.seed = checkpoint.seed;
+}
+
+int mergeCheckpointSettings(ModelConfig& model, const ModelConfig& checkpoint, const std::optional<std::string>& method,
+                            const std::vector<std::string>& settings)
+{
+    model.schemeSettings = checkpoint.schemeSettings;
+    model.scaling = checkpoint.scaling;
+    model.scalingSettings = checkpoint.scalingSettings;
+    if (method) {
+        model.scaling = *method;
+        model.scalingSettings.clear();
+    }
+    const SchemeInfo& info = schemeByName(model.scheme);
+    for (const std::string& setting : settings) {
+        const std::string name = setting.substr(0, setting.find('='));
+        const bool ofScheme =
+            std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
+        std::vector<std::string>& target = ofScheme ? model.schemeSettings : model.scalingSettings;
+        std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
+        target.push_back(setting);
+    }
+    return keepOriginalContext(model, checkpoint, settings);
+}
+
 namespace {
 
 std::string shapeText(const std::vector<int64_t>& shape)

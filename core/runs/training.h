@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,18 @@ struct TrainingResult {
 // alone, but not the scheme or a shape: InputError naming both otherwise.
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
+
+// The --init merge rule, in two steps around the run's own scheme and sizes. First the checkpoint gives the run its
+// scheme, logn and seed, and its sizes and context unless `keepSizes` (a preset named sizes of its own, which must then
+// match: checkInitSchemeAndSizes); `model` holds the run's defaults (the preset's) before its own options change it.
+void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool keepSizes);
+// Then, once the scheme and sizes the run asks for passed checkInitSchemeAndSizes: the checkpoint's scheme settings,
+// method and method settings, with the run's replacing them: `method`, when given, replaces the method and all its
+// settings; each of `settings` (NAME=VALUE) replaces the setting of that name, among the scheme's settings when the
+// scheme has a parameter NAME, else among the method's. Ends with keepOriginalContext(model, checkpoint, settings) and
+// returns what it returns.
+int mergeCheckpointSettings(ModelConfig& model, const ModelConfig& checkpoint, const std::optional<std::string>& method,
+                            const std::vector<std::string>& settings);
 
 // Continuing a checkpoint at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk,
 // rerope, leaky-rerope) keeps the one the checkpoint was first trained at. `given` holds the run's own settings (the
