@@ -223,6 +223,7 @@ struct TrainSetup {
     bool quiet = false;
     std::optional<LoadedCheckpoint> init; // --init: the checkpoint training continues from
     int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
+    std::string initRun = "this run";     // how --init's messages name the run: "this run (--preset quick)"
 };
 
 // Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
@@ -281,10 +282,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     s.quiet = args.has("quiet");
     if (s.quiet)
         refuseOptions("train", args, {"log-every"}, "--quiet prints no step progress");
-    validateModelConfig(mc);
-    validateTrainConfig(tc);
-    if (init)
-        initCheck([&] { checkInitCompatible(mc, *init, args.text("init"), run); });
+    s.initRun = run; // the configs and the checkpoint are checked once, by trainModel
     return s;
 }
 
@@ -414,9 +412,6 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     const TrainSetup setup = trainSetupFromArgs(args);
     applyThreadsOption(args);
     const Corpus corpus = corpusFromArgs(args);
-    checkTrainingCorpus(corpus, setup.model.context);
-    if (!setup.quiet)
-        printTrainStart(setup, corpus, ctx);
 
     TrainingHooks hooks;
     hooks.reportEvery = setup.logEvery;
@@ -427,18 +422,23 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     };
     if (!setup.quiet)
         hooks.progress = trainProgressPrinter(setup, ctx, processCpuSeconds());
+    // The start lines come once trainModel has checked the run (its one check of the configs, corpus and --init).
+    hooks.started = [&](const Model&) {
+        if (!setup.quiet)
+            printTrainStart(setup, corpus, ctx);
+        if (setup.init && !setup.json)
+            ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
+                    << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                    << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
+                    << (setup.keptOriginalContext > 0
+                            ? " with original-context " + std::to_string(setup.keptOriginalContext) +
+                                  " (the context the checkpoint was trained at; --set original-context=N changes it)"
+                            : std::string())
+                    << std::endl;
+    };
     InterruptGuard guard;
-    if (setup.init && !setup.json)
-        ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
-                << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
-                << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
-                << (setup.keptOriginalContext > 0
-                        ? " with original-context " + std::to_string(setup.keptOriginalContext) +
-                              " (the context the checkpoint was trained at; --set original-context=N changes it)"
-                        : std::string())
-                << std::endl;
-    TrainingResult trained =
-        trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
+    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr,
+                                        "--init " + args.text("init"), setup.initRun);
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;

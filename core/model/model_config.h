@@ -49,6 +49,10 @@ struct ModelConfig {
     static ModelConfig fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
 };
 
+// Whether a constructor checks the config it is given. An entry point validates each config once: code that validated
+// it already (trainModel, loadCheckpoint's ModelConfig::fromJson) builds with Validated, everything else with Validate.
+enum class ConfigCheck { Validate, Validated };
+
 // Throws InputError naming the field, its value and the allowed range (also checks the scheme spec and that the
 // weights, gradients and AdamW moments fit the memory budget).
 void validateModelConfig(const ModelConfig& config);

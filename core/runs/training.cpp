@@ -13,7 +13,8 @@
 
 namespace plab {
 
-Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume)
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+                 ConfigCheck check)
     : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
       m_rngState(m_config.dataSeed)
 {
@@ -22,13 +23,15 @@ Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& t
     if (m_optimizer.firstMoment().size() != model.parameterCount())
         throw InputError("the optimizer state does not fit the model's " + std::to_string(model.parameterCount()) +
                          " parameters");
-    validateTrainConfig(m_config);
+    if (check == ConfigCheck::Validate)
+        validateTrainConfig(m_config);
     const size_t T = model.config().context;
     // Activations, their gradients (about as large again) and the optimiser state.
     checkMemoryEstimate(
         2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
         "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
-    checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
+    if (check == ConfigCheck::Validate)
+        checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
     m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
     m_targets.resize(m_inputs.size());
 }
@@ -236,25 +239,29 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
 }
 
 TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init, const std::string& initSource,
+                          const std::string& initRun)
 {
+    // Every input is checked here once; the model and the trainer are told so.
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
     checkTrainingCorpus(corpus, modelConfig.context);
     if (init)
-        checkInitCompatible(modelConfig, *init, "checkpoint");
+        checkInitCompatible(modelConfig, *init, initSource, initRun);
     TrainingResult result;
-    result.model = std::make_unique<Model>(modelConfig);
+    result.model = std::make_unique<Model>(modelConfig, ConfigCheck::Validated);
     Model& model = *result.model;
     if (init) {
         model.parameters() = init->model->parameters();
         model.parametersChanged();
     }
-    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr);
+    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr, ConfigCheck::Validated);
     result.info.corpus = corpus.source;
     result.info.training = train.toJson();
     // Periodic checkpoints save the live state; the result keeps its own copy (below).
     result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
+    if (hooks.started)
+        hooks.started(model);
     model.setCancelFlag(hooks.interrupt);
     auto stopRequested = [&] {
         return (hooks.interrupt && hooks.interrupt->load()) || (hooks.shouldStop && hooks.shouldStop());

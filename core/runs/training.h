@@ -26,8 +26,10 @@ struct TrainStepResult {
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
 class Trainer {
 public:
-    // `resume`: an optimiser state to continue from (train --init), copied.
-    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr);
+    // `resume`: an optimiser state to continue from (train --init), copied. Checks the config and that the text
+    // (`textName` in messages) fills a window, unless `check` says the caller did (trainModel).
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr,
+            ConfigCheck check = ConfigCheck::Validate);
     TrainStepResult step();
     int stepsDone() const { return m_step; }
     const AdamW& optimizer() const { return m_optimizer; }
@@ -76,6 +78,9 @@ struct TrainingHooks {
     // the parameters of its last full step.
     std::function<bool()> shouldStop;
     const std::atomic<bool>* interrupt = nullptr;
+    // Called once the run's inputs passed their one check and its model is built, before the first step (the CLI
+    // prints its start line here, after the checks and not before them).
+    std::function<void(const Model&)> started;
     int saveEvery = 0; // 0: never; else checkpoint(...) every saveEvery steps before the last
     std::function<void(const Model&, const CheckpointInfo&)> checkpoint;
 };
@@ -88,14 +93,17 @@ struct TrainingResult {
     double tokensPerSecond = 0;
 };
 
-// Validates both configs and the corpus, builds the model from model.seed and runs train.steps steps of random
+// The one check of a run's inputs (the CLI's train, sweep cells, the GUI's Train tab call nothing else before it):
+// validates both configs, the corpus against the context and, with `init`, checkInitCompatible (naming the checkpoint
+// `initSource`, the run `initRun`); then builds the model from model.seed and runs train.steps steps of random
 // windows of the training split (same seeds and threads: the same run). InputError for bad input, RunError when the
 // loss diverges.
 // With `init` (train --init) the run starts from that checkpoint's weights and, when it has one, its optimiser state;
 // `model` may change the context, the length-extension method and the parameters that leave the weights' shapes
 // alone, but not the scheme or a shape: InputError naming both otherwise.
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
+                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr,
+                          const std::string& initSource = "checkpoint", const std::string& initRun = "this run");
 
 // The --init merge rule, in two steps around the run's own scheme and sizes. First the checkpoint gives the run its
 // scheme, logn and seed, and its sizes and context unless `keepSizes` (a preset named sizes of its own, which must then
