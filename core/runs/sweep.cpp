@@ -42,18 +42,22 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
     return s;
 }
 
-// The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
+// The grid's model fields that do not vary per cell: model_config's shape (ModelConfig::toJson resolves a scheme; a
+// grid has none), the common settings and the method.
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
-    nlohmann::json j{{"layers", m.layers},
-                     {"d_model", m.dModel},
-                     {"heads", m.heads},
-                     {"d_ff", m.dFf},
-                     {"context", m.context},
-                     {"logn", m.logn},
-                     {"settings", m.schemeSettings}};
+    nlohmann::json j = modelShapeJson(m);
+    j["settings"] = m.schemeSettings;
     if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
         j["scaling"] = m.scaling;
+    return j;
+}
+
+// TrainConfig's JSON without data_seed, which each cell sets (a grid hashes the same as before it was written here).
+nlohmann::json gridTrainJson(const TrainConfig& train)
+{
+    nlohmann::json j = train.toJson();
+    j.erase("data_seed");
     return j;
 }
 
@@ -156,17 +160,7 @@ nlohmann::json SweepGrid::toJson() const
             {"variants", v},
             {"preset", preset},
             {"model", baseModelJson(model)},
-            {"train",
-             {{"steps", train.steps},
-              {"batch", train.batch},
-              {"lr", train.learningRate},
-              {"min_lr", train.minLearningRate},
-              {"warmup", train.warmup},
-              {"weight_decay", train.weightDecay},
-              {"beta1", train.beta1},
-              {"beta2", train.beta2},
-              {"epsilon", train.epsilon},
-              {"grad_clip", train.gradClip}}},
+            {"train", gridTrainJson(train)},
             {"corpus", corpus},
             {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
 }
@@ -195,26 +189,14 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     for (const nlohmann::json& v : variants)
         g.variants.push_back(JsonReader{nlohmann::json{{"v", v}}, source}.texts("v"));
     g.preset = r.text("preset");
+    // The shape and the schedule are read as model_config reads them (one set of ranges: validateModelConfig's,
+    // checked with the scheme when a cell is validated or trained, and validateTrainConfig's).
     const JsonReader m{r.field("model"), source + " model"};
-    g.model.layers = static_cast<int>(m.integer("layers", 1, 1 << 20));
-    g.model.dModel = static_cast<int>(m.integer("d_model", 1, 1 << 20));
-    g.model.heads = static_cast<int>(m.integer("heads", 1, 1 << 20));
-    g.model.dFf = static_cast<int>(m.integer("d_ff", 1, 1 << 20));
-    g.model.context = static_cast<int>(m.integer("context", 1, 1 << 20));
+    readModelShape(r.field("model"), g.model, source);
     g.model.logn = m.boolean("logn");
     g.model.schemeSettings = m.texts("settings");
     g.model.scaling = j["model"].contains("scaling") ? m.text("scaling") : "none";
-    const JsonReader t{r.field("train"), source + " train"};
-    g.train.steps = static_cast<int>(t.integer("steps", 0, 100000000));
-    g.train.batch = static_cast<int>(t.integer("batch", 1, 65536));
-    g.train.learningRate = t.number("lr");
-    g.train.minLearningRate = t.number("min_lr");
-    g.train.warmup = static_cast<int>(t.integer("warmup", 0, 100000000));
-    g.train.weightDecay = t.number("weight_decay");
-    g.train.beta1 = t.number("beta1");
-    g.train.beta2 = t.number("beta2");
-    g.train.epsilon = t.number("epsilon");
-    g.train.gradClip = t.number("grad_clip");
+    g.train = TrainConfig::fromJson(r.field("train"), source);
     g.corpus = r.text("corpus");
     const JsonReader e{r.field("eval"), source + " eval"};
     const nlohmann::json& lengths = e.field("lengths");
