@@ -585,7 +585,7 @@ void TestSweep::gridReadsConfigsAsModelConfigDoes()
     QFETCH(int, value);
     QFETCH(QString, message);
     plab::SweepGrid grid;
-    grid.schemes = {"alibi"};
+    grid.schemes = {"local"};
     grid.seeds = {1, 2};
     grid.model.layers = 1;
     grid.model.dModel = 16;
