@@ -415,8 +415,8 @@ Corpus loadSweepCorpus(const SweepGrid& grid)
     return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
 }
 
-std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
-                                        const TrainingHooks& hooks)
+std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                           const TrainingHooks& hooks, const std::function<bool(double)>& evalProgress)
 {
     const SweepCell cell = sweepCell(grid, index);
     checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
@@ -428,20 +428,24 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     eo.mode = grid.evalMode;
     eo.maxTokens = grid.evalBytes;
     eo.textName = "the validation split of " + corpus.source;
-    if (hooks.interrupt) {
-        const std::atomic<bool>* flag = hooks.interrupt;
-        eo.progress = [flag](double) { return !flag->load(); };
-    }
+    bool stopped = false;
+    const std::atomic<bool>* flag = hooks.interrupt;
+    if (flag || evalProgress)
+        eo.progress = [flag, &evalProgress, &stopped](double fraction) {
+            stopped = (flag && flag->load()) || (evalProgress && !evalProgress(fraction));
+            return !stopped;
+        };
     const auto begin = std::chrono::steady_clock::now();
-    std::vector<EvalPoint> points;
+    SweepCellRun run;
     try {
-        points = evaluateModel(*trained.model, corpus.validation, eo);
+        run.points = evaluateModel(*trained.model, corpus.validation, eo);
     } catch (const RunError&) {
-        if (hooks.interrupt && hooks.interrupt->load())
+        if (stopped)
             return std::nullopt;
         throw;
     }
-    SweepResult r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, points);
+    SweepResult& r = run.result;
+    r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, run.points);
     r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
     r.settings = joined(grid.model.schemeSettings, " ");
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -453,7 +457,18 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     r.threads = omp_get_max_threads();
     r.gridHash = grid.hash();
     r.version = positionLabVersion();
-    return r;
+    run.model = std::move(trained.model);
+    run.info = std::move(trained.info);
+    return run;
+}
+
+std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                        const TrainingHooks& hooks)
+{
+    std::optional<SweepCellRun> run = trainSweepCell(grid, index, corpus, hooks);
+    if (!run)
+        return std::nullopt;
+    return std::move(run->result);
 }
 
 namespace {
