@@ -437,8 +437,9 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
                     << std::endl;
     };
     InterruptGuard guard;
-    TrainingResult trained = trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr,
-                                        "--init " + args.text("init"), setup.initRun);
+    TrainingResult trained = setup.init ? trainModel(setup.model, setup.training, corpus, hooks, &*setup.init,
+                                                     "--init " + args.text("init"), setup.initRun)
+                                        : trainModel(setup.model, setup.training, corpus, hooks);
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;
