@@ -503,8 +503,10 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             done.eval = std::move(cell->points);
             done.result = std::move(cell->result);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
+            // Named before the model moves into the call: arguments are evaluated in no fixed order.
+            const QString name = trainedModelName(request, request.schemes[s], cell->model->config(), seeds);
             done.model = makeSharedModel(
-                trainedModelName(request, request.schemes[s], cell->model->config(), seeds), std::move(cell->model),
+                name, std::move(cell->model),
                 std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);
