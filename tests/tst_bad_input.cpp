@@ -1144,12 +1144,12 @@ void TestBadInput::cli_data()
     row("render no output", {"render", "bias", "alibi"}, 2, "render: -o FILE.png|svg|pdf is required", {}, NeedsRender);
     // --lang: the languages pictures can be drawn in; refused before any work, whatever the output.
     row("render unknown language", {"render", "bias", "alibi", "--lang", "xx", "-o", "@DIR@/x.png"}, 2,
-        "--lang xx is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+        "--lang: language xx is not allowed; allowed: en, zh_CN", {}, NeedsRender);
     row("render language empty", {"render", "bias", "alibi", "--lang=", "-o", "@DIR@/x.png"}, 2,
-        "--lang  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+        "--lang: language  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
     row("bias picture unknown language", {"bias", "alibi", "--lang", "zh", "-o", "@DIR@/x.png"}, 2,
-        "--lang zh is not allowed; allowed: en, zh_CN");
-    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang fr is not allowed; allowed: en, zh_CN");
+        "--lang: language zh is not allowed; allowed: en, zh_CN");
+    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang: language fr is not allowed; allowed: en, zh_CN");
     row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2,
         "-o @DIR@/x.csv: unsupported extension '.csv'; allowed: .png, .svg, .pdf", {}, NeedsRender);
     row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2",
