@@ -756,9 +756,13 @@ std::string cliMessage(const ParameterError& e)
     const std::string message = e.what();
     if (parameter.empty())
         return message;
-    // "scaling = 'x' is not a known method" names its parameter already: the option is that name with its dashes.
-    if (message.rfind(parameter + " = ", 0) == 0)
+    // "scaling = 'x' is not a known method" names its parameter already: the option is that name with its dashes,
+    // also after a prefix ("cell scheme=alibi seed=1: scaling = yarn is not allowed ...").
+    const std::string named = parameter + " = ";
+    if (message.rfind(named, 0) == 0)
         return "--" + message;
+    if (const size_t at = message.find(": " + named); at != std::string::npos)
+        return message.substr(0, at + 2) + "--" + message.substr(at + 2);
     return "--" + parameter + ": " + message;
 }
 

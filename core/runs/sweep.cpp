@@ -287,7 +287,7 @@ void validateSweepGrid(const SweepGrid& grid)
             validateModelConfig(c.model);
             validateTrainConfig(c.train);
         } catch (const InputError& e) {
-            throw InputError("cell " + c.key() + ": " + e.what());
+            throw InputError("cell " + c.key() + ": " + e.what(), e.parameter()); // the CLI still names its option
         }
     }
 }
