@@ -22,6 +22,7 @@
 
 #include <signal.h>
 
+#include "base/errors.h"
 #include "runs/sweep.h"
 
 namespace {
