@@ -451,12 +451,13 @@ void TestBadInput::cli_data()
     row("unknown method, frequencies", {"frequencies", "--scaling", "YaRN"}, 2,
         "--scaling = 'YaRN' is not a known method");
     row("set a parameter the method does not take", {"bias", "rope", "--scaling", "pi", "--set", "beta-fast=8"}, 2,
-        "--set beta-fast: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
+        "--set: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
         "parameters: factor");
     row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
         "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need a method)");
     row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
-        "scaling rerope: --bidirectional is not allowed; the position remapping is causal only");
+        "--bidirectional: scaling rerope: bidirectional attention is not allowed; the position remapping is causal "
+        "only");
     row("yarn beta-fast below beta-slow",
         {"frequencies", "--scaling", "yarn", "--set", "beta-fast=1", "--set", "beta-slow=2"}, 2,
         "scaling yarn: beta-fast = 1 must be at least beta-slow = 2; allowed: beta-fast >= beta-slow");
@@ -515,8 +516,10 @@ void TestBadInput::cli_data()
     row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "scheme alibi has no parameter 'sinks'");
     row("frequencies odd dim", {"frequencies", "--dim", "7"}, 2,
         "scheme rope: dim = 7 is out of range; allowed: even integers in [2, 4096]");
-    row("buckets not t5", {"bias", "alibi", "--buckets"}, 2, "--buckets is only defined for the t5 scheme, not alibi");
-    row("causal only xpos", {"bias", "xpos", "--bidirectional"}, 2, "scheme xpos is causal only");
+    row("buckets not t5", {"bias", "alibi", "--buckets"}, 2,
+        "--buckets: bucket maps are only defined for the t5 scheme, not alibi");
+    row("causal only xpos", {"bias", "xpos", "--bidirectional"}, 2,
+        "--bidirectional: scheme xpos is causal only; bidirectional attention is not allowed with it");
     row("causal only bca", {"bias", "bca", "--bidirectional"}, 2, "scheme bca is causal only");
 
     // ---- every scheme parameter: below, above, not a number ----
@@ -579,8 +582,8 @@ void TestBadInput::cli_data()
         {"alibi", "slope=1", "scheme alibi has no parameter 'slope'"},
         {"learned", "dim=4", "scheme learned has no parameter 'dim'"},
         {"rope", "gamma=1", "scheme rope has no parameter 'gamma'; its parameters: dim, base"},
-        {"rope", "dim", "--set expects NAME=VALUE, got 'dim'"},
-        {"rope", "=64", "--set expects NAME=VALUE, got '=64'"},
+        {"rope", "dim", "--set: a setting is NAME=VALUE, got 'dim'"},
+        {"rope", "=64", "--set: a setting is NAME=VALUE, got '=64'"},
     };
     for (const ParamCase& p : params) {
         const QByteArray name = QByteArray("set ") + p.scheme + " " + p.assignment;
@@ -1141,12 +1144,12 @@ void TestBadInput::cli_data()
     row("render no output", {"render", "bias", "alibi"}, 2, "render: -o FILE.png|svg|pdf is required", {}, NeedsRender);
     // --lang: the languages pictures can be drawn in; refused before any work, whatever the output.
     row("render unknown language", {"render", "bias", "alibi", "--lang", "xx", "-o", "@DIR@/x.png"}, 2,
-        "--lang xx is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+        "--lang: language xx is not allowed; allowed: en, zh_CN", {}, NeedsRender);
     row("render language empty", {"render", "bias", "alibi", "--lang=", "-o", "@DIR@/x.png"}, 2,
-        "--lang  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
+        "--lang: language  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
     row("bias picture unknown language", {"bias", "alibi", "--lang", "zh", "-o", "@DIR@/x.png"}, 2,
-        "--lang zh is not allowed; allowed: en, zh_CN");
-    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang fr is not allowed; allowed: en, zh_CN");
+        "--lang: language zh is not allowed; allowed: en, zh_CN");
+    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang: language fr is not allowed; allowed: en, zh_CN");
     row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2,
         "-o @DIR@/x.csv: unsupported extension '.csv'; allowed: .png, .svg, .pdf", {}, NeedsRender);
     row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2",

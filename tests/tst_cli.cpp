@@ -305,7 +305,7 @@ void TestCli::badInput_data()
     QTest::newRow("head out of range") << QStringList{"bias", "alibi", "--heads", "4", "--head", "4"}
                                        << "head = 4 is out of range";
     QTest::newRow("buckets not t5") << QStringList{"bias", "alibi", "--buckets"}
-                                    << "--buckets is only defined for the t5";
+                                    << "--buckets: bucket maps are only defined for the t5";
     QTest::newRow("bad extension") << QStringList{"bias", "alibi", "-o", "x.txt"} << "unsupported extension '.txt'";
     QTest::newRow("xpos bidir") << QStringList{"bias", "xpos", "--bidirectional"} << "causal only";
     QTest::newRow("dot odd dim") << QStringList{"dot", "--dim", "7"} << "dim = 7 is out of range";

@@ -161,6 +161,9 @@ private slots:
     void parameterCountMatches();
     void badConfigs_data();
     void badConfigs();
+
+    void initMergeRule_data();
+    void initMergeRule();
 };
 
 void TestModel::layerGradients_data()
@@ -905,6 +908,80 @@ void TestModel::badConfigs()
     } catch (const InputError& e) {
         QVERIFY2(QString(e.what()).contains(message), e.what());
     }
+}
+
+// train --init's merge rule (core's takeCheckpointModel and mergeCheckpointSettings): which fields come from the
+// checkpoint and which the run's own options replace.
+void TestModel::initMergeRule_data()
+{
+    QTest::addColumn<bool>("keepSizes");    // a preset named sizes of its own
+    QTest::addColumn<QString>("method");    // "-": none given
+    QTest::addColumn<QStringList>("sets");  // the run's --set
+    QTest::addColumn<int>("context");       // the run's context after the merge
+    QTest::addColumn<QString>("scaling");   // the method after the merge
+    QTest::addColumn<QStringList>("schemeSettings");
+    QTest::addColumn<QStringList>("scalingSettings");
+    QTest::addColumn<int>("kept"); // the original context keepOriginalContext carried over (0: none)
+    // The checkpoint: rope under yarn (factor 4), base 500, context 32, 2 layers, seed 7, logn.
+    QTest::newRow("all from the checkpoint") << false << "-" << QStringList{} << 32 << "yarn" << QStringList{"base=500"}
+                                             << QStringList{"factor=4"} << 0;
+    QTest::newRow("a preset's own sizes, longer context: yarn keeps L = 32")
+        << true << "-" << QStringList{} << 64 << "yarn" << QStringList{"base=500"}
+        << QStringList{"factor=4", "original-context=32"} << 32;
+    QTest::newRow("a scheme setting replaces by name")
+        << false << "-" << QStringList{"base=800"} << 32 << "yarn" << QStringList{"base=800"}
+        << QStringList{"factor=4"} << 0;
+    QTest::newRow("a method setting replaces by name")
+        << false << "-" << QStringList{"factor=8"} << 32 << "yarn" << QStringList{"base=500"}
+        << QStringList{"factor=8"} << 0;
+    QTest::newRow("a method replaces the method wholly")
+        << false << "pi" << QStringList{} << 32 << "pi" << QStringList{"base=500"} << QStringList{} << 0;
+    QTest::newRow("a method and its setting")
+        << false << "pi" << QStringList{"factor=2"} << 32 << "pi" << QStringList{"base=500"}
+        << QStringList{"factor=2"} << 0;
+}
+
+void TestModel::initMergeRule()
+{
+    QFETCH(bool, keepSizes);
+    QFETCH(QString, method);
+    QFETCH(QStringList, sets);
+    QFETCH(int, context);
+    QFETCH(QString, scaling);
+    QFETCH(QStringList, schemeSettings);
+    QFETCH(QStringList, scalingSettings);
+    QFETCH(int, kept);
+    auto strings = [](const QStringList& list) {
+        std::vector<std::string> out;
+        for (const QString& s : list)
+            out.push_back(s.toStdString());
+        return out;
+    };
+    ModelConfig checkpoint;
+    checkpoint.scheme = "rope";
+    checkpoint.layers = 2;
+    checkpoint.dModel = 32;
+    checkpoint.heads = 2;
+    checkpoint.dFf = 64;
+    checkpoint.context = 32;
+    checkpoint.logn = true;
+    checkpoint.seed = 7;
+    checkpoint.schemeSettings = {"base=500"};
+    checkpoint.scaling = "yarn";
+    checkpoint.scalingSettings = {"factor=4"};
+    ModelConfig run; // the preset's: alibi, 2 x 128, context 64
+    takeCheckpointModel(run, checkpoint, keepSizes);
+    QCOMPARE(run.scheme, std::string("rope"));
+    QCOMPARE(run.seed, uint64_t(7));
+    QVERIFY(run.logn);
+    QCOMPARE(run.dModel, keepSizes ? ModelConfig{}.dModel : 32);
+    QCOMPARE(run.context, context);
+    const std::optional<std::string> given =
+        method == "-" ? std::nullopt : std::optional<std::string>(method.toStdString());
+    QCOMPARE(mergeCheckpointSettings(run, checkpoint, given, strings(sets)), kept);
+    QCOMPARE(run.scaling, scaling.toStdString());
+    QCOMPARE(run.schemeSettings, strings(schemeSettings));
+    QCOMPARE(run.scalingSettings, strings(scalingSettings));
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestModel)

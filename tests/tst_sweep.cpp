@@ -22,6 +22,9 @@
 
 #include <signal.h>
 
+#include "base/errors.h"
+#include "runs/sweep.h"
+
 namespace {
 
 using namespace plab::test;
@@ -61,6 +64,8 @@ private slots:
     void collectTellsMethodsApart();
     void collectRefusesOtherModels_data();
     void collectRefusesOtherModels();
+    void gridReadsConfigsAsModelConfigDoes_data();
+    void gridReadsConfigsAsModelConfigDoes();
 
 private:
     QTemporaryDir m_tmp;
@@ -387,14 +392,14 @@ void TestSweep::badInput_data()
         return a;
     };
     QTest::newRow("empty schemes") << "" << with(grid, "--schemes", ",") + QStringList{"-o", "DIR"}
-                                   << "--schemes is empty" << false;
+                                   << "--schemes: no schemes listed" << false;
     QTest::newRow("unknown scheme") << "" << with(grid, "--schemes", "alibi,nope") + QStringList{"-o", "DIR"} << "nope"
                                     << false;
     QTest::newRow("duplicate scheme") << "" << with(grid, "--schemes", "alibi,alibi") + QStringList{"-o", "DIR"}
-                                      << "alibi twice" << false;
+                                      << "--schemes: scheme alibi is listed twice" << false;
     QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"}
-                                     << "lists seed 1 twice" << false;
-    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds is empty"
+                                     << "--seeds: seed 1 is listed twice in 1,2,1" << false;
+    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds: no seeds listed"
                               << false;
     QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds"
                                    << false;
@@ -559,6 +564,61 @@ void TestSweep::collectRefusesOtherModels()
     QVERIFY2(r.err.contains("the folders' models or training differ") && r.err.contains(field.toUtf8()),
              r.err.constData());
     QVERIFY(r.out.isEmpty());
+}
+
+// A grid's model and train JSON are model_config's (modelShapeJson, TrainConfig::toJson without data_seed), written
+// as before so a folder's grid keeps its hash, and read back with model_config's readers and one set of ranges.
+void TestSweep::gridReadsConfigsAsModelConfigDoes_data()
+{
+    QTest::addColumn<QString>("pointer"); // a field of sweep.json to change; empty: none
+    QTest::addColumn<int>("value");
+    QTest::addColumn<QString>("message"); // empty: the grid reads back with the same hash
+    QTest::newRow("round trip") << "" << 0 << "";
+    QTest::newRow("batch 0") << "/train/batch" << 0 << "G: batch = 0 is out of range; allowed: integers in [1, 65536]";
+    QTest::newRow("steps -7") << "/train/steps" << -7 << "G: steps = -7 is out of range";
+    QTest::newRow("layers 0: read, refused with the scheme")
+        << "/model/layers" << 0 << "layers = 0 is out of range; allowed: integers in [1, 64]";
+}
+
+void TestSweep::gridReadsConfigsAsModelConfigDoes()
+{
+    QFETCH(QString, pointer);
+    QFETCH(int, value);
+    QFETCH(QString, message);
+    plab::SweepGrid grid;
+    grid.schemes = {"local"};
+    grid.seeds = {1, 2};
+    grid.model.layers = 1;
+    grid.model.dModel = 16;
+    grid.model.heads = 2;
+    grid.model.dFf = 32;
+    grid.model.context = 16;
+    grid.model.schemeSettings = {"window=8"};
+    grid.train.steps = 5;
+    grid.evalLengths = {16, 32};
+    nlohmann::json j = grid.toJson();
+    // The fields as the grid wrote them itself before: the same JSON, so the same hash for every folder.
+    const plab::TrainConfig& t = grid.train;
+    const nlohmann::json model{{"layers", 1},   {"d_model", 16},  {"heads", 2},
+                               {"d_ff", 32},    {"context", 16},  {"logn", false},
+                               {"settings", {"window=8"}}};
+    const nlohmann::json train{{"steps", 5},           {"batch", t.batch},
+                               {"lr", t.learningRate}, {"min_lr", t.minLearningRate},
+                               {"warmup", t.warmup},   {"weight_decay", t.weightDecay},
+                               {"beta1", t.beta1},     {"beta2", t.beta2},
+                               {"epsilon", t.epsilon}, {"grad_clip", t.gradClip}};
+    QCOMPARE(QString::fromStdString(j["model"].dump()), QString::fromStdString(model.dump()));
+    QCOMPARE(QString::fromStdString(j["train"].dump()), QString::fromStdString(train.dump()));
+    if (!pointer.isEmpty())
+        j[nlohmann::json::json_pointer(pointer.toStdString())] = value;
+    try {
+        const plab::SweepGrid back = plab::SweepGrid::fromJson(j, "G");
+        plab::validateSweepGrid(back);
+        QVERIFY2(message.isEmpty(), "no InputError");
+        QCOMPARE(QString::fromStdString(back.hash()), QString::fromStdString(grid.hash()));
+    } catch (const plab::InputError& e) {
+        QVERIFY2(!message.isEmpty() && QString(e.what()).contains(message), e.what());
+    }
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestSweep)

@@ -390,7 +390,7 @@ void TestTranslations::cliRendersChinese()
     QVERIFY2(zhImage != enImage, "the Chinese picture is the English one");
     const CliResult refused = runCli(args + QStringList{"--lang", "xx", "-o", dir.filePath(QStringLiteral("xx.png"))});
     QCOMPARE(refused.exitCode, 2);
-    QVERIFY2(refused.err.contains("--lang xx is not allowed; allowed: en, zh_CN"), refused.err.constData());
+    QVERIFY2(refused.err.contains("--lang: language xx is not allowed; allowed: en, zh_CN"), refused.err.constData());
     QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("xx.png"))));
 }
 

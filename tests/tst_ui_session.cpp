@@ -266,10 +266,10 @@ private Q_SLOTS:
                                     << "views.train.page = 'charts' is not a page; allowed: runs, methods";
         QTest::newRow("methods unknown ticked method")
             << QByteArray(head + R"("views": {"train": {"methods": {"checked": ["pi", "warp"]}}}})")
-            << "views.train.methods.checked: --scaling = 'warp' is not a known method; known methods: none, pi";
+            << "views.train.methods.checked: scaling = 'warp' is not a known method; known methods: none, pi";
         QTest::newRow("methods unknown method's settings")
             << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"warp": ["factor=2"]}}}}})")
-            << "views.train.methods.settings.warp: --scaling = 'warp' is not a known method";
+            << "views.train.methods.settings.warp: scaling = 'warp' is not a known method";
         QTest::newRow("methods unknown parameter")
             << QByteArray(head + R"("views": {"train": {"methods": {"settings": {"pi": ["window=3"]}}}}})")
             << "views.train.methods.settings.pi: method pi has no parameter 'window' (window=3); its parameters: "

@@ -1699,10 +1699,6 @@ allowed: %2</source>
         <translation>不支持</translation>
     </message>
     <message>
-        <source>loss %1 nats/byte, %2 bits/byte, %3 bytes scored</source>
-        <translation>损失 %1 奈特/字节，%2 比特/字节，共评分 %3 字节</translation>
-    </message>
-    <message>
         <source>custom</source>
         <translation>自定义</translation>
     </message>

@@ -751,6 +751,22 @@ double processCpuSeconds()
     return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
 }
 
+std::string cliMessage(const ParameterError& e)
+{
+    const std::string& parameter = e.parameter();
+    const std::string message = e.what();
+    if (parameter.empty())
+        return message;
+    // "scaling = 'x' is not a known method" names its parameter already: the option is that name with its dashes,
+    // also after a prefix ("cell scheme=alibi seed=1: scaling = yarn is not allowed ...").
+    const std::string named = parameter + " = ";
+    if (message.rfind(named, 0) == 0)
+        return "--" + message;
+    if (const size_t at = message.find(": " + named); at != std::string::npos)
+        return message.substr(0, at + 2) + "--" + message.substr(at + 2);
+    return "--" + parameter + ": " + message;
+}
+
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
 {
     registerBuiltins();
@@ -782,10 +798,10 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         VerbContext ctx{out, err};
         return verb.run(parsed, ctx);
     } catch (const InputError& e) {
-        err << "positionlab-cli: error: " << e.what() << '\n';
+        err << "positionlab-cli: error: " << cliMessage(e) << '\n';
         return 2;
     } catch (const RunError& e) {
-        err << "positionlab-cli: failed: " << e.what() << '\n';
+        err << "positionlab-cli: failed: " << cliMessage(e) << '\n';
         return 1;
     } catch (const std::bad_alloc&) {
         err << "positionlab-cli: failed: out of memory\n";

@@ -3,6 +3,7 @@
 
 #include "attention/attention.h"
 #include "lessons/lessons.h"
+#include "base/errors.h"
 #include "base/matrix_output.h"
 #include "runs/method_comparison.h"
 #include "schemes/schemes.h"
@@ -114,6 +115,10 @@ void refuseOptions(const std::string& verb, const ParsedArgs& args, const std::v
                    const std::string& reason);
 // Runs the whole command line; returns the exit code (0 ok, 1 failure while running, 2 bad usage/input).
 int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// A core message as the CLI reports it: core names no option, so when the error is about one parameter ("scaling")
+// its option goes first: "--scaling = 'x' is not a known method" (also after a prefix: "cell ...: --scaling = ..."),
+// "--set: a setting is NAME=VALUE, got 'dim'".
+std::string cliMessage(const ParameterError& e);
 
 // Options shared by every verb that takes a scheme (--scheme S is the alternative to the SCHEME word).
 std::vector<OptionDef> schemeOptions();

@@ -223,6 +223,7 @@ struct TrainSetup {
     bool quiet = false;
     std::optional<LoadedCheckpoint> init; // --init: the checkpoint training continues from
     int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
+    std::string initRun = "this run";     // how --init's messages name the run: "this run (--preset quick)"
 };
 
 // Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
@@ -248,17 +249,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     std::optional<LoadedCheckpoint>& init = s.init;
     if (args.has("init")) {
         init = loadCheckpoint(args.text("init"));
-        const ModelConfig& was = init->model->config();
-        mc.scheme = was.scheme;
-        if (!args.has("preset")) {
-            mc.context = was.context;
-            mc.layers = was.layers;
-            mc.dModel = was.dModel;
-            mc.heads = was.heads;
-            mc.dFf = was.dFf;
-        }
-        mc.logn = was.logn;
-        mc.seed = was.seed;
+        takeCheckpointModel(mc, init->model->config(), args.has("preset"));
     }
     // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
     std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
@@ -273,31 +264,13 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         // Scheme and sizes against the checkpoint's first, before its settings join this run's: another scheme or
         // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
         initCheck([&] { checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run); });
-        const ModelConfig& was = init->model->config();
-        mc.schemeSettings = was.schemeSettings;
-        mc.scaling = was.scaling;
-        mc.scalingSettings = was.scalingSettings;
-        // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
-        if (method) {
-            mc.scaling = *method;
-            mc.scalingSettings.clear();
-        }
-        const SchemeInfo& info = schemeByName(mc.scheme);
-        for (const std::string& a : args.all("set")) {
-            const std::string name = a.substr(0, a.find('='));
-            const bool ofScheme =
-                std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
-            std::vector<std::string>& target = ofScheme ? mc.schemeSettings : mc.scalingSettings;
-            std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
-            target.push_back(a);
-        }
+        // --set original-context=N is the user's and wins (0: this run's context)
+        s.keptOriginalContext = mergeCheckpointSettings(mc, init->model->config(), method, args.all("set"));
     } else {
         mc.schemeSettings = args.all("set");
         mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
-    if (init) // --set original-context=N is the user's and wins (0: this run's context)
-        s.keptOriginalContext = keepOriginalContext(mc, init->model->config(), args.all("set"));
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
@@ -309,10 +282,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     s.quiet = args.has("quiet");
     if (s.quiet)
         refuseOptions("train", args, {"log-every"}, "--quiet prints no step progress");
-    validateModelConfig(mc);
-    validateTrainConfig(tc);
-    if (init)
-        initCheck([&] { checkInitCompatible(mc, *init, args.text("init"), run); });
+    s.initRun = run; // the configs and the checkpoint are checked once, by trainModel
     return s;
 }
 
@@ -442,9 +412,6 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     const TrainSetup setup = trainSetupFromArgs(args);
     applyThreadsOption(args);
     const Corpus corpus = corpusFromArgs(args);
-    checkTrainingCorpus(corpus, setup.model.context);
-    if (!setup.quiet)
-        printTrainStart(setup, corpus, ctx);
 
     TrainingHooks hooks;
     hooks.reportEvery = setup.logEvery;
@@ -455,18 +422,24 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     };
     if (!setup.quiet)
         hooks.progress = trainProgressPrinter(setup, ctx, processCpuSeconds());
+    // The start lines come once trainModel has checked the run (its one check of the configs, corpus and --init).
+    hooks.started = [&](const Model&) {
+        if (!setup.quiet)
+            printTrainStart(setup, corpus, ctx);
+        if (setup.init && !setup.json)
+            ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
+                    << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                    << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
+                    << (setup.keptOriginalContext > 0
+                            ? " with original-context " + std::to_string(setup.keptOriginalContext) +
+                                  " (the context the checkpoint was trained at; --set original-context=N changes it)"
+                            : std::string())
+                    << std::endl;
+    };
     InterruptGuard guard;
-    if (setup.init && !setup.json)
-        ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
-                << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
-                << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
-                << (setup.keptOriginalContext > 0
-                        ? " with original-context " + std::to_string(setup.keptOriginalContext) +
-                              " (the context the checkpoint was trained at; --set original-context=N changes it)"
-                        : std::string())
-                << std::endl;
-    TrainingResult trained =
-        trainModel(setup.model, setup.training, corpus, hooks, setup.init ? &*setup.init : nullptr);
+    TrainingResult trained = setup.init ? trainModel(setup.model, setup.training, corpus, hooks, &*setup.init,
+                                                     "--init " + args.text("init"), setup.initRun)
+                                        : trainModel(setup.model, setup.training, corpus, hooks);
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;

@@ -67,8 +67,8 @@ int runBias(const ParsedArgs& args, VerbContext& ctx)
     const bool allHeads = headText == "all";
     const int head = allHeads ? 0 : static_cast<int>(parseInteger(headText, "head", 0, spec.heads - 1));
     const bool buckets = args.has("buckets");
-    if (buckets && spec.kind != SchemeKind::T5)
-        throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
+    if (buckets)
+        checkBucketMapScheme(spec); // before the picture path, which would refuse it only after building the bias
     checkMemoryEstimate(4.0 * length * length,
                         "a " + std::to_string(length) + " x " + std::to_string(length) + " matrix");
 

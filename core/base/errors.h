@@ -3,20 +3,36 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace plab {
 
+// Core's messages are shown by the GUI and the CLI alike, so they name no command-line option. When a message is
+// about one setting, `parameter` names it as core does ("scaling", "set", "corpus"): the CLI puts its option before
+// the message where it reports it (cliMessage), the GUI shows the message as it is.
+class ParameterError : public std::runtime_error {
+public:
+    explicit ParameterError(const std::string& what, std::string parameter = {})
+        : std::runtime_error(what), m_parameter(std::move(parameter))
+    {
+    }
+    const std::string& parameter() const { return m_parameter; }
+
+private:
+    std::string m_parameter;
+};
+
 // Bad user input: a wrong parameter, an unknown name, a corrupt or unsuitable file, an absurd size.
 // The message names what is wrong and what is allowed; the CLI maps it to exit code 2.
-class InputError : public std::runtime_error {
+class InputError : public ParameterError {
 public:
-    using std::runtime_error::runtime_error;
+    using ParameterError::ParameterError;
 };
 
 // A failure while running on valid input (I/O error, cancelled job); the CLI maps it to exit code 1.
-class RunError : public std::runtime_error {
+class RunError : public ParameterError {
 public:
-    using std::runtime_error::runtime_error;
+    using ParameterError::ParameterError;
 };
 
 // InputError "what = value is out of range; allowed: integers in [lo, hi]" unless lo <= value <= hi.

@@ -512,7 +512,7 @@ std::string checkLanguage(const std::string& code)
 {
     const std::vector<std::string>& allowed = supportedLanguages();
     if (std::find(allowed.begin(), allowed.end(), code) == allowed.end())
-        throw InputError("--lang " + code + " is not allowed; allowed: " + joined(allowed));
+        throw InputError("language " + code + " is not allowed; allowed: " + joined(allowed), "lang");
     return code;
 }
 

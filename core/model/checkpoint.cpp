@@ -182,7 +182,7 @@ LoadedCheckpoint checkpointFromSafetensors(const SafetensorsFile& file, const st
     const ModelConfig config = readConfig(reader);
     checkTensors(reader, config, modelTensorLayout(config));
     LoadedCheckpoint loaded;
-    loaded.model = std::make_unique<Model>(config);
+    loaded.model = std::make_unique<Model>(config, ConfigCheck::Validated); // readConfig's fromJson validated it
     Model& model = *loaded.model;
     for (const ParameterTensor& t : model.tensors()) {
         const Tensor& src = file.tensors.at(t.name);

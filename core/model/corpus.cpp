@@ -121,7 +121,8 @@ std::string defaultCorpusText(const std::string& dir, int* fileCount)
     std::sort(files.begin(), files.end()); // directory order is unspecified; the split must be deterministic
     if (files.empty())
         throw InputError("no fortunes text files in " + dir +
-                         "; install the Debian package (apt-get install fortunes) or pass --corpus FILE");
+                             "; install the Debian package (apt-get install fortunes) or give a corpus file",
+                         "corpus");
     std::string text;
     for (const fs::path& file : files) {
         std::ifstream in(file, std::ios::binary);

@@ -19,9 +19,10 @@ const ParameterTensor& Model::tensor(const std::string& name) const
     return m_tensors.at(m_tensorIndex.at(name));
 }
 
-Model::Model(const ModelConfig& config) : m_config(config)
+Model::Model(const ModelConfig& config, ConfigCheck check) : m_config(config)
 {
-    validateModelConfig(config);
+    if (check == ConfigCheck::Validate)
+        validateModelConfig(config);
     m_baseSpec = modelSchemeSpec(config);
     const int H = config.heads, L = config.layers;
     m_tensors = modelTensorLayout(config);

@@ -20,9 +20,10 @@ namespace plab {
 
 class Model {
 public:
-    // Validates the config and initialises every parameter from config.seed (GPT-2 scheme: N(0, 0.02), residual
-    // output projections scaled by 1/sqrt(2 layers), LayerNorm 1/0, t5 table from the scheme's prior).
-    explicit Model(const ModelConfig& config);
+    // Validates the config (unless `check` says it was) and initialises every parameter from config.seed (GPT-2
+    // scheme: N(0, 0.02), residual output projections scaled by 1/sqrt(2 layers), LayerNorm 1/0, t5 table from the
+    // scheme's prior).
+    explicit Model(const ModelConfig& config, ConfigCheck check = ConfigCheck::Validate);
 
     const ModelConfig& config() const { return m_config; }
     // Evaluates the same weights under another length-extension method (zero-shot): "none" removes the checkpoint's.

@@ -7,8 +7,38 @@
 #include "schemes/rotary_scaling.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace plab {
+
+nlohmann::json modelShapeJson(const ModelConfig& c)
+{
+    return {{"layers", c.layers}, {"d_model", c.dModel},  {"heads", c.heads},
+            {"d_ff", c.dFf},      {"context", c.context}, {"logn", c.logn}};
+}
+
+void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& source)
+{
+    auto fail = [&](const std::string& what) { return InputError(source + ": model config " + what); };
+    if (!j.is_object())
+        throw fail("is not a JSON object");
+    // Clamped to one past validateModelConfig's ranges at most, so an absurd value is refused there, not wrapped.
+    auto integer = [&](const char* key) -> int {
+        if (!j.contains(key) || !j[key].is_number_integer())
+            throw fail(std::string("has no integer '") + key + "'");
+        return static_cast<int>(std::clamp(j[key].get<long long>(), -1LL, 1LL << 30));
+    };
+    c.layers = integer("layers");
+    c.dModel = integer("d_model");
+    c.heads = integer("heads");
+    c.dFf = integer("d_ff");
+    c.context = integer("context");
+    if (j.contains("logn")) {
+        if (!j["logn"].is_boolean())
+            throw fail("logn is not a boolean");
+        c.logn = j["logn"].get<bool>();
+    }
+}
 
 nlohmann::json ModelConfig::toJson() const
 {
@@ -16,9 +46,11 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : spec.params)
         params[k] = v;
-    nlohmann::json j{{"layers", layers},   {"d_model", dModel}, {"heads", heads},   {"d_ff", dFf},
-                     {"context", context}, {"vocab", vocab()},  {"scheme", scheme}, {"scheme_params", params},
-                     {"logn", logn},       {"seed", seed}};
+    nlohmann::json j = modelShapeJson(*this);
+    j["vocab"] = vocab();
+    j["scheme"] = scheme;
+    j["scheme_params"] = params;
+    j["seed"] = seed;
     if (spec.scaling != RotaryMethod::None) {
         j["scaling"] = rotaryMethodInfo(spec.scaling).name;
         j["scaling_params"] = nlohmann::json::object();
@@ -31,19 +63,8 @@ nlohmann::json ModelConfig::toJson() const
 ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& source)
 {
     auto fail = [&](const std::string& what) { return InputError(source + ": model config " + what); };
-    if (!j.is_object())
-        throw fail("is not a JSON object");
-    auto integer = [&](const char* key) -> long long {
-        if (!j.contains(key) || !j[key].is_number_integer())
-            throw fail(std::string("has no integer '") + key + "'");
-        return j[key].get<long long>();
-    };
     ModelConfig c;
-    c.layers = static_cast<int>(std::clamp(integer("layers"), -1LL, 1LL << 30));
-    c.dModel = static_cast<int>(std::clamp(integer("d_model"), -1LL, 1LL << 30));
-    c.heads = static_cast<int>(std::clamp(integer("heads"), -1LL, 1LL << 30));
-    c.dFf = static_cast<int>(std::clamp(integer("d_ff"), -1LL, 1LL << 30));
-    c.context = static_cast<int>(std::clamp(integer("context"), -1LL, 1LL << 30));
+    readModelShape(j, c, source);
     if (j.contains("vocab") && (!j["vocab"].is_number_integer() || j["vocab"].get<long long>() != 256))
         throw fail("has vocab " + j["vocab"].dump() + "; byte-level models have 256");
     if (!j.contains("scheme") || !j["scheme"].is_string())
@@ -64,11 +85,6 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
         return out;
     };
     c.schemeSettings = settings("scheme_params", "scheme");
-    if (j.contains("logn")) {
-        if (!j["logn"].is_boolean())
-            throw fail("logn is not a boolean");
-        c.logn = j["logn"].get<bool>();
-    }
     if (j.contains("scaling")) {
         if (!j["scaling"].is_string())
             throw fail("scaling is not a string");
@@ -151,6 +167,46 @@ nlohmann::json TrainConfig::toJson() const
             {"beta1", beta1},       {"beta2", beta2},
             {"epsilon", epsilon},   {"grad_clip", gradClip},
             {"data_seed", dataSeed}};
+}
+
+TrainConfig TrainConfig::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    auto fail = [&](const std::string& what) { return InputError(source + ": training config " + what); };
+    if (!j.is_object())
+        throw fail("is not a JSON object");
+    auto field = [&](const char* key, bool integer) -> const nlohmann::json& {
+        if (!j.contains(key) || !(integer ? j[key].is_number_integer() : j[key].is_number()))
+            throw fail(std::string("has no ") + (integer ? "integer" : "number") + " '" + key + "'");
+        return j[key];
+    };
+    // Kept inside int, so a value past it is refused by validateTrainConfig, not wrapped.
+    auto integer = [&](const char* key) {
+        return static_cast<int>(std::clamp<long long>(
+            field(key, true).get<long long>(), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+    };
+    auto number = [&](const char* key) { return field(key, false).get<double>(); };
+    TrainConfig c;
+    c.steps = integer("steps");
+    c.batch = integer("batch");
+    c.learningRate = number("lr");
+    c.minLearningRate = number("min_lr");
+    c.warmup = integer("warmup");
+    c.weightDecay = number("weight_decay");
+    c.beta1 = number("beta1");
+    c.beta2 = number("beta2");
+    c.epsilon = number("epsilon");
+    c.gradClip = number("grad_clip");
+    if (j.contains("data_seed")) {
+        if (!j["data_seed"].is_number_unsigned())
+            throw fail("data_seed is not a non-negative integer");
+        c.dataSeed = j["data_seed"].get<uint64_t>();
+    }
+    try {
+        validateTrainConfig(c);
+    } catch (const InputError& e) {
+        throw InputError(source + ": " + e.what());
+    }
+    return c;
 }
 
 void validateTrainConfig(const TrainConfig& c)

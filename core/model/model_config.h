@@ -25,7 +25,11 @@ struct TrainConfig {
     double epsilon = 1e-8;
     double gradClip = 1.0; // global L2 norm; 0 disables
     uint64_t dataSeed = 1; // order of the training windows
+    // The one JSON form of a schedule (checkpoints, sweep grids, GUI exports); a sweep grid drops data_seed, which
+    // each cell sets.
     nlohmann::json toJson() const;
+    // Reads it back (data_seed optional) and validates it: InputError naming source and the field.
+    static TrainConfig fromJson(const nlohmann::json& j, const std::string& source);
 };
 void validateTrainConfig(const TrainConfig& config);
 
@@ -48,6 +52,16 @@ struct ModelConfig {
     nlohmann::json toJson() const; // resolved scheme parameters included
     static ModelConfig fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
 };
+
+// The fields of every model JSON that are not the scheme's (a checkpoint's config, a sweep grid's model): layers,
+// d_model, heads, d_ff, context, logn. Written and read here only; their ranges are validateModelConfig's, checked
+// once the scheme is known. readModelShape throws InputError "SOURCE: model config has no integer 'layers'".
+nlohmann::json modelShapeJson(const ModelConfig& config);
+void readModelShape(const nlohmann::json& j, ModelConfig& config, const std::string& source);
+
+// Whether a constructor checks the config it is given. An entry point validates each config once: code that validated
+// it already (trainModel, loadCheckpoint's ModelConfig::fromJson) builds with Validated, everything else with Validate.
+enum class ConfigCheck { Validate, Validated };
 
 // Throws InputError naming the field, its value and the allowed range (also checks the scheme spec and that the
 // weights, gradients and AdamW moments fit the memory budget).

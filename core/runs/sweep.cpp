@@ -42,18 +42,22 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
     return s;
 }
 
-// The grid's model fields that do not vary per cell (ModelConfig::toJson resolves a scheme; this does not).
+// The grid's model fields that do not vary per cell: model_config's shape (ModelConfig::toJson resolves a scheme; a
+// grid has none), the common settings and the method.
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
-    nlohmann::json j{{"layers", m.layers},
-                     {"d_model", m.dModel},
-                     {"heads", m.heads},
-                     {"d_ff", m.dFf},
-                     {"context", m.context},
-                     {"logn", m.logn},
-                     {"settings", m.schemeSettings}};
+    nlohmann::json j = modelShapeJson(m);
+    j["settings"] = m.schemeSettings;
     if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
         j["scaling"] = m.scaling;
+    return j;
+}
+
+// TrainConfig's JSON without data_seed, which each cell sets (a grid hashes the same as before it was written here).
+nlohmann::json gridTrainJson(const TrainConfig& train)
+{
+    nlohmann::json j = train.toJson();
+    j.erase("data_seed");
     return j;
 }
 
@@ -156,17 +160,7 @@ nlohmann::json SweepGrid::toJson() const
             {"variants", v},
             {"preset", preset},
             {"model", baseModelJson(model)},
-            {"train",
-             {{"steps", train.steps},
-              {"batch", train.batch},
-              {"lr", train.learningRate},
-              {"min_lr", train.minLearningRate},
-              {"warmup", train.warmup},
-              {"weight_decay", train.weightDecay},
-              {"beta1", train.beta1},
-              {"beta2", train.beta2},
-              {"epsilon", train.epsilon},
-              {"grad_clip", train.gradClip}}},
+            {"train", gridTrainJson(train)},
             {"corpus", corpus},
             {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
 }
@@ -195,26 +189,14 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     for (const nlohmann::json& v : variants)
         g.variants.push_back(JsonReader{nlohmann::json{{"v", v}}, source}.texts("v"));
     g.preset = r.text("preset");
+    // The shape and the schedule are read as model_config reads them (one set of ranges: validateModelConfig's,
+    // checked with the scheme when a cell is validated or trained, and validateTrainConfig's).
     const JsonReader m{r.field("model"), source + " model"};
-    g.model.layers = static_cast<int>(m.integer("layers", 1, 1 << 20));
-    g.model.dModel = static_cast<int>(m.integer("d_model", 1, 1 << 20));
-    g.model.heads = static_cast<int>(m.integer("heads", 1, 1 << 20));
-    g.model.dFf = static_cast<int>(m.integer("d_ff", 1, 1 << 20));
-    g.model.context = static_cast<int>(m.integer("context", 1, 1 << 20));
+    readModelShape(r.field("model"), g.model, source);
     g.model.logn = m.boolean("logn");
     g.model.schemeSettings = m.texts("settings");
     g.model.scaling = j["model"].contains("scaling") ? m.text("scaling") : "none";
-    const JsonReader t{r.field("train"), source + " train"};
-    g.train.steps = static_cast<int>(t.integer("steps", 0, 100000000));
-    g.train.batch = static_cast<int>(t.integer("batch", 1, 65536));
-    g.train.learningRate = t.number("lr");
-    g.train.minLearningRate = t.number("min_lr");
-    g.train.warmup = static_cast<int>(t.integer("warmup", 0, 100000000));
-    g.train.weightDecay = t.number("weight_decay");
-    g.train.beta1 = t.number("beta1");
-    g.train.beta2 = t.number("beta2");
-    g.train.epsilon = t.number("epsilon");
-    g.train.gradClip = t.number("grad_clip");
+    g.train = TrainConfig::fromJson(r.field("train"), source);
     g.corpus = r.text("corpus");
     const JsonReader e{r.field("eval"), source + " eval"};
     const nlohmann::json& lengths = e.field("lengths");
@@ -276,36 +258,36 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index)
 void validateSweepGrid(const SweepGrid& grid)
 {
     if (grid.schemes.empty())
-        throw InputError(
-            "--schemes is empty; allowed: a comma-separated list of schemes (see positionlab-cli schemes)");
+        throw InputError("no schemes listed; allowed: one or more schemes (see positionlab-cli schemes)", "schemes");
     std::set<std::string> seenSchemes;
     for (const std::string& s : grid.schemes) {
         schemeByName(s); // InputError naming the allowed schemes
         if (!seenSchemes.insert(s).second)
-            throw InputError("--schemes lists " + s + " twice; allowed: each scheme once");
+            throw InputError("scheme " + s + " is listed twice; allowed: each scheme once", "schemes");
     }
     if (grid.seeds.empty())
-        throw InputError("--seeds is empty; allowed: a comma-separated list of distinct seeds, e.g. 1,2,3");
+        throw InputError("no seeds listed; allowed: distinct seeds, e.g. 1,2,3", "seeds");
     std::set<uint64_t> seenSeeds;
     for (uint64_t s : grid.seeds)
         if (!seenSeeds.insert(s).second)
-            throw InputError("--seeds " + seedList(grid.seeds) + " lists seed " + std::to_string(s) +
-                             " twice; allowed: distinct seeds (a repeated seed repeats the same run)");
+            throw InputError("seed " + std::to_string(s) + " is listed twice in " + seedList(grid.seeds) +
+                                 "; allowed: distinct seeds (a repeated seed repeats the same run)",
+                             "seeds");
     if (grid.variants.empty())
         throw InputError("the grid has no variants; allowed: at least the plain scheme");
     std::set<std::vector<std::string>> seenVariants;
     for (const auto& v : grid.variants)
         if (!seenVariants.insert(v).second)
-            throw InputError("--vary gives the variant '" + joined(v, " ") + "' twice; allowed: distinct values");
+            throw InputError("the variant '" + joined(v, " ") + "' is given twice; allowed: distinct values", "vary");
     if (grid.evalLengths.empty())
-        throw InputError("--lengths is empty; allowed: evaluation lengths, e.g. 32,64,128");
+        throw InputError("no evaluation lengths; allowed: one or more, e.g. 32,64,128", "lengths");
     for (size_t i = 0; i < grid.cellCount(); ++i) {
         const SweepCell c = sweepCell(grid, i);
         try {
             validateModelConfig(c.model);
             validateTrainConfig(c.train);
         } catch (const InputError& e) {
-            throw InputError("cell " + c.key() + ": " + e.what());
+            throw InputError("cell " + c.key() + ": " + e.what(), e.parameter()); // the CLI still names its option
         }
     }
 }
@@ -433,8 +415,8 @@ Corpus loadSweepCorpus(const SweepGrid& grid)
     return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
 }
 
-std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
-                                        const TrainingHooks& hooks)
+std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                           const TrainingHooks& hooks, const std::function<bool(double)>& evalProgress)
 {
     const SweepCell cell = sweepCell(grid, index);
     checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
@@ -446,20 +428,24 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     eo.mode = grid.evalMode;
     eo.maxTokens = grid.evalBytes;
     eo.textName = "the validation split of " + corpus.source;
-    if (hooks.interrupt) {
-        const std::atomic<bool>* flag = hooks.interrupt;
-        eo.progress = [flag](double) { return !flag->load(); };
-    }
+    bool stopped = false;
+    const std::atomic<bool>* flag = hooks.interrupt;
+    if (flag || evalProgress)
+        eo.progress = [flag, &evalProgress, &stopped](double fraction) {
+            stopped = (flag && flag->load()) || (evalProgress && !evalProgress(fraction));
+            return !stopped;
+        };
     const auto begin = std::chrono::steady_clock::now();
-    std::vector<EvalPoint> points;
+    SweepCellRun run;
     try {
-        points = evaluateModel(*trained.model, corpus.validation, eo);
+        run.points = evaluateModel(*trained.model, corpus.validation, eo);
     } catch (const RunError&) {
-        if (hooks.interrupt && hooks.interrupt->load())
+        if (stopped)
             return std::nullopt;
         throw;
     }
-    SweepResult r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, points);
+    SweepResult& r = run.result;
+    r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, run.points);
     r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
     r.settings = joined(grid.model.schemeSettings, " ");
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -471,7 +457,18 @@ std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, con
     r.threads = omp_get_max_threads();
     r.gridHash = grid.hash();
     r.version = positionLabVersion();
-    return r;
+    run.model = std::move(trained.model);
+    run.info = std::move(trained.info);
+    return run;
+}
+
+std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                        const TrainingHooks& hooks)
+{
+    std::optional<SweepCellRun> run = trainSweepCell(grid, index, corpus, hooks);
+    if (!run)
+        return std::nullopt;
+    return std::move(run->result);
 }
 
 namespace {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,8 +96,22 @@ SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, 
 // The version written into every result line.
 const char* positionLabVersion();
 
+// One (scheme, seed) trained and evaluated: what every entry point that trains and evaluates runs (sweep cells, the
+// GUI's Train tab). The seed rule is the cell's (sweepCell): seed s initialises the model and draws the training
+// windows. Besides the result line it keeps the trained model, its checkpoint info and the evaluated points.
+struct SweepCellRun {
+    SweepResult result;
+    std::unique_ptr<Model> model;
+    CheckpointInfo info;
+    std::vector<EvalPoint> points;
+};
 // Trains and evaluates cell `index` (trainModel, then evaluateModel: no optimiser step of its own). nullopt when
-// hooks stopped the training before its last step.
+// hooks stopped the training before its last step or the evaluation. `evalProgress` (may be empty) sees the
+// evaluation's progress in [0, 1] and stops it by returning false (then nullopt).
+std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                           const TrainingHooks& hooks = {},
+                                           const std::function<bool(double)>& evalProgress = {});
+// trainSweepCell's result line: what `sweep` appends.
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks = {});
 

@@ -13,7 +13,8 @@
 
 namespace plab {
 
-Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume)
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+                 ConfigCheck check)
     : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
       m_rngState(m_config.dataSeed)
 {
@@ -22,13 +23,15 @@ Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& t
     if (m_optimizer.firstMoment().size() != model.parameterCount())
         throw InputError("the optimizer state does not fit the model's " + std::to_string(model.parameterCount()) +
                          " parameters");
-    validateTrainConfig(m_config);
+    if (check == ConfigCheck::Validate)
+        validateTrainConfig(m_config);
     const size_t T = model.config().context;
     // Activations, their gradients (about as large again) and the optimiser state.
     checkMemoryEstimate(
         2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
         "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
-    checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
+    if (check == ConfigCheck::Validate)
+        checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
     m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
     m_targets.resize(m_inputs.size());
 }
@@ -59,7 +62,8 @@ TrainStepResult Trainer::step()
     r.gradNorm = std::sqrt(sumSquares);
     if (!std::isfinite(r.gradNorm) || !std::isfinite(r.loss))
         throw RunError("training diverged at step " + std::to_string(m_step + 1) + " (loss " + exactText(r.loss) +
-                       "); try a lower --lr");
+                           "); try a lower learning rate",
+                       "lr");
     if (m_config.gradClip > 0 && r.gradNorm > m_config.gradClip) {
         const float scale = static_cast<float>(m_config.gradClip / r.gradNorm);
         for (float& v : g)
@@ -135,6 +139,42 @@ int keepOriginalContext(ModelConfig& model, const ModelConfig& init, const std::
     return original;
 }
 
+void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool keepSizes)
+{
+    model.scheme = checkpoint.scheme;
+    if (!keepSizes) {
+        model.context = checkpoint.context;
+        model.layers = checkpoint.layers;
+        model.dModel = checkpoint.dModel;
+        model.heads = checkpoint.heads;
+        model.dFf = checkpoint.dFf;
+    }
+    model.logn = checkpoint.logn;
+    model.seed = checkpoint.seed;
+}
+
+int mergeCheckpointSettings(ModelConfig& model, const ModelConfig& checkpoint, const std::optional<std::string>& method,
+                            const std::vector<std::string>& settings)
+{
+    model.schemeSettings = checkpoint.schemeSettings;
+    model.scaling = checkpoint.scaling;
+    model.scalingSettings = checkpoint.scalingSettings;
+    if (method) {
+        model.scaling = *method;
+        model.scalingSettings.clear();
+    }
+    const SchemeInfo& info = schemeByName(model.scheme);
+    for (const std::string& setting : settings) {
+        const std::string name = setting.substr(0, setting.find('='));
+        const bool ofScheme =
+            std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == name; });
+        std::vector<std::string>& target = ofScheme ? model.schemeSettings : model.scalingSettings;
+        std::erase_if(target, [&](const std::string& s) { return s.substr(0, s.find('=')) == name; });
+        target.push_back(setting);
+    }
+    return keepOriginalContext(model, checkpoint, settings);
+}
+
 namespace {
 
 std::string shapeText(const std::vector<int64_t>& shape)
@@ -199,25 +239,29 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
 }
 
 TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init, const std::string& initSource,
+                          const std::string& initRun)
 {
+    // Every input is checked here once; the model and the trainer are told so.
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
     checkTrainingCorpus(corpus, modelConfig.context);
     if (init)
-        checkInitCompatible(modelConfig, *init, "checkpoint");
+        checkInitCompatible(modelConfig, *init, initSource, initRun);
     TrainingResult result;
-    result.model = std::make_unique<Model>(modelConfig);
+    result.model = std::make_unique<Model>(modelConfig, ConfigCheck::Validated);
     Model& model = *result.model;
     if (init) {
         model.parameters() = init->model->parameters();
         model.parametersChanged();
     }
-    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr);
+    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr, ConfigCheck::Validated);
     result.info.corpus = corpus.source;
     result.info.training = train.toJson();
     // Periodic checkpoints save the live state; the result keeps its own copy (below).
     result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
+    if (hooks.started)
+        hooks.started(model);
     model.setCancelFlag(hooks.interrupt);
     auto stopRequested = [&] {
         return (hooks.interrupt && hooks.interrupt->load()) || (hooks.shouldStop && hooks.shouldStop());

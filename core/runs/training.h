@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,10 @@ struct TrainStepResult {
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
 class Trainer {
 public:
-    // `resume`: an optimiser state to continue from (train --init), copied.
-    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr);
+    // `resume`: an optimiser state to continue from (train --init), copied. Checks the config and that the text
+    // (`textName` in messages) fills a window, unless `check` says the caller did (trainModel).
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr,
+            ConfigCheck check = ConfigCheck::Validate);
     TrainStepResult step();
     int stepsDone() const { return m_step; }
     const AdamW& optimizer() const { return m_optimizer; }
@@ -75,6 +78,9 @@ struct TrainingHooks {
     // the parameters of its last full step.
     std::function<bool()> shouldStop;
     const std::atomic<bool>* interrupt = nullptr;
+    // Called once the run's inputs passed their one check and its model is built, before the first step (the CLI
+    // prints its start line here, after the checks and not before them).
+    std::function<void(const Model&)> started;
     int saveEvery = 0; // 0: never; else checkpoint(...) every saveEvery steps before the last
     std::function<void(const Model&, const CheckpointInfo&)> checkpoint;
 };
@@ -87,14 +93,29 @@ struct TrainingResult {
     double tokensPerSecond = 0;
 };
 
-// Validates both configs and the corpus, builds the model from model.seed and runs train.steps steps of random
+// The one check of a run's inputs (the CLI's train, sweep cells, the GUI's Train tab call nothing else before it):
+// validates both configs, the corpus against the context and, with `init`, checkInitCompatible (naming the checkpoint
+// `initSource`, the run `initRun`); then builds the model from model.seed and runs train.steps steps of random
 // windows of the training split (same seeds and threads: the same run). InputError for bad input, RunError when the
 // loss diverges.
 // With `init` (train --init) the run starts from that checkpoint's weights and, when it has one, its optimiser state;
 // `model` may change the context, the length-extension method and the parameters that leave the weights' shapes
 // alone, but not the scheme or a shape: InputError naming both otherwise.
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
+                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr,
+                          const std::string& initSource = "checkpoint", const std::string& initRun = "this run");
+
+// The --init merge rule, in two steps around the run's own scheme and sizes. First the checkpoint gives the run its
+// scheme, logn and seed, and its sizes and context unless `keepSizes` (a preset named sizes of its own, which must then
+// match: checkInitSchemeAndSizes); `model` holds the run's defaults (the preset's) before its own options change it.
+void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool keepSizes);
+// Then, once the scheme and sizes the run asks for passed checkInitSchemeAndSizes: the checkpoint's scheme settings,
+// method and method settings, with the run's replacing them: `method`, when given, replaces the method and all its
+// settings; each of `settings` (NAME=VALUE) replaces the setting of that name, among the scheme's settings when the
+// scheme has a parameter NAME, else among the method's. Ends with keepOriginalContext(model, checkpoint, settings) and
+// returns what it returns.
+int mergeCheckpointSettings(ModelConfig& model, const ModelConfig& checkpoint, const std::optional<std::string>& method,
+                            const std::vector<std::string>& settings);
 
 // Continuing a checkpoint at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk,
 // rerope, leaky-rerope) keeps the one the checkpoint was first trained at. `given` holds the run's own settings (the

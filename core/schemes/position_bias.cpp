@@ -190,7 +190,7 @@ KeyRange PositionBias::sinkRange(int m, int length) const
 {
     if (m_sinks == 0)
         return {0, 0};
-    return {0, std::max(0, std::min({m_sinks, keyRange(m, length).begin, m_spec.bidirectional ? length : m + 1}))};
+    return maskSinkRange(m_sinks, m_spec.bidirectional, keyRange(m, length), m, length);
 }
 
 namespace {
@@ -212,7 +212,7 @@ double visiblePairs(const SchemeSpec& spec, int length)
     const int sinks = spec.info().hasWindow ? spec.intParam("sinks") : 0;
     for (int m = 0; m < length; ++m) {
         const KeyRange keys = maskKeyRange(spec.kind, spec.bidirectional, window, m, length);
-        pairs += keys.size() + std::max(0, std::min({sinks, keys.begin, spec.bidirectional ? length : m + 1}));
+        pairs += keys.size() + maskSinkRange(sinks, spec.bidirectional, keys, m, length).size();
     }
     return pairs;
 }

@@ -4,6 +4,7 @@
 #include "schemes/rotary_scaling.h"
 #include "schemes/schemes.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -37,6 +38,15 @@ inline KeyRange maskKeyRange(SchemeKind kind, bool bidirectional, int window, in
     }
 }
 
+// Attention sinks (local, bca with sinks = S): keys [0, min(S, keys.begin)) stay visible to query m as well, and only
+// keys n <= m when causal; empty without sinks. `keys` is maskKeyRange's interval for m, so the two are disjoint. The
+// one home of the sink rule: PositionBias::sinkRange and visiblePairs() read it.
+inline KeyRange maskSinkRange(int sinks, bool bidirectional, KeyRange keys, int m, int length)
+{
+    const int end = std::min({sinks, keys.begin, bidirectional ? length : m + 1});
+    return {0, end > 0 ? end : 0};
+}
+
 // Every bias of the design table depends on the relative distance r = m - n only, plus a mask that is an
 // interval of keys per query. PositionBias stores, per head, one table over r in [-(L-1), L-1] (O(H L)
 // memory, never an L x L matrix), so kernels and views read entries on demand.
@@ -51,8 +61,7 @@ public:
 
     // Keys visible to query m in a sequence of `length` (<= maxLength) positions.
     KeyRange keyRange(int m, int length) const;
-    // Attention sinks (local, bca with sinks = S): keys [0, min(S, keyRange.begin)) also visible to query m (and
-    // only to m >= n when causal); empty otherwise. Disjoint from keyRange.
+    // Attention sinks visible to query m besides keyRange (maskSinkRange); empty for schemes without sinks.
     KeyRange sinkRange(int m, int length) const;
     bool visible(int m, int n, int length) const
     {
@@ -108,7 +117,6 @@ constexpr int kMaxLength = 1 << 20;
 double visiblePairs(const SchemeSpec& spec, int length);
 // Attention work of one pass over sequences of every length in `lengths` with the spec's heads and mask, head dim D.
 double attentionWork(const SchemeSpec& spec, const std::vector<int>& lengths, int headDim);
-
 
 // The nominal pair count benchmarks quote (issue 3's FLOP convention, 4 D per pair and head): length^2 / 2 causal,
 // length^2 bidirectional, and for a window length * K with K the most keys any row sees (W for causal local), as

@@ -154,8 +154,9 @@ const RotaryMethodInfo& rotaryMethodByName(std::string_view name)
 {
     if (const RotaryMethodInfo* m = catalog::entryNamed(rotaryMethodCatalog(), name))
         return *m;
-    throw InputError("--scaling = '" + std::string(name) +
-                     "' is not a known method; known methods: " + catalog::namesOf(rotaryMethodCatalog()));
+    throw InputError("scaling = '" + std::string(name) +
+                         "' is not a known method; known methods: " + catalog::namesOf(rotaryMethodCatalog()),
+                     "scaling");
 }
 
 std::pair<std::string, std::string> splitSchemeLabel(std::string_view label)
@@ -252,13 +253,15 @@ void validateRotaryScaling(const SchemeSpec& spec)
     if (spec.scaling == RotaryMethod::None) {
         if (!spec.scalingParams.empty())
             throw InputError("scheme " + spec.name() + " has no parameter '" + spec.scalingParams.begin()->first +
-                             "' without --scaling");
+                                 "' without a length-extension method",
+                             "scaling");
         return;
     }
     const RotaryMethodInfo& info = rotaryMethodInfo(spec.scaling);
     if (!spec.info().rotary)
-        throw InputError("--scaling = " + info.name + " is not allowed for scheme " + spec.name() +
-                         "; allowed: rotary schemes (rope, xpos)");
+        throw InputError("scaling = " + info.name + " is not allowed for scheme " + spec.name() +
+                             "; allowed: rotary schemes (rope, xpos)",
+                         "scaling");
     const std::string where = "scaling " + info.name + ": ";
     catalog::checkParamValues(info.params, spec.scalingParams, "scaling " + info.name, where + "no parameter ");
     const int L = scalingContext(spec);
@@ -273,7 +276,8 @@ void validateRotaryScaling(const SchemeSpec& spec)
                          " is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     if (info.remapsPositions) {
         if (spec.bidirectional)
-            throw InputError(where + "--bidirectional is not allowed; the position remapping is causal only");
+            throw InputError(where + "bidirectional attention is not allowed; the position remapping is causal only",
+                             "bidirectional");
         const double w = spec.scalingParams.at("window");
         const bool original =
             spec.scalingParams.count("original-context") && spec.scalingParams.at("original-context") > 0;

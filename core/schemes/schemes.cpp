@@ -280,7 +280,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
         throw InputError("heads = " + std::to_string(spec.heads) + " is out of range; allowed: integers in [1, " +
                          std::to_string(kMaxHeads) + "]");
     if (spec.bidirectional && !info.bidirectionalAllowed)
-        throw InputError("scheme " + info.name + " is causal only; --bidirectional is not allowed with it");
+        throw InputError("scheme " + info.name + " is causal only; bidirectional attention is not allowed with it",
+                         "bidirectional");
     if (spec.context < 0)
         throw InputError("context = " + std::to_string(spec.context) + " must be >= 1 (or 0 for no model)");
     if (spec.logn && spec.context < 2)
@@ -339,15 +340,16 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
         spec.params["window"] = (info.kind == SchemeKind::Bca && context % 2) ? context + 1 : context;
     spec.scaling = method.method;
     if (method.method != RotaryMethod::None && !info.rotary)
-        throw InputError("--scaling = " + method.name + " is not allowed for scheme " + info.name +
-                         "; allowed: rotary schemes (rope, xpos)");
+        throw InputError("scaling = " + method.name + " is not allowed for scheme " + info.name +
+                             "; allowed: rotary schemes (rope, xpos)",
+                         "scaling");
     for (const ParamInfo& p : method.params)
         spec.scalingParams[p.name] = p.defaultValue;
 
     for (const std::string& a : assignments) {
         const auto eq = a.find('=');
         if (eq == std::string::npos || eq == 0)
-            throw InputError("--set expects NAME=VALUE, got '" + a + "'");
+            throw InputError("a setting is NAME=VALUE, got '" + a + "'", "set");
         const std::string pname = a.substr(0, eq);
         const std::string text = a.substr(eq + 1);
         auto it =
@@ -359,10 +361,10 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
             const std::string names = catalog::namesOf(info.params);
             const std::string methodNames = catalog::namesOf(method.params);
             if (method.method != RotaryMethod::None)
-                throw InputError("--set " + pname + ": scheme " + info.name + " with scaling " + method.name +
-                                 " has no parameter '" + pname +
-                                 "'; its parameters: " + (names.empty() ? "none" : names) + "; " + method.name +
-                                 "'s parameters: " + (methodNames.empty() ? "none" : methodNames));
+                throw InputError("scheme " + info.name + " with scaling " + method.name + " has no parameter '" +
+                                     pname + "'; its parameters: " + (names.empty() ? "none" : names) + "; " +
+                                     method.name + "'s parameters: " + (methodNames.empty() ? "none" : methodNames),
+                                 "set");
             throw InputError("scheme " + info.name + " has no parameter '" + pname +
                              "'; its parameters: " + (names.empty() ? "none" : names) +
                              (info.rotary ? " (length-extension parameters need a method)" : ""));

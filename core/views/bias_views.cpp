@@ -12,7 +12,9 @@
 
 namespace plab {
 
-std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length)
+namespace {
+// The head and length a view of `bias` reads.
+void checkViewArguments(const PositionBias& bias, int head, int length)
 {
     if (head < 0 || head >= bias.heads())
         throw InputError("head = " + std::to_string(head) + " is out of range; allowed: 0.." +
@@ -20,10 +22,41 @@ std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length
     if (length < 1 || length > bias.maxLength())
         throw InputError("length = " + std::to_string(length) + " is out of range; allowed: integers in [1, " +
                          std::to_string(bias.maxLength()) + "]");
+}
+} // namespace
+
+std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length)
+{
+    checkViewArguments(bias, head, length);
     checkMemoryEstimate(4.0 * length * length,
                         "a " + std::to_string(length) + " x " + std::to_string(length) + " bias matrix");
     std::vector<float> out(static_cast<size_t>(length) * length);
     bias.fillView(head, length, 0, length, out.data());
+    return out;
+}
+
+int viewSamplePosition(int i, int samples, int length)
+{
+    return static_cast<int>((i + 0.5) * length / samples);
+}
+
+SampledView biasViewSamples(const PositionBias& bias, int head, int length, int samples)
+{
+    checkViewArguments(bias, head, length);
+    if (samples < 1)
+        throw InputError("samples = " + std::to_string(samples) + " is out of range; allowed: integers >= 1");
+    const int t = std::min(samples, length);
+    std::vector<int> positions(t);
+    for (int i = 0; i < t; ++i)
+        positions[i] = viewSamplePosition(i, t, length);
+    // Each sampled row is the main view's own row (fillView: mask, sinks, logn), so the two cannot disagree.
+    std::vector<float> row(length);
+    SampledView out{t, std::vector<float>(static_cast<size_t>(t) * t)};
+    for (int i = 0; i < t; ++i) {
+        bias.fillView(head, length, positions[i], positions[i] + 1, row.data());
+        for (int j = 0; j < t; ++j)
+            out.values[static_cast<size_t>(i) * t + j] = row[positions[j]];
+    }
     return out;
 }
 
@@ -36,10 +69,15 @@ nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, 
     return meta;
 }
 
-std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
+void checkBucketMapScheme(const SchemeSpec& spec)
 {
     if (spec.kind != SchemeKind::T5)
-        throw InputError("--buckets is only defined for the t5 scheme, not " + spec.name());
+        throw InputError("bucket maps are only defined for the t5 scheme, not " + spec.name(), "buckets");
+}
+
+std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length)
+{
+    checkBucketMapScheme(spec);
     checkMemoryEstimate(4.0 * length * length,
                         "a " + std::to_string(length) + " x " + std::to_string(length) + " bucket matrix");
     const PositionBias mask(spec, length);

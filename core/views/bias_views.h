@@ -14,12 +14,27 @@ namespace plab {
 // Bias view of head h, (N, N) row-major, masked cells -inf, rows scaled by logn when enabled.
 std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length);
 
+// The main view's row or column shown by sample i of `samples` evenly spaced over `length` positions: the cell
+// centre (i + 0.5) length / samples.
+int viewSamplePosition(int i, int samples, int length);
+
+// Bias view of head h sampled on a T x T grid, T = min(samples, length): cell (i, j) is biasViewMatrix's cell at
+// (viewSamplePosition(i, T, length), viewSamplePosition(j, T, length)), masked cells (sinks and all) included.
+// The Bias tab's per-head thumbnails. O(T length) work, never the (N, N) matrix.
+struct SampledView {
+    int size = 0;              // T
+    std::vector<float> values; // (T, T) row-major
+};
+SampledView biasViewSamples(const PositionBias& bias, int head, int length, int samples);
+
 // Metadata of an exported stack of bias matrices (the CLI's `bias` and the Bias tab's data): schemeSpecJson(spec)
 // plus the length, what the values are (bias, probe score or t5 bucket index) and the heads in the stack.
 nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, const std::vector<int>& headIndices);
 
 // T5 bucket index of every (m, n), (N, N) row-major; masked cells -1.
 std::vector<int32_t> t5BucketMatrix(const SchemeSpec& spec, int length);
+// The rule t5BucketMatrix refuses with, for callers that check before any work: InputError unless the scheme is t5.
+void checkBucketMapScheme(const SchemeSpec& spec);
 
 // dot(p_m, p_n) of sinusoidal embeddings for distances 0..maxDistance.
 struct DotCurve {

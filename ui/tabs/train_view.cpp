@@ -270,6 +270,7 @@ void TrainView::previewTable()
     }
     m_losses.assign(m_running.schemes.size(), Curve{});
     m_evals.assign(m_running.schemes.size(), {});
+    m_seedResults.clear();
     updateTable();
 }
 
@@ -350,8 +351,7 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
         return;
     }
     // This scheme's curve and table row now, not at the end of the run.
-    m_seedResults.push_back(sweepResultFromEvaluation(m_running.schemes[s.schemeIndex], m_running.model.seed + s.seed,
-                                                      {}, m_running.model.context, s.eval));
+    m_seedResults.push_back(s.result); // the cell's result line: one seed or many feed the same table
     if (s.seed == 0)
         m_evals[s.schemeIndex] = s.eval;
     if (m_running.seeds > 1) {
@@ -401,16 +401,42 @@ void TrainView::showSweepResults(const std::vector<SweepResult>& results, const 
 void TrainView::showSummary()
 {
     m_pplPlot->setFigure(sweepPerplexityFigure(m_summary));
-    // Rows: each scheme (and variant); columns: the lengths; cells: mean ± sd over the seeds.
     std::vector<int> lengths;
-    std::vector<std::pair<std::string, std::string>> groups;
-    for (const SweepSummaryRow& r : m_summary) {
+    for (const SweepSummaryRow& r : m_summary)
         if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
             lengths.push_back(r.length);
-        if (std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) == groups.end())
-            groups.emplace_back(r.scheme, r.variant);
-    }
     std::sort(lengths.begin(), lengths.end());
+    fillTable({}, lengths, m_summary);
+}
+
+void TrainView::updateTable()
+{
+    // The run's schemes in its order (before their results too), its lengths, its results so far: one seed or many.
+    fillTable(m_running.schemes, evaluationLengths(m_running), summarizeSweep(m_seedResults));
+}
+
+void TrainView::fillTable(const std::vector<std::string>& schemes, const std::vector<int>& lengths,
+                          const std::vector<SweepSummaryRow>& rows)
+{
+    // Rows: each scheme (and variant), the given ones first; columns: the lengths; cells: perplexity, mean ± sd when
+    // more than one seed is collected.
+    std::vector<std::pair<std::string, std::string>> groups;
+    auto addGroup = [&](const std::string& scheme, const std::string& variant) {
+        if (std::find(groups.begin(), groups.end(), std::make_pair(scheme, variant)) == groups.end())
+            groups.emplace_back(scheme, variant);
+    };
+    for (const std::string& scheme : schemes) {
+        bool found = false;
+        for (const SweepSummaryRow& r : rows)
+            if (r.scheme == scheme) {
+                addGroup(r.scheme, r.variant);
+                found = true;
+            }
+        if (!found)
+            addGroup(scheme, {});
+    }
+    for (const SweepSummaryRow& r : rows)
+        addGroup(r.scheme, r.variant);
     m_table->clear();
     m_table->setRowCount(static_cast<int>(groups.size()));
     m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
@@ -424,13 +450,16 @@ void TrainView::showSummary()
             (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
         m_table->setItem(static_cast<int>(g), 0, new QTableWidgetItem(name));
     }
-    for (const SweepSummaryRow& r : m_summary) {
+    for (const SweepSummaryRow& r : rows) {
+        const auto column = std::find(lengths.begin(), lengths.end(), r.length);
+        if (column == lengths.end())
+            continue;
         const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) -
                                          groups.begin());
-        const int column = static_cast<int>(std::find(lengths.begin(), lengths.end(), r.length) - lengths.begin()) + 1;
         const SampleStats& p = r.perplexity;
-        auto* item = new QTableWidgetItem(p.n == 0 ? tr("unsupported")
-                                                   : tr("%1 ± %2").arg(p.mean, 0, 'f', 3).arg(p.sd, 0, 'f', 3));
+        auto* item = new QTableWidgetItem(p.n == 0   ? tr("unsupported")
+                                          : p.n == 1 ? QString::number(p.mean, 'f', 3)
+                                                     : tr("%1 ± %2").arg(p.mean, 0, 'f', 3).arg(p.sd, 0, 'f', 3));
         if (p.n > 0)
             item->setToolTip(tr("n = %1 seeds, min %2, max %3; ppl / ppl(L) = %4 ± %5")
                                  .arg(p.n)
@@ -439,37 +468,7 @@ void TrainView::showSummary()
                                  .arg(r.ratio.mean, 0, 'f', 3)
                                  .arg(r.ratio.sd, 0, 'f', 3));
         item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        m_table->setItem(row, column, item);
-    }
-    m_table->resizeColumnsToContents();
-}
-
-void TrainView::updateTable()
-{
-    // Rows: schemes; columns: the evaluation lengths the run scores at; cells: perplexity.
-    const std::vector<int> lengths = evaluationLengths(m_running);
-    m_table->clear();
-    m_table->setRowCount(static_cast<int>(m_running.schemes.size()));
-    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
-    QStringList headers{tr("scheme")};
-    for (int length : lengths)
-        headers << tr("ppl @ %1").arg(length);
-    m_table->setHorizontalHeaderLabels(headers);
-    for (size_t s = 0; s < m_running.schemes.size(); ++s) {
-        m_table->setItem(static_cast<int>(s), 0, new QTableWidgetItem(QString::fromStdString(m_running.schemes[s])));
-        for (const EvalPoint& p : m_evals[s]) {
-            const auto column = std::find(lengths.begin(), lengths.end(), p.length);
-            if (column == lengths.end())
-                continue;
-            auto* item = new QTableWidgetItem(p.supported ? QString::number(p.perplexity, 'f', 3) : tr("unsupported"));
-            item->setToolTip(p.supported ? tr("loss %1 nats/byte, %2 bits/byte, %3 bytes scored")
-                                               .arg(p.loss, 0, 'f', 4)
-                                               .arg(p.bitsPerByte, 0, 'f', 4)
-                                               .arg(p.tokens)
-                                         : QString::fromStdString(p.note));
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(static_cast<int>(s), static_cast<int>(column - lengths.begin()) + 1, item);
-        }
+        m_table->setItem(row, static_cast<int>(column - lengths.begin()) + 1, item);
     }
     m_table->resizeColumnsToContents();
 }

@@ -89,8 +89,11 @@ private:
     void onFinished(const QString& error, bool canceled);
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
     void previewTable();  // before the first run: the table's rows and columns for the current fields
-    void updateTable();
-    void showSummary(); // m_summary in the perplexity plot and the table
+    void updateTable();   // the running (or previewed) request's schemes and lengths with m_seedResults
+    void showSummary();   // m_summary in the perplexity plot and the table
+    // The one table builder: rows for `schemes` (then any other scheme of `rows`), columns `lengths`.
+    void fillTable(const std::vector<std::string>& schemes, const std::vector<int>& lengths,
+                   const std::vector<SweepSummaryRow>& rows);
     QListWidget* m_schemes = nullptr;
     QComboBox* m_preset = nullptr;
     QSpinBox* m_steps = nullptr;

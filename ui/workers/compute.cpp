@@ -42,26 +42,6 @@ Result guarded(Fn&& fn)
     return result;
 }
 
-// Samples the masked view of head h on a size x size grid of cell centres of the (N, N) matrix.
-MatrixPtr sampleHead(const PositionBias& bias, int head, int length, int size)
-{
-    auto out = std::make_shared<Matrix>();
-    const int t = std::min(size, length);
-    out->rows = out->cols = t;
-    out->values.resize(static_cast<size_t>(t) * t);
-    for (int i = 0; i < t; ++i) {
-        const int m = static_cast<int>((i + 0.5) * length / t);
-        const KeyRange keys = bias.keyRange(m, length);
-        const float scale = bias.rowScale(m);
-        for (int j = 0; j < t; ++j) {
-            const int n = static_cast<int>((j + 0.5) * length / t);
-            out->values[static_cast<size_t>(i) * t + j] =
-                (n >= keys.begin && n < keys.end) ? bias.view(head, m, n) * scale : PositionBias::kMasked;
-        }
-    }
-    return out;
-}
-
 } // namespace
 
 BiasResult computeBias(const BiasRequest& request, const JobControl& control)
@@ -84,8 +64,13 @@ BiasResult computeBias(const BiasRequest& request, const JobControl& control)
         matrix->values = biasViewMatrix(bias, request.head, request.length);
         r.matrix = std::move(matrix);
         if (request.thumbnailSize > 0) {
-            for (int h = 0; h < request.spec.heads && !control.isCanceled(); ++h)
-                r.thumbnails.push_back(sampleHead(bias, h, request.length, request.thumbnailSize));
+            for (int h = 0; h < request.spec.heads && !control.isCanceled(); ++h) {
+                SampledView samples = biasViewSamples(bias, h, request.length, request.thumbnailSize);
+                auto thumbnail = std::make_shared<Matrix>();
+                thumbnail->rows = thumbnail->cols = samples.size;
+                thumbnail->values = std::move(samples.values);
+                r.thumbnails.push_back(std::move(thumbnail));
+            }
         }
         return r;
     });

@@ -357,6 +357,23 @@ ModelConfig schemeModelConfig(const TrainRequest& request, size_t s)
     return config;
 }
 
+SweepGrid trainGrid(const TrainRequest& request, size_t s)
+{
+    SweepGrid grid;
+    grid.model = schemeModelConfig(request, s);
+    grid.schemes = {grid.model.scheme};
+    const int seeds = std::clamp(request.seeds, 1, kMaxTrainSeeds);
+    for (int k = 0; k < seeds; ++k)
+        grid.seeds.push_back(request.model.seed + static_cast<uint64_t>(k));
+    grid.preset = request.preset.toStdString();
+    grid.train = request.train;
+    grid.corpus = request.corpusPath.toStdString();
+    grid.evalLengths = evaluationLengths(request); // L, 2L, ... instead of core's default lengths
+    grid.evalMode = request.mode;
+    grid.evalBytes = request.evalBytes;
+    return grid;
+}
+
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes)
 {
     return presetTrainRequest(kDemoPreset, schemes);
@@ -448,12 +465,11 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
         // Progress units: every step, plus one per evaluation length.
         const int evalUnits = static_cast<int>(request.evalMultipliers.size());
         promise.setProgressRange(0, seeds * schemes * (stepsTotal + evalUnits));
+        std::vector<SweepGrid> grids;
+        for (int s = 0; s < schemes; ++s)
+            grids.push_back(trainGrid(request, static_cast<size_t>(s)));
         for (int run = 0; run < seeds * schemes; ++run) {
             const int s = run % schemes, seed = run / schemes;
-            ModelConfig mc = schemeModelConfig(request, static_cast<size_t>(s));
-            mc.seed = request.model.seed + static_cast<uint64_t>(seed);
-            TrainConfig tc = request.train;
-            tc.dataSeed = request.train.dataSeed + static_cast<uint64_t>(seed);
             TrainingHooks hooks;
             hooks.reportEvery = std::max(1, request.reportEvery);
             hooks.shouldStop = [&promise] { return promise.isCanceled(); };
@@ -467,30 +483,30 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
                 snap.corpusSource = QString::fromStdString(corpus.source);
                 promise.addResult(snap);
             };
-            TrainingResult trained = trainModel(mc, tc, corpus, hooks);
-            if (trained.stopped)
-                return;
-            std::unique_ptr<Model> model = std::move(trained.model);
-            CheckpointInfo info = trained.info;
-            info.training["preset"] = request.preset.toStdString();
-            EvalOptions eo;
-            eo.lengths = evaluationLengths(request); // L, 2L, ... instead of core's default lengths
-            eo.mode = request.mode;
-            eo.maxTokens = request.evalBytes;
             const int base = run * (stepsTotal + evalUnits) + stepsTotal;
-            eo.progress = [&promise, base, evalUnits](double fraction) {
+            auto evalProgress = [&promise, base, evalUnits](double fraction) {
                 promise.setProgressValue(base + static_cast<int>(fraction * evalUnits));
                 return !promise.isCanceled();
             };
+            // The sweep's cell: one seed rule and one train-and-evaluate for the Train tab and `sweep`.
+            std::optional<SweepCellRun> cell =
+                trainSweepCell(grids[s], static_cast<size_t>(seed), corpus, hooks, evalProgress);
+            if (!cell)
+                return;
+            CheckpointInfo info = cell->info;
+            info.training["preset"] = request.preset.toStdString();
             TrainSnapshot done;
             done.schemeIndex = s;
             done.seed = seed;
             done.step = stepsTotal;
             done.trained = true;
-            done.eval = evaluateModel(*model, corpus.validation, eo);
+            done.eval = std::move(cell->points);
+            done.result = std::move(cell->result);
             const size_t sampleBytes = std::min<size_t>(corpus.validation.size(), 65536);
+            // Named before the model moves into the call: arguments are evaluated in no fixed order.
+            const QString name = trainedModelName(request, request.schemes[s], cell->model->config(), seeds);
             done.model = makeSharedModel(
-                trainedModelName(request, request.schemes[s], mc, seeds), std::move(model),
+                name, std::move(cell->model),
                 std::vector<uint8_t>(corpus.validation.begin(), corpus.validation.begin() + sampleBytes), info);
             done.corpusSource = QString::fromStdString(corpus.source);
             promise.addResult(done);

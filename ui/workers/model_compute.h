@@ -97,8 +97,9 @@ struct TrainRequest {
     EvalMode mode = EvalMode::NonOverlapping;
     size_t evalBytes = 16384; // bytes scored per length (0: the whole validation text)
     int reportEvery = 5;      // steps between loss snapshots
-    // Runs per scheme: seed k (0-based) trains with model.seed + k and train.dataSeed + k (1, 2, 3, ... by default,
-    // as `positionlab-cli sweep --seeds 1,2,3`). Seeds vary slowest: every scheme's seed 1 first.
+    // Runs per scheme, with seeds model.seed, model.seed + 1, ... (1, 2, 3 by default, as `positionlab-cli sweep
+    // --seeds 1,2,3`); each is a sweep cell, so seed s initialises the model and draws the training windows (the
+    // sweep's seed rule; train.dataSeed is not read). Seeds vary slowest: every scheme's first seed first.
     int seeds = 1;
 };
 constexpr int kMaxTrainSeeds = 10;
@@ -110,6 +111,7 @@ struct TrainSnapshot {
     double loss = 0; // mean training loss since the previous snapshot
     bool trained = false;
     std::vector<EvalPoint> eval; // set once the scheme is evaluated
+    SweepResult result;          // set with eval: the cell's result line, as `sweep` writes it
     SharedModel model;           // set with eval
     QString corpusSource;
     QString error; // the run stopped
@@ -123,6 +125,9 @@ TrainRequest presetTrainRequest(std::string_view preset, const std::vector<std::
 // and of model.schemeSettings (`render train --set`) those naming a parameter of that scheme or of its method (core's
 // settingsTakenBy; a setting no scheme of the run takes is the caller's to refuse).
 ModelConfig schemeModelConfig(const TrainRequest& request, size_t s);
+// Scheme s of a request as a sweep grid of one scheme and the request's seeds: what runTraining runs cell by cell
+// (core's trainSweepCell), so the Train tab and `sweep` share one seed rule and one train-and-evaluate.
+SweepGrid trainGrid(const TrainRequest& request, size_t s);
 // One demo-preset run of `schemes` (e.g. {"alibi"} for "Train a demo model now"; the Train tab and lessons too).
 TrainRequest demoTrainRequest(const std::vector<std::string>& schemes);
 // Steps between loss snapshots of a run of `steps` steps (about 100 points per curve).
