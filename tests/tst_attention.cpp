@@ -24,6 +24,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -1162,7 +1163,7 @@ void TestAttention::cliBenchJson()
 }
 
 // bench peak measures FMA throughput with the widest ISA the CPU reports; bench attention --peak reports the
-// forward's share of the peak measured between its own runs.
+// forward's and the backward's share of the peak probed after each of their own runs, median and p90.
 void TestAttention::cliBenchPeak()
 {
     const CliResult p = runCli({"bench", "peak", "--threads", "1", "--repeat", "2", "--json"});
@@ -1173,16 +1174,51 @@ void TestAttention::cliBenchPeak()
     QVERIFY(peak["gflops"].toDouble() > 0 && peak["gflops_best"].toDouble() >= peak["gflops"].toDouble());
     QVERIFY(peak["gflops_per_cpu_second"].toDouble() > 0);
 
-    const CliResult a = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "3",
-                                "--threads", "1", "--peak", "--json"});
+    const CliResult a = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "4",
+                                "--threads", "1", "--peak", "--backward", "--json"});
     QVERIFY2(a.exitCode == 0, a.err.constData());
     const QJsonObject j = QJsonDocument::fromJson(a.out).object();
-    QCOMPARE(j["peak_gflops_runs"].toArray().size(), 3);
+    QCOMPARE(j["peak_gflops_runs"].toArray().size(), 4);
     QCOMPARE(j["peak_isa"].toString(), peak["isa"].toString());
     QVERIFY(qFuzzyCompare(j["forward_share_of_peak"].toDouble(),
                           j["forward_gflops"].toDouble() / j["peak_gflops"].toDouble()));
     QVERIFY(qFuzzyCompare(j["forward_share_of_peak_per_cpu_second"].toDouble(),
                           j["forward_gflops_per_cpu_second"].toDouble() / j["peak_gflops_per_cpu_second"].toDouble()));
+    // The high quantile beside the median: p90 by linear interpolation between the sorted values.
+    auto p90 = [](const QJsonArray& values) {
+        std::vector<double> v;
+        for (const QJsonValue& x : values)
+            v.push_back(x.toDouble());
+        std::sort(v.begin(), v.end());
+        const double at = 0.9 * double(v.size() - 1);
+        const size_t lo = static_cast<size_t>(at);
+        return v[lo] + (v[std::min(lo + 1, v.size() - 1)] - v[lo]) * (at - double(lo));
+    };
+    QVERIFY(qFuzzyCompare(j["peak_gflops_p90"].toDouble(), p90(j["peak_gflops_runs"].toArray())));
+    QVERIFY(j["peak_gflops_p90"].toDouble() >= j["peak_gflops"].toDouble());
+    // Each run's share is its own GFLOP/s over the probe right after it.
+    const double flops = j["flops"].toDouble();
+    for (const QString pass : {"forward", "backward"}) {
+        const QJsonArray ms = j[pass + "_ms_runs"].toArray(), shares = j[pass + "_share_of_peak_runs"].toArray();
+        QCOMPARE(shares.size(), 4);
+        const double passFlops = pass == "forward" ? flops : 2.5 * flops;
+        if (pass == "forward")
+            for (int i = 0; i < 4; ++i)
+                QVERIFY(qFuzzyCompare(shares[i].toDouble(),
+                                      passFlops / ms[i].toDouble() * 1e-6 / j["peak_gflops_runs"][i].toDouble()));
+        QVERIFY(qFuzzyCompare(j[pass + "_share_of_peak_p90"].toDouble(), p90(shares)));
+        QVERIFY(j[pass + "_gflops_p90"].toDouble() >= j[pass + "_gflops"].toDouble());
+        QVERIFY(j[pass + "_gflops_per_cpu_second_p90"].toDouble() >= j[pass + "_gflops_per_cpu_second"].toDouble());
+        QVERIFY(j[pass + "_share_of_peak"].toDouble() > 0 && j[pass + "_share_of_peak_per_cpu_second"].toDouble() > 0);
+        QVERIFY(j.contains(pass + "_share_of_peak_per_cpu_second_p90"));
+    }
+    // The text names both figures.
+    const CliResult text = runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat",
+                                   "2", "--threads", "1", "--peak", "--backward"});
+    QVERIFY2(text.exitCode == 0, text.err.constData());
+    QVERIFY2(text.out.contains("the forward reaches") && text.out.contains("the backward reaches") &&
+                 text.out.contains("p90"),
+             text.out.constData());
     // Without --peak, no probe runs and no share is claimed.
     const CliResult plain =
         runCli({"bench", "attention", "--length", "64", "--heads", "2", "--dim", "16", "--repeat", "1", "--json"});

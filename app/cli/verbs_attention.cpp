@@ -4,6 +4,7 @@
 #include "attention/attention_peak.h"
 #include "base/limits.h"
 #include "cli.h"
+#include "base/aligned_allocator.h"
 #include "base/errors.h"
 #include "base/npy.h"
 #include "base/random.h"
@@ -74,6 +75,26 @@ double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The q-quantile of v (0 <= q <= 1), interpolated linearly between order statistics. The high quantile of a speed
+// (q = 0.9) beside the median: on a shared machine, what the kernel does when the neighbours leave it alone.
+double quantile(std::vector<double> v, double q)
+{
+    std::sort(v.begin(), v.end());
+    const double at = q * double(v.size() - 1);
+    const size_t lo = static_cast<size_t>(at), hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
+}
+constexpr double kHighQuantile = 0.9;
+
+// work / time in GFLOP/s for each of `ms`.
+std::vector<double> gflopsOf(double flops, const std::vector<double>& ms)
+{
+    std::vector<double> g;
+    for (double t : ms)
+        g.push_back(flops / t * 1e-6);
+    return g;
+}
+
 // CPU time of the whole process (all threads), in ms: on a shared, loaded machine flops per CPU-second show the
 // kernel's efficiency when wall time mostly shows the neighbours.
 double processCpuMs()
@@ -122,9 +143,11 @@ void resetPeakMemory()
     std::ofstream("/proc/self/clear_refs") << "5"; // Linux >= 4.0: VmHWM := VmRSS
 }
 
-std::vector<float> randomTensor(size_t count, uint64_t seed)
+// On cache lines, as the model's activations are (base/aligned_allocator.h), so the kernel reads q and v in place
+// as it does in training; a plain vector would start 16 bytes past a line and be timed with the packs that costs.
+AlignedFloats randomTensor(size_t count, uint64_t seed)
 {
-    std::vector<float> x(count);
+    AlignedFloats x(count);
     Rng rng(seed);
     for (float& e : x)
         e = static_cast<float>(rng.normal());
@@ -138,7 +161,7 @@ struct BenchSetup {
     int repeat = 5;
     int threads = 1;
     bool backward = false;
-    bool peak = false; // --peak: the FMA peak probe between timed runs
+    bool peak = false; // --peak: the FMA peak probe after every timed run, forward and backward
 };
 
 BenchSetup benchSetupFromArgs(const ParsedArgs& args)
@@ -225,9 +248,11 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
                    {"forward_ms", fwd},
                    {"forward_ms_runs", runs.wallMs},
                    {"forward_gflops", flops / fwd * 1e-6},
+                   {"forward_gflops_p90", quantile(gflopsOf(flops, runs.wallMs), kHighQuantile)},
                    {"extra_memory_mib", extraBytes / (1 << 20)},
                    {"forward_cpu_ms", fwdCpu},
                    {"forward_gflops_per_cpu_second", flops / fwdCpu * 1e-6},
+                   {"forward_gflops_per_cpu_second_p90", quantile(gflopsOf(flops, runs.cpuMs), kHighQuantile)},
                    {"nominal_flops", wholeNumbersAsIntegers(nominalFlops)},
                    {"forward_nominal_gflops", nominalFlops / fwd * 1e-6}});
     if (window)
@@ -242,7 +267,8 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
            << " H=" << H << " D=" << D << (window ? " W=" + std::to_string(spec.intParam("window")) : "")
            << (sinks > 0 ? " sinks=" + std::to_string(sinks) : "")
            << (spec.logn ? " logn L=" + std::to_string(spec.context) : "") << " threads=" << b.threads
-           << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s"
+           << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s (p90 of the runs "
+           << r.json["forward_gflops_p90"].get<double>() << ")"
            << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu
            << " ms: " << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
     if (window)
@@ -252,27 +278,39 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
                << 100.0 * flops / nominalFlops << "% of that)\n";
 }
 
-// The forward's share of the FP32 FMA peak measured between its timed runs (wall clock and per CPU-second).
-void reportPeak(const std::vector<FmaPeakRun>& runs, BenchReport& r)
+// The share of the FP32 FMA peak of one pass ("forward" or "backward", whose figures r.json already holds), with the
+// peak probed right after each of its timed runs (`peaks`, one per run): median and high quantile of the peak, the
+// share of the medians, and the high quantile of the runs' own shares (each run over the probe that followed it), per
+// wall second and per CPU-second.
+void reportPeakShare(const std::string& pass, double passFlops, const Timings& runs,
+                     const std::vector<FmaPeakRun>& peaks, BenchReport& r)
 {
-    std::vector<double> gflops, perCpuSecond;
-    for (const FmaPeakRun& run : runs) {
-        gflops.push_back(run.gflops);
-        perCpuSecond.push_back(run.gflopsPerCpuSecond);
+    std::vector<double> peak, peakCpu, share, shareCpu;
+    for (size_t i = 0; i < peaks.size() && i < runs.wallMs.size(); ++i) {
+        peak.push_back(peaks[i].gflops);
+        peakCpu.push_back(peaks[i].gflopsPerCpuSecond);
+        share.push_back(passFlops / runs.wallMs[i] * 1e-6 / peaks[i].gflops);
+        shareCpu.push_back(passFlops / runs.cpuMs[i] * 1e-6 / peaks[i].gflopsPerCpuSecond);
     }
-    const double peak = median(gflops), peakCpu = median(perCpuSecond);
-    const double forward = r.json["forward_gflops"], forwardCpu = r.json["forward_gflops_per_cpu_second"];
-    const std::string isa = runs.empty() ? std::string() : runs.back().isa;
-    r.json["peak_gflops"] = peak;
-    r.json["peak_gflops_runs"] = gflops;
-    r.json["peak_isa"] = isa;
-    r.json["forward_share_of_peak"] = forward / peak;
-    // Per CPU-second on both sides: the share that neighbours on a shared machine disturb least.
-    r.json["peak_gflops_per_cpu_second"] = peakCpu;
-    r.json["forward_share_of_peak_per_cpu_second"] = forwardCpu / peakCpu;
-    r.text << "  FP32 FMA peak (" << isa << ") median " << peak << " GFLOP/s: the forward reaches "
-           << 100.0 * forward / peak << "% of it (per CPU-second: " << 100.0 * forwardCpu / peakCpu << "% of "
-           << peakCpu << ")\n";
+    const double gflops = r.json[pass + "_gflops"], gflopsCpu = r.json[pass + "_gflops_per_cpu_second"];
+    const double peakMedian = median(peak), peakCpuMedian = median(peakCpu);
+    r.json[pass + "_share_of_peak"] = gflops / peakMedian;
+    r.json[pass + "_share_of_peak_p90"] = quantile(share, kHighQuantile);
+    r.json[pass + "_share_of_peak_runs"] = share;
+    r.json[pass + "_share_of_peak_per_cpu_second"] = gflopsCpu / peakCpuMedian;
+    r.json[pass + "_share_of_peak_per_cpu_second_p90"] = quantile(shareCpu, kHighQuantile);
+    if (pass == "forward") { // the peak's own figures, from the probes after the forward's runs
+        r.json["peak_gflops"] = peakMedian;
+        r.json["peak_gflops_p90"] = quantile(peak, kHighQuantile);
+        r.json["peak_gflops_runs"] = peak;
+        r.json["peak_isa"] = peaks.empty() ? std::string() : peaks.back().isa;
+        r.json["peak_gflops_per_cpu_second"] = peakCpuMedian;
+        r.text << "  FP32 FMA peak (" << r.json["peak_isa"].get<std::string>() << ") median " << peakMedian
+               << " GFLOP/s (p90 " << quantile(peak, kHighQuantile) << "), probed after every timed run\n";
+    }
+    r.text << "  the " << pass << " reaches " << 100.0 * gflops / peakMedian << "% of it (p90 of the runs' shares "
+           << 100.0 * quantile(share, kHighQuantile) << "%; per CPU-second " << 100.0 * gflopsCpu / peakCpuMedian
+           << "%, p90 " << 100.0 * quantile(shareCpu, kHighQuantile) << "%)\n";
 }
 
 void reportBackward(const Timings& runs, BenchReport& r)
@@ -285,9 +323,12 @@ void reportBackward(const Timings& runs, BenchReport& r)
     r.json["backward_ms"] = bwd;
     r.json["backward_ms_runs"] = runs.wallMs;
     r.json["backward_gflops"] = 2.5 * flops / bwd * 1e-6;
+    r.json["backward_gflops_p90"] = quantile(gflopsOf(2.5 * flops, runs.wallMs), kHighQuantile);
+    r.json["backward_gflops_per_cpu_second"] = 2.5 * flops / median(runs.cpuMs) * 1e-6;
+    r.json["backward_gflops_per_cpu_second_p90"] = quantile(gflopsOf(2.5 * flops, runs.cpuMs), kHighQuantile);
     r.json["backward_over_forward"] = bwd / fwd;
-    r.text << "  backward median " << bwd << " ms  " << 2.5 * flops / bwd * 1e-6 << " GFLOP/s (2.5x forward flops)  "
-           << bwd / fwd << "x forward\n";
+    r.text << "  backward median " << bwd << " ms  " << 2.5 * flops / bwd * 1e-6 << " GFLOP/s (p90 of the runs "
+           << r.json["backward_gflops_p90"].get<double>() << "; 2.5x forward flops)  " << bwd / fwd << "x forward\n";
 }
 
 int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
@@ -295,8 +336,8 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     const BenchSetup b = benchSetupFromArgs(args);
     const AttentionDims& dims = b.dims;
     const PositionBias bias(b.spec, dims.length);
-    const std::vector<float> q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
-                             v = randomTensor(dims.elements(), 3);
+    const AlignedFloats q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
+                        v = randomTensor(dims.elements(), 3);
     // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).
     resetPeakMemory();
     const long long rssBefore = procStatusBytes("VmRSS:");
@@ -309,26 +350,29 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     // output per call would time the allocator's page faults (glibc maps blocks of 32 MiB and more anew on every
     // call), not attention.
     BenchReport report;
-    // --peak: the FMA peak probe after every timed run, so both see the same load on the machine.
+    // --peak: the FMA peak probe after every timed run (run, probe, run, probe...), so each run has a peak measured
+    // under the same load on the machine.
     std::vector<FmaPeakRun> peakRuns;
-    reportForward(b,
-                  timeRuns(
-                      b.repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); },
-                      [&] {
-                          if (b.peak)
-                              peakRuns.push_back(measureFmaPeak(b.threads));
-                      }),
-                  extraBytes, report);
+    auto probe = [&] {
+        if (b.peak)
+            peakRuns.push_back(measureFmaPeak(b.threads));
+    };
+    const Timings forwardRuns = timeRuns(
+        b.repeat, [&] { attentionForward(bias, dims, q.data(), k.data(), v.data(), forward); }, probe);
+    reportForward(b, forwardRuns, extraBytes, report);
     if (b.peak)
-        reportPeak(peakRuns, report);
+        reportPeakShare("forward", report.json["flops"].get<double>(), forwardRuns, peakRuns, report);
     if (b.backward) {
-        const std::vector<float> dOut = randomTensor(dims.elements(), 4);
+        const AlignedFloats dOut = randomTensor(dims.elements(), 4);
         // Into the same gradient buffers each time, as the forward (and a training step) does.
         AttentionGradients grads = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
-        reportBackward(
-            timeRuns(b.repeat,
-                     [&] { attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads); }),
-            report);
+        peakRuns.clear();
+        const Timings backwardRuns = timeRuns(
+            b.repeat, [&] { attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data(), grads); },
+            probe);
+        reportBackward(backwardRuns, report);
+        if (b.peak)
+            reportPeakShare("backward", 2.5 * report.json["flops"].get<double>(), backwardRuns, peakRuns, report);
     }
     if (args.has("json"))
         ctx.out << report.json.dump() << '\n';
@@ -486,7 +530,9 @@ void registerAttentionVerbs()
         {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
         scalingOption(),
         {"backward", OptionKind::Flag, "attention: also time the backward pass"},
-        {"peak", OptionKind::Flag, "attention: also measure the FP32 FMA peak after each run; report the share"},
+        {"peak", OptionKind::Flag,
+         "attention: also measure the FP32 FMA peak after each timed run (forward and backward); report the share, "
+         "median and p90"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
         {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
         threadsOption(),

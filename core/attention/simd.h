@@ -1,12 +1,12 @@
 // The kernel's SIMD mappings: one 16-float vector on AVX-512 (a zmm register), AVX2 or SSE (two halves), and e^x.
 #pragma once
 
+#include "base/aligned_allocator.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
-#include <vector>
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -20,33 +20,10 @@ namespace plab::kernel {
 
 constexpr int kLanes = 16;
 
-// ---- memory: every buffer the tiles read starts on a cache line ----
+// ---- memory: every buffer the tiles read starts on a cache line (AlignedFloats, base/aligned_allocator.h) ----
 
-// 64 bytes, one AVX-512 vector: a vector load from a 64-byte-aligned address never spans two cache lines. A plain
-// std::vector<float> of a packed head starts 16 bytes past a line (glibc's header), so every 512-bit load of Q, K^T
-// and V crossed a line: measured on an Intel Xeon, aligned packs were 5-10% faster.
 constexpr size_t kCacheLine = 64;
-
-template <typename T>
-struct CacheLineAllocator {
-    using value_type = T;
-    CacheLineAllocator() = default;
-    template <typename U>
-    CacheLineAllocator(const CacheLineAllocator<U>&)
-    {
-    }
-    T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kCacheLine})); }
-    void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{kCacheLine}); }
-    template <typename U>
-    bool operator==(const CacheLineAllocator<U>&) const
-    {
-        return true;
-    }
-};
-
-// Floats from a cache-line boundary; packs of rows or columns whose strides are multiples of 16 floats (Dp, ldT)
-// keep every row on one.
-using AlignedFloats = std::vector<float, CacheLineAllocator<float>>;
+static_assert(static_cast<size_t>(AlignedAllocator<float>::kAlignment) == kCacheLine);
 
 inline bool isCacheLineAligned(const void* p)
 {

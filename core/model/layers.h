@@ -1,34 +1,16 @@
 // The transformer's layers as forward/backward function pairs over flat float buffers (llm.c style).
 #pragma once
 
+#include "base/aligned_allocator.h"
+
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <vector>
 
 namespace plab::layers {
 
-// 64-byte aligned float storage for activations, parameters, gradients and optimizer moments. Eigen processes the
-// unaligned head of a buffer with scalar code, whose exp/tanh and partial sums round differently from its vector code,
-// so results would depend on where malloc happened to place a buffer; with aligned buffers (and offsets fixed by the
-// shapes) every run gives the same bits.
-template <typename T>
-struct AlignedAllocator {
-    using value_type = T;
-    static constexpr std::align_val_t kAlignment{64};
-    AlignedAllocator() = default;
-    template <typename U>
-    AlignedAllocator(const AlignedAllocator<U>&) noexcept
-    {
-    }
-    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
-    template <typename U>
-    bool operator==(const AlignedAllocator<U>&) const noexcept
-    {
-        return true;
-    }
-};
+// 64-byte aligned float storage for activations, parameters, gradients and optimizer moments (see
+// base/aligned_allocator.h: with aligned buffers and offsets fixed by the shapes every run gives the same bits).
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
 
 // Conventions: outputs first, then inputs, then sizes. Every backward ACCUMULATES (+=) into its gradient
