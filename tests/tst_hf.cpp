@@ -1,4 +1,5 @@
 // Hugging Face model folders: logits of every family against tests/data/hf's references, and every bad input refused.
+#include "attention/attention.h"
 #include "base/errors.h"
 #include "base/npy.h"
 #include "cli_runner.h"
@@ -54,6 +55,11 @@ private slots:
     void configMapsOntoTheLab();
     void badInputRefused_data();
     void badInputRefused();
+    void cliInspectAndLogits();
+    void cliBadInputExitsTwo_data();
+    void cliBadInputExitsTwo();
+    void groupedQueryAttentionReadsSharedHeads_data();
+    void groupedQueryAttentionReadsSharedHeads();
 };
 
 void TestHf::logitsMatchReference_data()
@@ -248,6 +254,130 @@ void TestHf::badInputRefused()
     } catch (const InputError& e) {
         QVERIFY2(QString::fromUtf8(e.what()).contains(expected), e.what());
     }
+    // The same through the command line: exit 2 and the message.
+    const test::CliResult r =
+        test::runCli({"logits", QString::fromStdString(copy), "--ids", "1,2", "-o", dir.path() + "/logits.npy"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
+}
+
+// inspect --json carries the summary card's keys; logits writes what the core computes, as the reference.
+void TestHf::cliInspectAndLogits()
+{
+    const std::string dir = hfData("llama_llama3_bf16");
+    const test::CliResult inspect = test::runCli({"inspect", QString::fromStdString(dir), "--json"});
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    const nlohmann::json card = nlohmann::json::parse(inspect.out.toStdString());
+    for (const char* key : {"family", "layers", "heads", "kv_heads", "head_dim", "vocab", "context", "scheme",
+                            "rope_theta", "scaling", "parameters"})
+        QVERIFY2(card.contains(key), key);
+    QCOMPARE(card["kv_heads"].get<int>(), 2);
+    QCOMPARE(card["head_dim"].get<int>(), 12);
+    QCOMPARE(card["scaling"].get<std::string>(), std::string("llama3"));
+    QTemporaryDir out;
+    const QString npy = out.path() + "/logits.npy";
+    std::string ids;
+    for (int id : idsOf(dir))
+        ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    const test::CliResult logits =
+        test::runCli({"logits", QString::fromStdString(dir), "--ids", QString::fromStdString(ids), "-o", npy,
+                      "--scaling", "yarn", "--set", "factor=4"});
+    QVERIFY2(logits.exitCode == 0, logits.err.constData());
+    const NpyArray ours = readNpy(npy.toStdString());
+    const NpyArray ref = readNpy(dir + "/ref_yarn.npy");
+    QCOMPARE(ours.shape, ref.shape);
+    double worst = 0;
+    for (size_t i = 0; i < ref.data.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(ours.data[i]) - ref.data[i]));
+    QVERIFY2(worst <= 1e-3 * 4, qPrintable(QString::number(worst)));
+}
+
+void TestHf::cliBadInputExitsTwo_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString gpt2 = QString::fromStdString(hfData("gpt2"));
+    const QString qwen2 = QString::fromStdString(hfData("qwen2"));
+    const QString bloom = QString::fromStdString(hfData("bloom"));
+    QTest::addRow("not a folder") << QStringList{"inspect", "/nonexistent/model"} << "does not exist";
+    QTest::addRow("text longer than learned positions")
+        << QStringList{"logits", gpt2, "--ids", QString("1,").repeated(40) + "1", "-o", "/tmp/x.npy"}
+        << "more than the 32 learned positions";
+    QTest::addRow("id out of vocabulary") << QStringList{"logits", qwen2, "--ids", "1,300", "-o", "/tmp/x.npy"}
+                                          << "token id 300 at position 1 is out of range";
+    QTest::addRow("unknown method") << QStringList{"logits", qwen2,        "--ids",     "1",
+                                                   "-o",     "/tmp/x.npy", "--scaling", "longrope"}
+                                    << "not a known method";
+    QTest::addRow("method on alibi") << QStringList{"logits", bloom,        "--ids",     "1",
+                                                    "-o",     "/tmp/x.npy", "--scaling", "pi"}
+                                     << "rotary methods apply to rope models only";
+    QTest::addRow("setting the method lacks")
+        << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.npy", "--scaling", "pi", "--set", "beta-fast=2"}
+        << "--set beta-fast=2";
+    QTest::addRow("output not npy") << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.csv"} << ".npy";
+}
+
+void TestHf::cliBadInputExitsTwo()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const test::CliResult r = test::runCli(args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
+}
+
+void TestHf::groupedQueryAttentionReadsSharedHeads_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("headDim");
+    // heads * batch < 4 shares query blocks among threads, more heads run one per thread: both strategies.
+    QTest::addRow("none 2/1 query blocks") << "none" << 1 << 2 << 1 << 150 << 12;
+    QTest::addRow("alibi 6/2 heads parallel") << "alibi" << 1 << 6 << 2 << 70 << 16;
+    QTest::addRow("alibi 6/3 batch 2") << "alibi" << 2 << 6 << 3 << 33 << 8;
+    QTest::addRow("local 8/8 is MHA") << "local" << 1 << 8 << 8 << 40 << 16;
+}
+
+// The kernel with kvHeads reads each group's key/value head in place; it must equal the same kernel given K and V
+// copied per query head (the multi-head path every other test checks), probabilities included.
+void TestHf::groupedQueryAttentionReadsSharedHeads()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, kvHeads);
+    QFETCH(int, length);
+    QFETCH(int, headDim);
+    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false), length);
+    AttentionDims gqa{batch, heads, length, headDim};
+    gqa.kvHeads = kvHeads;
+    const AttentionDims mha{batch, heads, length, headDim};
+    const size_t slice = static_cast<size_t>(length) * headDim;
+    std::vector<float> q(mha.elements()), k(static_cast<size_t>(batch) * kvHeads * slice), v(k.size());
+    uint32_t state = 12345;
+    auto next = [&] {
+        state = state * 1664525u + 1013904223u;
+        return static_cast<float>(state >> 8) / static_cast<float>(1 << 24) * 4.0f - 2.0f;
+    };
+    for (float* x : {q.data(), k.data(), v.data()})
+        for (size_t i = 0; i < (x == q.data() ? q.size() : k.size()); ++i)
+            x[i] = next();
+    std::vector<float> kFull(mha.elements()), vFull(mha.elements());
+    for (int bh = 0; bh < batch * heads; ++bh) {
+        const size_t from = static_cast<size_t>(gqa.keyValueSlice(bh)) * slice;
+        std::copy_n(k.data() + from, slice, kFull.data() + bh * slice);
+        std::copy_n(v.data() + from, slice, vFull.data() + bh * slice);
+    }
+    AttentionOptions options;
+    options.wantProbabilities = true;
+    const AttentionForward shared = attentionForward(bias, gqa, q.data(), k.data(), v.data(), options);
+    const AttentionForward copied = attentionForward(bias, mha, q.data(), kFull.data(), vFull.data(), options);
+    QCOMPARE(shared.out, copied.out);
+    QCOMPARE(shared.probabilities, copied.probabilities);
+    QCOMPARE(shared.logSumExp, copied.logSumExp);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHf)

@@ -35,6 +35,7 @@ void registerBuiltins()
         registerLessonVerbs();
         registerAttentionVerbs();
         registerSweepVerbs();
+        registerHfVerbs();
     });
 }
 

@@ -238,6 +238,7 @@ void registerModelVerbs();     // train, eval
 void registerAttentionVerbs(); // attention, bench
 void registerLessonVerbs();    // lessons
 void registerSweepVerbs();     // sweep, collect
+void registerHfVerbs();        // inspect, logits (Hugging Face model folders)
 // render (every view, train, lesson) and the image exporter (app/cli/verbs_render.cpp, built with the GUI library
 // only: it draws with ui's painters). Safe to call more than once.
 void registerRenderVerbs();

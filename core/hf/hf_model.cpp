@@ -347,11 +347,11 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
             }
     }
     const PositionBias bias(positions.kind == SchemeKind::Alibi ? positions : makeSchemeSpec("none", H, false), T);
-    const AttentionDims dims{1, H, T, D};
-    const int group = H / K;
+    AttentionDims dims{1, H, T, D};
+    dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
 
     HfMatrix h, q, k, v, a(T, H * D), attn, up, gate;
-    std::vector<float> qh(dims.elements()), kh(dims.elements()), vh(dims.elements());
+    std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
     AttentionForward forward;
     for (const auto& layerPtr : m_layers) {
         const Layer& l = *layerPtr;
@@ -373,16 +373,19 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
             rotateHalf(q, H, D, c.rotaryDim, cosTable, sinTable);
             rotateHalf(k, K, D, c.rotaryDim, cosTable, sinTable);
         }
-        // (T, heads*D) -> (H, T, D); each query head reads its group's key/value head (GQA).
+        // (T, heads*D) -> (heads, T, D), the kernel's layout.
 #pragma omp parallel for schedule(static)
-        for (int hd = 0; hd < H; ++hd)
-            for (int t = 0; t < T; ++t) {
-                const size_t to = (static_cast<size_t>(hd) * T + t) * D;
-                const size_t kvFrom = static_cast<size_t>(hd / group) * D;
-                std::copy_n(q.row(t).data() + static_cast<size_t>(hd) * D, D, qh.data() + to);
-                std::copy_n(k.row(t).data() + kvFrom, D, kh.data() + to);
-                std::copy_n(v.row(t).data() + kvFrom, D, vh.data() + to);
+        for (int t = 0; t < T; ++t) {
+            for (int hd = 0; hd < H; ++hd)
+                std::copy_n(q.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            qh.data() + (static_cast<size_t>(hd) * T + t) * D);
+            for (int hd = 0; hd < K; ++hd) {
+                std::copy_n(k.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            kh.data() + (static_cast<size_t>(hd) * T + t) * D);
+                std::copy_n(v.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            vh.data() + (static_cast<size_t>(hd) * T + t) * D);
             }
+        }
         attentionForward(bias, dims, qh.data(), kh.data(), vh.data(), forward);
 #pragma omp parallel for schedule(static)
         for (int hd = 0; hd < H; ++hd)
