@@ -334,6 +334,13 @@ double HfConfig::parameterCount() const
     return total;
 }
 
+double HfConfig::prefillFlops(int length) const
+{
+    const double C = hidden, D = headDim, H = heads, K = kvHeads, F = intermediate, T = length;
+    const double weights = layers * (C * D * (H + 2 * K) + H * D * C + (swiGlu ? 3 : 2) * C * F) + double(vocab) * C;
+    return 2 * weights * T + layers * 4 * D * H * T * (T + 1) / 2;
+}
+
 HfConfig readHfConfig(const std::string& folder)
 {
     namespace fs = std::filesystem;

@@ -55,6 +55,9 @@ struct HfConfig {
 
     // Parameters counted from the dims (the embedding once when tied).
     double parameterCount() const;
+    // Flops of one prefill of `length` tokens, as issue 19 counts them: 2 per weight of a matrix product per token
+    // (projections, MLP, output head; not the embedding lookup) plus causal attention's 4 D per visible pair and head.
+    double prefillFlops(int length) const;
 };
 
 // Reads DIR/config.json. InputError naming the file and the field for a missing folder or file, invalid JSON, an
