@@ -6,8 +6,9 @@ float32, the same threads), alternated in one run, with `bench peak` measured in
     /usr/bin/python3 benchmarks/hf_prefill.py --make /tmp/smollm2-shaped            # write the folder (~270 MB)
     /usr/bin/python3 benchmarks/hf_prefill.py --run /tmp/smollm2-shaped --length 2048 --threads 2 --rounds 3
 
-PyTorch's side is a plain eager Llama forward (nn.functional.linear, scaled_dot_product_attention with is_causal,
-rotate_half rotary), what a new user writes; it needs no transformers package.
+PyTorch's side is a plain eager Llama forward (nn.functional.linear, softmax attention with a causal mask: Debian 12's
+torch 1.13 has no scaled_dot_product_attention; rotate_half rotary), what a new user writes; it needs no transformers
+package.
 """
 import argparse
 import json
@@ -101,6 +102,7 @@ def torch_prefill(folder, length, threads, rounds):
         t = torch.arange(length, dtype=torch.float32)
         emb = torch.cat([torch.outer(t, inv)] * 2, -1)
         cos, sin = emb.cos(), emb.sin()
+        mask = torch.full((length, length), float("-inf")).triu(1)
         for i in range(L):
             p = "model.layers.%d." % i
             h = rms(x, W[p + "input_layernorm.weight"])
@@ -110,7 +112,8 @@ def torch_prefill(folder, length, threads, rounds):
             q = rot(q.view(length, H, D).transpose(0, 1), cos, sin)
             k = rot(k.view(length, K, D).transpose(0, 1), cos, sin).repeat_interleave(H // K, 0)
             v = v.view(length, K, D).transpose(0, 1).repeat_interleave(H // K, 0)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            s = q @ k.transpose(1, 2) / math.sqrt(D) + mask  # torch 1.13 (Debian 12) has no scaled_dot_product_attention
+            a = torch.softmax(s, -1) @ v
             x = x + F.linear(a.transpose(0, 1).reshape(length, H * D), W[p + "self_attn.o_proj.weight"])
             h = rms(x, W[p + "post_attention_layernorm.weight"])
             g = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
