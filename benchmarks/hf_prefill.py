@@ -121,12 +121,13 @@ def torch_prefill(folder, length, threads, rounds):
         return rms(x, W["model.norm.weight"]) @ W["model.embed_tokens.weight"].T
 
     forward()
-    times = []
+    times, cpu = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         forward()
         times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+        cpu.append((time.process_time() - c0) * 1e3)
+    return float(np.median(times)), float(np.median(cpu))
 
 
 def main():
@@ -145,13 +146,16 @@ def main():
     for r in range(a.rounds):  # alternated: PositionLab, PyTorch, peak, in each round
         ours = json.loads(subprocess.check_output([CLI, "bench", "model", a.run, "--length", str(a.length),
                                                    "--threads", str(a.threads), "--repeat", "1", "--json"]))
-        theirs = torch_prefill(a.run, a.length, a.threads, 1)
+        theirs, theirs_cpu = torch_prefill(a.run, a.length, a.threads, 1)
         peak = json.loads(subprocess.check_output([CLI, "bench", "peak", "--threads", str(a.threads), "--json"]))
         flops = ours["flops"]
         print("round %d: PositionLab %.0f ms (%.1f GFLOP/s, %.0f%% of peak %.0f), PyTorch %.0f ms (%.1f GFLOP/s), "
-              "ratio %.2fx, peak RSS %.0f MiB (float32 weights %.0f MiB)"
+              "ratio %.2fx; CPU time: PositionLab %.0f ms (%.0f%% of the peak per CPU-second %.1f), PyTorch %.0f ms, "
+              "ratio %.2fx; peak RSS %.0f MiB (float32 weights %.0f MiB)"
               % (r, ours["ms"], ours["gflops"], 100 * ours["gflops"] / peak["gflops"], peak["gflops"], theirs,
-                 flops / theirs * 1e-6, theirs / ours["ms"], ours["peak_rss_bytes"] / 2 ** 20,
+                 flops / theirs * 1e-6, theirs / ours["ms"], ours["cpu_ms"],
+                 100 * flops / ours["cpu_ms"] * 1e-6 / peak["gflops_per_cpu_second"], peak["gflops_per_cpu_second"],
+                 theirs_cpu, theirs_cpu / ours["cpu_ms"], ours["peak_rss_bytes"] / 2 ** 20,
                  ours["weights_float32_bytes"] / 2 ** 20), flush=True)
 
 

@@ -434,12 +434,19 @@ int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
     const long long peak = procStatusBytes("VmHWM:");
     const double weightBytes = 4.0 * model.parameterCount();
     if (args.has("json")) {
-        ctx.out << nlohmann::json{{"model", c.folder},      {"model_type", c.modelType},
-                                  {"length", length},       {"threads", threads},
-                                  {"repeat", repeat},       {"ms", med},
-                                  {"ms_runs", runs.wallMs}, {"tokens_per_second", length / med * 1e3},
-                                  {"flops", flops},         {"gflops", flops / med * 1e-6},
-                                  {"peak_rss_bytes", peak}, {"weights_float32_bytes", weightBytes}}
+        ctx.out << nlohmann::json{{"model", c.folder},
+                                  {"model_type", c.modelType},
+                                  {"length", length},
+                                  {"threads", threads},
+                                  {"repeat", repeat},
+                                  {"ms", med},
+                                  {"ms_runs", runs.wallMs},
+                                  {"cpu_ms", median(runs.cpuMs)},
+                                  {"tokens_per_second", length / med * 1e3},
+                                  {"flops", flops},
+                                  {"gflops", flops / med * 1e-6},
+                                  {"peak_rss_bytes", peak},
+                                  {"weights_float32_bytes", weightBytes}}
                        .dump()
                 << '\n';
     } else {

@@ -317,6 +317,9 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                          std::to_string(c.slidingWindow) + " of " + c.folder +
                          "/config.json; sliding-window attention is not implemented yet");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
+    // The logits and one layer's activations, all float32, before any of them is allocated.
+    checkMemoryEstimate(4.0 * T * (static_cast<double>(c.vocab) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
+                        "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
     HfMatrix x(T, C);
     for (int t = 0; t < T; ++t) {
         if (ids[t] < 0 || ids[t] >= c.vocab)
