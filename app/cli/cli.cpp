@@ -36,6 +36,7 @@ void registerBuiltins()
         registerAttentionVerbs();
         registerSweepVerbs();
         registerTokenizeVerbs();
+        registerHfVerbs();
     });
 }
 

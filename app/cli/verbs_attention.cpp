@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "base/npy.h"
 #include "base/random.h"
+#include "hf/hf_model.h"
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
@@ -454,19 +455,68 @@ int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
+// One prefill of a Hugging Face model folder, loading excluded: median ms, tokens/s, GFLOP/s (prefillFlops) and the
+// process's peak resident memory against the float32 weights.
+int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
+{
+    if (args.positional.size() < 2)
+        throw InputError("bench model: the model folder is missing; usage: bench model DIR --length T");
+    const int threads = applyThreadsOption(args);
+    Eigen::setNbThreads(threads);
+    const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
+    const int length = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
+    const HfModel model(args.positional[1]);
+    const HfConfig& c = model.config();
+    std::vector<int> ids(length);
+    for (int i = 0; i < length; ++i)
+        ids[i] = static_cast<int>((1000003LL * i + 7) % c.vocab);
+    const SchemeSpec positions = hfPositionSpec(c);
+    model.logits(ids, positions); // warm-up
+    const Timings runs = timeRuns(repeat, [&] { model.logits(ids, positions); });
+    const double med = median(runs.wallMs);
+    const double flops = c.prefillFlops(length);
+    const long long peak = procStatusBytes("VmHWM:");
+    const double weightBytes = 4.0 * model.parameterCount();
+    if (args.has("json")) {
+        ctx.out << nlohmann::json{{"model", c.folder},
+                                  {"model_type", c.modelType},
+                                  {"length", length},
+                                  {"threads", threads},
+                                  {"repeat", repeat},
+                                  {"ms", med},
+                                  {"ms_runs", runs.wallMs},
+                                  {"cpu_ms", median(runs.cpuMs)},
+                                  {"tokens_per_second", length / med * 1e3},
+                                  {"flops", flops},
+                                  {"gflops", flops / med * 1e-6},
+                                  {"peak_rss_bytes", peak},
+                                  {"weights_float32_bytes", weightBytes}}
+                       .dump()
+                << '\n';
+    } else {
+        ctx.out << std::fixed << std::setprecision(2) << "model " << c.modelType << " prefill T=" << length
+                << " threads=" << threads << ": median " << med << " ms  " << length / med * 1e3 << " tokens/s  "
+                << flops / med * 1e-6 << " GFLOP/s  peak RSS " << peak / 1048576.0 << " MiB (float32 weights "
+                << weightBytes / 1048576.0 << " MiB)\n";
+    }
+    return 0;
+}
+
 int runBench(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::string what = args.positional[0];
+    if (what == "model")
+        return runBenchModel(args, ctx);
     if (args.positional.size() > 1 && what != "attention")
         throw InputError("bench " + what + ": unexpected '" + args.positional[1] +
-                         "' (only `bench attention` takes a SCHEME)");
+                         "' (only `bench attention` takes a SCHEME, `bench model` a DIR)");
     if (what == "attention")
         return runBenchAttention(args, ctx);
     if (what == "gemm")
         return runBenchGemm(args, ctx);
     if (what == "peak")
         return runBenchPeak(args, ctx);
-    throw InputError("bench: unknown benchmark '" + what + "'; allowed: attention, gemm, peak");
+    throw InputError("bench: unknown benchmark '" + what + "'; allowed: attention, gemm, peak, model");
 }
 
 } // namespace
@@ -520,7 +570,7 @@ void registerAttentionVerbs()
          "length-extension method, as eval does."});
     const std::vector<OptionDef> benchOptions = {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
-        {"length", OptionKind::Value, "attention: sequence length N (default 2048)", "N"},
+        {"length", OptionKind::Value, "attention, model: sequence length N (default 2048)", "N"},
         {"heads", OptionKind::Value, "attention: heads H (default 8)", "H"},
         {"dim", OptionKind::Value, "attention: head dimension D (default 64)", "D"},
         {"window", OptionKind::Value, "attention: window W of local/bca or of the rerope/leaky-rerope method", "W"},
@@ -540,9 +590,9 @@ void registerAttentionVerbs()
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};
     registerVerb({"bench",
-                  "attention|gemm|peak",
-                  "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, or measure "
-                  "the FP32 FMA peak",
+                  "attention|gemm|peak|model",
+                  "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, the FP32 "
+                  "FMA peak, or one prefill of a Hugging Face model folder",
                   benchOptions,
                   1,
                   2,
@@ -553,7 +603,8 @@ void registerAttentionVerbs()
                     "attention",
                     {}},
                    {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
-                   {"peak", {"threads", "repeat", "json"}, "peak", {}}}});
+                   {"peak", {"threads", "repeat", "json"}, "peak", {}},
+                   {"model DIR", {"length", "threads", "repeat", "json"}, "model", {}}}});
 }
 
 } // namespace plab::cli

@@ -177,6 +177,9 @@ void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pas
 void attentionBackward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                        const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
 {
+    if (dims.keyValueHeads() != dims.heads)
+        throw InputError("grouped-query attention (kv-heads = " + std::to_string(dims.kvHeads) +
+                         ") has a forward only; the backward needs kv-heads = heads");
     detail::validateAttention(bias, dims);
     if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
         throw InputError("attentionBackward: the forward result does not match the dimensions");

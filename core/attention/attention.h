@@ -18,7 +18,17 @@ struct AttentionDims {
     int heads = 1;
     int length = 1;  // N
     int headDim = 1; // D
+    // Grouped-query attention (forward only): k and v hold (B, kvHeads, N, D) and query head h reads key/value head
+    // h / (heads / kvHeads), in place, never copied per query head. 0: kvHeads = heads (k and v like q).
+    int kvHeads = 0;
     size_t elements() const { return static_cast<size_t>(batch) * heads * length * headDim; }
+    int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+    // Index of the (batch, key/value head) slice that query slice bh = b * heads + h reads.
+    int keyValueSlice(int bh) const
+    {
+        const int kv = keyValueHeads();
+        return (bh / heads) * kv + (bh % heads) / (heads / kv);
+    }
 };
 
 struct AttentionOptions {

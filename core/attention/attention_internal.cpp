@@ -30,6 +30,11 @@ void validateAttention(const PositionBias& bias, const AttentionDims& dims)
     range("heads", dims.heads, 1, kMaxHeads);
     range("length", dims.length, 1, bias.maxLength());
     range("head-dim", dims.headDim, 1, 4096);
+    range("kv-heads", dims.kvHeads, 0, dims.heads);
+    if (dims.kvHeads > 0 && dims.heads % dims.kvHeads)
+        throw InputError("heads = " + std::to_string(dims.heads) + " is not a multiple of kv-heads = " +
+                         std::to_string(dims.kvHeads) + "; grouped-query attention shares each key/value head among "
+                         "an equal number of query heads");
     if (dims.heads != bias.heads())
         throw InputError("heads = " + std::to_string(dims.heads) + " does not match the scheme's " +
                          std::to_string(bias.heads()) + " heads");

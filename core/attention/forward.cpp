@@ -214,7 +214,8 @@ void prefetchNextBlock(const ForwardCall& call, const BlockIO& io, int bh, int n
     prefetch(io.Q + m1 * qStride, rowsNext * qStride, 0);
     prefetch(io.out + m1 * D, rowsNext * D, 1);
     if (nextEnd > packedEnd) {
-        prefetch(call.k + bh * call.headSize + static_cast<size_t>(packedEnd) * D, size_t(nextEnd - packedEnd) * D, 0);
+        prefetch(call.k + call.keyValueOffset(bh) + static_cast<size_t>(packedEnd) * D, size_t(nextEnd - packedEnd) * D,
+                 0);
         prefetch(io.V + static_cast<size_t>(packedEnd) * vStride, size_t(nextEnd - packedEnd) * vStride, 0);
     }
 }
@@ -237,8 +238,8 @@ void forwardHeadParallel(const ForwardCall& call)
             BlockIO io = call.io(buffer.data(), window.floats(), window.ld, bh);
             window.packedKeys = 0;
             for (int qb = 0; qb < call.queryBlocks; ++qb) {
-                const int packedEnd =
-                    window.prepare(call.k + bh * call.headSize, buffer.data() + call.qSize, io.Kt, qb * kQueryBlock);
+                const int packedEnd = window.prepare(call.k + call.keyValueOffset(bh), buffer.data() + call.qSize,
+                                                     io.Kt, qb * kQueryBlock);
                 if (qb + 1 < call.queryBlocks)
                     prefetchNextBlock(call, io, bh, qb + 1, packedEnd);
                 call.runBlock(bh, qb, io, scratch);

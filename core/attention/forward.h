@@ -58,6 +58,9 @@ struct ForwardCall {
         queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
     }
 
+    // Where query slice bh's keys and values start in k and v (GQA: its group's key/value head).
+    size_t keyValueOffset(int bh) const { return static_cast<size_t>(plan.dims.keyValueSlice(bh)) * headSize; }
+
     // Packs `input` of head bh into `buffer` (Q | K^T of ktFloats | V); no-op for an input read in place.
     void pack(float* buffer, size_t ktFloats, int bh, ForwardInput input) const
     {
@@ -67,11 +70,11 @@ struct ForwardCall {
                 packRows(plan, q + bh * headSize, buffer, Rotation::AsQuery, scaleQInPack ? plan.invSqrtD : 1.0f);
             break;
         case ForwardInput::KeyColumns:
-            packTransposed(plan, k + bh * headSize, buffer + qSize, Rotation::AsKey);
+            packTransposed(plan, k + keyValueOffset(bh), buffer + qSize, Rotation::AsKey);
             break;
         case ForwardInput::Values:
             if (packV)
-                packRows(plan, v + bh * headSize, buffer + qSize + ktFloats, Rotation::None, 1.0f);
+                packRows(plan, v + keyValueOffset(bh), buffer + qSize + ktFloats, Rotation::None, 1.0f);
             break;
         }
     }
@@ -85,7 +88,7 @@ struct ForwardCall {
         io.Q = packQ ? buffer : q + bh * headSize;
         io.qkScale = scaleQInPack ? 1.0f : plan.invSqrtD;
         io.Kt = KeyColumns{buffer + qSize, ld, 0};
-        io.V = packV ? buffer + qSize + ktFloats : v + bh * headSize;
+        io.V = packV ? buffer + qSize + ktFloats : v + keyValueOffset(bh);
         io.out = result.out.data() + bh * headSize;
         io.lse = result.logSumExp.data() + rows;
         io.entropy = options.wantRowEntropy ? result.rowEntropy.data() + rows : nullptr;

@@ -4,6 +4,8 @@
 #include "base/errors.h"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace plab {
 
@@ -13,6 +15,32 @@ void checkMemoryEstimate(double bytes, const std::string& what)
         char buf[160];
         std::snprintf(buf, sizeof buf, " would need about %.1f GiB of memory; the limit is %.0f GiB",
                       bytes / (1ull << 30), kMemoryBudgetBytes / (1ull << 30));
+        throw InputError(what + buf);
+    }
+}
+
+double availableMemoryBytes()
+{
+    std::ifstream in("/proc/meminfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("MemAvailable:", 0) == 0) {
+            std::istringstream fields(line.substr(13));
+            double kib = 0;
+            if (fields >> kib)
+                return kib * 1024.0;
+        }
+    }
+    return 0;
+}
+
+void checkFitsInMemory(double bytes, const std::string& what)
+{
+    const double available = availableMemoryBytes();
+    if (available > 0 && bytes > available) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, " needs about %.2f GiB of memory; this machine has %.2f GiB available",
+                      bytes / (1ull << 30), available / (1ull << 30));
         throw InputError(what + buf);
     }
 }

@@ -9,6 +9,12 @@ namespace plab {
 void checkMemoryEstimate(double bytes, const std::string& what);
 constexpr double kMemoryBudgetBytes = 8.0 * (1ull << 30);
 
+// Bytes the machine can give a new allocation now (Linux: MemAvailable of /proc/meminfo); 0 when unknown.
+double availableMemoryBytes();
+// Refuses (InputError) `what` needing `bytes` when the machine has less available, naming both sizes; does nothing
+// when the available memory is unknown.
+void checkFitsInMemory(double bytes, const std::string& what);
+
 // ---- compute-time guard: refuse, before computing, a job that would run for hours ----
 // Work is counted as `bench attention` counts it: 4 D flops (q.k and p.v) per visible (query, key) pair and head.
 // The rate is deliberately conservative: measured on the 2-core development machine while others compiled, the

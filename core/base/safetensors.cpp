@@ -16,6 +16,11 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace plab {
 
 namespace {
@@ -204,10 +209,17 @@ struct Span {
     std::string name;
 };
 
-// One header entry checked field by field (dtype, shape, data_offsets inside the buffer and of the right size) and
-// its values converted to float.
-Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::string_view buffer,
-                  const FileProblem& fail, Span& span)
+// One header entry checked field by field (dtype, shape, data_offsets inside the buffer and of the right size): the
+// one validation behind the float32 reader and the memory-mapped one.
+struct CheckedEntry {
+    std::string dtype;
+    std::vector<int64_t> shape;
+    uint64_t count = 0;
+    Span span;
+};
+
+CheckedEntry checkEntry(const std::string& name, const nlohmann::json& entry, uint64_t bufferSize,
+                        const FileProblem& fail)
 {
     const std::string what = "tensor '" + name + "'";
     if (!entry.is_object())
@@ -219,11 +231,11 @@ Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::str
     }
     if (!entry.contains("dtype") || !entry["dtype"].is_string())
         throw fail(what + " has no dtype string");
-    const std::string dtype = entry["dtype"].get<std::string>();
-    const size_t itemSize = dtypeSize(dtype, what, fail);
+    CheckedEntry checked;
+    checked.dtype = entry["dtype"].get<std::string>();
+    const size_t itemSize = dtypeSize(checked.dtype, what, fail);
     if (!entry.contains("shape") || !entry["shape"].is_array())
         throw fail(what + " has no shape array");
-    Tensor tensor;
     uint64_t count = 1;
     for (const auto& d : entry["shape"]) {
         if (!d.is_number_integer() || d.get<int64_t>() < 0)
@@ -232,7 +244,7 @@ Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::str
         if (dim > 0 && count > (uint64_t(1) << 40) / static_cast<uint64_t>(dim))
             throw fail(what + " has an absurd shape");
         count *= static_cast<uint64_t>(dim);
-        tensor.shape.push_back(dim);
+        checked.shape.push_back(dim);
     }
     const nlohmann::json* offsets = entry.contains("data_offsets") ? &entry["data_offsets"] : nullptr;
     if (!offsets || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
@@ -240,16 +252,16 @@ Tensor readTensor(const std::string& name, const nlohmann::json& entry, std::str
         throw fail(what + " needs data_offsets [begin, end] of non-negative integers");
     const auto begin = (*offsets)[0].get<uint64_t>();
     const auto end = (*offsets)[1].get<uint64_t>();
-    if (begin > end || end > buffer.size())
+    if (begin > end || end > bufferSize)
         throw fail(what + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                   "] outside the data buffer of " + std::to_string(buffer.size()) + " bytes (truncated file?)");
+                   "] outside the data buffer of " + std::to_string(bufferSize) + " bytes (truncated file?)");
     if (end - begin != count * itemSize)
-        throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " + shapeString(tensor.shape) +
-                   " of " + dtype + " needs " + std::to_string(count * itemSize));
-    span = {begin, end, name};
-    tensor.data.resize(count);
-    convertToFloat(buffer.data() + begin, count, dtype, tensor.data.data());
-    return tensor;
+        throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " +
+                   shapeString(checked.shape) + " of " + checked.dtype + " needs " +
+                   std::to_string(count * itemSize));
+    checked.count = count;
+    checked.span = {begin, end, name};
+    return checked;
 }
 
 // The tensors' spans tile the buffer exactly: no overlap, no hole, nothing after the last.
@@ -286,9 +298,12 @@ SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& sour
             readMetadata(entry, fail, file.metadata);
             continue;
         }
-        Span span;
-        file.tensors[name] = readTensor(name, entry, buffer, fail, span);
-        spans.push_back(std::move(span));
+        CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail);
+        Tensor& tensor = file.tensors[name];
+        tensor.shape = checked.shape;
+        tensor.data.resize(checked.count);
+        convertToFloat(buffer.data() + checked.span.begin, checked.count, checked.dtype, tensor.data.data());
+        spans.push_back(std::move(checked.span));
     }
     checkSpansTileBuffer(std::move(spans), buffer.size(), fail);
     return file;
@@ -340,6 +355,79 @@ SafetensorsFile readSafetensors(const std::string& path)
                                                                 std::to_string(dataEnd) + " bytes of tensors)");
     readUpTo(8 + headerLength + dataEnd + 1);
     return parseSafetensors(bytes, path);
+}
+
+std::string MappedTensor::shapeText() const
+{
+    return shapeString(shape);
+}
+
+void MappedTensor::toFloat(float* out) const
+{
+    convertToFloat(bytes, count, dtype, out);
+}
+
+MappedSafetensors::MappedSafetensors(const std::string& path) : m_path(path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw InputError("checkpoint " + path + " does not exist");
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw InputError("checkpoint " + path + " is not a regular file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw InputError("cannot read checkpoint " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw InputError("cannot read checkpoint " + path + ": " + std::strerror(err));
+    }
+    m_size = static_cast<size_t>(st.st_size);
+    if (m_size > 0) {
+        m_map = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m_map == MAP_FAILED) {
+            const int err = errno;
+            m_map = nullptr;
+            ::close(fd);
+            throw InputError("cannot map checkpoint " + path + ": " + std::strerror(err));
+        }
+    }
+    ::close(fd); // the mapping keeps the file
+    try {
+        const std::string_view bytes(static_cast<const char*>(m_map), m_map ? m_size : 0);
+        const FileProblem fail{m_path};
+        size_t bufferStart = 0;
+        const nlohmann::json header = parseHeader(bytes, fail, bufferStart);
+        const std::string_view buffer = bytes.substr(bufferStart);
+        std::vector<Span> spans;
+        for (const auto& [name, entry] : header.items()) {
+            if (name == "__metadata__") {
+                readMetadata(entry, fail, m_metadata);
+                continue;
+            }
+            CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail);
+            m_tensors[name] = {checked.dtype, checked.shape, buffer.data() + checked.span.begin, checked.count};
+            spans.push_back(std::move(checked.span));
+        }
+        checkSpansTileBuffer(std::move(spans), buffer.size(), fail);
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+void MappedSafetensors::release()
+{
+    if (m_map)
+        ::munmap(m_map, m_size);
+    m_map = nullptr;
+    m_tensors.clear();
+}
+
+MappedSafetensors::~MappedSafetensors()
+{
+    release();
 }
 
 } // namespace plab

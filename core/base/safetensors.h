@@ -1,4 +1,4 @@
-// Reading and writing safetensors files (float32 tensors + string metadata), strictly validated.
+// Reading and writing safetensors files (float32 tensors + string metadata), strictly validated; also memory-mapped.
 #pragma once
 
 #include <cstdint>
@@ -47,5 +47,37 @@ void writeSafetensors(const std::string& path, const std::vector<TensorView>& te
 // shape, no overlaps, no holes, metadata values strings. Throws InputError naming `source` and the problem.
 SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& source);
 SafetensorsFile readSafetensors(const std::string& path);
+
+// A tensor inside a memory-mapped file, in its stored dtype (F32, F64, F16 or BF16); valid while the file is open.
+struct MappedTensor {
+    std::string dtype;
+    std::vector<int64_t> shape;
+    const char* bytes = nullptr;
+    uint64_t count = 0; // product(shape)
+    std::string shapeText() const;
+    void toFloat(float* out) const; // the count values as float32
+};
+
+// A safetensors file memory-mapped, validated exactly as parseSafetensors does (same messages), read on demand: a
+// large model's weights are paged in as they are converted, never copied whole. Not copyable.
+class MappedSafetensors {
+public:
+    explicit MappedSafetensors(const std::string& path);
+    ~MappedSafetensors();
+    MappedSafetensors(const MappedSafetensors&) = delete;
+    MappedSafetensors& operator=(const MappedSafetensors&) = delete;
+
+    const std::string& path() const { return m_path; }
+    const std::map<std::string, MappedTensor>& tensors() const { return m_tensors; }
+    const std::map<std::string, std::string>& metadata() const { return m_metadata; }
+
+private:
+    void release();
+    std::string m_path;
+    void* m_map = nullptr;
+    size_t m_size = 0;
+    std::map<std::string, MappedTensor> m_tensors;
+    std::map<std::string, std::string> m_metadata;
+};
 
 } // namespace plab

@@ -1,0 +1,140 @@
+// `positionlab-cli inspect` and `logits`: a Hugging Face model folder's summary card and its float32 logits.
+#include "cli.h"
+
+#include "base/errors.h"
+#include "base/npy.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+#include "schemes/rotary_scaling.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace plab::cli {
+
+namespace {
+
+const char* familyName(HfFamily family)
+{
+    switch (family) {
+    case HfFamily::Gpt2:
+        return "gpt2";
+    case HfFamily::Bloom:
+        return "bloom";
+    case HfFamily::GptNeox:
+        return "gpt_neox";
+    case HfFamily::Llama:
+        return "llama";
+    }
+    return "";
+}
+
+// The summary card of issue 19 §4, from config.json alone (no weights are read).
+int runInspect(const ParsedArgs& args, VerbContext& ctx)
+{
+    const HfConfig c = readHfConfig(args.positional.at(0));
+    const SchemeSpec positions = hfPositionSpec(c);
+    const double memory = hfModelMemoryBytes(c);
+    if (args.has("json")) {
+        nlohmann::json doc{{"folder", c.folder},
+                           {"model_type", c.modelType},
+                           {"family", familyName(c.family)},
+                           {"layers", c.layers},
+                           {"hidden", c.hidden},
+                           {"heads", c.heads},
+                           {"kv_heads", c.kvHeads},
+                           {"head_dim", c.headDim},
+                           {"intermediate", c.intermediate},
+                           {"vocab", c.vocab},
+                           {"context", c.context},
+                           {"scheme", c.scheme},
+                           {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
+                           {"rotary_dim", c.rotaryDim},
+                           {"rotary_pairing", c.scheme == "rope" ? "rotate_half" : ""},
+                           {"scaling", c.scaling},
+                           {"scaling_settings", c.scalingSettings},
+                           {"positions", hfPositionText(positions)},
+                           {"tied_head", c.tiedHead},
+                           {"parameters", static_cast<long long>(c.parameterCount())},
+                           {"memory_bytes", static_cast<long long>(memory)}};
+        nlohmann::json nope = nlohmann::json::array();
+        for (size_t i = 0; i < c.ropeLayers.size(); ++i)
+            if (!c.ropeLayers[i])
+                nope.push_back(i);
+        doc["nope_layers"] = nope;
+        ctx.out << doc.dump(2) << '\n';
+        return 0;
+    }
+    char memoryText[64];
+    std::snprintf(memoryText, sizeof memoryText, "%.2f GiB", memory / (1ull << 30));
+    ctx.out << "model       " << c.folder << '\n'
+            << "family      " << c.modelType << " (" << familyName(c.family) << " layout)\n"
+            << "layers      " << c.layers << '\n'
+            << "heads       " << c.heads << " query, " << c.kvHeads << " key/value, head dim " << c.headDim << '\n'
+            << "hidden      " << c.hidden << ", MLP " << c.intermediate << ", vocab " << c.vocab << '\n'
+            << "context     " << c.context << '\n'
+            << "positions   " << hfPositionText(positions);
+    if (c.scheme == "rope")
+        ctx.out << ", theta " << exactText(c.ropeTheta) << ", " << c.rotaryDim << " of " << c.headDim
+                << " dims rotate (rotate_half pairing)";
+    ctx.out << '\n'
+            << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
+            << "memory      " << memoryText << " (float32 weights and one forward's activations)\n";
+    return 0;
+}
+
+// logits: one forward over --ids at positions 0..T-1, written as float32 (T, vocab).
+int runLogits(const ParsedArgs& args, VerbContext& ctx)
+{
+    const std::vector<int> ids = args.integerList("ids", {}, 0, (1ll << 31) - 1);
+    if (ids.empty())
+        throw InputError("logits: --ids is required: comma-separated token ids, e.g. --ids 1,2,3");
+    const int threads = applyThreadsOption(args);
+    (void)threads;
+    const HfModel model(args.positional.at(0));
+    const std::string scaling = args.text("scaling");
+    std::vector<std::string> settings = args.all("set");
+    if (!settings.empty() && model.config().scheme == "rope") {
+        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? model.config().scaling : scaling);
+        for (const std::string& s : settings)
+            checkScalingSet(method, s);
+    }
+    const SchemeSpec positions = hfPositionSpec(model.config(), scaling, settings);
+    ctx.err << "using positions " << hfPositionText(positions)
+            << (scaling.empty() || scaling == model.config().scaling ? " (the config's own)" : " (zero-shot)") << '\n';
+    const HfMatrix logits = model.logits(ids, positions);
+    writeNpy(args.text("o"), {logits.rows(), logits.cols()}, logits.data());
+    return 0;
+}
+
+} // namespace
+
+void registerHfVerbs()
+{
+    registerVerb({"inspect",
+                  "DIR",
+                  "a Hugging Face model folder's summary: family, layers, heads, context, positions, parameters",
+                  {{"json", OptionKind::Flag,
+                    "machine-readable: family, layers, heads, kv_heads, head_dim, vocab, context, scheme, rope_theta, "
+                    "scaling, parameters, ..."}},
+                  1,
+                  1,
+                  runInspect});
+    registerVerb(
+        {"logits",
+         "DIR",
+         "float32 logits (T, vocab) of a Hugging Face model folder on token ids, at positions 0..T-1",
+         {{"ids", OptionKind::Value, "the token ids, comma-separated (required)", "I,J,K"},
+          {"o", OptionKind::Value, "the logits as .npy float32 (T, vocab) (required)", "FILE.npy", false, true},
+          scalingOption(),
+          {"set", OptionKind::Repeated, "a parameter of the method (or of the config's own scaling)", "NAME=VALUE"},
+          threadsOption()},
+         1,
+         1,
+         runLogits,
+         {},
+         {{"o", {".npy"}}}});
+}
+
+} // namespace plab::cli

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""Issue 19 §7: a SmolLM2-135M-shaped (or Qwen2.5-0.5B-shaped) Hugging Face folder with random BF16 weights, made
+locally, and one float32 prefill timed in PositionLab (`bench model`) and in PyTorch eager (Debian's python3-torch,
+float32, the same threads), alternated in one run, with `bench peak` measured in the same run.
+
+    /usr/bin/python3 benchmarks/hf_prefill.py --make /tmp/smollm2-shaped            # write the folder (~270 MB)
+    /usr/bin/python3 benchmarks/hf_prefill.py --run /tmp/smollm2-shaped --length 2048 --threads 2 --rounds 3
+
+PyTorch's side is a plain eager Llama forward (nn.functional.linear, softmax attention with a causal mask: Debian 12's
+torch 1.13 has no scaled_dot_product_attention; rotate_half rotary), what a new user writes; it needs no transformers
+package.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
+import make_hf_tiny as tiny  # noqa: E402  (the same safetensors writer and layouts as the test checkpoints)
+
+SHAPES = {
+    "smollm2-135m": dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                         num_key_value_heads=3, vocab_size=49152, max_position_embeddings=8192, rope_theta=100000.0,
+                         tie_word_embeddings=True, model_type="llama"),
+    "qwen2.5-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                         num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
+                         rope_theta=1000000.0, tie_word_embeddings=True, model_type="qwen2"),
+}
+CLI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin", "positionlab-cli")
+
+
+class Discard(dict):
+    def __setitem__(self, key, value):
+        pass
+
+
+def make(folder, shape):
+    s = dict(SHAPES[shape])
+    cfg = tiny.llama_cfg(s.pop("model_type"), **s)
+    cfg["rope_scaling"] = None
+    tiny.VOCAB = cfg["vocab_size"]
+    cfg["torch_dtype"] = "bfloat16"
+    w = tiny.Weights(7, "BF16")
+    w.values = Discard()  # the reference forward is not run at this size: keep only the file's bytes
+    C, F, H, K = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D = C // H
+    w.add("model.embed_tokens.weight", (tiny.VOCAB, C), 0.02)
+    for i in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % i
+        w.add(p + "input_layernorm.weight", (C,), 0.1, 1.0)
+        w.add(p + "self_attn.q_proj.weight", (H * D, C))
+        w.add(p + "self_attn.k_proj.weight", (K * D, C))
+        w.add(p + "self_attn.v_proj.weight", (K * D, C))
+        if cfg["model_type"] == "qwen2":
+            for n, rows in (("q", H * D), ("k", K * D), ("v", K * D)):
+                w.add(p + "self_attn.%s_proj.bias" % n, (rows,), 0.02)
+        w.add(p + "self_attn.o_proj.weight", (C, H * D))
+        w.add(p + "post_attention_layernorm.weight", (C,), 0.1, 1.0)
+        w.add(p + "mlp.gate_proj.weight", (F, C))
+        w.add(p + "mlp.up_proj.weight", (F, C))
+        w.add(p + "mlp.down_proj.weight", (C, F))
+    w.add("model.norm.weight", (C,), 0.1, 1.0)
+    tiny.save(folder, cfg, w)
+
+
+def torch_prefill(folder, length, threads, rounds):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    with open(os.path.join(folder, "model.safetensors"), "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    W = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        raw = np.frombuffer(data[b:end], dtype=np.uint16).astype(np.uint32) << 16
+        W[name] = torch.from_numpy(raw.view(np.float32).reshape(e["shape"]).copy())
+    C, H, K = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    D, eps, L = C // H, cfg["rms_norm_eps"], cfg["num_hidden_layers"]
+    inv = 1.0 / cfg["rope_theta"] ** (torch.arange(0, D, 2, dtype=torch.float32) / D)
+    ids = torch.tensor([(1000003 * i + 7) % cfg["vocab_size"] for i in range(length)])
+
+    def rms(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+    def rot(x, cos, sin):
+        x1, x2 = x[..., : D // 2], x[..., D // 2:]
+        return x * cos + torch.cat((-x2, x1), -1) * sin
+
+    @torch.inference_mode()
+    def forward():
+        x = W["model.embed_tokens.weight"][ids]
+        t = torch.arange(length, dtype=torch.float32)
+        emb = torch.cat([torch.outer(t, inv)] * 2, -1)
+        cos, sin = emb.cos(), emb.sin()
+        mask = torch.full((length, length), float("-inf")).triu(1)
+        for i in range(L):
+            p = "model.layers.%d." % i
+            h = rms(x, W[p + "input_layernorm.weight"])
+            q = F.linear(h, W[p + "self_attn.q_proj.weight"], W.get(p + "self_attn.q_proj.bias"))
+            k = F.linear(h, W[p + "self_attn.k_proj.weight"], W.get(p + "self_attn.k_proj.bias"))
+            v = F.linear(h, W[p + "self_attn.v_proj.weight"], W.get(p + "self_attn.v_proj.bias"))
+            q = rot(q.view(length, H, D).transpose(0, 1), cos, sin)
+            k = rot(k.view(length, K, D).transpose(0, 1), cos, sin).repeat_interleave(H // K, 0)
+            v = v.view(length, K, D).transpose(0, 1).repeat_interleave(H // K, 0)
+            s = q @ k.transpose(1, 2) / math.sqrt(D) + mask  # torch 1.13 (Debian 12) has no scaled_dot_product_attention
+            a = torch.softmax(s, -1) @ v
+            x = x + F.linear(a.transpose(0, 1).reshape(length, H * D), W[p + "self_attn.o_proj.weight"])
+            h = rms(x, W[p + "post_attention_layernorm.weight"])
+            g = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
+            x = x + F.linear(g, W[p + "mlp.down_proj.weight"])
+        return rms(x, W["model.norm.weight"]) @ W["model.embed_tokens.weight"].T
+
+    forward()
+    times, cpu = [], []
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), time.process_time()
+        forward()
+        times.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
+    return float(np.median(times)), float(np.median(cpu))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--make")
+    ap.add_argument("--shape", default="smollm2-135m", choices=sorted(SHAPES))
+    ap.add_argument("--run")
+    ap.add_argument("--length", type=int, default=2048)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if a.make:
+        make(a.make, a.shape)
+    if not a.run:
+        return
+    for r in range(a.rounds):  # alternated: PositionLab, PyTorch, peak, in each round
+        ours = json.loads(subprocess.check_output([CLI, "bench", "model", a.run, "--length", str(a.length),
+                                                   "--threads", str(a.threads), "--repeat", "1", "--json"]))
+        theirs, theirs_cpu = torch_prefill(a.run, a.length, a.threads, 1)
+        peak = json.loads(subprocess.check_output([CLI, "bench", "peak", "--threads", str(a.threads), "--json"]))
+        flops = ours["flops"]
+        print("round %d: PositionLab %.0f ms (%.1f GFLOP/s, %.0f%% of peak %.0f), PyTorch %.0f ms (%.1f GFLOP/s), "
+              "ratio %.2fx; CPU time: PositionLab %.0f ms (%.0f%% of the peak per CPU-second %.1f), PyTorch %.0f ms, "
+              "ratio %.2fx; peak RSS %.0f MiB (float32 weights %.0f MiB)"
+              % (r, ours["ms"], ours["gflops"], 100 * ours["gflops"] / peak["gflops"], peak["gflops"], theirs,
+                 flops / theirs * 1e-6, theirs / ours["ms"], ours["cpu_ms"],
+                 100 * flops / ours["cpu_ms"] * 1e-6 / peak["gflops_per_cpu_second"], peak["gflops_per_cpu_second"],
+                 theirs_cpu, theirs_cpu / ours["cpu_ms"], ours["peak_rss_bytes"] / 2 ** 20,
+                 ours["weights_float32_bytes"] / 2 ** 20), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,427 @@
+// config.json of each family read field by field (both rope spellings), and rope scaling mapped onto the lab's methods.
+#include "hf/hf_config.h"
+
+#include "base/errors.h"
+#include "schemes/rotary_scaling.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace plab {
+
+namespace {
+
+using nlohmann::json;
+
+// Messages about one config.json name the file and the field.
+struct ConfigReader {
+    const json& root;
+    std::string file;
+
+    InputError fail(const std::string& what) const { return InputError(file + ": " + what); }
+
+    bool has(const char* key) const { return root.contains(key) && !root[key].is_null(); }
+
+    int positiveInt(const char* key) const
+    {
+        if (!has(key))
+            throw fail("field '" + std::string(key) + "' is missing; it must be a positive integer");
+        return positiveIntFrom(root[key], key);
+    }
+    int positiveInt(const char* key, int fallback) const
+    {
+        return has(key) ? positiveIntFrom(root[key], key) : fallback;
+    }
+    int positiveIntFrom(const json& v, const std::string& key) const
+    {
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1ll << 30))
+            throw fail("field '" + key + "' = " + v.dump() + " is not allowed; allowed: a positive integer");
+        return static_cast<int>(v.get<long long>());
+    }
+    double positiveNumber(const json& v, const std::string& key) const
+    {
+        if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+            throw fail("field '" + key + "' = " + v.dump() + " is not allowed; allowed: a positive number");
+        return v.get<double>();
+    }
+    double positiveNumber(const char* key, double fallback) const
+    {
+        return has(key) ? positiveNumber(root[key], key) : fallback;
+    }
+    bool flag(const char* key, bool fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!root[key].is_boolean())
+            throw fail("field '" + std::string(key) + "' = " + root[key].dump() +
+                       " is not allowed; allowed: true, false");
+        return root[key].get<bool>();
+    }
+    std::string text(const char* key, const std::string& fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!root[key].is_string())
+            throw fail("field '" + std::string(key) + "' = " + root[key].dump() + " is not a string");
+        return root[key].get<std::string>();
+    }
+};
+
+std::string activationOf(const ConfigReader& r, const char* key, const std::string& fallback)
+{
+    const std::string act = r.text(key, fallback);
+    if (act == "silu" || act == "swish")
+        return "silu";
+    if (act == "gelu")
+        return "gelu";
+    if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+        return "gelu_new";
+    throw r.fail("field '" + std::string(key) + "' = \"" + act +
+                 "\" is not supported; allowed: silu, gelu, gelu_new, gelu_pytorch_tanh");
+}
+
+std::string numberText(double v)
+{
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+// The rope dict of either spelling: transformers v5's rope_parameters, or rope_scaling (type / rope_type) beside a
+// top-level rope_theta (`thetaKey` names the family's own: rotary_emb_base for gpt_neox).
+void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault)
+{
+    json rope = json::object();
+    std::string where;
+    if (r.has("rope_parameters")) {
+        if (!r.root["rope_parameters"].is_object())
+            throw r.fail("field 'rope_parameters' is not an object");
+        rope = r.root["rope_parameters"];
+        where = "rope_parameters";
+    } else if (r.has("rope_scaling")) {
+        if (!r.root["rope_scaling"].is_object())
+            throw r.fail("field 'rope_scaling' is not an object");
+        rope = r.root["rope_scaling"];
+        where = "rope_scaling";
+    }
+    c.ropeTheta = r.has("rope_theta") ? r.positiveNumber(r.root["rope_theta"], "rope_theta")
+                                      : r.positiveNumber(thetaKey, thetaDefault);
+    if (rope.contains("rope_theta"))
+        c.ropeTheta = r.positiveNumber(rope["rope_theta"], where + ".rope_theta");
+    if (rope.contains("partial_rotary_factor"))
+        c.rotaryFraction = r.positiveNumber(rope["partial_rotary_factor"], where + ".partial_rotary_factor");
+    std::string type = "default";
+    for (const char* key : {"rope_type", "type"})
+        if (rope.contains(key) && !rope[key].is_null()) {
+            if (!rope[key].is_string())
+                throw r.fail("field '" + where + "." + key + "' is not a string");
+            type = rope[key].get<std::string>();
+            break;
+        }
+    auto number = [&](const char* key) -> const json* {
+        return rope.contains(key) && !rope[key].is_null() ? &rope[key] : nullptr;
+    };
+    auto set = [&](const char* key, const char* labName) {
+        if (const json* v = number(key))
+            c.scalingSettings.push_back(std::string(labName) + "=" +
+                                        numberText(r.positiveNumber(*v, where + "." + key)));
+    };
+    auto needFactor = [&] {
+        if (!number("factor"))
+            throw r.fail("field '" + where + ".factor' is missing; rope type '" + type + "' needs it");
+        set("factor", "factor");
+    };
+    if (type == "default") {
+        c.scaling = "none";
+    } else if (type == "linear") {
+        c.scaling = "pi";
+        needFactor();
+    } else if (type == "dynamic") {
+        c.scaling = "dynamic-ntk";
+        needFactor();
+        set("original_max_position_embeddings", "original-context");
+    } else if (type == "yarn") {
+        c.scaling = "yarn";
+        needFactor();
+        set("beta_fast", "beta-fast");
+        set("beta_slow", "beta-slow");
+        set("attention_factor", "attention-factor");
+        set("original_max_position_embeddings", "original-context");
+        for (const char* unsupported : {"mscale", "mscale_all_dim"})
+            if (number(unsupported))
+                throw r.fail("field '" + where + "." + unsupported +
+                             "' (DeepSeek's yarn variant) is not supported; allowed: factor, beta_fast, beta_slow, "
+                             "attention_factor, original_max_position_embeddings");
+        if (rope.contains("truncate") && rope["truncate"] == false)
+            throw r.fail("field '" + where + ".truncate' = false is not supported; the lab's yarn truncates the ramp");
+    } else if (type == "llama3") {
+        c.scaling = "llama3";
+        needFactor();
+        set("low_freq_factor", "low-freq-factor");
+        set("high_freq_factor", "high-freq-factor");
+        set("original_max_position_embeddings", "original-context");
+    } else {
+        throw r.fail("field '" + where + ".rope_type' = \"" + type +
+                     "\" is not supported; allowed: default, linear (pi), dynamic (dynamic-ntk), yarn, llama3" +
+                     (type == "longrope" ? " (longrope is not implemented yet)" : ""));
+    }
+    if (c.scaling != "none") {
+        c.scalingText = type;
+        std::string list;
+        for (const std::string& s : c.scalingSettings)
+            list += (list.empty() ? "" : ", ") + s;
+        if (!list.empty())
+            c.scalingText += " (" + list + ")";
+    }
+}
+
+void finishRotary(const ConfigReader& r, HfConfig& c)
+{
+    const int dim = static_cast<int>(c.headDim * c.rotaryFraction);
+    if (c.rotaryFraction > 1 || dim < 2 || dim % 2)
+        throw r.fail("the rotary dims int(head_dim " + std::to_string(c.headDim) + " x partial rotary factor " +
+                     numberText(c.rotaryFraction) + ") = " + std::to_string(dim) +
+                     " are not allowed; allowed: an even number in [2, head_dim]");
+    c.rotaryDim = dim;
+}
+
+void readLlama(const ConfigReader& r, HfConfig& c)
+{
+    c.family = HfFamily::Llama;
+    c.hidden = r.positiveInt("hidden_size");
+    c.layers = r.positiveInt("num_hidden_layers");
+    c.heads = r.positiveInt("num_attention_heads");
+    c.kvHeads = r.positiveInt("num_key_value_heads", c.heads);
+    c.headDim = r.positiveInt("head_dim", c.hidden / c.heads);
+    c.intermediate = r.positiveInt("intermediate_size");
+    c.vocab = r.positiveInt("vocab_size");
+    c.context = r.positiveInt("max_position_embeddings");
+    c.normEps = r.positiveNumber("rms_norm_eps", 1e-6);
+    c.activation = activationOf(r, "hidden_act", "silu");
+    c.tiedHead = r.flag("tie_word_embeddings", false);
+    c.qkvBias = c.modelType == "qwen2" || r.flag("attention_bias", false);
+    c.outputBias = c.modelType != "qwen2" && r.flag("attention_bias", false);
+    c.mlpBias = r.flag("mlp_bias", false);
+    c.qkNorm = c.modelType == "qwen3";
+    c.scheme = "rope";
+    c.rotaryFraction = r.positiveNumber("partial_rotary_factor", 1.0);
+    readRope(r, c, "rope_theta", 10000.0);
+    finishRotary(r, c);
+    c.ropeLayers.assign(c.layers, true);
+    if (c.modelType == "smollm3") {
+        // no_rope_layers[i] = 1 means layer i uses rope (transformers' own reading); the default drops it every 4th.
+        if (r.has("no_rope_layers")) {
+            const json& list = r.root["no_rope_layers"];
+            if (!list.is_array() || static_cast<int>(list.size()) != c.layers)
+                throw r.fail("field 'no_rope_layers' must be a list of " + std::to_string(c.layers) +
+                             " entries 0 or 1 (one per layer)");
+            for (int i = 0; i < c.layers; ++i) {
+                if (!list[i].is_number_integer() || (list[i] != 0 && list[i] != 1))
+                    throw r.fail("field 'no_rope_layers' entry " + std::to_string(i) + " = " + list[i].dump() +
+                                 " is not allowed; allowed: 0 (NoPE), 1 (rope)");
+                c.ropeLayers[i] = list[i] == 1;
+            }
+        } else {
+            const int interval = r.positiveInt("no_rope_layer_interval", 4);
+            for (int i = 0; i < c.layers; ++i)
+                c.ropeLayers[i] = (i + 1) % interval != 0;
+        }
+    }
+    const bool useSliding = c.modelType == "mistral" || r.flag("use_sliding_window", false);
+    if (useSliding && r.has("sliding_window"))
+        c.slidingWindow = r.positiveInt("sliding_window");
+}
+
+void readGpt2(const ConfigReader& r, HfConfig& c)
+{
+    c.family = HfFamily::Gpt2;
+    c.hidden = r.positiveInt("n_embd");
+    c.layers = r.positiveInt("n_layer");
+    c.heads = c.kvHeads = r.positiveInt("n_head");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.positiveInt("n_inner", 4 * c.hidden);
+    c.vocab = r.positiveInt("vocab_size");
+    c.context = r.positiveInt("n_positions");
+    c.rmsNorm = false;
+    c.normEps = r.positiveNumber("layer_norm_epsilon", 1e-5);
+    c.activation = activationOf(r, "activation_function", "gelu_new");
+    c.swiGlu = false;
+    c.tiedHead = true;
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    c.scheme = "learned";
+    for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"})
+        if (r.flag(unsupported, false))
+            throw r.fail("field '" + std::string(unsupported) + "' = true is not supported; allowed: false");
+    if (!r.flag("scale_attn_weights", true))
+        throw r.fail("field 'scale_attn_weights' = false is not supported; allowed: true");
+}
+
+void readNeox(const ConfigReader& r, HfConfig& c)
+{
+    c.family = HfFamily::GptNeox;
+    c.hidden = r.positiveInt("hidden_size");
+    c.layers = r.positiveInt("num_hidden_layers");
+    c.heads = c.kvHeads = r.positiveInt("num_attention_heads");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = r.positiveInt("intermediate_size");
+    c.vocab = r.positiveInt("vocab_size");
+    c.context = r.positiveInt("max_position_embeddings");
+    c.rmsNorm = false;
+    c.normEps = r.positiveNumber("layer_norm_eps", 1e-5);
+    c.activation = activationOf(r, "hidden_act", "gelu");
+    c.swiGlu = false;
+    c.parallelResidual = r.flag("use_parallel_residual", true);
+    c.tiedHead = r.flag("tie_word_embeddings", false);
+    c.qkvBias = c.outputBias = r.flag("attention_bias", true);
+    c.mlpBias = true;
+    c.scheme = "rope";
+    c.rotaryFraction = r.has("partial_rotary_factor") ? r.positiveNumber("partial_rotary_factor", 1.0)
+                                                      : r.positiveNumber("rotary_pct", 0.25);
+    readRope(r, c, "rotary_emb_base", 10000.0);
+    finishRotary(r, c);
+    c.ropeLayers.assign(c.layers, true);
+}
+
+void readBloom(const ConfigReader& r, HfConfig& c)
+{
+    c.family = HfFamily::Bloom;
+    c.hidden = r.has("hidden_size") ? r.positiveInt("hidden_size") : r.positiveInt("n_embed");
+    c.layers = r.positiveInt("n_layer");
+    c.heads = c.kvHeads = r.positiveInt("n_head");
+    c.headDim = c.hidden / c.heads;
+    c.intermediate = 4 * c.hidden;
+    c.vocab = r.positiveInt("vocab_size");
+    c.context = r.positiveInt("seq_length", 2048); // ALiBi has no position table: the length it was trained at
+    c.rmsNorm = false;
+    c.normEps = r.positiveNumber("layer_norm_epsilon", 1e-5);
+    c.activation = "gelu_new"; // bloom_gelu is the tanh approximation
+    c.swiGlu = false;
+    c.tiedHead = true;
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+    c.scheme = "alibi";
+    if (r.flag("apply_residual_connection_post_layernorm", false))
+        throw r.fail("field 'apply_residual_connection_post_layernorm' = true is not supported; allowed: false");
+}
+
+} // namespace
+
+const std::vector<std::string>& supportedModelTypes()
+{
+    static const std::vector<std::string> types = {"gpt2",    "bloom", "gpt_neox", "llama",
+                                                   "mistral", "qwen2", "qwen3",    "smollm3"};
+    return types;
+}
+
+double HfConfig::parameterCount() const
+{
+    const double C = hidden, D = headDim, H = heads, K = kvHeads, F = intermediate, V = vocab;
+    double attention = C * D * (H + 2 * K) + H * D * C;
+    if (qkvBias)
+        attention += D * (H + 2 * K);
+    if (outputBias)
+        attention += C;
+    double mlp = (swiGlu ? 3 : 2) * C * F + (mlpBias ? F + C : 0);
+    const double norms = (rmsNorm ? 2 : 4) * C + (qkNorm ? 2 * D : 0);
+    double total = layers * (attention + mlp + norms) + V * C + (tiedHead ? 0 : V * C) + (rmsNorm ? C : 2 * C);
+    if (family == HfFamily::Gpt2)
+        total += static_cast<double>(context) * C;
+    if (family == HfFamily::Bloom)
+        total += 2 * C;
+    return total;
+}
+
+double HfConfig::prefillFlops(int length) const
+{
+    const double C = hidden, D = headDim, H = heads, K = kvHeads, F = intermediate, T = length;
+    const double weights = layers * (C * D * (H + 2 * K) + H * D * C + (swiGlu ? 3 : 2) * C * F) + double(vocab) * C;
+    return 2 * weights * T + layers * 4 * D * H * T * (T + 1) / 2;
+}
+
+HfConfig readHfConfig(const std::string& folder)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+        throw InputError("model folder " + folder + " does not exist or is not a folder");
+    const std::string file = (fs::path(folder) / "config.json").string();
+    if (!fs::exists(file, ec))
+        throw InputError("model folder " + folder +
+                         " has no config.json; a Hugging Face model folder holds config.json, the weights "
+                         "(model.safetensors or shards with model.safetensors.index.json) and tokenizer.json");
+    std::ifstream in(file);
+    json root = json::parse(in, nullptr, false);
+    if (root.is_discarded() || !root.is_object())
+        throw InputError(file + " is not a JSON object");
+    const ConfigReader r{root, file};
+    HfConfig c;
+    c.folder = folder;
+    if (!r.has("model_type") || !root["model_type"].is_string())
+        throw r.fail("field 'model_type' is missing");
+    c.modelType = root["model_type"].get<std::string>();
+    std::string supported;
+    for (const std::string& t : supportedModelTypes())
+        supported += (supported.empty() ? "" : ", ") + t;
+    if (c.modelType == "gpt2")
+        readGpt2(r, c);
+    else if (c.modelType == "bloom")
+        readBloom(r, c);
+    else if (c.modelType == "gpt_neox")
+        readNeox(r, c);
+    else if (c.modelType == "llama" || c.modelType == "mistral" || c.modelType == "qwen2" || c.modelType == "qwen3" ||
+             c.modelType == "smollm3")
+        readLlama(r, c);
+    else
+        throw r.fail("model_type \"" + c.modelType + "\" is not supported; supported: " + supported);
+    if (c.heads % c.kvHeads)
+        throw r.fail("num_attention_heads = " + std::to_string(c.heads) +
+                     " is not a multiple of num_key_value_heads = " + std::to_string(c.kvHeads));
+    if (c.family != HfFamily::Llama && c.hidden % c.heads)
+        throw r.fail("the hidden size " + std::to_string(c.hidden) + " is not a multiple of the heads " +
+                     std::to_string(c.heads));
+    checkIntegerRange("the number of attention heads in config.json", c.heads, 1, kMaxHeads);
+    return c;
+}
+
+SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, const std::vector<std::string>& settings)
+{
+    if (config.scheme != "rope") {
+        if (!scaling.empty() && scaling != "none")
+            throw InputError("scaling " + std::string(scaling) + " is not allowed for " + config.modelType +
+                             " (positions: " + config.scheme + "); rotary methods apply to rope models only");
+        if (!settings.empty())
+            throw InputError("setting '" + settings.front() + "' is not allowed for " + config.modelType +
+                             " (positions: " + config.scheme + "), which has no method parameters");
+        return makeSchemeSpec(config.scheme == "alibi" ? "alibi" : "none", config.heads, false);
+    }
+    const std::string method = scaling.empty() ? config.scaling : std::string(scaling);
+    std::vector<std::string> assignments = {"dim=" + std::to_string(config.rotaryDim),
+                                            "base=" + exactText(config.ropeTheta)};
+    if (method == config.scaling)
+        assignments.insert(assignments.end(), config.scalingSettings.begin(), config.scalingSettings.end());
+    const RotaryMethodInfo& info = rotaryMethodByName(method);
+    for (const std::string& s : settings)
+        checkMethodSetting(info, s);
+    assignments.insert(assignments.end(), settings.begin(), settings.end());
+    if (info.remapsPositions)
+        throw InputError("scaling " + method +
+                         " is not available for Hugging Face models yet; allowed: none, pi, ntk, dynamic-ntk, yarn, "
+                         "llama3");
+    return makeSchemeSpec("rope", config.heads, false, assignments, config.context, false, method);
+}
+
+std::string hfPositionText(const SchemeSpec& spec)
+{
+    if (spec.kind != SchemeKind::Rope)
+        return spec.kind == SchemeKind::Alibi ? "alibi" : "learned";
+    std::string text = schemeLabel(spec);
+    std::string list;
+    for (const ParamInfo& p : rotaryMethodInfo(spec.scaling).params)
+        list += (list.empty() ? "" : ", ") + p.name + " " + exactText(spec.scalingParams.at(p.name));
+    return list.empty() ? text : text + " (" + list + ")";
+}
+
+} // namespace plab

@@ -1,0 +1,429 @@
+// Loading each family's tensors into one float32 block layout, and the forward: Eigen GEMMs, the lab's attention
+// kernel.
+#include "hf/hf_model.h"
+
+#include "attention/attention.h"
+#include "base/errors.h"
+#include "base/limits.h"
+#include "hf/hf_weights.h"
+#include "schemes/position_bias.h"
+#include "schemes/rotary_scaling.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace plab {
+
+namespace {
+
+using Vector = Eigen::VectorXf;
+
+// y = x W^T + b with W stored as Hugging Face's nn.Linear does, (out, in).
+struct Linear {
+    HfMatrix w;
+    Vector b; // empty: no bias
+    void apply(const HfMatrix& x, HfMatrix& y) const
+    {
+        y.noalias() = x * w.transpose();
+        if (b.size())
+            y.rowwise() += b.transpose();
+    }
+};
+
+struct Norm {
+    Vector w, b; // b empty for RMSNorm
+};
+
+HfMatrix toMatrix(std::vector<float> data, int64_t rows, int64_t cols)
+{
+    return Eigen::Map<HfMatrix>(data.data(), rows, cols);
+}
+
+Vector toVector(const std::vector<float>& data)
+{
+    return Eigen::Map<const Vector>(data.data(), static_cast<Eigen::Index>(data.size()));
+}
+
+// x <- LayerNorm or RMSNorm of each row, statistics accumulated in double.
+void normalise(HfMatrix& x, const Norm& n, bool rms, double eps)
+{
+    const Eigen::Index cols = x.cols();
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        float* row = x.row(r).data();
+        double mean = 0, square = 0;
+        for (Eigen::Index c = 0; c < cols; ++c)
+            mean += row[c];
+        mean = rms ? 0 : mean / cols;
+        for (Eigen::Index c = 0; c < cols; ++c)
+            square += (row[c] - mean) * (row[c] - mean);
+        const double inv = 1.0 / std::sqrt(square / cols + eps);
+        for (Eigen::Index c = 0; c < cols; ++c) {
+            const float y = static_cast<float>((row[c] - mean) * inv) * n.w[c];
+            row[c] = n.b.size() ? y + n.b[c] : y;
+        }
+    }
+}
+
+// x <- act(x) elementwise (silu, gelu with erf, or gelu_new / bloom_gelu: the tanh approximation); with `gate`,
+// x <- x * act(gate) (SwiGLU's up * silu(gate)).
+void activate(HfMatrix& x, const std::string& act, const HfMatrix* gate = nullptr)
+{
+    const int kind = act == "silu" ? 0 : act == "gelu" ? 1 : 2;
+    const float tanhScale = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+    const float erfScale = static_cast<float>(1.0 / std::numbers::sqrt2);
+    float* data = x.data();
+    const float* g = gate ? gate->data() : nullptr;
+    const Eigen::Index n = x.size();
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const float z = g ? g[i] : data[i];
+        float y;
+        if (kind == 0)
+            y = z / (1.0f + std::exp(-z));
+        else if (kind == 1)
+            y = 0.5f * z * (1.0f + std::erf(z * erfScale));
+        else
+            y = 0.5f * z * (1.0f + std::tanh(tanhScale * (z + 0.044715f * z * z * z)));
+        data[i] = g ? data[i] * y : y;
+    }
+}
+
+} // namespace
+
+struct HfModel::Layer {
+    Norm norm1, norm2, qNorm, kNorm;
+    Linear q, k, v, o, gate, up, down; // gate empty outside SwiGLU; up = fc, down = proj there
+    bool rope = true;
+};
+
+namespace {
+
+// Everything a family's loader needs: the weights, the config and the shapes that follow from it.
+struct Loader {
+    const HfWeights& w;
+    const HfConfig& c;
+
+    HfMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const
+    {
+        return toMatrix(w.take(name, {rows, cols}), rows, cols);
+    }
+    Vector vector(const std::string& name, int64_t n) const { return toVector(w.take(name, {n})); }
+    Norm norm(const std::string& name, int64_t n, bool withBias) const
+    {
+        Norm out;
+        out.w = vector(name + ".weight", n);
+        if (withBias)
+            out.b = vector(name + ".bias", n);
+        return out;
+    }
+    Linear linear(const std::string& name, int64_t out, int64_t in, bool withBias) const
+    {
+        Linear l;
+        l.w = matrix(name + ".weight", out, in);
+        if (withBias)
+            l.b = vector(name + ".bias", out);
+        return l;
+    }
+
+    // gpt_neox and bloom fuse q, k and v per head: output row h*3D + j*D + d is part j (q, k, v), head h, dim d.
+    void splitPerHead(const std::string& name, HfModel::Layer& layer) const
+    {
+        const int H = c.heads, D = c.headDim, C = c.hidden;
+        const HfMatrix fused = matrix(name + ".weight", 3LL * C, C);
+        const Vector bias = c.qkvBias ? vector(name + ".bias", 3LL * C) : Vector();
+        Linear* parts[3] = {&layer.q, &layer.k, &layer.v};
+        for (int j = 0; j < 3; ++j) {
+            parts[j]->w.resize(C, C);
+            if (bias.size())
+                parts[j]->b.resize(C);
+            for (int h = 0; h < H; ++h)
+                for (int d = 0; d < D; ++d) {
+                    parts[j]->w.row(h * D + d) = fused.row(h * 3 * D + j * D + d);
+                    if (bias.size())
+                        parts[j]->b[h * D + d] = bias[h * 3 * D + j * D + d];
+                }
+        }
+    }
+
+    // gpt2's Conv1D stores weights [in, out]: transposed once here into nn.Linear's (out, in).
+    Linear conv1d(const std::string& name, int64_t in, int64_t out) const
+    {
+        Linear l;
+        l.w = matrix(name + ".weight", in, out).transpose();
+        l.b = vector(name + ".bias", out);
+        return l;
+    }
+};
+
+} // namespace
+
+double hfModelMemoryBytes(const HfConfig& config)
+{
+    // float32 weights, plus one forward's activations at a 2048-token window (hidden states, q/k/v, MLP, logits).
+    const double T = std::min(config.context, 2048);
+    const double activations =
+        T * (6.0 * config.hidden + 4.0 * config.heads * config.headDim + 3.0 * config.intermediate + config.vocab);
+    return 4.0 * (config.parameterCount() + activations) + 64.0 * (1 << 20);
+}
+
+HfModel::~HfModel() = default;
+
+HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
+{
+    const HfConfig& c = m_config;
+    checkFitsInMemory(hfModelMemoryBytes(c), "model " + folder + " (" + c.modelType + ", about " +
+                                                 std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) +
+                                                 " M parameters, loaded as float32)");
+    const HfWeights weights(folder);
+    const Loader load{weights, c};
+    const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
+    for (int i = 0; i < c.layers; ++i)
+        m_layers.push_back(std::make_unique<Layer>());
+    switch (c.family) {
+    case HfFamily::Gpt2: {
+        const std::string p = weights.has("wte.weight") ? "" : "transformer.";
+        m_embed = load.matrix(p + "wte.weight", V, C);
+        m_positions = load.matrix(p + "wpe.weight", c.context, C);
+        for (int i = 0; i < c.layers; ++i) {
+            Layer& l = *m_layers[i];
+            const std::string b = p + "h." + std::to_string(i) + ".";
+            l.norm1 = load.norm(b + "ln_1", C, true);
+            l.norm2 = load.norm(b + "ln_2", C, true);
+            const Linear qkv = load.conv1d(b + "attn.c_attn", C, 3LL * C);
+            Linear* parts[3] = {&l.q, &l.k, &l.v};
+            for (int j = 0; j < 3; ++j) {
+                parts[j]->w = qkv.w.middleRows(static_cast<Eigen::Index>(j) * C, C);
+                parts[j]->b = qkv.b.segment(static_cast<Eigen::Index>(j) * C, C);
+            }
+            l.o = load.conv1d(b + "attn.c_proj", C, C);
+            l.up = load.conv1d(b + "mlp.c_fc", C, F);
+            l.down = load.conv1d(b + "mlp.c_proj", F, C);
+        }
+        const Norm f = load.norm(p + "ln_f", C, true);
+        m_finalNormW.assign(f.w.data(), f.w.data() + C);
+        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+        break;
+    }
+    case HfFamily::Bloom: {
+        const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
+        m_embed = load.matrix(p + "word_embeddings.weight", V, C);
+        const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
+        m_embedNormW.assign(e.w.data(), e.w.data() + C);
+        m_embedNormB.assign(e.b.data(), e.b.data() + C);
+        for (int i = 0; i < c.layers; ++i) {
+            Layer& l = *m_layers[i];
+            const std::string b = p + "h." + std::to_string(i) + ".";
+            l.norm1 = load.norm(b + "input_layernorm", C, true);
+            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+            load.splitPerHead(b + "self_attention.query_key_value", l);
+            l.o = load.linear(b + "self_attention.dense", C, C, true);
+            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+        }
+        const Norm f = load.norm(p + "ln_f", C, true);
+        m_finalNormW.assign(f.w.data(), f.w.data() + C);
+        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+        break;
+    }
+    case HfFamily::GptNeox: {
+        const std::string p = "gpt_neox.";
+        m_embed = load.matrix(p + "embed_in.weight", V, C);
+        for (int i = 0; i < c.layers; ++i) {
+            Layer& l = *m_layers[i];
+            const std::string b = p + "layers." + std::to_string(i) + ".";
+            l.norm1 = load.norm(b + "input_layernorm", C, true);
+            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+            load.splitPerHead(b + "attention.query_key_value", l);
+            l.o = load.linear(b + "attention.dense", C, C, c.outputBias);
+            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+        }
+        const Norm f = load.norm(p + "final_layer_norm", C, true);
+        m_finalNormW.assign(f.w.data(), f.w.data() + C);
+        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+        if (!c.tiedHead)
+            m_head = load.matrix("embed_out.weight", V, C);
+        break;
+    }
+    case HfFamily::Llama: {
+        m_embed = load.matrix("model.embed_tokens.weight", V, C);
+        for (int i = 0; i < c.layers; ++i) {
+            Layer& l = *m_layers[i];
+            const std::string b = "model.layers." + std::to_string(i) + ".";
+            l.norm1 = load.norm(b + "input_layernorm", C, false);
+            l.norm2 = load.norm(b + "post_attention_layernorm", C, false);
+            l.q = load.linear(b + "self_attn.q_proj", 1LL * H * D, C, c.qkvBias);
+            l.k = load.linear(b + "self_attn.k_proj", 1LL * K * D, C, c.qkvBias);
+            l.v = load.linear(b + "self_attn.v_proj", 1LL * K * D, C, c.qkvBias);
+            l.o = load.linear(b + "self_attn.o_proj", C, 1LL * H * D, c.outputBias);
+            if (c.qkNorm) {
+                l.qNorm = load.norm(b + "self_attn.q_norm", D, false);
+                l.kNorm = load.norm(b + "self_attn.k_norm", D, false);
+            }
+            l.gate = load.linear(b + "mlp.gate_proj", F, C, c.mlpBias);
+            l.up = load.linear(b + "mlp.up_proj", F, C, c.mlpBias);
+            l.down = load.linear(b + "mlp.down_proj", C, F, c.mlpBias);
+            l.rope = c.ropeLayers[i];
+        }
+        const Norm f = load.norm("model.norm", C, false);
+        m_finalNormW.assign(f.w.data(), f.w.data() + C);
+        if (!c.tiedHead)
+            m_head = load.matrix("lm_head.weight", V, C);
+        break;
+    }
+    }
+    m_parameters = c.parameterCount();
+}
+
+namespace {
+
+// Rotates the first `rotaryDim` dims of every head of x (T, heads * D) with Hugging Face's rotate_half pairing (dim i
+// with i + rotaryDim/2 at frequency θ'_i) and cos/sin times the method's attention factor, as modeling_llama's
+// apply_rotary_pos_emb does; the remaining dims pass unchanged.
+void rotateHalf(HfMatrix& x, int heads, int D, int rotaryDim, const std::vector<float>& cosTable,
+                const std::vector<float>& sinTable)
+{
+    const int half = rotaryDim / 2;
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index t = 0; t < x.rows(); ++t) {
+        const float* cs = cosTable.data() + t * half;
+        const float* sn = sinTable.data() + t * half;
+        for (int h = 0; h < heads; ++h) {
+            float* head = x.row(t).data() + static_cast<size_t>(h) * D;
+            for (int i = 0; i < half; ++i) {
+                const float a = head[i], b = head[i + half];
+                head[i] = a * cs[i] - b * sn[i];
+                head[i + half] = b * cs[i] + a * sn[i];
+            }
+        }
+    }
+}
+
+} // namespace
+
+HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
+{
+    const HfConfig& c = m_config;
+    const int T = static_cast<int>(ids.size());
+    const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim;
+    if (T < 1)
+        throw InputError("no token ids given; allowed: at least one id");
+    if (c.family == HfFamily::Gpt2 && T > c.context)
+        throw InputError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(c.context) +
+                         " learned positions of " + c.modelType + " (n_positions in " + c.folder + "/config.json)");
+    if (c.slidingWindow > 0 && T > c.slidingWindow)
+        throw InputError("the text has " + std::to_string(T) + " tokens, more than the sliding window " +
+                         std::to_string(c.slidingWindow) + " of " + c.folder +
+                         "/config.json; sliding-window attention is not implemented yet");
+    checkIntegerRange("the number of tokens", T, 1, kMaxLength);
+    // The logits and one layer's activations, all float32, before any of them is allocated.
+    checkMemoryEstimate(4.0 * T * (static_cast<double>(c.vocab) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
+                        "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
+    HfMatrix x(T, C);
+    for (int t = 0; t < T; ++t) {
+        if (ids[t] < 0 || ids[t] >= c.vocab)
+            throw InputError("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+                             " is out of range; allowed: integers in [0, " + std::to_string(c.vocab - 1) +
+                             "] (vocab_size " + std::to_string(c.vocab) + ")");
+        x.row(t) = m_embed.row(ids[t]);
+        if (m_positions.size())
+            x.row(t) += m_positions.row(t);
+    }
+    if (!m_embedNormW.empty())
+        normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, c.rmsNorm, c.normEps);
+
+    // Rotary: the lab's frequencies and method (rotaryScaling, the one home of every method's formula), applied here
+    // with Hugging Face's rotate_half pairing and partial rotary; the kernel then runs with the causal mask alone.
+    const bool rotary = positions.kind == SchemeKind::Rope;
+    std::vector<float> cosTable, sinTable;
+    if (rotary) {
+        const RotaryScaling s = rotaryScaling(positions, T);
+        const int half = c.rotaryDim / 2;
+        cosTable.resize(static_cast<size_t>(T) * half);
+        sinTable.resize(cosTable.size());
+        for (int t = 0; t < T; ++t)
+            for (int i = 0; i < half; ++i) {
+                const double angle = t * s.thetaScaled[i];
+                cosTable[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * s.attentionFactor);
+                sinTable[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * s.attentionFactor);
+            }
+    }
+    const PositionBias bias(positions.kind == SchemeKind::Alibi ? positions : makeSchemeSpec("none", H, false), T);
+    AttentionDims dims{1, H, T, D};
+    dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
+
+    HfMatrix h, q, k, v, a(T, H * D), attn, up, gate;
+    std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
+    AttentionForward forward;
+    for (const auto& layerPtr : m_layers) {
+        const Layer& l = *layerPtr;
+        h = x;
+        normalise(h, l.norm1, c.rmsNorm, c.normEps);
+        l.q.apply(h, q);
+        l.k.apply(h, k);
+        l.v.apply(h, v);
+        if (c.qkNorm) {
+            Eigen::Map<HfMatrix> qHeads(q.data(), static_cast<Eigen::Index>(T) * H, D);
+            Eigen::Map<HfMatrix> kHeads(k.data(), static_cast<Eigen::Index>(T) * K, D);
+            HfMatrix qCopy = qHeads, kCopy = kHeads;
+            normalise(qCopy, l.qNorm, true, c.normEps);
+            normalise(kCopy, l.kNorm, true, c.normEps);
+            qHeads = qCopy;
+            kHeads = kCopy;
+        }
+        if (rotary && l.rope) {
+            rotateHalf(q, H, D, c.rotaryDim, cosTable, sinTable);
+            rotateHalf(k, K, D, c.rotaryDim, cosTable, sinTable);
+        }
+        // (T, heads*D) -> (heads, T, D), the kernel's layout.
+#pragma omp parallel for schedule(static)
+        for (int t = 0; t < T; ++t) {
+            for (int hd = 0; hd < H; ++hd)
+                std::copy_n(q.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            qh.data() + (static_cast<size_t>(hd) * T + t) * D);
+            for (int hd = 0; hd < K; ++hd) {
+                std::copy_n(k.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            kh.data() + (static_cast<size_t>(hd) * T + t) * D);
+                std::copy_n(v.row(t).data() + static_cast<size_t>(hd) * D, D,
+                            vh.data() + (static_cast<size_t>(hd) * T + t) * D);
+            }
+        }
+        attentionForward(bias, dims, qh.data(), kh.data(), vh.data(), forward);
+#pragma omp parallel for schedule(static)
+        for (int hd = 0; hd < H; ++hd)
+            for (int t = 0; t < T; ++t)
+                std::copy_n(forward.out.data() + (static_cast<size_t>(hd) * T + t) * D, D,
+                            a.row(t).data() + static_cast<size_t>(hd) * D);
+        l.o.apply(a, attn);
+
+        auto mlp = [&](const HfMatrix& input, HfMatrix& out) {
+            h = input;
+            normalise(h, l.norm2, c.rmsNorm, c.normEps);
+            l.up.apply(h, up);
+            if (l.gate.w.size()) {
+                l.gate.apply(h, gate);
+                activate(up, c.activation, &gate);
+            } else {
+                activate(up, c.activation);
+            }
+            l.down.apply(up, out);
+        };
+        HfMatrix m;
+        if (c.parallelResidual) {
+            mlp(x, m);
+            x += attn + m;
+        } else {
+            x += attn;
+            mlp(x, m);
+            x += m;
+        }
+    }
+    normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)}, c.rmsNorm,
+              c.normEps);
+    HfMatrix out(T, c.vocab);
+    out.noalias() = x * (m_head.size() ? m_head : m_embed).transpose();
+    return out;
+}
+
+} // namespace plab

@@ -1,0 +1,384 @@
+// Hugging Face model folders: logits of every family against tests/data/hf's references, and every bad input refused.
+#include "attention/attention.h"
+#include "base/errors.h"
+#include "base/npy.h"
+#include "cli_runner.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+#include "test_main.h"
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace plab;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hfData(const char* name)
+{
+    return std::string(POSITIONLAB_TEST_DATA) + "/hf/" + name;
+}
+
+std::vector<int> idsOf(const std::string& folder)
+{
+    std::ifstream in(folder + "/ids.json");
+    return nlohmann::json::parse(in).get<std::vector<int>>();
+}
+
+// A copy of a tiny folder to break: config.json edited by `edit`, the files as they are.
+std::string brokenCopy(const QTemporaryDir& dir, const char* name, const std::function<void(nlohmann::json&)>& edit)
+{
+    const std::string to = (dir.path() + "/" + name).toStdString();
+    fs::copy(hfData(name), to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    std::ifstream in(to + "/config.json");
+    nlohmann::json config = nlohmann::json::parse(in);
+    in.close();
+    edit(config);
+    std::ofstream(to + "/config.json") << config.dump(2);
+    return to;
+}
+
+} // namespace
+
+class TestHf : public QObject {
+    Q_OBJECT
+
+private slots:
+    void logitsMatchReference_data();
+    void logitsMatchReference();
+    void configMapsOntoTheLab_data();
+    void configMapsOntoTheLab();
+    void badInputRefused_data();
+    void badInputRefused();
+    void cliInspectAndLogits();
+    void cliBadInputExitsTwo_data();
+    void cliBadInputExitsTwo();
+    void groupedQueryAttentionReadsSharedHeads_data();
+    void groupedQueryAttentionReadsSharedHeads();
+};
+
+void TestHf::logitsMatchReference_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("reference"); // config, pi, yarn
+    QTest::addColumn<QString>("scaling");   // "" = the config's own
+    const char* rope[] = {"llama_llama3_bf16", "llama_yarn_v5_shards", "mistral_linear", "qwen2", "qwen3", "smollm3",
+                          "gpt_neox"};
+    for (const char* f : rope) {
+        QTest::addRow("%s config", f) << f << "config"
+                                      << "";
+        QTest::addRow("%s pi zero-shot", f) << f << "pi"
+                                            << "pi";
+        QTest::addRow("%s yarn zero-shot", f) << f << "yarn"
+                                              << "yarn";
+    }
+    QTest::addRow("gpt2 learned") << "gpt2"
+                                  << "config"
+                                  << "";
+    QTest::addRow("bloom alibi 6 heads") << "bloom"
+                                         << "config"
+                                         << "";
+}
+
+// The bound of issue 19: max |ours - ref| <= 1e-3 max(1, max |ref|), in float32.
+void TestHf::logitsMatchReference()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, reference);
+    QFETCH(QString, scaling);
+    const std::string dir = hfData(folder.toUtf8().constData());
+    const HfModel model(dir);
+    // Zero-shot pi and yarn use factor 4; yarn's L is the model's context, as the reference's
+    // original_max_position_embeddings = max_position_embeddings.
+    std::vector<std::string> settings;
+    if (!scaling.isEmpty())
+        settings = {"factor=4"};
+    if (scaling == "yarn")
+        settings.push_back("original-context=0");
+    const SchemeSpec positions = hfPositionSpec(model.config(), scaling.toStdString(), settings);
+    const HfMatrix ours = model.logits(idsOf(dir), positions);
+    const NpyArray ref = readNpy(dir + "/ref_" + reference.toStdString() + ".npy");
+    QCOMPARE(ref.shape, (std::vector<int64_t>{ours.rows(), ours.cols()}));
+    double worst = 0, largest = 0;
+    for (Eigen::Index i = 0; i < ours.size(); ++i) {
+        worst = std::max(worst, std::abs(static_cast<double>(ours.data()[i]) - ref.data[i]));
+        largest = std::max(largest, std::abs(static_cast<double>(ref.data[i])));
+    }
+    const double bound = 1e-3 * std::max(1.0, largest);
+    QVERIFY2(worst <= bound, qPrintable(QStringLiteral("max |ours - ref| = %1 > %2 (max |ref| %3) under %4")
+                                            .arg(worst)
+                                            .arg(bound)
+                                            .arg(largest)
+                                            .arg(QString::fromStdString(hfPositionText(positions)))));
+}
+
+void TestHf::configMapsOntoTheLab_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("rotaryDim");
+    QTest::addColumn<QString>("positions"); // hfPositionText of the config's own scaling
+    QTest::addRow("llama3, rope_scaling spelling, explicit head_dim")
+        << "llama_llama3_bf16"
+        << "rope" << 2 << 12 << 12
+        << "rope+llama3 (factor 8, low-freq-factor 1, high-freq-factor 4, original-context 16)";
+    QTest::addRow("yarn, rope_parameters spelling")
+        << "llama_yarn_v5_shards"
+        << "rope" << 4 << 8 << 8
+        << "rope+yarn (factor 4, beta-fast 32, beta-slow 1, attention-factor 0, original-context 16)";
+    QTest::addRow("linear as type") << "mistral_linear"
+                                    << "rope" << 2 << 8 << 8 << "rope+pi (factor 2)";
+    QTest::addRow("gpt_neox rotary_pct 0.5") << "gpt_neox"
+                                             << "rope" << 4 << 8 << 4 << "rope";
+    QTest::addRow("bloom") << "bloom"
+                           << "alibi" << 6 << 8 << 0 << "alibi";
+    QTest::addRow("gpt2") << "gpt2"
+                          << "learned" << 4 << 8 << 0 << "learned";
+}
+
+void TestHf::configMapsOntoTheLab()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, scheme);
+    QFETCH(int, kvHeads);
+    QFETCH(int, headDim);
+    QFETCH(int, rotaryDim);
+    QFETCH(QString, positions);
+    const HfConfig c = readHfConfig(hfData(folder.toUtf8().constData()));
+    QCOMPARE(QString::fromStdString(c.scheme), scheme);
+    QCOMPARE(c.kvHeads, kvHeads);
+    QCOMPARE(c.headDim, headDim);
+    QCOMPARE(c.rotaryDim, rotaryDim);
+    QCOMPARE(QString::fromStdString(hfPositionText(hfPositionSpec(c))), positions);
+}
+
+void TestHf::badInputRefused_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("edit");     // what to break
+    QTest::addColumn<QString>("expected"); // in the message
+    QTest::addRow("unknown model_type") << "qwen2"
+                                        << "model_type"
+                                        << "model_type \"t5\" is not supported; supported: gpt2";
+    QTest::addRow("unknown rope type") << "mistral_linear"
+                                       << "rope type"
+                                       << "rope_scaling.rope_type' = \"su\"";
+    QTest::addRow("longrope") << "mistral_linear"
+                              << "longrope"
+                              << "longrope is not implemented yet";
+    QTest::addRow("missing field") << "gpt2"
+                                   << "no n_embd"
+                                   << "field 'n_embd' is missing";
+    QTest::addRow("wrong shape") << "qwen2"
+                                 << "hidden 40"
+                                 << "tensor 'model.embed_tokens.weight' in ";
+    QTest::addRow("missing tensor") << "llama_llama3_bf16"
+                                    << "attention_bias"
+                                    << "tensor 'model.layers.0.self_attn.q_proj.bias' is missing";
+    QTest::addRow("missing head of untied") << "qwen2"
+                                            << "untie"
+                                            << "tensor 'lm_head.weight' is missing";
+    QTest::addRow("too large for memory") << "qwen2"
+                                          << "huge"
+                                          << "this machine has";
+    QTest::addRow("no config.json") << "gpt2"
+                                    << "no config"
+                                    << "has no config.json";
+    QTest::addRow("no weights") << "gpt2"
+                                << "no weights"
+                                << "has no weights";
+    QTest::addRow("shard missing") << "llama_yarn_v5_shards"
+                                   << "no shard"
+                                   << "names shard model-00002-of-00002.safetensors";
+    QTest::addRow("truncated") << "gpt2"
+                               << "truncate"
+                               << "truncated";
+    QTest::addRow("I8 dtype") << "gpt2"
+                              << "I8"
+                              << "has dtype I8";
+}
+
+void TestHf::badInputRefused()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, edit);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const std::string f = folder.toStdString();
+    const std::string copy = brokenCopy(dir, f.c_str(), [&](nlohmann::json& c) {
+        if (edit == "model_type")
+            c["model_type"] = "t5";
+        else if (edit == "rope type")
+            c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2}};
+        else if (edit == "longrope")
+            c["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 2}};
+        else if (edit == "no n_embd")
+            c.erase("n_embd");
+        else if (edit == "hidden 40")
+            c["hidden_size"] = 40;
+        else if (edit == "attention_bias")
+            c["attention_bias"] = true;
+        else if (edit == "untie")
+            c["tie_word_embeddings"] = false;
+        else if (edit == "huge")
+            c["hidden_size"] = 65536, c["intermediate_size"] = 262144, c["num_hidden_layers"] = 400;
+    });
+    if (edit == "no config")
+        fs::remove(copy + "/config.json");
+    if (edit == "no weights")
+        fs::remove(copy + "/model.safetensors");
+    if (edit == "no shard")
+        fs::remove(copy + "/model-00002-of-00002.safetensors");
+    if (edit == "truncate")
+        fs::resize_file(copy + "/model.safetensors", fs::file_size(copy + "/model.safetensors") - 100);
+    if (edit == "I8") {
+        // The first tensor's dtype "F32" becomes "I8 " in place: the header keeps its length.
+        std::fstream file(copy + "/model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+        std::string head(4096, '\0');
+        file.read(head.data(), head.size());
+        const size_t at = head.find("\"dtype\":\"F32\"");
+        QVERIFY(at != std::string::npos);
+        file.seekp(static_cast<std::streamoff>(at + 9));
+        file.write("I8\" ", 4);
+    }
+    try {
+        const HfModel model(copy);
+        QFAIL("the model was loaded");
+    } catch (const InputError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(expected), e.what());
+    }
+    // The same through the command line: exit 2 and the message.
+    const test::CliResult r =
+        test::runCli({"logits", QString::fromStdString(copy), "--ids", "1,2", "-o", dir.path() + "/logits.npy"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
+}
+
+// inspect --json carries the summary card's keys; logits writes what the core computes, as the reference.
+void TestHf::cliInspectAndLogits()
+{
+    const std::string dir = hfData("llama_llama3_bf16");
+    const test::CliResult inspect = test::runCli({"inspect", QString::fromStdString(dir), "--json"});
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    const nlohmann::json card = nlohmann::json::parse(inspect.out.toStdString());
+    for (const char* key : {"family", "layers", "heads", "kv_heads", "head_dim", "vocab", "context", "scheme",
+                            "rope_theta", "scaling", "parameters"})
+        QVERIFY2(card.contains(key), key);
+    QCOMPARE(card["kv_heads"].get<int>(), 2);
+    QCOMPARE(card["head_dim"].get<int>(), 12);
+    QCOMPARE(card["scaling"].get<std::string>(), std::string("llama3"));
+    QTemporaryDir out;
+    const QString npy = out.path() + "/logits.npy";
+    std::string ids;
+    for (int id : idsOf(dir))
+        ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    const test::CliResult logits =
+        test::runCli({"logits", QString::fromStdString(dir), "--ids", QString::fromStdString(ids), "-o", npy,
+                      "--scaling", "yarn", "--set", "factor=4"});
+    QVERIFY2(logits.exitCode == 0, logits.err.constData());
+    const NpyArray ours = readNpy(npy.toStdString());
+    const NpyArray ref = readNpy(dir + "/ref_yarn.npy");
+    QCOMPARE(ours.shape, ref.shape);
+    double worst = 0;
+    for (size_t i = 0; i < ref.data.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(ours.data[i]) - ref.data[i]));
+    QVERIFY2(worst <= 1e-3 * 4, qPrintable(QString::number(worst)));
+}
+
+void TestHf::cliBadInputExitsTwo_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString gpt2 = QString::fromStdString(hfData("gpt2"));
+    const QString qwen2 = QString::fromStdString(hfData("qwen2"));
+    const QString bloom = QString::fromStdString(hfData("bloom"));
+    QTest::addRow("not a folder") << QStringList{"inspect", "/nonexistent/model"} << "does not exist";
+    QTest::addRow("text longer than learned positions")
+        << QStringList{"logits", gpt2, "--ids", QString("1,").repeated(40) + "1", "-o", "/tmp/x.npy"}
+        << "more than the 32 learned positions";
+    QTest::addRow("id out of vocabulary") << QStringList{"logits", qwen2, "--ids", "1,300", "-o", "/tmp/x.npy"}
+                                          << "token id 300 at position 1 is out of range";
+    QTest::addRow("unknown method") << QStringList{"logits", qwen2,        "--ids",     "1",
+                                                   "-o",     "/tmp/x.npy", "--scaling", "longrope"}
+                                    << "not a known method";
+    QTest::addRow("method on alibi") << QStringList{"logits", bloom,        "--ids",     "1",
+                                                    "-o",     "/tmp/x.npy", "--scaling", "pi"}
+                                     << "rotary methods apply to rope models only";
+    QTest::addRow("setting the method lacks")
+        << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.npy", "--scaling", "pi", "--set", "beta-fast=2"}
+        << "--set beta-fast=2";
+    QTest::addRow("output not npy") << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.csv"} << ".npy";
+}
+
+void TestHf::cliBadInputExitsTwo()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const test::CliResult r = test::runCli(args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
+}
+
+void TestHf::groupedQueryAttentionReadsSharedHeads_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("headDim");
+    // heads * batch < 4 shares query blocks among threads, more heads run one per thread: both strategies.
+    QTest::addRow("none 2/1 query blocks") << "none" << 1 << 2 << 1 << 150 << 12;
+    QTest::addRow("alibi 6/2 heads parallel") << "alibi" << 1 << 6 << 2 << 70 << 16;
+    QTest::addRow("alibi 6/3 batch 2") << "alibi" << 2 << 6 << 3 << 33 << 8;
+    QTest::addRow("local 8/8 is MHA") << "local" << 1 << 8 << 8 << 40 << 16;
+}
+
+// The kernel with kvHeads reads each group's key/value head in place; it must equal the same kernel given K and V
+// copied per query head (the multi-head path every other test checks), probabilities included.
+void TestHf::groupedQueryAttentionReadsSharedHeads()
+{
+    QFETCH(QString, scheme);
+    QFETCH(int, batch);
+    QFETCH(int, heads);
+    QFETCH(int, kvHeads);
+    QFETCH(int, length);
+    QFETCH(int, headDim);
+    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false), length);
+    AttentionDims gqa{batch, heads, length, headDim};
+    gqa.kvHeads = kvHeads;
+    const AttentionDims mha{batch, heads, length, headDim};
+    const size_t slice = static_cast<size_t>(length) * headDim;
+    std::vector<float> q(mha.elements()), k(static_cast<size_t>(batch) * kvHeads * slice), v(k.size());
+    uint32_t state = 12345;
+    auto next = [&] {
+        state = state * 1664525u + 1013904223u;
+        return static_cast<float>(state >> 8) / static_cast<float>(1 << 24) * 4.0f - 2.0f;
+    };
+    for (float* x : {q.data(), k.data(), v.data()})
+        for (size_t i = 0; i < (x == q.data() ? q.size() : k.size()); ++i)
+            x[i] = next();
+    std::vector<float> kFull(mha.elements()), vFull(mha.elements());
+    for (int bh = 0; bh < batch * heads; ++bh) {
+        const size_t from = static_cast<size_t>(gqa.keyValueSlice(bh)) * slice;
+        std::copy_n(k.data() + from, slice, kFull.data() + bh * slice);
+        std::copy_n(v.data() + from, slice, vFull.data() + bh * slice);
+    }
+    AttentionOptions options;
+    options.wantProbabilities = true;
+    const AttentionForward shared = attentionForward(bias, gqa, q.data(), k.data(), v.data(), options);
+    const AttentionForward copied = attentionForward(bias, mha, q.data(), kFull.data(), vFull.data(), options);
+    QCOMPARE(shared.out, copied.out);
+    QCOMPARE(shared.probabilities, copied.probabilities);
+    QCOMPARE(shared.logSumExp, copied.logSumExp);
+}
+
+PLAB_QTEST_GUILESS_MAIN(TestHf)
+#include "tst_hf.moc"
