@@ -13,9 +13,24 @@
 
 namespace plab {
 
+namespace {
+const std::vector<uint8_t> kNoTokens;
+}
+
 Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume)
-    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
-      m_rngState(m_config.dataSeed)
+    : Trainer(model, std::move(config), trainTokens, resume, BatchSource{})
+{
+}
+
+Trainer::Trainer(Model& model, TrainConfig config, BatchSource batches, const AdamW* resume)
+    : Trainer(model, std::move(config), kNoTokens, resume, std::move(batches))
+{
+}
+
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+                 BatchSource batches)
+    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_batches(std::move(batches)),
+      m_optimizer(model.parameterCount()), m_rngState(m_config.dataSeed)
 {
     if (resume)
         m_optimizer = *resume;
@@ -28,25 +43,32 @@ Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& t
     checkMemoryEstimate(
         2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
         "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
-    checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
+    if (!m_batches)
+        checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
     m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
     m_targets.resize(m_inputs.size());
+    if (m_batches)
+        m_weights.resize(m_inputs.size());
 }
 
 TrainStepResult Trainer::step()
 {
     const int B = m_config.batch, T = m_model.config().context;
-    // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
-    Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
-    const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
-    for (int b = 0; b < B; ++b) {
-        const size_t s = rng.below(starts);
-        std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
-        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
-                  m_targets.begin() + static_cast<size_t>(b) * T);
+    if (m_batches) {
+        m_batches(m_step, B, T, m_inputs.data(), m_targets.data(), m_weights.data());
+    } else {
+        // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
+        Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
+        const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
+        for (int b = 0; b < B; ++b) {
+            const size_t s = rng.below(starts);
+            std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
+            std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
+                      m_targets.begin() + static_cast<size_t>(b) * T);
+        }
     }
     TrainStepResult r;
-    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
+    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T, m_batches ? m_weights.data() : nullptr);
     m_model.zeroGradients();
     m_model.backward();
 
@@ -198,12 +220,16 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
     }
 }
 
-TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+namespace {
+
+// The loop of both trainModel overloads: windows of corpus->train, or batches of `batches`.
+TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus* corpus,
+                           const TrainingBatches* batches, const TrainingHooks& hooks, const LoadedCheckpoint* init)
 {
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
-    checkTrainingCorpus(corpus, modelConfig.context);
+    if (corpus)
+        checkTrainingCorpus(*corpus, modelConfig.context);
     if (init)
         checkInitCompatible(modelConfig, *init, "checkpoint");
     TrainingResult result;
@@ -213,9 +239,12 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
         model.parameters() = init->model->parameters();
         model.parametersChanged();
     }
-    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr);
-    result.info.corpus = corpus.source;
+    const AdamW* resume = init ? init->optimizer.get() : nullptr;
+    Trainer trainer = corpus ? Trainer(model, train, corpus->train, resume) : Trainer(model, train, batches->draw, resume);
+    result.info.corpus = corpus ? corpus->source : batches->source;
     result.info.training = train.toJson();
+    if (batches)
+        result.info.training.update(batches->record);
     // Periodic checkpoints save the live state; the result keeps its own copy (below).
     result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
     model.setCancelFlag(hooks.interrupt);
@@ -273,6 +302,22 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
             ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds
             : 0;
     return result;
+}
+
+} // namespace
+
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+{
+    return runTraining(model, train, &corpus, nullptr, hooks, init);
+}
+
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const TrainingBatches& batches,
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init)
+{
+    if (!batches.draw)
+        throw std::logic_error("trainModel: TrainingBatches without a draw function");
+    return runTraining(model, train, nullptr, &batches, hooks, init);
 }
 
 } // namespace plab

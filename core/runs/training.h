@@ -22,11 +22,17 @@ struct TrainStepResult {
     double gradNorm = 0; // before clipping
 };
 
+// Batches drawn by something other than a text's windows (a task, core/tasks): fills inputs and targets (B, T) and the
+// loss weight of every target (B, T) for step `step` (0-based), the same batch for the same step.
+using BatchSource = std::function<void(int step, int B, int T, uint8_t* inputs, uint8_t* targets, float* weights)>;
+
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
 class Trainer {
 public:
     // `resume`: an optimiser state to continue from (train --init), copied.
     Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr);
+    // Batches of `batches` (rows of `context` tokens) instead of text windows; the loss is their weighted mean.
+    Trainer(Model& model, TrainConfig config, BatchSource batches, const AdamW* resume = nullptr);
     TrainStepResult step();
     int stepsDone() const { return m_step; }
     const AdamW& optimizer() const { return m_optimizer; }
@@ -34,13 +40,18 @@ public:
     size_t tokensPerStep() const { return static_cast<size_t>(m_config.batch) * m_model.config().context; }
 
 private:
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+            BatchSource batches);
+
     Model& m_model;
     TrainConfig m_config;
     const std::vector<uint8_t>& m_tokens;
+    BatchSource m_batches; // set: batches from it, not windows of m_tokens
     AdamW m_optimizer;
     uint64_t m_rngState;
     int m_step = 0;
     std::vector<uint8_t> m_inputs, m_targets; // (B, T)
+    std::vector<float> m_weights;             // (B, T) with m_batches
 };
 
 // A model of context L trains on windows of L + 1 bytes: InputError naming the text (`source`, e.g. "the training
@@ -94,6 +105,15 @@ struct TrainingResult {
 // `model` may change the context, the length-extension method and the parameters that leave the weights' shapes
 // alone, but not the scheme or a shape: InputError naming both otherwise.
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
+// The same run on batches of a BatchSource (a task): `source` names them in the checkpoint (its corpus field) and
+// `record` joins the checkpoint's training record (e.g. {"task": "copy", "task_length": 15}).
+struct TrainingBatches {
+    BatchSource draw;
+    std::string source;
+    nlohmann::json record = nlohmann::json::object();
+};
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const TrainingBatches& batches,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr);
 
 // Continuing a checkpoint at a longer context: a method that reads the original context L (yarn, llama3, dynamic-ntk,
