@@ -66,8 +66,8 @@ QSet<QString> headerNames(const QString& folder)
 const QStringList& partsInOrder(const QString& library)
 {
     static const QStringList core = {QStringLiteral("base"),  QStringLiteral("schemes"), QStringLiteral("attention"),
-                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("tasks"), QStringLiteral("runs"),
-                                     QStringLiteral("lessons")};
+                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("tasks"),
+                                     QStringLiteral("runs"),  QStringLiteral("lessons")};
     static const QStringList ui = {QStringLiteral("settings"), QStringLiteral("painting"), QStringLiteral("charts"),
                                    QStringLiteral("workers"),  QStringLiteral("tabs"),     QStringLiteral("window")};
     return library == QLatin1String("core") ? core : ui;

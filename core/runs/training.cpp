@@ -240,7 +240,8 @@ TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& tr
         model.parametersChanged();
     }
     const AdamW* resume = init ? init->optimizer.get() : nullptr;
-    Trainer trainer = corpus ? Trainer(model, train, corpus->train, resume) : Trainer(model, train, batches->draw, resume);
+    Trainer trainer =
+        corpus ? Trainer(model, train, corpus->train, resume) : Trainer(model, train, batches->draw, resume);
     result.info.corpus = corpus ? corpus->source : batches->source;
     result.info.training = train.toJson();
     if (batches)
