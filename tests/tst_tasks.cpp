@@ -297,6 +297,17 @@ void TestTasks::lengthMustFitContext()
     QVERIFY(taskExampleBytes(kind, longest + 1) - 1 > context);
     checkTaskLength(kind, longest, context);
     QVERIFY_THROWS_EXCEPTION(InputError, checkTaskLength(kind, 0, context));
+    // A context shorter than length 1's example holds none: said as such, with the context needed.
+    const int tooShort = taskExampleBytes(kind, 1) - 2;
+    QCOMPARE(taskLongestLength(kind, tooShort), 0);
+    try {
+        checkTaskLength(kind, 1, tooShort);
+        QFAIL("a context that holds no example was accepted");
+    } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains(QString("holds no example")) &&
+                     QString(e.what()).contains(QString("a context of at least %1").arg(tooShort + 1)),
+                 e.what());
+    }
     try {
         checkTaskLength(kind, longest + 1, context);
         QFAIL("a length past the context was accepted");

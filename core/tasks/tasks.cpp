@@ -144,6 +144,10 @@ void checkTaskLength(TaskKind kind, int length, int context)
         longest >= 1 ? "lengths in [1, " + std::to_string(longest) + "] at context " + std::to_string(context) +
                            ", or a longer context"
                      : "a context of at least " + std::to_string(taskExampleBytes(kind, 1) - 1) + " (length 1)";
+    if (longest < 1) // no length fits: say so rather than refuse the length asked for
+        throw InputError(task + "the context " + std::to_string(context) + " holds no example: length 1 needs " +
+                         std::to_string(taskExampleBytes(kind, 1)) + " bytes, read as " +
+                         std::to_string(taskExampleBytes(kind, 1) - 1) + " positions; allowed: " + allowed);
     if (length < 1)
         throw InputError(task + "length = " + std::to_string(length) + " is out of range; allowed: " + allowed);
     const int bytes = taskExampleBytes(kind, length);
