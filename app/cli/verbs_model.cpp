@@ -233,7 +233,8 @@ std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
 {
     if (!args.has("task")) {
         if (args.has("task-length"))
-            throw InputError("--task-length " + args.text("task-length") + " applies only with --task; allowed: --task " +
+            throw InputError("--task-length " + args.text("task-length") +
+                             " applies only with --task; allowed: --task " +
                              "copy|reverse|addition|passkey --task-length L");
         return std::nullopt;
     }
@@ -243,9 +244,8 @@ std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
     } catch (const InputError& e) {
         throw InputError("--task: " + std::string(e.what()));
     }
-    spec.trainLength = args.has("task-length")
-                           ? static_cast<int>(args.integer("task-length", 0, 1, kMaxLength))
-                           : taskLongestLength(spec.kind, context);
+    spec.trainLength = args.has("task-length") ? static_cast<int>(args.integer("task-length", 0, 1, kMaxLength))
+                                               : taskLongestLength(spec.kind, context);
     try {
         checkTaskLength(spec.kind, spec.trainLength, context);
     } catch (const InputError& e) {
@@ -538,8 +538,7 @@ void printTaskTrainDone(const TrainSetup& s, const TrainingResult& trained,
                       check->accuracy, check->correct, check->examples, s.task->trainLength, s.output.c_str());
     else
         std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no accuracy check (interrupted); wrote %s",
-                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond,
-                      s.output.c_str());
+                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, s.output.c_str());
     ctx.err << line << std::endl;
 }
 
@@ -579,7 +578,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     if (setup.task) {
         TrainingBatches batches;
         batches.draw = [task = *setup.task, seed = setup.training.dataSeed](int step, int B, int T, uint8_t* inputs,
-                                                                           uint8_t* targets, float* weights) {
+                                                                            uint8_t* targets, float* weights) {
             fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
         };
         batches.source = taskSource(*setup.task);
