@@ -6,6 +6,8 @@
 #include "base/npy.h"
 #include "schemes/rotary_scaling.h"
 #include "base/safetensors.h"
+#include "schemes/position_bias.h"
+#include "views/bias_views.h"
 #include "test_main.h"
 
 #include <QFile>
@@ -75,6 +77,7 @@ private slots:
     void initWithoutScalingKeepsOriginalContext();
     void taskTrainAndEval_data();
     void taskTrainAndEval();
+    void dropPositions();
 
 private:
     QTemporaryDir m_dir;
@@ -1077,6 +1080,51 @@ void TestTrainCli::taskTrainAndEval()
             expected << std::max(1, half * trainLength / 2);
     QCOMPARE(lengths, expected);
     QCOMPARE(lengths.back(), 4 * trainLength);
+}
+
+void TestTrainCli::dropPositions()
+{
+    // train --init ROPE --drop-positions (DroPE): a NoPE model with the rope model's weights and AdamW state; its probe
+    // score (q = k = all ones, the bias view) is constant in distance where the rope model's is not; refused on a
+    // checkpoint that is not rope.
+    QTemporaryDir dir;
+    const QString rope = dir.path() + "/rope.safetensors", dropped = dir.path() + "/dropped.safetensors";
+    const QStringList quiet{"--quiet", "--eval-bytes", "0", "--corpus", corpusPath(dir)};
+    CliResult r = runCli(QStringList{"train", "rope", "--steps", "5", "-o", rope} + tinyModel() + quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(QStringList{"train", "--init", rope, "--drop-positions", "--steps", "3", "--batch", "4", "-o", dropped} +
+               quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const plab::LoadedCheckpoint was = plab::loadCheckpoint(rope.toStdString());
+    const plab::LoadedCheckpoint now = plab::loadCheckpoint(dropped.toStdString());
+    QCOMPARE(now.model->config().scheme, std::string("none"));
+    QCOMPARE(now.model->config().context, was.model->config().context);
+    QVERIFY(now.optimizer && was.optimizer);
+    QCOMPARE(now.optimizer->updates(), was.optimizer->updates() + 3); // the moments continued, not restarted
+    QCOMPARE(now.model->parameterCount(), was.model->parameterCount());
+    const int N = 24;
+    auto probeVaries = [&](const plab::Model& model) {
+        const plab::PositionBias bias(model.schemeSpec(), N);
+        const std::vector<float> view = plab::biasViewMatrix(bias, 0, N);
+        float lo = view[(N - 1) * N], hi = lo; // the last query's row: every distance 0..N-1
+        for (int n = 0; n < N; ++n) {
+            lo = std::min(lo, view[(N - 1) * N + n]);
+            hi = std::max(hi, view[(N - 1) * N + n]);
+        }
+        return hi - lo;
+    };
+    QCOMPARE(probeVaries(*now.model), 0.0f);
+    QVERIFY(probeVaries(*was.model) > 1.0f);
+    // Not a rope checkpoint: refused naming the file and its scheme.
+    const QString alibi = dir.path() + "/alibi.safetensors";
+    r = runCli(QStringList{"train", "alibi", "--steps", "1", "-o", alibi} + tinyModel() + quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"train", "--init", alibi, "--drop-positions", "--steps", "1", "-o", dir.path() + "/x.safetensors"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--drop-positions: --init " + alibi.toUtf8() +
+                            " was trained with scheme alibi; allowed: a rope checkpoint"),
+             r.err.constData());
+    QVERIFY(!QFile::exists(dir.path() + "/x.safetensors"));
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

@@ -293,10 +293,21 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     }
     // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
     std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
-    if (!init || !args.positional.empty() || args.has("scheme")) {
+    const bool schemeGiven = !args.positional.empty() || args.has("scheme");
+    if (!init || schemeGiven) {
         const SchemeWord word = schemeWordFromArgs(schemeFromArgs(args, 0, "train"), args);
         mc.scheme = word.scheme;
         method = word.method;
+    }
+    if (args.has("drop-positions")) { // only with --init (trainForms)
+        const std::string& had = init->model->config().scheme;
+        if (had != "rope")
+            throw InputError("--drop-positions: --init " + args.text("init") + " was trained with scheme " + had +
+                             "; allowed: a rope checkpoint (dropping positions removes its rotations)");
+        if (schemeGiven && mc.scheme != "none")
+            throw InputError("--drop-positions continues the checkpoint with scheme none, not " + mc.scheme +
+                             "; allowed: leave SCHEME out, or name none");
+        mc.scheme = "none";
     }
     modelSizesFromArgs(args, mc);
     const std::string run = args.has("preset") ? "this run (--preset " + args.text("preset") + ")" : "this run";
@@ -305,9 +316,11 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         // head dim is named as such, not as a parameter the checkpoint's settings give the wrong scheme.
         initCheck([&] { checkInitSchemeAndSizes(mc, init->model->config(), args.text("init"), run); });
         const ModelConfig& was = init->model->config();
-        mc.schemeSettings = was.schemeSettings;
-        mc.scaling = was.scaling;
-        mc.scalingSettings = was.scalingSettings;
+        // Dropping positions leaves nothing of rope: neither its parameters nor its length-extension method.
+        const bool dropping = droppingPositions(mc, was);
+        mc.schemeSettings = dropping ? std::vector<std::string>{} : was.schemeSettings;
+        mc.scaling = dropping ? "none" : was.scaling;
+        mc.scalingSettings = dropping ? std::vector<std::string>{} : was.scalingSettings;
         // New settings replace the checkpoint's: scheme parameters by name, the method and its parameters wholly.
         if (method) {
             mc.scaling = *method;
@@ -567,6 +580,9 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     if (setup.init && !setup.json)
         ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
                 << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                << (droppingPositions(setup.model, setup.init->model->config())
+                        ? ", positions dropped: scheme none (DroPE)"
+                        : std::string())
                 << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
                 << (setup.keptOriginalContext > 0
                         ? " with original-context " + std::to_string(setup.keptOriginalContext) +
@@ -1043,6 +1059,9 @@ std::vector<OptionDef> trainOptions()
     for (const OptionDef& o : scheduleOptions())
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
+             {"drop-positions", OptionKind::Flag,
+              "with --init of a rope checkpoint: continue it as NoPE (scheme none), every rotation removed, weights "
+              "and AdamW state kept (DroPE's recalibration)"},
              {"task", OptionKind::Value,
               "train on generated examples of a task instead of text, the loss on the answers only: copy, reverse, "
               "addition or passkey (see the README)",
@@ -1072,7 +1091,7 @@ std::vector<UsageForm> trainForms()
     std::vector<std::string> fresh, continued;
     for (const OptionDef& o : trainOptions()) {
         continued.push_back(o.name);
-        if (o.name != "init")
+        if (o.name != "init" && o.name != "drop-positions")
             fresh.push_back(o.name);
     }
     return {{"SCHEME", fresh, {}, {}}, {"[SCHEME] --init MODEL.safetensors", continued, {}, "init"}};

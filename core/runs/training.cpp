@@ -170,7 +170,8 @@ std::string shapeText(const std::vector<int64_t>& shape)
 // What continuing from a checkpoint allows, as every refusal of checkInitCompatible ends.
 std::string initAllowedText(const ModelConfig& was)
 {
-    return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
+    return "; allowed: the checkpoint's scheme" + std::string(was.scheme == "rope" ? " (or none: DroPE)" : "") +
+           " and shapes (scheme " + was.scheme + ", layers " +
            std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
            std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
            "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
@@ -178,6 +179,11 @@ std::string initAllowedText(const ModelConfig& was)
 }
 
 } // namespace
+
+bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint)
+{
+    return model.scheme == "none" && checkpoint.scheme == "rope";
+}
 
 void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, const std::string& source,
                              const std::string& run)
@@ -187,7 +193,10 @@ void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, c
         if (asked != has)
             differences += (differences.empty() ? "" : ", ") + what + " " + asked + " where the checkpoint has " + has;
     };
-    compare("scheme", model.scheme, was.scheme);
+    // DroPE (Gelberg et al. 2025): a rope model continued as NoPE keeps every weight; rope has no tensor of its own,
+    // so the shapes agree and only the rotations go.
+    if (!droppingPositions(model, was))
+        compare("scheme", model.scheme, was.scheme);
     compare("layers", std::to_string(model.layers), std::to_string(was.layers));
     compare("d-model", std::to_string(model.dModel), std::to_string(was.dModel));
     compare("heads", std::to_string(model.heads), std::to_string(was.heads));

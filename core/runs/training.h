@@ -136,5 +136,8 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
 // alibi where the checkpoint has rope, heads 2 where the checkpoint has 8".
 void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& checkpoint, const std::string& source,
                              const std::string& run = "this run");
+// True when `model` continues the rope `checkpoint` as NoPE (scheme none): DroPE's recalibration, every rotation
+// removed, weights and optimiser state kept. The one scheme change checkInitSchemeAndSizes allows.
+bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint);
 
 } // namespace plab
