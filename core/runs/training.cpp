@@ -171,9 +171,8 @@ std::string shapeText(const std::vector<int64_t>& shape)
 std::string initAllowedText(const ModelConfig& was)
 {
     return "; allowed: the checkpoint's scheme" + std::string(was.scheme == "rope" ? " (or none: DroPE)" : "") +
-           " and shapes (scheme " + was.scheme + ", layers " +
-           std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
-           std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
+           " and shapes (scheme " + was.scheme + ", layers " + std::to_string(was.layers) + ", d-model " +
+           std::to_string(was.dModel) + ", heads " + std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
            "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
            "schedule may change";
 }
