@@ -170,11 +170,12 @@ std::string shapeText(const std::vector<int64_t>& shape)
 // What continuing from a checkpoint allows, as every refusal of checkInitCompatible ends.
 std::string initAllowedText(const ModelConfig& was)
 {
-    return "; allowed: the checkpoint's scheme" + std::string(was.scheme == "rope" ? " (or none: DroPE)" : "") +
-           " and shapes (scheme " + was.scheme + ", layers " + std::to_string(was.layers) + ", d-model " +
-           std::to_string(was.dModel) + ", heads " + std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
+    return "; allowed: the checkpoint's scheme and shapes (scheme " + was.scheme + ", layers " +
+           std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
+           std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
            "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
-           "schedule may change";
+           "schedule may change" +
+           (was.scheme == "rope" ? "; a rope checkpoint may also continue as scheme none (DroPE)" : "");
 }
 
 } // namespace
