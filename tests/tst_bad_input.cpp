@@ -882,6 +882,47 @@ void TestBadInput::cli_data()
     row("eval directory", {"eval", "@DIR@"}, 2, "checkpoint @DIR@ is a directory");
     row("eval no checkpoint", {"eval"}, 2, "eval: expected 1 argument(s), got 0");
     row("eval lengths 0", eval({"--lengths", "8,0"}), 2, "lengths = 0 is out of range", withModel(m_checkpoint));
+    // Tasks (issue 21): the parameter, its value and what is allowed.
+    auto evalTask = [](QStringList extra) { return QStringList{"eval", "@DIR@/m.safetensors"} + extra; };
+    row("eval unknown task", evalTask({"--task", "sort"}), 2,
+        "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey", withModel(m_checkpoint));
+    row("eval passkey depth above 1", evalTask({"--task", "passkey", "--depths", "0,1.5"}), 2,
+        "--depths 0,1.5: passkey depth = 1.5 is out of range; allowed: numbers in [0, 1]", withModel(m_checkpoint));
+    row("eval passkey depth below 0", evalTask({"--task", "passkey", "--depths", "-0.5"}), 2,
+        "passkey depth = -0.5 is out of range", withModel(m_checkpoint));
+    row("eval depths on copy", evalTask({"--task", "copy", "--depths", "0.5"}), 2,
+        "--depths 0.5 applies only to --task passkey, not to --task copy", withModel(m_checkpoint));
+    row("eval task examples 0", evalTask({"--task", "copy", "--examples", "0"}), 2, "examples = 0 is out of range",
+        withModel(m_checkpoint));
+    row("eval task with corpus", evalTask({"--task", "copy", "--corpus", "@DIR@/corpus.txt"}), 2,
+        "eval: --corpus is not used by `positionlab-cli eval MODEL.safetensors --task NAME`", withModel(m_checkpoint));
+    row("eval task npy", evalTask({"--task", "copy", "-o", "@DIR@/a.npy"}), 2,
+        "unsupported extension '.npy'; allowed: .csv, .json", withModel(m_checkpoint));
+    row("eval task and compare", evalTask({"--task", "copy", "--compare", "pi"}), 2,
+        "eval: --task is not used by `positionlab-cli eval MODEL.safetensors --compare METHODS`",
+        withModel(m_checkpoint));
+    row("train unknown task", {"train", "alibi", "--task", "sort", "-o", "@DIR@/m.safetensors"}, 2,
+        "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
+    row("train task length past the context",
+        {"train", "alibi", "--preset", "demo", "--task", "copy", "--task-length", "20", "-o", "@DIR@/m.safetensors"}, 2,
+        "--task copy --task-length 20 at --context 32: task copy: length = 20 needs examples of up to 42 bytes, read "
+        "as 41 positions, more than the context 32 holds; allowed: lengths in [1, 15] at context 32, or a longer "
+        "context");
+    row("train task context holds no example",
+        {"train", "alibi", "--task", "passkey", "--context", "16", "-o", "@DIR@/m.safetensors"}, 2,
+        "task passkey: the context 16 holds no example: length 1 needs 22 bytes, read as 21 positions; allowed: a "
+        "context of at least 21 (length 1)");
+    row("train task length 0", {"train", "alibi", "--task", "copy", "--task-length", "0", "-o", "@DIR@/m.safetensors"},
+        2, "task-length = 0 is out of range");
+    row("train task length without task", {"train", "alibi", "--task-length", "3", "-o", "@DIR@/m.safetensors"}, 2,
+        "--task-length 3 applies only with --task");
+    row("train task with corpus",
+        {"train", "alibi", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/m.safetensors"}, 2,
+        "train: --corpus cannot be used here: --task trains on generated examples, not on text");
+    row("sweep task", {"sweep", "--schemes", "alibi", "--task", "copy", "-o", "@DIR@/runs"}, 2,
+        "sweep: unknown option '--task' (read by eval, train, not by sweep)");
+    row("bias task", {"bias", "alibi", "--task", "copy"}, 2,
+        "bias: unknown option '--task' (read by eval, train, not by bias)");
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
         return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",

@@ -66,7 +66,7 @@ QSet<QString> headerNames(const QString& folder)
 const QStringList& partsInOrder(const QString& library)
 {
     static const QStringList core = {QStringLiteral("base"),  QStringLiteral("schemes"), QStringLiteral("attention"),
-                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("hf"),
+                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("hf"), QStringLiteral("tasks"),
                                      QStringLiteral("runs"),  QStringLiteral("lessons")};
     static const QStringList ui = {QStringLiteral("settings"), QStringLiteral("painting"), QStringLiteral("charts"),
                                    QStringLiteral("workers"),  QStringLiteral("tabs"),     QStringLiteral("window")};

@@ -6,6 +6,8 @@
 #include "base/npy.h"
 #include "schemes/rotary_scaling.h"
 #include "base/safetensors.h"
+#include "schemes/position_bias.h"
+#include "views/bias_views.h"
 #include "test_main.h"
 
 #include <QFile>
@@ -73,6 +75,9 @@ private slots:
     void saysWhichMethod_data();
     void saysWhichMethod();
     void initWithoutScalingKeepsOriginalContext();
+    void taskTrainAndEval_data();
+    void taskTrainAndEval();
+    void dropPositions();
 
 private:
     QTemporaryDir m_dir;
@@ -1005,6 +1010,121 @@ void TestTrainCli::initWithoutScalingKeepsOriginalContext()
     QCOMPARE(loaded.model->config().context, 32);
     QCOMPARE(plab::scalingContext(loaded.model->schemeSpec()), 16);
     QCOMPARE(loaded.model->schemeSpec().scalingParams.at("factor"), 2.0);
+}
+
+void TestTrainCli::taskTrainAndEval_data()
+{
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<int>("trainLength"); // the longest the context 24 holds
+    QTest::newRow("copy") << "copy" << 11;
+    QTest::newRow("reverse") << "reverse" << 11;
+    QTest::newRow("addition") << "addition" << 7;
+    QTest::newRow("passkey") << "passkey" << 4;
+}
+
+void TestTrainCli::taskTrainAndEval()
+{
+    // train --task records the task in the checkpoint; eval --task writes one row per length (x depth), CSV and JSON
+    // with the keys the issue names, accuracy = correct / examples, default lengths L/2 .. 4L of the recorded L.
+    QFETCH(QString, task);
+    QFETCH(int, trainLength);
+    QTemporaryDir dir;
+    const QString model = dir.path() + "/m.safetensors";
+    CliResult r = runCli({"train",   "alibi", "--task", task, "--steps",   "6",  "--layers", "1", "--d-model", "16",
+                          "--heads", "2",     "--d-ff", "32", "--context", "24", "--batch",  "4", "-o",        model});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains(QByteArray("task ") + task.toUtf8() + ", lengths 1.." + QByteArray::number(trainLength)),
+             r.err.constData());
+    QVERIFY2(r.err.contains("test examples) at length " + QByteArray::number(trainLength)), r.err.constData());
+    const plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
+    QCOMPARE(QString::fromStdString(loaded.info.training.value("task", std::string())), task);
+    QCOMPARE(loaded.info.training.value("task_length", 0), trainLength);
+
+    const bool passkey = task == "passkey";
+    const QString json = dir.path() + "/a.json";
+    QStringList args{"eval", model, "--task", task, "--lengths", "1,3", "--examples", "7", "-o", json};
+    if (passkey)
+        args << "--depths"
+             << "0,0.5,1";
+    r = runCli(args);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+    const QJsonArray rows = doc["rows"].toArray();
+    QCOMPARE(rows.size(), passkey ? 6 : 2);
+    for (int i = 0; i < rows.size(); ++i) {
+        const QJsonObject row = rows[i].toObject();
+        QCOMPARE(row["length"].toInt(), i / (passkey ? 3 : 1) == 0 ? 1 : 3);
+        QCOMPARE(row["examples"].toInt(), 7);
+        QCOMPARE(row.contains("depth"), passkey);
+        if (passkey)
+            QCOMPARE(row["depth"].toDouble(), 0.5 * (i % 3));
+        QCOMPARE(row["accuracy"].toDouble(), row["correct"].toInt() / 7.0);
+    }
+    QCOMPARE(doc["task"].toString(), task);
+
+    // CSV on stdout; the default lengths from the recorded training length.
+    r = runCli({"eval", model, "--task", task, "--examples", "2", "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines[0], passkey ? QByteArray("length,examples,correct,depth,accuracy")
+                               : QByteArray("length,examples,correct,accuracy"));
+    QList<int> lengths;
+    for (int i = 1; i < lines.size(); ++i)
+        if (lengths.isEmpty() || lengths.back() != lines[i].split(',')[0].toInt())
+            lengths << lines[i].split(',')[0].toInt();
+    QList<int> expected;
+    for (int half = 1; half <= 8; ++half)
+        if (expected.isEmpty() || expected.back() != std::max(1, half * trainLength / 2))
+            expected << std::max(1, half * trainLength / 2);
+    QCOMPARE(lengths, expected);
+    QCOMPARE(lengths.back(), 4 * trainLength);
+}
+
+void TestTrainCli::dropPositions()
+{
+    // train --init ROPE --drop-positions (DroPE): a NoPE model with the rope model's weights and AdamW state; its probe
+    // score (q = k = all ones, the bias view) is constant in distance where the rope model's is not; refused on a
+    // checkpoint that is not rope.
+    QTemporaryDir dir;
+    const QString rope = dir.path() + "/rope.safetensors", dropped = dir.path() + "/dropped.safetensors";
+    const QStringList quiet{"--quiet", "--eval-bytes", "0", "--corpus", corpusPath(dir)};
+    CliResult r = runCli(QStringList{"train", "rope", "--steps", "5", "-o", rope} + tinyModel() + quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(QStringList{"train", "--init", rope, "--drop-positions", "--steps", "3", "--batch", "4", "-o", dropped} +
+               quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const plab::LoadedCheckpoint was = plab::loadCheckpoint(rope.toStdString());
+    const plab::LoadedCheckpoint now = plab::loadCheckpoint(dropped.toStdString());
+    QCOMPARE(now.model->config().scheme, std::string("none"));
+    QCOMPARE(now.model->config().context, was.model->config().context);
+    QVERIFY(now.optimizer && was.optimizer);
+    QCOMPARE(now.optimizer->updates(), was.optimizer->updates() + 3); // the moments continued, not restarted
+    QCOMPARE(now.model->parameterCount(), was.model->parameterCount());
+    const int N = 24;
+    auto probeVaries = [&](const plab::Model& model) {
+        const plab::PositionBias bias(model.schemeSpec(), N);
+        const std::vector<float> view = plab::biasViewMatrix(bias, 0, N);
+        float lo = view[(N - 1) * N], hi = lo; // the last query's row: every distance 0..N-1
+        for (int n = 0; n < N; ++n) {
+            lo = std::min(lo, view[(N - 1) * N + n]);
+            hi = std::max(hi, view[(N - 1) * N + n]);
+        }
+        return hi - lo;
+    };
+    QCOMPARE(probeVaries(*now.model), 0.0f);
+    QVERIFY(probeVaries(*was.model) > 1.0f);
+    // Not a rope checkpoint: refused naming the file and its scheme.
+    const QString alibi = dir.path() + "/alibi.safetensors";
+    r = runCli(QStringList{"train", "alibi", "--steps", "1", "-o", alibi} + tinyModel() + quiet);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"train", "--init", alibi, "--drop-positions", "--steps", "1", "-o", dir.path() + "/x.safetensors"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--drop-positions: --init " + alibi.toUtf8() +
+                            " was trained with scheme alibi; allowed: a rope checkpoint"),
+             r.err.constData());
+    QVERIFY(!QFile::exists(dir.path() + "/x.safetensors"));
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestTrainCli)

@@ -415,8 +415,19 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
             std::string names;
             for (const OptionDef& o : verb.options)
                 names += (names.empty() ? "" : ", ") + optionWord(o);
+            // An option of a few other verbs (train's and eval's --task on sweep) is named as theirs, so the refusal
+            // says where it applies; one most verbs read (-o) needs no list.
+            std::string readBy;
+            int readers = 0;
+            for (const auto& [other, otherVerb] : verbTable())
+                if (other != verb.name && plab::cli::findOption(otherVerb, name)) {
+                    readBy += (readBy.empty() ? "" : ", ") + other;
+                    ++readers;
+                }
+            readBy = readers >= 1 && readers <= 3 ? " (read by " + readBy + ", not by " + verb.name + ")" : "";
             // As the user spelled it: '-o', '--output', '--frob' (without an '=VALUE')
-            throw InputError(verb.name + ": unknown option '" + a.substr(0, a.find('=')) + "'; allowed: " + names);
+            throw InputError(verb.name + ": unknown option '" + a.substr(0, a.find('=')) + "'" + readBy +
+                             "; allowed: " + names);
         }
         if (def->kind == OptionKind::Flag) {
             if (hasInline)

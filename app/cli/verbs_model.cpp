@@ -14,6 +14,8 @@
 #include "model/optimizer.h"
 #include "model/presets.h"
 #include "runs/training.h"
+#include "tasks/task_accuracy.h"
+#include "tasks/tasks.h"
 
 #include <nlohmann/json.hpp>
 
@@ -224,7 +226,36 @@ struct TrainSetup {
     std::optional<LoadedCheckpoint> init; // --init: the checkpoint training continues from
     int keptOriginalContext = 0;          // the original-context --init carried into the method (0: none)
     std::string initRun = "this run";     // how --init's messages name the run: "this run (--preset quick)"
+    std::optional<TaskSpec> task;         // --task: generated examples instead of the corpus
 };
+
+// --task NAME (and --task-length L, default the longest the context holds) of train; core's refusals name the options.
+std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
+{
+    if (!args.has("task")) {
+        if (args.has("task-length"))
+            throw InputError("--task-length " + args.text("task-length") +
+                             " applies only with --task; allowed: --task " +
+                             "copy|reverse|addition|passkey --task-length L");
+        return std::nullopt;
+    }
+    TaskSpec spec;
+    try {
+        spec.kind = taskByName(args.text("task")).kind;
+    } catch (const InputError& e) {
+        throw InputError("--task: " + std::string(e.what()));
+    }
+    spec.trainLength = args.has("task-length") ? static_cast<int>(args.integer("task-length", 0, 1, kMaxLength))
+                                               : taskLongestLength(spec.kind, context);
+    try {
+        checkTaskLength(spec.kind, spec.trainLength, context);
+    } catch (const InputError& e) {
+        throw InputError("--task " + args.text("task") +
+                         (args.has("task-length") ? " --task-length " + args.text("task-length") : std::string()) +
+                         " at --context " + std::to_string(context) + ": " + e.what());
+    }
+    return spec;
+}
 
 // Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
 void initCheck(const std::function<void()>& check)
@@ -253,10 +284,21 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     }
     // The SCHEME word may carry a method, "rope+yarn", as --scaling yarn.
     std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
-    if (!init || !args.positional.empty() || args.has("scheme")) {
+    const bool schemeGiven = !args.positional.empty() || args.has("scheme");
+    if (!init || schemeGiven) {
         const SchemeWord word = schemeWordFromArgs(schemeFromArgs(args, 0, "train"), args);
         mc.scheme = word.scheme;
         method = word.method;
+    }
+    if (args.has("drop-positions")) { // only with --init (trainForms)
+        const std::string& had = init->model->config().scheme;
+        if (had != "rope")
+            throw InputError("--drop-positions: --init " + args.text("init") + " was trained with scheme " + had +
+                             "; allowed: a rope checkpoint (dropping positions removes its rotations)");
+        if (schemeGiven && mc.scheme != "none")
+            throw InputError("--drop-positions continues the checkpoint with scheme none, not " + mc.scheme +
+                             "; allowed: leave SCHEME out, or name none");
+        mc.scheme = "none";
     }
     modelSizesFromArgs(args, mc);
     const std::string run = args.has("preset") ? "this run (--preset " + args.text("preset") + ")" : "this run";
@@ -283,22 +325,37 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     if (s.quiet)
         refuseOptions("train", args, {"log-every"}, "--quiet prints no step progress");
     s.initRun = run; // the configs and the checkpoint are checked once, by trainModel
+    s.task = taskFromArgs(args, mc.context);
+    if (s.task)
+        refuseOptions("train", args, {"corpus", "eval-bytes"},
+                      "--task trains on generated examples, not on text (the final line reports the task's accuracy)");
     return s;
 }
 
-void printTrainStart(const TrainSetup& s, const Corpus& corpus, VerbContext& ctx)
+// What a task run trains on, as the start line and the checkpoint name it.
+std::string taskSource(const TaskSpec& task)
+{
+    return "task " + taskInfo(task.kind).name + ", lengths 1.." + std::to_string(task.trainLength) + " (" +
+           taskInfo(task.kind).length + ")";
+}
+
+// `corpus` is null for a task run.
+void printTrainStart(const TrainSetup& s, const Corpus* corpus, VerbContext& ctx)
 {
     const ModelConfig& mc = s.model;
     if (s.json) {
-        ctx.err << nlohmann::json{{"event", "start"},
-                                  {"config", mc.toJson()},
-                                  {"training", s.training.toJson()},
-                                  {"parameters", modelParameterCount(mc)},
-                                  {"corpus", corpus.source},
-                                  {"train_bytes", corpus.train.size()},
-                                  {"threads", omp_get_max_threads()}}
-                       .dump()
-                << std::endl;
+        nlohmann::json start{{"event", "start"},
+                             {"config", mc.toJson()},
+                             {"training", s.training.toJson()},
+                             {"parameters", modelParameterCount(mc)},
+                             {"threads", omp_get_max_threads()}};
+        if (corpus) {
+            start["corpus"] = corpus->source;
+            start["train_bytes"] = corpus->train.size();
+        } else {
+            start["training"].update(s.task->toJson());
+        }
+        ctx.err << start.dump() << std::endl;
         return;
     }
     std::string window;
@@ -309,9 +366,10 @@ void printTrainStart(const TrainSetup& s, const Corpus& corpus, VerbContext& ctx
     }
     ctx.err << "training " << mc.scheme << window << ": " << mc.layers << " layers, d_model " << mc.dModel << ", "
             << mc.heads << " heads, context " << mc.context << ", " << modelParameterCount(mc) << " parameters; "
-            << s.training.steps << " steps of " << s.training.batch << " x " << mc.context << " tokens; corpus "
-            << corpus.source << " (" << corpus.train.size() << " training bytes); " << omp_get_max_threads()
-            << " threads" << std::endl;
+            << s.training.steps << " steps of " << s.training.batch << " x " << mc.context << " tokens; "
+            << (corpus ? "corpus " + corpus->source + " (" + std::to_string(corpus->train.size()) + " training bytes)"
+                       : taskSource(*s.task) + ", loss on the answers only")
+            << "; " << omp_get_max_threads() << " threads" << std::endl;
 }
 
 // One line (or JSON event) per report on stderr.
@@ -407,11 +465,71 @@ void printTrainDone(const TrainSetup& s, const TrainingResult& trained, std::opt
     ctx.err << line << std::endl;
 }
 
+// Test examples a task run is checked on after training (at its training length; passkey at every default depth).
+constexpr int kTaskCheckExamples = 100;
+
+// The check after a task run: exact-match accuracy at the training length; empty when Ctrl-C stopped it.
+std::optional<TaskAccuracyPoint> taskCheck(Model& model, const TaskSpec& task)
+{
+    TaskEvalOptions options;
+    options.lengths = {task.trainLength};
+    options.examples = kTaskCheckExamples;
+    options.maxLength = model.maxLength();
+    options.progress = [](double) { return !g_interrupted; };
+    try {
+        TaskAccuracyPoint all;
+        all.length = task.trainLength;
+        for (const TaskAccuracyPoint& p : evaluateTask(task.kind, modelPredictor(model), options)) {
+            all.examples += p.examples;
+            all.correct += p.correct;
+        }
+        all.accuracy = static_cast<double>(all.correct) / all.examples;
+        return all;
+    } catch (const RunError&) {
+        if (!g_interrupted)
+            throw;
+        return std::nullopt;
+    }
+}
+
+void printTaskTrainDone(const TrainSetup& s, const TrainingResult& trained,
+                        const std::optional<TaskAccuracyPoint>& check, VerbContext& ctx)
+{
+    const CheckpointInfo& info = trained.info;
+    if (s.json) {
+        nlohmann::json done{{"event", "done"},
+                            {"steps", info.step},
+                            {"train_loss", info.trainLoss},
+                            {"task", taskInfo(s.task->kind).name},
+                            {"task_length", s.task->trainLength},
+                            {"accuracy", check ? nlohmann::json(check->accuracy) : nlohmann::json()},
+                            {"examples", check ? check->examples : 0},
+                            {"tokens_per_second", trained.tokensPerSecond},
+                            {"elapsed_s", trained.elapsedSeconds},
+                            {"checkpoint", s.output}};
+        ctx.err << done.dump() << std::endl;
+        return;
+    }
+    char line[320];
+    if (check)
+        std::snprintf(line, sizeof line,
+                      "done: %d steps in %s, %.0f tok/s; answer loss %.4f; accuracy %.3f (%d of %d test examples) at "
+                      "length %d; wrote %s",
+                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, info.trainLoss,
+                      check->accuracy, check->correct, check->examples, s.task->trainLength, s.output.c_str());
+    else
+        std::snprintf(line, sizeof line, "done: %d steps in %s, %.0f tok/s; no accuracy check (interrupted); wrote %s",
+                      info.step, clockText(trained.elapsedSeconds).c_str(), trained.tokensPerSecond, s.output.c_str());
+    ctx.err << line << std::endl;
+}
+
 int runTrain(const ParsedArgs& args, VerbContext& ctx)
 {
     const TrainSetup setup = trainSetupFromArgs(args);
     applyThreadsOption(args);
-    const Corpus corpus = corpusFromArgs(args);
+    std::optional<Corpus> corpus;
+    if (!setup.task)
+        corpus = corpusFromArgs(args);
 
     TrainingHooks hooks;
     hooks.reportEvery = setup.logEvery;
@@ -425,10 +543,13 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     // The start lines come once trainModel has checked the run (its one check of the configs, corpus and --init).
     hooks.started = [&](const Model&) {
         if (!setup.quiet)
-            printTrainStart(setup, corpus, ctx);
+            printTrainStart(setup, corpus ? &*corpus : nullptr, ctx);
         if (setup.init && !setup.json)
             ctx.err << "continuing from " << args.text("init") << " (step " << setup.init->info.step << ", "
                     << (setup.init->optimizer ? "with its AdamW state" : "no AdamW state saved: fresh moments") << ")"
+                    << (droppingPositions(setup.model, setup.init->model->config())
+                            ? ", positions dropped: scheme none (DroPE)"
+                            : std::string())
                     << (setup.model.scaling != "none" ? ", scaling " + setup.model.scaling : std::string())
                     << (setup.keptOriginalContext > 0
                             ? " with original-context " + std::to_string(setup.keptOriginalContext) +
@@ -437,9 +558,21 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
                     << std::endl;
     };
     InterruptGuard guard;
-    TrainingResult trained = setup.init ? trainModel(setup.model, setup.training, corpus, hooks, &*setup.init,
-                                                     "--init " + args.text("init"), setup.initRun)
-                                        : trainModel(setup.model, setup.training, corpus, hooks);
+    const LoadedCheckpoint* init = setup.init ? &*setup.init : nullptr;
+    const std::string initSource = init ? "--init " + args.text("init") : std::string("checkpoint");
+    TrainingResult trained;
+    if (setup.task) {
+        TrainingBatches batches;
+        batches.draw = [task = *setup.task, seed = setup.training.dataSeed](int step, int B, int T, uint8_t* inputs,
+                                                                            uint8_t* targets, float* weights) {
+            fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
+        };
+        batches.source = taskSource(*setup.task);
+        batches.record = setup.task->toJson();
+        trained = trainModel(setup.model, setup.training, batches, hooks, init, initSource, setup.initRun);
+    } else {
+        trained = trainModel(setup.model, setup.training, *corpus, hooks, init, initSource, setup.initRun);
+    }
     const CheckpointInfo& info = trained.info;
     if (trained.stopped && info.step == 0) {
         ctx.err << "interrupted before the first step; nothing written" << std::endl;
@@ -455,8 +588,12 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
             ctx.err << "interrupted at step " << info.step << "; checkpoint written to " << setup.output << std::endl;
         return 130;
     }
+    if (setup.task) {
+        printTaskTrainDone(setup, trained, taskCheck(*trained.model, *setup.task), ctx);
+        return 0;
+    }
     std::string skipped;
-    const std::optional<double> valLoss = heldOutLoss(*trained.model, corpus, setup, skipped);
+    const std::optional<double> valLoss = heldOutLoss(*trained.model, *corpus, setup, skipped);
     printTrainDone(setup, trained, valLoss, skipped, ctx);
     return 0;
 }
@@ -596,9 +733,133 @@ void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::strin
             << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string()) << std::endl;
 }
 
+// eval --task's default lengths: L/2, L, 3L/2, ..., 4L of the task's training length L (the checkpoint's when it was
+// trained on this task, else the longest its context holds), without repeats.
+std::vector<int> defaultTaskLengths(int trainLength)
+{
+    std::vector<int> lengths;
+    for (int half = 1; half <= 8; ++half) {
+        const int length = std::max(1, half * trainLength / 2);
+        if (lengths.empty() || lengths.back() != length)
+            lengths.push_back(length);
+    }
+    return lengths;
+}
+
+// eval MODEL --task NAME: exact-match accuracy of the model's greedy answers per length (and depth), CSV or JSON.
+int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
+{
+    LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
+    Model& model = *loaded.model;
+    const std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
+    const std::string note = applyScalingOptions(model, args, method);
+    TaskKind kind;
+    try {
+        kind = taskByName(args.text("task")).kind;
+    } catch (const InputError& e) {
+        throw InputError("--task: " + std::string(e.what()));
+    }
+    const std::string name = taskInfo(kind).name;
+    // The training length L the default lengths are multiples of: the checkpoint's own task's, else the context's.
+    TaskSpec trained;
+    const bool trainedOnTask = TaskSpec::fromJson(loaded.info.training, trained);
+    const int trainLength = trainedOnTask && trained.kind == kind
+                                ? trained.trainLength
+                                : std::max(1, taskLongestLength(kind, model.config().context));
+    TaskEvalOptions options;
+    options.lengths = args.integerList("lengths", defaultTaskLengths(trainLength), 1, kMaxLength);
+    if (args.has("depths")) {
+        if (kind != TaskKind::Passkey)
+            throw InputError("--depths " + args.text("depths") + " applies only to --task passkey, not to --task " +
+                             name + "; allowed: leave --depths out");
+        const std::string list = args.text("depths");
+        for (size_t start = 0; start <= list.size();) {
+            const size_t comma = std::min(list.find(',', start), list.size());
+            options.depths.push_back(parseNumber(list.substr(start, comma - start), "--depths"));
+            start = comma + 1;
+        }
+    }
+    options.examples = static_cast<int>(args.integer("examples", 100, 1, 1000000));
+    options.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
+    options.maxLength = model.maxLength();
+    try {
+        checkTaskEvalOptions(kind, options);
+    } catch (const InputError& e) {
+        throw InputError((args.has("depths") ? "--depths " + args.text("depths") + ": " : "--lengths: ") +
+                         std::string(e.what()));
+    }
+    printScalingNote(note, args, ctx.err);
+    const bool quiet = args.has("quiet");
+    if (!quiet && trainedOnTask && trained.kind != kind)
+        ctx.err << "note: the checkpoint was trained on task " << taskInfo(trained.kind).name << ", not " << name
+                << std::endl;
+    else if (!quiet && !trainedOnTask)
+        ctx.err << "note: the checkpoint was trained on text, not on a task" << std::endl;
+
+    InterruptGuard guard;
+    options.progress = [](double) { return !g_interrupted; };
+    model.setCancelFlag(&g_interrupted);
+    std::vector<TaskAccuracyPoint> points;
+    try {
+        points = evaluateTask(kind, modelPredictor(model), options);
+    } catch (const RunError&) {
+        model.setCancelFlag(nullptr);
+        if (!g_interrupted)
+            throw;
+        printInterrupted(args, ctx, "during --task " + name);
+        return 130;
+    }
+    model.setCancelFlag(nullptr);
+
+    const bool passkey = kind == TaskKind::Passkey;
+    Table table;
+    table.columns = {"length", "examples", "correct"};
+    if (passkey)
+        table.columns.push_back("depth");
+    table.columns.push_back("accuracy");
+    table.integerColumns = 3;
+    nlohmann::json unsupported = nlohmann::json::array();
+    for (const TaskAccuracyPoint& p : points) {
+        std::vector<double> row = {double(p.length), double(p.examples), p.supported ? double(p.correct) : NAN};
+        if (passkey)
+            row.push_back(p.depth);
+        row.push_back(p.supported ? p.accuracy : NAN);
+        table.rows.push_back(row);
+        const std::string cell =
+            "length " + std::to_string(p.length) + (passkey ? " depth " + exactText(p.depth) : std::string());
+        if (!p.supported)
+            unsupported.push_back({{"length", p.length}, {"reason", p.note}});
+        if (quiet)
+            continue;
+        if (!p.supported) {
+            ctx.err << cell << ": unsupported (" << p.note << ")" << std::endl;
+            continue;
+        }
+        char line[200];
+        std::snprintf(line, sizeof line, "%s: accuracy %.3f (%d of %d)", cell.c_str(), p.accuracy, p.correct,
+                      p.examples);
+        ctx.err << line << std::endl;
+    }
+    table.meta = {{"checkpoint", args.positional[0]},
+                  {"config", model.config().toJson()},
+                  {"step", loaded.info.step},
+                  {"task", name},
+                  {"length_means", taskInfo(kind).length},
+                  {"train_length", trainLength},
+                  {"trained_on", trainedOnTask ? taskInfo(trained.kind).name : std::string("text")},
+                  {"seed", options.seed},
+                  {"decoding", "greedy, exact match of the answer and its terminator"}};
+    if (!unsupported.empty())
+        table.meta["unsupported"] = unsupported;
+    writeDataOutput(args, ctx, false, [&](std::ostream& out, DataFormat f) { writeTable(out, f, table); });
+    return 0;
+}
+
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
+    if (args.has("task"))
+        return runTaskEval(args, ctx);
     const bool compare = args.has("compare");
     const std::string out = args.text("o"); // its extension is one its form writes (evalForms, checked by runCli)
     if (compare) {
@@ -768,7 +1029,18 @@ std::vector<OptionDef> trainOptions()
     for (const OptionDef& o : scheduleOptions())
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
-             {"data-seed", OptionKind::Value, "seed of the training windows (default: --seed)", "S"},
+             {"drop-positions", OptionKind::Flag,
+              "with --init of a rope checkpoint: continue it as NoPE (scheme none), every rotation removed, weights "
+              "and AdamW state kept (DroPE's recalibration)"},
+             {"task", OptionKind::Value,
+              "train on generated examples of a task instead of text, the loss on the answers only: copy, reverse, "
+              "addition or passkey (see the README)",
+              "NAME"},
+             {"task-length", OptionKind::Value,
+              "with --task: the longest training length L, examples drawn at 1..L (default: the longest the context "
+              "holds)",
+              "L"},
+             {"data-seed", OptionKind::Value, "seed of the training windows or task examples (default: --seed)", "S"},
              threadsOption(),
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
              {"save-every", OptionKind::Value, "also write the checkpoint every N steps (default: only at the end)",
@@ -789,7 +1061,7 @@ std::vector<UsageForm> trainForms()
     std::vector<std::string> fresh, continued;
     for (const OptionDef& o : trainOptions()) {
         continued.push_back(o.name);
-        if (o.name != "init")
+        if (o.name != "init" && o.name != "drop-positions")
             fresh.push_back(o.name);
     }
     return {{"SCHEME", fresh, {}, {}}, {"[SCHEME] --init MODEL.safetensors", continued, {}, "init"}};
@@ -812,7 +1084,12 @@ std::vector<UsageForm> evalForms()
     compare.options.push_back("compare");
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
-    return {plain, compare};
+    UsageForm task{"MODEL.safetensors --task NAME",
+                   {"task", "lengths", "depths", "examples", "seed", "scaling", "set", "threads", "quiet", "o"},
+                   {},
+                   "task",
+                   {{"o", dataExtensions(false)}}};
+    return {plain, compare, task};
 }
 
 std::vector<OptionDef> evalOptions()
@@ -821,7 +1098,18 @@ std::vector<OptionDef> evalOptions()
         corpusOption(),
         {"split", OptionKind::Value, "validation (default, the last 10%), train or all", "NAME"},
         {"lengths", OptionKind::Value,
-         "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored", "N,N,..."},
+         "comma-separated window lengths (default L,2L,4L,8L,16L); each must fit the text scored; with --task the "
+         "task's lengths (default L/2, L, 3L/2, ..., 4L of its training length L)",
+         "N,N,..."},
+        {"task", OptionKind::Value,
+         "exact-match accuracy of the greedy answers on a task (copy, reverse, addition, passkey) per length, and per "
+         "depth for passkey, instead of perplexity",
+         "NAME"},
+        {"depths", OptionKind::Value,
+         "with --task passkey: comma-separated needle depths in [0, 1], 0 = start (default 0,0.25,0.5,0.75,1)",
+         "D,D,..."},
+        {"examples", OptionKind::Value, "with --task: test examples per length (and depth) (default 100)", "N"},
+        {"seed", OptionKind::Value, "with --task: seed of the test examples (default 1)", "S"},
         {"mode", OptionKind::Value, "nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
         {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
         {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},

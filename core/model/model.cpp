@@ -216,7 +216,7 @@ void Model::forEachSlice(const Work& work)
         std::rethrow_exception(error);
 }
 
-float Model::forward(const uint8_t* inputs, const uint8_t* targets, int B, int T)
+float Model::forward(const uint8_t* inputs, const uint8_t* targets, int B, int T, const float* weights)
 {
     if (B < 1 || T < 1)
         throw InputError("forward: batch and length must be >= 1");
@@ -237,6 +237,21 @@ float Model::forward(const uint8_t* inputs, const uint8_t* targets, int B, int T
     forEachSlice([&](int s) { forwardSlice(s, T, bias, pos); });
     if (!targets)
         return 0.0f;
+    if (weights) {
+        double sum = 0, weightSum = 0;
+        for (int i = 0; i < BT; ++i) {
+            if (!(weights[i] >= 0))
+                throw InputError("forward: loss weight " + std::to_string(weights[i]) + " at token " +
+                                 std::to_string(i) + "; allowed: numbers >= 0");
+            sum += static_cast<double>(weights[i]) * m_losses[i];
+            weightSum += weights[i];
+        }
+        if (weightSum <= 0)
+            throw InputError("forward: every loss weight is 0; allowed: weights >= 0, at least one above 0");
+        m_lossWeights.assign(weights, weights + BT);
+        return static_cast<float>(sum / weightSum);
+    }
+    m_lossWeights.clear();
     double sum = 0;
     for (int i = 0; i < BT; ++i)
         sum += m_losses[i];
@@ -314,7 +329,16 @@ void Model::backward()
     m_dqkv.resize(BT * 3 * C);
     m_dfchGelu.resize(BT * F);
     m_dfch.resize(BT * F);
-    m_dlosses.assign(BT, 1.0f / BT);
+    if (m_lossWeights.empty()) {
+        m_dlosses.assign(BT, 1.0f / BT);
+    } else { // d(sum(w l) / sum(w)) / d(l_i) = w_i / sum(w)
+        double weightSum = 0;
+        for (float w : m_lossWeights)
+            weightSum += w;
+        m_dlosses.resize(BT);
+        for (int i = 0; i < BT; ++i)
+            m_dlosses[i] = static_cast<float>(m_lossWeights[i] / weightSum);
+    }
     // Slice 0 accumulates into gradients(); the others into their own buffers, summed afterwards.
     const int parts = static_cast<int>(m_slices.size());
     m_sliceGrads.resize(parts - 1);

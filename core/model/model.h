@@ -47,8 +47,11 @@ public:
 
     // Forward over B sequences of T tokens at positions 0..T-1 (inputs (B, T)). With targets (B, T) returns the
     // mean cross-entropy (nats) and keeps per-token losses; without, returns 0. InputError when T > maxLength().
-    float forward(const uint8_t* inputs, const uint8_t* targets, int B, int T);
+    // With `weights` (B, T; each >= 0, not all 0) the loss is the weighted mean sum(w l) / sum(w) and backward() its
+    // gradient: a task's loss on its answer span only (weight 1 there, 0 elsewhere).
+    float forward(const uint8_t* inputs, const uint8_t* targets, int B, int T, const float* weights = nullptr);
     const layers::FloatBuffer& tokenLosses() const { return m_losses; } // (B, T)
+    const layers::FloatBuffer& logits() const { return m_logits; }      // (B, T, V) of the last forward
 
     void zeroGradients();
     // Accumulates into gradients() the gradient of the last forward's mean loss (needs targets).
@@ -123,6 +126,7 @@ private:
     layers::FloatBuffer m_dqkv;                    // (B, T, 3C)
     layers::FloatBuffer m_dfchGelu, m_dfch;        // (B, T, F) each
     layers::FloatBuffer m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
+    std::vector<float> m_lossWeights;              // (B, T) of the last forward; empty: the plain mean
     std::vector<Slice> m_slices;                   // how the last forward split the batch over threads
     std::vector<layers::FloatBuffer> m_sliceGrads; // parameter gradients of slices 1.. (slice 0 uses m_grads)
     std::vector<AttentionGradients> m_attnGrads;   // per slice: the attention backward's outputs, reused every layer

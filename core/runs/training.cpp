@@ -13,10 +13,25 @@
 
 namespace plab {
 
+namespace {
+const std::vector<uint8_t> kNoTokens;
+}
+
 Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
                  ConfigCheck check)
-    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_optimizer(model.parameterCount()),
-      m_rngState(m_config.dataSeed)
+    : Trainer(model, std::move(config), trainTokens, resume, BatchSource{}, check)
+{
+}
+
+Trainer::Trainer(Model& model, TrainConfig config, BatchSource batches, const AdamW* resume, ConfigCheck check)
+    : Trainer(model, std::move(config), kNoTokens, resume, std::move(batches), check)
+{
+}
+
+Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+                 BatchSource batches, ConfigCheck check)
+    : m_model(model), m_config(std::move(config)), m_tokens(trainTokens), m_batches(std::move(batches)),
+      m_optimizer(model.parameterCount()), m_rngState(m_config.dataSeed)
 {
     if (resume)
         m_optimizer = *resume;
@@ -30,26 +45,32 @@ Trainer::Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& t
     checkMemoryEstimate(
         2.0 * model.activationBytes(m_config.batch, static_cast<int>(T)) + 16.0 * model.parameterCount(),
         "training a batch of " + std::to_string(m_config.batch) + " x " + std::to_string(T) + " tokens");
-    if (check == ConfigCheck::Validate)
+    if (check == ConfigCheck::Validate && !m_batches)
         checkTrainingText(trainTokens.size(), static_cast<int>(T), "the training text");
     m_inputs.resize(static_cast<size_t>(m_config.batch) * T);
     m_targets.resize(m_inputs.size());
+    if (m_batches)
+        m_weights.resize(m_inputs.size());
 }
 
 TrainStepResult Trainer::step()
 {
     const int B = m_config.batch, T = m_model.config().context;
-    // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
-    Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
-    const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
-    for (int b = 0; b < B; ++b) {
-        const size_t s = rng.below(starts);
-        std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
-        std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
-                  m_targets.begin() + static_cast<size_t>(b) * T);
+    if (m_batches) {
+        m_batches(m_step, B, T, m_inputs.data(), m_targets.data(), m_weights.data());
+    } else {
+        // Window starts come from a generator seeded by (data seed, step), so a run is reproducible step by step.
+        Rng rng(m_rngState * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(m_step));
+        const uint64_t starts = m_tokens.size() - T; // valid starts: [0, size - T - 1]
+        for (int b = 0; b < B; ++b) {
+            const size_t s = rng.below(starts);
+            std::copy(m_tokens.begin() + s, m_tokens.begin() + s + T, m_inputs.begin() + static_cast<size_t>(b) * T);
+            std::copy(m_tokens.begin() + s + 1, m_tokens.begin() + s + T + 1,
+                      m_targets.begin() + static_cast<size_t>(b) * T);
+        }
     }
     TrainStepResult r;
-    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T);
+    r.loss = m_model.forward(m_inputs.data(), m_targets.data(), B, T, m_batches ? m_weights.data() : nullptr);
     m_model.zeroGradients();
     m_model.backward();
 
@@ -156,9 +177,11 @@ void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool
 int mergeCheckpointSettings(ModelConfig& model, const ModelConfig& checkpoint, const std::optional<std::string>& method,
                             const std::vector<std::string>& settings)
 {
-    model.schemeSettings = checkpoint.schemeSettings;
-    model.scaling = checkpoint.scaling;
-    model.scalingSettings = checkpoint.scalingSettings;
+    // Dropping positions (DroPE) leaves nothing of rope: neither its parameters nor its length-extension method.
+    const bool dropping = droppingPositions(model, checkpoint);
+    model.schemeSettings = dropping ? std::vector<std::string>{} : checkpoint.schemeSettings;
+    model.scaling = dropping ? "none" : checkpoint.scaling;
+    model.scalingSettings = dropping ? std::vector<std::string>{} : checkpoint.scalingSettings;
     if (method) {
         model.scaling = *method;
         model.scalingSettings.clear();
@@ -192,10 +215,16 @@ std::string initAllowedText(const ModelConfig& was)
            std::to_string(was.layers) + ", d-model " + std::to_string(was.dModel) + ", heads " +
            std::to_string(was.heads) + ", d-ff " + std::to_string(was.dFf) +
            "); the context, the scheme's parameters, the length-extension method and its parameters, and the "
-           "schedule may change";
+           "schedule may change" +
+           (was.scheme == "rope" ? "; a rope checkpoint may also continue as scheme none (DroPE)" : "");
 }
 
 } // namespace
+
+bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint)
+{
+    return model.scheme == "none" && checkpoint.scheme == "rope";
+}
 
 void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, const std::string& source,
                              const std::string& run)
@@ -205,7 +234,10 @@ void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, c
         if (asked != has)
             differences += (differences.empty() ? "" : ", ") + what + " " + asked + " where the checkpoint has " + has;
     };
-    compare("scheme", model.scheme, was.scheme);
+    // DroPE (Gelberg et al. 2025): a rope model continued as NoPE keeps every weight; rope has no tensor of its own,
+    // so the shapes agree and only the rotations go.
+    if (!droppingPositions(model, was))
+        compare("scheme", model.scheme, was.scheme);
     compare("layers", std::to_string(model.layers), std::to_string(was.layers));
     compare("d-model", std::to_string(model.dModel), std::to_string(was.dModel));
     compare("heads", std::to_string(model.heads), std::to_string(was.heads));
@@ -238,14 +270,18 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
     }
 }
 
-TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus& corpus,
-                          const TrainingHooks& hooks, const LoadedCheckpoint* init, const std::string& initSource,
-                          const std::string& initRun)
+namespace {
+
+// The loop of both trainModel overloads: windows of corpus->train, or batches of `batches`.
+TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus* corpus,
+                           const TrainingBatches* batches, const TrainingHooks& hooks, const LoadedCheckpoint* init,
+                           const std::string& initSource, const std::string& initRun)
 {
     // Every input is checked here once; the model and the trainer are told so.
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
-    checkTrainingCorpus(corpus, modelConfig.context);
+    if (corpus)
+        checkTrainingCorpus(*corpus, modelConfig.context);
     if (init)
         checkInitCompatible(modelConfig, *init, initSource, initRun);
     TrainingResult result;
@@ -255,9 +291,13 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
         model.parameters() = init->model->parameters();
         model.parametersChanged();
     }
-    Trainer trainer(model, train, corpus.train, init ? init->optimizer.get() : nullptr, ConfigCheck::Validated);
-    result.info.corpus = corpus.source;
+    const AdamW* resume = init ? init->optimizer.get() : nullptr;
+    Trainer trainer = corpus ? Trainer(model, train, corpus->train, resume, ConfigCheck::Validated)
+                             : Trainer(model, train, batches->draw, resume, ConfigCheck::Validated);
+    result.info.corpus = corpus ? corpus->source : batches->source;
     result.info.training = train.toJson();
+    if (batches)
+        result.info.training.update(batches->record);
     // Periodic checkpoints save the live state; the result keeps its own copy (below).
     result.info.optimizer = std::shared_ptr<const AdamW>(&trainer.optimizer(), [](const AdamW*) {});
     if (hooks.started)
@@ -317,6 +357,24 @@ TrainingResult trainModel(const ModelConfig& modelConfig, const TrainConfig& tra
             ? trainer.stepsDone() * static_cast<double>(trainer.tokensPerStep()) / result.elapsedSeconds
             : 0;
     return result;
+}
+
+} // namespace
+
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init, const std::string& initSource,
+                          const std::string& initRun)
+{
+    return runTraining(model, train, &corpus, nullptr, hooks, init, initSource, initRun);
+}
+
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const TrainingBatches& batches,
+                          const TrainingHooks& hooks, const LoadedCheckpoint* init, const std::string& initSource,
+                          const std::string& initRun)
+{
+    if (!batches.draw)
+        throw std::logic_error("trainModel: TrainingBatches without a draw function");
+    return runTraining(model, train, nullptr, &batches, hooks, init, initSource, initRun);
 }
 
 } // namespace plab

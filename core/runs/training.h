@@ -23,12 +23,19 @@ struct TrainStepResult {
     double gradNorm = 0; // before clipping
 };
 
+// Batches drawn by something other than a text's windows (a task, core/tasks): fills inputs and targets (B, T) and the
+// loss weight of every target (B, T) for step `step` (0-based), the same batch for the same step.
+using BatchSource = std::function<void(int step, int B, int T, uint8_t* inputs, uint8_t* targets, float* weights)>;
+
 // Draws random training windows (seeded), runs forward/backward/clip/AdamW. Same seeds and thread count -> same curve.
 class Trainer {
 public:
     // `resume`: an optimiser state to continue from (train --init), copied. Checks the config and that the text
     // (`textName` in messages) fills a window, unless `check` says the caller did (trainModel).
     Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume = nullptr,
+            ConfigCheck check = ConfigCheck::Validate);
+    // Batches of `batches` (rows of `context` tokens) instead of text windows; the loss is their weighted mean.
+    Trainer(Model& model, TrainConfig config, BatchSource batches, const AdamW* resume = nullptr,
             ConfigCheck check = ConfigCheck::Validate);
     TrainStepResult step();
     int stepsDone() const { return m_step; }
@@ -37,13 +44,18 @@ public:
     size_t tokensPerStep() const { return static_cast<size_t>(m_config.batch) * m_model.config().context; }
 
 private:
+    Trainer(Model& model, TrainConfig config, const std::vector<uint8_t>& trainTokens, const AdamW* resume,
+            BatchSource batches, ConfigCheck check);
+
     Model& m_model;
     TrainConfig m_config;
     const std::vector<uint8_t>& m_tokens;
+    BatchSource m_batches; // set: batches from it, not windows of m_tokens
     AdamW m_optimizer;
     uint64_t m_rngState;
     int m_step = 0;
     std::vector<uint8_t> m_inputs, m_targets; // (B, T)
+    std::vector<float> m_weights;             // (B, T) with m_batches
 };
 
 // A model of context L trains on windows of L + 1 bytes: InputError naming the text (`source`, e.g. "the training
@@ -104,6 +116,16 @@ struct TrainingResult {
 TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const Corpus& corpus,
                           const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr,
                           const std::string& initSource = "checkpoint", const std::string& initRun = "this run");
+// The same run on batches of a BatchSource (a task): `source` names them in the checkpoint (its corpus field) and
+// `record` joins the checkpoint's training record (e.g. {"task": "copy", "task_length": 15}).
+struct TrainingBatches {
+    BatchSource draw;
+    std::string source;
+    nlohmann::json record = nlohmann::json::object();
+};
+TrainingResult trainModel(const ModelConfig& model, const TrainConfig& train, const TrainingBatches& batches,
+                          const TrainingHooks& hooks = {}, const LoadedCheckpoint* init = nullptr,
+                          const std::string& initSource = "checkpoint", const std::string& initRun = "this run");
 
 // The --init merge rule, in two steps around the run's own scheme and sizes. First the checkpoint gives the run its
 // scheme, logn and seed, and its sizes and context unless `keepSizes` (a preset named sizes of its own, which must then
@@ -137,5 +159,8 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
 // alibi where the checkpoint has rope, heads 2 where the checkpoint has 8".
 void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& checkpoint, const std::string& source,
                              const std::string& run = "this run");
+// True when `model` continues the rope `checkpoint` as NoPE (scheme none): DroPE's recalibration, every rotation
+// removed, weights and optimiser state kept. The one scheme change checkInitSchemeAndSizes allows.
+bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint);
 
 } // namespace plab
