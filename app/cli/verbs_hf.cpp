@@ -5,6 +5,7 @@
 #include "base/npy.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
+#include "hf/tokenizer.h"
 #include "schemes/rotary_scaling.h"
 
 #include <nlohmann/json.hpp>
@@ -84,12 +85,27 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
-// logits: one forward over --ids at positions 0..T-1, written as float32 (T, vocab).
-int runLogits(const ParsedArgs& args, VerbContext& ctx)
+// The ids logits reads: --ids as given, or --text through the folder's tokenizer.json (special tokens added as HF's
+// encode adds them, so the ids equal `tokenize DIR --text T`).
+std::vector<int> logitsInput(const ParsedArgs& args)
 {
+    if (args.has("ids") == args.has("text"))
+        throw InputError("logits: give one of --ids I,J,K (token ids) or --text T (tokenized with the folder's "
+                         "tokenizer.json)");
+    if (args.has("text"))
+        return hf::Tokenizer::fromFolder(args.positional.at(0)).encode(args.text("text")).ids;
     const std::vector<int> ids = args.integerList("ids", {}, 0, (1ll << 31) - 1);
     if (ids.empty())
-        throw InputError("logits: --ids is required: comma-separated token ids, e.g. --ids 1,2,3");
+        throw InputError("logits: --ids is empty; allowed: comma-separated token ids, e.g. --ids 1,2,3");
+    return ids;
+}
+
+// logits: one forward over --ids (or the tokens of --text) at positions 0..T-1, written as float32 (T, vocab).
+int runLogits(const ParsedArgs& args, VerbContext& ctx)
+{
+    const std::vector<int> ids = logitsInput(args);
+    if (ids.empty())
+        throw InputError("logits: --text gives no tokens; allowed: a text with at least one token");
     const int threads = applyThreadsOption(args);
     (void)threads;
     const HfModel model(args.positional.at(0));
@@ -124,8 +140,9 @@ void registerHfVerbs()
     registerVerb(
         {"logits",
          "DIR",
-         "float32 logits (T, vocab) of a Hugging Face model folder on token ids, at positions 0..T-1",
-         {{"ids", OptionKind::Value, "the token ids, comma-separated (required)", "I,J,K"},
+         "float32 logits (T, vocab) of a Hugging Face model folder on token ids or a text, at positions 0..T-1",
+         {{"ids", OptionKind::Value, "the token ids, comma-separated (or --text)", "I,J,K"},
+          {"text", OptionKind::Value, "a text, tokenized with the folder's tokenizer.json (or --ids)", "T"},
           {"o", OptionKind::Value, "the logits as .npy float32 (T, vocab) (required)", "FILE.npy", false, true},
           scalingOption(),
           {"set", OptionKind::Repeated, "a parameter of the method (or of the config's own scaling)", "NAME=VALUE"},
