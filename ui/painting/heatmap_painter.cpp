@@ -57,8 +57,9 @@ QString elideLongWords(const QString& text, const QFont& font, double width)
 {
     const QFontMetricsF metrics(font);
     QStringList words = text.split(QLatin1Char(' '));
+    // Only a word Qt cannot break itself: Chinese text, one "word" without spaces, wraps between its characters.
     for (QString& word : words)
-        if (metrics.horizontalAdvance(word) > width)
+        if (metrics.boundingRect(QRectF(0, 0, width, 1e6), Qt::TextWordWrap, word).width() > width + 0.5)
             word = metrics.elidedText(word, Qt::ElideMiddle, width);
     return words.join(QLatin1Char(' '));
 }
