@@ -23,6 +23,10 @@
         <source>Interface language for this run: %1 (default: the one chosen in View &gt; Language)</source>
         <translation>本次运行的界面语言：%1（默认：在 视图 &gt; 语言 中选定的语言）</translation>
     </message>
+    <message>
+        <source>Save every view as the window opens on this screen, with the Lessons dock open, to DIR and quit (to check that nothing is clipped)</source>
+        <translation>将窗口在此屏幕上打开时的每个视图（课程面板打开）保存到 DIR 后退出（用于检查没有内容被截断）</translation>
+    </message>
 </context>
 <context>
     <name>FigureText</name>
@@ -1384,6 +1388,14 @@ Every number shown comes from the core library; positionlab-cli renders the same
     <message>
         <source>The Train tab is training; cancel it first.</source>
         <translation>训练页正在训练；请先取消。</translation>
+    </message>
+    <message>
+        <source>Show &amp;scheme panel</source>
+        <translation>显示方案面板(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+P</source>
+        <translation>Ctrl+Shift+P</translation>
     </message>
 </context>
 <context>

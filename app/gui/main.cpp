@@ -22,7 +22,9 @@ int main(int argc, char** argv)
     // On the heap: View > Language replaces the window by a new one (MainWindow::switchLanguage).
     auto* window = new plab::ui::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
-    window->resize(1400, 900);
+    // The README's pictures are of a 1400 x 900 window whatever the screen; otherwise the window fits the screen.
+    if (!command.screenshots.isEmpty() || !command.rotaryScreenshots.isEmpty())
+        window->resize(1400, 900);
     window->show();
     QString error;
     if (!command.session.isEmpty()) {
@@ -31,6 +33,13 @@ int main(int argc, char** argv)
     }
     if (!command.rotaryScreenshots.isEmpty()) {
         const bool ok = plab::ui::takeRotaryScreenshots(*window, command.rotaryScreenshots, 1400, &error);
+        if (!ok)
+            qCritical("positionlab: %s", qPrintable(error));
+        delete window;
+        return ok ? 0 : 1;
+    }
+    if (!command.layoutScreenshots.isEmpty()) {
+        const bool ok = plab::ui::takeLayoutScreenshots(*window, command.layoutScreenshots, &error);
         if (!ok)
             qCritical("positionlab: %s", qPrintable(error));
         delete window;

@@ -143,6 +143,7 @@ public:
     std::vector<QAreaSeries*> bands;        // per curve: its band, or null
     QGraphicsEllipseItem* marker = nullptr; // the hovered data point (on screen only)
     bool logX = false;
+    int xTicks = 6; // the most x ticks (linear axis) whose labels fit the chart's width side by side
 
     std::vector<char> sortedX; // per curve: x finite and ascending, so a pixel window is an index range
 
@@ -301,7 +302,7 @@ public:
             // The data's exact range, ticks on round numbers (applyNiceNumbers would stretch 256 to 300).
             auto* axis = static_cast<QValueAxis*>(xAxis);
             axis->setRange(e.x0, e.x1);
-            const std::vector<double> ticks = niceTicks(e.x0, e.x1, 6);
+            const std::vector<double> ticks = niceTicks(e.x0, e.x1, xTicks);
             if (ticks.size() >= 2) {
                 axis->setTickType(QValueAxis::TicksDynamic);
                 axis->setTickAnchor(ticks.front());
@@ -341,6 +342,58 @@ public:
         for (QString& l : lines)
             l = l.toHtmlEscaped();
         chart->setTitle(QStringLiteral("<center>") + lines.join(QStringLiteral("<br>")) + QStringLiteral("</center>"));
+    }
+
+    // The legend entries: every named line (bands are not in the legend).
+    std::vector<std::pair<QColor, QString>> legendEntries(const CurveFigure& figure) const
+    {
+        std::vector<std::pair<QColor, QString>> out;
+        for (size_t i = 0; i < series.size() && i < figure.curves.size(); ++i)
+            if (!figure.curves[i].name.isEmpty())
+                out.emplace_back(series[i]->pen().color(), figure.curves[i].name);
+        return out;
+    }
+
+    // Whether Qt Charts' legend fits in one row under a chart `width` pixels wide without eliding a label: each
+    // entry is its text, its marker and the spacing around them.
+    bool legendFitsOneRow(const CurveFigure& figure, qreal width) const
+    {
+        const QFontMetricsF metrics(chart->legend()->font());
+        qreal needed = 0;
+        for (const auto& entry : legendEntries(figure))
+            needed += metrics.horizontalAdvance(entry.second) + 2.5 * metrics.height();
+        const QMarginsF margins = chart->margins();
+        return needed * 1.1 <= width - margins.left() - margins.right();
+    }
+
+    // The most x ticks whose labels fit side by side under a plot in a chart `width` pixels wide (Qt Charts elides
+    // labels that do not fit to "…"); the y axis and its title take about five label heights.
+    int xTicksFor(const CurveFigure& figure, qreal width) const
+    {
+        if (logX)
+            return xTicks;
+        const Extent e = extentOf(figure);
+        const QFontMetricsF metrics(xAxis->labelsFont());
+        qreal label = 0;
+        for (double v : niceTicks(e.x0, e.x1, 6))
+            label = std::max(label, metrics.horizontalAdvance(QString::asprintf("%g", v)));
+        const qreal plot = width - 5 * metrics.height() - chart->margins().left() - chart->margins().right();
+        return std::clamp(static_cast<int>(plot / (label + 2 * metrics.averageCharWidth())), 2, 6);
+    }
+
+    // Fits the texts to a chart `width` pixels wide: x ticks that fit, the title on as many lines as it needs. Returns
+    // whether the one-row legend under the chart fits too.
+    bool fitToWidth(const CurveFigure& figure, qreal width)
+    {
+        if (xAxis) {
+            const int ticks = xTicksFor(figure, width);
+            if (ticks != xTicks) {
+                xTicks = ticks;
+                update(figure);
+            }
+        }
+        fitTitle(figure.title, width);
+        return legendFitsOneRow(figure, width);
     }
 
     bool fits(const CurveFigure& figure) const
@@ -402,6 +455,20 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_backend(new ChartBack
     m_backend->view->viewport()->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    // The title as a wrapping label above the chart: Qt Charts elides a title of several lines in a narrow chart.
+    m_title = new QLabel(this);
+    m_title->setObjectName(QStringLiteral("title"));
+    m_title->setWordWrap(true);
+    m_title->setAlignment(Qt::AlignCenter);
+    m_title->setTextFormat(Qt::PlainText);
+    m_title->setAutoFillBackground(true);
+    m_title->setBackgroundRole(QPalette::Base);
+    m_title->setContentsMargins(6, 6, 6, 0);
+    // Its width comes from the plot (long words are elided to it), never the other way round.
+    m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_title->hide();
+    layout->addWidget(m_title);
     layout->addWidget(m_backend->view);
     m_hint = new QLabel(this);
     m_hint->setObjectName(QStringLiteral("emptyHint"));
@@ -413,6 +480,16 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_backend(new ChartBack
     m_hint->setForegroundRole(QPalette::PlaceholderText);
     m_hint->hide();
     layout->addWidget(m_hint);
+    m_legend = new QLabel(this);
+    m_legend->setObjectName(QStringLiteral("legend"));
+    m_legend->setWordWrap(true);
+    m_legend->setAlignment(Qt::AlignCenter);
+    m_legend->setTextFormat(Qt::RichText);
+    m_legend->setAutoFillBackground(true);
+    m_legend->setBackgroundRole(QPalette::Base);
+    m_legend->setContentsMargins(6, 0, 6, 4);
+    m_legend->hide();
+    layout->addWidget(m_legend);
     rebuild();
 }
 
@@ -437,6 +514,8 @@ void CurvePlot::updateHint()
     const bool hint = !m_hint->text().isEmpty() && !hasCurveData(m_figure);
     m_hint->setVisible(hint);
     m_backend->view->setVisible(!hint);
+    m_legend->setVisible(!hint && !m_legend->text().isEmpty());
+    m_title->setVisible(!hint && !m_figure.title.isEmpty());
     if (hint)
         m_backend->marker->hide();
 }
@@ -575,7 +654,7 @@ bool CurvePlot::eventFilter(QObject* watched, QEvent* event)
             m_backend->marker->hide();
             Q_EMIT hovered(QString());
         } else if (event->type() == QEvent::Resize) {
-            m_backend->fitTitle(m_figure.title, static_cast<QResizeEvent*>(event)->size().width());
+            fitToWidth(static_cast<QResizeEvent*>(event)->size().width());
         }
     }
     return QWidget::eventFilter(watched, event);
@@ -588,8 +667,28 @@ void CurvePlot::setFigure(const CurveFigure& figure)
     if (!m_backend->fits(figure))
         rebuild();
     m_backend->update(figure);
-    m_backend->fitTitle(figure.title, m_backend->view->viewport()->width());
+    fitToWidth(m_backend->view->viewport()->width());
     updateHint();
+}
+
+void CurvePlot::fitToWidth(int width)
+{
+    // Qt Charts' one-row legend elides its labels when they do not fit ("s… r… a…"): then the legend is a wrapping
+    // line of text under the chart instead, each entry whole.
+    const bool oneRow = m_backend->fitToWidth(m_figure, width) && !legendBeside(m_figure);
+    m_backend->chart->legend()->setVisible(oneRow);
+    QStringList entries;
+    if (!oneRow)
+        for (const auto& [colour, name] : m_backend->legendEntries(m_figure))
+            entries << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
+                           .arg(colour.name(),
+                                name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+    m_legend->setText(entries.join(QStringLiteral("&nbsp;&nbsp; ")));
+    m_backend->chart->setTitle(QString());
+    m_title->setFont(m_backend->chart->titleFont());
+    m_title->setText(elideLongWords(m_figure.title, m_title->font(), width - 12));
+    m_title->setVisible(!m_figure.title.isEmpty() && !m_backend->view->isHidden());
+    m_legend->setVisible(!entries.isEmpty() && !m_backend->view->isHidden());
 }
 
 void CurvePlot::setDark(bool dark)
@@ -597,6 +696,7 @@ void CurvePlot::setDark(bool dark)
     m_dark = dark;
     rebuild();
     m_backend->update(m_figure);
+    fitToWidth(m_backend->view->viewport()->width());
 }
 
 void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigure& figure, const PictureStyle& style,
@@ -620,7 +720,10 @@ void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigur
     backend.chart->setMargins(QMargins(4, 4, 4, 4));
     backend.build(figure, style, style.dark);
     backend.update(figure);
-    backend.fitTitle(figure.title, target.width()); // before the geometry, which lays the title out
+    // Before the geometry, which lays the title out; a legend that does not fit in one row under the chart goes
+    // beside it, one entry a line.
+    if (!backend.fitToWidth(figure, target.width()))
+        backend.chart->legend()->setAlignment(Qt::AlignRight);
     backend.chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
     scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));
     painter.save();

@@ -53,10 +53,13 @@ protected:
 private:
     void rebuild();
     void hover(const QPointF& pos);
-    void updateHint(); // the hint or the chart, as the figure has data or not
+    void updateHint();          // the hint or the chart, as the figure has data or not
+    void fitToWidth(int width); // x ticks, title and legend for a chart `width` pixels wide
     CurveFigure m_figure;
     ChartBackend* m_backend = nullptr;
     QLabel* m_hint = nullptr;
+    QLabel* m_title = nullptr;  // the title as wrapping text (Qt Charts elides one of several lines)
+    QLabel* m_legend = nullptr; // the legend as wrapping text, when Qt Charts' one row would elide it
     bool m_dark = false;
     int m_rebuilds = 0;
 };

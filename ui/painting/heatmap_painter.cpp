@@ -19,6 +19,14 @@ QString tickText(double v)
     return QString::number(v, 'g', 4).replace(QLatin1Char('-'), QChar(0x2212));
 }
 
+// The height of `text` word-wrapped in `width` pixels (after fitWords).
+double wrappedHeight(const QString& text, const QFont& font, double width)
+{
+    return QFontMetricsF(font)
+        .boundingRect(QRectF(0, 0, width, 1e6), Qt::TextWordWrap | Qt::AlignHCenter, elideLongWords(text, font, width))
+        .height();
+}
+
 QFont scaled(const QFont& base, double factor, bool bold = false)
 {
     QFont f = base;
@@ -41,6 +49,20 @@ std::vector<int> indexTicks(double a, double b, int count)
 }
 
 } // namespace
+
+// `text` as it is drawn word-wrapped in `width` pixels: a word wider than the width (a long checkpoint name) is elided
+// in its middle, so the height Qt measures for the wrapped text is the height it draws (a word too wide would run
+// past both edges and, wrapped, onto the text below).
+QString elideLongWords(const QString& text, const QFont& font, double width)
+{
+    const QFontMetricsF metrics(font);
+    QStringList words = text.split(QLatin1Char(' '));
+    // Only a word Qt cannot break itself: Chinese text, one "word" without spaces, wraps between its characters.
+    for (QString& word : words)
+        if (metrics.boundingRect(QRectF(0, 0, width, 1e6), Qt::TextWordWrap, word).width() > width + 0.5)
+            word = metrics.elidedText(word, Qt::ElideMiddle, width);
+    return words.join(QLatin1Char(' '));
+}
 
 PictureStyle PictureStyle::forSize(const QSizeF& size, bool dark)
 {
@@ -164,12 +186,14 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     const double f = style.font.pixelSize();
     const QFontMetricsF fm(style.font);
     const QFontMetricsF titleFm(scaled(style.font, 1.25, true));
-    const QFontMetricsF headFm(scaled(style.font, 1.0, true));
-    const QFontMetricsF subFm(scaled(style.font, 0.85));
     const double pad = f;
     const QRectF inner = target.adjusted(pad, pad * 0.6, -pad, -pad * 0.6);
 
-    const double titleH = m_figure.title.isEmpty() ? 0 : titleFm.height() * 1.5;
+    // As many lines as the title wraps to, and half a line below them: the panel headers start under it.
+    const double titleH =
+        m_figure.title.isEmpty()
+            ? 0
+            : wrappedHeight(m_figure.title, scaled(style.font, 1.25, true), inner.width()) + titleFm.height() * 0.5;
     l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
 
     const int n = std::max(1, matrixSize());
@@ -195,9 +219,9 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
         double h = 0;
         const double w = std::max(40.0, panelW + yAxisW);
         if (!p.title.isEmpty())
-            h += headFm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap | Qt::AlignHCenter, p.title).height();
+            h += wrappedHeight(p.title, scaled(style.font, 1.0, true), w);
         if (!p.subtitle.isEmpty())
-            h += subFm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap | Qt::AlignHCenter, p.subtitle).height();
+            h += wrappedHeight(p.subtitle, scaled(style.font, 0.85), w);
         headerH = std::max(headerH, h + 0.4 * f);
     }
     const double availH = inner.height() - titleH - headerH - xAxisH;
@@ -360,7 +384,8 @@ void HeatmapPainter::paintFigure(QPainter& painter, const QRectF& target, const 
 
     painter.setPen(style.text);
     painter.setFont(scaled(style.font, 1.25, true));
-    painter.drawText(l.title, Qt::AlignCenter | Qt::TextWordWrap, m_figure.title);
+    painter.drawText(l.title, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+                     elideLongWords(m_figure.title, painter.font(), l.title.width()));
 
     for (int i = 0; i < panelCount(); ++i) {
         const QRectF plot = l.plots[i];
@@ -382,13 +407,14 @@ void HeatmapPainter::paintPanelHeader(QPainter& painter, QRectF header, const He
     painter.setPen(style.text);
     if (!panel.title.isEmpty()) {
         painter.setFont(scaled(style.font, 1.0, true));
-        const QRectF used =
-            painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
-        painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.title);
+        const QString title = elideLongWords(panel.title, painter.font(), header.width());
+        const QRectF used = painter.boundingRect(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, title);
+        painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, title);
         header.setTop(used.bottom());
     }
     painter.setFont(scaled(style.font, 0.85));
-    painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap, panel.subtitle);
+    painter.drawText(header, Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+                     elideLongWords(panel.subtitle, painter.font(), header.width()));
 }
 
 void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window,

@@ -16,6 +16,11 @@ class QPainter;
 
 namespace plab::ui {
 
+// `text` for drawing word-wrapped in `width` pixels: a word wider than the width that Qt cannot break (a long
+// checkpoint name) is elided in its middle, so the wrapped text is as wide as the width and as high as Qt measures it
+// (a word too wide would run past both edges and, wrapped, onto the text below).
+QString elideLongWords(const QString& text, const QFont& font, double width);
+
 // Fonts and colours of a picture; the font grows with the picture so exports stay legible at any size.
 struct PictureStyle {
     QFont font;

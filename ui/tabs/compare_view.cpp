@@ -80,6 +80,11 @@ QHBoxLayout* CompareView::buildSchemeBar()
                 if (s.rotary && m.method != RotaryMethod::None)
                     combo->addItem(QString::fromStdString(s.name + "+" + m.name));
         combo->setCurrentText(defaults[i]);
+        // Share the bar's width instead of each asking for its longest entry ("rope+leaky-rerope").
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(10);
+        combo->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        combo->setMaximumWidth(220);
         combo->setVisible(i < 2);
         connect(combo, &QComboBox::currentIndexChanged, this, [this] {
             updateDifferenceChoices();
@@ -88,13 +93,12 @@ QHBoxLayout* CompareView::buildSchemeBar()
         m_choices.push_back(combo);
         bar->addWidget(combo);
     }
+    bar->addStretch(1);
+    // The colour scale and zoom go on the difference bar: four scheme boxes fill this one on a small screen.
     m_shared = new QCheckBox(tr("shared colour scale"), this);
     m_shared->setChecked(true);
     m_shared->setToolTip(tr("One colour scale for every panel, so equal colours mean equal values"));
-    bar->addWidget(m_shared);
-    bar->addStretch(1);
-    auto* reset = new QPushButton(tr("Reset zoom"), this);
-    bar->addWidget(reset);
+    m_reset = new QPushButton(tr("Reset zoom"), this);
     connect(m_count, &QSpinBox::valueChanged, this, [this](int k) {
         for (int i = 0; i < 4; ++i)
             m_choices[i]->setVisible(i < k);
@@ -105,7 +109,7 @@ QHBoxLayout* CompareView::buildSchemeBar()
         if (!m_result.panels.empty())
             m_heatmap->setFigure(compareFigure(m_result, m_panel.colorMap, m_shared->isChecked()));
     });
-    connect(reset, &QPushButton::clicked, this, [this] { resetZoom(); });
+    connect(m_reset, &QPushButton::clicked, this, [this] { resetZoom(); });
     return bar;
 }
 
@@ -125,6 +129,8 @@ QHBoxLayout* CompareView::buildDifferenceBar()
     differenceBar->addWidget(new QLabel(QStringLiteral("−"), this));
     differenceBar->addWidget(m_diffB);
     differenceBar->addStretch(1);
+    differenceBar->addWidget(m_shared);
+    differenceBar->addWidget(m_reset);
     updateDifferenceChoices(); // before the connections: filling the choices is no edit
     connect(m_difference, &QCheckBox::toggled, this, [this](bool on) {
         m_diffA->setEnabled(on);

@@ -10,6 +10,7 @@
 class QCheckBox;
 class QComboBox;
 class QHBoxLayout;
+class QPushButton;
 class QSpinBox;
 
 namespace plab::ui {
@@ -50,6 +51,7 @@ private:
     QSpinBox* m_count = nullptr;
     std::vector<QComboBox*> m_choices;
     QCheckBox* m_shared = nullptr;
+    QPushButton* m_reset = nullptr;
     QCheckBox* m_difference = nullptr;
     QComboBox* m_diffA = nullptr;
     QComboBox* m_diffB = nullptr;

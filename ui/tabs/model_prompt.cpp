@@ -13,11 +13,12 @@ namespace plab::ui {
 
 ModelPrompt::ModelPrompt(const QString& message, QWidget* parent) : QWidget(parent)
 {
-    // Centred, one fixed width so the wrapped texts get their full height.
+    // Centred, at most 460 pixels wide; narrower in a narrow view (the wrapped texts take the height they need).
     auto* outer = new QVBoxLayout(this);
     auto* row = new QHBoxLayout;
     auto* box = new QWidget(this);
-    box->setFixedWidth(460);
+    box->setMinimumWidth(240);
+    box->setMaximumWidth(460);
     auto* layout = new QVBoxLayout(box);
     m_message = new QLabel(message, box);
     m_message->setWordWrap(true);
@@ -44,7 +45,7 @@ ModelPrompt::ModelPrompt(const QString& message, QWidget* parent) : QWidget(pare
     m_state->setAlignment(Qt::AlignCenter);
     layout->addWidget(m_state);
     row->addStretch(1);
-    row->addWidget(box);
+    row->addWidget(box, 100); // takes the width before the stretches, up to its maximum
     row->addStretch(1);
     outer->addStretch(1);
     outer->addLayout(row);

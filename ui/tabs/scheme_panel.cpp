@@ -195,6 +195,7 @@ SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
 
     m_paramBox = new QGroupBox(tr("Parameters"), this);
     m_paramForm = new QFormLayout(m_paramBox);
+    m_paramForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     layout->addWidget(m_paramBox);
 
     buildFormulaLabels();
@@ -240,6 +241,8 @@ QGroupBox* SchemePanel::buildAttentionBox()
     // What every scheme shares: mask, heads, the head shown, length, the logn modifier and its context, colour map.
     auto* shape = new QGroupBox(tr("Attention"), this);
     auto* shapeForm = new QFormLayout(shape);
+    // A narrow dock (a small screen) puts a field under its label instead of cutting either short.
+    shapeForm->setRowWrapPolicy(QFormLayout::WrapLongRows);
     auto* maskRow = new QHBoxLayout;
     m_causal = new QRadioButton(tr("causal"), shape);
     m_bidirectional = new QRadioButton(tr("bidirectional"), shape);
@@ -288,12 +291,17 @@ QGroupBox* SchemePanel::buildAttentionBox()
                            QString::fromStdString(m.name));
     m_scaling->setToolTip(tr("Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped "
                              "positions; L is the context above (16 when none)"));
+    // The combo boxes are as wide as the dock allows, not as their longest entry; the lists open wide enough.
+    m_scaling->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_scaling->setMinimumContentsLength(8);
     shapeForm->addRow(tr("Length extension"), m_scaling);
     m_colorMap = new QComboBox(shape);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
     m_colorMap->addItem(tr("auto (diverging for signed data)"), QStringLiteral("auto"));
     for (const QString& name : ColorMap::availableNames())
         m_colorMap->addItem(name, name);
+    m_colorMap->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_colorMap->setMinimumContentsLength(8);
     shapeForm->addRow(tr("Colour map"), m_colorMap);
     return shape;
 }

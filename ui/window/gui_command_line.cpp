@@ -49,6 +49,13 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
         QCoreApplication::translate("CommandLine", "Save the rotary length-extension pictures to DIR and quit"),
         QStringLiteral("DIR"));
     parser.addOption(rotaryScreenshots);
+    const QCommandLineOption layoutScreenshots(
+        QStringLiteral("screenshots-layout"),
+        QCoreApplication::translate("CommandLine",
+                                    "Save every view as the window opens on this screen, with the Lessons dock open, "
+                                    "to DIR and quit (to check that nothing is clipped)"),
+        QStringLiteral("DIR"));
+    parser.addOption(layoutScreenshots);
     const QCommandLineOption lang(
         QStringLiteral("lang"),
         QCoreApplication::translate("CommandLine",
@@ -62,6 +69,7 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
         result.session = parser.positionalArguments().first();
     result.screenshots = parser.value(screenshots);
     result.rotaryScreenshots = parser.value(rotaryScreenshots);
+    result.layoutScreenshots = parser.value(layoutScreenshots);
     return result;
 }
 

@@ -111,6 +111,9 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent)
     auto* layout = new QVBoxLayout(this);
     m_choice = new QComboBox(this);
     m_choice->setObjectName(QStringLiteral("lessonChoice"));
+    // As wide as the dock, not as the longest lesson title: the dock stays narrow enough for a small screen.
+    m_choice->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_choice->setMinimumContentsLength(12);
     layout->addWidget(m_choice);
     m_problems = new QLabel(this);
     m_problems->setWordWrap(true);
@@ -130,8 +133,11 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent)
     m_back->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
     m_next->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
     m_position = new QLabel(this);
+    // Wraps in a narrow dock (a small screen) instead of running under the Next button.
+    m_position->setWordWrap(true);
+    m_position->setAlignment(Qt::AlignCenter);
     nav->addWidget(m_back);
-    nav->addWidget(m_position, 1, Qt::AlignCenter);
+    nav->addWidget(m_position, 1);
     nav->addWidget(m_next);
     layout->addLayout(nav);
 

@@ -45,6 +45,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
+#include <QScreen>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStringDecoder>
@@ -158,12 +159,15 @@ void MainWindow::buildSchemeDock()
     auto* scroll = new QScrollArea;
     scroll->setWidget(m_panel);
     scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(340);
-    auto* dock = new QDockWidget(tr("Scheme and parameters"), this);
-    dock->setObjectName(QStringLiteral("schemeDock"));
-    dock->setWidget(scroll);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    // Narrow enough that both docks and the views fit a 1366-pixel screen; the panel's rows wrap below that.
+    scroll->setMinimumWidth(300);
+    m_schemeDock = new QDockWidget(tr("Scheme and parameters"), this);
+    m_schemeDock->setObjectName(QStringLiteral("schemeDock"));
+    m_schemeDock->setWidget(scroll);
+    // Closable: on a small screen the views get the whole width (View > Show scheme panel brings it back).
+    m_schemeDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                              QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::LeftDockWidgetArea, m_schemeDock);
 }
 
 void MainWindow::buildLessonsDock()
@@ -174,7 +178,7 @@ void MainWindow::buildLessonsDock()
     m_lessonsDock = new QDockWidget(tr("Lessons"), this);
     m_lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
     m_lessonsDock->setWidget(m_lessons);
-    m_lessons->setMinimumWidth(360);
+    m_lessons->setMinimumWidth(300);
     addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
     connect(m_lessons, &LessonsPanel::stateRequested, this, &MainWindow::applyLessonState);
 }
@@ -299,6 +303,10 @@ void MainWindow::buildViewMenu()
                             [this, v] { m_tabs->setCurrentWidget(v); });
     }
     viewMenu->addSeparator();
+    QAction* showScheme = m_schemeDock->toggleViewAction();
+    showScheme->setText(tr("Show &scheme panel"));
+    showScheme->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
+    viewMenu->addAction(showScheme);
     viewMenu->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
         if (ViewBase* v = currentView())
             v->resetZoom();
@@ -794,10 +802,57 @@ bool MainWindow::openDroppedFile(const QString& path, QString* error)
 void MainWindow::restoreSettings()
 {
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    // The first start: a size that suits the screen; on a small one the Lessons dock starts collapsed.
+    const QRect available = screen()->availableGeometry();
+    resize(std::max(1400, available.width() * 9 / 10), std::max(900, available.height() * 9 / 10));
+    const bool restored = restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    const bool stateRestored = restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    if (!stateRestored && available.width() < kSmallScreenWidth)
+        m_lessonsDock->hide();
+    fitToScreen(available);
+    if (!restored)
+        move(available.topLeft() + QPoint(available.width() - width(), available.height() - height()) / 2);
     if (settings.value(QStringLiteral("dark"), false).toBool())
         setDark(true);
+}
+
+void MainWindow::fitToScreen(const QRect& available)
+{
+    // The frame (title bar, borders) counts: the whole window must be on the screen.
+    const QMargins frame(geometry().left() - frameGeometry().left(), geometry().top() - frameGeometry().top(),
+                         frameGeometry().right() - geometry().right(), frameGeometry().bottom() - geometry().bottom());
+    const QRect room = available.marginsRemoved(frame);
+    const QSize size = this->size().boundedTo(room.size());
+    QRect placed(geometry().topLeft(), size);
+    if (!room.contains(placed))
+        placed.moveTopLeft(QPoint(std::clamp(placed.left(), room.left(), room.right() - size.width() + 1),
+                                  std::clamp(placed.top(), room.top(), room.bottom() - size.height() + 1)));
+    setGeometry(placed);
+}
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (!m_shownOnce) {
+        m_shownOnce = true;
+        const QRect available = screen()->availableGeometry();
+        fitToScreen(available);
+        // Docks start as wide as their content asks (a wrapped Chinese explanation asks for 470 pixels); on a small
+        // screen that leaves the views too little, so there they start at a share of the width.
+        if (available.width() < kSmallScreenWidth) {
+            resizeDocks({m_schemeDock}, {std::max(300, available.width() * 22 / 100)}, Qt::Horizontal);
+            connect(m_lessonsDock, &QDockWidget::visibilityChanged, this, [this, available](bool visible) {
+                if (visible && !m_lessonsDockSized) {
+                    m_lessonsDockSized = true;
+                    resizeDocks({m_lessonsDock}, {std::max(300, available.width() * 24 / 100)}, Qt::Horizontal);
+                }
+            });
+            if (m_lessonsDock->isVisible()) {
+                m_lessonsDockSized = true;
+                resizeDocks({m_lessonsDock}, {std::max(300, available.width() * 24 / 100)}, Qt::Horizontal);
+            }
+        }
+    }
 }
 
 bool MainWindow::trainDemoModel(const std::optional<TrainRequest>& request)

@@ -61,6 +61,12 @@ public:
     bool openDroppedFile(const QString& path, QString* error = nullptr);
 
     void setDark(bool dark);
+    // Keeps the window within `available` (the screen's available geometry): shrinks and moves it when it is larger
+    // or outside (a geometry saved on a larger screen). Called when the window is built; tests call it too.
+    void fitToScreen(const QRect& available);
+    // A screen narrower than this opens with the Lessons dock collapsed (Lessons > Show lessons opens it).
+    static constexpr int kSmallScreenWidth = 1600;
+
     // "Show me" of a lesson: sets the panel and the view through the session checks, shows the view; a model view
     // gets its demo model, the Train tab starts its run. False with a status message when the state is refused.
     bool applyLessonState(const LessonState& state);
@@ -91,6 +97,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override; // the first show fits the window again, now with its frame
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -123,6 +130,7 @@ private:
 
     SchemePanel* m_panel = nullptr;
     LessonsPanel* m_lessons = nullptr;
+    QDockWidget* m_schemeDock = nullptr;
     QDockWidget* m_lessonsDock = nullptr;
     QTabWidget* m_tabs = nullptr;
     std::vector<ViewBase*> m_views;
@@ -137,6 +145,8 @@ private:
     QString m_sessionPath;
     QString m_corpus;
     bool m_dark = false;
+    bool m_shownOnce = false;
+    bool m_lessonsDockSized = false; // on a small screen: the Lessons dock got its starting width
 };
 
 // Fusion style with a light or dark palette that keeps text, links and highlights readable.

@@ -12,6 +12,9 @@
 #include "tabs/entropy_view.h"
 #include "tabs/train_view.h"
 #include "tabs/view_base.h"
+#include "settings/i18n.h"
+
+#include "runs/training.h"
 
 #include <QCoreApplication>
 #include <QDockWidget>
@@ -137,6 +140,84 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
                                 QStringLiteral("rerope"), QStringLiteral("leaky-rerope")});
     methods->evaluate();
     return grab(QStringLiteral("train"), QStringLiteral("methods"));
+}
+
+bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error)
+{
+    QDir().mkpath(dir);
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto grab = [&](const QString& id, const QString& file) {
+        ViewBase* v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
+            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("layout-%1.png").arg(file))))
+            return fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
+        return true;
+    };
+    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+        lessonsDock->show();
+    LessonsPanel* lessons = window.lessonsPanel();
+    for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
+        if (lessons->lessons().lessons[i].slug == "alibi-slopes")
+            lessons->showLesson(i);
+    SchemePanel* panel = window.panel();
+    // The scheme whose formula is longest: the panel's widest text.
+    const SchemeInfo* longest = &schemeCatalog().front();
+    for (const SchemeInfo& s : schemeCatalog())
+        if (schemeFormula(s).size() > schemeFormula(*longest).size())
+            longest = &s;
+    panel->setScheme(QString::fromStdString(longest->name));
+    if (!grab(QStringLiteral("bias"), QStringLiteral("scheme-long")))
+        return false;
+    panel->setScheme(QStringLiteral("alibi"));
+    panel->setHeads(8);
+    panel->setLength(64);
+    panel->setHead(1);
+    if (!grab(QStringLiteral("bias"), QStringLiteral("bias")))
+        return false;
+    auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
+    compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
+    if (!grab(QStringLiteral("compare"), QStringLiteral("compare")))
+        return false;
+    if (!grab(QStringLiteral("dot"), QStringLiteral("dot")))
+        return false;
+    if (!grab(QStringLiteral("entropy"), QStringLiteral("entropy")))
+        return false;
+    panel->setScheme(QStringLiteral("rope"));
+    panel->setScaling(QStringLiteral("yarn"));
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies")))
+        return false;
+    panel->setScaling(QStringLiteral("none"));
+    panel->setScheme(QStringLiteral("alibi"));
+    // A short run of the Train tab's default schemes: enough for the loss and perplexity charts and their legends.
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    TrainRequest request = train->request();
+    setTrainingSteps(request.train, 30);
+    request.evalBytes = 2048;
+    window.showView(QStringLiteral("train"));
+    train->start(request);
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: not done within 30 minutes"));
+    if (!grab(QStringLiteral("train"), QStringLiteral("train")))
+        return false;
+    // A model under a long file name: the attention's title must wrap or elide, not run into its subtitle.
+    auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
+    if (attention->modelCount() == 0)
+        return fail(QStringLiteral("attention: the training run left no model"));
+    const QString longName = QDir(dir).filePath(
+        QStringLiteral("alibi-demo-model-with-a-rather-long-checkpoint-name-trained-on-fortunes.safetensors"));
+    QString problem;
+    if (!attention->saveModel(attention->modelCount() - 1, longName, &problem) ||
+        !attention->loadModel(longName, &problem))
+        return fail(QStringLiteral("attention: %1").arg(problem));
+    attention->selectModel(attention->modelCount() - 1);
+    attention->setText(QStringLiteral("Why did the chicken cross the road?"));
+    return grab(QStringLiteral("attention"), QStringLiteral("attention"));
 }
 
 bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)

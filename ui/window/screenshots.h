@@ -15,5 +15,10 @@ bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString*
 // rope+rerope side by side), then methods.png: a demo-preset rope model trained in the Train tab and evaluated under
 // every method (its "Evaluate under methods" page).
 bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
+// The window at its own size, as it opened on this screen, with the Lessons dock open: DIR/layout-<view>.png for
+// every view in a typical state (a short training run for the model views, a model with a long file name in
+// Attention on text) and layout-scheme-long.png (the scheme with the longest formula), to check that nothing is
+// clipped on a small or a large screen (run it under QT_QPA_PLATFORM=offscreen:configfile=..., see README).
+bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error);
 
 } // namespace plab::ui
