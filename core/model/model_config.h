@@ -56,7 +56,7 @@ void validateModelConfig(const ModelConfig& config);
 size_t modelParameterCount(const ModelConfig& config);
 
 // The model's scheme: causal, `heads` heads, the model's context; rotary `dim` = head dim and sinusoidal
-// `dim` = d_model unless set (a different explicit value is refused: the model has no partial rotary).
+// `dim` = d_model unless set (a different explicit value is refused: partial rotary is rope's rotary-fraction).
 // local/bca without an explicit window get modelDefaultWindow(config). Every scalingSettings entry must name a
 // parameter of the method `scaling` (checkMethodSetting); schemeSettings may hold the method's parameters too.
 SchemeSpec modelSchemeSpec(const ModelConfig& config);

@@ -64,11 +64,13 @@ constexpr SchemeRow kSchemeRows[] = {
      "cannot extrapolate at all: such positions are reported as unsupported.",
      Absolute},
     {"rope", SchemeKind::Rope, "RoPE (rotary)",
-     "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); "
-     "probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)",
+     "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i; θ_i = base^(-2i/r) for i < round(p r/2), else 0; "
+     "r = ⌊f d⌋ (f: rotary-fraction, p: keep); probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)",
      "Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The "
      "probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past "
-     "the training length hurt extrapolation.",
+     "the training length hurt extrapolation. keep < 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies "
+     "turn, the lowest are set to 0. rotary-fraction < 1 is GPT-NeoX's rotary_pct: only the first dims turn, over a "
+     "full ladder of frequencies of their own.",
      Rotary},
     {"xpos", SchemeKind::Xpos, "XPOS (rotary with exponential decay)",
      "rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); "
@@ -143,6 +145,10 @@ constexpr ParamRow kParamRows[] = {
     baseRow("sinusoidal"),
     dimRow("rope", 64),
     baseRow("rope"),
+    {"rope", "keep", 1, 0, 1, Range::RealAboveMin,
+     "p-RoPE's p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0"},
+    {"rope", "rotary-fraction", 1, 0, 1, Range::RealAboveMin,
+     "GPT-NeoX's rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)"},
     dimRow("xpos", 64),
     baseRow("xpos"),
     {"xpos", "gamma", 0.4, 0, 10, Range::RealAboveMin, "decay offset γ: larger means weaker decay"},
@@ -287,6 +293,17 @@ void validateSchemeSpec(const SchemeSpec& spec)
         throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
     catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
                               "scheme " + info.name + " has no parameter ");
+    if (spec.params.count("rotary-fraction")) {
+        // Rotation acts on pairs: the rotated part ⌊f d⌋ must be a whole number of pairs.
+        const int d = spec.intParam("dim");
+        const double f = spec.param("rotary-fraction");
+        const int r = rotatedDims(d, f);
+        if (r < 2 || r % 2 != 0)
+            throw InputError("scheme " + info.name + ": rotary-fraction = " + catalog::shortNumberText(f) +
+                             " rotates ⌊f × dim⌋ = ⌊" + catalog::shortNumberText(f) + " × " + std::to_string(d) +
+                             "⌋ = " + std::to_string(r) + " dims; allowed: fractions in (0, 1] that rotate an even " +
+                             "number of dims >= 2 (rotation acts on pairs)");
+    }
     validateRotaryScaling(spec);
     if (spec.kind == SchemeKind::T5) {
         const int nb = spec.intParam("num-buckets");
@@ -426,6 +443,7 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
 }
 
 namespace {
+// A partial rotary is rope's rotary-fraction of the whole head, never a smaller dim.
 const char* const kWholeHeads = "; rope and xpos rotate whole heads: leave dim unset and it follows the head dim";
 } // namespace
 

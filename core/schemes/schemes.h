@@ -125,9 +125,9 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
                                          const std::string& meaning, const std::string& reason);
 
 // The one rule for a scheme applied to q and k of head dim D (attention, entropy, bench, the GUI's entropy view):
-// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (there is
-// no partial rotary) and an odd D is refused; other schemes ignore D. `headDimName` says where D comes from in the
-// messages, e.g. "--head-dim" or "the head dim D of --q".
+// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (a
+// partial rotary is rope's rotary-fraction) and an odd D is refused; other schemes ignore D. `headDimName` says where D
+// comes from in the messages, e.g. "--head-dim" or "the head dim D of --q".
 SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
                                     const std::vector<std::string>& assignments, int headDim,
                                     const std::string& headDimName, int context = 0, bool logn = false,
