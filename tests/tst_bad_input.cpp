@@ -839,6 +839,26 @@ void TestBadInput::cli_data()
         {"train", "--scheme", "rope", "--set", "rotary-fraction=0.1", "--corpus", "@DIR@/corpus.txt", "-o",
          "@DIR@/m.safetensors"},
         2, "scheme rope: rotary-fraction = 0.1 rotates", corpusFile);
+    row("train nope-every 1", train({"--nope-every", "1"}), 2,
+        "nope-every = 1 is out of range; allowed: integers in [2, 64]", corpusFile);
+    row("train nope-every past the layers",
+        {"train", "--scheme", "rope", "--layers", "2", "--nope-every", "3", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "nope-every = 3 is out of range; allowed: 0 (off) or integers in [2, 2]", corpusFile);
+    row("train nope-every on alibi", train({"--layers", "2", "--nope-every", "2"}), 2,
+        "nope-every = 2 needs a rotary scheme (rope, xpos) on the other layers; scheme alibi is not rotary", corpusFile);
+    row("train temperature without NoPE layers",
+        {"train", "--scheme", "rope", "--attn-temperature-tuning", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "attn_temperature_tuning acts on NoPE layers only and this model has none", corpusFile);
+    row("train floor-scale without temperature",
+        {"train", "--scheme", "rope", "--layers", "2", "--nope-every", "2", "--floor-scale", "8", "--corpus",
+         "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        2, "--floor-scale sets Llama 4's temperature; allowed only with --attn-temperature-tuning", corpusFile);
+    row("train floor-scale 0",
+        {"train", "--scheme", "none", "--attn-temperature-tuning", "--floor-scale", "0", "--corpus",
+         "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        2, "attention temperature: floor_scale = 0 is out of range; allowed: [1, 1000000000]", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
     row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"},
         2,

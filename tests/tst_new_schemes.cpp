@@ -1,6 +1,6 @@
 // The schemes of issue 20 against the committed NumPy reference (tests/reference/make_new_schemes_reference.py):
 // rope's keep (p-RoPE) and rotary-fraction (GPT-NeoX) in the frequency table, the probe, the fused kernel and its twin,
-// the `frequencies` verb and a model's checkpoint.
+// the `frequencies` verb and a model's checkpoint; NoPE layers (SmolLM3, Llama 4) and Llama 4's temperature.
 #include "attention/attention.h"
 #include "attention/attention_reference.h"
 #include "base/errors.h"
@@ -17,6 +17,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -96,6 +97,14 @@ private slots:
     void shapeDefaultsArePlainRope();
     void frequenciesVerbShowsShape();
     void modelKeepsShape();
+    void nopeLayers_data();
+    void nopeLayers();
+    void temperature_data();
+    void temperature();
+    void temperatureBackwardMatchesTwin_data() { temperature_data(); }
+    void temperatureBackwardMatchesTwin();
+    void modelNopeEvery();
+    void trainAndEvalNopeEvery();
 };
 
 // Every reference case that rope accepts; the refused ones are shapeRefused's rows.
@@ -279,6 +288,224 @@ void TestNewSchemes::modelKeepsShape()
     const float whole = plainModel.forward(text.data(), text.data() + 1, 1, 16);
     QCOMPARE(again, shaped);
     QVERIFY2(shaped != whole, "keep and rotary-fraction do not reach the model's attention");
+}
+
+void TestNewSchemes::nopeLayers_data()
+{
+    QTest::addColumn<int>("index");
+    const QJsonArray cases = referenceData()["nope_layers"].toArray();
+    for (int i = 0; i < cases.size(); ++i) {
+        const QJsonObject c = cases[i].toObject();
+        QTest::newRow(qPrintable(QString("L=%1/K=%2").arg(c["layers"].toInt()).arg(c["interval"].toInt()))) << i;
+    }
+}
+
+// SmolLM3's and Llama 4's convention: layer i is NoPE when (i + 1) % K == 0.
+void TestNewSchemes::nopeLayers()
+{
+    QFETCH(int, index);
+    const QJsonObject c = referenceData()["nope_layers"].toArray()[index].toObject();
+    ModelConfig config;
+    config.scheme = "rope";
+    config.layers = c["layers"].toInt();
+    config.nopeEvery = c["interval"].toInt();
+    const QJsonArray want = c["no_rope_layers"].toArray();
+    QCOMPARE(want.size(), config.layers);
+    for (int l = 0; l < config.layers; ++l) {
+        QCOMPARE(modelLayerUsesScheme(config, l), want[l].toInt() == 1);
+        QCOMPARE(int(modelLayerSchemeSpec(config, l).kind),
+                 int(want[l].toInt() == 1 ? SchemeKind::Rope : SchemeKind::None));
+    }
+}
+
+namespace {
+
+QJsonObject temperatureCase(int index)
+{
+    return referenceData()["llama4_temperature"].toArray()[index].toObject();
+}
+
+SchemeSpec temperatureSpec(const QJsonObject& c)
+{
+    const int context = c["context"].toInt();
+    SchemeSpec spec = makeSchemeSpec("none", c["heads"].toInt(), false, {}, context, context > 0);
+    spec.temperature.tuning = true;
+    spec.temperature.floorScale = c["floor_scale"].toDouble();
+    spec.temperature.attnScale = c["attn_scale"].toDouble();
+    validateSchemeSpec(spec);
+    return spec;
+}
+
+} // namespace
+
+void TestNewSchemes::temperature_data()
+{
+    QTest::addColumn<int>("index");
+    const QJsonArray cases = referenceData()["llama4_temperature"].toArray();
+    for (int i = 0; i < cases.size(); ++i) {
+        const QJsonObject c = cases[i].toObject();
+        QTest::newRow(qPrintable(QString("F=%1/beta=%2/logn L=%3/%4")
+                                     .arg(c["floor_scale"].toDouble())
+                                     .arg(c["attn_scale"].toDouble())
+                                     .arg(c["context"].toInt())
+                                     .arg(i)))
+            << i;
+    }
+}
+
+// Llama 4's q · (1 + β ln(1 + ⌊(p + 1)/F⌋)) on a NoPE layer: the factor, the row scale beside logn, and the attention
+// of the fused kernel and its twin.
+void TestNewSchemes::temperature()
+{
+    QFETCH(int, index);
+    const QJsonObject c = temperatureCase(index);
+    const SchemeSpec spec = temperatureSpec(c);
+    const std::vector<double> scales = toVector(c["attn_scales"]), rows = toVector(c["row_scale"]);
+    const PositionBias bias(spec, c["length"].toInt());
+    for (size_t m = 0; m < scales.size(); ++m) {
+        QVERIFY(std::abs(spec.temperature.factor(int(m)) - scales[m]) <= 1e-14);
+        QVERIFY2(std::abs(bias.rowScale(int(m)) - rows[m]) <= 1e-6,
+                 qPrintable(QString("row %1: %2 vs %3").arg(m).arg(bias.rowScale(int(m))).arg(rows[m])));
+    }
+    AttentionDims dims;
+    dims.heads = c["heads"].toInt();
+    dims.length = c["length"].toInt();
+    dims.headDim = c["dim"].toInt();
+    const std::vector<float> q = toFloats(c["q"]), k = toFloats(c["k"]), v = toFloats(c["v"]);
+    const std::vector<double> want = toVector(c["out"]);
+    const AttentionForward fused = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
+    for (size_t i = 0; i < want.size(); ++i) {
+        QVERIFY2(std::abs(fused.out[i] - want[i]) <= 2e-5,
+                 qPrintable(QString("fused out[%1] %2 vs %3").arg(i).arg(fused.out[i]).arg(want[i])));
+        QVERIFY2(std::abs(twin.out[i] - want[i]) <= 1e-6,
+                 qPrintable(QString("twin out[%1] %2 vs %3").arg(i).arg(twin.out[i]).arg(want[i])));
+    }
+}
+
+// The temperature is a row scale, so the kernel's backward handles it as logn's: against the double-precision twin.
+void TestNewSchemes::temperatureBackwardMatchesTwin()
+{
+    QFETCH(int, index);
+    const QJsonObject c = temperatureCase(index);
+    const SchemeSpec spec = temperatureSpec(c);
+    const PositionBias bias(spec, c["length"].toInt());
+    AttentionDims dims;
+    dims.heads = c["heads"].toInt();
+    dims.length = c["length"].toInt();
+    dims.headDim = c["dim"].toInt();
+    const std::vector<float> q = toFloats(c["q"]), k = toFloats(c["k"]), v = toFloats(c["v"]);
+    std::vector<float> dOut(dims.elements());
+    for (size_t i = 0; i < dOut.size(); ++i)
+        dOut[i] = static_cast<float>(std::sin(0.7 * double(i) + 0.3));
+    const AttentionForward forward = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    const AttentionGradients fused = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
+    const AttentionReferenceGradients twin =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    double largest = 0;
+    for (size_t i = 0; i < dOut.size(); ++i)
+        largest = std::max({largest, std::abs(fused.dq[i] - twin.dq[i]), std::abs(fused.dk[i] - twin.dk[i]),
+                            std::abs(fused.dv[i] - twin.dv[i])});
+    QVERIFY2(largest <= 5e-5, qPrintable(QString("largest gradient difference %1").arg(largest)));
+    // And the scale matters: without it dq differs.
+    SchemeSpec plain = spec;
+    plain.temperature = {};
+    const PositionBias plainBias(plain, dims.length);
+    const AttentionReferenceGradients untempered =
+        attentionBackwardReference(plainBias, dims, q.data(), k.data(), v.data(), dOut.data());
+    const bool stepsInside = c["floor_scale"].toDouble() < dims.length;
+    QCOMPARE(untempered.dq != twin.dq, stepsInside);
+}
+
+namespace {
+
+ModelConfig nopeModelConfig()
+{
+    ModelConfig c;
+    c.layers = 4;
+    c.dModel = 16;
+    c.heads = 2;
+    c.dFf = 16;
+    c.context = 16;
+    c.scheme = "rope";
+    c.nopeEvery = 2;
+    c.temperature.tuning = true;
+    c.temperature.floorScale = 4;
+    c.temperature.attnScale = 0.5;
+    return c;
+}
+
+} // namespace
+
+// A model with NoPE every 2 layers and the temperature: its layers' specs, its checkpoint, and that both reach the
+// loss.
+void TestNewSchemes::modelNopeEvery()
+{
+    const ModelConfig c = nopeModelConfig();
+    Model model(c);
+    QCOMPARE(int(model.layerSchemeSpec(0).kind), int(SchemeKind::Rope));
+    QCOMPARE(int(model.layerSchemeSpec(1).kind), int(SchemeKind::None));
+    QVERIFY(model.layerSchemeSpec(1).temperature == c.temperature);
+    QVERIFY(!model.layerSchemeSpec(2).temperature.tuning); // the rope layers have none, as in Llama 4
+    const LoadedCheckpoint back =
+        checkpointFromSafetensors(parseSafetensors(checkpointBytes(model, CheckpointInfo{}), "memory"), "memory");
+    QCOMPARE(back.model->config().nopeEvery, 2);
+    QVERIFY(back.model->config().temperature == c.temperature);
+    std::vector<uint8_t> text(17);
+    for (size_t i = 0; i < text.size(); ++i)
+        text[i] = static_cast<uint8_t>("NoPE every second"[i]);
+    const float loss = model.forward(text.data(), text.data() + 1, 1, 16);
+    QCOMPARE(back.model->forward(text.data(), text.data() + 1, 1, 16), loss);
+    ModelConfig noTemperature = c;
+    noTemperature.temperature = {};
+    ModelConfig allRope = noTemperature;
+    allRope.nopeEvery = 0;
+    for (const ModelConfig& other : {noTemperature, allRope}) {
+        Model m(other);
+        m.parameters() = model.parameters();
+        QVERIFY(m.forward(text.data(), text.data() + 1, 1, 16) != loss);
+    }
+}
+
+void TestNewSchemes::trainAndEvalNopeEvery()
+{
+    QTemporaryDir dir;
+    const QString corpus = test::writeStructuredCorpus(dir.path(), 6000);
+    const QString model = dir.path() + "/nope.safetensors";
+    const test::CliResult trained = test::runCli({"train",
+                                                  "rope",
+                                                  "--corpus",
+                                                  corpus,
+                                                  "--layers",
+                                                  "4",
+                                                  "--d-model",
+                                                  "16",
+                                                  "--heads",
+                                                  "2",
+                                                  "--d-ff",
+                                                  "16",
+                                                  "--context",
+                                                  "16",
+                                                  "--steps",
+                                                  "3",
+                                                  "--batch",
+                                                  "2",
+                                                  "--nope-every",
+                                                  "4",
+                                                  "--attn-temperature-tuning",
+                                                  "--floor-scale",
+                                                  "8",
+                                                  "--quiet",
+                                                  "-o",
+                                                  model});
+    QVERIFY2(trained.exitCode == 0, trained.err.constData());
+    const LoadedCheckpoint loaded = loadCheckpoint(model.toStdString());
+    QCOMPARE(loaded.model->config().nopeEvery, 4);
+    QCOMPARE(loaded.model->config().temperature.floorScale, 8.0);
+    QCOMPARE(int(loaded.model->layerSchemeSpec(3).kind), int(SchemeKind::None));
+    const test::CliResult evaluated =
+        test::runCli({"eval", model, "--corpus", corpus, "--lengths", "16,32", "-o", dir.path() + "/eval.csv"});
+    QVERIFY2(evaluated.exitCode == 0, evaluated.err.constData());
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestNewSchemes)

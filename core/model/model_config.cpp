@@ -19,6 +19,13 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json j{{"layers", layers},   {"d_model", dModel}, {"heads", heads},   {"d_ff", dFf},
                      {"context", context}, {"vocab", vocab()},  {"scheme", scheme}, {"scheme_params", params},
                      {"logn", logn},       {"seed", seed}};
+    if (nopeEvery > 0) // only then: configs without a schedule read as they did
+        j["nope_every"] = nopeEvery;
+    if (temperature.tuning) { // Llama 4's names
+        j["attn_temperature_tuning"] = true;
+        j["floor_scale"] = temperature.floorScale;
+        j["attn_scale"] = temperature.attnScale;
+    }
     if (spec.scaling != RotaryMethod::None) {
         j["scaling"] = rotaryMethodInfo(spec.scaling).name;
         j["scaling_params"] = nlohmann::json::object();
@@ -75,6 +82,18 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
         c.scaling = j["scaling"].get<std::string>();
     }
     c.scalingSettings = settings("scaling_params", "scaling");
+    if (j.contains("nope_every"))
+        c.nopeEvery = static_cast<int>(std::clamp(integer("nope_every"), -1LL, 1LL << 30));
+    if (j.contains("attn_temperature_tuning")) {
+        if (!j["attn_temperature_tuning"].is_boolean())
+            throw fail("attn_temperature_tuning is not a boolean");
+        c.temperature.tuning = j["attn_temperature_tuning"].get<bool>();
+        for (const char* key : {"floor_scale", "attn_scale"})
+            if (!j.contains(key) || !j[key].is_number())
+                throw fail(std::string("has no number '") + key + "' beside attn_temperature_tuning");
+        c.temperature.floorScale = j["floor_scale"].get<double>();
+        c.temperature.attnScale = j["attn_scale"].get<double>();
+    }
     if (j.contains("seed")) {
         if (!j["seed"].is_number_unsigned())
             throw fail("seed is not a non-negative integer");
@@ -99,6 +118,20 @@ void validateModelConfig(const ModelConfig& c)
     checkIntegerRange("d-ff", c.dFf, 1, 65536);
     checkIntegerRange("context", c.context, 2, 65536);
     (void)modelSchemeSpec(c); // validates the scheme and its parameters
+    if (c.nopeEvery != 0) {
+        if (c.nopeEvery < 2 || c.nopeEvery > c.layers)
+            throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " is out of range; allowed: 0 (off) or " +
+                             (c.layers >= 2 ? "integers in [2, " + std::to_string(c.layers) + "]"
+                                            : std::string("nothing else with 1 layer")) +
+                             " (layer l is NoPE when (l + 1) % K = 0, so K > layers would leave none)");
+        if (!schemeByName(c.scheme).rotary)
+            throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " needs a rotary scheme (rope, xpos) on " +
+                             "the other layers; scheme " + c.scheme + " is not rotary");
+    }
+    validateAttentionTemperature(c.temperature);
+    if (c.temperature.tuning && c.nopeEvery == 0 && c.scheme != "none")
+        throw InputError("attn_temperature_tuning acts on NoPE layers only and this model has none; allowed: with "
+                         "nope-every >= 2 or scheme none");
     const double count = static_cast<double>(modelParameterCount(c));
     // Weights, gradients and the two AdamW moments, before anything is allocated.
     checkMemoryEstimate(16.0 * count, "a model of " + std::to_string(static_cast<long long>(count)) +
@@ -129,7 +162,24 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     for (const std::string& s : c.scalingSettings)
         checkMethodSetting(method, s);
     settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
-    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
+    SchemeSpec spec = makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
+    if (info.kind == SchemeKind::None) // every layer is a NoPE layer
+        spec.temperature = c.temperature;
+    return spec;
+}
+
+bool modelLayerUsesScheme(const ModelConfig& c, int layer)
+{
+    return c.scheme != "none" && (c.nopeEvery < 2 || (layer + 1) % c.nopeEvery != 0);
+}
+
+SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
+{
+    if (c.scheme != "none" && modelLayerUsesScheme(c, layer))
+        return modelSchemeSpec(c);
+    SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
+    spec.temperature = c.temperature;
+    return spec;
 }
 
 int modelDefaultWindow(const ModelConfig& c)

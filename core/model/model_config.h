@@ -41,7 +41,12 @@ struct ModelConfig {
     bool logn = false;
     std::string scaling = "none"; // rope/xpos length extension (core/schemes/rotary_scaling.h), saved in checkpoints
     std::vector<std::string> scalingSettings; // NAME=VALUE overrides of the method's parameters
-    uint64_t seed = 1;                        // parameter initialisation (and, by default, the training data order)
+    // Per-layer schedule: 0 = every layer uses the scheme; K >= 2 = layers l with (l + 1) % K == 0 (0-based 3, 7, 11,
+    // ... for K = 4) use no positional encoding, as SmolLM3's no_rope_layers and Llama 4's iRoPE
+    // (no_rope_layer_interval).
+    int nopeEvery = 0;
+    AttentionTemperature temperature; // Llama 4's temperature, on the NoPE layers only
+    uint64_t seed = 1;                // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }
     int vocab() const { return 256; }
@@ -64,6 +69,12 @@ SchemeSpec modelSchemeSpec(const ModelConfig& config);
 // the model's receptive field, not just one layer's, equals the training context. One layer: W = context, the
 // design's "window = training context"; the quick preset (2 layers, context 64): W = 32.
 int modelDefaultWindow(const ModelConfig& config);
+// Whether layer `layer` (0-based) uses the model's scheme; false on the NoPE layers of nopeEvery (and every layer of
+// scheme none).
+bool modelLayerUsesScheme(const ModelConfig& config, int layer);
+// The spec of layer `layer`: modelSchemeSpec on the scheme's layers; on NoPE layers scheme none with the model's heads,
+// context, logn and temperature.
+SchemeSpec modelLayerSchemeSpec(const ModelConfig& config, int layer);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {

@@ -54,6 +54,10 @@ nlohmann::json baseModelJson(const ModelConfig& m)
                      {"settings", m.schemeSettings}};
     if (m.scaling != "none") // only then: a grid without a method keeps the hash (and results) it had before
         j["scaling"] = m.scaling;
+    if (m.nopeEvery > 0) // the same for a grid without a per-layer schedule or temperature
+        j["nope_every"] = m.nopeEvery;
+    if (m.temperature.tuning)
+        j["attn_temperature"] = {{"floor_scale", m.temperature.floorScale}, {"attn_scale", m.temperature.attnScale}};
     return j;
 }
 
@@ -204,6 +208,14 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     g.model.logn = m.boolean("logn");
     g.model.schemeSettings = m.texts("settings");
     g.model.scaling = j["model"].contains("scaling") ? m.text("scaling") : "none";
+    if (j["model"].contains("nope_every"))
+        g.model.nopeEvery = static_cast<int>(m.integer("nope_every", 2, 64));
+    if (j["model"].contains("attn_temperature")) {
+        const JsonReader t{m.field("attn_temperature"), source + " model attn_temperature"};
+        g.model.temperature.tuning = true;
+        g.model.temperature.floorScale = t.number("floor_scale");
+        g.model.temperature.attnScale = t.number("attn_scale");
+    }
     const JsonReader t{r.field("train"), source + " train"};
     g.train.steps = static_cast<int>(t.integer("steps", 0, 100000000));
     g.train.batch = static_cast<int>(t.integer("batch", 1, 65536));

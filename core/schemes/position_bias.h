@@ -81,7 +81,8 @@ public:
         return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
     }
 
-    // The logn modifier's factor for row m: log(m+1)/log(context) past the context, else 1.
+    // The row modifiers' factor for row m: logn's log(m+1)/log(context) past the context (else 1), times Llama 4's
+    // temperature (AttentionTemperature::factor).
     float rowScale(int m) const;
 
     // Fills out[(m - rowBegin) * length + n] for m in [rowBegin, rowEnd), n in [0, length) with the
@@ -108,7 +109,6 @@ constexpr int kMaxLength = 1 << 20;
 double visiblePairs(const SchemeSpec& spec, int length);
 // Attention work of one pass over sequences of every length in `lengths` with the spec's heads and mask, head dim D.
 double attentionWork(const SchemeSpec& spec, const std::vector<int>& lengths, int headDim);
-
 
 // The nominal pair count benchmarks quote (issue 3's FLOP convention, 4 D per pair and head): length^2 / 2 causal,
 // length^2 bidirectional, and for a window length * K with K the most keys any row sees (W for causal local), as

@@ -279,6 +279,18 @@ long long parseInteger(std::string_view text, std::string_view what, long long l
     return value;
 }
 
+void validateAttentionTemperature(const AttentionTemperature& t)
+{
+    if (!t.tuning)
+        return;
+    if (!(t.floorScale >= 1 && t.floorScale <= 1e9))
+        throw InputError("attention temperature: floor_scale = " + catalog::shortNumberText(t.floorScale) +
+                         " is out of range; allowed: [1, 1000000000]");
+    if (!(t.attnScale >= 0 && t.attnScale <= 100))
+        throw InputError("attention temperature: attn_scale = " + catalog::shortNumberText(t.attnScale) +
+                         " is out of range; allowed: [0, 100]");
+}
+
 void validateSchemeSpec(const SchemeSpec& spec)
 {
     const SchemeInfo& info = spec.info();
@@ -291,6 +303,7 @@ void validateSchemeSpec(const SchemeSpec& spec)
         throw InputError("context = " + std::to_string(spec.context) + " must be >= 1 (or 0 for no model)");
     if (spec.logn && spec.context < 2)
         throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
+    validateAttentionTemperature(spec.temperature);
     catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
                               "scheme " + info.name + " has no parameter ");
     if (spec.params.count("rotary-fraction")) {
@@ -408,6 +421,9 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["context"] = spec.context;
     if (spec.logn)
         j["logn"] = true;
+    if (spec.temperature.tuning) // Llama 4's names
+        j["attn_temperature_tuning"] = {{"floor_scale", spec.temperature.floorScale},
+                                        {"attn_scale", spec.temperature.attnScale}};
     if (spec.scaling != RotaryMethod::None) {
         j["scaling"] = rotaryMethodInfo(spec.scaling).name;
         j["scaling_parameters"] = nlohmann::json::object();

@@ -10,6 +10,11 @@ whole, keep values that round halves):
   Hugging Face's _compute_yarn_parameters does with partial_rotary_factor. Each case holds theta, theta_scaled, the
   probe sum_i 2 cos(r theta'_i) and one causal attention forward (interleaved pairs (2i, 2i+1) rotated by m theta'_i,
   scores q.k / sqrt(D), softmax, times v) on random q, k, v.
+- "nope_layers": which layers are NoPE under a schedule of interval K, as SmolLM3's and Llama 4's configs write it:
+  no_rope_layers = [int((i + 1) % K != 0) for i in range(L)] (1: rope, 0: NoPE).
+- "llama4_temperature": Hugging Face's Llama4TextAttention on a NoPE layer with attn_temperature_tuning:
+  attn_scales = log1p(floor((position + 1) / floor_scale)) * attn_scale + 1, query_states * attn_scales, then causal
+  attention without any positional encoding (and with logn's log(m+1)/log(L) past L when the case asks for it).
 Run: /usr/bin/python3 tests/reference/make_new_schemes_reference.py
 """
 import json
@@ -113,9 +118,35 @@ def rope_shape_cases(rng):
     return cases
 
 
+def nope_layer_cases():
+    return [{"layers": layers, "interval": k, "no_rope_layers": [int((i + 1) % k != 0) for i in range(layers)]}
+            for layers, k in [(4, 4), (8, 4), (7, 3), (5, 2), (36, 4)]]
+
+
+def llama4_temperature_cases(rng):
+    cases = []
+    # (floor_scale, attn_scale, logn context or 0, length, heads, dim): small floor scales so that the floor steps
+    # inside the sequence.
+    for floor_scale, attn_scale, context, length, heads, dim in [(3.0, 0.7, 0, 11, 2, 6), (4.0, 0.1, 0, 13, 1, 8),
+                                                                 (2.5, 1.3, 5, 9, 2, 4), (8192.0, 0.1, 0, 7, 1, 6)]:
+        positions = np.arange(length, dtype=np.float64)
+        scale = np.log1p(np.floor((positions + 1.0) / floor_scale)) * attn_scale + 1.0
+        row = scale.copy()
+        if context:
+            row *= np.where(positions + 1 > context, np.log(positions + 1) / math.log(context), 1.0)
+        q, k, v = (np.round(rng.standard_normal((heads, length, dim)), 4) for _ in range(3))
+        out = np.stack([causal_attention(q[h] * row[:, None], k[h], v[h]) for h in range(heads)])
+        cases.append({"floor_scale": floor_scale, "attn_scale": attn_scale, "context": context, "length": length,
+                      "heads": heads, "dim": dim, "attn_scales": scale.tolist(), "row_scale": row.tolist(),
+                      "q": q.ravel().tolist(), "k": k.ravel().tolist(), "v": v.ravel().tolist(),
+                      "out": np.round(out.ravel(), 9).tolist()})
+    return cases
+
+
 def main():
     rng = np.random.default_rng(20)
-    data = {"rope_shape": rope_shape_cases(rng)}
+    data = {"rope_shape": rope_shape_cases(rng), "nope_layers": nope_layer_cases(),
+            "llama4_temperature": llama4_temperature_cases(rng)}
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "data", "new_schemes_reference.json")
     tmp = path + ".tmp"
