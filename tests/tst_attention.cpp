@@ -140,7 +140,8 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
         (spec.kind == SchemeKind::Rope || spec.kind == SchemeKind::Xpos) && spec.scaling != RotaryMethod::None;
     RotaryScaling scaling;
     if (scaled) // the head dim D decides the pairs, as in the kernel
-        scaling = rotaryScaling(D, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), N);
+        scaling = rotaryScaling(D, spec.param("base"), rotaryShape(spec), spec.scaling, spec.scalingParams,
+                                scalingContext(spec), N);
     auto scaledDot = [&](const double* qm, const double* kn, int m, int n) {
         const double r = m - n;
         double p = r;

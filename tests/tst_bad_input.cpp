@@ -451,10 +451,12 @@ void TestBadInput::cli_data()
     row("unknown method, frequencies", {"frequencies", "--scaling", "YaRN"}, 2,
         "--scaling = 'YaRN' is not a known method");
     row("set a parameter the method does not take", {"bias", "rope", "--scaling", "pi", "--set", "beta-fast=8"}, 2,
-        "--set: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base; pi's "
+        "--set: scheme rope with scaling pi has no parameter 'beta-fast'; its parameters: dim, base, keep, "
+        "rotary-fraction; pi's "
         "parameters: factor");
     row("set a method parameter without a method", {"bias", "rope", "--set", "factor=2"}, 2,
-        "scheme rope has no parameter 'factor'; its parameters: dim, base (length-extension parameters need a method)");
+        "scheme rope has no parameter 'factor'; its parameters: dim, base, keep, rotary-fraction (length-extension "
+        "parameters need a method)");
     row("rerope bidirectional", {"bias", "rope", "--scaling", "rerope", "--context", "32", "--bidirectional"}, 2,
         "--bidirectional: scaling rerope: bidirectional attention is not allowed; the position remapping is causal "
         "only");
@@ -502,8 +504,12 @@ void TestBadInput::cli_data()
     row("frequencies json to png", {"frequencies", "--json", "-o", "@DIR@/f.png"}, 2,
         "frequencies: --json contradicts -o @DIR@/f.png");
     row("frequencies set dim beside --dim", {"frequencies", "--dim", "22", "--set", "dim=8"}, 2,
-        "frequencies: --set dim=8 is not allowed; rope's dim is --dim (allowed with --set: the parameters of the "
-        "--scaling method)");
+        "frequencies: --set dim=8 is not allowed; rope's dim is --dim (allowed with --set: keep, rotary-fraction and "
+        "the parameters of the --scaling method)");
+    row("frequencies keep above 1", {"frequencies", "--set", "keep=1.5"}, 2,
+        "scheme rope: keep = 1.5 is out of range; allowed: (0, 1]");
+    row("frequencies rotary-fraction 0", {"frequencies", "--set", "rotary-fraction=0"}, 2,
+        "scheme rope: rotary-fraction = 0 is out of range; allowed: (0, 1]");
     row("frequencies set base", {"frequencies", "--scaling", "pi", "--set", "base=500"}, 2,
         "frequencies: --set base=500 is not allowed; rope's base is --base");
     row("frequencies set a scheme parameter of no method", {"frequencies", "--set", "gamma=1"}, 2,
@@ -581,7 +587,19 @@ void TestBadInput::cli_data()
         {"none", "dim=4", "scheme none has no parameter 'dim'; its parameters: none"},
         {"alibi", "slope=1", "scheme alibi has no parameter 'slope'"},
         {"learned", "dim=4", "scheme learned has no parameter 'dim'"},
-        {"rope", "gamma=1", "scheme rope has no parameter 'gamma'; its parameters: dim, base"},
+        {"rope", "gamma=1", "scheme rope has no parameter 'gamma'; its parameters: dim, base, keep, rotary-fraction"},
+        {"rope", "keep=0", "scheme rope: keep = 0 is out of range; allowed: (0, 1]"},
+        {"rope", "keep=-0.5", "scheme rope: keep = -0.5 is out of range; allowed: (0, 1]"},
+        {"rope", "keep=1.01", "scheme rope: keep = 1.01 is out of range; allowed: (0, 1]"},
+        {"rope", "keep=half", "scheme rope: keep = 'half' is not a number; allowed: (0, 1]"},
+        {"rope", "rotary-fraction=0", "scheme rope: rotary-fraction = 0 is out of range; allowed: (0, 1]"},
+        {"rope", "rotary-fraction=2", "scheme rope: rotary-fraction = 2 is out of range; allowed: (0, 1]"},
+        // 64 x 0.01 rotates no pair, 64 x 0.3 = 19.2 an odd number of dims.
+        {"rope", "rotary-fraction=0.01",
+         "scheme rope: rotary-fraction = 0.01 rotates ⌊f × dim⌋ = ⌊0.01 × 64⌋ = 0 dims; allowed: fractions in (0, 1] "
+         "that rotate an even number of dims >= 2"},
+        {"rope", "rotary-fraction=0.3", "rotary-fraction = 0.3 rotates ⌊f × dim⌋ = ⌊0.3 × 64⌋ = 19 dims"},
+        {"xpos", "keep=0.5", "scheme xpos has no parameter 'keep'"},
         {"rope", "dim", "--set: a setting is NAME=VALUE, got 'dim'"},
         {"rope", "=64", "--set: a setting is NAME=VALUE, got '=64'"},
     };
@@ -817,6 +835,33 @@ void TestBadInput::cli_data()
         {"train", "--scheme", "kerple-power", "--set", "r2=3", "--corpus", "@DIR@/corpus.txt", "-o",
          "@DIR@/m.safetensors"},
         2, "r2 = 3 is out of range", corpusFile);
+    row("train rope keep above 1",
+        {"train", "--scheme", "rope", "--set", "keep=2", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        2, "scheme rope: keep = 2 is out of range; allowed: (0, 1]", corpusFile);
+    row("train rope rotary-fraction odd dims",
+        {"train", "--scheme", "rope", "--set", "rotary-fraction=0.1", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "scheme rope: rotary-fraction = 0.1 rotates", corpusFile);
+    row("train nope-every 1", train({"--nope-every", "1"}), 2,
+        "nope-every = 1 is out of range; allowed: integers in [2, 64]", corpusFile);
+    row("train nope-every past the layers",
+        {"train", "--scheme", "rope", "--layers", "2", "--nope-every", "3", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "nope-every = 3 is out of range; allowed: 0 (off) or integers in [2, 2]", corpusFile);
+    row("train nope-every on alibi", train({"--layers", "2", "--nope-every", "2"}), 2,
+        "nope-every = 2 needs a rotary scheme (rope, xpos) on the other layers; scheme alibi is not rotary", corpusFile);
+    row("train temperature without NoPE layers",
+        {"train", "--scheme", "rope", "--attn-temperature-tuning", "--corpus", "@DIR@/corpus.txt", "-o",
+         "@DIR@/m.safetensors"},
+        2, "attn_temperature_tuning acts on NoPE layers only and this model has none", corpusFile);
+    row("train floor-scale without temperature",
+        {"train", "--scheme", "rope", "--layers", "2", "--nope-every", "2", "--floor-scale", "8", "--corpus",
+         "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        2, "--floor-scale sets Llama 4's temperature; allowed only with --attn-temperature-tuning", corpusFile);
+    row("train floor-scale 0",
+        {"train", "--scheme", "none", "--attn-temperature-tuning", "--floor-scale", "0", "--corpus",
+         "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        2, "attention temperature: floor_scale = 0 is out of range; allowed: [1, 1000000000]", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
     row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"},
         2,
@@ -1212,7 +1257,7 @@ void TestBadInput::cli_data()
     row("render train --set no scheme takes",
         {"render", "train", "rope", "alibi", "--set", "factor=2", "-o", "@DIR@/x.png"}, 2,
         "render train: --set factor=2 names a parameter of none of the schemes; allowed: a parameter of a scheme or "
-        "of its method: rope takes dim, base; alibi takes none",
+        "of its method: rope takes dim, base, keep, rotary-fraction; alibi takes none",
         {}, NeedsRender);
     row("render entropy no scheme", {"render", "entropy", "-o", "@DIR@/x.png"}, 2,
         "render entropy: name at least one scheme", {}, NeedsRender);

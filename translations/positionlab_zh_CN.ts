@@ -310,6 +310,18 @@
         <source>Perplexity vs length per method (%1, L = %2)</source>
         <translation>各方法下困惑度随长度的变化（%1，L = %2）</translation>
     </message>
+    <message>
+        <source>θ_i = base^(−2i/r), r = %1: %2 pairs turn</source>
+        <translation>θ_i = base^(−2i/r)，r = %1：%2 对旋转</translation>
+    </message>
+    <message>
+        <source>whole head: base^(−2i/d), every pair</source>
+        <translation>整个头：base^(−2i/d)，每一对</translation>
+    </message>
+    <message>
+        <source> · pairs %1 to %2 not rotated (θ = 0)</source>
+        <translation> · 第 %1 到 %2 对不旋转（θ = 0）</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -410,14 +422,6 @@
     <message>
         <source>RoPE (rotary)</source>
         <translation>RoPE（旋转位置编码）</translation>
-    </message>
-    <message>
-        <source>rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); probe (q = k = 1): sum_{i&lt;d/2} 2 cos((m-n) θ_i)</source>
-        <translation>将 q_m 与 k_n 的第 (2i, 2i+1) 对分量分别旋转 m θ_i、n θ_i，θ_i = base^(-2i/d)；探针（q = k = 1）：sum_{i&lt;d/2} 2 cos((m-n) θ_i)</translation>
-    </message>
-    <message>
-        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation.</source>
-        <translation>旋转位置编码对查询和键进行旋转，使它们的点积只取决于相对距离。探针显示全 1 查询与全 1 键的分数：一条缓慢衰减的振荡曲线。超出训练长度后出现的未见过的旋转角度会损害外推。</translation>
     </message>
     <message>
         <source>XPOS (rotary with exponential decay)</source>
@@ -638,6 +642,22 @@
     <message>
         <source>keys n &lt; sinks stay visible to every query m &gt;= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)</source>
         <translation>键 n &lt; sinks 对每个满足 m &gt;= n 的查询都可见（注意力汇聚点）；位置保持原始编号（不像 StreamingLLM 那样在滚动缓存中重新编号）</translation>
+    </message>
+    <message>
+        <source>rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i; θ_i = base^(-2i/r) for i &lt; round(p r/2), else 0; r = ⌊f d⌋ (f: rotary-fraction, p: keep); probe (q = k = 1): sum_{i&lt;d/2} 2 cos((m-n) θ_i)</source>
+        <translation>将 q_m 与 k_n 的第 (2i, 2i+1) 对分量分别旋转 m θ_i、n θ_i；i &lt; round(p r/2) 时 θ_i = base^(-2i/r)，否则为 0；r = ⌊f d⌋（f：rotary-fraction，p：keep）；探针（q = k = 1）：sum_{i&lt;d/2} 2 cos((m-n) θ_i)</translation>
+    </message>
+    <message>
+        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation. keep &lt; 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies turn, the lowest are set to 0. rotary-fraction &lt; 1 is GPT-NeoX&apos;s rotary_pct: only the first dims turn, over a full ladder of frequencies of their own.</source>
+        <translation>旋转位置编码对查询和键进行旋转，使它们的点积只取决于相对距离。探针显示全 1 查询与全 1 键的分数：一条缓慢衰减的振荡曲线。超出训练长度后出现的未见过的旋转角度会损害外推。keep &lt; 1 即 p-RoPE（Barbero 等，2025）：只有最高的频率旋转，最低的频率置为 0。rotary-fraction &lt; 1 即 GPT-NeoX 的 rotary_pct：只有前面的维度旋转，并使用它们自己的一整套频率。</translation>
+    </message>
+    <message>
+        <source>p-RoPE&apos;s p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0</source>
+        <translation>p-RoPE 的 p：旋转的维度对所占比例，从最高频率起；其余的 θ = 0</translation>
+    </message>
+    <message>
+        <source>GPT-NeoX&apos;s rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
+        <translation>GPT-NeoX 的 rotary_pct f：只有前 ⌊f d⌋ 维旋转，θ_i = base^(-2i/⌊f d⌋)</translation>
     </message>
 </context>
 <context>

@@ -713,15 +713,17 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
 {
-    // --set sets the method's parameters, as its help says: rope's dim and base are --dim and --base (a --set dim=
-    // beside --dim would be ignored).
+    // --set sets rope's keep and rotary-fraction and the method's parameters, as its help says: rope's dim and base
+    // are --dim and --base (a --set dim= beside --dim would be ignored).
     const std::string scaling = args.text("scaling", "none");
     for (const std::string& a : args.all("set")) {
         const std::string name = a.substr(0, a.find('='));
         if (name == "dim" || name == "base")
             throw InputError("frequencies: --set " + a + " is not allowed; rope's " + name + " is --" + name +
-                             " (allowed with --set: the parameters of the --scaling method)");
-        checkScalingSet(rotaryMethodByName(scaling), a);
+                             " (allowed with --set: keep, rotary-fraction and the parameters of the --scaling method)");
+        const std::vector<ParamInfo>& ropeParams = schemeInfo(SchemeKind::Rope).params;
+        if (std::none_of(ropeParams.begin(), ropeParams.end(), [&](const ParamInfo& p) { return p.name == name; }))
+            checkScalingSet(rotaryMethodByName(scaling), a);
     }
     std::vector<std::string> sets = args.all("set");
     if (args.has("dim"))

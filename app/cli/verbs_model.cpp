@@ -152,6 +152,15 @@ std::vector<OptionDef> modelOptions()
         {"d-ff", OptionKind::Value, "MLP hidden width (default from the preset)", "F"},
         {"set", OptionKind::Repeated, "a scheme parameter (see `schemes`)", "NAME=VALUE"},
         {"logn", OptionKind::Flag, "scale scores by log(m+1)/log(context) past the context"},
+        {"nope-every", OptionKind::Value,
+         "K >= 2: layers l with (l+1) % K == 0 (0-based 3, 7, ... for K = 4) use no positional encoding, the others "
+         "the rotary scheme (SmolLM3, Llama 4)",
+         "K"},
+        {"attn-temperature-tuning", OptionKind::Flag,
+         "Llama 4's temperature on the NoPE layers: q at position p times 1 + attn_scale ln(1 + "
+         "floor((p+1)/floor_scale))"},
+        {"floor-scale", OptionKind::Value, "floor_scale of --attn-temperature-tuning (default 8192)", "F"},
+        {"attn-scale", OptionKind::Value, "attn_scale of --attn-temperature-tuning (default 0.1)", "B"},
         scalingOption(),
         {"init", OptionKind::Value,
          "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
@@ -161,6 +170,20 @@ std::vector<OptionDef> modelOptions()
 }
 
 namespace {
+
+// The per-layer schedule and Llama 4's temperature: --nope-every, --attn-temperature-tuning, --floor-scale,
+// --attn-scale change `mc`'s (the preset's or a checkpoint's).
+void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& mc)
+{
+    mc.nopeEvery = static_cast<int>(args.integer("nope-every", mc.nopeEvery, 2, 64));
+    if (args.has("attn-temperature-tuning"))
+        mc.temperature.tuning = true;
+    if ((args.has("floor-scale") || args.has("attn-scale")) && !mc.temperature.tuning)
+        throw InputError(std::string("--") + (args.has("floor-scale") ? "floor-scale" : "attn-scale") +
+                         " sets Llama 4's temperature; allowed only with --attn-temperature-tuning");
+    mc.temperature.floorScale = args.number("floor-scale", mc.temperature.floorScale);
+    mc.temperature.attnScale = args.number("attn-scale", mc.temperature.attnScale);
+}
 
 // The model's sizes: the preset's, changed by --context, --layers, --d-model, --heads, --d-ff.
 void modelSizesFromArgs(const ParsedArgs& args, ModelConfig& mc)
@@ -195,6 +218,7 @@ void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConf
     mc.schemeSettings = args.all("set");
     mc.scaling = args.text("scaling", "none"); // every scheme trains under it (a non-rotary one is refused)
     mc.logn = args.has("logn");
+    layerScheduleFromArgs(args, mc);
     scheduleFromArgs(args, tc);
 }
 
@@ -313,6 +337,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
         mc.scaling = method.value_or("none");
     }
     mc.logn = mc.logn || args.has("logn");
+    layerScheduleFromArgs(args, mc);
     mc.seed = static_cast<uint64_t>(args.integer("seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
     scheduleFromArgs(args, tc);
     tc.dataSeed = static_cast<uint64_t>(args.integer("data-seed", static_cast<long long>(mc.seed), 0, 1LL << 62));
@@ -973,7 +998,7 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
         exportImage("entropy", args, args.text("o"));
         return 0;
     }
-    const SchemeSpec spec = model.schemeSpec();
+    const SchemeSpec spec = model.layerSchemeSpec(layer); // a NoPE layer of --nope-every attends without the scheme
     const std::vector<EntropyPoint> points =
         entropyCurve(spec, lengths, modelQkProvider(model, corpus.validation, layer));
     Table t;
@@ -1011,7 +1036,7 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     printScalingNote(note, args, ctx.err);
     model.forward(tokens.data(), nullptr, 1, N);
-    writeAttentionOutputs(args, model.schemeSpec(), {1, H, N, D}, model.layerQueries(layer).data(),
+    writeAttentionOutputs(args, model.layerSchemeSpec(layer), {1, H, N, D}, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());
     return 0;
 }

@@ -202,6 +202,8 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
             j["wavelength"] = wavelength;
             j["wavelength_scaled"] = wavelengthScaled;
             j["ramp"] = scaling.ramp;
+            j["rotated_dims"] = scaling.rotatedDims; // rotary-fraction's r = ⌊f d⌋
+            j["kept_pairs"] = scaling.keptPairs;     // keep's round(p r/2): the other pairs have θ = 0
             j["scaled_base"] = scaling.scaledBase;
             j["attention_factor"] = scaling.attentionFactor;
             j["logit_scale"] = scaling.logitScale;
@@ -338,24 +340,26 @@ void registerSchemeVerbs()
          {},
          {{"o", outputs}}});
     registerEntropy();
-    registerVerb({"frequencies",
-                  "",
-                  "rotary frequencies θ_i and θ'_i of a length-extension method, with wavelengths and the logit scale",
-                  withPictureOptions(
-                      {{"dim", OptionKind::Value, "rotary dimension d, even, 2..4096 (default 64)", "D"},
-                       {"base", OptionKind::Value, "base b > 1 (default 10000)", "B"},
-                       scalingOption(),
-                       {"set", OptionKind::Repeated, "a parameter of the method (e.g. factor=4)", "NAME=VALUE"},
-                       {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
-                       {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
-                       {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
-                       {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
-                      frequenciesOutputs),
-                  0,
-                  0,
-                  runFrequencies,
-                  {},
-                  {{"o", frequenciesOutputs}}});
+    registerVerb(
+        {"frequencies",
+         "",
+         "rotary frequencies θ_i and θ'_i of a length-extension method, with wavelengths and the logit scale",
+         withPictureOptions(
+             {{"dim", OptionKind::Value, "rotary dimension d, even, 2..4096 (default 64)", "D"},
+              {"base", OptionKind::Value, "base b > 1 (default 10000)", "B"},
+              scalingOption(),
+              {"set", OptionKind::Repeated,
+               "rope's keep or rotary-fraction, or a parameter of the method (e.g. keep=0.75, factor=4)", "NAME=VALUE"},
+              {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
+              {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
+              {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
+              {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
+             frequenciesOutputs),
+         0,
+         0,
+         runFrequencies,
+         {},
+         {{"o", frequenciesOutputs}}});
 }
 
 } // namespace plab::cli

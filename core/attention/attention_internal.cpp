@@ -51,8 +51,8 @@ RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim, int len
     const int pairs = headDim / 2;
     const bool xpos = spec.kind == SchemeKind::Xpos;
     // The head dim decides the pairs (callers check spec dim == D where it matters, checkRotaryHeadDim).
-    const RotaryScaling scaling =
-        rotaryScaling(headDim, spec.param("base"), spec.scaling, spec.scalingParams, scalingContext(spec), length);
+    const RotaryScaling scaling = rotaryScaling(headDim, spec.param("base"), rotaryShape(spec), spec.scaling,
+                                                spec.scalingParams, scalingContext(spec), length);
     table.theta = scaling.thetaScaled;
     table.attentionFactor = scaling.attentionFactor;
     table.logZeta = xpos ? xposLogZeta(headDim, spec.param("gamma")) : std::vector<double>(pairs, 0.0);

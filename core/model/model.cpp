@@ -72,6 +72,7 @@ void Model::setScaling(const std::string& method, const std::vector<std::string>
     m_baseSpec = modelSchemeSpec(c); // throws InputError before anything changes
     m_config = std::move(c);
     m_bias.reset();
+    m_nopeBias.reset();
     parametersChanged();
 }
 
@@ -152,9 +153,22 @@ const PositionBias& Model::positionBias(int T)
     if (!m_bias || m_bias->maxLength() < T || (trainable && m_biasVersion != m_version)) {
         const int length = std::max({T, m_config.context, m_bias ? m_bias->maxLength() : 0});
         m_bias = std::make_unique<PositionBias>(schemeSpec(), length);
+        if (m_config.nopeEvery > 0)
+            m_nopeBias = std::make_unique<PositionBias>(modelLayerSchemeSpec(m_config, m_config.nopeEvery - 1), length);
         m_biasVersion = m_version;
     }
     return *m_bias;
+}
+
+const PositionBias& Model::layerBias(int layer, const PositionBias& schemeBias) const
+{
+    return m_nopeBias && !modelLayerUsesScheme(m_config, layer) ? *m_nopeBias : schemeBias;
+}
+
+SchemeSpec Model::layerSchemeSpec(int layer) const
+{
+    return modelLayerUsesScheme(m_config, layer) || m_config.scheme == "none" ? schemeSpec()
+                                                                              : modelLayerSchemeSpec(m_config, layer);
 }
 
 const float* Model::absolutePositions(int T)
@@ -289,7 +303,7 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
                                  BT, C);
         layers::matmulForward(qkv, ln1, params + w.qkvw, params + w.qkvb, BT, C, 3 * C);
         layers::splitHeads(q, k, v, qkv, B, T, H, D);
-        attentionForward(bias, dims, q, k, v, a.attn[slice]); // reuses the step's buffers
+        attentionForward(layerBias(l, bias), dims, q, k, v, a.attn[slice]); // reuses the step's buffers
         layers::mergeHeads(atty, a.attn[slice].out.data(), B, T, H, D);
         // res2 = x + atty W^T + b, the residual add fused into the GEMM.
         layers::matmulForward(res2, atty, params + w.attprojw, params + w.attprojb, BT, C, C, x);
@@ -412,7 +426,8 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
         float* dy = zero(m_dy, o * C, nC); // (B, H, T, D)
         layers::mergeHeadsBackward(dy, datty, B, T, H, D);
         AttentionGradients& g = m_attnGrads[slice];
-        attentionBackward(bias, dims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C, a.attn[slice], dy, g);
+        attentionBackward(layerBias(l, bias), dims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C,
+                          a.attn[slice], dy, g);
         if (t5) {
             float* dt = gradOf("scheme.t5_bias");
             for (size_t i = 0; i < g.dT5Values.size(); ++i)

@@ -31,6 +31,9 @@ public:
     void setScaling(const std::string& method, const std::vector<std::string>& settings);
     // The scheme with the model's current learned values (t5 table, kerple r1/r2) filled in.
     SchemeSpec schemeSpec() const;
+    // The spec layer `layer` attends with: schemeSpec(), or on a NoPE layer of the schedule (ModelConfig::nopeEvery)
+    // scheme none with the model's temperature. What a view of one layer's attention must use.
+    SchemeSpec layerSchemeSpec(int layer) const;
     // Longest sequence the model accepts: the context for learned positions, otherwise kMaxLength.
     int maxLength() const;
     // Factor on the token embedding at the input: sqrt(d_model) for sinusoidal, else 1 (the tied head is unscaled).
@@ -94,7 +97,8 @@ private:
     void forwardSlice(int slice, int T, const PositionBias& bias, const float* pos);
     // Accumulates the slice's parameter gradients into `grads` (gradients() layout).
     void backwardSlice(int slice, const PositionBias& bias, float* grads);
-    const PositionBias& positionBias(int T);
+    const PositionBias& positionBias(int T); // also builds m_nopeBias when the schedule has NoPE layers
+    const PositionBias& layerBias(int layer, const PositionBias& schemeBias) const;
     const float* absolutePositions(int T); // (T, C) or null
 
     ModelConfig m_config;
@@ -134,6 +138,7 @@ private:
 
     layers::FloatBuffer m_sinusoid; // (T, C) cached sinusoidal table
     std::unique_ptr<PositionBias> m_bias;
+    std::unique_ptr<PositionBias> m_nopeBias; // the NoPE layers' (nopeEvery), else null
     const std::atomic<bool>* m_cancel = nullptr;
     void checkCancelled() const;
     uint64_t m_version = 1, m_biasVersion = 0;

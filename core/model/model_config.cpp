@@ -13,8 +13,16 @@ namespace plab {
 
 nlohmann::json modelShapeJson(const ModelConfig& c)
 {
-    return {{"layers", c.layers}, {"d_model", c.dModel},  {"heads", c.heads},
-            {"d_ff", c.dFf},      {"context", c.context}, {"logn", c.logn}};
+    nlohmann::json j{{"layers", c.layers}, {"d_model", c.dModel},  {"heads", c.heads},
+                     {"d_ff", c.dFf},      {"context", c.context}, {"logn", c.logn}};
+    if (c.nopeEvery > 0) // only then: configs (and sweep grids, and their hashes) without a schedule read as they did
+        j["nope_every"] = c.nopeEvery;
+    if (c.temperature.tuning) { // Llama 4's names
+        j["attn_temperature_tuning"] = true;
+        j["floor_scale"] = c.temperature.floorScale;
+        j["attn_scale"] = c.temperature.attnScale;
+    }
+    return j;
 }
 
 void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& source)
@@ -37,6 +45,18 @@ void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& 
         if (!j["logn"].is_boolean())
             throw fail("logn is not a boolean");
         c.logn = j["logn"].get<bool>();
+    }
+    if (j.contains("nope_every"))
+        c.nopeEvery = integer("nope_every");
+    if (j.contains("attn_temperature_tuning")) {
+        if (!j["attn_temperature_tuning"].is_boolean())
+            throw fail("attn_temperature_tuning is not a boolean");
+        c.temperature.tuning = j["attn_temperature_tuning"].get<bool>();
+        for (const char* key : {"floor_scale", "attn_scale"})
+            if (!j.contains(key) || !j[key].is_number())
+                throw fail(std::string("has no number '") + key + "' beside attn_temperature_tuning");
+        c.temperature.floorScale = j["floor_scale"].get<double>();
+        c.temperature.attnScale = j["attn_scale"].get<double>();
     }
 }
 
@@ -115,6 +135,20 @@ void validateModelConfig(const ModelConfig& c)
     checkIntegerRange("d-ff", c.dFf, 1, 65536);
     checkIntegerRange("context", c.context, 2, 65536);
     (void)modelSchemeSpec(c); // validates the scheme and its parameters
+    if (c.nopeEvery != 0) {
+        if (c.nopeEvery < 2 || c.nopeEvery > c.layers)
+            throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " is out of range; allowed: 0 (off) or " +
+                             (c.layers >= 2 ? "integers in [2, " + std::to_string(c.layers) + "]"
+                                            : std::string("nothing else with 1 layer")) +
+                             " (layer l is NoPE when (l + 1) % K = 0, so K > layers would leave none)");
+        if (!schemeByName(c.scheme).rotary)
+            throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " needs a rotary scheme (rope, xpos) on " +
+                             "the other layers; scheme " + c.scheme + " is not rotary");
+    }
+    validateAttentionTemperature(c.temperature);
+    if (c.temperature.tuning && c.nopeEvery == 0 && c.scheme != "none")
+        throw InputError("attn_temperature_tuning acts on NoPE layers only and this model has none; allowed: with "
+                         "nope-every >= 2 or scheme none");
     const double count = static_cast<double>(modelParameterCount(c));
     // Weights, gradients and the two AdamW moments, before anything is allocated.
     checkMemoryEstimate(16.0 * count, "a model of " + std::to_string(static_cast<long long>(count)) +
@@ -145,7 +179,24 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     for (const std::string& s : c.scalingSettings)
         checkMethodSetting(method, s);
     settings.insert(settings.end(), c.scalingSettings.begin(), c.scalingSettings.end());
-    return makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
+    SchemeSpec spec = makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
+    if (info.kind == SchemeKind::None) // every layer is a NoPE layer
+        spec.temperature = c.temperature;
+    return spec;
+}
+
+bool modelLayerUsesScheme(const ModelConfig& c, int layer)
+{
+    return c.scheme != "none" && (c.nopeEvery < 2 || (layer + 1) % c.nopeEvery != 0);
+}
+
+SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
+{
+    if (c.scheme != "none" && modelLayerUsesScheme(c, layer))
+        return modelSchemeSpec(c);
+    SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
+    spec.temperature = c.temperature;
+    return spec;
 }
 
 int modelDefaultWindow(const ModelConfig& c)

@@ -45,7 +45,12 @@ struct ModelConfig {
     bool logn = false;
     std::string scaling = "none"; // rope/xpos length extension (core/schemes/rotary_scaling.h), saved in checkpoints
     std::vector<std::string> scalingSettings; // NAME=VALUE overrides of the method's parameters
-    uint64_t seed = 1;                        // parameter initialisation (and, by default, the training data order)
+    // Per-layer schedule: 0 = every layer uses the scheme; K >= 2 = layers l with (l + 1) % K == 0 (0-based 3, 7, 11,
+    // ... for K = 4) use no positional encoding, as SmolLM3's no_rope_layers and Llama 4's iRoPE
+    // (no_rope_layer_interval).
+    int nopeEvery = 0;
+    AttentionTemperature temperature; // Llama 4's temperature, on the NoPE layers only
+    uint64_t seed = 1;                // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }
     int vocab() const { return 256; }
@@ -54,7 +59,8 @@ struct ModelConfig {
 };
 
 // The fields of every model JSON that are not the scheme's (a checkpoint's config, a sweep grid's model): layers,
-// d_model, heads, d_ff, context, logn. Written and read here only; their ranges are validateModelConfig's, checked
+// d_model, heads, d_ff, context, logn, and the layer schedule when set (nope_every; attn_temperature_tuning,
+// floor_scale, attn_scale). Written and read here only; their ranges are validateModelConfig's, checked
 // once the scheme is known. readModelShape throws InputError "SOURCE: model config has no integer 'layers'".
 nlohmann::json modelShapeJson(const ModelConfig& config);
 void readModelShape(const nlohmann::json& j, ModelConfig& config, const std::string& source);
@@ -70,7 +76,7 @@ void validateModelConfig(const ModelConfig& config);
 size_t modelParameterCount(const ModelConfig& config);
 
 // The model's scheme: causal, `heads` heads, the model's context; rotary `dim` = head dim and sinusoidal
-// `dim` = d_model unless set (a different explicit value is refused: the model has no partial rotary).
+// `dim` = d_model unless set (a different explicit value is refused: partial rotary is rope's rotary-fraction).
 // local/bca without an explicit window get modelDefaultWindow(config). Every scalingSettings entry must name a
 // parameter of the method `scaling` (checkMethodSetting); schemeSettings may hold the method's parameters too.
 SchemeSpec modelSchemeSpec(const ModelConfig& config);
@@ -78,6 +84,12 @@ SchemeSpec modelSchemeSpec(const ModelConfig& config);
 // the model's receptive field, not just one layer's, equals the training context. One layer: W = context, the
 // design's "window = training context"; the quick preset (2 layers, context 64): W = 32.
 int modelDefaultWindow(const ModelConfig& config);
+// Whether layer `layer` (0-based) uses the model's scheme; false on the NoPE layers of nopeEvery (and every layer of
+// scheme none).
+bool modelLayerUsesScheme(const ModelConfig& config, int layer);
+// The spec of layer `layer`: modelSchemeSpec on the scheme's layers; on NoPE layers scheme none with the model's heads,
+// context, logn and temperature.
+SchemeSpec modelLayerSchemeSpec(const ModelConfig& config, int layer);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {

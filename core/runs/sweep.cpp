@@ -42,8 +42,8 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
     return s;
 }
 
-// The grid's model fields that do not vary per cell: model_config's shape (ModelConfig::toJson resolves a scheme; a
-// grid has none), the common settings and the method.
+// The grid's model fields that do not vary per cell: model_config's shape and layer schedule (ModelConfig::toJson
+// resolves a scheme; a grid has none), the common settings and the method.
 nlohmann::json baseModelJson(const ModelConfig& m)
 {
     nlohmann::json j = modelShapeJson(m);

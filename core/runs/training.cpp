@@ -171,6 +171,8 @@ void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool
         model.dFf = checkpoint.dFf;
     }
     model.logn = checkpoint.logn;
+    model.nopeEvery = checkpoint.nopeEvery;
+    model.temperature = checkpoint.temperature;
     model.seed = checkpoint.seed;
 }
 

@@ -232,9 +232,10 @@ double nominalPairs(const SchemeSpec& spec, int length)
 
 float PositionBias::rowScale(int m) const
 {
+    const double temperature = m_spec.temperature.factor(m);
     if (!m_spec.logn || m + 1 <= m_spec.context)
-        return 1.0f;
-    return static_cast<float>(std::log(m + 1.0) / std::log(static_cast<double>(m_spec.context)));
+        return static_cast<float>(temperature);
+    return static_cast<float>(temperature * std::log(m + 1.0) / std::log(static_cast<double>(m_spec.context)));
 }
 
 void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* out) const

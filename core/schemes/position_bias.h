@@ -90,7 +90,8 @@ public:
         return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
     }
 
-    // The logn modifier's factor for row m: log(m+1)/log(context) past the context, else 1.
+    // The row modifiers' factor for row m: logn's log(m+1)/log(context) past the context (else 1), times Llama 4's
+    // temperature (AttentionTemperature::factor).
     float rowScale(int m) const;
 
     // Fills out[(m - rowBegin) * length + n] for m in [rowBegin, rowEnd), n in [0, length) with the

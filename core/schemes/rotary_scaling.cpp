@@ -242,9 +242,36 @@ double rotaryFrequency(int i, int dim, double base)
 
 std::vector<double> rotaryFrequencies(int dim, double base)
 {
-    std::vector<double> theta(dim / 2);
-    for (int i = 0; i < dim / 2; ++i)
-        theta[i] = rotaryFrequency(i, dim, base);
+    return rotaryFrequencies(dim, base, RotaryShape{});
+}
+
+RotaryShape rotaryShape(const SchemeSpec& spec)
+{
+    RotaryShape shape;
+    if (spec.params.count("keep"))
+        shape.keep = spec.params.at("keep");
+    if (spec.params.count("rotary-fraction"))
+        shape.rotaryFraction = spec.params.at("rotary-fraction");
+    return shape;
+}
+
+int rotatedDims(int dim, double rotaryFraction)
+{
+    return static_cast<int>(std::floor(dim * rotaryFraction));
+}
+
+int keptPairs(int rotatedDims, double keep)
+{
+    return static_cast<int>(std::floor(keep * (rotatedDims / 2) + 0.5));
+}
+
+std::vector<double> rotaryFrequencies(int dim, double base, const RotaryShape& shape)
+{
+    const int r = rotatedDims(dim, shape.rotaryFraction);
+    const int kept = std::min(keptPairs(r, shape.keep), dim / 2);
+    std::vector<double> theta(dim / 2, 0.0);
+    for (int i = 0; i < kept; ++i)
+        theta[i] = rotaryFrequency(i, r, base);
     return theta;
 }
 
@@ -271,8 +298,10 @@ void validateRotaryScaling(const SchemeSpec& spec)
         throw InputError(where + "original-context = " + std::to_string(L) + " must not exceed the context " +
                          std::to_string(spec.context) + "; allowed: integers in [0, " + std::to_string(spec.context) +
                          "] (0: the context)");
-    if ((spec.scaling == RotaryMethod::Ntk || spec.scaling == RotaryMethod::DynamicNtk) && spec.intParam("dim") <= 2)
-        throw InputError(where + "dim = " + std::to_string(spec.intParam("dim")) +
+    const int rotated = rotatedDims(spec.intParam("dim"), rotaryShape(spec).rotaryFraction);
+    if ((spec.scaling == RotaryMethod::Ntk || spec.scaling == RotaryMethod::DynamicNtk) && rotated <= 2)
+        throw InputError(where + (rotated == spec.intParam("dim") ? "dim = " : "rotated dims ⌊f d⌋ = ") +
+                         std::to_string(rotated) +
                          " is not allowed; allowed: even dims >= 4 (the base grows as s^(d/(d-2)))");
     if (info.remapsPositions) {
         if (spec.bidirectional)
@@ -320,18 +349,18 @@ void applyPi(RotaryScaling& out, const MethodParams& params)
 void applyNtk(RotaryScaling& out, const MethodParams& params)
 {
     const double s = params.at("factor");
-    const double d = out.dim;
+    const double d = out.rotatedDims;
     double grow = s;
     if (out.method == RotaryMethod::DynamicNtk)
         grow = out.length > out.context ? s * out.length / static_cast<double>(out.context) - (s - 1) : 1.0;
     out.scaledBase = out.base * std::pow(grow, d / (d - 2));
-    out.thetaScaled = rotaryFrequencies(out.dim, out.scaledBase);
+    out.thetaScaled = rotaryFrequencies(out.dim, out.scaledBase, out.shape);
 }
 
 void applyYarn(RotaryScaling& out, const MethodParams& params)
 {
     const double s = params.at("factor");
-    const double d = out.dim;
+    const double d = out.rotatedDims;
     const double L = out.context;
     auto correction = [&](double rotations) {
         return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(out.base));
@@ -380,16 +409,19 @@ void applyRerope(RotaryScaling& out, const MethodParams& params)
 
 } // namespace
 
-RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
-                            int context, int length)
+RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
+                            const std::map<std::string, double>& params, int context, int length)
 {
     RotaryScaling out;
     out.method = method;
     out.dim = dim;
+    out.shape = shape;
+    out.rotatedDims = rotatedDims(dim, shape.rotaryFraction);
+    out.keptPairs = std::min(keptPairs(out.rotatedDims, shape.keep), dim / 2);
     out.base = base;
     out.context = context;
     out.length = length;
-    out.theta = rotaryFrequencies(dim, base);
+    out.theta = rotaryFrequencies(dim, base, shape);
     out.thetaScaled = out.theta;
     out.ramp.assign(out.theta.size(), 0.0);
     out.scaledBase = base;
@@ -422,7 +454,7 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
 {
     if (!spec.info().rotary)
         throw InputError("scheme " + spec.name() + " is not rotary; rotary frequencies exist for rope and xpos only");
-    return rotaryScaling(spec.intParam("dim"), spec.param("base"), spec.scaling, spec.scalingParams,
+    return rotaryScaling(spec.intParam("dim"), spec.param("base"), rotaryShape(spec), spec.scaling, spec.scalingParams,
                          scalingContext(spec), length);
 }
 

@@ -58,14 +58,29 @@ int scalingContext(const SchemeSpec& spec);
 bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std::string_view scaling = "none",
                         const std::vector<std::string>& settings = {});
 
+// Which part of a head turns: rope's `rotary-fraction` (GPT-NeoX's rotary_pct) and `keep` (p-RoPE's p); 1 and 1 for
+// xpos, which has neither.
+struct RotaryShape {
+    double keep = 1;           // the fraction of the rotated pairs that keep their θ, highest frequencies first
+    double rotaryFraction = 1; // the fraction f of the head's dims that rotate: r = ⌊f d⌋
+};
+RotaryShape rotaryShape(const SchemeSpec& spec);
+// r = ⌊f d⌋, as GPT-NeoX's rotary_ndims = int(head_dim * rotary_pct) (validateSchemeSpec refuses an odd r or r < 2).
+int rotatedDims(int dim, double rotaryFraction);
+// How many pairs keep their θ: round(p r/2), halves rounded up.
+int keptPairs(int rotatedDims, double keep);
+
 // Everything a method does to a rotary scheme of `dim` dims: frequencies, logit scale and position remapping.
 struct RotaryScaling {
     RotaryMethod method = RotaryMethod::None;
     int dim = 0;
+    RotaryShape shape;
+    int rotatedDims = 0; // r: the methods' d (Hugging Face scales a partial rotary over its rotated dims)
+    int keptPairs = 0;   // pairs i >= keptPairs have θ_i = θ'_i = 0
     double base = 0;
     int context = 0;                  // L
     int length = 0;                   // n, the sequence length (dynamic-ntk)
-    std::vector<double> theta;        // θ_i = base^(-2i/d), i < d/2
+    std::vector<double> theta;        // θ_i = base^(-2i/r) for i < keptPairs, else 0; d/2 of them
     std::vector<double> thetaScaled;  // θ'_i
     std::vector<double> ramp;         // yarn: γ_i; llama3: 0 high-frequency band, 1 low, t in between; else 0
     double scaledBase = 0;            // b' of ntk / dynamic-ntk (= base otherwise)
@@ -89,8 +104,8 @@ struct RotaryScaling {
 RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
 // The same from plain numbers: the one home of θ_i and of every method's formula. `params` must hold every parameter
 // of the method (validateRotaryScaling fills and checks them).
-RotaryScaling rotaryScaling(int dim, double base, RotaryMethod method, const std::map<std::string, double>& params,
-                            int context, int length);
+RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
+                            const std::map<std::string, double>& params, int context, int length);
 
 // Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
 // context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on
@@ -103,6 +118,9 @@ void validateRotaryScaling(const SchemeSpec& spec);
 double rotaryFrequency(int i, int dim, double base);
 // All d/2 of them.
 std::vector<double> rotaryFrequencies(int dim, double base);
+// The d/2 frequencies of a head of which only part turns: base^(-2i/r) for the first keptPairs pairs (r = rotatedDims),
+// 0 for the rest (a pair turned by 0 is not rotated). The one home of p-RoPE and of partial rotary.
+std::vector<double> rotaryFrequencies(int dim, double base, const RotaryShape& shape);
 
 // The probe score of a (scaled) rotary scheme at distance r: logitScale * sum_i 2 cos(P(r) θ'_i), times XPOS's decay
 // ζ_i^(P(r)/s) when `logZeta` is not empty (scaleBase s).

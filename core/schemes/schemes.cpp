@@ -64,11 +64,13 @@ constexpr SchemeRow kSchemeRows[] = {
      "cannot extrapolate at all: such positions are reported as unsupported.",
      Absolute},
     {"rope", SchemeKind::Rope, "RoPE (rotary)",
-     "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i, θ_i = base^(-2i/d); "
-     "probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)",
+     "rotate pair (2i, 2i+1) of q_m and k_n by m θ_i, n θ_i; θ_i = base^(-2i/r) for i < round(p r/2), else 0; "
+     "r = ⌊f d⌋ (f: rotary-fraction, p: keep); probe (q = k = 1): sum_{i<d/2} 2 cos((m-n) θ_i)",
      "Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The "
      "probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past "
-     "the training length hurt extrapolation.",
+     "the training length hurt extrapolation. keep < 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies "
+     "turn, the lowest are set to 0. rotary-fraction < 1 is GPT-NeoX's rotary_pct: only the first dims turn, over a "
+     "full ladder of frequencies of their own.",
      Rotary},
     {"xpos", SchemeKind::Xpos, "XPOS (rotary with exponential decay)",
      "rope, then q_m *= ζ_i^(m/s), k_n *= ζ_i^(-n/s), ζ_i = (2i + γd)/((1+γ)d); "
@@ -143,6 +145,10 @@ constexpr ParamRow kParamRows[] = {
     baseRow("sinusoidal"),
     dimRow("rope", 64),
     baseRow("rope"),
+    {"rope", "keep", 1, 0, 1, Range::RealAboveMin,
+     "p-RoPE's p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0"},
+    {"rope", "rotary-fraction", 1, 0, 1, Range::RealAboveMin,
+     "GPT-NeoX's rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)"},
     dimRow("xpos", 64),
     baseRow("xpos"),
     {"xpos", "gamma", 0.4, 0, 10, Range::RealAboveMin, "decay offset γ: larger means weaker decay"},
@@ -273,6 +279,18 @@ long long parseInteger(std::string_view text, std::string_view what, long long l
     return value;
 }
 
+void validateAttentionTemperature(const AttentionTemperature& t)
+{
+    if (!t.tuning)
+        return;
+    if (!(t.floorScale >= 1 && t.floorScale <= 1e9))
+        throw InputError("attention temperature: floor_scale = " + catalog::shortNumberText(t.floorScale) +
+                         " is out of range; allowed: [1, 1000000000]");
+    if (!(t.attnScale >= 0 && t.attnScale <= 100))
+        throw InputError("attention temperature: attn_scale = " + catalog::shortNumberText(t.attnScale) +
+                         " is out of range; allowed: [0, 100]");
+}
+
 void validateSchemeSpec(const SchemeSpec& spec)
 {
     const SchemeInfo& info = spec.info();
@@ -286,8 +304,20 @@ void validateSchemeSpec(const SchemeSpec& spec)
         throw InputError("context = " + std::to_string(spec.context) + " must be >= 1 (or 0 for no model)");
     if (spec.logn && spec.context < 2)
         throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
+    validateAttentionTemperature(spec.temperature);
     catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
                               "scheme " + info.name + " has no parameter ");
+    if (spec.params.count("rotary-fraction")) {
+        // Rotation acts on pairs: the rotated part ⌊f d⌋ must be a whole number of pairs.
+        const int d = spec.intParam("dim");
+        const double f = spec.param("rotary-fraction");
+        const int r = rotatedDims(d, f);
+        if (r < 2 || r % 2 != 0)
+            throw InputError("scheme " + info.name + ": rotary-fraction = " + catalog::shortNumberText(f) +
+                             " rotates ⌊f × dim⌋ = ⌊" + catalog::shortNumberText(f) + " × " + std::to_string(d) +
+                             "⌋ = " + std::to_string(r) + " dims; allowed: fractions in (0, 1] that rotate an even " +
+                             "number of dims >= 2 (rotation acts on pairs)");
+    }
     validateRotaryScaling(spec);
     if (spec.kind == SchemeKind::T5) {
         const int nb = spec.intParam("num-buckets");
@@ -393,6 +423,9 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["context"] = spec.context;
     if (spec.logn)
         j["logn"] = true;
+    if (spec.temperature.tuning) // Llama 4's names
+        j["attn_temperature_tuning"] = {{"floor_scale", spec.temperature.floorScale},
+                                        {"attn_scale", spec.temperature.attnScale}};
     if (spec.scaling != RotaryMethod::None) {
         j["scaling"] = rotaryMethodInfo(spec.scaling).name;
         j["scaling_parameters"] = nlohmann::json::object();
@@ -428,6 +461,7 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
 }
 
 namespace {
+// A partial rotary is rope's rotary-fraction of the whole head, never a smaller dim.
 const char* const kWholeHeads = "; rope and xpos rotate whole heads: leave dim unset and it follows the head dim";
 } // namespace
 

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
@@ -77,12 +78,29 @@ const SchemeInfo& schemeInfo(SchemeKind kind);
 // Throws InputError naming the unknown scheme and listing the known ones.
 const SchemeInfo& schemeByName(std::string_view name);
 
+// Llama 4's attention temperature on its NoPE layers (Hugging Face Llama4TextConfig: attn_temperature_tuning,
+// floor_scale, attn_scale): the query at position m is multiplied by 1 + attn_scale ln(1 + ⌊(m + 1)/floor_scale⌋),
+// so row m's scores are multiplied by it (a row scale, like logn). The one home of the formula.
+struct AttentionTemperature {
+    bool tuning = false;      // attn_temperature_tuning
+    double floorScale = 8192; // floor_scale F: the factor grows one step every F positions
+    double attnScale = 0.1;   // attn_scale β
+    double factor(int m) const
+    {
+        return tuning ? 1.0 + attnScale * std::log1p(std::floor((m + 1.0) / floorScale)) : 1.0;
+    }
+    bool operator==(const AttentionTemperature&) const = default;
+};
+// Throws InputError naming floor_scale or attn_scale, its value and the allowed range.
+void validateAttentionTemperature(const AttentionTemperature& temperature);
+
 // A complete, validated description of one positional scheme configuration.
 struct SchemeSpec {
     SchemeKind kind = SchemeKind::None;
     int heads = 8;
     bool bidirectional = false;
     bool logn = false;                           // scale row m's scores by log(m+1)/log(context) past the context
+    AttentionTemperature temperature;            // Llama 4's NoPE-layer temperature, another row scale
     int context = 0;                             // training context length, 0 when there is no model
     std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
     RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
@@ -125,9 +143,9 @@ std::vector<std::string> withRequiredDim(std::string_view scheme, std::vector<st
                                          const std::string& meaning, const std::string& reason);
 
 // The one rule for a scheme applied to q and k of head dim D (attention, entropy, bench, the GUI's entropy view):
-// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (there is
-// no partial rotary) and an odd D is refused; other schemes ignore D. `headDimName` says where D comes from in the
-// messages, e.g. "--head-dim" or "the head dim D of --q".
+// rope and xpos rotate whole heads, so their `dim` defaults to D, an explicit different `dim` is refused (a
+// partial rotary is rope's rotary-fraction) and an odd D is refused; other schemes ignore D. `headDimName` says where D
+// comes from in the messages, e.g. "--head-dim" or "the head dim D of --q".
 SchemeSpec makeSchemeSpecForHeadDim(std::string_view name, int heads, bool bidirectional,
                                     const std::vector<std::string>& assignments, int headDim,
                                     const std::string& headDimName, int context = 0, bool logn = false,

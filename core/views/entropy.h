@@ -21,7 +21,7 @@ using QkProvider = std::function<QkSample(int length)>;
 
 // q, k ~ N(0, 1) per component from `seed`; each head's stream is prefix-stable (length N's rows are the first
 // rows of length 2N's), unrotated: the kernel rotates them (attentionRowEntropies). A rotary scheme's dim must equal
-// headDim (checkRotaryHeadDim: there is no partial rotary).
+// headDim (checkRotaryHeadDim: partial rotary is rope's rotary-fraction).
 QkProvider randomQkProvider(const SchemeSpec& spec, int headDim, uint64_t seed);
 
 struct EntropyPoint {

@@ -412,6 +412,8 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
     line.reference = true;
     const double edge = 2 * M_PI / scaling.context;
     for (size_t i = 0; i < scaling.theta.size(); ++i) {
+        if (scaling.theta[i] == 0)
+            continue; // a pair keep or rotary-fraction leaves unrotated: θ = 0 has no place on the log axis
         theta.x.push_back(double(i));
         theta.y.push_back(scaling.theta[i]);
         scaled.x.push_back(double(i));
@@ -422,6 +424,23 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
     line.x = {0.0, double(scaling.theta.size() - 1)};
     line.y = {edge, edge};
     figure.curves = {std::move(theta), std::move(scaled), std::move(ratio), std::move(line)};
+    if (scaling.keptPairs < static_cast<int>(scaling.theta.size()) || scaling.rotatedDims != scaling.dim) {
+        // p-RoPE and partial rotary: the whole head's ladder beside the pairs that still turn.
+        figure.curves[0].name =
+            FigureText::tr("θ_i = base^(−2i/r), r = %1: %2 pairs turn").arg(scaling.rotatedDims).arg(scaling.keptPairs);
+        Curve whole;
+        whole.name = FigureText::tr("whole head: base^(−2i/d), every pair");
+        whole.reference = true;
+        const std::vector<double> ladder = rotaryFrequencies(scaling.dim, scaling.base);
+        for (size_t i = 0; i < ladder.size(); ++i) {
+            whole.x.push_back(double(i));
+            whole.y.push_back(ladder[i]);
+        }
+        figure.curves.push_back(std::move(whole));
+        figure.title += FigureText::tr(" · pairs %1 to %2 not rotated (θ = 0)")
+                            .arg(scaling.keptPairs)
+                            .arg(scaling.theta.size() - 1);
+    }
     if (scaling.remapsPositions())
         figure.title += FigureText::tr(" · positions past w = %1 remapped, frequencies unchanged").arg(scaling.window);
     if (scaling.logitScale != 1.0)

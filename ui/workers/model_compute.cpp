@@ -126,7 +126,7 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
         control.report(1, 3);
         const auto& q = model.layerQueries(request.layer); // (1, H, N, D), before rotation
         const auto& k = model.layerKeys(request.layer);
-        result.spec = model.schemeSpec();
+        result.spec = model.layerSchemeSpec(request.layer); // NoPE on the schedule's NoPE layers
         const PositionBias bias(result.spec, n);
         AttentionDims dims;
         dims.batch = 1;
