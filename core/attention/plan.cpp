@@ -32,13 +32,16 @@ std::vector<Pass> passesOf(const PositionBias& bias, int N)
         far.kSlope = leaky ? 1.0 / scaling.leak : 0.0;
         passes = {std::move(near), std::move(far)};
     } else if (spec.info().hasWindow && spec.intParam("sinks") > 0) {
-        const int sinks = spec.intParam("sinks");
+        // The sink keys are the bias's own sinkRange (its one home of the rule), a pass of their own.
         Pass sinkPass;
         sinkPass.custom = true;
-        sinkPass.begin.assign(N, 0);
+        sinkPass.begin.resize(N);
         sinkPass.end.resize(N);
-        for (int m = 0; m < N; ++m)
-            sinkPass.end[m] = std::max(0, std::min({sinks, bias.keyRange(m, N).begin, spec.bidirectional ? N : m + 1}));
+        for (int m = 0; m < N; ++m) {
+            const KeyRange sinks = bias.sinkRange(m, N);
+            sinkPass.begin[m] = sinks.begin;
+            sinkPass.end[m] = sinks.end;
+        }
         passes.push_back(std::move(sinkPass));
     }
     return passes;
