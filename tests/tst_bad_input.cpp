@@ -849,7 +849,8 @@ void TestBadInput::cli_data()
          "@DIR@/m.safetensors"},
         2, "nope-every = 3 is out of range; allowed: 0 (off) or integers in [2, 2]", corpusFile);
     row("train nope-every on alibi", train({"--layers", "2", "--nope-every", "2"}), 2,
-        "nope-every = 2 needs a rotary scheme (rope, xpos) on the other layers; scheme alibi is not rotary", corpusFile);
+        "nope-every = 2 needs a rotary scheme (rope, xpos) on the other layers; scheme alibi is not rotary",
+        corpusFile);
     row("train temperature without NoPE layers",
         {"train", "--scheme", "rope", "--attn-temperature-tuning", "--corpus", "@DIR@/corpus.txt", "-o",
          "@DIR@/m.safetensors"},
@@ -859,8 +860,8 @@ void TestBadInput::cli_data()
          "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
         2, "--floor-scale sets Llama 4's temperature; allowed only with --attn-temperature-tuning", corpusFile);
     row("train floor-scale 0",
-        {"train", "--scheme", "none", "--attn-temperature-tuning", "--floor-scale", "0", "--corpus",
-         "@DIR@/corpus.txt", "-o", "@DIR@/m.safetensors"},
+        {"train", "--scheme", "none", "--attn-temperature-tuning", "--floor-scale", "0", "--corpus", "@DIR@/corpus.txt",
+         "-o", "@DIR@/m.safetensors"},
         2, "attention temperature: floor_scale = 0 is out of range; allowed: [1, 1000000000]", corpusFile);
     row("train unknown option", train({"--epochs", "3"}), 2, "train: unknown option '--epochs'", corpusFile);
     row("train output extension", {"train", "--scheme", "alibi", "--corpus", "@DIR@/corpus.txt", "-o", "@DIR@/m.txt"},
@@ -1235,7 +1236,8 @@ void TestBadInput::cli_data()
         "--lang: language  is not allowed; allowed: en, zh_CN", {}, NeedsRender);
     row("bias picture unknown language", {"bias", "alibi", "--lang", "zh", "-o", "@DIR@/x.png"}, 2,
         "--lang: language zh is not allowed; allowed: en, zh_CN");
-    row("dot data unknown language", {"dot", "--lang", "fr"}, 2, "--lang: language fr is not allowed; allowed: en, zh_CN");
+    row("dot data unknown language", {"dot", "--lang", "fr"}, 2,
+        "--lang: language fr is not allowed; allowed: en, zh_CN");
     row("render csv", {"render", "bias", "alibi", "-o", "@DIR@/x.csv"}, 2,
         "-o @DIR@/x.csv: unsupported extension '.csv'; allowed: .png, .svg, .pdf", {}, NeedsRender);
     row("render two schemes", {"render", "bias", "alibi", "rope", "-o", "@DIR@/x.png"}, 2, "expected one SCHEME, got 2",

@@ -66,8 +66,8 @@ QSet<QString> headerNames(const QString& folder)
 const QStringList& partsInOrder(const QString& library)
 {
     static const QStringList core = {QStringLiteral("base"),  QStringLiteral("schemes"), QStringLiteral("attention"),
-                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("hf"), QStringLiteral("tasks"),
-                                     QStringLiteral("runs"),  QStringLiteral("lessons")};
+                                     QStringLiteral("views"), QStringLiteral("model"),   QStringLiteral("hf"),
+                                     QStringLiteral("tasks"), QStringLiteral("runs"),    QStringLiteral("lessons")};
     static const QStringList ui = {QStringLiteral("settings"), QStringLiteral("painting"), QStringLiteral("charts"),
                                    QStringLiteral("workers"),  QStringLiteral("tabs"),     QStringLiteral("window")};
     return library == QLatin1String("core") ? core : ui;
@@ -161,8 +161,9 @@ void TestLayering::partsIncludeOnlyDownward()
                      qPrintable(file + QStringLiteral(" includes ") + name + QStringLiteral(", from no known part")));
             continue;
         }
-        QVERIFY2(included <= own, qPrintable(file + QStringLiteral(" (part ") + path[1] + QStringLiteral(") includes ") +
-                                             name + QStringLiteral(", from the higher part ") + part));
+        QVERIFY2(included <= own,
+                 qPrintable(file + QStringLiteral(" (part ") + path[1] + QStringLiteral(") includes ") + name +
+                            QStringLiteral(", from the higher part ") + part));
     }
 }
 
