@@ -82,6 +82,10 @@ std::string randomUtf8(plab::Rng& rng)
 // back, as in HF, and qwen2's NFC changes decomposed text): the round trip is asserted on these.
 bool roundTrips(const std::string& name, const std::string& text)
 {
+    // Metaspace writes a space as U+2581 and decodes U+2581 as a space: a text holding U+2581 itself comes back with a
+    // space there, in HF as here (the fixtures' "decoded" say so).
+    if ((name == "llama2" || name == "mistral") && text.find("\u2581") != std::string::npos)
+        return false;
     if (name == "qwen2")
         return text == plab::hf::normalizeText(text, plab::hf::NormalForm::Nfc);
     if (name == "mistral")
@@ -176,7 +180,8 @@ void TestTokenizer::roundTrip_data()
     QTest::addColumn<std::string>("text");
     plab::Rng rng(19);
     std::vector<std::string> texts;
-    for (const nlohmann::json& row : fixturesOf("gpt2")["rows"])
+    const nlohmann::json fixtures = fixturesOf("gpt2"); // a local: a range-for over a temporary's member dangles
+    for (const nlohmann::json& row : fixtures["rows"])
         if (row["text"].get<std::string>().find('<') == std::string::npos) // special tokens are not text
             texts.push_back(row["text"]);
     for (int i = 0; i < 150; ++i)
@@ -421,7 +426,8 @@ void TestTokenizer::cliJson()
     QTemporaryDir dir;
     for (const std::string name : {"qwen2", "llama2"}) {
         std::string text;
-        for (const nlohmann::json& row : fixturesOf(name)["rows"])
+        const nlohmann::json fixtures = fixturesOf(name);
+        for (const nlohmann::json& row : fixtures["rows"])
             text += row["text"].get<std::string>() + "\n";
         const std::string path = writeFile(dir, name + ".txt", text);
         const plab::test::CliResult result = plab::test::runCli(
