@@ -393,6 +393,14 @@ public:
             }
         }
         fitTitle(figure.title, width);
+        if (xAxis) {
+            // Qt Charts elides an axis title wider than the plot ("evaluation length (by…"): it goes on two lines.
+            const QFontMetricsF metrics(xAxis->labelsFont());
+            // The y axis's labels and title take about eight label heights (five were too few for "29.5" beside a
+            // two-word title); the laid-out plotArea() is not used, as it may be from an earlier size.
+            const qreal plot = width - 8 * metrics.height() - chart->margins().left() - chart->margins().right();
+            xAxis->setTitleText(axisTitleText(figure.xLabel, xAxis->titleFont(), plot));
+        }
         return legendFitsOneRow(figure, width);
     }
 
@@ -405,6 +413,27 @@ public:
                (!logX || static_cast<QLogValueAxis*>(xAxis)->base() == figure.logBase);
     }
 };
+
+// An axis title that fits `width` as it is, else as rich text on two lines, broken before its parenthesis (the unit:
+// "evaluation length<br>(bytes)", "评估长度<br>（按字节）") or at the chart title's own breaks.
+QString axisTitleText(const QString& title, const QFont& font, qreal width)
+{
+    const QFontMetricsF metrics(font);
+    if (width <= 0 || metrics.horizontalAdvance(title) <= width)
+        return title;
+    auto fits = [&](const QString& line) { return metrics.horizontalAdvance(line) <= width; };
+    QStringList lines;
+    const qsizetype paren = std::max(title.lastIndexOf(QStringLiteral(" (")), title.lastIndexOf(QChar(0xFF08)));
+    if (paren > 0)
+        lines = {title.left(paren).trimmed(), title.mid(paren).trimmed()};
+    if (lines.isEmpty() || !std::all_of(lines.begin(), lines.end(), fits))
+        lines = chartTitleLines(title, font, width); // at spaces, filling each line
+    if (lines.size() <= 1)
+        return title;
+    for (QString& line : lines)
+        line = line.toHtmlEscaped();
+    return lines.join(QStringLiteral("<br>"));
+}
 
 QStringList chartTitleLines(const QString& title, const QFont& font, qreal width)
 {
@@ -446,11 +475,9 @@ bool hasCurveData(const CurveFigure& figure)
 
 CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_backend(new ChartBackend)
 {
-    m_backend->chart = new QChart;
-    m_backend->view = new QChartView(m_backend->chart, this);
+    m_backend->view = new QChartView(this);
+    m_backend->chart = m_backend->view->chart(); // the view's default chart, which rebuild() replaces and deletes
     m_backend->view->setRenderHint(QPainter::Antialiasing);
-    m_backend->marker = new QGraphicsEllipseItem(m_backend->chart); // owned by the chart
-    m_backend->marker->setZValue(1000);
     m_backend->view->viewport()->setMouseTracking(true);
     m_backend->view->viewport()->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
@@ -531,6 +558,14 @@ void CurvePlot::rebuild()
     style.font.setPixelSize(std::max(11, font().pixelSize() > 0 ? font().pixelSize() : QFontInfo(font()).pixelSize()));
     style.background = palette().color(QPalette::Base);
     style.text = palette().color(QPalette::Text);
+    // A fresh chart each time: Qt Charts 6.4 leaves the removed axes' label items behind in a reused chart (a stray
+    // "… …" at the plot's top-left corner), so the old chart goes with its axes.
+    QChart* old = m_backend->chart;
+    m_backend->chart = new QChart;
+    m_backend->marker = new QGraphicsEllipseItem(m_backend->chart); // owned by the chart
+    m_backend->marker->setZValue(1000);
+    m_backend->view->setChart(m_backend->chart);
+    delete old;
     m_backend->build(m_figure, style, m_dark);
     m_backend->marker->hide();
     m_backend->marker->setBrush(style.background);

@@ -67,6 +67,8 @@ private:
 // The lines a chart title of `font` is drawn in across `width` pixels: one when it fits, else broken at its " · "
 // separators, else at spaces (a word wider than the width stays whole and Qt Charts elides it).
 QStringList chartTitleLines(const QString& title, const QFont& font, qreal width);
+// An axis title that fits `width` (pixels) as it is, else rich text on two lines broken before its parenthesis.
+QString axisTitleText(const QString& title, const QFont& font, qreal width);
 // Some curve that is not a reference line has a point to draw.
 bool hasCurveData(const CurveFigure& figure);
 
