@@ -1,5 +1,6 @@
-// The main window on a 1366 x 768 laptop screen (the offscreen platform with a screen of that size), in English and
-// Chinese: it opens within the available geometry, and no text of the scheme panel is clipped for any scheme.
+// The main window on a 1366 x 768 laptop screen and a 1920 x 1080 one (the offscreen platform with a screen of that
+// size), in English and Chinese: it opens within the available geometry, no text of the scheme panel is clipped for any
+// scheme, and on every tab no combo box cuts its text, no list or table scrolls sideways and no tab bar hides tabs.
 #include "settings/i18n.h"
 #include "tabs/scheme_panel.h"
 #include "window/main_window.h"
@@ -8,13 +9,26 @@
 #include "test_main.h"
 #include "test_settings.h"
 
+#include "tabs/fitting_combo.h"
+
+#include <QAbstractItemView>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMap>
+#include <QProcess>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QStyleOptionComboBox>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QToolButton>
 #include <QtTest>
+
+#include <optional>
 
 #include <cstdio>
 
@@ -23,8 +37,54 @@ using namespace plab::ui;
 
 namespace {
 
-constexpr int kScreenWidth = 1366;
-constexpr int kScreenHeight = 768;
+// The laptop screen; a row for another size runs in a child process whose screen has that size (the offscreen
+// platform reads its screens once, before the application object exists).
+constexpr QSize kLaptop(1366, 768);
+constexpr QSize kDesktop(1920, 1080);
+const char* const kTestClassName = "TestUiFit";
+const char* const kScreenVariable = "PLAB_FIT_SCREEN"; // WxH of this process's screen; the laptop's when unset
+
+QSize screenOfThisProcess()
+{
+    const QList<QByteArray> size = qgetenv(kScreenVariable).split('x');
+    if (size.size() == 2 && size[0].toInt() > 0 && size[1].toInt() > 0)
+        return {size[0].toInt(), size[1].toInt()};
+    return kLaptop;
+}
+
+QString sizeText(const QSize& size)
+{
+    return QStringLiteral("%1x%2").arg(size.width()).arg(size.height());
+}
+
+// Nothing when this process's screen has the size (the row runs here); else what the current row, run in a child
+// process with a screen of that size, reported: empty when it passed.
+std::optional<QString> runOnOtherScreen(const QSize& size)
+{
+    if (QGuiApplication::primaryScreen()->size() == size)
+        return std::nullopt;
+    QProcess child;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QString::fromLatin1(kScreenVariable), sizeText(size));
+    environment.remove(QStringLiteral("QT_QPA_PLATFORM")); // initMain sets it from the size
+    child.setProcessEnvironment(environment);
+    child.setProcessChannelMode(QProcess::MergedChannels);
+    child.start(QCoreApplication::applicationFilePath(),
+                {QStringLiteral("%1:%2").arg(QString::fromLatin1(QTest::currentTestFunction()),
+                                             QString::fromLatin1(QTest::currentDataTag()))});
+    if (!child.waitForFinished(-1))
+        return QStringLiteral("the child process for %1 did not run: %2").arg(sizeText(size), child.errorString());
+    const QString output = QString::fromLocal8Bit(child.readAll());
+    if (child.exitStatus() != QProcess::NormalExit || child.exitCode() != 0)
+        return QStringLiteral("on a %1 screen:\n%2").arg(sizeText(size), output);
+    const QString passed =
+        QStringLiteral("PASS   : %1::%2(%3)")
+            .arg(QString::fromLatin1(kTestClassName), QString::fromLatin1(QTest::currentTestFunction()),
+                 QString::fromLatin1(QTest::currentDataTag()));
+    if (!output.contains(passed))
+        return QStringLiteral("on a %1 screen the row did not run:\n%2").arg(sizeText(size), output);
+    return QString();
+}
 
 // Why a label shows less than its text: empty when it shows all of it.
 QString clipping(const QLabel* label)
@@ -47,6 +107,75 @@ void settle()
         QCoreApplication::processEvents();
 }
 
+// The width a combo box's style gives its current text (the edit field less the label's 1-pixel insets).
+int comboTextRoom(const QComboBox* combo)
+{
+    QStyleOptionComboBox option;
+    option.initFrom(combo);
+    option.editable = combo->isEditable();
+    option.frame = combo->hasFrame();
+    option.subControls = QStyle::SC_All;
+    const QRect field =
+        combo->style()->subControlRect(QStyle::CC_ComboBox, &option, QStyle::SC_ComboBoxEditField, combo);
+    return field.width() - 2 - (combo->itemIcon(combo->currentIndex()).isNull() ? 0 : combo->iconSize().width() + 4);
+}
+
+// What the closed combo box shows: a FittingComboBox may show less than its item's text, never more than fits.
+QString shownText(const QComboBox* combo)
+{
+    if (const auto* fitting = qobject_cast<const FittingComboBox*>(combo))
+        return fitting->displayText();
+    return combo->currentText();
+}
+
+// Each problem and the pages it was seen on.
+using Problems = QMap<QString, QStringList>;
+
+QString describe(const Problems& problems)
+{
+    QStringList lines;
+    for (auto it = problems.begin(); it != problems.end(); ++it)
+        lines << QStringLiteral("%1 (on %2)").arg(it.key(), it.value().join(QStringLiteral(", ")));
+    return lines.join(QLatin1Char('\n'));
+}
+
+// Every shown standard control under root that shortens or scrolls its text: combo boxes whose current text is wider
+// than their text area, lists and tables that scroll sideways, tab bars that hide tabs behind scroll buttons or are
+// narrower than their tabs.
+void findCutControls(const QWidget* root, const QString& page, Problems& problems)
+{
+    auto report = [&](const QWidget* w, const QString& what) {
+        problems[QStringLiteral("%1 '%2' %3")
+                     .arg(QString::fromLatin1(w->metaObject()->className()), w->objectName(), what)]
+            << page;
+    };
+    for (const QComboBox* combo : root->findChildren<QComboBox*>()) {
+        if (!combo->isVisible() || combo->isEditable())
+            continue;
+        const QString text = shownText(combo);
+        const int needed = combo->fontMetrics().horizontalAdvance(text);
+        if (needed > comboTextRoom(combo))
+            report(combo,
+                   QStringLiteral("shows '%1' (%2 px) in %3 px").arg(text).arg(needed).arg(comboTextRoom(combo)));
+    }
+    for (const QAbstractItemView* view : root->findChildren<QAbstractItemView*>()) {
+        if (!view->isVisible() || qobject_cast<const QHeaderView*>(view))
+            continue;
+        if (view->horizontalScrollBar()->maximum() > 0)
+            report(view, QStringLiteral("scrolls sideways by %1 px").arg(view->horizontalScrollBar()->maximum()));
+    }
+    for (const QTabBar* bar : root->findChildren<QTabBar*>()) {
+        if (!bar->isVisible())
+            continue;
+        for (const QToolButton* button : bar->findChildren<QToolButton*>())
+            if (button->isVisible())
+                report(bar, QStringLiteral("shows a scroll button: not every tab is in view"));
+        if (bar->width() < bar->sizeHint().width())
+            report(bar,
+                   QStringLiteral("needs %1 px for its tabs, has %2").arg(bar->sizeHint().width()).arg(bar->width()));
+    }
+}
+
 } // namespace
 
 class TestUiFit : public QObject {
@@ -55,13 +184,14 @@ public:
     // Before the application object exists: the offscreen platform reads its screens from a configuration file.
     static void initMain()
     {
+        const QSize screen = screenOfThisProcess();
         const QString config = QDir::temp().filePath(QStringLiteral("tst_ui_fit_screen_%1.json").arg(getpid()));
         QFile file(config);
         if (!file.open(QIODevice::WriteOnly) ||
             file.write(QStringLiteral(R"({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": %1, "height": %2,
                                           "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
-                           .arg(kScreenWidth)
-                           .arg(kScreenHeight)
+                           .arg(screen.width())
+                           .arg(screen.height())
                            .toUtf8()) < 0) {
             std::fprintf(stderr, "tst_ui_fit: cannot write %s\n", qPrintable(config));
             return;
@@ -72,9 +202,9 @@ public:
 private Q_SLOTS:
     void initTestCase()
     {
-        test::isolateSettings(QStringLiteral("tst_ui_fit"));
+        test::isolateSettings(QStringLiteral("tst_ui_fit_") + sizeText(screenOfThisProcess()));
         const QRect screen = QGuiApplication::primaryScreen()->geometry();
-        QCOMPARE(screen.size(), QSize(kScreenWidth, kScreenHeight));
+        QCOMPARE(screen.size(), screenOfThisProcess());
     }
     void cleanup() { setLanguage(QStringLiteral("en")); }
 
@@ -82,6 +212,8 @@ private Q_SLOTS:
     void windowFitsSmallScreen();
     void schemePanelNotClipped_data();
     void schemePanelNotClipped();
+    void controlsShowTheirText_data();
+    void controlsShowTheirText();
 };
 
 void TestUiFit::windowFitsSmallScreen_data()
@@ -97,6 +229,8 @@ void TestUiFit::windowFitsSmallScreen()
 {
     QFETCH(QString, language);
     QFETCH(bool, lessons);
+    if (QGuiApplication::primaryScreen()->size() != kLaptop)
+        QSKIP("the small-screen start (Lessons dock collapsed) is checked on the laptop screen");
     QVERIFY(setLanguage(language));
     MainWindow window;
     auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
@@ -174,6 +308,66 @@ void TestUiFit::schemePanelNotClipped()
         QVERIFY2(problem.isEmpty(), qPrintable(QStringLiteral("'%1': %2").arg(label->text().left(60), problem)));
     }
     QVERIFY(checked >= 5); // the headings, the formula, the explanation, the parameters
+    Problems problems;
+    findCutControls(panel, scheme + QLatin1Char('+') + method, problems);
+    QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
+}
+
+void TestUiFit::controlsShowTheirText_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QSize>("screen");
+    QTest::addColumn<bool>("lessons");
+    for (const QString& language : {QStringLiteral("en"), QStringLiteral("zh_CN")})
+        for (const QSize& screen : {kLaptop, kDesktop})
+            for (const bool lessons : {false, true})
+                QTest::addRow("%s %s%s", qPrintable(language), qPrintable(sizeText(screen)),
+                              lessons ? " lessons open" : "")
+                    << language << screen << lessons;
+}
+
+void TestUiFit::controlsShowTheirText()
+{
+    QFETCH(QString, language);
+    QFETCH(QSize, screen);
+    QFETCH(bool, lessons);
+    if (const std::optional<QString> child = runOnOtherScreen(screen)) {
+        QVERIFY2(child->isEmpty(), qPrintable(*child));
+        return;
+    }
+    QVERIFY(setLanguage(language));
+    MainWindow window;
+    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    settle();
+    Problems problems;
+    auto* tabs = qobject_cast<QTabWidget*>(window.centralWidget());
+    QVERIFY(tabs);
+    for (int i = 0; i < tabs->count(); ++i) {
+        tabs->setCurrentIndex(i);
+        settle();
+        findCutControls(&window, tabs->tabText(i), problems);
+        // Pages within the tab (the Train tab's training runs and methods).
+        for (QTabWidget* inner : tabs->widget(i)->findChildren<QTabWidget*>()) {
+            for (int j = 0; j < inner->count(); ++j) {
+                inner->setCurrentIndex(j);
+                settle();
+                findCutControls(&window, tabs->tabText(i) + QStringLiteral(" > ") + inner->tabText(j), problems);
+            }
+            inner->setCurrentIndex(0);
+        }
+    }
+    // The panel's fullest state: a rotary scheme with a length-extension method and its parameters.
+    window.panel()->setScheme(QStringLiteral("rope"));
+    window.panel()->setScaling(QStringLiteral("yarn"));
+    settle();
+    findCutControls(window.panel(), QStringLiteral("rope+yarn"), problems);
+    for (const QLabel* label : window.panel()->findChildren<QLabel*>())
+        if (label->isVisible() && !label->text().isEmpty() && !clipping(label).isEmpty())
+            problems[QStringLiteral("the label '%1' %2").arg(label->text().left(60), clipping(label))]
+                << QStringLiteral("rope+yarn");
+    QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
 }
 
 PLAB_QTEST_MAIN(TestUiFit)
