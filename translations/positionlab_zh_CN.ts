@@ -1628,6 +1628,14 @@ allowed: %2</source>
         <source>&lt;i&gt;%1&lt;/i&gt;</source>
         <translation>&lt;i&gt;%1&lt;/i&gt;</translation>
     </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Colour map of the heatmaps; auto: diverging when the data has both signs, else viridis</source>
+        <translation>热图的颜色映射；自动：数据有正有负时用发散色标，否则用 viridis</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::ThumbnailStrip</name>
@@ -1861,6 +1869,12 @@ allowed: %2</source>
     <message>
         <source>A trained rope or xpos model scored zero-shot under length-extension methods: one perplexity curve per method</source>
         <translation>训练好的 rope 或 xpos 模型在长度扩展方法下零样本评分：每种方法一条困惑度曲线</translation>
+    </message>
+    <message>
+        <source>ppl
+@ %1</source>
+        <translation>困惑度
+@ %1</translation>
     </message>
 </context>
 <context>

@@ -1,5 +1,6 @@
 // The Attention on text tab: models (load, save, sessions), the text, the attention heatmap and the entropy plot.
 #include "tabs/attention_view.h"
+#include "tabs/fitting_combo.h"
 
 #include "charts/curve_chart.h"
 #include "settings/session.h"
@@ -98,7 +99,7 @@ QWidget* AttentionView::buildControls()
     sideBox->setLayout(side);
     sideBox->setMaximumWidth(300);
     side->addWidget(new QLabel(tr("<b>Model</b>"), this));
-    m_modelChoice = new QComboBox(this);
+    m_modelChoice = new FittingComboBox(this); // a long file name: its start and end
     m_modelChoice->setToolTip(tr("Models trained in the Train tab appear here; checkpoints load with the button"));
     side->addWidget(m_modelChoice);
     auto* buttons = new QHBoxLayout;

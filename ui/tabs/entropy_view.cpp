@@ -1,5 +1,6 @@
 // The Entropy tab: scheme list, q/k source and options, the plot or the prompt for a model.
 #include "tabs/entropy_view.h"
+#include "tabs/fitting_combo.h"
 
 #include "charts/curve_chart.h"
 #include "settings/session.h"
@@ -81,7 +82,7 @@ QVBoxLayout* EntropyView::buildOptions()
                          "load a checkpoint in Attention on text"),
                       Qt::ToolTipRole);
     form->addWidget(m_qk);
-    m_modelChoice = new QComboBox(this);
+    m_modelChoice = new FittingComboBox(this); // a long file name: its start and end
     m_modelChoice->setVisible(false);
     form->addWidget(m_modelChoice);
     // The model's layer whose q and k are scored (1-based, as in Attention on text); follows the chosen model's

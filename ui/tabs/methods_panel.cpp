@@ -1,5 +1,6 @@
 // The Train tab's methods panel: model choice, method list with editable parameters, worker, chart and exports.
 #include "tabs/methods_panel.h"
+#include "tabs/fitting_combo.h"
 
 #include "charts/curve_chart.h"
 #include "settings/i18n.h"
@@ -17,9 +18,11 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSplitter>
+#include <QScrollBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <utility>
 
 namespace plab::ui {
@@ -54,7 +57,7 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     auto* column = new QVBoxLayout(side);
     column->setContentsMargins(0, 0, 0, 0);
     column->addWidget(new QLabel(tr("<b>Model</b> (rope or xpos)"), side));
-    m_model = new QComboBox(side);
+    m_model = new FittingComboBox(side); // a long file name: its start and end
     m_model->setObjectName(QStringLiteral("methods_model"));
     column->addWidget(m_model);
     column->addWidget(new QLabel(tr("<b>Methods</b> (double-click a value to edit it)"), side));
@@ -81,6 +84,17 @@ MethodsPanel::MethodsPanel(QWidget* parent)
     }
     m_tree->expandAll();
     m_tree->header()->setSectionResizeMode(kNameColumn, QHeaderView::ResizeToContents);
+    // The values take what is left (a stretched last section would keep its default 100 pixels and scroll sideways).
+    m_tree->header()->setStretchLastSection(false);
+    m_tree->header()->setSectionResizeMode(kValueColumn, QHeaderView::Stretch);
+    // The side column is as wide as the tree's two columns need (more in some languages): no sideways scroll bar.
+    m_tree->ensurePolished(); // the style's metrics (check boxes, margins) as they will be drawn
+    int treeWidth = 2 * m_tree->frameWidth() + m_tree->verticalScrollBar()->sizeHint().width();
+    for (const int c : {kNameColumn, kValueColumn})
+        treeWidth += std::max(static_cast<const QAbstractItemView*>(m_tree)->sizeHintForColumn(c),
+                              m_tree->header()->sectionSizeHint(c));
+    m_tree->setMinimumWidth(treeWidth);
+    side->setMaximumWidth(std::max(side->maximumWidth(), treeWidth));
     column->addWidget(m_tree, 1);
     m_evaluate = new QPushButton(tr("Evaluate under methods"), side);
     m_evaluate->setObjectName(QStringLiteral("evaluate_methods"));

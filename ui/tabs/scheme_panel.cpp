@@ -2,6 +2,7 @@
 #include "tabs/scheme_panel.h"
 
 #include "painting/colormap.h"
+#include "tabs/fitting_combo.h"
 #include "base/errors.h"
 #include "settings/i18n.h"
 #include "schemes/rotary_scaling.h"
@@ -19,6 +20,7 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyledItemDelegate>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -56,7 +58,11 @@ public:
             connect(box, &QDoubleSpinBox::valueChanged, this, [this] { valueEdited(); });
         }
         m_box->setObjectName(QStringLiteral("spin_") + QString::fromStdString(info.name));
+        // The box may give way down to 96 pixels (its size hint is as wide as its largest value, base's 1e12), so the
+        // slider keeps a usable length in a narrow dock; narrower still, the form puts the row under its label.
         m_box->setMinimumWidth(96);
+        m_box->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+        m_slider->setMinimumWidth(56);
         m_box->setKeyboardTracking(false);
         layout->addWidget(m_box);
         m_sliderLo = lo;
@@ -161,6 +167,24 @@ private:
 
 namespace {
 
+// Rows that wrap at the list's width: a narrow dock shows every scheme's whole title on two lines instead of a
+// sideways scroll bar (QListView wraps only within a grid, so the width comes from the viewport here).
+class WrappingRowsDelegate : public QStyledItemDelegate {
+public:
+    explicit WrappingRowsDelegate(QAbstractItemView* view) : QStyledItemDelegate(view), m_view(view) {}
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override
+    {
+        QStyleOptionViewItem wrapped = option;
+        wrapped.rect.setWidth(m_view->viewport()->width());
+        wrapped.features |= QStyleOptionViewItem::WrapText;
+        return QStyledItemDelegate::sizeHint(wrapped, index)
+            .boundedTo(QSize(m_view->viewport()->width(), QWIDGETSIZE_MAX));
+    }
+
+private:
+    QAbstractItemView* m_view;
+};
+
 // Length slider: log2 scale from 1 to 4096 in steps of 1/8 octave.
 constexpr int kLengthSteps = 96;
 int lengthFromSlider(int pos)
@@ -188,6 +212,10 @@ SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
         m_schemes->addItem(item);
     }
     m_schemes->setMinimumHeight(120);
+    m_schemes->setWordWrap(true);
+    m_schemes->setItemDelegate(new WrappingRowsDelegate(m_schemes));
+    m_schemes->setResizeMode(QListView::Adjust); // the rows wrap anew when the dock is resized
+    m_schemes->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     layout->addWidget(new QLabel(tr("<b>Scheme</b>"), this));
     layout->addWidget(m_schemes, 2);
 
@@ -284,24 +312,24 @@ QGroupBox* SchemePanel::buildAttentionBox()
     lognRow->addWidget(m_logn);
     lognRow->addWidget(m_context, 1);
     shapeForm->addRow(tr("Context"), lognRow);
-    m_scaling = new QComboBox(shape);
+    // The closed boxes show the method's name alone, or "auto", when the dock is too narrow for the whole entry.
+    auto* scaling = new FittingComboBox(shape);
+    m_scaling = scaling;
     m_scaling->setObjectName(QStringLiteral("scaling"));
     for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        m_scaling->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(m.name), rotaryMethodTitle(m)),
-                           QString::fromStdString(m.name));
+        scaling->addItem(QStringLiteral("%1 — %2").arg(QString::fromStdString(m.name), rotaryMethodTitle(m)),
+                         QString::fromStdString(m.name), QString::fromStdString(m.name));
     m_scaling->setToolTip(tr("Rotary length extension (rope, xpos): scaled frequencies, logit scale or remapped "
                              "positions; L is the context above (16 when none)"));
-    // The combo boxes are as wide as the dock allows, not as their longest entry; the lists open wide enough.
-    m_scaling->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_scaling->setMinimumContentsLength(8);
     shapeForm->addRow(tr("Length extension"), m_scaling);
-    m_colorMap = new QComboBox(shape);
+    auto* colorMap = new FittingComboBox(shape);
+    m_colorMap = colorMap;
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    m_colorMap->addItem(tr("auto (diverging for signed data)"), QStringLiteral("auto"));
+    colorMap->addItem(tr("auto (diverging for signed data)"), tr("auto"), QStringLiteral("auto"));
     for (const QString& name : ColorMap::availableNames())
-        m_colorMap->addItem(name, name);
-    m_colorMap->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_colorMap->setMinimumContentsLength(8);
+        colorMap->addItem(name, name, name);
+    m_colorMap->setToolTip(
+        tr("Colour map of the heatmaps; auto: diverging when the data has both signs, else viridis"));
     shapeForm->addRow(tr("Colour map"), m_colorMap);
     return shape;
 }

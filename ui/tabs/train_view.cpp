@@ -13,6 +13,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QResizeEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -194,8 +195,10 @@ QWidget* TrainView::buildResults()
     m_pplPlot->setEmptyHint(tr("Press Train to train the ticked schemes; each curve appears when its model is "
                                "evaluated."));
     m_table = new QTableWidget(right);
+    m_table->setObjectName(QStringLiteral("train_table"));
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->viewport()->installEventFilter(this);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
     m_methods = new MethodsPanel(m_pages);
@@ -440,10 +443,12 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
     m_table->clear();
     m_table->setRowCount(static_cast<int>(groups.size()));
     m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
-    QStringList headers{tr("scheme")};
-    for (int length : lengths)
-        headers << tr("ppl @ %1").arg(length);
-    m_table->setHorizontalHeaderLabels(headers);
+    m_table->setHorizontalHeaderItem(0, new QTableWidgetItem(tr("scheme")));
+    for (size_t c = 0; c < lengths.size(); ++c) {
+        auto* header = new QTableWidgetItem;
+        header->setData(Qt::UserRole, lengths[c]); // fitTableColumns writes its text
+        m_table->setHorizontalHeaderItem(static_cast<int>(c) + 1, header);
+    }
     for (size_t g = 0; g < groups.size(); ++g) {
         const QString name =
             QString::fromStdString(groups[g].first) +
@@ -470,7 +475,32 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
         item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_table->setItem(row, static_cast<int>(column - lengths.begin()) + 1, item);
     }
-    m_table->resizeColumnsToContents();
+    fitTableColumns();
+}
+
+void TrainView::fitTableColumns()
+{
+    // A narrow table (a small screen, the Lessons dock open, longer headers in Chinese) puts the length under "ppl"
+    // rather than scroll sideways.
+    for (const bool twoLines : {false, true}) {
+        for (int c = 1; c < m_table->columnCount(); ++c) {
+            QTableWidgetItem* header = m_table->horizontalHeaderItem(c);
+            const int length = header->data(Qt::UserRole).toInt();
+            header->setText(twoLines ? tr("ppl\n@ %1").arg(length) : tr("ppl @ %1").arg(length));
+        }
+        m_table->resizeColumnsToContents();
+        if (m_table->horizontalHeader()->length() <= m_table->viewport()->width())
+            return;
+    }
+}
+
+bool TrainView::eventFilter(QObject* watched, QEvent* event)
+{
+    // Only a new width: the header's own change of height resizes the viewport too.
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize &&
+        static_cast<QResizeEvent*>(event)->size().width() != static_cast<QResizeEvent*>(event)->oldSize().width())
+        fitTableColumns();
+    return ViewBase::eventFilter(watched, event);
 }
 
 QString TrainView::pictureTitle() const

@@ -78,6 +78,7 @@ Q_SIGNALS:
 
 protected:
     void refresh() override {}
+    bool eventFilter(QObject* watched, QEvent* event) override; // the table's new width: its columns fit anew
 
 private:
     QWidget* buildControls();   // schemes, the fields, corpus, Train / Cancel, status
@@ -94,6 +95,7 @@ private:
     // The one table builder: rows for `schemes` (then any other scheme of `rows`), columns `lengths`.
     void fillTable(const std::vector<std::string>& schemes, const std::vector<int>& lengths,
                    const std::vector<SweepSummaryRow>& rows);
+    void fitTableColumns(); // one-line headers when the columns fit the table's width, else two-line ones
     QListWidget* m_schemes = nullptr;
     QComboBox* m_preset = nullptr;
     QSpinBox* m_steps = nullptr;

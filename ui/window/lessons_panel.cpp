@@ -1,5 +1,6 @@
 // Lessons panel: lesson choice, the page (Markdown prose with a "Show me" button per state), Back and Next.
 #include "window/lessons_panel.h"
+#include "tabs/fitting_combo.h"
 
 #include "base/errors.h"
 #include "schemes/rotary_scaling.h"
@@ -109,10 +110,9 @@ LessonStateSession lessonStateSession(const LessonState& s)
 LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent)
 {
     auto* layout = new QVBoxLayout(this);
-    m_choice = new QComboBox(this);
-    m_choice->setObjectName(QStringLiteral("lessonChoice"));
     // As wide as the dock, not as the longest lesson title: the dock stays narrow enough for a small screen.
-    m_choice->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_choice = new FittingComboBox(this);
+    m_choice->setObjectName(QStringLiteral("lessonChoice"));
     m_choice->setMinimumContentsLength(12);
     layout->addWidget(m_choice);
     m_problems = new QLabel(this);

@@ -101,6 +101,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
 
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
+    // Every tab in view, whole: no scroll arrows that hide tabs, no shortened labels; the tab bar's width is part of
+    // the window's minimum, so the docks give way instead.
+    m_tabs->setUsesScrollButtons(false);
+    m_tabs->setElideMode(Qt::ElideNone);
     setCentralWidget(m_tabs);
     addView(new BiasView);
     addView(new CompareView);

@@ -205,6 +205,12 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
         return fail(QStringLiteral("train: not done within 30 minutes"));
     if (!grab(QStringLiteral("train"), QStringLiteral("train")))
         return false;
+    // The Train tab's other page as it opens (its model list, its method tree), before any evaluation.
+    train->showMethodsPage(true);
+    waitUntil([] { return true; }, 0);
+    if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("layout-train-methods.png"))))
+        return fail(QStringLiteral("train-methods: cannot write the screenshot"));
+    train->showMethodsPage(false);
     // A model under a long file name: the attention's title must wrap or elide, not run into its subtitle.
     auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
     if (attention->modelCount() == 0)
