@@ -27,6 +27,13 @@ double wrappedHeight(const QString& text, const QFont& font, double width)
         .height();
 }
 
+// Below each plot: the tick labels and the x axis's title.
+double xAxisLabelsHeight(const PictureStyle& style)
+{
+    const QFontMetricsF fm(style.font);
+    return fm.height() * 1.3 + fm.height() * 1.4;
+}
+
 QFont scaled(const QFont& base, double factor, bool bold = false)
 {
     QFont f = base;
@@ -199,7 +206,7 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     const int n = std::max(1, matrixSize());
     const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f;
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
-    const double xAxisH = fm.height() * 1.3 + fm.height() * 1.4;
+    const double xAxisH = xAxisLabelsHeight(style);
     double barLabelW = 0;
     for (const ColorScale& s : m_scales)
         for (double v : niceTicks(s.lo, s.hi, 5))
@@ -213,19 +220,28 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     const double availW = inner.width() - barCount * barW - (k - 1) * gap - k * yAxisW;
     const double panelW = std::max(20.0, availW / k);
 
-    // Headers wrap within the panel width; all panels get the tallest header.
-    double headerH = 0;
-    for (const HeatmapPanel& p : m_figure.panels) {
-        double h = 0;
-        const double w = std::max(40.0, panelW + yAxisW);
-        if (!p.title.isEmpty())
-            h += wrappedHeight(p.title, scaled(style.font, 1.0, true), w);
-        if (!p.subtitle.isEmpty())
-            h += wrappedHeight(p.subtitle, scaled(style.font, 0.85), w);
-        headerH = std::max(headerH, h + 0.4 * f);
+    // Headers wrap within the width they are drawn in, the side's and the y axis's; all panels get the tallest header.
+    // The side depends on the headers' height: a second round measures them at the side the first one found.
+    auto headersHeight = [&](double side) {
+        double tallest = 0;
+        for (const HeatmapPanel& p : m_figure.panels) {
+            double h = 0;
+            const double w = std::max(40.0, side + yAxisW);
+            if (!p.title.isEmpty())
+                h += wrappedHeight(p.title, scaled(style.font, 1.0, true), w);
+            if (!p.subtitle.isEmpty())
+                h += wrappedHeight(p.subtitle, scaled(style.font, 0.85), w);
+            tallest = std::max(tallest, h + 0.4 * f);
+        }
+        return tallest;
+    };
+    double headerH = headersHeight(panelW);
+    double side = std::max(20.0, std::min(panelW, inner.height() - titleH - headerH - xAxisH));
+    if (side < panelW) {
+        headerH = std::max(headerH, headersHeight(side));
+        side = std::max(20.0, std::min(side, inner.height() - titleH - headerH - xAxisH));
     }
     const double availH = inner.height() - titleH - headerH - xAxisH;
-    const double side = std::max(20.0, std::min(panelW, availH));
 
     const double totalW = k * (yAxisW + side) + (k - 1) * gap + barCount * barW;
     double x = inner.left() + std::max(0.0, (inner.width() - totalW) / 2);
@@ -305,7 +321,7 @@ void HeatmapPainter::paintCells(QPainter& painter, const QRectF& plot, int panel
 }
 
 void HeatmapPainter::paintBar(QPainter& painter, const QRectF& bar, const ColorScale& scale, const QString& label,
-                              bool masked, const PictureStyle& style) const
+                              bool masked, double roomAbove, const PictureStyle& style) const
 {
     const double f = style.font.pixelSize();
     const QFontMetricsF fm(style.font);
@@ -352,10 +368,15 @@ void HeatmapPainter::paintBar(QPainter& painter, const QRectF& bar, const ColorS
     // The value label, rotated, right of the tick labels.
     painter.save();
     painter.setPen(style.text);
-    painter.translate(labelRight + 0.4 * f + fm.height() * 0.5, gradient.center().y());
+    // Beside the bar's middle; a label longer than the bar (small multiples) ends at the bar's bottom and runs up into
+    // the empty band above it.
+    const double span = std::min(fm.horizontalAdvance(label) + 2, gradient.height() + std::max(0.0, roomAbove));
+    const double centre = span <= gradient.height() ? gradient.center().y() : gradient.bottom() - span / 2;
+    painter.translate(labelRight + 0.4 * f + fm.height() * 0.5, centre);
     painter.rotate(90);
-    painter.drawText(QRectF(-gradient.height() / 2, -fm.height() / 2, gradient.height(), fm.height() * 1.2),
-                     Qt::AlignCenter, fm.elidedText(label, Qt::ElideRight, gradient.height()));
+    painter.drawText(QRectF(-std::max(span, gradient.height()) / 2, -fm.height() / 2, std::max(span, gradient.height()),
+                            fm.height() * 1.2),
+                     Qt::AlignCenter, fm.elidedText(label, Qt::ElideRight, span));
     painter.restore();
 }
 
@@ -452,10 +473,16 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
                      Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
     painter.save();
     const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
-    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, plot.center().y());
+    // Beside the plot's middle; a label longer than the side (small multiples) starts at the plot's top and runs down
+    // into the empty corner left of the x axis's labels.
+    const double span =
+        std::min(fm.horizontalAdvance(m_figure.yLabel) + 2, plot.height() + xAxisLabelsHeight(style) - 0.2 * f);
+    const double centre = span <= plot.height() ? plot.center().y() : plot.top() + span / 2;
+    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, centre);
     painter.rotate(-90);
-    painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
-                     m_figure.yLabel);
+    painter.drawText(
+        QRectF(-std::max(span, plot.height()) / 2, -fm.height() / 2, std::max(span, plot.height()), fm.height() * 1.2),
+        Qt::AlignCenter, fm.elidedText(m_figure.yLabel, Qt::ElideRight, span));
     painter.restore();
 }
 
@@ -502,10 +529,11 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
 
 void HeatmapPainter::paintBars(QPainter& painter, const Layout& l, const PictureStyle& style) const
 {
+    const double headerHeight = l.headers.empty() ? 0 : l.headers.front().height();
     for (size_t j = 0; j < l.bars.size(); ++j) {
         const int i = l.barPanels[j];
         if (!sharesScale(i)) {
-            paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[i].valueLabel, m_masked[i], style);
+            paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[i].valueLabel, m_masked[i], headerHeight, style);
             continue;
         }
         // The shared bar: labelled as the group's first panel, with the masked swatch if any of the group masks.
@@ -516,7 +544,7 @@ void HeatmapPainter::paintBars(QPainter& painter, const Layout& l, const Picture
                 first = first < 0 ? p : first;
                 masked = masked || m_masked[p];
             }
-        paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[first].valueLabel, masked, style);
+        paintBar(painter, l.bars[j], m_scales[i], m_figure.panels[first].valueLabel, masked, headerHeight, style);
     }
 }
 

@@ -81,8 +81,9 @@ private:
     void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
     void paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
     void paintBars(QPainter& painter, const Layout& layout, const PictureStyle& style) const; // one per scale group
+    // roomAbove: the empty band above the bar (the headers' height), where a long value label may run on.
     void paintBar(QPainter& painter, const QRectF& bar, const ColorScale& scale, const QString& label, bool masked,
-                  const PictureStyle& style) const;
+                  double roomAbove, const PictureStyle& style) const;
     void paintCells(QPainter& painter, const QRectF& plot, int panel, const QRectF& window,
                     const PictureStyle& style) const;
 
