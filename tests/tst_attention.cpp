@@ -12,6 +12,7 @@
 #include "base/random.h"
 #include "test_main.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -147,6 +148,9 @@ Reference referenceAttention(const SchemeSpec& spec, const AttentionDims& dims, 
         double p = r;
         if (scaling.window > 0 && r >= scaling.window)
             p = std::isfinite(scaling.leak) ? scaling.window + (r - scaling.window) / scaling.leak : scaling.window;
+        if (scaling.group > 0 && r >= scaling.window) // Self-Extend (issue 20): grouped positions past the window
+            p = std::floor(double(m) / scaling.group) - std::floor(double(n) / scaling.group) + scaling.window -
+                std::floor(double(scaling.window) / scaling.group);
         double dot = 0;
         for (int i = 0; i < D / 2; ++i) {
             const double angle = p * scaling.thetaScaled[i];
@@ -294,6 +298,10 @@ private Q_SLOTS:
     void cliBenchJson_data();
     void cliBenchJson();
     void cliBenchPeak();
+    void selfExtendMatchesNumpy_data();
+    void selfExtendMatchesNumpy();
+    void rotaryLayoutMatchesReference_data();
+    void rotaryLayoutMatchesReference();
     void rotaryDimRule_data();
     void rotaryDimRule();
     void cliRotaryDimOneRule_data();
@@ -382,6 +390,15 @@ void TestAttention::forwardMatchesReference_data()
         << "xpos" << false << QStringList{"scaling=leaky-rerope", "window=5"} << 1 << 4 << 200 << 16 << 24;
     QTest::newRow("rope+rerope+logn") << "rope" << false << QStringList{"scaling=rerope", "window=10"} << 1 << 2 << 150
                                       << 16 << 20;
+    // Self-Extend (issue 20): its grouped far pass across block edges, G larger than w, both kernel paths, xpos.
+    QTest::newRow("rope+self-extend/G=3/W=7")
+        << "rope" << false << QStringList{"scaling=self-extend", "window=7", "group=3"} << 1 << 2 << 300 << 22 << 32;
+    QTest::newRow("rope+self-extend/4 heads")
+        << "rope" << false << QStringList{"scaling=self-extend", "window=70", "group=8"} << 2 << 2 << 333 << 64 << 100;
+    QTest::newRow("rope+self-extend/G>W")
+        << "rope" << false << QStringList{"scaling=self-extend", "window=5", "group=9"} << 1 << 3 << 211 << 18 << 30;
+    QTest::newRow("xpos+self-extend/4 heads")
+        << "xpos" << false << QStringList{"scaling=self-extend", "window=6", "group=2"} << 1 << 4 << 200 << 16 << 24;
     QTest::newRow("local+sinks") << "local" << false << QStringList{"window=50", "sinks=4"} << 1 << 2 << 300 << 16 << 0;
     QTest::newRow("local+sinks/4 heads/slides")
         << "local" << false << QStringList{"window=40", "sinks=70"} << 1 << 4 << 1100 << 32 << 0;
@@ -585,6 +602,10 @@ static void addBackwardRows(bool manyLengths)
                                        << 22 << 32;
     QTest::newRow("rope+leaky-rerope/B*H=4")
         << "rope" << false << QStringList{"scaling=leaky-rerope", "window=70", "leak=3"} << 2 << 2 << 150 << 16 << 100;
+    QTest::newRow("rope+self-extend/N=200")
+        << "rope" << false << QStringList{"scaling=self-extend", "window=9", "group=4"} << 1 << 2 << 200 << 22 << 32;
+    QTest::newRow("rope+self-extend/B*H=4")
+        << "rope" << false << QStringList{"scaling=self-extend", "window=70", "group=5"} << 2 << 2 << 150 << 16 << 100;
     QTest::newRow("local+sinks/N=200") << "local" << false << QStringList{"window=30", "sinks=3"} << 1 << 2 << 200 << 16
                                        << 0;
     QTest::newRow("bca+sinks/B*H=4") << "bca" << false << QStringList{"window=20", "sinks=7"} << 1 << 4 << 130 << 8
@@ -715,6 +736,139 @@ void TestAttention::referenceBackwardMatchesFiniteDifferences()
     }
 }
 
+// Self-Extend against tests/reference/make_self_extend_reference.py (NumPy, P(m, n) written out per pair, gradients
+// by finite differences): the kernel's forward and backward and the plain twin, on shapes nothing was tuned on,
+// including Hugging Face's rotate_half pairing with partial rotary.
+void TestAttention::selfExtendMatchesNumpy_data()
+{
+    QTest::addColumn<int>("index");
+    QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/self_extend_reference.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).object().value("cases").toArray();
+    QVERIFY(cases.size() >= 3);
+    for (int i = 0; i < cases.size(); ++i)
+        QTest::newRow(qPrintable(cases[i].toObject().value("name").toString())) << i;
+}
+
+void TestAttention::selfExtendMatchesNumpy()
+{
+    QFETCH(int, index);
+    QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/self_extend_reference.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object().value("cases").toArray()[index].toObject();
+    auto floats = [&](const char* name) {
+        std::vector<float> x;
+        for (const QJsonValue& t : c.value(name).toArray())
+            x.push_back(float(t.toDouble()));
+        return x;
+    };
+    auto doubles = [&](const char* name) {
+        std::vector<double> x;
+        for (const QJsonValue& t : c.value(name).toArray())
+            x.push_back(t.toDouble());
+        return x;
+    };
+    const int H = c["heads"].toInt(), N = c["length"].toInt(), D = c["dim"].toInt(), r = c["rotary_dims"].toInt();
+    const SchemeSpec spec = makeSchemeSpec(
+        "rope", H, false,
+        {"dim=" + std::to_string(r), "base=" + QString::number(c["base"].toDouble(), 'g', 17).toStdString(),
+         "window=" + std::to_string(c["window"].toInt()), "group=" + std::to_string(c["group"].toInt())},
+        N, false, "self-extend");
+    const PositionBias bias(spec, N);
+    AttentionDims dims{1, H, N, D};
+    dims.rotaryDims = r == D ? 0 : r;
+    dims.pairing = c["pairing"].toString() == "rotate_half" ? RotaryPairing::RotateHalf : RotaryPairing::Interleaved;
+    const std::vector<float> q = floats("q"), k = floats("k"), v = floats("v"), dOut = floats("dOut");
+    QCOMPARE(q.size(), dims.elements());
+    const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
+    const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
+    const AttentionReferenceGradients twinGrads =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    auto worst = [](const auto& ours, const std::vector<double>& ref) {
+        double w = ours.size() == ref.size() ? 0.0 : kInf;
+        for (size_t i = 0; i < std::min(ours.size(), ref.size()); ++i)
+            w = std::max(w, std::abs(double(ours[i]) - ref[i]) / (1 + std::abs(ref[i])));
+        return w;
+    };
+    const std::vector<double> out = doubles("out"), lse = doubles("lse");
+    const std::vector<double> dq = doubles("dq"), dk = doubles("dk"), dv = doubles("dv");
+    for (const auto& [name, error, tolerance] :
+         {std::tuple{"kernel out", worst(fwd.out, out), 2e-5},
+          std::tuple{"kernel lse", worst(fwd.logSumExp, lse), 2e-6}, std::tuple{"kernel dq", worst(g.dq, dq), 5e-5},
+          std::tuple{"kernel dk", worst(g.dk, dk), 5e-5}, std::tuple{"kernel dv", worst(g.dv, dv), 5e-5},
+          std::tuple{"twin out", worst(twin.out, out), 1e-6}, std::tuple{"twin lse", worst(twin.logSumExp, lse), 1e-6},
+          std::tuple{"twin dq", worst(twinGrads.dq, dq), 1e-6}, std::tuple{"twin dk", worst(twinGrads.dk, dk), 1e-6},
+          std::tuple{"twin dv", worst(twinGrads.dv, dv), 1e-6}})
+        QVERIFY2(error < tolerance, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+}
+
+// Hugging Face's layouts in the kernel (rotate_half pairing, partial rotary) against the plain twin, which turns the
+// dims in place in the input's order instead of packing them interleaved: forward, probabilities and backward, under
+// plain rope, a frequency method and both remapping passes.
+void TestAttention::rotaryLayoutMatchesReference_data()
+{
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<bool>("rotateHalf");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("rotaryDims"); // 0: all
+    QTest::newRow("rotate_half/full") << QStringList{} << true << 2 << 130 << 16 << 0;
+    QTest::newRow("rotate_half/partial 6 of 20") << QStringList{} << true << 3 << 97 << 20 << 6;
+    QTest::newRow("interleaved/partial 8 of 12/4 heads") << QStringList{} << false << 4 << 150 << 12 << 8;
+    QTest::newRow("rotate_half/yarn/partial")
+        << QStringList{"scaling=yarn", "factor=3"} << true << 2 << 120 << 24 << 16;
+    QTest::newRow("rotate_half/rerope/partial")
+        << QStringList{"scaling=rerope", "window=9"} << true << 2 << 140 << 16 << 8;
+    QTest::newRow("rotate_half/self-extend/4 heads")
+        << QStringList{"scaling=self-extend", "window=11", "group=4"} << true << 4 << 170 << 32 << 0;
+    QTest::newRow("rotate_half/self-extend/partial")
+        << QStringList{"scaling=self-extend", "window=6", "group=3"} << true << 1 << 90 << 12 << 4;
+}
+
+void TestAttention::rotaryLayoutMatchesReference()
+{
+    QFETCH(QStringList, sets);
+    QFETCH(bool, rotateHalf);
+    QFETCH(int, heads);
+    QFETCH(int, length);
+    QFETCH(int, headDim);
+    QFETCH(int, rotaryDims);
+    const int turned = rotaryDims > 0 ? rotaryDims : headDim;
+    const SchemeSpec spec = makeSpec("rope", heads, false, sets + QStringList{QString("dim=%1").arg(turned)}, 32);
+    const PositionBias bias(spec, length);
+    AttentionDims dims{1, heads, length, headDim};
+    dims.rotaryDims = rotaryDims;
+    dims.pairing = rotateHalf ? RotaryPairing::RotateHalf : RotaryPairing::Interleaved;
+    const std::vector<float> q = randomTensor(dims.elements(), 31), k = randomTensor(dims.elements(), 32),
+                             v = randomTensor(dims.elements(), 33), dOut = randomTensor(dims.elements(), 34);
+    AttentionOptions all;
+    all.wantProbabilities = true;
+    const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data(), all);
+    const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
+    const AttentionReferenceForward ref = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
+    const AttentionReferenceGradients refGrads =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    auto worst = [](const auto& ours, const std::vector<double>& twin) {
+        double w = ours.size() == twin.size() ? 0.0 : kInf;
+        for (size_t i = 0; i < std::min(ours.size(), twin.size()); ++i)
+            w = std::max(w, std::abs(double(ours[i]) - twin[i]) / (1 + std::abs(twin[i])));
+        return w;
+    };
+    for (const auto& [name, error] :
+         {std::pair{"out", worst(fwd.out, ref.out)},
+          std::pair{"probabilities", worst(fwd.probabilities, ref.probabilities)},
+          std::pair{"dq", worst(g.dq, refGrads.dq)}, std::pair{"dk", worst(g.dk, refGrads.dk)},
+          std::pair{"dv", worst(g.dv, refGrads.dv)}})
+        QVERIFY2(error < 5e-5, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+    // The layout matters: the same inputs under the other pairing give other scores.
+    AttentionDims other = dims;
+    other.pairing = rotateHalf ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
+    const AttentionForward swapped = attentionForward(bias, other, q.data(), k.data(), v.data(), all);
+    QVERIFY(worst(swapped.probabilities, ref.probabilities) > 1e-3);
+}
+
 void TestAttention::identicalForOneAndTwoThreads_data()
 {
     QTest::addColumn<QString>("scheme");
@@ -732,6 +886,8 @@ void TestAttention::identicalForOneAndTwoThreads_data()
     QTest::newRow("rope+leaky-rerope") << "rope" << QStringList{"scaling=leaky-rerope", "window=10"} << 1 << 2 << 700
                                        << 64;
     QTest::newRow("local+sinks/4 heads") << "local" << QStringList{"window=200", "sinks=4"} << 1 << 4 << 1500 << 64;
+    QTest::newRow("rope+self-extend") << "rope" << QStringList{"scaling=self-extend", "window=12", "group=5"} << 1 << 2
+                                      << 700 << 64;
 }
 
 void TestAttention::identicalForOneAndTwoThreads()

@@ -426,6 +426,18 @@ void TestBadInput::cli_data()
     row("rerope window past the context",
         {"entropy", "rope", "--scaling", "leaky-rerope", "--context", "32", "--set", "window=100"}, 2,
         "scaling leaky-rerope: window = 100 must be below the training context L = 32");
+    // Self-Extend (issue 20 §4): a window at or past the context, a group below 1.
+    row("self-extend window at the context",
+        {"bias", "rope", "--scaling", "self-extend", "--context", "64", "--set", "window=64"}, 2,
+        "scaling self-extend: window = 64 must be below the training context L = 64; allowed: integers in [1, 63]");
+    row("self-extend window past the context",
+        {"entropy", "rope", "--scaling", "self-extend", "--context", "32", "--set", "window=40"}, 2,
+        "scaling self-extend: window = 40 must be below the training context L = 32");
+    row("self-extend group 0", {"bias", "rope", "--scaling", "self-extend", "--context", "64", "--set", "group=0"}, 2,
+        "scaling self-extend: group = 0 is out of range; allowed: integers in [1, 1000000]");
+    row("self-extend group not whole",
+        {"bench", "attention", "--scheme", "rope", "--scaling", "self-extend", "--context", "64", "--set", "group=2.5"},
+        2, "scaling self-extend: group = 2.5 is out of range; allowed: integers in [1, 1000000]");
     row("original-context negative", {"frequencies", "--scaling", "yarn", "--set", "original-context=-5"}, 2,
         "scaling yarn: original-context = -5 is out of range; allowed: integers in [0, 1000000]");
     row("original-context not whole", {"frequencies", "--scaling", "llama3", "--set", "original-context=64.5"}, 2,
@@ -789,7 +801,7 @@ void TestBadInput::cli_data()
     row("bench repeat 0", {"bench", "attention", "--repeat", "0"}, 2, "repeat = 0 is out of range");
     row("bench window without window", {"bench", "attention", "--scheme", "alibi", "--window", "8"}, 2,
         "--window: alibi has no window; allowed with the schemes local, bca and the rotary methods rerope, "
-        "leaky-rerope (--scaling METHOD or SCHEME rope+METHOD)");
+        "leaky-rerope, self-extend (--scaling METHOD or SCHEME rope+METHOD)");
     row("bench window of rope under a method without one",
         {"bench", "attention", "rope+yarn", "--context", "64", "--window", "8"}, 2,
         "--window: rope+yarn has no window; allowed with the schemes local, bca and the rotary methods rerope");
@@ -1323,7 +1335,7 @@ void TestBadInput::cli_data()
     row("(e) bias --context nothing reads", {"bias", "alibi", "--context", "8"}, 2,
         "bias: --context 8 is not read by alibi and would be ignored; allowed with --logn (its threshold), the schemes "
         "local, bca (their window's default, unless the window is set) or the rotary methods dynamic-ntk, yarn, "
-        "llama3, rerope, leaky-rerope (their L)");
+        "llama3, rerope, leaky-rerope, self-extend (their L)");
     row("(e) bias local --set window --context",
         {"bias", "local", "--set", "window=4", "--length", "8", "--context", "32"}, 2,
         "bias: --context 32 is not read by local and would be ignored");

@@ -77,6 +77,14 @@ void TestHf::logitsMatchReference_data()
         QTest::addRow("%s yarn zero-shot", f) << f << "yarn"
                                               << "yarn";
     }
+    // The position-remapping methods through the kernel's rotation (issue 20): rotate_half over every dim with GQA,
+    // and partial rotary.
+    for (const char* f : {"qwen2", "gpt_neox"}) {
+        QTest::addRow("%s rerope zero-shot", f) << f << "rerope"
+                                                << "rerope";
+        QTest::addRow("%s self-extend zero-shot", f) << f << "self_extend"
+                                                     << "self-extend";
+    }
     QTest::addRow("gpt2 learned") << "gpt2"
                                   << "config"
                                   << "";
@@ -95,8 +103,13 @@ void TestHf::logitsMatchReference()
     const HfModel model(dir);
     // Zero-shot pi and yarn use factor 4; yarn's L is the model's context, as the reference's
     // original_max_position_embeddings = max_position_embeddings.
+    // ReRoPE and Self-Extend: make_hf_tiny.py's REMAPS.
     std::vector<std::string> settings;
-    if (!scaling.isEmpty())
+    if (scaling == "rerope")
+        settings = {"window=6"};
+    else if (scaling == "self-extend")
+        settings = {"window=5", "group=3"};
+    else if (!scaling.isEmpty())
         settings = {"factor=4"};
     if (scaling == "yarn")
         settings.push_back("original-context=0");
@@ -314,6 +327,13 @@ void TestHf::cliBadInputExitsTwo_data()
     QTest::addRow("setting the method lacks")
         << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.npy", "--scaling", "pi", "--set", "beta-fast=2"}
         << "--set beta-fast=2";
+    QTest::addRow("self-extend group 0") << QStringList{"logits",     qwen2,       "--ids",       "1",     "-o",
+                                                        "/tmp/x.npy", "--scaling", "self-extend", "--set", "group=0"}
+                                         << "group = 0 is out of range";
+    QTest::addRow("self-extend window at the context")
+        << QStringList{"logits",     qwen2,       "--ids",       "1",     "-o",
+                       "/tmp/x.npy", "--scaling", "self-extend", "--set", "window=16"}
+        << "window = 16 must be below";
     QTest::addRow("output not npy") << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.csv"} << ".npy";
 }
 

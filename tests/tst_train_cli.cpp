@@ -339,6 +339,9 @@ void TestTrainCli::compareEqualsEval_data()
     QTest::newRow("rerope window") << "rerope:window=5" << QStringList{"--scaling", "rerope", "--set", "window=5"};
     QTest::newRow("leaky-rerope default window")
         << "leaky-rerope" << QStringList{"--scaling", "leaky-rerope", "--set", "window=8"};
+    QTest::newRow("self-extend window and group")
+        << "self-extend:window=5:group=3"
+        << QStringList{"--scaling", "self-extend", "--set", "window=5", "--set", "group=3"};
 }
 
 void TestTrainCli::compareEqualsEval()

@@ -636,6 +636,14 @@
         <translation>Leaky ReRoPE</translation>
     </message>
     <message>
+        <source>Self-Extend</source>
+        <translation>Self-Extend（自扩展）</translation>
+    </message>
+    <message>
+        <source>G: positions past the window are grouped G at a time</source>
+        <translation>G：窗口之外的位置每 G 个合为一组</translation>
+    </message>
+    <message>
         <source>L: the context the model was first trained at (0: its training context)</source>
         <translation>L：模型最初训练时的上下文长度（0 表示其训练上下文）</translation>
     </message>

@@ -595,8 +595,8 @@ OptionDef contextOption(const std::string& when)
 OptionDef scalingOption()
 {
     return {"scaling", OptionKind::Value,
-            "rope/xpos length extension: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, leaky-rerope (default none; "
-            "its parameters by --set, see `frequencies`)",
+            "rope/xpos length extension: none, pi, ntk, dynamic-ntk, yarn, llama3, rerope, leaky-rerope, self-extend "
+            "(default none; its parameters by --set, see `frequencies`)",
             "METHOD"};
 }
 

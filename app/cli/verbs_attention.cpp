@@ -184,7 +184,7 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
     b.peak = args.has("peak");
     std::vector<std::string> sets = args.all("set");
     if (args.has("window")) {
-        // The window of the scheme (local, bca) or of its method (rerope, leaky-rerope): both are set as window=W.
+        // The window of the scheme (local, bca) or of its method (rerope, leaky-rerope, self-extend): set as window=W.
         auto hasWindow = [](const RotaryMethodInfo& m) {
             return std::any_of(m.params.begin(), m.params.end(), [](const ParamInfo& p) { return p.name == "window"; });
         };
@@ -573,7 +573,8 @@ void registerAttentionVerbs()
         {"length", OptionKind::Value, "attention, model: sequence length N (default 2048)", "N"},
         {"heads", OptionKind::Value, "attention: heads H (default 8)", "H"},
         {"dim", OptionKind::Value, "attention: head dimension D (default 64)", "D"},
-        {"window", OptionKind::Value, "attention: window W of local/bca or of the rerope/leaky-rerope method", "W"},
+        {"window", OptionKind::Value,
+         "attention: window W of local/bca or of the rerope/leaky-rerope/self-extend method", "W"},
         {"bidirectional", OptionKind::Flag, "attention: no causal mask"},
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
         contextOption("attention"),

@@ -209,7 +209,9 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
             j["logit_scale"] = scaling.logitScale;
             if (scaling.remapsPositions()) {
                 j["window"] = scaling.window;
-                if (std::isfinite(scaling.leak))
+                if (scaling.group > 0)
+                    j["group"] = scaling.group; // self-extend
+                else if (std::isfinite(scaling.leak))
                     j["leak"] = scaling.leak;
             }
             out << j.dump(2) << '\n';

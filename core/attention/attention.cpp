@@ -29,7 +29,7 @@ namespace {
 void forwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
                  const float* v, AttentionForward& result, const AttentionOptions& options)
 {
-    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), pass);
     const size_t rows = static_cast<size_t>(dims.batch) * dims.heads * dims.length;
     // Every element of out, logSumExp and rowEntropy is written by exactly one query block, so these need no fill;
     // probabilities are written only over visited tiles, so masked cells must be zeroed first.
@@ -157,7 +157,7 @@ namespace {
 void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
                   const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
 {
-    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length), pass);
+    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), pass);
     // Every element of dq, dk and dv is written once: dk, dv by the key block owning the row, dq by the head's
     // (or the query block's) final write. The bias gradients are assigned for their schemes and empty otherwise.
     grads.dq.resize(dims.elements());

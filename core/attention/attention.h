@@ -7,11 +7,16 @@
 
 namespace plab {
 
+// How a rotary scheme pairs a head's dims: the lab's own models turn (2i, 2i + 1); Hugging Face's rotate_half turns
+// dim i with i + r/2 (r the rotated dims).
+enum class RotaryPairing { Interleaved, RotateHalf };
+
 // Layout of every tensor: contiguous row-major. q, k, v, out, dq, dk, dv: (B, H, N, D).
 // Scores: s(m, n) = (q_m . k_n / sqrt(D) + b_h(m, n)) * rowScale(m), masked keys excluded.
 // Rotary schemes (rope, xpos) are applied inside, with their length-extension method (scaled frequencies, logit
 // scale, ReRoPE's remapped positions as a second pass over the keys past the window): callers pass q and k *before*
-// rotation and get gradients with respect to those unrotated inputs. Attention sinks of local/bca are a second pass
+// rotation and get gradients with respect to those unrotated inputs (AttentionDims: which dims turn, how they pair;
+// Self-Extend's grouped positions are a second pass like ReRoPE's). Attention sinks of local/bca are a second pass
 // too; passes are merged by their log-sum-exp, never through an N x N matrix.
 struct AttentionDims {
     int batch = 1;
@@ -21,8 +26,14 @@ struct AttentionDims {
     // Grouped-query attention (forward only): k and v hold (B, kvHeads, N, D) and query head h reads key/value head
     // h / (heads / kvHeads), in place, never copied per query head. 0: kvHeads = heads (k and v like q).
     int kvHeads = 0;
+    // Rotary schemes: the pairing, and how many leading dims of a head turn (partial rotary, as Hugging Face's
+    // rotary_pct and partial_rotary_factor); the rest pass unchanged. 0: all headDim dims. The scheme's frequencies
+    // and method are those of a head of rotaryDims dims.
+    RotaryPairing pairing = RotaryPairing::Interleaved;
+    int rotaryDims = 0;
     size_t elements() const { return static_cast<size_t>(batch) * heads * length * headDim; }
     int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+    int rotatedDims() const { return rotaryDims > 0 ? rotaryDims : headDim; }
     // Index of the (batch, key/value head) slice that query slice bh = b * heads + h reads.
     int keyValueSlice(int bh) const
     {

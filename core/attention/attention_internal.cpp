@@ -38,7 +38,11 @@ void validateAttention(const PositionBias& bias, const AttentionDims& dims)
     if (dims.heads != bias.heads())
         throw InputError("heads = " + std::to_string(dims.heads) + " does not match the scheme's " +
                          std::to_string(bias.heads()) + " heads");
-    if (isRotary(bias.spec()) && dims.headDim % 2)
+    range("rotary-dims", dims.rotaryDims, 0, dims.headDim);
+    if (isRotary(bias.spec()) && dims.rotaryDims % 2)
+        throw InputError("rotary-dims = " + std::to_string(dims.rotaryDims) + " must be even for the rotary scheme " +
+                         bias.spec().name());
+    if (isRotary(bias.spec()) && dims.headDim % 2 && dims.rotaryDims == 0)
         throw InputError("head-dim = " + std::to_string(dims.headDim) + " must be even for the rotary scheme " +
                          bias.spec().name());
 }

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace plab {
 
@@ -26,31 +27,62 @@ Matrix headOf(const float* x, const AttentionDims& dims, int bh)
 
 // Where a head's rows are rotated: row m at slope * m + offset (plain: at m). ReRoPE's keys past the window use a
 // second placement, q at w + (m - w)/k and k at n/k (rerope: q at w, k at 0), so P(m, n) = w + (m - n - w)/k.
+// Self-Extend's far placement is grouped: row m at `grouped`'s position of it.
 struct Placement {
     double slope = 1, offset = 0;
+    const RotaryScaling* grouped = nullptr;
+    bool query = false; // with `grouped`: the query's position, else the key's
+
+    double at(int m) const
+    {
+        if (grouped)
+            return query ? grouped->groupedQueryPosition(m) : grouped->groupedKeyPosition(m);
+        return slope * m + offset;
+    }
 };
 
+// Pair i of a head: the dims it turns, (2i, 2i + 1) or, under rotate_half, (i, i + pairs).
+std::pair<int, int> pairDims(const AttentionDims& dims, int i, int pairs)
+{
+    return dims.pairing == RotaryPairing::RotateHalf ? std::pair{i, i + pairs} : std::pair{2 * i, 2 * i + 1};
+}
+
 // Row m of x (N, D) turned by its position's rotation R_m (transpose: by R_m^T, which carries gradients back).
-Matrix rotated(const detail::RotaryFrequencies& rotary, const Matrix& x, bool isKey, bool transpose = false,
-               Placement at = {})
+// The dims past the rotated ones (partial rotary) pass unchanged.
+Matrix rotated(const detail::RotaryFrequencies& rotary, const AttentionDims& dims, const Matrix& x, bool isKey,
+               bool transpose = false, const Placement& at = {})
 {
     Matrix out = x;
     const double sign = transpose ? -1.0 : 1.0;
     for (int m = 0; m < x.rows(); ++m)
         for (int i = 0; i < rotary.pairs(); ++i) {
             double c, s;
-            rotary.rotation(at.slope * m + at.offset, i, isKey, c, s);
-            out(m, 2 * i) = c * x(m, 2 * i) - sign * s * x(m, 2 * i + 1);
-            out(m, 2 * i + 1) = sign * s * x(m, 2 * i) + c * x(m, 2 * i + 1);
+            rotary.rotation(at.at(m), i, isKey, c, s);
+            const auto [a, b] = pairDims(dims, i, rotary.pairs());
+            out(m, a) = c * x(m, a) - sign * s * x(m, b);
+            out(m, b) = sign * s * x(m, a) + c * x(m, b);
         }
     return out;
 }
 
-// ReRoPE and leaky ReRoPE: the window w and the far placements of q and k; inactive for other schemes.
+// ReRoPE, leaky ReRoPE and Self-Extend: the window w and the far placements of q and k; inactive for other schemes.
 struct Remap {
     bool active = false;
     int window = 0;
-    Placement query, key;
+    RotaryScaling scaling;
+    Placement query, key; // the slope rules of ReRoPE and leaky ReRoPE
+
+    // The far placements; Self-Extend's point into this remap's scaling.
+    Placement farQuery() const { return grouped(query, true); }
+    Placement farKey() const { return grouped(key, false); }
+    Placement grouped(Placement p, bool isQuery) const
+    {
+        if (scaling.group > 0) {
+            p.grouped = &scaling;
+            p.query = isQuery;
+        }
+        return p;
+    }
     bool far(int m, int n) const { return active && m - n >= window; }
 };
 
@@ -66,6 +98,7 @@ Remap remapOf(const PositionBias& bias, int length)
     const bool leaky = std::isfinite(scaling.leak);
     r.query = {leaky ? 1.0 / scaling.leak : 0.0, leaky ? r.window - r.window / scaling.leak : double(r.window)};
     r.key = {leaky ? 1.0 / scaling.leak : 0.0, 0.0};
+    r.scaling = scaling;
     return r;
 }
 
@@ -79,19 +112,19 @@ struct HeadForward {
 HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                         const float* v, int bh, double* logSumExp, double* rowEntropy)
 {
-    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
     const int N = dims.length, h = bh % dims.heads;
     HeadForward f;
-    f.Q = rotated(rotary, headOf(q, dims, bh), false);
-    f.K = rotated(rotary, headOf(k, dims, bh), true);
+    f.Q = rotated(rotary, dims, headOf(q, dims, bh), false);
+    f.K = rotated(rotary, dims, headOf(k, dims, bh), true);
     f.V = headOf(v, dims, bh);
     // Pass 1, scores: (Q K^T / sqrt(D) + bias) * rowScale, masked cells -inf; past ReRoPE's window with the far
     // placements instead.
     Matrix S = f.Q * f.K.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
     const Remap remap = remapOf(bias, N);
     if (remap.active) {
-        f.Qfar = rotated(rotary, headOf(q, dims, bh), false, false, remap.query);
-        f.Kfar = rotated(rotary, headOf(k, dims, bh), true, false, remap.key);
+        f.Qfar = rotated(rotary, dims, headOf(q, dims, bh), false, false, remap.farQuery());
+        f.Kfar = rotated(rotary, dims, headOf(k, dims, bh), true, false, remap.farKey());
         const Matrix far = f.Qfar * f.Kfar.transpose() / std::sqrt(static_cast<double>(dims.headDim)); // (N, N)
         for (int m = 0; m < N; ++m)
             for (int n = 0; n < N; ++n)
@@ -155,7 +188,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
 {
     detail::validateAttention(bias, dims);
     const int N = dims.length, heads = dims.batch * dims.heads;
-    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.headDim, dims.length);
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
     const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
     AttentionReferenceGradients g;
     g.dq.resize(dims.elements());
@@ -181,8 +214,8 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         store(f.P.transpose() * dO, g.dv, offset); // (N, D)
         const Remap remap = remapOf(bias, N);
         if (!remap.active) {
-            store(rotated(rotary, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
-            store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+            store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
+            store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
             continue;
         }
         // ReRoPE: the far cells' gradient flows through the far placements.
@@ -193,11 +226,11 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                     dSfar(m, n) = dS(m, n);
                     dS(m, n) = 0;
                 }
-        store(rotated(rotary, dS * f.K * invSqrtD, false, true) +
-                  rotated(rotary, dSfar * f.Kfar * invSqrtD, false, true, remap.query),
+        store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true) +
+                  rotated(rotary, dims, dSfar * f.Kfar * invSqrtD, false, true, remap.farQuery()),
               g.dq, offset);
-        store(rotated(rotary, dS.transpose() * f.Q * invSqrtD, true, true) +
-                  rotated(rotary, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.key),
+        store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true) +
+                  rotated(rotary, dims, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.farKey()),
               g.dk, offset);
     }
     std::vector<double> distanceGrad(dims.heads * stride, 0.0); // (H, 2N - 1), summed over the batch in order

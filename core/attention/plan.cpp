@@ -6,6 +6,21 @@
 
 namespace plab::kernel {
 
+namespace {
+
+// Self-Extend's far pass: every query and key at its grouped position (RotaryScaling's formulas), not a linear rule.
+void groupedPositions(const RotaryScaling& scaling, int N, Pass& far)
+{
+    far.qPositions.resize(N);
+    far.kPositions.resize(N);
+    for (int m = 0; m < N; ++m) {
+        far.qPositions[m] = scaling.groupedQueryPosition(m);
+        far.kPositions[m] = scaling.groupedKeyPosition(m);
+    }
+}
+
+} // namespace
+
 std::vector<Pass> passesOf(const PositionBias& bias, int N)
 {
     const SchemeSpec& spec = bias.spec();
@@ -30,6 +45,8 @@ std::vector<Pass> passesOf(const PositionBias& bias, int N)
         far.qSlope = leaky ? 1.0 / scaling.leak : 0.0;
         far.qOffset = leaky ? w - w / scaling.leak : w;
         far.kSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        if (scaling.group > 0)
+            groupedPositions(scaling, N, far);
         passes = {std::move(near), std::move(far)};
     } else if (spec.info().hasWindow && spec.intParam("sinks") > 0) {
         // The sink keys are the bias's own sinkRange (its one home of the rule), a pass of their own.

@@ -5,20 +5,26 @@
 #include "attention/attention_internal.h"
 #include "attention/tiles.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace plab::kernel {
 
-// One pass of an attention call. Most schemes need one; ReRoPE (and leaky ReRoPE) add a second pass for the keys past
-// the window, whose rotary positions are remapped, and attention sinks a second pass for the sink keys. The passes'
-// masks are disjoint intervals per row (each non-decreasing in m), so one softmax over their union is the merge of
-// the passes' partial softmaxes, and nothing N x N is ever formed.
+// One pass of an attention call. Most schemes need one; ReRoPE, leaky ReRoPE and Self-Extend add a second pass for
+// the keys past the window, whose rotary positions are remapped, and attention sinks a second pass for the sink keys.
+// The passes' masks are disjoint intervals per row (each non-decreasing in m), so one softmax over their union is the
+// merge of the passes' partial softmaxes, and nothing N x N is ever formed.
 struct Pass {
     bool custom = false;            // false: the bias's own mask
     std::vector<int> begin, end;    // (N) custom mask intervals
     double qSlope = 1, qOffset = 0; // query m is rotated at qSlope * m + qOffset
     double kSlope = 1;              // key n at kSlope * n
+    // Per-row rotary positions that replace the slope rule when not empty: Self-Extend's grouped positions, (N) each.
+    std::vector<double> qPositions, kPositions;
+
+    double queryPosition(int m) const { return qPositions.empty() ? qSlope * m + qOffset : qPositions[m]; }
+    double keyPosition(int n) const { return kPositions.empty() ? kSlope * n : kPositions[n]; }
 };
 
 // The passes of a call at length N (see Pass).
@@ -31,15 +37,23 @@ enum class Rotation { None, AsQuery, AsKey };
 // cos/sin of every (position, pair) from the rotary frequency table (the method's scaled frequencies, XPOS's scales
 // and attention factor folded in), so rotating (and its transpose) is a table walk: the rotary step of the kernel.
 // Row m of the q tables is query m at its pass position, row n of the k tables key n at its pass position.
+// Pair i turns input dims (2i, 2i + 1), or (i, i + pairs) under Hugging Face's rotate_half pairing, and is packed at
+// (2i, 2i + 1) either way: q and k are permuted alike, so their products are unchanged; rotating back undoes it. Dims
+// past the rotated ones (partial rotary) are copied.
 struct RotaryTable {
     int pairs = 0;
-    std::vector<float> cosQ, sinQ, cosK, sinK; // (N, D/2)
+    int dim = 0;                               // D
+    bool half = false;                         // rotate_half pairing
+    std::vector<float> cosQ, sinQ, cosK, sinK; // (N, pairs)
 
-    RotaryTable(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
+    RotaryTable(const detail::RotaryFrequencies& frequencies, const AttentionDims& dims, const Pass& pass)
     {
         if (!frequencies.active())
             return;
+        const int length = dims.length;
         pairs = frequencies.pairs();
+        dim = dims.headDim;
+        half = dims.pairing == RotaryPairing::RotateHalf;
         const size_t count = static_cast<size_t>(length) * pairs;
         cosQ.resize(count);
         sinQ.resize(count);
@@ -47,7 +61,7 @@ struct RotaryTable {
         sinK.resize(count);
 #pragma omp parallel for schedule(static) if (length > 256)
         for (int m = 0; m < length; ++m) {
-            const double qPos = pass.qSlope * m + pass.qOffset, kPos = pass.kSlope * m;
+            const double qPos = pass.queryPosition(m), kPos = pass.keyPosition(m);
             for (int i = 0; i < pairs; ++i) {
                 const size_t at = static_cast<size_t>(m) * pairs + i;
                 double c, s;
@@ -66,29 +80,45 @@ struct RotaryTable {
         return pairs > 0;
     }
 
-    // out = R_m in for row m of the query or the key table (`as`: not Rotation::None); in and out may alias. Packing.
+    // out = R_m in (packed order) for row m of the query or the key table (`as`: not Rotation::None); in and out may
+    // alias only under the interleaved pairing. Packing.
     void rotate(const float* in, float* out, int m, Rotation as) const
     {
         applyRow(in, out, m, as, 1.0f);
     }
-    // out = R_m^T in: a gradient back to the unrotated inputs.
+    // out = R_m^T in, from packed order back to the input's: a gradient back to the unrotated inputs.
     void rotateBack(const float* in, float* out, int m, Rotation as) const
     {
         applyRow(in, out, m, as, -1.0f);
     }
 
 private:
-    // sign +1: R_m, -1: R_m^T.
+    // sign +1: R_m, input order to packed; -1: R_m^T, packed order to input.
     void applyRow(const float* in, float* out, int m, Rotation as, float sign) const
     {
         const bool isKey = as == Rotation::AsKey;
         const float* c = (isKey ? cosK.data() : cosQ.data()) + static_cast<size_t>(m) * pairs;
         const float* s = (isKey ? sinK.data() : sinQ.data()) + static_cast<size_t>(m) * pairs;
-        for (int i = 0; i < pairs; ++i) {
-            const float x0 = in[2 * i], x1 = in[2 * i + 1];
-            out[2 * i] = x0 * c[i] - sign * x1 * s[i];
-            out[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+        if (!half) {
+            for (int i = 0; i < pairs; ++i) {
+                const float x0 = in[2 * i], x1 = in[2 * i + 1];
+                out[2 * i] = x0 * c[i] - sign * x1 * s[i];
+                out[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+            }
+        } else if (sign > 0) {
+            for (int i = 0; i < pairs; ++i) {
+                const float x0 = in[i], x1 = in[i + pairs];
+                out[2 * i] = x0 * c[i] - x1 * s[i];
+                out[2 * i + 1] = x0 * s[i] + x1 * c[i];
+            }
+        } else {
+            for (int i = 0; i < pairs; ++i) {
+                const float x0 = in[2 * i], x1 = in[2 * i + 1];
+                out[i] = x0 * c[i] + x1 * s[i];
+                out[i + pairs] = -x0 * s[i] + x1 * c[i];
+            }
         }
+        std::copy(in + 2 * pairs, in + dim, out + 2 * pairs);
     }
 };
 
@@ -131,7 +161,7 @@ struct Plan {
     // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
     // replace the bias's own when the pass is custom.
     Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies, const Pass& pass)
-        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d.length, pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d, pass)
     {
         Dp = roundUp(D, kLanes);
         keysPadded = roundUp(N, kLanes);

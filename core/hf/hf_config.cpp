@@ -406,10 +406,6 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
     for (const std::string& s : settings)
         checkMethodSetting(info, s);
     assignments.insert(assignments.end(), settings.begin(), settings.end());
-    if (info.remapsPositions)
-        throw InputError("scaling " + method +
-                         " is not available for Hugging Face models yet; allowed: none, pi, ntk, dynamic-ntk, yarn, "
-                         "llama3");
     return makeSchemeSpec("rope", config.heads, false, assignments, config.context, false, method);
 }
 

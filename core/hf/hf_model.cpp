@@ -276,32 +276,6 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
     m_parameters = c.parameterCount();
 }
 
-namespace {
-
-// Rotates the first `rotaryDim` dims of every head of x (T, heads * D) with Hugging Face's rotate_half pairing (dim i
-// with i + rotaryDim/2 at frequency θ'_i) and cos/sin times the method's attention factor, as modeling_llama's
-// apply_rotary_pos_emb does; the remaining dims pass unchanged.
-void rotateHalf(HfMatrix& x, int heads, int D, int rotaryDim, const std::vector<float>& cosTable,
-                const std::vector<float>& sinTable)
-{
-    const int half = rotaryDim / 2;
-#pragma omp parallel for schedule(static)
-    for (Eigen::Index t = 0; t < x.rows(); ++t) {
-        const float* cs = cosTable.data() + t * half;
-        const float* sn = sinTable.data() + t * half;
-        for (int h = 0; h < heads; ++h) {
-            float* head = x.row(t).data() + static_cast<size_t>(h) * D;
-            for (int i = 0; i < half; ++i) {
-                const float a = head[i], b = head[i + half];
-                head[i] = a * cs[i] - b * sn[i];
-                head[i + half] = b * cs[i] + a * sn[i];
-            }
-        }
-    }
-}
-
-} // namespace
-
 HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
 {
     const HfConfig& c = m_config;
@@ -333,25 +307,18 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
     if (!m_embedNormW.empty())
         normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, c.rmsNorm, c.normEps);
 
-    // Rotary: the lab's frequencies and method (rotaryScaling, the one home of every method's formula), applied here
-    // with Hugging Face's rotate_half pairing and partial rotary; the kernel then runs with the causal mask alone.
+    // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with Hugging Face's
+    // rotate_half pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope,
+    // self-extend) work as on the lab's own models. Layers without rotary (smollm3's NoPE layers) take the causal
+    // mask alone.
     const bool rotary = positions.kind == SchemeKind::Rope;
-    std::vector<float> cosTable, sinTable;
-    if (rotary) {
-        const RotaryScaling s = rotaryScaling(positions, T);
-        const int half = c.rotaryDim / 2;
-        cosTable.resize(static_cast<size_t>(T) * half);
-        sinTable.resize(cosTable.size());
-        for (int t = 0; t < T; ++t)
-            for (int i = 0; i < half; ++i) {
-                const double angle = t * s.thetaScaled[i];
-                cosTable[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * s.attentionFactor);
-                sinTable[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * s.attentionFactor);
-            }
-    }
-    const PositionBias bias(positions.kind == SchemeKind::Alibi ? positions : makeSchemeSpec("none", H, false), T);
+    const PositionBias bias(
+        positions.kind == SchemeKind::Alibi || rotary ? positions : makeSchemeSpec("none", H, false), T);
+    const PositionBias noRotary(makeSchemeSpec("none", H, false), T);
     AttentionDims dims{1, H, T, D};
     dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
+    dims.pairing = RotaryPairing::RotateHalf;
+    dims.rotaryDims = rotary ? c.rotaryDim : 0;
 
     HfMatrix h, q, k, v, a(T, H * D), attn, up, gate;
     std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
@@ -372,10 +339,6 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
             qHeads = qCopy;
             kHeads = kCopy;
         }
-        if (rotary && l.rope) {
-            rotateHalf(q, H, D, c.rotaryDim, cosTable, sinTable);
-            rotateHalf(k, K, D, c.rotaryDim, cosTable, sinTable);
-        }
         // (T, heads*D) -> (heads, T, D), the kernel's layout.
 #pragma omp parallel for schedule(static)
         for (int t = 0; t < T; ++t) {
@@ -389,7 +352,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                             vh.data() + (static_cast<size_t>(hd) * T + t) * D);
             }
         }
-        attentionForward(bias, dims, qh.data(), kh.data(), vh.data(), forward);
+        attentionForward(rotary && !l.rope ? noRotary : bias, dims, qh.data(), kh.data(), vh.data(), forward);
 #pragma omp parallel for schedule(static)
         for (int hd = 0; hd < H; ++hd)
             for (int t = 0; t < T; ++t)

@@ -60,6 +60,11 @@ constexpr MethodRow kMethodRows[] = {
      true, true},
     {"leaky-rerope", RotaryMethod::LeakyRerope, "Leaky ReRoPE", "P(m, n) = m - n if m - n < w, else w + (m - n - w)/k",
      "ReRoPE whose positions keep growing past the window, k times slower. Causal only.", true, true},
+    {"self-extend", RotaryMethod::SelfExtend, "Self-Extend",
+     "P(m, n) = m - n if m - n < w, else ⌊m/G⌋ - ⌊n/G⌋ + w - ⌊w/G⌋",
+     "Jin et al. (ICML 2024): neighbours inside the window keep their positions; farther tokens are grouped G at a "
+     "time (floor division of both positions), shifted so the two regions meet at w. Causal only.",
+     true, true},
 };
 
 constexpr std::string_view kFactorText = "s: how many times longer than the training context";
@@ -114,6 +119,9 @@ constexpr ParamRow kMethodParamRows[] = {
     windowRow("leaky-rerope"),
     {"leaky-rerope", "leak", 16, 0, 1e6, Range::RealAboveMin, "k: positions past the window grow 1/k as fast"},
     originalContextRow("leaky-rerope"),
+    {"self-extend", "group", 4, 1, 1e6, Range::Integer, "G: positions past the window are grouped G at a time"},
+    windowRow("self-extend"),
+    originalContextRow("self-extend"),
 };
 
 RotaryMethodInfo methodFromRow(const MethodRow& row)
@@ -407,6 +415,13 @@ void applyRerope(RotaryScaling& out, const MethodParams& params)
     out.leak = out.method == RotaryMethod::Rerope ? std::numeric_limits<double>::infinity() : params.at("leak");
 }
 
+// Self-Extend: the window as ReRoPE's, the group G past it.
+void applySelfExtend(RotaryScaling& out, const MethodParams& params)
+{
+    out.window = resolvedWindow(params, out.context);
+    out.group = static_cast<int>(params.at("group"));
+}
+
 } // namespace
 
 RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
@@ -444,6 +459,9 @@ RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, Rota
     case RotaryMethod::Rerope:
     case RotaryMethod::LeakyRerope:
         applyRerope(out, params);
+        break;
+    case RotaryMethod::SelfExtend:
+        applySelfExtend(out, params);
         break;
     }
     out.logitScale = out.attentionFactor * out.attentionFactor;

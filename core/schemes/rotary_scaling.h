@@ -1,4 +1,5 @@
-// Rotary frequencies and their length-extension methods (PI, NTK, dynamic NTK, YaRN, Llama 3, ReRoPE, leaky ReRoPE).
+// Rotary frequencies and their length-extension methods (PI, NTK, dynamic NTK, YaRN, Llama 3, ReRoPE, leaky ReRoPE,
+// Self-Extend).
 #pragma once
 
 #include "schemes/schemes.h"
@@ -19,7 +20,7 @@ struct RotaryMethodInfo {
     std::string formula;
     std::string explanation;
     std::vector<ParamInfo> params;
-    bool remapsPositions = false; // rerope, leaky-rerope: P(m, n) replaces m - n
+    bool remapsPositions = false; // rerope, leaky-rerope, self-extend: P(m, n) replaces m - n
     bool usesContext = false;     // reads the original (training) context L
 };
 
@@ -87,17 +88,25 @@ struct RotaryScaling {
     double rampLow = 0, rampHigh = 0; // yarn's lo and hi (after the lo = hi nudge)
     double attentionFactor = 1;       // multiplies cos and sin of q and of k (Hugging Face's convention)
     double logitScale = 1;            // attentionFactor^2: what the scores are multiplied by
-    int window = 0;                   // rerope / leaky-rerope: w
+    int window = 0;                   // rerope / leaky-rerope / self-extend: w
     double leak = 0;                  // leaky-rerope: k (rerope: infinity)
+    int group = 0;                    // self-extend: G (0 for the other methods)
 
     bool remapsPositions() const { return window > 0; }
-    // The relative position P of distance r = m - n >= 0: r inside the window, w + (r - w) / k past it.
+    // The relative position P of distance r = m - n >= 0: r inside the window, w + (r - w) / k past it. Self-Extend's
+    // P depends on m too; this is its mean over the query's phase m mod G, w - ⌊w/G⌋ + r/G (the probe's curve).
     double position(double distance) const
     {
         if (window <= 0 || distance < window)
             return distance;
+        if (group > 0)
+            return window - window / group + distance / group;
         return leak > 0 && leak < 1e300 ? window + (distance - window) / leak : window;
     }
+    // Self-Extend past the window: query m is rotated at ⌊m/G⌋ + w - ⌊w/G⌋ and key n at ⌊n/G⌋, so that their
+    // difference is P(m, n) = ⌊m/G⌋ - ⌊n/G⌋ + w - ⌊w/G⌋. The one home of the formula (kernel passes and plain twin).
+    double groupedQueryPosition(int m) const { return m / group + window - window / group; }
+    double groupedKeyPosition(int n) const { return n / group; }
 };
 
 // The scaled frequencies of `spec` (rope or xpos; otherwise InputError) for sequences of `length` positions.

@@ -37,6 +37,7 @@ enum class RotaryMethod {
     Llama3,
     Rerope,
     LeakyRerope,
+    SelfExtend,
 };
 
 // One tunable parameter of a scheme, with its default and allowed range.

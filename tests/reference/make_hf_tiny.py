@@ -12,6 +12,9 @@ slope * key position. Weights stored as BF16 or F16 are rounded first and the re
 
 Besides the config's own scaling (ref_config.npy), rope models get references under pi (linear, factor 4) and yarn
 (factor 4, original_max_position_embeddings = max_position_embeddings) applied zero-shot: ref_pi.npy, ref_yarn.npy.
+qwen2 (rotate_half over every dim, GQA) and gpt_neox (partial rotary) also get ReRoPE (window 6) and Self-Extend
+(window 5, group 3) zero-shot, ref_rerope.npy and ref_self_extend.npy: no Hugging Face code has these, so their scores
+are written from the remapped position P(m, n) of each paper (remapped_attention).
 Run: /usr/bin/python3 tests/reference/make_hf_tiny.py
 """
 import json
@@ -199,6 +202,39 @@ def apply_rotary(x, inv, af, rot_dim):
     return np.concatenate([r * cos + rotate_half(r) * sin, p], -1)
 
 
+def rerope_position(window):
+    """ReRoPE (Su, 2023): P(m, n) = min(m - n, w)."""
+    return lambda m, n: min(m - n, window)
+
+
+def self_extend_position(group, window):
+    """Self-Extend (Jin et al., ICML 2024): m - n inside the window, else floor(m/G) - floor(n/G) + w - floor(w/G)."""
+    return lambda m, n: m - n if m - n < window else m // group - n // group + window - window // group
+
+
+def remapped_attention(q, k, v, inv, af, rot_dim, position):
+    """Causal attention whose rotary part reads a remapped relative position P(m, n) (no Hugging Face code has
+    these; written from their papers): q^T R(-P theta) k per rotate_half pair (i, i + rot_dim/2), times af^2, plus
+    the dims that do not turn; then as attention() (repeat_kv, 1/sqrt(D))."""
+    H, T, D = q.shape
+    rep = H // k.shape[0]
+    k, v = np.repeat(k, rep, 0), np.repeat(v, rep, 0)
+    half = rot_dim // 2
+    a, b = np.arange(half), np.arange(half) + half
+    s = np.full((H, T, T), -np.inf)
+    for m in range(T):
+        for n in range(m + 1):
+            angle = position(m, n) * inv
+            qm, kn = q[:, m, :], k[:, n, :]
+            turned = (np.cos(angle) * (qm[:, a] * kn[:, a] + qm[:, b] * kn[:, b]) +
+                      np.sin(angle) * (qm[:, a] * kn[:, b] - qm[:, b] * kn[:, a])).sum(-1)
+            s[:, m, n] = (af * af * turned + (qm[:, rot_dim:] * kn[:, rot_dim:]).sum(-1)) / math.sqrt(D)
+    s = s - s.max(-1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(-1, keepdims=True)
+    return p @ v
+
+
 def attention(q, k, v, additive=None):
     """q: (H, T, D), k, v: (Hkv, T, D), repeat_kv for GQA; causal; scaling 1/sqrt(D)."""
     H, T, D = q.shape
@@ -241,7 +277,7 @@ def rope_dict(cfg):
     return rope
 
 
-def llama_forward(cfg, W, ids, rope):
+def llama_forward(cfg, W, ids, rope, position=None):
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim") or cfg["hidden_size"] // H
     eps = cfg["rms_norm_eps"]
@@ -257,9 +293,14 @@ def llama_forward(cfg, W, ids, rope):
         if p + "self_attn.q_norm.weight" in W:  # qwen3: RMSNorm over head_dim before rotary
             q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps)
-        if cfg.get("no_rope_layers", [1] * 99)[i]:  # smollm3: 1 = this layer uses rope
-            q, k = apply_rotary(q, inv, af, rot), apply_rotary(k, inv, af, rot)
-        x = x + linear(merge(attention(q, k, v)), W, p + "self_attn.o_proj")
+        uses_rope = cfg.get("no_rope_layers", [1] * 99)[i]  # smollm3: 1 = this layer uses rope
+        if uses_rope and position is not None:
+            a = remapped_attention(q, k, v, inv, af, rot, position)
+        else:
+            if uses_rope:
+                q, k = apply_rotary(q, inv, af, rot), apply_rotary(k, inv, af, rot)
+            a = attention(q, k, v)
+        x = x + linear(merge(a), W, p + "self_attn.o_proj")
         h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
         g = silu(linear(h, W, p + "mlp.gate_proj")) * linear(h, W, p + "mlp.up_proj")
         x = x + linear(g, W, p + "mlp.down_proj")
@@ -292,7 +333,7 @@ def fused_qkv(h, W, name, H, D):
     return (t[:, :, j, :].transpose(1, 0, 2) for j in range(3))
 
 
-def neox_forward(cfg, W, ids, rope):
+def neox_forward(cfg, W, ids, rope, position=None):
     H, C, eps = cfg["num_attention_heads"], cfg["hidden_size"], cfg["layer_norm_eps"]
     D = C // H
     rot = int(D * cfg["rotary_pct"])
@@ -302,8 +343,11 @@ def neox_forward(cfg, W, ids, rope):
         p = "gpt_neox.layers.%d." % i
         h = layer_norm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], eps)
         q, k, v = fused_qkv(h, W, p + "attention.query_key_value", H, D)
-        q, k = apply_rotary(q, inv, af, rot), apply_rotary(k, inv, af, rot)
-        a = linear(merge(attention(q, k, v)), W, p + "attention.dense")
+        if position is not None:
+            a = linear(merge(remapped_attention(q, k, v, inv, af, rot, position)), W, p + "attention.dense")
+        else:
+            q, k = apply_rotary(q, inv, af, rot), apply_rotary(k, inv, af, rot)
+            a = linear(merge(attention(q, k, v)), W, p + "attention.dense")
 
         def mlp(y):
             y = layer_norm(y, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], eps)
@@ -350,7 +394,11 @@ def bloom_forward(cfg, W, ids):
 
 # ---------------------------------------------------------------- the checkpoints
 
-def llama_like(name, cfg, dtype, seed, shards=1):
+# The remapping methods applied zero-shot (tst_hf's settings): rerope window 6, self-extend window 5 and group 3.
+REMAPS = {"rerope": rerope_position(6), "self_extend": self_extend_position(3, 5)}
+
+
+def llama_like(name, cfg, dtype, seed, shards=1, remaps=False):
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
     D = cfg.get("head_dim") or C // H
     F = cfg["intermediate_size"]
@@ -384,6 +432,9 @@ def llama_like(name, cfg, dtype, seed, shards=1):
     theta = rope_dict(cfg)["rope_theta"]
     refs["pi"] = llama_forward(cfg, w.values, IDS, {"rope_type": "linear", "rope_theta": theta, "factor": 4.0})
     refs["yarn"] = llama_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
+    if remaps:
+        for key, position in REMAPS.items():
+            refs[key] = llama_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta}, position)
     return folder, refs
 
 
@@ -470,6 +521,8 @@ def neox():
     refs = {"config": neox_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta})}
     refs["pi"] = neox_forward(cfg, w.values, IDS, {"rope_type": "linear", "rope_theta": theta, "factor": 4.0})
     refs["yarn"] = neox_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
+    for key, position in REMAPS.items():
+        refs[key] = neox_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta}, position)
     return folder, refs
 
 
@@ -524,7 +577,7 @@ def main():
             "F32", 12),
         # q/k/v biases, tied head, rope_theta 1e6, GQA
         llama_like("qwen2", llama_cfg("qwen2", rope_theta=1000000.0, tie_word_embeddings=True, rope_scaling=None),
-                   "F32", 13),
+                   "F32", 13, remaps=True),
         # q/k RMSNorm, explicit head_dim 16 with hidden 48, untied
         llama_like("qwen3", llama_cfg("qwen3", hidden_size=48, head_dim=16, rope_theta=1000000.0,
                                       rope_scaling=None, attention_bias=False), "F32", 14),

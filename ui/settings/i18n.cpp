@@ -109,6 +109,7 @@ const ParamText kParamTexts[] = {
     {"window", QT_TRANSLATE_NOOP("SchemeText", "w: distances below it keep their position (0: half the training context; must be < L)")},
     {"leak", QT_TRANSLATE_NOOP("SchemeText", "k: positions past the window grow 1/k as fast")},
     {"original-context", QT_TRANSLATE_NOOP("SchemeText", "L: the context the model was first trained at (0: its training context)")},
+    {"group", QT_TRANSLATE_NOOP("SchemeText", "G: positions past the window are grouped G at a time")},
 };
 
 // Titles of the rotary length-extension methods, keyed by method name (core/schemes/rotary_scaling.cpp).
@@ -126,6 +127,7 @@ const MethodText kMethodTexts[] = {
     {"llama3", QT_TRANSLATE_NOOP("SchemeText", "Llama 3 band-wise scaling")},
     {"rerope", QT_TRANSLATE_NOOP("SchemeText", "ReRoPE")},
     {"leaky-rerope", QT_TRANSLATE_NOOP("SchemeText", "Leaky ReRoPE")},
+    {"self-extend", QT_TRANSLATE_NOOP("SchemeText", "Self-Extend")},
 };
 // clang-format on
 
