@@ -1,14 +1,21 @@
 #!/usr/bin/python3
-"""Issue 19 §7: a SmolLM2-135M-shaped (or Qwen2.5-0.5B-shaped) Hugging Face folder with random BF16 weights, made
-locally, and one float32 prefill timed in PositionLab (`bench model`) and in PyTorch eager (Debian's python3-torch,
-float32, the same threads), alternated in one run, with `bench peak` measured in the same run.
+"""Issue 19 §7: SmolLM2-135M- and Qwen2.5-0.5B-shaped Hugging Face folders with random BF16 weights, made locally, and
+float32 prefills timed in PositionLab (`bench model`) and in PyTorch eager (Debian's python3-torch, float32, the same
+threads), alternated in one run, with `bench peak` measured in the same run; then PositionLab's perplexity pass.
 
-    /usr/bin/python3 benchmarks/hf_prefill.py --make /tmp/smollm2-shaped            # write the folder (~270 MB)
-    /usr/bin/python3 benchmarks/hf_prefill.py --run /tmp/smollm2-shaped --length 2048 --threads 2 --rounds 3
+    /usr/bin/python3 benchmarks/hf_prefill.py --make-all /tmp/hf-shapes          # both folders (~0.27 + 0.99 GB)
+    /usr/bin/python3 benchmarks/hf_prefill.py --run /tmp/hf-shapes/smollm2-135m /tmp/hf-shapes/qwen2.5-0.5b \
+        --length 2048 --threads 2 --rounds 5 --perplexity 8192
 
-PyTorch's side is a plain eager Llama forward (nn.functional.linear, softmax attention with a causal mask: Debian 12's
-torch 1.13 has no scaled_dot_product_attention; rotate_half rotary), what a new user writes; it needs no transformers
-package.
+Each round runs, for each folder in turn: PositionLab, PyTorch, `bench peak`. The summary gives the median and the
+highest round (p90 once there are 10 rounds) of every figure, with the load average seen at each round.
+`--make DIR --shape S` writes one folder. PyTorch's BLAS is reported (OpenBLAS's core name); when OpenBLAS picked its
+SSE3 "Prescott" kernels on an AVX-512 CPU, OPENBLAS_CORETYPE=SkylakeX is set for PyTorch (never over a value already
+set), as shared/notes/openblas-virtual-cpus.md explains.
+
+PyTorch's side is a plain eager Llama/Qwen2 forward (nn.functional.linear, softmax attention with a causal mask: Debian
+12's torch 1.13 has no scaled_dot_product_attention; rotate_half rotary), what a new user writes; it needs no
+transformers package.
 """
 import argparse
 import json
@@ -18,7 +25,20 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+
+def blas_core():
+    """OpenBLAS's core name as libblas.so.3 (what NumPy and PyTorch load) picks it in a fresh process, or None."""
+    probe = ("import ctypes\ntry:\n l = ctypes.CDLL('libblas.so.3'); f = l.openblas_get_corename\n"
+             " f.restype = ctypes.c_char_p; print(f().decode())\nexcept Exception: print('')")
+    name = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
+    return name or None
+
+
+BLAS_CORE = blas_core()
+if BLAS_CORE == "Prescott" and "avx512f" in open("/proc/cpuinfo").read() and "OPENBLAS_CORETYPE" not in os.environ:
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # before NumPy or PyTorch loads OpenBLAS
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 import make_hf_tiny as tiny  # noqa: E402  (the same safetensors writer and layouts as the test checkpoints)
@@ -130,33 +150,88 @@ def torch_prefill(folder, length, threads, rounds):
     return float(np.median(times)), float(np.median(cpu))
 
 
+def quantile_high(values):
+    """p90 with 10 or more values, else the highest: the tail the noise of a shared machine leaves."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(math.ceil(0.9 * len(v))) - 1)] if len(v) >= 10 else v[-1]
+
+
+def cli_json(*args):
+    return json.loads(subprocess.check_output([CLI] + [str(a) for a in args]))
+
+
+def cpu_name():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--make")
+    ap.add_argument("--make-all", help="write every shape under this folder, one subfolder per shape")
     ap.add_argument("--shape", default="smollm2-135m", choices=sorted(SHAPES))
-    ap.add_argument("--run")
+    ap.add_argument("--run", nargs="+", default=[])
     ap.add_argument("--length", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--perplexity", type=int, default=0,
+                    help="after the rounds, time PositionLab's perplexity pass over N tokens at 512..4096")
     a = ap.parse_args()
     if a.make:
         make(a.make, a.shape)
+    if a.make_all:
+        for shape in sorted(SHAPES):
+            make(os.path.join(a.make_all, shape), shape)
     if not a.run:
         return
-    for r in range(a.rounds):  # alternated: PositionLab, PyTorch, peak, in each round
-        ours = json.loads(subprocess.check_output([CLI, "bench", "model", a.run, "--length", str(a.length),
-                                                   "--threads", str(a.threads), "--repeat", "1", "--json"]))
-        theirs, theirs_cpu = torch_prefill(a.run, a.length, a.threads, 1)
-        peak = json.loads(subprocess.check_output([CLI, "bench", "peak", "--threads", str(a.threads), "--json"]))
-        flops = ours["flops"]
-        print("round %d: PositionLab %.0f ms (%.1f GFLOP/s, %.0f%% of peak %.0f), PyTorch %.0f ms (%.1f GFLOP/s), "
-              "ratio %.2fx; CPU time: PositionLab %.0f ms (%.0f%% of the peak per CPU-second %.1f), PyTorch %.0f ms, "
-              "ratio %.2fx; peak RSS %.0f MiB (float32 weights %.0f MiB)"
-              % (r, ours["ms"], ours["gflops"], 100 * ours["gflops"] / peak["gflops"], peak["gflops"], theirs,
-                 flops / theirs * 1e-6, theirs / ours["ms"], ours["cpu_ms"],
-                 100 * flops / ours["cpu_ms"] * 1e-6 / peak["gflops_per_cpu_second"], peak["gflops_per_cpu_second"],
-                 theirs_cpu, theirs_cpu / ours["cpu_ms"], ours["peak_rss_bytes"] / 2 ** 20,
-                 ours["weights_float32_bytes"] / 2 ** 20), flush=True)
+    core = BLAS_CORE or "not OpenBLAS"
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        core += " (OPENBLAS_CORETYPE=%s)" % os.environ["OPENBLAS_CORETYPE"]
+    print("CPU: %s; %d threads; T = %d; PyTorch BLAS: %s; OMP_WAIT_POLICY=%s" % (
+        cpu_name(), a.threads, a.length, core, os.environ.get("OMP_WAIT_POLICY", "(unset)")), flush=True)
+    rows = {d: [] for d in a.run}
+    for r in range(a.rounds):  # alternated: for each folder, PositionLab, PyTorch, peak, in each round
+        for folder in a.run:
+            ours = cli_json("bench", "model", folder, "--length", a.length, "--threads", a.threads, "--repeat", 1,
+                            "--json")
+            theirs, theirs_cpu = torch_prefill(folder, a.length, a.threads, 1)
+            peak = cli_json("bench", "peak", "--threads", a.threads, "--json")
+            flops = ours["flops"]
+            row = dict(ours_ms=ours["ms"], ours_cpu_ms=ours["cpu_ms"], torch_ms=theirs, torch_cpu_ms=theirs_cpu,
+                       ratio=theirs / ours["ms"], cpu_ratio=theirs_cpu / ours["cpu_ms"],
+                       peak_share=ours["gflops"] / peak["gflops"],
+                       cpu_peak_share=flops / ours["cpu_ms"] * 1e-6 / peak["gflops_per_cpu_second"],
+                       load=os.getloadavg()[0], rss=ours["peak_rss_bytes"] / 2 ** 20,
+                       weights=ours["weights_float32_bytes"] / 2 ** 20)
+            rows[folder].append(row)
+            print("round %d %s: PositionLab %.0f ms (%.1f GFLOP/s, %.0f%% of peak %.0f), PyTorch %.0f ms "
+                  "(%.1f GFLOP/s), ratio %.2fx; CPU time: PositionLab %.0f ms (%.0f%% of the peak per CPU-second "
+                  "%.1f), PyTorch %.0f ms, ratio %.2fx; peak RSS %.0f MiB (float32 weights %.0f MiB); load %.1f"
+                  % (r, os.path.basename(folder.rstrip("/")), ours["ms"], ours["gflops"], 100 * row["peak_share"],
+                     peak["gflops"], theirs, flops / theirs * 1e-6, row["ratio"], ours["cpu_ms"],
+                     100 * row["cpu_peak_share"], peak["gflops_per_cpu_second"], theirs_cpu, row["cpu_ratio"],
+                     row["rss"], row["weights"], row["load"]), flush=True)
+    for folder, rs in rows.items():
+        def fig(key, scale=1.0):
+            v = [x[key] * scale for x in rs]
+            return "%.2f (median) / %.2f (%s)" % (float(np.median(v)), quantile_high(v),
+                                                  "p90" if len(v) >= 10 else "max")
+        print("summary %s over %d rounds: PositionLab ms %s; PyTorch ms %s; ratio (wall) %s; ratio (CPU) %s; "
+              "%% of peak (wall) %s; %% of peak per CPU-second %s; load %s; peak RSS MiB %s against %.0f MiB "
+              "of float32 weights"
+              % (os.path.basename(folder.rstrip("/")), len(rs), fig("ours_ms"), fig("torch_ms"), fig("ratio"),
+                 fig("cpu_ratio"), fig("peak_share", 100), fig("cpu_peak_share", 100), fig("load"), fig("rss"),
+                 rs[0]["weights"]), flush=True)
+    if a.perplexity:
+        for folder in a.run:
+            p = cli_json("bench", "model", folder, "--perplexity", a.perplexity, "--threads", a.threads, "--json")
+            print("perplexity %s over %d tokens at lengths %s: %s s each, total %.1f s (CPU %.1f s, %.1f GFLOP/s), "
+                  "peak RSS %.0f MiB; load %.1f"
+                  % (os.path.basename(folder.rstrip("/")), a.perplexity, p["lengths"],
+                     ", ".join("%.1f" % x for x in p["seconds"]), p["total_seconds"], p["cpu_seconds"], p["gflops"],
+                     p["peak_rss_bytes"] / 2 ** 20, os.getloadavg()[0]), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 mode=${1:-run}
 # Qt6Charts' CMake package needs Qt6OpenGL's (libqt6opengl6-dev), which --no-install-recommends does not pull in;
 # qt6-tools-dev and qt6-l10n-tools give Qt6LinguistTools (lupdate/lrelease for the Chinese translation); fonts-noto-cjk
-# draws Chinese text instead of boxes; libpcre2-dev and libutf8proc-dev serve the tokenizer (regexes, NFC).
+# draws Chinese text instead of boxes; libpcre2-dev and libutf8proc-dev serve the tokenizer (regexes, NFC); libdnnl-dev
+# (oneDNN) runs a Hugging Face model's matrix products.
 packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev
           libqt6opengl6-dev libgl1-mesa-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libeigen3-dev
-          nlohmann-json3-dev libpcre2-dev libutf8proc-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth)
+          nlohmann-json3-dev libpcre2-dev libutf8proc-dev libdnnl-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth)
 # `test` also runs tst_slurm (an emitted sweep on a real single-node Slurm, scripts/slurm-local.sh): the daemons, the
 # client commands and munge, nothing more (the slurm-wlm metapackage only adds weight). Without them it is skipped.
 test_packages=(slurmctld slurmd slurm-client munge)

@@ -455,8 +455,77 @@ int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
+// The mean negative log-likelihood of each row's next token under logits (T, vocab): log-sum-exp in double minus the
+// target's logit. It stands for the work eval does per window until eval takes a model folder.
+double meanNextTokenLoss(const HfMatrix& logits, const std::vector<int>& ids)
+{
+    const Eigen::Index rows = logits.rows() - 1;
+    double total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+    for (Eigen::Index t = 0; t < rows; ++t) {
+        const auto row = logits.row(t);
+        const float top = row.maxCoeff();
+        double sum = 0;
+        for (Eigen::Index j = 0; j < row.size(); ++j)
+            sum += std::exp(static_cast<double>(row[j] - top));
+        total += top + std::log(sum) - row[ids[t + 1]];
+    }
+    return rows > 0 ? total / rows : 0.0;
+}
+
+// bench model --perplexity N: N tokens cut into windows of each --lengths value (the last one shorter), each window one
+// forward plus its next-token losses, as a perplexity-against-length curve computes them; seconds per length.
+int runBenchModelPerplexity(const HfModel& model, const ParsedArgs& args, VerbContext& ctx, int threads)
+{
+    const HfConfig& c = model.config();
+    const int tokens = static_cast<int>(args.integer("perplexity", 8192, 2, 1 << 24));
+    const std::vector<int> lengths = args.integerList("lengths", {512, 1024, 2048, 4096}, 2, kMaxLength);
+    std::vector<int> ids(tokens);
+    for (int i = 0; i < tokens; ++i)
+        ids[i] = static_cast<int>((1000003LL * i + 7) % c.vocab);
+    const SchemeSpec positions = hfPositionSpec(c);
+    std::vector<double> seconds, losses;
+    double flops = 0;
+    const double c0 = processCpuMs();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const int length : lengths) {
+        const auto start = std::chrono::steady_clock::now();
+        double lossSum = 0;
+        int windows = 0;
+        for (int begin = 0; begin < tokens; begin += length, ++windows) {
+            const std::vector<int> window(ids.begin() + begin, ids.begin() + std::min(tokens, begin + length));
+            lossSum += meanNextTokenLoss(model.logits(window, positions), window);
+            flops += c.prefillFlops(static_cast<int>(window.size()));
+        }
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        losses.push_back(lossSum / windows);
+    }
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = (processCpuMs() - c0) * 1e-3;
+    const long long peak = procStatusBytes("VmHWM:");
+    if (args.has("json")) {
+        ctx.out
+            << nlohmann::json{{"model", c.folder},           {"model_type", c.modelType},
+                              {"perplexity_tokens", tokens}, {"lengths", lengths},
+                              {"threads", threads},          {"seconds", seconds},
+                              {"mean_loss", losses},         {"total_seconds", total},
+                              {"cpu_seconds", cpu},          {"gflops", flops / total * 1e-9},
+                              {"peak_rss_bytes", peak},      {"weights_float32_bytes", 4.0 * model.parameterCount()}}
+                   .dump()
+            << '\n';
+        return 0;
+    }
+    ctx.out << std::fixed << std::setprecision(2) << "model " << c.modelType << " perplexity over " << tokens
+            << " tokens threads=" << threads << ":";
+    for (size_t i = 0; i < lengths.size(); ++i)
+        ctx.out << "  L=" << lengths[i] << " " << seconds[i] << " s (loss " << losses[i] << ")";
+    ctx.out << "  total " << total << " s (CPU " << cpu << " s, " << flops / total * 1e-9 << " GFLOP/s)  peak RSS "
+            << peak / 1048576.0 << " MiB\n";
+    return 0;
+}
+
 // One prefill of a Hugging Face model folder, loading excluded: median ms, tokens/s, GFLOP/s (prefillFlops) and the
-// process's peak resident memory against the float32 weights.
+// process's peak resident memory against the float32 weights. With --perplexity, runBenchModelPerplexity instead.
 int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.positional.size() < 2)
@@ -466,6 +535,8 @@ int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     const int length = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
     const HfModel model(args.positional[1]);
+    if (args.has("perplexity"))
+        return runBenchModelPerplexity(model, args, ctx, threads);
     const HfConfig& c = model.config();
     std::vector<int> ids(length);
     for (int i = 0; i < length; ++i)
@@ -585,6 +656,9 @@ void registerAttentionVerbs()
          "attention: also measure the FP32 FMA peak after each timed run (forward and backward); report the share, "
          "median and p90"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
+        {"perplexity", OptionKind::Value,
+         "model: instead of one prefill, time next-token losses over N tokens in windows of each --lengths value", "N"},
+        {"lengths", OptionKind::Value, "model --perplexity: window lengths (default 512,1024,2048,4096)", "L1,L2,..."},
         {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
         threadsOption(),
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
@@ -605,7 +679,7 @@ void registerAttentionVerbs()
                     {}},
                    {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
                    {"peak", {"threads", "repeat", "json"}, "peak", {}},
-                   {"model DIR", {"length", "threads", "repeat", "json"}, "model", {}}}});
+                   {"model DIR", {"length", "perplexity", "lengths", "threads", "repeat", "json"}, "model", {}}}});
 }
 
 } // namespace plab::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hf/hf_config.h"
+#include "hf/hf_products.h"
 
 #include <Eigen/Core>
 
@@ -10,8 +11,6 @@
 #include <vector>
 
 namespace plab {
-
-using HfMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // The float32 bytes a folder's model takes once loaded (weights converted, whatever their stored dtype), plus a margin
 // for one forward's activations at the model's context. The number checked before loading.
