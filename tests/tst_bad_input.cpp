@@ -951,8 +951,8 @@ void TestBadInput::cli_data()
         "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
     row("train task length past the context",
         {"train", "alibi", "--preset", "demo", "--task", "copy", "--task-length", "20", "-o", "@DIR@/m.safetensors"}, 2,
-        "--task copy --task-length 20 at --context 32: task copy: length = 20 needs examples of up to 42 bytes, read "
-        "as 41 positions, more than the context 32 holds; allowed: lengths in [1, 15] at context 32, or a longer "
+        "--task copy --task-length 20 at --context 17: task copy: length = 20 needs examples of up to 42 bytes, read "
+        "as 41 positions, more than the context 17 holds; allowed: lengths in [1, 8] at context 17, or a longer "
         "context");
     row("train task context holds no example",
         {"train", "alibi", "--task", "passkey", "--context", "16", "-o", "@DIR@/m.safetensors"}, 2,
@@ -965,10 +965,24 @@ void TestBadInput::cli_data()
     row("train task with corpus",
         {"train", "alibi", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "train: --corpus cannot be used here: --task trains on generated examples, not on text");
-    row("sweep task", {"sweep", "--schemes", "alibi", "--task", "copy", "-o", "@DIR@/runs"}, 2,
-        "sweep: unknown option '--task' (read by eval, train, not by sweep)");
-    row("bias task", {"bias", "alibi", "--task", "copy"}, 2,
-        "bias: unknown option '--task' (read by eval, train, not by bias)");
+    row("sweep unknown task", {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "sort", "-o", "@DIR@/runs"}, 2,
+        "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
+    row("sweep task length past the context",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--preset", "demo", "--task", "copy", "--task-length", "30",
+         "-o", "@DIR@/runs"},
+        2, "--task copy --task-length 30 at --context");
+    row("sweep task with corpus",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/r"},
+        2, "sweep: --corpus cannot be used here: --task trains and scores generated examples, not text");
+    row("sweep examples without task",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--examples", "5", "-o", "@DIR@/runs"}, 2,
+        "--examples 5 applies only with --task");
+    row("sweep passkey depth past 1 via lengths 0",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "passkey", "--lengths", "0", "-o", "@DIR@/runs"}, 2,
+        "lengths = 0 is out of range");
+    row("bias task", {"bias", "alibi", "--task", "copy"}, 2, "bias: unknown option '--task' (read by eval, ");
+    row("render lesson task", {"render", "lesson", "alibi-basics", "--task", "copy", "-o", "@DIR@/a.png"}, 2,
+        "render: unknown option '--task'");
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
         return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",
