@@ -995,6 +995,9 @@ void TestBadInput::cli_data()
     row("train init other scheme", init({"--scheme", "rope"}), 2,
         "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
         withModel(m_checkpoint));
+    row("train drop positions of alibi", init({"--drop-positions"}), 2,
+        "--drop-positions: --init @DIR@/m.safetensors was trained with scheme alibi; allowed: a rope checkpoint",
+        withModel(m_checkpoint));
     row("train init other shape", init({"--d-model", "16"}), 2,
         "--init @DIR@/m.safetensors: this run asks for d-model 16 where the checkpoint has 8" + initAllowed,
         withModel(m_checkpoint));
