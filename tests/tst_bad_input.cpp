@@ -963,8 +963,8 @@ void TestBadInput::cli_data()
         "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
     row("train task length past the context",
         {"train", "alibi", "--preset", "demo", "--task", "copy", "--task-length", "20", "-o", "@DIR@/m.safetensors"}, 2,
-        "--task copy --task-length 20 at --context 32: task copy: length = 20 needs examples of up to 42 bytes, read "
-        "as 41 positions, more than the context 32 holds; allowed: lengths in [1, 15] at context 32, or a longer "
+        "--task copy --task-length 20 at --context 17: task copy: length = 20 needs examples of up to 42 bytes, read "
+        "as 41 positions, more than the context 17 holds; allowed: lengths in [1, 8] at context 17, or a longer "
         "context");
     row("train task context holds no example",
         {"train", "alibi", "--task", "passkey", "--context", "16", "-o", "@DIR@/m.safetensors"}, 2,
@@ -977,10 +977,24 @@ void TestBadInput::cli_data()
     row("train task with corpus",
         {"train", "alibi", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "train: --corpus cannot be used here: --task trains on generated examples, not on text");
-    row("sweep task", {"sweep", "--schemes", "alibi", "--task", "copy", "-o", "@DIR@/runs"}, 2,
-        "sweep: unknown option '--task' (read by eval, train, not by sweep)");
-    row("bias task", {"bias", "alibi", "--task", "copy"}, 2,
-        "bias: unknown option '--task' (read by eval, train, not by bias)");
+    row("sweep unknown task", {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "sort", "-o", "@DIR@/runs"}, 2,
+        "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
+    row("sweep task length past the context",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--preset", "demo", "--task", "copy", "--task-length", "30",
+         "-o", "@DIR@/runs"},
+        2, "--task copy --task-length 30 at --context");
+    row("sweep task with corpus",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/r"},
+        2, "sweep: --corpus cannot be used here: --task trains and scores generated examples, not text");
+    row("sweep examples without task",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--examples", "5", "-o", "@DIR@/runs"}, 2,
+        "--examples 5 applies only with --task");
+    row("sweep passkey depth past 1 via lengths 0",
+        {"sweep", "--schemes", "alibi", "--seeds", "1", "--task", "passkey", "--lengths", "0", "-o", "@DIR@/runs"}, 2,
+        "lengths = 0 is out of range");
+    row("bias task", {"bias", "alibi", "--task", "copy"}, 2, "bias: unknown option '--task' (read by eval, ");
+    row("render lesson task", {"render", "lesson", "alibi-basics", "--task", "copy", "-o", "@DIR@/a.png"}, 2,
+        "render: unknown option '--task'");
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
         return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",
@@ -992,6 +1006,9 @@ void TestBadInput::cli_data()
                                 "and its parameters, and the schedule may change";
     row("train init other scheme", init({"--scheme", "rope"}), 2,
         "--init @DIR@/m.safetensors: this run asks for scheme rope where the checkpoint has alibi" + initAllowed,
+        withModel(m_checkpoint));
+    row("train drop positions of alibi", init({"--drop-positions"}), 2,
+        "--drop-positions: --init @DIR@/m.safetensors was trained with scheme alibi; allowed: a rope checkpoint",
         withModel(m_checkpoint));
     row("train init other shape", init({"--d-model", "16"}), 2,
         "--init @DIR@/m.safetensors: this run asks for d-model 16 where the checkpoint has 8" + initAllowed,
@@ -1040,6 +1057,10 @@ void TestBadInput::cli_data()
         "--set base=500: method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast, "
         "beta-slow, attention-factor, original-context",
         withModel(m_ropeCheckpoint));
+    row("eval logit-c below 0", eval({"--set", "logit-c=-0.5"}), 2,
+        "--set logit-c=-0.5: logit-c = -0.5 is out of range; allowed: [0, 100]", withModel(m_checkpoint));
+    row("eval compare logit-c below 0", eval({"--compare", "none:logit-c=-1"}), 2,
+        "logit-c = -1 is out of range; allowed: [0, 100]", withModel(m_ropeCheckpoint));
     row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
         "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (length-extension parameters "
         "need a method); name one with --scaling METHOD",

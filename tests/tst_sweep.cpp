@@ -62,6 +62,7 @@ private slots:
     void scalingReachesEveryCell_data();
     void scalingReachesEveryCell();
     void collectTellsMethodsApart();
+    void taskSweepAndCollect();
     void collectRefusesOtherModels_data();
     void collectRefusesOtherModels();
     void gridReadsConfigsAsModelConfigDoes_data();
@@ -538,6 +539,64 @@ void TestSweep::collectTellsMethodsApart()
         rows << QString::fromUtf8(l).section(',', 0, 4);
     QCOMPARE(rows,
              (QStringList{"rope,,8,8,1", "rope,,8,16,1", "rope+yarn,factor=2,8,8,1", "rope+yarn,factor=2,8,16,1"}));
+}
+
+// sweep --task (issue 21): every cell trains on the task and scores exact-match accuracy per length; collect gives
+// mean and sd over the seeds, checked here against the lines' own numbers.
+void TestSweep::taskSweepAndCollect()
+{
+    QTemporaryDir dir;
+    const QString folder = dir.path() + "/copy";
+    const QStringList grid = {"sweep", "--schemes", "alibi,none", "--seeds",    "1,2",  "--preset",
+                              "tiny",  "--steps",   "4",          "--layers",   "1",    "--d-model",
+                              "16",    "--heads",   "2",          "--d-ff",     "32",   "--context",
+                              "12",    "--batch",   "2",          "--task",     "copy", "--task-length",
+                              "3",     "--lengths", "2,3,6",      "--examples", "10",   "--threads",
+                              "1",     "--quiet",   "-o",         folder};
+    CliResult r = runCli(grid);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject task = QJsonDocument::fromJson(readAll(folder + "/sweep.json")).object()["task"].toObject();
+    QCOMPARE(task["task"].toString(), QString("copy"));
+    QCOMPARE(task["task_length"].toInt(), 3);
+    QCOMPARE(task["examples"].toInt(), 10);
+    const auto cells = readResults(folder);
+    QCOMPARE(int(cells.size()), 4);
+    std::map<QString, std::vector<std::vector<double>>> bySchemeLength; // scheme -> length index -> seeds' accuracy
+    for (const auto& [index, o] : cells) {
+        QCOMPARE(o["task"].toString(), QString("copy"));
+        const QJsonArray accuracy = o["accuracy"].toArray();
+        QCOMPARE(accuracy.size(), 3);
+        auto& lengths = bySchemeLength[o["scheme"].toString()];
+        lengths.resize(3);
+        for (int i = 0; i < 3; ++i) {
+            const double a = accuracy[i].toDouble();
+            QVERIFY(a >= 0 && a <= 1);
+            QVERIFY2(std::abs(a * 10 - std::round(a * 10)) < 1e-12, "10 examples: a multiple of 1/10");
+            lengths[size_t(i)].push_back(a);
+        }
+    }
+    r = runCli({"collect", folder});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.front(), QByteArray("scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max"));
+    QCOMPARE(lines.size(), 1 + 2 * 3);
+    const int lengths[] = {2, 3, 6};
+    for (int row = 0; row < 6; ++row) {
+        const QStringList f = QString::fromUtf8(lines[row + 1]).split(',');
+        const QString scheme = row < 3 ? "alibi" : "none";
+        QCOMPARE(f[0], scheme);
+        QCOMPARE(f[3], QString("copy"));
+        QCOMPARE(f[4].toInt(), lengths[row % 3]);
+        QCOMPARE(f[5].toInt(), 2);
+        const std::vector<double>& v = bySchemeLength[scheme][size_t(row % 3)];
+        const double mean = (v[0] + v[1]) / 2, sd = std::abs(v[0] - v[1]) / std::sqrt(2.0);
+        QVERIFY2(std::abs(f[6].toDouble() - mean) < 1e-12, lines[row + 1].constData());
+        QVERIFY2(std::abs(f[7].toDouble() - sd) < 1e-12, lines[row + 1].constData());
+    }
+    // A picture of a task sweep is refused by name, not drawn as perplexity.
+    r = runCli({"collect", folder, "-o", dir.path() + "/a.png"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("task sweep (copy)"), r.err.constData());
 }
 
 void TestSweep::collectRefusesOtherModels_data()

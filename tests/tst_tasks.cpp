@@ -4,6 +4,8 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "model/model.h"
+#include "model/presets.h"
+#include "runs/training.h"
 #include "tasks/task_accuracy.h"
 #include "tasks/tasks.h"
 #include "test_main.h"
@@ -88,6 +90,9 @@ private slots:
     void greedyCheckMatchesDecoding();
     void accuracyHandCounted_data();
     void accuracyHandCounted();
+    void taskPresets_data();
+    void taskPresets();
+    void defaultLengths();
 };
 
 void TestTasks::examplesWellFormed_data()
@@ -541,4 +546,56 @@ void TestTasks::accuracyHandCounted()
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestTasks)
+void TestTasks::taskPresets_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<int>("length"); // the training length the preset's context holds exactly
+    QTest::addColumn<int>("steps");
+    QTest::newRow("demo copy") << "demo"
+                               << "copy" << 8 << 1200;
+    QTest::newRow("demo passkey") << "demo"
+                                  << "passkey" << 12 << 1200;
+    QTest::newRow("quick copy") << "quick"
+                                << "copy" << 12 << 2400;
+    QTest::newRow("quick passkey") << "quick"
+                                   << "passkey" << 24 << 2400;
+    QTest::newRow("demo addition") << "demo"
+                                   << "addition" << 3 << 1200;
+}
+
+// A preset with a task: a context that holds the task length exactly (its default --task-length), the schedule of
+// the task's row; the model's widths stay the preset's.
+void TestTasks::taskPresets()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, task);
+    QFETCH(int, length);
+    QFETCH(int, steps);
+    ModelConfig model, plain;
+    TrainConfig train, plainTrain;
+    applyPreset(preset.toStdString(), model, train);
+    applyPreset(preset.toStdString(), plain, plainTrain);
+    const TaskKind kind = taskByName(task.toStdString()).kind;
+    applyTaskPreset(preset.toStdString(), kind, model, train);
+    QCOMPARE(taskLongestLength(kind, model.context), length);
+    QVERIFY(taskLongestLength(kind, model.context - 1) < length);
+    QCOMPARE(train.steps, steps);
+    QCOMPARE(model.dModel, plain.dModel);
+    QCOMPARE(model.layers, plain.layers);
+    // A preset without a task row is left alone.
+    ModelConfig tiny;
+    TrainConfig tinyTrain;
+    applyPreset("tiny", tiny, tinyTrain);
+    const int context = tiny.context;
+    applyTaskPreset("tiny", kind, tiny, tinyTrain);
+    QCOMPARE(tiny.context, context);
+}
+
+void TestTasks::defaultLengths()
+{
+    QCOMPARE(defaultTaskLengths(8), (std::vector<int>{4, 8, 12, 16, 20, 24, 28, 32}));
+    QCOMPARE(defaultTaskLengths(1), (std::vector<int>{1, 2, 3, 4}));
+}
+
 #include "tst_tasks.moc"

@@ -7,6 +7,7 @@
 #include "base/matrix_output.h"
 #include "runs/method_comparison.h"
 #include "schemes/schemes.h"
+#include "tasks/tasks.h"
 
 #include <functional>
 #include <map>
@@ -225,6 +226,16 @@ private:
 std::vector<OptionDef> modelOptions();
 std::vector<OptionDef> scheduleOptions();
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
+// --preset (default quick) into `model` and `train`; with --task, core's applyTaskPreset on top (sizes and a schedule
+// that learn the task).
+void presetFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
+// --task NAME: its kind, or nullopt without --task; an unknown name is refused as "--task: task 'x' is unknown; ...".
+std::optional<TaskKind> taskKindFromArgs(const ParsedArgs& args);
+// --task NAME and --task-length L (default the longest the context holds) of train and sweep; core's refusals name the
+// options.
+std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context);
+// The --task and --task-length options.
+std::vector<OptionDef> taskOptions();
 
 // eval --compare: the checkpoint (rope or xpos), the text and options of `eval`, evaluated under each method of
 // --compare (core's evaluateUnderMethods); per-method results on `err` unless --quiet. RunError "evaluation cancelled"

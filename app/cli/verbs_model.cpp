@@ -102,8 +102,18 @@ std::string applyScalingOptions(Model& model, const ParsedArgs& args, const std:
         checkScalingSet(info, a);
         settings.push_back(a);
     }
-    if (info.name != trained.scaling || args.has("set"))
-        model.setScaling(info.name, settings);
+    if (info.name != trained.scaling || args.has("set")) {
+        try {
+            model.setScaling(info.name, settings);
+        } catch (const InputError& e) { // a value out of range (logit-c=-1, factor=0): name the options given
+            if (!args.has("set"))
+                throw;
+            std::string given;
+            for (const std::string& a : args.all("set"))
+                given += " --set " + a;
+            throw InputError(given.substr(1) + ": " + e.what(), e.parameter());
+        }
+    }
     return scalingNote(trained, model, args.has("set"));
 }
 
@@ -210,10 +220,64 @@ void scheduleFromArgs(const ParsedArgs& args, TrainConfig& tc)
 
 } // namespace
 
+std::optional<TaskKind> taskKindFromArgs(const ParsedArgs& args)
+{
+    if (!args.has("task"))
+        return std::nullopt;
+    try {
+        return taskByName(args.text("task")).kind;
+    } catch (const InputError& e) {
+        throw InputError("--task: " + std::string(e.what()));
+    }
+}
+
+void presetFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConfig& tc)
+{
+    const std::string preset = args.text("preset", "quick");
+    applyPreset(preset, mc, tc);
+    if (const std::optional<TaskKind> kind = taskKindFromArgs(args))
+        applyTaskPreset(preset, *kind, mc, tc);
+}
+
+std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
+{
+    if (!args.has("task")) {
+        if (args.has("task-length"))
+            throw InputError("--task-length " + args.text("task-length") +
+                             " applies only with --task; allowed: --task " +
+                             "copy|reverse|addition|passkey --task-length L");
+        return std::nullopt;
+    }
+    TaskSpec spec;
+    spec.kind = *taskKindFromArgs(args);
+    spec.trainLength = args.has("task-length") ? static_cast<int>(args.integer("task-length", 0, 1, kMaxLength))
+                                               : taskLongestLength(spec.kind, context);
+    try {
+        checkTaskLength(spec.kind, spec.trainLength, context);
+    } catch (const InputError& e) {
+        throw InputError("--task " + args.text("task") +
+                         (args.has("task-length") ? " --task-length " + args.text("task-length") : std::string()) +
+                         " at --context " + std::to_string(context) + ": " + e.what());
+    }
+    return spec;
+}
+
+std::vector<OptionDef> taskOptions()
+{
+    return {{"task", OptionKind::Value,
+             "train on generated examples of a task instead of text, the loss on the answers only: copy, reverse, "
+             "addition or passkey (see the README)",
+             "NAME"},
+            {"task-length", OptionKind::Value,
+             "with --task: the longest training length L, examples drawn at 1..L (default: the longest the context "
+             "holds)",
+             "L"}};
+}
+
 // A fresh model and its schedule (sweep's cells; train adds --init on top of the same readers).
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& mc, TrainConfig& tc)
 {
-    applyPreset(args.text("preset", "quick"), mc, tc);
+    presetFromArgs(args, mc, tc);
     modelSizesFromArgs(args, mc);
     mc.schemeSettings = args.all("set");
     mc.scaling = args.text("scaling", "none"); // every scheme trains under it (a non-rotary one is refused)
@@ -253,34 +317,6 @@ struct TrainSetup {
     std::optional<TaskSpec> task;         // --task: generated examples instead of the corpus
 };
 
-// --task NAME (and --task-length L, default the longest the context holds) of train; core's refusals name the options.
-std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
-{
-    if (!args.has("task")) {
-        if (args.has("task-length"))
-            throw InputError("--task-length " + args.text("task-length") +
-                             " applies only with --task; allowed: --task " +
-                             "copy|reverse|addition|passkey --task-length L");
-        return std::nullopt;
-    }
-    TaskSpec spec;
-    try {
-        spec.kind = taskByName(args.text("task")).kind;
-    } catch (const InputError& e) {
-        throw InputError("--task: " + std::string(e.what()));
-    }
-    spec.trainLength = args.has("task-length") ? static_cast<int>(args.integer("task-length", 0, 1, kMaxLength))
-                                               : taskLongestLength(spec.kind, context);
-    try {
-        checkTaskLength(spec.kind, spec.trainLength, context);
-    } catch (const InputError& e) {
-        throw InputError("--task " + args.text("task") +
-                         (args.has("task-length") ? " --task-length " + args.text("task-length") : std::string()) +
-                         " at --context " + std::to_string(context) + ": " + e.what());
-    }
-    return spec;
-}
-
 // Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
 void initCheck(const std::function<void()>& check)
 {
@@ -296,7 +332,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
     TrainSetup s;
     ModelConfig& mc = s.model;
     TrainConfig& tc = s.training;
-    applyPreset(args.text("preset", "quick"), mc, tc);
+    presetFromArgs(args, mc, tc);
     // --init: the checkpoint's model is the starting point; options given here change it (a shape or scheme change
     // is refused by checkInitCompatible), the schedule comes from the preset and options as for a fresh run. With
     // --preset the sizes and context asked for are the preset's, so a preset of another shape is refused, not
@@ -758,19 +794,6 @@ void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::strin
             << (args.has("o") ? " (" + args.text("o") + " is unchanged)" : std::string()) << std::endl;
 }
 
-// eval --task's default lengths: L/2, L, 3L/2, ..., 4L of the task's training length L (the checkpoint's when it was
-// trained on this task, else the longest its context holds), without repeats.
-std::vector<int> defaultTaskLengths(int trainLength)
-{
-    std::vector<int> lengths;
-    for (int half = 1; half <= 8; ++half) {
-        const int length = std::max(1, half * trainLength / 2);
-        if (lengths.empty() || lengths.back() != length)
-            lengths.push_back(length);
-    }
-    return lengths;
-}
-
 // eval MODEL --task NAME: exact-match accuracy of the model's greedy answers per length (and depth), CSV or JSON.
 int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
 {
@@ -1057,14 +1080,8 @@ std::vector<OptionDef> trainOptions()
              {"drop-positions", OptionKind::Flag,
               "with --init of a rope checkpoint: continue it as NoPE (scheme none), every rotation removed, weights "
               "and AdamW state kept (DroPE's recalibration)"},
-             {"task", OptionKind::Value,
-              "train on generated examples of a task instead of text, the loss on the answers only: copy, reverse, "
-              "addition or passkey (see the README)",
-              "NAME"},
-             {"task-length", OptionKind::Value,
-              "with --task: the longest training length L, examples drawn at 1..L (default: the longest the context "
-              "holds)",
-              "L"},
+             taskOptions()[0],
+             taskOptions()[1],
              {"data-seed", OptionKind::Value, "seed of the training windows or task examples (default: --seed)", "S"},
              threadsOption(),
              {"log-every", OptionKind::Value, "progress every N steps (default steps/50)", "N"},
@@ -1141,11 +1158,14 @@ std::vector<OptionDef> evalOptions()
         threadsOption(),
         {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
         scalingOption(),
-        {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
+        {"set", OptionKind::Repeated,
+         "a parameter of the --scaling method (e.g. factor=16), or logit-c=c: scores times 1 + c ln(n/L) past L",
+         "NAME=VALUE"},
         {"compare", OptionKind::Value,
          "evaluate a rope/xpos model under each method: methods separated by ',', each with optional "
          "':NAME=VALUE' settings (e.g. none,pi,yarn:factor=8:beta-fast=16,rerope:window=32); unset parameters: factor "
-         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults",
+         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults; logit-c=c with any method "
+         "(none:logit-c=0.1)",
          "METHODS"}};
     for (const OptionDef& o : pictureOptions())
         options.push_back(o);

@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "model/presets.h"
 #include "runs/sweep.h"
+#include "tasks/task_accuracy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -93,7 +94,16 @@ SweepGrid gridFromArgs(const ParsedArgs& args)
     modelAndTrainingFromArgs(args, grid.model, grid.train);
     grid.variants = variantsFromArgs(args);
     grid.corpus = args.has("corpus") ? fs::absolute(args.text("corpus")).string() : std::string();
-    grid.evalLengths = args.integerList("lengths", extrapolationLengths(grid.model.context), 1, kMaxLength);
+    grid.task = taskFromArgs(args, grid.model.context);
+    if (grid.task) {
+        refuseOptions("sweep", args, {"corpus", "mode", "eval-bytes"},
+                      "--task trains and scores generated examples, not text");
+        grid.taskExamples = static_cast<int>(args.integer("examples", grid.taskExamples, 1, 1000000));
+    } else if (args.has("examples"))
+        throw InputError("--examples " + args.text("examples") + " applies only with --task; allowed: leave it out");
+    grid.evalLengths = args.integerList(
+        "lengths", grid.task ? defaultTaskLengths(grid.task->trainLength) : extrapolationLengths(grid.model.context), 1,
+        kMaxLength);
     grid.evalMode = evalModeFromName(args.text("mode", "nonoverlapping"));
     grid.evalBytes = static_cast<size_t>(
         args.integer("eval-bytes", static_cast<long long>(presetByName(grid.preset).evalBytes), 0, 1LL << 40));
@@ -110,6 +120,11 @@ std::string resultsPath(const std::string& dir)
 std::string resultText(const SweepResult& r)
 {
     char buf[160];
+    if (!r.task.empty()) {
+        std::snprintf(buf, sizeof buf, "accuracy %.2f at %d, %.2f at %d; %.1f s", r.accuracy.front(), r.lengths.front(),
+                      r.accuracy.back(), r.lengths.back(), r.trainSeconds + r.evalSeconds);
+        return buf;
+    }
     std::snprintf(buf, sizeof buf, "ppl %.3f at %d, %.3f at %d; %.1f s", r.perplexity.front(), r.lengths.front(),
                   r.perplexity.back(), r.lengths.back(), r.trainSeconds + r.evalSeconds);
     return buf;
@@ -493,7 +508,10 @@ int runCollect(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::vector<std::string>& dirs = args.positional;
     if (args.has("o") && isImagePath(args.text("o"))) {
-        collectSweepResults(dirs); // bad folders are refused before a picture is set up
+        const std::vector<SweepResult> results = collectSweepResults(dirs); // bad folders refused before a picture
+        if (!results.empty() && !results.front().task.empty())
+            throw InputError("-o " + args.text("o") + ": the folders hold a task sweep (" + results.front().task +
+                             "), whose accuracy is not drawn yet; allowed: -o summary.csv or summary.json");
         exportImage("collect", args, args.text("o"));
         return 0;
     }
@@ -525,7 +543,12 @@ void registerSweepVerbs()
     for (const OptionDef& o : scheduleOptions())
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
-             {"lengths", OptionKind::Value, "evaluation lengths (default L,2L,4L,8L,16L)", "N,N,..."},
+             {"lengths", OptionKind::Value,
+              "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L)", "N,N,..."},
+             taskOptions()[0],
+             taskOptions()[1],
+             {"examples", OptionKind::Value, "with --task: test examples per length (and passkey depth; default 100)",
+              "N"},
              {"mode", OptionKind::Value, "evaluation: nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
              {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
               "N"},
@@ -568,8 +591,8 @@ void registerSweepVerbs()
         collectOptions.insert(collectOptions.end(), picture.begin(), picture.end());
     registerVerb({"collect",
                   "DIR [DIR...]",
-                  "mean, sd, min, max and n over seeds of each scheme's perplexity and ppl(length)/ppl(L), from sweep "
-                  "folders",
+                  "mean, sd, min, max and n over seeds of each scheme's perplexity and ppl(length)/ppl(L) (of a task "
+                  "sweep: accuracy), from sweep folders",
                   collectOptions,
                   1,
                   64,

@@ -4,6 +4,7 @@
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "runs/eval_check.h"
+#include "tasks/task_accuracy.h"
 
 #include <omp.h>
 
@@ -153,16 +154,21 @@ nlohmann::json SweepGrid::toJson() const
     nlohmann::json v = nlohmann::json::array();
     for (const auto& variant : variants)
         v.push_back(variant);
-    return {{"format", "positionlab-sweep"},
-            {"version", 1},
-            {"schemes", schemes},
-            {"seeds", seeds},
-            {"variants", v},
-            {"preset", preset},
-            {"model", baseModelJson(model)},
-            {"train", gridTrainJson(train)},
-            {"corpus", corpus},
-            {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
+    nlohmann::json j = {{"format", "positionlab-sweep"},
+                        {"version", 1},
+                        {"schemes", schemes},
+                        {"seeds", seeds},
+                        {"variants", v},
+                        {"preset", preset},
+                        {"model", baseModelJson(model)},
+                        {"train", gridTrainJson(train)},
+                        {"corpus", corpus},
+                        {"eval", {{"lengths", evalLengths}, {"mode", evalModeName(evalMode)}, {"bytes", evalBytes}}}};
+    if (task) { // only then, so a text grid's JSON and hash stay as before
+        j["task"] = task->toJson();
+        j["task"]["examples"] = taskExamples;
+    }
+    return j;
 }
 
 SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source)
@@ -210,6 +216,13 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     }
     g.evalMode = evalModeFromName(e.text("mode"));
     g.evalBytes = static_cast<size_t>(e.integer("bytes", 0, 1LL << 40));
+    if (j.contains("task")) {
+        TaskSpec task;
+        if (!TaskSpec::fromJson(j["task"], task))
+            throw r.fail("'task' is not a task ({\"task\": NAME, \"task_length\": L, \"examples\": N})");
+        g.task = task;
+        g.taskExamples = static_cast<int>(JsonReader{j["task"], source + " task"}.integer("examples", 1, 1000000));
+    }
     return g;
 }
 
@@ -281,6 +294,13 @@ void validateSweepGrid(const SweepGrid& grid)
             throw InputError("the variant '" + joined(v, " ") + "' is given twice; allowed: distinct values", "vary");
     if (grid.evalLengths.empty())
         throw InputError("no evaluation lengths; allowed: one or more, e.g. 32,64,128", "lengths");
+    if (grid.task) {
+        checkTaskLength(grid.task->kind, grid.task->trainLength, grid.model.context);
+        TaskEvalOptions options;
+        options.lengths = grid.evalLengths;
+        options.examples = grid.taskExamples;
+        checkTaskEvalOptions(grid.task->kind, options);
+    }
     for (size_t i = 0; i < grid.cellCount(); ++i) {
         const SweepCell c = sweepCell(grid, i);
         try {
@@ -343,6 +363,10 @@ nlohmann::json SweepResult::toJson() const
         j["scaling"] = scaling;
     if (!settings.empty())
         j["settings"] = settings;
+    if (!task.empty()) {
+        j["task"] = task;
+        j["accuracy"] = numbersJson(accuracy);
+    }
     return j;
 }
 
@@ -370,6 +394,10 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     }
     s.loss = numbersFrom(r, "loss", s.lengths.size());
     s.perplexity = numbersFrom(r, "perplexity", s.lengths.size());
+    if (j.contains("task")) {
+        s.task = r.text("task");
+        s.accuracy = numbersFrom(r, "accuracy", s.lengths.size());
+    }
     s.steps = static_cast<int>(r.integer("steps", 0, 100000000));
     s.trainLoss = r.number("train_loss");
     s.trainSeconds = r.number("train_seconds");
@@ -403,6 +431,8 @@ SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, 
 
 void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell)
 {
+    if (grid.task) // a task grid scores generated examples, not the held-out text
+        return;
     const size_t first = cell < 0 ? 0 : static_cast<size_t>(cell);
     const size_t end = cell < 0 ? grid.cellCount() : first + 1;
     for (size_t i = first; i < end; ++i)
@@ -415,10 +445,96 @@ Corpus loadSweepCorpus(const SweepGrid& grid)
     return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
 }
 
+namespace {
+
+// The fields every result line of a cell carries, after its evaluation.
+void finishResult(SweepResult& r, const SweepGrid& grid, const SweepCell& cell, const TrainingResult& trained)
+{
+    r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
+    r.settings = joined(grid.model.schemeSettings, " ");
+    r.cell = cell.index;
+    r.key = cell.key();
+    r.steps = trained.info.step;
+    r.trainLoss = trained.info.trainLoss;
+    r.trainSeconds = trained.elapsedSeconds;
+    r.threads = omp_get_max_threads();
+    r.gridHash = grid.hash();
+    r.version = positionLabVersion();
+}
+
+// A task grid's cell: trained on the task's batches (seeded by the cell's seed, as train --task), then its accuracy
+// at every length, passkey's depths pooled per length. The test examples are drawn with the cell's seed too.
+std::optional<SweepCellRun> trainTaskCell(const SweepGrid& grid, const SweepCell& cell, const TrainingHooks& hooks,
+                                          const std::function<bool(double)>& evalProgress)
+{
+    const TaskSpec task = *grid.task;
+    TrainingBatches batches;
+    batches.draw = [task, seed = cell.train.dataSeed](int step, int B, int T, uint8_t* inputs, uint8_t* targets,
+                                                      float* weights) {
+        fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
+    };
+    batches.source = "task " + taskInfo(task.kind).name;
+    batches.record = task.toJson();
+    TrainingResult trained = trainModel(cell.model, cell.train, batches, hooks);
+    if (trained.stopped)
+        return std::nullopt;
+    TaskEvalOptions options;
+    options.lengths = grid.evalLengths;
+    options.examples = grid.taskExamples;
+    options.seed = cell.seed;
+    options.maxLength = trained.model->maxLength();
+    bool stopped = false;
+    const std::atomic<bool>* flag = hooks.interrupt;
+    if (flag || evalProgress)
+        options.progress = [flag, &evalProgress, &stopped](double fraction) {
+            stopped = (flag && flag->load()) || (evalProgress && !evalProgress(fraction));
+            return !stopped;
+        };
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<TaskAccuracyPoint> points;
+    try {
+        points = evaluateTask(task.kind, modelPredictor(*trained.model), options);
+    } catch (const RunError&) {
+        if (stopped)
+            return std::nullopt;
+        throw;
+    }
+    SweepCellRun run;
+    SweepResult& r = run.result;
+    r.scheme = cell.scheme;
+    r.seed = cell.seed;
+    r.variant = cell.variant;
+    r.context = cell.model.context;
+    r.task = taskInfo(task.kind).name;
+    for (int length : grid.evalLengths) {
+        int examples = 0, correct = 0;
+        bool supported = true;
+        for (const TaskAccuracyPoint& p : points)
+            if (p.length == length) {
+                examples += p.examples;
+                correct += p.correct;
+                supported = supported && p.supported;
+            }
+        r.lengths.push_back(length);
+        r.loss.push_back(std::nan(""));
+        r.perplexity.push_back(std::nan(""));
+        r.accuracy.push_back(supported && examples > 0 ? static_cast<double>(correct) / examples : std::nan(""));
+    }
+    r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    finishResult(r, grid, cell, trained);
+    run.model = std::move(trained.model);
+    run.info = std::move(trained.info);
+    return run;
+}
+
+} // namespace
+
 std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                            const TrainingHooks& hooks, const std::function<bool(double)>& evalProgress)
 {
     const SweepCell cell = sweepCell(grid, index);
+    if (grid.task)
+        return trainTaskCell(grid, cell, hooks, evalProgress);
     checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
     TrainingResult trained = trainModel(cell.model, cell.train, corpus, hooks);
     if (trained.stopped)
@@ -446,17 +562,8 @@ std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, 
     }
     SweepResult& r = run.result;
     r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, run.points);
-    r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
-    r.settings = joined(grid.model.schemeSettings, " ");
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    r.cell = index;
-    r.key = cell.key();
-    r.steps = trained.info.step;
-    r.trainLoss = trained.info.trainLoss;
-    r.trainSeconds = trained.elapsedSeconds;
-    r.threads = omp_get_max_threads();
-    r.gridHash = grid.hash();
-    r.version = positionLabVersion();
+    finishResult(r, grid, cell, trained);
     run.model = std::move(trained.model);
     run.info = std::move(trained.info);
     return run;
@@ -706,17 +813,18 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
     struct Group {
         std::string scheme, variant; // as shown: the scheme with its method, the common settings with the variant
         int context;
-        std::map<int, std::vector<double>> perplexity, ratio;
+        std::string task;
+        std::map<int, std::vector<double>> perplexity, ratio, accuracy;
     };
     std::vector<Group> groups;
     for (const SweepResult& r : results) {
         const std::string scheme = r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
         const std::string variant = r.settings + (r.settings.empty() || r.variant.empty() ? "" : " ") + r.variant;
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return g.scheme == scheme && g.variant == variant && g.context == r.context;
+            return g.scheme == scheme && g.variant == variant && g.context == r.context && g.task == r.task;
         });
         if (it == groups.end()) {
-            groups.push_back({scheme, variant, r.context, {}, {}});
+            groups.push_back({scheme, variant, r.context, r.task, {}, {}, {}});
             it = groups.end() - 1;
         }
         double atContext = std::nan("");
@@ -726,13 +834,16 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         for (size_t i = 0; i < r.lengths.size(); ++i) {
             it->perplexity[r.lengths[i]].push_back(r.perplexity[i]);
             it->ratio[r.lengths[i]].push_back(r.perplexity[i] / atContext); // NaN when either is missing
+            if (!r.task.empty())
+                it->accuracy[r.lengths[i]].push_back(r.accuracy[i]);
         }
     }
     std::vector<SweepSummaryRow> rows;
     for (const Group& g : groups)
         for (const auto& [length, values] : g.perplexity)
-            rows.push_back(
-                {g.scheme, g.variant, g.context, length, sampleStats(values), sampleStats(g.ratio.at(length))});
+            rows.push_back({g.scheme, g.variant, g.context, length, sampleStats(values),
+                            sampleStats(g.ratio.at(length)), g.task,
+                            g.task.empty() ? SampleStats{} : sampleStats(g.accuracy.at(length))});
     return rows;
 }
 
@@ -798,13 +909,20 @@ const std::vector<std::string>& summaryColumns()
 
 std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows)
 {
-    std::string out = joined(summaryColumns(), ",") + "\n";
     auto stats = [](const SampleStats& s) {
         if (s.n == 0)
             return std::string("0,,,,");
         return std::to_string(s.n) + "," + exactText(s.mean) + "," + exactText(s.sd) + "," + exactText(s.min) + "," +
                exactText(s.max);
     };
+    if (!rows.empty() && !rows.front().task.empty()) {
+        std::string out = "scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max\n";
+        for (const SweepSummaryRow& r : rows)
+            out += r.scheme + "," + r.variant + "," + std::to_string(r.context) + "," + r.task + "," +
+                   std::to_string(r.length) + "," + stats(r.accuracy) + "\n";
+        return out;
+    }
+    std::string out = joined(summaryColumns(), ",") + "\n";
     for (const SweepSummaryRow& r : rows)
         out += r.scheme + "," + r.variant + "," + std::to_string(r.context) + "," + std::to_string(r.length) + "," +
                stats(r.perplexity) + "," + stats(r.ratio) + "\n";
@@ -822,13 +940,23 @@ nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const 
                           {"folders", dirs},
                           {"ratio", "ppl(length) / ppl(context) of each seed"},
                           {"rows", nlohmann::json::array()}};
-    for (const SweepSummaryRow& r : rows)
+    for (const SweepSummaryRow& r : rows) {
+        if (!r.task.empty()) {
+            out["rows"].push_back({{"scheme", r.scheme},
+                                   {"variant", r.variant},
+                                   {"context", r.context},
+                                   {"task", r.task},
+                                   {"length", r.length},
+                                   {"accuracy", stats(r.accuracy)}});
+            continue;
+        }
         out["rows"].push_back({{"scheme", r.scheme},
                                {"variant", r.variant},
                                {"context", r.context},
                                {"length", r.length},
                                {"perplexity", stats(r.perplexity)},
                                {"ratio", stats(r.ratio)}});
+    }
     return out;
 }
 

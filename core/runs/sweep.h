@@ -6,6 +6,7 @@
 #include "runs/evaluation.h"
 #include "model/model.h"
 #include "runs/training.h"
+#include "tasks/tasks.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,10 @@ struct SweepGrid {
     std::vector<int> evalLengths;                       // evaluation lengths (default L..16L)
     EvalMode evalMode = EvalMode::NonOverlapping;
     size_t evalBytes = 16384; // held-out bytes scored per length (0: all)
+    // A task grid (--task) trains every cell on the task's examples and scores exact-match accuracy at evalLengths
+    // (the task's lengths, passkey at its default depths pooled), taskExamples test examples per length and depth.
+    std::optional<TaskSpec> task;
+    int taskExamples = 100;
 
     size_t cellCount() const { return schemes.size() * seeds.size() * variants.size(); }
     nlohmann::json toJson() const; // canonical: the hash is taken over its dump
@@ -77,6 +82,10 @@ struct SweepResult {
     std::vector<int> lengths;
     std::vector<double> loss;       // nats per byte; NaN where unsupported
     std::vector<double> perplexity; // NaN where unsupported
+    // A task cell's: the task's name and the exact-match accuracy at each length (empty task: a text cell; then
+    // loss and perplexity hold NaN in a task cell).
+    std::string task;
+    std::vector<double> accuracy; // NaN where unsupported
     int steps = 0;
     double trainLoss = 0;
     double trainSeconds = 0;
@@ -158,6 +167,8 @@ struct SweepSummaryRow {
     int length = 0;
     SampleStats perplexity;
     SampleStats ratio; // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
+    std::string task;  // a task grid's rows: the task, and accuracy in place of perplexity
+    SampleStats accuracy; // exact-match accuracy over the seeds (task rows)
 };
 // Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
@@ -167,7 +178,9 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
 std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs);
 
 // The summary as CSV (header scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,
-// ratio_sd,ratio_min,ratio_max; ratio = ppl(length) / ppl(L)) and as JSON ({"columns", "rows": [{...}]}).
+// ratio_sd,ratio_min,ratio_max; ratio = ppl(length) / ppl(L)) and as JSON ({"columns", "rows": [{...}]}). Task rows
+// (a task grid's) are written as scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max, and in JSON
+// with "task" and "accuracy" in place of "perplexity" and "ratio"; a summary holds one kind or the other.
 std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows);
 nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const std::vector<std::string>& dirs);
 

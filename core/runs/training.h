@@ -5,6 +5,7 @@
 #include "model/checkpoint.h"
 #include "model/corpus.h"
 #include "model/model.h"
+#include "tasks/tasks.h"
 #include "model/optimizer.h"
 
 #include <atomic>
@@ -66,6 +67,11 @@ void checkTrainingCorpus(const Corpus& corpus, int context); // the corpus's tra
 // Sets the steps of a run and keeps the warm-up to at most a fifth of them, so a short run still reaches its peak
 // learning rate and decays.
 void setTrainingSteps(TrainConfig& config, int steps);
+
+// What a preset gives a run on `task` beyond its row of presets() (the text sizes): a context that holds the task's
+// training length, batch, steps and learning rate that learn the task in minutes on 2 cores (measured: README,
+// "Tasks"). Presets without a task row are left as they are. The one home of the task presets.
+void applyTaskPreset(std::string_view preset, TaskKind task, ModelConfig& model, TrainConfig& train);
 
 // "Train short, test long": the evaluation lengths L, 2L, 4L, 8L, 16L (multipliers of the training context).
 const std::vector<int>& extrapolationMultipliers();

@@ -21,6 +21,17 @@ NextBytePredictor modelPredictor(Model& model)
     };
 }
 
+std::vector<int> defaultTaskLengths(int trainLength)
+{
+    std::vector<int> lengths;
+    for (int half = 1; half <= 8; ++half) {
+        const int length = std::max(1, half * trainLength / 2);
+        if (lengths.empty() || lengths.back() != length)
+            lengths.push_back(length);
+    }
+    return lengths;
+}
+
 bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax)
 {
     for (size_t j = static_cast<size_t>(example.answerStart); j < example.bytes.size(); ++j)

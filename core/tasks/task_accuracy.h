@@ -24,6 +24,10 @@ NextBytePredictor modelPredictor(Model& model);
 // late is wrong too). `argmax` holds the predictions for positions 0..bytes.size()-2.
 bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax);
 
+// The default test lengths of a task trained at lengths up to L: L/2, L, 3L/2, ..., 4L, without repeats (eval --task,
+// sweep --task).
+std::vector<int> defaultTaskLengths(int trainLength);
+
 struct TaskEvalOptions {
     std::vector<int> lengths;
     std::vector<double> depths; // passkey only; each in [0, 1]
