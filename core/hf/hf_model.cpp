@@ -304,6 +304,20 @@ void rotateHalf(HfMatrix& x, int heads, int D, int rotaryDim, const std::vector<
 
 HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
 {
+    HfMatrix out;
+    forward(ids, positions, nullptr, &out);
+    return out;
+}
+
+bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+                               const HfAttentionObserver& observer) const
+{
+    return forward(ids, positions, &observer, nullptr);
+}
+
+bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+                      HfMatrix* out) const
+{
     const HfConfig& c = m_config;
     const int T = static_cast<int>(ids.size());
     const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim;
@@ -318,7 +332,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                          "/config.json; sliding-window attention is not implemented yet");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
     // The logits and one layer's activations, all float32, before any of them is allocated.
-    checkMemoryEstimate(4.0 * T * (static_cast<double>(c.vocab) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
+    checkMemoryEstimate(4.0 * T * ((out ? c.vocab : 0.0) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
                         "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
     HfMatrix x(T, C);
     for (int t = 0; t < T; ++t) {
@@ -356,8 +370,10 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
     HfMatrix h, q, k, v, a(T, H * D), attn, up, gate;
     std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
     AttentionForward forward;
-    for (const auto& layerPtr : m_layers) {
-        const Layer& l = *layerPtr;
+    AttentionOptions options;
+    options.wantRowEntropy = observer != nullptr;
+    for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex) {
+        const Layer& l = *m_layers[layerIndex];
         h = x;
         normalise(h, l.norm1, c.rmsNorm, c.normEps);
         l.q.apply(h, q);
@@ -389,7 +405,9 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                             vh.data() + (static_cast<size_t>(hd) * T + t) * D);
             }
         }
-        attentionForward(bias, dims, qh.data(), kh.data(), vh.data(), forward);
+        attentionForward(bias, dims, qh.data(), kh.data(), vh.data(), forward, options);
+        if (observer && !(*observer)({static_cast<int>(layerIndex), bias, dims, qh.data(), kh.data(), forward}))
+            return false;
 #pragma omp parallel for schedule(static)
         for (int hd = 0; hd < H; ++hd)
             for (int t = 0; t < T; ++t)
@@ -419,11 +437,13 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
             x += m;
         }
     }
+    if (!out)
+        return true;
     normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)}, c.rmsNorm,
               c.normEps);
-    HfMatrix out(T, c.vocab);
-    out.noalias() = x * (m_head.size() ? m_head : m_embed).transpose();
-    return out;
+    out->resize(T, c.vocab);
+    out->noalias() = x * (m_head.size() ? m_head : m_embed).transpose();
+    return true;
 }
 
 } // namespace plab
