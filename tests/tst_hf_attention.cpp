@@ -133,13 +133,17 @@ void TestHfAttention::levelOfDetailAveragesBlocks_data()
     QTest::addColumn<int>("rowEnd");
     QTest::addColumn<int>("colBegin");
     QTest::addColumn<int>("colEnd");
-    QTest::addRow("whole map in 5 x 5") << 5 << 0 << 0 << 0 << 0;
-    QTest::addRow("whole map in 7 x 7") << 7 << 0 << 0 << 0 << 0;
-    QTest::addRow("a zoomed window, exact") << 100 << 10 << 20 << 3 << 15;
-    QTest::addRow("a zoomed window in 3 x 4 blocks") << 4 << 12 << 15 << 0 << 24;
+    QTest::addColumn<bool>("sampleRows");
+    QTest::addRow("whole map in 5 x 5") << 5 << 0 << 0 << 0 << 0 << false;
+    QTest::addRow("whole map in 7 x 7") << 7 << 0 << 0 << 0 << 0 << false;
+    QTest::addRow("a zoomed window, exact") << 100 << 10 << 20 << 3 << 15 << false;
+    QTest::addRow("a zoomed window in 3 x 4 blocks") << 4 << 12 << 15 << 0 << 24 << false;
+    QTest::addRow("thumbnail 6 x 6, rows sampled") << 6 << 0 << 0 << 0 << 0 << true;
+    QTest::addRow("thumbnail 5 x 5, rows sampled") << 5 << 0 << 0 << 0 << 0 << true;
 }
 
-// A coarse cell is the mean of the exact probabilities over the visible pairs of its block (NumPy's reference again).
+// A coarse cell is the mean of the exact probabilities over the visible pairs of its block (NumPy's reference again);
+// with rows sampled, over the visible pairs of the block's last row.
 void TestHfAttention::levelOfDetailAveragesBlocks()
 {
     QFETCH(int, maxCells);
@@ -147,19 +151,22 @@ void TestHfAttention::levelOfDetailAveragesBlocks()
     QFETCH(int, rowEnd);
     QFETCH(int, colBegin);
     QFETCH(int, colEnd);
+    QFETCH(bool, sampleRows);
     const std::string dir = hfData(QStringLiteral("qwen2_text"));
     const HfModel model(dir);
     const HfAttentionCapture capture = captureHfAttention(model, idsOf(dir), hfPositionSpec(model.config()), true);
     const Reference ref = referenceOf(dir);
     const int layer = 1, head = 3;
-    const HfAttentionMap map = hfAttentionMap(capture, layer, head, maxCells, rowBegin, rowEnd, colBegin, colEnd);
+    const HfAttentionMap map =
+        hfAttentionMap(capture, layer, head, maxCells, rowBegin, rowEnd, colBegin, colEnd, sampleRows);
     QVERIFY(map.rows <= maxCells && map.cols <= maxCells);
     QCOMPARE(map.rowStart(0), map.rowBegin);
     for (int i = 0; i < map.rows; ++i)
         for (int j = 0; j < map.cols; ++j) {
             double sum = 0;
             int count = 0;
-            for (int m = map.rowStart(i); m < (i + 1 < map.rows ? map.rowStart(i + 1) : map.rowEnd); ++m)
+            const int rowStop = i + 1 < map.rows ? map.rowStart(i + 1) : map.rowEnd;
+            for (int m = sampleRows ? rowStop - 1 : map.rowStart(i); m < rowStop; ++m)
                 for (int n = map.colStart(j); n < (j + 1 < map.cols ? map.colStart(j + 1) : map.colEnd); ++n)
                     if (n <= m) {
                         sum += ref.at(layer, head, m, n);

@@ -81,7 +81,7 @@ int HfAttentionMap::colStart(int j) const
 }
 
 HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int head, int maxCells, int rowBegin,
-                              int rowEnd, int colBegin, int colEnd)
+                              int rowEnd, int colBegin, int colEnd, bool sampleRows)
 {
     if (!capture.hasMaps())
         throw InputError("the attention was captured without its maps; capture it again with them kept");
@@ -121,7 +121,7 @@ HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int 
         std::vector<double> sum(map.cols, 0.0);
         std::vector<int> count(map.cols, 0);
         const int rowStop = i + 1 < map.rows ? map.rowStart(i + 1) : rowEnd;
-        for (int m = map.rowStart(i); m < rowStop; ++m)
+        for (int m = sampleRows ? rowStop - 1 : map.rowStart(i); m < rowStop; ++m)
             for (int n = colBegin; n < colEnd; ++n) {
                 if (!bias.visible(m, n, T))
                     continue;

@@ -49,10 +49,12 @@ struct HfAttentionMap {
     int rowStart(int i) const;
     int colStart(int j) const;
 };
+// With `sampleRows` each row block is its last query row alone (columns still block means): the overview grid's
+// thumbnails of every layer and head, O(maxCells T D) per head instead of O(T^2 D).
 // InputError for a layer, head or window outside the capture, or a capture made without maps. An empty window
 // (rowEnd <= rowBegin) means the whole map.
 HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int head, int maxCells, int rowBegin = 0,
-                              int rowEnd = 0, int colBegin = 0, int colEnd = 0);
+                              int rowEnd = 0, int colBegin = 0, int colEnd = 0, bool sampleRows = false);
 
 // Mean row entropy (nats) over the heads of each layer at each query position m (the query sees m + 1 tokens):
 // (layers, T) row-major, the "entropy against length" of a real model on one text.
