@@ -202,8 +202,11 @@ HfModelView::HfModelView(QWidget* parent)
           for (const QString& message : m_methods.leftOut)
               status += QLatin1Char('\n') + tr("Left out: %1").arg(message);
           m_methodsStatus->setText(status);
-          m_methodsPlot->setFigure(
-              methodsPerplexityFigure(m_methods.curves, m_model->model->config().scheme, m_methods.context));
+          CurveFigure figure =
+              methodsPerplexityFigure(m_methods.curves, m_model->model->config().scheme, m_methods.context);
+          figure.xLabel = tr("evaluation length (tokens)"); // a real model's unit is its tokenizer's, not bytes
+          figure.yLabel = tr("perplexity (per token)");
+          m_methodsPlot->setFigure(figure);
           Q_EMIT pictureUpdated();
       })
 {
@@ -309,7 +312,9 @@ QWidget* HfModelView::buildPages()
     m_heatmap->setEmptyHint(noModelHint());
     split->addWidget(m_grid);
     split->addWidget(m_heatmap);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({240, 760}); // the grid an overview, the opened map the picture
     m_pages->addTab(split, tr("Attention on text"));
     m_entropy = new CurvePlot(m_pages);
     m_entropy->setEmptyHint(noModelHint());
@@ -401,6 +406,11 @@ void HfModelView::setMethodsTextFile(const QString& path)
 void HfModelView::setMethodsLengths(const QString& lengths)
 {
     m_lengths->setText(lengths);
+}
+
+void HfModelView::setMethodsTokensPerLength(int tokens)
+{
+    m_tokensPerLength->setValue(tokens);
 }
 
 void HfModelView::evaluateMethods()

@@ -39,7 +39,7 @@ public:
     int heads() const { return m_heads; }
     int cellCount() const { return static_cast<int>(m_images.size()); }
     QRect cellRect(int layer, int head) const;
-    QSize sizeHint() const override { return {360, 360}; }
+    QSize sizeHint() const override { return {240, 240}; }
     QSize minimumSizeHint() const override { return {160, 160}; }
 
 Q_SIGNALS:
@@ -91,6 +91,7 @@ public:
     // Evaluate under methods: the text file (empty: the default corpus), then evaluate with the ticked methods.
     void setMethodsTextFile(const QString& path);
     void setMethodsLengths(const QString& lengths); // "16,32,64"; empty: the model's defaults
+    void setMethodsTokensPerLength(int tokens);     // 0: all
     void evaluateMethods();
     const HfMethodsResult& methodsResult() const { return m_methods; }
     CurvePlot* methodsPlot() const { return m_methodsPlot; }

@@ -147,8 +147,11 @@ bool takeModelScreenshots(MainWindow& window, const QString& folder, const QStri
                           const QString& methodsText, const QString& lengths)
 {
     QDir().mkpath(dir);
-    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
-        lessonsDock->hide();
+    // The tab reads no scheme panel: both docks out of the picture, the window as large as the README's pictures.
+    for (const char* dock : {"lessonsDock", "schemeDock"})
+        if (auto* d = window.findChild<QDockWidget*>(QString::fromLatin1(dock)))
+            d->hide();
+    window.resize(1400, 900);
     HfModelView* view = window.modelView();
     window.showView(view->viewId());
     auto fail = [&](const QString& message) {
@@ -177,7 +180,9 @@ bool takeModelScreenshots(MainWindow& window, const QString& folder, const QStri
         return false;
     view->setPage(HfModelView::MethodsPage);
     view->setMethodsTextFile(methodsText);
-    view->setMethodsLengths(lengths);
+    // A quick comparison for the picture: lengths up to 4 x the tiny model's context, 2048 tokens each.
+    view->setMethodsLengths(lengths.isEmpty() ? QStringLiteral("8,16,32,64,128") : lengths);
+    view->setMethodsTokensPerLength(2048);
     view->evaluateMethods();
     if (!waitUntil([&] { return !view->isBusy(); }, 1800000))
         return fail(QStringLiteral("model: the evaluation under methods did not finish within 30 minutes"));
