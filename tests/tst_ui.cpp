@@ -892,7 +892,7 @@ private Q_SLOTS:
     void modelViewsWaitForAModel()
     {
         MainWindow window;
-        QCOMPARE(window.tabs()->count(), 7); // with Rotary frequencies
+        QCOMPARE(window.tabs()->count(), 8); // with Rotary frequencies and Your model
         for (const char* id : {"attention", "train"}) {
             ViewBase* v = window.view(QString::fromLatin1(id));
             QVERIFY(v);

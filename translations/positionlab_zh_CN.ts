@@ -27,6 +27,14 @@
         <source>Save every view as the window opens on this screen, with the Lessons dock open, to DIR and quit (to check that nothing is clipped)</source>
         <translation>将窗口在此屏幕上打开时的每个视图（课程面板打开）保存到 DIR 后退出（用于检查没有内容被截断）</translation>
     </message>
+    <message>
+        <source>Open a Hugging Face model folder in the Your model tab</source>
+        <translation>在“你的模型”标签页中打开一个 Hugging Face 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Save the Your model tab&apos;s pictures of the --model folder to DIR and quit</source>
+        <translation>把 --model 文件夹在“你的模型”标签页中的图保存到 DIR 后退出</translation>
+    </message>
 </context>
 <context>
     <name>FigureText</name>
@@ -321,6 +329,162 @@
     <message>
         <source> · pairs %1 to %2 not rotated (θ = 0)</source>
         <translation> · 第 %1 到 %2 对不旋转（θ = 0）</translation>
+    </message>
+    <message>
+        <source>This figure needs a Hugging Face model folder (config.json, the weights, tokenizer.json). In the app: File → Open model folder…; on the command line: --model DIR.</source>
+        <translation>这幅图需要一个 Hugging Face 模型文件夹（config.json、权重、tokenizer.json）。在程序中：文件 → 打开模型文件夹…；在命令行上：--model DIR。</translation>
+    </message>
+    <message>
+        <source>No model folder</source>
+        <translation>没有模型文件夹</translation>
+    </message>
+    <message>
+        <source>Family</source>
+        <translation>家族</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation>头数</translation>
+    </message>
+    <message>
+        <source>%1 query, %2 key/value</source>
+        <translation>%1 个查询头，%2 个键/值头</translation>
+    </message>
+    <message>
+        <source>Head dim</source>
+        <translation>头维度</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <source>Positions</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>Rope theta</source>
+        <translation>Rope theta</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Scaling</source>
+        <translation>缩放</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <translation>%1 M</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>%1 (float32 weights; %2 with one forward)</source>
+        <translation>%1（float32 权重；含一次前向计算 %2）</translation>
+    </message>
+    <message>
+        <source>no model folder is open</source>
+        <translation>没有打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>the text gives no tokens; allowed: a text of at least one token</source>
+        <translation>该文本没有产生任何词元；允许：至少含一个词元的文本</translation>
+    </message>
+    <message>
+        <source>the text has %1 tokens; allowed: at most %2 in this view</source>
+        <translation>该文本有 %1 个词元；允许：此视图中最多 %2 个</translation>
+    </message>
+    <message>
+        <source>the default corpus</source>
+        <translation>默认语料</translation>
+    </message>
+    <message>
+        <source>no method is ticked; allowed: at least one</source>
+        <translation>没有勾选任何方法；允许：至少一个</translation>
+    </message>
+    <message>
+        <source>%1 (config&apos;s own)</source>
+        <translation>%1（config 自带）</translation>
+    </message>
+    <message>
+        <source>Attention of %1 on your text</source>
+        <translation>%1 在你的文本上的注意力</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key position (blocks of about %1 tokens, mean)</source>
+        <translation>键位置（约 %1 个词元为一块，取平均）</translation>
+    </message>
+    <message>
+        <source>query position</source>
+        <translation>查询位置</translation>
+    </message>
+    <message>
+        <source>tokens %1–%2 of %3</source>
+        <translation>词元 %1–%2（共 %3 个）</translation>
+    </message>
+    <message>
+        <source> · first token left out of the colour scale</source>
+        <translation> · 第一个词元不计入颜色刻度</translation>
+    </message>
+    <message>
+        <source>Attention on the first token (sinks)</source>
+        <translation>落在第一个词元上的注意力（汇聚点）</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>mean over %1 queries of p(m, 0)</source>
+        <translation>p(m, 0) 在 %1 个查询上的平均</translation>
+    </message>
+    <message>
+        <source>attention mass on token 0</source>
+        <translation>第 0 个词元上的注意力质量</translation>
+    </message>
+    <message>
+        <source>Attention entropy against length on your text</source>
+        <translation>你的文本上注意力熵随长度的变化</translation>
+    </message>
+    <message>
+        <source>tokens the query sees (m + 1)</source>
+        <translation>查询看到的词元数（m + 1）</translation>
+    </message>
+    <message>
+        <source>entropy (nats), mean over heads</source>
+        <translation>熵（奈特），各头平均</translation>
+    </message>
+    <message>
+        <source>log n (uniform attention)</source>
+        <translation>log n（均匀注意力）</translation>
     </message>
 </context>
 <context>
@@ -1049,6 +1213,204 @@
     </message>
 </context>
 <context>
+    <name>plab::ui::HeadGrid</name>
+    <message>
+        <source>One small map per layer and head appears here.</source>
+        <translation>每层每头的小图会显示在这里。</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::HfModelView</name>
+    <message>
+        <source>Canceled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>%1 tokens of %2; %3 s.</source>
+        <translation>%2 的 %1 个词元；%3 秒。</translation>
+    </message>
+    <message>
+        <source>Left out: %1</source>
+        <translation>已略去：%1</translation>
+    </message>
+    <message>
+        <source>query %1 “%2” → key %3 “%4”: %5</source>
+        <translation>查询 %1 “%2” → 键 %3 “%4”：%5</translation>
+    </message>
+    <message>
+        <source>No model folder is open. Use File → Open model folder… (or the button on the left) to open a Hugging Face folder with config.json, the weights and tokenizer.json.</source>
+        <translation>没有打开模型文件夹。用 文件 → 打开模型文件夹…（或左侧的按钮）打开一个含 config.json、权重和 tokenizer.json 的 Hugging Face 文件夹。</translation>
+    </message>
+    <message>
+        <source>Open model folder…</source>
+        <translation>打开模型文件夹…</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <source>Type or paste a text</source>
+        <translation>输入或粘贴一段文本</translation>
+    </message>
+    <message>
+        <source>Text:</source>
+        <translation>文本：</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Repeat the text&apos;s tokens until this many, to look past the model&apos;s context.</source>
+        <translation>把文本的词元重复到这么多个，以观察超出模型上下文的情况。</translation>
+    </message>
+    <message>
+        <source>Repeat to (tokens):</source>
+        <translation>重复到（词元）：</translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation>层：</translation>
+    </message>
+    <message>
+        <source>Head:</source>
+        <translation>头：</translation>
+    </message>
+    <message>
+        <source>end</source>
+        <translation>末尾</translation>
+    </message>
+    <message>
+        <source>The map shows tokens from here to the end token; past 1024 tokens its cells are block means (level of detail).</source>
+        <translation>热图显示从这里到结束词元之间的词元；超过 1024 个词元时，每个格子是一块的平均值（细节层次）。</translation>
+    </message>
+    <message>
+        <source>From token:</source>
+        <translation>起始词元：</translation>
+    </message>
+    <message>
+        <source>To token:</source>
+        <translation>结束词元：</translation>
+    </message>
+    <message>
+        <source>First token in the colour scale</source>
+        <translation>第一个词元计入颜色刻度</translation>
+    </message>
+    <message>
+        <source>Off: the first-token (sink) column is left out of the colour scale, so the rest of the map keeps its contrast.</source>
+        <translation>关闭时：第一个词元（汇聚点）那一列不计入颜色刻度，热图的其余部分保持对比度。</translation>
+    </message>
+    <message>
+        <source>Layers down, heads across; click a map to open it.</source>
+        <translation>纵向为层，横向为头；点击小图即可打开。</translation>
+    </message>
+    <message>
+        <source>Attention on text</source>
+        <translation>文本上的注意力</translation>
+    </message>
+    <message>
+        <source>Entropy</source>
+        <translation>熵</translation>
+    </message>
+    <message>
+        <source>Sinks</source>
+        <translation>汇聚点</translation>
+    </message>
+    <message>
+        <source>Evaluate under methods</source>
+        <translation>在各方法下评估</translation>
+    </message>
+    <message>
+        <source>Text file…</source>
+        <translation>文本文件…</translation>
+    </message>
+    <message>
+        <source>Text to evaluate on</source>
+        <translation>用于评估的文本</translation>
+    </message>
+    <message>
+        <source>Text: the default corpus</source>
+        <translation>文本：默认语料</translation>
+    </message>
+    <message>
+        <source>context ÷4 … ×4</source>
+        <translation>上下文 ÷4 … ×4</translation>
+    </message>
+    <message>
+        <source>Lengths in tokens, separated by commas; empty: a quarter of the model&apos;s context to four times it.</source>
+        <translation>以词元计的长度，用逗号分隔；留空：从模型上下文的四分之一到四倍。</translation>
+    </message>
+    <message>
+        <source>Lengths:</source>
+        <translation>长度：</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Tokens per length:</source>
+        <translation>每个长度的词元数：</translation>
+    </message>
+    <message>
+        <source>the config&apos;s own scaling</source>
+        <translation>config 自带的缩放</translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Perplexity per token against length, one curve per method, appears here: open a model folder, tick methods and press Evaluate.</source>
+        <translation>每个词元的困惑度随长度的变化（每种方法一条曲线）会显示在这里：打开一个模型文件夹，勾选方法并点击“评估”。</translation>
+    </message>
+    <message>
+        <source>Evaluating… %1% · about %2 s left</source>
+        <translation>正在评估… %1% · 约剩 %2 秒</translation>
+    </message>
+    <message>
+        <source>Text: %1</source>
+        <translation>文本：%1</translation>
+    </message>
+    <message>
+        <source>Lengths: &apos;%1&apos; is not allowed; allowed: whole numbers from 2 to %2, separated by commas</source>
+        <translation>长度：不允许“%1”；允许：2 到 %2 之间的整数，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>Evaluating…</source>
+        <translation>正在评估…</translation>
+    </message>
+    <message>
+        <source>Opening %1…</source>
+        <translation>正在打开 %1…</translation>
+    </message>
+    <message>
+        <source>Open model folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>No model folder is open.</source>
+        <translation>没有打开模型文件夹。</translation>
+    </message>
+    <message>
+        <source>evaluation length (tokens)</source>
+        <translation>评估长度（词元）</translation>
+    </message>
+    <message>
+        <source>perplexity (per token)</source>
+        <translation>困惑度（按词元）</translation>
+    </message>
+    <message>
+        <source>Your model</source>
+        <translation>你的模型</translation>
+    </message>
+</context>
+<context>
     <name>plab::ui::LessonsPanel</name>
     <message>
         <source>◀ Back</source>
@@ -1424,6 +1786,10 @@ Every number shown comes from the core library; positionlab-cli renders the same
     <message>
         <source>Ctrl+Shift+P</source>
         <translation>Ctrl+Shift+P</translation>
+    </message>
+    <message>
+        <source>Open &amp;model folder…</source>
+        <translation>打开模型文件夹(&amp;M)…</translation>
     </message>
 </context>
 <context>

@@ -257,6 +257,20 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
                               imageOptions(args, ui::defaultPictureSize(QStringLiteral("attention"))), qPath(path));
 }
 
+// render model: the "Your model" tab's page for the folder of --model (none: the picture says one is needed).
+void renderHfModel(const ParsedArgs& args, const std::string& path)
+{
+    const std::string page = args.text("page", "attention");
+    if (page != "attention" && page != "entropy" && page != "sinks")
+        throw InputError("render model: --page " + page + " is not allowed; allowed: attention, entropy, sinks");
+    ui::writeHfModelPicture(QString::fromStdString(args.text("model", "")), QString::fromStdString(page),
+                            QString::fromStdString(args.text("text", "The quick brown fox jumps over the lazy dog.")),
+                            static_cast<int>(args.integer("layer", -1, 0, 1023)),
+                            static_cast<int>(args.integer("head", 0, 0, 1023)),
+                            static_cast<int>(args.integer("repeat-to", 0, 0, ui::kHfMaxTokens)),
+                            imageOptions(args, ui::defaultPictureSize(QStringLiteral("model"))), qPath(path));
+}
+
 // Trains `request` on a worker, printing each scheme's progress on stderr; returns every snapshot of the run.
 std::vector<ui::TrainSnapshot> trainWithProgress(const ui::TrainRequest& request, std::ostream& err)
 {
@@ -439,7 +453,8 @@ void renderLesson(const std::vector<std::string>& words, const ParsedArgs& args,
         const LessonState& state = lesson->states[i];
         const std::string checkpoint =
             state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
-        std::vector<std::string> words = lessonRenderArguments(state, checkpoint);
+        std::vector<std::string> words =
+            lessonRenderArguments(state, state.view == LessonView::Model ? args.text("model", "") : checkpoint);
         const QString stem = QStringLiteral("%1-%2-fig%3")
                                  .arg(lesson->number, 2, 10, QLatin1Char('0'))
                                  .arg(QString::fromStdString(lesson->slug))
@@ -527,9 +542,13 @@ void renderView(const std::string& view, const std::vector<std::string>& schemes
         renderAttention(args, path);
     } else if (view == "train") {
         renderTrain(schemes, args, path, err);
+    } else if (view == "model") {
+        if (!schemes.empty())
+            throw InputError("render model: takes no scheme (the model folder of --model has its own)");
+        renderHfModel(args, path);
     } else {
         throw InputError("render: unknown view '" + view +
-                         "'; views: bias, compare, dot, frequencies, entropy, attention, train, lesson");
+                         "'; views: bias, compare, dot, frequencies, entropy, attention, train, model, lesson");
     }
 }
 
@@ -588,7 +607,11 @@ std::vector<UsageForm> renderForms()
         form("attention", "--checkpoint MODEL.safetensors",
              {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, none),
         form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus", "scaling", "set"}, none),
-        {"lesson K", {"folder", "steps", "corpus", "width", "height", "dpi", "dark", "lang", "o"}, "lesson", {}},
+        form("model", "[--model DIR]", {"model", "page", "text", "layer", "head", "repeat-to"}, none),
+        {"lesson K",
+         {"folder", "steps", "corpus", "model", "width", "height", "dpi", "dark", "lang", "o"},
+         "lesson",
+         {}},
     };
 }
 
@@ -618,7 +641,12 @@ std::vector<OptionDef> renderOptions()
         {"checkpoint", OptionKind::Value, "attention: the trained model", "MODEL.safetensors"},
         {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
-        {"repeat-to", OptionKind::Value, "attention: repeat the text to N bytes (past the training context)", "N"},
+        {"repeat-to", OptionKind::Value,
+         "attention: repeat the text to N bytes (past the training context); model: to N tokens", "N"},
+        {"model", OptionKind::Value,
+         "model, lesson: a Hugging Face model folder (none: the picture says one is needed)", "DIR"},
+        {"page", OptionKind::Value, "model: attention (--layer, --head), entropy or sinks (default attention)",
+         "attention|entropy|sinks"},
         {"o", OptionKind::Value, "output picture: .png, .svg or .pdf (render lesson: a folder)", "FILE.png|svg|pdf",
          false, true},
         lessonFolderOption(),

@@ -3,6 +3,7 @@
 #include "settings/i18n.h"
 #include "workers/kept_models.h"
 #include "window/main_window.h"
+#include "tabs/hf_model_view.h"
 #include "window/screenshots.h"
 
 #include <QApplication>
@@ -23,7 +24,7 @@ int main(int argc, char** argv)
     auto* window = new plab::ui::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
     // The README's pictures are of a 1400 x 900 window whatever the screen; otherwise the window fits the screen.
-    if (!command.screenshots.isEmpty() || !command.rotaryScreenshots.isEmpty())
+    if (!command.screenshots.isEmpty() || !command.rotaryScreenshots.isEmpty() || !command.modelScreenshots.isEmpty())
         window->resize(1400, 900);
     window->show();
     QString error;
@@ -37,6 +38,20 @@ int main(int argc, char** argv)
             qCritical("positionlab: %s", qPrintable(error));
         delete window;
         return ok ? 0 : 1;
+    }
+    if (!command.modelScreenshots.isEmpty()) {
+        const bool ok = !command.modelFolder.isEmpty() &&
+                        plab::ui::takeModelScreenshots(*window, command.modelFolder, command.modelScreenshots, &error);
+        if (!ok)
+            qCritical("positionlab: %s", qPrintable(command.modelFolder.isEmpty()
+                                                        ? QStringLiteral("--screenshots-model needs --model FOLDER")
+                                                        : error));
+        delete window;
+        return ok ? 0 : 1;
+    }
+    if (!command.modelFolder.isEmpty()) {
+        window->showView(window->modelView()->viewId());
+        window->modelView()->openFolder(command.modelFolder);
     }
     if (!command.layoutScreenshots.isEmpty()) {
         const bool ok = plab::ui::takeLayoutScreenshots(*window, command.layoutScreenshots, &error);

@@ -4,6 +4,7 @@
 
 #include "attention/attention_internal.h"
 #include "base/errors.h"
+#include "schemes/rotary_scaling.h"
 
 #include <Eigen/Dense>
 
@@ -239,6 +240,23 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
             distanceGrad[(bh % dims.heads) * stride + i] += headDistanceGrad[bh * stride + i];
     detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
     return g;
+}
+
+void rotateRowsInPlace(const PositionBias& bias, const AttentionDims& dims, float* x, int heads, bool isKey)
+{
+    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
+    if (!rotary.active())
+        return;
+    const RotaryMethodInfo& method = rotaryMethodInfo(bias.spec().scaling);
+    if (method.remapsPositions)
+        throw InputError("the method " + method.name +
+                         " places a query and a key by their distance, so its rotated rows alone do not give the "
+                         "scores; allowed: a method that does not remap positions");
+    for (int h = 0; h < heads; ++h) {
+        Eigen::Map<FloatRows> rows(x + static_cast<size_t>(h) * dims.length * dims.headDim, dims.length, dims.headDim);
+        const Matrix turned = rotated(rotary, dims, rows.cast<double>(), isKey);
+        rows = turned.cast<float>();
+    }
 }
 
 } // namespace plab

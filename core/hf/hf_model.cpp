@@ -3,6 +3,7 @@
 #include "hf/hf_model.h"
 
 #include "attention/attention.h"
+#include "attention/attention_reference.h"
 #include "base/errors.h"
 #include "base/limits.h"
 #include "hf/hf_weights.h"
@@ -286,6 +287,20 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
 
 HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
 {
+    HfMatrix out;
+    forward(ids, positions, nullptr, &out);
+    return out;
+}
+
+bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+                               const HfAttentionObserver& observer) const
+{
+    return forward(ids, positions, &observer, nullptr);
+}
+
+bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+                      HfMatrix* out) const
+{
     const HfConfig& c = m_config;
     const int T = static_cast<int>(ids.size());
     const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim;
@@ -300,7 +315,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                          "/config.json; sliding-window attention is not implemented yet");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
     // The logits and one layer's activations, all float32, before any of them is allocated.
-    checkMemoryEstimate(4.0 * T * (static_cast<double>(c.vocab) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
+    checkMemoryEstimate(4.0 * T * ((out ? c.vocab : 0.0) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
                         "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
     HfMatrix x(T, C);
     for (int t = 0; t < T; ++t) {
@@ -330,9 +345,12 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
 
     HfMatrix h, q, k, v, a(T, H * D), attn, up, gate, m; // reused by every layer: no allocation after the first
     std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
+    std::vector<float> observedQ, observedK; // the observer's rotated copies
     AttentionForward forward;
-    for (const auto& layerPtr : m_layers) {
-        const Layer& l = *layerPtr;
+    AttentionOptions options;
+    options.wantRowEntropy = observer != nullptr;
+    for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex) {
+        const Layer& l = *m_layers[layerIndex];
         h = x;
         normalise(h, l.norm1, c.rmsNorm, c.normEps);
         l.q.apply(h, q);
@@ -360,7 +378,19 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
                             vh.data() + (static_cast<size_t>(hd) * T + t) * D);
             }
         }
-        attentionForward(rotary && !l.rope ? noRotary : bias, dims, qh.data(), kh.data(), vh.data(), forward);
+        const PositionBias& layerBias = rotary && !l.rope ? noRotary : bias;
+        attentionForward(layerBias, dims, qh.data(), kh.data(), vh.data(), forward, options);
+        if (observer) {
+            // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel
+            // turned them (the kernel rotates its own packed copies, not qh and kh).
+            observedQ = qh;
+            observedK = kh;
+            rotateRowsInPlace(layerBias, dims, observedQ.data(), H, false);
+            rotateRowsInPlace(layerBias, dims, observedK.data(), K, true);
+            if (!(*observer)({static_cast<int>(layerIndex), layerBias, dims, observedQ.data(), observedK.data(),
+                              forward}))
+                return false;
+        }
 #pragma omp parallel for schedule(static)
         for (int hd = 0; hd < H; ++hd)
             for (int t = 0; t < T; ++t)
@@ -389,11 +419,12 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
             x += m;
         }
     }
+    if (!out)
+        return true;
     normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)}, c.rmsNorm,
               c.normEps);
-    HfMatrix out;
-    hfLinear(x, m_head.size() ? m_head : m_embed, Vector(), out);
-    return out;
+    hfLinear(x, m_head.size() ? m_head : m_embed, Vector(), *out);
+    return true;
 }
 
 } // namespace plab

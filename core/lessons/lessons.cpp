@@ -57,6 +57,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
           "seed", "measure"}},
         {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to"}},
         {LessonView::Train, {"view", "caption", "schemes", "preset"}},
+        {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
     };
     return keys;
 }
@@ -234,7 +235,8 @@ void readCommonKeys(const StateReader& r, LessonState& s)
     s.caption = r.string(j, "caption", "");
 
     s.heads = r.integer(j, "heads", 8, 1, kMaxLessonHeads);
-    s.head = r.integer(j, "head", 0, 0, s.view == LessonView::Attention ? kMaxLessonHeads - 1 : s.heads - 1);
+    const bool modelHeads = s.view == LessonView::Attention || s.view == LessonView::Model;
+    s.head = r.integer(j, "head", 0, 0, modelHeads ? kMaxLessonHeads - 1 : s.heads - 1);
     s.length = r.integer(j, "length", 32, 1, kMaxLessonLength);
     s.bidirectional = r.boolean(j, "bidirectional", false);
     s.context = r.integer(j, "context", 0, 0, kMaxLength);
@@ -354,6 +356,23 @@ void readAttentionKeys(const StateReader& r, LessonState& s)
     s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
 }
 
+// The most tokens a model state's text may be repeated to: the "Your model" tab's limit (kHfMaxTokens in ui/).
+constexpr int kMaxModelTokens = 8192;
+
+void readModelKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.page = r.choice(j, "page", "attention", {"attention", "entropy", "sinks"});
+    if (!j.contains("text"))
+        r.fail("", "the model view needs \"text\": the text the opened model reads");
+    s.text = r.string(j, "text", "");
+    if (s.text.empty())
+        r.fail("text", "\"text\" is empty; allowed: a text of at least one character");
+    if (j.contains("layer"))
+        s.layer = r.integer(j, "layer", 0, 0, 1023);
+    s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxModelTokens);
+}
+
 void readTrainKeys(const StateReader& r, LessonState& s)
 {
     s.schemes = r.schemeList(s.json, "schemes", 1, 1000);
@@ -371,6 +390,7 @@ LessonState readState(const StateReader& r, int firstLine)
         {LessonView::Entropy, readEntropyKeys},
         {LessonView::Attention, readAttentionKeys},
         {LessonView::Train, readTrainKeys},
+        {LessonView::Model, readModelKeys},
     };
     LessonState s;
     s.line = firstLine;
@@ -421,7 +441,7 @@ std::string trimmed(const std::string& s)
 
 const std::vector<std::string>& lessonViewNames()
 {
-    static const std::vector<std::string> names = {"bias", "compare", "dot", "entropy", "attention", "train"};
+    static const std::vector<std::string> names = {"bias", "compare", "dot", "entropy", "attention", "train", "model"};
     return names;
 }
 
@@ -645,6 +665,17 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
     case LessonView::Train:
         a.insert(a.end(), s.schemes.begin(), s.schemes.end());
         add("preset", s.preset);
+        break;
+    case LessonView::Model:
+        if (!checkpoint.empty())
+            add("model", checkpoint);
+        add("page", s.page);
+        add("text", s.text);
+        if (s.layer)
+            add("layer", std::to_string(*s.layer));
+        add("head", std::to_string(s.head));
+        if (s.repeatTo > 0)
+            add("repeat-to", std::to_string(s.repeatTo));
         break;
     }
     return a;

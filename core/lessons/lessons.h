@@ -11,8 +11,10 @@
 namespace plab {
 
 // The views a lesson state can show; names as in `render VIEW` and the session's view ids.
-enum class LessonView { Bias, Compare, Dot, Entropy, Attention, Train };
-const std::vector<std::string>& lessonViewNames(); // "bias", "compare", "dot", "entropy", "attention", "train"
+// Model: the "Your model" tab, a real model folder the user opens (lesson 12); its states name no model.
+enum class LessonView { Bias, Compare, Dot, Entropy, Attention, Train, Model };
+// "bias", "compare", "dot", "entropy", "attention", "train", "model"
+const std::vector<std::string>& lessonViewNames();
 std::string lessonViewName(LessonView view);
 
 // One ```json block: a figure. Every key is checked and resolved (defaults filled in); `json` keeps it as written.
@@ -40,10 +42,11 @@ struct LessonState {
     std::string qk = "zero";
     long long seed = 0;
     std::string measure = "last";
-    std::string text;            // attention
-    std::optional<int> layer;    // attention: the last layer when absent
-    int repeatTo = 0;            // attention: 0 = no repeat
-    std::string preset = "demo"; // train, and the demo model of attention
+    std::string text;               // attention
+    std::optional<int> layer;       // attention: the last layer when absent
+    int repeatTo = 0;               // attention: 0 = no repeat
+    std::string preset = "demo";    // train, and the demo model of attention
+    std::string page = "attention"; // model: "attention", "entropy" or "sinks"
 
     std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set
 };
@@ -93,7 +96,8 @@ const std::vector<std::string>& supportedLanguages();
 std::string checkLanguage(const std::string& code);
 
 // The `positionlab-cli render` arguments (after `render`) that draw a state: e.g. {"bias", "alibi", "--length",
-// "32", "--heads", "8", "--head", "0"}. An attention state needs the checkpoint of its model.
+// "32", "--heads", "8", "--head", "0"}. An attention state needs the checkpoint of its model; a model state takes
+// the model folder there (none: the picture says that it needs one).
 std::vector<std::string> lessonRenderArguments(const LessonState& state, const std::string& checkpoint = {});
 
 } // namespace plab

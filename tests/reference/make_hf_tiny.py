@@ -235,8 +235,9 @@ def remapped_attention(q, k, v, inv, af, rot_dim, position):
     return p @ v
 
 
-def attention(q, k, v, additive=None):
-    """q: (H, T, D), k, v: (Hkv, T, D), repeat_kv for GQA; causal; scaling 1/sqrt(D)."""
+def attention(q, k, v, additive=None, probs=None):
+    """q: (H, T, D), k, v: (Hkv, T, D), repeat_kv for GQA; causal; scaling 1/sqrt(D). `probs` (a list) collects the
+    layer's probabilities (H, T, T)."""
     H, T, D = q.shape
     rep = H // k.shape[0]
     k, v = np.repeat(k, rep, 0), np.repeat(v, rep, 0)
@@ -247,6 +248,8 @@ def attention(q, k, v, additive=None):
     s = s - s.max(-1, keepdims=True)
     p = np.exp(s)
     p /= p.sum(-1, keepdims=True)
+    if probs is not None:
+        probs.append(p)
     return p @ v
 
 
@@ -277,7 +280,7 @@ def rope_dict(cfg):
     return rope
 
 
-def llama_forward(cfg, W, ids, rope, position=None):
+def llama_forward(cfg, W, ids, rope, position=None, probs=None):
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D = cfg.get("head_dim") or cfg["hidden_size"] // H
     eps = cfg["rms_norm_eps"]
@@ -299,7 +302,7 @@ def llama_forward(cfg, W, ids, rope, position=None):
         else:
             if uses_rope:
                 q, k = apply_rotary(q, inv, af, rot), apply_rotary(k, inv, af, rot)
-            a = attention(q, k, v)
+            a = attention(q, k, v, probs=probs)
         x = x + linear(merge(a), W, p + "self_attn.o_proj")
         h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
         g = silu(linear(h, W, p + "mlp.gate_proj")) * linear(h, W, p + "mlp.up_proj")
@@ -373,7 +376,7 @@ def bloom_slopes(n):
     return np.array(slopes)
 
 
-def bloom_forward(cfg, W, ids):
+def bloom_forward(cfg, W, ids, probs=None):
     H, C, eps = cfg["n_head"], cfg["hidden_size"], cfg["layer_norm_epsilon"]
     D = C // H
     T = len(ids)
@@ -385,7 +388,7 @@ def bloom_forward(cfg, W, ids):
         p = t + "h.%d." % i
         h = layer_norm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], eps)
         q, k, v = fused_qkv(h, W, p + "self_attention.query_key_value", H, D)
-        x = x + linear(merge(attention(q, k, v, alibi)), W, p + "self_attention.dense")
+        x = x + linear(merge(attention(q, k, v, alibi, probs)), W, p + "self_attention.dense")
         h = layer_norm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], eps)
         x = x + linear(gelu_tanh(linear(h, W, p + "mlp.dense_h_to_4h")), W, p + "mlp.dense_4h_to_h")
     x = layer_norm(x, W[t + "ln_f.weight"], W[t + "ln_f.bias"], eps)
@@ -398,7 +401,8 @@ def bloom_forward(cfg, W, ids):
 REMAPS = {"rerope": rerope_position(6), "self_extend": self_extend_position(3, 5)}
 
 
-def llama_like(name, cfg, dtype, seed, shards=1, remaps=False):
+def llama_like(name, cfg, dtype, seed, shards=1, remaps=False, attention=False):
+    VOCAB = cfg["vocab_size"]
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
     D = cfg.get("head_dim") or C // H
     F = cfg["intermediate_size"]
@@ -428,13 +432,32 @@ def llama_like(name, cfg, dtype, seed, shards=1, remaps=False):
         w.add("lm_head.weight", (VOCAB, C))
     folder = os.path.join(OUT, name)
     save(folder, cfg, w, shards)
-    refs = {"config": llama_forward(cfg, w.values, IDS, rope_dict(cfg))}
+    probs = [] if attention else None
+    refs = {"config": llama_forward(cfg, w.values, IDS, rope_dict(cfg), probs=probs)}
+    if attention:
+        refs["attention"] = np.stack(probs)
     theta = rope_dict(cfg)["rope_theta"]
     refs["pi"] = llama_forward(cfg, w.values, IDS, {"rope_type": "linear", "rope_theta": theta, "factor": 4.0})
     refs["yarn"] = llama_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
     if remaps:
         for key, position in REMAPS.items():
             refs[key] = llama_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta}, position)
+    return folder, refs
+
+
+def text_model():
+    """qwen2_text: a qwen2 model whose vocabulary covers tests/data/tokenizers/qwen2's tokenizer.json (copied beside
+    it), so that it opens on any text as a user's folder does (the GUI's tests and screenshots); with reference
+    attention probabilities ref_attention.npy (layers, H, T, T) for ids.json under the config's rope."""
+    with open(os.path.join(OUT, "..", "tokenizers", "qwen2", "tokenizer.json"), encoding="utf-8") as f:
+        tokenizer = f.read()
+    vocab = max([v for v in json.loads(tokenizer)["model"]["vocab"].values()] +
+                [t["id"] for t in json.loads(tokenizer)["added_tokens"]]) + 1
+    cfg = llama_cfg("qwen2", vocab_size=vocab, rope_theta=10000.0, tie_word_embeddings=True, rope_scaling=None,
+                    max_position_embeddings=32)
+    folder, refs = llama_like("qwen2_text", cfg, "BF16", 16, attention=True)
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        f.write(tokenizer)
     return folder, refs
 
 
@@ -554,7 +577,10 @@ def bloom():
     w.add(t + "ln_f.bias", (C,), 0.1)
     folder = os.path.join(OUT, "bloom")
     save(folder, cfg, w)
-    return folder, {"config": bloom_forward(cfg, w.values, IDS)}
+    probs = []
+    refs = {"config": bloom_forward(cfg, w.values, IDS, probs)}
+    refs["attention"] = np.stack(probs)  # ALiBi: (layers, H, T, T)
+    return folder, refs
 
 
 def main():
@@ -587,6 +613,7 @@ def main():
         gpt2(),
         neox(),
         bloom(),
+        text_model(),
     ]
     for folder, refs in made:
         for key, logits in refs.items():

@@ -42,6 +42,9 @@ struct HeatmapPanel {
     // scale is shared, in `colorMap` when set (e.g. "diverging" for signed data) instead of the figure's.
     bool ownScale = false;
     QString colorMap;
+    // Columns [0, scaleSkipsColumns) are left out of the colour scale's range and saturate at its ends (a real
+    // model's first-token sink column, which would otherwise wash every other cell out).
+    int scaleSkipsColumns = 0;
 };
 
 // One to four heatmaps side by side with a title, axis labels and colour bar(s).

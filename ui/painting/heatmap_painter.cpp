@@ -124,7 +124,15 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
     ValueRange all; // over the panels sharing the scale
     for (int i = 0; i < panelCount(); ++i) {
         const HeatmapPanel& p = m_figure.panels[i];
-        ValueRange r = p.matrix ? finiteRange(p.matrix->values.data(), p.matrix->values.size()) : ValueRange{};
+        ValueRange r;
+        if (p.matrix && p.scaleSkipsColumns > 0 && p.scaleSkipsColumns < p.matrix->cols) {
+            for (int row = 0; row < p.matrix->rows; ++row)
+                r.include(
+                    finiteRange(&p.matrix->values[static_cast<size_t>(row) * p.matrix->cols + p.scaleSkipsColumns],
+                                static_cast<size_t>(p.matrix->cols - p.scaleSkipsColumns)));
+        } else if (p.matrix) {
+            r = finiteRange(p.matrix->values.data(), p.matrix->values.size());
+        }
         ranges.push_back(r);
         if (!p.ownScale)
             all.include(r);
@@ -204,7 +212,9 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
 
     const int n = std::max(1, matrixSize());
-    const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f;
+    // Cell labels wider than the 2 characters of a text (a model's tokens) widen the axis, up to cellLabelWidth's cap.
+    const double tickW =
+        fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f + (cellLabelWidth(style) - kCellLabelMinWidth * f);
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
     const double xAxisH = xAxisLabelsHeight(style);
     double barLabelW = 0;
@@ -478,12 +488,23 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
     const double span =
         std::min(fm.horizontalAdvance(m_figure.yLabel) + 2, plot.height() + xAxisLabelsHeight(style) - 0.2 * f);
     const double centre = span <= plot.height() ? plot.center().y() : plot.top() + span / 2;
-    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, centre);
+    const double wideLabels = cellLabelWidth(style) - kCellLabelMinWidth * f; // a model's tokens: as in layout()
+    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - wideLabels - fm.height() * 0.8, centre);
     painter.rotate(-90);
     painter.drawText(
         QRectF(-std::max(span, plot.height()) / 2, -fm.height() / 2, std::max(span, plot.height()), fm.height() * 1.2),
         Qt::AlignCenter, fm.elidedText(m_figure.yLabel, Qt::ElideRight, span));
     painter.restore();
+}
+
+double HeatmapPainter::cellLabelWidth(const PictureStyle& style) const
+{
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    double widest = 0;
+    for (const QString& label : m_figure.tickLabels)
+        widest = std::max(widest, fm.horizontalAdvance(label));
+    return std::clamp(widest, kCellLabelMinWidth * f, kCellLabelMaxWidth * f);
 }
 
 void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window,
@@ -522,8 +543,9 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
             painter.drawLine(QPointF(plot.left() - 0.25 * f, y), QPointF(plot.left(), y));
         }
         painter.setPen(style.text);
-        painter.drawText(QRectF(plot.left() - 2.4 * f, y - fm.height() / 2, 2.0 * f, fm.height()),
-                         Qt::AlignRight | Qt::AlignVCenter, labels[m]);
+        const double w = cellLabelWidth(style);
+        painter.drawText(QRectF(plot.left() - w - 0.4 * f, y - fm.height() / 2, w, fm.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(labels[m], Qt::ElideRight, w));
     }
 }
 

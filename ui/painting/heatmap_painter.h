@@ -80,6 +80,11 @@ private:
     // Ticks (cell labels or indices) and the axis titles around one panel's plot.
     void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
     void paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
+    // The width the y axis gives a cell label: a text's characters take the minimum, a model's tokens up to the cap
+    // (in font pixel sizes), longer ones elided.
+    double cellLabelWidth(const PictureStyle& style) const;
+    static constexpr double kCellLabelMinWidth = 2.0;
+    static constexpr double kCellLabelMaxWidth = 7.0;
     void paintBars(QPainter& painter, const Layout& layout, const PictureStyle& style) const; // one per scale group
     // roomAbove: the empty band above the bar (the headers' height), where a long value label may run on.
     void paintBar(QPainter& painter, const QRectF& bar, const ColorScale& scale, const QString& label, bool masked,

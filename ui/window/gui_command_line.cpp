@@ -56,6 +56,17 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
                                     "to DIR and quit (to check that nothing is clipped)"),
         QStringLiteral("DIR"));
     parser.addOption(layoutScreenshots);
+    const QCommandLineOption model(
+        QStringLiteral("model"),
+        QCoreApplication::translate("CommandLine", "Open a Hugging Face model folder in the Your model tab"),
+        QStringLiteral("FOLDER"));
+    parser.addOption(model);
+    const QCommandLineOption modelScreenshots(
+        QStringLiteral("screenshots-model"),
+        QCoreApplication::translate("CommandLine",
+                                    "Save the Your model tab's pictures of the --model folder to DIR and quit"),
+        QStringLiteral("DIR"));
+    parser.addOption(modelScreenshots);
     const QCommandLineOption lang(
         QStringLiteral("lang"),
         QCoreApplication::translate("CommandLine",
@@ -70,6 +81,8 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
     result.screenshots = parser.value(screenshots);
     result.rotaryScreenshots = parser.value(rotaryScreenshots);
     result.layoutScreenshots = parser.value(layoutScreenshots);
+    result.modelScreenshots = parser.value(modelScreenshots);
+    result.modelFolder = parser.value(model);
     return result;
 }
 

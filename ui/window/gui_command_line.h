@@ -12,6 +12,8 @@ struct GuiCommandLine {
     QString screenshots;       // --screenshots DIR, or empty
     QString rotaryScreenshots; // --screenshots-rotary DIR, or empty
     QString layoutScreenshots; // --screenshots-layout DIR, or empty
+    QString modelScreenshots;  // --screenshots-model DIR (with --model FOLDER), or empty
+    QString modelFolder;       // --model FOLDER: a Hugging Face folder opened in "Your model", or empty
     QString error;             // a bad --lang (the run stops with exit 2), or empty
 };
 

@@ -103,6 +103,11 @@ LessonStateSession lessonStateSession(const LessonState& s)
     case LessonView::Train:
         out.viewState = {{"schemes", s.schemes}, {"preset", s.preset}};
         break;
+    case LessonView::Model:
+        out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}, {"page", s.page}, {"head", s.head}};
+        if (s.layer)
+            out.viewState["layer"] = *s.layer;
+        break;
     }
     return out;
 }

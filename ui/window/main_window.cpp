@@ -14,6 +14,7 @@
 #include "tabs/compare_view.h"
 #include "tabs/dot_view.h"
 #include "tabs/entropy_view.h"
+#include "tabs/hf_model_view.h"
 #include "tabs/frequency_view.h"
 #include "tabs/train_view.h"
 #include "tabs/view_base.h"
@@ -118,6 +119,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_entropy = static_cast<EntropyView*>(view(QStringLiteral("entropy")));
     addView(attention);
     addView(train);
+    m_model = new HfModelView;
+    addView(m_model);
     // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
     train->onModelReady = [this](const SharedModel& model) { adoptTrainedModel(model); };
     attention->onModelLoaded = [this](const SharedModel& model) {
@@ -291,6 +294,10 @@ void MainWindow::buildFileMenu()
     file->addSeparator();
     file->addAction(tr("Open &corpus…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openCorpusDialog);
     file->addAction(tr("Open s&weep results…"), this, &MainWindow::openSweepDialog);
+    file->addAction(tr("Open &model folder…"), this, [this] {
+        showView(m_model->viewId());
+        m_model->openFolderDialog();
+    });
     file->addSeparator();
     file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
     file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);

@@ -28,6 +28,7 @@ class SchemePanel;
 class ViewBase;
 class AttentionView;
 class EntropyView;
+class HfModelView;
 class LessonsPanel;
 class TrainView;
 class TrainingRun;
@@ -41,6 +42,7 @@ public:
     SchemePanel* panel() const { return m_panel; }
     LessonsPanel* lessonsPanel() const { return m_lessons; }
     QTabWidget* tabs() const { return m_tabs; }
+    HfModelView* modelView() const { return m_model; } // "Your model": File → Open model folder…
     ViewBase* view(const QString& id) const;
     ViewBase* currentView() const;
     void showView(const QString& id);
@@ -137,6 +139,7 @@ private:
     AttentionView* m_attention = nullptr;
     TrainView* m_train = nullptr;
     EntropyView* m_entropy = nullptr;
+    HfModelView* m_model = nullptr;
     TrainingRun* m_demoRun = nullptr;
     QLabel* m_hover = nullptr;
     QProgressBar* m_progress = nullptr;

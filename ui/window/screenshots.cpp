@@ -4,6 +4,7 @@
 #include "charts/curve_chart.h"
 #include "window/lessons_panel.h"
 #include "window/main_window.h"
+#include "tabs/hf_model_view.h"
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
 #include "tabs/attention_view.h"
@@ -140,6 +141,53 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
                                 QStringLiteral("rerope"), QStringLiteral("leaky-rerope")});
     methods->evaluate();
     return grab(QStringLiteral("train"), QStringLiteral("methods"));
+}
+
+bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
+                          const QString& methodsText, const QString& lengths)
+{
+    QDir().mkpath(dir);
+    // The tab reads no scheme panel: both docks out of the picture, the window as large as the README's pictures.
+    for (const char* dock : {"lessonsDock", "schemeDock"})
+        if (auto* d = window.findChild<QDockWidget*>(QString::fromLatin1(dock)))
+            d->hide();
+    window.resize(1400, 900);
+    HfModelView* view = window.modelView();
+    window.showView(view->viewId());
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto save = [&](const QImage& image, const QString& file) {
+        return image.save(QDir(dir).filePath(file + QStringLiteral(".png"))) ||
+               fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
+    };
+    view->setPage(HfModelView::AttentionPage);
+    view->openFolder(folder);
+    if (!waitUntil([&] { return view->model() && view->hasPicture() && !view->isBusy(); }, 600000))
+        return fail(QStringLiteral("model: %1 did not open and draw within 10 minutes").arg(folder));
+    if (!save(view->summaryCard()->grab().toImage(), QStringLiteral("model-card")) ||
+        !save(window.grab().toImage(), QStringLiteral("model-attention")))
+        return false;
+    view->setPage(HfModelView::SinksPage);
+    waitUntil([] { return false; }, 300); // the page paints
+    if (!save(window.grab().toImage(), QStringLiteral("model-sinks")))
+        return false;
+    view->setPage(HfModelView::EntropyPage);
+    waitUntil([] { return false; }, 300);
+    if (!save(window.grab().toImage(), QStringLiteral("model-entropy")))
+        return false;
+    view->setPage(HfModelView::MethodsPage);
+    view->setMethodsTextFile(methodsText);
+    // A quick comparison for the picture: lengths up to 4 x the tiny model's context, 2048 tokens each.
+    view->setMethodsLengths(lengths.isEmpty() ? QStringLiteral("8,16,32,64,128") : lengths);
+    view->setMethodsTokensPerLength(2048);
+    view->evaluateMethods();
+    if (!waitUntil([&] { return !view->isBusy(); }, 1800000))
+        return fail(QStringLiteral("model: the evaluation under methods did not finish within 30 minutes"));
+    waitUntil([] { return false; }, 300);
+    return save(window.grab().toImage(), QStringLiteral("model-methods"));
 }
 
 bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error)

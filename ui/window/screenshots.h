@@ -20,5 +20,10 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
 // Attention on text) and layout-scheme-long.png (the scheme with the longest formula), to check that nothing is
 // clipped on a small or a large screen (run it under QT_QPA_PLATFORM=offscreen:configfile=..., see README).
 bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error);
+// The "Your model" tab with the Hugging Face folder `folder` opened as a user opens it: DIR/model-card.png (the
+// summary card), model-attention.png (tokens on the axes, the layer x head grid), model-sinks.png, model-entropy.png
+// and model-methods.png (Evaluate under methods on `methodsText`, empty: the default corpus, at `lengths`).
+bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
+                          const QString& methodsText = QString(), const QString& lengths = QString());
 
 } // namespace plab::ui

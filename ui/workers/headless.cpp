@@ -8,6 +8,7 @@
 #include "base/limits.h"
 #include "base/errors.h"
 
+#include <QPainter>
 #include <QThread>
 #include <QtConcurrent>
 
@@ -55,6 +56,8 @@ QSize defaultPictureSize(const QString& view, int panels)
         return {1100, 720};
     if (view == QLatin1String("attention"))
         return {1000, 1150};
+    if (view == QLatin1String("model"))
+        return {1000, 900};
     return {1000, 820}; // bias
 }
 
@@ -139,6 +142,63 @@ void writeAttentionPicture(const AttentionRequest& request, int head, const QStr
             renderCurveFigure(p, bottom, entropy, s);
         },
         heatmap.figure().title);
+}
+
+void writeHfModelPicture(const QString& folder, const QString& page, const QString& text, int layer, int head,
+                         int repeatTo, const ImageOptions& options, const QString& path)
+{
+    imageFormatForPath(path);
+    if (folder.isEmpty()) {
+        const QString message =
+            FigureText::tr("This figure needs a Hugging Face model folder (config.json, the weights, tokenizer.json). "
+                           "In the app: File → Open model folder…; on the command line: --model DIR.");
+        save(
+            path, options,
+            [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
+                p.fillRect(r, s.background);
+                p.setPen(s.text);
+                p.setFont(s.font);
+                p.drawText(r.adjusted(r.width() * 0.1, 0, -r.width() * 0.1, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                           message);
+            },
+            FigureText::tr("No model folder"));
+        return;
+    }
+    const HfOpenResult opened = openHfModel(folder);
+    if (!opened.error.isEmpty())
+        fail(opened.error);
+    const HfAttentionResult attention = computeHfAttention({opened.model, text, repeatTo});
+    if (!attention.error.isEmpty())
+        fail(attention.error);
+    if (page == QLatin1String("entropy")) {
+        const CurveFigure figure = hfEntropyFigure(attention);
+        save(
+            path, options,
+            [&](QPainter& p, const QRectF& r, const PictureStyle& s) { renderCurveFigure(p, r, figure, s); },
+            figure.title);
+        return;
+    }
+    if (page == QLatin1String("sinks")) {
+        writeHeatmap(hfSinkFigure(attention), options, path);
+        return;
+    }
+    const HfAttentionCapture& c = *attention.capture;
+    if (layer >= c.layers || head >= c.heads)
+        fail(QStringLiteral("layer %1, head %2: the model has %3 layers of %4 heads; allowed: layer 0..%5, head 0..%6")
+                 .arg(layer)
+                 .arg(head)
+                 .arg(c.layers)
+                 .arg(c.heads)
+                 .arg(c.layers - 1)
+                 .arg(c.heads - 1));
+    HfMapRequest request;
+    request.capture = attention.capture;
+    request.layer = layer < 0 ? c.layers - 1 : layer;
+    request.head = head;
+    const HfMapResult map = computeHfMap(request);
+    if (!map.error.isEmpty())
+        fail(map.error);
+    writeHeatmap(hfAttentionFigure(attention, map, false), options, path);
 }
 
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,

@@ -6,6 +6,7 @@
 #include "workers/compute.h"
 #include "painting/export.h"
 #include "workers/model_compute.h"
+#include "workers/hf_compute.h"
 
 #include <QSize>
 #include <QString>
@@ -32,6 +33,12 @@ void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& 
                               EntropyMeasure measure, const ImageOptions& options, const QString& path);
 void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
                            const ImageOptions& options, const QString& path);
+// The "Your model" tab's picture: page "attention" (layer, head; -1: the last layer), "entropy" or "sinks" of the
+// model in `folder` on `text` (its tokens repeated to `repeatTo` when > 0). With no folder, a picture that says a
+// model folder is needed and how to give one (lesson 12 drawn headless without a model).
+void writeHfModelPicture(const QString& folder, const QString& page, const QString& text, int layer, int head,
+                         int repeatTo, const ImageOptions& options, const QString& path);
+
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                             int context, const ImageOptions& options, const QString& path);
 

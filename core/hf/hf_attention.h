@@ -1,0 +1,63 @@
+// A real model's attention on a token sequence (maps per layer and head, first-token sinks, entropy by position):
+// the one home of every number the app's real-model views and lesson 12 show.
+#pragma once
+
+#include "hf/hf_model.h"
+
+#include <functional>
+#include <vector>
+
+namespace plab {
+
+// What one forward leaves behind for the views, all from the lab's attention kernel (HfModel::observeAttention).
+struct HfAttentionCapture {
+    int layers = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    int length = 0; // T
+    int headDim = 0;
+    SchemeSpec kernelScheme; // the kernel's bias: none (rotary is inside q and k) or the model's ALiBi
+    // Per layer, as the kernel read them: q (heads, T, D) and k (kvHeads, T, D) after rotary; empty unless kept.
+    std::vector<std::vector<float>> q, k;
+    std::vector<std::vector<float>> logSumExp;  // per layer (heads, T): each query row's softmax normaliser
+    std::vector<std::vector<float>> rowEntropy; // per layer (heads, T), nats
+    std::vector<double> sinkMass;               // (layers, heads): mean over queries of the probability on token 0
+
+    double sink(int layer, int head) const { return sinkMass[static_cast<size_t>(layer) * heads + head]; }
+    bool hasMaps() const { return !q.empty(); }
+};
+
+// Called after each layer with the number done; false cancels (captureHfAttention then returns an empty capture).
+using HfAttentionProgress = std::function<bool(int layersDone, int layers)>;
+
+// Runs the model on `ids` under `positions` (hfPositionSpec) and keeps every layer's row normalisers, row entropies
+// and sink masses and, with `keepMaps`, its rotated q and k so that hfAttentionMap can draw any layer and head
+// without another forward. The memory q and k take is checked first (InputError naming both sizes).
+HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                      bool keepMaps, const HfAttentionProgress& progress = {});
+
+// One head's attention probabilities over a window of the T x T map, at a level of detail: the window's query rows
+// [rowBegin, rowEnd) and key columns [colBegin, colEnd) are cut into at most maxCells blocks per side and each cell is
+// the mean probability over the visible pairs of its block (-inf where the causal mask hides all of them). Blocks of
+// one pair give the exact probabilities p(m, n) = exp(s(m, n) - logSumExp(m)), with s the kernel's score
+// (q_m . k_n / sqrt(D) + bias) * rowScale(m).
+struct HfAttentionMap {
+    int rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
+    int rows = 0, cols = 0;
+    std::vector<float> values; // (rows, cols) row-major
+    // The first position of row block i / column block j (the last block ends at rowEnd / colEnd).
+    int rowStart(int i) const;
+    int colStart(int j) const;
+};
+// With `sampleRows` each row block is its last query row alone (columns still block means): the overview grid's
+// thumbnails of every layer and head, O(maxCells T D) per head instead of O(T^2 D).
+// InputError for a layer, head or window outside the capture, or a capture made without maps. An empty window
+// (rowEnd <= rowBegin) means the whole map.
+HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int head, int maxCells, int rowBegin = 0,
+                              int rowEnd = 0, int colBegin = 0, int colEnd = 0, bool sampleRows = false);
+
+// Mean row entropy (nats) over the heads of each layer at each query position m (the query sees m + 1 tokens):
+// (layers, T) row-major, the "entropy against length" of a real model on one text.
+std::vector<double> hfEntropyByPosition(const HfAttentionCapture& capture);
+
+} // namespace plab

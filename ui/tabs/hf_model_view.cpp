@@ -1,0 +1,699 @@
+// The "Your model" tab: open a folder, the summary card, attention with its layer x head grid, entropy and sinks.
+#include "tabs/hf_model_view.h"
+
+#include "charts/curve_chart.h"
+#include "painting/colormap.h"
+#include "tabs/heatmap_widget.h"
+#include "workers/model_compute.h"
+
+#include "base/matrix_output.h"
+
+#include <QCheckBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace plab::ui {
+
+namespace {
+
+const char* kDefaultText = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog "
+                           "again, and the dog does not move.";
+
+// A thumbnail's cells coloured on its own scale; the first column left out of the scale unless `sinkInScale`.
+QImage thumbnailImage(const Matrix& m, bool sinkInScale, bool dark)
+{
+    ValueRange r;
+    const int skip = sinkInScale || m.cols < 2 ? 0 : 1;
+    for (int row = 0; row < m.rows; ++row)
+        r.include(finiteRange(&m.values[static_cast<size_t>(row) * m.cols + skip], static_cast<size_t>(m.cols - skip)));
+    ColorScale scale = makeColorScale(r, QStringLiteral("viridis"));
+    scale.dark = dark;
+    return colorize(m.values.data(), m.rows, m.cols, scale);
+}
+
+} // namespace
+
+// ---- HeadGrid -----------------------------------------------------------------------------------------------
+
+HeadGrid::HeadGrid(QWidget* parent) : QWidget(parent)
+{
+    setMouseTracking(false);
+}
+
+void HeadGrid::setImages(int layers, int heads, std::vector<QImage> images)
+{
+    m_layers = layers;
+    m_heads = heads;
+    m_images = std::move(images);
+    update();
+}
+
+void HeadGrid::setCurrent(int layer, int head)
+{
+    m_currentLayer = layer;
+    m_currentHead = head;
+    update();
+}
+
+double HeadGrid::cellSide() const
+{
+    if (m_layers == 0 || m_heads == 0)
+        return 0;
+    const QFontMetricsF fm(font());
+    const double labelW = fm.horizontalAdvance(QStringLiteral("00")) + 6, labelH = fm.height() + 2;
+    return std::max(4.0, std::min((width() - labelW) / m_heads, (height() - labelH) / m_layers));
+}
+
+QRect HeadGrid::cellRect(int layer, int head) const
+{
+    const QFontMetricsF fm(font());
+    const double side = cellSide();
+    const double left = fm.horizontalAdvance(QStringLiteral("00")) + 6, top = fm.height() + 2;
+    return QRectF(left + head * side, top + layer * side, side, side).toRect();
+}
+
+void HeadGrid::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (m_images.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap,
+                   tr("One small map per layer and head appears here."));
+        return;
+    }
+    const int first = figureIndexBase() == IndexBase::One ? 1 : 0;
+    p.setPen(palette().color(QPalette::Text));
+    for (int h = 0; h < m_heads; ++h) {
+        const QRect r = cellRect(0, h);
+        p.drawText(QRect(r.left(), 0, r.width(), r.top()), Qt::AlignCenter, QString::number(h + first));
+    }
+    for (int l = 0; l < m_layers; ++l) {
+        const QRect r = cellRect(l, 0);
+        p.drawText(QRect(0, r.top(), r.left() - 3, r.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   QString::number(l + first));
+        for (int h = 0; h < m_heads; ++h) {
+            const QRect c = cellRect(l, h).adjusted(1, 1, -1, -1);
+            p.drawImage(c, m_images[static_cast<size_t>(l) * m_heads + h]);
+        }
+    }
+    p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(cellRect(m_currentLayer, m_currentHead).adjusted(0, 0, -1, -1));
+}
+
+void HeadGrid::mousePressEvent(QMouseEvent* event)
+{
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h)
+            if (cellRect(l, h).contains(event->position().toPoint())) {
+                setCurrent(l, h);
+                Q_EMIT cellClicked(l, h);
+                return;
+            }
+}
+
+// ---- HfModelView --------------------------------------------------------------------------------------------
+
+HfModelView::HfModelView(QWidget* parent)
+    : ViewBase(parent), m_openJob(this,
+                                  [this](HfOpenResult r) {
+                                      if (!r.error.isEmpty()) {
+                                          Q_EMIT statusMessage(r.error);
+                                          m_cardTitle->setText(r.error);
+                                          return;
+                                      }
+                                      m_model = r.model;
+                                      m_attention = {};
+                                      m_map = {};
+                                      showSummary();
+                                      markDirty();
+                                  }),
+      m_attentionJob(this,
+                     [this](HfAttentionResult r) {
+                         if (!r.error.isEmpty()) {
+                             m_heatmap->setMessage(r.error);
+                             Q_EMIT statusMessage(r.error);
+                             return;
+                         }
+                         if (!r.capture)
+                             return; // canceled
+                         m_attention = std::move(r);
+                         const int T = m_attention.capture->length;
+                         m_layer->setRange(1, m_attention.capture->layers);
+                         m_head->setRange(1, m_attention.capture->heads);
+                         for (QSpinBox* s : {m_from, m_to})
+                             s->setRange(0, T);
+                         if (m_wantedLayerHead) { // a session's or a lesson's, once the model's size is known
+                             const QSignalBlocker block(m_head);
+                             m_layer->setValue(std::min(m_wantedLayerHead->first + 1, m_layer->maximum()));
+                             m_head->setValue(std::min(m_wantedLayerHead->second + 1, m_head->maximum()));
+                             m_wantedLayerHead.reset();
+                         }
+                         showGrid();
+                         m_sinks->setFigure(hfSinkFigure(m_attention));
+                         m_entropy->setFigure(hfEntropyFigure(m_attention));
+                         startMap();
+                     }),
+      m_mapJob(this,
+               [this](HfMapResult r) {
+                   if (!r.error.isEmpty()) {
+                       m_heatmap->setMessage(r.error);
+                       Q_EMIT statusMessage(r.error);
+                       return;
+                   }
+                   m_map = std::move(r);
+                   showMap();
+                   Q_EMIT pictureUpdated();
+               }),
+      m_methodsJob(this, [this](HfMethodsResult r) {
+          if (r.canceled) {
+              m_methodsStatus->setText(tr("Canceled."));
+              return;
+          }
+          if (!r.error.isEmpty()) {
+              m_methodsStatus->setText(r.error);
+              Q_EMIT statusMessage(r.error);
+              return;
+          }
+          m_methods = std::move(r);
+          QString status = tr("%1 tokens of %2; %3 s.")
+                               .arg(m_methods.textTokens)
+                               .arg(m_methods.textSource)
+                               .arg(m_methodsClock.elapsed() / 1000.0, 0, 'f', 1);
+          for (const QString& message : m_methods.leftOut)
+              status += QLatin1Char('\n') + tr("Left out: %1").arg(message);
+          m_methodsStatus->setText(status);
+          CurveFigure figure =
+              methodsPerplexityFigure(m_methods.curves, m_model->model->config().scheme, m_methods.context);
+          figure.xLabel = tr("evaluation length (tokens)"); // a real model's unit is its tokenizer's, not bytes
+          figure.yLabel = tr("perplexity (per token)");
+          m_methodsPlot->setFigure(figure);
+          Q_EMIT pictureUpdated();
+      })
+{
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(buildControls());
+    layout->addWidget(buildPages(), 1);
+    connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
+    connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
+    for (QSpinBox* s : {m_layer, m_head, m_from, m_to})
+        connect(s, &QSpinBox::valueChanged, this, [this] { startMap(); });
+    connect(m_sinkInScale, &QCheckBox::toggled, this, [this] {
+        showGrid();
+        showMap();
+    });
+    connect(m_grid, &HeadGrid::cellClicked, this, [this](int layer, int head) { setLayerHead(layer, head); });
+    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int i, int j, float v) {
+        const HfAttentionMap& g = m_map.geometry;
+        if (i < 0 || j < 0 || i >= g.rows || j >= g.cols || m_attention.tokens.empty())
+            return;
+        const int m = g.rowStart(i), n = g.colStart(j);
+        Q_EMIT hoverText(tr("query %1 “%2” → key %3 “%4”: %5")
+                             .arg(m)
+                             .arg(m_attention.tokens[m])
+                             .arg(n)
+                             .arg(m_attention.tokens[n])
+                             .arg(hoverValueText(v)));
+    });
+    connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
+    connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_pages, &QTabWidget::currentChanged, this, [this] { Q_EMIT pictureUpdated(); });
+    showSummary();
+}
+
+QString HfModelView::noModelHint() const
+{
+    return tr("No model folder is open. Use File → Open model folder… (or the button on the left) to open a Hugging "
+              "Face folder with config.json, the weights and tokenizer.json.");
+}
+
+QWidget* HfModelView::buildControls()
+{
+    auto* box = new QWidget(this);
+    box->setMaximumWidth(360);
+    auto* v = new QVBoxLayout(box);
+    v->setContentsMargins(0, 0, 0, 0);
+    m_open = new QPushButton(tr("Open model folder…"), box);
+    connect(m_open, &QPushButton::clicked, this, &HfModelView::openFolderDialog);
+    v->addWidget(m_open);
+
+    auto* card = new QGroupBox(tr("Summary"), box);
+    card->setObjectName(QStringLiteral("hfSummaryCard"));
+    m_card = card;
+    auto* cardLayout = new QVBoxLayout(card);
+    m_cardTitle = new QLabel(card);
+    m_cardTitle->setWordWrap(true);
+    m_cardTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    cardLayout->addWidget(m_cardTitle);
+    m_cardRows = new QFormLayout;
+    m_cardRows->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    cardLayout->addLayout(m_cardRows);
+    v->addWidget(card);
+
+    auto* form = new QFormLayout;
+    m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
+    m_text->setMinimumHeight(70);
+    m_text->setPlaceholderText(tr("Type or paste a text"));
+    v->addWidget(new QLabel(tr("Text:"), box));
+    v->addWidget(m_text, 1);
+    m_repeat = new QSpinBox(box);
+    m_repeat->setRange(0, kHfMaxTokens);
+    m_repeat->setSingleStep(256);
+    m_repeat->setSpecialValueText(tr("off"));
+    m_repeat->setToolTip(tr("Repeat the text's tokens until this many, to look past the model's context."));
+    form->addRow(tr("Repeat to (tokens):"), m_repeat);
+    m_layer = new QSpinBox(box);
+    m_layer->setRange(1, 1);
+    form->addRow(tr("Layer:"), m_layer);
+    m_head = new QSpinBox(box);
+    m_head->setRange(1, 1);
+    form->addRow(tr("Head:"), m_head);
+    m_from = new QSpinBox(box);
+    m_to = new QSpinBox(box);
+    m_to->setSpecialValueText(tr("end"));
+    m_from->setToolTip(tr("The map shows tokens from here to the end token; past 1024 tokens its cells are block means "
+                          "(level of detail)."));
+    form->addRow(tr("From token:"), m_from);
+    form->addRow(tr("To token:"), m_to);
+    m_sinkInScale = new QCheckBox(tr("First token in the colour scale"), box);
+    m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
+                                 "the map keeps its contrast."));
+    form->addRow(m_sinkInScale);
+    v->addLayout(form);
+    return box;
+}
+
+QWidget* HfModelView::buildPages()
+{
+    m_pages = new QTabWidget(this);
+    auto* split = new QSplitter(Qt::Horizontal, m_pages);
+    m_grid = new HeadGrid(split);
+    m_grid->setToolTip(tr("Layers down, heads across; click a map to open it."));
+    m_heatmap = new HeatmapWidget(split);
+    m_heatmap->setEmptyHint(noModelHint());
+    split->addWidget(m_grid);
+    split->addWidget(m_heatmap);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({240, 760}); // the grid an overview, the opened map the picture
+    m_pages->addTab(split, tr("Attention on text"));
+    m_entropy = new CurvePlot(m_pages);
+    m_entropy->setEmptyHint(noModelHint());
+    m_pages->addTab(m_entropy, tr("Entropy"));
+    m_sinks = new HeatmapWidget(m_pages);
+    m_sinks->setEmptyHint(noModelHint());
+    m_pages->addTab(m_sinks, tr("Sinks"));
+    m_pages->addTab(buildMethodsPage(), tr("Evaluate under methods"));
+    return m_pages;
+}
+
+QWidget* HfModelView::buildMethodsPage()
+{
+    auto* page = new QWidget(m_pages);
+    auto* h = new QHBoxLayout(page);
+    auto* side = new QWidget(page);
+    side->setMaximumWidth(300);
+    auto* v = new QVBoxLayout(side);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* choose = new QPushButton(tr("Text file…"), side);
+    connect(choose, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Text to evaluate on"), m_methodsText);
+        if (!path.isEmpty())
+            setMethodsTextFile(path);
+    });
+    v->addWidget(choose);
+    m_methodsSource = new QLabel(tr("Text: the default corpus"), side);
+    m_methodsSource->setWordWrap(true);
+    v->addWidget(m_methodsSource);
+    auto* form = new QFormLayout;
+    m_lengths = new QLineEdit(side);
+    m_lengths->setPlaceholderText(tr("context ÷4 … ×4"));
+    m_lengths->setToolTip(tr("Lengths in tokens, separated by commas; empty: a quarter of the model's context to four "
+                             "times it."));
+    form->addRow(tr("Lengths:"), m_lengths);
+    m_tokensPerLength = new QSpinBox(side);
+    m_tokensPerLength->setRange(0, 1 << 24);
+    m_tokensPerLength->setSingleStep(4096);
+    m_tokensPerLength->setValue(16384);
+    m_tokensPerLength->setSpecialValueText(tr("all"));
+    form->addRow(tr("Tokens per length:"), m_tokensPerLength);
+    v->addLayout(form);
+    m_methodList = new QListWidget(side);
+    auto addMethod = [this](const QString& text, const QString& name) {
+        auto* item = new QListWidgetItem(text, m_methodList);
+        item->setData(Qt::UserRole, name);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Checked);
+    };
+    addMethod(tr("the config's own scaling"), QString());
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        addMethod(QString::fromStdString(m.name), QString::fromStdString(m.name));
+    v->addWidget(m_methodList, 1);
+    m_evaluate = new QPushButton(tr("Evaluate"), side);
+    connect(m_evaluate, &QPushButton::clicked, this, &HfModelView::evaluateMethods);
+    auto* cancel = new QPushButton(tr("Cancel"), side);
+    connect(cancel, &QPushButton::clicked, this, [this] { m_methodsJob.cancel(); });
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_evaluate);
+    buttons->addWidget(cancel);
+    v->addLayout(buttons);
+    m_methodsStatus = new QLabel(side);
+    m_methodsStatus->setObjectName(QStringLiteral("methodsStatus"));
+    m_methodsStatus->setWordWrap(true);
+    v->addWidget(m_methodsStatus);
+    h->addWidget(side);
+    m_methodsPlot = new CurvePlot(page);
+    m_methodsPlot->setEmptyHint(tr("Perplexity per token against length, one curve per method, appears here: open a "
+                                   "model folder, tick methods and press Evaluate."));
+    h->addWidget(m_methodsPlot, 1);
+    connect(m_methodsPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(this, &ViewBase::progress, this, [this](int done, int total) {
+        if (!m_methodsJob.isRunning() || done <= 0 || total <= 0)
+            return;
+        const double elapsed = m_methodsClock.elapsed() / 1000.0;
+        const double eta = elapsed * (total - done) / done;
+        m_methodsStatus->setText(tr("Evaluating… %1% · about %2 s left").arg(100 * done / total).arg(eta, 0, 'f', 0));
+    });
+    return page;
+}
+
+void HfModelView::setMethodsTextFile(const QString& path)
+{
+    m_methodsText = path;
+    m_methodsSource->setText(path.isEmpty() ? tr("Text: the default corpus")
+                                            : tr("Text: %1").arg(QDir::toNativeSeparators(path)));
+}
+
+void HfModelView::setMethodsLengths(const QString& lengths)
+{
+    m_lengths->setText(lengths);
+}
+
+void HfModelView::setMethodsTokensPerLength(int tokens)
+{
+    m_tokensPerLength->setValue(tokens);
+}
+
+void HfModelView::evaluateMethods()
+{
+    HfMethodsRequest request;
+    request.model = m_model;
+    request.textPath = m_methodsText;
+    request.maxTokens = static_cast<size_t>(m_tokensPerLength->value());
+    request.own = false;
+    for (int i = 0; i < m_methodList->count(); ++i) {
+        const QListWidgetItem* item = m_methodList->item(i);
+        if (item->checkState() != Qt::Checked)
+            continue;
+        const QString name = item->data(Qt::UserRole).toString();
+        if (name.isEmpty())
+            request.own = true;
+        else
+            request.methods.push_back(name.toStdString());
+    }
+    for (const QString& word : m_lengths->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int n = word.trimmed().toInt(&ok);
+        if (!ok || n < 2 || n > kHfMaxTokens) {
+            m_methodsStatus->setText(
+                tr("Lengths: '%1' is not allowed; allowed: whole numbers from 2 to %2, separated by commas")
+                    .arg(word.trimmed())
+                    .arg(kHfMaxTokens));
+            return;
+        }
+        request.lengths.push_back(n);
+    }
+    m_methodsClock.start();
+    m_methodsStatus->setText(tr("Evaluating…"));
+    m_methodsJob.start([request](const JobControl& control) { return computeHfMethods(request, control); });
+}
+
+void HfModelView::openFolder(const QString& folder)
+{
+    m_openingFolder = folder;
+    m_cardTitle->setText(tr("Opening %1…").arg(QDir::toNativeSeparators(folder)));
+    m_openJob.start([folder](const JobControl&) { return openHfModel(folder); });
+}
+
+void HfModelView::openFolderDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open model folder"), m_openingFolder);
+    if (!dir.isEmpty())
+        openFolder(dir);
+}
+
+void HfModelView::showSummary()
+{
+    while (m_cardRows->rowCount() > 0)
+        m_cardRows->removeRow(0);
+    m_summaryRows.clear();
+    if (!m_model) {
+        m_cardTitle->setText(tr("No model folder is open."));
+        return;
+    }
+    m_cardTitle->setText(QStringLiteral("<b>%1</b>").arg(QFileInfo(m_model->folder).fileName().toHtmlEscaped()));
+    m_cardTitle->setToolTip(QDir::toNativeSeparators(m_model->folder));
+    m_summaryRows = hfSummaryRows(m_model->model->config());
+    for (const auto& [label, value] : m_summaryRows) {
+        auto* field = new QLabel(value, m_card);
+        field->setWordWrap(true);
+        field->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_cardRows->addRow(label + QLatin1Char(':'), field);
+    }
+}
+
+void HfModelView::refresh()
+{
+    if (!m_model)
+        return;
+    HfAttentionRequest request{m_model, m_text->toPlainText(), m_repeat->value()};
+    m_attentionJob.start([request](const JobControl& control) { return computeHfAttention(request, control); });
+}
+
+void HfModelView::startMap()
+{
+    if (!m_attention.capture)
+        return;
+    HfMapRequest request;
+    request.capture = m_attention.capture;
+    request.layer = m_layer->value() - 1;
+    request.head = m_head->value() - 1;
+    request.from = m_from->value();
+    request.to = m_to->value();
+    m_grid->setCurrent(request.layer, request.head);
+    m_mapJob.start([request](const JobControl& control) { return computeHfMap(request, control); });
+}
+
+void HfModelView::showMap()
+{
+    if (!m_map.matrix)
+        return;
+    HeatmapFigure figure = hfAttentionFigure(m_attention, m_map, m_sinkInScale->isChecked());
+    figure.colorMap = m_panel.colorMap;
+    figure.dark = m_heatmap->isDark();
+    m_heatmap->setFigure(std::move(figure));
+}
+
+void HfModelView::showGrid()
+{
+    if (!m_attention.capture)
+        return;
+    std::vector<QImage> images;
+    for (const MatrixPtr& m : m_attention.thumbnails)
+        images.push_back(thumbnailImage(*m, m_sinkInScale->isChecked(), m_heatmap->isDark()));
+    m_grid->setImages(m_attention.capture->layers, m_attention.capture->heads, std::move(images));
+}
+
+void HfModelView::setText(const QString& text)
+{
+    m_text->setPlainText(text);
+}
+
+void HfModelView::setLayerHead(int layer, int head)
+{
+    const QSignalBlocker block(m_layer);
+    m_layer->setValue(layer + 1);
+    m_head->setValue(head + 1);
+    startMap();
+}
+
+void HfModelView::setPage(Page page)
+{
+    m_pages->setCurrentIndex(page);
+}
+
+void HfModelView::setSinkInScale(bool include)
+{
+    m_sinkInScale->setChecked(include);
+}
+
+bool HfModelView::hasPicture() const
+{
+    switch (m_pages->currentIndex()) {
+    case EntropyPage:
+        return m_attention.capture != nullptr;
+    case SinksPage:
+        return m_attention.sinks != nullptr;
+    case MethodsPage:
+        return !m_methods.curves.empty();
+    default:
+        return m_map.matrix != nullptr;
+    }
+}
+
+QString HfModelView::pictureTitle() const
+{
+    return m_pages->tabText(m_pages->currentIndex());
+}
+
+void HfModelView::paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const
+{
+    switch (m_pages->currentIndex()) {
+    case EntropyPage:
+        renderCurveFigure(painter, target, m_entropy->figure(), style);
+        return;
+    case SinksPage:
+        m_sinks->heatmap().paint(painter, target, style);
+        return;
+    case MethodsPage:
+        renderCurveFigure(painter, target, m_methodsPlot->figure(), style);
+        return;
+    default:
+        m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
+    }
+}
+
+void HfModelView::writeData(std::ostream& out, DataFormat format) const
+{
+    requirePicture();
+    if (m_pages->currentIndex() == MethodsPage) {
+        writeMethodComparison(out, format, m_methods.curves,
+                              {{"model", m_model->folder.toStdString()},
+                               {"text", m_methods.textSource.toStdString()},
+                               {"text_tokens", m_methods.textTokens},
+                               {"context", m_methods.context}});
+        return;
+    }
+    const HfAttentionCapture& c = *m_attention.capture;
+    nlohmann::json meta{{"model", m_model ? m_model->folder.toStdString() : std::string()},
+                        {"positions", hfPositionText(hfPositionSpec(m_model->model->config()))},
+                        {"ids", m_attention.ids}};
+    switch (m_pages->currentIndex()) {
+    case EntropyPage: {
+        Table t;
+        t.columns = {"layer", "tokens_seen", "entropy_mean_over_heads"};
+        t.integerColumns = 2;
+        t.meta = meta;
+        const std::vector<double> entropy = hfEntropyByPosition(c);
+        for (int l = 0; l < c.layers; ++l)
+            for (int m = 0; m < c.length; ++m)
+                t.rows.push_back({double(l), double(m + 1), entropy[static_cast<size_t>(l) * c.length + m]});
+        writeTable(out, format, t);
+        return;
+    }
+    case SinksPage: {
+        meta["values"] = "mean over queries of the attention probability on token 0, rows layers, columns heads";
+        MatrixStackWriter writer(out, format, 1, c.layers, c.heads, false, meta);
+        writer.write(0, m_attention.sinks->values.data());
+        writer.finish();
+        return;
+    }
+    default: {
+        const HfAttentionMap& g = m_map.geometry;
+        meta["layer"] = m_map.request.layer;
+        meta["head"] = m_map.request.head;
+        meta["rows"] = {g.rowBegin, g.rowEnd};
+        meta["cols"] = {g.colBegin, g.colEnd};
+        meta["values"] = g.rows == g.rowEnd - g.rowBegin
+                             ? "attention probability p(m, n), keys a query cannot see -inf"
+                             : "mean attention probability over each block's visible pairs (level of detail)";
+        nlohmann::json tokens = nlohmann::json::array();
+        for (int n = g.colBegin; n < g.colEnd; ++n)
+            tokens.push_back(m_attention.tokens[n].toStdString());
+        meta["tokens"] = tokens;
+        MatrixStackWriter writer(out, format, 1, m_map.matrix->rows, m_map.matrix->cols, false, meta);
+        writer.write(0, m_map.matrix->values.data());
+        writer.finish();
+    }
+    }
+}
+
+namespace {
+const std::vector<std::string>& pageNames()
+{
+    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods"};
+    return names;
+}
+} // namespace
+
+nlohmann::json HfModelView::saveState() const
+{
+    return {{"text", m_text->toPlainText().toStdString()},
+            {"repeat_to", m_repeat->value()},
+            {"page", pageNames()[m_pages->currentIndex()]},
+            {"layer", m_layer->value() - 1},
+            {"head", m_head->value() - 1},
+            {"first_token_in_scale", m_sinkInScale->isChecked()}};
+}
+
+void HfModelView::restoreState(const nlohmann::json& state)
+{
+    try {
+        const std::string text = state.value("text", std::string(kDefaultText));
+        const int repeat = state.value("repeat_to", 0);
+        const std::string page = state.value("page", std::string("attention"));
+        const int layer = state.value("layer", 0), head = state.value("head", 0);
+        checkIntegerRange("views.model.repeat_to", repeat, 0, kHfMaxTokens);
+        checkIntegerRange("views.model.layer", layer, 0, 1023);
+        checkIntegerRange("views.model.head", head, 0, 1023);
+        const auto it = std::find(pageNames().begin(), pageNames().end(), page);
+        if (it == pageNames().end())
+            throw InputError("views.model.page is '" + page + "'; allowed: attention, entropy, sinks, methods");
+        m_text->setPlainText(QString::fromStdString(text));
+        m_repeat->setValue(repeat);
+        m_pages->setCurrentIndex(static_cast<int>(it - pageNames().begin()));
+        m_sinkInScale->setChecked(state.value("first_token_in_scale", false));
+        m_wantedLayerHead = {layer, head};
+        if (m_attention.capture)
+            setLayerHead(std::min(layer, m_attention.capture->layers - 1),
+                         std::min(head, m_attention.capture->heads - 1));
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(std::string("views.model: ") + e.what());
+    }
+}
+
+void HfModelView::setDark(bool dark)
+{
+    m_heatmap->setDark(dark);
+    m_sinks->setDark(dark);
+    m_entropy->setDark(dark);
+    m_methodsPlot->setDark(dark);
+    showGrid();
+}
+
+void HfModelView::resetZoom()
+{
+    m_heatmap->resetZoom();
+    m_sinks->resetZoom();
+}
+
+} // namespace plab::ui

@@ -1,0 +1,355 @@
+// Opening a Hugging Face folder, a real model's attention on a text and the "Your model" tab's figures.
+#include "workers/hf_compute.h"
+
+#include "base/errors.h"
+#include "model/corpus.h"
+#include "runs/language_model.h"
+
+#include <QFileInfo>
+#include <QLocale>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+namespace plab::ui {
+
+namespace {
+
+// A token as the axes show it: spaces, line breaks and tabs visible, nothing empty.
+QString visibleToken(const std::string& text)
+{
+    QString s = QString::fromStdString(text);
+    s.replace(QLatin1Char(' '), QStringLiteral("␣"));
+    s.replace(QLatin1Char('\n'), QStringLiteral("↵"));
+    s.replace(QLatin1Char('\t'), QStringLiteral("⇥"));
+    return s.isEmpty() ? QStringLiteral("∅") : s;
+}
+
+QString bytesText(double bytes)
+{
+    if (bytes >= (1ull << 30))
+        return QStringLiteral("%1 GiB").arg(bytes / (1ull << 30), 0, 'f', 2);
+    return QStringLiteral("%1 MiB").arg(bytes / (1ull << 20), 0, 'f', 1);
+}
+
+} // namespace
+
+HfOpenResult openHfModel(const QString& folder)
+{
+    HfOpenResult result;
+    try {
+        auto opened = std::make_shared<HfOpened>();
+        opened->folder = folder;
+        opened->model = std::make_unique<HfModel>(folder.toStdString());
+        opened->tokenizer.emplace(hf::Tokenizer::fromFolder(folder.toStdString()));
+        result.model = std::move(opened);
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& c)
+{
+    const SchemeSpec positions = hfPositionSpec(c);
+    std::vector<std::pair<QString, QString>> rows;
+    rows.emplace_back(FigureText::tr("Family"), QString::fromStdString(c.modelType));
+    rows.emplace_back(FigureText::tr("Layers"), QString::number(c.layers));
+    rows.emplace_back(FigureText::tr("Heads"), FigureText::tr("%1 query, %2 key/value").arg(c.heads).arg(c.kvHeads));
+    rows.emplace_back(FigureText::tr("Head dim"), QString::number(c.headDim));
+    rows.emplace_back(FigureText::tr("Context"), FigureText::tr("%1 tokens").arg(c.context));
+    rows.emplace_back(FigureText::tr("Positions"), QString::fromStdString(hfPositionText(positions)));
+    rows.emplace_back(FigureText::tr("Rope theta"),
+                      c.scheme == "rope" ? QLocale().toString(c.ropeTheta, 'g', 10) : FigureText::tr("none"));
+    rows.emplace_back(FigureText::tr("Scaling"), c.scheme != "rope"      ? FigureText::tr("none")
+                                                 : c.scalingText.empty() ? QString::fromStdString(c.scaling)
+                                                                         : QString::fromStdString(c.scalingText));
+    rows.emplace_back(FigureText::tr("Parameters"),
+                      FigureText::tr("%1 M").arg(QLocale().toString(c.parameterCount() / 1e6, 'f', 2)));
+    rows.emplace_back(FigureText::tr("Memory"), FigureText::tr("%1 (float32 weights; %2 with one forward)")
+                                                    .arg(bytesText(4.0 * c.parameterCount()))
+                                                    .arg(bytesText(hfModelMemoryBytes(c))));
+    return rows;
+}
+
+HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const JobControl& control)
+{
+    HfAttentionResult result;
+    result.request = request;
+    try {
+        if (!request.model)
+            throw InputError(FigureText::tr("no model folder is open").toStdString());
+        const HfOpened& m = *request.model;
+        const hf::Encoding encoding = m.tokenizer->encode(request.text.toStdString());
+        std::vector<int> ids = encoding.ids;
+        if (ids.empty())
+            throw InputError(
+                FigureText::tr("the text gives no tokens; allowed: a text of at least one token").toStdString());
+        if (request.repeatTo > 0)
+            for (size_t i = 0; static_cast<int>(ids.size()) < request.repeatTo; ++i)
+                ids.push_back(ids[i]);
+        if (static_cast<int>(ids.size()) > kHfMaxTokens)
+            throw InputError(FigureText::tr("the text has %1 tokens; allowed: at most %2 in this view")
+                                 .arg(ids.size())
+                                 .arg(kHfMaxTokens)
+                                 .toStdString());
+        const HfConfig& c = m.model->config();
+        auto capture = std::make_shared<HfAttentionCapture>(
+            captureHfAttention(*m.model, ids, hfPositionSpec(c), true, [&control](int done, int layers) {
+                control.report(done, layers);
+                return !control.isCanceled();
+            }));
+        if (capture->layers == 0)
+            return result; // canceled
+        for (int id : ids)
+            result.tokens.push_back(visibleToken(m.tokenizer->decode({id})));
+        auto sinks = std::make_shared<Matrix>();
+        sinks->rows = capture->layers;
+        sinks->cols = capture->heads;
+        for (double v : capture->sinkMass)
+            sinks->values.push_back(static_cast<float>(v));
+        result.sinks = sinks;
+        constexpr int thumbnailCells = 48;
+        for (int l = 0; l < capture->layers; ++l)
+            for (int h = 0; h < capture->heads; ++h) {
+                HfAttentionMap map = hfAttentionMap(*capture, l, h, thumbnailCells, 0, 0, 0, 0, true);
+                auto thumb = std::make_shared<Matrix>();
+                thumb->rows = map.rows;
+                thumb->cols = map.cols;
+                thumb->values = std::move(map.values);
+                result.thumbnails.push_back(thumb);
+            }
+        result.ids = std::move(ids);
+        result.capture = capture;
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+HfMapResult computeHfMap(const HfMapRequest& request, const JobControl&)
+{
+    HfMapResult result;
+    result.request = request;
+    try {
+        const int T = request.capture ? request.capture->length : 0;
+        const bool whole = request.to <= request.from;
+        HfAttentionMap map =
+            hfAttentionMap(*request.capture, request.layer, request.head, request.maxCells, whole ? 0 : request.from,
+                           whole ? T : request.to, whole ? 0 : request.from, whole ? T : request.to);
+        auto matrix = std::make_shared<Matrix>();
+        matrix->rows = map.rows;
+        matrix->cols = map.cols;
+        matrix->values = std::move(map.values);
+        map.values.clear();
+        result.matrix = matrix;
+        result.geometry = std::move(map);
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+std::vector<int> hfMethodsLengths(const HfConfig& config)
+{
+    std::vector<int> lengths;
+    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0}) {
+        const int n = std::clamp(static_cast<int>(config.context * f), 8, kHfMaxTokens);
+        if (lengths.empty() || n > lengths.back())
+            lengths.push_back(n);
+    }
+    return lengths;
+}
+
+HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control)
+{
+    HfMethodsResult result;
+    result.request = request;
+    try {
+        if (!request.model)
+            throw InputError(FigureText::tr("no model folder is open").toStdString());
+        const HfOpened& m = *request.model;
+        const HfConfig& c = m.model->config();
+        if (result.request.lengths.empty())
+            result.request.lengths = hfMethodsLengths(c);
+        std::string text;
+        if (request.textPath.isEmpty()) {
+            text = defaultCorpusText();
+            result.textSource = FigureText::tr("the default corpus");
+        } else {
+            const Corpus corpus = loadCorpusFile(request.textPath.toStdString());
+            text.assign(corpus.train.begin(), corpus.train.end());
+            text.append(corpus.validation.begin(), corpus.validation.end());
+            result.textSource = request.textPath;
+        }
+        result.context = c.context;
+        const int longest = *std::max_element(result.request.lengths.begin(), result.request.lengths.end());
+        // Only as much of a long text as the evaluation reads is tokenized (a 3 MB corpus takes seconds): 16 bytes per
+        // token needed, and the whole text when that prefix gives too few tokens.
+        std::vector<int> ids;
+        const size_t needed = request.maxTokens > 0 ? request.maxTokens + longest + 1 : 0;
+        if (needed > 0 && text.size() > 16 * needed) {
+            size_t cut = 16 * needed;
+            while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+                --cut; // a UTF-8 boundary
+            ids = m.tokenizer->encode(std::string_view(text).substr(0, cut)).ids;
+        }
+        if (ids.size() < needed || needed == 0)
+            ids = m.tokenizer->encode(text).ids;
+        const std::vector<int32_t> tokens(ids.begin(), ids.end());
+        result.textTokens = tokens.size();
+
+        // The config's own method keeps its settings (HfLanguageModel::methodSettings); the lab's version of the same
+        // method needs its comparison defaults given explicitly, in a second pass (one name per pass).
+        std::vector<MethodChoice> first, second;
+        if (request.own)
+            first.push_back({c.scaling, {}});
+        for (const std::string& name : request.methods) {
+            if (request.own && name == c.scaling) {
+                if (name != "none")
+                    second.push_back({name, methodDefaultSettings(rotaryMethodByName(name), c.context, longest)});
+                continue;
+            }
+            first.push_back({name, {}});
+        }
+        if (first.empty() && second.empty())
+            throw InputError(FigureText::tr("no method is ticked; allowed: at least one").toStdString());
+        HfLanguageModel model(*m.model);
+        // A method core refuses for this model (e.g. one not implemented for real models yet) is left out with core's
+        // message; the others are evaluated.
+        for (std::vector<MethodChoice>* list : {&first, &second})
+            std::erase_if(*list, [&](const MethodChoice& choice) {
+                try {
+                    model.positionsUnder(choice.method, resolvedMethodSettings(model, choice, result.request.lengths));
+                    return false;
+                } catch (const InputError& e) {
+                    result.leftOut << QString::fromStdString(e.what());
+                    return true;
+                }
+            });
+        if (first.empty() && second.empty())
+            throw InputError(result.leftOut.join(QLatin1Char('\n')).toStdString());
+        const int passes = (first.empty() ? 0 : 1) + (second.empty() ? 0 : 1);
+        int pass = 0;
+        auto run = [&](const std::vector<MethodChoice>& methods) {
+            EvalOptions options;
+            options.lengths = result.request.lengths;
+            options.maxTokens = request.maxTokens;
+            options.textName = result.textSource.toStdString();
+            options.progress = [&](double fraction) {
+                control.report(static_cast<int>((pass + fraction) / passes * 1000), 1000);
+                return !control.isCanceled();
+            };
+            std::vector<MethodCurve> curves = evaluateUnderMethods(model, tokens, options, methods);
+            ++pass;
+            return curves;
+        };
+        if (!first.empty())
+            result.curves = run(first);
+        if (request.own && !result.curves.empty())
+            result.curves.front().label = FigureText::tr("%1 (config's own)")
+                                              .arg(QString::fromStdString(result.curves.front().label))
+                                              .toStdString();
+        if (!second.empty())
+            for (MethodCurve& curve : run(second))
+                result.curves.push_back(std::move(curve));
+    } catch (const RunError& e) {
+        if (control.isCanceled())
+            result.canceled = true;
+        else
+            result.error = QString::fromStdString(e.what());
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+    return result;
+}
+
+HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapResult& map, bool sinkInScale)
+{
+    HeatmapFigure figure;
+    const HfAttentionMap& g = map.geometry;
+    const bool perToken = g.rows == g.rowEnd - g.rowBegin;
+    const QString name = attention.request.model ? QFileInfo(attention.request.model->folder).fileName() : QString();
+    figure.title = FigureText::tr("Attention of %1 on your text").arg(name);
+    if (perToken) {
+        figure.xLabel = FigureText::tr("key token");
+        figure.yLabel = FigureText::tr("query token");
+        for (int n = g.colBegin; n < g.colEnd; ++n)
+            figure.tickLabels.push_back(attention.tokens[n]);
+    } else {
+        const int block = (g.rowEnd - g.rowBegin + g.rows - 1) / g.rows;
+        figure.xLabel = FigureText::tr("key position (blocks of about %1 tokens, mean)").arg(block);
+        figure.yLabel = FigureText::tr("query position");
+        for (int j = 0; j < g.cols; ++j)
+            figure.tickLabels.push_back(QString::number(g.colStart(j)));
+    }
+    HeatmapPanel panel;
+    panel.title = layerText(map.request.layer) + QStringLiteral(" · ") +
+                  headOfText(map.request.head, attention.capture ? attention.capture->heads : 0);
+    panel.subtitle = FigureText::tr("tokens %1–%2 of %3")
+                         .arg(g.rowBegin)
+                         .arg(g.rowEnd - 1)
+                         .arg(attention.capture ? attention.capture->length : 0);
+    if (!sinkInScale && g.colBegin == 0) {
+        panel.scaleSkipsColumns = 1;
+        panel.subtitle += FigureText::tr(" · first token left out of the colour scale");
+    }
+    panel.valueLabel = FigureText::tr("attention probability");
+    panel.matrix = map.matrix;
+    figure.panels.push_back(panel);
+    return figure;
+}
+
+HeatmapFigure hfSinkFigure(const HfAttentionResult& attention)
+{
+    HeatmapFigure figure;
+    figure.title = FigureText::tr("Attention on the first token (sinks)");
+    figure.xLabel = FigureText::tr("head");
+    figure.yLabel = FigureText::tr("layer");
+    const int first = figureIndexBase() == IndexBase::One ? 1 : 0;
+    if (attention.sinks)
+        for (int i = 0; i < std::max(attention.sinks->rows, attention.sinks->cols); ++i)
+            figure.tickLabels.push_back(QString::number(i + first));
+    HeatmapPanel panel;
+    panel.title =
+        FigureText::tr("mean over %1 queries of p(m, 0)").arg(attention.capture ? attention.capture->length : 0);
+    panel.valueLabel = FigureText::tr("attention mass on token 0");
+    panel.matrix = attention.sinks;
+    figure.panels.push_back(panel);
+    return figure;
+}
+
+CurveFigure hfEntropyFigure(const HfAttentionResult& attention)
+{
+    CurveFigure figure;
+    figure.title = FigureText::tr("Attention entropy against length on your text");
+    figure.xLabel = FigureText::tr("tokens the query sees (m + 1)");
+    figure.yLabel = FigureText::tr("entropy (nats), mean over heads");
+    figure.logX = true;
+    figure.logBase = 2;
+    if (!attention.capture)
+        return figure;
+    const HfAttentionCapture& c = *attention.capture;
+    const std::vector<double> entropy = hfEntropyByPosition(c);
+    for (int l = 0; l < c.layers; ++l) {
+        Curve curve;
+        curve.name = layerText(l);
+        for (int m = 0; m < c.length; ++m) {
+            curve.x.push_back(m + 1);
+            curve.y.push_back(entropy[static_cast<size_t>(l) * c.length + m]);
+        }
+        figure.curves.push_back(std::move(curve));
+    }
+    Curve uniform;
+    uniform.name = FigureText::tr("log n (uniform attention)");
+    uniform.reference = true;
+    for (int m = 0; m < c.length; ++m) {
+        uniform.x.push_back(m + 1);
+        uniform.y.push_back(std::log(m + 1.0));
+    }
+    figure.curves.push_back(std::move(uniform));
+    return figure;
+}
+
+} // namespace plab::ui

@@ -1,0 +1,111 @@
+// Real models (Hugging Face folders) for the views: opening one, its attention on a text, maps at a level of detail
+// and the figures of the "Your model" tab (worker side; every number from core/hf/hf_attention.h).
+#pragma once
+
+#include "painting/figures.h"
+#include "workers/compute.h"
+
+#include "runs/method_comparison.h"
+
+#include "hf/hf_attention.h"
+#include "hf/tokenizer.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace plab::ui {
+
+// An opened folder: the float32 model and its tokenizer, shared read-only by the jobs.
+struct HfOpened {
+    QString folder;
+    std::unique_ptr<HfModel> model;
+    std::optional<hf::Tokenizer> tokenizer;
+};
+using HfModelPtr = std::shared_ptr<const HfOpened>;
+
+struct HfOpenResult {
+    QString error;
+    HfModelPtr model;
+};
+// Reads config.json, the weights (after the memory check) and tokenizer.json; core's message on any refusal.
+HfOpenResult openHfModel(const QString& folder);
+
+// The summary card: (label, value) rows, translated. Parameters, and the memory the float32 model takes.
+std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& config);
+
+// The most tokens the views take: a 30-layer model's rotated q and k at 8192 tokens stay under a gigabyte.
+constexpr int kHfMaxTokens = 8192;
+
+struct HfAttentionRequest {
+    HfModelPtr model;
+    QString text;
+    int repeatTo = 0; // > 0: the text's tokens repeated until this many (to look past the model's context)
+};
+struct HfAttentionResult {
+    QString error;
+    HfAttentionRequest request;
+    std::vector<int> ids;
+    std::vector<QString> tokens; // each token decoded on its own, line breaks and tabs made visible
+    std::shared_ptr<const HfAttentionCapture> capture;
+    MatrixPtr sinks;                   // (layers, heads)
+    std::vector<MatrixPtr> thumbnails; // layers x heads, layer-major: each head's whole map, rows sampled
+};
+// Tokenizes the text and captures the model's attention (progress per layer; canceled: an empty result).
+HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const JobControl& control = {});
+
+struct HfMapRequest {
+    std::shared_ptr<const HfAttentionCapture> capture;
+    int layer = 0;
+    int head = 0;
+    int from = 0; // tokens [from, to) on both axes; to <= from: all of them
+    int to = 0;
+    int maxCells = 1024; // level of detail: at most this many cells per side, block means beyond
+};
+struct HfMapResult {
+    QString error;
+    HfMapRequest request;
+    MatrixPtr matrix;
+    HfAttentionMap geometry; // which tokens each cell covers (values moved into matrix)
+};
+HfMapResult computeHfMap(const HfMapRequest& request, const JobControl& control = {});
+
+// ---- Evaluate under methods ------------------------------------------------------------------------------
+struct HfMethodsRequest {
+    HfModelPtr model;
+    QString textPath;                 // empty: the default corpus' text
+    std::vector<int> lengths;         // tokens; empty: hfMethodsLengths
+    bool own = true;                  // the config's own scaling, with its settings
+    std::vector<std::string> methods; // lab methods (rotaryMethodCatalog names) with the comparison's defaults
+    size_t maxTokens = 16384;         // tokens scored per length (0: all)
+};
+struct HfMethodsResult {
+    QString error;
+    bool canceled = false;
+    HfMethodsRequest request; // lengths filled in
+    QString textSource;
+    size_t textTokens = 0;
+    int context = 0;
+    std::vector<MethodCurve> curves; // the config's own first (labelled so), then the lab's methods
+    QStringList leftOut;             // core's message for each method it refused for this model
+};
+// The lengths evaluated unless the user lists them: the model's context / 4, / 2, x 1, x 2 and x 4 (at most
+// kHfMaxTokens, at least 8).
+std::vector<int> hfMethodsLengths(const HfConfig& config);
+// Core's evaluateUnderMethods through HfLanguageModel on the text's tokens; progress in thousandths over both passes
+// (the config's own method and the lab's version of it are two passes when they share a name).
+HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control = {});
+
+// ---- Figures ----------------------------------------------------------------------------------------------
+// One head's map with the tokens on both axes (one cell per token) or the first token of each block.
+HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapResult& map, bool sinkInScale);
+// Mean attention on the first token per layer (rows) and head (columns).
+HeatmapFigure hfSinkFigure(const HfAttentionResult& attention);
+// Entropy against the number of tokens a query sees, one curve per layer (mean over heads), and log n (uniform).
+CurveFigure hfEntropyFigure(const HfAttentionResult& attention);
+
+} // namespace plab::ui
