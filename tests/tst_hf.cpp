@@ -5,6 +5,7 @@
 #include "cli_runner.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
+#include "runs/method_comparison.h"
 #include "test_main.h"
 
 #include <QtTest>
@@ -60,6 +61,8 @@ private slots:
     void cliBadInputExitsTwo();
     void groupedQueryAttentionReadsSharedHeads_data();
     void groupedQueryAttentionReadsSharedHeads();
+    void evaluationMatchesReferenceLogits_data();
+    void evaluationMatchesReferenceLogits();
 };
 
 void TestHf::logitsMatchReference_data()
@@ -378,6 +381,71 @@ void TestHf::groupedQueryAttentionReadsSharedHeads()
     QCOMPARE(shared.out, copied.out);
     QCOMPARE(shared.probabilities, copied.probabilities);
     QCOMPARE(shared.logSumExp, copied.logSumExp);
+}
+
+void TestHf::evaluationMatchesReferenceLogits_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("methods");        // "" = plain evaluateModel under the config's own scaling
+    QTest::addColumn<QStringList>("references"); // one ref_*.npy per curve
+    QTest::addRow("qwen2 config") << "qwen2"
+                                  << "" << QStringList{"config"};
+    QTest::addRow("gpt2 learned") << "gpt2"
+                                  << "" << QStringList{"config"};
+    QTest::addRow("bloom alibi") << "bloom"
+                                 << "" << QStringList{"config"};
+    QTest::addRow("qwen2 under yarn and pi")
+        << "qwen2"
+        << "yarn:factor=4:original-context=0,pi:factor=4" << QStringList{"yarn", "pi"};
+    // The config's own method keeps the config's settings (llama3 factor 8 ...), as the reference does.
+    QTest::addRow("llama3 own and pi") << "llama_llama3_bf16"
+                                       << "llama3,pi:factor=4" << QStringList{"config", "pi"};
+}
+
+// One window of all but the last reference id is the reference's first T - 1 rows (causal): the evaluation's loss
+// must be the mean negative log-likelihood of the next ids under the reference logits, its perplexity the exp of it.
+void TestHf::evaluationMatchesReferenceLogits()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, methods);
+    QFETCH(QStringList, references);
+    const std::string dir = hfData(folder.toUtf8().constData());
+    const std::vector<int> ids = idsOf(dir);
+    HfModel hf(dir);
+    HfLanguageModel model(hf);
+    EvalOptions options;
+    const int T = static_cast<int>(ids.size()) - 1;
+    options.lengths = {T};
+    const std::vector<int32_t> tokens(ids.begin(), ids.end());
+    std::vector<EvalPoint> points;
+    if (methods.isEmpty()) {
+        points = evaluateModel(model, tokens, options);
+    } else {
+        const std::vector<MethodCurve> curves =
+            evaluateUnderMethods(model, tokens, options, parseMethodList(methods.toStdString()));
+        QCOMPARE(curves.size(), static_cast<size_t>(references.size()));
+        for (const MethodCurve& c : curves)
+            points.push_back(c.points.at(0));
+        QCOMPARE(model.scaling(), hf.config().scheme == "rope" ? hf.config().scaling : std::string("none"));
+    }
+    for (int r = 0; r < references.size(); ++r) {
+        const NpyArray ref = readNpy(dir + "/ref_" + references[r].toStdString() + ".npy");
+        const int64_t V = ref.shape.at(1);
+        double nll = 0;
+        for (int t = 0; t < T; ++t) {
+            const float* row = ref.data.data() + t * V;
+            double sum = 0;
+            for (int64_t v = 0; v < V; ++v)
+                sum += std::exp(static_cast<double>(row[v]));
+            nll += std::log(sum) - row[ids[t + 1]];
+        }
+        nll /= T;
+        const EvalPoint& p = points.at(r);
+        QCOMPARE(p.tokens, static_cast<size_t>(T));
+        QVERIFY2(std::abs(p.loss - nll) <= 2e-3 * std::max(1.0, nll),
+                 qPrintable(QStringLiteral("%1: loss %2, reference %3").arg(references[r]).arg(p.loss).arg(nll)));
+        QVERIFY(std::abs(p.perplexity - std::exp(p.loss)) <= 1e-9 * p.perplexity);
+    }
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHf)

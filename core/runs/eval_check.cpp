@@ -27,7 +27,7 @@ std::vector<int> evalLengthsPastText(const std::vector<int>& lengths, int maxMod
 }
 
 void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, size_t textBytes, size_t maxTokens,
-                         const std::string& textName)
+                         const std::string& textName, const std::string& unit)
 {
     const size_t scored = evalScoredBytes(textBytes, maxTokens);
     std::string tooLong;
@@ -36,7 +36,8 @@ void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, si
     if (tooLong.empty())
         return;
     throw InputError(
-        "lengths " + tooLong + " exceed the text scored: " + textName + " has " + std::to_string(textBytes) + " bytes" +
+        "lengths " + tooLong + " exceed the text scored: " + textName + " has " + std::to_string(textBytes) + " " +
+        unit + "s" +
         (maxTokens && maxTokens + 1 < textBytes ? " (at most " + std::to_string(maxTokens) + " scored)" : "") +
         ", so " + std::to_string(scored) +
         " are scored and a longer window cannot be filled; allowed: "

@@ -18,7 +18,8 @@ std::vector<int> evalLengthsPastText(const std::vector<int>& lengths, int maxMod
 // InputError when a length the model supports (<= maxModelLength; longer ones are reported as unsupported) exceeds
 // the scored bytes: one window could not be filled, so the row would be a shorter window under a longer name.
 // The message names the lengths, `textName` (e.g. "the validation split of corpus.txt") and its size.
+// `unit` names what the text is counted in ("byte", or "token" for a tokenized text).
 void checkEvalLengthsFit(const std::vector<int>& lengths, int maxModelLength, size_t textBytes, size_t maxTokens,
-                         const std::string& textName);
+                         const std::string& textName, const std::string& unit = "byte");
 
 } // namespace plab

@@ -64,16 +64,18 @@ struct WindowScores {
 };
 
 // Runs the windows through the model in batches of equal-length windows, calling `batchDone(cost)` after each.
-WindowScores scoreEvalWindows(Model& model, const uint8_t* text, const std::vector<EvalWindow>& windows, int length,
-                              size_t tokensPerBatch, const std::function<void(double cost)>& batchDone)
+WindowScores scoreEvalWindows(LanguageModel& model, const int32_t* text, const std::vector<EvalWindow>& windows,
+                              int length, size_t tokensPerBatch, const std::function<void(double cost)>& batchDone)
 {
-    checkMemoryEstimate(model.activationBytes(1, length), "evaluating windows of " + std::to_string(length) + " bytes");
+    checkMemoryEstimate(model.windowBytes(length),
+                        "evaluating windows of " + std::to_string(length) + " " + model.tokenUnit() + "s");
     // Batch windows of equal length; keep activations within ~512 MB.
-    const double perWindow = model.activationBytes(1, length) + 1.0;
+    const double perWindow = model.windowBytes(length) + 1.0;
     const int maxBatch = static_cast<int>(std::clamp<double>(
         std::min(512.0 * 1024 * 1024 / perWindow, static_cast<double>(tokensPerBatch) / length), 1, 4096));
     WindowScores scores;
-    std::vector<uint8_t> inputs, targets;
+    std::vector<int32_t> inputs, targets;
+    std::vector<double> losses;
     size_t i = 0;
     while (i < windows.size()) {
         size_t j = i;
@@ -87,8 +89,7 @@ WindowScores scoreEvalWindows(Model& model, const uint8_t* text, const std::vect
             std::copy(text + w.start, text + w.start + T, inputs.begin() + static_cast<size_t>(b) * T);
             std::copy(text + w.start + 1, text + w.start + T + 1, targets.begin() + static_cast<size_t>(b) * T);
         }
-        model.forward(inputs.data(), targets.data(), B, T);
-        const layers::FloatBuffer& losses = model.tokenLosses();
+        model.windowLosses(inputs.data(), targets.data(), B, T, losses);
         for (int b = 0; b < B; ++b) {
             const EvalWindow& w = windows[i + b];
             for (int t = w.scoreFrom; t < T; ++t)
@@ -103,7 +104,8 @@ WindowScores scoreEvalWindows(Model& model, const uint8_t* text, const std::vect
 
 } // namespace
 
-std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& fullText, const EvalOptions& options)
+std::vector<EvalPoint> evaluateModel(LanguageModel& model, const std::vector<int32_t>& fullText,
+                                     const EvalOptions& options)
 {
     if (options.lengths.empty())
         throw InputError("lengths: at least one length is needed");
@@ -111,11 +113,12 @@ std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& f
         checkIntegerRange("length", L, 1, kMaxLength);
     if (options.stride < 0)
         throw InputError("stride = " + std::to_string(options.stride) + " must be >= 1 (or 0 for length/2)");
-    const size_t scoredTotal = evalScoredBytes(fullText.size(), options.maxTokens); // every byte after the first
+    const std::string unit = model.tokenUnit();
+    const size_t scoredTotal = evalScoredBytes(fullText.size(), options.maxTokens); // every token after the first
     if (scoredTotal < 1)
-        throw InputError("the evaluation text has " + std::to_string(fullText.size()) +
-                         " bytes; at least 2 are needed");
-    checkEvalLengthsFit(options.lengths, model.maxLength(), fullText.size(), options.maxTokens, options.textName);
+        throw InputError(options.textName + " has " + std::to_string(fullText.size()) + " " + unit +
+                         (fullText.size() == 1 ? "" : "s") + "; at least 2 are needed");
+    checkEvalLengthsFit(options.lengths, model.maxLength(), fullText.size(), options.maxTokens, options.textName, unit);
 
     // Every length is planned (and its stride checked) before any is scored; the total cost drives progress.
     std::vector<std::vector<EvalWindow>> plans;
@@ -139,7 +142,9 @@ std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& f
         point.length = options.lengths[li];
         if (point.length > model.maxLength()) {
             point.supported = false;
-            point.note = "learned positions stop at the training context " + std::to_string(model.config().context);
+            point.note = model.maxLength() == model.context()
+                             ? "learned positions stop at the training context " + std::to_string(model.context())
+                             : "the model accepts at most " + std::to_string(model.maxLength()) + " " + unit + "s";
             point.loss = point.perplexity = point.bitsPerByte = std::nan("");
             points.push_back(point);
             continue;
@@ -153,6 +158,12 @@ std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& f
         points.push_back(point);
     }
     return points;
+}
+
+std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& text, const EvalOptions& options)
+{
+    ByteLanguageModel bytes(model);
+    return evaluateModel(bytes, bytesAsTokens(text), options);
 }
 
 } // namespace plab

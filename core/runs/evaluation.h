@@ -2,6 +2,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "runs/language_model.h"
 
 #include <cstdint>
 #include <functional>
@@ -29,10 +30,10 @@ struct EvalPoint {
     int length = 0;
     bool supported = true;  // false: learned positions past the context
     std::string note;       // why unsupported
-    double loss = 0;        // mean nats per byte
+    double loss = 0;        // mean nats per token (a byte for the lab's models)
     double perplexity = 0;  // exp(loss)
-    double bitsPerByte = 0; // loss / ln 2 (tokens are bytes)
-    size_t tokens = 0;      // bytes scored
+    double bitsPerByte = 0; // loss / ln 2: bits per byte for the lab's models, per token for a Hugging Face folder
+    size_t tokens = 0;      // tokens scored
 };
 
 // One window of an evaluation: `length` tokens of the text from `start`, of which positions scoreFrom.. are scored.
@@ -53,6 +54,11 @@ double evalWindowCost(int length);
 // scored token sees at least length - stride predecessors. Learned positions past the context are unsupported.
 // A supported length longer than the scored bytes is refused (InputError, checkEvalLengthsFit naming
 // options.textName): its row would be a shorter window under a longer name.
+// The one evaluation path: any LanguageModel (the lab's byte models, a Hugging Face folder) on `tokens`, lengths in
+// its tokens; the rules above with "token" for "byte" (messages say LanguageModel::tokenUnit()).
+std::vector<EvalPoint> evaluateModel(LanguageModel& model, const std::vector<int32_t>& tokens,
+                                     const EvalOptions& options);
+// The lab's byte model on bytes: evaluateModel of ByteLanguageModel(model) on bytesAsTokens(text).
 std::vector<EvalPoint> evaluateModel(Model& model, const std::vector<uint8_t>& text, const EvalOptions& options);
 
 } // namespace plab

@@ -121,11 +121,26 @@ std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, i
     return settings;
 }
 
+namespace {
+
+void refuseNonRotary(const std::string& scheme)
+{
+    throw InputError("the model's scheme is " + scheme +
+                     "; evaluating under length-extension methods needs a rotary model (allowed: rope, xpos)");
+}
+
+} // namespace
+
 void checkRotaryModel(const ModelConfig& config)
 {
     if (!schemeByName(config.scheme).rotary)
-        throw InputError("the model's scheme is " + config.scheme +
-                         "; evaluating under length-extension methods needs a rotary model (allowed: rope, xpos)");
+        refuseNonRotary(config.scheme);
+}
+
+void checkRotaryModel(const LanguageModel& model)
+{
+    if (!model.rotary())
+        refuseNonRotary(model.scheme());
 }
 
 std::string methodCurveLabel(const std::string& scheme, const RotaryMethodInfo& method,
@@ -144,12 +159,12 @@ std::string methodCurveLabel(const std::string& scheme, const RotaryMethodInfo& 
     return scheme + "+" + method.name + (shown.empty() ? "" : " (" + shown + ")");
 }
 
-std::vector<std::string> resolvedMethodSettings(const ModelConfig& config, const MethodChoice& choice,
+std::vector<std::string> resolvedMethodSettings(const LanguageModel& model, const MethodChoice& choice,
                                                 const std::vector<int>& lengths)
 {
     const RotaryMethodInfo& info = rotaryMethodByName(choice.method);
-    const int longest = lengths.empty() ? config.context : *std::max_element(lengths.begin(), lengths.end());
-    std::vector<std::string> settings = methodDefaultSettings(info, config.context, longest);
+    const int longest = lengths.empty() ? model.context() : *std::max_element(lengths.begin(), lengths.end());
+    std::vector<std::string> settings = model.methodSettings(info.name, longest);
     for (const std::string& s : choice.settings) {
         checkMethodSetting(info, s);
         settings.push_back(s);
@@ -157,34 +172,32 @@ std::vector<std::string> resolvedMethodSettings(const ModelConfig& config, const
     return settings;
 }
 
-std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<uint8_t>& text,
+std::vector<MethodCurve> evaluateUnderMethods(LanguageModel& model, const std::vector<int32_t>& tokens,
                                               const EvalOptions& options, const std::vector<MethodChoice>& methods)
 {
-    checkRotaryModel(model.config());
+    checkRotaryModel(model);
     checkDistinctMethods(methods);
-    // Every method's parameters are checked (the model's own spec path, validateRotaryScaling) before any work.
+    // Every method's parameters are checked (the model's own spec path) before any work.
     std::vector<MethodCurve> curves;
     std::vector<std::vector<std::string>> settings;
     for (const MethodChoice& choice : methods) {
         MethodCurve curve;
         curve.choice = choice;
-        settings.push_back(resolvedMethodSettings(model.config(), choice, options.lengths));
-        ModelConfig c = model.config();
-        c.scaling = choice.method;
-        c.scalingSettings = settings.back();
-        const SchemeSpec spec = modelSchemeSpec(c); // InputError naming the parameter, its value and what is allowed
+        settings.push_back(resolvedMethodSettings(model, choice, options.lengths));
+        // InputError naming the parameter, its value and what is allowed
+        const SchemeSpec spec = model.positionsUnder(choice.method, settings.back());
         curve.params = spec.scalingParams;
-        curve.label = methodCurveLabel(model.config().scheme, rotaryMethodByName(choice.method), curve.params);
+        curve.label = methodCurveLabel(model.scheme(), rotaryMethodByName(choice.method), curve.params);
         curves.push_back(std::move(curve));
     }
 
     // The model's own scaling comes back however this ends.
     struct Restore {
-        Model& model;
+        LanguageModel& model;
         std::string method;
         std::vector<std::string> settings;
         ~Restore() { model.setScaling(method, settings); }
-    } restore{model, model.config().scaling, model.config().scalingSettings};
+    } restore{model, model.scaling(), model.scalingSettings()};
 
     for (size_t m = 0; m < curves.size(); ++m) {
         model.setScaling(curves[m].choice.method, settings[m]);
@@ -193,9 +206,16 @@ std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<ui
             const double count = static_cast<double>(curves.size());
             one.progress = [&, m, count](double fraction) { return options.progress((m + fraction) / count); };
         }
-        curves[m].points = evaluateModel(model, text, one);
+        curves[m].points = evaluateModel(model, tokens, one);
     }
     return curves;
+}
+
+std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<uint8_t>& text,
+                                              const EvalOptions& options, const std::vector<MethodChoice>& methods)
+{
+    ByteLanguageModel bytes(model);
+    return evaluateUnderMethods(bytes, bytesAsTokens(text), options, methods);
 }
 
 void writeMethodComparison(std::ostream& out, DataFormat format, const std::vector<MethodCurve>& curves,

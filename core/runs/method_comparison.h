@@ -42,6 +42,7 @@ std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, i
 
 // InputError unless the model's scheme is rotary (rope or xpos): only those have methods to compare.
 void checkRotaryModel(const ModelConfig& config);
+void checkRotaryModel(const LanguageModel& model);
 
 // One method's series.
 struct MethodCurve {
@@ -56,16 +57,21 @@ struct MethodCurve {
 std::string methodCurveLabel(const std::string& scheme, const RotaryMethodInfo& method,
                              const std::map<std::string, double>& params);
 
-// The full settings of `choice` for `model` (defaults for its context and the longest of `lengths`, then the choice's
-// own) and their resolved values; InputError from validateRotaryScaling naming the parameter, its value and what is
-// allowed.
-std::vector<std::string> resolvedMethodSettings(const ModelConfig& config, const MethodChoice& choice,
+// The full settings of `choice` for `model`: LanguageModel::methodSettings for its context and the longest of
+// `lengths` (the lab's models: methodDefaultSettings; a Hugging Face folder's own method: the config's settings), then
+// the choice's own. Checked by LanguageModel::positionsUnder (InputError naming the parameter, its value and what is
+// allowed).
+std::vector<std::string> resolvedMethodSettings(const LanguageModel& model, const MethodChoice& choice,
                                                 const std::vector<int>& lengths);
 
-// Evaluates `model` (rope or xpos; InputError otherwise) on `text` under each method in turn: the model's own scaling
-// is replaced through Model::setScaling (as `eval --scaling` does) and restored afterwards, also on error or cancel.
-// Every method is validated before any is evaluated. `options.progress` receives the fraction over all methods and
-// cancels with false (RunError "evaluation cancelled"). InputError for an empty list or a method given twice.
+// Evaluates `model` (rope or xpos; InputError otherwise) on `tokens` (lengths in its tokens) under each method in
+// turn: the model's own scaling is replaced through LanguageModel::setScaling (as `eval --scaling` does) and restored
+// afterwards, also on error or cancel. Every method is validated before any is evaluated. `options.progress` receives
+// the fraction over all methods and cancels with false (RunError "evaluation cancelled"). InputError for an empty list
+// or a method given twice. The one path for the lab's models and Hugging Face folders.
+std::vector<MethodCurve> evaluateUnderMethods(LanguageModel& model, const std::vector<int32_t>& tokens,
+                                              const EvalOptions& options, const std::vector<MethodChoice>& methods);
+// The lab's byte model on bytes: the above through ByteLanguageModel.
 std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<uint8_t>& text,
                                               const EvalOptions& options, const std::vector<MethodChoice>& methods);
 
