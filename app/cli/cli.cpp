@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <new>
@@ -824,6 +825,21 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         err << "positionlab-cli: failed: " << e.what() << '\n';
         return 1;
     }
+}
+
+bool isModelFolder(const std::string& path)
+{
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec);
+}
+
+void refuseModelFolder(const std::string& what, const std::string& path)
+{
+    if (isModelFolder(path))
+        throw InputError(what + " " + path +
+                         ": a Hugging Face model folder is not accepted here yet (a layer's queries and keys are read "
+                         "from the lab's checkpoints only); allowed: a checkpoint MODEL.safetensors. A folder is read "
+                         "by inspect, tokenize, logits, eval and eval --compare");
 }
 
 } // namespace plab::cli
