@@ -65,6 +65,8 @@ private slots:
     void evaluationMatchesReferenceLogits();
     void cliEvalMatchesLogits_data();
     void cliEvalMatchesLogits();
+    void cliFrequenciesOfFolder_data();
+    void cliFrequenciesOfFolder();
 };
 
 void TestHf::logitsMatchReference_data()
@@ -370,6 +372,10 @@ void TestHf::cliBadInputExitsTwo_data()
         << "a Hugging Face model folder is not accepted here yet";
     QTest::addRow("entropy --checkpoint folder") << QStringList{"entropy", "rope", "--checkpoint", qwen2}
                                                  << "a Hugging Face model folder is not accepted here yet";
+    QTest::addRow("frequencies of an alibi folder")
+        << QStringList{"frequencies", "--model", bloom} << "rotary frequencies exist for rope models only";
+    QTest::addRow("frequencies --model with --dim")
+        << QStringList{"frequencies", "--model", qwen2, "--dim", "8"} << "--dim";
     QTest::addRow("render attention --checkpoint folder")
         << QStringList{"render", "attention", "--checkpoint", qwen2, "-o", "/tmp/x.png"}
         << "a Hugging Face model folder is not accepted here yet";
@@ -602,6 +608,32 @@ void TestHf::cliEvalMatchesLogits()
     QVERIFY2(std::abs(loss - nll) <= 1e-5 * std::max(1.0, nll),
              qPrintable(QStringLiteral("eval loss %1, from the logits %2").arg(loss, 0, 'g', 10).arg(nll, 0, 'g', 10)));
     QVERIFY(std::abs(perplexity - std::exp(nll)) <= 1e-4 * perplexity);
+}
+
+void TestHf::cliFrequenciesOfFolder_data()
+{
+    QTest::addColumn<int>("length");
+    QTest::addColumn<QList<double>>("factors"); // config.json's list the length selects
+    QTest::addRow("n = L = 16: short_factor") << 16 << QList<double>{1.0, 1.25, 1.5, 2.0};
+    QTest::addRow("n = 24 > L: long_factor") << 24 << QList<double>{1.0, 2.5, 4.0, 8.0};
+}
+
+// frequencies --model DIR shows the folder's own rope: for longrope θ'_i = θ_i / f_i from its config's lists.
+void TestHf::cliFrequenciesOfFolder()
+{
+    QFETCH(int, length);
+    QFETCH(QList<double>, factors);
+    const test::CliResult r = test::runCli({"frequencies", "--model", QString::fromStdString(hfData("llama_longrope")),
+                                            "--length", QString::number(length), "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["method"].get<std::string>(), std::string("longrope"));
+    const std::vector<double> theta = j["theta"], scaled = j["theta_scaled"];
+    QCOMPARE(scaled.size(), static_cast<size_t>(factors.size()));
+    for (int i = 0; i < factors.size(); ++i) {
+        QVERIFY(std::abs(theta[i] - std::pow(10000.0, -2.0 * i / 8)) <= 1e-12);
+        QVERIFY(std::abs(scaled[i] - theta[i] / factors[i]) <= 1e-12 * theta[i]);
+    }
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHf)

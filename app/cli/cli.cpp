@@ -5,6 +5,7 @@
 #include "base/limits.h"
 #include "base/errors.h"
 #include "base/picture_limits.h"
+#include "hf/hf_config.h"
 #include "schemes/rotary_scaling.h"
 
 #include <omp.h>
@@ -714,6 +715,19 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
 {
+    if (args.has("model")) {
+        // A model folder's own rope (its dims, theta, scaling and longrope's lists); --scaling/--set as with eval.
+        refuseOptions("frequencies", args, {"dim", "base", "context"}, "--model DIR's config.json sets them");
+        const HfConfig config = readHfConfig(args.text("model"));
+        if (config.scheme != "rope")
+            throw InputError("frequencies --model " + args.text("model") + ": its positions are " + config.scheme +
+                             "; rotary frequencies exist for rope models only");
+        const std::string scaling = args.text("scaling");
+        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? config.scaling : scaling);
+        for (const std::string& a : args.all("set"))
+            checkScalingSet(method, a);
+        return hfPositionSpec(config, scaling, args.all("set"));
+    }
     // --set sets rope's keep and rotary-fraction and the method's parameters, as its help says: rope's dim and base
     // are --dim and --base (a --set dim= beside --dim would be ignored).
     const std::string scaling = args.text("scaling", "none");

@@ -806,7 +806,8 @@ struct FolderEvalSetup {
     std::vector<int32_t> tokens;
 };
 
-// The folder's model (tokenizer.json read first: a folder without one fails before the weights load), then
+// The folder's model (config.json and tokenizer.json read first: a folder without them fails before the weights
+// load), then
 // `beforeCorpus` on it (the scaling of plain eval, the rotary check of --compare), then --lengths (in tokens; past a
 // learned-position table refused), --mode, --stride, and the --split of --corpus (at most --max-bytes bytes, whole
 // UTF-8 characters) tokenized with the folder's tokenizer.
@@ -815,6 +816,7 @@ FolderEvalSetup folderEvalSetupFromArgs(const ParsedArgs& args,
 {
     FolderEvalSetup s;
     const std::string dir = args.positional[0];
+    readHfConfig(dir); // config.json first: a directory that is no model folder is refused naming it
     const hf::Tokenizer tokenizer = hf::Tokenizer::fromFolder(dir);
     s.hf = std::make_unique<HfModel>(dir);
     s.model = std::make_unique<HfLanguageModel>(*s.hf);
