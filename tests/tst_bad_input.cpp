@@ -937,7 +937,8 @@ void TestBadInput::cli_data()
         return withModel(changedCheckpoint(m_checkpoint, change));
     };
     row("eval missing", {"eval", "@DIR@/none.safetensors"}, 2, "checkpoint @DIR@/none.safetensors does not exist");
-    row("eval directory", {"eval", "@DIR@"}, 2, "checkpoint @DIR@ is a directory");
+    // A directory is read as a Hugging Face model folder (issue 19): one without config.json is refused naming it.
+    row("eval directory", {"eval", "@DIR@"}, 2, "has no config.json");
     row("eval no checkpoint", {"eval"}, 2, "eval: expected 1 argument(s), got 0");
     row("eval lengths 0", eval({"--lengths", "8,0"}), 2, "lengths = 0 is out of range", withModel(m_checkpoint));
     // Tasks (issue 21): the parameter, its value and what is allowed.
@@ -1356,7 +1357,7 @@ void TestBadInput::cli_data()
     row("(e) bias --context nothing reads", {"bias", "alibi", "--context", "8"}, 2,
         "bias: --context 8 is not read by alibi and would be ignored; allowed with --logn (its threshold), the schemes "
         "local, bca (their window's default, unless the window is set) or the rotary methods dynamic-ntk, yarn, "
-        "llama3, rerope, leaky-rerope, self-extend (their L)");
+        "llama3, rerope, leaky-rerope, self-extend, longrope (their L)");
     row("(e) bias local --set window --context",
         {"bias", "local", "--set", "window=4", "--length", "8", "--context", "32"}, 2,
         "bias: --context 32 is not read by local and would be ignored");

@@ -63,6 +63,10 @@ private slots:
     void groupedQueryAttentionReadsSharedHeads();
     void evaluationMatchesReferenceLogits_data();
     void evaluationMatchesReferenceLogits();
+    void cliEvalMatchesLogits_data();
+    void cliEvalMatchesLogits();
+    void cliFrequenciesOfFolder_data();
+    void cliFrequenciesOfFolder();
 };
 
 void TestHf::logitsMatchReference_data()
@@ -71,7 +75,7 @@ void TestHf::logitsMatchReference_data()
     QTest::addColumn<QString>("reference"); // config, pi, yarn
     QTest::addColumn<QString>("scaling");   // "" = the config's own
     const char* rope[] = {"llama_llama3_bf16", "llama_yarn_v5_shards", "mistral_linear", "qwen2", "qwen3", "smollm3",
-                          "gpt_neox"};
+                          "gpt_neox",          "llama_longrope"};
     for (const char* f : rope) {
         QTest::addRow("%s config", f) << f << "config"
                                       << "";
@@ -94,6 +98,10 @@ void TestHf::logitsMatchReference_data()
     QTest::addRow("bloom alibi 6 heads") << "bloom"
                                          << "config"
                                          << "";
+    // 12 ids stay within longrope's original context 16: its short factors (the 24 of the row above read the long).
+    QTest::addRow("llama_longrope short factors") << "llama_longrope"
+                                                  << "config_short"
+                                                  << "";
 }
 
 // The bound of issue 19: max |ours - ref| <= 1e-3 max(1, max |ref|), in float32.
@@ -117,7 +125,10 @@ void TestHf::logitsMatchReference()
     if (scaling == "yarn")
         settings.push_back("original-context=0");
     const SchemeSpec positions = hfPositionSpec(model.config(), scaling.toStdString(), settings);
-    const HfMatrix ours = model.logits(idsOf(dir), positions);
+    std::vector<int> ids = idsOf(dir);
+    if (reference == "config_short")
+        ids.resize(12); // make_hf_tiny.py's SHORT
+    const HfMatrix ours = model.logits(ids, positions);
     const NpyArray ref = readNpy(dir + "/ref_" + reference.toStdString() + ".npy");
     QCOMPARE(ref.shape, (std::vector<int64_t>{ours.rows(), ours.cols()}));
     double worst = 0, largest = 0;
@@ -153,6 +164,9 @@ void TestHf::configMapsOntoTheLab_data()
                                     << "rope" << 2 << 8 << 8 << "rope+pi (factor 2)";
     QTest::addRow("gpt_neox rotary_pct 0.5") << "gpt_neox"
                                              << "rope" << 4 << 8 << 4 << "rope";
+    QTest::addRow("longrope, Phi-3's top-level original_max_position_embeddings")
+        << "llama_longrope"
+        << "rope" << 2 << 8 << 8 << "rope+longrope (factor 4, attention-factor 0, original-context 16)";
     QTest::addRow("bloom") << "bloom"
                            << "alibi" << 6 << 8 << 0 << "alibi";
     QTest::addRow("gpt2") << "gpt2"
@@ -186,9 +200,19 @@ void TestHf::badInputRefused_data()
     QTest::addRow("unknown rope type") << "mistral_linear"
                                        << "rope type"
                                        << "rope_scaling.rope_type' = \"su\"";
-    QTest::addRow("longrope") << "mistral_linear"
-                              << "longrope"
-                              << "longrope is not implemented yet";
+    QTest::addRow("longrope without lists") << "mistral_linear"
+                                            << "longrope"
+                                            << "field 'rope_scaling.short_factor' is missing or not a list";
+    QTest::addRow("longrope list of the wrong length") << "llama_longrope"
+                                                       << "longrope 3"
+                                                       << "'rope_scaling.long_factor' holds 3 values; allowed: one "
+                                                          "per rotated pair, 4";
+    QTest::addRow("longrope factor not positive") << "llama_longrope"
+                                                  << "longrope 0"
+                                                  << "rope_scaling.short_factor[1]' = 0 is not allowed";
+    QTest::addRow("longrope original past the context") << "llama_longrope"
+                                                        << "longrope original"
+                                                        << "at least 1";
     QTest::addRow("missing field") << "gpt2"
                                    << "no n_embd"
                                    << "field 'n_embd' is missing";
@@ -235,6 +259,12 @@ void TestHf::badInputRefused()
             c["rope_scaling"] = {{"rope_type", "su"}, {"factor", 2}};
         else if (edit == "longrope")
             c["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 2}};
+        else if (edit == "longrope 3")
+            c["rope_scaling"]["long_factor"] = {1.0, 2.0, 3.0};
+        else if (edit == "longrope 0")
+            c["rope_scaling"]["short_factor"][1] = 0;
+        else if (edit == "longrope original")
+            c["original_max_position_embeddings"] = 128;
         else if (edit == "no n_embd")
             c.erase("n_embd");
         else if (edit == "hidden 40")
@@ -321,8 +351,7 @@ void TestHf::cliBadInputExitsTwo_data()
         << "more than the 32 learned positions";
     QTest::addRow("id out of vocabulary") << QStringList{"logits", qwen2, "--ids", "1,300", "-o", "/tmp/x.npy"}
                                           << "token id 300 at position 1 is out of range";
-    QTest::addRow("unknown method") << QStringList{"logits", qwen2,        "--ids",     "1",
-                                                   "-o",     "/tmp/x.npy", "--scaling", "longrope"}
+    QTest::addRow("unknown method") << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.npy", "--scaling", "su"}
                                     << "not a known method";
     QTest::addRow("method on alibi") << QStringList{"logits", bloom,        "--ids",     "1",
                                                     "-o",     "/tmp/x.npy", "--scaling", "pi"}
@@ -338,6 +367,38 @@ void TestHf::cliBadInputExitsTwo_data()
                        "/tmp/x.npy", "--scaling", "self-extend", "--set", "window=16"}
         << "window = 16 must be below";
     QTest::addRow("output not npy") << QStringList{"logits", qwen2, "--ids", "1", "-o", "/tmp/x.csv"} << ".npy";
+    const QString mistral = QString::fromStdString(hfData("mistral_linear"));
+    const QString longrope = QString::fromStdString(hfData("llama_longrope"));
+    const QString corpus = QStringLiteral(POSITIONLAB_TEST_DATA) + "/../../README.md";
+    QTest::addRow("eval past learned positions")
+        << QStringList{"eval", gpt2, "--corpus", corpus, "--lengths", "8,64"}
+        << "--lengths: 64 tokens is more than the 32 learned positions of gpt2 (n_positions in";
+    QTest::addRow("eval without tokenizer.json")
+        << QStringList{"eval", mistral, "--corpus", corpus} << "tokenizer.json";
+    QTest::addRow("eval --compare on learned positions")
+        << QStringList{"eval", gpt2, "--corpus", corpus, "--compare", "none,pi", "--lengths", "8"}
+        << "needs a rotary model";
+    QTest::addRow("eval length past the text")
+        << QStringList{"eval", qwen2, "--corpus", corpus, "--max-bytes", "40", "--lengths", "32"}
+        << "exceed the text scored";
+    QTest::addRow("eval --task on a folder") << QStringList{"eval", qwen2, "--task", "copy"} << "is a model folder";
+    QTest::addRow("eval under a remapping method")
+        << QStringList{"eval", longrope, "--corpus", corpus, "--scaling", "rerope"}
+        << "not available for Hugging Face models yet";
+    QTest::addRow("eval --set the method lacks")
+        << QStringList{"eval", longrope, "--corpus", corpus, "--set", "beta-fast=2"} << "--set beta-fast=2";
+    QTest::addRow("attention --checkpoint folder")
+        << QStringList{"attention", "rope", "--checkpoint", qwen2, "-o", "/tmp/x.npy"}
+        << "a Hugging Face model folder is not accepted here yet";
+    QTest::addRow("entropy --checkpoint folder") << QStringList{"entropy", "rope", "--checkpoint", qwen2}
+                                                 << "a Hugging Face model folder is not accepted here yet";
+    QTest::addRow("frequencies of an alibi folder")
+        << QStringList{"frequencies", "--model", bloom} << "rotary frequencies exist for rope models only";
+    QTest::addRow("frequencies --model with --dim")
+        << QStringList{"frequencies", "--model", qwen2, "--dim", "8"} << "--dim";
+    QTest::addRow("render attention --checkpoint folder")
+        << QStringList{"render", "attention", "--checkpoint", qwen2, "-o", "/tmp/x.png"}
+        << "a Hugging Face model folder is not accepted here yet";
 }
 
 void TestHf::cliBadInputExitsTwo()
@@ -465,6 +526,133 @@ void TestHf::evaluationMatchesReferenceLogits()
         QVERIFY2(std::abs(p.loss - nll) <= 2e-3 * std::max(1.0, nll),
                  qPrintable(QStringLiteral("%1: loss %2, reference %3").arg(references[r]).arg(p.loss).arg(nll)));
         QVERIFY(std::abs(p.perplexity - std::exp(p.loss)) <= 1e-9 * p.perplexity);
+    }
+}
+
+void TestHf::cliEvalMatchesLogits_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<QString>("compare");       // "" = plain eval; else eval --compare with this one method
+    QTest::addColumn<QStringList>("positions"); // what logits is given for the same positions
+    QTest::addRow("qwen2 windows of 8") << "qwen2" << 8 << "" << QStringList{};
+    QTest::addRow("gpt2 learned, windows of 16") << "gpt2" << 16 << "" << QStringList{};
+    QTest::addRow("bloom alibi, windows of 8") << "bloom" << 8 << "" << QStringList{};
+    QTest::addRow("longrope, windows of 20 read the long factors") << "llama_longrope" << 20 << "" << QStringList{};
+    QTest::addRow("longrope, windows of 12 read the short factors") << "llama_longrope" << 12 << "" << QStringList{};
+    QTest::addRow("qwen2 under yarn zero-shot")
+        << "qwen2" << 8 << "" << QStringList{"--scaling", "yarn", "--set", "factor=4"};
+    QTest::addRow("qwen2 --compare pi") << "qwen2" << 8 << "pi:factor=4"
+                                        << QStringList{"--scaling", "pi", "--set", "factor=4"};
+}
+
+// eval DIR on a text: its loss must be the mean NLL of each window's next tokens under the logits `logits DIR --ids`
+// writes for that window (the text tokenized by `tokenize DIR --json`), its perplexity exp(loss); lengths in tokens.
+void TestHf::cliEvalMatchesLogits()
+{
+    QFETCH(QString, folder);
+    QFETCH(int, length);
+    QFETCH(QString, compare);
+    QFETCH(QStringList, positions);
+    const QString dir = QString::fromStdString(hfData(folder.toUtf8().constData()));
+    QTemporaryDir tmp;
+    // A corpus file must hold 2048 bytes; --max-bytes 300 scores its first 300 (ASCII: no character is cut).
+    const QString corpus = tmp.path() + "/text.txt", scoredText = tmp.path() + "/scored.txt";
+    const QByteArray sentence = "The theory then: the other thin thread thinks on, and then the end of it is near. "
+                                "In the heat the hen ate the oat; on and on, then the other one. ";
+    for (const auto& [path, bytes] :
+         {std::pair{corpus, sentence.repeated(16)}, {scoredText, sentence.repeated(16).left(300)}}) {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+    }
+    const test::CliResult tok = test::runCli({"tokenize", dir, "--file", scoredText, "--json"});
+    QVERIFY2(tok.exitCode == 0, tok.err.constData());
+    const std::vector<int> ids = nlohmann::json::parse(tok.out.toStdString())["ids"].get<std::vector<int>>();
+    QVERIFY(ids.size() > static_cast<size_t>(length) + 1);
+
+    QStringList evalArgs{"eval",
+                         dir,
+                         "--corpus",
+                         corpus,
+                         "--split",
+                         "all",
+                         "--max-bytes",
+                         "300",
+                         "--lengths",
+                         QString::number(length),
+                         "--quiet",
+                         "-o",
+                         tmp.path() + "/eval.csv"};
+    if (compare.isEmpty())
+        evalArgs += positions;
+    else
+        evalArgs += QStringList{"--compare", compare};
+    const test::CliResult eval = test::runCli(evalArgs);
+    QVERIFY2(eval.exitCode == 0, eval.err.constData());
+    QFile csv(tmp.path() + "/eval.csv");
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    QCOMPARE(lines[0], compare.isEmpty() ? QString("length,loss,perplexity,bits_per_token")
+                                         : QString("method,length,loss,perplexity,bits_per_token"));
+    QStringList row = lines[1].split(',');
+    if (!compare.isEmpty())
+        row.removeFirst();
+    QCOMPARE(row[0].toInt(), length);
+    const double loss = row[1].toDouble(), perplexity = row[2].toDouble();
+
+    // The reference: non-overlapping windows of `length` over the ids, each through `logits` on its own.
+    const size_t scored = ids.size() - 1;
+    double nll = 0;
+    for (size_t start = 0; start < scored; start += length) {
+        const size_t T = std::min<size_t>(length, scored - start);
+        QString window;
+        for (size_t t = 0; t < T; ++t)
+            window += (t ? "," : "") + QString::number(ids[start + t]);
+        const QString npy = tmp.path() + "/window.npy";
+        const test::CliResult logits = test::runCli(QStringList{"logits", dir, "--ids", window, "-o", npy} + positions);
+        QVERIFY2(logits.exitCode == 0, logits.err.constData());
+        const NpyArray l = readNpy(npy.toStdString());
+        const int64_t V = l.shape.at(1);
+        for (size_t t = 0; t < T; ++t) {
+            const float* r = l.data.data() + t * V;
+            const double top = *std::max_element(r, r + V);
+            double sum = 0;
+            for (int64_t v = 0; v < V; ++v)
+                sum += std::exp(r[v] - top);
+            nll += top + std::log(sum) - r[ids[start + t + 1]];
+        }
+    }
+    nll /= static_cast<double>(scored);
+    QVERIFY2(std::abs(loss - nll) <= 1e-5 * std::max(1.0, nll),
+             qPrintable(QStringLiteral("eval loss %1, from the logits %2").arg(loss, 0, 'g', 10).arg(nll, 0, 'g', 10)));
+    QVERIFY(std::abs(perplexity - std::exp(nll)) <= 1e-4 * perplexity);
+}
+
+void TestHf::cliFrequenciesOfFolder_data()
+{
+    QTest::addColumn<int>("length");
+    QTest::addColumn<QList<double>>("factors"); // config.json's list the length selects
+    QTest::addRow("n = L = 16: short_factor") << 16 << QList<double>{1.0, 1.25, 1.5, 2.0};
+    QTest::addRow("n = 24 > L: long_factor") << 24 << QList<double>{1.0, 2.5, 4.0, 8.0};
+}
+
+// frequencies --model DIR shows the folder's own rope: for longrope θ'_i = θ_i / f_i from its config's lists.
+void TestHf::cliFrequenciesOfFolder()
+{
+    QFETCH(int, length);
+    QFETCH(QList<double>, factors);
+    const test::CliResult r = test::runCli({"frequencies", "--model", QString::fromStdString(hfData("llama_longrope")),
+                                            "--length", QString::number(length), "--json"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["method"].get<std::string>(), std::string("longrope"));
+    const std::vector<double> theta = j["theta"], scaled = j["theta_scaled"];
+    QCOMPARE(scaled.size(), static_cast<size_t>(factors.size()));
+    for (int i = 0; i < factors.size(); ++i) {
+        QVERIFY(std::abs(theta[i] - std::pow(10000.0, -2.0 * i / 8)) <= 1e-12);
+        QVERIFY(std::abs(scaled[i] - theta[i] / factors[i]) <= 1e-12 * theta[i]);
     }
 }
 

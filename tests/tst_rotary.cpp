@@ -82,6 +82,8 @@ private slots:
     void methodRules();
     void scalingSettingsAreTheMethods_data();
     void scalingSettingsAreTheMethods();
+    void longropeClosedForm_data();
+    void longropeClosedForm();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -508,6 +510,61 @@ void TestRotary::scalingSettingsAreTheMethods()
     } catch (const InputError& e) {
         QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
     }
+}
+
+void TestRotary::longropeClosedForm_data()
+{
+    QTest::addColumn<int>("length");
+    QTest::addColumn<double>("factor");
+    QTest::addColumn<double>("attentionFactor"); // the parameter; 0 = the default
+    QTest::addColumn<bool>("lists");
+    QTest::addRow("within L: short factors") << 16 << 4.0 << 0.0 << true;
+    QTest::addRow("past L: long factors") << 17 << 4.0 << 0.0 << true;
+    QTest::addRow("attention factor given") << 40 << 4.0 << 1.5 << true;
+    QTest::addRow("s = 1: attention factor 1") << 40 << 1.0 << 0.0 << true;
+    QTest::addRow("no lists: every factor 1") << 40 << 8.0 << 0.0 << false;
+}
+
+// θ'_i = θ_i / f_i with f the long list once n > L, the short list otherwise; attention factor √(1 + ln s / ln L)
+// (1 when s <= 1) unless given: written out here from _compute_longrope_parameters, not from the method's code.
+void TestRotary::longropeClosedForm()
+{
+    QFETCH(int, length);
+    QFETCH(double, factor);
+    QFETCH(double, attentionFactor);
+    QFETCH(bool, lists);
+    const int dim = 8, L = 16;
+    const double base = 10000;
+    const std::vector<double> shortFactors{1.0, 1.25, 1.5, 2.0}, longFactors{1.0, 2.5, 4.0, 8.0};
+    SchemeSpec spec = makeSchemeSpec("rope", 4, false,
+                                     {"dim=8", "base=10000", "factor=" + std::to_string(factor),
+                                      "attention-factor=" + std::to_string(attentionFactor), "original-context=16"},
+                                     64, false, "longrope");
+    if (lists) {
+        spec.shortFactors = shortFactors;
+        spec.longFactors = longFactors;
+    }
+    validateRotaryScaling(spec);
+    const RotaryScaling s = rotaryScaling(spec, length);
+    for (int i = 0; i < dim / 2; ++i) {
+        const double f = !lists ? 1.0 : length > L ? longFactors[i] : shortFactors[i];
+        const double expected = 1.0 / (f * std::pow(base, 2.0 * i / dim));
+        QVERIFY2(close(s.thetaScaled[i], expected, 1e-12), qPrintable(QString("pair %1").arg(i)));
+    }
+    const double af = attentionFactor > 0 ? attentionFactor
+                      : factor <= 1       ? 1.0
+                                          : std::sqrt(1 + std::log(factor) / std::log(L));
+    QVERIFY(close(s.attentionFactor, af, 1e-12));
+    QVERIFY(close(s.logitScale, af * af, 1e-12));
+    // A list of the wrong length, a factor that is not positive, lists under another method: refused by name.
+    SchemeSpec wrong = spec;
+    wrong.shortFactors = {1.0, 2.0};
+    QVERIFY_THROWS_EXCEPTION(InputError, validateRotaryScaling(wrong));
+    wrong.shortFactors = {1.0, 0.0, 1.0, 1.0};
+    QVERIFY_THROWS_EXCEPTION(InputError, validateRotaryScaling(wrong));
+    SchemeSpec other = makeSchemeSpec("rope", 4, false, {"dim=8"}, 64, false, "pi");
+    other.longFactors = longFactors;
+    QVERIFY_THROWS_EXCEPTION(InputError, validateRotaryScaling(other));
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)

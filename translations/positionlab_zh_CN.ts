@@ -752,6 +752,10 @@
         <translation>乘在 q 和 k 的 cos 与 sin 上（0：0.1 ln s + 1）；logits 按其平方缩放</translation>
     </message>
     <message>
+        <source>multiplies cos and sin of q and k (0: √(1 + ln s / ln L), 1 when s &lt;= 1); logits scale by its square</source>
+        <translation>乘在 q 和 k 的 cos 与 sin 上（0：√(1 + ln s / ln L)，s &lt;= 1 时为 1）；logits 按其平方缩放</translation>
+    </message>
+    <message>
         <source>wavelengths above L/low are interpolated</source>
         <translation>波长大于 L/low 的被插值</translation>
     </message>
@@ -786,6 +790,10 @@
     <message>
         <source>YaRN</source>
         <translation>YaRN</translation>
+    </message>
+    <message>
+        <source>LongRoPE</source>
+        <translation>LongRoPE</translation>
     </message>
     <message>
         <source>Llama 3 band-wise scaling</source>

@@ -5,6 +5,7 @@
 #include "base/limits.h"
 #include "base/errors.h"
 #include "base/picture_limits.h"
+#include "hf/hf_config.h"
 #include "schemes/rotary_scaling.h"
 
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <new>
@@ -713,6 +715,19 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
 {
+    if (args.has("model")) {
+        // A model folder's own rope (its dims, theta, scaling and longrope's lists); --scaling/--set as with eval.
+        refuseOptions("frequencies", args, {"dim", "base", "context"}, "--model DIR's config.json sets them");
+        const HfConfig config = readHfConfig(args.text("model"));
+        if (config.scheme != "rope")
+            throw InputError("frequencies --model " + args.text("model") + ": its positions are " + config.scheme +
+                             "; rotary frequencies exist for rope models only");
+        const std::string scaling = args.text("scaling");
+        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? config.scaling : scaling);
+        for (const std::string& a : args.all("set"))
+            checkScalingSet(method, a);
+        return hfPositionSpec(config, scaling, args.all("set"));
+    }
     // --set sets rope's keep and rotary-fraction and the method's parameters, as its help says: rope's dim and base
     // are --dim and --base (a --set dim= beside --dim would be ignored).
     const std::string scaling = args.text("scaling", "none");
@@ -824,6 +839,21 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         err << "positionlab-cli: failed: " << e.what() << '\n';
         return 1;
     }
+}
+
+bool isModelFolder(const std::string& path)
+{
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec);
+}
+
+void refuseModelFolder(const std::string& what, const std::string& path)
+{
+    if (isModelFolder(path))
+        throw InputError(what + " " + path +
+                         ": a Hugging Face model folder is not accepted here yet (a layer's queries and keys are read "
+                         "from the lab's checkpoints only); allowed: a checkpoint MODEL.safetensors. A folder is read "
+                         "by inspect, tokenize, logits, eval and eval --compare");
 }
 
 } // namespace plab::cli

@@ -240,12 +240,20 @@ std::vector<OptionDef> taskOptions();
 // eval --compare: the checkpoint (rope or xpos), the text and options of `eval`, evaluated under each method of
 // --compare (core's evaluateUnderMethods); per-method results on `err` unless --quiet. RunError "evaluation cancelled"
 // on Ctrl-C. The data writer and the picture exporter both call it.
+// MODEL may also be a Hugging Face model folder (isModelFolder): lengths in its tokens, the text tokenized with its
+// tokenizer.json, the config's own method keeping the config's settings.
 struct MethodComparisonRun {
     std::vector<MethodCurve> curves;
     std::string scheme;
     int context = 0;
-    nlohmann::json meta; // checkpoint, config, mode, corpus, split, bytes, trained_with
+    nlohmann::json meta;       // checkpoint, config, mode, corpus, split, bytes, trained_with (a folder: model, ...)
+    std::string unit = "byte"; // what the lengths count: "byte", or "token" for a model folder
 };
+// A Hugging Face model folder given where a checkpoint is: a directory (a checkpoint is a file).
+bool isModelFolder(const std::string& path);
+// InputError when `path` (given to `what`, e.g. "attention --checkpoint") is a model folder: the verbs that read a
+// layer's queries and keys take the lab's checkpoints only so far; names what a folder is accepted by instead.
+void refuseModelFolder(const std::string& what, const std::string& path);
 MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& err);
 
 // Registration of the built-in verbs, one function per source file.

@@ -9,7 +9,11 @@
 #include "runs/evaluation.h"
 #include "runs/method_comparison.h"
 #include "model/model.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+#include "hf/tokenizer.h"
 #include "runs/eval_check.h"
+#include "runs/language_model.h"
 #include "base/npy.h"
 #include "model/optimizer.h"
 #include "model/presets.h"
@@ -51,6 +55,7 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
                                     std::string* note)
 {
     const SchemeWord word = schemeWordFromArgs(scheme, args); // "rope+pi" is rope under pi, as --scaling pi
+    refuseModelFolder(verb + " --checkpoint", args.text("checkpoint"));
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
     if (word.scheme != loaded.model->config().scheme)
         throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
@@ -698,12 +703,14 @@ struct EvalRun {
     int interruptedAt = 0; // the length Ctrl-C stopped, 0 when it ran to the end
 };
 
-// Evaluates length after length, printing each result (and sliding progress) on stderr unless --quiet.
-EvalRun evaluateLengths(Model& model, const std::vector<uint8_t>& text, const EvalOptions& opt, bool quiet,
+// Evaluates length after length, printing each result (and sliding progress) on stderr unless --quiet. Bytes for the
+// lab's models, tokens for a model folder (LanguageModel::tokenUnit names the column and the lines).
+EvalRun evaluateLengths(LanguageModel& model, const std::vector<int32_t>& text, const EvalOptions& opt, bool quiet,
                         VerbContext& ctx)
 {
+    const std::string unit = model.tokenUnit();
     EvalRun run;
-    run.table.columns = {"length", "loss", "perplexity", "bits_per_byte"};
+    run.table.columns = {"length", "loss", "perplexity", "bits_per_" + unit};
     run.table.integerColumns = 1;
     for (int length : opt.lengths) {
         if (g_interrupted) {
@@ -731,9 +738,8 @@ EvalRun evaluateLengths(Model& model, const std::vector<uint8_t>& text, const Ev
                 ctx.err << "length " << length << ": unsupported (" << p.note << ")" << std::endl;
         } else if (!quiet) {
             char line[200];
-            std::snprintf(line, sizeof line,
-                          "length %d: loss %.4f  perplexity %.3f  %.4f bits/byte  (%zu bytes, %.1f s)", length, p.loss,
-                          p.perplexity, p.bitsPerByte, p.tokens, seconds);
+            std::snprintf(line, sizeof line, "length %d: loss %.4f  perplexity %.3f  %.4f bits/%s  (%zu %ss, %.1f s)",
+                          length, p.loss, p.perplexity, p.bitsPerByte, unit.c_str(), p.tokens, unit.c_str(), seconds);
             ctx.err << line << std::endl;
         }
     }
@@ -786,6 +792,166 @@ nlohmann::json evalMeta(const ParsedArgs& args, const EvalSetup& s)
     if (s.options.mode == EvalMode::Sliding)
         meta["stride"] = s.options.stride ? nlohmann::json(s.options.stride) : nlohmann::json("length/2");
     return meta;
+}
+
+// ---- a Hugging Face model folder where a checkpoint is (eval, eval --compare) ----
+
+void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::string& where);
+
+// The text of a split cut to whole UTF-8 characters: a split point may fall inside one (the corpus splits bytes).
+std::string wholeUtf8Characters(const std::vector<uint8_t>& bytes)
+{
+    size_t begin = 0, end = bytes.size();
+    while (begin < end && begin < 3 && (bytes[begin] & 0xC0) == 0x80) // continuation bytes of a cut character
+        ++begin;
+    for (size_t back = 1; back <= 3 && back <= end - begin; ++back) {
+        const uint8_t b = bytes[end - back];
+        if ((b & 0xC0) == 0x80)
+            continue;
+        const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+        if (need > back)
+            end -= back; // the last character is incomplete
+        break;
+    }
+    return std::string(bytes.begin() + static_cast<std::ptrdiff_t>(begin),
+                       bytes.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+// A folder's default lengths: L/2, L, 2L, 4L of its context; learned positions stop at L (L/4, L/2, L).
+std::vector<int> folderEvalLengths(const LanguageModel& model)
+{
+    const int L = model.context();
+    std::vector<int> lengths;
+    const std::vector<double> multipliers =
+        model.maxLength() <= L ? std::vector<double>{0.25, 0.5, 1} : std::vector<double>{0.5, 1, 2, 4};
+    for (double m : multipliers) {
+        const int length = std::clamp(static_cast<int>(L * m), 1, kMaxLength);
+        if (lengths.empty() || lengths.back() != length)
+            lengths.push_back(length);
+    }
+    return lengths;
+}
+
+struct FolderEvalSetup {
+    std::unique_ptr<HfModel> hf;
+    std::unique_ptr<HfLanguageModel> model;
+    EvalOptions options;
+    std::string split;
+    std::string corpusSource;
+    size_t bytes = 0;
+    std::vector<int32_t> tokens;
+};
+
+// The folder's model (config.json and tokenizer.json read first: a folder without them fails before the weights
+// load), then
+// `beforeCorpus` on it (the scaling of plain eval, the rotary check of --compare), then --lengths (in tokens; past a
+// learned-position table refused), --mode, --stride, and the --split of --corpus (at most --max-bytes bytes, whole
+// UTF-8 characters) tokenized with the folder's tokenizer.
+FolderEvalSetup folderEvalSetupFromArgs(const ParsedArgs& args,
+                                        const std::function<void(LanguageModel&, const HfConfig&)>& beforeCorpus)
+{
+    FolderEvalSetup s;
+    const std::string dir = args.positional[0];
+    readHfConfig(dir); // config.json first: a directory that is no model folder is refused naming it
+    const hf::Tokenizer tokenizer = hf::Tokenizer::fromFolder(dir);
+    s.hf = std::make_unique<HfModel>(dir);
+    s.model = std::make_unique<HfLanguageModel>(*s.hf);
+    const HfConfig& c = s.hf->config();
+    beforeCorpus(*s.model, c);
+    s.options.lengths = args.integerList("lengths", folderEvalLengths(*s.model), 1, kMaxLength);
+    for (int length : s.options.lengths)
+        if (length > s.model->maxLength())
+            throw InputError("--lengths: " + std::to_string(length) + " tokens is more than the " +
+                             std::to_string(s.model->maxLength()) +
+                             (c.scheme == "learned"
+                                  ? " learned positions of " + c.modelType + " (n_positions in " + dir + "/config.json)"
+                                  : " tokens " + c.modelType + " accepts (sliding_window in " + dir + "/config.json)") +
+                             "; allowed: lengths up to " + std::to_string(s.model->maxLength()));
+    s.options.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
+    s.options.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
+    if (args.has("stride") && s.options.mode != EvalMode::Sliding)
+        throw InputError("--stride only applies to --mode sliding");
+    const size_t maxBytes = static_cast<size_t>(args.integer("max-bytes", 0, 0, 1LL << 40));
+    s.split = args.text("split", "validation");
+    const Corpus corpus = corpusFromArgs(args);
+    std::vector<uint8_t> all;
+    std::vector<uint8_t> bytes = splitOf(corpus, s.split, all);
+    if (maxBytes && bytes.size() > maxBytes)
+        bytes.resize(maxBytes);
+    const std::string text = wholeUtf8Characters(bytes);
+    s.bytes = text.size();
+    s.corpusSource = corpus.source;
+    try {
+        const std::vector<int> ids = tokenizer.encode(text).ids;
+        s.tokens.assign(ids.begin(), ids.end());
+    } catch (const InputError& e) {
+        throw InputError("the " + s.split + " split of " + corpus.source + ": " + e.what());
+    }
+    s.options.textName = "the " + s.split + " split of " + corpus.source + " (" + std::to_string(s.bytes) + " bytes" +
+                         (maxBytes ? ", --max-bytes " + std::to_string(maxBytes) : std::string()) +
+                         ", tokenized with " + dir + "/tokenizer.json)";
+    checkEvalLengthsFit(s.options.lengths, s.model->maxLength(), s.tokens.size(), 0, s.options.textName, "token");
+    return s;
+}
+
+nlohmann::json folderEvalMeta(const ParsedArgs& args, const FolderEvalSetup& s)
+{
+    const HfConfig& c = s.hf->config();
+    nlohmann::json meta = {{"model", args.positional[0]},
+                           {"model_type", c.modelType},
+                           {"context", c.context},
+                           {"positions", hfPositionText(s.model->positions())},
+                           {"mode", evalModeName(s.options.mode)},
+                           {"corpus", s.corpusSource},
+                           {"split", s.split},
+                           {"bytes", s.bytes},
+                           {"tokens", s.tokens.size()},
+                           {"lengths_in", "tokens"}};
+    if (s.options.mode == EvalMode::Sliding)
+        meta["stride"] = s.options.stride ? nlohmann::json(s.options.stride) : nlohmann::json("length/2");
+    return meta;
+}
+
+// --scaling and --set on a folder: the config's own method and settings unless --scaling names another (which starts
+// from its defaults; naming the config's own keeps its settings), --set then changing the method's parameters.
+// Returns the note printed on stderr.
+std::string applyFolderScaling(LanguageModel& model, const HfConfig& config, const ParsedArgs& args)
+{
+    const std::string scaling = args.text("scaling");
+    const std::vector<std::string>& settings = args.all("set");
+    if (!settings.empty() && config.scheme == "rope") {
+        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? config.scaling : scaling);
+        for (const std::string& s : settings)
+            checkScalingSet(method, s);
+    }
+    if (!scaling.empty() || !settings.empty())
+        model.setScaling(scaling.empty() ? model.scaling() : scaling, settings);
+    const SchemeSpec spec = model.positionsUnder(model.scaling(), model.scalingSettings());
+    return "using positions " + hfPositionText(spec) +
+           (scaling.empty() || scaling == config.scaling ? " (the config's own" : " (zero-shot") +
+           (settings.empty() ? ")" : ", with --set)");
+}
+
+int runFolderEval(const ParsedArgs& args, VerbContext& ctx)
+{
+    std::string note;
+    FolderEvalSetup setup = folderEvalSetupFromArgs(
+        args, [&](LanguageModel& model, const HfConfig& config) { note = applyFolderScaling(model, config, args); });
+    if (!args.has("quiet"))
+        ctx.err << note << std::endl;
+    InterruptGuard guard;
+    EvalRun run = evaluateLengths(*setup.model, setup.tokens, setup.options, args.has("quiet"), ctx);
+    if (g_interrupted) {
+        printInterrupted(args, ctx,
+                         "at length " +
+                             std::to_string(run.interruptedAt ? run.interruptedAt : setup.options.lengths.back()));
+        return 130;
+    }
+    run.table.meta = folderEvalMeta(args, setup);
+    if (!run.unsupported.empty())
+        run.table.meta["unsupported"] = run.unsupported;
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, run.table); });
+    return 0;
 }
 
 void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::string& where)
@@ -906,8 +1072,13 @@ int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
-    if (args.has("task"))
+    if (args.has("task")) {
+        if (isModelFolder(args.positional[0]))
+            throw InputError("eval --task: " + args.positional[0] +
+                             " is a model folder; tasks are generated byte by byte for the lab's own checkpoints "
+                             "(MODEL.safetensors); allowed with a folder: eval DIR and eval DIR --compare METHODS");
         return runTaskEval(args, ctx);
+    }
     const bool compare = args.has("compare");
     const std::string out = args.text("o"); // its extension is one its form writes (evalForms, checked by runCli)
     if (compare) {
@@ -919,8 +1090,9 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
                 return 0;
             }
             const MethodComparisonRun run = runMethodComparison(args, ctx.err);
-            writeDataOutput(args, ctx, false,
-                            [&](std::ostream& o, DataFormat f) { writeMethodComparison(o, f, run.curves, run.meta); });
+            writeDataOutput(args, ctx, false, [&](std::ostream& o, DataFormat f) {
+                writeMethodComparison(o, f, run.curves, run.meta, run.unit);
+            });
         } catch (const RunError&) {
             if (!g_interrupted)
                 throw;
@@ -929,6 +1101,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         }
         return 0;
     }
+    if (isModelFolder(args.positional[0]))
+        return runFolderEval(args, ctx);
     const std::optional<std::string> method = args.has("scaling") ? std::optional(args.text("scaling")) : std::nullopt;
     std::string note;
     EvalSetup setup = evalSetupFromArgs(args, [&](Model& model) { note = applyScalingOptions(model, args, method); });
@@ -941,7 +1115,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
     // Ctrl-C (or SIGTERM) stops at the next batch or layer; the output, written only at the end, is not written at all.
     InterruptGuard guard;
     model.setCancelFlag(&g_interrupted);
-    EvalRun run = evaluateLengths(model, setup.text, opt, args.has("quiet"), ctx);
+    ByteLanguageModel bytes(model);
+    EvalRun run = evaluateLengths(bytes, bytesAsTokens(setup.text), opt, args.has("quiet"), ctx);
     model.setCancelFlag(nullptr);
     if (g_interrupted) { // also after the last length, before writing: still nothing written
         printInterrupted(args, ctx,
@@ -960,14 +1135,40 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
 MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& err)
 {
     const std::vector<MethodChoice> methods = parseMethodList(args.text("compare"));
-    EvalSetup setup = evalSetupFromArgs(args, [](Model& model) { checkRotaryModel(model.config()); });
-    Model& model = *setup.loaded.model;
+    // A checkpoint and a model folder differ in how the model and its text are read; the comparison is one path.
+    std::optional<EvalSetup> setup;
+    std::optional<FolderEvalSetup> folder;
+    std::unique_ptr<ByteLanguageModel> bytes;
+    std::vector<int32_t> byteTokens;
+    LanguageModel* model = nullptr;
+    const std::vector<int32_t>* tokens = nullptr;
+    EvalOptions opt;
     MethodComparisonRun run;
-    run.context = model.config().context;
-    run.scheme = model.config().scheme;
-    run.meta = evalMeta(args, setup);
-    run.meta["trained_with"] = {{"scaling", model.config().scaling}, {"settings", model.config().scalingSettings}};
-    EvalOptions opt = setup.options;
+    if (isModelFolder(args.positional[0])) {
+        folder = folderEvalSetupFromArgs(args, [](LanguageModel& m, const HfConfig&) { checkRotaryModel(m); });
+        model = folder->model.get();
+        tokens = &folder->tokens;
+        opt = folder->options;
+        run.context = folder->hf->config().context;
+        run.scheme = folder->hf->config().scheme;
+        run.meta = folderEvalMeta(args, *folder);
+        run.meta["config_scaling"] = {{"scaling", folder->hf->config().scaling},
+                                      {"settings", folder->hf->config().scalingSettings}};
+    } else {
+        setup = evalSetupFromArgs(args, [](Model& m) { checkRotaryModel(m.config()); });
+        Model& byteModel = *setup->loaded.model;
+        bytes = std::make_unique<ByteLanguageModel>(byteModel);
+        byteTokens = bytesAsTokens(setup->text);
+        model = bytes.get();
+        tokens = &byteTokens;
+        opt = setup->options;
+        run.context = byteModel.config().context;
+        run.scheme = byteModel.config().scheme;
+        run.meta = evalMeta(args, *setup);
+        run.meta["trained_with"] = {{"scaling", byteModel.config().scaling},
+                                    {"settings", byteModel.config().scalingSettings}};
+    }
+    run.unit = model->tokenUnit();
     const bool quiet = args.has("quiet");
     auto next = std::make_shared<int>(1); // the next tenth to report
     opt.progress = [&err, quiet, next](double fraction) {
@@ -978,14 +1179,14 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
         }
         return !g_interrupted;
     };
-    model.setCancelFlag(&g_interrupted);
+    model->setCancelFlag(&g_interrupted);
     try {
-        run.curves = evaluateUnderMethods(model, setup.text, opt, methods);
+        run.curves = evaluateUnderMethods(*model, *tokens, opt, methods);
     } catch (...) {
-        model.setCancelFlag(nullptr);
+        model->setCancelFlag(nullptr);
         throw;
     }
-    model.setCancelFlag(nullptr);
+    model->setCancelFlag(nullptr);
     if (g_interrupted)
         throw RunError("evaluation cancelled");
     if (!quiet)

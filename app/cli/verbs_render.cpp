@@ -239,6 +239,7 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
 {
     if (!args.has("checkpoint"))
         throw InputError("render attention: --checkpoint MODEL.safetensors is required");
+    refuseModelFolder("render attention --checkpoint", args.text("checkpoint"));
     ui::AttentionRequest request;
     request.model = ui::loadSharedModel(QString::fromStdString(args.text("checkpoint")));
     // Zero-shot under a length-extension method, as `attention --checkpoint` and eval read --scaling and --set.

@@ -363,7 +363,11 @@ void registerSchemeVerbs()
               {"set", OptionKind::Repeated,
                "rope's keep or rotary-fraction, or a parameter of the method (e.g. keep=0.75, factor=4)", "NAME=VALUE"},
               {"context", OptionKind::Value, "original (training) context L (default 16)", "L"},
-              {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk (default L)", "n"},
+              {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk and longrope (default L)", "n"},
+              {"model", OptionKind::Value,
+               "a Hugging Face model folder: its rope (dims, theta, its own scaling, longrope's lists) instead of "
+               "--dim, --base and --context",
+               "DIR"},
               {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
               {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
              frequenciesOutputs),

@@ -91,6 +91,47 @@ std::string numberText(double v)
     return s.str();
 }
 
+// longrope (Phi-3 style): short_factor and long_factor lists; L = original_max_position_embeddings, top-level (Phi-3)
+// or in the rope dict, and then s = max_position_embeddings / L as modeling_rope_utils.py takes it; without it
+// L = max_position_embeddings and s = the dict's factor. The lists' length is checked against the rotary dims later
+// (hfPositionSpec, validateRotaryScaling).
+void readLongrope(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where)
+{
+    c.scaling = "longrope";
+    auto list = [&](const char* key, std::vector<double>& out) {
+        if (!rope.contains(key) || !rope[key].is_array() || rope[key].empty())
+            throw r.fail("field '" + where + "." + key +
+                         "' is missing or not a list; rope type 'longrope' needs a list of positive numbers, one per "
+                         "rotated pair");
+        for (size_t i = 0; i < rope[key].size(); ++i)
+            out.push_back(r.positiveNumber(rope[key][i], where + "." + key + "[" + std::to_string(i) + "]"));
+    };
+    list("short_factor", c.longropeShort);
+    list("long_factor", c.longropeLong);
+    const int maxPositions = r.positiveInt("max_position_embeddings");
+    int original = 0;
+    if (r.has("original_max_position_embeddings"))
+        original = r.positiveInt("original_max_position_embeddings");
+    else if (rope.contains("original_max_position_embeddings") && !rope["original_max_position_embeddings"].is_null())
+        original =
+            r.positiveIntFrom(rope["original_max_position_embeddings"], where + ".original_max_position_embeddings");
+    double factor = 1;
+    if (original > 0) {
+        factor = static_cast<double>(maxPositions) / original;
+        c.scalingSettings.push_back("original-context=" + std::to_string(original));
+    } else if (rope.contains("factor") && !rope["factor"].is_null()) {
+        factor = r.positiveNumber(rope["factor"], where + ".factor");
+    }
+    if (factor < 1)
+        throw r.fail("longrope's factor " + numberText(factor) +
+                     (original > 0 ? " (max_position_embeddings / original_max_position_embeddings)" : "") +
+                     " is not allowed; allowed: at least 1");
+    c.scalingSettings.push_back("factor=" + numberText(factor));
+    if (rope.contains("attention_factor") && !rope["attention_factor"].is_null())
+        c.scalingSettings.push_back(
+            "attention-factor=" + numberText(r.positiveNumber(rope["attention_factor"], where + ".attention_factor")));
+}
+
 // The rope dict of either spelling: transformers v5's rope_parameters, or rope_scaling (type / rope_type) beside a
 // top-level rope_theta (`thetaKey` names the family's own: rotary_emb_base for gpt_neox).
 void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault)
@@ -164,10 +205,12 @@ void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double t
         set("low_freq_factor", "low-freq-factor");
         set("high_freq_factor", "high-freq-factor");
         set("original_max_position_embeddings", "original-context");
+    } else if (type == "longrope") {
+        readLongrope(r, c, rope, where);
     } else {
         throw r.fail("field '" + where + ".rope_type' = \"" + type +
-                     "\" is not supported; allowed: default, linear (pi), dynamic (dynamic-ntk), yarn, llama3" +
-                     (type == "longrope" ? " (longrope is not implemented yet)" : ""));
+                     "\" is not supported; allowed: default, linear (pi), dynamic (dynamic-ntk), yarn, llama3, "
+                     "longrope");
     }
     if (c.scaling != "none") {
         c.scalingText = type;
@@ -187,6 +230,11 @@ void finishRotary(const ConfigReader& r, HfConfig& c)
                      numberText(c.rotaryFraction) + ") = " + std::to_string(dim) +
                      " are not allowed; allowed: an even number in [2, head_dim]");
     c.rotaryDim = dim;
+    for (const auto* list : {&c.longropeShort, &c.longropeLong})
+        if (!list->empty() && static_cast<int>(list->size()) != dim / 2)
+            throw r.fail("field 'rope_scaling." + std::string(list == &c.longropeShort ? "short" : "long") +
+                         "_factor' holds " + std::to_string(list->size()) + " values; allowed: one per rotated pair, " +
+                         std::to_string(dim / 2) + " (rotary dims " + std::to_string(dim) + " / 2)");
 }
 
 void readLlama(const ConfigReader& r, HfConfig& c)
@@ -406,7 +454,17 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
     for (const std::string& s : settings)
         checkMethodSetting(info, s);
     assignments.insert(assignments.end(), settings.begin(), settings.end());
-    return makeSchemeSpec("rope", config.heads, false, assignments, config.context, false, method);
+    SchemeSpec spec = makeSchemeSpec("rope", config.heads, false, assignments, config.context, false, method);
+    if (method == "longrope" && method == config.scaling) { // the config's own lists; another model's have none
+        spec.shortFactors = config.longropeShort;
+        spec.longFactors = config.longropeLong;
+        try {
+            validateRotaryScaling(spec);
+        } catch (const InputError& e) {
+            throw InputError(config.folder + "/config.json: " + e.what());
+        }
+    }
+    return spec;
 }
 
 std::string hfPositionText(const SchemeSpec& spec)

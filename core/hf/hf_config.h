@@ -40,6 +40,8 @@ struct HfConfig {
     std::string scaling = "none";
     std::vector<std::string> scalingSettings;
     std::string scalingText; // as config.json writes it, for the summary, e.g. "yarn (factor 4, ...)"
+    // longrope's per-pair short_factor and long_factor (empty for every other type).
+    std::vector<double> longropeShort, longropeLong;
 
     bool rmsNorm = true;
     double normEps = 1e-6;

@@ -227,12 +227,12 @@ std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<ui
 }
 
 void writeMethodComparison(std::ostream& out, DataFormat format, const std::vector<MethodCurve>& curves,
-                           const nlohmann::json& meta)
+                           const nlohmann::json& meta, const std::string& unit)
 {
     if (format == DataFormat::Npy)
         throw InputError("a comparison of methods is written as .csv or .json (its method column is text), not .npy");
     if (format == DataFormat::Csv) {
-        out << "method,length,loss,perplexity,bits_per_byte\n";
+        out << "method,length,loss,perplexity,bits_per_" << unit << "\n";
         char buf[32];
         for (const MethodCurve& c : curves)
             for (const EvalPoint& p : c.points) {
@@ -255,8 +255,8 @@ void writeMethodComparison(std::ostream& out, DataFormat format, const std::vect
             nlohmann::json point{{"length", p.length},
                                  {"loss", number(p.loss)},
                                  {"perplexity", number(p.perplexity)},
-                                 {"bits_per_byte", number(p.bitsPerByte)},
-                                 {"bytes", p.tokens}};
+                                 {"bits_per_" + unit, number(p.bitsPerByte)},
+                                 {unit + "s", p.tokens}};
             if (!p.supported)
                 point["unsupported"] = p.note;
             points.push_back(std::move(point));

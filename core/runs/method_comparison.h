@@ -78,7 +78,9 @@ std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<ui
 // The comparison as data: CSV `method,length,loss,perplexity,bits_per_byte` (numbers as every table writes them,
 // unsupported lengths as nan); JSON {meta..., "methods": [{"method", "label", "settings", "params", "points": [...]}]}.
 // InputError for NPY (the method column is text).
+// `unit` is what the lengths count ("byte"; "token" for a Hugging Face folder): the bits column is bits_per_UNIT and
+// the JSON count UNITs.
 void writeMethodComparison(std::ostream& out, DataFormat format, const std::vector<MethodCurve>& curves,
-                           const nlohmann::json& meta = nlohmann::json::object());
+                           const nlohmann::json& meta = nlohmann::json::object(), const std::string& unit = "byte");
 
 } // namespace plab

@@ -65,6 +65,12 @@ constexpr MethodRow kMethodRows[] = {
      "Jin et al. (ICML 2024): neighbours inside the window keep their positions; farther tokens are grouped G at a "
      "time (floor division of both positions), shifted so the two regions meet at w. Causal only.",
      true, true},
+    {"longrope", RotaryMethod::Longrope, "LongRoPE",
+     "θ'_i = θ_i / f_i, f = long factors when n > L, else short factors; cos, sin × √(1 + ln s / ln L)",
+     "Ding et al. (2024), as in Phi-3: every rotary pair has its own rescale factor, searched for the model, one list "
+     "for sequences within the original context L and one for longer ones; the attention factor sharpens the logits. "
+     "The lists come from the model's config; without them every factor is 1.",
+     false, true},
 };
 
 constexpr std::string_view kFactorText = "s: how many times longer than the training context";
@@ -122,6 +128,10 @@ constexpr ParamRow kMethodParamRows[] = {
     {"self-extend", "group", 4, 1, 1e6, Range::Integer, "G: positions past the window are grouped G at a time"},
     windowRow("self-extend"),
     originalContextRow("self-extend"),
+    factorRow("longrope", 4),
+    {"longrope", "attention-factor", 0, 0, 100, Range::Real,
+     "multiplies cos and sin of q and k (0: √(1 + ln s / ln L), 1 when s <= 1); logits scale by its square"},
+    originalContextRow("longrope"),
 };
 
 RotaryMethodInfo methodFromRow(const MethodRow& row)
@@ -327,6 +337,20 @@ void validateRotaryScaling(const SchemeSpec& spec)
             throw InputError(where + "the default window L/2 needs a " + contextName + " >= 2 (got " +
                              std::to_string(L) + ")");
     }
+    const bool lists = !spec.shortFactors.empty() || !spec.longFactors.empty();
+    if (lists && spec.scaling != RotaryMethod::Longrope)
+        throw InputError(where + "per-pair short and long factors are longrope's; allowed: none for " + info.name,
+                         "scaling");
+    for (const auto* list : {&spec.shortFactors, &spec.longFactors}) {
+        const std::string listName = list == &spec.shortFactors ? "short factors" : "long factors";
+        if (!list->empty() && static_cast<int>(list->size()) != rotated / 2)
+            throw InputError(where + "the " + listName + " hold " + std::to_string(list->size()) +
+                             " values; allowed: one per rotated pair, " + std::to_string(rotated / 2));
+        for (size_t i = 0; i < list->size(); ++i)
+            if (!((*list)[i] > 0) || !std::isfinite((*list)[i]))
+                throw InputError(where + "value " + std::to_string(i) + " of the " + listName + " = " +
+                                 catalog::shortNumberText((*list)[i]) + " is not allowed; allowed: positive numbers");
+    }
     // beta-fast = beta-slow is allowed, as in Hugging Face: the ramp is one step wide (hi += 0.001 when lo = hi).
     if (spec.scaling == RotaryMethod::Yarn &&
         !(spec.scalingParams.at("beta-fast") >= spec.scalingParams.at("beta-slow")))
@@ -408,6 +432,20 @@ void applyLlama3(RotaryScaling& out, const MethodParams& params)
     }
 }
 
+// LongRoPE (Hugging Face's _compute_longrope_parameters): θ'_i = θ_i / f_i with the long factors once the sequence n
+// is past L, else the short ones (1 when the model gave none); attention factor √(1 + ln s / ln L) unless given.
+void applyLongrope(RotaryScaling& out, const MethodParams& params, const std::vector<double>& shortFactors,
+                   const std::vector<double>& longFactors)
+{
+    const std::vector<double>& factors = out.length > out.context ? longFactors : shortFactors;
+    for (size_t i = 0; i < out.thetaScaled.size() && i < factors.size(); ++i)
+        out.thetaScaled[i] = out.theta[i] / factors[i];
+    const double s = params.at("factor");
+    const double given = params.at("attention-factor");
+    out.attentionFactor =
+        given > 0 ? given : (s > 1 && out.context > 1 ? std::sqrt(1 + std::log(s) / std::log(out.context)) : 1.0);
+}
+
 // ReRoPE is leaky ReRoPE with an infinite leak: positions past the window all read w.
 void applyRerope(RotaryScaling& out, const MethodParams& params)
 {
@@ -425,7 +463,8 @@ void applySelfExtend(RotaryScaling& out, const MethodParams& params)
 } // namespace
 
 RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
-                            const std::map<std::string, double>& params, int context, int length)
+                            const std::map<std::string, double>& params, int context, int length,
+                            const std::vector<double>& shortFactors, const std::vector<double>& longFactors)
 {
     RotaryScaling out;
     out.method = method;
@@ -463,6 +502,9 @@ RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, Rota
     case RotaryMethod::SelfExtend:
         applySelfExtend(out, params);
         break;
+    case RotaryMethod::Longrope:
+        applyLongrope(out, params, shortFactors, longFactors);
+        break;
     }
     out.logitScale = out.attentionFactor * out.attentionFactor;
     return out;
@@ -473,7 +515,7 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
     if (!spec.info().rotary)
         throw InputError("scheme " + spec.name() + " is not rotary; rotary frequencies exist for rope and xpos only");
     return rotaryScaling(spec.intParam("dim"), spec.param("base"), rotaryShape(spec), spec.scaling, spec.scalingParams,
-                         scalingContext(spec), length);
+                         scalingContext(spec), length, spec.shortFactors, spec.longFactors);
 }
 
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)

@@ -1,5 +1,5 @@
 // Rotary frequencies and their length-extension methods (PI, NTK, dynamic NTK, YaRN, Llama 3, ReRoPE, leaky ReRoPE,
-// Self-Extend).
+// Self-Extend, LongRoPE).
 #pragma once
 
 #include "schemes/schemes.h"
@@ -113,9 +113,11 @@ struct RotaryScaling {
 // The scaled frequencies of `spec` (rope or xpos; otherwise InputError) for sequences of `length` positions.
 RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
 // The same from plain numbers: the one home of θ_i and of every method's formula. `params` must hold every parameter
-// of the method (validateRotaryScaling fills and checks them).
+// of the method (validateRotaryScaling fills and checks them); longrope reads its per-pair factors from the lists
+// (SchemeSpec::shortFactors, longFactors; empty: 1).
 RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
-                            const std::map<std::string, double>& params, int context, int length);
+                            const std::map<std::string, double>& params, int context, int length,
+                            const std::vector<double>& shortFactors = {}, const std::vector<double>& longFactors = {});
 
 // Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
 // context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on

@@ -38,6 +38,7 @@ enum class RotaryMethod {
     Rerope,
     LeakyRerope,
     SelfExtend,
+    Longrope,
 };
 
 // One tunable parameter of a scheme, with its default and allowed range.
@@ -119,6 +120,9 @@ struct SchemeSpec {
     std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
     RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
     std::map<std::string, double> scalingParams; // every parameter of the method, defaults filled in
+    // longrope's per-pair rescale factors (Hugging Face's short_factor and long_factor, one per rotated pair); empty:
+    // every factor 1. Only longrope reads them; they come from a model's config, not from NAME=VALUE settings.
+    std::vector<double> shortFactors, longFactors;
 
     // Learned per-head values; empty means "derive from params" (the untrained prior).
     std::vector<double> t5Values; // (num-buckets, heads) row-major: [bucket * heads + h]

@@ -10,7 +10,8 @@ PositionLab's C++): rotate_half rotary with cos/sin times the attention factor, 
 SwiGLU / GELU, Conv1D [in, out] weights (gpt2), fused per-head QKV (gpt_neox, bloom), BLOOM's ALiBi added as
 slope * key position. Weights stored as BF16 or F16 are rounded first and the reference reads the rounded values.
 
-Besides the config's own scaling (ref_config.npy), rope models get references under pi (linear, factor 4) and yarn
+Besides the config's own scaling (ref_config.npy; llama_longrope also ref_config_short.npy of the first SHORT ids,
+within its original context), rope models get references under pi (linear, factor 4) and yarn
 (factor 4, original_max_position_embeddings = max_position_embeddings) applied zero-shot: ref_pi.npy, ref_yarn.npy.
 qwen2 (rotate_half over every dim, GQA) and gpt_neox (partial rotary) also get ReRoPE (window 6) and Self-Extend
 (window 5, group 3) zero-shot, ref_rerope.npy and ref_self_extend.npy: no Hugging Face code has these, so their scores
@@ -27,6 +28,7 @@ import numpy as np
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "hf")
 VOCAB = 300
 IDS = [int(x) for x in np.random.default_rng(19).integers(0, VOCAB, size=24)]
+SHORT = 12  # longrope's second reference reads the first SHORT ids (ref_config_short.npy)
 
 
 # ---------------------------------------------------------------- safetensors writing
@@ -184,6 +186,20 @@ def inv_freq_and_factor(rope, dim, max_pos, seq_len):
         smoothed = (1 - smooth) * out / factor + smooth * out
         medium = ~(wl < high_wl) & ~(wl > low_wl)
         return np.where(medium, smoothed, out), 1.0
+    if kind == "longrope":
+        # _compute_longrope_parameters with longrope_frequency_update: Phi-3's top-level
+        # original_max_position_embeddings (merged into the dict by llama_forward) makes the factor
+        # max_position_embeddings / original; the long factors apply once the sequence is longer than original.
+        if rope.get("original_max_position_embeddings"):
+            original = rope["original_max_position_embeddings"]
+            factor = max_pos / original
+        else:
+            original = max_pos
+        af = rope.get("attention_factor")
+        if af is None:
+            af = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+        ext = np.array(rope["long_factor"] if seq_len > original else rope["short_factor"], dtype=np.float64)
+        return 1.0 / (ext * base ** (np.arange(0, dim, 2) / dim)), af
     raise ValueError(kind)
 
 
@@ -285,6 +301,8 @@ def llama_forward(cfg, W, ids, rope, position=None, probs=None):
     D = cfg.get("head_dim") or cfg["hidden_size"] // H
     eps = cfg["rms_norm_eps"]
     rot = int(D * cfg.get("partial_rotary_factor", 1.0))
+    if rope.get("rope_type") == "longrope" and cfg.get("original_max_position_embeddings"):
+        rope = dict(rope, original_max_position_embeddings=cfg["original_max_position_embeddings"])
     inv, af = inv_freq_and_factor(rope, rot, cfg["max_position_embeddings"], len(ids))
     x = W["model.embed_tokens.weight"][ids]
     for i in range(cfg["num_hidden_layers"]):
@@ -442,6 +460,9 @@ def llama_like(name, cfg, dtype, seed, shards=1, remaps=False, attention=False):
     if remaps:
         for key, position in REMAPS.items():
             refs[key] = llama_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta}, position)
+    if rope_dict(cfg)["rope_type"] == "longrope":
+        # The first SHORT ids stay within original_max_position_embeddings: the short factors.
+        refs["config_short"] = llama_forward(cfg, w.values, IDS[:SHORT], rope_dict(cfg))
     return folder, refs
 
 
@@ -583,6 +604,42 @@ def bloom():
     return folder, refs
 
 
+# ---------------------------------------------------------------- a tokenizer that fits the tiny vocabulary
+
+TOKENIZER_FOLDERS = ["qwen2", "gpt2", "bloom", "llama_longrope"]
+
+
+def tiny_tokenizer():
+    """A byte-level BPE tokenizer.json of VOCAB - 4 ids: GPT-2's 256 byte symbols (ids 0..255), then the first merges of
+    tests/data/tokenizers/gpt2 whose parts are already in the vocabulary, and <|endoftext|>. Lets `eval DIR` tokenize
+    a text for the tiny checkpoints (all ids below VOCAB)."""
+    source = os.path.join(os.path.dirname(OUT), "tokenizers", "gpt2", "tokenizer.json")
+    with open(source) as f:
+        gpt2_tok = json.load(f)
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    symbols, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            symbols[b] = chr(b)
+        else:
+            symbols[b] = chr(256 + extra)
+            extra += 1
+    vocab = {symbols[b]: b for b in range(256)}
+    merges = []
+    for merge in gpt2_tok["model"]["merges"]:
+        a, b = merge.split(" ") if isinstance(merge, str) else merge
+        if a in vocab and b in vocab and a + b not in vocab and len(vocab) < VOCAB - 5:
+            vocab[a + b] = len(vocab)
+            merges.append(a + " " + b)
+    eot = len(vocab)
+    tok = dict(gpt2_tok)
+    tok["added_tokens"] = [{"id": eot, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                            "rstrip": False, "normalized": True, "special": True}]
+    tok["model"] = dict(gpt2_tok["model"], vocab=vocab, merges=merges)
+    return tok
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     made = [
@@ -610,6 +667,12 @@ def main():
         # per-layer NoPE: layer 1 has no rotary
         llama_like("smollm3", llama_cfg("smollm3", rope_theta=10000.0, no_rope_layers=[1, 0],
                                         tie_word_embeddings=True), "BF16", 15),
+        # longrope, Phi-3 style: per-pair short/long factors, top-level original_max_position_embeddings 16 below
+        # max_position_embeddings 64 (s = 4, attention factor sqrt(1 + ln 4 / ln 16)); 24 ids > 16 read the long list
+        llama_like("llama_longrope", llama_cfg(
+            "llama", rope_theta=10000.0, max_position_embeddings=64, original_max_position_embeddings=16,
+            rope_scaling={"type": "longrope", "short_factor": [1.0, 1.25, 1.5, 2.0],
+                          "long_factor": [1.0, 2.5, 4.0, 8.0]}), "F32", 16),
         gpt2(),
         neox(),
         bloom(),
@@ -621,6 +684,10 @@ def main():
         with open(os.path.join(folder, "ids.json"), "w") as f:
             json.dump(IDS, f)
             f.write("\n")
+        if os.path.basename(folder) in TOKENIZER_FOLDERS:
+            with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+                json.dump(tiny_tokenizer(), f, ensure_ascii=False)
+                f.write("\n")
         print(os.path.basename(folder), {k: float(np.abs(v).max()) for k, v in refs.items()})
 
 

@@ -104,6 +104,7 @@ const ParamText kParamTexts[] = {
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},
     {"beta-slow", QT_TRANSLATE_NOOP("SchemeText", "rotations over L below which a frequency is interpolated")},
     {"attention-factor", QT_TRANSLATE_NOOP("SchemeText", "multiplies cos and sin of q and k (0: 0.1 ln s + 1); logits scale by its square")},
+    {"attention-factor", QT_TRANSLATE_NOOP("SchemeText", "multiplies cos and sin of q and k (0: √(1 + ln s / ln L), 1 when s <= 1); logits scale by its square")},
     {"low-freq-factor", QT_TRANSLATE_NOOP("SchemeText", "wavelengths above L/low are interpolated")},
     {"high-freq-factor", QT_TRANSLATE_NOOP("SchemeText", "wavelengths below L/high are kept")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "w: distances below it keep their position (0: half the training context; must be < L)")},
@@ -128,6 +129,7 @@ const MethodText kMethodTexts[] = {
     {"rerope", QT_TRANSLATE_NOOP("SchemeText", "ReRoPE")},
     {"leaky-rerope", QT_TRANSLATE_NOOP("SchemeText", "Leaky ReRoPE")},
     {"self-extend", QT_TRANSLATE_NOOP("SchemeText", "Self-Extend")},
+    {"longrope", QT_TRANSLATE_NOOP("SchemeText", "LongRoPE")},
 };
 // clang-format on
 
