@@ -24,9 +24,12 @@ NextBytePredictor modelPredictor(Model& model);
 // late is wrong too). `argmax` holds the predictions for positions 0..bytes.size()-2.
 bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax);
 
+// The needle depths passkey is scored at when none are given: 0, 0.25, 0.5, 0.75, 1 (start to end).
+const std::vector<double>& defaultPasskeyDepths();
+
 struct TaskEvalOptions {
     std::vector<int> lengths;
-    std::vector<double> depths; // passkey only; each in [0, 1]
+    std::vector<double> depths; // passkey only; each in [0, 1]; empty: defaultPasskeyDepths
     int examples = 100;         // per (length, depth) cell
     uint64_t seed = 1;          // of the test examples (taskTestExamples)
     int maxLength = 0;          // longest sequence the predictor reads (Model::maxLength); longer cells unsupported
