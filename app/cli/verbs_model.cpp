@@ -254,7 +254,8 @@ struct TrainSetup {
     std::optional<TaskSpec> task;         // --task: generated examples instead of the corpus
 };
 
-// --task NAME (and --task-length L, default the longest the context holds) of train; core's refusals name the options.
+} // namespace
+
 std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
 {
     if (!args.has("task")) {
@@ -281,6 +282,8 @@ std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context)
     }
     return spec;
 }
+
+namespace {
 
 // Core's checks of a checkpoint to continue from name it as the file; the CLI says which option gave it.
 void initCheck(const std::function<void()>& check)

@@ -53,6 +53,9 @@ struct HeatmapFigure {
     bool sharedScale = true;                   // one colour scale (and bar) for every panel
     bool dark = false;                         // the palette the cells are coloured for (masked cells differ)
     std::vector<QString> tickLabels;           // optional label of every index (e.g. the characters of a text)
+    // Optional labels of the rows when they differ from the columns' (tickLabels then labels the columns only): a
+    // passkey heatmap's depths down, lengths across.
+    std::vector<QString> rowTickLabels;
     std::vector<HeatmapPanel> panels;
 };
 

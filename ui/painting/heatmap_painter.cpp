@@ -197,7 +197,9 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
 
     const int n = std::max(1, matrixSize());
-    const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f;
+    double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f;
+    for (const QString& label : m_figure.rowTickLabels)
+        tickW = std::max(tickW, fm.horizontalAdvance(label) + 0.8 * f);
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
     const double xAxisH = fm.height() * 1.3 + fm.height() * 1.4;
     double barLabelW = 0;
@@ -452,7 +454,10 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
                      Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
     painter.save();
     const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
-    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - fm.height() * 0.8, plot.center().y());
+    double tickW = fm.horizontalAdvance(tickSample);
+    for (const QString& label : m_figure.rowTickLabels)
+        tickW = std::max(tickW, fm.horizontalAdvance(label) + 0.2 * f);
+    painter.translate(plot.left() - 0.6 * f - tickW - fm.height() * 0.8, plot.center().y());
     painter.rotate(-90);
     painter.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height() * 1.2), Qt::AlignCenter,
                      m_figure.yLabel);
@@ -472,7 +477,11 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
     const int first = std::max(0, static_cast<int>(std::floor(window.left())));
     const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
     const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
-    const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
+    const std::vector<QString>& rowLabels = m_figure.rowTickLabels.empty() ? labels : m_figure.rowTickLabels;
+    const int lastRow = std::min(static_cast<int>(rowLabels.size()), static_cast<int>(std::ceil(window.bottom())));
+    double rowLabelW = 2.0 * f;
+    for (const QString& label : m_figure.rowTickLabels)
+        rowLabelW = std::max(rowLabelW, fm.horizontalAdvance(label) + 0.2 * f);
     double widest = fm.height() * 0.75;
     for (int n = first; n < last; ++n)
         widest = std::max(widest, fm.horizontalAdvance(labels[n]) + 0.3 * f);
@@ -495,8 +504,8 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
             painter.drawLine(QPointF(plot.left() - 0.25 * f, y), QPointF(plot.left(), y));
         }
         painter.setPen(style.text);
-        painter.drawText(QRectF(plot.left() - 2.4 * f, y - fm.height() / 2, 2.0 * f, fm.height()),
-                         Qt::AlignRight | Qt::AlignVCenter, labels[m]);
+        painter.drawText(QRectF(plot.left() - 0.4 * f - rowLabelW, y - fm.height() / 2, rowLabelW, fm.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, rowLabels[m]);
     }
 }
 
