@@ -1028,6 +1028,10 @@ void TestBadInput::cli_data()
         "--set base=500: method yarn has no parameter 'base' (base=500); its parameters: factor, beta-fast, "
         "beta-slow, attention-factor, original-context",
         withModel(m_ropeCheckpoint));
+    row("eval logit-c below 0", eval({"--set", "logit-c=-0.5"}), 2,
+        "--set logit-c=-0.5: logit-c = -0.5 is out of range; allowed: [0, 100]", withModel(m_checkpoint));
+    row("eval compare logit-c below 0", eval({"--compare", "none:logit-c=-1"}), 2,
+        "logit-c = -1 is out of range; allowed: [0, 100]", withModel(m_ropeCheckpoint));
     row("eval set dim without a method", eval({"--set", "dim=2"}), 2,
         "--set dim=2: method none has no parameter 'dim' (dim=2); its parameters: none (length-extension parameters "
         "need a method); name one with --scaling METHOD",

@@ -364,8 +364,9 @@ void TestNewSchemes::temperature()
     const PositionBias bias(spec, c["length"].toInt());
     for (size_t m = 0; m < scales.size(); ++m) {
         QVERIFY(std::abs(spec.temperature.factor(int(m)) - scales[m]) <= 1e-14);
-        QVERIFY2(std::abs(bias.rowScale(int(m)) - rows[m]) <= 1e-6,
-                 qPrintable(QString("row %1: %2 vs %3").arg(m).arg(bias.rowScale(int(m))).arg(rows[m])));
+        QVERIFY2(std::abs(bias.rowScale(int(m), c["length"].toInt()) - rows[m]) <= 1e-6,
+                 qPrintable(
+                     QString("row %1: %2 vs %3").arg(m).arg(bias.rowScale(int(m), c["length"].toInt())).arg(rows[m])));
     }
     AttentionDims dims;
     dims.heads = c["heads"].toInt();

@@ -1,4 +1,5 @@
 // Scheme library against independent references: official ALiBi slopes, HF T5 buckets, closed forms, masks, entropy.
+#include "attention/attention.h"
 #include "attention/attention_internal.h"
 #include "views/bias_views.h"
 #include "views/entropy.h"
@@ -96,6 +97,8 @@ private slots:
     void shiftInvariance();
 
     void lognModifier();
+    void logitCModifier_data();
+    void logitCModifier();
 
     void entropyClosedForms_data();
     void entropyClosedForms();
@@ -464,15 +467,88 @@ void TestSchemes::lognModifier()
     const int context = 16;
     const PositionBias bias(makeSchemeSpec("alibi", 8, false, {}, context, true), 64);
     const std::vector<double> slopes = plab::alibiSlopes(8);
-    QCOMPARE(bias.rowScale(0), 1.0f);
-    QCOMPARE(bias.rowScale(context - 1), 1.0f);
+    QCOMPARE(bias.rowScale(0, 64), 1.0f);
+    QCOMPARE(bias.rowScale(context - 1, 64), 1.0f);
     const std::vector<float> matrix = biasViewMatrix(bias, 2, 64);
     for (int m : {15, 16, 40, 63}) {
         const double scale = m + 1 > context ? std::log(m + 1.0) / std::log(16.0) : 1.0;
-        QVERIFY(near(bias.rowScale(m), scale));
+        QVERIFY(near(bias.rowScale(m, 64), scale));
         QVERIFY(near(matrix[m * 64 + 0], -slopes[2] * m * scale));
     }
     QVERIFY_THROWS_EXCEPTION(InputError, makeSchemeSpec("alibi", 8, false, {}, 0, true));
+}
+
+void TestSchemes::logitCModifier_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<double>("c");
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("length");
+    QTest::newRow("none at L") << "none" << 0.5 << 8 << 8;
+    QTest::newRow("none at 3L") << "none" << 0.5 << 8 << 24;
+    QTest::newRow("none c=0") << "none" << 0.0 << 8 << 24;
+    QTest::newRow("alibi at 2L") << "alibi" << 0.25 << 6 << 12;
+    QTest::newRow("rope+yarn at 4L") << "rope" << 0.1 << 4 << 16;
+}
+
+// DroPE's logit-c against its closed form: every score of a sequence of n > L positions times 1 + c ln(n/L), so the
+// fused kernel's output is softmax(beta (q.k/sqrt(D) + b)) v written out by hand here (no PositionBias::rowScale).
+void TestSchemes::logitCModifier()
+{
+    QFETCH(QString, scheme);
+    QFETCH(double, c);
+    QFETCH(int, context);
+    QFETCH(int, length);
+    const int heads = 2, dim = 4;
+    std::vector<std::string> settings = {"logit-c=" + std::to_string(c)};
+    if (scheme == "rope")
+        settings.push_back("dim=4");
+    const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), heads, false, settings, context, false,
+                                           scheme == "rope" ? "yarn" : "none");
+    QCOMPARE(spec.logitC, c);
+    const double beta = length > context ? 1 + c * std::log(double(length) / context) : 1.0;
+    const PositionBias bias(spec, length);
+    for (int m = 0; m < length; ++m)
+        QVERIFY(near(bias.rowScale(m, length), beta, 1e-6));
+
+    // The same spec without the modifier gives the unscaled scores S (its rotary step included); the kernel with it
+    // must give softmax(beta S) v.
+    SchemeSpec plain = spec;
+    plain.logitC = 0;
+    const PositionBias plainBias(plain, length);
+    AttentionDims dims;
+    dims.heads = heads;
+    dims.length = length;
+    dims.headDim = dim;
+    std::vector<float> q(dims.elements()), k(dims.elements()), v(dims.elements());
+    for (size_t i = 0; i < q.size(); ++i) {
+        q[i] = float(std::sin(0.37 * i + 0.1));
+        k[i] = float(std::cos(0.23 * i + 0.4));
+        v[i] = float(std::sin(0.11 * i + 1.3));
+    }
+    AttentionOptions withProbabilities;
+    withProbabilities.wantProbabilities = true;
+    const AttentionForward unscaled =
+        attentionForward(plainBias, dims, q.data(), k.data(), v.data(), withProbabilities);
+    const AttentionForward scaled = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    for (int h = 0; h < heads; ++h)
+        for (int m = 0; m < length; ++m) {
+            // Unscaled softmax rows give S up to a per-row constant: log p = S - lse; beta S then re-normalises.
+            const float* p = unscaled.probabilities.data() + (size_t(h) * length + m) * length;
+            std::vector<double> weight(m + 1);
+            double total = 0;
+            for (int n = 0; n <= m; ++n)
+                total += weight[n] = std::exp(beta * std::log(double(p[n])));
+            for (int d = 0; d < dim; ++d) {
+                double expected = 0;
+                for (int n = 0; n <= m; ++n)
+                    expected += weight[n] / total * v[(size_t(h) * length + n) * dim + d];
+                const double got = scaled.out[(size_t(h) * length + m) * dim + d];
+                QVERIFY2(
+                    near(got, expected, 1e-4),
+                    qPrintable(QString("head %1 row %2 dim %3: %4 vs %5").arg(h).arg(m).arg(d).arg(got).arg(expected)));
+            }
+        }
 }
 
 void TestSchemes::entropyClosedForms_data()

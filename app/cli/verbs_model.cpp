@@ -103,8 +103,18 @@ std::string applyScalingOptions(Model& model, const ParsedArgs& args, const std:
         checkScalingSet(info, a);
         settings.push_back(a);
     }
-    if (info.name != trained.scaling || args.has("set"))
-        model.setScaling(info.name, settings);
+    if (info.name != trained.scaling || args.has("set")) {
+        try {
+            model.setScaling(info.name, settings);
+        } catch (const InputError& e) { // a value out of range (logit-c=-1, factor=0): name the options given
+            if (!args.has("set"))
+                throw;
+            std::string given;
+            for (const std::string& a : args.all("set"))
+                given += " --set " + a;
+            throw InputError(given.substr(1) + ": " + e.what(), e.parameter());
+        }
+    }
     return scalingNote(trained, model, args.has("set"));
 }
 
@@ -1138,11 +1148,14 @@ std::vector<OptionDef> evalOptions()
         threadsOption(),
         {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
         scalingOption(),
-        {"set", OptionKind::Repeated, "a parameter of the --scaling method (e.g. factor=16)", "NAME=VALUE"},
+        {"set", OptionKind::Repeated,
+         "a parameter of the --scaling method (e.g. factor=16), or logit-c=c: scores times 1 + c ln(n/L) past L",
+         "NAME=VALUE"},
         {"compare", OptionKind::Value,
          "evaluate a rope/xpos model under each method: methods separated by ',', each with optional "
          "':NAME=VALUE' settings (e.g. none,pi,yarn:factor=8:beta-fast=16,rerope:window=32); unset parameters: factor "
-         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults",
+         "= longest length / L (dynamic-ntk keeps 1), window = L/2, others their defaults; logit-c=c with any method "
+         "(none:logit-c=0.1)",
          "METHODS"}};
     for (const OptionDef& o : pictureOptions())
         options.push_back(o);

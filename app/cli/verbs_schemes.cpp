@@ -15,10 +15,10 @@ namespace plab::cli {
 
 namespace {
 
-nlohmann::json schemeJson(const SchemeInfo& s)
+nlohmann::json paramsJson(const std::vector<ParamInfo>& list)
 {
     nlohmann::json params = nlohmann::json::array();
-    for (const ParamInfo& p : s.params) {
+    for (const ParamInfo& p : list) {
         params.push_back({{"name", p.name},
                           {"default", wholeNumbersAsIntegers(p.defaultValue)},
                           {"min", wholeNumbersAsIntegers(p.minValue)},
@@ -30,6 +30,12 @@ nlohmann::json schemeJson(const SchemeInfo& s)
                           {"range", p.rangeText()},
                           {"description", p.description}});
     }
+    return params;
+}
+
+nlohmann::json schemeJson(const SchemeInfo& s)
+{
+    const nlohmann::json params = paramsJson(s.params);
     return {{"name", s.name},         {"title", s.title},
             {"formula", s.formula},   {"explanation", s.explanation},
             {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
@@ -43,7 +49,7 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
         nlohmann::json list = nlohmann::json::array();
         for (const SchemeInfo& s : schemeCatalog())
             list.push_back(schemeJson(s));
-        ctx.out << nlohmann::json{{"schemes", list}}.dump(2) << '\n';
+        ctx.out << nlohmann::json{{"schemes", list}, {"modifiers", paramsJson(modifierParams())}}.dump(2) << '\n';
         return 0;
     }
     for (const SchemeInfo& s : schemeCatalog()) {
@@ -54,6 +60,10 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
             ctx.out << "    --set " << p.name << "=" << p.defaultValue << "   allowed " << p.rangeText() << "  ("
                     << p.description << ")\n";
     }
+    ctx.out << "modifiers (any scheme)\n";
+    for (const ParamInfo& p : modifierParams())
+        ctx.out << "    --set " << p.name << "=" << p.defaultValue << "   allowed " << p.rangeText() << "  ("
+                << p.description << ")\n";
     return 0;
 }
 

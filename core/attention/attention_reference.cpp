@@ -100,7 +100,7 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
     }
     for (int m = 0; m < N; ++m) {
         for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
-            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m)
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m, N)
                                             : -std::numeric_limits<double>::infinity();
     }
     // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
@@ -173,7 +173,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         const Eigen::VectorXd delta = (f.P.array() * dP.array()).rowwise().sum(); // (N)
         Matrix dS = f.P.array() * (dP.colwise() - delta).array();                 // (N, N)
         for (int m = 0; m < N; ++m) {
-            dS.row(m) *= bias.rowScale(m);
+            dS.row(m) *= bias.rowScale(m, N);
             for (int n = 0; n < N; ++n) // the bias depends on r = m - n alone; masked cells are 0
                 headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
         }

@@ -123,7 +123,7 @@ struct Plan {
     bool useBias = false;
     bool useScale = false;
     std::vector<int> rowBegin, rowEnd; // (N): visible keys [rowBegin[m], rowEnd[m]) of row m
-    std::vector<float> rowScale;       // (N): the logn factor of row m
+    std::vector<float> rowScale;       // (N): the row modifiers' factor of row m (logn, logit-c)
     size_t biasStride = 0;
     std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
     double visiblePairs = 0;         // sum over rows of the visible keys, for one head
@@ -146,7 +146,7 @@ struct Plan {
             rowBegin[m] = keys.begin;
             rowEnd[m] = keys.end;
             visiblePairs += keys.end - keys.begin;
-            rowScale[m] = bias.rowScale(m);
+            rowScale[m] = bias.rowScale(m, N);
             useScale = useScale || rowScale[m] != 1.0f;
         }
         if (bias.hasAdditive()) {

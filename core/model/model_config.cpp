@@ -196,6 +196,7 @@ SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
         return modelSchemeSpec(c);
     SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
     spec.temperature = c.temperature;
+    spec.logitC = modelSchemeSpec(c).logitC; // logit-c scales every layer's scores, NoPE layers' too
     return spec;
 }
 

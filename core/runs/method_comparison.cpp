@@ -94,6 +94,10 @@ void checkMethodChoice(const MethodChoice& choice)
         values[p.name] = p.defaultValue;
     for (const std::string& setting : choice.settings) {
         checkMethodSetting(info, setting);
+        if (isModifierSetting(setting)) { // its value is checked with the scheme's (makeSchemeSpec)
+            makeSchemeSpec("none", 1, false, {setting}, 1);
+            continue;
+        }
         const size_t eq = setting.find('=');
         const std::string name = setting.substr(0, eq);
         const std::string text = setting.substr(eq + 1);
@@ -175,6 +179,10 @@ std::vector<MethodCurve> evaluateUnderMethods(Model& model, const std::vector<ui
         const SchemeSpec spec = modelSchemeSpec(c); // InputError naming the parameter, its value and what is allowed
         curve.params = spec.scalingParams;
         curve.label = methodCurveLabel(model.config().scheme, rotaryMethodByName(choice.method), curve.params);
+        if (spec.logitC > 0) { // the modifier beside the method's parameters
+            curve.params["logit-c"] = spec.logitC;
+            curve.label += " × logit-c " + numberText(spec.logitC);
+        }
         curves.push_back(std::move(curve));
     }
 

@@ -1,4 +1,4 @@
-// Per-distance tables, masks and the logn modifier behind every bias view and attention kernel.
+// Per-distance tables, masks and the row modifiers (logn, logit-c) behind every bias view and attention kernel.
 #include "schemes/position_bias.h"
 
 #include "base/limits.h"
@@ -230,12 +230,12 @@ double nominalPairs(const SchemeSpec& spec, int length)
     return n * widest;
 }
 
-float PositionBias::rowScale(int m) const
+float PositionBias::rowScale(int m, int length) const
 {
-    const double temperature = m_spec.temperature.factor(m);
+    const double scale = m_spec.temperature.factor(m) * logitLengthScale(m_spec.logitC, length, m_spec.context);
     if (!m_spec.logn || m + 1 <= m_spec.context)
-        return static_cast<float>(temperature);
-    return static_cast<float>(temperature * std::log(m + 1.0) / std::log(static_cast<double>(m_spec.context)));
+        return static_cast<float>(scale);
+    return static_cast<float>(scale * std::log(m + 1.0) / std::log(static_cast<double>(m_spec.context)));
 }
 
 void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* out) const
@@ -246,7 +246,7 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
         float* row = out + static_cast<size_t>(m - rowBegin) * length;
         const KeyRange keys = keyRange(m, length);
         const KeyRange sinks = sinkRange(m, length);
-        const float scale = rowScale(m);
+        const float scale = rowScale(m, length);
         std::fill(row, row + keys.begin, kMasked);
         for (int n = sinks.begin; n < sinks.end; ++n)
             row[n] = table[m - n] * scale;

@@ -90,9 +90,10 @@ public:
         return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
     }
 
-    // The row modifiers' factor for row m: logn's log(m+1)/log(context) past the context (else 1), times Llama 4's
-    // temperature (AttentionTemperature::factor).
-    float rowScale(int m) const;
+    // The row modifiers' factor for row m of a sequence of `length` positions: logn's log(m+1)/log(context) past the
+    // context (else 1), times Llama 4's temperature (AttentionTemperature::factor), times logit-c's
+    // logitLengthScale of the sequence.
+    float rowScale(int m, int length) const;
 
     // Fills out[(m - rowBegin) * length + n] for m in [rowBegin, rowEnd), n in [0, length) with the
     // masked view (times rowScale), masked cells -inf. Parallel over rows with OpenMP.

@@ -44,6 +44,7 @@ std::vector<std::string> settingsTakenBy(std::string_view scheme, std::string_vi
 
 // A NAME=VALUE setting of `method` (a model's scaling settings, `eval --set`, a compared method's settings): InputError
 // for a malformed one or a NAME the method does not take, naming the setting and listing the method's parameters.
+// A modifier (logit-c) is taken under every method, `none` included.
 void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setting);
 
 // The original context L a method reads when the spec has no model context (like local's window without a model).

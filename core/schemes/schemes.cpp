@@ -291,6 +291,22 @@ void validateAttentionTemperature(const AttentionTemperature& t)
                          " is out of range; allowed: [0, 100]");
 }
 
+const std::vector<ParamInfo>& modifierParams()
+{
+    static const std::vector<ParamInfo> params = {
+        {"logit-c", 0, 0, 100, false, false, false, false,
+         "DroPE's test-time logit scaling: the scores of a sequence of n > L positions times 1 + c ln(n/L) (L: the "
+         "training context; 0: off)"},
+    };
+    return params;
+}
+
+bool isModifierSetting(std::string_view setting)
+{
+    const std::string_view name = setting.substr(0, setting.find('='));
+    return catalog::entryNamed(modifierParams(), std::string(name)) != nullptr;
+}
+
 void validateSchemeSpec(const SchemeSpec& spec)
 {
     const SchemeInfo& info = spec.info();
@@ -305,6 +321,13 @@ void validateSchemeSpec(const SchemeSpec& spec)
     if (spec.logn && spec.context < 2)
         throw InputError("the logn modifier needs a training context >= 2 (got " + std::to_string(spec.context) + ")");
     validateAttentionTemperature(spec.temperature);
+    const ParamInfo& logitC = modifierParams()[0];
+    if (!logitC.accepts(spec.logitC))
+        throw InputError("logit-c = " + catalog::shortNumberText(spec.logitC) +
+                         " is out of range; allowed: " + logitC.rangeText());
+    if (spec.logitC > 0 && spec.context < 1)
+        throw InputError("logit-c = " + catalog::shortNumberText(spec.logitC) +
+                         " needs a training context L (the scores of sequences longer than L are scaled)");
     catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
                               "scheme " + info.name + " has no parameter ");
     if (spec.params.count("rotary-fraction")) {
@@ -382,6 +405,10 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
             throw InputError("a setting is NAME=VALUE, got '" + a + "'", "set");
         const std::string pname = a.substr(0, eq);
         const std::string text = a.substr(eq + 1);
+        if (isModifierSetting(a)) { // any scheme, any method
+            spec.logitC = parseNumber(text, pname);
+            continue;
+        }
         auto it =
             std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
         auto methodIt = std::find_if(method.params.begin(), method.params.end(),
@@ -423,6 +450,8 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["context"] = spec.context;
     if (spec.logn)
         j["logn"] = true;
+    if (spec.logitC > 0)
+        j["logit_c"] = spec.logitC;
     if (spec.temperature.tuning) // Llama 4's names
         j["attn_temperature_tuning"] = {{"floor_scale", spec.temperature.floorScale},
                                         {"attn_scale", spec.temperature.attnScale}};

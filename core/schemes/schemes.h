@@ -94,6 +94,18 @@ struct AttentionTemperature {
 // Throws InputError naming floor_scale or attn_scale, its value and the allowed range.
 void validateAttentionTemperature(const AttentionTemperature& temperature);
 
+// Modifiers usable with any scheme and any length-extension method, set like a parameter (NAME=VALUE): logit-c, the
+// test-time logit scaling of DroPE (Gelberg et al. 2025). Their names, defaults and ranges.
+const std::vector<ParamInfo>& modifierParams();
+// Whether NAME=VALUE names a modifier (its value is checked where the spec is built).
+bool isModifierSetting(std::string_view setting);
+// DroPE's logit scale for a sequence of n positions of a model trained at context L: 1 + c ln(n/L) past L, else 1;
+// every score of the sequence is multiplied by it. The one home of the formula.
+inline double logitLengthScale(double c, int length, int context)
+{
+    return c > 0 && context > 0 && length > context ? 1.0 + c * std::log(static_cast<double>(length) / context) : 1.0;
+}
+
 // A complete, validated description of one positional scheme configuration.
 struct SchemeSpec {
     SchemeKind kind = SchemeKind::None;
@@ -101,6 +113,7 @@ struct SchemeSpec {
     bool bidirectional = false;
     bool logn = false;                           // scale row m's scores by log(m+1)/log(context) past the context
     AttentionTemperature temperature;            // Llama 4's NoPE-layer temperature, another row scale
+    double logitC = 0; // logit-c: scores times logitLengthScale(logitC, n, context) for sequences of n > context
     int context = 0;                             // training context length, 0 when there is no model
     std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
     RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
