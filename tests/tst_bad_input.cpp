@@ -966,9 +966,17 @@ void TestBadInput::cli_data()
         {"train", "alibi", "--task", "copy", "--corpus", "@DIR@/c.txt", "-o", "@DIR@/m.safetensors"}, 2,
         "train: --corpus cannot be used here: --task trains on generated examples, not on text");
     row("sweep task", {"sweep", "--schemes", "alibi", "--task", "copy", "-o", "@DIR@/runs"}, 2,
-        "sweep: unknown option '--task' (read by eval, train, not by sweep)");
+        "sweep: unknown option '--task' (read by eval, render, train, not by sweep)");
     row("bias task", {"bias", "alibi", "--task", "copy"}, 2,
-        "bias: unknown option '--task' (read by eval, train, not by bias)");
+        "bias: unknown option '--task' (read by eval, render, train, not by bias)");
+    row("render recalibration without task", {"render", "train", "--recalibration", "12.5", "-o", "@DIR@/t.png"}, 2,
+        "render train: --recalibration 12.5 runs the DroPE recipe on a task; allowed: with --task");
+    row("render recalibration out of range",
+        {"render", "train", "--task", "copy", "--recalibration", "0", "-o", "@DIR@/t.png"}, 2,
+        "render train: --recalibration 0 is out of range; allowed: a percent of the rope run's steps in [0.5, 100]");
+    row("render task length past the context",
+        {"render", "train", "rope", "--task", "copy", "--task-length", "20", "-o", "@DIR@/t.png"}, 2,
+        "--task copy --task-length 20 at --context 32: task copy: length = 20");
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
         return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",

@@ -126,7 +126,7 @@ private Q_SLOTS:
         QVERIFY(view.taskShown());
         QVERIFY(view.hasPicture());
         QCOMPARE(view.table()->rowCount(), 4);
-        QCOMPARE(view.table()->item(3, 0)->text(), taskCurveName(kDropeLabel, 0.25));
+        QCOMPARE(view.table()->item(3, 0)->text(), taskCurveName(kDropeLabel, 0.25, request.logitC));
         const bool passkey = task == TaskKind::Passkey;
         QCOMPARE(view.passkeyHeatmap()->isVisibleTo(&view), passkey);
         if (passkey) {

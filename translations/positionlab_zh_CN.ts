@@ -27,6 +27,10 @@
         <source>Save every view as the window opens on this screen, with the Lessons dock open, to DIR and quit (to check that nothing is clipped)</source>
         <translation>将窗口在此屏幕上打开时的每个视图（课程面板打开）保存到 DIR 后退出（用于检查没有内容被截断）</translation>
     </message>
+    <message>
+        <source>Run the DroPE recipe on passkey in the Train tab as the window opens on this screen, save it running and done to DIR, and quit</source>
+        <translation>在“训练”页按本屏幕上窗口打开时的大小对 passkey 运行 DroPE 流程，把运行中和完成时的截图保存到 DIR 后退出</translation>
+    </message>
 </context>
 <context>
     <name>FigureText</name>
@@ -321,6 +325,48 @@
     <message>
         <source> · pairs %1 to %2 not rotated (θ = 0)</source>
         <translation> · 第 %1 到 %2 对不旋转（θ = 0）</translation>
+    </message>
+    <message>
+        <source>Accuracy vs length, mean ± sd over %1 seeds (task %2, trained at 1..%3)</source>
+        <translation>准确率随长度变化，%1 个种子的均值 ± 标准差（任务 %2，训练长度 1..%3）</translation>
+    </message>
+    <message>
+        <source>Accuracy vs length (task %1, trained at 1..%2)</source>
+        <translation>准确率随长度变化（任务 %1，训练长度 1..%2）</translation>
+    </message>
+    <message>
+        <source>task length (%1)</source>
+        <translation>任务长度（%1）</translation>
+    </message>
+    <message>
+        <source>exact-match accuracy (all depths)</source>
+        <translation>完全匹配准确率（全部深度）</translation>
+    </message>
+    <message>
+        <source>exact-match accuracy</source>
+        <translation>完全匹配准确率</translation>
+    </message>
+    <message>
+        <source>Passkey retrieval: accuracy by needle depth and length (trained at 1..%1)</source>
+        <translation>Passkey 检索：按针的深度和长度的准确率（训练长度 1..%1）</translation>
+    </message>
+    <message>
+        <source>length (filler letters)</source>
+        <translation>长度（填充字母数）</translation>
+    </message>
+    <message>
+        <source>needle depth</source>
+        <translation>针的深度</translation>
+    </message>
+    <message numerus="yes">
+        <source>mean over %n seed(s)</source>
+        <translation>
+            <numerusform>%n 个种子的均值</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>准确率</translation>
     </message>
 </context>
 <context>
@@ -658,6 +704,57 @@
     <message>
         <source>GPT-NeoX&apos;s rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
         <translation>GPT-NeoX 的 rotary_pct f：只有前 ⌊f d⌋ 维旋转，θ_i = base^(-2i/⌊f d⌋)</translation>
+    </message>
+</context>
+<context>
+    <name>TaskText</name>
+    <message>
+        <source>train rope</source>
+        <translation>训练 rope</translation>
+    </message>
+    <message>
+        <source>score rope and rope + YaRN zero-shot</source>
+        <translation>评估 rope 以及零样本的 rope + YaRN</translation>
+    </message>
+    <message>
+        <source>train NoPE from scratch</source>
+        <translation>从头训练 NoPE</translation>
+    </message>
+    <message>
+        <source>score NoPE</source>
+        <translation>评估 NoPE</translation>
+    </message>
+    <message>
+        <source>drop the positions and recalibrate</source>
+        <translation>去掉位置并重新校准</translation>
+    </message>
+    <message>
+        <source>score DroPE</source>
+        <translation>评估 DroPE</translation>
+    </message>
+    <message>
+        <source>rope + YaRN (zero-shot)</source>
+        <translation>rope + YaRN（零样本）</translation>
+    </message>
+    <message>
+        <source>NoPE</source>
+        <translation>NoPE</translation>
+    </message>
+    <message>
+        <source>DroPE (%1% recalibration, logit-c %2)</source>
+        <translation>DroPE（重新校准 %1%，logit-c %2）</translation>
+    </message>
+    <message>
+        <source>DroPE (%1% recalibration)</source>
+        <translation>DroPE（重新校准 %1%）</translation>
+    </message>
+    <message>
+        <source>seed %1 of %2: %3</source>
+        <translation>种子 %1/%2：%3</translation>
+    </message>
+    <message>
+        <source>train %1</source>
+        <translation>训练 %1</translation>
     </message>
 </context>
 <context>
@@ -1861,6 +1958,98 @@ allowed: %2</source>
     <message>
         <source>A trained rope or xpos model scored zero-shot under length-extension methods: one perplexity curve per method</source>
         <translation>训练好的 rope 或 xpos 模型在长度扩展方法下零样本评分：每种方法一条困惑度曲线</translation>
+    </message>
+    <message>
+        <source>%1: depth %2, length %3: accuracy %4</source>
+        <translation>%1：深度 %2，长度 %3：准确率 %4</translation>
+    </message>
+    <message>
+        <source>%1: depth %2, length %3: not scored</source>
+        <translation>%1：深度 %2，长度 %3：未评估</translation>
+    </message>
+    <message>
+        <source>Run the DroPE recipe</source>
+        <translation>运行 DroPE 流程</translation>
+    </message>
+    <message>
+        <source>On the chosen task: train rope, drop the positions, recalibrate for the chosen share of the steps, then score it beside rope, rope + YaRN zero-shot and NoPE</source>
+        <translation>在所选任务上：训练 rope，去掉位置，按所选的步数比例重新校准，然后与 rope、零样本的 rope + YaRN 和 NoPE 一起评估</translation>
+    </message>
+    <message>
+        <source>text perplexity</source>
+        <translation>文本困惑度</translation>
+    </message>
+    <message>
+        <source>Train on the corpus, score perplexity against length</source>
+        <translation>在语料上训练，按长度评估困惑度</translation>
+    </message>
+    <message>
+        <source>What the schemes learn: text (perplexity) or a task scored by exact-match accuracy at lengths L to 4L</source>
+        <translation>方案要学的内容：文本（困惑度），或在长度 L 到 4L 上按完全匹配准确率评分的任务</translation>
+    </message>
+    <message>
+        <source>Task</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Training examples have lengths 1..L (at most what the context holds); scored at L to 4L</source>
+        <translation>训练样例的长度为 1..L（不超过上下文能容纳的长度）；在 L 到 4L 上评分</translation>
+    </message>
+    <message>
+        <source>Task length L</source>
+        <translation>任务长度 L</translation>
+    </message>
+    <message>
+        <source>DroPE&apos;s recalibration: steps after dropping the positions, as a share of the rope run&apos;s (the paper uses 0.5-12.5%)</source>
+        <translation>DroPE 的重新校准：去掉位置之后的步数，占 rope 训练步数的比例（论文用 0.5-12.5%）</translation>
+    </message>
+    <message>
+        <source>Recalibration</source>
+        <translation>重新校准</translation>
+    </message>
+    <message>
+        <source>DroPE is scored with its logits times 1 + c·ln(n/L) past L; 0: unscaled</source>
+        <translation>评估 DroPE 时，超过 L 的 logits 乘以 1 + c·ln(n/L)；0：不缩放</translation>
+    </message>
+    <message>
+        <source>DroPE logit-c</source>
+        <translation>DroPE logit-c</translation>
+    </message>
+    <message>
+        <source>Passkey accuracy by needle depth and length appears here as each model is scored.</source>
+        <translation>每个模型评估完后，这里显示按针的深度和长度的 passkey 准确率。</translation>
+    </message>
+    <message>
+        <source>choose a task (copy, reverse, addition or passkey) for the DroPE recipe</source>
+        <translation>DroPE 流程需要选择一个任务（copy、reverse、addition 或 passkey）</translation>
+    </message>
+    <message>
+        <source>Each curve appears when its model is scored on the task.</source>
+        <translation>每条曲线在其模型完成任务评估后出现。</translation>
+    </message>
+    <message>
+        <source>DroPE recipe on task %1…</source>
+        <translation>在任务 %1 上运行 DroPE 流程…</translation>
+    </message>
+    <message>
+        <source>Training %1 scheme(s) on task %2…</source>
+        <translation>在任务 %2 上训练 %1 个方案…</translation>
+    </message>
+    <message>
+        <source>%1 — step %2 of %3, loss %4</source>
+        <translation>%1 — 第 %2/%3 步，损失 %4</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>acc @ %1</source>
+        <translation>准确率 @ %1</translation>
+    </message>
+    <message>
+        <source>n = %1 seeds, min %2, max %3</source>
+        <translation>n = %1 个种子，最小 %2，最大 %3</translation>
     </message>
 </context>
 <context>

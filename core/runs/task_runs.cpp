@@ -2,6 +2,7 @@
 #include "runs/task_runs.h"
 
 #include "base/errors.h"
+#include "schemes/schemes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -198,6 +199,19 @@ nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const 
 
 // ---- DroPE ----
 
+namespace {
+
+// The logit-c modifier's setting for DroPE's scoring.
+std::string dropeLogitSetting(const DropeRecipe& recipe)
+{
+    std::ostringstream text;
+    text.precision(17);
+    text << "logit-c=" << recipe.logitC;
+    return text.str();
+}
+
+} // namespace
+
 void checkDropeRecipe(const DropeRecipe& recipe)
 {
     TaskRunConfig rope = recipe.run;
@@ -215,6 +229,7 @@ void checkDropeRecipe(const DropeRecipe& recipe)
             if (recipe.seeds[i] == recipe.seeds[j])
                 throw InputError("seed " + std::to_string(recipe.seeds[i]) + " is given twice; allowed: distinct seeds",
                                  "seeds");
+    makeSchemeSpec("none", 1, false, {dropeLogitSetting(recipe)}, recipe.run.model.context); // logit-c's range
     if (!(recipe.yarnFactor >= 0))
         throw InputError("YaRN factor = " + number(recipe.yarnFactor) +
                              " is out of range; allowed: 0 (from the longest scored length) or a factor > 0",
@@ -360,6 +375,8 @@ DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& ho
                        &init, "the rope model", "the DroPE recalibration");
         if (dropeRun.stopped || !begin(DropeStep::ScoreDrope))
             return stop();
+        if (recipe.logitC > 0) // DroPE's test-time logit scale (a modifier: the weights are not touched)
+            dropeRun.model->setScaling("none", {dropeLogitSetting(recipe)});
         curve = scoreTaskCurve(*dropeRun.model, recipe.run, kDropeLabel, seed, scoring);
         if (!curve)
             return stop();

@@ -93,13 +93,17 @@ struct DropeRecipe {
     double fraction = 0.125; // of the rope budget, in (0, 1]; the paper recalibrates with 0.5-12.5%
     std::vector<uint64_t> seeds = {1};
     double yarnFactor = 0; // > 0: YaRN's factor; 0: the longest scored sequence over the context, rounded up
+    // DroPE is scored with its test-time logit scale, scores times 1 + c ln(n/L) past L (the logit-c modifier); 0:
+    // none. The default is about 1/ln L at the lab's contexts (32, 64), where log-n scaling (lesson 9) would put it.
+    double logitC = 0.25;
 };
 inline constexpr const char* kDropeLabel = "drope";
 inline constexpr const char* kNopeLabel = "none";
 inline constexpr const char* kRopeLabel = "rope";
 inline constexpr const char* kRopeYarnLabel = "rope+yarn";
 
-// InputError: checkTaskRunConfig, a fraction outside (0, 1], no seeds or a repeated one, a negative YaRN factor.
+// InputError: checkTaskRunConfig, a fraction outside (0, 1], no seeds or a repeated one, a negative YaRN factor, a
+// logit-c the modifier refuses.
 void checkDropeRecipe(const DropeRecipe& recipe);
 // Recalibration steps: fraction x train.steps rounded, at least 1.
 int dropeRecalibrationSteps(const DropeRecipe& recipe);

@@ -128,6 +128,10 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
         ColorScale s =
             makeColorScale(sharesScale(i) ? all : ranges[i], p.colorMap.isEmpty() ? m_figure.colorMap : p.colorMap);
         s.dark = m_figure.dark;
+        if (m_figure.fixedHi > m_figure.fixedLo) {
+            s.lo = m_figure.fixedLo;
+            s.hi = m_figure.fixedHi;
+        }
         m_scales.push_back(s);
         const MatrixPtr& mat = m_figure.panels[i].matrix;
         m_images.push_back(mat ? colorize(mat->values.data(), mat->rows, mat->cols, s) : QImage());

@@ -254,6 +254,14 @@ QFormLayout* TrainView::buildFields()
     m_fraction->setToolTip(tr("DroPE's recalibration: steps after dropping the positions, as a share of the rope "
                               "run's (the paper uses 0.5-12.5%)"));
     form->addRow(tr("Recalibration"), m_fraction);
+    m_logitC = new QDoubleSpinBox(this);
+    m_logitC->setObjectName(QStringLiteral("logit_c"));
+    m_logitC->setDecimals(2);
+    m_logitC->setRange(0, 100);
+    m_logitC->setSingleStep(0.05);
+    m_logitC->setValue(DropeRecipe{}.logitC);
+    m_logitC->setToolTip(tr("DroPE is scored with its logits times 1 + c·ln(n/L) past L; 0: unscaled"));
+    form->addRow(tr("DroPE logit-c"), m_logitC);
     return form;
 }
 
@@ -269,7 +277,7 @@ QWidget* TrainView::buildResults()
     m_pplPlot = new CurvePlot(plots);
     m_pplPlot->setEmptyHint(tr("Press Train to train the ticked schemes; each curve appears when its model is "
                                "evaluated."));
-    m_heatmap = new HeatmapWidget(plots);
+    m_heatmap = new HeatmapWidget(right); // under the charts: four panels need the width
     m_heatmap->setObjectName(QStringLiteral("passkey_heatmap"));
     m_heatmap->setEmptyHint(tr("Passkey accuracy by needle depth and length appears here as each model is scored."));
     m_heatmap->hide(); // passkey runs only
@@ -277,7 +285,8 @@ QWidget* TrainView::buildResults()
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     right->setStretchFactor(0, 3);
-    right->setStretchFactor(1, 1);
+    right->setStretchFactor(1, 3);
+    right->setStretchFactor(2, 1);
     m_methods = new MethodsPanel(m_pages);
     m_pages->addTab(right, tr("Training runs"));
     m_pages->addTab(m_methods, tr("Evaluate under methods"));
@@ -571,7 +580,10 @@ QString TrainView::pictureTitle() const
 
 QSize TrainView::defaultImageSize() const
 {
-    return methodsShown() ? defaultPictureSize(QStringLiteral("methods")) : QSize(1500, 650);
+    if (methodsShown())
+        return defaultPictureSize(QStringLiteral("methods"));
+    // A passkey run adds its depth x length heatmaps to the loss and accuracy charts.
+    return m_taskShown && m_taskRunning.run.task.kind == TaskKind::Passkey ? QSize(1500, 1200) : QSize(1500, 650);
 }
 
 bool TrainView::hasPicture() const
@@ -600,11 +612,11 @@ void TrainView::paintPicture(QPainter& painter, const QRectF& target, const Pict
         m_methods->paintPicture(painter, target, style);
         return;
     }
-    if (m_taskShown && m_taskRunning.run.task.kind == TaskKind::Passkey) { // loss | accuracy | depth x length
-        const double w = target.width();
-        const QRectF loss(target.left(), target.top(), w * 0.28, target.height());
-        const QRectF accuracy(loss.right(), target.top(), w * 0.32, target.height());
-        const QRectF heatmap(accuracy.right(), target.top(), target.right() - accuracy.right(), target.height());
+    if (m_taskShown && m_taskRunning.run.task.kind == TaskKind::Passkey) { // loss | accuracy over the heatmaps
+        const double h = target.height() * 0.5;
+        const QRectF loss(target.left(), target.top(), target.width() * 0.45, h);
+        const QRectF accuracy(loss.right(), target.top(), target.right() - loss.right(), h);
+        const QRectF heatmap(target.left(), loss.bottom(), target.width(), target.bottom() - loss.bottom());
         renderCurveFigure(painter, loss, m_lossPlot->figure(), style, m_lossPlot->emptyHint());
         renderCurveFigure(painter, accuracy, m_pplPlot->figure(), style, m_pplPlot->emptyHint());
         m_heatmap->heatmap().paint(painter, heatmap, style);
@@ -700,6 +712,7 @@ nlohmann::json TrainView::saveState() const
     state["task"] = m_task->currentData().toString().toStdString();
     state["task_length"] = m_taskLength->value();
     state["recalibration_percent"] = m_fraction->value();
+    state["logit_c"] = m_logitC->value();
     state["page"] = methodsShown() ? "methods" : "runs";
     state["methods"] = m_methods->sessionState();
     return state;
@@ -750,6 +763,10 @@ void TrainView::restoreState(const nlohmann::json& state)
         throw InputError("session: views.train.recalibration_percent = " + std::to_string(percent) +
                          " is out of range; allowed: [" + std::to_string(m_fraction->minimum()) + ", " +
                          std::to_string(m_fraction->maximum()) + "]");
+    const double logitC = sessionNumber(state, "logit_c", m_logitC->value(), where);
+    if (!(logitC >= m_logitC->minimum() && logitC <= m_logitC->maximum()))
+        throw InputError("session: views.train.logit_c = " + std::to_string(logitC) + " is out of range; allowed: [" +
+                         std::to_string(m_logitC->minimum()) + ", " + std::to_string(m_logitC->maximum()) + "]");
     const std::string page = sessionString(state, "page", "runs", where);
     if (page != "runs" && page != "methods")
         throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
@@ -772,6 +789,7 @@ void TrainView::restoreState(const nlohmann::json& state)
     if (taskLength > 0)
         m_taskLength->setValue(taskLength);
     m_fraction->setValue(percent);
+    m_logitC->setValue(logitC);
     // The kept models are offered when the window is built, before a session is applied: the restored values win
     // over the current model's defaults (and over the first model's when none is there yet).
     m_methods->applySessionState(methods);
@@ -784,6 +802,7 @@ void TrainView::onTaskChosen()
     const bool text = name == QLatin1String(kTextTask);
     m_taskLength->setEnabled(!text);
     m_fraction->setEnabled(!text);
+    m_logitC->setEnabled(!text);
     m_drope->setEnabled(!text && !isBusy());
     if (text)
         return;
@@ -801,7 +820,7 @@ TaskRequest TrainView::taskRequest(bool drope) const
     if (name == QLatin1String(kTextTask))
         throw InputError(tr("choose a task (copy, reverse, addition or passkey) for the DroPE recipe").toStdString());
     const TaskSpec task{taskByName(name.toStdString()).kind, m_taskLength->value()};
-    return taskRequestFor(request(), task, drope, m_fraction->value() / 100);
+    return taskRequestFor(request(), task, drope, m_fraction->value() / 100, m_logitC->value());
 }
 
 void TrainView::startTask(const TaskRequest& request)
@@ -866,7 +885,7 @@ void TrainView::onTaskSnapshot(const TaskSnapshot& s)
     c.y.push_back(s.loss);
     std::vector<std::string> names;
     for (const std::string& label : labels)
-        names.push_back(taskCurveName(label, m_taskRunning.fraction).toStdString());
+        names.push_back(taskCurveName(label, m_taskRunning.fraction, m_taskRunning.logitC).toStdString());
     m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
     const QString stage = m_status->text().section(QStringLiteral(" — "), 0, 0);
     m_status->setText(tr("%1 — step %2 of %3, loss %4").arg(stage).arg(s.step).arg(s.steps).arg(s.loss, 0, 'f', 3));
@@ -878,7 +897,7 @@ void TrainView::showTaskResults()
     const std::vector<TaskAccuracyRow> byLength = summarizeTaskAccuracy(m_taskCurves, true);
     std::vector<std::string> names;
     for (const std::string& label : m_taskRunning.labels())
-        names.push_back(taskCurveName(label, m_taskRunning.fraction).toStdString());
+        names.push_back(taskCurveName(label, m_taskRunning.fraction, m_taskRunning.logitC).toStdString());
     if (m_taskCurves.empty())
         m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
     m_pplPlot->setFigure(taskAccuracyFigure(byLength, m_taskRunning));

@@ -154,6 +154,7 @@ private:
     QComboBox* m_task = nullptr;
     QSpinBox* m_taskLength = nullptr;
     QDoubleSpinBox* m_fraction = nullptr;
+    QDoubleSpinBox* m_logitC = nullptr;
     QPushButton* m_drope = nullptr;
     HeatmapWidget* m_heatmap = nullptr;
     TaskRunner* m_taskRunner = nullptr;

@@ -56,6 +56,13 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
                                     "to DIR and quit (to check that nothing is clipped)"),
         QStringLiteral("DIR"));
     parser.addOption(layoutScreenshots);
+    const QCommandLineOption taskScreenshots(
+        QStringLiteral("screenshots-tasks"),
+        QCoreApplication::translate("CommandLine",
+                                    "Run the DroPE recipe on passkey in the Train tab as the window opens on this "
+                                    "screen, save it running and done to DIR, and quit"),
+        QStringLiteral("DIR"));
+    parser.addOption(taskScreenshots);
     const QCommandLineOption lang(
         QStringLiteral("lang"),
         QCoreApplication::translate("CommandLine",
@@ -70,6 +77,7 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
     result.screenshots = parser.value(screenshots);
     result.rotaryScreenshots = parser.value(rotaryScreenshots);
     result.layoutScreenshots = parser.value(layoutScreenshots);
+    result.taskScreenshots = parser.value(taskScreenshots);
     return result;
 }
 

@@ -12,6 +12,7 @@ struct GuiCommandLine {
     QString screenshots;       // --screenshots DIR, or empty
     QString rotaryScreenshots; // --screenshots-rotary DIR, or empty
     QString layoutScreenshots; // --screenshots-layout DIR, or empty
+    QString taskScreenshots;   // --screenshots-tasks DIR, or empty
     QString error;             // a bad --lang (the run stops with exit 2), or empty
 };
 

@@ -20,5 +20,9 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
 // Attention on text) and layout-scheme-long.png (the scheme with the longest formula), to check that nothing is
 // clipped on a small or a large screen (run it under QT_QPA_PLATFORM=offscreen:configfile=..., see README).
 bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error);
+// The Train tab at the window's own size running the DroPE recipe on passkey (demo preset, 600 steps): DIR/
+// tasks-drope-running.png once the first curves are scored, tasks-drope-done.png at the end (the passkey heatmaps),
+// tasks-passkey-heatmap.png (the heatmap widget) and tasks-drope-export.png (the exported picture).
+bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error);
 
 } // namespace plab::ui

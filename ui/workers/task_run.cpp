@@ -56,13 +56,14 @@ DropeRecipe TaskRequest::recipe() const
     DropeRecipe r;
     r.run = run;
     r.fraction = fraction;
+    r.logitC = logitC;
     r.seeds.clear();
     for (int s = 0; s < seeds; ++s)
         r.seeds.push_back(run.model.seed + static_cast<uint64_t>(s));
     return r;
 }
 
-TaskRequest taskRequestFor(const TrainRequest& text, const TaskSpec& task, bool drope, double fraction)
+TaskRequest taskRequestFor(const TrainRequest& text, const TaskSpec& task, bool drope, double fraction, double logitC)
 {
     TaskRequest r;
     r.run.task = task;
@@ -74,6 +75,7 @@ TaskRequest taskRequestFor(const TrainRequest& text, const TaskSpec& task, bool 
     r.seeds = text.seeds;
     r.drope = drope;
     r.fraction = fraction;
+    r.logitC = logitC;
     r.reportEvery = text.reportEvery;
     return r;
 }
@@ -97,14 +99,17 @@ QString dropeStepText(DropeStep step)
     return {};
 }
 
-QString taskCurveName(const std::string& label, double fraction)
+QString taskCurveName(const std::string& label, double fraction, double logitC)
 {
     if (label == kRopeYarnLabel)
         return TaskText::tr("rope + YaRN (zero-shot)");
     if (label == kNopeLabel)
         return TaskText::tr("NoPE");
     if (label == kDropeLabel)
-        return TaskText::tr("DroPE (%1% recalibration)").arg(fraction * 100, 0, 'g', 3);
+        return logitC > 0 ? TaskText::tr("DroPE (%1% recalibration, logit-c %2)")
+                                .arg(fraction * 100, 0, 'g', 3)
+                                .arg(logitC, 0, 'g', 3)
+                          : TaskText::tr("DroPE (%1% recalibration)").arg(fraction * 100, 0, 'g', 3);
     return QString::fromStdString(label);
 }
 
@@ -247,7 +252,7 @@ CurveFigure taskAccuracyFigure(const std::vector<TaskAccuracyRow>& rows, const T
                                                                : FigureText::tr("exact-match accuracy");
     for (const std::string& label : request.labels()) {
         Curve c;
-        c.name = taskCurveName(label, request.fraction);
+        c.name = taskCurveName(label, request.fraction, request.logitC);
         bool band = false;
         for (const TaskAccuracyRow& r : rows) {
             if (r.label != label || r.accuracy.n == 0)
@@ -276,6 +281,8 @@ HeatmapFigure passkeyHeatmapFigure(const std::vector<TaskAccuracyRow>& grid, con
     figure.xLabel = FigureText::tr("length (filler letters)");
     figure.yLabel = FigureText::tr("needle depth");
     figure.colorMap = QStringLiteral("viridis");
+    figure.fixedLo = 0; // accuracy: the same colours for every run
+    figure.fixedHi = 1;
     const std::vector<int> lengths = taskRunEvalLengths(request.run);
     const std::vector<double>& depths = defaultPasskeyDepths();
     for (int length : lengths)
@@ -307,7 +314,7 @@ HeatmapFigure passkeyHeatmapFigure(const std::vector<TaskAccuracyRow>& grid, con
         if (!any)
             continue;
         HeatmapPanel panel;
-        panel.title = taskCurveName(label, request.fraction);
+        panel.title = taskCurveName(label, request.fraction, request.logitC);
         panel.subtitle = FigureText::tr("mean over %n seed(s)", nullptr, seeds);
         panel.valueLabel = FigureText::tr("accuracy");
         panel.matrix = std::move(matrix);

@@ -24,9 +24,10 @@ struct TaskRequest {
     ModelConfig schemeModel(size_t s) const;
     // InputError naming the problem (core's checkDropeRecipe or checkTaskRunConfig of every scheme) before any work.
     void check() const;
-    int seeds = 1;           // seeds run.model.seed, run.model.seed + 1, ...
-    bool drope = false;      // the DroPE recipe instead of the schemes
-    double fraction = 0.125; // the recipe's recalibration share
+    int seeds = 1;                        // seeds run.model.seed, run.model.seed + 1, ...
+    bool drope = false;                   // the DroPE recipe instead of the schemes
+    double fraction = 0.125;              // the recipe's recalibration share
+    double logitC = DropeRecipe{}.logitC; // DroPE's test-time logit scale
     int reportEvery = 5;
     // The curves in the order the plots and the table list them: the schemes, or the recipe's four.
     std::vector<std::string> labels() const;
@@ -34,7 +35,8 @@ struct TaskRequest {
 };
 // The task run a text request describes (the Train tab's fields, render train's options): its model, schedule, schemes,
 // seeds and report interval, on `task`; the DroPE recipe with `fraction` when `drope`.
-TaskRequest taskRequestFor(const TrainRequest& text, const TaskSpec& task, bool drope, double fraction);
+TaskRequest taskRequestFor(const TrainRequest& text, const TaskSpec& task, bool drope, double fraction,
+                           double logitC = DropeRecipe{}.logitC);
 // One streamed update of a task run.
 struct TaskSnapshot {
     std::string label; // the curve the update is about
@@ -53,7 +55,7 @@ void runTaskRequest(const TaskRequest& request, QPromise<TaskSnapshot>& promise)
 
 // How the plots, the table and the legend name a curve: a scheme as it is; the recipe's as "rope + YaRN (zero-shot)",
 // "NoPE", "DroPE (12.5% recalibration)".
-QString taskCurveName(const std::string& label, double fraction);
+QString taskCurveName(const std::string& label, double fraction, double logitC = 0);
 // The recipe's step as the status line says it, translated.
 QString dropeStepText(DropeStep step);
 
