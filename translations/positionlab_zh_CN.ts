@@ -351,8 +351,8 @@
         <translation>Passkey 检索：按针的深度和长度的准确率（训练长度 1..%1）</translation>
     </message>
     <message>
-        <source>length (filler letters)</source>
-        <translation>长度（填充字母数）</translation>
+        <source>length n (filler)</source>
+        <translation>长度 n（填充）</translation>
     </message>
     <message>
         <source>needle depth</source>

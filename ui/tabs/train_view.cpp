@@ -270,6 +270,7 @@ QWidget* TrainView::buildResults()
     m_pages = new QTabWidget(this);
     m_pages->setObjectName(QStringLiteral("train_pages"));
     auto* right = new QSplitter(Qt::Vertical, m_pages);
+    m_results = right;
     auto* plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
@@ -901,6 +902,10 @@ void TrainView::showTaskResults()
     if (m_taskCurves.empty())
         m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
     m_pplPlot->setFigure(taskAccuracyFigure(byLength, m_taskRunning));
+    if (passkey && m_heatmap->isHidden()) { // the charts keep room to be read: 2 : 2 : 1 of the height
+        const int h = std::max(300, m_results->height());
+        m_results->setSizes({h * 2 / 5, h * 2 / 5, h / 5});
+    }
     m_heatmap->setVisible(passkey);
     if (passkey)
         m_heatmap->setFigure(passkeyHeatmapFigure(summarizeTaskAccuracy(m_taskCurves, false), m_taskRunning));

@@ -17,6 +17,7 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QTableWidget;
 class QComboBox;
@@ -157,6 +158,7 @@ private:
     QDoubleSpinBox* m_logitC = nullptr;
     QPushButton* m_drope = nullptr;
     HeatmapWidget* m_heatmap = nullptr;
+    QSplitter* m_results = nullptr; // charts over the heatmap (passkey) over the table
     TaskRunner* m_taskRunner = nullptr;
     TaskRequest m_taskRunning;
     std::vector<TaskCurve> m_taskCurves;

@@ -230,9 +230,10 @@ void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& 
     save(
         path, options,
         [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
-            const QRectF left(r.left(), r.top(), r.width() * 0.4, r.height());
-            renderCurveFigure(p, left, accuracy, s);
-            heatmap.paint(p, QRectF(left.right(), r.top(), r.right() - left.right(), r.height()), s);
+            // Accuracy over the heatmaps: four panels need the whole width.
+            const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.42);
+            renderCurveFigure(p, top, accuracy, s);
+            heatmap.paint(p, QRectF(r.left(), top.bottom(), r.width(), r.bottom() - top.bottom()), s);
         },
         heatmap.figure().title);
 }

@@ -278,7 +278,7 @@ HeatmapFigure passkeyHeatmapFigure(const std::vector<TaskAccuracyRow>& grid, con
     HeatmapFigure figure;
     figure.title = FigureText::tr("Passkey retrieval: accuracy by needle depth and length (trained at 1..%1)")
                        .arg(request.run.task.trainLength);
-    figure.xLabel = FigureText::tr("length (filler letters)");
+    figure.xLabel = FigureText::tr("length n (filler)");
     figure.yLabel = FigureText::tr("needle depth");
     figure.colorMap = QStringLiteral("viridis");
     figure.fixedLo = 0; // accuracy: the same colours for every run
