@@ -22,6 +22,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -43,7 +45,16 @@ TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(
 {
     m_taskRunner = new TaskRunner(this);
     auto* layout = new QHBoxLayout(this);
-    m_controls = buildControls();
+    // The fields scroll when the window is shorter than they are (a 768-pixel screen in Chinese): the window fits.
+    auto* scroll = new QScrollArea(this);
+    QWidget* fields = buildControls();
+    scroll->setWidget(fields);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(fields->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setMaximumWidth(fields->maximumWidth() + scroll->verticalScrollBar()->sizeHint().width());
+    m_controls = scroll;
     layout->addWidget(m_controls);
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
