@@ -996,6 +996,14 @@ void TestBadInput::cli_data()
     row("bias task", {"bias", "alibi", "--task", "copy"}, 2, "bias: unknown option '--task' (read by eval, ");
     row("render lesson task", {"render", "lesson", "alibi-basics", "--task", "copy", "-o", "@DIR@/a.png"}, 2,
         "render: unknown option '--task'");
+    row("render recalibration without task", {"render", "train", "--recalibration", "12.5", "-o", "@DIR@/t.png"}, 2,
+        "render train: --recalibration 12.5 runs the DroPE recipe on a task; allowed: with --task");
+    row("render recalibration out of range",
+        {"render", "train", "--task", "copy", "--recalibration", "0", "-o", "@DIR@/t.png"}, 2,
+        "render train: --recalibration 0 is out of range; allowed: a percent of the rope run's steps in [0.5, 100]");
+    row("render task length past the context",
+        {"render", "train", "rope", "--task", "copy", "--task-length", "20", "-o", "@DIR@/t.png"}, 2,
+        "--task copy --task-length 20 at --context 32: task copy: length = 20");
     // train --init (issue 13): a checkpoint of another scheme or shape is refused before any training.
     auto init = [](QStringList extra) {
         return QStringList{"train", "--init", "@DIR@/m.safetensors",  "--corpus", "@DIR@/corpus.txt", "--steps",

@@ -58,6 +58,8 @@ private Q_SLOTS:
     void twinsHaveTheSameStates();
     void cliListsLessons();
     void cliRendersALesson();
+    void cliRendersDropThePositions_data();
+    void cliRendersDropThePositions();
     void cliRefusesABrokenFolder();
 };
 
@@ -328,6 +330,39 @@ void TestLessons::cliListsLessons()
     const plab::test::CliResult text = plab::test::runCli({"lessons"});
     QCOMPARE(text.exitCode, 0);
     QVERIFY(text.out.count('\n') >= 10);
+}
+
+// Lesson 13's figures render headless in both languages, its DroPE recipe on a few steps: every figure a picture.
+void TestLessons::cliRendersDropThePositions_data()
+{
+    QTest::addColumn<QString>("language");
+    QTest::newRow("en") << "en";
+    QTest::newRow("zh_CN") << "zh_CN";
+}
+
+void TestLessons::cliRendersDropThePositions()
+{
+    QFETCH(QString, language);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.filePath(QStringLiteral("out"));
+    const plab::test::CliResult r = plab::test::runCli({"render", "lesson", "13", "--lang", language, "--steps", "4",
+                                                        "-o", out, "--width", "600", "--height", "400", "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const std::vector<std::string> views{"compare", "entropy", "train"};
+    for (size_t figure = 1; figure <= views.size(); ++figure) {
+        const QString stem = out + QStringLiteral("/13-drop-the-positions-fig%1").arg(figure);
+        const QImage image(stem + QStringLiteral(".png"));
+        QVERIFY2(!image.isNull(), qPrintable(stem));
+        QCOMPARE(image.width(), 600);
+        QFile sidecar(stem + QStringLiteral(".json"));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(sidecar.readAll().toStdString());
+        QCOMPARE(j.at("state").at("view").get<std::string>(), views[figure - 1]);
+        if (views[figure - 1] == "train") // the recipe on passkey, as the command says
+            QVERIFY2(j.at("command").get<std::string>().find("--task passkey --recalibration 12.5") != std::string::npos,
+                     j.at("command").get<std::string>().c_str());
+    }
 }
 
 void TestLessons::cliRendersALesson()

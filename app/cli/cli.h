@@ -173,6 +173,10 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
 
 // --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
 int applyThreadsOption(const ParsedArgs& args);
+
+// --task NAME (and --task-length L, default the longest the context holds) of train and render train; none without
+// --task. Core's refusals name the options.
+std::optional<TaskSpec> taskFromArgs(const ParsedArgs& args, int context);
 // The --threads option: one text everywhere, after `when` ("with --checkpoint") and before `note` when given.
 OptionDef threadsOption(const std::string& when = {}, const std::string& note = {});
 // "m:ss" or "h:mm:ss" for elapsed times and ETAs; "?" when unknown.

@@ -17,6 +17,7 @@
 #include "base/npy.h"
 #include "model/optimizer.h"
 #include "model/presets.h"
+#include "runs/task_runs.h"
 #include "runs/training.h"
 #include "tasks/task_accuracy.h"
 #include "tasks/tasks.h"
@@ -401,8 +402,7 @@ TrainSetup trainSetupFromArgs(const ParsedArgs& args)
 // What a task run trains on, as the start line and the checkpoint name it.
 std::string taskSource(const TaskSpec& task)
 {
-    return "task " + taskInfo(task.kind).name + ", lengths 1.." + std::to_string(task.trainLength) + " (" +
-           taskInfo(task.kind).length + ")";
+    return taskTrainingBatches(task, 0).source; // core's one wording
 }
 
 // `corpus` is null for a task run.
@@ -628,13 +628,7 @@ int runTrain(const ParsedArgs& args, VerbContext& ctx)
     const std::string initSource = init ? "--init " + args.text("init") : std::string("checkpoint");
     TrainingResult trained;
     if (setup.task) {
-        TrainingBatches batches;
-        batches.draw = [task = *setup.task, seed = setup.training.dataSeed](int step, int B, int T, uint8_t* inputs,
-                                                                            uint8_t* targets, float* weights) {
-            fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
-        };
-        batches.source = taskSource(*setup.task);
-        batches.record = setup.task->toJson();
+        const TrainingBatches batches = taskTrainingBatches(*setup.task, setup.training.dataSeed);
         trained = trainModel(setup.model, setup.training, batches, hooks, init, initSource, setup.initRun);
     } else {
         trained = trainModel(setup.model, setup.training, *corpus, hooks, init, initSource, setup.initRun);

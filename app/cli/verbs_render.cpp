@@ -352,9 +352,31 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, con
 void renderTrain(const std::vector<std::string>& schemes, const ParsedArgs& args, const std::string& path,
                  std::ostream& err)
 {
-    if (schemes.empty())
+    if (args.has("recalibration") && !args.has("task"))
+        throw InputError("render train: --recalibration " + args.text("recalibration") +
+                         " runs the DroPE recipe on a task; allowed: with --task copy|reverse|addition|passkey");
+    if (schemes.empty() && !args.has("recalibration"))
         throw InputError("render train: name at least one scheme, e.g. render train sinusoidal rope alibi local");
     const ui::TrainRequest request = trainRequestFromArgs(schemes, args, args.text("preset", ui::kDemoPreset));
+    if (const std::optional<TaskSpec> task = taskFromArgs(args, request.model.context)) {
+        // A task: exact-match accuracy against length (and depth), for the schemes or the DroPE recipe.
+        const bool drope = args.has("recalibration");
+        const double percent = drope ? parseNumber(args.text("recalibration"), "--recalibration") : 0;
+        if (drope && !(percent >= 0.5 && percent <= 100))
+            throw InputError("render train: --recalibration " + args.text("recalibration") +
+                             " is out of range; allowed: a percent of the rope run's steps in [0.5, 100]");
+        const ui::TaskRequest taskRequest = ui::taskRequestFor(request, *task, drope, percent / 100);
+        err << "render train: " << (drope ? "the DroPE recipe" : std::to_string(schemes.size()) + " scheme(s)")
+            << " on task " << taskInfo(task->kind).name << " (lengths 1.." << task->trainLength << "), preset "
+            << args.text("preset", "demo") << ", " << request.train.steps << " steps each\n";
+        const std::vector<TaskCurve> curves = ui::runTaskAndWait(taskRequest, [&](const ui::TaskSnapshot& s) {
+            if (!s.stage.isEmpty())
+                err << "render train: " << s.stage.toStdString() << "\n";
+        });
+        ui::writeTaskPicture(taskRequest, curves, imageOptions(args, ui::defaultPictureSize(QStringLiteral("train"))),
+                             qPath(path));
+        return;
+    }
     err << "render train: training " << schemes.size() << " scheme(s), preset " << args.text("preset", "demo") << ", "
         << request.train.steps << " steps each\n";
     std::vector<std::vector<EvalPoint>> evals(schemes.size());
@@ -607,7 +629,8 @@ std::vector<UsageForm> renderForms()
         form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, scheme),
         form("attention", "--checkpoint MODEL.safetensors",
              {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, none),
-        form("train", "SCHEME ...", {"preset", "steps", "seed", "corpus", "scaling", "set"}, none),
+        form("train", "SCHEME ...",
+             {"preset", "steps", "seed", "corpus", "scaling", "set", "task", "task-length", "recalibration"}, none),
         form("model", "[--model DIR]", {"model", "page", "text", "layer", "head", "repeat-to"}, none),
         {"lesson K",
          {"folder", "steps", "corpus", "model", "width", "height", "dpi", "dark", "lang", "o"},
@@ -655,6 +678,13 @@ std::vector<OptionDef> renderOptions()
         {"steps", OptionKind::Value, "train, lesson: training steps instead of the preset's (a quick preview)", "N"},
         corpusOption("train, lesson"),
         {"quiet", OptionKind::Flag, "train, lesson: no training progress on stderr"},
+        {"task", OptionKind::Value,
+         "train: a task (copy, reverse, addition, passkey) scored by exact-match accuracy at L..4L instead of text",
+         "NAME"},
+        {"task-length", OptionKind::Value, "train --task: training lengths 1..L (default the longest the context holds)",
+         "L"},
+        {"recalibration", OptionKind::Value,
+         "train --task: run the DroPE recipe (rope, rope+yarn, NoPE, DroPE) with this recalibration percent", "P"},
     };
     options.insert(options.end(), own.begin(), own.end());
     for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})

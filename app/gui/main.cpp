@@ -60,6 +60,13 @@ int main(int argc, char** argv)
         delete window;
         return ok ? 0 : 1;
     }
+    if (!command.taskScreenshots.isEmpty()) {
+        const bool ok = plab::ui::takeTaskScreenshots(*window, command.taskScreenshots, &error);
+        if (!ok)
+            qCritical("positionlab: %s", qPrintable(error));
+        delete window;
+        return ok ? 0 : 1;
+    }
     if (!command.screenshots.isEmpty()) {
         const bool ok = plab::ui::takeScreenshots(*window, command.screenshots, 1100, &error);
         if (!ok)

@@ -6,6 +6,7 @@
 #include "model/presets.h"
 #include "schemes/rotary_scaling.h"
 #include "schemes/schemes.h"
+#include "tasks/tasks.h"
 
 #include <algorithm>
 #include <charconv>
@@ -56,7 +57,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
          {"view", "caption", "schemes", "params", "heads", "head", "bidirectional", "context", "logn", "lengths", "qk",
           "seed", "measure"}},
         {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to"}},
-        {LessonView::Train, {"view", "caption", "schemes", "preset"}},
+        {LessonView::Train, {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent"}},
         {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
     };
     return keys;
@@ -377,6 +378,20 @@ void readTrainKeys(const StateReader& r, LessonState& s)
 {
     s.schemes = r.schemeList(s.json, "schemes", 1, 1000);
     s.preset = r.choice(s.json, "preset", "demo", presetNames());
+    if (s.json.contains("task"))
+        s.task = r.choice(s.json, "task", "", taskNames());
+    if (s.task.empty() && (s.json.contains("task_length") || s.json.contains("recalibration_percent")))
+        r.fail(s.json.contains("task_length") ? "task_length" : "recalibration_percent",
+               "\"task_length\" and \"recalibration_percent\" apply only with \"task\"; allowed: add \"task\": " +
+                   joined(taskNames()));
+    s.taskLength = r.integer(s.json, "task_length", 0, 1, 1000);
+    if (s.json.contains("recalibration_percent")) {
+        const nlohmann::json& v = s.json.at("recalibration_percent");
+        if (!v.is_number() || !(v.get<double>() >= 0.5 && v.get<double>() <= 100))
+            r.fail("recalibration_percent", "\"recalibration_percent\" = " + v.dump() +
+                                                " is not allowed; allowed: a number in [0.5, 100] (the DroPE recipe)");
+        s.recalibration = v.get<double>();
+    }
 }
 
 LessonState readState(const StateReader& r, int firstLine)
@@ -665,6 +680,15 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
     case LessonView::Train:
         a.insert(a.end(), s.schemes.begin(), s.schemes.end());
         add("preset", s.preset);
+        if (!s.task.empty())
+            add("task", s.task);
+        if (s.taskLength > 0)
+            add("task-length", std::to_string(s.taskLength));
+        if (s.recalibration > 0) {
+            std::ostringstream percent;
+            percent << s.recalibration;
+            add("recalibration", percent.str());
+        }
         break;
     case LessonView::Model:
         if (!checkpoint.empty())

@@ -42,10 +42,13 @@ struct LessonState {
     std::string qk = "zero";
     long long seed = 0;
     std::string measure = "last";
-    std::string text;               // attention
-    std::optional<int> layer;       // attention: the last layer when absent
-    int repeatTo = 0;               // attention: 0 = no repeat
-    std::string preset = "demo";    // train, and the demo model of attention
+    std::string text;            // attention
+    std::optional<int> layer;    // attention: the last layer when absent
+    int repeatTo = 0;            // attention: 0 = no repeat
+    std::string preset = "demo"; // train, and the demo model of attention
+    std::string task;            // train: a task name (core/tasks), empty: text and perplexity
+    int taskLength = 0;          // train with a task: its training length L, 0: the longest the context holds
+    double recalibration = 0;    // train with a task: > 0 runs the DroPE recipe with this recalibration percent
     std::string page = "attention"; // model: "attention", "entropy" or "sinks"
 
     std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set

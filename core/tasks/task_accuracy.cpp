@@ -65,13 +65,19 @@ void checkTaskEvalOptions(TaskKind kind, const TaskEvalOptions& options)
                          " is out of range; allowed: integers >= 1");
 }
 
+const std::vector<double>& defaultPasskeyDepths()
+{
+    static const std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
+    return depths;
+}
+
 std::vector<TaskAccuracyPoint> evaluateTask(TaskKind kind, const NextBytePredictor& predict,
                                             const TaskEvalOptions& options)
 {
     checkTaskEvalOptions(kind, options);
     const std::vector<double> depths =
         kind == TaskKind::Passkey
-            ? (options.depths.empty() ? std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0} : options.depths)
+            ? (options.depths.empty() ? defaultPasskeyDepths() : options.depths)
             : std::vector<double>{-1.0};
     // Progress in positions read, so long cells weigh what they cost.
     double total = 0, done = 0;

@@ -27,10 +27,12 @@ bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax);
 // The default test lengths of a task trained at lengths up to L: L/2, L, 3L/2, ..., 4L, without repeats (eval --task,
 // sweep --task).
 std::vector<int> defaultTaskLengths(int trainLength);
+// The needle depths passkey is scored at when none are given: 0, 0.25, 0.5, 0.75, 1 (start to end).
+const std::vector<double>& defaultPasskeyDepths();
 
 struct TaskEvalOptions {
     std::vector<int> lengths;
-    std::vector<double> depths; // passkey only; each in [0, 1]
+    std::vector<double> depths; // passkey only; each in [0, 1]; empty: defaultPasskeyDepths
     int examples = 100;         // per (length, depth) cell
     uint64_t seed = 1;          // of the test examples (taskTestExamples)
     int maxLength = 0;          // longest sequence the predictor reads (Model::maxLength); longer cells unsupported

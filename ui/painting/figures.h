@@ -56,6 +56,11 @@ struct HeatmapFigure {
     bool sharedScale = true;                   // one colour scale (and bar) for every panel
     bool dark = false;                         // the palette the cells are coloured for (masked cells differ)
     std::vector<QString> tickLabels;           // optional label of every index (e.g. the characters of a text)
+    // Optional labels of the rows when they differ from the columns' (tickLabels then labels the columns only): a
+    // passkey heatmap's depths down, lengths across.
+    std::vector<QString> rowTickLabels;
+    // fixedHi > fixedLo: every panel's colour scale is [fixedLo, fixedHi] whatever its values (accuracy: 0 to 1).
+    double fixedLo = 0, fixedHi = 0;
     std::vector<HeatmapPanel> panels;
 };
 

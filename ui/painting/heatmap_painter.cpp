@@ -143,6 +143,10 @@ void HeatmapPainter::setFigure(HeatmapFigure figure)
         ColorScale s =
             makeColorScale(sharesScale(i) ? all : ranges[i], p.colorMap.isEmpty() ? m_figure.colorMap : p.colorMap);
         s.dark = m_figure.dark;
+        if (m_figure.fixedHi > m_figure.fixedLo) {
+            s.lo = m_figure.fixedLo;
+            s.hi = m_figure.fixedHi;
+        }
         m_scales.push_back(s);
         const MatrixPtr& mat = m_figure.panels[i].matrix;
         m_images.push_back(mat ? colorize(mat->values.data(), mat->rows, mat->cols, s) : QImage());
@@ -501,8 +505,8 @@ double HeatmapPainter::cellLabelWidth(const PictureStyle& style) const
 {
     const double f = style.font.pixelSize();
     const QFontMetricsF fm(style.font);
-    double widest = 0;
-    for (const QString& label : m_figure.tickLabels)
+    double widest = 0; // the rows' labels: their own (a task's depths) or the cells' (a model's tokens)
+    for (const QString& label : m_figure.rowTickLabels.empty() ? m_figure.tickLabels : m_figure.rowTickLabels)
         widest = std::max(widest, fm.horizontalAdvance(label));
     return std::clamp(widest, kCellLabelMinWidth * f, kCellLabelMaxWidth * f);
 }
@@ -520,7 +524,8 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
     const int first = std::max(0, static_cast<int>(std::floor(window.left())));
     const int last = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.right())));
     const int firstRow = std::max(0, static_cast<int>(std::floor(window.top())));
-    const int lastRow = std::min(static_cast<int>(labels.size()), static_cast<int>(std::ceil(window.bottom())));
+    const std::vector<QString>& rowLabels = m_figure.rowTickLabels.empty() ? labels : m_figure.rowTickLabels;
+    const int lastRow = std::min(static_cast<int>(rowLabels.size()), static_cast<int>(std::ceil(window.bottom())));
     double widest = fm.height() * 0.75;
     for (int n = first; n < last; ++n)
         widest = std::max(widest, fm.horizontalAdvance(labels[n]) + 0.3 * f);
@@ -545,7 +550,7 @@ void HeatmapPainter::paintCellLabels(QPainter& painter, const QRectF& plot, cons
         painter.setPen(style.text);
         const double w = cellLabelWidth(style);
         painter.drawText(QRectF(plot.left() - w - 0.4 * f, y - fm.height() / 2, w, fm.height()),
-                         Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(labels[m], Qt::ElideRight, w));
+                         Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(rowLabels[m], Qt::ElideRight, w));
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include "charts/curve_chart.h"
 #include "settings/session.h"
+#include "tabs/heatmap_widget.h"
 #include "tabs/methods_panel.h"
 #include "workers/headless.h"
 #include "workers/training_run.h"
@@ -22,6 +23,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -29,14 +32,30 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace plab::ui {
 
+namespace {
+// The task chooser's first entry: train on text and score perplexity (no task).
+constexpr const char* kTextTask = "text";
+} // namespace
+
 TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(this))
 {
+    m_taskRunner = new TaskRunner(this);
     auto* layout = new QHBoxLayout(this);
-    m_controls = buildControls();
+    // The fields scroll when the window is shorter than they are (a 768-pixel screen in Chinese): the window fits.
+    auto* scroll = new QScrollArea(this);
+    QWidget* fields = buildControls();
+    scroll->setWidget(fields);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(fields->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setMaximumWidth(fields->maximumWidth() + scroll->verticalScrollBar()->sizeHint().width());
+    m_controls = scroll;
     layout->addWidget(m_controls);
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
@@ -52,7 +71,43 @@ TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(
             setPreset(name);
     });
     connect(m_schemes, &QListWidget::itemChanged, this, &TrainView::previewTable);
-    connect(m_train, &QPushButton::clicked, this, [this] { start(request()); });
+    connect(m_train, &QPushButton::clicked, this, [this] {
+        if (m_task->currentData().toString() == QLatin1String(kTextTask)) {
+            start(request());
+            return;
+        }
+        try {
+            startTask(taskRequest(false));
+        } catch (const InputError& e) {
+            m_status->setText(QString::fromStdString(e.what()));
+            Q_EMIT statusMessage(m_status->text());
+        }
+    });
+    connect(m_drope, &QPushButton::clicked, this, [this] {
+        try {
+            startTask(taskRequest(true));
+        } catch (const InputError& e) {
+            m_status->setText(QString::fromStdString(e.what()));
+            Q_EMIT statusMessage(m_status->text());
+        }
+    });
+    connect(m_taskRunner, &TaskRunner::snapshot, this, &TrainView::onTaskSnapshot);
+    connect(m_taskRunner, &TaskRunner::finished, this, &TrainView::finishRun);
+    connect(m_taskRunner, &TaskRunner::progress, this, &ViewBase::progress);
+    connect(m_task, &QComboBox::currentIndexChanged, this, &TrainView::onTaskChosen);
+    connect(m_context, &QSpinBox::valueChanged, this, &TrainView::onTaskChosen);
+    connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int panel, int m, int n, float v) {
+        const HeatmapFigure& f = m_heatmap->heatmap().figure();
+        if (panel < 0 || panel >= static_cast<int>(f.panels.size()) || m >= static_cast<int>(f.rowTickLabels.size()) ||
+            n >= static_cast<int>(f.tickLabels.size()))
+            return;
+        Q_EMIT hoverText(std::isfinite(v) ? tr("%1: depth %2, length %3: accuracy %4")
+                                                .arg(f.panels[panel].title, f.rowTickLabels[m], f.tickLabels[n])
+                                                .arg(v, 0, 'f', 3)
+                                          : tr("%1: depth %2, length %3: not scored")
+                                                .arg(f.panels[panel].title, f.rowTickLabels[m], f.tickLabels[n]));
+    });
+    onTaskChosen();
     connect(m_stop, &QPushButton::clicked, this, [this] { cancelJob(); });
     connect(m_run, &TrainingRun::snapshot, this, &TrainView::onSnapshot);
     connect(m_run, &TrainingRun::finished, this, &TrainView::onFinished);
@@ -115,6 +170,11 @@ QWidget* TrainView::buildControls()
     buttons->addWidget(m_train);
     buttons->addWidget(m_stop);
     side->addLayout(buttons);
+    m_drope = new QPushButton(tr("Run the DroPE recipe"), this);
+    m_drope->setObjectName(QStringLiteral("drope_recipe"));
+    m_drope->setToolTip(tr("On the chosen task: train rope, drop the positions, recalibrate for the chosen share of "
+                           "the steps, then score it beside rope, rope + YaRN zero-shot and NoPE"));
+    side->addWidget(m_drope);
     m_status = new QLabel(
         tr("Trains each scheme at context L, then scores held-out text at %1.").arg(evaluationLengthsText()), this);
     m_status->setWordWrap(true);
@@ -139,6 +199,23 @@ QFormLayout* TrainView::buildFields()
     m_preset->setItemData(m_preset->count() - 1, tr("Values edited by hand; choose a preset to restore its values"),
                           Qt::ToolTipRole);
     form->addRow(tr("Preset"), m_preset);
+    m_task = new QComboBox(this);
+    m_task->setObjectName(QStringLiteral("task"));
+    m_task->addItem(tr("text perplexity"), QString::fromLatin1(kTextTask));
+    m_task->setItemData(0, tr("Train on the corpus, score perplexity against length"), Qt::ToolTipRole);
+    for (const TaskInfo& t : taskTable()) {
+        m_task->addItem(QString::fromStdString(t.name), QString::fromStdString(t.name));
+        m_task->setItemData(m_task->count() - 1, QString::fromStdString(t.summary), Qt::ToolTipRole);
+    }
+    m_task->setToolTip(tr("What the schemes learn: text (perplexity) or a task scored by exact-match accuracy at "
+                          "lengths L to 4L"));
+    form->addRow(tr("Task"), m_task);
+    m_taskLength = new QSpinBox(this);
+    m_taskLength->setObjectName(QStringLiteral("task_length"));
+    m_taskLength->setRange(1, 1);
+    m_taskLength->setToolTip(tr("Training examples have lengths 1..L (at most what the context holds); scored at L to "
+                                "4L"));
+    form->addRow(tr("Task length L"), m_taskLength);
     auto intField = [&](const QString& label, const QString& tip, int lo, int hi, int step = 1) {
         auto* box = new QSpinBox(this);
         box->setRange(lo, hi);
@@ -179,6 +256,24 @@ QFormLayout* TrainView::buildFields()
     m_mode->addItem(tr("non-overlapping"), QString::fromLatin1(evalModeName(EvalMode::NonOverlapping)));
     m_mode->addItem(tr("sliding window"), QString::fromLatin1(evalModeName(EvalMode::Sliding)));
     form->addRow(tr("Evaluation"), m_mode);
+    m_fraction = new QDoubleSpinBox(this);
+    m_fraction->setObjectName(QStringLiteral("recalibration_percent"));
+    m_fraction->setDecimals(1);
+    m_fraction->setRange(0.5, 100);
+    m_fraction->setSingleStep(2.5);
+    m_fraction->setSuffix(QStringLiteral(" %"));
+    m_fraction->setValue(12.5);
+    m_fraction->setToolTip(tr("DroPE's recalibration: steps after dropping the positions, as a share of the rope "
+                              "run's (the paper uses 0.5-12.5%)"));
+    form->addRow(tr("Recalibration"), m_fraction);
+    m_logitC = new QDoubleSpinBox(this);
+    m_logitC->setObjectName(QStringLiteral("logit_c"));
+    m_logitC->setDecimals(2);
+    m_logitC->setRange(0, 100);
+    m_logitC->setSingleStep(0.05);
+    m_logitC->setValue(DropeRecipe{}.logitC);
+    m_logitC->setToolTip(tr("DroPE is scored with its logits times 1 + c·ln(n/L) past L; 0: unscaled"));
+    form->addRow(tr("DroPE logit-c"), m_logitC);
     return form;
 }
 
@@ -187,6 +282,7 @@ QWidget* TrainView::buildResults()
     m_pages = new QTabWidget(this);
     m_pages->setObjectName(QStringLiteral("train_pages"));
     auto* right = new QSplitter(Qt::Vertical, m_pages);
+    m_results = right;
     auto* plots = new QSplitter(Qt::Horizontal, right);
     m_lossPlot = new CurvePlot(plots);
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
@@ -194,13 +290,18 @@ QWidget* TrainView::buildResults()
     m_pplPlot = new CurvePlot(plots);
     m_pplPlot->setEmptyHint(tr("Press Train to train the ticked schemes; each curve appears when its model is "
                                "evaluated."));
+    m_heatmap = new HeatmapWidget(right); // under the charts: four panels need the width
+    m_heatmap->setObjectName(QStringLiteral("passkey_heatmap"));
+    m_heatmap->setEmptyHint(tr("Passkey accuracy by needle depth and length appears here as each model is scored."));
+    m_heatmap->hide(); // passkey runs only
     m_table = new QTableWidget(right);
     m_table->setObjectName(QStringLiteral("train_table"));
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->viewport()->installEventFilter(this);
     right->setStretchFactor(0, 3);
-    right->setStretchFactor(1, 1);
+    right->setStretchFactor(1, 3);
+    right->setStretchFactor(2, 1);
     m_methods = new MethodsPanel(m_pages);
     m_pages->addTab(right, tr("Training runs"));
     m_pages->addTab(m_methods, tr("Evaluate under methods"));
@@ -264,7 +365,7 @@ void TrainView::onFieldEdited()
 void TrainView::previewTable()
 {
     // Before the first run the table shows what a run would fill: the ticked schemes and the evaluation lengths.
-    if (m_run->isRunning() || hasPicture())
+    if (m_run->isRunning() || m_taskRunner->isRunning() || hasPicture())
         return;
     try {
         m_running = request();
@@ -305,13 +406,15 @@ TrainRequest TrainView::request() const
 void TrainView::start(const TrainRequest& request)
 {
     // A run is over when its end is handled (TrainingRun::isRunning), not when the worker returns.
-    if (m_run->isRunning())
+    if (m_run->isRunning() || m_taskRunner->isRunning())
         return;
     if (request.schemes.empty()) {
         Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
         return;
     }
     m_running = request;
+    m_taskShown = false;
+    m_heatmap->hide();
     m_losses.assign(request.schemes.size(), Curve{});
     m_evals.assign(request.schemes.size(), {});
     m_lossSeed.assign(request.schemes.size(), 0);
@@ -328,6 +431,7 @@ void TrainView::start(const TrainRequest& request)
                           ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
                           : tr("Training %1 scheme(s)…").arg(request.schemes.size()));
     m_train->setEnabled(false);
+    m_drope->setEnabled(false);
     m_stop->setEnabled(true);
     m_run->start(request);
     Q_EMIT busyChanged(true);
@@ -374,7 +478,13 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
 
 void TrainView::onFinished(const QString& error, bool canceled)
 {
+    finishRun(error, canceled);
+}
+
+void TrainView::finishRun(const QString& error, bool canceled)
+{
     m_train->setEnabled(true);
+    m_drope->setEnabled(m_task->currentData().toString() != QLatin1String(kTextTask));
     m_stop->setEnabled(false);
     m_status->setText(canceled ? tr("Canceled.") : (error.isEmpty() ? tr("Done.") : error));
     if (!error.isEmpty())
@@ -389,6 +499,8 @@ void TrainView::showSweepResults(const std::vector<SweepResult>& results, const 
         return;
     m_summary = summarizeSweep(results);
     m_sweepSource = source;
+    m_taskShown = false;
+    m_heatmap->hide();
     m_losses.clear();
     m_lossPlot->setEmptyHint(
         tr("Sweep results from %1: a sweep folder keeps perplexities, not training curves.").arg(source));
@@ -510,13 +622,24 @@ QString TrainView::pictureTitle() const
 
 QSize TrainView::defaultImageSize() const
 {
-    return methodsShown() ? defaultPictureSize(QStringLiteral("methods")) : QSize(1500, 650);
+    if (methodsShown())
+        return defaultPictureSize(QStringLiteral("methods"));
+    // A passkey run adds its depth x length heatmaps to the loss and accuracy charts.
+    return m_taskShown && m_taskRunning.run.task.kind == TaskKind::Passkey ? QSize(1500, 1200) : QSize(1500, 650);
 }
 
 bool TrainView::hasPicture() const
 {
     if (methodsShown())
         return m_methods->hasPicture();
+    if (m_taskShown) {
+        if (!m_taskCurves.empty())
+            return true;
+        for (const Curve& c : m_taskLosses)
+            if (!c.x.empty())
+                return true;
+        return false;
+    }
     if (!m_summary.empty())
         return true;
     for (const Curve& c : m_losses)
@@ -529,6 +652,16 @@ void TrainView::paintPicture(QPainter& painter, const QRectF& target, const Pict
 {
     if (methodsShown()) {
         m_methods->paintPicture(painter, target, style);
+        return;
+    }
+    if (m_taskShown && m_taskRunning.run.task.kind == TaskKind::Passkey) { // loss | accuracy over the heatmaps
+        const double h = target.height() * 0.5;
+        const QRectF loss(target.left(), target.top(), target.width() * 0.45, h);
+        const QRectF accuracy(loss.right(), target.top(), target.right() - loss.right(), h);
+        const QRectF heatmap(target.left(), loss.bottom(), target.width(), target.bottom() - loss.bottom());
+        renderCurveFigure(painter, loss, m_lossPlot->figure(), style, m_lossPlot->emptyHint());
+        renderCurveFigure(painter, accuracy, m_pplPlot->figure(), style, m_pplPlot->emptyHint());
+        m_heatmap->heatmap().paint(painter, heatmap, style);
         return;
     }
     if (!m_sweepSource.isEmpty()) { // loaded sweep results have no training curves: the perplexities take it all
@@ -548,6 +681,33 @@ void TrainView::writeData(std::ostream& out, DataFormat format) const
         return;
     }
     requirePicture();
+    if (m_taskShown) { // accuracy over seeds: per (length, depth) for passkey, per length otherwise
+        const bool passkey = m_taskRunning.run.task.kind == TaskKind::Passkey;
+        const std::vector<TaskAccuracyRow> rows = summarizeTaskAccuracy(m_taskCurves, !passkey);
+        if (format == DataFormat::Json) {
+            nlohmann::json j = taskAccuracyJson(rows, m_taskRunning.run.task);
+            j["model"] = m_taskRunning.run.model.toJson();
+            j["training"] = m_taskRunning.run.train.toJson();
+            if (m_taskRunning.drope)
+                j["recalibration_fraction"] = m_taskRunning.fraction;
+            out << j.dump(2) << '\n';
+        } else if (format == DataFormat::Csv) {
+            out << taskAccuracyCsv(rows);
+        } else {
+            Table t;
+            t.columns = {"label_index",   "length",      "depth",        "n",
+                         "accuracy_mean", "accuracy_sd", "accuracy_min", "accuracy_max"};
+            const std::vector<std::string> labels = m_taskRunning.labels();
+            t.meta["labels"] = labels;
+            for (const TaskAccuracyRow& r : rows)
+                t.rows.push_back({double(std::find(labels.begin(), labels.end(), r.label) - labels.begin()),
+                                  double(r.length), r.depth, double(r.accuracy.n), r.accuracy.n ? r.accuracy.mean : NAN,
+                                  r.accuracy.n ? r.accuracy.sd : NAN, r.accuracy.n ? r.accuracy.min : NAN,
+                                  r.accuracy.n ? r.accuracy.max : NAN});
+            writeTable(out, format, t);
+        }
+        return;
+    }
     if (!m_summary.empty()) { // over seeds: the summary `positionlab-cli collect` writes
         if (format == DataFormat::Json)
             out << sweepSummaryJson(m_summary, {m_sweepSource.toStdString()}).dump(2) << '\n';
@@ -591,6 +751,10 @@ nlohmann::json TrainView::saveState() const
                          {"eval_mode", m_mode->currentData().toString().toStdString()}};
     for (const auto& [key, box] : intFields())
         state[key] = box->value();
+    state["task"] = m_task->currentData().toString().toStdString();
+    state["task_length"] = m_taskLength->value();
+    state["recalibration_percent"] = m_fraction->value();
+    state["logit_c"] = m_logitC->value();
     state["page"] = methodsShown() ? "methods" : "runs";
     state["methods"] = m_methods->sessionState();
     return state;
@@ -619,6 +783,32 @@ void TrainView::restoreState(const nlohmann::json& state)
                          std::to_string(m_lr->minimum()) + ", " + std::to_string(m_lr->maximum()) + "]");
     const std::string mode = sessionString(state, "eval_mode", evalModeName(EvalMode::NonOverlapping), where);
     evalModeFromName(mode); // throws InputError naming the allowed modes
+    // Sessions from before the task chooser train on text.
+    const std::string task = sessionString(state, "task", kTextTask, where);
+    int taskLength = 0;
+    if (task != kTextTask) {
+        TaskKind kind;
+        try {
+            kind = taskByName(task).kind;
+        } catch (const InputError& e) {
+            throw InputError("session: views.train.task: " + std::string(e.what()) + ", or " + kTextTask);
+        }
+        int context = m_context->value();
+        for (const auto& [box, value] : values)
+            if (box == m_context)
+                context = value;
+        const int longest = std::max(1, taskLongestLength(kind, context));
+        taskLength = sessionInt(state, "task_length", longest, 1, longest, where);
+    }
+    const double percent = sessionNumber(state, "recalibration_percent", m_fraction->value(), where);
+    if (!(percent >= m_fraction->minimum() && percent <= m_fraction->maximum()))
+        throw InputError("session: views.train.recalibration_percent = " + std::to_string(percent) +
+                         " is out of range; allowed: [" + std::to_string(m_fraction->minimum()) + ", " +
+                         std::to_string(m_fraction->maximum()) + "]");
+    const double logitC = sessionNumber(state, "logit_c", m_logitC->value(), where);
+    if (!(logitC >= m_logitC->minimum() && logitC <= m_logitC->maximum()))
+        throw InputError("session: views.train.logit_c = " + std::to_string(logitC) + " is out of range; allowed: [" +
+                         std::to_string(m_logitC->minimum()) + ", " + std::to_string(m_logitC->maximum()) + "]");
     const std::string page = sessionString(state, "page", "runs", where);
     if (page != "runs" && page != "methods")
         throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
@@ -636,27 +826,181 @@ void TrainView::restoreState(const nlohmann::json& state)
     if (presetName == kCustomPreset)
         onFieldEdited();
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));
+    m_task->setCurrentIndex(m_task->findData(QString::fromStdString(task)));
+    onTaskChosen();
+    if (taskLength > 0)
+        m_taskLength->setValue(taskLength);
+    m_fraction->setValue(percent);
+    m_logitC->setValue(logitC);
     // The kept models are offered when the window is built, before a session is applied: the restored values win
     // over the current model's defaults (and over the first model's when none is there yet).
     m_methods->applySessionState(methods);
     showMethodsPage(page == "methods");
 }
 
+void TrainView::onTaskChosen()
+{
+    const QString name = m_task->currentData().toString();
+    const bool text = name == QLatin1String(kTextTask);
+    m_taskLength->setEnabled(!text);
+    m_fraction->setEnabled(!text);
+    m_logitC->setEnabled(!text);
+    m_drope->setEnabled(!text && !isBusy());
+    if (text)
+        return;
+    // The longest length whose examples the context holds; a length at the old longest follows it.
+    const int longest = std::max(1, taskLongestLength(taskByName(name.toStdString()).kind, m_context->value()));
+    const bool atLongest = m_taskLength->value() == m_taskLength->maximum();
+    m_taskLength->setMaximum(longest);
+    if (atLongest)
+        m_taskLength->setValue(longest);
+}
+
+TaskRequest TrainView::taskRequest(bool drope) const
+{
+    const QString name = m_task->currentData().toString();
+    if (name == QLatin1String(kTextTask))
+        throw InputError(tr("choose a task (copy, reverse, addition or passkey) for the DroPE recipe").toStdString());
+    const TaskSpec task{taskByName(name.toStdString()).kind, m_taskLength->value()};
+    return taskRequestFor(request(), task, drope, m_fraction->value() / 100, m_logitC->value());
+}
+
+void TrainView::startTask(const TaskRequest& request)
+{
+    if (m_run->isRunning() || m_taskRunner->isRunning())
+        return;
+    if (!request.drope && request.schemes.empty()) {
+        Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
+        return;
+    }
+    try { // core's checks before anything changes: the message names the field and what is allowed
+        request.check();
+    } catch (const InputError& e) {
+        m_status->setText(QString::fromStdString(e.what()));
+        Q_EMIT statusMessage(m_status->text());
+        return;
+    }
+    m_taskRunning = request;
+    m_taskStages.clear();
+    m_taskCurves.clear();
+    m_taskLosses.assign(request.labels().size(), Curve{});
+    m_taskShown = true;
+    m_summary.clear();
+    m_sweepSource.clear();
+    m_seedResults.clear();
+    m_losses.clear();
+    m_lossPlot->show();
+    m_pplPlot->setEmptyHint(tr("Each curve appears when its model is scored on the task."));
+    showTaskResults();
+    m_status->setText(
+        request.drope ? tr("DroPE recipe on task %1…").arg(m_task->currentText())
+                      : tr("Training %1 scheme(s) on task %2…").arg(request.schemes.size()).arg(m_task->currentText()));
+    m_train->setEnabled(false);
+    m_drope->setEnabled(false);
+    m_stop->setEnabled(true);
+    m_taskRunner->start(request);
+    Q_EMIT busyChanged(true);
+    Q_EMIT pictureUpdated();
+}
+
+void TrainView::onTaskSnapshot(const TaskSnapshot& s)
+{
+    if (!s.stage.isEmpty()) {
+        m_status->setText(s.stage);
+        m_taskStages << s.stage;
+        return;
+    }
+    if (s.scored) {
+        m_taskCurves.push_back(s.curve);
+        showTaskResults();
+        Q_EMIT pictureUpdated();
+        return;
+    }
+    const std::vector<std::string> labels = m_taskRunning.labels();
+    const auto at = std::find(labels.begin(), labels.end(), s.label);
+    if (at == labels.end())
+        return;
+    Curve& c = m_taskLosses[at - labels.begin()];
+    if (!c.x.empty() && s.step <= c.x.back())
+        c = Curve{}; // the next seed of this curve starts again
+    c.x.push_back(s.step);
+    c.y.push_back(s.loss);
+    std::vector<std::string> names;
+    for (const std::string& label : labels)
+        names.push_back(taskCurveName(label, m_taskRunning.fraction, m_taskRunning.logitC).toStdString());
+    m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
+    const QString stage = m_status->text().section(QStringLiteral(" — "), 0, 0);
+    m_status->setText(tr("%1 — step %2 of %3, loss %4").arg(stage).arg(s.step).arg(s.steps).arg(s.loss, 0, 'f', 3));
+}
+
+void TrainView::showTaskResults()
+{
+    const bool passkey = m_taskRunning.run.task.kind == TaskKind::Passkey;
+    const std::vector<TaskAccuracyRow> byLength = summarizeTaskAccuracy(m_taskCurves, true);
+    std::vector<std::string> names;
+    for (const std::string& label : m_taskRunning.labels())
+        names.push_back(taskCurveName(label, m_taskRunning.fraction, m_taskRunning.logitC).toStdString());
+    if (m_taskCurves.empty())
+        m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
+    m_pplPlot->setFigure(taskAccuracyFigure(byLength, m_taskRunning));
+    if (passkey && m_heatmap->isHidden()) { // the charts keep room to be read: 2 : 2 : 1 of the height
+        const int h = std::max(300, m_results->height());
+        m_results->setSizes({h * 2 / 5, h * 2 / 5, h / 5});
+    }
+    m_heatmap->setVisible(passkey);
+    if (passkey)
+        m_heatmap->setFigure(passkeyHeatmapFigure(summarizeTaskAccuracy(m_taskCurves, false), m_taskRunning));
+    // The table: a row per curve, a column per length, accuracy (mean ± sd over seeds).
+    const std::vector<int> lengths = taskRunEvalLengths(m_taskRunning.run);
+    const std::vector<std::string> labels = m_taskRunning.labels();
+    m_table->clear();
+    m_table->setRowCount(static_cast<int>(labels.size()));
+    m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
+    QStringList headers{tr("model")};
+    for (int length : lengths)
+        headers << tr("acc @ %1").arg(length);
+    m_table->setHorizontalHeaderLabels(headers);
+    for (size_t i = 0; i < labels.size(); ++i)
+        m_table->setItem(static_cast<int>(i), 0, new QTableWidgetItem(QString::fromStdString(names[i])));
+    for (const TaskAccuracyRow& r : byLength) {
+        const int row = static_cast<int>(std::find(labels.begin(), labels.end(), r.label) - labels.begin());
+        const int column = static_cast<int>(std::find(lengths.begin(), lengths.end(), r.length) - lengths.begin());
+        if (row >= static_cast<int>(labels.size()) || column >= static_cast<int>(lengths.size()))
+            continue;
+        const SampleStats& a = r.accuracy;
+        auto* item = new QTableWidgetItem(a.n == 0   ? tr("unsupported")
+                                          : a.n == 1 ? QString::number(a.mean, 'f', 3)
+                                                     : tr("%1 ± %2").arg(a.mean, 0, 'f', 3).arg(a.sd, 0, 'f', 3));
+        if (a.n > 0)
+            item->setToolTip(tr("n = %1 seeds, min %2, max %3").arg(a.n).arg(a.min, 0, 'f', 3).arg(a.max, 0, 'f', 3));
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(row, column + 1, item);
+    }
+    m_table->resizeColumnsToContents();
+}
+
+QString TrainView::statusText() const
+{
+    return m_status->text();
+}
+
 void TrainView::cancelJob()
 {
     m_run->cancel();
+    m_taskRunner->cancel();
     m_methods->cancel();
 }
 
 bool TrainView::isBusy() const
 {
-    return m_run->isRunning() || m_methods->isBusy();
+    return m_run->isRunning() || m_taskRunner->isRunning() || m_methods->isBusy();
 }
 
 void TrainView::setDark(bool dark)
 {
     m_lossPlot->setDark(dark);
     m_pplPlot->setDark(dark);
+    m_heatmap->setDark(dark);
     m_methods->setDark(dark);
 }
 

@@ -3,6 +3,9 @@
 
 #include "tabs/view_base.h"
 #include "workers/model_compute.h"
+#include "workers/task_run.h"
+
+#include <QStringList>
 
 #include <functional>
 #include <utility>
@@ -14,6 +17,7 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QTableWidget;
 class QComboBox;
@@ -21,6 +25,7 @@ class QComboBox;
 namespace plab::ui {
 
 class CurvePlot;
+class HeatmapWidget;
 class MethodsPanel;
 class TrainingRun;
 
@@ -73,6 +78,21 @@ public:
     CurvePlot* perplexityPlot() const { return m_pplPlot; }
     std::function<void(const SharedModel&)> onModelReady; // each scheme's model, as soon as it is evaluated
 
+    // ---- tasks (core/tasks): accuracy against length instead of perplexity, and the DroPE recipe ----
+    QComboBox* taskBox() const { return m_task; }              // "text" (perplexity) or a task name
+    QSpinBox* taskLengthBox() const { return m_taskLength; }   // the training length L (1..L)
+    QDoubleSpinBox* fractionBox() const { return m_fraction; } // the recipe's recalibration share, percent
+    QPushButton* dropeButton() const { return m_drope; }
+    // The task run the controls describe: the ticked schemes, or the DroPE recipe. InputError when text is chosen.
+    TaskRequest taskRequest(bool drope) const;
+    void startTask(const TaskRequest& request);
+    const std::vector<TaskCurve>& taskCurves() const { return m_taskCurves; }
+    bool taskShown() const { return m_taskShown; } // the plots and table show a task run
+    HeatmapWidget* passkeyHeatmap() const { return m_heatmap; }
+    QString statusText() const;
+    // The stages the last task run went through, as the status line said them ("train rope", ...).
+    const QStringList& taskStages() const { return m_taskStages; }
+
 Q_SIGNALS:
     void trainingFinished(const QString& error); // empty when every scheme trained and evaluated
 
@@ -89,9 +109,13 @@ private:
     void onSnapshot(const TrainSnapshot& snapshot);
     void onFinished(const QString& error, bool canceled);
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
-    void previewTable();  // before the first run: the table's rows and columns for the current fields
-    void updateTable();   // the running (or previewed) request's schemes and lengths with m_seedResults
-    void showSummary();   // m_summary in the perplexity plot and the table
+    void onTaskChosen();  // the task length's range follows the task and the context
+    void onTaskSnapshot(const TaskSnapshot& snapshot);
+    void showTaskResults(); // m_taskCurves in the accuracy plot, the heatmap (passkey) and the table
+    void finishRun(const QString& error, bool canceled);
+    void previewTable(); // before the first run: the table's rows and columns for the current fields
+    void updateTable();  // the running (or previewed) request's schemes and lengths with m_seedResults
+    void showSummary();  // m_summary in the perplexity plot and the table
     // The one table builder: rows for `schemes` (then any other scheme of `rows`), columns `lengths`.
     void fillTable(const std::vector<std::string>& schemes, const std::vector<int>& lengths,
                    const std::vector<SweepSummaryRow>& rows);
@@ -130,6 +154,19 @@ private:
     QTabWidget* m_pages = nullptr;          // training runs | evaluate under methods
     QWidget* m_controls = nullptr;          // the training fields (hidden on the methods page)
     MethodsPanel* m_methods = nullptr;
+    QComboBox* m_task = nullptr;
+    QSpinBox* m_taskLength = nullptr;
+    QDoubleSpinBox* m_fraction = nullptr;
+    QDoubleSpinBox* m_logitC = nullptr;
+    QPushButton* m_drope = nullptr;
+    HeatmapWidget* m_heatmap = nullptr;
+    QSplitter* m_results = nullptr; // charts over the heatmap (passkey) over the table
+    TaskRunner* m_taskRunner = nullptr;
+    TaskRequest m_taskRunning;
+    std::vector<TaskCurve> m_taskCurves;
+    std::vector<Curve> m_taskLosses; // per label of m_taskRunning (the latest seed's)
+    bool m_taskShown = false;
+    QStringList m_taskStages;
     bool methodsShown() const;
     void syncMethodsEvaluation(); // the eval bytes, mode and corpus fields, for the methods page too
 };

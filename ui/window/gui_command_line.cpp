@@ -67,6 +67,13 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
                                     "Save the Your model tab's pictures of the --model folder to DIR and quit"),
         QStringLiteral("DIR"));
     parser.addOption(modelScreenshots);
+    const QCommandLineOption taskScreenshots(
+        QStringLiteral("screenshots-tasks"),
+        QCoreApplication::translate("CommandLine",
+                                    "Run the DroPE recipe on passkey in the Train tab as the window opens on this "
+                                    "screen, save it running and done to DIR, and quit"),
+        QStringLiteral("DIR"));
+    parser.addOption(taskScreenshots);
     const QCommandLineOption lang(
         QStringLiteral("lang"),
         QCoreApplication::translate("CommandLine",
@@ -83,6 +90,7 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
     result.layoutScreenshots = parser.value(layoutScreenshots);
     result.modelScreenshots = parser.value(modelScreenshots);
     result.modelFolder = parser.value(model);
+    result.taskScreenshots = parser.value(taskScreenshots);
     return result;
 }
 

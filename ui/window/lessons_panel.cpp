@@ -102,6 +102,13 @@ LessonStateSession lessonStateSession(const LessonState& s)
         break;
     case LessonView::Train:
         out.viewState = {{"schemes", s.schemes}, {"preset", s.preset}};
+        if (!s.task.empty()) {
+            out.viewState["task"] = s.task;
+            if (s.taskLength > 0)
+                out.viewState["task_length"] = s.taskLength;
+            if (s.recalibration > 0)
+                out.viewState["recalibration_percent"] = s.recalibration;
+        }
         break;
     case LessonView::Model:
         out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}, {"page", s.page}, {"head", s.head}};

@@ -414,8 +414,12 @@ bool MainWindow::applyLessonState(const LessonState& state)
         return false;
     }
     showView(session.view);
-    if (state.view == LessonView::Train && !m_train->isBusy())
-        m_train->start(m_train->request());
+    if (state.view == LessonView::Train && !m_train->isBusy()) {
+        if (state.task.empty())
+            m_train->start(m_train->request());
+        else // a task: the ticked schemes on it, or the DroPE recipe
+            m_train->startTask(m_train->taskRequest(state.recalibration > 0));
+    }
     if (state.view == LessonView::Attention)
         showLessonModel(state);
     return true;

@@ -11,17 +11,22 @@
 #include "tabs/compare_view.h"
 #include "tabs/dot_view.h"
 #include "tabs/entropy_view.h"
+#include "tabs/heatmap_widget.h"
 #include "tabs/train_view.h"
 #include "tabs/view_base.h"
 #include "settings/i18n.h"
+#include "painting/export.h"
 
 #include "runs/training.h"
 
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDockWidget>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QMouseEvent>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QThread>
 
@@ -272,6 +277,51 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     attention->selectModel(attention->modelCount() - 1);
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
     return grab(QStringLiteral("attention"), QStringLiteral("attention"));
+}
+
+bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error)
+{
+    QDir().mkpath(dir);
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto save = [&](const QImage& image, const QString& file) {
+        return image.save(QDir(dir).filePath(file)) || fail(QStringLiteral("cannot write %1").arg(file));
+    };
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    window.showView(QStringLiteral("train"));
+    train->setPreset(QStringLiteral("demo"));
+    train->findChild<QSpinBox*>(QStringLiteral("steps"))->setValue(600);
+    train->taskBox()->setCurrentIndex(train->taskBox()->findData(QStringLiteral("passkey")));
+    train->dropeButton()->click();
+    if (!waitUntil([&] { return train->taskCurves().size() >= 2 || !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: the recipe scored nothing within 30 minutes"));
+    if (!train->isBusy())
+        return fail(QStringLiteral("train: the recipe ended early: %1").arg(train->statusText()));
+    if (!save(window.grab().toImage(), QStringLiteral("tasks-drope-running.png")))
+        return false;
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: the recipe did not end within 30 minutes"));
+    if (train->taskCurves().size() != 4)
+        return fail(QStringLiteral("train: the recipe ended with %1 curves: %2")
+                        .arg(train->taskCurves().size())
+                        .arg(train->statusText()));
+    if (!save(window.grab().toImage(), QStringLiteral("tasks-drope-done.png")) ||
+        !save(train->passkeyHeatmap()->grab().toImage(), QStringLiteral("tasks-passkey-heatmap.png")))
+        return false;
+    ImageOptions options;
+    options.size = train->defaultImageSize();
+    try {
+        writeImageFile(
+            QDir(dir).filePath(QStringLiteral("tasks-drope-export.png")), options,
+            [&](QPainter& p, const QRectF& r, const PictureStyle& s) { train->paintPicture(p, r, s); },
+            train->pictureTitle());
+    } catch (const std::exception& e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+    return true;
 }
 
 bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)

@@ -25,5 +25,9 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
 // and model-methods.png (Evaluate under methods on `methodsText`, empty: the default corpus, at `lengths`).
 bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
                           const QString& methodsText = QString(), const QString& lengths = QString());
+// The Train tab at the window's own size running the DroPE recipe on passkey (demo preset, 600 steps): DIR/
+// tasks-drope-running.png once the first curves are scored, tasks-drope-done.png at the end (the passkey heatmaps),
+// tasks-passkey-heatmap.png (the heatmap widget) and tasks-drope-export.png (the exported picture).
+bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error);
 
 } // namespace plab::ui

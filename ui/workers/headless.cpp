@@ -247,4 +247,55 @@ std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
     return all;
 }
 
+std::vector<TaskCurve> runTaskAndWait(const TaskRequest& request,
+                                      const std::function<void(const TaskSnapshot&)>& onSnapshot)
+{
+    request.check(); // core's checks first: bad input is an InputError, not a failed run
+    QFuture<TaskSnapshot> future =
+        QtConcurrent::run([request](QPromise<TaskSnapshot>& promise) { runTaskRequest(request, promise); });
+    int shown = 0;
+    std::vector<TaskCurve> curves;
+    auto report = [&] {
+        for (; shown < future.resultCount(); ++shown) {
+            const TaskSnapshot s = future.resultAt(shown);
+            if (!s.error.isEmpty())
+                throw RunError(s.error.toStdString());
+            if (s.scored)
+                curves.push_back(s.curve);
+            if (onSnapshot)
+                onSnapshot(s);
+        }
+    };
+    while (!future.isFinished()) {
+        report();
+        QThread::msleep(100);
+    }
+    report();
+    return curves;
+}
+
+void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& curves, const ImageOptions& options,
+                      const QString& path)
+{
+    imageFormatForPath(path);
+    const CurveFigure accuracy = taskAccuracyFigure(summarizeTaskAccuracy(curves, true), request);
+    if (request.run.task.kind != TaskKind::Passkey) {
+        writeCurves(accuracy, options, path);
+        return;
+    }
+    HeatmapFigure grid = passkeyHeatmapFigure(summarizeTaskAccuracy(curves, false), request);
+    grid.dark = options.dark;
+    HeatmapPainter heatmap;
+    heatmap.setFigure(std::move(grid));
+    save(
+        path, options,
+        [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
+            // Accuracy over the heatmaps: four panels need the whole width.
+            const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.42);
+            renderCurveFigure(p, top, accuracy, s);
+            heatmap.paint(p, QRectF(r.left(), top.bottom(), r.width(), r.bottom() - top.bottom()), s);
+        },
+        heatmap.figure().title);
+}
+
 } // namespace plab::ui

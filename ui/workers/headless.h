@@ -7,6 +7,7 @@
 #include "painting/export.h"
 #include "workers/model_compute.h"
 #include "workers/hf_compute.h"
+#include "workers/task_run.h"
 
 #include <QSize>
 #include <QString>
@@ -54,5 +55,13 @@ void writeSweepPicture(const std::vector<SweepSummaryRow>& rows, const ImageOpti
 // (a snapshot marked badInput, e.g. a length the held-out text cannot fill).
 std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
                                               const std::function<void(const TrainSnapshot&)>& onSnapshot = {});
+
+// A task run to its end (runTaskRequest on the thread pool), each update shown to `onSnapshot`; its scored curves.
+// InputError for bad input (core's checks), RunError when the run fails.
+std::vector<TaskCurve> runTaskAndWait(const TaskRequest& request,
+                                      const std::function<void(const TaskSnapshot&)>& onSnapshot = {});
+// Accuracy against length over seeds, beside the passkey's depth x length heatmap for passkey (render train --task).
+void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& curves, const ImageOptions& options,
+                      const QString& path);
 
 } // namespace plab::ui

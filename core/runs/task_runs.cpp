@@ -1,0 +1,388 @@
+// Runs on a task: train and score one model, the accuracy over seeds, and the DroPE recipe.
+#include "runs/task_runs.h"
+
+#include "base/errors.h"
+#include "schemes/schemes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+namespace plab {
+
+std::vector<int> taskRunLengths(int trainLength)
+{
+    std::vector<int> lengths;
+    for (int halves : {2, 3, 4, 6, 8}) {
+        const int length = std::max(1, halves * trainLength / 2);
+        if (lengths.empty() || lengths.back() != length)
+            lengths.push_back(length);
+    }
+    return lengths;
+}
+
+std::vector<int> taskRunEvalLengths(const TaskRunConfig& config)
+{
+    return config.lengths.empty() ? taskRunLengths(config.task.trainLength) : config.lengths;
+}
+
+void checkTaskRunConfig(const TaskRunConfig& config)
+{
+    validateModelConfig(config.model);
+    validateTrainConfig(config.train);
+    checkTaskLength(config.task.kind, config.task.trainLength, config.model.context);
+    TaskEvalOptions options;
+    options.lengths = taskRunEvalLengths(config);
+    options.examples = config.examples;
+    checkTaskEvalOptions(config.task.kind, options); // examples >= 1, lengths a model can read
+}
+
+TrainingBatches taskTrainingBatches(const TaskSpec& task, uint64_t seed)
+{
+    TrainingBatches batches;
+    batches.draw = [task, seed](int step, int B, int T, uint8_t* inputs, uint8_t* targets, float* weights) {
+        fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
+    };
+    const TaskInfo& info = taskInfo(task.kind);
+    batches.source =
+        "task " + info.name + ", lengths 1.." + std::to_string(task.trainLength) + " (" + info.length + ")";
+    batches.record = task.toJson();
+    return batches;
+}
+
+std::optional<TaskCurve> scoreTaskCurve(Model& model, const TaskRunConfig& config, const std::string& label,
+                                        uint64_t seed, const std::function<bool(double)>& progress)
+{
+    TaskEvalOptions options;
+    options.lengths = taskRunEvalLengths(config);
+    options.examples = config.examples;
+    options.seed = config.testSeed;
+    options.maxLength = model.maxLength();
+    bool stopped = false;
+    options.progress = [&](double fraction) {
+        stopped = progress && !progress(fraction);
+        return !stopped;
+    };
+    TaskCurve curve;
+    curve.label = label;
+    curve.seed = seed;
+    try {
+        curve.points = evaluateTask(config.task.kind, modelPredictor(model), options);
+    } catch (const RunError&) {
+        if (!stopped)
+            throw;
+        return std::nullopt;
+    }
+    return curve;
+}
+
+std::optional<TaskRun> trainTaskRun(const TaskRunConfig& config, const ModelConfig& model, uint64_t seed,
+                                    const std::string& label, const TrainingHooks& hooks,
+                                    const std::function<bool(double)>& evalProgress)
+{
+    TaskRunConfig checked = config;
+    checked.model = model;
+    checkTaskRunConfig(checked);
+    ModelConfig seeded = model;
+    seeded.seed = seed; // the sweep's seed rule: one seed initialises the model and draws the data
+    TrainConfig train = config.train;
+    train.dataSeed = seed;
+    TrainingResult trained = trainModel(seeded, train, taskTrainingBatches(config.task, seed), hooks);
+    if (trained.stopped)
+        return std::nullopt;
+    std::optional<TaskCurve> curve = scoreTaskCurve(*trained.model, config, label, seed, evalProgress);
+    if (!curve)
+        return std::nullopt;
+    return TaskRun{std::move(*curve), std::move(trained.model), std::move(trained.info)};
+}
+
+// ---- over seeds ----
+
+std::vector<TaskAccuracyRow> summarizeTaskAccuracy(const std::vector<TaskCurve>& curves, bool overDepths)
+{
+    struct Cell {
+        std::string label;
+        int length;
+        double depth;
+        std::vector<double> values; // one per seed
+    };
+    std::vector<Cell> cells;
+    auto cellOf = [&](const std::string& label, int length, double depth) -> Cell& {
+        for (Cell& c : cells)
+            if (c.label == label && c.length == length && c.depth == depth)
+                return c;
+        cells.push_back({label, length, depth, {}});
+        return cells.back();
+    };
+    for (const TaskCurve& curve : curves) {
+        if (!overDepths) {
+            for (const TaskAccuracyPoint& p : curve.points)
+                cellOf(curve.label, p.length, p.depth).values.push_back(p.supported ? p.accuracy : NAN);
+            continue;
+        }
+        // This seed's mean over the depths of each length (NaN when a depth could not be scored).
+        for (size_t i = 0; i < curve.points.size();) {
+            const int length = curve.points[i].length;
+            double sum = 0;
+            int count = 0;
+            bool supported = true;
+            for (; i < curve.points.size() && curve.points[i].length == length; ++i) {
+                supported = supported && curve.points[i].supported;
+                sum += curve.points[i].accuracy;
+                ++count;
+            }
+            cellOf(curve.label, length, -1).values.push_back(supported ? sum / count : NAN);
+        }
+    }
+    std::vector<TaskAccuracyRow> rows;
+    for (const Cell& c : cells)
+        rows.push_back({c.label, c.length, c.depth, sampleStats(c.values)});
+    return rows;
+}
+
+namespace {
+
+std::string number(double value)
+{
+    if (std::isnan(value))
+        return "nan";
+    std::ostringstream out;
+    out.precision(6);
+    out << value;
+    return out.str();
+}
+
+nlohmann::json jsonNumber(double value)
+{
+    return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+} // namespace
+
+std::string taskAccuracyCsv(const std::vector<TaskAccuracyRow>& rows)
+{
+    std::string csv = "label,length,depth,n,accuracy_mean,accuracy_sd,accuracy_min,accuracy_max\n";
+    for (const TaskAccuracyRow& r : rows) {
+        const SampleStats& a = r.accuracy;
+        const bool none = a.n == 0;
+        csv += r.label + ',' + std::to_string(r.length) + ',' + (r.depth < 0 ? std::string() : number(r.depth)) + ',' +
+               std::to_string(a.n) + ',' + number(none ? NAN : a.mean) + ',' + number(none ? NAN : a.sd) + ',' +
+               number(none ? NAN : a.min) + ',' + number(none ? NAN : a.max) + '\n';
+    }
+    return csv;
+}
+
+nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const TaskSpec& task)
+{
+    nlohmann::json out;
+    out["task"] = taskInfo(task.kind).name;
+    out["task_length"] = task.trainLength;
+    out["columns"] = {"label", "length", "depth", "n", "accuracy", "sd", "min", "max"};
+    out["rows"] = nlohmann::json::array();
+    for (const TaskAccuracyRow& r : rows) {
+        const SampleStats& a = r.accuracy;
+        const bool none = a.n == 0;
+        nlohmann::json row{{"label", r.label},
+                           {"length", r.length},
+                           {"n", a.n},
+                           {"accuracy", jsonNumber(none ? NAN : a.mean)},
+                           {"sd", jsonNumber(none ? NAN : a.sd)},
+                           {"min", jsonNumber(none ? NAN : a.min)},
+                           {"max", jsonNumber(none ? NAN : a.max)}};
+        if (r.depth >= 0)
+            row["depth"] = r.depth;
+        out["rows"].push_back(std::move(row));
+    }
+    return out;
+}
+
+// ---- DroPE ----
+
+namespace {
+
+// The logit-c modifier's setting for DroPE's scoring.
+std::string dropeLogitSetting(const DropeRecipe& recipe)
+{
+    std::ostringstream text;
+    text.precision(17);
+    text << "logit-c=" << recipe.logitC;
+    return text.str();
+}
+
+} // namespace
+
+void checkDropeRecipe(const DropeRecipe& recipe)
+{
+    TaskRunConfig rope = recipe.run;
+    rope.model.scheme = "rope";
+    checkTaskRunConfig(rope);
+    if (!(recipe.fraction > 0 && recipe.fraction <= 1))
+        throw InputError(
+            "recalibration fraction = " + number(recipe.fraction) +
+                " is out of range; allowed: (0, 1], a share of the rope run's steps (DroPE uses 0.005-0.125)",
+            "fraction");
+    if (recipe.seeds.empty())
+        throw InputError("the DroPE recipe needs at least one seed", "seeds");
+    for (size_t i = 0; i < recipe.seeds.size(); ++i)
+        for (size_t j = i + 1; j < recipe.seeds.size(); ++j)
+            if (recipe.seeds[i] == recipe.seeds[j])
+                throw InputError("seed " + std::to_string(recipe.seeds[i]) + " is given twice; allowed: distinct seeds",
+                                 "seeds");
+    makeSchemeSpec("none", 1, false, {dropeLogitSetting(recipe)}, recipe.run.model.context); // logit-c's range
+    if (!(recipe.yarnFactor >= 0))
+        throw InputError("YaRN factor = " + number(recipe.yarnFactor) +
+                             " is out of range; allowed: 0 (from the longest scored length) or a factor > 0",
+                         "factor");
+}
+
+int dropeRecalibrationSteps(const DropeRecipe& recipe)
+{
+    return std::max(1, static_cast<int>(std::lround(recipe.fraction * recipe.run.train.steps)));
+}
+
+double dropeYarnFactor(const DropeRecipe& recipe)
+{
+    if (recipe.yarnFactor > 0)
+        return recipe.yarnFactor;
+    const std::vector<int> lengths = taskRunEvalLengths(recipe.run);
+    const int longest = taskExampleBytes(recipe.run.task.kind, *std::max_element(lengths.begin(), lengths.end())) - 1;
+    return std::max(1.0, std::ceil(static_cast<double>(longest) / recipe.run.model.context));
+}
+
+const std::vector<DropeStep>& dropeSteps()
+{
+    static const std::vector<DropeStep> steps{DropeStep::TrainRope, DropeStep::ScoreRope,   DropeStep::TrainNope,
+                                              DropeStep::ScoreNope, DropeStep::Recalibrate, DropeStep::ScoreDrope};
+    return steps;
+}
+
+const char* dropeStepName(DropeStep step)
+{
+    switch (step) {
+    case DropeStep::TrainRope:
+        return "train rope";
+    case DropeStep::ScoreRope:
+        return "score rope and rope+yarn zero-shot";
+    case DropeStep::TrainNope:
+        return "train NoPE from scratch";
+    case DropeStep::ScoreNope:
+        return "score NoPE";
+    case DropeStep::Recalibrate:
+        return "drop the positions and recalibrate";
+    case DropeStep::ScoreDrope:
+        return "score DroPE";
+    }
+    return "";
+}
+
+DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& hooks)
+{
+    checkDropeRecipe(recipe);
+    DropeRecipeResult result;
+    ModelConfig rope = recipe.run.model;
+    rope.scheme = "rope";
+    rope.scaling = "none";
+    rope.scalingSettings.clear();
+    ModelConfig nope = rope;
+    nope.scheme = "none";
+    nope.schemeSettings.clear();
+    TrainConfig recalibration = recipe.run.train;
+    setTrainingSteps(recalibration, dropeRecalibrationSteps(recipe));
+    const double factor = dropeYarnFactor(recipe);
+
+    for (size_t s = 0; s < recipe.seeds.size(); ++s) {
+        const uint64_t seed = recipe.seeds[s];
+        DropeStep current = DropeStep::TrainRope;
+        auto begin = [&](DropeStep step) {
+            current = step;
+            if (hooks.stepStarted)
+                hooks.stepStarted(s, step);
+            return !(hooks.shouldStop && hooks.shouldStop());
+        };
+        TrainingHooks training;
+        training.reportEvery = hooks.reportEvery;
+        training.shouldStop = hooks.shouldStop;
+        training.progress = [&](const TrainingProgress& p) {
+            if (hooks.trainingProgress)
+                hooks.trainingProgress(s, current, p);
+        };
+        auto scoring = [&](double fraction) {
+            if (hooks.scoringProgress)
+                hooks.scoringProgress(s, current, fraction);
+            return !(hooks.shouldStop && hooks.shouldStop());
+        };
+        auto done = [&](TaskCurve curve) {
+            if (hooks.curveDone)
+                hooks.curveDone(curve);
+            result.curves.push_back(std::move(curve));
+        };
+        auto stop = [&] {
+            result.stopped = true;
+            return result;
+        };
+
+        // 1. rope, trained and scored as any task run.
+        if (!begin(DropeStep::TrainRope))
+            return stop();
+        ModelConfig ropeSeeded = rope;
+        ropeSeeded.seed = seed;
+        TrainConfig train = recipe.run.train;
+        train.dataSeed = seed;
+        TrainingResult ropeRun = trainModel(ropeSeeded, train, taskTrainingBatches(recipe.run.task, seed), training);
+        if (ropeRun.stopped || !begin(DropeStep::ScoreRope))
+            return stop();
+        std::optional<TaskCurve> curve = scoreTaskCurve(*ropeRun.model, recipe.run, kRopeLabel, seed, scoring);
+        if (!curve)
+            return stop();
+        done(std::move(*curve));
+        // 2. the same weights zero-shot under YaRN (the method, not training, stretches the rotations).
+        std::ostringstream factorText;
+        factorText << factor;
+        ropeRun.model->setScaling("yarn", {"factor=" + factorText.str()});
+        curve = scoreTaskCurve(*ropeRun.model, recipe.run, kRopeYarnLabel, seed, scoring);
+        ropeRun.model->setScaling("none", {});
+        if (!curve)
+            return stop();
+        done(std::move(*curve));
+
+        // 3. NoPE from scratch with rope's budget.
+        if (!begin(DropeStep::TrainNope))
+            return stop();
+        ModelConfig nopeSeeded = nope;
+        nopeSeeded.seed = seed;
+        TrainingResult nopeRun = trainModel(nopeSeeded, train, taskTrainingBatches(recipe.run.task, seed), training);
+        if (nopeRun.stopped || !begin(DropeStep::ScoreNope))
+            return stop();
+        curve = scoreTaskCurve(*nopeRun.model, recipe.run, kNopeLabel, seed, scoring);
+        if (!curve)
+            return stop();
+        done(std::move(*curve));
+
+        // 4. DroPE: the rope weights and AdamW state continued as NoPE (core's droppingPositions rule).
+        if (!begin(DropeStep::Recalibrate))
+            return stop();
+        LoadedCheckpoint init;
+        init.info = ropeRun.info;
+        init.optimizer = std::make_unique<AdamW>(*ropeRun.info.optimizer);
+        init.model = std::move(ropeRun.model);
+        ModelConfig dropped = nope;
+        dropped.seed = seed;
+        TrainConfig recalibrate = recalibration;
+        recalibrate.dataSeed = seed + 0x9e3779b9u; // batches the rope run has not seen step for step
+        TrainingResult dropeRun =
+            trainModel(dropped, recalibrate, taskTrainingBatches(recipe.run.task, recalibrate.dataSeed), training,
+                       &init, "the rope model", "the DroPE recalibration");
+        if (dropeRun.stopped || !begin(DropeStep::ScoreDrope))
+            return stop();
+        if (recipe.logitC > 0) // DroPE's test-time logit scale (a modifier: the weights are not touched)
+            dropeRun.model->setScaling("none", {dropeLogitSetting(recipe)});
+        curve = scoreTaskCurve(*dropeRun.model, recipe.run, kDropeLabel, seed, scoring);
+        if (!curve)
+            return stop();
+        done(std::move(*curve));
+    }
+    return result;
+}
+
+} // namespace plab
