@@ -110,10 +110,7 @@ public:
 
 private:
     // FIRE at a causal pair; 0 at n > m, where it is never visible.
-    float fireValue(int h, int m, int n) const
-    {
-        return n <= m ? static_cast<float>(m_fire->bias(h, m, n)) : 0.0f;
-    }
+    float fireValue(int h, int m, int n) const { return n <= m ? static_cast<float>(m_fire->bias(h, m, n)) : 0.0f; }
 
     SchemeSpec m_spec;
     std::optional<FireFunction> m_fire;
