@@ -82,6 +82,8 @@ struct HeadForward {
 // The factor of row m's scores on head h: rowScale (logn, temperature) times SSMax's s_h ln(n_m), n_m the row's keys.
 double rowFactor(const PositionBias& bias, int h, int m, int N)
 {
+    if (!bias.spec().ssmax)
+        return bias.rowScale(m);
     int keys = 0;
     for (int n = 0; n < N; ++n)
         keys += bias.visible(m, n, N);
@@ -117,8 +119,9 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
                     S(m, n) = far(m, n);
     }
     for (int m = 0; m < N; ++m) {
+        const double factor = rowFactor(bias, h, m, N);
         for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
-            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, h, m, n)) * rowFactor(bias, h, m, N)
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, h, m, n)) * factor
                                             : -std::numeric_limits<double>::infinity();
     }
     // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
