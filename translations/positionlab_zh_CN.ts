@@ -884,6 +884,26 @@
         <source>GPT-NeoX's rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
         <translation>GPT-NeoX 的 rotary_pct f：只有前 ⌊f d⌋ 维旋转，θ_i = base^(-2i/⌊f d⌋)</translation>
     </message>
+    <message>
+        <source>FIRE (learned function of the normalised distance)</source>
+        <translation>FIRE（归一化距离的学习函数）</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T))),  ψ(t) = ln(c t + 1),  MLP 1 -&gt; 32 -&gt; H (ReLU), c and T learned</source>
+        <translation>b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T)))，ψ(t) = ln(c t + 1)，MLP 1 -&gt; 32 -&gt; H（ReLU），c 与 T 可学习</translation>
+    </message>
+    <message>
+        <source>FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query&apos;s position (its &apos;progressive interpolation&apos;): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m &lt;= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code&apos;s random initialisation, from a fixed seed).</source>
+        <translation>FIRE（Li 等，ICLR 2024）把偏置学成“距离除以查询位置”的函数（即其“渐进插值”）：任何长度下输入都保持在 [0, 1] 内，对数变换 ψ 让近处的距离彼此分开。m &lt;= T 的行用 T 代替 m，因此短序列看到的只是距离的普通函数。ALiBi 与 KERPLE 都是它的特例。没有训练好的模型时，视图显示其未训练的先验（参考代码的随机初始化，取自固定种子）。</translation>
+    </message>
+    <message>
+        <source>initial scale c of ψ(t) = ln(c t + 1) (learned in a model)</source>
+        <translation>ψ(t) = ln(c t + 1) 的初始尺度 c（在模型中学习）</translation>
+    </message>
+    <message>
+        <source>initial threshold T: rows m &lt;= T are normalised by ψ(T) (learned in a model as a multiple of it)</source>
+        <translation>初始阈值 T：m &lt;= T 的行用 ψ(T) 归一化（在模型中以其倍数学习）</translation>
+    </message>
 </context>
 <context>
     <name>TrainingText</name>

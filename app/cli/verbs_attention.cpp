@@ -208,6 +208,8 @@ BenchSetup benchSetupFromArgs(const ParsedArgs& args)
     }
     b.spec = makeSchemeSpecForHeadDim(scheme, H, args.has("bidirectional"), sets, D, "head dim --dim",
                                       contextFromArgs(args), args.has("logn"), word.method.value_or("none"));
+    b.spec.ssmax = args.has("ssmax");
+    b.spec.sinkLogit = args.has("sink-logit");
     refuseUnreadContext("bench attention", {scheme + (word.method ? "+" + *word.method : "")}, args);
     b.dims = {1, H, N, D};
     checkMemoryEstimate(4.0 * 4.0 * double(b.dims.elements()) * (b.backward ? 3 : 1), "q, k, v, out");
@@ -650,6 +652,8 @@ void registerAttentionVerbs()
         {"set", OptionKind::Repeated, "attention: a scheme parameter", "NAME=VALUE"},
         contextOption("attention"),
         {"logn", OptionKind::Flag, "attention: the logn modifier (needs --context)"},
+        {"ssmax", OptionKind::Flag, "attention: scalable softmax at its prior s = 1/ln(context) (1 without --context)"},
+        {"sink-logit", OptionKind::Flag, "attention: a sink logit per head (at its prior 0)"},
         scalingOption(),
         {"backward", OptionKind::Flag, "attention: also time the backward pass"},
         {"peak", OptionKind::Flag,
@@ -673,8 +677,8 @@ void registerAttentionVerbs()
                   2,
                   runBench,
                   {{"attention [SCHEME]",
-                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "scaling",
-                     "backward", "peak", "threads", "repeat", "allow-long", "json"},
+                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "ssmax",
+                     "sink-logit", "scaling", "backward", "peak", "threads", "repeat", "allow-long", "json"},
                     "attention",
                     {}},
                    {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},

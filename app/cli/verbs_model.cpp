@@ -2,6 +2,7 @@
 #include "base/atomic_file.h"
 #include "base/limits.h"
 #include "model/checkpoint.h"
+#include "views/fire_curves.h"
 #include "cli.h"
 #include "model/corpus.h"
 #include "views/entropy.h"
@@ -177,6 +178,9 @@ std::vector<OptionDef> modelOptions()
          "floor((p+1)/floor_scale))"},
         {"floor-scale", OptionKind::Value, "floor_scale of --attn-temperature-tuning (default 8192)", "F"},
         {"attn-scale", OptionKind::Value, "attn_scale of --attn-temperature-tuning (default 0.1)", "B"},
+        {"ssmax", OptionKind::Flag,
+         "scalable softmax: row m's scores times s_h ln(n), n its keys, s learned per head (from 1/ln(context))"},
+        {"sink-logit", OptionKind::Flag, "a learned logit per head as one more softmax column, dropped after it"},
         scalingOption(),
         {"init", OptionKind::Value,
          "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
@@ -199,6 +203,8 @@ void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& mc)
                          " sets Llama 4's temperature; allowed only with --attn-temperature-tuning");
     mc.temperature.floorScale = args.number("floor-scale", mc.temperature.floorScale);
     mc.temperature.attnScale = args.number("attn-scale", mc.temperature.attnScale);
+    mc.ssmax = mc.ssmax || args.has("ssmax");
+    mc.sinkLogit = mc.sinkLogit || args.has("sink-logit");
 }
 
 // The model's sizes: the preset's, changed by --context, --layers, --d-model, --heads, --d-ff.
@@ -1372,8 +1378,44 @@ std::vector<OptionDef> evalOptions()
 
 } // namespace
 
+namespace {
+
+// fire-curve: a FIRE checkpoint's learned bias function of the distance at one query row, beside its untrained prior.
+int runFireCurve(const ParsedArgs& args, VerbContext& ctx)
+{
+    const LoadedCheckpoint loaded = loadCheckpoint(args.positional[0]);
+    const int context = loaded.model->config().context;
+    const int row = static_cast<int>(args.integer("row", context - 1, 0, kMaxLength - 1));
+    const FireCurves curves = fireCurves(loaded.model->schemeSpec(), row); // refuses other schemes
+    Table t;
+    t.columns = {"distance", "head", "learned", "untrained"};
+    t.integerColumns = 2;
+    t.meta = {{"checkpoint", args.positional[0]},
+              {"row", row},
+              {"context", context},
+              {"threshold_learned", curves.learnedThreshold},
+              {"threshold_untrained", curves.priorThreshold}};
+    for (size_t h = 0; h < curves.learned.size(); ++h)
+        for (size_t i = 0; i < curves.distance.size(); ++i)
+            t.rows.push_back({double(curves.distance[i]), double(h), curves.learned[h][i], curves.prior[h][i]});
+    writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
+    return 0;
+}
+
+} // namespace
+
 void registerModelVerbs()
 {
+    registerVerb({"fire-curve",
+                  "MODEL.safetensors",
+                  "a FIRE checkpoint's learned bias against distance at one query row, beside its untrained prior",
+                  {{"row", OptionKind::Value, "query row m (default: the training context - 1)", "M"},
+                   {"o", OptionKind::Value, "output .csv, .json or .npy (default: CSV on stdout)", "FILE"}},
+                  1,
+                  1,
+                  runFireCurve,
+                  {},
+                  {{"o", dataExtensions()}}});
     registerVerb({"train",
                   "SCHEME",
                   "train a byte-level transformer with a positional scheme; Ctrl-C stops and keeps the checkpoint",

@@ -6,6 +6,7 @@
 #include "attention/backward.h"
 #include "attention/forward.h"
 #include "base/errors.h"
+#include "schemes/softmax_modifiers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -95,6 +96,43 @@ void mergePass(AttentionForward& total, const AttentionForward& extra, const Att
     }
 }
 
+// z_h of every head.
+std::vector<double> sinkLogits(const SchemeSpec& spec)
+{
+    std::vector<double> logits(spec.heads);
+    for (int h = 0; h < spec.heads; ++h)
+        logits[h] = sinkLogit(spec, h);
+    return logits;
+}
+
+// gpt-oss's sink logit: one more softmax column of logit z_h per row, which holds no value and is dropped after the
+// softmax. Folded into a finished forward per row: lse' = log(e^lse + e^z); out, probabilities scale by
+// w = e^(lse - lse'); the entropy becomes w (H - ln w) - p ln p with the sink's p = e^(z - lse'). The backward needs
+// nothing else: its probabilities e^(s - lse') and delta = dO . out already carry the sink.
+// `logits` holds z of each of dims.heads heads.
+void applySinkLogit(const std::vector<double>& logits, const AttentionDims& dims, AttentionForward& result)
+{
+    const int N = dims.length, D = dims.headDim;
+    const size_t rows = result.logSumExp.size();
+    const bool probs = !result.probabilities.empty(), entropy = !result.rowEntropy.empty();
+#pragma omp parallel for schedule(static) if (rows > 4096)
+    for (size_t row = 0; row < rows; ++row) {
+        const double z = logits[(row / N) % dims.heads];
+        const double a = result.logSumExp[row];
+        const double top = std::max(a, z);
+        const double lse = top + std::log((a == PositionBias::kMasked ? 0.0 : std::exp(a - top)) + std::exp(z - top));
+        const double w = a == PositionBias::kMasked ? 0.0 : std::exp(a - lse), sink = std::exp(z - lse);
+        for (int d = 0; d < D; ++d)
+            result.out[row * D + d] = static_cast<float>(w * result.out[row * D + d]);
+        for (int n = 0; probs && n < N; ++n)
+            result.probabilities[row * N + n] = static_cast<float>(w * result.probabilities[row * N + n]);
+        if (entropy)
+            result.rowEntropy[row] = static_cast<float>((w > 0 ? w * (result.rowEntropy[row] - std::log(w)) : 0.0) -
+                                                        (sink > 0 ? sink * std::log(sink) : 0.0));
+        result.logSumExp[row] = static_cast<float>(lse);
+    }
+}
+
 } // namespace
 
 void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
@@ -108,6 +146,8 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
         forwardPass(bias, dims, passes[i], q, k, v, extra, options);
         mergePass(result, extra, dims);
     }
+    if (bias.spec().sinkLogit)
+        applySinkLogit(sinkLogits(bias.spec()), dims, result);
 }
 
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
@@ -139,6 +179,8 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
             mergePass(total, part, statsDims);
         first = false;
     }
+    if (bias.spec().sinkLogit) // the rows of this one head
+        applySinkLogit({sinkLogit(bias.spec(), head)}, statsDims, total);
     return {total.rowEntropy.begin(), total.rowEntropy.end()};
 }
 
@@ -155,7 +197,8 @@ namespace {
 // attentionBackward for one pass, with the forward's out and lse of the whole call: a pass's probabilities are then
 // already its share of the joint softmax, and so are its gradients.
 void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
-                  const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads)
+                  const float* v, const AttentionForward& forward, const float* dOut, AttentionGradients& grads,
+                  double* scoreDot)
 {
     const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), pass);
     // Every element of dq, dk and dv is written once: dk, dv by the key block owning the row, dq by the head's
@@ -163,13 +206,43 @@ void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pas
     grads.dq.resize(dims.elements());
     grads.dk.resize(dims.elements());
     grads.dv.resize(dims.elements());
-    const BackwardCall call(plan, q, k, v, dOut, forward, grads);
+    BackwardCall call(plan, q, k, v, dOut, forward, grads);
+    call.scoreDot = scoreDot;
     std::vector<double> distanceGrad(call.trainable ? dims.heads * call.distStride : 0, 0.0);
+    grads.dFire = bias.fire() ? fireZeroGradient(dims.heads) : FireParams{}; // the strategies add the later rows
     if (call.heads >= kHeadParallelMin)
         backwardHeadParallel(call, distanceGrad);
     else
         backwardTwoPass(call, distanceGrad);
     detail::biasParameterGradients(bias, distanceGrad, dims.length, grads.dT5Values, grads.dKerpleR1, grads.dKerpleR2);
+    if (bias.fire())
+        detail::fireDistanceGradients(bias, distanceGrad, dims.length, grads.dFire);
+}
+
+// The softmax modifiers' gradients, from what the passes left. SSMax: d loss / d s_h = sum dL/ds s / s_h over the
+// final scores s (each a multiple of s_h), summed per row by the passes in scoreDot. Sink logit: its column's
+// gradient p_sink (0 - delta) per row, delta = dO . out (the column has no value, so dP = 0 there).
+void softmaxModifierGradients(const PositionBias& bias, const AttentionDims& dims, const AttentionForward& forward,
+                              const float* dOut, const std::vector<double>& scoreDot, AttentionGradients& grads)
+{
+    const SchemeSpec& spec = bias.spec();
+    const int N = dims.length, D = dims.headDim, heads = dims.batch * dims.heads;
+    grads.dSsmaxScales.assign(spec.ssmax ? dims.heads : 0, 0.0);
+    grads.dSinkLogits.assign(spec.sinkLogit ? dims.heads : 0, 0.0);
+    for (int bh = 0; bh < heads; ++bh) { // in order: the same sums for any thread count
+        const int h = bh % dims.heads;
+        for (int m = 0; m < N; ++m) {
+            const size_t row = static_cast<size_t>(bh) * N + m;
+            if (spec.ssmax)
+                grads.dSsmaxScales[h] += scoreDot[row] / ssmaxScale(spec, h);
+            if (spec.sinkLogit) {
+                double delta = 0;
+                for (int d = 0; d < D; ++d)
+                    delta += static_cast<double>(dOut[row * D + d]) * forward.out[row * D + d];
+                grads.dSinkLogits[h] -= std::exp(sinkLogit(spec, h) - forward.logSumExp[row]) * delta;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -184,10 +257,12 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
     if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
         throw InputError("attentionBackward: the forward result does not match the dimensions");
     const std::vector<Pass> passes = passesOf(bias, dims.length);
-    backwardPass(bias, dims, passes[0], q, k, v, forward, dOut, grads);
+    std::vector<double> scoreDot(bias.spec().ssmax ? dims.elements() / dims.headDim : 0, 0.0); // (B H, N)
+    double* dot = scoreDot.empty() ? nullptr : scoreDot.data();
+    backwardPass(bias, dims, passes[0], q, k, v, forward, dOut, grads, dot);
     for (size_t i = 1; i < passes.size(); ++i) {
         AttentionGradients extra;
-        backwardPass(bias, dims, passes[i], q, k, v, forward, dOut, extra);
+        backwardPass(bias, dims, passes[i], q, k, v, forward, dOut, extra, dot);
         const size_t count = grads.dq.size();
 #pragma omp parallel for schedule(static) if (count > 65536)
         for (size_t e = 0; e < count; ++e) {
@@ -196,6 +271,7 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
             grads.dv[e] += extra.dv[e];
         }
     }
+    softmaxModifierGradients(bias, dims, forward, dOut, scoreDot, grads);
 }
 
 } // namespace plab

@@ -79,6 +79,9 @@ struct AttentionGradients {
     std::vector<double> dT5Values; // (num-buckets, H) when the scheme is t5
     std::vector<double> dKerpleR1; // (H) when the scheme is kerple-power or kerple-log
     std::vector<double> dKerpleR2; // (H)
+    FireParams dFire;              // fire's MLP, c and threshold multiplier; empty for other schemes
+    std::vector<double> dSsmaxScales; // (H) with ssmax
+    std::vector<double> dSinkLogits;  // (H) with a sink logit
 };
 
 // Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and

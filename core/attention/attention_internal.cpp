@@ -15,7 +15,8 @@ bool isRotary(const SchemeSpec& spec)
 
 bool hasTrainableBias(const SchemeSpec& spec)
 {
-    return spec.kind == SchemeKind::T5 || spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog;
+    return spec.kind == SchemeKind::T5 || spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog ||
+           spec.kind == SchemeKind::Fire;
 }
 
 void validateAttention(const PositionBias& bias, const AttentionDims& dims)
@@ -118,6 +119,20 @@ void biasParameterGradients(const PositionBias& bias, const std::vector<double>&
             }
         }
     }
+}
+
+void fireDistanceGradients(const PositionBias& bias, const std::vector<double>& distanceGrad, int length,
+                           FireParams& dFire)
+{
+    const FireFunction* fire = bias.fire();
+    const int H = bias.heads();
+    const size_t stride = static_cast<size_t>(2 * length - 1);
+    for (int h = 0; h < H; ++h)
+        for (int r = 0; r < length; ++r) {
+            const double g = distanceGrad[h * stride + (r + length - 1)];
+            if (g != 0.0 && fire->distanceOnly(r)) // a row m = r < T holds distance r: its x stands for all of them
+                fire->accumulate(h, r, 0, g, dFire);
+        }
 }
 
 } // namespace plab::detail

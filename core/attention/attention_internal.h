@@ -42,4 +42,9 @@ void biasParameterGradients(const PositionBias& bias, const std::vector<double>&
                             std::vector<double>& dT5Values, std::vector<double>& dKerpleR1,
                             std::vector<double>& dKerpleR2);
 
+// FIRE's gradient from its distance-only rows (m < T), summed per head and distance as for biasParameterGradients
+// (the kernel adds the later rows' gradient pair by pair): added to dFire.
+void fireDistanceGradients(const PositionBias& bias, const std::vector<double>& distanceGrad, int length,
+                           FireParams& dFire);
+
 } // namespace plab::detail

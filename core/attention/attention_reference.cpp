@@ -3,6 +3,7 @@
 #include "attention/attention_reference.h"
 
 #include "attention/attention_internal.h"
+#include "schemes/softmax_modifiers.h"
 #include "base/errors.h"
 #include "schemes/rotary_scaling.h"
 
@@ -108,7 +109,26 @@ struct HeadForward {
     Matrix Q, K, V;    // (N, D), Q and K rotated
     Matrix Qfar, Kfar; // (N, D) rotated at the far placements (ReRoPE only)
     Matrix P;          // (N, N)
+    Matrix S;          // (N, N) the final scores, masked cells -inf
+    Eigen::VectorXd sink; // (N) the sink column's probability per row (0 without a sink logit)
 };
+
+// The factor of row m's scores on head h: rowScale (logn, temperature) times SSMax's s_h ln(n_m), n_m the row's keys.
+double rowFactor(const PositionBias& bias, int h, int m, int N)
+{
+    if (!bias.spec().ssmax)
+        return bias.rowScale(m, N);
+    int keys = 0;
+    for (int n = 0; n < N; ++n)
+        keys += bias.visible(m, n, N);
+    return bias.rowScale(m, N) * ssmaxFactor(bias.spec(), h, keys);
+}
+
+// The additive bias in double where the scheme has it so: FIRE's function itself (the others' tables are float).
+double additiveExact(const PositionBias& bias, int h, int m, int n)
+{
+    return bias.fire() ? bias.fire()->bias(h, m, n) : bias.additive(h, m, n);
+}
 
 HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
                         const float* v, int bh, double* logSumExp, double* rowEntropy)
@@ -133,23 +153,31 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
                     S(m, n) = far(m, n);
     }
     for (int m = 0; m < N; ++m) {
+        const double factor = rowFactor(bias, h, m, N);
         for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
-            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + bias.additive(h, m, n)) * bias.rowScale(m, N)
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, h, m, n)) * factor
                                             : -std::numeric_limits<double>::infinity();
     }
     // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
     // -sum p log p = lse - sum p s over the visible cells (log p = s - lse).
+    // A sink logit z is one more column of the softmax, holding no value.
     f.P.resize(N, N); // (N, N)
+    f.sink = Eigen::VectorXd::Zero(N);
+    const bool sink = bias.spec().sinkLogit;
+    const double z = sink ? sinkLogit(bias.spec(), h) : 0.0;
     for (int m = 0; m < N; ++m) {
-        const double rowMax = S.row(m).maxCoeff();
+        const double rowMax = sink ? std::max(S.row(m).maxCoeff(), z) : S.row(m).maxCoeff();
         // std::exp, not Eigen's exp, which clamps -inf to e^-708: masked cells must be exactly 0.
         f.P.row(m) = (S.row(m).array() - rowMax).unaryExpr([](double x) { return std::exp(x); });
-        const double sum = f.P.row(m).sum();
+        const double sum = f.P.row(m).sum() + (sink ? std::exp(z - rowMax) : 0.0);
         f.P.row(m) /= sum;
         logSumExp[m] = rowMax + std::log(sum);
-        rowEntropy[m] =
-            logSumExp[m] - (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum();
+        f.sink(m) = sink ? std::exp(z - logSumExp[m]) : 0.0;
+        rowEntropy[m] = logSumExp[m] -
+                        (f.P.row(m).array() > 0).select(f.P.row(m).array() * S.row(m).array(), 0.0).sum() -
+                        f.sink(m) * z;
     }
+    f.S = S;
     return f;
 }
 
@@ -197,6 +225,10 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
     g.dv.resize(dims.elements());
     const size_t stride = static_cast<size_t>(2 * N - 1);
     std::vector<double> headDistanceGrad(heads * stride, 0.0); // (B H, 2N - 1): d loss / d bias at r = m - n
+    // FIRE's bias depends on the row too: its gradient goes pair by pair, per (batch, head), summed in order below.
+    std::vector<FireParams> headFire(bias.fire() ? heads : 0, fireZeroGradient(dims.heads));
+    // The softmax modifiers' gradients per (batch, head), summed in order below.
+    std::vector<double> headSsmax(heads, 0.0), headSink(heads, 0.0);
 #pragma omp parallel for schedule(dynamic)                     // heads in parallel, as in the forward
     for (int bh = 0; bh < heads; ++bh) {
         std::vector<double> lse(N), entropy(N);
@@ -206,10 +238,18 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then through the logn factor of each row.
         const Eigen::VectorXd delta = (f.P.array() * dP.array()).rowwise().sum(); // (N)
         Matrix dS = f.P.array() * (dP.colwise() - delta).array();                 // (N, N)
+        const int h = bh % dims.heads;
         for (int m = 0; m < N; ++m) {
-            dS.row(m) *= bias.rowScale(m, N);
+            // SSMax: every final score is a multiple of s_h. Sink: its column's dS = p_sink (0 - delta).
+            for (int n = 0; bias.spec().ssmax && n < N; ++n)
+                if (bias.visible(m, n, N))
+                    headSsmax[bh] += dS(m, n) * f.S(m, n) / ssmaxScale(bias.spec(), h);
+            headSink[bh] -= f.sink(m) * delta(m);
+            dS.row(m) *= rowFactor(bias, h, m, N);
             for (int n = 0; n < N; ++n) // the bias depends on r = m - n alone; masked cells are 0
                 headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
+            for (int n = 0; bias.fire() && n <= m; ++n)
+                bias.fire()->accumulate(h, m, n, dS(m, n), headFire[bh]);
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
         store(f.P.transpose() * dO, g.dv, offset); // (N, D)
@@ -239,6 +279,19 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         for (size_t i = 0; i < stride; ++i)
             distanceGrad[(bh % dims.heads) * stride + i] += headDistanceGrad[bh * stride + i];
     detail::biasParameterGradients(bias, distanceGrad, N, g.dT5Values, g.dKerpleR1, g.dKerpleR2);
+    g.dSsmaxScales.assign(bias.spec().ssmax ? dims.heads : 0, 0.0);
+    g.dSinkLogits.assign(bias.spec().sinkLogit ? dims.heads : 0, 0.0);
+    for (int bh = 0; bh < heads; ++bh) {
+        if (bias.spec().ssmax)
+            g.dSsmaxScales[bh % dims.heads] += headSsmax[bh];
+        if (bias.spec().sinkLogit)
+            g.dSinkLogits[bh % dims.heads] += headSink[bh];
+    }
+    if (bias.fire()) {
+        g.dFire = fireZeroGradient(dims.heads);
+        for (const FireParams& part : headFire)
+            addFireGradient(g.dFire, part);
+    }
     return g;
 }
 

@@ -19,6 +19,9 @@ struct AttentionReferenceGradients {
     std::vector<double> dT5Values;  // (num-buckets, H) when the scheme is t5
     std::vector<double> dKerpleR1;  // (H) when the scheme is kerple-power or kerple-log
     std::vector<double> dKerpleR2;  // (H)
+    FireParams dFire;               // fire: pair by pair through FireFunction::accumulate
+    std::vector<double> dSsmaxScales; // (H) with ssmax
+    std::vector<double> dSinkLogits;  // (H) with a sink logit
 };
 
 // What attentionForward computes, the textbook way: scores S = (Q K^T / sqrt(D) + bias) * rowScale with the mask as

@@ -22,22 +22,55 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
     }
 }
 
+// What a backward work item gathers besides dq, dk, dv and the per-distance bias gradient. FIRE: the thread's bias
+// tile (a row of it per call) and the item's gradient of the MLP for the rows past the distance-only ones (theirs
+// goes per distance, as for t5 and kerple). SSMax: scoreDot[m] += sum_n dL/ds(m, n) s(m, n) over the final scores,
+// from which the kernel's caller takes the gradient of s_h (d s / d s_h = s / s_h).
+struct RowExtras {
+    float* fireRow = nullptr;
+    FireParams* fireGrad = nullptr;
+    double* scoreDot = nullptr; // indexed by the row m
+};
+
 // Softmax backward of row m over the columns [band.begin, band.end) of a tile starting at key c: s holds the raw
 // scores Q K^T and ds the products dO V^T; afterwards s holds P and ds holds dS = P (dP - delta) * rowScale, the
-// gradient of the bias-and-scores before the logn factor. With dist (indexed by m - n), adds dS per distance.
+// gradient of the bias-and-scores before the logn factor. With dist (indexed by m - n), adds dS per distance; FIRE's
+// rows past its distance-only ones add theirs to fire.grad pair by pair instead.
 inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand band, float* s, float* ds, float lse,
-                               float delta, double* dist)
+                               float delta, double* dist, RowExtras extras = {})
 {
-    plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin);
+    if (plan.fire)
+        plan.fireRow(h, m, c + band.begin, band.end - band.begin, extras.fireRow);
+    plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin, 1.0f,
+                  plan.fire ? extras.fireRow : nullptr);
     const Vec shift = splat(lse), dl = splat(delta);
-    const float g = plan.rowScale[m];
-    for (int j = band.begin; j < band.end; j += kLanes) {
-        const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
-        store(s + j, p);
-        store(ds + j, p * (load(ds + j) - dl) * g);
+    const float g = plan.rowScales(h)[m];
+    if (extras.scoreDot) {
+        const Vec zero = splat(0.0f);
+        Vec dot = zero;
+        for (int j = band.begin; j < band.end; j += kLanes) {
+            const Vec score = load(s + j);
+            const Vec p = expNonPositive(vmin(score - shift, zero));
+            const Vec grad = p * (load(ds + j) - dl);
+            dot += select(p > zero, grad * score, zero); // masked lanes: p = 0 and score = -inf
+            store(s + j, p);
+            store(ds + j, grad * g);
+        }
+        extras.scoreDot[m] += horizontalSum(dot);
+    } else {
+        for (int j = band.begin; j < band.end; j += kLanes) {
+            const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));
+            store(s + j, p);
+            store(ds + j, p * (load(ds + j) - dl) * g);
+        }
     }
     if (dist) {
         const int lo = std::max(plan.rowBegin[m], c + band.begin), hi = std::min(plan.rowEnd[m], c + band.end);
+        if (plan.fire && m >= plan.fireDistanceRows) {
+            if (extras.fireGrad && hi > lo)
+                plan.fireGradientRow(h, m, lo, hi, ds + (lo - c), *extras.fireGrad);
+            return;
+        }
         double* at = dist + m;
         for (int n = lo; n < hi; ++n)
             at[-n] += ds[n - c];
@@ -49,8 +82,10 @@ inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand
 // With `dQ` (the head's (N, Dp) accumulator) it also adds dS K to the queries' rows, and with `dist` (indexed by
 // r = m - n) the bias gradient: the single-pass FlashAttention-2 backward for a head owned by one thread.
 void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, const float* lse, Scratch& sc,
-                      float* dk, float* dv, float* dQ = nullptr, double* dist = nullptr)
+                      float* dk, float* dv, float* dQ = nullptr, double* dist = nullptr, FireParams* fireGrad = nullptr,
+                      double* scoreDot = nullptr)
 {
+    const RowExtras extras{plan.fire ? fireTile(sc) : nullptr, fireGrad, scoreDot};
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int n1 = std::min(N, n0 + kBackKeyBlock);
     const int wk = roundUp(n1 - n0, kLanes);
@@ -84,7 +119,7 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
             std::fill(s + band.end, s + wk, 0.0f);
             std::fill(ds + band.end, ds + wk, 0.0f);
             if (band.end > band.begin)
-                softmaxBackwardRow(plan, h, q0 + i, n0, band, s, ds, lse[q0 + i], pk.delta[q0 + i], dist);
+                softmaxBackwardRow(plan, h, q0 + i, n0, band, s, ds, lse[q0 + i], pk.delta[q0 + i], dist, extras);
         }
         // dV += P^T dO, dK += dS^T (Q / sqrt(D)): A(i = key, j = query) = tile[j][i].
         gemmNNBanded(S, 1, ldS, pk.dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dV, Dp, nullptr);
@@ -108,8 +143,10 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
 // Backward pass 2, one query block of one head: recomputes P and dS over the visible keys and accumulates dQ
 // (this item's alone) and, for trainable biases, the bias gradient per distance into `dist` (at r - distBase).
 void backwardQueryBlock(const Plan& plan, int h, int m0, const BackwardPacks& pk, const float* lse, Scratch& sc,
-                        float* dq, double* dist, int distBase)
+                        float* dq, double* dist, int distBase, FireParams* fireGrad = nullptr,
+                        double* scoreDot = nullptr)
 {
+    const RowExtras extras{plan.fire ? fireTile(sc) : nullptr, fireGrad, scoreDot};
     const int N = plan.N, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
@@ -128,7 +165,7 @@ void backwardQueryBlock(const Plan& plan, int h, int m0, const BackwardPacks& pk
             const ColumnBand band = bands[i / kRowTile];
             if (band.end > band.begin)
                 softmaxBackwardRow(plan, h, m0 + i, c, band, S + i * ldS, dP + i * ldS, lse[m0 + i], pk.delta[m0 + i],
-                                   dist ? dist - distBase : nullptr);
+                                   dist ? dist - distBase : nullptr, extras);
         }
         gemmNNBanded(dP, ldS, 1, pk.Ks + static_cast<size_t>(c) * Dp, Dp, w, R, Dp, bands, dQ, Dp, nullptr);
     }
@@ -144,6 +181,7 @@ void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanc
     const Plan& plan = call.plan;
     const int N = plan.N, keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock;
     std::vector<std::vector<double>> headDist(call.trainable ? call.heads : 0);
+    std::vector<FireParams> headFire(plan.fire ? call.heads : 0, fireZeroGradient(plan.fire ? plan.dims.heads : 0));
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
         const SubnormalsFlushed flushed;
@@ -164,13 +202,15 @@ void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanc
             for (int block = 0; block < keyBlocks; ++block)
                 backwardKeyBlock(plan, bh % plan.dims.heads, block * kBackKeyBlock, pk, call.lse(bh), scratch,
                                  call.grads.dk.data() + bh * call.headSize, call.grads.dv.data() + bh * call.headSize,
-                                 dQ.data(), dist);
+                                 dQ.data(), dist, plan.fire ? &headFire[bh] : nullptr, call.scoreDotOf(bh));
             writeQueryGradient(plan, dQ.data(), 0, N, call.grads.dq.data() + bh * call.headSize);
         }
     }
     for (int bh = 0; call.trainable && bh < call.heads; ++bh) // fixed order: the same sum for any thread count
         for (size_t i = 0; i < call.distStride; ++i)
             distanceGrad[(bh % plan.dims.heads) * call.distStride + i] += headDist[bh][i];
+    for (const FireParams& g : headFire) // in head order, as above
+        addFireGradient(call.grads.dFire, g);
 }
 
 namespace {
@@ -221,6 +261,8 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
     AlignedFloats buffers(group * perHead, 0.0f);
     const int keyBlocks = (N + kBackKeyBlock - 1) / kBackKeyBlock, queryBlocks = (N + kQueryBlock - 1) / kQueryBlock;
     QueryBlockDistances distances(call.trainable, group, queryBlocks);
+    // FIRE's pair-by-pair gradient: one buffer per (group member, query block), summed in a fixed order.
+    std::vector<FireParams> blockFire(plan.fire ? group * queryBlocks : 0, fireZeroGradient(plan.fire ? H : 0));
 #pragma omp parallel if (plan.worthThreads(call.heads))
     {
         const SubnormalsFlushed flushed;
@@ -247,13 +289,22 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
                 }
                 int base = 0;
                 double* dist = distances.start(plan, g, block, base);
+                FireParams* fireGrad = nullptr;
+                if (plan.fire) {
+                    fireGrad = &blockFire[g * queryBlocks + block];
+                    *fireGrad = fireZeroGradient(H);
+                }
                 backwardQueryBlock(plan, bh % H, block * kQueryBlock, pk, call.lse(bh), scratch,
-                                   call.grads.dq.data() + bh * call.headSize, dist, base);
+                                   call.grads.dq.data() + bh * call.headSize, dist, base, fireGrad,
+                                   call.scoreDotOf(bh));
             }
             if (call.trainable) {
 #pragma omp single
-                for (int g = 0; g < count; ++g)
+                for (int g = 0; g < count; ++g) {
                     distances.addTo(g, distanceGrad.data() + ((first + g) % H) * call.distStride + (N - 1));
+                    for (int block = 0; plan.fire && block < queryBlocks; ++block)
+                        addFireGradient(call.grads.dFire, blockFire[g * queryBlocks + block]);
+                }
             }
         }
     }

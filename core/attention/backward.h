@@ -43,6 +43,9 @@ struct BackwardCall {
     bool trainable = false; // the bias has parameters: accumulate the gradient per distance
     size_t headSize = 0, distStride = 0;
     int heads = 0;
+    // SSMax: (B H, N) sums over each row of dL/ds s (RowExtras::scoreDot), set by the caller; null without ssmax.
+    double* scoreDot = nullptr;
+    double* scoreDotOf(int bh) const { return scoreDot ? scoreDot + static_cast<size_t>(bh) * plan.N : nullptr; }
 
     BackwardCall(const Plan& p, const float* q_, const float* k_, const float* v_, const float* dOut_,
                  const AttentionForward& f, AttentionGradients& g)

@@ -1,6 +1,8 @@
 // The kernel's plan: the passes of a call and the packing of its inputs into zero-padded, rotated tiles.
 #include "attention/plan.h"
 
+#include "schemes/softmax_modifiers.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -62,6 +64,119 @@ std::vector<Pass> passesOf(const PositionBias& bias, int N)
         passes.push_back(std::move(sinkPass));
     }
     return passes;
+}
+
+void Plan::prepareFire()
+{
+    fire = bias.fire();
+    const int H = dims.heads;
+    biasStride = static_cast<size_t>(N - 1 + keysPadded + kLanes);
+    const size_t padded = roundUp(static_cast<int>(biasStride), kLanes); // fireLanes works in whole vectors
+    firePsi.assign(padded, 0.0f);
+    for (int r = 0; r < N; ++r)
+        firePsi[N - 1 - r] = static_cast<float>(fire->psi(r));
+    fireInvNorm.resize(N);
+    fireDZ.resize(N);
+    const double absC = std::abs(fire->params().c), signC = fire->params().c < 0 ? -1.0 : 1.0;
+    for (int m = 0; m < N; ++m) {
+        fireInvNorm[m] = static_cast<float>(1.0 / fire->normaliser(m));
+        const double M = std::max<double>(m, fire->threshold());
+        fireDZ[m] = static_cast<float>(signC * M / (absC * M + 1.0) / fire->normaliser(m));
+    }
+    fireDPsi.assign(padded, 0.0f);
+    for (int r = 0; r < N; ++r)
+        fireDPsi[N - 1 - r] = static_cast<float>(signC * r / (absC * r + 1.0));
+    fireDistanceRows = 0;
+    while (fireDistanceRows < N && fire->distanceOnly(fireDistanceRows))
+        ++fireDistanceRows;
+    const FireParams& p = fire->params();
+    fireW1.assign(p.w1.begin(), p.w1.end());
+    fireB1.assign(p.b1.begin(), p.b1.end());
+    fireW2.assign(p.w2.begin(), p.w2.end());
+    fireB2.assign(p.b2.begin(), p.b2.end());
+    // Rows below T: Z(0) is everyone's normaliser, so one reversed table per head serves them all.
+    std::vector<float> near(padded);
+    fireNear.resize(H * biasStride);
+    for (int h = 0; h < H; ++h) {
+        fireLanes(h, firePsi.data(), fireInvNorm[0], static_cast<int>(padded), near.data());
+        std::copy_n(near.data(), biasStride, fireNear.data() + h * biasStride);
+    }
+}
+
+void Plan::prepareSsmax()
+{
+    const int H = dims.heads;
+    headRowScale.resize(static_cast<size_t>(H) * N);
+    for (int m = 0; m < N; ++m) {
+        const int keys = bias.keyRange(m, N).size() + bias.sinkRange(m, N).size();
+        for (int h = 0; h < H; ++h)
+            headRowScale[static_cast<size_t>(h) * N + m] =
+                static_cast<float>(bias.rowScale(m, N) * ssmaxFactor(bias.spec(), h, keys));
+    }
+    useScale = true;
+}
+
+void Plan::fireLanes(int h, const float* psi, float invNorm, int w, float* out) const
+{
+    const float* w2 = fireW2.data() + static_cast<size_t>(h) * kFireWidth;
+    const Vec zero = splat(0.0f), scale = splat(invNorm);
+    for (int j = 0; j < w; j += kLanes) {
+        const Vec x = load(psi + j) * scale;
+        Vec acc = splat(fireB2[h]);
+        for (int k = 0; k < kFireWidth; ++k)
+            acc = fusedMultiplyAdd(vmax(fusedMultiplyAdd(x, splat(fireW1[k]), splat(fireB1[k])), zero), splat(w2[k]),
+                                   acc);
+        store(out + j, acc);
+    }
+}
+
+void Plan::fireGradientRow(int h, int m, int n0, int n1, const float* G, FireParams& grad) const
+{
+    const size_t at = static_cast<size_t>(n0 - m + N - 1);
+    const float* psi = firePsi.data() + at;
+    const float* dPsi = fireDPsi.data() + at;
+    const float* w2 = fireW2.data() + static_cast<size_t>(h) * kFireWidth;
+    const Vec zero = splat(0.0f), invZ = splat(fireInvNorm[m]), dZ = splat(fireDZ[m]);
+    Vec dw2[kFireWidth], dw1[kFireWidth], db1[kFireWidth], db2 = zero, dc = zero;
+    for (int k = 0; k < kFireWidth; ++k)
+        dw2[k] = dw1[k] = db1[k] = zero;
+    for (int j = 0; j < n1 - n0; j += kLanes) {
+        float tail[kLanes] = {}; // lanes past n1: no gradient, and no read past G's row
+        const int count = std::min(kLanes, n1 - n0 - j);
+        if (count < kLanes)
+            std::copy_n(G + j, count, tail);
+        const Vec g = load(count < kLanes ? tail : G + j);
+        const Vec x = load(psi + j) * invZ;
+        Vec dx = zero;
+        for (int k = 0; k < kFireWidth; ++k) {
+            const Vec z = fusedMultiplyAdd(x, splat(fireW1[k]), splat(fireB1[k]));
+            const IVec active = z > zero;
+            dw2[k] += select(active, g * z, zero);
+            const Vec gz = select(active, g * w2[k], zero);
+            dw1[k] += gz * x;
+            db1[k] += gz;
+            dx += gz * fireW1[k];
+        }
+        db2 += g;
+        dc += dx * (load(dPsi + j) * invZ - x * dZ); // d x / d c = (d ψ(r) / d c - x d Z / d c) / Z
+    }
+    double* gw2 = grad.w2.data() + static_cast<size_t>(h) * kFireWidth;
+    for (int k = 0; k < kFireWidth; ++k) {
+        gw2[k] += horizontalSum(dw2[k]);
+        grad.w1[k] += horizontalSum(dw1[k]);
+        grad.b1[k] += horizontalSum(db1[k]);
+    }
+    grad.b2[h] += horizontalSum(db2);
+    grad.c += horizontalSum(dc);
+}
+
+void Plan::fireRow(int h, int m, int c, int w, float* out) const
+{
+    const size_t at = static_cast<size_t>(c - m + N - 1);
+    if (m < fireDistanceRows)
+        std::copy_n(fireNear.data() + h * biasStride + at, w, out);
+    else
+        fireLanes(h, firePsi.data() + at, fireInvNorm[m], w, out);
 }
 
 int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget)

@@ -157,6 +157,20 @@ struct Plan {
     size_t biasStride = 0;
     std::vector<float> reversedBias; // (H, biasStride): [h][n - m + N - 1] = b_h(m, n), 0 past the table
     double visiblePairs = 0;         // sum over rows of the visible keys, for one head
+    // FIRE (bias.fire()): its bias depends on the row as well as on m - n, so tiles read it from fireRow, never from
+    // reversedBias. Rows m < fireDistanceRows (m below the threshold T) share one function of m - n, kept reversed in
+    // fireNear; later rows evaluate the MLP on x = ψ(m - n) / Z(m) per tile. Float copies of the MLP.
+    const FireFunction* fire = nullptr;
+    int fireDistanceRows = 0;
+    std::vector<float> firePsi;     // (biasStride): [n - m + N - 1] = ψ(m - n) for 0 <= m - n < N, else 0
+    std::vector<float> fireInvNorm; // (N): 1 / Z(m), Z(m) = ψ(max(m, T)) + eps
+    std::vector<float> fireNear;    // (H, biasStride): reversed as reversedBias, the rows below T
+    std::vector<float> fireW1, fireB1, fireW2, fireB2;
+    std::vector<float> fireDPsi; // (biasStride), reversed as firePsi: d ψ(m - n) / d c
+    std::vector<float> fireDZ;   // (N): d Z(m) / d c, divided by Z(m)
+    // SSMax: row m's factor on head h is rowScale[m] s_h ln(n_m), n_m the keys of the whole row (every pass's): one
+    // table per head, which rowScales(h) returns instead of rowScale.
+    std::vector<float> headRowScale; // (H, N) with ssmax, else empty
 
     // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
     // replace the bias's own when the pass is custom.
@@ -179,7 +193,11 @@ struct Plan {
             rowScale[m] = bias.rowScale(m, N);
             useScale = useScale || rowScale[m] != 1.0f;
         }
-        if (bias.hasAdditive()) {
+        if (b.spec().ssmax)
+            prepareSsmax();
+        if (bias.fire())
+            prepareFire();
+        else if (bias.hasAdditive()) {
             const int H = d.heads;
             biasStride = static_cast<size_t>(N - 1 + keysPadded + kLanes);
             reversedBias.assign(H * biasStride, 0.0f);
@@ -194,6 +212,23 @@ struct Plan {
         }
     }
 
+    // FIRE's bias of row m at key columns [c, c + w), w a multiple of 16, into out (0 at n > m: masked anyway).
+    void fireRow(int h, int m, int c, int w, float* out) const;
+    // The MLP of head h on x = psi[j] * invNorm, j < w (a multiple of 16): the one float evaluation of fireRow.
+    void fireLanes(int h, const float* psi, float invNorm, int w, float* out) const;
+    // Adds to `grad` the gradient of sum_n G[n - n0] b_h(m, n) over keys [n0, n1) of a row m >= fireDistanceRows (past
+    // T, where the threshold has no gradient): FireFunction::accumulate in float vectors, summed per row in double.
+    void fireGradientRow(int h, int m, int n0, int n1, const float* G, FireParams& grad) const;
+    // Fills the fire* fields from bias.fire() (the constructor's FIRE step).
+    void prepareFire();
+    // Fills headRowScale (the constructor's SSMax step).
+    void prepareSsmax();
+    // The row factors of head h: rowScale, or SSMax's per-head table.
+    const float* rowScales(int h) const
+    {
+        return headRowScale.empty() ? rowScale.data() : headRowScale.data() + static_cast<size_t>(h) * N;
+    }
+
     // The key columns the tiles of the query block starting at row m0 read: from its first row's first visible key
     // rounded down to a lane, to its last row's end rounded up (masks are intervals whose ends never decrease in m).
     int blockKeyBegin(int m0) const { return rowBegin[m0] / kLanes * kLanes; }
@@ -206,7 +241,8 @@ struct Plan {
     // [c, c + w): from the raw products S = q . k to the scores in place.
     // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
     // the tile is visible).
-    float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f) const
+    // rowBias (fire: fireRow's output for these columns) replaces the distance table.
+    float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f, const float* rowBias = nullptr) const
     {
         const int lo = std::max(rowBegin[m], c) - c;
         const int hi = std::min(rowEnd[m], c + w) - c;
@@ -214,8 +250,10 @@ struct Plan {
             std::fill(S, S + w, PositionBias::kMasked);
             return PositionBias::kMasked;
         }
-        const float* rev = useBias ? reversedBias.data() + h * biasStride + (c - m + N - 1) : nullptr;
-        const float* scale = useScale ? &rowScale[m] : nullptr;
+        const float* rev = rowBias   ? rowBias
+                           : useBias ? reversedBias.data() + h * biasStride + (c - m + N - 1)
+                                     : nullptr;
+        const float* scale = useScale ? rowScales(h) + m : nullptr;
         Vec best = splat(PositionBias::kMasked);
         for (int j = 0; j < w; j += kLanes) {
             const Vec s = scoreLanes(load(S + j), qkScale, rev ? rev + j : nullptr, scale, lo - j, hi - j);
@@ -236,6 +274,7 @@ struct Scratch {
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
     AlignedFloats rowBest;                     // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
+    AlignedFloats fireBias;                    // FIRE's bias tile (kQueryBlock, kKeyBlock), sized on first use
 
     explicit Scratch(int Dp)
         : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
@@ -244,6 +283,14 @@ struct Scratch {
     {
     }
 };
+
+// FIRE's bias tile of a thread, sized on first use (other schemes never allocate it).
+inline float* fireTile(Scratch& sc)
+{
+    if (sc.fireBias.empty())
+        sc.fireBias.resize(static_cast<size_t>(kQueryBlock) * kKeyBlock);
+    return sc.fireBias.data();
+}
 
 // How many (batch, head) pairs to pack at once so the packed copies stay within `budget` bytes.
 int groupSize(const AttentionDims& dims, size_t bytesPerHead, size_t budget);

@@ -50,7 +50,8 @@ struct TileScoring {
     const int* rowBegin = nullptr;
     const int* rowEnd = nullptr;
     const float* rowScale = nullptr; // null: no logn factor
-    const float* bias = nullptr;     // null: no additive bias; else row i, tile column j at bias[j - i]
+    const float* bias = nullptr;     // null: no additive bias; else row i, tile column j at bias[j + i * biasRowStep]
+    int biasRowStep = -1;            // -1: a reversed distance table; a tile's row stride: a bias tile (fire)
     float qkScale = 1.0f;
     int column = 0;
     float* rowBest = nullptr; // (rows, 16)
@@ -109,7 +110,7 @@ template <int RB, int CB>
         const int i = row0 + r;
         const int lo = sc.rowBegin[i] - sc.column - col0, hi = sc.rowEnd[i] - sc.column - col0; // visible, from C
         const bool masked = lo > 0 || hi < CB * kLanes;
-        const float* bias = sc.bias ? sc.bias + (col0 - i) : nullptr;
+        const float* bias = sc.bias ? sc.bias + (col0 + i * sc.biasRowStep) : nullptr;
         const float rowScale = sc.rowScale ? sc.rowScale[i] : 1.0f;
         Vec best = load(sc.rowBest + i * kLanes);
 #pragma GCC unroll 4

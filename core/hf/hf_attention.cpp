@@ -13,12 +13,12 @@ namespace plab {
 namespace {
 
 // The kernel's score s(m, n) of query row `q` and key row `k` (attention.h): (q . k / sqrt(D) + b_h(m, n)) * rowScale.
-float kernelScore(const PositionBias& bias, int head, int m, int n, const float* q, const float* k, int D)
+float kernelScore(const PositionBias& bias, int head, int m, int n, const float* q, const float* k, int D, int length)
 {
     float dot = 0;
     for (int d = 0; d < D; ++d)
         dot += q[d] * k[d];
-    return (dot / std::sqrt(static_cast<float>(D)) + bias.additive(head, m, n)) * bias.rowScale(m);
+    return (dot / std::sqrt(static_cast<float>(D)) + bias.additive(head, m, n)) * bias.rowScale(m, length);
 }
 
 void checkIndex(const char* what, int value, int count)
@@ -60,7 +60,7 @@ HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<in
             const float* k0 = a.k + static_cast<size_t>(a.dims.keyValueSlice(h)) * N * D;
             double mass = 0;
             for (int m = 0; m < N; ++m) {
-                const float s = kernelScore(a.bias, h, m, 0, a.q + (static_cast<size_t>(h) * N + m) * D, k0, D);
+                const float s = kernelScore(a.bias, h, m, 0, a.q + (static_cast<size_t>(h) * N + m) * D, k0, D, N);
                 mass += std::exp(static_cast<double>(s) - a.forward.logSumExp[static_cast<size_t>(h) * N + m]);
             }
             capture.sinkMass[static_cast<size_t>(a.layer) * H + h] = mass / N;
@@ -126,7 +126,7 @@ HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int 
                 if (!bias.visible(m, n, T))
                     continue;
                 const float s =
-                    kernelScore(bias, head, m, n, q + static_cast<size_t>(m) * D, k + static_cast<size_t>(n) * D, D);
+                    kernelScore(bias, head, m, n, q + static_cast<size_t>(m) * D, k + static_cast<size_t>(n) * D, D, T);
                 sum[colBlock[n - colBegin]] += std::exp(static_cast<double>(s) - lse[m]);
                 ++count[colBlock[n - colBegin]];
             }

@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "model/layers.h"
 #include "base/random.h"
+#include "schemes/softmax_modifiers.h"
 
 #include <omp.h>
 
@@ -51,6 +52,22 @@ Model::Model(const ModelConfig& config, ConfigCheck check) : m_config(config)
                 t5DefaultValues(H, false, m_baseSpec.intParam("num-buckets"), m_baseSpec.intParam("max-distance"));
             for (size_t i = 0; i < t.size; ++i)
                 w[i] = static_cast<float>(prior[i]);
+        } else if (t.name == "scheme.ssmax_scale" || t.name == "scheme.sink_logit") {
+            // The priors: SSMax's 1 / ln(context) (its factor is then logn's at the context), the sink's 0.
+            for (size_t h = 0; h < t.size; ++h)
+                w[h] = static_cast<float>(t.name == "scheme.sink_logit" ? sinkLogit(m_baseSpec, int(h))
+                                                                        : ssmaxScale(m_baseSpec, int(h)));
+        } else if (t.name.starts_with("scheme.fire_")) {
+            // The reference code's initialisation, the same prior the untrained bias view shows.
+            const FireParams prior = fireInitialParams(H, m_baseSpec.param("c"));
+            const std::vector<double> one = {t.name == "scheme.fire_c" ? prior.c : prior.lMultiplier};
+            const std::vector<double>& values = t.name == "scheme.fire_w1"   ? prior.w1
+                                                : t.name == "scheme.fire_b1" ? prior.b1
+                                                : t.name == "scheme.fire_w2" ? prior.w2
+                                                : t.name == "scheme.fire_b2" ? prior.b2
+                                                                             : one;
+            for (size_t i = 0; i < t.size; ++i)
+                w[i] = static_cast<float>(values[i]);
         } else if (t.name == "scheme.kerple_r1" || t.name == "scheme.kerple_r2") {
             std::fill(w, w + t.size, static_cast<float>(m_baseSpec.param(t.name == "scheme.kerple_r1" ? "r1" : "r2")));
         } else if (isLayerNormWeight) {
@@ -76,9 +93,28 @@ void Model::setScaling(const std::string& method, const std::vector<std::string>
     parametersChanged();
 }
 
+namespace {
+
+// The learned softmax modifiers of the model's tensors into `spec` (any layer's: they are shared).
+void fillSoftmaxModifiers(const Model& model, SchemeSpec& spec)
+{
+    auto values = [&](const char* name) {
+        const ParameterTensor& t = model.tensor(name);
+        const float* p = model.parameters().data() + t.offset;
+        return std::vector<double>(p, p + t.size);
+    };
+    if (spec.ssmax)
+        spec.ssmaxScales = values("scheme.ssmax_scale");
+    if (spec.sinkLogit)
+        spec.sinkLogits = values("scheme.sink_logit");
+}
+
+} // namespace
+
 SchemeSpec Model::schemeSpec() const
 {
     SchemeSpec spec = m_baseSpec;
+    fillSoftmaxModifiers(*this, spec);
     if (spec.kind == SchemeKind::T5) {
         const ParameterTensor& t = tensor("scheme.t5_bias");
         spec.t5Values.assign(m_params.begin() + t.offset, m_params.begin() + t.offset + t.size);
@@ -87,6 +123,17 @@ SchemeSpec Model::schemeSpec() const
         const ParameterTensor& r2 = tensor("scheme.kerple_r2");
         spec.kerpleR1.assign(m_params.begin() + r1.offset, m_params.begin() + r1.offset + r1.size);
         spec.kerpleR2.assign(m_params.begin() + r2.offset, m_params.begin() + r2.offset + r2.size);
+    } else if (spec.kind == SchemeKind::Fire) {
+        auto values = [&](const char* name) {
+            const ParameterTensor& t = tensor(name);
+            return std::vector<double>(m_params.begin() + t.offset, m_params.begin() + t.offset + t.size);
+        };
+        spec.fire.w1 = values("scheme.fire_w1");
+        spec.fire.b1 = values("scheme.fire_b1");
+        spec.fire.w2 = values("scheme.fire_w2");
+        spec.fire.b2 = values("scheme.fire_b2");
+        spec.fire.c = values("scheme.fire_c")[0];
+        spec.fire.lMultiplier = values("scheme.fire_l_multiplier")[0];
     }
     return spec;
 }
@@ -149,12 +196,15 @@ void Model::resizeActivations(int B, int T)
 
 const PositionBias& Model::positionBias(int T)
 {
-    const bool trainable = m_baseSpec.info().trainable;
+    const bool trainable = m_baseSpec.info().trainable || m_config.ssmax || m_config.sinkLogit;
     if (!m_bias || m_bias->maxLength() < T || (trainable && m_biasVersion != m_version)) {
         const int length = std::max({T, m_config.context, m_bias ? m_bias->maxLength() : 0});
         m_bias = std::make_unique<PositionBias>(schemeSpec(), length);
-        if (m_config.nopeEvery > 0)
-            m_nopeBias = std::make_unique<PositionBias>(modelLayerSchemeSpec(m_config, m_config.nopeEvery - 1), length);
+        if (m_config.nopeEvery > 0) {
+            SchemeSpec nope = modelLayerSchemeSpec(m_config, m_config.nopeEvery - 1);
+            fillSoftmaxModifiers(*this, nope);
+            m_nopeBias = std::make_unique<PositionBias>(nope, length);
+        }
         m_biasVersion = m_version;
     }
     return *m_bias;
@@ -167,8 +217,11 @@ const PositionBias& Model::layerBias(int layer, const PositionBias& schemeBias) 
 
 SchemeSpec Model::layerSchemeSpec(int layer) const
 {
-    return modelLayerUsesScheme(m_config, layer) || m_config.scheme == "none" ? schemeSpec()
-                                                                              : modelLayerSchemeSpec(m_config, layer);
+    if (modelLayerUsesScheme(m_config, layer) || m_config.scheme == "none")
+        return schemeSpec();
+    SchemeSpec spec = modelLayerSchemeSpec(m_config, layer);
+    fillSoftmaxModifiers(*this, spec);
+    return spec;
 }
 
 const float* Model::absolutePositions(int T)
@@ -440,6 +493,25 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
                 d1[i] += static_cast<float>(g.dKerpleR1[i]);
             for (size_t i = 0; i < g.dKerpleR2.size(); ++i)
                 d2[i] += static_cast<float>(g.dKerpleR2[i]);
+        }
+        for (auto [name, values] :
+             {std::pair{"scheme.ssmax_scale", &g.dSsmaxScales}, std::pair{"scheme.sink_logit", &g.dSinkLogits}}) {
+            float* d = values->empty() ? nullptr : gradOf(name);
+            for (size_t i = 0; i < values->size(); ++i)
+                d[i] += static_cast<float>((*values)[i]);
+        }
+        if (!g.dFire.empty()) {
+            auto addTo = [&](const char* name, const std::vector<double>& values) {
+                float* d = gradOf(name);
+                for (size_t i = 0; i < values.size(); ++i)
+                    d[i] += static_cast<float>(values[i]);
+            };
+            addTo("scheme.fire_w1", g.dFire.w1);
+            addTo("scheme.fire_b1", g.dFire.b1);
+            addTo("scheme.fire_w2", g.dFire.w2);
+            addTo("scheme.fire_b2", g.dFire.b2);
+            addTo("scheme.fire_c", {g.dFire.c});
+            addTo("scheme.fire_l_multiplier", {g.dFire.lMultiplier});
         }
         float* dqkv = zero(m_dqkv, o * 3 * C, 3 * nC);
         layers::splitHeadsBackward(dqkv, g.dq.data(), g.dk.data(), g.dv.data(), B, T, H, D);

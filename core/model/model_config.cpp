@@ -17,6 +17,10 @@ nlohmann::json modelShapeJson(const ModelConfig& c)
                      {"d_ff", c.dFf},      {"context", c.context}, {"logn", c.logn}};
     if (c.nopeEvery > 0) // only then: configs (and sweep grids, and their hashes) without a schedule read as they did
         j["nope_every"] = c.nopeEvery;
+    if (c.ssmax) // as nope_every: only when set
+        j["ssmax"] = true;
+    if (c.sinkLogit)
+        j["sink_logit"] = true;
     if (c.temperature.tuning) { // Llama 4's names
         j["attn_temperature_tuning"] = true;
         j["floor_scale"] = c.temperature.floorScale;
@@ -48,6 +52,12 @@ void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& 
     }
     if (j.contains("nope_every"))
         c.nopeEvery = integer("nope_every");
+    for (auto [key, flag] : {std::pair{"ssmax", &c.ssmax}, std::pair{"sink_logit", &c.sinkLogit}})
+        if (j.contains(key)) {
+            if (!j[key].is_boolean())
+                throw fail(std::string(key) + " is not a boolean");
+            *flag = j[key].get<bool>();
+        }
     if (j.contains("attn_temperature_tuning")) {
         if (!j["attn_temperature_tuning"].is_boolean())
             throw fail("attn_temperature_tuning is not a boolean");
@@ -182,6 +192,8 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
     SchemeSpec spec = makeSchemeSpec(c.scheme, c.heads, false, settings, c.context, c.logn, c.scaling);
     if (info.kind == SchemeKind::None) // every layer is a NoPE layer
         spec.temperature = c.temperature;
+    spec.ssmax = c.ssmax;
+    spec.sinkLogit = c.sinkLogit;
     return spec;
 }
 
@@ -197,6 +209,8 @@ SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
     SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
     spec.temperature = c.temperature;
     spec.logitC = modelSchemeSpec(c).logitC; // logit-c scales every layer's scores, NoPE layers' too
+    spec.ssmax = c.ssmax; // the softmax modifiers act on every layer
+    spec.sinkLogit = c.sinkLogit;
     return spec;
 }
 
@@ -321,6 +335,19 @@ std::vector<ParameterTensor> modelTensorLayout(const ModelConfig& config)
     if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
         add("scheme.kerple_r1", {H}, false);
         add("scheme.kerple_r2", {H}, false);
+    }
+    // The softmax modifiers' per-head values, shared by the layers as the schemes' learned values are.
+    if (config.ssmax)
+        add("scheme.ssmax_scale", {H}, false);
+    if (config.sinkLogit)
+        add("scheme.sink_logit", {H}, false);
+    if (spec.kind == SchemeKind::Fire) { // FIRE's MLP 1 -> 32 -> H, c and the threshold multiplier, never decayed
+        add("scheme.fire_w1", {kFireWidth}, false);
+        add("scheme.fire_b1", {kFireWidth}, false);
+        add("scheme.fire_w2", {H, kFireWidth}, false);
+        add("scheme.fire_b2", {H}, false);
+        add("scheme.fire_c", {1}, false);
+        add("scheme.fire_l_multiplier", {1}, false);
     }
     return tensors;
 }

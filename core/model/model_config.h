@@ -50,6 +50,8 @@ struct ModelConfig {
     // (no_rope_layer_interval).
     int nopeEvery = 0;
     AttentionTemperature temperature; // Llama 4's temperature, on the NoPE layers only
+    bool ssmax = false;               // scalable softmax, s learned per head (layer): SchemeSpec::ssmax
+    bool sinkLogit = false;           // a learned sink logit per head (layer): SchemeSpec::sinkLogit
     uint64_t seed = 1;                // parameter initialisation (and, by default, the training data order)
 
     int headDim() const { return dModel / heads; }

@@ -201,6 +201,8 @@ void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool
     model.logn = checkpoint.logn;
     model.nopeEvery = checkpoint.nopeEvery;
     model.temperature = checkpoint.temperature;
+    model.ssmax = checkpoint.ssmax;
+    model.sinkLogit = checkpoint.sinkLogit;
     model.seed = checkpoint.seed;
 }
 

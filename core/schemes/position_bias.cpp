@@ -155,6 +155,8 @@ void fillDistanceTables(const SchemeSpec& spec, const DistanceTables& t)
     case SchemeKind::KerplePower:
     case SchemeKind::KerpleLog:
         return kerpleTables(spec, t);
+    case SchemeKind::Fire:
+        return; // a function of (m, n), not of m - n alone: PositionBias::fire()
     }
 }
 
@@ -179,6 +181,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength) : m_spec(spec)
     m_tableStride = static_cast<size_t>(2 * L - 1);
     m_viewTable.assign(static_cast<size_t>(H) * m_tableStride, 0.0f);
     fillDistanceTables(spec, {m_viewTable.data(), m_tableStride, H, L});
+    if (spec.kind == SchemeKind::Fire)
+        m_fire.emplace(spec.fire.empty() ? fireInitialParams(H, spec.param("c")) : spec.fire, spec.param("threshold"));
 }
 
 KeyRange PositionBias::keyRange(int m, int length) const
@@ -251,7 +255,7 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
         for (int n = sinks.begin; n < sinks.end; ++n)
             row[n] = table[m - n] * scale;
         for (int n = keys.begin; n < keys.end; ++n)
-            row[n] = table[m - n] * scale;
+            row[n] = (m_fire ? fireValue(h, m, n) : table[m - n]) * scale;
         std::fill(row + keys.end, row + length, kMasked);
     }
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace plab {
@@ -75,9 +76,14 @@ public:
     // Additive score bias of head h at (m, n), ignoring the mask (0 for rotary/absolute schemes and `none`).
     float additive(int h, int m, int n) const
     {
+        if (m_fire)
+            return fireValue(h, m, n);
         return m_hasAdditive ? m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)] : 0.0f;
     }
-    // Pointer to head h's table at distance r = 0; valid for r in [-(maxLength-1), maxLength-1].
+    // FIRE's bias function (learned or its prior), null for other schemes. Its bias depends on the row m as well as on
+    // m - n, so the distance tables below do not hold it: read additive(), view() or the function itself.
+    const FireFunction* fire() const { return m_fire ? &*m_fire : nullptr; }
+    // Pointer to head h's table at distance r = 0; valid for r in [-(maxLength-1), maxLength-1]. Not for fire.
     const float* distanceTable(int h) const
     {
         return m_viewTable.data() + static_cast<size_t>(h) * m_tableStride + (m_maxLength - 1);
@@ -87,6 +93,8 @@ public:
     // (q = k = all-ones, no 1/sqrt(d)), or dot(p_m, p_n) - d/2 for sinusoidal.
     float view(int h, int m, int n) const
     {
+        if (m_fire)
+            return fireValue(h, m, n);
         return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
     }
 
@@ -102,7 +110,11 @@ public:
     static constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
 private:
+    // FIRE at a causal pair; 0 at n > m, where it is never visible.
+    float fireValue(int h, int m, int n) const { return n <= m ? static_cast<float>(m_fire->bias(h, m, n)) : 0.0f; }
+
     SchemeSpec m_spec;
+    std::optional<FireFunction> m_fire;
     int m_maxLength = 0;
     size_t m_tableStride = 0; // 2 * maxLength - 1
     bool m_hasAdditive = false;

@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "base/matrix_output.h"
 #include "schemes/rotary_scaling.h"
+#include "schemes/softmax_modifiers.h"
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +117,14 @@ constexpr SchemeRow kSchemeRows[] = {
      "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and "
      "window keys, all at distances seen in training.",
      Additive | Window | CausalOnly},
+    {"fire", SchemeKind::Fire, "FIRE (learned function of the normalised distance)",
+     "b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T))),  ψ(t) = ln(c t + 1),  MLP 1 -> 32 -> H (ReLU), c and T learned",
+     "FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query's position (its "
+     "'progressive interpolation'): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances "
+     "apart. Rows m <= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi "
+     "and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's "
+     "random initialisation, from a fixed seed).",
+     Additive | Trainable | CausalOnly},
 };
 
 // The rows every sinusoid or rotation shares (dim, base) and every windowed scheme's attention sinks.
@@ -167,6 +176,9 @@ constexpr ParamRow kParamRows[] = {
     sinksRow("local"),
     {"bca", "window", 16, 2, 1000000, Range::EvenInteger, "window (two blocks of window/2 keys)"},
     sinksRow("bca"),
+    {"fire", "c", 0.1, 0, 1000, Range::RealAboveMin, "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)"},
+    {"fire", "threshold", 512, 0, 1e7, Range::RealAboveMin,
+     "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)"},
 };
 
 SchemeInfo schemeFromRow(const SchemeRow& row)
@@ -374,6 +386,22 @@ void validateSchemeSpec(const SchemeSpec& spec)
         checkVector(spec.kerpleR1, r1);
         checkVector(spec.kerpleR2, r2);
     }
+    validateSoftmaxModifiers(spec);
+    if (spec.kind == SchemeKind::Fire && !spec.fire.empty()) {
+        const FireParams& f = spec.fire;
+        const size_t width = kFireWidth, heads = spec.heads;
+        if (f.w1.size() != width || f.b1.size() != width || f.w2.size() != heads * width || f.b2.size() != heads)
+            throw InputError("scheme fire: learned MLP has shapes w1 " + std::to_string(f.w1.size()) + ", b1 " +
+                             std::to_string(f.b1.size()) + ", w2 " + std::to_string(f.w2.size()) + ", b2 " +
+                             std::to_string(f.b2.size()) + "; expected 32, 32, heads x 32 = " +
+                             std::to_string(heads * width) + ", heads = " + std::to_string(heads));
+        if (!std::isfinite(f.c) || f.c == 0)
+            throw InputError("scheme fire: learned c = " + catalog::shortNumberText(f.c) +
+                             " is out of range; allowed: finite and not 0");
+        if (!std::isfinite(f.lMultiplier) || f.lMultiplier == 0)
+            throw InputError("scheme fire: learned threshold multiplier = " + catalog::shortNumberText(f.lMultiplier) +
+                             " is out of range; allowed: finite and not 0");
+    }
 }
 
 SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
@@ -452,6 +480,10 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["logn"] = true;
     if (spec.logitC > 0)
         j["logit_c"] = spec.logitC;
+    if (spec.ssmax)
+        j["ssmax"] = true;
+    if (spec.sinkLogit)
+        j["sink_logit"] = true;
     if (spec.temperature.tuning) // Llama 4's names
         j["attn_temperature_tuning"] = {{"floor_scale", spec.temperature.floorScale},
                                         {"attn_scale", spec.temperature.attnScale}};

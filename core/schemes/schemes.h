@@ -1,6 +1,8 @@
 // The catalogue of positional schemes (names, parameters, ranges, texts) and the validated SchemeSpec value.
 #pragma once
 
+#include "schemes/fire.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cmath>
@@ -25,6 +27,7 @@ enum class SchemeKind {
     Sandwich,
     Local,
     Bca,
+    Fire,
 };
 
 // Length-extension methods of rotary schemes (core/schemes/rotary_scaling.h has their catalogue and formulas).
@@ -128,6 +131,13 @@ struct SchemeSpec {
     std::vector<double> t5Values; // (num-buckets, heads) row-major: [bucket * heads + h]
     std::vector<double> kerpleR1; // (heads)
     std::vector<double> kerpleR2; // (heads)
+    FireParams fire;              // fire's MLP, c and threshold multiplier (core/schemes/fire.h)
+    // Softmax-side modifiers of any scheme. SSMax (scalable softmax): row m's scores times s_h ln(n_m), n_m the keys
+    // row m sees. A sink logit (gpt-oss): one more softmax column of logit z_h in every row, dropped after it.
+    bool ssmax = false;
+    std::vector<double> ssmaxScales; // (heads) learned s_h; empty: the prior 1 / ln(context) (context 0: 1)
+    bool sinkLogit = false;
+    std::vector<double> sinkLogits; // (heads) learned z_h; empty: 0
 
     const SchemeInfo& info() const { return schemeInfo(kind); }
     double param(std::string_view name) const; // throws std::logic_error when the scheme has no such parameter

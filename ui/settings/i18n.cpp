@@ -82,6 +82,10 @@ const SchemeText kSchemeTexts[] = {
      QT_TRANSLATE_NOOP("SchemeText", "Blockwise causal attention"),
      QT_TRANSLATE_NOOP("SchemeText", "blocks of window/2; query m sees keys n <= m in its own block and the previous one"),
      QT_TRANSLATE_NOOP("SchemeText", "XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.")},
+    {"fire",
+     QT_TRANSLATE_NOOP("SchemeText", "FIRE (learned function of the normalised distance)"),
+     QT_TRANSLATE_NOOP("SchemeText", "b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T))),  ψ(t) = ln(c t + 1),  MLP 1 -> 32 -> H (ReLU), c and T learned"),
+     QT_TRANSLATE_NOOP("SchemeText", "FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query's position (its 'progressive interpolation'): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m <= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's random initialisation, from a fixed seed).")},
 };
 
 const ParamText kParamTexts[] = {
@@ -99,6 +103,8 @@ const ParamText kParamTexts[] = {
     {"window", QT_TRANSLATE_NOOP("SchemeText", "number of visible keys (default: the training context; in a model of L layers the largest W with L (W - 1) + 1 <= context)")},
     {"window", QT_TRANSLATE_NOOP("SchemeText", "window (two blocks of window/2 keys)")},
     {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)")},
+    {"c", QT_TRANSLATE_NOOP("SchemeText", "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)")},
+    {"threshold", QT_TRANSLATE_NOOP("SchemeText", "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)")},
     // Parameters of the rotary length-extension methods (core/schemes/rotary_scaling.cpp).
     {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},
