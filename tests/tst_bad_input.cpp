@@ -995,7 +995,7 @@ void TestBadInput::cli_data()
         "lengths = 0 is out of range");
     row("bias task", {"bias", "alibi", "--task", "copy"}, 2, "bias: unknown option '--task' (read by eval, ");
     row("render lesson task", {"render", "lesson", "alibi-basics", "--task", "copy", "-o", "@DIR@/a.png"}, 2,
-        "render: unknown option '--task'");
+        "render: --task is not used by `positionlab-cli render lesson K`");
     row("render recalibration without task", {"render", "train", "--recalibration", "12.5", "-o", "@DIR@/t.png"}, 2,
         "render train: --recalibration 12.5 runs the DroPE recipe on a task; allowed: with --task");
     row("render recalibration out of range",

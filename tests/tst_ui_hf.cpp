@@ -154,7 +154,7 @@ private slots:
     {
         QTest::addColumn<QString>("folder");
         QTest::addColumn<QString>("expected");
-        QTest::addRow("no tokenizer.json") << hfData("gpt2") << "tokenizer.json";
+        QTest::addRow("no tokenizer.json") << hfData("qwen3") << "tokenizer.json";
         QTest::addRow("no config.json") << QStringLiteral(POSITIONLAB_TEST_DATA "/tokenizers/gpt2") << "config.json";
     }
 

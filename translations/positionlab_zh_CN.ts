@@ -991,8 +991,8 @@
         <translation>注意力头由左侧面板选择。把鼠标悬停在格子上，可看到两个位置、两个字符和概率。</translation>
     </message>
     <message>
-        <source>Attention on text needs a trained model. Train a demo model now, train several in the "Train short / test long" tab, or load a checkpoint (.safetensors) on the left.</source>
-        <translation>“文本上的注意力”需要一个训练好的模型。可以现在训练一个演示模型，在“短训练 / 长测试”页训练多个，或在左侧加载检查点（.safetensors）。</translation>
+        <source>Attention on text needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint (.safetensors) on the left.</source>
+        <translation>“文本上的注意力”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在左侧加载检查点（.safetensors）。</translation>
     </message>
     <message>
         <source>Type a text on the left: the model's attention on it appears here, one row per query character, one column per key character.</source>
@@ -1227,8 +1227,8 @@
         <translation>在左侧勾选方案：每种方案的注意力熵随长度的变化会显示在这里，每种方案一条曲线。</translation>
     </message>
     <message>
-        <source>"q and k from a trained model" needs a trained model. Train a demo model now, train several in the "Train short / test long" tab, or load a checkpoint in "Attention on text".</source>
-        <translation>“来自训练好模型的 q 和 k”需要一个训练好的模型。可以现在训练一个演示模型，在“短训练 / 长测试”页训练多个，或在“文本上的注意力”中加载检查点。</translation>
+        <source>"q and k from a trained model" needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint in "Attention on text".</source>
+        <translation>“来自训练好模型的 q 和 k”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在“文本上的注意力”中加载检查点。</translation>
     </message>
 </context>
 <context>
@@ -1679,8 +1679,8 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>语言</translation>
     </message>
     <message>
-        <source>Changing the language now rebuilds the window. Running computations and the training results shown in "Train short / test long" are not kept (the trained models are). Change it now, or at the next start?</source>
-        <translation>现在切换语言会重建窗口。正在进行的计算以及“短训练 / 长测试”中显示的训练结果不会保留（训练好的模型会保留）。现在切换，还是下次启动时切换？</translation>
+        <source>Changing the language now rebuilds the window. Running computations and the training results shown in "Train" are not kept (the trained models are). Change it now, or at the next start?</source>
+        <translation>现在切换语言会重建窗口。正在进行的计算以及“训练”页中显示的训练结果不会保留（训练好的模型会保留）。现在切换，还是下次启动时切换？</translation>
     </message>
     <message>
         <source>Change now</source>
@@ -2097,10 +2097,6 @@ allowed: %2</source>
 </context>
 <context>
     <name>plab::ui::TrainView</name>
-    <message>
-        <source>Train short / test long</source>
-        <translation>短训练 / 长测试</translation>
-    </message>
     <message>
         <source>&lt;b&gt;Schemes&lt;/b&gt; to train</source>
         <translation>要训练的&lt;b&gt;方案&lt;/b&gt;</translation>

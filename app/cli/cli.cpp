@@ -426,7 +426,7 @@ ParsedArgs parseArgs(const VerbDef& verb, const std::vector<std::string>& argv)
                     readBy += (readBy.empty() ? "" : ", ") + other;
                     ++readers;
                 }
-            readBy = readers >= 1 && readers <= 3 ? " (read by " + readBy + ", not by " + verb.name + ")" : "";
+            readBy = readers >= 1 && readers <= 4 ? " (read by " + readBy + ", not by " + verb.name + ")" : "";
             // As the user spelled it: '-o', '--output', '--frob' (without an '=VALUE')
             throw InputError(verb.name + ": unknown option '" + a.substr(0, a.find('=')) + "'" + readBy +
                              "; allowed: " + names);

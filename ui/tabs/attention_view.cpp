@@ -144,7 +144,7 @@ QWidget* AttentionView::buildPages()
     m_pages = new QStackedWidget(this);
     m_prompt =
         new ModelPrompt(tr("Attention on text needs a trained model. Train a demo model now, train several in the "
-                           "\"Train short / test long\" tab, or load a checkpoint (.safetensors) on the left."),
+                           "\"Train\" tab, or load a checkpoint (.safetensors) on the left."),
                         m_pages);
     m_pages->addWidget(m_prompt);
     auto* splitter = new QSplitter(Qt::Vertical, m_pages);

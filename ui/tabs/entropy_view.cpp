@@ -125,7 +125,7 @@ QStackedWidget* EntropyView::buildPages()
                             "here, one curve per scheme."));
     m_pages->addWidget(m_plot);
     m_prompt = new ModelPrompt(tr("\"q and k from a trained model\" needs a trained model. Train a demo model now, "
-                                  "train several in the \"Train short / test long\" tab, or load a checkpoint in "
+                                  "train several in the \"Train\" tab, or load a checkpoint in "
                                   "\"Attention on text\"."),
                                m_pages);
     m_pages->addWidget(m_prompt);

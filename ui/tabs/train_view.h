@@ -37,7 +37,8 @@ public:
     explicit TrainView(QWidget* parent = nullptr);
     ~TrainView() override;
     QString viewId() const override { return QStringLiteral("train"); }
-    QString viewTitle() const override { return tr("Train short / test long"); }
+    // Short: eight tabs share a 1366-pixel-wide window.
+    QString viewTitle() const override { return tr("Train"); }
     // Export, copy and render act on the page shown: the training runs, or the methods chart.
     bool hasPicture() const override;
     QString pictureTitle() const override;

@@ -463,7 +463,7 @@ void MainWindow::chooseLanguage(const QString& code)
     if (busy || m_train->hasPicture()) {
         QMessageBox box(QMessageBox::Question, tr("Language"),
                         tr("Changing the language now rebuilds the window. Running computations and the training "
-                           "results shown in \"Train short / test long\" are not kept (the trained models are). "
+                           "results shown in \"Train\" are not kept (the trained models are). "
                            "Change it now, or at the next start?"),
                         QMessageBox::NoButton, this);
         QPushButton* now = box.addButton(tr("Change now"), QMessageBox::AcceptRole);
