@@ -381,6 +381,24 @@ public:
         return std::clamp(static_cast<int>(plot / (label + 2 * metrics.averageCharWidth())), 2, 6);
     }
 
+    // A log x axis has one label per power of its base, however narrow the chart: when they do not fit side by side
+    // (Qt Charts would elide "128" to "1…"), they stand upright instead, each whole.
+    void fitLogLabels(qreal width)
+    {
+        auto* axis = static_cast<QLogValueAxis*>(xAxis);
+        const QFontMetricsF metrics(axis->labelsFont());
+        const double base = axis->base();
+        if (axis->min() <= 0 || axis->max() <= axis->min() || base <= 1)
+            return;
+        qreal needed = 0;
+        for (double k = std::ceil(std::log(axis->min()) / std::log(base) - 1e-9);
+             k <= std::floor(std::log(axis->max()) / std::log(base) + 1e-9); ++k)
+            needed +=
+                metrics.horizontalAdvance(QString::asprintf("%g", std::pow(base, k))) + 2 * metrics.averageCharWidth();
+        const qreal plot = width - 8 * metrics.height() - chart->margins().left() - chart->margins().right();
+        axis->setLabelsAngle(needed > plot ? -90 : 0);
+    }
+
     // Fits the texts to a chart `width` pixels wide: x ticks that fit, the title on as many lines as it needs. Returns
     // whether the one-row legend under the chart fits too.
     bool fitToWidth(const CurveFigure& figure, qreal width)
@@ -393,6 +411,8 @@ public:
             }
         }
         fitTitle(figure.title, width);
+        if (logX)
+            fitLogLabels(width);
         if (xAxis) {
             // Qt Charts elides an axis title wider than the plot ("evaluation length (by…"): it goes on two lines.
             const QFontMetricsF metrics(xAxis->labelsFont());
