@@ -111,6 +111,10 @@ Extent extentOf(const CurveFigure& figure)
         e.y0 -= 0.5;
         e.y1 += 0.5;
     }
+    if (figure.yFloor && figure.yCeil && *figure.yCeil > *figure.yFloor) {
+        e.y0 = *figure.yFloor;
+        e.y1 = *figure.yCeil;
+    }
     return e;
 }
 
@@ -317,9 +321,12 @@ public:
             return;
         }
         auto* valueAxis = static_cast<QValueAxis*>(yAxis);
-        const double pad = 0.04 * (e.y1 - e.y0);
+        const double pad = figure.yFloor && figure.yCeil ? 0.0 : 0.04 * (e.y1 - e.y0);
         valueAxis->setRange(e.y0 - pad, e.y1 + pad);
-        valueAxis->applyNiceNumbers();
+        if (figure.yFloor && figure.yCeil)
+            valueAxis->setTickCount(6); // 0, 0.2, ..., 1: nice numbers would stretch 0..1 to -0.5..1.5
+        else
+            valueAxis->applyNiceNumbers();
         // With one-character ticks (0, 2, 4, 6) Qt Charts leaves too little room beside them for an axis title in a
         // CJK font (its taller line) and elides the title to "⋮": such ticks get one decimal (2.0).
         int widest = 0;

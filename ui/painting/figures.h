@@ -5,6 +5,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace plab::ui {
@@ -82,6 +83,8 @@ struct CurveFigure {
     bool logX = false;
     int logBase = 10;
     bool logY = false; // base 10 (the rotary frequencies view)
+    // A quantity with natural bounds (accuracy: 0 and 1): the y axis spans exactly these, whatever the data.
+    std::optional<double> yFloor, yCeil;
     std::vector<Curve> curves;
 };
 

@@ -216,9 +216,8 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
 
     const int n = std::max(1, matrixSize());
-    // Cell labels wider than the 2 characters of a text (a model's tokens) widen the axis, up to cellLabelWidth's cap.
-    const double tickW =
-        fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f + (cellLabelWidth(style) - kCellLabelMinWidth * f);
+    // Row labels wider than the row numbers (a model's tokens, a task's depths) widen the axis, up to a cap.
+    const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f + rowLabelsExtraWidth(style);
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
     const double xAxisH = xAxisLabelsHeight(style);
     double barLabelW = 0;
@@ -492,13 +491,25 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
     const double span =
         std::min(fm.horizontalAdvance(m_figure.yLabel) + 2, plot.height() + xAxisLabelsHeight(style) - 0.2 * f);
     const double centre = span <= plot.height() ? plot.center().y() : plot.top() + span / 2;
-    const double wideLabels = cellLabelWidth(style) - kCellLabelMinWidth * f; // a model's tokens: as in layout()
-    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - wideLabels - fm.height() * 0.8, centre);
+    const double wideLabels = rowLabelsExtraWidth(style); // as in layout()
+    painter.translate(plot.left() - 0.6 * f - fm.horizontalAdvance(tickSample) - wideLabels - fm.height() * 0.8,
+                      centre);
     painter.rotate(-90);
     painter.drawText(
         QRectF(-std::max(span, plot.height()) / 2, -fm.height() / 2, std::max(span, plot.height()), fm.height() * 1.2),
         Qt::AlignCenter, fm.elidedText(m_figure.yLabel, Qt::ElideRight, span));
     painter.restore();
+}
+
+double HeatmapPainter::rowLabelsExtraWidth(const PictureStyle& style) const
+{
+    // The labels are drawn right-aligned in cellLabelWidth; what the axis needs beyond the row numbers is the larger of
+    // that width past two characters (tokens) and that width past the numbers themselves (a task's "100%").
+    const double f = style.font.pixelSize();
+    const QFontMetricsF fm(style.font);
+    const double numbers = fm.horizontalAdvance(QString::number(std::max(1, matrixSize()) - 1));
+    const double width = cellLabelWidth(style);
+    return std::max({0.0, width - kCellLabelMinWidth * f, m_figure.rowTickLabels.empty() ? 0.0 : width - numbers});
 }
 
 double HeatmapPainter::cellLabelWidth(const PictureStyle& style) const

@@ -83,6 +83,7 @@ private:
     // The width the y axis gives a cell label: a text's characters take the minimum, a model's tokens up to the cap
     // (in font pixel sizes), longer ones elided.
     double cellLabelWidth(const PictureStyle& style) const;
+    double rowLabelsExtraWidth(const PictureStyle& style) const;
     static constexpr double kCellLabelMinWidth = 2.0;
     static constexpr double kCellLabelMaxWidth = 7.0;
     void paintBars(QPainter& painter, const Layout& layout, const PictureStyle& style) const; // one per scale group

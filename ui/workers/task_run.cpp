@@ -248,6 +248,8 @@ CurveFigure taskAccuracyFigure(const std::vector<TaskAccuracyRow>& rows, const T
                                    .arg(request.run.task.trainLength);
     figure.xLabel =
         FigureText::tr("task length (%1)").arg(QString::fromStdString(taskInfo(request.run.task.kind).length));
+    figure.yFloor = 0; // accuracy
+    figure.yCeil = 1;
     figure.yLabel = request.run.task.kind == TaskKind::Passkey ? FigureText::tr("exact-match accuracy (all depths)")
                                                                : FigureText::tr("exact-match accuracy");
     for (const std::string& label : request.labels()) {
