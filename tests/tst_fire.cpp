@@ -18,6 +18,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "json_arrays.h"
+
 #include <omp.h>
 
 #include <cmath>
@@ -35,22 +37,6 @@ QJsonArray referenceCases()
         return QJsonDocument::fromJson(f.readAll()).object()["fire"].toArray();
     }();
     return cases;
-}
-
-std::vector<double> toVector(const QJsonValue& v)
-{
-    std::vector<double> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(x.toDouble());
-    return out;
-}
-
-std::vector<float> toFloats(const QJsonValue& v)
-{
-    std::vector<float> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(static_cast<float>(x.toDouble()));
-    return out;
 }
 
 // The case's scheme: fire with its init_L as the threshold parameter and its learned values.

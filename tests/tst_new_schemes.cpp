@@ -20,6 +20,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "json_arrays.h"
+
 #include <cmath>
 
 using namespace plab;
@@ -40,22 +42,6 @@ QJsonObject referenceData()
 QJsonObject shapeCase(int index)
 {
     return referenceData()["rope_shape"].toArray()[index].toObject();
-}
-
-std::vector<double> toVector(const QJsonValue& v)
-{
-    std::vector<double> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(x.toDouble());
-    return out;
-}
-
-std::vector<float> toFloats(const QJsonValue& v)
-{
-    std::vector<float> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(static_cast<float>(x.toDouble()));
-    return out;
 }
 
 // rope of the case's head dim, keep, rotary-fraction and method, as attention and entropy build it.

@@ -19,6 +19,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "json_arrays.h"
+
 #include <cmath>
 
 using namespace plab;
@@ -50,14 +52,6 @@ SchemeSpec caseSpec(const QJsonObject& c)
     for (auto it = params.begin(); it != params.end(); ++it)
         sets.push_back(it.key().toStdString() + "=" + exactText(it.value().toDouble()));
     return makeSchemeSpec("rope", 1, false, sets, c["context"].toInt(), false, c["method"].toString().toStdString());
-}
-
-std::vector<double> toVector(const QJsonValue& v)
-{
-    std::vector<double> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(x.toDouble());
-    return out;
 }
 
 } // namespace

@@ -19,6 +19,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "json_arrays.h"
+
 #include <cmath>
 
 using namespace plab;
@@ -34,22 +36,6 @@ QJsonArray referenceCases()
         return QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray();
     }();
     return cases;
-}
-
-std::vector<double> toVector(const QJsonValue& v)
-{
-    std::vector<double> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(x.toDouble());
-    return out;
-}
-
-std::vector<float> toFloats(const QJsonValue& v)
-{
-    std::vector<float> out;
-    for (const QJsonValue& x : v.toArray())
-        out.push_back(static_cast<float>(x.toDouble()));
-    return out;
 }
 
 std::vector<float> randomFloats(size_t count, uint64_t seed)
