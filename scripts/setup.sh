@@ -38,6 +38,18 @@ build() { # preset
     cmake --build --preset "$1" -j "$(nproc)"
 }
 
+# The whole suite of one preset. On failure, repeat each failed row (Qt Test's FAIL! line and what follows) at the end,
+# where a log shortened in the middle still shows it.
+run_tests() { # preset build-dir
+    local status=0
+    QT_QPA_PLATFORM=offscreen ctest --preset "$1" -j "$(nproc)" || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "== failed rows ($1):"
+        grep -h -A6 -E '^(FAIL!|XPASS)|==ERROR: |runtime error: |QFATAL' "$2"/Testing/Temporary/LastTest*.log 2>/dev/null | cut -c1-400 || true
+        exit "$status"
+    fi
+}
+
 install_missing
 case "$mode" in
     run)
@@ -49,9 +61,9 @@ case "$mode" in
         ;;
     test)
         build release
-        QT_QPA_PLATFORM=offscreen ctest --preset release -j "$(nproc)"
+        run_tests release build
         build asan
-        QT_QPA_PLATFORM=offscreen ctest --preset asan -j "$(nproc)"
+        run_tests asan build-asan
         ;;
     *)
         echo "usage: scripts/setup.sh run|test|build" >&2
