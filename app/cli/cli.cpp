@@ -244,7 +244,9 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void onInterrupt(int sig)
 {
     g_interrupted.store(true);
-    std::signal(sig, SIG_DFL); // a second Ctrl-C kills at once (glibc's signal() would keep this handler)
+    // A second Ctrl-C ends the process at once (glibc's signal() would keep this handler), but first removes the
+    // temporary of a save it interrupts (a plain SIG_DFL left ".m.safetensors.tmp..." beside the checkpoint).
+    std::signal(sig, plab::removeTemporariesAndDieHandler());
 }
 
 } // namespace

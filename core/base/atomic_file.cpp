@@ -84,6 +84,11 @@ void unregisterTemporary(int slot)
 
 } // namespace
 
+SignalHandler removeTemporariesAndDieHandler()
+{
+    return removeTemporariesAndDie;
+}
+
 AtomicFile::AtomicFile(std::string path) : m_path(std::move(path))
 {
     if (m_path.empty())

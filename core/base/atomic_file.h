@@ -34,6 +34,12 @@ private:
 // read-only directory, a directory in the way) and leaves nothing behind.
 void checkWritable(const std::string& path);
 
+// The handler that removes every open AtomicFile's temporary and then ends the process by the signal, as the default
+// action would. An application with its own graceful stop installs it for the signal's second delivery, so a second
+// Ctrl-C that lands in the middle of a save leaves nothing half-written behind.
+using SignalHandler = void (*)(int);
+SignalHandler removeTemporariesAndDieHandler();
+
 // Writes a whole buffer atomically.
 void writeFileAtomically(const std::string& path, const std::string& bytes);
 
