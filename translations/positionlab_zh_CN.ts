@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>CommandLine</name>
@@ -31,10 +32,10 @@
         <translation>在“你的模型”标签页中打开一个 Hugging Face 模型文件夹</translation>
     </message>
     <message>
-        <source>Save the Your model tab's pictures of the --model folder to DIR and quit</source>
+        <source>Save the Your model tab&apos;s pictures of the --model folder to DIR and quit</source>
         <translation>把 --model 文件夹在“你的模型”标签页中的图保存到 DIR 后退出</translation>
     </message>
-<message>
+    <message>
         <source>Run the DroPE recipe on passkey in the Train tab as the window opens on this screen, save it running and done to DIR, and quit</source>
         <translation>在“训练”页按本屏幕上窗口打开时的大小对 passkey 运行 DroPE 流程，把运行中和完成时的截图保存到 DIR 后退出</translation>
     </message>
@@ -262,7 +263,7 @@
         <translation>训练上下文长度 %1</translation>
     </message>
     <message>
-        <source>Entropy of each query's attention (%1)</source>
+        <source>Entropy of each query&apos;s attention (%1)</source>
         <translation>每个查询的注意力熵（%1）</translation>
     </message>
     <message>
@@ -286,12 +287,12 @@
         <translation>θ_i = base^(−2i/d)</translation>
     </message>
     <message>
-        <source>θ'_i (%1)</source>
-        <translation>θ'_i（%1）</translation>
+        <source>θ&apos;_i (%1)</source>
+        <translation>θ&apos;_i（%1）</translation>
     </message>
     <message>
-        <source>θ'_i / θ_i (1: kept, 1/s: interpolated)</source>
-        <translation>θ'_i / θ_i（1：保留，1/s：插值）</translation>
+        <source>θ&apos;_i / θ_i (1: kept, 1/s: interpolated)</source>
+        <translation>θ&apos;_i / θ_i（1：保留，1/s：插值）</translation>
     </message>
     <message>
         <source>θ = 2π/L: wavelength = training context</source>
@@ -422,7 +423,7 @@
         <translation>没有勾选任何方法；允许：至少一个</translation>
     </message>
     <message>
-        <source>%1 (config's own)</source>
+        <source>%1 (config&apos;s own)</source>
         <translation>%1（config 自带）</translation>
     </message>
     <message>
@@ -489,7 +490,7 @@
         <source>log n (uniform attention)</source>
         <translation>log n（均匀注意力）</translation>
     </message>
-<message>
+    <message>
         <source>Accuracy vs length, mean ± sd over %1 seeds (task %2, trained at 1..%3)</source>
         <translation>准确率随长度变化，%1 个种子的均值 ± 标准差（任务 %2，训练长度 1..%3）</translation>
     </message>
@@ -530,6 +531,10 @@
     <message>
         <source>accuracy</source>
         <translation>准确率</translation>
+    </message>
+    <message>
+        <source>%1 (NoPE layer: no positions)</source>
+        <translation>%1（NoPE 层：不读位置）</translation>
     </message>
 </context>
 <context>
@@ -613,7 +618,7 @@
         <translation>p[m,2i] = sin(m w_i)，p[m,2i+1] = cos(m w_i)，w_i = base^(-2i/d)；视图：dot(p_m, p_n) - d/2 = sum_{i&lt;d/2} cos((m-n) w_i) - d/2</translation>
     </message>
     <message>
-        <source>The original Transformer's absolute encoding, added to the token embedding. The dot product of two position vectors depends only on their distance and oscillates as it decays; past the training length the model meets position vectors it has never seen.</source>
+        <source>The original Transformer&apos;s absolute encoding, added to the token embedding. The dot product of two position vectors depends only on their distance and oscillates as it decays; past the training length the model meets position vectors it has never seen.</source>
         <translation>原始 Transformer 的绝对位置编码，加在词元嵌入上。两个位置向量的点积只取决于它们之间的距离，并在衰减中振荡；超出训练长度后，模型会遇到从未见过的位置向量。</translation>
     </message>
     <message>
@@ -701,7 +706,7 @@
         <translation>b_h(m, n) = (sum_{i&lt;d/2} cos((m-n) w_i) - d/2) H / (8 (h+1))，w_i = base^(-2i/d)</translation>
     </message>
     <message>
-        <source>Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi's slopes: it decays roughly logarithmically and oscillates a little.</source>
+        <source>Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi&apos;s slopes: it decays roughly logarithmically and oscillates a little.</source>
         <translation>Sandwich 直接把正弦位置编码的点积用作相对位置偏置，并像 ALiBi 的斜率那样按头缩放：它大致按对数衰减，并略有振荡。</translation>
     </message>
     <message>
@@ -713,7 +718,7 @@
         <translation>若 0 &lt;= m - n &lt; window（双向时：|m - n| &lt; window），则 b(m, n) = 0，否则为 -inf</translation>
     </message>
     <message>
-        <source>The 'super baseline' of the length-extrapolation literature: each query sees only the last `window` keys, its training context. It can never meet a distance it was not trained on. In a model the windows chain through the layers (a token reaches layers x (window - 1) back), so a model's default window keeps that whole reach inside the training context.</source>
+        <source>The &apos;super baseline&apos; of the length-extrapolation literature: each query sees only the last `window` keys, its training context. It can never meet a distance it was not trained on. In a model the windows chain through the layers (a token reaches layers x (window - 1) back), so a model&apos;s default window keeps that whole reach inside the training context.</source>
         <translation>长度外推文献中的“超强基线”：每个查询只能看到最近的 `window` 个键，即它的训练上下文。它永远不会遇到训练时没见过的距离。在模型中，各层的窗口会逐层串联（一个词元最远能向前看到 层数 × (window - 1) 个位置），因此模型的默认窗口会让这整个范围都落在训练上下文之内。</translation>
     </message>
     <message>
@@ -725,7 +730,7 @@
         <translation>块大小为 window/2；查询 m 能看到本块及前一块中满足 n &lt;= m 的键 n</translation>
     </message>
     <message>
-        <source>XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.</source>
+        <source>XPOS&apos;s blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.</source>
         <translation>XPOS 的分块因果注意力：由块组成的滑动窗口，使每个查询能看到 window/2 到 window 个键，且所有距离都在训练中出现过。</translation>
     </message>
     <message>
@@ -873,15 +878,15 @@
         <translation>将 q_m 与 k_n 的第 (2i, 2i+1) 对分量分别旋转 m θ_i、n θ_i；i &lt; round(p r/2) 时 θ_i = base^(-2i/r)，否则为 0；r = ⌊f d⌋（f：rotary-fraction，p：keep）；探针（q = k = 1）：sum_{i&lt;d/2} 2 cos((m-n) θ_i)</translation>
     </message>
     <message>
-        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation. keep &lt; 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies turn, the lowest are set to 0. rotary-fraction &lt; 1 is GPT-NeoX's rotary_pct: only the first dims turn, over a full ladder of frequencies of their own.</source>
+        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation. keep &lt; 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies turn, the lowest are set to 0. rotary-fraction &lt; 1 is GPT-NeoX&apos;s rotary_pct: only the first dims turn, over a full ladder of frequencies of their own.</source>
         <translation>旋转位置编码对查询和键进行旋转，使它们的点积只取决于相对距离。探针显示全 1 查询与全 1 键的分数：一条缓慢衰减的振荡曲线。超出训练长度后出现的未见过的旋转角度会损害外推。keep &lt; 1 即 p-RoPE（Barbero 等，2025）：只有最高的频率旋转，最低的频率置为 0。rotary-fraction &lt; 1 即 GPT-NeoX 的 rotary_pct：只有前面的维度旋转，并使用它们自己的一整套频率。</translation>
     </message>
     <message>
-        <source>p-RoPE's p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0</source>
+        <source>p-RoPE&apos;s p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0</source>
         <translation>p-RoPE 的 p：旋转的维度对所占比例，从最高频率起；其余的 θ = 0</translation>
     </message>
     <message>
-        <source>GPT-NeoX's rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
+        <source>GPT-NeoX&apos;s rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
         <translation>GPT-NeoX 的 rotary_pct f：只有前 ⌊f d⌋ 维旋转，θ_i = base^(-2i/⌊f d⌋)</translation>
     </message>
     <message>
@@ -903,6 +908,57 @@
     <message>
         <source>initial threshold T: rows m &lt;= T are normalised by ψ(T) (learned in a model as a multiple of it)</source>
         <translation>初始阈值 T：m &lt;= T 的行用 ψ(T) 归一化（在模型中以其倍数学习）</translation>
+    </message>
+</context>
+<context>
+    <name>TaskText</name>
+    <message>
+        <source>train rope</source>
+        <translation>训练 rope</translation>
+    </message>
+    <message>
+        <source>score rope and rope + YaRN zero-shot</source>
+        <translation>评估 rope 以及零样本的 rope + YaRN</translation>
+    </message>
+    <message>
+        <source>train NoPE from scratch</source>
+        <translation>从头训练 NoPE</translation>
+    </message>
+    <message>
+        <source>score NoPE</source>
+        <translation>评估 NoPE</translation>
+    </message>
+    <message>
+        <source>drop the positions and recalibrate</source>
+        <translation>去掉位置并重新校准</translation>
+    </message>
+    <message>
+        <source>score DroPE</source>
+        <translation>评估 DroPE</translation>
+    </message>
+    <message>
+        <source>rope + YaRN (zero-shot)</source>
+        <translation>rope + YaRN（零样本）</translation>
+    </message>
+    <message>
+        <source>NoPE</source>
+        <translation>NoPE</translation>
+    </message>
+    <message>
+        <source>DroPE (%1% recalibration, logit-c %2)</source>
+        <translation>DroPE（重新校准 %1%，logit-c %2）</translation>
+    </message>
+    <message>
+        <source>DroPE (%1% recalibration)</source>
+        <translation>DroPE（重新校准 %1%）</translation>
+    </message>
+    <message>
+        <source>seed %1 of %2: %3</source>
+        <translation>种子 %1/%2：%3</translation>
+    </message>
+    <message>
+        <source>train %1</source>
+        <translation>训练 %1</translation>
     </message>
 </context>
 <context>
@@ -983,7 +1039,7 @@
         <translation>%1 层 · d_model %2 · %3 个头 · 上下文长度 %4 · 方案 %5</translation>
     </message>
     <message>
-        <source>views.attention.model: %1 is not among the session's checkpoints</source>
+        <source>views.attention.model: %1 is not among the session&apos;s checkpoints</source>
         <translation>views.attention.model：%1 不在会话的检查点中</translation>
     </message>
     <message>
@@ -991,20 +1047,20 @@
         <translation>注意力头由左侧面板选择。把鼠标悬停在格子上，可看到两个位置、两个字符和概率。</translation>
     </message>
     <message>
-        <source>Attention on text needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint (.safetensors) on the left.</source>
+        <source>Attention on text needs a trained model. Train a demo model now, train several in the &quot;Train&quot; tab, or load a checkpoint (.safetensors) on the left.</source>
         <translation>“文本上的注意力”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在左侧加载检查点（.safetensors）。</translation>
     </message>
     <message>
-        <source>Type a text on the left: the model's attention on it appears here, one row per query character, one column per key character.</source>
+        <source>Type a text on the left: the model&apos;s attention on it appears here, one row per query character, one column per key character.</source>
         <translation>在左侧输入一段文本：模型在其上的注意力会显示在这里，每个查询字符一行，每个键字符一列。</translation>
     </message>
     <message>
-        <source>The entropy of each query's attention appears here with the attention above.</source>
+        <source>The entropy of each query&apos;s attention appears here with the attention above.</source>
         <translation>每个查询的注意力熵会和上方的注意力一起显示在这里。</translation>
     </message>
     <message>
-        <source>query %1 '%2' → key %3 '%4': %5</source>
-        <translation>查询 %1 '%2' → 键 %3 '%4'：%5</translation>
+        <source>query %1 &apos;%2&apos; → key %3 &apos;%4&apos;: %5</source>
+        <translation>查询 %1 &apos;%2&apos; → 键 %3 &apos;%4&apos;：%5</translation>
     </message>
     <message>
         <source>masked (the query cannot see it)</source>
@@ -1085,7 +1141,7 @@
         <translation>差值 A − B 中的 B</translation>
     </message>
     <message>
-        <source>Length, head, mask and colour map come from the panel; the panel's scheme uses its parameters, the others their defaults (window = context, else 16).</source>
+        <source>Length, head, mask and colour map come from the panel; the panel&apos;s scheme uses its parameters, the others their defaults (window = context, else 16).</source>
         <translation>长度、头、掩码和颜色映射取自左侧面板；面板中选中的方案使用面板上的参数，其余方案使用默认值（window = 上下文长度，否则为 16）。</translation>
     </message>
     <message>
@@ -1223,11 +1279,11 @@
         <translation>训练好的模型读取留出文本时的 q 和 k：可在此处或“训练”页训练一个，或在“文本上的注意力”中加载检查点</translation>
     </message>
     <message>
-        <source>Tick schemes on the left: the entropy of each scheme's attention against length appears here, one curve per scheme.</source>
+        <source>Tick schemes on the left: the entropy of each scheme&apos;s attention against length appears here, one curve per scheme.</source>
         <translation>在左侧勾选方案：每种方案的注意力熵随长度的变化会显示在这里，每种方案一条曲线。</translation>
     </message>
     <message>
-        <source>"q and k from a trained model" needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint in "Attention on text".</source>
+        <source>&quot;q and k from a trained model&quot; needs a trained model. Train a demo model now, train several in the &quot;Train&quot; tab, or load a checkpoint in &quot;Attention on text&quot;.</source>
         <translation>“来自训练好模型的 q 和 k”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在“文本上的注意力”中加载检查点。</translation>
     </message>
 </context>
@@ -1277,8 +1333,8 @@
         <translation>旋转频率</translation>
     </message>
     <message>
-        <source>θ_i and θ'_i of the panel's rotary scheme under its length-extension method (panel: Length extension), on a log axis. Pairs above the dashed line turn more than once within the training context L (the panel's context, 16 when none); θ'_i/θ_i shows what a method keeps (1) and what it interpolates (1/s): YaRN's ramp, Llama 3's bands. Sequence length n (dynamic NTK) is the panel's length.</source>
-        <translation>面板中旋转方案在其长度扩展方法（面板：长度扩展）下的 θ_i 与 θ'_i，纵轴为对数刻度。虚线以上的频率对在训练上下文长度 L（面板的上下文，未设置时为 16）内转过不止一圈；θ'_i/θ_i 显示方法保留了什么（1）、插值了什么（1/s）：YaRN 的斜坡、Llama 3 的分段。序列长度 n（动态 NTK）取面板的长度。</translation>
+        <source>θ_i and θ&apos;_i of the panel&apos;s rotary scheme under its length-extension method (panel: Length extension), on a log axis. Pairs above the dashed line turn more than once within the training context L (the panel&apos;s context, 16 when none); θ&apos;_i/θ_i shows what a method keeps (1) and what it interpolates (1/s): YaRN&apos;s ramp, Llama 3&apos;s bands. Sequence length n (dynamic NTK) is the panel&apos;s length.</source>
+        <translation>面板中旋转方案在其长度扩展方法（面板：长度扩展）下的 θ_i 与 θ&apos;_i，纵轴为对数刻度。虚线以上的频率对在训练上下文长度 L（面板的上下文，未设置时为 16）内转过不止一圈；θ&apos;_i/θ_i 显示方法保留了什么（1）、插值了什么（1/s）：YaRN 的斜坡、Llama 3 的分段。序列长度 n（动态 NTK）取面板的长度。</translation>
     </message>
     <message>
         <source>Choose rope or xpos in the panel: its rotary frequencies appear here.</source>
@@ -1335,7 +1391,7 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <source>Repeat the text's tokens until this many, to look past the model's context.</source>
+        <source>Repeat the text&apos;s tokens until this many, to look past the model&apos;s context.</source>
         <translation>把文本的词元重复到这么多个，以观察超出模型上下文的情况。</translation>
     </message>
     <message>
@@ -1411,7 +1467,7 @@
         <translation>上下文 ÷4 … ×4</translation>
     </message>
     <message>
-        <source>Lengths in tokens, separated by commas; empty: a quarter of the model's context to four times it.</source>
+        <source>Lengths in tokens, separated by commas; empty: a quarter of the model&apos;s context to four times it.</source>
         <translation>以词元计的长度，用逗号分隔；留空：从模型上下文的四分之一到四倍。</translation>
     </message>
     <message>
@@ -1427,7 +1483,7 @@
         <translation>每个长度的词元数：</translation>
     </message>
     <message>
-        <source>the config's own scaling</source>
+        <source>the config&apos;s own scaling</source>
         <translation>config 自带的缩放</translation>
     </message>
     <message>
@@ -1451,7 +1507,7 @@
         <translation>文本：%1</translation>
     </message>
     <message>
-        <source>Lengths: '%1' is not allowed; allowed: whole numbers from 2 to %2, separated by commas</source>
+        <source>Lengths: &apos;%1&apos; is not allowed; allowed: whole numbers from 2 to %2, separated by commas</source>
         <translation>长度：不允许“%1”；允许：2 到 %2 之间的整数，用逗号分隔</translation>
     </message>
     <message>
@@ -1679,7 +1735,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>语言</translation>
     </message>
     <message>
-        <source>Changing the language now rebuilds the window. Running computations and the training results shown in "Train" are not kept (the trained models are). Change it now, or at the next start?</source>
+        <source>Changing the language now rebuilds the window. Running computations and the training results shown in &quot;Train&quot; are not kept (the trained models are). Change it now, or at the next start?</source>
         <translation>现在切换语言会重建窗口。正在进行的计算以及“训练”页中显示的训练结果不会保留（训练好的模型会保留）。现在切换，还是下次启动时切换？</translation>
     </message>
     <message>
@@ -1904,7 +1960,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>factor = 最长长度 / L（dynamic-ntk 保持 1），window = L/2，其余取目录中的默认值</translation>
     </message>
     <message>
-        <source>Tick methods and press "Evaluate under methods": the model is scored zero-shot under each, one curve per method.</source>
+        <source>Tick methods and press &quot;Evaluate under methods&quot;: the model is scored zero-shot under each, one curve per method.</source>
         <translation>勾选方法并点击“在各方法下评估”：模型在每种方法下零样本评分，每种方法一条曲线。</translation>
     </message>
     <message>
@@ -1928,11 +1984,11 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>完成：%1，%2 种方法。</translation>
     </message>
     <message>
-        <source>No model yet: train rope or xpos on the "Training runs" page or load a checkpoint in "Attention on text".</source>
+        <source>No model yet: train rope or xpos on the &quot;Training runs&quot; page or load a checkpoint in &quot;Attention on text&quot;.</source>
         <translation>尚无模型：在“训练运行”页训练 rope 或 xpos，或在“文本上的注意力”中加载检查点。</translation>
     </message>
     <message>
-        <source>Scores held-out text at %1 under each ticked method (eval bytes, evaluation mode and corpus as on the "Training runs" page).</source>
+        <source>Scores held-out text at %1 under each ticked method (eval bytes, evaluation mode and corpus as on the &quot;Training runs&quot; page).</source>
         <translation>在每种勾选的方法下，于 %1 上对留出文本评分（评估字节数、评估方式和语料与“训练运行”页相同）。</translation>
     </message>
 </context>
@@ -1943,7 +1999,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>现在训练一个演示模型</translation>
     </message>
     <message>
-        <source>Trains one %1 model with the "%2" preset in the background. It is kept, so it is here again at the next start.</source>
+        <source>Trains one %1 model with the &quot;%2&quot; preset in the background. It is kept, so it is here again at the next start.</source>
         <translation>在后台用“%2”预设训练一个 %1 模型。模型会被保存，下次启动时仍然可用。</translation>
     </message>
     <message>
@@ -2020,7 +2076,7 @@ allowed: %2</source>
         <translation>超过 L 时用 logn，L =</translation>
     </message>
     <message>
-        <source>Scale row m's scores by log(m+1)/log(L) when m+1 &gt; L (entropy invariance)</source>
+        <source>Scale row m&apos;s scores by log(m+1)/log(L) when m+1 &gt; L (entropy invariance)</source>
         <translation>当 m+1 &gt; L 时，将第 m 行的分数乘以 log(m+1)/log(L)（熵不变性）</translation>
     </message>
     <message>
@@ -2242,7 +2298,7 @@ allowed: %2</source>
         <translation>d_ff</translation>
     </message>
     <message>
-        <source>Width of each MLP's hidden layer</source>
+        <source>Width of each MLP&apos;s hidden layer</source>
         <translation>每个 MLP 隐藏层的宽度</translation>
     </message>
     <message>
@@ -2258,7 +2314,7 @@ allowed: %2</source>
         <translation>每个长度上评分的留出字节数（语料的最后 10%）；0 表示全部</translation>
     </message>
     <message>
-        <source>Press Train to train the ticked schemes: each one's training loss appears here as it trains.</source>
+        <source>Press Train to train the ticked schemes: each one&apos;s training loss appears here as it trains.</source>
         <translation>按“训练”开始训练勾选的方案：每种方案的训练损失会在训练过程中显示在这里。</translation>
     </message>
     <message>
@@ -2319,7 +2375,7 @@ allowed: %2</source>
         <translation>困惑度
 @ %1</translation>
     </message>
-<message>
+    <message>
         <source>%1: depth %2, length %3: accuracy %4</source>
         <translation>%1：深度 %2，长度 %3：准确率 %4</translation>
     </message>
@@ -2360,7 +2416,7 @@ allowed: %2</source>
         <translation>任务长度 L</translation>
     </message>
     <message>
-        <source>DroPE's recalibration: steps after dropping the positions, as a share of the rope run's (the paper uses 0.5-12.5%)</source>
+        <source>DroPE&apos;s recalibration: steps after dropping the positions, as a share of the rope run&apos;s (the paper uses 0.5-12.5%)</source>
         <translation>DroPE 的重新校准：去掉位置之后的步数，占 rope 训练步数的比例（论文用 0.5-12.5%）</translation>
     </message>
     <message>
@@ -2417,57 +2473,6 @@ allowed: %2</source>
     <message>
         <source>masked (−inf)</source>
         <translation>已掩码（−inf）</translation>
-    </message>
-</context>
-<context>
-    <name>TaskText</name>
-    <message>
-        <source>train rope</source>
-        <translation>训练 rope</translation>
-    </message>
-    <message>
-        <source>score rope and rope + YaRN zero-shot</source>
-        <translation>评估 rope 以及零样本的 rope + YaRN</translation>
-    </message>
-    <message>
-        <source>train NoPE from scratch</source>
-        <translation>从头训练 NoPE</translation>
-    </message>
-    <message>
-        <source>score NoPE</source>
-        <translation>评估 NoPE</translation>
-    </message>
-    <message>
-        <source>drop the positions and recalibrate</source>
-        <translation>去掉位置并重新校准</translation>
-    </message>
-    <message>
-        <source>score DroPE</source>
-        <translation>评估 DroPE</translation>
-    </message>
-    <message>
-        <source>rope + YaRN (zero-shot)</source>
-        <translation>rope + YaRN（零样本）</translation>
-    </message>
-    <message>
-        <source>NoPE</source>
-        <translation>NoPE</translation>
-    </message>
-    <message>
-        <source>DroPE (%1% recalibration, logit-c %2)</source>
-        <translation>DroPE（重新校准 %1%，logit-c %2）</translation>
-    </message>
-    <message>
-        <source>DroPE (%1% recalibration)</source>
-        <translation>DroPE（重新校准 %1%）</translation>
-    </message>
-    <message>
-        <source>seed %1 of %2: %3</source>
-        <translation>种子 %1/%2：%3</translation>
-    </message>
-    <message>
-        <source>train %1</source>
-        <translation>训练 %1</translation>
     </message>
 </context>
 </TS>

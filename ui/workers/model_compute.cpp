@@ -188,8 +188,13 @@ HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QSt
     for (uint8_t b : result.request.tokens)
         figure.tickLabels.push_back(byteLabel(b));
     HeatmapPanel panel;
+    QString layer = layerText(result.request.layer);
+    // A NoPE layer of a per-layer schedule (--nope-every) reads no positions: say so, or its diffuse map looks wrong.
+    if (result.request.model.isValid() && result.request.model.model->config().nopeEvery > 0 &&
+        !modelLayerUsesScheme(result.request.model.model->config(), result.request.layer))
+        layer = FigureText::tr("%1 (NoPE layer: no positions)").arg(layer);
     panel.subtitle =
-        QStringList{layerText(result.request.layer), headOfText(h, result.heads),
+        QStringList{layer, headOfText(h, result.heads),
                     FigureText::tr("N = %1 bytes").arg(result.length),
                     FigureText::tr("training context %1")
                         .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0)}
