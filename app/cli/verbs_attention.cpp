@@ -9,6 +9,7 @@
 #include "base/npy.h"
 #include "base/random.h"
 #include "hf/hf_model.h"
+#include "schemes/fox.h"
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
@@ -337,8 +338,22 @@ void reportBackward(const Timings& runs, BenchReport& r)
 int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
 {
     const BenchSetup b = benchSetupFromArgs(args);
-    const AttentionDims& dims = b.dims;
+    AttentionDims dims = b.dims;
     const PositionBias bias(b.spec, dims.length);
+    // fox: the forget gates of a random input (logits gate-bias + N(0, 1)), as a model hands them to the kernel.
+    std::vector<double> logForget;
+    if (b.spec.kind == SchemeKind::Fox) {
+        const int slices = dims.batch * dims.heads, N = dims.length;
+        const AlignedFloats z = randomTensor(static_cast<size_t>(slices) * N, 5);
+        std::vector<float> logits(z.begin(), z.end());
+        for (float& x : logits)
+            x += static_cast<float>(b.spec.param("gate-bias"));
+        logForget.resize(logits.size());
+        for (int s = 0; s < slices; ++s)
+            foxCumulativeLogGates(logits.data() + static_cast<size_t>(s) * N, N, 1,
+                                  logForget.data() + static_cast<size_t>(s) * N);
+        dims.logForget = logForget.data();
+    }
     const AlignedFloats q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
                         v = randomTensor(dims.elements(), 3);
     // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).

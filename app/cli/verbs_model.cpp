@@ -1260,7 +1260,10 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     printScalingNote(note, args, ctx.err);
     model.forward(tokens.data(), nullptr, 1, N);
-    writeAttentionOutputs(args, model.layerSchemeSpec(layer), {1, H, N, D}, model.layerQueries(layer).data(),
+    AttentionDims dims{1, H, N, D};
+    if (!model.layerLogForget(layer).empty()) // fox: this text's forget gates, as the model's forward used them
+        dims.logForget = model.layerLogForget(layer).data();
+    writeAttentionOutputs(args, model.layerSchemeSpec(layer), dims, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());
     return 0;
 }
