@@ -7,7 +7,9 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
+#include "base/npy.h"
 #include "model/checkpoint.h"
+#include "model/corpus.h"
 #include "model/fox_bias.h"
 #include "model/model.h"
 #include "schemes/fox.h"
@@ -182,8 +184,8 @@ void TestFox::kernelMatchesReference()
     QFETCH(double, gateMean);
     const PositionBias bias(makeSchemeSpec("fox", heads, false), length);
     AttentionDims dims{batch, heads, length, dim};
-    const std::vector<double> F = logForgetOf(randomFloats(size_t(batch) * heads * length, 9, gateMean, 2.0),
-                                              batch * heads, length);
+    const std::vector<double> F =
+        logForgetOf(randomFloats(size_t(batch) * heads * length, 9, gateMean, 2.0), batch * heads, length);
     dims.logForget = F.data();
     const std::vector<float> q = randomFloats(dims.elements(), 1), k = randomFloats(dims.elements(), 2),
                              v = randomFloats(dims.elements(), 3), dOut = randomFloats(dims.elements(), 4);
@@ -199,9 +201,12 @@ void TestFox::kernelMatchesReference()
     const AttentionReferenceGradients ref =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     for (size_t i = 0; i < dims.elements(); ++i) {
-        QVERIFY2(std::abs(g.dq[i] - ref.dq[i]) < 2e-4 * (1 + std::abs(ref.dq[i])), qPrintable(QString("dq[%1]").arg(i)));
-        QVERIFY2(std::abs(g.dk[i] - ref.dk[i]) < 2e-4 * (1 + std::abs(ref.dk[i])), qPrintable(QString("dk[%1]").arg(i)));
-        QVERIFY2(std::abs(g.dv[i] - ref.dv[i]) < 2e-4 * (1 + std::abs(ref.dv[i])), qPrintable(QString("dv[%1]").arg(i)));
+        QVERIFY2(std::abs(g.dq[i] - ref.dq[i]) < 2e-4 * (1 + std::abs(ref.dq[i])),
+                 qPrintable(QString("dq[%1]").arg(i)));
+        QVERIFY2(std::abs(g.dk[i] - ref.dk[i]) < 2e-4 * (1 + std::abs(ref.dk[i])),
+                 qPrintable(QString("dk[%1]").arg(i)));
+        QVERIFY2(std::abs(g.dv[i] - ref.dv[i]) < 2e-4 * (1 + std::abs(ref.dv[i])),
+                 qPrintable(QString("dv[%1]").arg(i)));
     }
     // The kernel keeps the column term only; the twin sums both, so they agree exactly when the row term is 0.
     QCOMPARE(g.dLogForget.size(), ref.dLogForget.size());
@@ -270,7 +275,11 @@ void TestFox::longStronglyForgettingRows()
         for (int d = 0; d < dim; ++d) {
             const double expected = out[d] / sum;
             QVERIFY2(std::abs(f.out[size_t(m) * dim + d] - expected) < 2e-5 * (1 + std::abs(expected)),
-                     qPrintable(QString("row %1 dim %2: kernel %3, double %4").arg(m).arg(d).arg(f.out[size_t(m) * dim + d]).arg(expected)));
+                     qPrintable(QString("row %1 dim %2: kernel %3, double %4")
+                                    .arg(m)
+                                    .arg(d)
+                                    .arg(f.out[size_t(m) * dim + d])
+                                    .arg(expected)));
         }
         QVERIFY2(std::abs(f.logSumExp[m] - (best + std::log(sum))) < 1e-4 * (1 + std::abs(best)),
                  qPrintable(QString("row %1: lse %2 vs %3").arg(m).arg(f.logSumExp[m]).arg(best + std::log(sum))));
@@ -363,7 +372,11 @@ void TestFox::modelGradientsMatchFiniteDifferences()
         const double numeric = (up - down) / (2 * h);
         QVERIFY2(std::abs(numeric - analytic[at]) < 0.03 * scale,
                  qPrintable(QString("%1[%2]: analytic %3, numeric %4 (scale %5)")
-                                .arg(tensor).arg(i).arg(analytic[at]).arg(numeric).arg(scale)));
+                                .arg(tensor)
+                                .arg(i)
+                                .arg(analytic[at])
+                                .arg(numeric)
+                                .arg(scale)));
     }
     QVERIFY(checked > 0);
     omp_set_num_threads(saved);
@@ -428,10 +441,10 @@ void TestFox::refusesBadInput_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
-    QTest::newRow("gate-bias too low") << QStringList{"bias", "--scheme", "fox", "--set", "gate-bias=-25", "--length", "8"}
+    QTest::newRow("gate-bias too low") << QStringList{"bias",          "--scheme", "fox", "--set",
+                                                      "gate-bias=-25", "--length", "8"}
                                        << "gate-bias = -25 is out of range; allowed: [-20, 20]";
-    QTest::newRow("gate-bias not a number") << QStringList{"bias", "fox", "--set", "gate-bias=open"}
-                                            << "gate-bias";
+    QTest::newRow("gate-bias not a number") << QStringList{"bias", "fox", "--set", "gate-bias=open"} << "gate-bias";
     QTest::newRow("bidirectional") << QStringList{"bias", "--scheme", "fox", "--bidirectional", "--length", "8"}
                                    << "bidirectional";
 }
@@ -454,9 +467,8 @@ void TestFox::refusesBadInput()
     AttentionDims dims{1, 1, 8, 4};
     dims.logForget = F.data();
     const std::vector<float> x(32, 0.5f);
-    QVERIFY_THROWS_EXCEPTION(InputError,
-                             attentionForward(PositionBias(makeSchemeSpec("alibi", 1, false), 8), dims, x.data(),
-                                              x.data(), x.data()));
+    QVERIFY_THROWS_EXCEPTION(InputError, attentionForward(PositionBias(makeSchemeSpec("alibi", 1, false), 8), dims,
+                                                          x.data(), x.data(), x.data()));
 }
 
 void TestFox::cliTrainsAndRoundTrips()
@@ -466,9 +478,9 @@ void TestFox::cliTrainsAndRoundTrips()
     const QString corpus = test::writeStructuredCorpus(dir.path(), 6000);
     const QString path = dir.path() + "/fox.safetensors";
     const test::CliResult trained =
-        test::runCli({"train", "--scheme", "fox", "--corpus", corpus, "--layers", "2", "--d-model", "16", "--heads",
-                      "2", "--d-ff", "16", "--context", "16", "--steps", "6", "--batch", "2", "--lr", "0.01",
-                      "--quiet", "-o", path});
+        test::runCli({"train", "--scheme", "fox", "--corpus", corpus, "--layers",  "2",  "--d-model",
+                      "16",    "--heads",  "2",   "--d-ff",   "16",   "--context", "16", "--steps",
+                      "6",     "--batch",  "2",   "--lr",     "0.01", "--quiet",   "-o", path});
     QVERIFY2(trained.exitCode == 0, trained.err.constData());
     const LoadedCheckpoint loaded = loadCheckpoint(path.toStdString());
     QCOMPARE(loaded.model->config().scheme, std::string("fox"));
@@ -488,6 +500,20 @@ void TestFox::cliTrainsAndRoundTrips()
     const test::CliResult evaluated =
         test::runCli({"eval", path, "--corpus", corpus, "--lengths", "16,64", "-o", dir.path() + "/eval.csv"});
     QVERIFY2(evaluated.exitCode == 0, evaluated.err.constData());
+    // attention --checkpoint --fox-bias: the per-input bias of every head, as foxBiasOnText gives it.
+    const QString biasFile = dir.path() + "/bias.npy";
+    const test::CliResult shown =
+        test::runCli({"attention", "--checkpoint", path, "--corpus", corpus, "--layer", "1", "--length", "12", "-o",
+                      dir.path() + "/out.npy", "--fox-bias", biasFile});
+    QVERIFY2(shown.exitCode == 0, shown.err.constData());
+    const NpyArray written = readNpy(biasFile.toStdString());
+    QCOMPARE(written.shape, (std::vector<int64_t>{2, 12, 12}));
+    const Corpus text = loadCorpusFile(corpus.toStdString());
+    const std::vector<uint8_t> first(text.validation.begin(), text.validation.begin() + 12);
+    const Eigen::MatrixXf head1 = foxBiasOnText(*loaded.model, first, 1, 1);
+    for (int m = 0; m < 12; ++m)
+        for (int n = 0; n < 12; ++n)
+            QCOMPARE(written.data[144 + m * 12 + n], head1(m, n));
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestFox)

@@ -635,13 +635,17 @@ void registerAttentionVerbs()
     attentionOptions.insert(
         attentionOptions.end(),
         {{"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+         {"fox-bias", OptionKind::Value,
+          "with --checkpoint of a fox model: also write its forget gates' bias F_m - F_n on the text, float32 (H, N, "
+          "N); cells n > m (masked) hold 0",
+          "B.npy"},
          allowLongOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",   "corpus", "length",
-                                                "probs",  "allow-long", "scaling", "set",    "o"};
+    const std::vector<std::string> fromModel = {"scheme",     "checkpoint", "layer", "corpus", "length",  "probs",
+                                                "allow-long", "scaling",    "set",   "o",      "fox-bias"};
     registerVerb(
         {"attention",
          "SCHEME",
@@ -652,7 +656,7 @@ void registerAttentionVerbs()
          runAttention,
          {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
           {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
-         {{"o", {".npy"}}, {"probs", {".npy"}}},
+         {{"o", {".npy"}}, {"probs", {".npy"}}, {"fox-bias", {".npy"}}},
          "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
          "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
          "length-extension method, as eval does."});

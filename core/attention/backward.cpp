@@ -29,7 +29,7 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
 struct RowExtras {
     float* fireRow = nullptr; // the row-dependent bias of the row (FIRE, FoX)
     FireParams* fireGrad = nullptr;
-    double* scoreDot = nullptr;         // indexed by the row m
+    double* scoreDot = nullptr;        // indexed by the row m
     const double* logForget = nullptr; // FoX: the head's cumulative log gates (N)
 };
 
@@ -104,7 +104,8 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
     float* dV = sc.acc3.data();
     std::fill(dK, dK + static_cast<size_t>(wk) * Dp, 0.0f);
     std::fill(dV, dV + static_cast<size_t>(wk) * Dp, 0.0f);
-    double keySums[kBackKeyBlock] = {}; // FoX: sum over the queries of dS(m, n), per key of the block
+    // FoX: sum over the queries of dS(m, n), per key of the block.
+    double keySums[kBackKeyBlock] = {};
     ColumnBand bands[kQueryTiles]; // per register tile of queries: the key columns its rows see
     ColumnBand byKey[kKeyTiles];   // per register tile of keys: the queries that see them
     for (int q0 = mA; q0 < mB; q0 += kQueryBlock) {
@@ -305,8 +306,8 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
                     *fireGrad = fireZeroGradient(H);
                 }
                 backwardQueryBlock(plan, bh % H, block * kQueryBlock, pk, call.lse(bh), scratch,
-                                   call.grads.dq.data() + bh * call.headSize, dist, base, fireGrad,
-                                   call.scoreDotOf(bh), plan.logForgetOf(bh));
+                                   call.grads.dq.data() + bh * call.headSize, dist, base, fireGrad, call.scoreDotOf(bh),
+                                   plan.logForgetOf(bh));
             }
             if (call.trainable) {
 #pragma omp single

@@ -18,7 +18,8 @@ struct BlockIO {
     float* lse = nullptr;     // (N)
     float* entropy = nullptr; // (N)
     float* probs = nullptr;   // (N, N)
-    const double* logForget = nullptr; // FoX: the head's cumulative log gates (N), Plan::logForgetOf
+    // FoX: the head's cumulative log gates (N), Plan::logForgetOf.
+    const double* logForget = nullptr;
 };
 
 // One query block of one head: the tile loop of the online softmax over the visible key tiles (see forward.cpp).

@@ -220,10 +220,7 @@ struct Plan {
     // Whether the bias depends on the row as well as on m - n (FIRE, FoX): tiles then read it from rowBias.
     bool rowBiased() const { return fire || fox; }
     // FoX's cumulative log gates of (batch, head) slice bh, or null without them.
-    const double* logForgetOf(int bh) const
-    {
-        return fox ? dims.logForget + static_cast<size_t>(bh) * N : nullptr;
-    }
+    const double* logForgetOf(int bh) const { return fox ? dims.logForget + static_cast<size_t>(bh) * N : nullptr; }
     // The row-dependent bias of row m at key columns [c, c + w) into out: FoX's from F (the slice's logForgetOf),
     // else FIRE's of head h.
     void rowBias(int h, const double* F, int m, int c, int w, float* out) const

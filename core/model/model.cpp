@@ -370,7 +370,8 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
         layers::matmulForward(qkv, ln1, params + w.qkvw, params + w.qkvb, BT, C, 3 * C);
         layers::splitHeads(q, k, v, qkv, B, T, H, D);
         AttentionDims layerDims = dims;
-        if (w.forget) { // FoX: F per (sequence, head) from this input's gates
+        // FoX: F per (sequence, head) from this input's gates.
+        if (w.forget) {
             float* z = a.forgetLogits.data() + o * H; // (B, T, H)
             layers::matmulForward(z, ln1, params + w.forgetw, params + w.forgetb, BT, C, H);
             double* F = a.logForget.data() + o * H; // (B, H, T)
