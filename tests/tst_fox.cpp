@@ -503,13 +503,13 @@ void TestFox::cliTrainsAndRoundTrips()
     // attention --checkpoint --fox-bias: the per-input bias of every head, as foxBiasOnText gives it.
     const QString biasFile = dir.path() + "/bias.npy";
     const test::CliResult shown =
-        test::runCli({"attention", "--checkpoint", path, "--corpus", corpus, "--layer", "1", "--length", "12", "-o",
-                      dir.path() + "/out.npy", "--fox-bias", biasFile});
+        test::runCli({"attention", "fox", "--checkpoint", path, "--corpus", corpus, "--layer", "1", "--length", "12",
+                      "-o", dir.path() + "/out.npy", "--fox-bias", biasFile});
     QVERIFY2(shown.exitCode == 0, shown.err.constData());
     const NpyArray written = readNpy(biasFile.toStdString());
     QCOMPARE(written.shape, (std::vector<int64_t>{2, 12, 12}));
-    const Corpus text = loadCorpusFile(corpus.toStdString());
-    const std::vector<uint8_t> first(text.validation.begin(), text.validation.begin() + 12);
+    const Corpus held = loadCorpusFile(corpus.toStdString());
+    const std::vector<uint8_t> first(held.validation.begin(), held.validation.begin() + 12);
     const Eigen::MatrixXf head1 = foxBiasOnText(*loaded.model, first, 1, 1);
     for (int m = 0; m < 12; ++m)
         for (int n = 0; n < 12; ++n)
