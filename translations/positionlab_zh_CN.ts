@@ -902,12 +902,28 @@
         <translation>FIRE（Li 等，ICLR 2024）把偏置学成“距离除以查询位置”的函数（即其“渐进插值”）：任何长度下输入都保持在 [0, 1] 内，对数变换 ψ 让近处的距离彼此分开。m &lt;= T 的行用 T 代替 m，因此短序列看到的只是距离的普通函数。ALiBi 与 KERPLE 都是它的特例。没有训练好的模型时，视图显示其未训练的先验（参考代码的随机初始化，取自固定种子）。</translation>
     </message>
     <message>
+        <source>FoX (forgetting gate, data-dependent)</source>
+        <translation>FoX（遗忘门，依赖数据）</translation>
+    </message>
+    <message>
+        <source>b_h(m, n) = F_m - F_n,  F_t = sum_{l&lt;=t} ln σ(w_h . x_l + b_h),  x_l the layer&apos;s normed input; no other position; view (w = 0): -(m - n) ln(1 + e^(-b))</source>
+        <translation>b_h(m, n) = F_m - F_n，F_t = sum_{l&lt;=t} ln σ(w_h . x_l + b_h)，x_l 为该层归一化后的输入；没有其他位置编码；视图（w = 0）：-(m - n) ln(1 + e^(-b))</translation>
+    </message>
+    <message>
+        <source>The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) computed from the token itself: key n&apos;s score drops by -ln f_l for every later token l up to the query. The decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes position. Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a trained model&apos;s bias depends on the text it reads (the per-input view).</source>
+        <translation>遗忘 Transformer（Lin 等，ICLR 2025）给每个头一个遗忘门 f_t = σ(w_h . x_t + b_h)，由词元本身算出：查询之前、键 n 之后的每个词元 l 都让键 n 的得分下降 -ln f_l。衰减是学出来的，并取决于文本（门接近 1 时保留过去，接近 0 时抹去过去）；除此之外没有任何东西编码位置。没有模型时，视图显示未训练的门（w = 0）：每个词元斜率为 ln(1 + e^(-b)) 的一条 ALiBi 直线；训练好的模型的偏置取决于它读到的文本（逐输入视图）。</translation>
+    </message>
+    <message>
         <source>initial scale c of ψ(t) = ln(c t + 1) (learned in a model)</source>
         <translation>ψ(t) = ln(c t + 1) 的初始尺度 c（在模型中学习）</translation>
     </message>
     <message>
         <source>initial threshold T: rows m &lt;= T are normalised by ψ(T) (learned in a model as a multiple of it)</source>
         <translation>初始阈值 T：m &lt;= T 的行用 ψ(T) 归一化（在模型中以其倍数学习）</translation>
+    </message>
+    <message>
+        <source>initial forget-gate bias b of every head (learned in a model; 0, the reference code&apos;s, starts at f ≈ 1/2)</source>
+        <translation>每个头遗忘门的初始偏置 b（在模型中学习；参考代码取 0，起始时 f ≈ 1/2）</translation>
     </message>
 </context>
 <context>

@@ -9,6 +9,7 @@
 #include "base/npy.h"
 #include "base/random.h"
 #include "hf/hf_model.h"
+#include "schemes/fox.h"
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
@@ -337,8 +338,22 @@ void reportBackward(const Timings& runs, BenchReport& r)
 int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
 {
     const BenchSetup b = benchSetupFromArgs(args);
-    const AttentionDims& dims = b.dims;
+    AttentionDims dims = b.dims;
     const PositionBias bias(b.spec, dims.length);
+    // fox: the forget gates of a random input (logits gate-bias + N(0, 1)), as a model hands them to the kernel.
+    std::vector<double> logForget;
+    if (b.spec.kind == SchemeKind::Fox) {
+        const int slices = dims.batch * dims.heads, N = dims.length;
+        const AlignedFloats z = randomTensor(static_cast<size_t>(slices) * N, 5);
+        std::vector<float> logits(z.begin(), z.end());
+        for (float& x : logits)
+            x += static_cast<float>(b.spec.param("gate-bias"));
+        logForget.resize(logits.size());
+        for (int s = 0; s < slices; ++s)
+            foxCumulativeLogGates(logits.data() + static_cast<size_t>(s) * N, N, 1,
+                                  logForget.data() + static_cast<size_t>(s) * N);
+        dims.logForget = logForget.data();
+    }
     const AlignedFloats q = randomTensor(dims.elements(), 1), k = randomTensor(dims.elements(), 2),
                         v = randomTensor(dims.elements(), 3);
     // First run: warm-up and the memory measurement (peak resident growth minus the output it returns).
@@ -620,13 +635,17 @@ void registerAttentionVerbs()
     attentionOptions.insert(
         attentionOptions.end(),
         {{"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+         {"fox-bias", OptionKind::Value,
+          "with --checkpoint of a fox model: also write its forget gates' bias F_m - F_n on the text, float32 (H, N, "
+          "N); cells n > m (masked) hold 0",
+          "B.npy"},
          allowLongOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme", "checkpoint", "layer",   "corpus", "length",
-                                                "probs",  "allow-long", "scaling", "set",    "o"};
+    const std::vector<std::string> fromModel = {"scheme",     "checkpoint", "layer", "corpus", "length",  "probs",
+                                                "allow-long", "scaling",    "set",   "o",      "fox-bias"};
     registerVerb(
         {"attention",
          "SCHEME",
@@ -637,7 +656,7 @@ void registerAttentionVerbs()
          runAttention,
          {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
           {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
-         {{"o", {".npy"}}, {"probs", {".npy"}}},
+         {{"o", {".npy"}}, {"probs", {".npy"}}, {"fox-bias", {".npy"}}},
          "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
          "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
          "length-extension method, as eval does."});

@@ -2,6 +2,7 @@
 #include "base/atomic_file.h"
 #include "base/limits.h"
 #include "model/checkpoint.h"
+#include "model/fox_bias.h"
 #include "views/fire_curves.h"
 #include "cli.h"
 #include "model/corpus.h"
@@ -1252,16 +1253,29 @@ int runAttentionWithCheckpoint(const std::string& scheme, const ParsedArgs& args
     const int layer = layerFromArgs(args, model.config());
     const int N = static_cast<int>(args.integer("length", model.config().context, 1, model.maxLength()));
     const int H = model.config().heads, D = model.config().headDim();
-    if (args.has("probs"))
-        checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities (H, N, N)");
+    if (args.has("probs") || args.has("fox-bias"))
+        checkMemoryEstimate(4.0 * H * double(N) * N, "probabilities or bias (H, N, N)");
     checkWork(args, modelForwardWork(model.config(), {N}), "the model's forward over --length " + std::to_string(N),
               "a shorter --length");
     const Corpus corpus = corpusFromArgs(args);
     const std::vector<uint8_t> tokens = repeatedText(corpus.validation, N); // the validation text's first N bytes
     printScalingNote(note, args, ctx.err);
     model.forward(tokens.data(), nullptr, 1, N);
-    writeAttentionOutputs(args, model.layerSchemeSpec(layer), {1, H, N, D}, model.layerQueries(layer).data(),
+    AttentionDims dims{1, H, N, D};
+    if (!model.layerLogForget(layer).empty()) // fox: this text's forget gates, as the model's forward used them
+        dims.logForget = model.layerLogForget(layer).data();
+    writeAttentionOutputs(args, model.layerSchemeSpec(layer), dims, model.layerQueries(layer).data(),
                           model.layerKeys(layer).data(), model.layerValues(layer).data());
+    if (args.has("fox-bias")) { // the per-input view's matrix, head by head
+        std::vector<float> bias(static_cast<size_t>(H) * N * N);
+        for (int h = 0; h < H; ++h) {
+            // Row-major (N, N): Eigen's default is column-major.
+            const Eigen::MatrixXf head = foxBiasOnText(model, tokens, layer, h);
+            Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                bias.data() + static_cast<size_t>(h) * N * N, N, N) = head;
+        }
+        writeNpy(args.text("fox-bias"), {H, N, N}, bias.data());
+    }
     return 0;
 }
 

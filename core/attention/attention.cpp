@@ -210,6 +210,7 @@ void backwardPass(const PositionBias& bias, const AttentionDims& dims, const Pas
     call.scoreDot = scoreDot;
     std::vector<double> distanceGrad(call.trainable ? dims.heads * call.distStride : 0, 0.0);
     grads.dFire = bias.fire() ? fireZeroGradient(dims.heads) : FireParams{}; // the strategies add the later rows
+    grads.dLogForget.assign(dims.logForget ? dims.elements() / dims.headDim : 0, 0.0); // key blocks write theirs
     if (call.heads >= kHeadParallelMin)
         backwardHeadParallel(call, distanceGrad);
     else
@@ -270,6 +271,8 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
             grads.dk[e] += extra.dk[e];
             grads.dv[e] += extra.dv[e];
         }
+        for (size_t e = 0; e < extra.dLogForget.size(); ++e) // FoX has one pass; kept right should another come
+            grads.dLogForget[e] += extra.dLogForget[e];
     }
     softmaxModifierGradients(bias, dims, forward, dOut, scoreDot, grads);
 }

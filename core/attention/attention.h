@@ -31,6 +31,10 @@ struct AttentionDims {
     // and method are those of a head of rotaryDims dims.
     RotaryPairing pairing = RotaryPairing::Interleaved;
     int rotaryDims = 0;
+    // FoX (scheme fox): the cumulative log forget gates F (B, H, N), F_n = sum_{l <= n} ln f_l, of this input; the
+    // score of (m, n) gets F_m - F_n instead of the scheme's table (the untrained gate's line). Null: the table. Only
+    // the fox scheme reads it. In double: F grows like N ln 2 and the kernel subtracts two of them.
+    const double* logForget = nullptr;
     size_t elements() const { return static_cast<size_t>(batch) * heads * length * headDim; }
     int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
     int rotatedDims() const { return rotaryDims > 0 ? rotaryDims : headDim; }
@@ -82,6 +86,7 @@ struct AttentionGradients {
     FireParams dFire;              // fire's MLP, c and threshold multiplier; empty for other schemes
     std::vector<double> dSsmaxScales; // (H) with ssmax
     std::vector<double> dSinkLogits;  // (H) with a sink logit
+    std::vector<double> dLogForget;   // (B, H, N) dL/dF with AttentionDims::logForget (fox), else empty
 };
 
 // Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and

@@ -39,6 +39,9 @@ void validateAttention(const PositionBias& bias, const AttentionDims& dims)
     if (dims.heads != bias.heads())
         throw InputError("heads = " + std::to_string(dims.heads) + " does not match the scheme's " +
                          std::to_string(bias.heads()) + " heads");
+    if (dims.logForget && bias.spec().kind != SchemeKind::Fox)
+        throw InputError("per-input forget gates are given for the scheme " + bias.spec().name() +
+                         "; only fox reads them");
     range("rotary-dims", dims.rotaryDims, 0, dims.headDim);
     if (isRotary(bias.spec()) && dims.rotaryDims % 2)
         throw InputError("rotary-dims = " + std::to_string(dims.rotaryDims) + " must be even for the rotary scheme " +

@@ -124,9 +124,15 @@ double rowFactor(const PositionBias& bias, int h, int m, int N)
     return bias.rowScale(m, N) * ssmaxFactor(bias.spec(), h, keys);
 }
 
-// The additive bias in double where the scheme has it so: FIRE's function itself (the others' tables are float).
-double additiveExact(const PositionBias& bias, int h, int m, int n)
+// The additive bias in double where the scheme has it so: FIRE's function itself, FoX's F_m - F_n of slice bh from
+// this input's gates (the others' tables are float).
+double additiveExact(const PositionBias& bias, const AttentionDims& dims, int bh, int m, int n)
 {
+    if (dims.logForget) {
+        const double* F = dims.logForget + static_cast<size_t>(bh) * dims.length;
+        return F[m] - F[n];
+    }
+    const int h = bh % dims.heads;
     return bias.fire() ? bias.fire()->bias(h, m, n) : bias.additive(h, m, n);
 }
 
@@ -155,7 +161,7 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
     for (int m = 0; m < N; ++m) {
         const double factor = rowFactor(bias, h, m, N);
         for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
-            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, h, m, n)) * factor
+            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, dims, bh, m, n)) * factor
                                             : -std::numeric_limits<double>::infinity();
     }
     // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
@@ -229,6 +235,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
     std::vector<FireParams> headFire(bias.fire() ? heads : 0, fireZeroGradient(dims.heads));
     // The softmax modifiers' gradients per (batch, head), summed in order below.
     std::vector<double> headSsmax(heads, 0.0), headSink(heads, 0.0);
+    g.dLogForget.assign(dims.logForget ? static_cast<size_t>(heads) * N : 0, 0.0); // (B H, N), one slice per thread
 #pragma omp parallel for schedule(dynamic)                     // heads in parallel, as in the forward
     for (int bh = 0; bh < heads; ++bh) {
         std::vector<double> lse(N), entropy(N);
@@ -250,6 +257,11 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                 headDistanceGrad[bh * stride + (m - n + N - 1)] += dS(m, n);
             for (int n = 0; bias.fire() && n <= m; ++n)
                 bias.fire()->accumulate(h, m, n, dS(m, n), headFire[bh]);
+            // FoX: the cell's bias F_m - F_n, both terms (the kernel drops the row term, whose sum is 0).
+            for (int n = 0; dims.logForget && n < N; ++n) {
+                g.dLogForget[static_cast<size_t>(bh) * N + m] += dS(m, n);
+                g.dLogForget[static_cast<size_t>(bh) * N + n] -= dS(m, n);
+            }
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
         store(f.P.transpose() * dO, g.dv, offset); // (N, D)

@@ -22,6 +22,7 @@ struct AttentionReferenceGradients {
     FireParams dFire;               // fire: pair by pair through FireFunction::accumulate
     std::vector<double> dSsmaxScales; // (H) with ssmax
     std::vector<double> dSinkLogits;  // (H) with a sink logit
+    std::vector<double> dLogForget;   // (B, H, N) with AttentionDims::logForget (fox): dL/dF, row and column terms
 };
 
 // What attentionForward computes, the textbook way: scores S = (Q K^T / sqrt(D) + bias) * rowScale with the mask as

@@ -27,9 +27,10 @@ void writeQueryGradient(const Plan& plan, const float* dQ, int m0, int m1, float
 // goes per distance, as for t5 and kerple). SSMax: scoreDot[m] += sum_n dL/ds(m, n) s(m, n) over the final scores,
 // from which the kernel's caller takes the gradient of s_h (d s / d s_h = s / s_h).
 struct RowExtras {
-    float* fireRow = nullptr;
+    float* fireRow = nullptr; // the row-dependent bias of the row (FIRE, FoX)
     FireParams* fireGrad = nullptr;
-    double* scoreDot = nullptr; // indexed by the row m
+    double* scoreDot = nullptr;        // indexed by the row m
+    const double* logForget = nullptr; // FoX: the head's cumulative log gates (N)
 };
 
 // Softmax backward of row m over the columns [band.begin, band.end) of a tile starting at key c: s holds the raw
@@ -39,10 +40,10 @@ struct RowExtras {
 inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand band, float* s, float* ds, float lse,
                                float delta, double* dist, RowExtras extras = {})
 {
-    if (plan.fire)
-        plan.fireRow(h, m, c + band.begin, band.end - band.begin, extras.fireRow);
+    if (plan.rowBiased())
+        plan.rowBias(h, extras.logForget, m, c + band.begin, band.end - band.begin, extras.fireRow);
     plan.scoreRow(s + band.begin, h, m, c + band.begin, band.end - band.begin, 1.0f,
-                  plan.fire ? extras.fireRow : nullptr);
+                  plan.rowBiased() ? extras.fireRow : nullptr);
     const Vec shift = splat(lse), dl = splat(delta);
     const float g = plan.rowScales(h)[m];
     if (extras.scoreDot) {
@@ -81,11 +82,13 @@ inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand
 // accumulates dK and dV (which belong to this item alone).
 // With `dQ` (the head's (N, Dp) accumulator) it also adds dS K to the queries' rows, and with `dist` (indexed by
 // r = m - n) the bias gradient: the single-pass FlashAttention-2 backward for a head owned by one thread.
+// FoX (logForget, the head's F): with dLogForget (the head's (N)) it writes dL/dF_n = -sum_m dS(m, n) of its keys, the
+// gradient of their column term -F_n (the row term F_m adds sum_n dS(m, n) = 0 to F_m: a softmax's rows sum to 1).
 void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, const float* lse, Scratch& sc,
                       float* dk, float* dv, float* dQ = nullptr, double* dist = nullptr, FireParams* fireGrad = nullptr,
-                      double* scoreDot = nullptr)
+                      double* scoreDot = nullptr, const double* logForget = nullptr, double* dLogForget = nullptr)
 {
-    const RowExtras extras{plan.fire ? fireTile(sc) : nullptr, fireGrad, scoreDot};
+    const RowExtras extras{plan.rowBiased() ? fireTile(sc) : nullptr, fireGrad, scoreDot, logForget};
     const int N = plan.N, D = plan.D, Dp = plan.Dp;
     const int n1 = std::min(N, n0 + kBackKeyBlock);
     const int wk = roundUp(n1 - n0, kLanes);
@@ -101,6 +104,8 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
     float* dV = sc.acc3.data();
     std::fill(dK, dK + static_cast<size_t>(wk) * Dp, 0.0f);
     std::fill(dV, dV + static_cast<size_t>(wk) * Dp, 0.0f);
+    // FoX: sum over the queries of dS(m, n), per key of the block.
+    double keySums[kBackKeyBlock] = {};
     ColumnBand bands[kQueryTiles]; // per register tile of queries: the key columns its rows see
     ColumnBand byKey[kKeyTiles];   // per register tile of keys: the queries that see them
     for (int q0 = mA; q0 < mB; q0 += kQueryBlock) {
@@ -120,6 +125,8 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
             std::fill(ds + band.end, ds + wk, 0.0f);
             if (band.end > band.begin)
                 softmaxBackwardRow(plan, h, q0 + i, n0, band, s, ds, lse[q0 + i], pk.delta[q0 + i], dist, extras);
+            for (int j = band.begin; dLogForget && j < band.end; ++j) // cells outside the band are zero
+                keySums[j] += ds[j];
         }
         // dV += P^T dO, dK += dS^T (Q / sqrt(D)): A(i = key, j = query) = tile[j][i].
         gemmNNBanded(S, 1, ldS, pk.dOs + static_cast<size_t>(q0) * Dp, Dp, R, wk, Dp, byKey, dV, Dp, nullptr);
@@ -128,6 +135,8 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
             gemmNNBanded(dP, ldS, 1, pk.Ks + static_cast<size_t>(n0) * Dp, Dp, wk, R, Dp, bands,
                          dQ + static_cast<size_t>(q0) * Dp, Dp, nullptr);
     }
+    for (int n = n0; dLogForget && n < n1; ++n)
+        dLogForget[n] = -keySums[n - n0];
     for (int n = n0; n < n1; ++n) {
         const float* kRow = dK + static_cast<size_t>(n - n0) * Dp;
         const float* vRow = dV + static_cast<size_t>(n - n0) * Dp;
@@ -144,9 +153,9 @@ void backwardKeyBlock(const Plan& plan, int h, int n0, const BackwardPacks& pk, 
 // (this item's alone) and, for trainable biases, the bias gradient per distance into `dist` (at r - distBase).
 void backwardQueryBlock(const Plan& plan, int h, int m0, const BackwardPacks& pk, const float* lse, Scratch& sc,
                         float* dq, double* dist, int distBase, FireParams* fireGrad = nullptr,
-                        double* scoreDot = nullptr)
+                        double* scoreDot = nullptr, const double* logForget = nullptr)
 {
-    const RowExtras extras{plan.fire ? fireTile(sc) : nullptr, fireGrad, scoreDot};
+    const RowExtras extras{plan.rowBiased() ? fireTile(sc) : nullptr, fireGrad, scoreDot, logForget};
     const int N = plan.N, Dp = plan.Dp;
     const int R = std::min(kQueryBlock, N - m0);
     const int keyEnd = plan.rowEnd[m0 + R - 1];
@@ -202,7 +211,8 @@ void backwardHeadParallel(const BackwardCall& call, std::vector<double>& distanc
             for (int block = 0; block < keyBlocks; ++block)
                 backwardKeyBlock(plan, bh % plan.dims.heads, block * kBackKeyBlock, pk, call.lse(bh), scratch,
                                  call.grads.dk.data() + bh * call.headSize, call.grads.dv.data() + bh * call.headSize,
-                                 dQ.data(), dist, plan.fire ? &headFire[bh] : nullptr, call.scoreDotOf(bh));
+                                 dQ.data(), dist, plan.fire ? &headFire[bh] : nullptr, call.scoreDotOf(bh),
+                                 plan.logForgetOf(bh), call.dLogForgetOf(bh));
             writeQueryGradient(plan, dQ.data(), 0, N, call.grads.dq.data() + bh * call.headSize);
         }
     }
@@ -284,7 +294,8 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
                 if (keyItem) {
                     backwardKeyBlock(plan, bh % H, block * kBackKeyBlock, pk, call.lse(bh), scratch,
                                      call.grads.dk.data() + bh * call.headSize,
-                                     call.grads.dv.data() + bh * call.headSize);
+                                     call.grads.dv.data() + bh * call.headSize, nullptr, nullptr, nullptr, nullptr,
+                                     plan.logForgetOf(bh), call.dLogForgetOf(bh));
                     continue;
                 }
                 int base = 0;
@@ -295,8 +306,8 @@ void backwardTwoPass(const BackwardCall& call, std::vector<double>& distanceGrad
                     *fireGrad = fireZeroGradient(H);
                 }
                 backwardQueryBlock(plan, bh % H, block * kQueryBlock, pk, call.lse(bh), scratch,
-                                   call.grads.dq.data() + bh * call.headSize, dist, base, fireGrad,
-                                   call.scoreDotOf(bh));
+                                   call.grads.dq.data() + bh * call.headSize, dist, base, fireGrad, call.scoreDotOf(bh),
+                                   plan.logForgetOf(bh));
             }
             if (call.trainable) {
 #pragma omp single

@@ -57,6 +57,12 @@ struct BackwardCall {
         heads = plan.dims.batch * plan.dims.heads;
     }
 
+    // FoX: where slice bh's dL/dF goes (grads.dLogForget, sized by the caller), or null without per-input gates.
+    double* dLogForgetOf(int bh) const
+    {
+        return plan.fox ? grads.dLogForget.data() + static_cast<size_t>(bh) * plan.N : nullptr;
+    }
+
     const float* lse(int bh) const { return forward.logSumExp.data() + static_cast<size_t>(bh) * plan.N; }
 
     // Packs `input` of head bh into `pk`.

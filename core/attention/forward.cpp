@@ -73,10 +73,10 @@ void writeBlockProbabilities(const Plan& plan, int h, int m0, const BlockIO& io,
                 continue;
             float* row = S + i * ldS + band.begin;
             const int width = band.end - band.begin;
-            float* fireBias = plan.fire ? fireTile(sc) : nullptr;
-            if (fireBias)
-                plan.fireRow(h, m, c + band.begin, width, fireBias);
-            plan.scoreRow(row, h, m, c + band.begin, width, io.qkScale, fireBias);
+            float* rowBias = plan.rowBiased() ? fireTile(sc) : nullptr;
+            if (rowBias)
+                plan.rowBias(h, io.logForget, m, c + band.begin, width, rowBias);
+            plan.scoreRow(row, h, m, c + band.begin, width, io.qkScale, rowBias);
             const Vec shift = splat(io.lse[m]);
             for (int j = 0; j < width; j += kLanes)
                 store(row + j, expNonPositive(vmin(load(row + j) - shift, splat(0.0f))));
@@ -86,16 +86,17 @@ void writeBlockProbabilities(const Plan& plan, int h, int m0, const BlockIO& io,
     }
 }
 
-// FIRE's bias of the block's rows over the tile's columns at c (each row over its register tile's band) into the
-// thread's bias tile, which the scoring then reads row by row instead of a reversed distance table.
-void prepareFireTile(const Plan& plan, int h, int m0, int R, int c, const ColumnBand* bands, Scratch& sc,
-                     TileScoring& scoring)
+// The row-dependent bias (FIRE, FoX with F of the head) of the block's rows over the tile's columns at c (each row over
+// its register tile's band) into the thread's bias tile, which the scoring then reads row by row instead of a
+// reversed distance table.
+void prepareRowBiasTile(const Plan& plan, int h, const double* F, int m0, int R, int c, const ColumnBand* bands,
+                        Scratch& sc, TileScoring& scoring)
 {
     float* tile = fireTile(sc);
     for (int i = 0; i < R; ++i) {
         const ColumnBand band = bands[i / kRowTile];
         if (band.end > band.begin)
-            plan.fireRow(h, m0 + i, c + band.begin, band.end - band.begin, tile + i * kKeyBlock + band.begin);
+            plan.rowBias(h, F, m0 + i, c + band.begin, band.end - band.begin, tile + i * kKeyBlock + band.begin);
     }
     scoring.bias = tile;
     scoring.biasRowStep = kKeyBlock;
@@ -132,8 +133,8 @@ void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& s
         queryBands(plan, m0, R, c, w, bands);
         scoring.column = c;
         scoring.bias = plan.useBias ? plan.reversedBias.data() + h * plan.biasStride + (c - m0 + N - 1) : nullptr;
-        if (plan.fire)
-            prepareFireTile(plan, h, m0, R, c, bands, sc, scoring);
+        if (plan.rowBiased())
+            prepareRowBiasTile(plan, h, io.logForget, m0, R, c, bands, sc, scoring);
         std::fill(sc.rowBest.begin(), sc.rowBest.end(), PositionBias::kMasked);
         gemmNTBanded(io.Q + static_cast<size_t>(m0) * Dp, Dp, io.Kt.at(c), io.Kt.ld, Dp, R, w, bands, S, ldS, &scoring);
         for (int i = 0; i < R; ++i) {

@@ -18,6 +18,8 @@ struct BlockIO {
     float* lse = nullptr;     // (N)
     float* entropy = nullptr; // (N)
     float* probs = nullptr;   // (N, N)
+    // FoX: the head's cumulative log gates (N), Plan::logForgetOf.
+    const double* logForget = nullptr;
 };
 
 // One query block of one head: the tile loop of the online softmax over the visible key tiles (see forward.cpp).
@@ -93,6 +95,7 @@ struct ForwardCall {
         io.lse = result.logSumExp.data() + rows;
         io.entropy = options.wantRowEntropy ? result.rowEntropy.data() + rows : nullptr;
         io.probs = options.wantProbabilities ? result.probabilities.data() + rows * plan.N : nullptr;
+        io.logForget = plan.logForgetOf(bh);
         return io;
     }
 

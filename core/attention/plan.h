@@ -168,6 +168,10 @@ struct Plan {
     std::vector<float> fireW1, fireB1, fireW2, fireB2;
     std::vector<float> fireDPsi; // (biasStride), reversed as firePsi: d ψ(m - n) / d c
     std::vector<float> fireDZ;   // (N): d Z(m) / d c, divided by Z(m)
+    // FoX with this input's gates (dims.logForget): row m of slice bh gets F_m - F_n at key n, F the slice's (N)
+    // cumulative log gates, each cell subtracted in double and then rounded (foxRow), so rows far into a long sequence
+    // keep float's precision near their own position however large |F| grows. Replaces the scheme's table.
+    bool fox = false;
     // SSMax: row m's factor on head h is rowScale[m] s_h ln(n_m), n_m the keys of the whole row (every pass's): one
     // table per head, which rowScales(h) returns instead of rowScale.
     std::vector<float> headRowScale; // (H, N) with ssmax, else empty
@@ -195,9 +199,10 @@ struct Plan {
         }
         if (b.spec().ssmax)
             prepareSsmax();
+        fox = d.logForget != nullptr;
         if (bias.fire())
             prepareFire();
-        else if (bias.hasAdditive()) {
+        else if (bias.hasAdditive() && !fox) {
             const int H = d.heads;
             biasStride = static_cast<size_t>(N - 1 + keysPadded + kLanes);
             reversedBias.assign(H * biasStride, 0.0f);
@@ -212,6 +217,28 @@ struct Plan {
         }
     }
 
+    // Whether the bias depends on the row as well as on m - n (FIRE, FoX): tiles then read it from rowBias.
+    bool rowBiased() const { return fire || fox; }
+    // FoX's cumulative log gates of (batch, head) slice bh, or null without them.
+    const double* logForgetOf(int bh) const { return fox ? dims.logForget + static_cast<size_t>(bh) * N : nullptr; }
+    // The row-dependent bias of row m at key columns [c, c + w) into out: FoX's from F (the slice's logForgetOf),
+    // else FIRE's of head h.
+    void rowBias(int h, const double* F, int m, int c, int w, float* out) const
+    {
+        if (F)
+            foxRow(F, m, c, w, out);
+        else
+            fireRow(h, m, c, w, out);
+    }
+    // FoX's bias F_m - F_n of row m at key columns n in [c, c + w), 0 at n > m or n >= N (masked anyway).
+    void foxRow(const double* F, int m, int c, int w, float* out) const
+    {
+        const int visible = std::clamp(std::min(m + 1, N) - c, 0, w);
+        const double Fm = F[m];
+        for (int j = 0; j < visible; ++j)
+            out[j] = static_cast<float>(Fm - F[c + j]);
+        std::fill(out + visible, out + w, 0.0f);
+    }
     // FIRE's bias of row m at key columns [c, c + w), w a multiple of 16, into out (0 at n > m: masked anyway).
     void fireRow(int h, int m, int c, int w, float* out) const;
     // The MLP of head h on x = psi[j] * invNorm, j < w (a multiple of 16): the one float evaluation of fireRow.
@@ -241,7 +268,7 @@ struct Plan {
     // [c, c + w): from the raw products S = q . k to the scores in place.
     // qkScale is 1/sqrt(D) when q was not packed pre-scaled, else 1. Returns the row maximum (-inf when nothing in
     // the tile is visible).
-    // rowBias (fire: fireRow's output for these columns) replaces the distance table.
+    // rowBias (fire, fox: rowBias's output for these columns) replaces the distance table.
     float scoreRow(float* S, int h, int m, int c, int w, float qkScale = 1.0f, const float* rowBias = nullptr) const
     {
         const int lo = std::max(rowBegin[m], c) - c;
@@ -274,7 +301,7 @@ struct Scratch {
     std::vector<float> rowMax, rowSum, factor; // (kQueryBlock): online softmax state, rescale factor of this tile
     std::vector<double> rowWeighted;           // (kQueryBlock): sum p (s - max), for the entropy
     AlignedFloats rowBest;                     // (kQueryBlock, 16): per-lane maximum of a row's scores in a tile
-    AlignedFloats fireBias;                    // FIRE's bias tile (kQueryBlock, kKeyBlock), sized on first use
+    AlignedFloats fireBias;                    // FIRE's or FoX's bias tile (kQueryBlock, kKeyBlock), sized on first use
 
     explicit Scratch(int Dp)
         : scores(kQueryBlock * kKeyBlock), dscores(kQueryBlock * kKeyBlock), acc(kQueryBlock * Dp),
@@ -284,7 +311,7 @@ struct Scratch {
     }
 };
 
-// FIRE's bias tile of a thread, sized on first use (other schemes never allocate it).
+// The row-dependent bias tile (FIRE, FoX) of a thread, sized on first use (other schemes never allocate it).
 inline float* fireTile(Scratch& sc)
 {
     if (sc.fireBias.empty())

@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "model/layers.h"
 #include "base/random.h"
+#include "schemes/fox.h"
 #include "schemes/softmax_modifiers.h"
 
 #include <omp.h>
@@ -39,6 +40,11 @@ Model::Model(const ModelConfig& config, ConfigCheck check) : m_config(config)
                                  offsetOf("attn.qkv.bias"), offsetOf("attn.out.weight"), offsetOf("attn.out.bias"),
                                  offsetOf("ln2.weight"), offsetOf("ln2.bias"), offsetOf("mlp.fc.weight"),
                                  offsetOf("mlp.fc.bias"), offsetOf("mlp.proj.weight"), offsetOf("mlp.proj.bias")});
+        if (m_tensorIndex.count(p + "attn.forget.weight")) {
+            m_layerParams.back().forget = true;
+            m_layerParams.back().forgetw = offsetOf("attn.forget.weight");
+            m_layerParams.back().forgetb = offsetOf("attn.forget.bias");
+        }
     }
 
     // GPT-2 initialisation, one seeded stream in tensor order.
@@ -68,6 +74,9 @@ Model::Model(const ModelConfig& config, ConfigCheck check) : m_config(config)
                                                                              : one;
             for (size_t i = 0; i < t.size; ++i)
                 w[i] = static_cast<float>(values[i]);
+        } else if (t.name.ends_with("attn.forget.bias")) {
+            // FoX's reference code starts the gate's bias at 0 (f ≈ 1/2); gate-bias sets another start.
+            std::fill(w, w + t.size, static_cast<float>(m_baseSpec.param("gate-bias")));
         } else if (t.name == "scheme.kerple_r1" || t.name == "scheme.kerple_r2") {
             std::fill(w, w + t.size, static_cast<float>(m_baseSpec.param(t.name == "scheme.kerple_r1" ? "r1" : "r2")));
         } else if (isLayerNormWeight) {
@@ -172,6 +181,10 @@ void Model::resizeActivations(int B, int T)
         a.ln1Mean.resize(BT);
         a.ln1Rstd.resize(BT);
         a.qkv.resize(BT * 3 * C);
+        if (m_baseSpec.kind == SchemeKind::Fox) {
+            a.forgetLogits.resize(BT * m_config.heads);
+            a.logForget.resize(BT * m_config.heads);
+        }
         a.q.resize(BT * C);
         a.k.resize(BT * C);
         a.v.resize(BT * C);
@@ -356,7 +369,19 @@ void Model::forwardSlice(int slice, int T, const PositionBias& bias, const float
                                  BT, C);
         layers::matmulForward(qkv, ln1, params + w.qkvw, params + w.qkvb, BT, C, 3 * C);
         layers::splitHeads(q, k, v, qkv, B, T, H, D);
-        attentionForward(layerBias(l, bias), dims, q, k, v, a.attn[slice]); // reuses the step's buffers
+        AttentionDims layerDims = dims;
+        // FoX: F per (sequence, head) from this input's gates.
+        if (w.forget) {
+            float* z = a.forgetLogits.data() + o * H; // (B, T, H)
+            layers::matmulForward(z, ln1, params + w.forgetw, params + w.forgetb, BT, C, H);
+            double* F = a.logForget.data() + o * H; // (B, H, T)
+            for (int b = 0; b < B; ++b)
+                for (int h = 0; h < H; ++h)
+                    foxCumulativeLogGates(z + static_cast<size_t>(b) * T * H + h, T, H,
+                                          F + (static_cast<size_t>(b) * H + h) * T);
+            layerDims.logForget = F;
+        }
+        attentionForward(layerBias(l, bias), layerDims, q, k, v, a.attn[slice]); // reuses the step's buffers
         layers::mergeHeads(atty, a.attn[slice].out.data(), B, T, H, D);
         // res2 = x + atty W^T + b, the residual add fused into the GEMM.
         layers::matmulForward(res2, atty, params + w.attprojw, params + w.attprojb, BT, C, C, x);
@@ -394,6 +419,8 @@ void Model::backward()
     m_datty.resize(BT * C);
     m_dy.resize(BT * C);
     m_dqkv.resize(BT * 3 * C);
+    if (m_baseSpec.kind == SchemeKind::Fox)
+        m_dforget.resize(static_cast<size_t>(BT) * m_config.heads);
     m_dfchGelu.resize(BT * F);
     m_dfch.resize(BT * F);
     if (m_lossWeights.empty()) {
@@ -479,7 +506,9 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
         float* dy = zero(m_dy, o * C, nC); // (B, H, T, D)
         layers::mergeHeadsBackward(dy, datty, B, T, H, D);
         AttentionGradients& g = m_attnGrads[slice];
-        attentionBackward(layerBias(l, bias), dims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C,
+        AttentionDims layerDims = dims;
+        layerDims.logForget = w.forget ? a.logForget.data() + o * H : nullptr;
+        attentionBackward(layerBias(l, bias), layerDims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C,
                           a.attn[slice], dy, g);
         if (t5) {
             float* dt = gradOf("scheme.t5_bias");
@@ -518,6 +547,17 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
         zero(m_dln, o * C, nC);
         layers::matmulBackward(dln, grads + w.qkvw, grads + w.qkvb, dqkv, a.ln1.data() + o * C, params + w.qkvw, BT, C,
                                3 * C);
+        if (w.forget) { // FoX: dL/dF back through the cumulative sum and ln σ to the gate logits, then its linear map
+            const float* z = a.forgetLogits.data() + o * H;
+            float* dz = m_dforget.data() + o * H; // (B, T, H), every element written
+            for (int b = 0; b < B; ++b)
+                for (int h = 0; h < H; ++h)
+                    foxGateLogitGradients(z + static_cast<size_t>(b) * T * H + h,
+                                          g.dLogForget.data() + (static_cast<size_t>(b) * H + h) * T, T, H,
+                                          dz + static_cast<size_t>(b) * T * H + h);
+            layers::matmulBackward(dln, grads + w.forgetw, grads + w.forgetb, dz, a.ln1.data() + o * C,
+                                   params + w.forgetw, BT, C, H);
+        }
         layers::layernormBackward(dres, grads + w.ln1w, grads + w.ln1b, dln, x, params + w.ln1w, a.ln1Mean.data() + o,
                                   a.ln1Rstd.data() + o, BT, C);
         // dres now holds d(x), the gradient entering the layer below.

@@ -64,6 +64,9 @@ public:
     const layers::FloatBuffer& layerQueries(int layer) const { return m_acts[layer].q; }
     const layers::FloatBuffer& layerKeys(int layer) const { return m_acts[layer].k; }
     const layers::FloatBuffer& layerValues(int layer) const { return m_acts[layer].v; }
+    // FoX: layer l's cumulative log forget gates F (B, H, T) from the last forward (AttentionDims::logForget); empty
+    // for other schemes and for a schedule's NoPE layers.
+    const std::vector<double>& layerLogForget(int layer) const { return m_acts[layer].logForget; }
     // Estimated bytes of activations for a forward over B x T (for memory checks before a long evaluation).
     double activationBytes(int B, int T) const;
     // While *flag is true, forward and backward stop at the next layer with RunError("cancelled"); parameters are
@@ -74,6 +77,8 @@ private:
     struct LayerActs {
         layers::FloatBuffer ln1, ln1Mean, ln1Rstd; // (B, T, C), (B, T), (B, T)
         layers::FloatBuffer qkv;                   // (B, T, 3C)
+        layers::FloatBuffer forgetLogits;          // (B, T, H) FoX's gate logits w_h . ln1 + b_h
+        std::vector<double> logForget;             // (B, H, T) FoX's F, their cumulative ln σ
         layers::FloatBuffer q, k, v;               // (B, H, T, D) each, unrotated
         std::vector<AttentionForward> attn;        // per slice: out (B_s, H, T, D), logSumExp (B_s, H, T)
         layers::FloatBuffer atty;                  // (B, T, C) attention output, heads merged
@@ -111,6 +116,8 @@ private:
     // Per-layer offsets of the stacked tensors (looked up once).
     struct LayerParams {
         size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+        bool forget = false; // FoX's gate (forgetw (H, C), forgetb (H)) on this layer
+        size_t forgetw = 0, forgetb = 0;
     };
     std::vector<LayerParams> m_layerParams;
 
@@ -128,6 +135,7 @@ private:
     layers::FloatBuffer m_datty;                   // (B, T, C)
     layers::FloatBuffer m_dy;                      // (B, H, T, D)
     layers::FloatBuffer m_dqkv;                    // (B, T, 3C)
+    layers::FloatBuffer m_dforget;                 // (B, T, H) FoX's gate logits
     layers::FloatBuffer m_dfchGelu, m_dfch;        // (B, T, F) each
     layers::FloatBuffer m_dlosses;                 // (B, T) d(mean loss)/d(token loss)
     std::vector<float> m_lossWeights;              // (B, T) of the last forward; empty: the plain mean

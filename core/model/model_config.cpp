@@ -321,6 +321,10 @@ std::vector<ParameterTensor> modelTensorLayout(const ModelConfig& config)
         add(p + "attn.qkv.bias", {3 * C}, false);
         add(p + "attn.out.weight", {C, C}, true);
         add(p + "attn.out.bias", {C}, false);
+        if (spec.kind == SchemeKind::Fox && modelLayerUsesScheme(config, l)) { // FoX's forget gate, per head
+            add(p + "attn.forget.weight", {H, C}, true);
+            add(p + "attn.forget.bias", {H}, false);
+        }
         add(p + "ln2.weight", {C}, false);
         add(p + "ln2.bias", {C}, false);
         add(p + "mlp.fc.weight", {F, C}, true);

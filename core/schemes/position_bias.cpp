@@ -1,8 +1,9 @@
 // Per-distance tables, masks and the row modifiers (logn, logit-c) behind every bias view and attention kernel.
 #include "schemes/position_bias.h"
 
-#include "base/limits.h"
 #include "base/errors.h"
+#include "base/limits.h"
+#include "schemes/fox.h"
 
 #include <algorithm>
 #include <cmath>
@@ -157,6 +158,8 @@ void fillDistanceTables(const SchemeSpec& spec, const DistanceTables& t)
         return kerpleTables(spec, t);
     case SchemeKind::Fire:
         return; // a function of (m, n), not of m - n alone: PositionBias::fire()
+    case SchemeKind::Fox: // the untrained gate (w = 0); a model's per-input F replaces it (AttentionDims::logForget)
+        return t.fillShared([&](int r) { return -foxPriorDecay(spec.param("gate-bias")) * r; });
     }
 }
 

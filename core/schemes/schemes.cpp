@@ -125,6 +125,16 @@ constexpr SchemeRow kSchemeRows[] = {
      "and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's "
      "random initialisation, from a fixed seed).",
      Additive | Trainable | CausalOnly},
+    {"fox", SchemeKind::Fox, "FoX (forgetting gate, data-dependent)",
+     "b_h(m, n) = F_m - F_n,  F_t = sum_{l<=t} ln σ(w_h . x_l + b_h),  x_l the layer's normed input; no other "
+     "position; view (w = 0): -(m - n) ln(1 + e^(-b))",
+     "The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) "
+     "computed from the token itself: key n's score drops by -ln f_l for every later token l up to the query. The "
+     "decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes "
+     "position. "
+     "Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a "
+     "trained model's bias depends on the text it reads (the per-input view).",
+     Additive | Trainable | CausalOnly},
 };
 
 // The rows every sinusoid or rotation shares (dim, base) and every windowed scheme's attention sinks.
@@ -179,6 +189,8 @@ constexpr ParamRow kParamRows[] = {
     {"fire", "c", 0.1, 0, 1000, Range::RealAboveMin, "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)"},
     {"fire", "threshold", 512, 0, 1e7, Range::RealAboveMin,
      "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)"},
+    {"fox", "gate-bias", 0, -20, 20, Range::Real,
+     "initial forget-gate bias b of every head (learned in a model; 0, the reference code's, starts at f ≈ 1/2)"},
 };
 
 SchemeInfo schemeFromRow(const SchemeRow& row)

@@ -28,6 +28,7 @@ enum class SchemeKind {
     Local,
     Bca,
     Fire,
+    Fox,
 };
 
 // Length-extension methods of rotary schemes (core/schemes/rotary_scaling.h has their catalogue and formulas).

@@ -86,6 +86,10 @@ const SchemeText kSchemeTexts[] = {
      QT_TRANSLATE_NOOP("SchemeText", "FIRE (learned function of the normalised distance)"),
      QT_TRANSLATE_NOOP("SchemeText", "b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T))),  ψ(t) = ln(c t + 1),  MLP 1 -> 32 -> H (ReLU), c and T learned"),
      QT_TRANSLATE_NOOP("SchemeText", "FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query's position (its 'progressive interpolation'): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m <= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's random initialisation, from a fixed seed).")},
+    {"fox",
+     QT_TRANSLATE_NOOP("SchemeText", "FoX (forgetting gate, data-dependent)"),
+     QT_TRANSLATE_NOOP("SchemeText", "b_h(m, n) = F_m - F_n,  F_t = sum_{l<=t} ln σ(w_h . x_l + b_h),  x_l the layer's normed input; no other position; view (w = 0): -(m - n) ln(1 + e^(-b))"),
+     QT_TRANSLATE_NOOP("SchemeText", "The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) computed from the token itself: key n's score drops by -ln f_l for every later token l up to the query. The decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes position. Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a trained model's bias depends on the text it reads (the per-input view).")},
 };
 
 const ParamText kParamTexts[] = {
@@ -105,6 +109,7 @@ const ParamText kParamTexts[] = {
     {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)")},
     {"c", QT_TRANSLATE_NOOP("SchemeText", "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)")},
     {"threshold", QT_TRANSLATE_NOOP("SchemeText", "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)")},
+    {"gate-bias", QT_TRANSLATE_NOOP("SchemeText", "initial forget-gate bias b of every head (learned in a model; 0, the reference code's, starts at f ≈ 1/2)")},
     // Parameters of the rotary length-extension methods (core/schemes/rotary_scaling.cpp).
     {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},

@@ -133,6 +133,8 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
         dims.heads = config.heads;
         dims.length = n;
         dims.headDim = config.headDim();
+        if (!model.layerLogForget(request.layer).empty()) // fox: this text's forget gates, as the forward used them
+            dims.logForget = model.layerLogForget(request.layer).data();
         AttentionOptions options;
         options.wantProbabilities = true;
         options.wantRowEntropy = true;
