@@ -119,7 +119,7 @@ void TestCli::schemesJson()
     const CliResult r = runCli({"schemes", "--json"});
     QCOMPARE(r.exitCode, 0);
     const QJsonArray list = QJsonDocument::fromJson(r.out).object()["schemes"].toArray();
-    QCOMPARE(list.size(), 13); // the twelve of 2023 and fire
+    QCOMPARE(list.size(), 14); // the twelve of 2023, fire and cope
     for (const QJsonValue& v : list) {
         const QJsonObject s = v.toObject();
         QVERIFY(!s["formula"].toString().isEmpty());

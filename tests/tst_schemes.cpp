@@ -116,8 +116,8 @@ private slots:
 
 void TestSchemes::catalogue()
 {
-    const QStringList want = {"none",         "sinusoidal", "learned",  "rope",  "xpos", "t5",  "alibi",
-                              "kerple-power", "kerple-log", "sandwich", "local", "bca",  "fire"};
+    const QStringList want = {"none",         "sinusoidal", "learned",  "rope",  "xpos", "t5",   "alibi",
+                              "kerple-power", "kerple-log", "sandwich", "local", "bca",  "fire", "cope"};
     QCOMPARE(allSchemeNames(), want);
     for (const SchemeInfo& s : schemeCatalog()) {
         QVERIFY2(!s.formula.empty() && !s.explanation.empty() && !s.title.empty(), s.name.c_str());

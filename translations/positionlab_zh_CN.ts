@@ -531,6 +531,22 @@
         <source>accuracy</source>
         <translation>准确率</translation>
     </message>
+    <message>
+        <source>positional bias added to the logit</source>
+        <translation>加到 logit 上的位置偏置</translation>
+    </message>
+    <message>
+        <source>contextual position p(m, n)</source>
+        <translation>上下文位置 p(m, n)</translation>
+    </message>
+    <message>
+        <source>Positional bias on text: %1</source>
+        <translation>文本上的位置偏置：%1</translation>
+    </message>
+    <message>
+        <source>Contextual positions on text: %1</source>
+        <translation>文本上的上下文位置：%1</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -904,6 +920,22 @@
         <source>initial threshold T: rows m &lt;= T are normalised by ψ(T) (learned in a model as a multiple of it)</source>
         <translation>初始阈值 T：m &lt;= T 的行用 ψ(T) 归一化（在模型中以其倍数学习）</translation>
     </message>
+    <message>
+        <source>CoPE (contextual positions)</source>
+        <translation>CoPE（上下文位置）</translation>
+    </message>
+    <message>
+        <source>b(m, n) = z_m(p_mn) interpolated between ⌊p⌋ and ⌈p⌉,  z_m(p) = q_m · E[:, p],  p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1),  E learned (d x npos-max, shared by the heads)</source>
+        <translation>b(m, n) = 在 ⌊p⌋ 与 ⌈p⌉ 之间插值的 z_m(p_mn)，  z_m(p) = q_m · E[:, p]，  p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1)，  E 可学习（d x npos-max，各头共享）</translation>
+    </message>
+    <message>
+        <source>CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its score against the query is added to the logit. The bias depends on the text, so it has no static view: the Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not fused: it costs more than the fused schemes.</source>
+        <translation>CoPE（Golovneva 等，2024）把位置变成计数：查询 m 与键 n 之间的每个键 t 都加上它的门 σ(q_m · k_t / √d)，一个介于 0 和 1 之间的数，因此一个头可以数单词或句子，而不是数 token。位置 p_mn 在一张可学习的位置嵌入表中查得（在整数之间插值），它与查询的得分加到 logit 上。偏置取决于文本，所以它没有静态视图：“文本上的注意力”页显示训练好的模型在你的文本上的位置和偏置。本实验室的实现是精确的、未融合的：它比融合的方案更慢。</translation>
+    </message>
+    <message>
+        <source>positions are clamped to npos-max - 1; E has npos-max columns (default: the training context in a model)</source>
+        <translation>位置被截断到 npos-max - 1；E 有 npos-max 列（默认：模型中的训练上下文长度）</translation>
+    </message>
 </context>
 <context>
     <name>TrainingText</name>
@@ -1009,6 +1041,26 @@
     <message>
         <source>masked (the query cannot see it)</source>
         <translation>被遮蔽（该查询看不到它）</translation>
+    </message>
+    <message>
+        <source>attention weights</source>
+        <translation>注意力权重</translation>
+    </message>
+    <message>
+        <source>positional bias</source>
+        <translation>位置偏置</translation>
+    </message>
+    <message>
+        <source>contextual positions</source>
+        <translation>上下文位置</translation>
+    </message>
+    <message>
+        <source>What the heatmap shows: the attention probabilities, the positional bias the scheme adds to each logit on this text, or CoPE's contextual positions (models with them only)</source>
+        <translation>热图显示的内容：注意力概率、方案在这段文本上加到每个 logit 的位置偏置，或 CoPE 的上下文位置（仅限具有上下文位置的模型）</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>显示</translation>
     </message>
 </context>
 <context>

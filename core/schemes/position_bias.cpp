@@ -157,6 +157,8 @@ void fillDistanceTables(const SchemeSpec& spec, const DistanceTables& t)
         return kerpleTables(spec, t);
     case SchemeKind::Fire:
         return; // a function of (m, n), not of m - n alone: PositionBias::fire()
+    case SchemeKind::Cope:
+        return; // a function of the input: core/schemes/cope.h, no table
     }
 }
 

@@ -28,12 +28,13 @@ using catalog::Range;
 // Which of SchemeInfo's flags a scheme sets (the rest stay false; bidirectionalAllowed stays true unless CausalOnly).
 enum Trait : unsigned {
     NoTraits = 0,
-    Rotary = 1,     // rotates q and k; the bias view is a probe score
-    Absolute = 2,   // added to the token embedding
-    Additive = 4,   // adds a bias to the attention scores
-    Trainable = 8,  // has per-head values a model learns
-    Window = 16,    // masks keys outside a window
-    CausalOnly = 32 // refuses --bidirectional
+    Rotary = 1,        // rotates q and k; the bias view is a probe score
+    Absolute = 2,      // added to the token embedding
+    Additive = 4,      // adds a bias to the attention scores
+    Trainable = 8,     // has per-head values a model learns
+    Window = 16,       // masks keys outside a window
+    CausalOnly = 32,   // refuses --bidirectional
+    DataDependent = 64 // the bias depends on the input
 };
 
 // One scheme's texts and traits; its parameters are the rows of kParamRows that name it.
@@ -125,6 +126,16 @@ constexpr SchemeRow kSchemeRows[] = {
      "and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's "
      "random initialisation, from a fixed seed).",
      Additive | Trainable | CausalOnly},
+    {"cope", SchemeKind::Cope, "CoPE (contextual positions)",
+     "b(m, n) = z_m(p_mn) interpolated between ⌊p⌋ and ⌈p⌉,  z_m(p) = q_m · E[:, p],  "
+     "p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1),  E learned (d x npos-max, shared by the heads)",
+     "CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate "
+     "σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The "
+     "position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its "
+     "score against the query is added to the logit. The bias depends on the text, so it has no static view: the "
+     "Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not "
+     "fused: it costs more than the fused schemes.",
+     Trainable | CausalOnly | DataDependent},
 };
 
 // The rows every sinusoid or rotation shares (dim, base) and every windowed scheme's attention sinks.
@@ -179,6 +190,8 @@ constexpr ParamRow kParamRows[] = {
     {"fire", "c", 0.1, 0, 1000, Range::RealAboveMin, "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)"},
     {"fire", "threshold", 512, 0, 1e7, Range::RealAboveMin,
      "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)"},
+    {"cope", "npos-max", 64, 1, 1000000, Range::Integer,
+     "positions are clamped to npos-max - 1; E has npos-max columns (default: the training context in a model)"},
 };
 
 SchemeInfo schemeFromRow(const SchemeRow& row)
@@ -196,6 +209,7 @@ SchemeInfo schemeFromRow(const SchemeRow& row)
     s.additive = row.traits & Additive;
     s.trainable = row.traits & Trainable;
     s.hasWindow = row.traits & Window;
+    s.dataDependent = row.traits & DataDependent;
     return s;
 }
 
@@ -387,6 +401,25 @@ void validateSchemeSpec(const SchemeSpec& spec)
         checkVector(spec.kerpleR2, r2);
     }
     validateSoftmaxModifiers(spec);
+    if (spec.kind == SchemeKind::Cope) {
+        // The non-fused path scores rows with CoPE alone: refuse the row modifiers rather than ignore them.
+        const char* modifier = spec.logn                 ? "logn"
+                               : spec.temperature.tuning ? "the NoPE-layer temperature"
+                               : spec.logitC > 0         ? "logit-c"
+                               : spec.ssmax              ? "ssmax"
+                               : spec.sinkLogit          ? "sink-logit"
+                                                         : nullptr;
+        if (modifier)
+            throw InputError(std::string("scheme cope does not combine with ") + modifier +
+                             "; allowed: cope alone (its attention is a separate, non-fused path)");
+        const size_t npos = static_cast<size_t>(spec.intParam("npos-max"));
+        if (!spec.copeEmbeddings.empty() && spec.copeEmbeddings.size() % npos != 0)
+            throw InputError("scheme cope: learned embeddings hold " + std::to_string(spec.copeEmbeddings.size()) +
+                             " values; expected head dim x npos-max (npos-max = " + std::to_string(npos) + ")");
+        for (double e : spec.copeEmbeddings)
+            if (!std::isfinite(e))
+                throw InputError("scheme cope: a learned position embedding is not finite; allowed: finite numbers");
+    }
     if (spec.kind == SchemeKind::Fire && !spec.fire.empty()) {
         const FireParams& f = spec.fire;
         const size_t width = kFireWidth, heads = spec.heads;
@@ -419,6 +452,8 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
         spec.params[p.name] = p.defaultValue;
     if (info.hasWindow && context > 0)
         spec.params["window"] = (info.kind == SchemeKind::Bca && context % 2) ? context + 1 : context;
+    if (info.kind == SchemeKind::Cope && context > 0) // the reference sizes E by the context
+        spec.params["npos-max"] = context;
     spec.scaling = method.method;
     if (method.method != RotaryMethod::None && !info.rotary)
         throw InputError("scaling = " + method.name + " is not allowed for scheme " + info.name +

@@ -16,6 +16,10 @@ namespace {
 // The head and length a view of `bias` reads.
 void checkViewArguments(const PositionBias& bias, int head, int length)
 {
+    if (bias.spec().info().dataDependent) // e.g. cope: with no text there is no bias to draw, only zeros
+        throw InputError("scheme " + bias.spec().name() +
+                         "'s bias depends on the input (data-dependent): it has no static bias view; see a trained "
+                         "model's bias and positions on a text in Attention on text");
     if (head < 0 || head >= bias.heads())
         throw InputError("head = " + std::to_string(head) + " is out of range; allowed: 0.." +
                          std::to_string(bias.heads() - 1));

@@ -86,6 +86,10 @@ const SchemeText kSchemeTexts[] = {
      QT_TRANSLATE_NOOP("SchemeText", "FIRE (learned function of the normalised distance)"),
      QT_TRANSLATE_NOOP("SchemeText", "b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T))),  ψ(t) = ln(c t + 1),  MLP 1 -> 32 -> H (ReLU), c and T learned"),
      QT_TRANSLATE_NOOP("SchemeText", "FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query's position (its 'progressive interpolation'): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m <= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's random initialisation, from a fixed seed).")},
+    {"cope",
+     QT_TRANSLATE_NOOP("SchemeText", "CoPE (contextual positions)"),
+     QT_TRANSLATE_NOOP("SchemeText", "b(m, n) = z_m(p_mn) interpolated between ⌊p⌋ and ⌈p⌉,  z_m(p) = q_m · E[:, p],  p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1),  E learned (d x npos-max, shared by the heads)"),
+     QT_TRANSLATE_NOOP("SchemeText", "CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its score against the query is added to the logit. The bias depends on the text, so it has no static view: the Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not fused: it costs more than the fused schemes.")},
 };
 
 const ParamText kParamTexts[] = {
@@ -105,6 +109,7 @@ const ParamText kParamTexts[] = {
     {"sinks", QT_TRANSLATE_NOOP("SchemeText", "keys n < sinks stay visible to every query m >= n (attention sinks); positions stay the original ones (no rolling re-index as in StreamingLLM)")},
     {"c", QT_TRANSLATE_NOOP("SchemeText", "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)")},
     {"threshold", QT_TRANSLATE_NOOP("SchemeText", "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)")},
+    {"npos-max", QT_TRANSLATE_NOOP("SchemeText", "positions are clamped to npos-max - 1; E has npos-max columns (default: the training context in a model)")},
     // Parameters of the rotary length-extension methods (core/schemes/rotary_scaling.cpp).
     {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},
