@@ -11,6 +11,7 @@
 #include "schemes/cope.h"
 #include "schemes/position_bias.h"
 #include "test_main.h"
+#include "views/bias_views.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -458,6 +459,13 @@ void TestCope::cliTrainsAndRefuses()
                                               "--steps", "1", "--quiet", "-o", dir.path() + "/bad.safetensors"});
     QCOMPARE(bad.exitCode, 2);
     QVERIFY2(bad.err.contains("npos-max = 0 is out of range; allowed: integers in [1, 1000000]"), bad.err.constData());
+    // The static bias view says the bias depends on the input instead of drawing zeros.
+    const test::CliResult staticView = test::runCli({"bias", "cope", "--length", "8"});
+    QCOMPARE(staticView.exitCode, 2);
+    QVERIFY2(staticView.err.contains("depends on the input (data-dependent): it has no static bias view"),
+             staticView.err.constData());
+    QVERIFY(staticView.out.isEmpty());
+    QVERIFY_THROWS_EXCEPTION(InputError, biasViewMatrix(PositionBias(makeSchemeSpec("cope", 2, false), 8), 0, 8));
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestCope)

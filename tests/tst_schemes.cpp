@@ -329,6 +329,8 @@ void TestSchemes::masks_data()
     QTest::addColumn<int>("length");
     for (const QString& s : allSchemeNames()) {
         const SchemeInfo& info = schemeByName(s.toStdString());
+        if (info.dataDependent) // cope: no static bias view to read the mask from (tst_cope checks its causal rows)
+            continue;
         const int window = s == "bca" ? 6 : 5;
         for (bool bidir : {false, true}) {
             if (bidir && !info.bidirectionalAllowed)
@@ -433,6 +435,8 @@ void TestSchemes::shiftInvariance_data()
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<bool>("bidirectional");
     for (const QString& s : allSchemeNames()) {
+        if (schemeByName(s.toStdString()).dataDependent) // cope: no static bias to shift (the view refuses it)
+            continue;
         QTest::newRow(qPrintable(s + " causal")) << s << false;
         if (schemeByName(s.toStdString()).bidirectionalAllowed)
             QTest::newRow(qPrintable(s + " bidir")) << s << true;
