@@ -59,15 +59,6 @@ QString renderedSvgText(const QStringList& args)
     return QString::fromUtf8(f.readAll());
 }
 
-QStringList schemeNames()
-{
-    const QJsonObject doc = QJsonDocument::fromJson(runCli({"schemes", "--json"}).out).object();
-    QStringList names;
-    for (const QJsonValue& v : doc["schemes"].toArray())
-        names << v.toObject()["name"].toString();
-    return names;
-}
-
 } // namespace
 
 class TestCli : public QObject {
@@ -119,7 +110,7 @@ void TestCli::schemesJson()
     const CliResult r = runCli({"schemes", "--json"});
     QCOMPARE(r.exitCode, 0);
     const QJsonArray list = QJsonDocument::fromJson(r.out).object()["schemes"].toArray();
-    QCOMPARE(list.size(), 14); // the twelve of 2023, fire and fox
+    QCOMPARE(list.size(), 15); // the twelve of 2023, fire, fox and cope
     for (const QJsonValue& v : list) {
         const QJsonObject s = v.toObject();
         QVERIFY(!s["formula"].toString().isEmpty());
@@ -156,10 +147,15 @@ void TestCli::everySchemePrints_data()
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<int>("heads");
     QTest::addColumn<int>("length");
-    for (const QString& s : schemeNames())
+    const QJsonObject doc = QJsonDocument::fromJson(runCli({"schemes", "--json"}).out).object();
+    for (const QJsonValue& v : doc["schemes"].toArray()) {
+        const QString s = v.toObject()["name"].toString();
+        if (v.toObject()["data_dependent"].toBool()) // cope: `bias` refuses it with exit 2 (tst_cope)
+            continue;
         for (int h : {1, 3, 64})
             for (int n : {1, 2, 17, 300})
                 QTest::newRow(qPrintable(QString("%1 H=%2 N=%3").arg(s).arg(h).arg(n))) << s << h << n;
+    }
 }
 
 void TestCli::everySchemePrints()

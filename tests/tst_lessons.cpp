@@ -113,6 +113,12 @@ void TestLessons::renderArguments_data()
     QTest::newRow("attention")
         << R"({"view": "attention", "model": "alibi", "text": "To be", "layer": 1, "repeat_to": 200})"
         << "attention --checkpoint M.safetensors --text To be --layer 1 --head 0 --repeat-to 200";
+    QTest::newRow("attention, cope's positions")
+        << R"({"view": "attention", "model": "cope", "text": "To be", "show": "positions"})"
+        << "attention --checkpoint M.safetensors --text To be --head 0 --show positions";
+    QTest::newRow("attention, the bias")
+        << R"({"view": "attention", "model": "alibi", "text": "To be", "show": "bias"})"
+        << "attention --checkpoint M.safetensors --text To be --head 0 --show bias";
     QTest::newRow("train") << R"({"view": "train", "schemes": ["sinusoidal", "alibi"]})"
                            << "train sinusoidal alibi --preset demo";
 }
@@ -144,6 +150,16 @@ void TestLessons::refusesBrokenLessons_data()
     QTest::newRow("unknown view") << "03-x.md" << head + "{\"view\": \"heatmap\"}\n```\n"
                                   << "03-x.md:6:"
                                   << "allowed: bias, compare, dot, entropy, attention, train";
+    QTest::newRow("unknown show") << "03-x.md"
+                                  << head + "{\"view\": \"attention\", \"model\": \"cope\", \"text\": \"a\",\n"
+                                            "\"show\": \"gates\"}\n```\n"
+                                  << "03-x.md:7:"
+                                  << "\"show\" = 'gates' is not allowed; allowed: weights, bias, positions";
+    QTest::newRow("positions without cope")
+        << "03-x.md"
+        << head + "{\"view\": \"attention\", \"model\": \"alibi\", \"text\": \"a\", \"show\": \"positions\"}\n```\n"
+        << "03-x.md:6:"
+        << "show = positions needs a scheme with contextual positions (cope); alibi has none";
     QTest::newRow("no view") << "03-x.md" << head + "{\"scheme\": \"alibi\"}\n```\n"
                              << "03-x.md:6:"
                              << "has no \"view\"";

@@ -1681,6 +1681,37 @@ private Q_SLOTS:
             QCOMPARE(text, prefix + QString::number(view.result().probabilities[0]->at(m, n), 'g', 3));
     }
 
+    // The Show chooser of Attention on text: "contextual positions" only for a model that has them; the heatmap draws
+    // the chosen matrix of the same forward (weights, core's bias, cope's positions); the session keeps the choice.
+    void attentionShowChooser()
+    {
+        AttentionView view;
+        view.resize(1100, 900);
+        view.addModel(makeSharedModel(QStringLiteral("cope (untrained)"),
+                                      std::make_unique<Model>(smallModelConfig("cope", 1)), {}));
+        view.setText(QStringLiteral("count the words"));
+        view.setShow(TextView::Positions);
+        QVERIFY(view.canShowPositions());
+        const int heads = view.models()[0].model->config().heads;
+        QVERIFY(showAndWait(view, panelFor("cope", 16, 1, heads)));
+        QCOMPARE(int(view.result().positions.size()), heads);
+        QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().positions[1]);
+        QCOMPARE(view.saveState()["show"].get<std::string>(), std::string("positions"));
+        view.setShow(TextView::Bias);
+        QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().biases[1]);
+        const QString grabs = qEnvironmentVariable("TST_UI_GRAB_DIR"); // a picture to look at, when asked
+        if (!grabs.isEmpty())
+            view.grab().save(grabs + QStringLiteral("/attention-show-bias.png"));
+        // A model without contextual positions: the choice is disabled and the weights are drawn.
+        view.addModel(
+            makeSharedModel(QStringLiteral("alibi"), std::make_unique<Model>(smallModelConfig("alibi", 1)), {}));
+        QVERIFY(!view.canShowPositions());
+        view.setShow(TextView::Positions);
+        QVERIFY(showAndWait(view, panelFor("alibi", 16, 0, heads)));
+        QVERIFY(view.result().positions.empty());
+        QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().probabilities[0]);
+    }
+
     // Save model…: a checkpoint that loads back bit for bit, or a refusal naming the problem and no file.
     void saveModel_data()
     {

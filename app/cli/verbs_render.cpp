@@ -12,6 +12,7 @@
 #include "base/atomic_file.h"
 #include "model/checkpoint.h"
 #include "model/corpus.h"
+#include "model/positions_on_text.h"
 #include "base/errors.h"
 #include "lessons/lessons.h"
 #include "base/picture_limits.h"
@@ -254,7 +255,14 @@ void renderAttention(const ParsedArgs& args, const std::string& path)
     const ModelConfig& config = request.model.model->config();
     request.layer = layerFromArgs(args, config); // the last layer unless --layer, as `attention --checkpoint`
     const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
-    ui::writeAttentionPicture(request, head, colorMapArg(args),
+    TextView show = TextView::Weights;
+    try {
+        show = textViewByName(args.text("show", "weights"));
+        checkTextView(show, request.model.model->schemeSpec().kind);
+    } catch (const InputError& e) {
+        throw InputError(std::string("render attention: --") + e.what());
+    }
+    ui::writeAttentionPicture(request, head, show, colorMapArg(args),
                               imageOptions(args, ui::defaultPictureSize(QStringLiteral("attention"))), qPath(path));
 }
 
@@ -628,7 +636,7 @@ std::vector<UsageForm> renderForms()
         form("frequencies", "", {"dim", "base", "scaling", "set", "context", "length", "log-x"}, none),
         form("entropy", "SCHEME ...", {"head", "lengths", "qk", "seed", "head-dim", "measure", "allow-long"}, scheme),
         form("attention", "--checkpoint MODEL.safetensors",
-             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set"}, none),
+             {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set", "show"}, none),
         form("train", "SCHEME ...",
              {"preset", "steps", "seed", "corpus", "scaling", "set", "task", "task-length", "recalibration"}, none),
         form("model", "[--model DIR]", {"model", "page", "text", "layer", "head", "repeat-to"}, none),
@@ -667,6 +675,10 @@ std::vector<OptionDef> renderOptions()
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
         {"repeat-to", OptionKind::Value,
          "attention: repeat the text to N bytes (past the training context); model: to N tokens", "N"},
+        {"show", OptionKind::Value,
+         "attention: weights (the attention probabilities, default), bias (the positional bias on the text) or "
+         "positions (cope's contextual positions)",
+         "weights|bias|positions"},
         {"model", OptionKind::Value,
          "model, lesson: a Hugging Face model folder (none: the picture says one is needed)", "DIR"},
         {"page", OptionKind::Value, "model: attention (--layer, --head), entropy or sinks (default attention)",

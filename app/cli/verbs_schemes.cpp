@@ -36,11 +36,13 @@ nlohmann::json paramsJson(const std::vector<ParamInfo>& list)
 nlohmann::json schemeJson(const SchemeInfo& s)
 {
     const nlohmann::json params = paramsJson(s.params);
-    return {{"name", s.name},         {"title", s.title},
-            {"formula", s.formula},   {"explanation", s.explanation},
-            {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
-            {"rotary", s.rotary},     {"absolute", s.absolute},
-            {"additive", s.additive}, {"trainable", s.trainable}};
+    nlohmann::json json = {{"name", s.name},         {"title", s.title},
+                           {"formula", s.formula},   {"explanation", s.explanation},
+                           {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
+                           {"rotary", s.rotary},     {"absolute", s.absolute},
+                           {"additive", s.additive}, {"trainable", s.trainable}};
+    json["data_dependent"] = s.dataDependent; // cope: no static bias view
+    return json;
 }
 
 int runSchemes(const ParsedArgs& args, VerbContext& ctx)
@@ -54,7 +56,8 @@ int runSchemes(const ParsedArgs& args, VerbContext& ctx)
     }
     for (const SchemeInfo& s : schemeCatalog()) {
         ctx.out << s.name << std::string(14 - std::min<size_t>(13, s.name.size()), ' ') << s.title
-                << (s.bidirectionalAllowed ? "" : "  [causal only]") << '\n';
+                << (s.bidirectionalAllowed ? "" : "  [causal only]") << (s.dataDependent ? "  [data-dependent]" : "")
+                << '\n';
         ctx.out << "    " << s.formula << '\n';
         for (const ParamInfo& p : s.params)
             ctx.out << "    --set " << p.name << "=" << p.defaultValue << "   allowed " << p.rangeText() << "  ("

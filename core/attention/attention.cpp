@@ -6,6 +6,7 @@
 #include "attention/backward.h"
 #include "attention/forward.h"
 #include "base/errors.h"
+#include "schemes/cope.h"
 #include "schemes/softmax_modifiers.h"
 
 #include <algorithm>
@@ -25,6 +26,49 @@ AttentionForward attentionForward(const PositionBias& bias, const AttentionDims&
 }
 
 namespace {
+
+// CoPE's shapes and embeddings (float, (D, npos-max); empty: the reference's zeros) for an attention call.
+struct CopeCall {
+    CopeDims dims;
+    std::vector<float> embeddings;
+    const float* table() const { return embeddings.empty() ? nullptr : embeddings.data(); }
+};
+
+CopeCall copeCall(const PositionBias& bias, const AttentionDims& dims)
+{
+    const SchemeSpec& spec = bias.spec();
+    if (dims.keyValueHeads() != dims.heads)
+        throw InputError("scheme cope: grouped-query attention (kv-heads = " + std::to_string(dims.kvHeads) +
+                         ") is not supported; allowed: kv-heads = heads");
+    CopeCall call{{dims.batch * dims.heads, dims.length, dims.headDim, spec.intParam("npos-max")}, {}};
+    const size_t tableSize = static_cast<size_t>(dims.headDim) * call.dims.nposMax;
+    if (!spec.copeEmbeddings.empty() && spec.copeEmbeddings.size() != tableSize)
+        throw InputError("scheme cope: learned embeddings hold " + std::to_string(spec.copeEmbeddings.size()) +
+                         " values; expected head dim x npos-max = " + std::to_string(dims.headDim) + " x " +
+                         std::to_string(call.dims.nposMax));
+    call.embeddings.assign(spec.copeEmbeddings.begin(), spec.copeEmbeddings.end());
+    return call;
+}
+
+void copeForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k, const float* v,
+                 AttentionForward& result, const AttentionOptions& options)
+{
+    const CopeCall call = copeCall(bias, dims);
+    const size_t rows = static_cast<size_t>(dims.batch) * dims.heads * dims.length;
+    result.out.resize(dims.elements());
+    result.logSumExp.resize(rows);
+    if (options.wantProbabilities)
+        result.probabilities.resize(rows * dims.length); // every cell written
+    else
+        result.probabilities.clear();
+    if (options.wantRowEntropy)
+        result.rowEntropy.resize(rows);
+    else
+        result.rowEntropy.clear();
+    copeAttentionForward(call.dims, q, k, v, call.table(), result.out.data(), result.logSumExp.data(),
+                         options.wantProbabilities ? result.probabilities.data() : nullptr,
+                         options.wantRowEntropy ? result.rowEntropy.data() : nullptr);
+}
 
 // attentionForward for one pass (rows a pass hides entirely get lse = -inf and an undefined output).
 void forwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
@@ -139,6 +183,8 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
                       const float* v, AttentionForward& result, const AttentionOptions& options)
 {
     detail::validateAttention(bias, dims);
+    if (bias.spec().kind == SchemeKind::Cope)
+        return copeForward(bias, dims, q, k, v, result, options);
     const std::vector<Pass> passes = passesOf(bias, dims.length);
     forwardPass(bias, dims, passes[0], q, k, v, result, options);
     for (size_t i = 1; i < passes.size(); ++i) {
@@ -160,6 +206,19 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
     const bool biasOnly = q == nullptr || k == nullptr;
     const AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
     detail::validateAttention(bias, dims);
+    if (bias.spec().kind == SchemeKind::Cope) { // its scores need q and k: the bias alone is q = k = 0
+        const std::vector<float> zeros(biasOnly ? static_cast<size_t>(length) * dims.headDim : 0, 0.0f);
+        const AttentionDims one{1, 1, length, dims.headDim};
+        const float* qh = biasOnly ? zeros.data() : q; // one head's (length, headDim)
+        const float* kh = biasOnly ? zeros.data() : k;
+        SchemeSpec single = bias.spec();
+        single.heads = 1;
+        if (biasOnly) // z = q · E = 0 whatever E is
+            single.copeEmbeddings.clear();
+        AttentionForward part;
+        copeForward(PositionBias(single, length), one, qh, kh, kh, part, {false, true});
+        return {part.rowEntropy.begin(), part.rowEntropy.end()};
+    }
     AttentionForward total; // only logSumExp and rowEntropy (out stays empty: D = 0 for the merge)
     const AttentionDims statsDims{1, 1, length, 0};
     bool first = true;
@@ -257,6 +316,23 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
     detail::validateAttention(bias, dims);
     if (forward.out.size() != dims.elements() || forward.logSumExp.size() != dims.elements() / dims.headDim)
         throw InputError("attentionBackward: the forward result does not match the dimensions");
+    if (bias.spec().kind == SchemeKind::Cope) {
+        const CopeCall call = copeCall(bias, dims);
+        grads.dq.resize(dims.elements());
+        grads.dk.resize(dims.elements());
+        grads.dv.resize(dims.elements());
+        grads.dCopeEmbeddings.resize(static_cast<size_t>(dims.headDim) * call.dims.nposMax);
+        copeAttentionBackward(call.dims, q, k, v, call.table(), forward.out.data(), forward.logSumExp.data(), dOut,
+                              grads.dq.data(), grads.dk.data(), grads.dv.data(), grads.dCopeEmbeddings.data());
+        grads.dT5Values.clear();
+        grads.dKerpleR1.clear();
+        grads.dKerpleR2.clear();
+        grads.dFire = {};
+        grads.dSsmaxScales.clear();
+        grads.dSinkLogits.clear();
+        return;
+    }
+    grads.dCopeEmbeddings.clear();
     const std::vector<Pass> passes = passesOf(bias, dims.length);
     std::vector<double> scoreDot(bias.spec().ssmax ? dims.elements() / dims.headDim : 0, 0.0); // (B H, N)
     double* dot = scoreDot.empty() ? nullptr : scoreDot.data();

@@ -58,6 +58,7 @@ struct AttentionForward {
     std::vector<float> rowEntropy;    // (B, H, N) only when requested
 };
 
+// cope is not fused: its exact row-by-row path (core/schemes/cope.h) takes the same calls and options.
 // Tiled FlashAttention-style kernel: query blocks x key tiles with an online softmax, bias read from the per-distance
 // tables, tiles a mask hides never visited (local/bca cost O(N W)); extra memory O(N D) per thread, never N x N
 // unless probabilities are requested. OpenMP over (batch, head) or (head, query block); results are bit-identical
@@ -87,6 +88,7 @@ struct AttentionGradients {
     std::vector<double> dSsmaxScales; // (H) with ssmax
     std::vector<double> dSinkLogits;  // (H) with a sink logit
     std::vector<double> dLogForget;   // (B, H, N) dL/dF with AttentionDims::logForget (fox), else empty
+    std::vector<double> dCopeEmbeddings; // (D, npos-max) with cope; empty for other schemes
 };
 
 // Backward from dOut (B, H, N, D), using the forward's out and logSumExp; never materialises N x N (scores and

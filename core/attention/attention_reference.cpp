@@ -198,6 +198,8 @@ AttentionReferenceForward attentionForwardReference(const PositionBias& bias, co
                                                     const float* k, const float* v)
 {
     detail::validateAttention(bias, dims);
+    if (bias.spec().kind == SchemeKind::Cope) // never silently without its positions
+        throw InputError("the plain twin does not compute cope; its own exact path is core/schemes/cope.h");
     const int N = dims.length, heads = dims.batch * dims.heads;
     AttentionReferenceForward result;
     result.out.resize(dims.elements());
@@ -222,6 +224,8 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                                                        const float* dOut)
 {
     detail::validateAttention(bias, dims);
+    if (bias.spec().kind == SchemeKind::Cope) // never silently without its positions
+        throw InputError("the plain twin does not compute cope; its own exact path is core/schemes/cope.h");
     const int N = dims.length, heads = dims.batch * dims.heads;
     const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
     const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));

@@ -3,6 +3,7 @@
 
 #include "base/errors.h"
 #include "model/model.h"
+#include "model/positions_on_text.h"
 #include "model/presets.h"
 #include "schemes/rotary_scaling.h"
 #include "schemes/schemes.h"
@@ -56,7 +57,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
         {LessonView::Entropy,
          {"view", "caption", "schemes", "params", "heads", "head", "bidirectional", "context", "logn", "lengths", "qk",
           "seed", "measure"}},
-        {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to"}},
+        {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to", "show"}},
         {LessonView::Train, {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent"}},
         {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
     };
@@ -355,6 +356,12 @@ void readAttentionKeys(const StateReader& r, LessonState& s)
     if (j.contains("layer"))
         s.layer = r.integer(j, "layer", 0, 0, 63);
     s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxRepeat);
+    s.show = r.choice(j, "show", "weights", textViewNames());
+    try {
+        checkTextView(textViewByName(s.show), schemeByName(s.schemes[0].substr(0, s.schemes[0].find('+'))).kind);
+    } catch (const InputError& e) {
+        r.fail("show", e.what());
+    }
 }
 
 // The most tokens a model state's text may be repeated to: the "Your model" tab's limit (kHfMaxTokens in ui/).
@@ -676,6 +683,8 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
         add("head", std::to_string(s.head));
         if (s.repeatTo > 0)
             add("repeat-to", std::to_string(s.repeatTo));
+        if (s.show != "weights")
+            add("show", s.show);
         break;
     case LessonView::Train:
         a.insert(a.end(), s.schemes.begin(), s.schemes.end());

@@ -45,6 +45,7 @@ struct LessonState {
     std::string text;            // attention
     std::optional<int> layer;    // attention: the last layer when absent
     int repeatTo = 0;            // attention: 0 = no repeat
+    std::string show = "weights"; // attention: "weights", "bias" or "positions" (core's textViewNames)
     std::string preset = "demo"; // train, and the demo model of attention
     std::string task;            // train: a task name (core/tasks), empty: text and perplexity
     int taskLength = 0;          // train with a task: its training length L, 0: the longest the context holds

@@ -77,6 +77,8 @@ Model::Model(const ModelConfig& config, ConfigCheck check) : m_config(config)
         } else if (t.name.ends_with("attn.forget.bias")) {
             // FoX's reference code starts the gate's bias at 0 (f ≈ 1/2); gate-bias sets another start.
             std::fill(w, w + t.size, static_cast<float>(m_baseSpec.param("gate-bias")));
+        } else if (t.name == "scheme.cope_pos_emb") {
+            std::fill(w, w + t.size, 0.0f); // the reference code's initialisation: no position signal yet
         } else if (t.name == "scheme.kerple_r1" || t.name == "scheme.kerple_r2") {
             std::fill(w, w + t.size, static_cast<float>(m_baseSpec.param(t.name == "scheme.kerple_r1" ? "r1" : "r2")));
         } else if (isLayerNormWeight) {
@@ -99,6 +101,7 @@ void Model::setScaling(const std::string& method, const std::vector<std::string>
     m_config = std::move(c);
     m_bias.reset();
     m_nopeBias.reset();
+    m_copeBiases.clear();
     parametersChanged();
 }
 
@@ -218,6 +221,11 @@ const PositionBias& Model::positionBias(int T)
             fillSoftmaxModifiers(*this, nope);
             m_nopeBias = std::make_unique<PositionBias>(nope, length);
         }
+        m_copeBiases.clear();
+        for (int l = 0; m_baseSpec.kind == SchemeKind::Cope && l < m_config.layers; ++l)
+            m_copeBiases.push_back(modelLayerUsesScheme(m_config, l)
+                                       ? std::make_unique<PositionBias>(layerSchemeSpec(l), length)
+                                       : nullptr);
         m_biasVersion = m_version;
     }
     return *m_bias;
@@ -225,11 +233,20 @@ const PositionBias& Model::positionBias(int T)
 
 const PositionBias& Model::layerBias(int layer, const PositionBias& schemeBias) const
 {
+    if (!m_copeBiases.empty() && m_copeBiases[layer])
+        return *m_copeBiases[layer];
     return m_nopeBias && !modelLayerUsesScheme(m_config, layer) ? *m_nopeBias : schemeBias;
 }
 
 SchemeSpec Model::layerSchemeSpec(int layer) const
 {
+    if (m_baseSpec.kind == SchemeKind::Cope && modelLayerUsesScheme(m_config, layer)) {
+        SchemeSpec spec = schemeSpec();
+        const ParameterTensor& t = tensor("scheme.cope_pos_emb"); // (layers, D, npos-max): this layer's slab
+        const size_t slab = t.size / m_config.layers, begin = t.offset + slab * layer;
+        spec.copeEmbeddings.assign(m_params.begin() + begin, m_params.begin() + begin + slab);
+        return spec;
+    }
     if (modelLayerUsesScheme(m_config, layer) || m_config.scheme == "none")
         return schemeSpec();
     SchemeSpec spec = modelLayerSchemeSpec(m_config, layer);
@@ -541,6 +558,11 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
             addTo("scheme.fire_b2", g.dFire.b2);
             addTo("scheme.fire_c", {g.dFire.c});
             addTo("scheme.fire_l_multiplier", {g.dFire.lMultiplier});
+        }
+        if (!g.dCopeEmbeddings.empty()) { // this layer's slab of (layers, D, npos-max)
+            float* d = gradOf("scheme.cope_pos_emb") + l * g.dCopeEmbeddings.size();
+            for (size_t i = 0; i < g.dCopeEmbeddings.size(); ++i)
+                d[i] += static_cast<float>(g.dCopeEmbeddings[i]);
         }
         float* dqkv = zero(m_dqkv, o * 3 * C, 3 * nC);
         layers::splitHeadsBackward(dqkv, g.dq.data(), g.dk.data(), g.dv.data(), B, T, H, D);

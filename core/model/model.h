@@ -147,6 +147,7 @@ private:
     layers::FloatBuffer m_sinusoid; // (T, C) cached sinusoidal table
     std::unique_ptr<PositionBias> m_bias;
     std::unique_ptr<PositionBias> m_nopeBias; // the NoPE layers' (nopeEvery), else null
+    std::vector<std::unique_ptr<PositionBias>> m_copeBiases; // (layers) cope: each layer's own embeddings, else empty
     const std::atomic<bool>* m_cancel = nullptr;
     void checkCancelled() const;
     uint64_t m_version = 1, m_biasVersion = 0;

@@ -353,6 +353,8 @@ std::vector<ParameterTensor> modelTensorLayout(const ModelConfig& config)
         add("scheme.fire_c", {1}, false);
         add("scheme.fire_l_multiplier", {1}, false);
     }
+    if (spec.kind == SchemeKind::Cope) // CoPE's position embeddings per layer, shared by its heads, never decayed
+        add("scheme.cope_pos_emb", {config.layers, config.headDim(), spec.intParam("npos-max")}, false);
     return tensors;
 }
 

@@ -160,6 +160,8 @@ void fillDistanceTables(const SchemeSpec& spec, const DistanceTables& t)
         return; // a function of (m, n), not of m - n alone: PositionBias::fire()
     case SchemeKind::Fox: // the untrained gate (w = 0); a model's per-input F replaces it (AttentionDims::logForget)
         return t.fillShared([&](int r) { return -foxPriorDecay(spec.param("gate-bias")) * r; });
+    case SchemeKind::Cope:
+        return; // a function of the input: core/schemes/cope.h, no table
     }
 }
 

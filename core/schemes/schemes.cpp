@@ -28,12 +28,13 @@ using catalog::Range;
 // Which of SchemeInfo's flags a scheme sets (the rest stay false; bidirectionalAllowed stays true unless CausalOnly).
 enum Trait : unsigned {
     NoTraits = 0,
-    Rotary = 1,     // rotates q and k; the bias view is a probe score
-    Absolute = 2,   // added to the token embedding
-    Additive = 4,   // adds a bias to the attention scores
-    Trainable = 8,  // has per-head values a model learns
-    Window = 16,    // masks keys outside a window
-    CausalOnly = 32 // refuses --bidirectional
+    Rotary = 1,        // rotates q and k; the bias view is a probe score
+    Absolute = 2,      // added to the token embedding
+    Additive = 4,      // adds a bias to the attention scores
+    Trainable = 8,     // has per-head values a model learns
+    Window = 16,       // masks keys outside a window
+    CausalOnly = 32,   // refuses --bidirectional
+    DataDependent = 64 // the bias depends on the input
 };
 
 // One scheme's texts and traits; its parameters are the rows of kParamRows that name it.
@@ -135,6 +136,16 @@ constexpr SchemeRow kSchemeRows[] = {
      "Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a "
      "trained model's bias depends on the text it reads (the per-input view).",
      Additive | Trainable | CausalOnly},
+    {"cope", SchemeKind::Cope, "CoPE (contextual positions)",
+     "b(m, n) = z_m(p_mn) interpolated between ⌊p⌋ and ⌈p⌉,  z_m(p) = q_m · E[:, p],  "
+     "p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1),  E learned (d x npos-max, shared by the heads)",
+     "CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate "
+     "σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The "
+     "position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its "
+     "score against the query is added to the logit. The bias depends on the text, so it has no static view: the "
+     "Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not "
+     "fused: it costs more than the fused schemes.",
+     Trainable | CausalOnly | DataDependent},
 };
 
 // The rows every sinusoid or rotation shares (dim, base) and every windowed scheme's attention sinks.
@@ -191,6 +202,8 @@ constexpr ParamRow kParamRows[] = {
      "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)"},
     {"fox", "gate-bias", 0, -20, 20, Range::Real,
      "initial forget-gate bias b of every head (learned in a model; 0, the reference code's, starts at f ≈ 1/2)"},
+    {"cope", "npos-max", 64, 1, 1000000, Range::Integer,
+     "positions are clamped to npos-max - 1; E has npos-max columns (default: the training context in a model)"},
 };
 
 SchemeInfo schemeFromRow(const SchemeRow& row)
@@ -208,6 +221,7 @@ SchemeInfo schemeFromRow(const SchemeRow& row)
     s.additive = row.traits & Additive;
     s.trainable = row.traits & Trainable;
     s.hasWindow = row.traits & Window;
+    s.dataDependent = row.traits & DataDependent;
     return s;
 }
 
@@ -399,6 +413,25 @@ void validateSchemeSpec(const SchemeSpec& spec)
         checkVector(spec.kerpleR2, r2);
     }
     validateSoftmaxModifiers(spec);
+    if (spec.kind == SchemeKind::Cope) {
+        // The non-fused path scores rows with CoPE alone: refuse the row modifiers rather than ignore them.
+        const char* modifier = spec.logn                 ? "logn"
+                               : spec.temperature.tuning ? "the NoPE-layer temperature"
+                               : spec.logitC > 0         ? "logit-c"
+                               : spec.ssmax              ? "ssmax"
+                               : spec.sinkLogit          ? "sink-logit"
+                                                         : nullptr;
+        if (modifier)
+            throw InputError(std::string("scheme cope does not combine with ") + modifier +
+                             "; allowed: cope alone (its attention is a separate, non-fused path)");
+        const size_t npos = static_cast<size_t>(spec.intParam("npos-max"));
+        if (!spec.copeEmbeddings.empty() && spec.copeEmbeddings.size() % npos != 0)
+            throw InputError("scheme cope: learned embeddings hold " + std::to_string(spec.copeEmbeddings.size()) +
+                             " values; expected head dim x npos-max (npos-max = " + std::to_string(npos) + ")");
+        for (double e : spec.copeEmbeddings)
+            if (!std::isfinite(e))
+                throw InputError("scheme cope: a learned position embedding is not finite; allowed: finite numbers");
+    }
     if (spec.kind == SchemeKind::Fire && !spec.fire.empty()) {
         const FireParams& f = spec.fire;
         const size_t width = kFireWidth, heads = spec.heads;
@@ -431,6 +464,8 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
         spec.params[p.name] = p.defaultValue;
     if (info.hasWindow && context > 0)
         spec.params["window"] = (info.kind == SchemeKind::Bca && context % 2) ? context + 1 : context;
+    if (info.kind == SchemeKind::Cope && context > 0) // the reference sizes E by the context
+        spec.params["npos-max"] = context;
     spec.scaling = method.method;
     if (method.method != RotaryMethod::None && !info.rotary)
         throw InputError("scaling = " + method.name + " is not allowed for scheme " + info.name +

@@ -29,6 +29,7 @@ enum class SchemeKind {
     Bca,
     Fire,
     Fox,
+    Cope,
 };
 
 // Length-extension methods of rotary schemes (core/schemes/rotary_scaling.h has their catalogue and formulas).
@@ -75,6 +76,8 @@ struct SchemeInfo {
     bool additive = false;  // adds a bias to the attention scores
     bool trainable = false; // has per-head parameters a model learns (t5, kerple)
     bool hasWindow = false; // masks keys outside a window (local, bca)
+    // The bias depends on the input (cope): no static bias view; a view of it needs a model and a text.
+    bool dataDependent = false;
 };
 
 constexpr int kMaxHeads = 1024;
@@ -133,6 +136,9 @@ struct SchemeSpec {
     std::vector<double> kerpleR1; // (heads)
     std::vector<double> kerpleR2; // (heads)
     FireParams fire;              // fire's MLP, c and threshold multiplier (core/schemes/fire.h)
+    // cope's position embeddings E of one layer (head dim, npos-max) row-major (core/schemes/cope.h); empty: the
+    // reference's initialisation, all 0.
+    std::vector<double> copeEmbeddings;
     // Softmax-side modifiers of any scheme. SSMax (scalable softmax): row m's scores times s_h ln(n_m), n_m the keys
     // row m sees. A sink logit (gpt-oss): one more softmax column of logit z_h in every row, dropped after it.
     bool ssmax = false;

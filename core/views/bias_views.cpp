@@ -12,10 +12,19 @@
 
 namespace plab {
 
+void checkStaticBiasView(const SchemeSpec& spec)
+{
+    if (spec.info().dataDependent) // e.g. cope: with no text there is no bias to draw, only zeros
+        throw InputError("scheme " + spec.name() +
+                         "'s bias depends on the input (data-dependent): it has no static bias view; see a trained "
+                         "model's bias and positions on a text in Attention on text");
+}
+
 namespace {
 // The head and length a view of `bias` reads.
 void checkViewArguments(const PositionBias& bias, int head, int length)
 {
+    checkStaticBiasView(bias.spec());
     if (head < 0 || head >= bias.heads())
         throw InputError("head = " + std::to_string(head) + " is out of range; allowed: 0.." +
                          std::to_string(bias.heads() - 1));
@@ -62,6 +71,7 @@ SampledView biasViewSamples(const PositionBias& bias, int head, int length, int 
 
 nlohmann::json biasMatrixMeta(const SchemeSpec& spec, int length, bool buckets, const std::vector<int>& headIndices)
 {
+    checkStaticBiasView(spec);
     nlohmann::json meta = schemeSpecJson(spec);
     meta["length"] = length;
     meta["values"] = buckets ? "t5 bucket index (-1 masked)" : (spec.info().rotary ? "probe score" : "bias");

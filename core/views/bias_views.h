@@ -11,6 +11,10 @@
 
 namespace plab {
 
+// InputError for a scheme whose bias depends on the input (SchemeInfo::dataDependent, e.g. cope): a bias view
+// without a text would draw zeros. Every static bias view (matrix, thumbnails, exported metadata) checks it.
+void checkStaticBiasView(const SchemeSpec& spec);
+
 // Bias view of head h, (N, N) row-major, masked cells -inf, rows scaled by logn when enabled.
 std::vector<float> biasViewMatrix(const PositionBias& bias, int head, int length);
 

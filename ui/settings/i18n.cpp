@@ -90,6 +90,10 @@ const SchemeText kSchemeTexts[] = {
      QT_TRANSLATE_NOOP("SchemeText", "FoX (forgetting gate, data-dependent)"),
      QT_TRANSLATE_NOOP("SchemeText", "b_h(m, n) = F_m - F_n,  F_t = sum_{l<=t} ln σ(w_h . x_l + b_h),  x_l the layer's normed input; no other position; view (w = 0): -(m - n) ln(1 + e^(-b))"),
      QT_TRANSLATE_NOOP("SchemeText", "The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) computed from the token itself: key n's score drops by -ln f_l for every later token l up to the query. The decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes position. Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a trained model's bias depends on the text it reads (the per-input view).")},
+    {"cope",
+     QT_TRANSLATE_NOOP("SchemeText", "CoPE (contextual positions)"),
+     QT_TRANSLATE_NOOP("SchemeText", "b(m, n) = z_m(p_mn) interpolated between ⌊p⌋ and ⌈p⌉,  z_m(p) = q_m · E[:, p],  p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1),  E learned (d x npos-max, shared by the heads)"),
+     QT_TRANSLATE_NOOP("SchemeText", "CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its score against the query is added to the logit. The bias depends on the text, so it has no static view: the Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not fused: it costs more than the fused schemes.")},
 };
 
 const ParamText kParamTexts[] = {
@@ -110,6 +114,7 @@ const ParamText kParamTexts[] = {
     {"c", QT_TRANSLATE_NOOP("SchemeText", "initial scale c of ψ(t) = ln(c t + 1) (learned in a model)")},
     {"threshold", QT_TRANSLATE_NOOP("SchemeText", "initial threshold T: rows m <= T are normalised by ψ(T) (learned in a model as a multiple of it)")},
     {"gate-bias", QT_TRANSLATE_NOOP("SchemeText", "initial forget-gate bias b of every head (learned in a model; 0, the reference code's, starts at f ≈ 1/2)")},
+    {"npos-max", QT_TRANSLATE_NOOP("SchemeText", "positions are clamped to npos-max - 1; E has npos-max columns (default: the training context in a model)")},
     // Parameters of the rotary length-extension methods (core/schemes/rotary_scaling.cpp).
     {"factor", QT_TRANSLATE_NOOP("SchemeText", "s: how many times longer than the training context")},
     {"beta-fast", QT_TRANSLATE_NOOP("SchemeText", "rotations over L above which a frequency is kept")},

@@ -8,6 +8,7 @@
 #include "tabs/model_prompt.h"
 #include "workers/headless.h"
 
+#include "base/errors.h"
 #include "base/matrix_output.h"
 
 #include <QComboBox>
@@ -22,6 +23,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -51,9 +53,7 @@ AttentionView::AttentionView(QWidget* parent)
               return;
           }
           m_result = std::move(r);
-          m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap));
-          m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
-          Q_EMIT pictureUpdated();
+          drawResult();
       })
 {
     auto* layout = new QHBoxLayout(this);
@@ -70,7 +70,12 @@ AttentionView::AttentionView(QWidget* parent)
                                 .arg(c.context)
                                 .arg(QString::fromStdString(c.scheme)));
         }
+        updateShowChoices();
         markDirty();
+    });
+    connect(m_show, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_result.probabilities.empty())
+            drawResult(); // the same forward holds all three: no recomputation
     });
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
     connect(m_layer, &QSpinBox::valueChanged, this, [this] { markDirty(); });
@@ -127,6 +132,13 @@ QWidget* AttentionView::buildControls()
     m_repeat->setSpecialValueText(tr("off"));
     m_repeat->setToolTip(tr("Repeat the text to this many bytes, to see the model past its training context"));
     form->addRow(tr("Repeat to N"), m_repeat);
+    m_show = new QComboBox(this);
+    m_show->addItem(tr("attention weights"), QStringLiteral("weights"));
+    m_show->addItem(tr("positional bias"), QStringLiteral("bias"));
+    m_show->addItem(tr("contextual positions"), QStringLiteral("positions"));
+    m_show->setToolTip(tr("What the heatmap shows: the attention probabilities, the positional bias the scheme adds "
+                          "to each logit on this text, or CoPE's contextual positions (models with them only)"));
+    form->addRow(tr("Show"), m_show);
     side->addLayout(form);
     auto* note = new QLabel(
         tr("The head comes from the panel. Hover a cell for both positions, both characters and the probability."),
@@ -281,6 +293,37 @@ std::vector<uint8_t> AttentionView::tokens() const
     return repeat > 0 ? repeatedText(t, repeat) : t;
 }
 
+TextView AttentionView::show() const
+{
+    return static_cast<TextView>(std::max(0, m_show->currentIndex()));
+}
+
+void AttentionView::setShow(TextView show)
+{
+    m_show->setCurrentIndex(static_cast<int>(show));
+}
+
+bool AttentionView::canShowPositions() const
+{
+    const int i = m_modelChoice->currentIndex();
+    return i >= 0 && i < modelCount() && hasContextualPositions(schemeByName(m_models[i].model->config().scheme).kind);
+}
+
+void AttentionView::updateShowChoices()
+{
+    if (auto* items = qobject_cast<QStandardItemModel*>(m_show->model()))
+        items->item(static_cast<int>(TextView::Positions))->setEnabled(canShowPositions());
+}
+
+void AttentionView::drawResult()
+{
+    // A model without contextual positions draws its weights while "positions" stays chosen for the next one.
+    const TextView shown = m_result.canShow(show()) ? show() : TextView::Weights;
+    m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap, shown));
+    m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
+    Q_EMIT pictureUpdated();
+}
+
 void AttentionView::refresh()
 {
     const int i = m_modelChoice->currentIndex();
@@ -315,10 +358,18 @@ void AttentionView::writeData(std::ostream& out, DataFormat format) const
     meta["model"] = m_result.request.model.name.toStdString();
     meta["layer"] = m_result.request.layer;
     meta["text"] = std::string(m_result.request.tokens.begin(), m_result.request.tokens.end());
-    meta["values"] = "attention probability per head, keys a query cannot see -inf";
+    const TextView shown = m_result.canShow(show()) ? show() : TextView::Weights;
+    meta["show"] = textViewName(shown);
+    meta["values"] = shown == TextView::Bias ? "positional bias per head, keys a query cannot see -inf"
+                     : shown == TextView::Positions
+                         ? "contextual position p(m, n) per head, keys a query cannot see -inf"
+                         : "attention probability per head, keys a query cannot see -inf";
+    const std::vector<MatrixPtr>& matrices = shown == TextView::Bias        ? m_result.biases
+                                             : shown == TextView::Positions ? m_result.positions
+                                                                            : m_result.probabilities;
     MatrixStackWriter writer(out, format, m_result.heads, n, n, true, meta);
     for (int h = 0; h < m_result.heads; ++h)
-        writer.write(h, m_result.probabilities[h]->values.data());
+        writer.write(h, matrices[h]->values.data());
     writer.finish();
 }
 
@@ -326,7 +377,8 @@ nlohmann::json AttentionView::saveState() const
 {
     nlohmann::json state{{"text", m_text->toPlainText().toStdString()},
                          {"layer", m_layer->value() - 1},
-                         {"repeat_to", m_repeat->value()}};
+                         {"repeat_to", m_repeat->value()},
+                         {"show", textViewName(show())}};
     // Checkpoints by path: the models that have a file come back with the session.
     QStringList files;
     for (const SharedModel& m : m_models)
@@ -350,6 +402,13 @@ void AttentionView::restoreState(const nlohmann::json& state)
     const int repeat = sessionInt(state, "repeat_to", 0, 0, 2048, where);
     const QStringList checkpoints = sessionStringList(state, "checkpoints", where);
     const std::string model = sessionString(state, "model", "", where);
+    TextView shown = TextView::Weights;
+    try {
+        shown = textViewByName(sessionString(state, "show", "weights", where));
+    } catch (const InputError& e) {
+        throw InputError(where + ": " + e.what());
+    }
+    setShow(shown);
     setText(QString::fromStdString(text));
     m_layer->setMaximum(std::max(m_layer->maximum(), layer + 1));
     setLayer(layer);

@@ -58,6 +58,11 @@ public:
     void setText(const QString& text);
     void setLayer(int layer); // 0-based
     void setRepeatTo(int length);
+    // What the heatmap shows: attention weights, positional bias, or contextual positions (cope models only; for
+    // another model it falls back to the weights).
+    void setShow(TextView show);
+    TextView show() const;
+    bool canShowPositions() const; // the chosen model has contextual positions
     const AttentionResult& result() const { return m_result; }
     HeatmapWidget* heatmap() const { return m_heatmap; }
     std::function<void(const SharedModel&)> onModelLoaded; // shares checkpoints loaded here with other views
@@ -71,6 +76,8 @@ private:
     void loadModelFromDialog();
     void saveModelFromDialog(); // the chosen model
     std::vector<uint8_t> tokens() const;
+    void drawResult();                                // the heatmap and row entropies of m_result, as the chooser says
+    void updateShowChoices();                         // "contextual positions" enabled only for a model that has them
     int modelIndexForFile(const QString& file) const; // -1 when no model came from or went to `file`
     std::vector<SharedModel> m_models;
     QStringList m_sessionCheckpoints; // named by the last restoreState(), loaded by loadSessionCheckpoints()
@@ -80,6 +87,7 @@ private:
     QPlainTextEdit* m_text = nullptr;
     QSpinBox* m_layer = nullptr;
     QSpinBox* m_repeat = nullptr;
+    QComboBox* m_show = nullptr; // weights | bias | positions (core's TextView order)
     QLabel* m_info = nullptr;
     QStackedWidget* m_pages = nullptr; // the prompt (no model yet) or the attention
     ModelPrompt* m_prompt = nullptr;

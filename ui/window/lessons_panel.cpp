@@ -96,7 +96,7 @@ LessonStateSession lessonStateSession(const LessonState& s)
                          {"measure", s.measure}};
         break;
     case LessonView::Attention:
-        out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}};
+        out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}, {"show", s.show}};
         if (s.layer)
             out.viewState["layer"] = *s.layer;
         break;

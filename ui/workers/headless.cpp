@@ -118,14 +118,14 @@ void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& 
     writeCurves(entropyFigure(result, head, measure), options, path);
 }
 
-void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+void writeAttentionPicture(const AttentionRequest& request, int head, TextView show, const QString& colorMap,
                            const ImageOptions& options, const QString& path)
 {
     imageFormatForPath(path);
     const AttentionResult result = computeAttention(request);
     if (!result.error.isEmpty())
         fail(result.error);
-    HeatmapFigure figure = attentionFigure(result, head, colorMap);
+    HeatmapFigure figure = attentionFigure(result, head, colorMap, show);
     figure.dark = options.dark;
     HeatmapPainter heatmap;
     heatmap.setFigure(std::move(figure));

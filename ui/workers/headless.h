@@ -32,7 +32,9 @@ void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure
 // Entropy vs length with the q and k of `model`'s `layer` on its sample text (computeModelEntropy), head `head`.
 void writeModelEntropyPicture(const SharedModel& model, const std::vector<int>& lengths, int layer, int head,
                               EntropyMeasure measure, const ImageOptions& options, const QString& path);
-void writeAttentionPicture(const AttentionRequest& request, int head, const QString& colorMap,
+// `show`: the attention weights, the positional bias or (cope) the contextual positions of the text, above the row
+// entropies.
+void writeAttentionPicture(const AttentionRequest& request, int head, TextView show, const QString& colorMap,
                            const ImageOptions& options, const QString& path);
 // The "Your model" tab's picture: page "attention" (layer, head; -1: the last layer), "entropy" or "sinks" of the
 // model in `folder` on `text` (its tokens repeated to `repeatTo` when > 0). With no folder, a picture that says a

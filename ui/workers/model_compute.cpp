@@ -158,6 +158,20 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
             result.probabilities.push_back(std::move(mat));
             result.rowEntropy.emplace_back(forward.rowEntropy.begin() + static_cast<size_t>(h) * n,
                                            forward.rowEntropy.begin() + static_cast<size_t>(h + 1) * n);
+            // The bias and positions of the same forward (q and k of this text are still the model's).
+            const TextPositions view = positionsOfLastForward(model, n, request.layer, h);
+            auto toMatrix = [n](const Eigen::MatrixXf& values) {
+                auto matrix = std::make_shared<Matrix>();
+                matrix->rows = matrix->cols = n;
+                matrix->values.resize(static_cast<size_t>(n) * n);
+                for (int m = 0; m < n; ++m)
+                    for (int j = 0; j < n; ++j)
+                        matrix->values[static_cast<size_t>(m) * n + j] = values(m, j);
+                return matrix;
+            };
+            result.biases.push_back(toMatrix(view.bias));
+            if (view.positions.size() > 0)
+                result.positions.push_back(toMatrix(view.positions));
         }
         control.report(3, 3);
     } catch (const std::exception& e) {
@@ -179,7 +193,7 @@ QString byteLabel(uint8_t byte)
     return QStringLiteral("%1").arg(byte, 2, 16, QLatin1Char('0'));
 }
 
-HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap)
+HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap, TextView show)
 {
     HeatmapFigure figure;
     const int h = std::clamp(head, 0, std::max(0, result.heads - 1));
@@ -201,9 +215,18 @@ HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QSt
                     FigureText::tr("training context %1")
                         .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0)}
             .join(QStringLiteral(" · "));
-    panel.valueLabel = FigureText::tr("attention probability");
-    if (h < static_cast<int>(result.probabilities.size()))
-        panel.matrix = result.probabilities[h];
+    const std::vector<MatrixPtr>& shown = show == TextView::Bias        ? result.biases
+                                          : show == TextView::Positions ? result.positions
+                                                                        : result.probabilities;
+    panel.valueLabel = show == TextView::Bias        ? FigureText::tr("positional bias added to the logit")
+                       : show == TextView::Positions ? FigureText::tr("contextual position p(m, n)")
+                                                     : FigureText::tr("attention probability");
+    if (show == TextView::Bias)
+        figure.title = FigureText::tr("Positional bias on text: %1").arg(result.request.model.name);
+    else if (show == TextView::Positions)
+        figure.title = FigureText::tr("Contextual positions on text: %1").arg(result.request.model.name);
+    if (h < static_cast<int>(shown.size()))
+        panel.matrix = shown[h];
     figure.panels.push_back(std::move(panel));
     return figure;
 }

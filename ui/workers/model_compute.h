@@ -9,6 +9,7 @@
 #include "runs/evaluation.h"
 #include "runs/method_comparison.h"
 #include "model/model.h"
+#include "model/positions_on_text.h"
 #include "model/presets.h"
 #include "runs/sweep.h"
 #include "runs/training.h"
@@ -63,11 +64,18 @@ struct AttentionResult {
     int length = 0;
     std::vector<MatrixPtr> probabilities;        // (H) of (N, N), keys the query cannot see are -inf
     std::vector<std::vector<double>> rowEntropy; // (H) of (N), nats
+    std::vector<MatrixPtr> biases;    // (H) of (N, N): the positional bias on this text (core's positionsOnText)
+    std::vector<MatrixPtr> positions; // (H) of (N, N): cope's contextual positions; empty for other schemes
+    // Whether `view` has something to draw for this result (positions: only with contextual positions).
+    bool canShow(TextView view) const { return view != TextView::Positions || !positions.empty(); }
 };
 AttentionResult computeAttention(const AttentionRequest& request, const JobControl& control = {});
 // How a byte is written on an axis: printable ASCII as is, space ␣, newline ↵, others as hex.
 QString byteLabel(uint8_t byte);
-HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap);
+// The heatmap of head `head`: its attention weights, positional bias or contextual positions (`show`; positions
+// the result cannot show draw an empty panel).
+HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap,
+                              TextView show = TextView::Weights);
 CurveFigure rowEntropyFigure(const AttentionResult& result, int head);
 
 // Entropy vs length with q and k from a trained model's `layer` reading its sample text; one series, the model's
