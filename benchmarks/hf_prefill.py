@@ -231,7 +231,7 @@ def precision_rounds(a):
                         "%.1f per CPU-second); peak RSS %.0f MiB (weights %.0f MiB)"
                         % (r, name, p, row["ms"], row["cpu_ms"], row["gflops"], row["gflops_cpu"], row["peak"],
                            row["peak_cpu"], row["rss"], row["weights"]))
-                if a.perplexity:
+                if a.perplexity and (not a.perplexity_rounds or r < a.perplexity_rounds):
                     q = cli_json("bench", "model", folder, "--perplexity", a.perplexity, "--threads", a.threads,
                                  "--precision", p, "--json")
                     row.update(ppl_s=q["total_seconds"], ppl_cpu_s=q["cpu_seconds"],
@@ -249,9 +249,12 @@ def precision_rounds(a):
                 "(%.0f%% of the FP32 peak per CPU-second %.1f); peak RSS %.0f MiB, weights %.0f MiB; load %.1f"
                 % (name, p, len(rs), med("ms"), med("cpu_ms"), med("gflops_cpu"), 100 * med("gflops_cpu") /
                    med("peak_cpu"), med("peak_cpu"), med("rss"), med("weights"), med("load")))
-        if "ppl_s" in rs[0]:
-            text += "; perplexity %.1f s (CPU %.1f s), peak RSS %.0f MiB" % (med("ppl_s"), med("ppl_cpu_s"),
-                                                                          med("ppl_rss"))
+        ppl = [x for x in rs if "ppl_s" in x]
+        if ppl:
+            def pmed(key):
+                return float(np.median([x[key] for x in ppl]))
+            text += "; perplexity over %d rounds %.1f s (CPU %.1f s), peak RSS %.0f MiB" % (
+                len(ppl), pmed("ppl_s"), pmed("ppl_cpu_s"), pmed("ppl_rss"))
         print(text, flush=True)
 
 
@@ -267,6 +270,8 @@ def main():
     ap.add_argument("--perplexity", type=int, default=0,
                     help="after the rounds, time PositionLab's perplexity pass over N tokens at 512..4096")
     ap.add_argument("--precisions", help="e.g. f32,bf16: PositionLab in each precision per round, no PyTorch")
+    ap.add_argument("--perplexity-rounds", type=int, default=0,
+                    help="with --precisions: the perplexity pass in the first N rounds only (default every round)")
     ap.add_argument("--tolerance", nargs="+", default=[], help="bf16 against f32 logits of these folders")
     a = ap.parse_args()
     if a.tolerance:

@@ -677,7 +677,8 @@ void TestHf::lossesInRowBlocksMatchLogits_data()
 {
     QTest::addColumn<QString>("folder");
     QTest::addColumn<int>("blockRows");
-    for (const char* f : {"qwen2", "gpt2", "bloom", "llama_llama3_bf16", "smollm3"})
+    const char* folders[] = {"qwen2", "gpt2", "bloom", "llama_llama3_bf16", "smollm3"};
+    for (const char* f : folders)
         for (int rows : {1, 5, kHfLossRows})
             QTest::addRow("%s, %d rows a block", f, rows) << f << rows;
 }
@@ -704,8 +705,10 @@ void TestHf::lossesInRowBlocksMatchLogits()
 void TestHf::bf16WithinStatedTolerance_data()
 {
     QTest::addColumn<QString>("folder");
-    for (const char* f : {"gpt2", "bloom", "gpt_neox", "llama_llama3_bf16", "llama_longrope", "llama_yarn_v5_shards",
-                          "mistral_linear", "qwen2", "qwen3", "smollm3"})
+    const char* folders[] = {
+        "gpt2",  "bloom", "gpt_neox", "llama_llama3_bf16", "llama_longrope", "llama_yarn_v5_shards", "mistral_linear",
+        "qwen2", "qwen3", "smollm3"};
+    for (const char* f : folders)
         QTest::addRow("%s", f) << f;
 }
 
