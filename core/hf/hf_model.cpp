@@ -129,8 +129,12 @@ struct Loader {
             out.b = vector(name + ".bias", n);
         return out;
     }
+    // Under BFloat16 a tensor stored as BF16 is read in place from the mapping (HfModel keeps it open): no copy.
     HfWeightMatrix weight(const std::string& name, int64_t rows, int64_t cols) const
     {
+        if (precision == HfPrecision::BFloat16)
+            if (const uint16_t* mapped = w.mappedBf16(name, {rows, cols}))
+                return HfWeightMatrix(mapped, rows, cols);
         return HfWeightMatrix(matrix(name, rows, cols), precision);
     }
     Linear linear(const std::string& name, int64_t out, int64_t in, bool withBias) const
@@ -212,7 +216,8 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
                           std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) +
                           " M parameters, loaded with " +
                           (precision == HfPrecision::BFloat16 ? "BF16 weights)" : "float32 weights)"));
-    const HfWeights weights(folder);
+    m_weights = std::make_unique<HfWeights>(folder);
+    const HfWeights& weights = *m_weights;
     const Loader load{weights, c, precision};
     const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
     for (int i = 0; i < c.layers; ++i)
@@ -312,6 +317,8 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
     }
     }
     m_parameters = c.parameterCount();
+    if (precision == HfPrecision::Float32)
+        m_weights.reset(); // every tensor was converted: the mapping is no longer read
 }
 
 const HfWeightMatrix& HfModel::head() const

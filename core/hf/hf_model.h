@@ -39,12 +39,14 @@ struct HfLayerAttention {
 // Called after each layer's attention; false stops the forward there.
 using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
 
+class HfWeights;
+
 class HfModel {
 public:
     // Reads config.json, checks that the CPU runs `precision` natively (checkHfPrecisionSupported) and the memory
     // estimate against what the machine has available (InputError naming both sizes), then maps the weights and
     // converts every tensor the family needs (product weights to `precision`, the rest to float32), checking names
-    // and shapes.
+    // and shapes. Under BF16 the product weights stored as BF16 are read in place from the mapping, which stays open.
     explicit HfModel(const std::string& folder, HfPrecision precision = HfPrecision::Float32);
     ~HfModel();
     HfModel(const HfModel&) = delete;
@@ -80,6 +82,7 @@ private:
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
     HfConfig m_config;
     HfPrecision m_precision = HfPrecision::Float32;
+    std::unique_ptr<HfWeights> m_weights; // the mapped checkpoint, kept under BF16 for the weights read in place
     double m_parameters = 0;
     HfWeightMatrix m_embed; // (vocab, hidden)
     HfMatrix m_positions;   // gpt2's wpe (context, hidden), float32

@@ -100,13 +100,18 @@ HfWeightMatrix::HfWeightMatrix(HfMatrix w, HfPrecision precision)
         m_bf16[static_cast<size_t>(i)] = floatToBf16(in[i]);
 }
 
+HfWeightMatrix::HfWeightMatrix(const uint16_t* mapped, Eigen::Index rows, Eigen::Index cols)
+    : m_precision(HfPrecision::BFloat16), m_rows(rows), m_cols(cols), m_mapped(mapped)
+{
+}
+
 void HfWeightMatrix::row(Eigen::Index r, float* out) const
 {
     if (m_precision == HfPrecision::Float32) {
         std::copy_n(m_floats.row(r).data(), m_cols, out);
         return;
     }
-    const uint16_t* in = m_bf16.data() + static_cast<size_t>(r) * m_cols;
+    const uint16_t* in = bf16() + static_cast<size_t>(r) * m_cols;
     for (Eigen::Index c = 0; c < m_cols; ++c)
         out[c] = bf16ToFloat(in[c]);
 }
@@ -139,7 +144,7 @@ void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf&
     const dnnl::matmul product(dnnl::matmul::primitive_desc(desc, engine));
     dnnl::stream stream(engine);
     void* srcData = bf16 ? const_cast<uint16_t*>(toBf16(x)) : static_cast<void*>(const_cast<float*>(x.data()));
-    void* weightData = bf16 ? static_cast<void*>(const_cast<uint16_t*>(w.bf16().data()))
+    void* weightData = bf16 ? static_cast<void*>(const_cast<uint16_t*>(w.bf16()))
                             : static_cast<void*>(const_cast<float*>(w.floats().data()));
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine, srcData)},
                                          {DNNL_ARG_WEIGHTS, memory(weights, engine, weightData)},

@@ -33,13 +33,16 @@ public:
     HfWeightMatrix() = default;
     // Takes `w` (float32); under BFloat16 rounds it to BF16 (exact for weights stored as BF16) and frees the floats.
     HfWeightMatrix(HfMatrix w, HfPrecision precision);
+    // BF16 weights (rows, cols) read in place from `mapped` (a checkpoint's mapping, which must outlive this).
+    HfWeightMatrix(const uint16_t* mapped, Eigen::Index rows, Eigen::Index cols);
 
     Eigen::Index rows() const { return m_rows; }
     Eigen::Index cols() const { return m_cols; }
     bool empty() const { return m_rows == 0; }
     HfPrecision precision() const { return m_precision; }
-    const HfMatrix& floats() const { return m_floats; }          // under Float32
-    const std::vector<uint16_t>& bf16() const { return m_bf16; } // under BFloat16, row-major (out, in)
+    const HfMatrix& floats() const { return m_floats; } // under Float32
+    // Under BFloat16: rows x cols BF16 bits, row-major (out, in), owned or in a mapping.
+    const uint16_t* bf16() const { return m_mapped ? m_mapped : m_bf16.data(); }
     // Row r as float32 into out[0..cols) (an embedding lookup).
     void row(Eigen::Index r, float* out) const;
 
@@ -48,6 +51,7 @@ private:
     Eigen::Index m_rows = 0, m_cols = 0;
     HfMatrix m_floats;
     std::vector<uint16_t> m_bf16;
+    const uint16_t* m_mapped = nullptr;
 };
 
 // float32 -> BF16 bits, rounding to nearest even (NaN stays NaN).
