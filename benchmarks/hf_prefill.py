@@ -7,6 +7,15 @@ threads), alternated in one run, with `bench peak` measured in the same run; the
     /usr/bin/python3 benchmarks/hf_prefill.py --run /tmp/hf-shapes/smollm2-135m /tmp/hf-shapes/qwen2.5-0.5b \
         --length 2048 --threads 2 --rounds 5 --perplexity 8192
 
+BF16 products against float32 (README, "BF16 products"), PositionLab alone, rounds alternated, `bench peak` in each:
+
+    /usr/bin/python3 benchmarks/hf_prefill.py --precisions f32,bf16 --run /tmp/hf-shapes/smollm2-135m \
+        /tmp/hf-shapes/qwen2.5-0.5b --rounds 3 --perplexity 8192
+    /usr/bin/python3 benchmarks/hf_prefill.py --tolerance /tmp/hf-shapes/smollm2-135m --length 512
+
+--tolerance DIR... measures bf16 against f32 logits on the same ids (DIR/ids.json when present, else `bench model`'s
+ids): max |bf16 - f32| / max |f32|, and the perplexity of the ids' next tokens under both.
+
 Each round runs, for each folder in turn: PositionLab, PyTorch, `bench peak`. The summary gives the median and the
 highest round (p90 once there are 10 rounds) of every figure, with the load average seen at each round.
 `--make DIR --shape S` writes one folder. PyTorch's BLAS is reported (OpenBLAS's core name); when OpenBLAS picked its
@@ -51,7 +60,8 @@ SHAPES = {
                          num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
                          rope_theta=1000000.0, tie_word_embeddings=True, model_type="qwen2"),
 }
-CLI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin", "positionlab-cli")
+CLI = os.environ.get("POSITIONLAB_CLI") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                                                       "bin", "positionlab-cli")
 
 
 class Discard(dict):
@@ -167,6 +177,87 @@ def cpu_name():
     return "unknown CPU"
 
 
+def bench_ids(folder, length):
+    path = os.path.join(folder, "ids.json")
+    if os.path.exists(path):
+        return json.load(open(path))
+    vocab = json.load(open(os.path.join(folder, "config.json")))["vocab_size"]
+    return [(1000003 * i + 7) % vocab for i in range(length)]
+
+
+def tolerance(folder, length, threads):
+    """bf16 against f32 logits on one id sequence: the relative max error and both perplexities."""
+    import tempfile
+    ids = bench_ids(folder, length)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in ("f32", "bf16"):
+            path = os.path.join(tmp, p + ".npy")
+            subprocess.check_call([CLI, "logits", folder, "--ids", ",".join(map(str, ids)), "-o", path,
+                                   "--precision", p, "--threads", str(threads)], stderr=subprocess.DEVNULL)
+            out[p] = np.load(path).astype(np.float64)
+    f, b = out["f32"], out["bf16"]
+    rel = np.abs(b - f).max() / np.abs(f).max()
+
+    def ppl(logits):
+        z = logits[:-1]
+        top = z.max(1, keepdims=True)
+        lse = top[:, 0] + np.log(np.exp(z - top).sum(1))
+        return float(np.exp(np.mean(lse - z[np.arange(len(ids) - 1), ids[1:]])))
+    pf, pb = ppl(f), ppl(b)
+    print("tolerance %s (T = %d, vocab %d): max |bf16 - f32| / max |f32| = %.4g (max |f32| %.3g); perplexity f32 "
+          "%.6g, bf16 %.6g, relative difference %.3g" % (folder, len(ids), f.shape[1], rel, np.abs(f).max(), pf, pb,
+                                                         (pb - pf) / pf), flush=True)
+
+
+def precision_rounds(a):
+    """PositionLab's prefill (and perplexity pass) in each precision, alternated round by round, `bench peak` in each
+    round; medians of wall time and of CPU time, the load, peak RSS against the weights."""
+    precisions = a.precisions.split(",")
+    print("CPU: %s; %d threads; T = %d; precisions %s" % (cpu_name(), a.threads, a.length, precisions), flush=True)
+    rows = {}
+    for r in range(a.rounds):
+        for folder in a.run:
+            name = os.path.basename(folder.rstrip("/"))
+            for p in precisions:
+                ours = cli_json("bench", "model", folder, "--length", a.length, "--threads", a.threads, "--repeat", 1,
+                                "--precision", p, "--json")
+                peak = cli_json("bench", "peak", "--threads", a.threads, "--json")
+                row = dict(ms=ours["ms"], cpu_ms=ours["cpu_ms"], gflops=ours["gflops"],
+                           gflops_cpu=ours["flops"] / ours["cpu_ms"] * 1e-6, peak=peak["gflops"],
+                           peak_cpu=peak["gflops_per_cpu_second"], rss=ours["peak_rss_bytes"] / 2 ** 20,
+                           weights=ours["weights_bytes"] / 2 ** 20, load=os.getloadavg()[0])
+                line = ("round %d %s %s: prefill %.0f ms (CPU %.0f ms, %.1f GFLOP/s, %.1f per CPU-second; peak %.1f, "
+                        "%.1f per CPU-second); peak RSS %.0f MiB (weights %.0f MiB)"
+                        % (r, name, p, row["ms"], row["cpu_ms"], row["gflops"], row["gflops_cpu"], row["peak"],
+                           row["peak_cpu"], row["rss"], row["weights"]))
+                if a.perplexity and (not a.perplexity_rounds or r < a.perplexity_rounds):
+                    q = cli_json("bench", "model", folder, "--perplexity", a.perplexity, "--threads", a.threads,
+                                 "--precision", p, "--json")
+                    row.update(ppl_s=q["total_seconds"], ppl_cpu_s=q["cpu_seconds"],
+                               ppl_rss=q["peak_rss_bytes"] / 2 ** 20, ppl_loss=q["mean_loss"])
+                    line += "; perplexity over %d tokens %.1f s (CPU %.1f s; per length %s), peak RSS %.0f MiB" % (
+                        a.perplexity, q["total_seconds"], q["cpu_seconds"],
+                        ", ".join("%.1f" % x for x in q["seconds"]), row["ppl_rss"])
+                row["load"] = max(row["load"], os.getloadavg()[0])
+                rows.setdefault((name, p), []).append(row)
+                print(line + "; load %.1f" % row["load"], flush=True)
+    for (name, p), rs in rows.items():
+        def med(key):
+            return float(np.median([x[key] for x in rs]))
+        text = ("summary %s %s over %d rounds (medians): prefill %.0f ms, CPU %.0f ms, %.1f GFLOP/s per CPU-second "
+                "(%.0f%% of the FP32 peak per CPU-second %.1f); peak RSS %.0f MiB, weights %.0f MiB; load %.1f"
+                % (name, p, len(rs), med("ms"), med("cpu_ms"), med("gflops_cpu"), 100 * med("gflops_cpu") /
+                   med("peak_cpu"), med("peak_cpu"), med("rss"), med("weights"), med("load")))
+        ppl = [x for x in rs if "ppl_s" in x]
+        if ppl:
+            def pmed(key):
+                return float(np.median([x[key] for x in ppl]))
+            text += "; perplexity over %d rounds %.1f s (CPU %.1f s), peak RSS %.0f MiB" % (
+                len(ppl), pmed("ppl_s"), pmed("ppl_cpu_s"), pmed("ppl_rss"))
+        print(text, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--make")
@@ -178,7 +269,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--perplexity", type=int, default=0,
                     help="after the rounds, time PositionLab's perplexity pass over N tokens at 512..4096")
+    ap.add_argument("--precisions", help="e.g. f32,bf16: PositionLab in each precision per round, no PyTorch")
+    ap.add_argument("--perplexity-rounds", type=int, default=0,
+                    help="with --precisions: the perplexity pass in the first N rounds only (default every round)")
+    ap.add_argument("--tolerance", nargs="+", default=[], help="bf16 against f32 logits of these folders")
     a = ap.parse_args()
+    if a.tolerance:
+        for folder in a.tolerance:
+            tolerance(folder, a.length, a.threads)
+        return
+    if a.precisions and a.run:
+        precision_rounds(a)
+        return
     if a.make:
         make(a.make, a.shape)
     if a.make_all:
@@ -204,7 +306,7 @@ def main():
                        peak_share=ours["gflops"] / peak["gflops"],
                        cpu_peak_share=flops / ours["cpu_ms"] * 1e-6 / peak["gflops_per_cpu_second"],
                        load=os.getloadavg()[0], rss=ours["peak_rss_bytes"] / 2 ** 20,
-                       weights=ours["weights_float32_bytes"] / 2 ** 20)
+                       weights=ours["weights_bytes"] / 2 ** 20)
             rows[folder].append(row)
             print("round %d %s: PositionLab %.0f ms (%.1f GFLOP/s, %.0f%% of peak %.0f), PyTorch %.0f ms "
                   "(%.1f GFLOP/s), ratio %.2fx; CPU time: PositionLab %.0f ms (%.0f%% of the peak per CPU-second "

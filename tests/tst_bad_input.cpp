@@ -940,6 +940,20 @@ void TestBadInput::cli_data()
     // A directory is read as a Hugging Face model folder (issue 19): one without config.json is refused naming it.
     row("eval directory", {"eval", "@DIR@"}, 2, "has no config.json");
     row("eval no checkpoint", {"eval"}, 2, "eval: expected 1 argument(s), got 0");
+    // --precision of the verbs that run a model folder (core's HfPrecision names); a lab checkpoint has none.
+    const QString qwen2 = QStringLiteral(POSITIONLAB_TEST_DATA) + "/hf/qwen2";
+    const QString allowedPrecisions = "allowed: f32 (float32 products, the default) or bf16";
+    row("logits precision f16", {"logits", qwen2, "--ids", "1", "-o", "@DIR@/x.npy", "--precision", "f16"}, 2,
+        "--precision: precision 'f16' is not allowed; " + allowedPrecisions);
+    row("eval folder precision fp32", {"eval", qwen2, "--precision", "fp32"}, 2,
+        "--precision: precision 'fp32' is not allowed; " + allowedPrecisions);
+    row("bench model precision BF16", {"bench", "model", qwen2, "--precision", "BF16"}, 2,
+        "--precision: precision 'BF16' is not allowed; " + allowedPrecisions);
+    row("inspect precision half", {"inspect", qwen2, "--precision", "half"}, 2,
+        "--precision: precision 'half' is not allowed; " + allowedPrecisions);
+    row("eval checkpoint precision", eval({"--precision", "bf16"}), 2,
+        "--precision: @DIR@/m.safetensors is a lab checkpoint, which always computes in float32",
+        withModel(m_checkpoint));
     row("eval lengths 0", eval({"--lengths", "8,0"}), 2, "lengths = 0 is out of range", withModel(m_checkpoint));
     // Tasks (issue 21): the parameter, its value and what is allowed.
     auto evalTask = [](QStringList extra) { return QStringList{"eval", "@DIR@/m.safetensors"} + extra; };

@@ -1,5 +1,6 @@
 // Hugging Face model folders: logits of every family against tests/data/hf's references, and every bad input refused.
 #include "attention/attention.h"
+#include "attention/rotary_cache.h"
 #include "base/errors.h"
 #include "base/npy.h"
 #include "cli_runner.h"
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 using namespace plab;
 namespace fs = std::filesystem;
@@ -67,6 +69,12 @@ private slots:
     void cliEvalMatchesLogits();
     void cliFrequenciesOfFolder_data();
     void cliFrequenciesOfFolder();
+    void lossesInRowBlocksMatchLogits_data();
+    void lossesInRowBlocksMatchLogits();
+    void bf16WithinStatedTolerance_data();
+    void bf16WithinStatedTolerance();
+    void rotaryTablesSharedAcrossCalls_data();
+    void rotaryTablesSharedAcrossCalls();
 };
 
 void TestHf::logitsMatchReference_data()
@@ -650,6 +658,136 @@ void TestHf::cliFrequenciesOfFolder()
     for (int i = 0; i < factors.size(); ++i) {
         QVERIFY(std::abs(theta[i] - std::pow(10000.0, -2.0 * i / 8)) <= 1e-12);
         QVERIFY(std::abs(scaled[i] - theta[i] / factors[i]) <= 1e-12 * theta[i]);
+    }
+}
+
+// Next-token losses in nats of `ids` under logits (T, vocab): log-sum-exp in double minus the target's logit.
+static std::vector<double> lossesFromLogits(const HfMatrix& logits, const std::vector<int>& ids)
+{
+    std::vector<double> losses;
+    for (size_t t = 0; t + 1 < ids.size(); ++t) {
+        const auto row = logits.row(static_cast<Eigen::Index>(t)).cast<double>();
+        const double top = row.maxCoeff();
+        losses.push_back(top + std::log((row.array() - top).exp().sum()) - row[ids[t + 1]]);
+    }
+    return losses;
+}
+
+void TestHf::lossesInRowBlocksMatchLogits_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<int>("blockRows");
+    const char* folders[] = {"qwen2", "gpt2", "bloom", "llama_llama3_bf16", "smollm3"};
+    for (const char* f : folders)
+        for (int rows : {1, 5, kHfLossRows})
+            QTest::addRow("%s, %d rows a block", f, rows) << f << rows;
+}
+
+// The perplexity pass's losses, its head applied a block of rows at a time (23 targets: blocks of 5 leave 3), are the
+// losses of the whole window's logits.
+void TestHf::lossesInRowBlocksMatchLogits()
+{
+    QFETCH(QString, folder);
+    QFETCH(int, blockRows);
+    const std::string dir = hfData(folder.toUtf8().constData());
+    const HfModel model(dir);
+    const std::vector<int> ids = idsOf(dir);
+    const SchemeSpec positions = hfPositionSpec(model.config());
+    const std::vector<double> expected = lossesFromLogits(model.logits(ids, positions), ids);
+    const std::vector<int> next(ids.begin() + 1, ids.end());
+    const std::vector<double> ours = model.nextTokenLosses(ids, next, positions, blockRows);
+    QCOMPARE(ours.size(), expected.size());
+    for (size_t t = 0; t < ours.size(); ++t)
+        QVERIFY2(std::abs(ours[t] - expected[t]) <= 1e-5 * std::max(1.0, expected[t]),
+                 qPrintable(QStringLiteral("row %1: %2 against %3").arg(t).arg(ours[t]).arg(expected[t])));
+}
+
+void TestHf::bf16WithinStatedTolerance_data()
+{
+    QTest::addColumn<QString>("folder");
+    const char* folders[] = {
+        "gpt2",  "bloom", "gpt_neox", "llama_llama3_bf16", "llama_longrope", "llama_yarn_v5_shards", "mistral_linear",
+        "qwen2", "qwen3", "smollm3"};
+    for (const char* f : folders)
+        QTest::addRow("%s", f) << f;
+}
+
+// BF16 products against float32 on the tiny folders: README's stated tolerance, max |bf16 - f32| <= 3 % of max |f32|
+// and the mean next-token loss of the ids within 0.05 nats (measured: at most 2.1 % and 0.030 nats, on the tiny
+// random models whose logits reach 31). A product in the wrong layout or on the wrong rows would be off by the logits'
+// own size; identical logits would mean the BF16 path never ran. Half the weight bytes.
+void TestHf::bf16WithinStatedTolerance()
+{
+    QFETCH(QString, folder);
+    try {
+        checkHfPrecisionSupported(HfPrecision::BFloat16);
+    } catch (const InputError& e) {
+        QSKIP(e.what());
+    }
+    const std::string dir = hfData(folder.toUtf8().constData());
+    const HfModel f32(dir), bf16(dir, HfPrecision::BFloat16);
+    QCOMPARE(bf16.precision(), HfPrecision::BFloat16);
+    QCOMPARE(bf16.weightBytes() * 2, f32.weightBytes());
+    const std::vector<int> ids = idsOf(dir);
+    const SchemeSpec positions = hfPositionSpec(f32.config());
+    const HfMatrix exact = f32.logits(ids, positions), rounded = bf16.logits(ids, positions);
+    const double largest = exact.cwiseAbs().maxCoeff();
+    const double worst = (rounded - exact).cwiseAbs().maxCoeff();
+    QVERIFY2(worst > 0, "bf16 logits equal float32's: the BF16 products did not run");
+    QVERIFY2(worst <= 0.03 * largest,
+             qPrintable(QStringLiteral("max |bf16 - f32| = %1 > 3 % of max |f32| %2").arg(worst).arg(largest)));
+    const std::vector<double> lossExact = lossesFromLogits(exact, ids), lossRounded = lossesFromLogits(rounded, ids);
+    const double meanExact = std::accumulate(lossExact.begin(), lossExact.end(), 0.0) / lossExact.size();
+    const double meanRounded = std::accumulate(lossRounded.begin(), lossRounded.end(), 0.0) / lossRounded.size();
+    QVERIFY2(std::abs(meanRounded - meanExact) <= 0.05,
+             qPrintable(QStringLiteral("mean loss %1 nats (bf16) against %2 (f32)").arg(meanRounded).arg(meanExact)));
+    // The blocked losses run the same BF16 head.
+    const std::vector<int> next(ids.begin() + 1, ids.end());
+    const std::vector<double> blocked = bf16.nextTokenLosses(ids, next, positions, 5);
+    for (size_t t = 0; t < blocked.size(); ++t)
+        QVERIFY(std::abs(blocked[t] - lossRounded[t]) <= 1e-5 * std::max(1.0, lossRounded[t]));
+}
+
+void TestHf::rotaryTablesSharedAcrossCalls_data()
+{
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<QStringList>("settings");
+    QTest::addRow("config's own") << "" << QStringList{};
+    QTest::addRow("yarn") << "yarn" << QStringList{"factor=4"};
+    QTest::addRow("rerope (two passes)") << "rerope" << QStringList{"window=6"};
+    QTest::addRow("self-extend (remapped positions)") << "self-extend" << QStringList{"window=5", "group=3"};
+}
+
+// A forward's layers share one rotary table (RotaryTableCache): every call, the first that builds it and the later
+// that reuse it, gives the kernel's own results bit for bit, on qwen2's GQA and rotate_half dims.
+void TestHf::rotaryTablesSharedAcrossCalls()
+{
+    QFETCH(QString, scaling);
+    QFETCH(QStringList, settings);
+    const HfConfig config = readHfConfig(hfData("qwen2"));
+    std::vector<std::string> set;
+    for (const QString& s : settings)
+        set.push_back(s.toStdString());
+    const int T = 40, H = config.heads, K = config.kvHeads, D = config.headDim;
+    const PositionBias bias(hfPositionSpec(config, scaling.toStdString(), set), T);
+    AttentionDims dims{1, H, T, D};
+    dims.kvHeads = K;
+    dims.pairing = RotaryPairing::RotateHalf;
+    dims.rotaryDims = config.rotaryDim;
+    std::vector<float> q(static_cast<size_t>(H) * T * D), k(static_cast<size_t>(K) * T * D), v(k.size());
+    for (size_t i = 0; i < q.size(); ++i)
+        q[i] = static_cast<float>(std::sin(0.37 * i));
+    for (size_t i = 0; i < k.size(); ++i) {
+        k[i] = static_cast<float>(std::cos(0.23 * i));
+        v[i] = static_cast<float>(std::sin(0.11 * i + 1));
+    }
+    AttentionForward own, shared;
+    attentionForward(bias, dims, q.data(), k.data(), v.data(), own, {});
+    RotaryTableCache cache;
+    for (int call = 0; call < 3; ++call) {
+        attentionForward(bias, dims, q.data(), k.data(), v.data(), shared, {}, cache);
+        QVERIFY2(shared.out == own.out, qPrintable(QStringLiteral("call %1: outputs differ").arg(call)));
+        QVERIFY(shared.logSumExp == own.logSumExp);
     }
 }
 

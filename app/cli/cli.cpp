@@ -566,6 +566,23 @@ std::vector<OptionDef> checkpointOptions(const std::string& help)
             corpusOption("with --checkpoint", "its validation part is read")};
 }
 
+OptionDef precisionOption()
+{
+    return {"precision", OptionKind::Value,
+            "a model folder's matrix products: f32 (default) or bf16 (BF16 weights and product inputs, float32 "
+            "accumulation: about twice as fast, logits within the README's stated tolerance; needs avx512_bf16)",
+            "f32|bf16"};
+}
+
+HfPrecision precisionFromArgs(const ParsedArgs& args)
+{
+    try {
+        return hfPrecisionFromName(args.text("precision", "f32"));
+    } catch (const InputError& e) {
+        throw InputError(std::string("--precision: ") + e.what());
+    }
+}
+
 OptionDef corpusOption(const std::string& when, const std::string& note)
 {
     return {"corpus", OptionKind::Value,

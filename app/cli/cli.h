@@ -5,6 +5,7 @@
 #include "lessons/lessons.h"
 #include "base/errors.h"
 #include "base/matrix_output.h"
+#include "hf/hf_products.h"
 #include "runs/method_comparison.h"
 #include "schemes/schemes.h"
 #include "tasks/tasks.h"
@@ -170,6 +171,11 @@ OptionDef allowLongOption();
 // Refuses work estimated above core's limit (checkWorkEstimate) unless --allow-long is given; `howToProceed` lists
 // the options that make the job smaller.
 void checkWork(const ParsedArgs& args, double flops, const std::string& what, const std::string& howToProceed);
+
+// --precision f32|bf16 of the verbs that run a Hugging Face model folder (core's HfPrecision; default f32), and its
+// value (core's refusal, named as the option).
+OptionDef precisionOption();
+HfPrecision precisionFromArgs(const ParsedArgs& args);
 
 // --threads T (1..1024, default all cores) for the OpenMP verbs; returns the thread count in effect.
 int applyThreadsOption(const ParsedArgs& args);

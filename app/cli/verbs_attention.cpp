@@ -19,6 +19,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <numeric>
 #include <sstream>
 
 namespace plab::cli {
@@ -472,26 +473,9 @@ int runBenchPeak(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
-// The mean negative log-likelihood of each row's next token under logits (T, vocab): log-sum-exp in double minus the
-// target's logit. It stands for the work eval does per window until eval takes a model folder.
-double meanNextTokenLoss(const HfMatrix& logits, const std::vector<int>& ids)
-{
-    const Eigen::Index rows = logits.rows() - 1;
-    double total = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
-    for (Eigen::Index t = 0; t < rows; ++t) {
-        const auto row = logits.row(t);
-        const float top = row.maxCoeff();
-        double sum = 0;
-        for (Eigen::Index j = 0; j < row.size(); ++j)
-            sum += std::exp(static_cast<double>(row[j] - top));
-        total += top + std::log(sum) - row[ids[t + 1]];
-    }
-    return rows > 0 ? total / rows : 0.0;
-}
-
 // bench model --perplexity N: N tokens cut into windows of each --lengths value (the last one shorter), each window one
-// forward plus its next-token losses, as a perplexity-against-length curve computes them; seconds per length.
+// forward plus its next-token losses (HfModel::nextTokenLosses, what eval on a folder runs per window); seconds per
+// length.
 int runBenchModelPerplexity(const HfModel& model, const ParsedArgs& args, VerbContext& ctx, int threads)
 {
     const HfConfig& c = model.config();
@@ -511,7 +495,11 @@ int runBenchModelPerplexity(const HfModel& model, const ParsedArgs& args, VerbCo
         int windows = 0;
         for (int begin = 0; begin < tokens; begin += length, ++windows) {
             const std::vector<int> window(ids.begin() + begin, ids.begin() + std::min(tokens, begin + length));
-            lossSum += meanNextTokenLoss(model.logits(window, positions), window);
+            const std::vector<int> next(window.begin() + 1, window.end());
+            const std::vector<double> windowLosses = model.nextTokenLosses(window, next, positions);
+            lossSum += windowLosses.empty() ? 0.0
+                                            : std::accumulate(windowLosses.begin(), windowLosses.end(), 0.0) /
+                                                  static_cast<double>(windowLosses.size());
             flops += c.prefillFlops(static_cast<int>(window.size()));
         }
         seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -521,28 +509,35 @@ int runBenchModelPerplexity(const HfModel& model, const ParsedArgs& args, VerbCo
     const double cpu = (processCpuMs() - c0) * 1e-3;
     const long long peak = procStatusBytes("VmHWM:");
     if (args.has("json")) {
-        ctx.out
-            << nlohmann::json{{"model", c.folder},           {"model_type", c.modelType},
-                              {"perplexity_tokens", tokens}, {"lengths", lengths},
-                              {"threads", threads},          {"seconds", seconds},
-                              {"mean_loss", losses},         {"total_seconds", total},
-                              {"cpu_seconds", cpu},          {"gflops", flops / total * 1e-9},
-                              {"peak_rss_bytes", peak},      {"weights_float32_bytes", 4.0 * model.parameterCount()}}
-                   .dump()
-            << '\n';
+        ctx.out << nlohmann::json{{"model", c.folder},
+                                  {"model_type", c.modelType},
+                                  {"perplexity_tokens", tokens},
+                                  {"lengths", lengths},
+                                  {"threads", threads},
+                                  {"precision", hfPrecisionName(model.precision())},
+                                  {"seconds", seconds},
+                                  {"mean_loss", losses},
+                                  {"total_seconds", total},
+                                  {"cpu_seconds", cpu},
+                                  {"gflops", flops / total * 1e-9},
+                                  {"peak_rss_bytes", peak},
+                                  {"weights_bytes", model.weightBytes()}}
+                       .dump()
+                << '\n';
         return 0;
     }
     ctx.out << std::fixed << std::setprecision(2) << "model " << c.modelType << " perplexity over " << tokens
-            << " tokens threads=" << threads << ":";
+            << " tokens threads=" << threads << " precision=" << hfPrecisionName(model.precision()) << ":";
     for (size_t i = 0; i < lengths.size(); ++i)
         ctx.out << "  L=" << lengths[i] << " " << seconds[i] << " s (loss " << losses[i] << ")";
     ctx.out << "  total " << total << " s (CPU " << cpu << " s, " << flops / total * 1e-9 << " GFLOP/s)  peak RSS "
-            << peak / 1048576.0 << " MiB\n";
+            << peak / 1048576.0 << " MiB (weights " << model.weightBytes() / 1048576.0 << " MiB)\n";
     return 0;
 }
 
 // One prefill of a Hugging Face model folder, loading excluded: median ms, tokens/s, GFLOP/s (prefillFlops) and the
-// process's peak resident memory against the float32 weights. With --perplexity, runBenchModelPerplexity instead.
+// process's peak resident memory against the weights (in --precision's bytes). With --perplexity,
+// runBenchModelPerplexity instead.
 int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.positional.size() < 2)
@@ -551,7 +546,7 @@ int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
     Eigen::setNbThreads(threads);
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     const int length = static_cast<int>(args.integer("length", 2048, 1, kMaxLength));
-    const HfModel model(args.positional[1]);
+    const HfModel model(args.positional[1], precisionFromArgs(args));
     if (args.has("perplexity"))
         return runBenchModelPerplexity(model, args, ctx, threads);
     const HfConfig& c = model.config();
@@ -564,12 +559,13 @@ int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
     const double med = median(runs.wallMs);
     const double flops = c.prefillFlops(length);
     const long long peak = procStatusBytes("VmHWM:");
-    const double weightBytes = 4.0 * model.parameterCount();
+    const double weightBytes = model.weightBytes();
     if (args.has("json")) {
         ctx.out << nlohmann::json{{"model", c.folder},
                                   {"model_type", c.modelType},
                                   {"length", length},
                                   {"threads", threads},
+                                  {"precision", hfPrecisionName(model.precision())},
                                   {"repeat", repeat},
                                   {"ms", med},
                                   {"ms_runs", runs.wallMs},
@@ -578,14 +574,14 @@ int runBenchModel(const ParsedArgs& args, VerbContext& ctx)
                                   {"flops", flops},
                                   {"gflops", flops / med * 1e-6},
                                   {"peak_rss_bytes", peak},
-                                  {"weights_float32_bytes", weightBytes}}
+                                  {"weights_bytes", weightBytes}}
                        .dump()
                 << '\n';
     } else {
         ctx.out << std::fixed << std::setprecision(2) << "model " << c.modelType << " prefill T=" << length
-                << " threads=" << threads << ": median " << med << " ms  " << length / med * 1e3 << " tokens/s  "
-                << flops / med * 1e-6 << " GFLOP/s  peak RSS " << peak / 1048576.0 << " MiB (float32 weights "
-                << weightBytes / 1048576.0 << " MiB)\n";
+                << " threads=" << threads << " precision=" << hfPrecisionName(model.precision()) << ": median " << med
+                << " ms  " << length / med * 1e3 << " tokens/s  " << flops / med * 1e-6 << " GFLOP/s  peak RSS "
+                << peak / 1048576.0 << " MiB (weights " << weightBytes / 1048576.0 << " MiB)\n";
     }
     return 0;
 }
@@ -684,25 +680,27 @@ void registerAttentionVerbs()
         {"lengths", OptionKind::Value, "model --perplexity: window lengths (default 512,1024,2048,4096)", "L1,L2,..."},
         {"flops", OptionKind::Value, "gemm: pick n so the product does about this many flops", "F"},
         threadsOption(),
+        precisionOption(),
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};
-    registerVerb({"bench",
-                  "attention|gemm|peak|model",
-                  "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, the FP32 "
-                  "FMA peak, or one prefill of a Hugging Face model folder",
-                  benchOptions,
-                  1,
-                  2,
-                  runBench,
-                  {{"attention [SCHEME]",
-                    {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "ssmax",
-                     "sink-logit", "scaling", "backward", "peak", "threads", "repeat", "allow-long", "json"},
-                    "attention",
-                    {}},
-                   {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
-                   {"peak", {"threads", "repeat", "json"}, "peak", {}},
-                   {"model DIR", {"length", "perplexity", "lengths", "threads", "repeat", "json"}, "model", {}}}});
+    registerVerb(
+        {"bench",
+         "attention|gemm|peak|model",
+         "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, the FP32 "
+         "FMA peak, or one prefill of a Hugging Face model folder",
+         benchOptions,
+         1,
+         2,
+         runBench,
+         {{"attention [SCHEME]",
+           {"scheme", "length", "heads", "dim", "window", "bidirectional", "set", "context", "logn", "ssmax",
+            "sink-logit", "scaling", "backward", "peak", "threads", "repeat", "allow-long", "json"},
+           "attention",
+           {}},
+          {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
+          {"peak", {"threads", "repeat", "json"}, "peak", {}},
+          {"model DIR", {"length", "perplexity", "lengths", "threads", "precision", "repeat", "json"}, "model", {}}}});
 }
 
 } // namespace plab::cli

@@ -1,4 +1,5 @@
-// `positionlab-cli inspect` and `logits`: a Hugging Face model folder's summary card and its float32 logits.
+// `positionlab-cli inspect` and `logits`: a Hugging Face model folder's summary card and its float32 logits (products
+// in float32 or, with --precision bf16, BF16).
 #include "cli.h"
 
 #include "base/errors.h"
@@ -36,7 +37,8 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
 {
     const HfConfig c = readHfConfig(args.positional.at(0));
     const SchemeSpec positions = hfPositionSpec(c);
-    const double memory = hfModelMemoryBytes(c);
+    const HfPrecision precision = precisionFromArgs(args);
+    const double memory = hfModelMemoryBytes(c, precision);
     if (args.has("json")) {
         nlohmann::json doc{{"folder", c.folder},
                            {"model_type", c.modelType},
@@ -58,6 +60,7 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
                            {"positions", hfPositionText(positions)},
                            {"tied_head", c.tiedHead},
                            {"parameters", static_cast<long long>(c.parameterCount())},
+                           {"precision", hfPrecisionName(precision)},
                            {"memory_bytes", static_cast<long long>(memory)}};
         nlohmann::json nope = nlohmann::json::array();
         for (size_t i = 0; i < c.ropeLayers.size(); ++i)
@@ -81,7 +84,9 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
                 << " dims rotate (rotate_half pairing)";
     ctx.out << '\n'
             << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
-            << "memory      " << memoryText << " (float32 weights and one forward's activations)\n";
+            << "memory      " << memoryText << " (" << (precision == HfPrecision::BFloat16 ? "BF16" : "float32")
+            << " weights and one forward's activations; --precision "
+            << (precision == HfPrecision::BFloat16 ? "bf16" : "f32") << ")\n";
     return 0;
 }
 
@@ -108,7 +113,7 @@ int runLogits(const ParsedArgs& args, VerbContext& ctx)
         throw InputError("logits: --text gives no tokens; allowed: a text with at least one token");
     const int threads = applyThreadsOption(args);
     (void)threads;
-    const HfModel model(args.positional.at(0));
+    const HfModel model(args.positional.at(0), precisionFromArgs(args));
     const std::string scaling = args.text("scaling");
     std::vector<std::string> settings = args.all("set");
     if (!settings.empty() && model.config().scheme == "rope") {
@@ -133,7 +138,8 @@ void registerHfVerbs()
                   "a Hugging Face model folder's summary: family, layers, heads, context, positions, parameters",
                   {{"json", OptionKind::Flag,
                     "machine-readable: family, layers, heads, kv_heads, head_dim, vocab, context, scheme, rope_theta, "
-                    "scaling, parameters, ..."}},
+                    "scaling, parameters, ..."},
+                   precisionOption()},
                   1,
                   1,
                   runInspect});
@@ -146,7 +152,8 @@ void registerHfVerbs()
           {"o", OptionKind::Value, "the logits as .npy float32 (T, vocab) (required)", "FILE.npy", false, true},
           scalingOption(),
           {"set", OptionKind::Repeated, "a parameter of the method (or of the config's own scaling)", "NAME=VALUE"},
-          threadsOption()},
+          threadsOption(),
+          precisionOption()},
          1,
          1,
          runLogits,

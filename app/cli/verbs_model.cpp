@@ -855,7 +855,7 @@ FolderEvalSetup folderEvalSetupFromArgs(const ParsedArgs& args,
     const std::string dir = args.positional[0];
     readHfConfig(dir); // config.json first: a directory that is no model folder is refused naming it
     const hf::Tokenizer tokenizer = hf::Tokenizer::fromFolder(dir);
-    s.hf = std::make_unique<HfModel>(dir);
+    s.hf = std::make_unique<HfModel>(dir, precisionFromArgs(args));
     s.model = std::make_unique<HfLanguageModel>(*s.hf);
     const HfConfig& c = s.hf->config();
     beforeCorpus(*s.model, c);
@@ -902,6 +902,7 @@ nlohmann::json folderEvalMeta(const ParsedArgs& args, const FolderEvalSetup& s)
                            {"model_type", c.modelType},
                            {"context", c.context},
                            {"positions", hfPositionText(s.model->positions())},
+                           {"precision", hfPrecisionName(s.hf->precision())},
                            {"mode", evalModeName(s.options.mode)},
                            {"corpus", s.corpusSource},
                            {"split", s.split},
@@ -1073,6 +1074,10 @@ int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);
+    if (args.has("precision") && !isModelFolder(args.positional[0]))
+        throw InputError("--precision: " + args.positional[0] +
+                         " is a lab checkpoint, which always computes in float32; --precision applies to a Hugging "
+                         "Face model folder's matrix products");
     if (args.has("task")) {
         if (isModelFolder(args.positional[0]))
             throw InputError("eval --task: " + args.positional[0] +
@@ -1333,7 +1338,7 @@ namespace {
 std::vector<UsageForm> evalForms()
 {
     const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
-                                             "max-bytes", "threads", "quiet",   "o"};
+                                             "max-bytes", "threads", "quiet",   "o",    "precision"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
     UsageForm compare{
@@ -1371,6 +1376,7 @@ std::vector<OptionDef> evalOptions()
         {"stride", OptionKind::Value, "sliding: tokens scored per window (default length/2)", "S"},
         {"max-bytes", OptionKind::Value, "score at most this many bytes (default: all)", "N"},
         threadsOption(),
+        precisionOption(),
         {"quiet", OptionKind::Flag, "no per-length results and no sliding progress on stderr"},
         scalingOption(),
         {"set", OptionKind::Repeated,

@@ -5,6 +5,7 @@
 
 #include "attention/backward.h"
 #include "attention/forward.h"
+#include "attention/rotary_cache.h"
 #include "base/errors.h"
 #include "schemes/cope.h"
 #include "schemes/softmax_modifiers.h"
@@ -70,11 +71,28 @@ void copeForward(const PositionBias& bias, const AttentionDims& dims, const floa
                          options.wantRowEntropy ? result.rowEntropy.data() : nullptr);
 }
 
-// attentionForward for one pass (rows a pass hides entirely get lse = -inf and an undefined output).
-void forwardPass(const PositionBias& bias, const AttentionDims& dims, const Pass& pass, const float* q, const float* k,
-                 const float* v, AttentionForward& result, const AttentionOptions& options)
+// forwardPass on a plan already made.
+void forwardPlan(const Plan& plan, const AttentionDims& dims, const float* q, const float* k, const float* v,
+                 AttentionForward& result, const AttentionOptions& options);
+
+// attentionForward for one pass (rows a pass hides entirely get lse = -inf and an undefined output); its rotary table
+// from `cache` when given, else built here.
+void forwardPass(const PositionBias& bias, const AttentionDims& dims, size_t passIndex, const Pass& pass,
+                 const float* q, const float* k, const float* v, AttentionForward& result,
+                 const AttentionOptions& options, RotaryTableCache* cache)
 {
-    const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), pass);
+    if (cache) {
+        const Plan plan(bias, dims, cache->table(bias, dims, passIndex, pass), pass);
+        forwardPlan(plan, dims, q, k, v, result, options);
+    } else {
+        const Plan plan(bias, dims, detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), pass);
+        forwardPlan(plan, dims, q, k, v, result, options);
+    }
+}
+
+void forwardPlan(const Plan& plan, const AttentionDims& dims, const float* q, const float* k, const float* v,
+                 AttentionForward& result, const AttentionOptions& options)
+{
     const size_t rows = static_cast<size_t>(dims.batch) * dims.heads * dims.length;
     // Every element of out, logSumExp and rowEntropy is written by exactly one query block, so these need no fill;
     // probabilities are written only over visited tiles, so masked cells must be zeroed first.
@@ -179,21 +197,70 @@ void applySinkLogit(const std::vector<double>& logits, const AttentionDims& dims
 
 } // namespace
 
-void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
-                      const float* v, AttentionForward& result, const AttentionOptions& options)
+namespace {
+
+void forwardAllPasses(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options,
+                      RotaryTableCache* cache)
 {
     detail::validateAttention(bias, dims);
     if (bias.spec().kind == SchemeKind::Cope)
         return copeForward(bias, dims, q, k, v, result, options);
     const std::vector<Pass> passes = passesOf(bias, dims.length);
-    forwardPass(bias, dims, passes[0], q, k, v, result, options);
+    forwardPass(bias, dims, 0, passes[0], q, k, v, result, options, cache);
     for (size_t i = 1; i < passes.size(); ++i) {
         AttentionForward extra;
-        forwardPass(bias, dims, passes[i], q, k, v, extra, options);
+        forwardPass(bias, dims, i, passes[i], q, k, v, extra, options, cache);
         mergePass(result, extra, dims);
     }
     if (bias.spec().sinkLogit)
         applySinkLogit(sinkLogits(bias.spec()), dims, result);
+}
+
+} // namespace
+
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options)
+{
+    forwardAllPasses(bias, dims, q, k, v, result, options, nullptr);
+}
+
+void attentionForward(const PositionBias& bias, const AttentionDims& dims, const float* q, const float* k,
+                      const float* v, AttentionForward& result, const AttentionOptions& options,
+                      RotaryTableCache& cache)
+{
+    forwardAllPasses(bias, dims, q, k, v, result, options, &cache);
+}
+
+struct RotaryTableCache::Entry {
+    const PositionBias* bias = nullptr;
+    size_t passIndex = 0;
+    int length = 0, headDim = 0, rotaryDims = 0;
+    RotaryPairing pairing = RotaryPairing::Interleaved;
+    RotaryTable table;
+};
+
+RotaryTableCache::RotaryTableCache() = default;
+RotaryTableCache::~RotaryTableCache() = default;
+
+const RotaryTable& RotaryTableCache::table(const PositionBias& bias, const AttentionDims& dims, size_t passIndex,
+                                           const Pass& pass)
+{
+    // One entry per (bias, pass): a model whose layers alternate two biases (rotary and NoPE layers) keeps both.
+    for (const std::unique_ptr<Entry>& entry : m_entries)
+        if (entry->bias == &bias && entry->passIndex == passIndex && entry->length == dims.length &&
+            entry->headDim == dims.headDim && entry->rotaryDims == dims.rotaryDims && entry->pairing == dims.pairing)
+            return entry->table;
+    auto entry = std::make_unique<Entry>();
+    entry->bias = &bias;
+    entry->passIndex = passIndex;
+    entry->length = dims.length;
+    entry->headDim = dims.headDim;
+    entry->rotaryDims = dims.rotaryDims;
+    entry->pairing = dims.pairing;
+    entry->table = RotaryTable(detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length), dims, pass);
+    m_entries.push_back(std::move(entry));
+    return m_entries.back()->table;
 }
 
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,

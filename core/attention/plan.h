@@ -46,6 +46,7 @@ struct RotaryTable {
     bool half = false;                         // rotate_half pairing
     std::vector<float> cosQ, sinQ, cosK, sinK; // (N, pairs)
 
+    RotaryTable() = default; // inactive: nothing turns
     RotaryTable(const detail::RotaryFrequencies& frequencies, const AttentionDims& dims, const Pass& pass)
     {
         if (!frequencies.active())
@@ -149,7 +150,8 @@ struct Plan {
     // block does not hit the same L1 set on every row when N is a power of two.
     int ldT = 0;
     float invSqrtD = 1;
-    RotaryTable rotary;
+    RotaryTable ownRotary;     // built by this plan, unless a caller's table (RotaryTableCache) is shared
+    const RotaryTable& rotary; // the table the passes read: ownRotary or the shared one
     bool useBias = false;
     bool useScale = false;
     std::vector<int> rowBegin, rowEnd; // (N): visible keys [rowBegin[m], rowEnd[m]) of row m
@@ -179,8 +181,24 @@ struct Plan {
     // `frequencies`: the rotary step's table; empty when q and k must not rotate. The pass's mask and rotary positions
     // replace the bias's own when the pass is custom.
     Plan(const PositionBias& b, const AttentionDims& d, const detail::RotaryFrequencies& frequencies, const Pass& pass)
-        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(frequencies, d, pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), ownRotary(frequencies, d, pass), rotary(ownRotary)
     {
+        prepare(pass);
+    }
+    // The same with the rotary table already built for this bias, dims and pass (RotaryTableCache).
+    Plan(const PositionBias& b, const AttentionDims& d, const RotaryTable& shared, const Pass& pass)
+        : bias(b), dims(d), N(d.length), D(d.headDim), rotary(shared)
+    {
+        prepare(pass);
+    }
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+
+    // Everything but the rotary table: sizes, per-row masks and scales, bias tables.
+    void prepare(const Pass& pass)
+    {
+        const PositionBias& b = bias;
+        const AttentionDims& d = dims;
         Dp = roundUp(D, kLanes);
         keysPadded = roundUp(N, kLanes);
         ldT = keysPadded + kLanes;

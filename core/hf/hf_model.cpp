@@ -1,15 +1,17 @@
-// Loading each family's tensors into one float32 block layout, and the forward: oneDNN's products (hf_products), the
-// lab's attention kernel.
+// Loading each family's tensors into one block layout (product weights in the run's precision), and the forward:
+// oneDNN's products (hf_products), the lab's attention kernel, the losses per block of rows.
 #include "hf/hf_model.h"
 
 #include "attention/attention.h"
 #include "attention/attention_reference.h"
+#include "attention/rotary_cache.h"
 #include "base/errors.h"
 #include "base/limits.h"
 #include "hf/hf_weights.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -21,7 +23,7 @@ using Vector = Eigen::VectorXf;
 
 // y = x W^T + b with W stored as Hugging Face's nn.Linear does, (out, in).
 struct Linear {
-    HfMatrix w;
+    HfWeightMatrix w;
     Vector b; // empty: no bias
     void apply(const HfMatrix& x, HfMatrix& y) const { hfLinear(x, w, b, y); }
 };
@@ -112,6 +114,7 @@ namespace {
 struct Loader {
     const HfWeights& w;
     const HfConfig& c;
+    HfPrecision precision;
 
     HfMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const
     {
@@ -126,10 +129,18 @@ struct Loader {
             out.b = vector(name + ".bias", n);
         return out;
     }
+    // Under BFloat16 a tensor stored as BF16 is read in place from the mapping (HfModel keeps it open): no copy.
+    HfWeightMatrix weight(const std::string& name, int64_t rows, int64_t cols) const
+    {
+        if (precision == HfPrecision::BFloat16)
+            if (const uint16_t* mapped = w.mappedBf16(name, {rows, cols}))
+                return HfWeightMatrix(mapped, rows, cols);
+        return HfWeightMatrix(matrix(name, rows, cols), precision);
+    }
     Linear linear(const std::string& name, int64_t out, int64_t in, bool withBias) const
     {
         Linear l;
-        l.w = matrix(name + ".weight", out, in);
+        l.w = weight(name + ".weight", out, in);
         if (withBias)
             l.b = vector(name + ".bias", out);
         return l;
@@ -143,67 +154,90 @@ struct Loader {
         const Vector bias = c.qkvBias ? vector(name + ".bias", 3LL * C) : Vector();
         Linear* parts[3] = {&layer.q, &layer.k, &layer.v};
         for (int j = 0; j < 3; ++j) {
-            parts[j]->w.resize(C, C);
+            HfMatrix part(C, C);
             if (bias.size())
                 parts[j]->b.resize(C);
             for (int h = 0; h < H; ++h)
                 for (int d = 0; d < D; ++d) {
-                    parts[j]->w.row(h * D + d) = fused.row(h * 3 * D + j * D + d);
+                    part.row(h * D + d) = fused.row(h * 3 * D + j * D + d);
                     if (bias.size())
                         parts[j]->b[h * D + d] = bias[h * 3 * D + j * D + d];
                 }
+            parts[j]->w = HfWeightMatrix(std::move(part), precision);
         }
     }
 
     // gpt2's Conv1D stores weights [in, out]: transposed once here into nn.Linear's (out, in).
+    HfMatrix conv1dWeight(const std::string& name, int64_t in, int64_t out) const
+    {
+        return matrix(name + ".weight", in, out).transpose();
+    }
     Linear conv1d(const std::string& name, int64_t in, int64_t out) const
     {
-        Linear l;
-        l.w = matrix(name + ".weight", in, out).transpose();
-        l.b = vector(name + ".bias", out);
-        return l;
+        return {HfWeightMatrix(conv1dWeight(name, in, out), precision), vector(name + ".bias", out)};
     }
 };
 
 } // namespace
 
-double hfModelMemoryBytes(const HfConfig& config)
+double hfForwardBytes(const HfConfig& config, int length, HfPrecision precision, HfForwardOutput output)
 {
-    // float32 weights, plus one forward's activations at a 2048-token window (hidden states, q/k/v, MLP, logits).
-    const double T = std::min(config.context, 2048);
-    const double activations =
-        T * (6.0 * config.hidden + 4.0 * config.heads * config.headDim + 3.0 * config.intermediate + config.vocab);
-    return 4.0 * (config.parameterCount() + activations) + 64.0 * (1 << 20);
+    // One layer's float32 activations (hidden states, q/k/v, attention output, MLP), the logit rows held at once, and
+    // under BF16 the rounded copy of a product's input (2 bytes, counted as half a float).
+    const double T = length;
+    const double logitRows = output == HfForwardOutput::Logits   ? T
+                             : output == HfForwardOutput::Losses ? std::min(T, 1.0 * kHfLossRows)
+                                                                 : 0;
+    double floats = T * (6.0 * config.hidden + 4.0 * config.heads * config.headDim + 3.0 * config.intermediate) +
+                    logitRows * config.vocab;
+    if (precision == HfPrecision::BFloat16)
+        floats += 0.5 * T * std::max({config.hidden, config.intermediate, config.heads * config.headDim});
+    return 4.0 * floats;
+}
+
+double hfModelMemoryBytes(const HfConfig& config, HfPrecision precision)
+{
+    // The weights in the products' precision (norms and biases, a few thousandths of the parameters, counted alike),
+    // plus one forward with its logits at a 2048-token window, plus a margin for the program itself.
+    const int T = std::min(config.context, 2048);
+    return hfWeightBytes(precision) * config.parameterCount() +
+           hfForwardBytes(config, T, precision, HfForwardOutput::Logits) + 64.0 * (1 << 20);
 }
 
 HfModel::~HfModel() = default;
 
-HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
+HfModel::HfModel(const std::string& folder, HfPrecision precision)
+    : m_config(readHfConfig(folder)), m_precision(precision)
 {
     const HfConfig& c = m_config;
-    checkFitsInMemory(hfModelMemoryBytes(c), "model " + folder + " (" + c.modelType + ", about " +
-                                                 std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) +
-                                                 " M parameters, loaded as float32)");
-    const HfWeights weights(folder);
-    const Loader load{weights, c};
+    checkHfPrecisionSupported(precision);
+    checkFitsInMemory(hfModelMemoryBytes(c, precision),
+                      "model " + folder + " (" + c.modelType + ", about " +
+                          std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) +
+                          " M parameters, loaded with " +
+                          (precision == HfPrecision::BFloat16 ? "BF16 weights)" : "float32 weights)"));
+    m_weights = std::make_unique<HfWeights>(folder);
+    const HfWeights& weights = *m_weights;
+    const Loader load{weights, c, precision};
     const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
     for (int i = 0; i < c.layers; ++i)
         m_layers.push_back(std::make_unique<Layer>());
     switch (c.family) {
     case HfFamily::Gpt2: {
         const std::string p = weights.has("wte.weight") ? "" : "transformer.";
-        m_embed = load.matrix(p + "wte.weight", V, C);
+        m_embed = load.weight(p + "wte.weight", V, C);
         m_positions = load.matrix(p + "wpe.weight", c.context, C);
         for (int i = 0; i < c.layers; ++i) {
             Layer& l = *m_layers[i];
             const std::string b = p + "h." + std::to_string(i) + ".";
             l.norm1 = load.norm(b + "ln_1", C, true);
             l.norm2 = load.norm(b + "ln_2", C, true);
-            const Linear qkv = load.conv1d(b + "attn.c_attn", C, 3LL * C);
+            const HfMatrix qkv = load.conv1dWeight(b + "attn.c_attn", C, 3LL * C);
+            const Vector qkvBias = load.vector(b + "attn.c_attn.bias", 3LL * C);
             Linear* parts[3] = {&l.q, &l.k, &l.v};
             for (int j = 0; j < 3; ++j) {
-                parts[j]->w = qkv.w.middleRows(static_cast<Eigen::Index>(j) * C, C);
-                parts[j]->b = qkv.b.segment(static_cast<Eigen::Index>(j) * C, C);
+                parts[j]->w = HfWeightMatrix(qkv.middleRows(static_cast<Eigen::Index>(j) * C, C), precision);
+                parts[j]->b = qkvBias.segment(static_cast<Eigen::Index>(j) * C, C);
             }
             l.o = load.conv1d(b + "attn.c_proj", C, C);
             l.up = load.conv1d(b + "mlp.c_fc", C, F);
@@ -216,7 +250,7 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
     }
     case HfFamily::Bloom: {
         const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
-        m_embed = load.matrix(p + "word_embeddings.weight", V, C);
+        m_embed = load.weight(p + "word_embeddings.weight", V, C);
         const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
         m_embedNormW.assign(e.w.data(), e.w.data() + C);
         m_embedNormB.assign(e.b.data(), e.b.data() + C);
@@ -237,7 +271,7 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
     }
     case HfFamily::GptNeox: {
         const std::string p = "gpt_neox.";
-        m_embed = load.matrix(p + "embed_in.weight", V, C);
+        m_embed = load.weight(p + "embed_in.weight", V, C);
         for (int i = 0; i < c.layers; ++i) {
             Layer& l = *m_layers[i];
             const std::string b = p + "layers." + std::to_string(i) + ".";
@@ -252,11 +286,11 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
         m_finalNormW.assign(f.w.data(), f.w.data() + C);
         m_finalNormB.assign(f.b.data(), f.b.data() + C);
         if (!c.tiedHead)
-            m_head = load.matrix("embed_out.weight", V, C);
+            m_head = load.weight("embed_out.weight", V, C);
         break;
     }
     case HfFamily::Llama: {
-        m_embed = load.matrix("model.embed_tokens.weight", V, C);
+        m_embed = load.weight("model.embed_tokens.weight", V, C);
         for (int i = 0; i < c.layers; ++i) {
             Layer& l = *m_layers[i];
             const std::string b = "model.layers." + std::to_string(i) + ".";
@@ -278,28 +312,71 @@ HfModel::HfModel(const std::string& folder) : m_config(readHfConfig(folder))
         const Norm f = load.norm("model.norm", C, false);
         m_finalNormW.assign(f.w.data(), f.w.data() + C);
         if (!c.tiedHead)
-            m_head = load.matrix("lm_head.weight", V, C);
+            m_head = load.weight("lm_head.weight", V, C);
         break;
     }
     }
     m_parameters = c.parameterCount();
+    if (precision == HfPrecision::Float32)
+        m_weights.reset(); // every tensor was converted: the mapping is no longer read
+}
+
+const HfWeightMatrix& HfModel::head() const
+{
+    return m_head.empty() ? m_embed : m_head;
 }
 
 HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
 {
-    HfMatrix out;
-    forward(ids, positions, nullptr, &out);
+    HfMatrix hidden, out;
+    forward(ids, positions, nullptr, &hidden, HfForwardOutput::Logits);
+    hfLinear(hidden, head(), Vector(), out);
     return out;
+}
+
+std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
+                                             const SchemeSpec& positions, int blockRows) const
+{
+    checkIntegerRange("the rows of logits per block", blockRows, 1, kHfLossRows);
+    const int V = m_config.vocab;
+    if (targets.size() > ids.size())
+        throw InputError(std::to_string(targets.size()) + " targets for " + std::to_string(ids.size()) +
+                         " tokens; allowed: at most one target per token");
+    for (const int target : targets)
+        if (target < 0 || target >= V)
+            throw InputError("token id " + std::to_string(target) + " is out of range; allowed: integers in [0, " +
+                             std::to_string(V - 1) + "] (vocab_size " + std::to_string(V) + ")");
+    HfMatrix hidden, block, logits;
+    forward(ids, positions, nullptr, &hidden, HfForwardOutput::Losses);
+    const Eigen::Index rows = static_cast<Eigen::Index>(targets.size());
+    std::vector<double> losses(targets.size());
+    // blockRows rows of logits at a time: memory O(blockRows x vocab), never (T, vocab).
+    for (Eigen::Index begin = 0; begin < rows; begin += blockRows) {
+        const Eigen::Index count = std::min<Eigen::Index>(blockRows, rows - begin);
+        block = hidden.middleRows(begin, count);
+        hfLinear(block, head(), Vector(), logits);
+#pragma omp parallel for schedule(static)
+        for (Eigen::Index r = 0; r < count; ++r) {
+            // -log softmax(row)[target] = logsumexp(row) - row[target], summed in double.
+            const float* row = logits.row(r).data();
+            const double top = *std::max_element(row, row + V);
+            double sum = 0;
+            for (int v = 0; v < V; ++v)
+                sum += std::exp(static_cast<double>(row[v]) - top);
+            losses[static_cast<size_t>(begin + r)] = top + std::log(sum) - row[targets[begin + r]];
+        }
+    }
+    return losses;
 }
 
 bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
                                const HfAttentionObserver& observer) const
 {
-    return forward(ids, positions, &observer, nullptr);
+    return forward(ids, positions, &observer, nullptr, HfForwardOutput::None);
 }
 
 bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
-                      HfMatrix* out) const
+                      HfMatrix* hidden, HfForwardOutput output) const
 {
     const HfConfig& c = m_config;
     const int T = static_cast<int>(ids.size());
@@ -314,8 +391,8 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
                          std::to_string(c.slidingWindow) + " of " + c.folder +
                          "/config.json; sliding-window attention is not implemented yet");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
-    // The logits and one layer's activations, all float32, before any of them is allocated.
-    checkMemoryEstimate(4.0 * T * ((out ? c.vocab : 0.0) + 6.0 * C + 4.0 * H * D + 3.0 * c.intermediate),
+    // One layer's activations and the logits the caller keeps, before any of them is allocated.
+    checkMemoryEstimate(hfForwardBytes(c, T, m_precision, output),
                         "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
     HfMatrix x(T, C);
     for (int t = 0; t < T; ++t) {
@@ -323,7 +400,7 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
             throw InputError("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
                              " is out of range; allowed: integers in [0, " + std::to_string(c.vocab - 1) +
                              "] (vocab_size " + std::to_string(c.vocab) + ")");
-        x.row(t) = m_embed.row(ids[t]);
+        m_embed.row(ids[t], x.row(t).data());
         if (m_positions.size())
             x.row(t) += m_positions.row(t);
     }
@@ -347,6 +424,7 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
     std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
     std::vector<float> observedQ, observedK; // the observer's rotated copies
     AttentionForward forward;
+    RotaryTableCache rotaryTables; // cos and sin of every position and pair, built once for all the layers
     AttentionOptions options;
     options.wantRowEntropy = observer != nullptr;
     for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex) {
@@ -379,7 +457,7 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
             }
         }
         const PositionBias& layerBias = rotary && !l.rope ? noRotary : bias;
-        attentionForward(layerBias, dims, qh.data(), kh.data(), vh.data(), forward, options);
+        attentionForward(layerBias, dims, qh.data(), kh.data(), vh.data(), forward, options, rotaryTables);
         if (observer) {
             // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel
             // turned them (the kernel rotates its own packed copies, not qh and kh).
@@ -402,7 +480,7 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
             h = input;
             normalise(h, l.norm2, c.rmsNorm, c.normEps);
             l.up.apply(h, up);
-            if (l.gate.w.size()) {
+            if (!l.gate.w.empty()) {
                 l.gate.apply(h, gate);
                 activate(up, c.activation, &gate);
             } else {
@@ -419,11 +497,11 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
             x += m;
         }
     }
-    if (!out)
+    if (!hidden)
         return true;
     normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)}, c.rmsNorm,
               c.normEps);
-    hfLinear(x, m_head.size() ? m_head : m_embed, Vector(), *out);
+    *hidden = std::move(x);
     return true;
 }
 

@@ -1,4 +1,5 @@
-// A Hugging Face checkpoint loaded into float32 and its forward (logits) through the lab's fused attention kernel.
+// A Hugging Face checkpoint loaded in a products precision (float32 or BF16 weights) and its forward (logits, per-token
+// losses) through the lab's fused attention kernel.
 #pragma once
 
 #include "attention/attention.h"
@@ -14,9 +15,17 @@
 
 namespace plab {
 
-// The float32 bytes a folder's model takes once loaded (weights converted, whatever their stored dtype), plus a margin
-// for one forward's activations at the model's context. The number checked before loading.
-double hfModelMemoryBytes(const HfConfig& config);
+// What a forward keeps of the logits: none (attention observers), all (T, vocab), or kHfLossRows rows at a time.
+enum class HfForwardOutput { None, Logits, Losses };
+// Rows of logits the per-token losses compute at once: memory O(kHfLossRows x vocab) whatever the window.
+constexpr int kHfLossRows = 256;
+
+// Bytes one forward of `length` tokens allocates (one layer's activations and the logits `output` keeps): the one
+// formula behind the forward's memory check and an evaluation's window estimate.
+double hfForwardBytes(const HfConfig& config, int length, HfPrecision precision, HfForwardOutput output);
+// The bytes a folder's model takes once loaded under `precision` (weights converted, whatever their stored dtype),
+// plus one forward with its logits at the model's context (at most 2048 tokens). The number checked before loading.
+double hfModelMemoryBytes(const HfConfig& config, HfPrecision precision);
 
 // One layer's attention as the kernel computed it during a forward (HfModel::observeAttention).
 struct HfLayerAttention {
@@ -30,22 +39,34 @@ struct HfLayerAttention {
 // Called after each layer's attention; false stops the forward there.
 using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
 
+class HfWeights;
+
 class HfModel {
 public:
-    // Reads config.json, checks the memory estimate against what the machine has available (InputError naming both
-    // sizes), then maps the weights and converts every tensor the family needs to float32, checking names and shapes.
-    explicit HfModel(const std::string& folder);
+    // Reads config.json, checks that the CPU runs `precision` natively (checkHfPrecisionSupported) and the memory
+    // estimate against what the machine has available (InputError naming both sizes), then maps the weights and
+    // converts every tensor the family needs (product weights to `precision`, the rest to float32), checking names
+    // and shapes. Under BF16 the product weights stored as BF16 are read in place from the mapping, which stays open.
+    explicit HfModel(const std::string& folder, HfPrecision precision = HfPrecision::Float32);
     ~HfModel();
     HfModel(const HfModel&) = delete;
     HfModel& operator=(const HfModel&) = delete;
 
     const HfConfig& config() const { return m_config; }
     double parameterCount() const { return m_parameters; }
+    HfPrecision precision() const { return m_precision; }
+    // Bytes the loaded weights take (hfWeightBytes per parameter).
+    double weightBytes() const { return hfWeightBytes(m_precision) * m_parameters; }
 
     // Logits (T, vocab) of `ids` at positions 0..T-1 under `positions` (hfPositionSpec: the config's own scaling or a
-    // method applied zero-shot). Activations and accumulators are float32. InputError for an id outside the vocabulary
-    // or, for learned positions, more tokens than the model's position table (naming both).
+    // method applied zero-shot). Activations and accumulators are float32 (the products' inputs BF16 under that
+    // precision). InputError for an id outside the vocabulary or, for learned positions, more tokens than the model's
+    // position table (naming both).
     HfMatrix logits(const std::vector<int>& ids, const SchemeSpec& positions) const;
+    // losses[t] = -log p(targets[t] | ids[0..t]) in nats for t < targets.size() (at most ids.size()), from the same
+    // forward as logits, its head applied `blockRows` rows at a time. InputError for a target outside the vocabulary.
+    std::vector<double> nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
+                                        const SchemeSpec& positions, int blockRows = kHfLossRows) const;
     // The same forward without the output head, handing each layer's attention (row entropies requested) to
     // `observer`; false when the observer stopped it.
     bool observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
@@ -54,14 +75,18 @@ public:
     struct Layer;
 
 private:
-    // logits() and observeAttention(): `out` null skips the output head.
+    // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
+    // what the caller will keep of the logits, for the memory check.
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
-                 HfMatrix* out) const;
+                 HfMatrix* hidden, HfForwardOutput output) const;
+    const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
     HfConfig m_config;
+    HfPrecision m_precision = HfPrecision::Float32;
+    std::unique_ptr<HfWeights> m_weights; // the mapped checkpoint, kept under BF16 for the weights read in place
     double m_parameters = 0;
-    HfMatrix m_embed;     // (vocab, hidden)
-    HfMatrix m_positions; // gpt2's wpe (context, hidden)
-    HfMatrix m_head;      // (vocab, hidden) when untied
+    HfWeightMatrix m_embed; // (vocab, hidden)
+    HfMatrix m_positions;   // gpt2's wpe (context, hidden), float32
+    HfWeightMatrix m_head;  // (vocab, hidden) when untied
     std::vector<float> m_embedNormW, m_embedNormB, m_finalNormW, m_finalNormB;
     std::vector<std::unique_ptr<Layer>> m_layers;
 };

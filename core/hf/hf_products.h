@@ -1,15 +1,66 @@
-// The Hugging Face forward's matrix products (nn.Linear's y = x W^T + b) in float32, through oneDNN's matmul.
+// The Hugging Face forward's matrix products (nn.Linear's y = x W^T + b) through oneDNN's matmul, in float32 or BF16.
 #pragma once
 
 #include <Eigen/Core>
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace plab {
 
 using HfMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// y (T, out) = x (T, in) * w^T + bias, with w stored as nn.Linear does, (out, in), and bias empty or of size out.
-// oneDNN runs it on the calling thread's OpenMP team (omp_get_max_threads; one thread inside a parallel region), with
-// the kernels the CPU reports (its cpuid dispatch, not a table of core names). Resizes y; x and y must not alias.
-void hfLinear(const HfMatrix& x, const HfMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y);
+// How a real model's matrix products compute (the one home of the names, the default and the CPU check):
+// - Float32 (the default): weights, activations and accumulators float32;
+// - BFloat16: weights kept in BF16 (half the memory), each product's input rounded to BF16 (nearest even), products
+//   accumulated in float32 into a float32 output. Everything else (attention, norms, softmax, residuals) stays float32.
+enum class HfPrecision { Float32, BFloat16 };
+
+// "f32" or "bf16": InputError naming the value and what is allowed otherwise.
+HfPrecision hfPrecisionFromName(const std::string& name);
+const char* hfPrecisionName(HfPrecision precision);
+// Bytes one weight takes under `precision`: 4 or 2.
+double hfWeightBytes(HfPrecision precision);
+// InputError naming the missing CPU feature when `precision` has no native kernels on this CPU (BF16 needs
+// avx512_bf16, as /proc/cpuinfo spells it; without it oneDNN would emulate the products, slower than float32).
+void checkHfPrecisionSupported(HfPrecision precision);
+
+// A weight matrix (out, in) as nn.Linear stores it, held in one precision: float32, or BF16 bits (the float's top
+// half).
+class HfWeightMatrix {
+public:
+    HfWeightMatrix() = default;
+    // Takes `w` (float32); under BFloat16 rounds it to BF16 (exact for weights stored as BF16) and frees the floats.
+    HfWeightMatrix(HfMatrix w, HfPrecision precision);
+    // BF16 weights (rows, cols) read in place from `mapped` (a checkpoint's mapping, which must outlive this).
+    HfWeightMatrix(const uint16_t* mapped, Eigen::Index rows, Eigen::Index cols);
+
+    Eigen::Index rows() const { return m_rows; }
+    Eigen::Index cols() const { return m_cols; }
+    bool empty() const { return m_rows == 0; }
+    HfPrecision precision() const { return m_precision; }
+    const HfMatrix& floats() const { return m_floats; } // under Float32
+    // Under BFloat16: rows x cols BF16 bits, row-major (out, in), owned or in a mapping.
+    const uint16_t* bf16() const { return m_mapped ? m_mapped : m_bf16.data(); }
+    // Row r as float32 into out[0..cols) (an embedding lookup).
+    void row(Eigen::Index r, float* out) const;
+
+private:
+    HfPrecision m_precision = HfPrecision::Float32;
+    Eigen::Index m_rows = 0, m_cols = 0;
+    HfMatrix m_floats;
+    std::vector<uint16_t> m_bf16;
+    const uint16_t* m_mapped = nullptr;
+};
+
+// float32 -> BF16 bits, rounding to nearest even (NaN stays NaN).
+uint16_t floatToBf16(float value);
+
+// y (T, out) = x (T, in) * w^T + bias, with w (out, in) and bias empty or of size out, in w's precision (under BF16 x
+// is rounded to BF16 first; the output is float32 either way). oneDNN runs it on the calling thread's OpenMP team
+// (omp_get_max_threads; one thread inside a parallel region), with the kernels the CPU reports (its cpuid dispatch,
+// not a table of core names). Resizes y; x and y must not alias.
+void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y);
 
 } // namespace plab

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -78,7 +79,7 @@ bool HfWeights::has(const std::string& name) const
     return find(name, &file) != nullptr;
 }
 
-std::vector<float> HfWeights::take(const std::string& name, const std::vector<int64_t>& shape) const
+const MappedTensor& HfWeights::checked(const std::string& name, const std::vector<int64_t>& shape) const
 {
     const MappedSafetensors* file = nullptr;
     const MappedTensor* t = find(name, &file);
@@ -88,9 +89,23 @@ std::vector<float> HfWeights::take(const std::string& name, const std::vector<in
     if (t->shape != shape)
         throw InputError("model folder " + m_folder + ": tensor '" + name + "' in " + file->path() + " has shape " +
                          t->shapeText() + "; config.json implies " + shapeString(shape));
-    std::vector<float> out(t->count);
-    t->toFloat(out.data());
+    return *t;
+}
+
+std::vector<float> HfWeights::take(const std::string& name, const std::vector<int64_t>& shape) const
+{
+    const MappedTensor& t = checked(name, shape);
+    std::vector<float> out(t.count);
+    t.toFloat(out.data());
     return out;
+}
+
+const uint16_t* HfWeights::mappedBf16(const std::string& name, const std::vector<int64_t>& shape) const
+{
+    const MappedTensor& t = checked(name, shape);
+    // A writer that did not pad the header to an even size leaves BF16 values unaligned: those are copied instead.
+    const bool aligned = reinterpret_cast<uintptr_t>(t.bytes) % alignof(uint16_t) == 0;
+    return t.dtype == "BF16" && aligned ? reinterpret_cast<const uint16_t*>(t.bytes) : nullptr;
 }
 
 std::vector<std::string> HfWeights::names() const

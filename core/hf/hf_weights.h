@@ -20,6 +20,9 @@ public:
     // The tensor `name` converted to float32, checked against `shape`: InputError naming the tensor, its file and
     // both shapes when they differ, or naming the tensor and where it was looked for when it is missing.
     std::vector<float> take(const std::string& name, const std::vector<int64_t>& shape) const;
+    // The tensor's bytes in the mapping when it is stored as BF16 (the same checks as take), else null: weights kept in
+    // BF16 read them in place, valid while this object lives.
+    const uint16_t* mappedBf16(const std::string& name, const std::vector<int64_t>& shape) const;
     // Where tensors were looked for, for messages: "model.safetensors" or "the 2 shards of
     // model.safetensors.index.json".
     const std::string& sourceText() const { return m_sourceText; }
@@ -28,6 +31,8 @@ public:
 
 private:
     const MappedTensor* find(const std::string& name, const MappedSafetensors** file) const;
+    // find, with InputError naming the tensor when it is missing or its shape is not `shape`.
+    const MappedTensor& checked(const std::string& name, const std::vector<int64_t>& shape) const;
     std::string m_folder;
     std::string m_sourceText;
     std::vector<std::unique_ptr<MappedSafetensors>> m_files;

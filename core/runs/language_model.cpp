@@ -157,34 +157,19 @@ void HfLanguageModel::setScaling(const std::string& method, const std::vector<st
 
 double HfLanguageModel::windowBytes(int length) const
 {
-    // The logits and one layer's activations, float32 (what HfModel::logits checks before allocating).
-    const HfConfig& c = m_model.config();
-    return 4.0 * length *
-           (static_cast<double>(c.vocab) + 6.0 * c.hidden + 4.0 * c.heads * c.headDim + 3.0 * c.intermediate);
+    return hfForwardBytes(m_model.config(), length, m_model.precision(), HfForwardOutput::Losses);
 }
 
 void HfLanguageModel::windowLosses(const int32_t* inputs, const int32_t* targets, int B, int T,
                                    std::vector<double>& losses)
 {
-    const int V = m_model.config().vocab;
     losses.assign(static_cast<size_t>(B) * T, 0.0);
-    std::vector<int> ids(T);
+    std::vector<int> ids(T), next(T);
     for (int b = 0; b < B; ++b) {
         std::copy_n(inputs + static_cast<size_t>(b) * T, T, ids.begin());
-        const HfMatrix logits = m_model.logits(ids, m_positions);
-        for (int t = 0; t < T; ++t) {
-            const int target = targets[static_cast<size_t>(b) * T + t];
-            if (target < 0 || target >= V)
-                throw InputError("token id " + std::to_string(target) + " is out of range; allowed: integers in [0, " +
-                                 std::to_string(V - 1) + "]");
-            // -log softmax(row)[target] = logsumexp(row) - row[target], in double.
-            const float* row = logits.row(t).data();
-            const double top = *std::max_element(row, row + V);
-            double sum = 0;
-            for (int v = 0; v < V; ++v)
-                sum += std::exp(row[v] - top);
-            losses[static_cast<size_t>(b) * T + t] = top + std::log(sum) - row[target];
-        }
+        std::copy_n(targets + static_cast<size_t>(b) * T, T, next.begin());
+        const std::vector<double> window = m_model.nextTokenLosses(ids, next, m_positions);
+        std::copy(window.begin(), window.end(), losses.begin() + static_cast<std::ptrdiff_t>(b) * T);
     }
 }
 

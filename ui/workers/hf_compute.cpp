@@ -67,9 +67,10 @@ std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& c)
                                                                          : QString::fromStdString(c.scalingText));
     rows.emplace_back(FigureText::tr("Parameters"),
                       FigureText::tr("%1 M").arg(QLocale().toString(c.parameterCount() / 1e6, 'f', 2)));
-    rows.emplace_back(FigureText::tr("Memory"), FigureText::tr("%1 (float32 weights; %2 with one forward)")
-                                                    .arg(bytesText(4.0 * c.parameterCount()))
-                                                    .arg(bytesText(hfModelMemoryBytes(c))));
+    rows.emplace_back(FigureText::tr("Memory"),
+                      FigureText::tr("%1 (float32 weights; %2 with one forward)")
+                          .arg(bytesText(hfWeightBytes(HfPrecision::Float32) * c.parameterCount()))
+                          .arg(bytesText(hfModelMemoryBytes(c, HfPrecision::Float32))));
     return rows;
 }
 
