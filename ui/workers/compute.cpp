@@ -448,6 +448,40 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
     return figure;
 }
 
+CurveFigure fireCurvesFigure(const FireCurves& curves, int head, const QString& modelName)
+{
+    CurveFigure figure;
+    figure.title = modelName.isEmpty()
+                       ? FigureText::tr("FIRE, untrained: bias against distance at row m = %1, head %2 (T = %3)")
+                             .arg(curves.row)
+                             .arg(head)
+                             .arg(curves.priorThreshold, 0, 'g', 6)
+                       : FigureText::tr("FIRE learned vs untrained: row m = %1, head %2 · %3 (T = %4, untrained %5)")
+                             .arg(curves.row)
+                             .arg(head)
+                             .arg(modelName)
+                             .arg(curves.learnedThreshold, 0, 'g', 6)
+                             .arg(curves.priorThreshold, 0, 'g', 6);
+    figure.xLabel = FigureText::tr("distance m − n");
+    figure.yLabel = FigureText::tr("bias b_h(m, n)");
+    if (head < 0 || head >= static_cast<int>(curves.prior.size()))
+        return figure;
+    Curve learned, prior;
+    learned.name = FigureText::tr("learned"); // the title names the model
+    prior.name = FigureText::tr("untrained initialisation");
+    prior.reference = !modelName.isEmpty(); // dashed beside the learned curve; the only line without one
+    for (size_t i = 0; i < curves.distance.size(); ++i) {
+        learned.x.push_back(curves.distance[i]);
+        learned.y.push_back(curves.learned[head][i]);
+        prior.x.push_back(curves.distance[i]);
+        prior.y.push_back(curves.prior[head][i]);
+    }
+    if (!modelName.isEmpty())
+        figure.curves.push_back(std::move(learned));
+    figure.curves.push_back(std::move(prior));
+    return figure;
+}
+
 std::vector<SchemeSpec> compareSpecs(const QStringList& names, const PanelState& panel, int headDim,
                                      const std::string& headDimName)
 {
