@@ -175,8 +175,9 @@ private Q_SLOTS:
         // Exported as the fire-curve table: every head's distances.
         std::ostringstream csv;
         bias->writeData(csv, DataFormat::Csv);
-        QVERIFY(csv.str().rfind("distance,head,learned,untrained\n", 0) == 0);
-        QCOMPARE(std::count(csv.str().begin(), csv.str().end(), '\n'), 1 + 2 * 16);
+        const std::string table = csv.str();
+        QVERIFY(table.rfind("distance,head,learned,untrained\n", 0) == 0);
+        QCOMPARE(std::count(table.begin(), table.end(), '\n'), std::ptrdiff_t(1 + 2 * 16));
         const nlohmann::json state = bias->saveState();
         QCOMPARE(state.at("fire_curve").get<bool>(), true);
         // Another scheme has no curve: the matrix again.

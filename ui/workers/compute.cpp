@@ -428,15 +428,18 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
         // p-RoPE and partial rotary: the whole head's ladder beside the pairs that still turn.
         figure.curves[0].name =
             FigureText::tr("θ_i = base^(−2i/r), r = %1: %2 pairs turn").arg(scaling.rotatedDims).arg(scaling.keptPairs);
+        // In a colour of its own and drawn first, under the pairs that turn: as a dashed grey line it looked like the
+        // θ = 2π/L line and covered the pairs that turn.
         Curve whole;
         whole.name = FigureText::tr("whole head: base^(−2i/d), every pair");
-        whole.reference = true;
         const std::vector<double> ladder = rotaryFrequencies(scaling.dim, scaling.base);
         for (size_t i = 0; i < ladder.size(); ++i) {
             whole.x.push_back(double(i));
             whole.y.push_back(ladder[i]);
         }
-        figure.curves.push_back(std::move(whole));
+        if (spec.scaling == RotaryMethod::None) // θ'_i = θ_i and their ratio 1: they only hid the pairs that turn
+            figure.curves.erase(figure.curves.begin() + 1, figure.curves.begin() + 3);
+        figure.curves.insert(figure.curves.begin(), std::move(whole));
         figure.title += FigureText::tr(" · pairs %1 to %2 not rotated (θ = 0)")
                             .arg(scaling.keptPairs)
                             .arg(scaling.theta.size() - 1);
