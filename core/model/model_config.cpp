@@ -37,8 +37,8 @@ std::string modelOptionsLabel(const ModelConfig& c)
     if (c.nopeEvery > 0)
         add("nope_every=" + std::to_string(c.nopeEvery));
     if (c.temperature.tuning)
-        add("attn_temperature(floor_scale=" + catalog::shortNumberText(c.temperature.floorScale) +
-            ", attn_scale=" + catalog::shortNumberText(c.temperature.attnScale) + ")");
+        add("temperature(F=" + catalog::shortNumberText(c.temperature.floorScale) +
+            ", β=" + catalog::shortNumberText(c.temperature.attnScale) + ")");
     if (c.ssmax)
         add("ssmax");
     if (c.sinkLogit)
