@@ -536,12 +536,12 @@
         <translation>准确率</translation>
     </message>
     <message>
-        <source>FIRE, untrained: bias against distance at row m = %1, head %2 (T = %3)</source>
-        <translation>FIRE（未训练）：第 m = %1 行、第 %2 个头的偏置随距离变化（T = %3）</translation>
+        <source>FIRE, untrained: bias against distance at row m = %1, head h = %2 of 0..%3 (T = %4)</source>
+        <translation>FIRE（未训练）：第 m = %1 行、头 h = %2（0..%3）的偏置随距离变化（T = %4）</translation>
     </message>
     <message>
-        <source>FIRE learned vs untrained: row m = %1, head %2 · %3 (T = %4, untrained %5)</source>
-        <translation>FIRE 学习到的与未训练的对比：第 m = %1 行，第 %2 个头 · %3（T = %4，未训练时 %5）</translation>
+        <source>FIRE learned vs untrained: row m = %1, head h = %2 of 0..%3 · %4 (T = %5, untrained %6)</source>
+        <translation>FIRE 学习到的与未训练的对比：第 m = %1 行，头 h = %2（0..%3）· %4（T = %5，未训练时 %6）</translation>
     </message>
     <message>
         <source>distance m − n</source>
@@ -1110,12 +1110,12 @@
         <translation>%1：它的方案是 %2；学习到的曲线需要 fire 模型</translation>
     </message>
     <message>
-        <source>Head %1 at row m = %2 (the panel's length − 1). Past the threshold T the distance is divided by ψ(m), so a longer row reads the same distance differently.</source>
-        <translation>第 %1 个头，第 m = %2 行（面板的长度 − 1）。超过阈值 T 后距离要除以 ψ(m)，所以更长的行对同一距离的读法不同。</translation>
+        <source>Head h = %1 of 0..%2 at row m = %3 (the panel's length − 1). Past the threshold T the distance is divided by ψ(m), so a longer row reads the same distance differently.</source>
+        <translation>头 h = %1（0..%2），第 m = %3 行（面板的长度 − 1）。超过阈值 T 后距离要除以 ψ(m)，所以更长的行对同一距离的读法不同。</translation>
     </message>
     <message>
-        <source>The model has %1 heads: head %2 is shown (the panel's head %3 is not in it).</source>
-        <translation>模型有 %1 个头：显示第 %2 个头（面板的第 %3 个头不在其中）。</translation>
+        <source>The model has %1 heads: head h = %2 is shown (the panel's head h = %3 is not in it).</source>
+        <translation>模型有 %1 个头：显示头 h = %2（面板的头 h = %3 不在其中）。</translation>
     </message>
     <message>
         <source>No trained FIRE model yet: the untrained initialisation alone. Tick fire in the Train tab and train it, or open a fire checkpoint, to draw its learned curve beside this one.</source>

@@ -192,11 +192,12 @@ void BiasView::updateCurve()
             m_curvePlot->setFigure(fireCurvesFigure(m_curves, head, model.name));
             m_curveNote->setText(
                 m_panel.head < spec.heads
-                    ? tr("Head %1 at row m = %2 (the panel's length − 1). Past the threshold T the distance is divided "
-                         "by ψ(m), so a longer row reads the same distance differently.")
+                    ? tr("Head h = %1 of 0..%2 at row m = %3 (the panel's length − 1). Past the threshold T the "
+                         "distance is divided by ψ(m), so a longer row reads the same distance differently.")
                           .arg(head)
+                          .arg(spec.heads - 1)
                           .arg(row)
-                    : tr("The model has %1 heads: head %2 is shown (the panel's head %3 is not in it).")
+                    : tr("The model has %1 heads: head h = %2 is shown (the panel's head h = %3 is not in it).")
                           .arg(spec.heads)
                           .arg(head)
                           .arg(m_panel.head));

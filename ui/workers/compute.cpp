@@ -455,13 +455,17 @@ CurveFigure fireCurvesFigure(const FireCurves& curves, int head, const QString& 
 {
     CurveFigure figure;
     figure.title = modelName.isEmpty()
-                       ? FigureText::tr("FIRE, untrained: bias against distance at row m = %1, head %2 (T = %3)")
+                       ? FigureText::tr("FIRE, untrained: bias against distance at row m = %1, head h = %2 of 0..%3 "
+                                        "(T = %4)")
                              .arg(curves.row)
                              .arg(head)
+                             .arg(curves.prior.size() - 1)
                              .arg(curves.priorThreshold, 0, 'g', 6)
-                       : FigureText::tr("FIRE learned vs untrained: row m = %1, head %2 · %3 (T = %4, untrained %5)")
+                       : FigureText::tr("FIRE learned vs untrained: row m = %1, head h = %2 of 0..%3 · %4 (T = %5, "
+                                        "untrained %6)")
                              .arg(curves.row)
                              .arg(head)
+                             .arg(curves.prior.size() - 1)
                              .arg(modelName)
                              .arg(curves.learnedThreshold, 0, 'g', 6)
                              .arg(curves.priorThreshold, 0, 'g', 6);
