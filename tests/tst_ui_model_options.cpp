@@ -144,6 +144,13 @@ private Q_SLOTS:
         // Before any result the table shows the run's row, named with its options.
         QCOMPARE(view.table()->item(0, 0)->text(), QStringLiteral("rope nope_every=2 ssmax"));
         QCOMPARE(view.runLabel("rope"), QStringLiteral("rope nope_every=2 ssmax"));
+        ModelConfig all;
+        all.nopeEvery = 4;
+        all.temperature.tuning = true;
+        all.ssmax = all.sinkLogit = true;
+        QCOMPARE(QString::fromStdString(modelOptionsLabel(all)),
+                 QStringLiteral("nope_every=4 temperature(F=8192, β=0.1) ssmax sink_logit"));
+        QCOMPARE(modelOptionsLabel(ModelConfig{}), std::string());
         view.cancelJob();
         QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 60000);
     }
