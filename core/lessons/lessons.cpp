@@ -663,10 +663,9 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             a.push_back("--difference");
         if (s.separateScales)
             a.push_back("--separate-scales");
-        if (s.curve) {
+        if (s.curve) { // the demo fire model's curve, as an attention state names its model
             a.push_back("--curve");
-            if (!checkpoint.empty())
-                add("checkpoint", checkpoint);
+            add("checkpoint", checkpoint.empty() ? "MODEL.safetensors" : checkpoint);
         }
         break;
     case LessonView::Frequencies: {
