@@ -1418,6 +1418,11 @@ void TestBadInput::cli_data()
         "render: --curves is not used by `positionlab-cli render bias SCHEME` and would be ignored (used by "
         "`positionlab-cli render dot`)",
         {}, NeedsRender);
+    row("(e) render bias --curve of alibi", {"render", "bias", "alibi", "--curve", "-o", "@DIR@/x.png"}, 2,
+        "render bias --curve: scheme alibi has no learned curve; allowed: fire", {}, NeedsRender);
+    row("(e) render bias --checkpoint without --curve",
+        {"render", "bias", "fire", "--checkpoint", "@DIR@/none.safetensors", "-o", "@DIR@/x.png"}, 2,
+        "render bias: --checkpoint reads a model's FIRE curve; allowed only with --curve", {}, NeedsRender);
     row("(e) render lesson --preset", {"render", "lesson", "1", "--preset", "quick", "-o", "@DIR@/out"}, 2,
         "render: --preset is not used by `positionlab-cli render lesson K`", {}, NeedsRender);
     // (c) the Train tab's rule in `render train`: a length the held-out text cannot fill is refused before training

@@ -60,6 +60,8 @@ private Q_SLOTS:
     void cliRendersALesson();
     void cliRendersDropThePositions_data();
     void cliRendersDropThePositions();
+    void cliRendersNewSchemeLessons_data();
+    void cliRendersNewSchemeLessons();
     void cliRefusesABrokenFolder();
 };
 
@@ -121,6 +123,16 @@ void TestLessons::renderArguments_data()
         << "attention --checkpoint M.safetensors --text To be --head 0 --show bias";
     QTest::newRow("train") << R"({"view": "train", "schemes": ["sinusoidal", "alibi"]})"
                            << "train sinusoidal alibi --preset demo";
+    // rope's dim and base are render frequencies' own options; keep, rotary-fraction and a method's go by --set.
+    QTest::newRow("frequencies, keep")
+        << R"({"view": "frequencies", "params": {"dim": 64, "keep": 0.25}, "context": 32})"
+        << "frequencies --dim 64 --set keep=0.25 --context 32";
+    QTest::newRow("frequencies, method and length")
+        << R"({"view": "frequencies", "scheme": "rope+yarn", "params": {"rotary-fraction": 0.5, "base": 500,
+              "factor": 4}, "context": 64, "length": 256})"
+        << "frequencies --scaling yarn --base 500 --set factor=4 --set rotary-fraction=0.5 --context 64 --length 256";
+    QTest::newRow("fire curve") << R"({"view": "bias", "scheme": "fire", "curve": true, "heads": 4, "head": 2})"
+                                << "bias fire --length 32 --heads 4 --head 2 --curve --checkpoint M.safetensors";
 }
 
 void TestLessons::renderArguments()
@@ -223,6 +235,21 @@ void TestLessons::refusesBrokenLessons_data()
         << "03-x.md" << head + "{\"view\": \"attention\", \"model\": \"alibi\"}\n```\n"
         << "03-x.md:6:"
         << "needs \"text\"";
+    QTest::newRow("frequencies of xpos") << "03-x.md"
+                                         << head + "{\"view\": \"frequencies\", \"scheme\": \"xpos\"}\n```\n"
+                                         << "03-x.md:6:"
+                                         << "draws rope: rope or rope+METHOD";
+    QTest::newRow("frequencies, keep out of range")
+        << "03-x.md" << head + "{\"view\": \"frequencies\",\n \"params\": {\"keep\": 1.5}}\n```\n"
+        << "03-x.md:7:"
+        << "keep = 1.5 is out of range";
+    QTest::newRow("frequencies, a bias key") << "03-x.md" << head + "{\"view\": \"frequencies\", \"heads\": 4}\n```\n"
+                                             << "03-x.md:6:"
+                                             << "unknown key \"heads\" for the frequencies view";
+    QTest::newRow("curve of alibi") << "03-x.md"
+                                    << head + "{\"view\": \"bias\", \"scheme\": \"alibi\", \"curve\": true}\n```\n"
+                                    << "03-x.md:6:"
+                                    << "\"curve\" is for the fire scheme only";
     QTest::newRow("not an object") << "03-x.md" << head + "[1, 2]\n```\n"
                                    << "03-x.md:6:"
                                    << "must be a JSON object";
@@ -378,6 +405,55 @@ void TestLessons::cliRendersDropThePositions()
         if (views[figure - 1] == "train") // the recipe on passkey, as the command says
             QVERIFY2(j.at("command").get<std::string>().find("--task passkey --recalibration 12.5") != std::string::npos,
                      j.at("command").get<std::string>().c_str());
+    }
+}
+
+// Lessons 14 (NoPE layers, keep, rotary-fraction) and 15 (FIRE's matrix and learned curve) render headless in both
+// languages: the frequencies states through `render frequencies`, the curve through `render bias --curve` with a fire
+// model trained for a few steps beside the output.
+void TestLessons::cliRendersNewSchemeLessons_data()
+{
+    QTest::addColumn<QString>("lesson");
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<QStringList>("views");
+    QTest::addColumn<QStringList>("commands"); // a piece of each figure's command
+    const QStringList nope{"compare", "frequencies", "frequencies"};
+    const QStringList nopeCommands{"compare rope none", "frequencies --dim 64 --set keep=0.25",
+                                   "frequencies --dim 64 --set rotary-fraction=0.25"};
+    const QStringList fire{"bias", "bias"};
+    const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint"};
+    for (const QString language : {"en", "zh_CN"}) {
+        QTest::addRow("14 %s", qPrintable(language))
+            << "14-nope-layers-temperature" << language << nope << nopeCommands;
+        QTest::addRow("15 %s", qPrintable(language))
+            << "15-learned-contextual-positions" << language << fire << fireCommands;
+    }
+}
+
+void TestLessons::cliRendersNewSchemeLessons()
+{
+    QFETCH(QString, lesson);
+    QFETCH(QString, language);
+    QFETCH(QStringList, views);
+    QFETCH(QStringList, commands);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString out = dir.filePath(QStringLiteral("out"));
+    const plab::test::CliResult r =
+        plab::test::runCli({"render", "lesson", lesson.left(2), "--lang", language, "--steps", "4", "-o", out,
+                            "--width", "600", "--height", "400", "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    for (int figure = 1; figure <= views.size(); ++figure) {
+        const QString stem = out + QStringLiteral("/%1-fig%2").arg(lesson).arg(figure);
+        const QImage image(stem + QStringLiteral(".png"));
+        QVERIFY2(!image.isNull(), qPrintable(stem));
+        QCOMPARE(image.width(), 600);
+        QFile sidecar(stem + QStringLiteral(".json"));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(sidecar.readAll().toStdString());
+        QCOMPARE(QString::fromStdString(j.at("state").at("view").get<std::string>()), views[figure - 1]);
+        const QString command = QString::fromStdString(j.at("command").get<std::string>());
+        QVERIFY2(command.contains(commands[figure - 1]), qPrintable(command));
     }
 }
 

@@ -38,6 +38,10 @@
         <source>Run the DroPE recipe on passkey in the Train tab as the window opens on this screen, save it running and done to DIR, and quit</source>
         <translation>在“训练”页按本屏幕上窗口打开时的大小对 passkey 运行 DroPE 流程，把运行中和完成时的截图保存到 DIR 后退出</translation>
     </message>
+<message>
+        <source>Save the Rotary frequencies view with keep and rotary-fraction, the Train tab with its model options and FIRE's learned curve, as the window opens on this screen, to DIR and quit</source>
+        <translation>将带 keep 和 rotary-fraction 的“旋转频率”视图、带模型选项的“训练”页以及 FIRE 学习到的曲线按窗口在此屏幕上打开时的样子保存到 DIR，然后退出</translation>
+    </message>
 </context>
 <context>
     <name>FigureText</name>
@@ -550,6 +554,30 @@
     <message>
         <source>Contextual positions on text: %1</source>
         <translation>文本上的上下文位置：%1</translation>
+    </message>
+<message>
+        <source>FIRE, untrained: bias against distance at row m = %1, head h = %2 of 0..%3 (T = %4)</source>
+        <translation>FIRE（未训练）：第 m = %1 行、头 h = %2（0..%3）的偏置随距离变化（T = %4）</translation>
+    </message>
+    <message>
+        <source>FIRE learned vs untrained: row m = %1, head h = %2 of 0..%3 · %4 (T = %5, untrained %6)</source>
+        <translation>FIRE 学习到的与未训练的对比：第 m = %1 行，头 h = %2（0..%3）· %4（T = %5，未训练时 %6）</translation>
+    </message>
+    <message>
+        <source>distance m − n</source>
+        <translation>距离 m − n</translation>
+    </message>
+    <message>
+        <source>bias b_h(m, n)</source>
+        <translation>偏置 b_h(m, n)</translation>
+    </message>
+    <message>
+        <source>learned</source>
+        <translation>学习到的</translation>
+    </message>
+    <message>
+        <source>untrained initialisation</source>
+        <translation>未训练的初始化</translation>
     </message>
 </context>
 <context>
@@ -1167,6 +1195,54 @@
     <message>
         <source>Choose a scheme in the panel on the left: its bias matrix appears here.</source>
         <translation>在左侧面板中选择一种方案：它的偏置矩阵会显示在这里。</translation>
+    </message>
+<message>
+        <source>FIRE: learned curve</source>
+        <translation>FIRE：学习到的曲线</translation>
+    </message>
+    <message>
+        <source>fire only: a trained model's bias against the distance beside the untrained one, instead of the matrix</source>
+        <translation>仅限 fire：不显示矩阵，改为显示训练好的模型的偏置随距离的变化，旁边是未训练的曲线</translation>
+    </message>
+    <message>
+        <source>untrained only</source>
+        <translation>仅未训练的</translation>
+    </message>
+    <message>
+        <source>Open model…</source>
+        <translation>打开模型…</translation>
+    </message>
+    <message>
+        <source>A fire checkpoint (.safetensors) trained here or with positionlab-cli train fire</source>
+        <translation>在这里训练的或用 positionlab-cli train fire 训练的 fire 检查点（.safetensors）</translation>
+    </message>
+    <message>
+        <source>Trained model:</source>
+        <translation>训练好的模型：</translation>
+    </message>
+    <message>
+        <source>Open a FIRE model</source>
+        <translation>打开 FIRE 模型</translation>
+    </message>
+    <message>
+        <source>Checkpoints (*.safetensors)</source>
+        <translation>检查点 (*.safetensors)</translation>
+    </message>
+    <message>
+        <source>%1: its scheme is %2; the learned curve needs a fire model</source>
+        <translation>%1：它的方案是 %2；学习到的曲线需要 fire 模型</translation>
+    </message>
+    <message>
+        <source>Head h = %1 of 0..%2 at row m = %3 (the panel's length − 1). Past the threshold T the distance is divided by ψ(m), so a longer row reads the same distance differently.</source>
+        <translation>头 h = %1（0..%2），第 m = %3 行（面板的长度 − 1）。超过阈值 T 后距离要除以 ψ(m)，所以更长的行对同一距离的读法不同。</translation>
+    </message>
+    <message>
+        <source>The model has %1 heads: head h = %2 is shown (the panel's head h = %3 is not in it).</source>
+        <translation>模型有 %1 个头：显示头 h = %2（面板的头 h = %3 不在其中）。</translation>
+    </message>
+    <message>
+        <source>No trained FIRE model yet: the untrained initialisation alone. Tick fire in the Train tab and train it, or open a fire checkpoint, to draw its learned curve beside this one.</source>
+        <translation>还没有训练好的 FIRE 模型：只显示未训练的初始化。在“训练”页勾选 fire 并训练，或打开一个 fire 检查点，就能在旁边画出它学习到的曲线。</translation>
     </message>
 </context>
 <context>
@@ -2533,6 +2609,82 @@ allowed: %2</source>
     <message>
         <source>n = %1 seeds, min %2, max %3</source>
         <translation>n = %1 个种子，最小 %2，最大 %3</translation>
+    </message>
+<message>
+        <source>NoPE every</source>
+        <translation>NoPE 间隔</translation>
+    </message>
+    <message>
+        <source>K ≥ 2: layers K, 2K, 3K, … (counted from 1) use no positional encoding and the others the ticked rotary scheme, as SmolLM3 and Llama 4 do; off: every layer uses it</source>
+        <translation>K ≥ 2：第 K、2K、3K、… 层（从 1 数起）不用位置编码，其余层用勾选的旋转方案，与 SmolLM3 和 Llama 4 相同；关闭：每一层都用该方案</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Llama 4 temperature on NoPE layers</source>
+        <translation>NoPE 层上的 Llama 4 温度</translation>
+    </message>
+    <message>
+        <source>attn_temperature_tuning: the query at position p times 1 + β·ln(1 + ⌊(p + 1)/F⌋) on the NoPE layers only</source>
+        <translation>attn_temperature_tuning：仅在 NoPE 层上，把位置 p 处的查询乘以 1 + β·ln(1 + ⌊(p + 1)/F⌋)</translation>
+    </message>
+    <message>
+        <source>floor_scale F</source>
+        <translation>floor_scale F</translation>
+    </message>
+    <message>
+        <source>The temperature grows one step every F positions; Llama 4's 8192 never acts at the lab's short contexts: set F near L to see it</source>
+        <translation>温度每隔 F 个位置增长一级；Llama 4 的 8192 在实验室的短上下文中不会起作用：把 F 设成接近 L 才能看到效果</translation>
+    </message>
+    <message>
+        <source>attn_scale β</source>
+        <translation>attn_scale β</translation>
+    </message>
+    <message>
+        <source>The size of each step of the temperature</source>
+        <translation>温度每一级的大小</translation>
+    </message>
+    <message>
+        <source>SSMax</source>
+        <translation>SSMax</translation>
+    </message>
+    <message>
+        <source>Scalable softmax: row m's scores times s_h·ln n, n the keys it sees, s learned per head (from 1/ln L)</source>
+        <translation>可缩放 softmax：第 m 行的分数乘以 s_h·ln n，n 为它看到的键数，s 按头学习（初值 1/ln L）</translation>
+    </message>
+    <message>
+        <source>sink logit</source>
+        <translation>汇聚 logit</translation>
+    </message>
+    <message>
+        <source>A learned logit per head as one more softmax column, dropped after the softmax (gpt-oss)</source>
+        <translation>每个头一个可学习的 logit，作为 softmax 的额外一列，softmax 之后丢弃（gpt-oss）</translation>
+    </message>
+    <message>
+        <source>Softmax</source>
+        <translation>Softmax</translation>
+    </message>
+    <message>
+        <source>The temperature acts on NoPE layers only: set NoPE every, or tick none.</source>
+        <translation>温度只作用于 NoPE 层：请设置 NoPE 间隔，或勾选 none。</translation>
+    </message>
+    <message>
+        <source>Every layer uses the ticked scheme.</source>
+        <translation>每一层都使用勾选的方案。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The model has %1 layer(s), fewer than K = %2: no layer would be NoPE, so the schedule does nothing.&lt;/b&gt; Raise Layers or lower K.</source>
+        <translation>&lt;b&gt;模型只有 %1 层，少于 K = %2：没有任何一层会是 NoPE 层，这个间隔不起作用。&lt;/b&gt;请增加层数或减小 K。</translation>
+    </message>
+    <message>
+        <source>NoPE layers: %1 of %2 (counted from 1); rope or xpos on the others.</source>
+        <translation>NoPE 层：共 %2 层中的第 %1 层（从 1 数起）；其余层用 rope 或 xpos。</translation>
+    </message>
+    <message>
+        <source>%1 cannot train: %2</source>
+        <translation>%1 无法训练：%2</translation>
     </message>
 </context>
 <context>

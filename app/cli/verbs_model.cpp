@@ -1407,17 +1407,9 @@ int runFireCurve(const ParsedArgs& args, VerbContext& ctx)
     const int context = loaded.model->config().context;
     const int row = static_cast<int>(args.integer("row", context - 1, 0, kMaxLength - 1));
     const FireCurves curves = fireCurves(loaded.model->schemeSpec(), row); // refuses other schemes
-    Table t;
-    t.columns = {"distance", "head", "learned", "untrained"};
-    t.integerColumns = 2;
-    t.meta = {{"checkpoint", args.positional[0]},
-              {"row", row},
-              {"context", context},
-              {"threshold_learned", curves.learnedThreshold},
-              {"threshold_untrained", curves.priorThreshold}};
-    for (size_t h = 0; h < curves.learned.size(); ++h)
-        for (size_t i = 0; i < curves.distance.size(); ++i)
-            t.rows.push_back({double(curves.distance[i]), double(h), curves.learned[h][i], curves.prior[h][i]});
+    Table t = fireCurvesTable(curves);
+    t.meta["checkpoint"] = args.positional[0];
+    t.meta["context"] = context;
     writeDataOutput(args, ctx, true, [&](std::ostream& out, DataFormat f) { writeTable(out, f, t); });
     return 0;
 }

@@ -125,8 +125,38 @@ QStringList viewSchemeNames(const std::vector<std::string>& schemes, const Panel
     return names;
 }
 
+// `render bias fire --curve [--checkpoint M]`: the Bias view's FIRE curve page, the learned curve of the checkpoint's
+// head --head at row --length - 1 beside the untrained one (that one alone without a checkpoint).
+void renderFireCurve(const std::string& scheme, const ParsedArgs& args, const std::string& path)
+{
+    const PanelState panel = panelFromArgs({scheme}, "bias", args);
+    if (panel.spec.kind != SchemeKind::Fire)
+        throw InputError("render bias --curve: scheme " + scheme + " has no learned curve; allowed: fire");
+    SchemeSpec spec = panel.spec;
+    QString modelName;
+    if (args.has("checkpoint")) {
+        const ui::SharedModel model = ui::loadSharedModel(QString::fromStdString(args.text("checkpoint")));
+        spec = model.model->schemeSpec();
+        if (spec.kind != SchemeKind::Fire)
+            throw InputError("render bias --curve --checkpoint " + args.text("checkpoint") + ": its scheme is " +
+                             spec.name() + "; allowed: a fire model");
+        if (panel.head >= spec.heads)
+            throw InputError("--head " + std::to_string(panel.head) + " is out of range; allowed: integers in [0, " +
+                             std::to_string(spec.heads - 1) + "] (the checkpoint's heads)");
+        modelName = ui::checkpointModelName(model);
+    }
+    ui::writeFireCurvePicture(fireCurves(spec, panel.length - 1), panel.head, modelName,
+                              imageOptions(args, ui::defaultPictureSize(QStringLiteral("fire-curve"))), qPath(path));
+}
+
 void renderBias(const std::string& scheme, const ParsedArgs& args, const std::string& path)
 {
+    if (args.has("curve")) {
+        renderFireCurve(scheme, args, path);
+        return;
+    }
+    if (args.has("checkpoint"))
+        throw InputError("render bias: --checkpoint reads a model's FIRE curve; allowed only with --curve");
     const PanelState panel = panelFromArgs({scheme}, "bias", args);
     ui::BiasRequest request;
     request.spec = panel.spec;
@@ -398,9 +428,9 @@ void renderTrain(const std::vector<std::string>& schemes, const ParsedArgs& args
 void renderView(const std::string& view, const std::vector<std::string>& schemes, const ParsedArgs& args,
                 const std::string& path, std::ostream& err);
 
-// Where a lesson's attention state finds its model: the kept model of its preset and scheme (as the GUI keeps them),
-// else one trained now and kept. With --steps or --corpus the run is not the lesson's model: it goes beside the
-// output instead.
+// Where a lesson's attention state (or a bias state's FIRE curve) finds its model: the kept model of its preset and
+// scheme (as the GUI keeps them), else one trained now and kept. With --steps or --corpus the run is not the lesson's
+// model: it goes beside the output instead.
 std::string lessonModelPath(const LessonState& state, const ParsedArgs& args, std::ostream& err)
 {
     const std::string& scheme = state.schemes.front();
@@ -483,7 +513,7 @@ void renderLesson(const std::vector<std::string>& words, const ParsedArgs& args,
     for (size_t i = 0; i < lesson->states.size(); ++i) {
         const LessonState& state = lesson->states[i];
         const std::string checkpoint =
-            state.view == LessonView::Attention ? lessonModelPath(state, args, err) : std::string();
+            state.view == LessonView::Attention || state.curve ? lessonModelPath(state, args, err) : std::string();
         std::vector<std::string> words =
             lessonRenderArguments(state, state.view == LessonView::Model ? args.text("model", "") : checkpoint);
         const QString stem = QStringLiteral("%1-%2-fig%3")
@@ -629,7 +659,7 @@ std::vector<UsageForm> renderForms()
         return UsageForm{view + (words.empty() ? "" : " " + words), own, view, {}};
     };
     return {
-        form("bias", "SCHEME", {"length", "head", "buckets", "colormap"}, scheme),
+        form("bias", "SCHEME", {"length", "head", "buckets", "colormap", "curve", "checkpoint"}, scheme),
         form("compare", "SCHEME SCHEME [SCHEME [SCHEME]]",
              {"length", "head", "colormap", "separate-scales", "difference"}, compared),
         form("dot", "", {"curves", "dim", "base", "max-distance", "log-x"}, none),
@@ -654,6 +684,8 @@ std::vector<OptionDef> renderOptions()
         {"length", OptionKind::Value, "bias/compare: sequence length N (default 16, as `bias`)", "N"},
         {"head", OptionKind::Value, "head index h = 0..H-1 shown (default 0)", "h"},
         {"buckets", OptionKind::Flag, "bias, t5: bucket indices instead of values"},
+        {"curve", OptionKind::Flag,
+         "bias, fire: the learned curve of --checkpoint (head --head, row --length - 1) beside the untrained one"},
         {"colormap", OptionKind::Value, "bias/compare/attention: auto (default), viridis, magma, cividis, diverging",
          "NAME"},
         {"separate-scales", OptionKind::Flag, "compare: one colour scale per panel instead of a shared one"},
@@ -670,7 +702,8 @@ std::vector<OptionDef> renderOptions()
         {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)", "D"},
         {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)", "last|mean"},
         allowLongOption(),
-        {"checkpoint", OptionKind::Value, "attention: the trained model", "MODEL.safetensors"},
+        {"checkpoint", OptionKind::Value, "attention: the trained model; bias --curve: a fire model",
+         "MODEL.safetensors"},
         {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
         {"repeat-to", OptionKind::Value,
@@ -693,8 +726,8 @@ std::vector<OptionDef> renderOptions()
         {"task", OptionKind::Value,
          "train: a task (copy, reverse, addition, passkey) scored by exact-match accuracy at L..4L instead of text",
          "NAME"},
-        {"task-length", OptionKind::Value, "train --task: training lengths 1..L (default the longest the context holds)",
-         "L"},
+        {"task-length", OptionKind::Value,
+         "train --task: training lengths 1..L (default the longest the context holds)", "L"},
         {"recalibration", OptionKind::Value,
          "train --task: run the DroPE recipe (rope, rope+yarn, NoPE, DroPE) with this recalibration percent", "P"},
     };

@@ -67,6 +67,13 @@ int main(int argc, char** argv)
         delete window;
         return ok ? 0 : 1;
     }
+    if (!command.schemeScreenshots.isEmpty()) {
+        const bool ok = plab::ui::takeSchemeScreenshots(*window, command.schemeScreenshots, &error);
+        if (!ok)
+            qCritical("positionlab: %s", qPrintable(error));
+        delete window;
+        return ok ? 0 : 1;
+    }
     if (!command.screenshots.isEmpty()) {
         const bool ok = plab::ui::takeScreenshots(*window, command.screenshots, 1100, &error);
         if (!ok)

@@ -49,7 +49,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
     static const std::map<LessonView, std::set<std::string>> keys = {
         {LessonView::Bias,
          {"view", "caption", "scheme", "params", "heads", "head", "length", "bidirectional", "context", "logn",
-          "buckets"}},
+          "buckets", "curve"}},
         {LessonView::Compare,
          {"view", "caption", "schemes", "params", "heads", "head", "length", "bidirectional", "context", "logn",
           "difference", "separate_scales"}},
@@ -60,6 +60,7 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
         {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to", "show"}},
         {LessonView::Train, {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent"}},
         {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
+        {LessonView::Frequencies, {"view", "caption", "scheme", "params", "length", "context"}},
     };
     return keys;
 }
@@ -267,10 +268,26 @@ void readBiasKeys(const StateReader& r, LessonState& s)
     s.buckets = r.boolean(j, "buckets", false);
     if (s.buckets && s.schemes[0] != "t5")
         r.fail("buckets", "\"buckets\" is for the t5 scheme only (got " + s.schemes[0] + ")");
+    s.curve = r.boolean(j, "curve", false);
+    if (s.curve && s.schemes[0] != "fire")
+        r.fail("curve", "\"curve\" is for the fire scheme only (got " + s.schemes[0] + ")");
     r.checkSpec(j.contains("params") ? "params" : "scheme", [&] {
         const auto [scheme, method] = splitSchemeLabel(s.schemes[0]);
         makeSchemeSpec(scheme, s.heads, s.bidirectional, s.settings(), s.context, s.logn, method);
     });
+}
+
+// The Rotary frequencies view draws rope (`render frequencies`): "rope" or "rope+METHOD", rope's parameters in params.
+void readFrequenciesKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    s.schemes = {r.schemeName("scheme", r.string(j, "scheme", "rope"))};
+    const auto [scheme, method] = splitSchemeLabel(s.schemes[0]);
+    if (scheme != "rope")
+        r.fail("scheme", "\"scheme\" = '" + s.schemes[0] +
+                             "' is not allowed; the frequencies view draws rope: rope or rope+METHOD");
+    r.checkSpec(j.contains("params") ? "params" : "scheme",
+                [&] { makeSchemeSpec(scheme, 1, false, s.settings(), s.context, false, method); });
 }
 
 void readCompareKeys(const StateReader& r, LessonState& s)
@@ -413,6 +430,7 @@ LessonState readState(const StateReader& r, int firstLine)
         {LessonView::Attention, readAttentionKeys},
         {LessonView::Train, readTrainKeys},
         {LessonView::Model, readModelKeys},
+        {LessonView::Frequencies, readFrequenciesKeys},
     };
     LessonState s;
     s.line = firstLine;
@@ -463,7 +481,8 @@ std::string trimmed(const std::string& s)
 
 const std::vector<std::string>& lessonViewNames()
 {
-    static const std::vector<std::string> names = {"bias", "compare", "dot", "entropy", "attention", "train", "model"};
+    static const std::vector<std::string> names = {"bias",      "compare", "dot",   "entropy",
+                                                   "attention", "train",   "model", "frequencies"};
     return names;
 }
 
@@ -651,7 +670,27 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             a.push_back("--difference");
         if (s.separateScales)
             a.push_back("--separate-scales");
+        if (s.curve) { // the demo fire model's curve, as an attention state names its model
+            a.push_back("--curve");
+            add("checkpoint", checkpoint.empty() ? "MODEL.safetensors" : checkpoint);
+        }
         break;
+    case LessonView::Frequencies: {
+        // rope's dim and base are options of their own there; keep, rotary-fraction and the method's go by --set.
+        const auto [scheme, method] = splitSchemeLabel(s.schemes.front());
+        if (method != "none")
+            add("scaling", method);
+        for (const auto& [name, value] : s.params)
+            if (name == "dim" || name == "base")
+                add(name, shortNumber(value));
+            else
+                add("set", name + "=" + shortNumber(value));
+        if (s.context > 0)
+            add("context", std::to_string(s.context));
+        if (s.json.contains("length"))
+            add("length", std::to_string(s.length));
+        break;
+    }
     case LessonView::Dot: {
         std::string curves;
         for (const auto& [dim, base] : s.curves)

@@ -12,8 +12,9 @@ namespace plab {
 
 // The views a lesson state can show; names as in `render VIEW` and the session's view ids.
 // Model: the "Your model" tab, a real model folder the user opens (lesson 12); its states name no model.
-enum class LessonView { Bias, Compare, Dot, Entropy, Attention, Train, Model };
-// "bias", "compare", "dot", "entropy", "attention", "train", "model"
+// Frequencies: the Rotary frequencies view of rope (with its keep, rotary-fraction, dim, base and a method).
+enum class LessonView { Bias, Compare, Dot, Entropy, Attention, Train, Model, Frequencies };
+// "bias", "compare", "dot", "entropy", "attention", "train", "model", "frequencies"
 const std::vector<std::string>& lessonViewNames();
 std::string lessonViewName(LessonView view);
 
@@ -33,6 +34,7 @@ struct LessonState {
     int context = 0; // 0: none
     bool logn = false;
     bool buckets = false;
+    bool curve = false; // bias, fire: the learned curve of the demo fire model beside the untrained one
     bool difference = false;
     bool separateScales = false; // compare: one colour scale per panel
     std::vector<std::pair<int, double>> curves{{128, 10000}, {64, 10000}, {128, 500}}; // dot: (dim, base)
@@ -100,8 +102,8 @@ const std::vector<std::string>& supportedLanguages();
 std::string checkLanguage(const std::string& code);
 
 // The `positionlab-cli render` arguments (after `render`) that draw a state: e.g. {"bias", "alibi", "--length",
-// "32", "--heads", "8", "--head", "0"}. An attention state needs the checkpoint of its model; a model state takes
-// the model folder there (none: the picture says that it needs one).
+// "32", "--heads", "8", "--head", "0"}. An attention state (and a bias state with "curve") needs the checkpoint of
+// its model; a model state takes the model folder there (none: the picture says that it needs one).
 std::vector<std::string> lessonRenderArguments(const LessonState& state, const std::string& checkpoint = {});
 
 } // namespace plab

@@ -3,6 +3,7 @@
 
 #include "base/limits.h"
 #include "base/errors.h"
+#include "schemes/catalog_table.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
@@ -27,6 +28,22 @@ nlohmann::json modelShapeJson(const ModelConfig& c)
         j["attn_scale"] = c.temperature.attnScale;
     }
     return j;
+}
+
+std::string modelOptionsLabel(const ModelConfig& c)
+{
+    std::string label;
+    auto add = [&label](const std::string& part) { label += (label.empty() ? "" : " ") + part; };
+    if (c.nopeEvery > 0)
+        add("nope_every=" + std::to_string(c.nopeEvery));
+    if (c.temperature.tuning)
+        add("temperature(F=" + catalog::shortNumberText(c.temperature.floorScale) +
+            ", β=" + catalog::shortNumberText(c.temperature.attnScale) + ")");
+    if (c.ssmax)
+        add("ssmax");
+    if (c.sinkLogit)
+        add("sink_logit");
+    return label;
 }
 
 void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& source)

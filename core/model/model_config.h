@@ -67,6 +67,11 @@ struct ModelConfig {
 nlohmann::json modelShapeJson(const ModelConfig& config);
 void readModelShape(const nlohmann::json& j, ModelConfig& config, const std::string& source);
 
+// The options of a model beyond its scheme and sizes, as a run's label shows them: "nope_every=4
+// temperature(F=8192, β=0.1) ssmax sink_logit" (each part only when set; empty for none; F and β are floor_scale and
+// attn_scale), short enough for a legend, so two runs that differ only there are told apart.
+std::string modelOptionsLabel(const ModelConfig& config);
+
 // Whether a constructor checks the config it is given. An entry point validates each config once: code that validated
 // it already (trainModel, loadCheckpoint's ModelConfig::fromJson) builds with Validated, everything else with Validate.
 enum class ConfigCheck { Validate, Validated };

@@ -321,12 +321,15 @@ void validateAttentionTemperature(const AttentionTemperature& t)
 {
     if (!t.tuning)
         return;
-    if (!(t.floorScale >= 1 && t.floorScale <= 1e9))
+    using T = AttentionTemperature;
+    if (!(t.floorScale >= T::kMinFloorScale && t.floorScale <= T::kMaxFloorScale))
         throw InputError("attention temperature: floor_scale = " + catalog::shortNumberText(t.floorScale) +
-                         " is out of range; allowed: [1, 1000000000]");
-    if (!(t.attnScale >= 0 && t.attnScale <= 100))
+                         " is out of range; allowed: [" + catalog::shortNumberText(T::kMinFloorScale) + ", " +
+                         catalog::shortNumberText(T::kMaxFloorScale) + "]");
+    if (!(t.attnScale >= T::kMinAttnScale && t.attnScale <= T::kMaxAttnScale))
         throw InputError("attention temperature: attn_scale = " + catalog::shortNumberText(t.attnScale) +
-                         " is out of range; allowed: [0, 100]");
+                         " is out of range; allowed: [" + catalog::shortNumberText(T::kMinAttnScale) + ", " +
+                         catalog::shortNumberText(T::kMaxAttnScale) + "]");
 }
 
 const std::vector<ParamInfo>& modifierParams()

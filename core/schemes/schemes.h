@@ -94,6 +94,9 @@ struct AttentionTemperature {
     bool tuning = false;      // attn_temperature_tuning
     double floorScale = 8192; // floor_scale F: the factor grows one step every F positions
     double attnScale = 0.1;   // attn_scale β
+    // The allowed ranges (validateAttentionTemperature; the GUI's fields take theirs from here).
+    static constexpr double kMinFloorScale = 1, kMaxFloorScale = 1e9;
+    static constexpr double kMinAttnScale = 0, kMaxAttnScale = 100;
     double factor(int m) const
     {
         return tuning ? 1.0 + attnScale * std::log1p(std::floor((m + 1.0) / floorScale)) : 1.0;

@@ -35,4 +35,18 @@ FireCurves fireCurves(const SchemeSpec& spec, int row)
     return curves;
 }
 
+Table fireCurvesTable(const FireCurves& curves)
+{
+    Table t;
+    t.columns = {"distance", "head", "learned", "untrained"};
+    t.integerColumns = 2;
+    t.meta = {{"row", curves.row},
+              {"threshold_learned", curves.learnedThreshold},
+              {"threshold_untrained", curves.priorThreshold}};
+    for (size_t h = 0; h < curves.learned.size(); ++h)
+        for (size_t i = 0; i < curves.distance.size(); ++i)
+            t.rows.push_back({double(curves.distance[i]), double(h), curves.learned[h][i], curves.prior[h][i]});
+    return t;
+}
+
 } // namespace plab

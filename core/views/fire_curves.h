@@ -1,6 +1,7 @@
 // FIRE's bias view as curves: a trained model's learned function of the distance beside its untrained prior.
 #pragma once
 
+#include "base/matrix_output.h"
 #include "schemes/schemes.h"
 
 #include <vector>
@@ -20,5 +21,9 @@ struct FireCurves {
 
 // Throws InputError unless the spec is fire and 0 <= row < kMaxLength.
 FireCurves fireCurves(const SchemeSpec& spec, int row);
+
+// The curves as a table (distance, head, learned, untrained; meta: row and both thresholds): the one layout of
+// `fire-curve`'s files and the Bias view's export.
+Table fireCurvesTable(const FireCurves& curves);
 
 } // namespace plab

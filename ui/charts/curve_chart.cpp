@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QGraphicsEllipseItem>
 #include <QGraphicsScene>
 #include <QLabel>
@@ -740,11 +741,16 @@ void CurvePlot::fitToWidth(int width)
     const bool oneRow = m_backend->fitToWidth(m_figure, width) && !legendBeside(m_figure);
     m_backend->chart->legend()->setVisible(oneRow);
     QStringList entries;
+    const QFontMetrics metrics(m_legend->font());
     if (!oneRow)
-        for (const auto& [colour, name] : m_backend->legendEntries(m_figure))
-            entries << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
-                           .arg(colour.name(),
-                                name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+        for (const auto& [colour, name] : m_backend->legendEntries(m_figure)) {
+            // Each entry whole on its line, unless it is wider than the chart (a run's label with its model options):
+            // then it breaks at its spaces, since an unbreakable entry would widen the chart, and the window with it.
+            QString text = name.toHtmlEscaped();
+            if (metrics.horizontalAdvance(name) + 3 * metrics.height() < width)
+                text.replace(QLatin1Char(' '), QStringLiteral("&nbsp;"));
+            entries << QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2").arg(colour.name(), text);
+        }
     m_legend->setText(entries.join(QStringLiteral("&nbsp;&nbsp; ")));
     m_backend->chart->setTitle(QString());
     m_title->setFont(m_backend->chart->titleFont());

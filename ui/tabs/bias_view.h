@@ -3,11 +3,20 @@
 
 #include "painting/heatmap_painter.h"
 #include "tabs/view_base.h"
+#include "workers/model_compute.h"
+
+#include "views/fire_curves.h"
+
+#include <vector>
 
 class QCheckBox;
+class QComboBox;
+class QLabel;
+class QStackedWidget;
 
 namespace plab::ui {
 
+class CurvePlot;
 class HeatmapWidget;
 class ThumbnailStrip;
 
@@ -30,6 +39,17 @@ public:
     const BiasResult& result() const { return m_result; }
     void setBuckets(bool buckets);
 
+    // FIRE's learned curve: for scheme fire the view can show, instead of the matrix, the learned bias against the
+    // distance of a trained fire model (one the app keeps or the user opens) beside the untrained initialisation, for
+    // the panel's head at row length - 1; exported as a curve chart and its table (core's fireCurvesTable).
+    void addModel(const SharedModel& model, bool select = true); // models of other schemes are not offered
+    void setCurveShown(bool shown);
+    bool isCurveShown() const; // the curve page is up (scheme fire and the box ticked)
+    QCheckBox* curveBox() const { return m_curve; }
+    QComboBox* modelBox() const { return m_models; }
+    CurvePlot* curvePlot() const { return m_curvePlot; }
+    const FireCurves& curves() const { return m_curves; }
+
 protected:
     void refresh() override;
 
@@ -43,10 +63,20 @@ private:
     };
     void showResult(Prepared prepared);
     void setThumbnailPalette(bool dark); // moves the thumbnails' masked cells to the palette's mask colour
+    void updateCurve();                  // the curve of the chosen model (or the untrained one) for the panel
+    void openModel();                    // a checkpoint from a file dialog
+    SharedModel chosenModel() const;     // invalid: the untrained curve alone
     ColorScale m_thumbnailScale;
     HeatmapWidget* m_heatmap = nullptr;
     ThumbnailStrip* m_strip = nullptr;
     QCheckBox* m_buckets = nullptr;
+    QCheckBox* m_curve = nullptr;
+    QStackedWidget* m_pages = nullptr; // the matrix | the curve
+    QComboBox* m_models = nullptr;
+    QLabel* m_curveNote = nullptr;
+    CurvePlot* m_curvePlot = nullptr;
+    std::vector<SharedModel> m_fireModels; // index i is the combo's item i + 1 (item 0: untrained only)
+    FireCurves m_curves;
     ViewJob<Prepared> m_job;
     BiasResult m_result;
 };

@@ -11,7 +11,9 @@
 
 #include "base/matrix_output.h"
 #include "model/corpus.h"
+#include "model/model_config.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QResizeEvent>
@@ -240,6 +242,65 @@ QFormLayout* TrainView::buildFields()
     m_dModel = intField(tr("d_model"), tr("Width of the model (a multiple of the heads)"), 2, 4096, 16);
     m_heads = intField(tr("Heads"), tr("Attention heads (d_model must divide by them)"), 1, 256);
     m_dFf = intField(tr("d_ff"), tr("Width of each MLP's hidden layer"), 1, 16384, 64);
+    // The model options `train` has beyond the sizes; their defaults and ranges are core's (AttentionTemperature,
+    // validateModelConfig), which also refuses a combination at Train with a message naming the field.
+    m_nopeEvery = intField(tr("NoPE every"),
+                           tr("K ≥ 2: layers K, 2K, 3K, … (counted from 1) use no positional encoding and the others "
+                              "the ticked rotary scheme, as SmolLM3 and Llama 4 do; off: every layer uses it"),
+                           1, 64);
+    m_nopeEvery->setSpecialValueText(tr("off"));
+    m_nopeEvery->setObjectName(QStringLiteral("nope_every"));
+    m_scheduleNote = new QLabel(this);
+    m_scheduleNote->setObjectName(QStringLiteral("schedule_note"));
+    m_scheduleNote->setWordWrap(true);
+    form->addRow(m_scheduleNote);
+    const AttentionTemperature temperature;
+    m_temperature = new QCheckBox(tr("Llama 4 temperature on NoPE layers"), this);
+    m_temperature->setObjectName(QStringLiteral("attn_temperature_tuning"));
+    m_temperature->setToolTip(tr("attn_temperature_tuning: the query at position p times 1 + β·ln(1 + ⌊(p + 1)/F⌋) "
+                                 "on the NoPE layers only"));
+    form->addRow(m_temperature);
+    auto numberField = [&](const QString& label, const QString& tip, double lo, double hi, double value, int decimals,
+                           double step) {
+        auto* box = new QDoubleSpinBox(this);
+        box->setDecimals(decimals);
+        box->setRange(lo, hi);
+        box->setSingleStep(step);
+        box->setValue(value);
+        box->setToolTip(tip);
+        form->addRow(label, box);
+        connect(box, &QDoubleSpinBox::valueChanged, this, &TrainView::onFieldEdited);
+        return box;
+    };
+    m_floorScale = numberField(tr("floor_scale F"),
+                               tr("The temperature grows one step every F positions; Llama 4's 8192 never acts at "
+                                  "the lab's short contexts: set F near L to see it"),
+                               AttentionTemperature::kMinFloorScale, AttentionTemperature::kMaxFloorScale,
+                               temperature.floorScale, 0, 1024);
+    m_floorScale->setObjectName(QStringLiteral("floor_scale"));
+    m_attnScale = numberField(tr("attn_scale β"), tr("The size of each step of the temperature"),
+                              AttentionTemperature::kMinAttnScale, AttentionTemperature::kMaxAttnScale,
+                              temperature.attnScale, 3, 0.05);
+    m_attnScale->setObjectName(QStringLiteral("attn_scale"));
+    // The softmax-side modifiers combine with every ticked scheme (and with the schedule).
+    m_ssmax = new QCheckBox(tr("SSMax"), this);
+    m_ssmax->setObjectName(QStringLiteral("ssmax"));
+    m_ssmax->setToolTip(tr("Scalable softmax: row m's scores times s_h·ln n, n the keys it sees, s learned per head "
+                           "(from 1/ln L)"));
+    m_sinkLogit = new QCheckBox(tr("sink logit"), this);
+    m_sinkLogit->setObjectName(QStringLiteral("sink_logit"));
+    m_sinkLogit->setToolTip(tr("A learned logit per head as one more softmax column, dropped after the softmax "
+                               "(gpt-oss)"));
+    auto* modifiers = new QHBoxLayout;
+    modifiers->addWidget(m_ssmax);
+    modifiers->addWidget(m_sinkLogit);
+    modifiers->addStretch(1);
+    form->addRow(tr("Softmax"), modifiers);
+    for (QCheckBox* box : {m_temperature, m_ssmax, m_sinkLogit})
+        connect(box, &QCheckBox::toggled, this, &TrainView::onFieldEdited);
+    connect(m_nopeEvery, &QSpinBox::valueChanged, this, &TrainView::updateModelOptions);
+    connect(m_layers, &QSpinBox::valueChanged, this, &TrainView::updateModelOptions);
+    connect(m_temperature, &QCheckBox::toggled, this, &TrainView::updateModelOptions);
     m_batch = intField(tr("Batch"), tr("Sequences of L bytes per step"), 1, 65536);
     m_evalBytes =
         intField(tr("Eval bytes"), tr("Held-out bytes scored per length (the last 10% of the corpus); 0: all"), 0,
@@ -346,7 +407,15 @@ void TrainView::setPreset(const QString& name)
     m_dFf->setValue(r.model.dFf);
     m_batch->setValue(r.train.batch);
     m_evalBytes->setValue(static_cast<int>(std::min<size_t>(r.evalBytes, m_evalBytes->maximum())));
+    // A preset is a plain model: no schedule, no temperature, no softmax modifier.
+    m_nopeEvery->setValue(std::max(r.model.nopeEvery, m_nopeEvery->minimum()));
+    m_temperature->setChecked(r.model.temperature.tuning);
+    m_floorScale->setValue(r.model.temperature.floorScale);
+    m_attnScale->setValue(r.model.temperature.attnScale);
+    m_ssmax->setChecked(r.model.ssmax);
+    m_sinkLogit->setChecked(r.model.sinkLogit);
     m_applyingPreset = false;
+    updateModelOptions();
     m_basePreset = name;
     previewTable();
 }
@@ -360,6 +429,51 @@ void TrainView::onFieldEdited()
         m_preset->setCurrentIndex(m_preset->findData(QString::fromLatin1(kCustomPreset)));
     }
     previewTable();
+}
+
+void TrainView::updateModelOptions()
+{
+    m_floorScale->setEnabled(m_temperature->isChecked());
+    m_attnScale->setEnabled(m_temperature->isChecked());
+    const int every = m_nopeEvery->value() == m_nopeEvery->minimum() ? 0 : m_nopeEvery->value();
+    if (every == 0) {
+        m_scheduleNote->setText(m_temperature->isChecked()
+                                    ? tr("The temperature acts on NoPE layers only: set NoPE every, or tick none.")
+                                    : tr("Every layer uses the ticked scheme."));
+        return;
+    }
+    // Which layers core's schedule leaves without positions (modelLayerUsesScheme: the one home of the rule).
+    ModelConfig config;
+    config.scheme = "rope";
+    config.layers = m_layers->value();
+    config.nopeEvery = every;
+    QStringList nope;
+    for (int layer = 0; layer < config.layers; ++layer)
+        if (!modelLayerUsesScheme(config, layer))
+            nope << QString::number(layer + 1);
+    m_scheduleNote->setText(
+        nope.isEmpty()
+            ? tr("<b>The model has %1 layer(s), fewer than K = %2: no layer would be NoPE, so the schedule does "
+                 "nothing.</b> Raise Layers or lower K.")
+                  .arg(config.layers)
+                  .arg(every)
+            : tr("NoPE layers: %1 of %2 (counted from 1); rope or xpos on the others.")
+                  .arg(nope.join(QStringLiteral(", ")))
+                  .arg(config.layers));
+}
+
+QString TrainView::runLabel(const std::string& scheme) const
+{
+    const std::string options = modelOptionsLabel(m_running.model);
+    return QString::fromStdString(options.empty() || scheme.empty() ? scheme + options : scheme + " " + options);
+}
+
+std::vector<std::string> TrainView::runLabels() const
+{
+    std::vector<std::string> labels;
+    for (const std::string& scheme : m_running.schemes)
+        labels.push_back(runLabel(scheme).toStdString());
+    return labels;
 }
 
 void TrainView::previewTable()
@@ -395,6 +509,12 @@ TrainRequest TrainView::request() const
     r.model.dModel = m_dModel->value();
     r.model.heads = m_heads->value();
     r.model.dFf = m_dFf->value();
+    r.model.nopeEvery = m_nopeEvery->value() == m_nopeEvery->minimum() ? 0 : m_nopeEvery->value();
+    r.model.temperature.tuning = m_temperature->isChecked();
+    r.model.temperature.floorScale = m_floorScale->value();
+    r.model.temperature.attnScale = m_attnScale->value();
+    r.model.ssmax = m_ssmax->isChecked();
+    r.model.sinkLogit = m_sinkLogit->isChecked();
     r.mode = evalModeFromName(m_mode->currentData().toString().toStdString());
     r.evalBytes = static_cast<size_t>(m_evalBytes->value());
     r.corpusPath = m_corpus;
@@ -412,6 +532,17 @@ void TrainView::start(const TrainRequest& request)
         Q_EMIT statusMessage(tr("Train: tick at least one scheme"));
         return;
     }
+    // Core's checks of every scheme's model (NoPE every needs a rotary scheme and K ≤ layers) before anything changes.
+    for (size_t s = 0; s < request.schemes.size(); ++s) {
+        try {
+            validateModelConfig(schemeModelConfig(request, s));
+        } catch (const InputError& e) {
+            m_status->setText(tr("%1 cannot train: %2")
+                                  .arg(QString::fromStdString(request.schemes[s]), QString::fromStdString(e.what())));
+            Q_EMIT statusMessage(m_status->text());
+            return;
+        }
+    }
     m_running = request;
     m_taskShown = false;
     m_heatmap->hide();
@@ -424,8 +555,8 @@ void TrainView::start(const TrainRequest& request)
     m_lossPlot->setEmptyHint(tr("Press Train to train the ticked schemes: each one's training loss appears here as it "
                                 "trains."));
     m_lossPlot->show();
-    m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
-    m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
+    m_lossPlot->setFigure(trainingLossFigure(runLabels(), m_losses, m_running.model.context));
+    m_pplPlot->setFigure(perplexityFigure(runLabels(), m_evals, m_running.model.context));
     updateTable();
     m_status->setText(request.seeds > 1
                           ? tr("Training %1 scheme(s) × %2 seeds…").arg(request.schemes.size()).arg(request.seeds)
@@ -448,11 +579,11 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
         }
         m_losses[s.schemeIndex].x.push_back(s.step);
         m_losses[s.schemeIndex].y.push_back(s.loss);
-        m_lossPlot->setFigure(trainingLossFigure(m_running.schemes, m_losses, m_running.model.context));
-        const QString name = m_running.seeds > 1 ? tr("%1, seed %2")
-                                                       .arg(QString::fromStdString(m_running.schemes[s.schemeIndex]))
-                                                       .arg(m_running.model.seed + s.seed)
-                                                 : QString::fromStdString(m_running.schemes[s.schemeIndex]);
+        m_lossPlot->setFigure(trainingLossFigure(runLabels(), m_losses, m_running.model.context));
+        const QString name =
+            m_running.seeds > 1
+                ? tr("%1, seed %2").arg(runLabel(m_running.schemes[s.schemeIndex])).arg(m_running.model.seed + s.seed)
+                : runLabel(m_running.schemes[s.schemeIndex]);
         m_status->setText(
             tr("%1: step %2 of %3, loss %4").arg(name).arg(s.step).arg(m_running.train.steps).arg(s.loss, 0, 'f', 3));
         return;
@@ -465,7 +596,7 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
         m_summary = summarizeSweep(m_seedResults);
         showSummary();
     } else {
-        m_pplPlot->setFigure(perplexityFigure(m_running.schemes, m_evals, m_running.model.context));
+        m_pplPlot->setFigure(perplexityFigure(runLabels(), m_evals, m_running.model.context));
         updateTable();
     }
     if (s.seed == 0 && s.model.isValid()) {
@@ -515,7 +646,11 @@ void TrainView::showSweepResults(const std::vector<SweepResult>& results, const 
 
 void TrainView::showSummary()
 {
-    m_pplPlot->setFigure(sweepPerplexityFigure(m_summary));
+    std::vector<SweepSummaryRow> shown = m_summary;
+    if (m_sweepSource.isEmpty()) // a run's rows name its model options, as its single-seed curves do
+        for (SweepSummaryRow& r : shown)
+            r.variant = runLabel(r.variant).toStdString();
+    m_pplPlot->setFigure(sweepPerplexityFigure(shown));
     std::vector<int> lengths;
     for (const SweepSummaryRow& r : m_summary)
         if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
@@ -562,9 +697,9 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
         m_table->setHorizontalHeaderItem(static_cast<int>(c) + 1, header);
     }
     for (size_t g = 0; g < groups.size(); ++g) {
-        const QString name =
-            QString::fromStdString(groups[g].first) +
-            (groups[g].second.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(groups[g].second));
+        const std::string scheme =
+            groups[g].first + (groups[g].second.empty() ? std::string() : " " + groups[g].second);
+        const QString name = m_sweepSource.isEmpty() ? runLabel(scheme) : QString::fromStdString(scheme);
         m_table->setItem(static_cast<int>(g), 0, new QTableWidgetItem(name));
     }
     for (const SweepSummaryRow& r : rows) {
@@ -755,6 +890,14 @@ nlohmann::json TrainView::saveState() const
     state["task_length"] = m_taskLength->value();
     state["recalibration_percent"] = m_fraction->value();
     state["logit_c"] = m_logitC->value();
+    // The model options under modelShapeJson's names; nope_every 0 is off.
+    const ModelConfig model = request().model;
+    state["nope_every"] = model.nopeEvery;
+    state["attn_temperature_tuning"] = model.temperature.tuning;
+    state["floor_scale"] = model.temperature.floorScale;
+    state["attn_scale"] = model.temperature.attnScale;
+    state["ssmax"] = model.ssmax;
+    state["sink_logit"] = model.sinkLogit;
     state["page"] = methodsShown() ? "methods" : "runs";
     state["methods"] = m_methods->sessionState();
     return state;
@@ -809,6 +952,23 @@ void TrainView::restoreState(const nlohmann::json& state)
     if (!(logitC >= m_logitC->minimum() && logitC <= m_logitC->maximum()))
         throw InputError("session: views.train.logit_c = " + std::to_string(logitC) + " is out of range; allowed: [" +
                          std::to_string(m_logitC->minimum()) + ", " + std::to_string(m_logitC->maximum()) + "]");
+    // Sessions from before the model options: every option off.
+    const int nopeEvery = sessionInt(state, "nope_every", 0, 0, m_nopeEvery->maximum(), where);
+    if (nopeEvery == 1)
+        throw InputError("session: views.train.nope_every = 1 is out of range; allowed: 0 (off) or integers in [2, " +
+                         std::to_string(m_nopeEvery->maximum()) + "]");
+    const bool tuning = sessionBool(state, "attn_temperature_tuning", false, where);
+    AttentionTemperature temperature;
+    temperature.tuning = true; // so that core checks the numbers
+    temperature.floorScale = sessionNumber(state, "floor_scale", temperature.floorScale, where);
+    temperature.attnScale = sessionNumber(state, "attn_scale", temperature.attnScale, where);
+    try {
+        validateAttentionTemperature(temperature);
+    } catch (const InputError& e) {
+        throw InputError("session: views.train: " + std::string(e.what()));
+    }
+    const bool ssmax = sessionBool(state, "ssmax", false, where);
+    const bool sinkLogit = sessionBool(state, "sink_logit", false, where);
     const std::string page = sessionString(state, "page", "runs", where);
     if (page != "runs" && page != "methods")
         throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
@@ -823,6 +983,12 @@ void TrainView::restoreState(const nlohmann::json& state)
         box->setValue(value);
     if (state.contains("learning_rate"))
         m_lr->setValue(lr);
+    m_nopeEvery->setValue(std::max(nopeEvery, m_nopeEvery->minimum()));
+    m_temperature->setChecked(tuning);
+    m_floorScale->setValue(temperature.floorScale);
+    m_attnScale->setValue(temperature.attnScale);
+    m_ssmax->setChecked(ssmax);
+    m_sinkLogit->setChecked(sinkLogit);
     if (presetName == kCustomPreset)
         onFieldEdited();
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));

@@ -20,6 +20,7 @@ class QSpinBox;
 class QSplitter;
 class QTabWidget;
 class QTableWidget;
+class QCheckBox;
 class QComboBox;
 
 namespace plab::ui {
@@ -72,6 +73,19 @@ public:
     // The summary the perplexity plot and table show when a run has several seeds or sweep results are loaded.
     const std::vector<SweepSummaryRow>& summary() const { return m_summary; }
     QSpinBox* seedsBox() const { return m_seeds; }
+    // The model options beyond the sizes (core's ModelConfig): the NoPE layer schedule, Llama 4's temperature on those
+    // layers, and the softmax modifiers SSMax and the sink logit, which combine with every ticked scheme.
+    QSpinBox* nopeEveryBox() const { return m_nopeEvery; } // its minimum, 1, reads "off"
+    QLabel* scheduleNote() const { return m_scheduleNote; }
+    QCheckBox* temperatureBox() const { return m_temperature; }
+    QDoubleSpinBox* floorScaleBox() const { return m_floorScale; }
+    QDoubleSpinBox* attnScaleBox() const { return m_attnScale; }
+    QCheckBox* ssmaxBox() const { return m_ssmax; }
+    QCheckBox* sinkLogitBox() const { return m_sinkLogit; }
+    // A scheme of the run as its curve, table row and kept model are named: the scheme, then core's
+    // modelOptionsLabel when the run sets any ("rope nope_every=4 ssmax").
+    QString runLabel(const std::string& scheme) const;
+    std::vector<std::string> runLabels() const; // of every scheme of the run
     const std::vector<std::vector<EvalPoint>>& evaluations() const { return m_evals; }
     const std::vector<Curve>& losses() const { return m_losses; }
     QTableWidget* table() const { return m_table; }
@@ -110,6 +124,7 @@ private:
     void onSnapshot(const TrainSnapshot& snapshot);
     void onFinished(const QString& error, bool canceled);
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
+    void updateModelOptions(); // the temperature fields follow their box; the note says what the schedule does
     void onTaskChosen();  // the task length's range follows the task and the context
     void onTaskSnapshot(const TaskSnapshot& snapshot);
     void showTaskResults(); // m_taskCurves in the accuracy plot, the heatmap (passkey) and the table
@@ -133,6 +148,13 @@ private:
     QSpinBox* m_batch = nullptr;
     QSpinBox* m_evalBytes = nullptr;
     QComboBox* m_mode = nullptr;
+    QSpinBox* m_nopeEvery = nullptr;
+    QLabel* m_scheduleNote = nullptr;
+    QCheckBox* m_temperature = nullptr;
+    QDoubleSpinBox* m_floorScale = nullptr;
+    QDoubleSpinBox* m_attnScale = nullptr;
+    QCheckBox* m_ssmax = nullptr;
+    QCheckBox* m_sinkLogit = nullptr;
     bool m_applyingPreset = false;
     QString m_basePreset; // the preset last chosen: what the fields do not show comes from it
     QPushButton* m_train = nullptr;

@@ -74,6 +74,14 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
                                     "screen, save it running and done to DIR, and quit"),
         QStringLiteral("DIR"));
     parser.addOption(taskScreenshots);
+    const QCommandLineOption schemeScreenshots(
+        QStringLiteral("screenshots-schemes"),
+        QCoreApplication::translate("CommandLine",
+                                    "Save the Rotary frequencies view with keep and rotary-fraction, the Train tab "
+                                    "with its model options and FIRE's learned curve, as the window opens on this "
+                                    "screen, to DIR and quit"),
+        QStringLiteral("DIR"));
+    parser.addOption(schemeScreenshots);
     const QCommandLineOption lang(
         QStringLiteral("lang"),
         QCoreApplication::translate("CommandLine",
@@ -91,6 +99,7 @@ GuiCommandLine parseGuiCommandLine(QCoreApplication& app)
     result.modelScreenshots = parser.value(modelScreenshots);
     result.modelFolder = parser.value(model);
     result.taskScreenshots = parser.value(taskScreenshots);
+    result.schemeScreenshots = parser.value(schemeScreenshots);
     return result;
 }
 

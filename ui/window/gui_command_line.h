@@ -15,6 +15,7 @@ struct GuiCommandLine {
     QString modelScreenshots;  // --screenshots-model DIR (with --model FOLDER), or empty
     QString modelFolder;       // --model FOLDER: a Hugging Face folder opened in "Your model", or empty
     QString taskScreenshots;   // --screenshots-tasks DIR, or empty
+    QString schemeScreenshots; // --screenshots-schemes DIR, or empty
     QString error;             // a bad --lang (the run stops with exit 2), or empty
 };
 

@@ -70,7 +70,10 @@ LessonStateSession lessonStateSession(const LessonState& s)
     switch (s.view) {
     case LessonView::Bias:
         out.panel = panelJson(s);
-        out.viewState = {{"buckets", s.buckets}};
+        out.viewState = {{"buckets", s.buckets}, {"fire_curve", s.curve}};
+        break;
+    case LessonView::Frequencies:
+        out.panel = panelJson(s); // rope with the state's parameters and method
         break;
     case LessonView::Compare:
         out.panel = panelJson(s);

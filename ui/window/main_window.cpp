@@ -107,7 +107,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     m_tabs->setUsesScrollButtons(false);
     m_tabs->setElideMode(Qt::ElideNone);
     setCentralWidget(m_tabs);
-    addView(new BiasView);
+    m_bias = new BiasView;
+    addView(m_bias);
     addView(new CompareView);
     addView(new DotView);
     addView(new FrequencyView);
@@ -124,6 +125,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     // Models trained or loaded in one view are offered to the others; trained ones are kept for the next start.
     train->onModelReady = [this](const SharedModel& model) { adoptTrainedModel(model); };
     attention->onModelLoaded = [this](const SharedModel& model) {
+        m_bias->addModel(model, false); // fire models only: the Bias view's learned curve
         m_entropy->addModel(model);
         m_train->addModel(model, false);
     };
@@ -145,6 +147,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     QStringList problems;
     for (const SharedModel& model : loadKeptModels(&problems)) {
         m_attention->addModel(model, false);
+        m_bias->addModel(model, false);
         m_entropy->addModel(model, false);
         m_train->addModel(model, false);
     }
@@ -499,6 +502,7 @@ MainWindow* MainWindow::switchLanguage(const QString& code, QString* error)
     // Models first, so the session's checkpoints that are already here are not loaded a second time.
     for (const SharedModel& model : m_attention->models()) {
         next->m_attention->addModel(model);
+        next->m_bias->addModel(model);
         next->m_entropy->addModel(model);
     }
     try {
@@ -892,6 +896,7 @@ void MainWindow::adoptTrainedModel(const SharedModel& model)
             tr("The model is not kept for the next start: %1").arg(QString::fromStdString(e.what())), 8000);
     }
     m_attention->addModel(kept);
+    m_bias->addModel(kept);
     m_entropy->addModel(kept);
     m_train->addModel(kept, false); // the same model: its entry now names the kept file
 }

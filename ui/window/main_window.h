@@ -27,6 +27,7 @@ namespace plab::ui {
 class SchemePanel;
 class ViewBase;
 class AttentionView;
+class BiasView;
 class EntropyView;
 class HfModelView;
 class LessonsPanel;
@@ -139,6 +140,7 @@ private:
     AttentionView* m_attention = nullptr;
     TrainView* m_train = nullptr;
     EntropyView* m_entropy = nullptr;
+    BiasView* m_bias = nullptr;
     HfModelView* m_model = nullptr;
     TrainingRun* m_demoRun = nullptr;
     QLabel* m_hover = nullptr;

@@ -8,6 +8,7 @@
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
 #include "tabs/attention_view.h"
+#include "tabs/bias_view.h"
 #include "tabs/compare_view.h"
 #include "tabs/dot_view.h"
 #include "tabs/entropy_view.h"
@@ -19,9 +20,11 @@
 
 #include "runs/training.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QMouseEvent>
@@ -277,6 +280,77 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     attention->selectModel(attention->modelCount() - 1);
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
     return grab(QStringLiteral("attention"), QStringLiteral("attention"));
+}
+
+bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* error)
+{
+    QDir().mkpath(dir);
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    auto grab = [&](const QString& id, const QString& file) {
+        ViewBase* v = window.view(id);
+        window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
+            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        waitUntil([] { return false; }, 300); // the chart's layout settles
+        if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("schemes-%1.png").arg(file))))
+            return fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
+        return true;
+    };
+    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+        lessonsDock->show();
+    SchemePanel* panel = window.panel();
+    panel->setScheme(QStringLiteral("rope"));
+    panel->setParameter(QStringLiteral("keep"), 0.25);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-keep")))
+        return false;
+    panel->setParameter(QStringLiteral("keep"), 1);
+    panel->setParameter(QStringLiteral("rotary-fraction"), 0.25);
+    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-rotary-fraction")))
+        return false;
+    panel->setParameter(QStringLiteral("rotary-fraction"), 1);
+    // A demo fire model trained here (unless one is kept already): the window offers it to the Bias tab's learned
+    // curve as it is evaluated.
+    auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+    auto* bias = static_cast<BiasView*>(window.view(QStringLiteral("bias")));
+    train->setPreset(QStringLiteral("demo"));
+    if (bias->modelBox()->count() < 2) {
+        window.showView(QStringLiteral("train"));
+        TrainRequest fire = train->request();
+        fire.schemes = {"fire"};
+        fire.evalBytes = 2048;
+        train->start(fire);
+        if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+            return fail(QStringLiteral("train fire: not done within 30 minutes"));
+    }
+    panel->setScheme(QStringLiteral("fire"));
+    panel->setHeads(8);
+    panel->setLength(32);
+    panel->setHead(1);
+    bias->setCurveShown(true);
+    if (bias->modelBox()->count() < 2)
+        return fail(QStringLiteral("bias: the fire model was not offered to the learned curve"));
+    if (!grab(QStringLiteral("bias"), QStringLiteral("fire-curve")))
+        return false;
+    // The model options on a short rope run: the fields, the schedule's note, and rows named with the options.
+    panel->setScheme(QStringLiteral("alibi"));
+    train->nopeEveryBox()->setValue(2);
+    train->temperatureBox()->setChecked(true);
+    train->floorScaleBox()->setValue(32);
+    train->ssmaxBox()->setChecked(true);
+    train->sinkLogitBox()->setChecked(true);
+    TrainRequest options = train->request();
+    options.schemes = {"rope"};
+    setTrainingSteps(options.train, 60);
+    options.evalBytes = 2048;
+    window.showView(QStringLiteral("train"));
+    train->start(options);
+    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
+        return fail(QStringLiteral("train: not done within 30 minutes"));
+    return grab(QStringLiteral("train"), QStringLiteral("train-options"));
 }
 
 bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error)

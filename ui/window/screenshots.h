@@ -30,4 +30,10 @@ bool takeModelScreenshots(MainWindow& window, const QString& folder, const QStri
 // tasks-passkey-heatmap.png (the heatmap widget) and tasks-drope-export.png (the exported picture).
 bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error);
 
+// Issue 20's controls at the window's own size with the Lessons dock open: DIR/schemes-frequencies-keep.png and
+// schemes-frequencies-rotary-fraction.png (rope's p-RoPE and NeoX partial rotary in the Rotary frequencies view),
+// schemes-fire-curve.png (a demo fire model trained here, its learned curve beside the untrained one in the Bias tab)
+// and schemes-train-options.png (a short rope run with NoPE every 2, Llama 4's temperature, SSMax and the sink logit).
+bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* error);
+
 } // namespace plab::ui

@@ -428,15 +428,18 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
         // p-RoPE and partial rotary: the whole head's ladder beside the pairs that still turn.
         figure.curves[0].name =
             FigureText::tr("θ_i = base^(−2i/r), r = %1: %2 pairs turn").arg(scaling.rotatedDims).arg(scaling.keptPairs);
+        // In a colour of its own and drawn first, under the pairs that turn: as a dashed grey line it looked like the
+        // θ = 2π/L line and covered the pairs that turn.
         Curve whole;
         whole.name = FigureText::tr("whole head: base^(−2i/d), every pair");
-        whole.reference = true;
         const std::vector<double> ladder = rotaryFrequencies(scaling.dim, scaling.base);
         for (size_t i = 0; i < ladder.size(); ++i) {
             whole.x.push_back(double(i));
             whole.y.push_back(ladder[i]);
         }
-        figure.curves.push_back(std::move(whole));
+        if (spec.scaling == RotaryMethod::None) // θ'_i = θ_i and their ratio 1: they only hid the pairs that turn
+            figure.curves.erase(figure.curves.begin() + 1, figure.curves.begin() + 3);
+        figure.curves.insert(figure.curves.begin(), std::move(whole));
         figure.title += FigureText::tr(" · pairs %1 to %2 not rotated (θ = 0)")
                             .arg(scaling.keptPairs)
                             .arg(scaling.theta.size() - 1);
@@ -445,6 +448,44 @@ CurveFigure frequenciesFigure(const SchemeSpec& spec, int length)
         figure.title += FigureText::tr(" · positions past w = %1 remapped, frequencies unchanged").arg(scaling.window);
     if (scaling.logitScale != 1.0)
         figure.title += FigureText::tr(" · logits × %1").arg(scaling.logitScale, 0, 'g', 4);
+    return figure;
+}
+
+CurveFigure fireCurvesFigure(const FireCurves& curves, int head, const QString& modelName)
+{
+    CurveFigure figure;
+    figure.title = modelName.isEmpty()
+                       ? FigureText::tr("FIRE, untrained: bias against distance at row m = %1, head h = %2 of 0..%3 "
+                                        "(T = %4)")
+                             .arg(curves.row)
+                             .arg(head)
+                             .arg(curves.prior.size() - 1)
+                             .arg(curves.priorThreshold, 0, 'g', 6)
+                       : FigureText::tr("FIRE learned vs untrained: row m = %1, head h = %2 of 0..%3 · %4 (T = %5, "
+                                        "untrained %6)")
+                             .arg(curves.row)
+                             .arg(head)
+                             .arg(curves.prior.size() - 1)
+                             .arg(modelName)
+                             .arg(curves.learnedThreshold, 0, 'g', 6)
+                             .arg(curves.priorThreshold, 0, 'g', 6);
+    figure.xLabel = FigureText::tr("distance m − n");
+    figure.yLabel = FigureText::tr("bias b_h(m, n)");
+    if (head < 0 || head >= static_cast<int>(curves.prior.size()))
+        return figure;
+    Curve learned, prior;
+    learned.name = FigureText::tr("learned"); // the title names the model
+    prior.name = FigureText::tr("untrained initialisation");
+    prior.reference = !modelName.isEmpty(); // dashed beside the learned curve; the only line without one
+    for (size_t i = 0; i < curves.distance.size(); ++i) {
+        learned.x.push_back(curves.distance[i]);
+        learned.y.push_back(curves.learned[head][i]);
+        prior.x.push_back(curves.distance[i]);
+        prior.y.push_back(curves.prior[head][i]);
+    }
+    if (!modelName.isEmpty())
+        figure.curves.push_back(std::move(learned));
+    figure.curves.push_back(std::move(prior));
     return figure;
 }
 

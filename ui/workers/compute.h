@@ -5,6 +5,7 @@
 
 #include "views/bias_views.h"
 #include "views/entropy.h"
+#include "views/fire_curves.h"
 #include "schemes/schemes.h"
 
 #include <QString>
@@ -128,6 +129,10 @@ CurveFigure dotFigure(const DotResult& result, bool logX);
 // length `length`), with the line θ = 2π/L where the wavelength equals the training context. InputError for a scheme
 // that is not rotary.
 CurveFigure frequenciesFigure(const SchemeSpec& spec, int length);
+// FIRE's bias against the distance m − n at query row curves.row, head `head`: the learned curve of the model named
+// `modelName` (solid) beside the untrained initialisation it started from (dashed); the untrained one alone when
+// `modelName` is empty.
+CurveFigure fireCurvesFigure(const FireCurves& curves, int head, const QString& modelName);
 enum class EntropyMeasure { LastRow, MeanOverRows };
 CurveFigure entropyFigure(const EntropyResult& result, int head, EntropyMeasure measure);
 

@@ -50,7 +50,7 @@ QSize defaultPictureSize(const QString& view, int panels)
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
     if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies") ||
-        view == QLatin1String("collect") || view == QLatin1String("methods"))
+        view == QLatin1String("collect") || view == QLatin1String("methods") || view == QLatin1String("fire-curve"))
         return {1100, 700};
     if (view == QLatin1String("entropy"))
         return {1100, 720};
@@ -96,6 +96,13 @@ void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOpti
 {
     imageFormatForPath(path);
     writeCurves(frequenciesFigure(spec, length), options, path);
+}
+
+void writeFireCurvePicture(const FireCurves& curves, int head, const QString& modelName, const ImageOptions& options,
+                           const QString& path)
+{
+    imageFormatForPath(path);
+    writeCurves(fireCurvesFigure(curves, head, modelName), options, path);
 }
 
 void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,

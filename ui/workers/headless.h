@@ -27,6 +27,9 @@ void writeComparePicture(const CompareRequest& request, const QString& colorMap,
                          const ImageOptions& options, const QString& path);
 void writeDotPicture(const DotRequest& request, bool logX, const ImageOptions& options, const QString& path);
 void writeFrequenciesPicture(const SchemeSpec& spec, int length, const ImageOptions& options, const QString& path);
+// FIRE's learned curve of head `head` beside the untrained one (fireCurvesFigure; the untrained alone without a name).
+void writeFireCurvePicture(const FireCurves& curves, int head, const QString& modelName, const ImageOptions& options,
+                           const QString& path);
 void writeEntropyPicture(const EntropyRequest& request, int head, EntropyMeasure measure, const ImageOptions& options,
                          const QString& path);
 // Entropy vs length with the q and k of `model`'s `layer` on its sample text (computeModelEntropy), head `head`.

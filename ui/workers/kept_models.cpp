@@ -43,7 +43,10 @@ QString keptModelPath(const SharedModel& model)
     std::string preset = kCustomPreset;
     if (training.is_object() && training.contains("preset") && training["preset"].is_string())
         preset = training["preset"].get<std::string>();
-    return keptModelPath(preset, model.model->config().scheme);
+    // A model with options beyond its scheme (a NoPE schedule, SSMax, ...) is kept beside the plain one, not over it.
+    const std::string options = modelOptionsLabel(model.model->config());
+    const std::string scheme = model.model->config().scheme;
+    return keptModelPath(preset, options.empty() ? scheme : scheme + "-" + options);
 }
 
 QString keepModel(const SharedModel& model)

@@ -465,7 +465,9 @@ QString heldOutTextProblem(const TrainRequest& request, const Corpus& corpus)
 // is the request's scheme word.
 QString trainedModelName(const TrainRequest& request, const std::string& label, const ModelConfig& config, int seeds)
 {
-    const QString scheme = QString::fromStdString(label); // "rope+yarn" when trained under a method
+    // "rope+yarn" when trained under a method; the model's options after it, so two kept runs are told apart.
+    const std::string options = modelOptionsLabel(config);
+    const QString scheme = QString::fromStdString(options.empty() ? label : label + " " + options);
     return seeds == 1
                ? FigureText::tr("%1 (%2, trained here, %3 steps)").arg(scheme, request.preset).arg(request.train.steps)
                : FigureText::tr("%1 (%2, trained here, %3 steps, seed %4)")

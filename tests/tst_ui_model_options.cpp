@@ -1,0 +1,222 @@
+// The Train tab's model options (NoPE schedule, Llama 4 temperature, SSMax, sink logit) and the Bias tab's FIRE curve.
+#include "charts/curve_chart.h"
+#include "tabs/bias_view.h"
+#include "tabs/train_view.h"
+#include "window/lessons_panel.h"
+#include "window/main_window.h"
+#include "tabs/scheme_panel.h"
+
+#include "base/errors.h"
+#include "model/model.h"
+#include "model_configs.h"
+#include "test_main.h"
+#include "test_settings.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QtTest>
+
+#include <sstream>
+
+using namespace plab;
+using namespace plab::ui;
+
+namespace {
+
+// A fire model whose learned curve differs from its prior by a known shift: b2 of every head raised by `shift`.
+SharedModel shiftedFireModel(double shift)
+{
+    auto model = std::make_unique<Model>(smallModelConfig("fire", 1, 16, 2, 32, 16));
+    const ParameterTensor& b2 = model->tensor("scheme.fire_b2");
+    for (size_t i = 0; i < b2.size; ++i)
+        model->parameters()[b2.offset + i] += static_cast<float>(shift);
+    model->parametersChanged();
+    return makeSharedModel(QStringLiteral("fire (test)"), std::move(model), {});
+}
+
+} // namespace
+
+class TestUiModelOptions : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { plab::test::isolateSettings(QStringLiteral("tst_ui_model_options")); }
+
+    void requestCarriesTheOptions()
+    {
+        TrainView view;
+        // Core's defaults in the fields, every option off.
+        const AttentionTemperature defaults;
+        QCOMPARE(view.floorScaleBox()->value(), defaults.floorScale);
+        QCOMPARE(view.attnScaleBox()->value(), defaults.attnScale);
+        QCOMPARE(view.nopeEveryBox()->value(), view.nopeEveryBox()->minimum()); // "off"
+        QVERIFY(!view.floorScaleBox()->isEnabled());
+        TrainRequest plain = view.request();
+        QCOMPARE(plain.model.nopeEvery, 0);
+        QVERIFY(!plain.model.temperature.tuning && !plain.model.ssmax && !plain.model.sinkLogit);
+
+        view.nopeEveryBox()->setValue(2);
+        view.temperatureBox()->setChecked(true);
+        QVERIFY(view.floorScaleBox()->isEnabled());
+        view.floorScaleBox()->setValue(32);
+        view.attnScaleBox()->setValue(0.25);
+        view.ssmaxBox()->setChecked(true);
+        view.sinkLogitBox()->setChecked(true);
+        QCOMPARE(view.preset(), QStringLiteral("custom")); // a hand edit
+        const TrainRequest r = view.request();
+        QCOMPARE(r.model.nopeEvery, 2);
+        QVERIFY(r.model.temperature.tuning);
+        QCOMPARE(r.model.temperature.floorScale, 32.0);
+        QCOMPARE(r.model.temperature.attnScale, 0.25);
+        QVERIFY(r.model.ssmax && r.model.sinkLogit);
+
+        // A session brings them back; a bad value is refused naming it.
+        TrainView restored;
+        restored.restoreState(view.saveState());
+        QCOMPARE(restored.request().model.nopeEvery, 2);
+        QCOMPARE(restored.request().model.temperature, r.model.temperature);
+        QVERIFY(restored.request().model.ssmax && restored.request().model.sinkLogit);
+        nlohmann::json bad = view.saveState();
+        bad["floor_scale"] = 0.5;
+        QVERIFY_THROWS_EXCEPTION(InputError, restored.restoreState(bad));
+        bad = view.saveState();
+        bad["nope_every"] = 1;
+        QVERIFY_THROWS_EXCEPTION(InputError, restored.restoreState(bad));
+
+        view.setPreset(QStringLiteral("demo")); // a preset is a plain model again
+        QCOMPARE(view.request().model.nopeEvery, 0);
+        QVERIFY(!view.ssmaxBox()->isChecked() && !view.temperatureBox()->isChecked());
+    }
+
+    void scheduleNoteSaysWhatTheScheduleDoes_data()
+    {
+        QTest::addColumn<int>("layers");
+        QTest::addColumn<int>("every");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("off") << 4 << 1 << "Every layer uses the ticked scheme";
+        QTest::newRow("every 2 of 4") << 4 << 2 << "NoPE layers: 2, 4 of 4";
+        QTest::newRow("every 4 of 8") << 8 << 4 << "NoPE layers: 4, 8 of 8";
+        QTest::newRow("fewer layers than K") << 2 << 4 << "fewer than K = 4: no layer would be NoPE";
+    }
+    void scheduleNoteSaysWhatTheScheduleDoes()
+    {
+        QFETCH(int, layers);
+        QFETCH(int, every);
+        QFETCH(QString, expected);
+        TrainView view;
+        view.findChild<QSpinBox*>(QStringLiteral("layers"))->setValue(layers);
+        view.nopeEveryBox()->setValue(every);
+        QVERIFY2(view.scheduleNote()->text().contains(expected), qPrintable(view.scheduleNote()->text()));
+    }
+
+    void badCombinationIsRefusedWithCoresMessage()
+    {
+        TrainView view;
+        TrainRequest r = view.request();
+        r.schemes = {"rope"};
+        r.model.layers = 2;
+        r.model.nopeEvery = 4; // more than the layers: core refuses it, naming the field and what is allowed
+        view.start(r);
+        QVERIFY(!view.isBusy());
+        QVERIFY2(view.statusText().contains("nope-every = 4 is out of range; allowed: 0 (off) or integers in [2, 2]"),
+                 qPrintable(view.statusText()));
+        r.model.nopeEvery = 2;
+        r.schemes = {"rope", "alibi"}; // the schedule needs a rotary scheme on the other layers
+        view.start(r);
+        QVERIFY(!view.isBusy());
+        QVERIFY2(view.statusText().startsWith("alibi cannot train: nope-every = 2 needs a rotary scheme"),
+                 qPrintable(view.statusText()));
+    }
+
+    void rowsNameTheModelOptions()
+    {
+        TrainView view;
+        TrainRequest r = view.request();
+        r.schemes = {"rope"};
+        r.model.nopeEvery = 2;
+        r.model.ssmax = true;
+        r.train.steps = 2;
+        view.start(r);
+        QVERIFY(view.isBusy());
+        // Before any result the table shows the run's row, named with its options.
+        QCOMPARE(view.table()->item(0, 0)->text(), QStringLiteral("rope nope_every=2 ssmax"));
+        QCOMPARE(view.runLabel("rope"), QStringLiteral("rope nope_every=2 ssmax"));
+        ModelConfig all;
+        all.nopeEvery = 4;
+        all.temperature.tuning = true;
+        all.ssmax = all.sinkLogit = true;
+        QCOMPARE(QString::fromStdString(modelOptionsLabel(all)),
+                 QStringLiteral("nope_every=4 temperature(F=8192, β=0.1) ssmax sink_logit"));
+        QCOMPARE(modelOptionsLabel(ModelConfig{}), std::string());
+        view.cancelJob();
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 60000);
+    }
+
+    void fireCurveOfAModelBesideTheUntrainedOne()
+    {
+        MainWindow window;
+        window.panel()->setScheme(QStringLiteral("fire"));
+        window.panel()->setHeads(2);
+        window.panel()->setLength(16);
+        auto* bias = static_cast<BiasView*>(window.view(QStringLiteral("bias")));
+        window.showView(QStringLiteral("bias"));
+        QVERIFY(bias->curveBox()->isEnabled());
+        bias->setCurveShown(true);
+        QVERIFY(bias->isCurveShown());
+        // No fire model yet: the untrained curve alone.
+        QTRY_VERIFY(bias->hasPicture());
+        QCOMPARE(bias->curvePlot()->figure().curves.size(), size_t(1));
+        const double shift = 0.75;
+        bias->addModel(shiftedFireModel(shift));
+        bias->addModel(makeSharedModel(QStringLiteral("alibi"), std::make_unique<Model>(smallModelConfig("alibi", 1)),
+                                       {})); // not a fire model: not offered
+        QCOMPARE(bias->modelBox()->count(), 2);
+        const CurveFigure& figure = bias->curvePlot()->figure();
+        QCOMPARE(figure.curves.size(), size_t(2));       // learned, then untrained
+        QCOMPARE(figure.curves[0].x.size(), size_t(16)); // distances 0..15 of row 15
+        for (size_t i = 0; i < figure.curves[0].y.size(); ++i)
+            QVERIFY(std::abs(figure.curves[0].y[i] - figure.curves[1].y[i] - shift) < 1e-5);
+        // Exported as the fire-curve table: every head's distances.
+        std::ostringstream csv;
+        bias->writeData(csv, DataFormat::Csv);
+        const std::string table = csv.str();
+        QVERIFY(table.rfind("distance,head,learned,untrained\n", 0) == 0);
+        QCOMPARE(std::count(table.begin(), table.end(), '\n'), std::ptrdiff_t(1 + 2 * 16));
+        const nlohmann::json state = bias->saveState();
+        QCOMPARE(state.at("fire_curve").get<bool>(), true);
+        // Another scheme has no curve: the matrix again.
+        window.panel()->setScheme(QStringLiteral("alibi"));
+        QTRY_VERIFY(!bias->isCurveShown());
+    }
+
+    void lessonStatesOfTheNewViews()
+    {
+        MainWindow window;
+        LessonsPanel* lessons = window.lessonsPanel();
+        lessons->setLanguage(QStringLiteral("en"));
+        const Lesson* nope = nullptr;
+        const Lesson* fire = nullptr;
+        for (const Lesson& l : lessons->lessons().lessons) {
+            if (l.number == 14)
+                nope = &l;
+            if (l.number == 15)
+                fire = &l;
+        }
+        QVERIFY(nope && fire);
+        QVERIFY(window.applyLessonState(nope->states.at(1))); // keep = 0.25
+        QCOMPARE(window.currentView()->viewId(), QStringLiteral("frequencies"));
+        QCOMPARE(window.panel()->state().spec.name(), std::string("rope"));
+        QCOMPARE(window.panel()->state().spec.param("keep"), 0.25);
+        QCOMPARE(window.panel()->state().spec.param("dim"), 64.0);
+        QVERIFY(window.applyLessonState(fire->states.at(1))); // the learned curve
+        auto* bias = static_cast<BiasView*>(window.view(QStringLiteral("bias")));
+        QCOMPARE(window.currentView(), bias);
+        QVERIFY(bias->isCurveShown());
+    }
+};
+
+PLAB_QTEST_MAIN(TestUiModelOptions)
+#include "tst_ui_model_options.moc"
