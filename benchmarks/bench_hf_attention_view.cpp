@@ -117,10 +117,15 @@ int main(int argc, char** argv)
         waitUntil([&] { return settle.elapsed() > 300; });
         grab(view, name);
     }
+    // A head's overview alone (what a click on another head costs before its picture appears), and a thumbnail row.
+    HfMapRequest overview = view.map().request;
+    overview.head = (overview.head + 1) % view.attention().capture->heads;
+    const double overviewMs = timed([&] { computeHfMap(overview); });
     std::printf("%s, %d tokens, map widget %d x %d\n", argv[1], view.attention().capture->length, map->width(),
                 map->height());
     std::printf("  open %.1f ms; text -> capture, grid and first map shown %.1f ms\n", open, capture);
-    std::printf("  first paint %.1f ms, repaint %.1f ms\n", paint, repaint);
+    std::printf("  first paint %.1f ms, repaint %.1f ms; another head's overview (1024 blocks, max) %.1f ms\n", paint,
+                repaint, overviewMs);
     std::printf("  zoom x16: %.1f ms to the repainted widget, then %.1f ms until the detail, repaint %.1f ms\n", zoom,
                 zoomDetail, zoomRepaint);
     std::printf(

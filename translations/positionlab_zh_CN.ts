@@ -438,14 +438,6 @@
         <translation>查询词元</translation>
     </message>
     <message>
-        <source>key position (blocks of about %1 tokens, mean)</source>
-        <translation>键位置（约 %1 个词元为一块，取平均）</translation>
-    </message>
-    <message>
-        <source>query position</source>
-        <translation>查询位置</translation>
-    </message>
-    <message>
         <source>tokens %1–%2 of %3</source>
         <translation>词元 %1–%2（共 %3 个）</translation>
     </message>
@@ -530,6 +522,22 @@
     <message>
         <source>accuracy</source>
         <translation>准确率</translation>
+    </message>
+    <message>
+        <source>no attention has been computed yet</source>
+        <translation>尚未计算注意力</translation>
+    </message>
+    <message>
+        <source>key position n (blocks of about %1 tokens, max)</source>
+        <translation>键位置 n（约 %1 个词元一块，取最大值）</translation>
+    </message>
+    <message>
+        <source>queries %1–%2, keys %3–%4 of %5</source>
+        <translation>查询 %1–%2，键 %3–%4（共 %5 个）</translation>
+    </message>
+    <message>
+        <source>attention probability (block max)</source>
+        <translation>注意力概率（块内最大值）</translation>
     </message>
 </context>
 <context>
@@ -1351,22 +1359,6 @@
         <translation>头：</translation>
     </message>
     <message>
-        <source>end</source>
-        <translation>末尾</translation>
-    </message>
-    <message>
-        <source>The map shows tokens from here to the end token; past 1024 tokens its cells are block means (level of detail).</source>
-        <translation>热图显示从这里到结束词元之间的词元；超过 1024 个词元时，每个格子是一块的平均值（细节层次）。</translation>
-    </message>
-    <message>
-        <source>From token:</source>
-        <translation>起始词元：</translation>
-    </message>
-    <message>
-        <source>To token:</source>
-        <translation>结束词元：</translation>
-    </message>
-    <message>
         <source>First token in the colour scale</source>
         <translation>第一个词元计入颜色刻度</translation>
     </message>
@@ -1481,6 +1473,18 @@
     <message>
         <source>Your model</source>
         <translation>你的模型</translation>
+    </message>
+    <message>
+        <source>queries %1–%2 → keys %3–%4: at most %5</source>
+        <translation>查询 %1–%2 → 键 %3–%4：最大 %5</translation>
+    </message>
+    <message>
+        <source>Show all tokens</source>
+        <translation>显示全部词元</translation>
+    </message>
+    <message>
+        <source>On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed in, one cell per token with the tokens on the axes.</source>
+        <translation>在图上：滚轮以光标为中心缩放，拖动平移，双击显示全部词元。缩小时每个单元格是其词元块中的最大概率；放大后每个词元一格，坐标轴上标出词元。</translation>
     </message>
 </context>
 <context>
