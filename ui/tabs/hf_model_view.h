@@ -72,7 +72,7 @@ public:
     void setTokenWindow(const QRectF& window);
     void zoomTokens(double factor); // about the window's centre; > 1 zooms in
     void showAllTokens();
-    // The cells' side on screen for a window of `span` tokens, in matrix cells: about one per pixel of the plot.
+    // How many cells per side a composed picture needs: about one per pixel of the plot (64 to 1024).
     int cellsPerSide() const;
     // `figure`'s matrix covers the tokens of `geometry`; shown with the token window mapped onto its cells.
     void showComposed(HeatmapFigure figure, const HfAttentionMap& geometry);
