@@ -55,6 +55,8 @@ private slots:
     void matchesReference();
     void levelOfDetailAveragesBlocks_data();
     void levelOfDetailAveragesBlocks();
+    void levelOfDetailMaxAndResample_data();
+    void levelOfDetailMaxAndResample();
     void badInputRefused_data();
     void badInputRefused();
     void cancelStopsTheForward();
@@ -180,6 +182,81 @@ void TestHfAttention::levelOfDetailAveragesBlocks()
                     std::abs(ours - sum / count) <= 2e-4,
                     qPrintable(QStringLiteral("cell (%1, %2): %3 vs %4").arg(i).arg(j).arg(ours).arg(sum / count)));
         }
+}
+
+void TestHfAttention::levelOfDetailMaxAndResample_data()
+{
+    QTest::addColumn<int>("maxCells");
+    QTest::addColumn<int>("rowBegin");
+    QTest::addColumn<int>("rowEnd");
+    QTest::addColumn<int>("colBegin");
+    QTest::addColumn<int>("colEnd");
+    QTest::addRow("whole map in 5 x 5") << 5 << 0 << 24 << 0 << 24;
+    QTest::addRow("whole map in 7 x 7") << 7 << 0 << 24 << 0 << 24;
+    QTest::addRow("a window in 4 x 3 blocks") << 4 << 9 << 21 << 2 << 11;
+    QTest::addRow("a window, one cell per token") << 100 << 10 << 20 << 3 << 15;
+}
+
+// Max maps (the app's level of detail): a cell is the largest reference probability of its block's visible pairs, the
+// peaks are the window's largest (past key 0 too); resampling a per-token map gives the same cells without a score,
+// and resampling from a coarser overview alone never shows less than the truth (each cell an upper bound).
+void TestHfAttention::levelOfDetailMaxAndResample()
+{
+    QFETCH(int, maxCells);
+    QFETCH(int, rowBegin);
+    QFETCH(int, rowEnd);
+    QFETCH(int, colBegin);
+    QFETCH(int, colEnd);
+    const std::string dir = hfData(QStringLiteral("qwen2_text"));
+    const HfModel model(dir);
+    const HfAttentionCapture capture = captureHfAttention(model, idsOf(dir), hfPositionSpec(model.config()), true);
+    const Reference ref = referenceOf(dir);
+    const int layer = 0, head = 2, T = capture.length;
+    const HfAttentionMap map =
+        hfAttentionMap(capture, layer, head, maxCells, rowBegin, rowEnd, colBegin, colEnd, false, HfMapReduce::Max);
+    auto blockMax = [&](const HfAttentionMap& g, int i, int j, bool pastFirst = false) {
+        double best = -INFINITY;
+        for (int m = g.rowStart(i); m < (i + 1 < g.rows ? g.rowStart(i + 1) : g.rowEnd); ++m)
+            for (int n = g.colStart(j); n < (j + 1 < g.cols ? g.colStart(j + 1) : g.colEnd); ++n)
+                if (n <= m && (!pastFirst || n > 0))
+                    best = std::max(best, ref.at(layer, head, m, n));
+        return best;
+    };
+    double peak = 0, peakPastFirst = 0;
+    for (int i = 0; i < map.rows; ++i)
+        for (int j = 0; j < map.cols; ++j) {
+            const double expected = blockMax(map, i, j);
+            const float ours = map.values[static_cast<size_t>(i) * map.cols + j];
+            if (std::isinf(expected))
+                QVERIFY(std::isinf(ours));
+            else
+                QVERIFY2(std::abs(ours - expected) <= 2e-4,
+                         qPrintable(QStringLiteral("cell (%1, %2): %3 vs %4").arg(i).arg(j).arg(ours).arg(expected)));
+            peak = std::max(peak, expected);
+            peakPastFirst = std::max(peakPastFirst, blockMax(map, i, j, true));
+        }
+    QVERIFY(std::abs(map.peak - peak) <= 2e-4);
+    QVERIFY(std::abs(map.peakPastFirstKey - peakPastFirst) <= 2e-4);
+    QVERIFY(map.peakPastFirstKey <= map.peak);
+    // From a per-token map of the whole text (and a coarse overview behind it): the same cells.
+    const HfAttentionMap exact = hfAttentionMap(capture, layer, head, T, 0, T, 0, T, false, HfMapReduce::Max);
+    const HfAttentionMap overview = hfAttentionMap(capture, layer, head, 3, 0, T, 0, T, false, HfMapReduce::Max);
+    const HfAttentionMap resampled = hfResampleMap({&exact, &overview}, maxCells, rowBegin, rowEnd, colBegin, colEnd);
+    QCOMPARE(resampled.rows, map.rows);
+    QCOMPARE(resampled.cols, map.cols);
+    for (size_t c = 0; c < map.values.size(); ++c)
+        QVERIFY(resampled.values[c] == map.values[c] || std::abs(resampled.values[c] - map.values[c]) <= 1e-6);
+    // From the 3 x 3 overview alone: never below the truth, and a cell of a whole overview block is that block.
+    const HfAttentionMap coarse = hfResampleMap({&overview}, maxCells, rowBegin, rowEnd, colBegin, colEnd);
+    for (int i = 0; i < coarse.rows; ++i)
+        for (int j = 0; j < coarse.cols; ++j) {
+            const double truth = blockMax(coarse, i, j);
+            const float shown = coarse.values[static_cast<size_t>(i) * coarse.cols + j];
+            QVERIFY(std::isinf(truth) ? true : shown >= truth - 2e-4); // ours against NumPy's, as above
+        }
+    QVERIFY_THROWS_EXCEPTION(InputError, hfResampleMap({&overview}, maxCells, 0, T + 1, 0, T));
+    const HfAttentionMap mean = hfAttentionMap(capture, layer, head, 3);
+    QVERIFY_THROWS_EXCEPTION(InputError, hfResampleMap({&mean}, maxCells, 0, T, 0, T));
 }
 
 void TestHfAttention::badInputRefused_data()

@@ -1,9 +1,12 @@
 // The main window on a 1366 x 768 laptop screen and a 1920 x 1080 one (the offscreen platform with a screen of that
 // size), in English and Chinese: it opens within the available geometry, no text of the scheme panel is clipped for any
 // scheme, and on every tab no combo box cuts its text, no list or table scrolls sideways and no tab bar hides tabs.
+#include "charts/curve_chart.h"
 #include "settings/i18n.h"
 #include "tabs/scheme_panel.h"
+#include "tabs/view_base.h"
 #include "window/main_window.h"
+#include "workers/model_compute.h"
 
 #include "schemes/rotary_scaling.h"
 #include "test_main.h"
@@ -15,10 +18,14 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsTextItem>
+#include <QGraphicsView>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMap>
 #include <QProcess>
+#include <QPushButton>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -176,6 +183,42 @@ void findCutControls(const QWidget* root, const QString& page, Problems& problem
     }
 }
 
+// What a chart under `root` cuts: a text of its scene that Qt Charts elided ("loss (nats per…", a legend's "…"), a
+// wrapping legend label cut short, and push buttons not wholly in view (below a scroll area's fold).
+void findCutChartsAndButtons(const QWidget* root, const QString& page, Problems& problems)
+{
+    for (const QGraphicsView* view : root->findChildren<QGraphicsView*>()) {
+        if (!view->isVisible() || !view->scene())
+            continue;
+        for (const QGraphicsItem* item : view->scene()->items()) {
+            if (!item->isVisible())
+                continue;
+            QString text;
+            if (const auto* rich = dynamic_cast<const QGraphicsTextItem*>(item))
+                text = rich->toPlainText();
+            else if (const auto* simple = dynamic_cast<const QGraphicsSimpleTextItem*>(item))
+                text = simple->text();
+            if (text.contains(QChar(0x2026)) || text.contains(QStringLiteral("..."))) // Qt Charts' ellipsis
+                problems[QStringLiteral("a chart shows '%1' elided").arg(text)] << page;
+        }
+    }
+    for (const CurvePlot* plot : root->findChildren<CurvePlot*>())
+        for (const QLabel* legend : plot->findChildren<QLabel*>(QStringLiteral("legend")))
+            if (legend->isVisible() && !clipping(legend).isEmpty())
+                problems[QStringLiteral("a chart's legend %1").arg(clipping(legend))] << page;
+    for (const QPushButton* button : root->findChildren<QPushButton*>()) {
+        if (!button->isVisible())
+            continue;
+        const QRect shown = button->visibleRegion().boundingRect();
+        if (!shown.contains(button->rect()))
+            problems[QStringLiteral("the button '%1' is not wholly in view (%2 of %3 px high shown)")
+                         .arg(button->text())
+                         .arg(shown.height())
+                         .arg(button->height())]
+                << page;
+    }
+}
+
 } // namespace
 
 class TestUiFit : public QObject {
@@ -214,6 +257,8 @@ private Q_SLOTS:
     void schemePanelNotClipped();
     void controlsShowTheirText_data();
     void controlsShowTheirText();
+    void trainTabShowsItsCharts_data();
+    void trainTabShowsItsCharts();
 };
 
 void TestUiFit::windowFitsSmallScreen_data()
@@ -367,6 +412,59 @@ void TestUiFit::controlsShowTheirText()
         if (label->isVisible() && !label->text().isEmpty() && !clipping(label).isEmpty())
             problems[QStringLiteral("the label '%1' %2").arg(label->text().left(60), clipping(label))]
                 << QStringLiteral("rope+yarn");
+    QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
+}
+
+void TestUiFit::trainTabShowsItsCharts_data()
+{
+    controlsShowTheirText_data();
+}
+
+// The Train tab with its two small charts drawn (the default schemes' loss and perplexity curves, as a run leaves
+// them): no axis title or legend entry elided or cut, and its buttons in view without scrolling.
+void TestUiFit::trainTabShowsItsCharts()
+{
+    QFETCH(QString, language);
+    QFETCH(QSize, screen);
+    QFETCH(bool, lessons);
+    if (const std::optional<QString> child = runOnOtherScreen(screen)) {
+        QVERIFY2(child->isEmpty(), qPrintable(*child));
+        return;
+    }
+    QVERIFY(setLanguage(language));
+    MainWindow window;
+    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showView(QStringLiteral("train"));
+    settle();
+    QWidget* train = window.view(QStringLiteral("train"));
+    const std::vector<std::string> schemes = TrainRequest{}.schemes;
+    std::vector<Curve> losses(schemes.size());
+    std::vector<std::vector<EvalPoint>> evals(schemes.size());
+    for (size_t i = 0; i < schemes.size(); ++i) {
+        for (int step = 0; step <= 300; step += 10) {
+            losses[i].x.push_back(step);
+            losses[i].y.push_back(5.5 / (1 + step / 60.0) + 0.1 * double(i));
+        }
+        for (int length : {64, 128, 256, 512, 1024}) {
+            EvalPoint p;
+            p.length = length;
+            p.perplexity = 3 + double(i) + length / 256.0;
+            evals[i].push_back(p);
+        }
+    }
+    QList<CurvePlot*> plots; // the training runs' loss and perplexity charts: the shown ones
+    for (CurvePlot* plot : train->findChildren<CurvePlot*>())
+        if (plot->isVisible())
+            plots << plot;
+    QCOMPARE(plots.size(), 2);
+    plots[0]->setFigure(trainingLossFigure(schemes, losses, 64));
+    plots[1]->setFigure(perplexityFigure(schemes, evals, 64));
+    settle();
+    QVERIFY(!plots[0]->isShowingHint() && !plots[1]->isShowingHint());
+    Problems problems;
+    findCutChartsAndButtons(train, QStringLiteral("train"), problems);
     QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
 }
 

@@ -89,13 +89,26 @@ private slots:
         QTest::mouseClick(view->grid(), Qt::LeftButton, {}, view->grid()->cellRect(layers - 1, headCount - 1).center());
         QTRY_VERIFY(view->map().request.layer == layers - 1 && view->map().request.head == headCount - 1 &&
                     !view->isBusy());
-        // Tokens as decoded strings on both axes, one per cell.
+        // Tokens as decoded strings on both axes, one per cell, once they have room (the first 16 tokens; a long text
+        // in a small plot shows positions).
+        const int length = view->attention().capture->length;
+        view->heatmap()->setTokenWindow(QRectF(0, 0, std::min(16, length), std::min(16, length)));
         const HeatmapFigure& figure = view->heatmap()->heatmap().figure();
-        QCOMPARE(static_cast<int>(figure.tickLabels.size()), view->attention().capture->length);
+        QCOMPARE(static_cast<int>(figure.tickLabels.size()), std::min(16, length));
         QCOMPARE(figure.tickLabels.front(), QStringLiteral("The"));
-        QCOMPARE(figure.panels.front().scaleSkipsColumns, 1); // the sink column is out of the scale by default
+        // The sink column is out of the scale by default: it runs from 0 to the peak past the first token.
+        QCOMPARE(figure.fixedLo, 0.0);
+        QCOMPARE(figure.fixedHi, double(view->map().map->peakPastFirstKey));
         view->setSinkInScale(true);
-        QCOMPARE(view->heatmap()->heatmap().figure().panels.front().scaleSkipsColumns, 0);
+        QCOMPARE(view->heatmap()->heatmap().figure().fixedHi, double(view->map().map->peak));
+        // Zoomed in on the last 8 tokens: one cell per token, from a finer map of the window, tokens on the axes.
+        const int T = view->attention().capture->length;
+        view->heatmap()->setTokenWindow(QRectF(T - 8, T - 8, 8, 8));
+        const plab::HfAttentionMap& shown = view->heatmap()->composedGeometry();
+        QVERIFY(shown.perToken() && shown.colBegin == T - 8 && shown.colEnd == T);
+        QCOMPARE(view->heatmap()->heatmap().figure().tickLabels.size(), size_t(8));
+        view->resetZoom();
+        QCOMPARE(view->heatmap()->tokenWindow(), QRectF(0, 0, T, T));
 
         // Every page exports its picture and its data.
         QTemporaryDir dir;

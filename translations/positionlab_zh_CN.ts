@@ -579,6 +579,22 @@
         <source>untrained initialisation</source>
         <translation>未训练的初始化</translation>
     </message>
+<message>
+        <source>no attention has been computed yet</source>
+        <translation>尚未计算注意力</translation>
+    </message>
+    <message>
+        <source>key position n (blocks of about %1 tokens, max)</source>
+        <translation>键位置 n（约 %1 个词元一块，取最大值）</translation>
+    </message>
+    <message>
+        <source>queries %1–%2, keys %3–%4 of %5</source>
+        <translation>查询 %1–%2，键 %3–%4（共 %5 个）</translation>
+    </message>
+    <message>
+        <source>attention probability (block max)</source>
+        <translation>注意力概率（块内最大值）</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -1680,6 +1696,18 @@
     <message>
         <source>Your model</source>
         <translation>你的模型</translation>
+    </message>
+<message>
+        <source>queries %1–%2 → keys %3–%4: at most %5</source>
+        <translation>查询 %1–%2 → 键 %3–%4：最大 %5</translation>
+    </message>
+    <message>
+        <source>Show all tokens</source>
+        <translation>显示全部词元</translation>
+    </message>
+    <message>
+        <source>On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed in, one cell per token with the tokens on the axes.</source>
+        <translation>在图上：滚轮以光标为中心缩放，拖动平移，双击显示全部词元。缩小时每个单元格是其词元块中的最大概率；放大后每个词元一格，坐标轴上标出词元。</translation>
     </message>
 </context>
 <context>

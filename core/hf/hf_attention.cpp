@@ -80,8 +80,46 @@ int HfAttentionMap::colStart(int j) const
     return colBegin + static_cast<int>(static_cast<int64_t>(colEnd - colBegin) * j / cols);
 }
 
+// The inverse of rowStart: the largest i with rowStart(i) <= m.
+int HfAttentionMap::rowBlock(int m) const
+{
+    return static_cast<int>((static_cast<int64_t>(m - rowBegin + 1) * rows - 1) / (rowEnd - rowBegin));
+}
+
+int HfAttentionMap::colBlock(int n) const
+{
+    return static_cast<int>((static_cast<int64_t>(n - colBegin + 1) * cols - 1) / (colEnd - colBegin));
+}
+
+namespace {
+
+void checkWindow(int rowBegin, int rowEnd, int colBegin, int colEnd, int T)
+{
+    if (rowBegin < 0 || rowEnd > T || colBegin < 0 || colEnd > T || colEnd <= colBegin || rowEnd <= rowBegin)
+        throw InputError("the map window rows [" + std::to_string(rowBegin) + ", " + std::to_string(rowEnd) +
+                         ") x columns [" + std::to_string(colBegin) + ", " + std::to_string(colEnd) +
+                         ") is outside the " + std::to_string(T) + " tokens; allowed: non-empty ranges in [0, " +
+                         std::to_string(T) + "]");
+}
+
+HfAttentionMap emptyMap(int maxCells, int rowBegin, int rowEnd, int colBegin, int colEnd, HfMapReduce reduce)
+{
+    HfAttentionMap map;
+    map.rowBegin = rowBegin;
+    map.rowEnd = rowEnd;
+    map.colBegin = colBegin;
+    map.colEnd = colEnd;
+    map.rows = std::min(rowEnd - rowBegin, maxCells);
+    map.cols = std::min(colEnd - colBegin, maxCells);
+    map.reduce = reduce;
+    map.values.assign(static_cast<size_t>(map.rows) * map.cols, -std::numeric_limits<float>::infinity());
+    return map;
+}
+
+} // namespace
+
 HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int head, int maxCells, int rowBegin,
-                              int rowEnd, int colBegin, int colEnd, bool sampleRows)
+                              int rowEnd, int colBegin, int colEnd, bool sampleRows, HfMapReduce reduce)
 {
     if (!capture.hasMaps())
         throw InputError("the attention was captured without its maps; capture it again with them kept");
@@ -93,46 +131,103 @@ HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int 
         rowBegin = colBegin = 0;
         rowEnd = colEnd = T;
     }
-    if (rowBegin < 0 || rowEnd > T || colBegin < 0 || colEnd > T || colEnd <= colBegin)
-        throw InputError("the map window rows [" + std::to_string(rowBegin) + ", " + std::to_string(rowEnd) +
-                         ") x columns [" + std::to_string(colBegin) + ", " + std::to_string(colEnd) +
-                         ") is outside the " + std::to_string(T) + " tokens; allowed: non-empty ranges in [0, " +
-                         std::to_string(T) + "]");
-    HfAttentionMap map;
-    map.rowBegin = rowBegin;
-    map.rowEnd = rowEnd;
-    map.colBegin = colBegin;
-    map.colEnd = colEnd;
-    map.rows = std::min(rowEnd - rowBegin, maxCells);
-    map.cols = std::min(colEnd - colBegin, maxCells);
-    map.values.assign(static_cast<size_t>(map.rows) * map.cols, 0.0f);
+    checkWindow(rowBegin, rowEnd, colBegin, colEnd, T);
+    HfAttentionMap map = emptyMap(maxCells, rowBegin, rowEnd, colBegin, colEnd, reduce);
 
     const PositionBias bias(capture.kernelScheme, T);
     const int groupSize = capture.heads / capture.kvHeads;
     const float* q = capture.q[layer].data() + static_cast<size_t>(head) * T * D;
     const float* k = capture.k[layer].data() + static_cast<size_t>(head / groupSize) * T * D;
     const float* lse = capture.logSumExp[layer].data() + static_cast<size_t>(head) * T;
+    const float invSqrtD = 1.0f / std::sqrt(static_cast<float>(D));
     std::vector<int> colBlock(static_cast<size_t>(colEnd - colBegin));
-    for (int j = 0; j < map.cols; ++j)
-        for (int n = map.colStart(j); n < (j + 1 < map.cols ? map.colStart(j + 1) : colEnd); ++n)
-            colBlock[n - colBegin] = j;
+    for (int n = colBegin; n < colEnd; ++n)
+        colBlock[n - colBegin] = map.colBlock(n);
+    std::vector<float> rowPeak(map.rows, 0.0f), rowPeakPastFirst(map.rows, 0.0f);
 #pragma omp parallel for schedule(dynamic)
     for (int i = 0; i < map.rows; ++i) {
-        std::vector<double> sum(map.cols, 0.0);
+        std::vector<double> sum(reduce == HfMapReduce::Mean ? map.cols : 0, 0.0);
         std::vector<int> count(map.cols, 0);
+        float* cell = map.values.data() + static_cast<size_t>(i) * map.cols;
         const int rowStop = i + 1 < map.rows ? map.rowStart(i + 1) : rowEnd;
-        for (int m = sampleRows ? rowStop - 1 : map.rowStart(i); m < rowStop; ++m)
-            for (int n = colBegin; n < colEnd; ++n) {
-                if (!bias.visible(m, n, T))
-                    continue;
-                const float s =
-                    kernelScore(bias, head, m, n, q + static_cast<size_t>(m) * D, k + static_cast<size_t>(n) * D, D, T);
-                sum[colBlock[n - colBegin]] += std::exp(static_cast<double>(s) - lse[m]);
-                ++count[colBlock[n - colBegin]];
-            }
-        for (int j = 0; j < map.cols; ++j)
-            map.values[static_cast<size_t>(i) * map.cols + j] =
-                count[j] ? static_cast<float>(sum[j] / count[j]) : -std::numeric_limits<float>::infinity();
+        for (int m = sampleRows ? rowStop - 1 : map.rowStart(i); m < rowStop; ++m) {
+            // The visible keys of row m are its mask interval and its sinks (disjoint), cut to the window: one score
+            // each, as the kernel computes it (kernelScore), with the row's factors read once.
+            const float scale = bias.rowScale(m, T);
+            const float* qm = q + static_cast<size_t>(m) * D;
+            for (const KeyRange& r : {bias.keyRange(m, T), bias.sinkRange(m, T)})
+                for (int n = std::max(r.begin, colBegin); n < std::min(r.end, colEnd); ++n) {
+                    const float* kn = k + static_cast<size_t>(n) * D;
+                    float dot = 0;
+                    for (int d = 0; d < D; ++d)
+                        dot += qm[d] * kn[d];
+                    const float s = (dot * invSqrtD + bias.additive(head, m, n)) * scale;
+                    const float p = std::exp(s - lse[m]);
+                    const int j = colBlock[n - colBegin];
+                    if (reduce == HfMapReduce::Mean)
+                        sum[j] += p;
+                    else if (count[j] == 0 || p > cell[j])
+                        cell[j] = p;
+                    ++count[j];
+                    rowPeak[i] = std::max(rowPeak[i], p);
+                    if (n > 0)
+                        rowPeakPastFirst[i] = std::max(rowPeakPastFirst[i], p);
+                }
+        }
+        if (reduce == HfMapReduce::Mean)
+            for (int j = 0; j < map.cols; ++j)
+                if (count[j])
+                    cell[j] = static_cast<float>(sum[j] / count[j]);
+    }
+    for (int i = 0; i < map.rows; ++i) {
+        map.peak = std::max(map.peak, rowPeak[i]);
+        map.peakPastFirstKey = std::max(map.peakPastFirstKey, rowPeakPastFirst[i]);
+    }
+    return map;
+}
+
+HfAttentionMap hfResampleMap(const std::vector<const HfAttentionMap*>& sources, int maxCells, int rowBegin, int rowEnd,
+                             int colBegin, int colEnd)
+{
+    if (sources.empty())
+        throw InputError("no map to resample");
+    for (const HfAttentionMap* source : sources)
+        if (source->reduce != HfMapReduce::Max)
+            throw InputError("only max maps can be resampled: a block's mean needs its pair counts");
+    checkIntegerRange("the map's cells per side", maxCells, 1, kMaxLength);
+    const HfAttentionMap& overview = *sources.back();
+    if (rowBegin < overview.rowBegin || rowEnd > overview.rowEnd || colBegin < overview.colBegin ||
+        colEnd > overview.colEnd || rowEnd <= rowBegin || colEnd <= colBegin)
+        throw InputError("the map window rows [" + std::to_string(rowBegin) + ", " + std::to_string(rowEnd) +
+                         ") x columns [" + std::to_string(colBegin) + ", " + std::to_string(colEnd) +
+                         ") is outside the map it is resampled from; allowed: non-empty ranges inside rows [" +
+                         std::to_string(overview.rowBegin) + ", " + std::to_string(overview.rowEnd) + ") x columns [" +
+                         std::to_string(overview.colBegin) + ", " + std::to_string(overview.colEnd) + ")");
+    HfAttentionMap map = emptyMap(maxCells, rowBegin, rowEnd, colBegin, colEnd, HfMapReduce::Max);
+    map.peak = overview.peak;
+    map.peakPastFirstKey = overview.peakPastFirstKey;
+    // A source's block size along each axis (tokens, rounded up): a source serves a cell when it is no coarser.
+    auto blockSize = [](int begin, int end, int cells) { return (end - begin + cells - 1) / cells; };
+    const int cellRows = blockSize(rowBegin, rowEnd, map.rows), cellCols = blockSize(colBegin, colEnd, map.cols);
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < map.rows; ++i) {
+        const int m0 = map.rowStart(i), m1 = i + 1 < map.rows ? map.rowStart(i + 1) : rowEnd;
+        for (int j = 0; j < map.cols; ++j) {
+            const int n0 = map.colStart(j), n1 = j + 1 < map.cols ? map.colStart(j + 1) : colEnd;
+            const HfAttentionMap* from = &overview;
+            for (const HfAttentionMap* source : sources)
+                if (source->rowBegin <= m0 && m1 <= source->rowEnd && source->colBegin <= n0 && n1 <= source->colEnd &&
+                    blockSize(source->rowBegin, source->rowEnd, source->rows) <= std::max(1, cellRows) &&
+                    blockSize(source->colBegin, source->colEnd, source->cols) <= std::max(1, cellCols)) {
+                    from = source;
+                    break;
+                }
+            float best = -std::numeric_limits<float>::infinity();
+            for (int a = from->rowBlock(m0); a <= from->rowBlock(m1 - 1); ++a)
+                for (int b = from->colBlock(n0); b <= from->colBlock(n1 - 1); ++b)
+                    best = std::max(best, from->values[static_cast<size_t>(a) * from->cols + b]);
+            map.values[static_cast<size_t>(i) * map.cols + j] = best;
+        }
     }
     return map;
 }

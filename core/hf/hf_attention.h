@@ -36,25 +36,48 @@ using HfAttentionProgress = std::function<bool(int layersDone, int layers)>;
 HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
                                       bool keepMaps, const HfAttentionProgress& progress = {});
 
+// How a level-of-detail cell sums up the pairs of its block. Max keeps one colour scale meaningful at every zoom (a
+// block's max is a probability that occurs, so a zoomed-out map and a zoomed-in one agree on the peak, and a thin line
+// such as a previous-token diagonal stays as bright as it is); Mean is the block's average attention.
+enum class HfMapReduce { Mean, Max };
+
 // One head's attention probabilities over a window of the T x T map, at a level of detail: the window's query rows
 // [rowBegin, rowEnd) and key columns [colBegin, colEnd) are cut into at most maxCells blocks per side and each cell is
-// the mean probability over the visible pairs of its block (-inf where the causal mask hides all of them). Blocks of
-// one pair give the exact probabilities p(m, n) = exp(s(m, n) - logSumExp(m)), with s the kernel's score
+// the mean (or max) probability over the visible pairs of its block (-inf where the causal mask hides all of them).
+// Blocks of one pair give the exact probabilities p(m, n) = exp(s(m, n) - logSumExp(m)), with s the kernel's score
 // (q_m . k_n / sqrt(D) + bias) * rowScale(m).
 struct HfAttentionMap {
     int rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
     int rows = 0, cols = 0;
+    HfMapReduce reduce = HfMapReduce::Mean;
     std::vector<float> values; // (rows, cols) row-major
+    // The largest probability over the window's visible pairs, and over those past key 0 (the first-token sink).
+    float peak = 0, peakPastFirstKey = 0;
     // The first position of row block i / column block j (the last block ends at rowEnd / colEnd).
     int rowStart(int i) const;
     int colStart(int j) const;
+    // The block holding query row m / key column n (inside the window).
+    int rowBlock(int m) const;
+    int colBlock(int n) const;
+    bool perToken() const { return rows == rowEnd - rowBegin && cols == colEnd - colBegin; }
 };
 // With `sampleRows` each row block is its last query row alone (columns still block means): the overview grid's
-// thumbnails of every layer and head, O(maxCells T D) per head instead of O(T^2 D).
+// thumbnails of every layer and head, O(maxCells T D) per head instead of O(T^2 D). Otherwise the work is one score
+// per visible pair of the window, O(window area D): a zoomed-in window is cheap, the whole map at 8192 tokens is not.
 // InputError for a layer, head or window outside the capture, or a capture made without maps. An empty window
 // (rowEnd <= rowBegin) means the whole map.
 HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int head, int maxCells, int rowBegin = 0,
-                              int rowEnd = 0, int colBegin = 0, int colEnd = 0, bool sampleRows = false);
+                              int rowEnd = 0, int colBegin = 0, int colEnd = 0, bool sampleRows = false,
+                              HfMapReduce reduce = HfMapReduce::Mean);
+
+// A window [rowBegin, rowEnd) x [colBegin, colEnd) in at most maxCells blocks per side made from max maps already
+// computed, without another score: each cell is the max over the cells of the first of `sources` (finest first) that
+// covers the cell's block and is no coarser than the cell, else of the last source (the whole map's overview). Equal
+// to hfAttentionMap(..., HfMapReduce::Max) of the same window where a per-token source covers it; coarser where only a
+// coarser source does (a view's picture while the detail is computed). InputError for a mean map or a window outside
+// the last source.
+HfAttentionMap hfResampleMap(const std::vector<const HfAttentionMap*>& sources, int maxCells, int rowBegin, int rowEnd,
+                             int colBegin, int colEnd);
 
 // Mean row entropy (nats) over the heads of each layer at each query position m (the query sees m + 1 tokens):
 // (layers, T) row-major, the "entropy against length" of a real model on one text.

@@ -324,10 +324,23 @@ public:
         auto* valueAxis = static_cast<QValueAxis*>(yAxis);
         const double pad = figure.yFloor && figure.yCeil ? 0.0 : 0.04 * (e.y1 - e.y0);
         valueAxis->setRange(e.y0 - pad, e.y1 + pad);
-        if (figure.yFloor && figure.yCeil)
+        if (figure.yFloor && figure.yCeil) {
             valueAxis->setTickCount(6); // 0, 0.2, ..., 1: nice numbers would stretch 0..1 to -0.5..1.5
-        else
+        } else {
             valueAxis->applyNiceNumbers();
+            // A lone bound cuts the nice range (entropy's 0, which padding had pushed to -1), keeping the nice step:
+            // the bound is a round number, so the ticks stay on round numbers.
+            const double niceStep = (valueAxis->max() - valueAxis->min()) / std::max(1, valueAxis->tickCount() - 1);
+            double lo = valueAxis->min(), hi = valueAxis->max();
+            if (figure.yFloor && lo < *figure.yFloor)
+                lo = *figure.yFloor;
+            if (figure.yCeil && hi > *figure.yCeil)
+                hi = *figure.yCeil;
+            if (hi > lo && (lo != valueAxis->min() || hi != valueAxis->max())) {
+                valueAxis->setRange(lo, hi);
+                valueAxis->setTickCount(std::max(2, static_cast<int>(std::lround((hi - lo) / niceStep)) + 1));
+            }
+        }
         // With one-character ticks (0, 2, 4, 6) Qt Charts leaves too little room beside them for an axis title in a
         // CJK font (its taller line) and elides the title to "⋮": such ticks get one decimal (2.0).
         int widest = 0;
@@ -407,9 +420,10 @@ public:
         axis->setLabelsAngle(needed > plot ? -90 : 0);
     }
 
-    // Fits the texts to a chart `width` pixels wide: x ticks that fit, the title on as many lines as it needs. Returns
-    // whether the one-row legend under the chart fits too.
-    bool fitToWidth(const CurveFigure& figure, qreal width)
+    // Fits the texts to a chart `width` x `height` pixels: x ticks that fit, the title on as many lines as it needs,
+    // axis titles on two lines when one is too long for its side (height 0: the y title as it is). Returns whether
+    // the one-row legend under the chart fits too.
+    bool fitToWidth(const CurveFigure& figure, qreal width, qreal height = 0)
     {
         if (xAxis) {
             const int ticks = xTicksFor(figure, width);
@@ -428,6 +442,12 @@ public:
             // two-word title); the laid-out plotArea() is not used, as it may be from an earlier size.
             const qreal plot = width - 8 * metrics.height() - chart->margins().left() - chart->margins().right();
             xAxis->setTitleText(axisTitleText(figure.xLabel, xAxis->titleFont(), plot));
+            // The y title likewise along the plot's height ("loss (nats per…" in the Train tab's small charts at
+            // 1366 x 768): below the plot are the x labels, the x title (two lines at most) and a legend row.
+            if (yAxis && height > 0)
+                yAxis->setTitleText(
+                    axisTitleText(figure.yLabel, yAxis->titleFont(),
+                                  height - 6 * metrics.height() - chart->margins().top() - chart->margins().bottom()));
         }
         return legendFitsOneRow(figure, width);
     }
@@ -738,7 +758,8 @@ void CurvePlot::fitToWidth(int width)
 {
     // Qt Charts' one-row legend elides its labels when they do not fit ("s… r… a…"): then the legend is a wrapping
     // line of text under the chart instead, each entry whole.
-    const bool oneRow = m_backend->fitToWidth(m_figure, width) && !legendBeside(m_figure);
+    const bool oneRow =
+        m_backend->fitToWidth(m_figure, width, m_backend->view->viewport()->height()) && !legendBeside(m_figure);
     m_backend->chart->legend()->setVisible(oneRow);
     QStringList entries;
     const QFontMetrics metrics(m_legend->font());
@@ -790,7 +811,7 @@ void renderCurveFigure(QPainter& painter, const QRectF& target, const CurveFigur
     backend.update(figure);
     // Before the geometry, which lays the title out; a legend that does not fit in one row under the chart goes
     // beside it, one entry a line.
-    if (!backend.fitToWidth(figure, target.width()))
+    if (!backend.fitToWidth(figure, target.width(), target.height()))
         backend.chart->legend()->setAlignment(Qt::AlignRight);
     backend.chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
     scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));

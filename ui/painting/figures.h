@@ -62,6 +62,11 @@ struct HeatmapFigure {
     std::vector<QString> rowTickLabels;
     // fixedHi > fixedLo: every panel's colour scale is [fixedLo, fixedHi] whatever its values (accuracy: 0 to 1).
     double fixedLo = 0, fixedHi = 0;
+    // Numbered axes (no tickLabels) of a window at a level of detail: cell i prints the position origin + i * step
+    // (columns and rows have their own origins), and positions run up to indexCount - 1 (0: the matrix's size), which
+    // sets the labels' width. The defaults number the cells themselves.
+    double columnIndexOrigin = 0, rowIndexOrigin = 0, indexStep = 1;
+    int indexCount = 0;
     std::vector<HeatmapPanel> panels;
 };
 
@@ -83,7 +88,8 @@ struct CurveFigure {
     bool logX = false;
     int logBase = 10;
     bool logY = false; // base 10 (the rotary frequencies view)
-    // A quantity with natural bounds (accuracy: 0 and 1): the y axis spans exactly these, whatever the data.
+    // A quantity with natural bounds (accuracy: 0 and 1): the y axis spans exactly these, whatever the data. One bound
+    // alone (entropy: 0) is a limit the axis never passes, where padding and round tick numbers would cross it.
     std::optional<double> yFloor, yCeil;
     std::vector<Curve> curves;
 };

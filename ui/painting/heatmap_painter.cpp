@@ -190,6 +190,11 @@ int HeatmapPainter::matrixSize() const
     return 0;
 }
 
+int HeatmapPainter::largestIndex() const
+{
+    return m_figure.indexCount > 0 ? m_figure.indexCount - 1 : std::max(1, matrixSize()) - 1;
+}
+
 QRectF HeatmapPainter::fullWindow() const
 {
     for (const HeatmapPanel& p : m_figure.panels)
@@ -215,9 +220,8 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
             : wrappedHeight(m_figure.title, scaled(style.font, 1.25, true), inner.width()) + titleFm.height() * 0.5;
     l.title = QRectF(inner.left(), inner.top(), inner.width(), titleH);
 
-    const int n = std::max(1, matrixSize());
     // Row labels wider than the row numbers (a model's tokens, a task's depths) widen the axis, up to a cap.
-    const double tickW = fm.horizontalAdvance(QString::number(n - 1)) + 0.6 * f + rowLabelsExtraWidth(style);
+    const double tickW = fm.horizontalAdvance(QString::number(largestIndex())) + 0.6 * f + rowLabelsExtraWidth(style);
     const double yAxisW = fm.height() * 1.3 + tickW; // rotated label + tick labels
     const double xAxisH = xAxisLabelsHeight(style);
     double barLabelW = 0;
@@ -464,16 +468,19 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
         const double cw = plot.width() / window.width();
         const double ch = plot.height() / window.height();
         const int tickCount = std::max(2, static_cast<int>(plot.width() / (5.0 * f)));
-        for (int n : indexTicks(window.left(), window.right(), tickCount)) {
-            const double x = plot.left() + (n + 0.5 - window.left()) * cw;
+        // Positions, not cells: cell i is position origin + i * step (a level-of-detail window's blocks).
+        const double step = m_figure.indexStep > 0 ? m_figure.indexStep : 1.0;
+        const double x0 = m_figure.columnIndexOrigin, y0 = m_figure.rowIndexOrigin;
+        for (int n : indexTicks(x0 + window.left() * step, x0 + window.right() * step, tickCount)) {
+            const double x = plot.left() + ((n + 0.5 - x0) / step - window.left()) * cw;
             painter.setPen(QPen(style.axis, 1));
             painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 0.35 * f));
             painter.setPen(style.text);
             painter.drawText(QRectF(x - 3 * f, plot.bottom() + 0.4 * f, 6 * f, fm.height()),
                              Qt::AlignHCenter | Qt::AlignTop, QString::number(n));
         }
-        for (int m : indexTicks(window.top(), window.bottom(), tickCount)) {
-            const double y = plot.top() + (m + 0.5 - window.top()) * ch;
+        for (int m : indexTicks(y0 + window.top() * step, y0 + window.bottom() * step, tickCount)) {
+            const double y = plot.top() + ((m + 0.5 - y0) / step - window.top()) * ch;
             painter.setPen(QPen(style.axis, 1));
             painter.drawLine(QPointF(plot.left() - 0.35 * f, y), QPointF(plot.left(), y));
             painter.setPen(style.text);
@@ -485,7 +492,7 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
     painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
                      Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
     painter.save();
-    const QString tickSample = QString::number(std::max(1, matrixSize()) - 1);
+    const QString tickSample = QString::number(largestIndex());
     // Beside the plot's middle; a label longer than the side (small multiples) starts at the plot's top and runs down
     // into the empty corner left of the x axis's labels.
     const double span =
@@ -507,7 +514,7 @@ double HeatmapPainter::rowLabelsExtraWidth(const PictureStyle& style) const
     // that width past two characters (tokens) and that width past the numbers themselves (a task's "100%").
     const double f = style.font.pixelSize();
     const QFontMetricsF fm(style.font);
-    const double numbers = fm.horizontalAdvance(QString::number(std::max(1, matrixSize()) - 1));
+    const double numbers = fm.horizontalAdvance(QString::number(largestIndex()));
     const double width = cellLabelWidth(style);
     return std::max({0.0, width - kCellLabelMinWidth * f, m_figure.rowTickLabels.empty() ? 0.0 : width - numbers});
 }

@@ -62,6 +62,8 @@ public:
     const QImage& image(int panel) const { return m_images[panel]; }
     // Rows/columns of the panels (all panels share their size).
     int matrixSize() const;
+    // The largest position a numbered axis may print (the figure's indexCount, else the matrix's size, less one).
+    int largestIndex() const;
 
     Layout layout(const QRectF& target, const PictureStyle& style) const;
     // `window` is the visible part of the matrix in cell units (x = key n, y = query m); empty means all of it.

@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QFileDialog>
+#include <QFontMetrics>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -25,7 +26,9 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -131,6 +134,139 @@ void HeadGrid::mousePressEvent(QMouseEvent* event)
             }
 }
 
+// ---- TokenMapWidget -----------------------------------------------------------------------------------------
+
+TokenMapWidget::TokenMapWidget(QWidget* parent) : HeatmapWidget(parent) {}
+
+void TokenMapWidget::setTokenCount(int tokens)
+{
+    m_tokens = tokens;
+    m_tokenWindow = QRectF(0, 0, tokens, tokens);
+    Q_EMIT tokenWindowChanged();
+}
+
+void TokenMapWidget::setTokenWindow(const QRectF& window)
+{
+    if (m_tokens <= 0)
+        return;
+    const double full = m_tokens;
+    const double side = std::clamp(std::max(window.width(), window.height()), std::min(kMinSpan, full), full);
+    QRectF w(window.topLeft(), QSizeF(side, side));
+    w.moveLeft(std::clamp(w.left(), 0.0, full - side));
+    w.moveTop(std::clamp(w.top(), 0.0, full - side));
+    if (w == m_tokenWindow)
+        return;
+    m_tokenWindow = w;
+    applyWindow(); // the picture moves at once; the view recomposes it for the new window
+    Q_EMIT tokenWindowChanged();
+}
+
+void TokenMapWidget::zoomTokens(double factor)
+{
+    const QPointF c = m_tokenWindow.center();
+    const QSizeF s = m_tokenWindow.size() / factor;
+    setTokenWindow(QRectF(c.x() - s.width() / 2, c.y() - s.height() / 2, s.width(), s.height()));
+}
+
+void TokenMapWidget::showAllTokens()
+{
+    setTokenWindow(QRectF(0, 0, m_tokens, m_tokens));
+}
+
+QRectF TokenMapWidget::plotRect() const
+{
+    if (heatmap().isEmpty())
+        return {};
+    const HeatmapPainter::Layout layout = heatmap().layout(rect(), screenStyle());
+    return layout.plots.empty() ? QRectF() : layout.plots.front();
+}
+
+int TokenMapWidget::cellsPerSide() const
+{
+    const QRectF plot = plotRect();
+    const double side = plot.isEmpty() ? std::min(width(), height()) * 0.8 : std::min(plot.width(), plot.height());
+    return std::clamp(static_cast<int>(std::ceil(side)), 64, 1024);
+}
+
+void TokenMapWidget::showComposed(HeatmapFigure figure, const HfAttentionMap& geometry)
+{
+    m_geometry = geometry;
+    m_geometry.values.clear();
+    setFigure(std::move(figure));
+    applyWindow();
+}
+
+void TokenMapWidget::applyWindow()
+{
+    const HfAttentionMap& g = m_geometry;
+    if (g.rows == 0 || g.cols == 0)
+        return;
+    const double sx = static_cast<double>(g.colEnd - g.colBegin) / g.cols;
+    const double sy = static_cast<double>(g.rowEnd - g.rowBegin) / g.rows;
+    const QRectF& w = m_tokenWindow;
+    setWindow(QRectF((w.left() - g.colBegin) / sx, (w.top() - g.rowBegin) / sy, w.width() / sx, w.height() / sy));
+}
+
+void TokenMapWidget::wheelEvent(QWheelEvent* event)
+{
+    const QRectF plot = plotRect();
+    if (plot.isEmpty() || !plot.contains(event->position()) || m_tokens <= 0) {
+        event->ignore();
+        return;
+    }
+    // Zoom about the token under the cursor: it stays under the cursor.
+    const double factor = std::pow(1.25, event->angleDelta().y() / 120.0);
+    const double fx = (event->position().x() - plot.left()) / plot.width();
+    const double fy = (event->position().y() - plot.top()) / plot.height();
+    const QRectF& w = m_tokenWindow;
+    const QPointF at(w.left() + fx * w.width(), w.top() + fy * w.height());
+    const double side = w.width() / factor;
+    setTokenWindow(QRectF(at.x() - fx * side, at.y() - fy * side, side, side));
+    event->accept();
+}
+
+void TokenMapWidget::mousePressEvent(QMouseEvent* event)
+{
+    const QRectF plot = plotRect();
+    if (event->button() == Qt::LeftButton && !plot.isEmpty() && plot.contains(event->position())) {
+        m_panning = true;
+        m_panStart = event->position();
+        m_panWindow = m_tokenWindow;
+        setCursor(Qt::ClosedHandCursor);
+    }
+}
+
+void TokenMapWidget::mouseMoveEvent(QMouseEvent* event)
+{
+    if (m_panning) {
+        const QRectF plot = plotRect();
+        if (!plot.isEmpty()) {
+            const QPointF d = event->position() - m_panStart;
+            setTokenWindow(m_panWindow.translated(-d.x() / plot.width() * m_panWindow.width(),
+                                                  -d.y() / plot.height() * m_panWindow.height()));
+        }
+    }
+    HeatmapWidget::mouseMoveEvent(event); // the hover read-out (the base widget never drags: it saw no press)
+}
+
+void TokenMapWidget::mouseReleaseEvent(QMouseEvent*)
+{
+    m_panning = false;
+    unsetCursor();
+}
+
+void TokenMapWidget::mouseDoubleClickEvent(QMouseEvent*)
+{
+    showAllTokens();
+}
+
+void TokenMapWidget::resizeEvent(QResizeEvent* event)
+{
+    HeatmapWidget::resizeEvent(event);
+    if (m_tokens > 0)
+        Q_EMIT tokenWindowChanged(); // another plot size: another number of cells per side
+}
+
 // ---- HfModelView --------------------------------------------------------------------------------------------
 
 HfModelView::HfModelView(QWidget* parent)
@@ -160,8 +296,9 @@ HfModelView::HfModelView(QWidget* parent)
                          const int T = m_attention.capture->length;
                          m_layer->setRange(1, m_attention.capture->layers);
                          m_head->setRange(1, m_attention.capture->heads);
-                         for (QSpinBox* s : {m_from, m_to})
-                             s->setRange(0, T);
+                         m_map = {};
+                         m_detail = {};
+                         m_heatmap->setTokenCount(T);
                          if (m_wantedLayerHead) { // a session's or a lesson's, once the model's size is known
                              const QSignalBlocker block(m_head);
                              m_layer->setValue(std::min(m_wantedLayerHead->first + 1, m_layer->maximum()));
@@ -180,10 +317,24 @@ HfModelView::HfModelView(QWidget* parent)
                        Q_EMIT statusMessage(r.error);
                        return;
                    }
+                   if (r.request.capture != m_attention.capture)
+                       return; // a text's since replaced
                    m_map = std::move(r);
+                   m_detail = {};
                    showMap();
+                   startDetail();
                    Q_EMIT pictureUpdated();
                }),
+      m_detailJob(this,
+                  [this](HfMapResult r) {
+                      // Only the current head's: a detail of another head (switched meanwhile) is dropped.
+                      if (!r.error.isEmpty() || !m_map.map || r.request.capture != m_map.request.capture ||
+                          r.request.layer != m_map.request.layer || r.request.head != m_map.request.head)
+                          return;
+                      m_detail = std::move(r);
+                      showMap();
+                      Q_EMIT pictureUpdated();
+                  }),
       m_methodsJob(this, [this](HfMethodsResult r) {
           if (r.canceled) {
               m_methodsStatus->setText(tr("Canceled."));
@@ -215,24 +366,41 @@ HfModelView::HfModelView(QWidget* parent)
     layout->addWidget(buildPages(), 1);
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
     connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
-    for (QSpinBox* s : {m_layer, m_head, m_from, m_to})
+    for (QSpinBox* s : {m_layer, m_head})
         connect(s, &QSpinBox::valueChanged, this, [this] { startMap(); });
+    // A new window is recomposed at once from the maps held; a finer map of it follows when the zooming pauses.
+    m_detailTimer = new QTimer(this);
+    m_detailTimer->setSingleShot(true);
+    m_detailTimer->setInterval(60);
+    connect(m_detailTimer, &QTimer::timeout, this, &HfModelView::startDetail);
+    connect(m_heatmap, &TokenMapWidget::tokenWindowChanged, this, [this] {
+        showMap();
+        m_detailTimer->start();
+    });
+    connect(m_showAll, &QPushButton::clicked, m_heatmap, &TokenMapWidget::showAllTokens);
     connect(m_sinkInScale, &QCheckBox::toggled, this, [this] {
         showGrid();
         showMap();
     });
     connect(m_grid, &HeadGrid::cellClicked, this, [this](int layer, int head) { setLayerHead(layer, head); });
     connect(m_heatmap, &HeatmapWidget::hovered, this, [this](int, int i, int j, float v) {
-        const HfAttentionMap& g = m_map.geometry;
+        const HfAttentionMap& g = m_heatmap->composedGeometry();
         if (i < 0 || j < 0 || i >= g.rows || j >= g.cols || m_attention.tokens.empty())
             return;
         const int m = g.rowStart(i), n = g.colStart(j);
-        Q_EMIT hoverText(tr("query %1 “%2” → key %3 “%4”: %5")
-                             .arg(m)
-                             .arg(m_attention.tokens[m])
-                             .arg(n)
-                             .arg(m_attention.tokens[n])
-                             .arg(hoverValueText(v)));
+        if (g.perToken()) {
+            Q_EMIT hoverText(tr("query %1 “%2” → key %3 “%4”: %5")
+                                 .arg(m)
+                                 .arg(m_attention.tokens[m])
+                                 .arg(n)
+                                 .arg(m_attention.tokens[n])
+                                 .arg(hoverValueText(v)));
+            return;
+        }
+        const int mLast = (i + 1 < g.rows ? g.rowStart(i + 1) : g.rowEnd) - 1;
+        const int nLast = (j + 1 < g.cols ? g.colStart(j + 1) : g.colEnd) - 1;
+        Q_EMIT hoverText(
+            tr("queries %1–%2 → keys %3–%4: at most %5").arg(m).arg(mLast).arg(n).arg(nLast).arg(hoverValueText(v)));
     });
     connect(m_heatmap, &HeatmapWidget::hoverLeft, this, [this] { Q_EMIT hoverText(QString()); });
     connect(m_entropy, &CurvePlot::hovered, this, &ViewBase::hoverText);
@@ -287,13 +455,12 @@ QWidget* HfModelView::buildControls()
     m_head = new QSpinBox(box);
     m_head->setRange(1, 1);
     form->addRow(tr("Head:"), m_head);
-    m_from = new QSpinBox(box);
-    m_to = new QSpinBox(box);
-    m_to->setSpecialValueText(tr("end"));
-    m_from->setToolTip(tr("The map shows tokens from here to the end token; past 1024 tokens its cells are block means "
-                          "(level of detail)."));
-    form->addRow(tr("From token:"), m_from);
-    form->addRow(tr("To token:"), m_to);
+    m_showAll = new QPushButton(tr("Show all tokens"), box);
+    m_showAll->setObjectName(QStringLiteral("showAllTokens"));
+    m_showAll->setToolTip(tr("On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every "
+                             "token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed "
+                             "in, one cell per token with the tokens on the axes."));
+    form->addRow(m_showAll);
     m_sinkInScale = new QCheckBox(tr("First token in the colour scale"), box);
     m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
                                  "the map keeps its contrast."));
@@ -308,7 +475,7 @@ QWidget* HfModelView::buildPages()
     auto* split = new QSplitter(Qt::Horizontal, m_pages);
     m_grid = new HeadGrid(split);
     m_grid->setToolTip(tr("Layers down, heads across; click a map to open it."));
-    m_heatmap = new HeatmapWidget(split);
+    m_heatmap = new TokenMapWidget(split);
     m_heatmap->setEmptyHint(noModelHint());
     split->addWidget(m_grid);
     split->addWidget(m_heatmap);
@@ -493,24 +660,90 @@ void HfModelView::startMap()
 {
     if (!m_attention.capture)
         return;
+    // The head's overview: its whole map in blocks of T / 1024 tokens, each block's max (one score per visible pair
+    // once per head; the zoomed pictures are composed from it and from finer maps of their windows).
     HfMapRequest request;
     request.capture = m_attention.capture;
     request.layer = m_layer->value() - 1;
     request.head = m_head->value() - 1;
-    request.from = m_from->value();
-    request.to = m_to->value();
+    request.maxCells = 1024;
+    request.reduce = HfMapReduce::Max;
     m_grid->setCurrent(request.layer, request.head);
     m_mapJob.start([request](const JobControl& control) { return computeHfMap(request, control); });
 }
 
+namespace {
+// The tokens [begin, end) a window [from, to) touches, inside [0, T].
+std::pair<int, int> tokensOf(double from, double to, int T)
+{
+    const int begin = std::clamp(static_cast<int>(std::floor(from + 1e-9)), 0, T - 1);
+    return {begin, std::clamp(static_cast<int>(std::ceil(to - 1e-9)), begin + 1, T)};
+}
+// Tokens per side of a map's blocks (rounded up).
+int blockTokens(const HfAttentionMap& map)
+{
+    return (std::max(map.rowEnd - map.rowBegin, map.colEnd - map.colBegin) + std::min(map.rows, map.cols) - 1) /
+           std::min(map.rows, map.cols);
+}
+} // namespace
+
 void HfModelView::showMap()
 {
-    if (!m_map.matrix)
+    if (!m_map.map || !m_attention.capture)
         return;
-    HeatmapFigure figure = hfAttentionFigure(m_attention, m_map, m_sinkInScale->isChecked());
-    figure.colorMap = m_panel.colorMap;
-    figure.dark = m_heatmap->isDark();
-    m_heatmap->setFigure(std::move(figure));
+    const int T = m_attention.capture->length;
+    const QRectF w = m_heatmap->tokenWindow();
+    const auto [colBegin, colEnd] = tokensOf(w.left(), w.right(), T);
+    const auto [rowBegin, rowEnd] = tokensOf(w.top(), w.bottom(), T);
+    std::vector<const HfAttentionMap*> sources;
+    if (m_detail.map)
+        sources.push_back(m_detail.map.get());
+    sources.push_back(m_map.map.get());
+    const int cells = m_heatmap->cellsPerSide();
+    try {
+        const HfAttentionMap shown = hfResampleMap(sources, cells, rowBegin, rowEnd, colBegin, colEnd);
+        // Tokens on the axes while at least every fifth row has room for its label (the painter labels every 1st,
+        // 2nd or 5th: the words stay readable); positions beyond, where a token every 10 or 50 says nothing.
+        const bool tokenLabels =
+            shown.perToken() && 5.0 * cells >= (rowEnd - rowBegin) * 0.9 * QFontMetrics(m_heatmap->font()).height();
+        HeatmapFigure figure = hfAttentionFigure(m_attention, shown, m_map.request.layer, m_map.request.head,
+                                                 m_sinkInScale->isChecked(), tokenLabels);
+        figure.panels.front().matrix = hfMapMatrix(shown);
+        figure.colorMap = m_panel.colorMap;
+        figure.dark = m_heatmap->isDark();
+        m_heatmap->showComposed(std::move(figure), shown);
+    } catch (const InputError& e) {
+        m_heatmap->setMessage(QString::fromStdString(e.what()));
+    }
+}
+
+void HfModelView::startDetail()
+{
+    if (!m_map.map || !m_attention.capture)
+        return;
+    const int T = m_attention.capture->length;
+    const QRectF w = m_heatmap->tokenWindow();
+    // Tokens per cell on screen; the overview serves when its blocks are no larger.
+    const int cell = std::max(1, static_cast<int>(std::floor(w.width() / m_heatmap->cellsPerSide())));
+    if (blockTokens(*m_map.map) <= cell)
+        return;
+    const auto [colBegin, colEnd] = tokensOf(w.left(), w.right(), T);
+    const auto [rowBegin, rowEnd] = tokensOf(w.top(), w.bottom(), T);
+    if (const HfAttentionMap* d = m_detail.map.get(); d && d->rowBegin <= rowBegin && rowEnd <= d->rowEnd &&
+                                                      d->colBegin <= colBegin && colEnd <= d->colEnd &&
+                                                      blockTokens(*d) <= cell)
+        return; // the detail held covers the window finely enough
+    // The window and a quarter of it on each side, so that a short pan needs no new map.
+    const double margin = w.width() / 4;
+    const auto [c0, c1] = tokensOf(w.left() - margin, w.right() + margin, T);
+    const auto [r0, r1] = tokensOf(w.top() - margin, w.bottom() + margin, T);
+    HfMapRequest request = m_map.request;
+    request.rowBegin = r0;
+    request.rowEnd = r1;
+    request.colBegin = c0;
+    request.colEnd = c1;
+    request.maxCells = (std::max(r1 - r0, c1 - c0) + cell - 1) / cell;
+    m_detailJob.start([request](const JobControl& control) { return computeHfMap(request, control); });
 }
 
 void HfModelView::showGrid()
@@ -556,7 +789,7 @@ bool HfModelView::hasPicture() const
     case MethodsPage:
         return !m_methods.curves.empty();
     default:
-        return m_map.matrix != nullptr;
+        return m_map.map != nullptr;
     }
 }
 
@@ -618,20 +851,22 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
         return;
     }
     default: {
-        const HfAttentionMap& g = m_map.geometry;
+        // The map as shown: the visible window, per token or in blocks (each block's max).
+        const HfAttentionMap& g = m_heatmap->composedGeometry();
+        const Matrix& shown = *m_heatmap->heatmap().figure().panels.front().matrix;
         meta["layer"] = m_map.request.layer;
         meta["head"] = m_map.request.head;
         meta["rows"] = {g.rowBegin, g.rowEnd};
         meta["cols"] = {g.colBegin, g.colEnd};
-        meta["values"] = g.rows == g.rowEnd - g.rowBegin
+        meta["values"] = g.perToken()
                              ? "attention probability p(m, n), keys a query cannot see -inf"
-                             : "mean attention probability over each block's visible pairs (level of detail)";
+                             : "largest attention probability over each block's visible pairs (level of detail)";
         nlohmann::json tokens = nlohmann::json::array();
         for (int n = g.colBegin; n < g.colEnd; ++n)
             tokens.push_back(m_attention.tokens[n].toStdString());
         meta["tokens"] = tokens;
-        MatrixStackWriter writer(out, format, 1, m_map.matrix->rows, m_map.matrix->cols, false, meta);
-        writer.write(0, m_map.matrix->values.data());
+        MatrixStackWriter writer(out, format, 1, shown.rows, shown.cols, false, meta);
+        writer.write(0, shown.values.data());
         writer.finish();
     }
     }
@@ -692,7 +927,7 @@ void HfModelView::setDark(bool dark)
 
 void HfModelView::resetZoom()
 {
-    m_heatmap->resetZoom();
+    m_heatmap->showAllTokens();
     m_sinks->resetZoom();
 }
 

@@ -2,6 +2,7 @@
 // head grid), entropy against length per layer and the first-token sinks per layer and head.
 #pragma once
 
+#include "tabs/heatmap_widget.h"
 #include "tabs/view_base.h"
 #include "workers/hf_compute.h"
 
@@ -21,11 +22,11 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
+class QTimer;
 
 namespace plab::ui {
 
 class CurvePlot;
-class HeatmapWidget;
 
 // Every layer x head as a small map; a click picks one.
 class HeadGrid : public QWidget {
@@ -56,6 +57,50 @@ private:
     std::vector<QImage> m_images;
 };
 
+// A real model's attention map over its T tokens, zoomed and panned in token coordinates: the wheel zooms about the
+// cursor, a drag pans, a double-click shows every token. Each change of the window is announced (tokenWindowChanged)
+// and the view answers with showComposed: a matrix of about one cell per pixel for that window, made from the maps
+// it holds, never the T x T map itself.
+class TokenMapWidget : public HeatmapWidget {
+    Q_OBJECT
+public:
+    explicit TokenMapWidget(QWidget* parent = nullptr);
+    void setTokenCount(int tokens); // shows every token
+    int tokenCount() const { return m_tokens; }
+    // x = key n, y = query m, in tokens; square, at least kMinSpan tokens, inside [0, T].
+    QRectF tokenWindow() const { return m_tokenWindow; }
+    void setTokenWindow(const QRectF& window);
+    void zoomTokens(double factor); // about the window's centre; > 1 zooms in
+    void showAllTokens();
+    // How many cells per side a composed picture needs: about one per pixel of the plot (64 to 1024).
+    int cellsPerSide() const;
+    // `figure`'s matrix covers the tokens of `geometry`; shown with the token window mapped onto its cells.
+    void showComposed(HeatmapFigure figure, const HfAttentionMap& geometry);
+    const HfAttentionMap& composedGeometry() const { return m_geometry; }
+    static constexpr double kMinSpan = 8;
+
+Q_SIGNALS:
+    void tokenWindowChanged();
+
+protected:
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    QRectF plotRect() const;
+    void applyWindow(); // the token window onto the composed matrix's cells
+    int m_tokens = 0;
+    QRectF m_tokenWindow;
+    HfAttentionMap m_geometry; // the composed matrix's tokens (no values)
+    bool m_panning = false;
+    QPointF m_panStart;
+    QRectF m_panWindow;
+};
+
 class HfModelView : public ViewBase {
     Q_OBJECT
 public:
@@ -84,9 +129,10 @@ public:
     void setPage(Page page);
     void setSinkInScale(bool include);
     const HfAttentionResult& attention() const { return m_attention; }
-    const HfMapResult& map() const { return m_map; }
+    const HfMapResult& map() const { return m_map; }       // the head's overview: the whole map, block maxima
+    const HfMapResult& detail() const { return m_detail; } // the zoomed window's finer map, when one was needed
     HeadGrid* grid() const { return m_grid; }
-    HeatmapWidget* heatmap() const { return m_heatmap; }
+    TokenMapWidget* heatmap() const { return m_heatmap; }
     QWidget* summaryCard() const { return m_card; }
     // Evaluate under methods: the text file (empty: the default corpus), then evaluate with the ticked methods.
     void setMethodsTextFile(const QString& path);
@@ -105,7 +151,8 @@ private:
     QWidget* buildMethodsPage();
     void showSummary();
     void startMap();
-    void showMap();
+    void showMap();     // composes the visible window from the overview and the detail
+    void startDetail(); // a finer map of the visible window (and a margin) when the overview is too coarse for it
     void showGrid();
     QString noModelHint() const;
 
@@ -113,6 +160,7 @@ private:
     std::vector<std::pair<QString, QString>> m_summaryRows;
     HfAttentionResult m_attention;
     HfMapResult m_map;
+    HfMapResult m_detail;
     HfMethodsResult m_methods;
     QString m_methodsText;
     QElapsedTimer m_methodsClock;
@@ -127,12 +175,12 @@ private:
     QSpinBox* m_repeat = nullptr;
     QSpinBox* m_layer = nullptr;
     QSpinBox* m_head = nullptr;
-    QSpinBox* m_from = nullptr;
-    QSpinBox* m_to = nullptr;
+    QPushButton* m_showAll = nullptr;
+    QTimer* m_detailTimer = nullptr;
     QCheckBox* m_sinkInScale = nullptr;
     QTabWidget* m_pages = nullptr;
     HeadGrid* m_grid = nullptr;
-    HeatmapWidget* m_heatmap = nullptr;
+    TokenMapWidget* m_heatmap = nullptr;
     CurvePlot* m_entropy = nullptr;
     HeatmapWidget* m_sinks = nullptr;
     QListWidget* m_methodList = nullptr;
@@ -146,6 +194,7 @@ private:
     ViewJob<HfOpenResult> m_openJob;
     ViewJob<HfAttentionResult> m_attentionJob;
     ViewJob<HfMapResult> m_mapJob;
+    ViewJob<HfMapResult> m_detailJob;
     ViewJob<HfMethodsResult> m_methodsJob;
 };
 

@@ -57,7 +57,26 @@ TrainView::TrainView(QWidget* parent) : ViewBase(parent), m_run(new TrainingRun(
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(fields->sizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
     scroll->setMaximumWidth(fields->maximumWidth() + scroll->verticalScrollBar()->sizeHint().width());
-    m_controls = scroll;
+    // The buttons and the status stay in view under the scrolling fields (in Chinese on a 768-pixel screen they
+    // were below the fold).
+    auto* column = new QWidget(this);
+    auto* columnLayout = new QVBoxLayout(column);
+    columnLayout->setContentsMargins(0, 0, 0, 0);
+    columnLayout->addWidget(scroll, 1);
+    auto* actions = new QWidget(column);
+    actions->setObjectName(QStringLiteral("train_actions"));
+    actions->setMaximumWidth(scroll->maximumWidth());
+    auto* actionsLayout = new QVBoxLayout(actions);
+    actionsLayout->setContentsMargins(fields->layout()->contentsMargins().left(), 0,
+                                      fields->layout()->contentsMargins().right(), 0);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_train);
+    buttons->addWidget(m_stop);
+    actionsLayout->addLayout(buttons);
+    actionsLayout->addWidget(m_drope);
+    actionsLayout->addWidget(m_status);
+    columnLayout->addWidget(actions);
+    m_controls = column;
     layout->addWidget(m_controls);
     layout->addWidget(buildResults(), 1);
     setCorpus(QString());
@@ -168,20 +187,14 @@ QWidget* TrainView::buildControls()
     m_train = new QPushButton(tr("Train"), this);
     m_stop = new QPushButton(tr("Cancel"), this);
     m_stop->setEnabled(false);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_train);
-    buttons->addWidget(m_stop);
-    side->addLayout(buttons);
     m_drope = new QPushButton(tr("Run the DroPE recipe"), this);
     m_drope->setObjectName(QStringLiteral("drope_recipe"));
     m_drope->setToolTip(tr("On the chosen task: train rope, drop the positions, recalibrate for the chosen share of "
                            "the steps, then score it beside rope, rope + YaRN zero-shot and NoPE"));
-    side->addWidget(m_drope);
     m_status = new QLabel(
         tr("Trains each scheme at context L, then scores held-out text at %1.").arg(evaluationLengthsText()), this);
     m_status->setWordWrap(true);
-    side->addWidget(m_status);
-    return sideBox;
+    return sideBox; // the buttons and the status go under the scroll area (the constructor)
 }
 
 QFormLayout* TrainView::buildFields()

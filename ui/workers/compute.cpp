@@ -364,6 +364,7 @@ CurveFigure entropyFigure(const EntropyResult& result, int head, EntropyMeasure 
                              : result.request.qk == QkSource::Random ? FigureText::tr("random")
                                                                      : FigureText::tr("from the model")),
                     FigureText::tr("sequence length n"), FigureText::tr("entropy (nats)"), true, 2);
+    figure.yFloor = 0.0; // an entropy is never negative
     for (const EntropySeries& s : result.series) {
         Curve curve;
         curve.name = QString::fromStdString(schemeLabel(s.spec)); // "rope+yarn" when a method is applied

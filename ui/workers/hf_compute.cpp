@@ -134,22 +134,24 @@ HfMapResult computeHfMap(const HfMapRequest& request, const JobControl&)
     HfMapResult result;
     result.request = request;
     try {
-        const int T = request.capture ? request.capture->length : 0;
-        const bool whole = request.to <= request.from;
-        HfAttentionMap map =
-            hfAttentionMap(*request.capture, request.layer, request.head, request.maxCells, whole ? 0 : request.from,
-                           whole ? T : request.to, whole ? 0 : request.from, whole ? T : request.to);
-        auto matrix = std::make_shared<Matrix>();
-        matrix->rows = map.rows;
-        matrix->cols = map.cols;
-        matrix->values = std::move(map.values);
-        map.values.clear();
-        result.matrix = matrix;
-        result.geometry = std::move(map);
+        if (!request.capture)
+            throw InputError(FigureText::tr("no attention has been computed yet").toStdString());
+        result.map = std::make_shared<const HfAttentionMap>(
+            hfAttentionMap(*request.capture, request.layer, request.head, request.maxCells, request.rowBegin,
+                           request.rowEnd, request.colBegin, request.colEnd, false, request.reduce));
     } catch (const std::exception& e) {
         result.error = QString::fromStdString(e.what());
     }
     return result;
+}
+
+MatrixPtr hfMapMatrix(const HfAttentionMap& map)
+{
+    auto matrix = std::make_shared<Matrix>();
+    matrix->rows = map.rows;
+    matrix->cols = map.cols;
+    matrix->values = map.values;
+    return matrix;
 }
 
 std::vector<int> hfMethodsLengths(const HfConfig& config)
@@ -266,39 +268,59 @@ HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobContr
     return result;
 }
 
-HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapResult& map, bool sinkInScale)
+HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfAttentionMap& g, int layer, int head,
+                                bool sinkInScale, bool tokenLabels)
 {
     HeatmapFigure figure;
-    const HfAttentionMap& g = map.geometry;
-    const bool perToken = g.rows == g.rowEnd - g.rowBegin;
     const QString name = attention.request.model ? QFileInfo(attention.request.model->folder).fileName() : QString();
+    const int T = attention.capture ? attention.capture->length : 0;
     figure.title = FigureText::tr("Attention of %1 on your text").arg(name);
-    if (perToken) {
+    if (g.perToken() && tokenLabels && static_cast<int>(attention.tokens.size()) >= g.colEnd) {
         figure.xLabel = FigureText::tr("key token");
         figure.yLabel = FigureText::tr("query token");
         for (int n = g.colBegin; n < g.colEnd; ++n)
             figure.tickLabels.push_back(attention.tokens[n]);
+        for (int m = g.rowBegin; m < g.rowEnd; ++m)
+            figure.rowTickLabels.push_back(attention.tokens[m]);
     } else {
-        const int block = (g.rowEnd - g.rowBegin + g.rows - 1) / g.rows;
-        figure.xLabel = FigureText::tr("key position (blocks of about %1 tokens, mean)").arg(block);
-        figure.yLabel = FigureText::tr("query position");
-        for (int j = 0; j < g.cols; ++j)
-            figure.tickLabels.push_back(QString::number(g.colStart(j)));
+        figure.xLabel = g.perToken() ? FigureText::tr("key position n")
+                                     : FigureText::tr("key position n (blocks of about %1 tokens, max)")
+                                           .arg((g.colEnd - g.colBegin + g.cols - 1) / g.cols);
+        figure.yLabel = FigureText::tr("query position m");
+        figure.columnIndexOrigin = g.colBegin;
+        figure.rowIndexOrigin = g.rowBegin;
+        figure.indexStep = static_cast<double>(g.colEnd - g.colBegin) / g.cols;
+        figure.indexCount = T;
     }
+    // One scale at every zoom: 0 to the head's peak (a max map's blocks hold probabilities that occur); the first
+    // token's sink column, left out, saturates instead of washing every other cell out.
+    figure.fixedLo = 0;
+    figure.fixedHi = sinkInScale ? g.peak : g.peakPastFirstKey;
     HeatmapPanel panel;
-    panel.title = layerText(map.request.layer) + QStringLiteral(" · ") +
-                  headOfText(map.request.head, attention.capture ? attention.capture->heads : 0);
-    panel.subtitle = FigureText::tr("tokens %1–%2 of %3")
-                         .arg(g.rowBegin)
-                         .arg(g.rowEnd - 1)
-                         .arg(attention.capture ? attention.capture->length : 0);
-    if (!sinkInScale && g.colBegin == 0) {
-        panel.scaleSkipsColumns = 1;
+    panel.title =
+        layerText(layer) + QStringLiteral(" · ") + headOfText(head, attention.capture ? attention.capture->heads : 0);
+    panel.subtitle = g.rowBegin == g.colBegin && g.rowEnd == g.colEnd
+                         ? FigureText::tr("tokens %1–%2 of %3").arg(g.rowBegin).arg(g.rowEnd - 1).arg(T)
+                         : FigureText::tr("queries %1–%2, keys %3–%4 of %5")
+                               .arg(g.rowBegin)
+                               .arg(g.rowEnd - 1)
+                               .arg(g.colBegin)
+                               .arg(g.colEnd - 1)
+                               .arg(T);
+    if (!sinkInScale)
         panel.subtitle += FigureText::tr(" · first token left out of the colour scale");
-    }
-    panel.valueLabel = FigureText::tr("attention probability");
-    panel.matrix = map.matrix;
+    panel.valueLabel =
+        g.perToken() ? FigureText::tr("attention probability") : FigureText::tr("attention probability (block max)");
     figure.panels.push_back(panel);
+    return figure;
+}
+
+HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapResult& map, bool sinkInScale)
+{
+    if (!map.map)
+        return {};
+    HeatmapFigure figure = hfAttentionFigure(attention, *map.map, map.request.layer, map.request.head, sinkInScale);
+    figure.panels.front().matrix = hfMapMatrix(*map.map);
     return figure;
 }
 
@@ -327,6 +349,7 @@ CurveFigure hfEntropyFigure(const HfAttentionResult& attention)
     figure.title = FigureText::tr("Attention entropy against length on your text");
     figure.xLabel = FigureText::tr("tokens the query sees (m + 1)");
     figure.yLabel = FigureText::tr("entropy (nats), mean over heads");
+    figure.yFloor = 0.0; // an entropy is never negative
     figure.logX = true;
     figure.logBase = 2;
     if (!attention.capture)

@@ -62,16 +62,18 @@ struct HfMapRequest {
     std::shared_ptr<const HfAttentionCapture> capture;
     int layer = 0;
     int head = 0;
-    int from = 0; // tokens [from, to) on both axes; to <= from: all of them
-    int to = 0;
-    int maxCells = 1024; // level of detail: at most this many cells per side, block means beyond
+    int rowBegin = 0, rowEnd = 0; // query tokens [rowBegin, rowEnd); rowEnd <= rowBegin: the whole map
+    int colBegin = 0, colEnd = 0; // key tokens
+    int maxCells = 1024;          // level of detail: at most this many cells per side, block maxima beyond
+    HfMapReduce reduce = HfMapReduce::Max;
 };
 struct HfMapResult {
     QString error;
     HfMapRequest request;
-    MatrixPtr matrix;
-    HfAttentionMap geometry; // which tokens each cell covers (values moved into matrix)
+    std::shared_ptr<const HfAttentionMap> map; // its cells and which tokens each covers
 };
+// The map's cells as a figure's matrix.
+MatrixPtr hfMapMatrix(const HfAttentionMap& map);
 HfMapResult computeHfMap(const HfMapRequest& request, const JobControl& control = {});
 
 // ---- Evaluate under methods ------------------------------------------------------------------------------
@@ -101,7 +103,11 @@ std::vector<int> hfMethodsLengths(const HfConfig& config);
 HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control = {});
 
 // ---- Figures ----------------------------------------------------------------------------------------------
-// One head's map with the tokens on both axes (one cell per token) or the first token of each block.
+// One head's map (a max map: its colour scale runs from 0 to the head's peak probability, past the first token unless
+// `sinkInScale`), with the window's tokens on both axes when `tokenLabels` and the map has one cell per token, else
+// the positions.
+HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfAttentionMap& map, int layer, int head,
+                                bool sinkInScale, bool tokenLabels = true);
 HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapResult& map, bool sinkInScale);
 // Mean attention on the first token per layer (rows) and head (columns).
 HeatmapFigure hfSinkFigure(const HfAttentionResult& attention);

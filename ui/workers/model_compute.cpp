@@ -238,6 +238,7 @@ CurveFigure rowEntropyFigure(const AttentionResult& result, int head)
     figure.title = FigureText::tr("Entropy of each query's attention (%1)").arg(headText(h));
     figure.xLabel = FigureText::tr("query position m");
     figure.yLabel = FigureText::tr("nats");
+    figure.yFloor = 0.0; // an entropy is never negative
     Curve curve;
     curve.name = FigureText::tr("row entropy");
     if (h < static_cast<int>(result.rowEntropy.size()))
