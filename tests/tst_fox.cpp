@@ -12,6 +12,7 @@
 #include "model/corpus.h"
 #include "model/fox_bias.h"
 #include "model/model.h"
+#include "model/positions_on_text.h"
 #include "schemes/fox.h"
 #include "schemes/position_bias.h"
 #include "test_main.h"
@@ -429,6 +430,12 @@ void TestFox::biasOnText()
             QVERIFY(n > m || bias(m, n) <= 0);
         }
     QVERIFY(bias(7, 0) < bias(7, 6)); // more gates between: more forgotten
+    // The Show chooser's "positional bias" (positionsOnText) is the same matrix, masked above the diagonal.
+    const TextPositions shown = positionsOnText(model, text, 1, 1);
+    QVERIFY(shown.positions.size() == 0);
+    for (int m = 0; m < 8; ++m)
+        for (int n = 0; n < 8; ++n)
+            QVERIFY(n > m ? std::isinf(shown.bias(m, n)) : shown.bias(m, n) == bias(m, n));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, {}, 0, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 2, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 0, 2));

@@ -27,11 +27,15 @@ Eigen::MatrixXf foxBiasOnText(const Model& model, const std::vector<uint8_t>& te
     reader.parameters() = model.parameters();
     reader.parametersChanged();
     reader.forward(text.data(), nullptr, 1, T);
-    const double* F = reader.layerLogForget(layer).data() + static_cast<size_t>(head) * T; // (1, H, T)
-    Eigen::MatrixXf bias = Eigen::MatrixXf::Zero(T, T);
-    for (int m = 0; m < T; ++m)
+    return foxBiasFromLogForget(reader.layerLogForget(layer).data() + static_cast<size_t>(head) * T, T); // (1, H, T)
+}
+
+Eigen::MatrixXf foxBiasFromLogForget(const double* logForget, int length)
+{
+    Eigen::MatrixXf bias = Eigen::MatrixXf::Zero(length, length);
+    for (int m = 0; m < length; ++m)
         for (int n = 0; n <= m; ++n)
-            bias(m, n) = static_cast<float>(F[m] - F[n]);
+            bias(m, n) = static_cast<float>(logForget[m] - logForget[n]);
     return bias;
 }
 

@@ -18,4 +18,8 @@ namespace plab {
 // or head out of range.
 Eigen::MatrixXf foxBiasOnText(const Model& model, const std::vector<uint8_t>& text, int layer, int head);
 
+// The same matrix from one head's cumulative log gates F (T values, a forward's Model::layerLogForget row): F_m - F_n
+// for n <= m (differences taken in double), 0 above the diagonal.
+Eigen::MatrixXf foxBiasFromLogForget(const double* logForget, int length);
+
 } // namespace plab

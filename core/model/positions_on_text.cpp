@@ -1,6 +1,8 @@
 // positionsOnText: cope's positions and bias from the model's own q and k on the text, the static schemes' bias.
 #include "model/positions_on_text.h"
 
+#include "model/fox_bias.h"
+
 #include "base/errors.h"
 #include "schemes/cope.h"
 #include "schemes/position_bias.h"
@@ -82,6 +84,15 @@ TextPositions positionsOfLastForward(const Model& model, int length, int layer, 
                 view.positions(m, n) = static_cast<float>(row.positions[n]);
             }
         }
+        return view;
+    }
+    if (spec.kind == SchemeKind::Fox && !model.layerLogForget(layer).empty()) {
+        // F of this text's forget gates (1, H, T): the bias F_m - F_n, masked above the diagonal as the kernel masks.
+        view.bias = foxBiasFromLogForget(model.layerLogForget(layer).data() + static_cast<size_t>(head) * length,
+                                         length);
+        for (int m = 0; m < length; ++m)
+            for (int n = m + 1; n < length; ++n)
+                view.bias(m, n) = PositionBias::kMasked;
         return view;
     }
     // Other data-dependent schemes add their branch above; a static scheme's bias is its ordinary view.
