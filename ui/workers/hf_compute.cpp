@@ -95,8 +95,8 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
                                  .arg(kHfMaxTokens)
                                  .toStdString());
         const HfConfig& c = m.model->config();
-        auto capture = std::make_shared<HfAttentionCapture>(
-            captureHfAttention(*m.model, ids, hfPositionSpec(c), true, [&control](int done, int layers) {
+        auto capture = std::make_shared<HfAttentionCapture>(captureHfAttention(
+            *m.model, ids, request.positions.value_or(hfPositionSpec(c)), true, [&control](int done, int layers) {
                 control.report(done, layers);
                 return !control.isCanceled();
             }));
@@ -291,6 +291,8 @@ HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapR
                          .arg(g.rowBegin)
                          .arg(g.rowEnd - 1)
                          .arg(attention.capture ? attention.capture->length : 0);
+    if (attention.request.positions) // a method applied zero-shot: name it, as the CLI's note does
+        panel.subtitle += QStringLiteral(" · ") + QString::fromStdString(hfPositionText(*attention.request.positions));
     if (!sinkInScale && g.colBegin == 0) {
         panel.scaleSkipsColumns = 1;
         panel.subtitle += FigureText::tr(" · first token left out of the colour scale");
