@@ -186,8 +186,12 @@ void HfLanguageModel::setScaling(const std::string& method, const std::vector<st
 
 double HfLanguageModel::windowBytes(int length) const
 {
+    return hfWindowBytes(m_model.config(), length);
+}
+
+double hfWindowBytes(const HfConfig& c, int length)
+{
     // The logits and one layer's activations, float32 (what HfModel::logits checks before allocating).
-    const HfConfig& c = m_model.config();
     return 4.0 * length *
            (static_cast<double>(c.vocab) + 6.0 * c.hidden + 4.0 * c.heads * c.headDim + 3.0 * c.intermediate);
 }

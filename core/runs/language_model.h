@@ -112,6 +112,9 @@ private:
 // methodDefaultSettings.
 std::vector<std::string> hfMethodSettings(const HfConfig& config, const std::string& method, int longestLength);
 
+// HfLanguageModel::windowBytes from the config alone: the logits and one layer's activations of one window, float32.
+double hfWindowBytes(const HfConfig& config, int length);
+
 // A text cut to whole UTF-8 characters at both ends (a corpus split point may fall inside one), what a folder's
 // tokenizer reads.
 std::string wholeUtf8Characters(const std::vector<uint8_t>& bytes);
