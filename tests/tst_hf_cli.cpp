@@ -80,6 +80,7 @@ private slots:
     void entropyMatchesProbabilities();
     void renderAttentionIsTheModelPage();
     void modelSweepResumesAndMatchesEval();
+    void modelSweepEmitsTheModelAbsolutely();
     void badInputExitsTwo_data();
     void badInputExitsTwo();
 
@@ -338,6 +339,31 @@ void TestHfCli::modelSweepResumesAndMatchesEval()
     r = test::runCli({"collect", out, "-o", m_dir.filePath("curves.png")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QVERIFY(QFileInfo(m_dir.filePath("curves.png")).size() > 1000);
+}
+
+// A model given by a relative path is stored absolutely in sweep.json (what every cell reads) and named so in the Slurm
+// script, whose cell command names the sweep folder absolutely: a task that starts elsewhere finds both.
+void TestHfCli::modelSweepEmitsTheModelAbsolutely()
+{
+    const QString absolute = QFileInfo(hfData("qwen2_text")).canonicalFilePath();
+    const QString relative = QDir::current().relativeFilePath(absolute);
+    QVERIFY(!relative.startsWith('/'));
+    const QString out = m_dir.filePath("emitted");
+    const test::CliResult r =
+        test::runCli({"sweep", "--model", relative, "--methods", "none,pi,yarn", "--vary", "factor=2,4", "--lengths",
+                      "16,32", "--corpus", corpusPath(), "-o", out, "--emit", "slurm"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    std::ifstream grid((out + "/sweep.json").toStdString());
+    const nlohmann::json j = nlohmann::json::parse(grid);
+    QCOMPARE(j["hf_model"].get<std::string>(), absolute.toStdString());
+    QFile script(out + "/sweep.sbatch");
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    const QByteArray text = script.readAll();
+    QVERIFY2(text.contains("# Model: " + absolute.toUtf8() + "\n"), text.constData());
+    QVERIFY2(text.contains("#SBATCH --array=0-4\n"), text.constData()); // none once, pi and yarn at two factors
+    QVERIFY2(text.contains(" sweep --cell \"$SLURM_ARRAY_TASK_ID\"") &&
+                 text.contains("'" + QFileInfo(out).absoluteFilePath().toUtf8() + "'"),
+             text.constData());
 }
 
 void TestHfCli::badInputExitsTwo_data()
