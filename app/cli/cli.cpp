@@ -561,7 +561,7 @@ std::vector<OptionDef> checkpointOptions(const std::string& help)
 {
     return {{"checkpoint", OptionKind::Value,
              help + "; or a Hugging Face model folder DIR (lengths and positions then count its tokens)",
-             "MODEL.safetensors|DIR"},
+             "MODEL.safetensors"},
             {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
             corpusOption("with --checkpoint", "its validation part is read (a folder: in its tokenizer's tokens)")};
 }
