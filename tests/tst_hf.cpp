@@ -392,18 +392,36 @@ void TestHf::cliBadInputExitsTwo_data()
     QTest::addRow("eval --task on a folder") << QStringList{"eval", qwen2, "--task", "copy"} << "is a model folder";
     QTest::addRow("eval --set the method lacks")
         << QStringList{"eval", longrope, "--corpus", corpus, "--set", "beta-fast=2"} << "--set beta-fast=2";
-    QTest::addRow("attention --checkpoint folder")
-        << QStringList{"attention", "rope", "--checkpoint", qwen2, "-o", "/tmp/x.npy"}
-        << "a Hugging Face model folder is not accepted here yet";
-    QTest::addRow("entropy --checkpoint folder") << QStringList{"entropy", "rope", "--checkpoint", qwen2}
-                                                 << "a Hugging Face model folder is not accepted here yet";
+    QTest::addRow("attention --checkpoint folder of another scheme")
+        << QStringList{"attention", "alibi", "--checkpoint", qwen2, "-o", "/tmp/x.npy"}
+        << "uses rope positions, not alibi";
+    QTest::addRow("attention --checkpoint folder past learned positions")
+        << QStringList{"attention", "--checkpoint", gpt2, "--corpus", corpus, "--length", "40", "-o", "/tmp/x.npy"}
+        << "--length: 40 tokens is more than the 32 learned positions of gpt2";
+    QTest::addRow("attention --checkpoint alibi folder under pi")
+        << QStringList{"attention", "--checkpoint", bloom, "--corpus", corpus, "--scaling", "pi", "-o", "/tmp/x.npy"}
+        << "rotary methods apply to rope models only";
+    QTest::addRow("attention --checkpoint folder --layer past the model")
+        << QStringList{"attention", "--checkpoint", qwen2, "--corpus", corpus, "--layer", "2", "-o", "/tmp/x.npy"}
+        << "layer = 2 is out of range; allowed: integers in [0, 1]";
+    QTest::addRow("entropy --checkpoint folder past learned positions")
+        << QStringList{"entropy", "--checkpoint", gpt2, "--corpus", corpus, "--lengths", "8,33"}
+        << "--lengths: 33 tokens is more than the 32 learned positions of gpt2";
+    QTest::addRow("entropy --checkpoint folder with --qk")
+        << QStringList{"entropy", "--checkpoint", qwen2, "--qk", "random"} << "--qk";
+    QTest::addRow("entropy --checkpoint folder as a picture")
+        << QStringList{"entropy", "--checkpoint", qwen2, "-o", "/tmp/x.png"} << "render model --model DIR --page entropy";
     QTest::addRow("frequencies of an alibi folder")
         << QStringList{"frequencies", "--model", bloom} << "rotary frequencies exist for rope models only";
     QTest::addRow("frequencies --model with --dim")
         << QStringList{"frequencies", "--model", qwen2, "--dim", "8"} << "--dim";
-    QTest::addRow("render attention --checkpoint folder")
-        << QStringList{"render", "attention", "--checkpoint", qwen2, "-o", "/tmp/x.png"}
-        << "a Hugging Face model folder is not accepted here yet";
+    QTest::addRow("render attention --checkpoint folder past learned positions")
+        << QStringList{"render", "attention", "--checkpoint", gpt2, "--text", "Hello", "--repeat-to", "33", "-o",
+                       "/tmp/x.png"}
+        << "--repeat-to: 33 tokens is more than the 32 learned positions of gpt2";
+    QTest::addRow("render attention --checkpoint folder --head past the model")
+        << QStringList{"render", "attention", "--checkpoint", qwen2, "--head", "4", "-o", "/tmp/x.png"}
+        << "head = 4 is out of range; allowed: integers in [0, 3]";
 }
 
 void TestHf::cliBadInputExitsTwo()

@@ -318,6 +318,18 @@
         <translation>困惑度随长度变化，各种子的均值 ± 标准差（L = %1）</translation>
     </message>
     <message>
+        <source>Perplexity vs length of %1 under each method (L = %2)</source>
+        <translation>%1 在各方法下的困惑度随长度变化（L = %2）</translation>
+    </message>
+    <message>
+        <source>evaluation length (tokens)</source>
+        <translation>评估长度（词元）</translation>
+    </message>
+    <message>
+        <source>perplexity (per token)</source>
+        <translation>困惑度（按词元）</translation>
+    </message>
+    <message>
         <source>%1 (n = %2)</source>
         <translation>%1（n = %2）</translation>
     </message>

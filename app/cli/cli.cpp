@@ -352,7 +352,7 @@ void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
                      const std::function<void(std::ostream&, DataFormat)>& write)
 {
     if (!args.has("o")) {
-        write(ctx.out, DataFormat::Csv);
+        write(ctx.out, args.has("json") ? DataFormat::Json : DataFormat::Csv); // --json where a verb offers it
         return;
     }
     const std::string path = args.text("o");
@@ -561,9 +561,11 @@ OptionDef threadsOption(const std::string& when, const std::string& note)
 
 std::vector<OptionDef> checkpointOptions(const std::string& help)
 {
-    return {{"checkpoint", OptionKind::Value, help, "MODEL.safetensors"},
+    return {{"checkpoint", OptionKind::Value,
+             help + "; or a Hugging Face model folder DIR (lengths and positions then count its tokens)",
+             "MODEL.safetensors"},
             {"layer", OptionKind::Value, "with --checkpoint: layer l = 0..layers-1 (default the last)", "l"},
-            corpusOption("with --checkpoint", "its validation part is read")};
+            corpusOption("with --checkpoint", "its validation part is read (a folder: in its tokenizer's tokens)")};
 }
 
 OptionDef precisionOption()
@@ -864,15 +866,6 @@ bool isModelFolder(const std::string& path)
 {
     std::error_code ec;
     return std::filesystem::is_directory(path, ec);
-}
-
-void refuseModelFolder(const std::string& what, const std::string& path)
-{
-    if (isModelFolder(path))
-        throw InputError(what + " " + path +
-                         ": a Hugging Face model folder is not accepted here yet (a layer's queries and keys are read "
-                         "from the lab's checkpoints only); allowed: a checkpoint MODEL.safetensors. A folder is read "
-                         "by inspect, tokenize, logits, eval and eval --compare");
 }
 
 } // namespace plab::cli

@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "base/matrix_output.h"
 #include "hf/hf_products.h"
+#include "hf/hf_config.h"
 #include "runs/method_comparison.h"
 #include "schemes/schemes.h"
 #include "tasks/tasks.h"
@@ -261,10 +262,21 @@ struct MethodComparisonRun {
 };
 // A Hugging Face model folder given where a checkpoint is: a directory (a checkpoint is a file).
 bool isModelFolder(const std::string& path);
-// InputError when `path` (given to `what`, e.g. "attention --checkpoint") is a model folder: the verbs that read a
-// layer's queries and keys take the lab's checkpoints only so far; names what a folder is accepted by instead.
-void refuseModelFolder(const std::string& what, const std::string& path);
 MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& err);
+
+// ---- a model folder where a checkpoint is (verbs_folder.cpp) ----
+// InputError naming --OPTION unless `length` tokens fit the folder's model (core's checkHfLength: a learned-position
+// table, a sliding window).
+void checkFolderLength(const std::string& option, const HfConfig& config, int length);
+// The folder's positions under --scaling (or `method`, SCHEME's "rope+yarn") and --set: the config's own method
+// keeps its settings, another starts from its defaults (core's hfPositionSpec); InputError naming the setting. `note`
+// receives what is used ("using positions rope+yarn (factor 4) (zero-shot)").
+SchemeSpec folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& args,
+                                   const std::optional<std::string>& method, std::string* note);
+// attention --checkpoint DIR: layer --layer's output (heads, T, D) and --probs (heads, T, T) on the first --length
+// tokens of the --corpus's validation split; entropy --checkpoint DIR: each head's entropy at --lengths tokens.
+int runFolderAttention(const ParsedArgs& args, VerbContext& ctx);
+int runFolderEntropy(const ParsedArgs& args, VerbContext& ctx);
 
 // Registration of the built-in verbs, one function per source file.
 void registerSchemeVerbs();    // schemes, bias, dot, entropy, frequencies

@@ -41,6 +41,8 @@ NpyArray readInput(const ParsedArgs& args, const std::string& option)
 
 int runAttention(const ParsedArgs& args, VerbContext& ctx)
 {
+    if (args.has("checkpoint") && isModelFolder(args.text("checkpoint"))) // a real model's layer (verbs_folder.cpp)
+        return runFolderAttention(args, ctx);
     const std::string scheme = schemeFromArgs(args, 0, "attention");
     if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
         return runAttentionWithCheckpoint(scheme, args, ctx);
@@ -630,7 +632,10 @@ void registerAttentionVerbs()
         attentionOptions.push_back(o);
     attentionOptions.insert(
         attentionOptions.end(),
-        {{"length", OptionKind::Value, "with --checkpoint: sequence length N (default the context)", "N"},
+        {{"length", OptionKind::Value,
+          "with --checkpoint: sequence length N (default the context; a model folder: N tokens, default the "
+          "context but at most 2048)",
+          "N"},
          {"fox-bias", OptionKind::Value,
           "with --checkpoint of a fox model: also write its forget gates' bias F_m - F_n on the text, float32 (H, N, "
           "N); cells n > m (masked) hold 0",
@@ -655,7 +660,10 @@ void registerAttentionVerbs()
          {{"o", {".npy"}}, {"probs", {".npy"}}, {"fox-bias", {".npy"}}},
          "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
          "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
-         "length-extension method, as eval does."});
+         "length-extension method, as eval does. --checkpoint DIR, a Hugging Face model folder: SCHEME may be left out "
+         "(the folder fixes it); the text is the --corpus's validation split in the folder's tokens (repeated to "
+         "--length tokens), -o gets the layer's attention output (heads, T, D) and --probs its probabilities (heads, "
+         "T, T); a learned-position model (gpt2) refuses a --length past its context."});
     const std::vector<OptionDef> benchOptions = {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
         {"length", OptionKind::Value, "attention, model: sequence length N (default 2048)", "N"},

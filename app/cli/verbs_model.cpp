@@ -58,7 +58,6 @@ LoadedCheckpoint checkpointOfScheme(const std::string& verb, const std::string& 
                                     std::string* note)
 {
     const SchemeWord word = schemeWordFromArgs(scheme, args); // "rope+pi" is rope under pi, as --scaling pi
-    refuseModelFolder(verb + " --checkpoint", args.text("checkpoint"));
     LoadedCheckpoint loaded = loadCheckpoint(args.text("checkpoint"));
     if (word.scheme != loaded.model->config().scheme)
         throw InputError(verb + ": the checkpoint was trained with " + loaded.model->config().scheme + ", not " +
@@ -799,25 +798,6 @@ nlohmann::json evalMeta(const ParsedArgs& args, const EvalSetup& s)
 
 void printInterrupted(const ParsedArgs& args, VerbContext& ctx, const std::string& where);
 
-// The text of a split cut to whole UTF-8 characters: a split point may fall inside one (the corpus splits bytes).
-std::string wholeUtf8Characters(const std::vector<uint8_t>& bytes)
-{
-    size_t begin = 0, end = bytes.size();
-    while (begin < end && begin < 3 && (bytes[begin] & 0xC0) == 0x80) // continuation bytes of a cut character
-        ++begin;
-    for (size_t back = 1; back <= 3 && back <= end - begin; ++back) {
-        const uint8_t b = bytes[end - back];
-        if ((b & 0xC0) == 0x80)
-            continue;
-        const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
-        if (need > back)
-            end -= back; // the last character is incomplete
-        break;
-    }
-    return std::string(bytes.begin() + static_cast<std::ptrdiff_t>(begin),
-                       bytes.begin() + static_cast<std::ptrdiff_t>(end));
-}
-
 // A folder's default lengths: L/2, L, 2L, 4L of its context; learned positions stop at L (L/4, L/2, L).
 std::vector<int> folderEvalLengths(const LanguageModel& model)
 {
@@ -861,13 +841,7 @@ FolderEvalSetup folderEvalSetupFromArgs(const ParsedArgs& args,
     beforeCorpus(*s.model, c);
     s.options.lengths = args.integerList("lengths", folderEvalLengths(*s.model), 1, kMaxLength);
     for (int length : s.options.lengths)
-        if (length > s.model->maxLength())
-            throw InputError("--lengths: " + std::to_string(length) + " tokens is more than the " +
-                             std::to_string(s.model->maxLength()) +
-                             (c.scheme == "learned"
-                                  ? " learned positions of " + c.modelType + " (n_positions in " + dir + "/config.json)"
-                                  : " tokens " + c.modelType + " accepts (sliding_window in " + dir + "/config.json)") +
-                             "; allowed: lengths up to " + std::to_string(s.model->maxLength()));
+        checkFolderLength("lengths", c, length);
     s.options.mode = evalModeFromName(args.text("mode", evalModeName(EvalMode::NonOverlapping)));
     s.options.stride = static_cast<int>(args.integer("stride", 0, 1, kMaxLength));
     if (args.has("stride") && s.options.mode != EvalMode::Sliding)
@@ -879,15 +853,9 @@ FolderEvalSetup folderEvalSetupFromArgs(const ParsedArgs& args,
     std::vector<uint8_t> bytes = splitOf(corpus, s.split, all);
     if (maxBytes && bytes.size() > maxBytes)
         bytes.resize(maxBytes);
-    const std::string text = wholeUtf8Characters(bytes);
-    s.bytes = text.size();
+    s.bytes = wholeUtf8Characters(bytes).size();
     s.corpusSource = corpus.source;
-    try {
-        const std::vector<int> ids = tokenizer.encode(text).ids;
-        s.tokens.assign(ids.begin(), ids.end());
-    } catch (const InputError& e) {
-        throw InputError("the " + s.split + " split of " + corpus.source + ": " + e.what());
-    }
+    s.tokens = folderTextTokens(tokenizer, bytes, "the " + s.split + " split of " + corpus.source);
     s.options.textName = "the " + s.split + " split of " + corpus.source + " (" + std::to_string(s.bytes) + " bytes" +
                          (maxBytes ? ", --max-bytes " + std::to_string(maxBytes) : std::string()) +
                          ", tokenized with " + dir + "/tokenizer.json)";
@@ -919,19 +887,12 @@ nlohmann::json folderEvalMeta(const ParsedArgs& args, const FolderEvalSetup& s)
 // Returns the note printed on stderr.
 std::string applyFolderScaling(LanguageModel& model, const HfConfig& config, const ParsedArgs& args)
 {
+    std::string note;
+    folderPositionsFromArgs(config, args, std::nullopt, &note); // the checks and the note, the model not yet changed
     const std::string scaling = args.text("scaling");
-    const std::vector<std::string>& settings = args.all("set");
-    if (!settings.empty() && config.scheme == "rope") {
-        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? config.scaling : scaling);
-        for (const std::string& s : settings)
-            checkScalingSet(method, s);
-    }
-    if (!scaling.empty() || !settings.empty())
-        model.setScaling(scaling.empty() ? model.scaling() : scaling, settings);
-    const SchemeSpec spec = model.positionsUnder(model.scaling(), model.scalingSettings());
-    return "using positions " + hfPositionText(spec) +
-           (scaling.empty() || scaling == config.scaling ? " (the config's own" : " (zero-shot") +
-           (settings.empty() ? ")" : ", with --set)");
+    if (!scaling.empty() || args.has("set"))
+        model.setScaling(scaling.empty() ? model.scaling() : scaling, args.all("set"));
+    return note;
 }
 
 int runFolderEval(const ParsedArgs& args, VerbContext& ctx)

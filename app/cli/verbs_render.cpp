@@ -13,6 +13,7 @@
 #include "model/checkpoint.h"
 #include "model/corpus.h"
 #include "model/positions_on_text.h"
+#include "hf/tokenizer.h"
 #include "base/errors.h"
 #include "lessons/lessons.h"
 #include "base/picture_limits.h"
@@ -266,11 +267,34 @@ void renderModelEntropy(const std::string& scheme, const ParsedArgs& args, const
                                  imageOptions(args, ui::defaultPictureSize(QStringLiteral("entropy"))), qPath(path));
 }
 
+// render attention --checkpoint DIR: the "Your model" tab's attention page (decoded tokens on the axes) through the
+// same headless writer as `render model`, under --scaling/--set; --text in the folder's tokens, --repeat-to N tokens.
+void renderFolderAttention(const ParsedArgs& args, const std::string& path)
+{
+    const std::string dir = args.text("checkpoint");
+    const HfConfig config = readHfConfig(dir);
+    std::string note;
+    const SchemeSpec positions = folderPositionsFromArgs(config, args, std::nullopt, &note);
+    const std::string text = args.text("text", "To be, or not to be, that is the question.");
+    const int repeatTo = static_cast<int>(args.integer("repeat-to", 0, 0, ui::kHfMaxTokens));
+    const int tokens = static_cast<int>(hf::Tokenizer::fromFolder(dir).encode(text).ids.size());
+    checkFolderLength(repeatTo > tokens ? "repeat-to" : "text", config, std::max(tokens, repeatTo));
+    const int layer = static_cast<int>(args.integer("layer", config.layers - 1, 0, config.layers - 1));
+    const int head = static_cast<int>(args.integer("head", 0, 0, config.heads - 1));
+    const bool methodGiven = args.has("scaling") || args.has("set");
+    ui::writeHfModelPicture(QString::fromStdString(dir), QStringLiteral("attention"), QString::fromStdString(text),
+                            layer, head, repeatTo, imageOptions(args, ui::defaultPictureSize(QStringLiteral("model"))),
+                            qPath(path), methodGiven ? std::optional<SchemeSpec>(positions) : std::nullopt);
+}
+
 void renderAttention(const ParsedArgs& args, const std::string& path)
 {
     if (!args.has("checkpoint"))
-        throw InputError("render attention: --checkpoint MODEL.safetensors is required");
-    refuseModelFolder("render attention --checkpoint", args.text("checkpoint"));
+        throw InputError("render attention: --checkpoint MODEL.safetensors (or a model folder DIR) is required");
+    if (isModelFolder(args.text("checkpoint"))) {
+        renderFolderAttention(args, path);
+        return;
+    }
     ui::AttentionRequest request;
     request.model = ui::loadSharedModel(QString::fromStdString(args.text("checkpoint")));
     // Zero-shot under a length-extension method, as `attention --checkpoint` and eval read --scaling and --set.
@@ -702,12 +726,16 @@ std::vector<OptionDef> renderOptions()
         {"head-dim", OptionKind::Value, "entropy: head dimension of random q, k (default 64)", "D"},
         {"measure", OptionKind::Value, "entropy: last (last query, default) or mean (over queries)", "last|mean"},
         allowLongOption(),
-        {"checkpoint", OptionKind::Value, "attention: the trained model; bias --curve: a fire model",
+        {"checkpoint", OptionKind::Value,
+         "attention: the trained model, or a Hugging Face model folder DIR (its decoded tokens on the axes); "
+         "bias --curve: a fire model",
          "MODEL.safetensors"},
-        {"text", OptionKind::Value, "attention: the text whose bytes the model reads", "TEXT"},
+        {"text", OptionKind::Value, "attention: the text whose bytes (a model folder: tokens) the model reads", "TEXT"},
         {"layer", OptionKind::Value, "attention: layer index l = 0..layers-1 (default the last)", "l"},
         {"repeat-to", OptionKind::Value,
-         "attention: repeat the text to N bytes (past the training context); model: to N tokens", "N"},
+         "attention: repeat the text to N bytes (a model folder: tokens) past the training context; model: to N "
+         "tokens",
+         "N"},
         {"show", OptionKind::Value,
          "attention: weights (the attention probabilities, default), bias (the positional bias on the text) or "
          "positions (cope's contextual positions)",

@@ -142,6 +142,8 @@ int runDot(const ParsedArgs& args, VerbContext& ctx)
 
 int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 {
+    if (args.has("checkpoint") && isModelFolder(args.text("checkpoint"))) // a real model's layer (verbs_folder.cpp)
+        return runFolderEntropy(args, ctx);
     const std::string scheme = schemeFromArgs(args, 0, "entropy");
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
@@ -277,7 +279,10 @@ void registerEntropy()
     // Without --checkpoint the scheme's q and k are zero or random; with it they are the model's (which fixes the
     // scheme and sizes): each form reads its own options and refuses the other's.
     std::vector<OptionDef> own = {
-        {"lengths", OptionKind::Value, "comma-separated lengths (default 16,32,...,4096)", "N,N,..."},
+        {"lengths", OptionKind::Value,
+         "comma-separated lengths (default 16,32,...,4096; a model folder: tokens, default 16,32,... up to its "
+         "context, at most 4096)",
+         "N,N,..."},
         {"qk", OptionKind::Value, "zero (bias alone, default) or random (seeded Gaussian q, k); not with --checkpoint",
          "zero|random"},
         {"seed", OptionKind::Value, "seed of --qk random (default 0)", "S"},
@@ -286,6 +291,7 @@ void registerEntropy()
         own.push_back(o);
     own.push_back(threadsOption("with --checkpoint"));
     own.push_back(allowLongOption());
+    own.push_back({"json", OptionKind::Flag, "the table as JSON on stdout instead of CSV"});
     const std::vector<std::string> outputs = dataAndPictureExtensions(); // -o's help and its check
     const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, outputs));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
@@ -293,19 +299,23 @@ void registerEntropy()
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
     const std::vector<std::string> withModel = names(options, fixedByModel);
-    registerVerb({"entropy",
-                  "SCHEME",
-                  "attention entropy (nats) against sequence length: last row and mean over rows",
-                  options,
-                  0,
-                  1,
-                  runEntropy,
-                  {{"SCHEME", names(options, modelOnly), {}, {}},
-                   {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
-                  {{"o", outputs}},
-                  "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
-                  "--heads, --context and the like are refused; --scaling METHOD (or SCHEME rope+METHOD) and --set "
-                  "(the method's parameters) evaluate it under a length-extension method, as eval does."});
+    registerVerb(
+        {"entropy",
+         "SCHEME",
+         "attention entropy (nats) against sequence length: last row and mean over rows",
+         options,
+         0,
+         1,
+         runEntropy,
+         {{"SCHEME", names(options, modelOnly), {}, {}},
+          {"SCHEME --checkpoint MODEL.safetensors", withModel, {}, "checkpoint"}},
+         {{"o", outputs}},
+         "SCHEME may also be given as --scheme S. With --checkpoint the model fixes the scheme and sizes: "
+         "--heads, --context and the like are refused; --scaling METHOD (or SCHEME rope+METHOD) and --set "
+         "(the method's parameters) evaluate it under a length-extension method, as eval does. --checkpoint DIR, a "
+         "Hugging Face model folder: SCHEME may be left out (the folder fixes it); each length is a window of "
+         "the --corpus's validation split in the folder's tokens (repeated when shorter), each head's row "
+         "entropies from the kernel; a learned-position model (gpt2) refuses lengths past its context."});
 }
 
 } // namespace

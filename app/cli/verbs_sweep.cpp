@@ -5,6 +5,8 @@
 #include "base/errors.h"
 #include "model/presets.h"
 #include "runs/sweep.h"
+#include "hf/hf_model.h"
+#include "runs/language_model.h"
 #include "tasks/task_accuracy.h"
 
 #include <nlohmann/json.hpp>
@@ -79,8 +81,41 @@ std::vector<std::vector<std::string>> variantsFromArgs(const ParsedArgs& args)
     return variants;
 }
 
+// sweep --model DIR: a Hugging Face folder under --methods x --vary at --lengths tokens, nothing trained. Options of a
+// training grid are refused by the form (registerSweepVerbs).
+SweepGrid modelGridFromArgs(const ParsedArgs& args)
+{
+    SweepGrid grid;
+    const std::string dir = args.text("model");
+    if (!isModelFolder(dir))
+        throw InputError("--model " + dir + ": not a folder; allowed: a Hugging Face model folder (config.json, the "
+                         "weights, tokenizer.json)");
+    grid.modelFolder = fs::absolute(dir).lexically_normal().string(); // Slurm tasks and parallel lines run elsewhere
+    if (!grid.modelFolder.empty() && grid.modelFolder.back() == '/')
+        grid.modelFolder.pop_back();
+    const HfConfig config = readHfConfig(grid.modelFolder);
+    if (!args.has("methods"))
+        throw InputError("sweep --model: --methods M,M,... is required (e.g. none,pi,yarn; see positionlab-cli "
+                         "schemes)");
+    grid.methods = splitList(args.text("methods"));
+    grid.variants = variantsFromArgs(args);
+    grid.corpus = args.has("corpus") ? fs::absolute(args.text("corpus")).string() : std::string();
+    grid.evalLengths = args.integerList("lengths", {}, 1, kMaxLength);
+    if (!args.has("lengths")) { // the context and its double, as far as the model reads
+        for (int length : {config.context / 2, config.context, 2 * config.context})
+            if (length >= 1 && length <= hfMaxLength(config))
+                grid.evalLengths.push_back(length);
+    }
+    grid.evalMode = evalModeFromName(args.text("mode", "nonoverlapping"));
+    grid.evalBytes = static_cast<size_t>(args.integer("eval-tokens", 16384, 0, 1LL << 40));
+    validateSweepGrid(grid);
+    return grid;
+}
+
 SweepGrid gridFromArgs(const ParsedArgs& args)
 {
+    if (args.has("model"))
+        return modelGridFromArgs(args);
     SweepGrid grid;
     if (!args.has("schemes"))
         throw InputError("sweep: --schemes A,B,... is required (see positionlab-cli schemes)");
@@ -328,8 +363,33 @@ struct SlurmResources {
     int minutes = 10;
 };
 
+// A model grid's task: the float32 model and one window of the longest length; the work of every length's windows
+// over the tokens scored (prefillFlops), at the same pessimistic 1 GFLOP/s per CPU, doubled.
+SlurmResources modelSlurmResources(const SweepGrid& grid, const ParsedArgs& args)
+{
+    SlurmResources res;
+    const HfConfig config = readHfConfig(grid.modelFolder);
+    const int longest = *std::max_element(grid.evalLengths.begin(), grid.evalLengths.end());
+    const double bytes = hfModelMemoryBytes(config, HfPrecision::Float32) +
+                         hfForwardBytes(config, longest, HfPrecision::Float32, HfForwardOutput::Losses) + 512.0 * (1 << 20);
+    res.memoryMb = static_cast<long long>(std::ceil(bytes * 1.5 / (1 << 20) / 256.0)) * 256;
+    res.cpus = static_cast<int>(args.integer("cpus-per-task", config.hidden >= 1024 ? 8 : 4, 1, 1024));
+    const double scored = grid.evalBytes ? static_cast<double>(grid.evalBytes) : 1e6;
+    double flops = 0;
+    for (int n : grid.evalLengths)
+        flops += std::ceil(scored / n) * config.prefillFlops(n);
+    res.minutes = std::max(10, static_cast<int>(std::ceil(2.0 * flops / (1e9 * res.cpus) / 60)));
+    if (args.has("slurm-mem"))
+        res.memoryMb = args.integer("slurm-mem", 0, 64, 1LL << 24);
+    if (args.has("slurm-minutes"))
+        res.minutes = static_cast<int>(args.integer("slurm-minutes", 0, 1, 525600));
+    return res;
+}
+
 SlurmResources slurmResources(const SweepGrid& grid, const ParsedArgs& args)
 {
+    if (grid.modelGrid())
+        return modelSlurmResources(grid, args);
     SlurmResources res;
     const SweepCell cell = sweepCell(grid, 0);
     const Model probe(cell.model);
@@ -373,6 +433,8 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
     const std::string exe = selfExecutable();
     const std::string absDir = fs::absolute(dir).lexically_normal().string();
     const size_t cells = grid.cellCount();
+    // A model grid's folder, as every cell reads it from sweep.json: absolute, for nodes that start elsewhere.
+    const std::string modelLine = grid.modelGrid() ? "# Model: " + grid.modelFolder + "\n" : std::string();
     if (how == "slurm") {
         const SlurmResources res = slurmResources(grid, args);
         fs::create_directories(fs::path(dir) / "logs");
@@ -384,7 +446,7 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
                              "/sweep.json.\n"
                              "# Submit with: sbatch " +
                              absDir +
-                             "/sweep.sbatch   (tasks of finished cells exit at once)\n"
+                             "/sweep.sbatch   (tasks of finished cells exit at once)\n" + modelLine +
                              "#SBATCH --job-name=positionlab-sweep\n"
                              "#SBATCH --array=0-" +
                              std::to_string(cells - 1) +
@@ -413,7 +475,7 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
     }
     if (how == "parallel") {
         const int threads = static_cast<int>(args.integer("threads", 1, 1, 1024));
-        std::string lines;
+        std::string lines = modelLine;
         for (size_t i = 0; i < cells; ++i)
             lines += shellQuoted(exe) + " sweep --cell " + std::to_string(i) + " --threads " + std::to_string(threads) +
                      " --quiet " + shellQuoted(absDir) + "\n";
@@ -460,8 +522,13 @@ int runSweep(const ParsedArgs& args, VerbContext& ctx)
         ctx.err << "sweep " << grid.hash() << ": all " << grid.cellCount() << " cells done (" << done.size()
                 << " done, 0 to run); collect them with: positionlab-cli collect " << dir << std::endl;
     else if (!quiet)
-        ctx.err << "sweep " << grid.hash() << ": " << grid.cellCount() << " cells (" << grid.schemes.size()
-                << " schemes x " << grid.seeds.size() << " seeds x " << grid.variants.size() << " variants), "
+        ctx.err << "sweep " << grid.hash() << ": " << grid.cellCount() << " cells ("
+                << (grid.modelGrid() ? std::to_string(grid.methods.size()) + " methods x " +
+                                           std::to_string(grid.variants.size()) + " variants of " + grid.modelFolder
+                                     : std::to_string(grid.schemes.size()) + " schemes x " +
+                                           std::to_string(grid.seeds.size()) + " seeds x " +
+                                           std::to_string(grid.variants.size()) + " variants")
+                << "), "
                 << done.size() << " done" << (read.tornTail ? " (a torn last line is dropped)" : "") << ", "
                 << todo.size() << " to run, " << std::min<size_t>(jobs, todo.size()) << " at a time with " << threads
                 << " threads each" << std::endl;
@@ -543,8 +610,19 @@ void registerSweepVerbs()
     for (const OptionDef& o : scheduleOptions())
         options.push_back(o);
     for (const OptionDef& o : std::vector<OptionDef>{
+             {"model", OptionKind::Value,
+              "a Hugging Face model folder evaluated zero-shot under --methods (x --vary) instead of training a grid",
+              "DIR"},
+             {"methods", OptionKind::Value,
+              "with --model: the methods, as eval --compare reads them (none,pi,yarn:factor=8,...; the config's own "
+              "method keeps the config's settings); --vary NAME=V1,V2 applies to the methods that have NAME",
+              "M,M,..."},
+             {"eval-tokens", OptionKind::Value, "with --model: tokens scored per length (default 16384; 0: all)",
+              "N"},
              {"lengths", OptionKind::Value,
-              "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L)", "N,N,..."},
+              "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L; with --model "
+              "tokens, default L/2, L, 2L of its context as far as it reads)",
+              "N,N,..."},
              taskOptions()[0],
              taskOptions()[1],
              {"examples", OptionKind::Value, "with --task: test examples per length (and passkey depth; default 100)",
@@ -569,8 +647,11 @@ void registerSweepVerbs()
         options.push_back(o);
     std::vector<std::string> gridOptions;
     for (const OptionDef& o : options)
-        if (o.name != "cell")
+        if (o.name != "cell" && o.name != "model" && o.name != "methods" && o.name != "eval-tokens")
             gridOptions.push_back(o.name);
+    const std::vector<std::string> modelGridOptions = {
+        "model", "methods", "vary",          "corpus",    "lengths",      "mode",          "eval-tokens", "jobs",
+        "threads", "emit", "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet", "o"};
     registerVerb(
         {"sweep",
          "",
@@ -580,10 +661,14 @@ void registerSweepVerbs()
          0,
          1,
          runSweep,
-         {{"", gridOptions, {}, {}}, {"--cell I DIR", {"cell", "threads", "quiet"}, {}, "cell"}},
+         {{"", gridOptions, {}, {}},
+          {"--model DIR --methods M,M,...", modelGridOptions, {}, "model"},
+          {"--cell I DIR", {"cell", "threads", "quiet"}, {}, "cell"}},
          {},
          "The grid's folder is -o DIR; `--cell I DIR` runs one cell of a folder's grid (what Slurm array tasks "
-         "and `--emit parallel` lines run)."});
+         "and `--emit parallel` lines run). With --model DIR each cell is one method (and variant) of the folder's "
+         "model evaluated at every --lengths on the --corpus's validation split in its tokens; `collect` draws "
+         "perplexity against length, one curve per method and setting."});
     std::vector<OptionDef> collectOptions = {{"o", OptionKind::Value,
                                               "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
                                               "summary.csv|summary.json|plot.png|plot.svg"}};

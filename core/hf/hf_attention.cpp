@@ -243,4 +243,88 @@ std::vector<double> hfEntropyByPosition(const HfAttentionCapture& capture)
     return out;
 }
 
+namespace {
+
+// The capture of layer `layer` alone (as layer 0 of a one-layer capture, maps kept), the forward stopped after it;
+// `out` receives the kernel's output when given.
+HfAttentionCapture captureOneLayer(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                   int layer, std::vector<float>* out)
+{
+    const HfConfig& c = model.config();
+    checkIndex("layer", layer, c.layers);
+    const double T = static_cast<double>(ids.size());
+    checkMemoryEstimate(4.0 * T * ((c.heads + c.kvHeads) * c.headDim + 2.0 * c.heads),
+                        "layer " + std::to_string(layer) + "'s attention of " + std::to_string(ids.size()) +
+                            " tokens of " + c.folder);
+    HfAttentionCapture capture;
+    capture.layers = 1;
+    capture.heads = c.heads;
+    capture.kvHeads = c.kvHeads;
+    capture.length = static_cast<int>(ids.size());
+    capture.headDim = c.headDim;
+    model.observeAttention(ids, positions, [&](const HfLayerAttention& a) {
+        if (a.layer < layer)
+            return true;
+        const int H = a.dims.heads, N = a.dims.length, D = a.dims.headDim;
+        capture.kernelScheme = a.bias.spec();
+        capture.logSumExp.push_back(a.forward.logSumExp);
+        capture.rowEntropy.push_back(a.forward.rowEntropy);
+        capture.q.emplace_back(a.q, a.q + static_cast<size_t>(H) * N * D);
+        capture.k.emplace_back(a.k, a.k + static_cast<size_t>(a.dims.keyValueHeads()) * N * D);
+        if (out)
+            *out = a.forward.out;
+        return false;
+    });
+    return capture;
+}
+
+} // namespace
+
+HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                        int layer, bool probabilities)
+{
+    const HfConfig& c = model.config();
+    const int T = static_cast<int>(ids.size());
+    if (probabilities)
+        checkMemoryEstimate(4.0 * c.heads * double(T) * T,
+                            "the probabilities (heads, T, T) of " + std::to_string(T) + " tokens");
+    HfLayerAttentionResult result;
+    const HfAttentionCapture capture = captureOneLayer(model, ids, positions, layer, &result.out);
+    result.heads = c.heads;
+    result.length = T;
+    result.headDim = c.headDim;
+    if (!probabilities)
+        return result;
+    result.probabilities.reserve(static_cast<size_t>(c.heads) * T * T);
+    for (int h = 0; h < c.heads; ++h) {
+        const HfAttentionMap map = hfAttentionMap(capture, 0, h, T); // one pair per cell: the exact probabilities
+        for (float p : map.values)
+            result.probabilities.push_back(std::isfinite(p) ? p : 0.0f); // -inf: the causal mask's pairs
+    }
+    return result;
+}
+
+std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                         int layer, const std::vector<int>& lengths)
+{
+    checkIndex("layer", layer, model.config().layers);
+    std::vector<EntropyPoint> points;
+    for (const int n : lengths) {
+        if (n < 1 || n > static_cast<int>(ids.size()))
+            throw InputError("length " + std::to_string(n) + " is outside the text's " + std::to_string(ids.size()) +
+                             " tokens; allowed: 1.." + std::to_string(ids.size()));
+        const std::vector<int> window(ids.begin(), ids.begin() + n);
+        const HfAttentionCapture capture = captureOneLayer(model, window, positions, layer, nullptr);
+        const std::vector<float>& rows = capture.rowEntropy.front(); // (heads, n)
+        for (int h = 0; h < capture.heads; ++h) {
+            const float* row = rows.data() + static_cast<size_t>(h) * n;
+            double sum = 0;
+            for (int m = 0; m < n; ++m)
+                sum += row[m];
+            points.push_back({n, h, row[n - 1], sum / n});
+        }
+    }
+    return points;
+}
+
 } // namespace plab

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hf/hf_model.h"
+#include "views/entropy.h"
 
 #include <functional>
 #include <vector>
@@ -82,5 +83,23 @@ HfAttentionMap hfResampleMap(const std::vector<const HfAttentionMap*>& sources, 
 // Mean row entropy (nats) over the heads of each layer at each query position m (the query sees m + 1 tokens):
 // (layers, T) row-major, the "entropy against length" of a real model on one text.
 std::vector<double> hfEntropyByPosition(const HfAttentionCapture& capture);
+
+// One layer of the model on `ids` under `positions` (hfPositionSpec), the forward stopped after it: the kernel's output
+// (heads, T, D) and, with `probabilities`, every head's exact map (heads, T, T) from hfAttentionMap, 0 where the causal
+// mask hides a pair. InputError for a layer outside the model (naming its range) or a map too large for memory.
+struct HfLayerAttentionResult {
+    int heads = 0, length = 0, headDim = 0;
+    std::vector<float> out;
+    std::vector<float> probabilities;
+};
+HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                        int layer, bool probabilities);
+
+// Attention entropy of one layer against sequence length, the lab's entropy curve (views/entropy.h) of a real model:
+// for each n of `lengths` the first n of `ids` are one window (its own forward, so a method that depends on the
+// length, dynamic-ntk, sees n), and each head's row entropies (the kernel's) give the last row's and the rows' mean.
+// InputError for a layer outside the model or a length outside [1, ids.size()].
+std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+                                         int layer, const std::vector<int>& lengths);
 
 } // namespace plab

@@ -2,10 +2,12 @@
 #include "hf/hf_config.h"
 
 #include "base/errors.h"
+#include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -476,6 +478,30 @@ std::string hfPositionText(const SchemeSpec& spec)
     for (const ParamInfo& p : rotaryMethodInfo(spec.scaling).params)
         list += (list.empty() ? "" : ", ") + p.name + " " + exactText(spec.scalingParams.at(p.name));
     return list.empty() ? text : text + " (" + list + ")";
+}
+
+} // namespace plab
+
+namespace plab {
+
+int hfMaxLength(const HfConfig& config)
+{
+    if (config.scheme == "learned")
+        return config.context;
+    return config.slidingWindow > 0 ? std::min(config.slidingWindow, kMaxLength) : kMaxLength;
+}
+
+void checkHfLength(const HfConfig& config, int length)
+{
+    const int longest = hfMaxLength(config);
+    if (length <= longest)
+        return;
+    throw InputError(
+        std::to_string(length) + " tokens is more than the " + std::to_string(longest) +
+        (config.scheme == "learned"
+             ? " learned positions of " + config.modelType + " (n_positions in " + config.folder + "/config.json)"
+             : " tokens " + config.modelType + " accepts (sliding_window in " + config.folder + "/config.json)") +
+        "; allowed: lengths up to " + std::to_string(longest));
 }
 
 } // namespace plab

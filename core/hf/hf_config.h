@@ -77,4 +77,11 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling = "",
 // "rope+yarn (factor 4, original-context 16)", "alibi", "learned": what the summary and the CLI say is applied.
 std::string hfPositionText(const SchemeSpec& spec);
 
+// The most tokens one window of the model takes: a learned-position table stops at its context (gpt2's n_positions), a
+// sliding window (not implemented) at its width; otherwise the lab's kMaxLength.
+int hfMaxLength(const HfConfig& config);
+// InputError unless `length` tokens fit hfMaxLength: "N tokens is more than the 1024 learned positions of gpt2
+// (n_positions in DIR/config.json); allowed: lengths up to 1024". The one check of every window a folder's model reads.
+void checkHfLength(const HfConfig& config, int length);
+
 } // namespace plab

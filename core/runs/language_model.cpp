@@ -3,6 +3,7 @@
 
 #include "base/errors.h"
 #include "hf/hf_model.h"
+#include "hf/tokenizer.h"
 #include "model/model.h"
 #include "model/model_config.h"
 #include "runs/method_comparison.h"
@@ -122,12 +123,7 @@ int HfLanguageModel::context() const
 
 int HfLanguageModel::maxLength() const
 {
-    // Learned positions stop at the position table (gpt2's n_positions); a sliding window is not implemented, so a
-    // longer window would be refused by HfModel::logits.
-    const HfConfig& c = m_model.config();
-    if (c.scheme == "learned")
-        return c.context;
-    return c.slidingWindow > 0 ? std::min(c.slidingWindow, kMaxLength) : kMaxLength;
+    return hfMaxLength(m_model.config());
 }
 
 int HfLanguageModel::vocabulary() const
@@ -137,10 +133,43 @@ int HfLanguageModel::vocabulary() const
 
 std::vector<std::string> HfLanguageModel::methodSettings(const std::string& method, int longestLength) const
 {
-    const HfConfig& c = m_model.config();
-    if (method == c.scaling)
-        return c.scalingSettings; // the config's own method keeps the config's settings
-    return methodDefaultSettings(rotaryMethodByName(method), c.context, longestLength);
+    return hfMethodSettings(m_model.config(), method, longestLength);
+}
+
+std::vector<std::string> hfMethodSettings(const HfConfig& config, const std::string& method, int longestLength)
+{
+    if (method == config.scaling)
+        return config.scalingSettings; // the config's own method keeps the config's settings
+    return methodDefaultSettings(rotaryMethodByName(method), config.context, longestLength);
+}
+
+std::string wholeUtf8Characters(const std::vector<uint8_t>& bytes)
+{
+    size_t begin = 0, end = bytes.size();
+    while (begin < end && begin < 3 && (bytes[begin] & 0xC0) == 0x80) // continuation bytes of a cut character
+        ++begin;
+    for (size_t back = 1; back <= 3 && back <= end - begin; ++back) {
+        const uint8_t b = bytes[end - back];
+        if ((b & 0xC0) == 0x80)
+            continue;
+        const size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+        if (need > back)
+            end -= back; // the last character is incomplete
+        break;
+    }
+    return std::string(bytes.begin() + static_cast<std::ptrdiff_t>(begin),
+                       bytes.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+std::vector<int32_t> folderTextTokens(const hf::Tokenizer& tokenizer, const std::vector<uint8_t>& bytes,
+                                      const std::string& textName)
+{
+    try {
+        const std::vector<int> ids = tokenizer.encode(wholeUtf8Characters(bytes)).ids;
+        return std::vector<int32_t>(ids.begin(), ids.end());
+    } catch (const InputError& e) {
+        throw InputError(textName + ": " + e.what(), e.parameter());
+    }
 }
 
 SchemeSpec HfLanguageModel::positionsUnder(const std::string& method, const std::vector<std::string>& settings) const

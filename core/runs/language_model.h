@@ -10,8 +10,13 @@
 
 namespace plab {
 
+namespace hf {
+class Tokenizer;
+}
+
 class Model;
 class HfModel;
+struct HfConfig;
 
 // A causal language model over integer token ids, under a length-extension method that can be replaced zero-shot.
 // evaluateModel and evaluateUnderMethods (core/runs) read models only through this.
@@ -101,6 +106,18 @@ private:
     std::vector<std::string> m_settings;
     SchemeSpec m_positions;
 };
+
+// LanguageModel::methodSettings of a Hugging Face folder from its config alone (no weights needed: a sweep checks its
+// grid with it before any cell loads the model): the config's own settings when `method` is its own method, else
+// methodDefaultSettings.
+std::vector<std::string> hfMethodSettings(const HfConfig& config, const std::string& method, int longestLength);
+
+// A text cut to whole UTF-8 characters at both ends (a corpus split point may fall inside one), what a folder's
+// tokenizer reads.
+std::string wholeUtf8Characters(const std::vector<uint8_t>& bytes);
+// `bytes` (cut to whole characters) as the folder's tokens; the tokenizer's InputError prefixed with `textName`.
+std::vector<int32_t> folderTextTokens(const hf::Tokenizer& tokenizer, const std::vector<uint8_t>& bytes,
+                                      const std::string& textName);
 
 // Bytes as token ids (0..255), the lab's models' tokens.
 std::vector<int32_t> bytesAsTokens(const std::vector<uint8_t>& bytes);

@@ -4,6 +4,10 @@
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "runs/eval_check.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+#include "hf/tokenizer.h"
+#include "runs/language_model.h"
 #include "tasks/task_accuracy.h"
 
 #include <omp.h>
@@ -168,6 +172,10 @@ nlohmann::json SweepGrid::toJson() const
         j["task"] = task->toJson();
         j["task"]["examples"] = taskExamples;
     }
+    if (modelGrid()) { // likewise
+        j["hf_model"] = modelFolder;
+        j["methods"] = methods;
+    }
     return j;
 }
 
@@ -223,6 +231,10 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
         g.task = task;
         g.taskExamples = static_cast<int>(JsonReader{j["task"], source + " task"}.integer("examples", 1, 1000000));
     }
+    if (j.contains("hf_model")) {
+        g.modelFolder = r.text("hf_model");
+        g.methods = r.texts("methods");
+    }
     return g;
 }
 
@@ -238,8 +250,52 @@ std::string SweepGrid::hash() const
     return buf;
 }
 
+size_t SweepGrid::cellCount() const
+{
+    if (modelGrid()) {
+        try {
+            return sweepModelChoices(*this).size();
+        } catch (const InputError&) { // a bad method list has no cells; validateSweepGrid names what is wrong
+            return 0;
+        }
+    }
+    return schemes.size() * seeds.size() * variants.size();
+}
+
+std::vector<MethodChoice> sweepModelChoices(const SweepGrid& grid)
+{
+    std::vector<MethodChoice> choices;
+    if (grid.methods.empty())
+        return choices;
+    std::string list;
+    for (const std::string& m : grid.methods)
+        list += (list.empty() ? "" : ",") + m;
+    for (const MethodChoice& base : parseMethodList(list)) {
+        const RotaryMethodInfo& info = rotaryMethodByName(base.method);
+        for (const std::vector<std::string>& variant : grid.variants) {
+            MethodChoice c = base;
+            for (const std::string& setting : variant) {
+                const std::string name = setting.substr(0, setting.find('='));
+                const bool taken = isModifierSetting(setting) ||
+                                   std::any_of(info.params.begin(), info.params.end(),
+                                               [&](const ParamInfo& p) { return p.name == name; });
+                if (taken)
+                    c.settings.push_back(setting);
+            }
+            const bool seen = std::any_of(choices.begin(), choices.end(), [&](const MethodChoice& o) {
+                return o.method == c.method && o.settings == c.settings;
+            });
+            if (!seen)
+                choices.push_back(std::move(c));
+        }
+    }
+    return choices;
+}
+
 std::string SweepCell::key() const
 {
+    if (!method.empty())
+        return "method=" + method + (variant.empty() ? "" : " " + variant);
     return "scheme=" + scheme + " seed=" + std::to_string(seed) + (variant.empty() ? "" : " " + variant);
 }
 
@@ -249,9 +305,16 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index)
         throw InputError("cell " + std::to_string(index) + " is out of range; allowed: 0.." +
                          std::to_string(grid.cellCount() == 0 ? 0 : grid.cellCount() - 1) + " (the grid has " +
                          std::to_string(grid.cellCount()) + " cells)");
-    const size_t V = grid.variants.size(), S = grid.schemes.size();
     SweepCell c;
     c.index = index;
+    if (grid.modelGrid()) {
+        const MethodChoice choice = sweepModelChoices(grid)[index];
+        c.method = choice.method;
+        c.settings = choice.settings;
+        c.variant = joined(choice.settings, " ");
+        return c;
+    }
+    const size_t V = grid.variants.size(), S = grid.schemes.size();
     const size_t variant = index % V;
     const size_t scheme = index / V % S;
     const size_t seed = index / V / S;
@@ -268,8 +331,71 @@ SweepCell sweepCell(const SweepGrid& grid, size_t index)
     return c;
 }
 
+namespace {
+
+// A model grid's checks, from config.json alone (no weights loaded): the methods and variants, every length against
+// the model's position table, and every cell's positions (hfPositionSpec: a method on alibi or learned positions is
+// refused saying rotary methods apply to rope models only; a setting out of range names it).
+void validateModelGrid(const SweepGrid& grid)
+{
+    if (grid.methods.empty())
+        throw InputError("no methods listed; allowed: one or more, e.g. none,pi,yarn", "methods");
+    std::set<std::vector<std::string>> seenVariants;
+    for (const auto& v : grid.variants)
+        if (!seenVariants.insert(v).second)
+            throw InputError("the variant '" + joined(v, " ") + "' is given twice; allowed: distinct values", "vary");
+    if (grid.evalLengths.empty())
+        throw InputError("no evaluation lengths; allowed: one or more, e.g. 512,1024,2048", "lengths");
+    std::vector<MethodChoice> choices;
+    try {
+        choices = sweepModelChoices(grid);
+    } catch (const InputError& e) {
+        throw InputError(e.what(), "methods");
+    }
+    for (const auto& variant : grid.variants)
+        for (const std::string& setting : variant) {
+            const std::string name = setting.substr(0, setting.find('='));
+            const bool anyTakes = std::any_of(choices.begin(), choices.end(), [&](const MethodChoice& c) {
+                return std::find(c.settings.begin(), c.settings.end(), setting) != c.settings.end();
+            });
+            if (!anyTakes)
+                throw InputError("no method of the list (" + joined(grid.methods, ",") + ") has a parameter " + name +
+                                     "; allowed: a parameter of one of them",
+                                 "vary");
+        }
+    const HfConfig config = readHfConfig(grid.modelFolder);
+    for (int length : grid.evalLengths)
+        try {
+            checkHfLength(config, length);
+        } catch (const InputError& e) {
+            throw InputError(e.what(), "lengths");
+        }
+    const int longest = *std::max_element(grid.evalLengths.begin(), grid.evalLengths.end());
+    for (size_t i = 0; i < choices.size(); ++i) {
+        const SweepCell c = sweepCell(grid, i);
+        try {
+            if (config.scheme != "rope" && c.method != "none")
+                hfPositionSpec(config, c.method); // refused: rotary methods apply to rope models only
+            else if (config.scheme == "rope") {
+                std::vector<std::string> settings = hfMethodSettings(config, c.method, longest);
+                settings.insert(settings.end(), c.settings.begin(), c.settings.end());
+                hfPositionSpec(config, c.method, settings);
+            } else if (!c.settings.empty())
+                hfPositionSpec(config, "none", c.settings);
+        } catch (const InputError& e) {
+            throw InputError("cell " + c.key() + ": " + e.what(), "methods");
+        }
+    }
+}
+
+} // namespace
+
 void validateSweepGrid(const SweepGrid& grid)
 {
+    if (grid.modelGrid()) {
+        validateModelGrid(grid);
+        return;
+    }
     if (grid.schemes.empty())
         throw InputError("no schemes listed; allowed: one or more schemes (see positionlab-cli schemes)", "schemes");
     std::set<std::string> seenSchemes;
@@ -363,6 +489,13 @@ nlohmann::json SweepResult::toJson() const
         j["scaling"] = scaling;
     if (!settings.empty())
         j["settings"] = settings;
+    if (!model.empty()) {
+        j["model"] = model;
+        j["model_type"] = modelType;
+        j["tokens"] = nlohmann::json::array();
+        for (double t : tokens) // counts: written as integers
+            j["tokens"].push_back(static_cast<long long>(t));
+    }
     if (!task.empty()) {
         j["task"] = task;
         j["accuracy"] = numbersJson(accuracy);
@@ -383,6 +516,8 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     s.variant = r.text("variant");
     s.scaling = j.contains("scaling") ? r.text("scaling") : std::string();
     s.settings = j.contains("settings") ? r.text("settings") : std::string();
+    s.model = j.contains("model") ? r.text("model") : std::string();
+    s.modelType = j.contains("model_type") ? r.text("model_type") : std::string();
     s.context = static_cast<int>(r.integer("context", 1, 1 << 20));
     const nlohmann::json& lengths = r.field("lengths");
     if (!lengths.is_array())
@@ -394,6 +529,8 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     }
     s.loss = numbersFrom(r, "loss", s.lengths.size());
     s.perplexity = numbersFrom(r, "perplexity", s.lengths.size());
+    if (j.contains("tokens"))
+        s.tokens = numbersFrom(r, "tokens", s.lengths.size());
     if (j.contains("task")) {
         s.task = r.text("task");
         s.accuracy = numbersFrom(r, "accuracy", s.lengths.size());
@@ -429,10 +566,27 @@ SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, 
     return r;
 }
 
+namespace {
+
+std::string modelTextName(const SweepGrid& grid, const Corpus& corpus)
+{
+    return "the validation split of " + corpus.source + " (tokenized with " + grid.modelFolder + "/tokenizer.json)";
+}
+
+} // namespace
+
 void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell)
 {
     if (grid.task) // a task grid scores generated examples, not the held-out text
         return;
+    if (grid.modelGrid()) { // one model and one text for every cell
+        const std::string name = modelTextName(grid, corpus);
+        const std::vector<int32_t> tokens =
+            folderTextTokens(hf::Tokenizer::fromFolder(grid.modelFolder), corpus.validation, name);
+        checkEvalLengthsFit(grid.evalLengths, hfMaxLength(readHfConfig(grid.modelFolder)), tokens.size(),
+                            grid.evalBytes, name, "token");
+        return;
+    }
     const size_t first = cell < 0 ? 0 : static_cast<size_t>(cell);
     const size_t end = cell < 0 ? grid.cellCount() : first + 1;
     for (size_t i = first; i < end; ++i)
@@ -532,6 +686,8 @@ std::optional<SweepCellRun> trainTaskCell(const SweepGrid& grid, const SweepCell
 std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                            const TrainingHooks& hooks, const std::function<bool(double)>& evalProgress)
 {
+    if (grid.modelGrid())
+        throw InputError("a model grid trains nothing; its cells are evaluated (evaluateSweepModelCell)");
     const SweepCell cell = sweepCell(grid, index);
     if (grid.task)
         return trainTaskCell(grid, cell, hooks, evalProgress);
@@ -569,9 +725,60 @@ std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, 
     return run;
 }
 
+std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                                  const TrainingHooks& hooks)
+{
+    const SweepCell cell = sweepCell(grid, index);
+    const std::string name = modelTextName(grid, corpus);
+    const std::vector<int32_t> tokens =
+        folderTextTokens(hf::Tokenizer::fromFolder(grid.modelFolder), corpus.validation, name);
+    const HfModel hf(grid.modelFolder);
+    HfLanguageModel model(hf);
+    EvalOptions eo;
+    eo.lengths = grid.evalLengths;
+    eo.mode = grid.evalMode;
+    eo.maxTokens = grid.evalBytes;
+    eo.textName = name;
+    bool stopped = false;
+    const std::atomic<bool>* flag = hooks.interrupt;
+    if (flag)
+        eo.progress = [flag, &stopped](double) {
+            stopped = flag->load();
+            return !stopped;
+        };
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<EvalPoint> points;
+    try {
+        if (model.rotary())
+            points = evaluateUnderMethods(model, tokens, eo, {{cell.method, cell.settings}}).front().points;
+        else // none on alibi or learned positions (validateSweepGrid refuses any other method there)
+            points = evaluateModel(model, tokens, eo);
+    } catch (const RunError&) {
+        if (stopped)
+            return std::nullopt;
+        throw;
+    }
+    const HfConfig& config = hf.config();
+    SweepResult r = sweepResultFromEvaluation(config.scheme, 0, cell.variant, config.context, points);
+    r.scaling = cell.method == "none" ? std::string() : cell.method;
+    r.model = grid.modelFolder;
+    r.modelType = config.modelType;
+    for (const EvalPoint& p : points)
+        r.tokens.push_back(static_cast<double>(p.tokens));
+    r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    r.cell = cell.index;
+    r.key = cell.key();
+    r.threads = omp_get_max_threads();
+    r.gridHash = grid.hash();
+    r.version = positionLabVersion();
+    return r;
+}
+
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks)
 {
+    if (grid.modelGrid())
+        return evaluateSweepModelCell(grid, index, corpus, hooks);
     std::optional<SweepCellRun> run = trainSweepCell(grid, index, corpus, hooks);
     if (!run)
         return std::nullopt;
@@ -815,16 +1022,18 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         int context;
         std::string task;
         std::map<int, std::vector<double>> perplexity, ratio, accuracy;
+        std::string model;
     };
     std::vector<Group> groups;
     for (const SweepResult& r : results) {
         const std::string scheme = r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
         const std::string variant = r.settings + (r.settings.empty() || r.variant.empty() ? "" : " ") + r.variant;
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return g.scheme == scheme && g.variant == variant && g.context == r.context && g.task == r.task;
+            return g.scheme == scheme && g.variant == variant && g.context == r.context && g.task == r.task &&
+                   g.model == r.model;
         });
         if (it == groups.end()) {
-            groups.push_back({scheme, variant, r.context, r.task, {}, {}, {}});
+            groups.push_back({scheme, variant, r.context, r.task, {}, {}, {}, r.model});
             it = groups.end() - 1;
         }
         double atContext = std::nan("");
@@ -843,7 +1052,7 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         for (const auto& [length, values] : g.perplexity)
             rows.push_back({g.scheme, g.variant, g.context, length, sampleStats(values),
                             sampleStats(g.ratio.at(length)), g.task,
-                            g.task.empty() ? SampleStats{} : sampleStats(g.accuracy.at(length))});
+                            g.task.empty() ? SampleStats{} : sampleStats(g.accuracy.at(length)), g.model});
     return rows;
 }
 
@@ -860,6 +1069,7 @@ SweepGrid summaryKeyless(SweepGrid grid)
     grid.model.scaling = "none";
     grid.model.schemeSettings.clear();
     grid.model.context = 0;
+    grid.methods.clear(); // a model grid's methods are told apart too; its model folder is not
     return grid;
 }
 

@@ -4,6 +4,7 @@
 
 #include "model/corpus.h"
 #include "runs/evaluation.h"
+#include "runs/method_comparison.h"
 #include "model/model.h"
 #include "runs/training.h"
 #include "tasks/tasks.h"
@@ -40,21 +41,36 @@ struct SweepGrid {
     std::optional<TaskSpec> task;
     int taskExamples = 100;
 
-    size_t cellCount() const { return schemes.size() * seeds.size() * variants.size(); }
+    // A model grid (empty modelFolder: a training grid): the Hugging Face folder `modelFolder` (absolute) evaluated
+    // zero-shot under each of `methods` (items as parseMethodList reads them: "none", "yarn:factor=8") and each variant
+    // (sweepModelChoices), nothing trained: schemes, seeds, model sizes, training and task are unused. Lengths count
+    // the folder's tokens and evalBytes is then the tokens scored per length (0: all).
+    std::string modelFolder;
+    std::vector<std::string> methods;
+    bool modelGrid() const { return !modelFolder.empty(); }
+
+    size_t cellCount() const;
     nlohmann::json toJson() const; // canonical: the hash is taken over its dump
     static SweepGrid fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
     std::string hash() const; // 16 hex digits (FNV-1a 64 of the canonical JSON)
 };
 
+// A model grid's cells in order: each method (in the order given) with each variant, a variant keeping only the
+// settings the method has (a method without any of them, none, runs once); the method item's own settings first.
+// InputError for a malformed or unknown method (parseMethodList's).
+std::vector<MethodChoice> sweepModelChoices(const SweepGrid& grid);
+
 // One cell of a grid: seeds vary slowest, so an interrupted sweep has whole seeds of every scheme first.
 struct SweepCell {
     size_t index = 0;
+    std::string method; // a model grid's cell: the method (then scheme, seed, model and train are unused)
+    std::vector<std::string> settings; // and its NAME=VALUE settings (variant: the same joined by spaces)
     std::string scheme;
     uint64_t seed = 0;
     std::string variant; // "NAME=VALUE NAME=VALUE", empty for the plain scheme
     ModelConfig model;
     TrainConfig train;
-    std::string key() const; // "scheme=alibi seed=2 window=16": names the cell in messages and result lines
+    std::string key() const; // "scheme=alibi seed=2 window=16" ("method=yarn factor=2" in a model grid): names the cell
 };
 SweepCell sweepCell(const SweepGrid& grid, size_t index); // InputError when index is out of range
 
@@ -78,6 +94,10 @@ struct SweepResult {
     // method ("yarn") and the settings common to all cells ("factor=2"). collect tells curves apart by them.
     std::string scaling;
     std::string settings;
+    // A model grid's cell (written only when set): the model folder, its model_type and the tokens scored per length.
+    std::string model;
+    std::string modelType;
+    std::vector<double> tokens;
     int context = 0;
     std::vector<int> lengths;
     std::vector<double> loss;       // nats per byte; NaN where unsupported
@@ -120,12 +140,19 @@ struct SweepCellRun {
 std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                            const TrainingHooks& hooks = {},
                                            const std::function<bool(double)>& evalProgress = {});
-// trainSweepCell's result line: what `sweep` appends.
+// trainSweepCell's result line (a model grid's cell: evaluateSweepModelCell's): what `sweep` appends.
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks = {});
 
+// A model grid's cell: the folder's model (loaded here) under the cell's method on the validation split of the corpus in
+// its tokens, through evaluateUnderMethods (a rotary model) or evaluateModel (none on alibi or learned positions).
+// nullopt when hooks.interrupt stopped it.
+std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
+                                                  const TrainingHooks& hooks = {});
+
 // evaluateModel's rule for every cell, before any training: InputError (checkEvalLengthsFit) when an evaluation length
-// a cell's model supports exceeds the held-out bytes it scores. `cell` >= 0 checks that cell only.
+// a cell's model supports exceeds the held-out bytes it scores (a model grid: the validation split's tokens in the
+// folder's tokenizer). `cell` >= 0 checks that cell only.
 void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell = -1);
 // The corpus a grid names (loadCorpusFile or loadDefaultCorpus).
 Corpus loadSweepCorpus(const SweepGrid& grid);
@@ -169,6 +196,7 @@ struct SweepSummaryRow {
     SampleStats ratio; // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
     std::string task;  // a task grid's rows: the task, and accuracy in place of perplexity
     SampleStats accuracy; // exact-match accuracy over the seeds (task rows)
+    std::string model;    // a model grid's rows: the model folder (lengths then count its tokens)
 };
 // Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);

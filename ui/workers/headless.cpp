@@ -152,7 +152,8 @@ void writeAttentionPicture(const AttentionRequest& request, int head, TextView s
 }
 
 void writeHfModelPicture(const QString& folder, const QString& page, const QString& text, int layer, int head,
-                         int repeatTo, const ImageOptions& options, const QString& path)
+                         int repeatTo, const ImageOptions& options, const QString& path,
+                         const std::optional<SchemeSpec>& positions)
 {
     imageFormatForPath(path);
     if (folder.isEmpty()) {
@@ -174,7 +175,7 @@ void writeHfModelPicture(const QString& folder, const QString& page, const QStri
     const HfOpenResult opened = openHfModel(folder);
     if (!opened.error.isEmpty())
         fail(opened.error);
-    const HfAttentionResult attention = computeHfAttention({opened.model, text, repeatTo});
+    const HfAttentionResult attention = computeHfAttention({opened.model, text, repeatTo, positions});
     if (!attention.error.isEmpty())
         fail(attention.error);
     if (page == QLatin1String("entropy")) {

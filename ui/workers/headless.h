@@ -13,6 +13,7 @@
 #include <QString>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace plab::ui {
@@ -41,9 +42,11 @@ void writeAttentionPicture(const AttentionRequest& request, int head, TextView s
                            const ImageOptions& options, const QString& path);
 // The "Your model" tab's picture: page "attention" (layer, head; -1: the last layer), "entropy" or "sinks" of the
 // model in `folder` on `text` (its tokens repeated to `repeatTo` when > 0). With no folder, a picture that says a
-// model folder is needed and how to give one (lesson 12 drawn headless without a model).
+// model folder is needed and how to give one (lesson 12 drawn headless without a model). `positions`: a method applied
+// zero-shot (empty: the config's own), as `render attention --checkpoint DIR --scaling M` asks.
 void writeHfModelPicture(const QString& folder, const QString& page, const QString& text, int layer, int head,
-                         int repeatTo, const ImageOptions& options, const QString& path);
+                         int repeatTo, const ImageOptions& options, const QString& path,
+                         const std::optional<SchemeSpec>& positions = std::nullopt);
 
 void writePerplexityPicture(const std::vector<std::string>& schemes, const std::vector<std::vector<EvalPoint>>& evals,
                             int context, const ImageOptions& options, const QString& path);

@@ -96,8 +96,8 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
                                  .arg(kHfMaxTokens)
                                  .toStdString());
         const HfConfig& c = m.model->config();
-        auto capture = std::make_shared<HfAttentionCapture>(
-            captureHfAttention(*m.model, ids, hfPositionSpec(c), true, [&control](int done, int layers) {
+        auto capture = std::make_shared<HfAttentionCapture>(captureHfAttention(
+            *m.model, ids, request.positions.value_or(hfPositionSpec(c)), true, [&control](int done, int layers) {
                 control.report(done, layers);
                 return !control.isCanceled();
             }));
@@ -307,6 +307,8 @@ HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfAtte
                                .arg(g.colBegin)
                                .arg(g.colEnd - 1)
                                .arg(T);
+    if (attention.request.positions) // a method applied zero-shot: name it, as the CLI's note does
+        panel.subtitle += QStringLiteral(" · ") + QString::fromStdString(hfPositionText(*attention.request.positions));
     if (!sinkInScale)
         panel.subtitle += FigureText::tr(" · first token left out of the colour scale");
     panel.valueLabel =

@@ -45,6 +45,7 @@ struct HfAttentionRequest {
     HfModelPtr model;
     QString text;
     int repeatTo = 0; // > 0: the text's tokens repeated until this many (to look past the model's context)
+    std::optional<SchemeSpec> positions = std::nullopt; // a method applied zero-shot (hfPositionSpec); empty: the config's own
 };
 struct HfAttentionResult {
     QString error;

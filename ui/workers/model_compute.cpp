@@ -623,10 +623,20 @@ CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
     QStringList contextText;
     for (int c : contexts)
         contextText << QString::number(c);
-    figure.title = FigureText::tr("Perplexity vs length, mean ± sd over seeds (L = %1)")
-                       .arg(contextText.join(QStringLiteral(", ")));
-    figure.xLabel = FigureText::tr("evaluation length (bytes)");
-    figure.yLabel = FigureText::tr("perplexity (per byte)");
+    // A model grid's rows (sweep --model): one model under methods, no seeds, lengths in its tokens.
+    const bool modelRows = !rows.empty() && !rows.front().model.empty();
+    if (modelRows) {
+        figure.title = FigureText::tr("Perplexity vs length of %1 under each method (L = %2)")
+                           .arg(QFileInfo(QString::fromStdString(rows.front().model)).fileName(),
+                                contextText.join(QStringLiteral(", ")));
+        figure.xLabel = FigureText::tr("evaluation length (tokens)");
+        figure.yLabel = FigureText::tr("perplexity (per token)");
+    } else {
+        figure.title = FigureText::tr("Perplexity vs length, mean ± sd over seeds (L = %1)")
+                           .arg(contextText.join(QStringLiteral(", ")));
+        figure.xLabel = FigureText::tr("evaluation length (bytes)");
+        figure.yLabel = FigureText::tr("perplexity (per byte)");
+    }
     figure.logX = true;
     figure.logBase = 2;
     for (size_t i = 0; i < rows.size();) {
@@ -650,7 +660,7 @@ CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
             name += QLatin1Char(' ') + QString::fromStdString(first.variant);
         if (contexts.size() > 1)
             name += QStringLiteral(" (L = %1)").arg(first.context);
-        c.name = FigureText::tr("%1 (n = %2)").arg(name).arg(seeds);
+        c.name = modelRows ? name : FigureText::tr("%1 (n = %2)").arg(name).arg(seeds);
         figure.curves.push_back(std::move(c));
     }
     return figure;
