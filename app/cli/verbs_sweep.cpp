@@ -331,8 +331,14 @@ double sumComputeSeconds(const std::vector<SweepResult>& results, const std::set
     for (const SweepResult& r : results)
         if (cells.count(r.cell)) {
             sum += r.trainSeconds + r.evalSeconds;
-            for (const SweepResult& e : r.evaluations) // zero-shot scoring, DroPE's recalibration and scoring
-                sum += e.trainSeconds + e.evalSeconds;
+            // Zero-shot and DroPE scoring, and DroPE's recalibration once: each DroPE row (one per logit-c) carries
+            // the same recalibration seconds.
+            double recalibration = 0;
+            for (const SweepResult& e : r.evaluations) {
+                sum += e.evalSeconds;
+                recalibration = std::max(recalibration, e.trainSeconds);
+            }
+            sum += recalibration;
         }
     return sum;
 }

@@ -325,7 +325,8 @@ void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& 
 
 int sweepPictureStrips(const std::vector<SweepResult>& results)
 {
-    if (results.empty() || results.front().depths.empty())
+    // Lines written before passkey kept its depths have none: a folder of those alone has no heatmap.
+    if (std::none_of(results.begin(), results.end(), [](const SweepResult& r) { return !r.depths.empty(); }))
         return 0;
     std::set<std::string> labels;
     for (const TaskCurve& c : sweepTaskCurves(results))
