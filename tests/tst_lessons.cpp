@@ -408,7 +408,8 @@ void TestLessons::cliRendersDropThePositions()
     }
 }
 
-// Lessons 14 (NoPE layers, keep, rotary-fraction) and 15 (FIRE's matrix and learned curve) render headless in both
+// Lessons 14 (NoPE layers, keep, rotary-fraction) and 15 (FIRE's matrix and learned curve, CoPE's positions and FoX's
+// bias on a text of demo models trained for a few steps) render headless in both
 // languages: the frequencies states through `render frequencies`, the curve through `render bias --curve` with a fire
 // model trained for a few steps beside the output.
 void TestLessons::cliRendersNewSchemeLessons_data()
@@ -420,8 +421,9 @@ void TestLessons::cliRendersNewSchemeLessons_data()
     const QStringList nope{"compare", "frequencies", "frequencies"};
     const QStringList nopeCommands{"compare rope none", "frequencies --dim 64 --set keep=0.25",
                                    "frequencies --dim 64 --set rotary-fraction=0.25"};
-    const QStringList fire{"bias", "bias"};
-    const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint"};
+    const QStringList fire{"bias", "bias", "attention", "attention"};
+    const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint", "--show positions",
+                                   "--show bias"};
     for (const QString language : {"en", "zh_CN"}) {
         QTest::addRow("14 %s", qPrintable(language))
             << "14-nope-layers-temperature" << language << nope << nopeCommands;

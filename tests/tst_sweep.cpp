@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -28,6 +29,28 @@
 namespace {
 
 using namespace plab::test;
+
+// A CSV table on stdout (eval's) as length -> the value of `column`; rows of one length (passkey's depths) averaged.
+std::map<int, double> csvColumn(const QByteArray& out, const QString& column)
+{
+    std::map<int, double> values;
+    std::map<int, int> counts;
+    const QList<QByteArray> lines = out.trimmed().split('\n');
+    if (lines.isEmpty())
+        return values;
+    const QStringList header = QString::fromUtf8(lines.front()).split(',');
+    const int at = static_cast<int>(header.indexOf(column)), lengthAt = static_cast<int>(header.indexOf("length"));
+    for (const QByteArray& line : lines.mid(1)) {
+        const QStringList f = QString::fromUtf8(line).split(',');
+        if (at >= 0 && lengthAt >= 0 && f.size() > std::max(at, lengthAt)) {
+            values[f[lengthAt].toInt()] += f[at].toDouble();
+            ++counts[f[lengthAt].toInt()];
+        }
+    }
+    for (auto& [length, value] : values)
+        value /= counts[length];
+    return values;
+}
 
 QByteArray readAll(const QString& path)
 {
@@ -67,6 +90,10 @@ private slots:
     void collectRefusesOtherModels();
     void gridReadsConfigsAsModelConfigDoes_data();
     void gridReadsConfigsAsModelConfigDoes();
+    void addedEvaluationsMatchTrainAndEval_data();
+    void addedEvaluationsMatchTrainAndEval();
+    void taskSweepPictures_data();
+    void taskSweepPictures();
 
 private:
     QTemporaryDir m_tmp;
@@ -439,6 +466,33 @@ void TestSweep::badInput_data()
                                       << "--scaling = yarn is not allowed for scheme alibi" << false;
     QTest::newRow("init") << "" << grid + QStringList{"--init", "CORPUS", "-o", "DIR"}
                           << "sweep: --init cannot be used here: every cell trains from scratch" << false;
+    const QStringList ropeGrid = with(grid, "--schemes", "rope");
+    QTest::newRow("eval scaling without a factor")
+        << "" << ropeGrid + QStringList{"--eval-scaling", "none,rerope", "-o", "DIR"}
+        << "--eval-scaling: evaluation method rerope cannot be scored zero-shot with a factor; allowed: pi, ntk"
+        << false;
+    QTest::newRow("eval scaling unknown")
+        << "" << ropeGrid + QStringList{"--eval-scaling", "yarm", "-o", "DIR"} << "yarm" << false;
+    QTest::newRow("eval scaling twice") << "" << ropeGrid + QStringList{"--eval-scaling", "yarn,yarn", "-o", "DIR"}
+                                        << "evaluation method yarn is listed twice" << false;
+    QTest::newRow("eval scaling, no rotary scheme")
+        << "" << grid + QStringList{"--eval-scaling", "yarn", "-o", "DIR"}
+        << "zero-shot evaluation methods apply to rotary schemes (rope, xpos), and the grid has none" << false;
+    QTest::newRow("drope fraction 0") << "" << ropeGrid + QStringList{"--drope", "0", "-o", "DIR"}
+                                      << "--drope: DroPE recalibration fraction = 0 is out of range; allowed: (0, 1]"
+                                      << false;
+    QTest::newRow("drope fraction 1.5") << "" << ropeGrid + QStringList{"--drope", "1.5", "-o", "DIR"}
+                                        << "fraction = 1.5 is out of range" << false;
+    QTest::newRow("drope without rope") << "" << grid + QStringList{"--drope", "0.1", "-o", "DIR"}
+                                        << "the DroPE recipe continues rope cells, and the grid has no scheme rope"
+                                        << false;
+    QTest::newRow("drope logit-c negative")
+        << "" << ropeGrid + QStringList{"--drope", "0.1", "--drope-logit-c", "0,-1", "-o", "DIR"} << "logit-c" << false;
+    QTest::newRow("drope logit-c twice") << "" << ropeGrid + QStringList{"--drope", "0.1", "--drope-logit-c",
+                                                                         "0.5,0.5", "-o",  "DIR"}
+                                         << "logit-c 0.5 is listed twice" << false;
+    QTest::newRow("drope logit-c without drope") << "" << ropeGrid + QStringList{"--drope-logit-c", "0.5", "-o", "DIR"}
+                                                 << "--drope-logit-c 0.5 applies only with --drope FRACTION" << false;
 }
 
 void TestSweep::badInput()
@@ -593,10 +647,6 @@ void TestSweep::taskSweepAndCollect()
         QVERIFY2(std::abs(f[6].toDouble() - mean) < 1e-12, lines[row + 1].constData());
         QVERIFY2(std::abs(f[7].toDouble() - sd) < 1e-12, lines[row + 1].constData());
     }
-    // A picture of a task sweep is refused by name, not drawn as perplexity.
-    r = runCli({"collect", folder, "-o", dir.path() + "/a.png"});
-    QCOMPARE(r.exitCode, 2);
-    QVERIFY2(r.err.contains("task sweep (copy)"), r.err.constData());
 }
 
 void TestSweep::collectRefusesOtherModels_data()
@@ -678,6 +728,185 @@ void TestSweep::gridReadsConfigsAsModelConfigDoes()
     } catch (const plab::InputError& e) {
         QVERIFY2(!message.isEmpty() && QString(e.what()).contains(message), e.what());
     }
+}
+
+// The evaluations a cell adds (--eval-scaling, --drope) are the runs a user makes by hand: a sweep cell of seed S is
+// `train --seed S`; its zero-shot row is `eval --scaling yarn --set factor=F` of that checkpoint (F: the longest
+// scored sequence over the context); its DroPE rows are `train --init --drop-positions` for the fraction of the steps
+// (its batches drawn with data seed S + 0x9e3779b9) scored with `--set logit-c=C`. The cell's own numbers are those of
+// the grid without the options, and collect makes a row of each evaluation.
+void TestSweep::addedEvaluationsMatchTrainAndEval_data()
+{
+    QTest::addColumn<QString>("task"); // empty: text
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QStringList>("rows"); // collect's scheme,variant of the rows, in order
+    QTest::newRow("text: yarn zero-shot, DroPE at two logit-c")
+        << "" << QStringList{"--eval-scaling", "none,yarn", "--drope", "0.5", "--drope-logit-c", "0,0.5"}
+        << QStringList{"rope,", "rope+yarn,zero-shot factor=2", "drope,fraction=0.5 logit-c=0",
+                       "drope,fraction=0.5 logit-c=0.5", "alibi,"};
+    QTest::newRow("copy: ntk and yarn zero-shot")
+        << "copy" << QStringList{"--eval-scaling", "ntk,yarn"}
+        << QStringList{"rope,", "rope+ntk,zero-shot factor=2", "rope+yarn,zero-shot factor=2", "alibi,"};
+    QTest::newRow("passkey: DroPE at the default logit-c")
+        << "passkey" << QStringList{"--drope", "0.25"}
+        << QStringList{"rope,", "drope,fraction=0.25 logit-c=0.25", "alibi,"};
+}
+
+void TestSweep::addedEvaluationsMatchTrainAndEval()
+{
+    QFETCH(QString, task);
+    QFETCH(QStringList, options);
+    QFETCH(QStringList, rows);
+    QTemporaryDir dir;
+    // Text: context 8, lengths 8 and 16 (factor 2). Copy at L = 3, context 8: the longest example scored (length 6)
+    // reads 13 positions (factor 2). Passkey at L = 2 needs a context of 22 (the needle and the question).
+    QStringList shape = {"--preset", "tiny", "--steps", "4",  "--layers", "1", "--d-model", "16",
+                         "--heads",  "2",    "--d-ff",  "32", "--batch",  "2", "--threads", "1"};
+    QStringList scoring;
+    if (task.isEmpty()) {
+        shape += {"--context", "8", "--corpus", m_corpus};
+        scoring = {"--lengths", "8,16"};
+    } else if (task == "copy") {
+        shape += {"--context", "8", "--task", "copy", "--task-length", "3"};
+        scoring = {"--lengths", "2,3,6", "--examples", "10"};
+    } else {
+        shape += {"--context", "24", "--task", "passkey", "--task-length", "2"};
+        scoring = {"--lengths", "1,2,6", "--examples", "4"};
+    }
+    const QStringList sweepScoring = task.isEmpty() ? scoring + QStringList{"--eval-bytes", "256"} : scoring;
+    const QString folder = dir.path() + "/added", plainFolder = dir.path() + "/plain";
+    const QStringList grid = QStringList{"sweep", "--schemes", "rope,alibi", "--seeds", "1"} + shape + sweepScoring;
+    CliResult r = runCli(grid + options + QStringList{"-o", folder, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(grid + QStringList{"-o", plainFolder, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const auto cells = readResults(folder), plain = readResults(plainFolder);
+    QCOMPARE(int(cells.size()), 2);
+    const char* measure = task.isEmpty() ? "perplexity" : "accuracy";
+    // The cells' own numbers are the plain grid's; alibi (not rotary, not rope) adds nothing.
+    for (int c = 0; c < 2; ++c)
+        QCOMPARE(cells.at(c)[measure].toArray(), plain.at(c)[measure].toArray());
+    QVERIFY(!cells.at(1).contains("evaluations"));
+    const QJsonArray added = cells.at(0)["evaluations"].toArray();
+    QCOMPARE(added.size(), rows.size() - 2);
+
+    // The same runs by hand.
+    const QString rope = dir.path() + "/rope.safetensors";
+    r = runCli(QStringList{"train", "rope", "--seed", "1", "--quiet", "-o", rope} + shape);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QStringList evalScoring = task.isEmpty() ? scoring + QStringList{"--max-bytes", "256", "--corpus", m_corpus}
+                                                   : scoring + QStringList{"--task", task, "--seed", "1"};
+    const QString column = task.isEmpty() ? "perplexity" : "accuracy";
+    auto compare = [&](const QJsonObject& line, const QStringList& evalArgs, const QString& what) {
+        const CliResult e = runCli(evalArgs + evalScoring + QStringList{"--threads", "1", "--quiet"});
+        QVERIFY2(e.exitCode == 0, e.err.constData());
+        const std::map<int, double> byHand = csvColumn(e.out, column);
+        const QJsonArray lengths = line["lengths"].toArray(), values = line[measure].toArray();
+        QCOMPARE(int(byHand.size()), int(lengths.size()));
+        for (int i = 0; i < lengths.size(); ++i) {
+            const double want = byHand.at(lengths[i].toInt()), got = values[i].toDouble();
+            QVERIFY2(
+                std::abs(want - got) <= 1e-5 * std::max(1.0, std::abs(want)),
+                qPrintable(
+                    QString("%1 at %2: sweep %3, by hand %4").arg(what).arg(lengths[i].toInt()).arg(got).arg(want)));
+        }
+    };
+    compare(cells.at(0), {"eval", rope}, "rope");
+    for (const QJsonValue& v : added) {
+        const QJsonObject e = v.toObject();
+        QCOMPARE(e["cell"].toInt(), 0);
+        const QString settings = e["method_settings"].toString();
+        if (e["method"].toString() != "drope") {
+            QCOMPARE(e["train_seconds"].toDouble(), 0.0);
+            compare(e, {"eval", rope, "--scaling", e["method"].toString(), "--set", settings}, e["method"].toString());
+            continue;
+        }
+        const double fraction = settings.section(' ', 0, 0).section('=', 1).toDouble();
+        const QString c = settings.section(' ', 1, 1).section('=', 1);
+        const int steps = std::max(1, int(std::lround(fraction * 4)));
+        QCOMPARE(e["steps"].toInt(), steps);
+        const QString dropped = dir.path() + "/drope.safetensors";
+        const CliResult t =
+            runCli(QStringList{"train", "--init", rope, "--drop-positions", "--seed", "1", "--data-seed",
+                               QString::number(1ULL + 0x9e3779b9ULL), "--quiet", "-o", dropped} +
+                   shape.mid(0, 2) + QStringList{"--steps", QString::number(steps)} + shape.mid(4));
+        QVERIFY2(t.exitCode == 0, t.err.constData());
+        compare(e, {"eval", dropped, "--set", "logit-c=" + c}, "drope logit-c " + c);
+    }
+
+    // collect: a row per evaluation, named by its method and settings.
+    r = runCli({"collect", folder});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QStringList got;
+    for (const QByteArray& l : r.out.trimmed().split('\n').mid(1)) {
+        const QString row = QString::fromUtf8(l).section(',', 0, 1);
+        if (got.isEmpty() || got.back() != row)
+            got << row;
+    }
+    QCOMPARE(got, rows);
+    // The same command again resumes: nothing to run.
+    r = runCli(grid + options + QStringList{"-o", folder});
+    QVERIFY2(r.exitCode == 0 && r.err.contains("all 2 cells done"), r.err.constData());
+}
+
+// collect -o x.png of a task sweep draws the Train tab's figures: accuracy against length with bands over seeds, and
+// for passkey the depth x length heatmaps (results lines keep the accuracy per depth, pooled to the length's).
+void TestSweep::taskSweepPictures_data()
+{
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QString>("lengths");
+    QTest::addColumn<QString>("context");
+    QTest::newRow("copy") << "copy"
+                          << "2,3,6"
+                          << "12";
+    QTest::newRow("passkey") << "passkey"
+                             << "1,2,6"
+                             << "24";
+}
+
+void TestSweep::taskSweepPictures()
+{
+    QFETCH(QString, task);
+    QFETCH(QString, lengths);
+    QFETCH(QString, context);
+    QTemporaryDir dir;
+    const QString folder = dir.path() + "/" + task;
+    const QStringList grid = {"sweep", "--schemes",      "none,rope", "--seeds",    "1,2", "--preset",
+                              "tiny",  "--steps",        "4",         "--layers",   "1",   "--d-model",
+                              "16",    "--heads",        "2",         "--d-ff",     "32",  "--context",
+                              context, "--batch",        "2",         "--task",     task,  "--task-length",
+                              "2",     "--lengths",      lengths,     "--examples", "4",   "--threads",
+                              "1",     "--eval-scaling", "yarn",      "--quiet",    "-o",  folder};
+    CliResult r = runCli(grid);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    for (const auto& [index, o] : readResults(folder)) {
+        const QJsonArray pooled = o["accuracy"].toArray(), depths = o["depths"].toArray();
+        QCOMPARE(depths.isEmpty(), task != "passkey");
+        if (depths.isEmpty())
+            continue;
+        // Each length's accuracy is the mean over its depths (the same examples at every depth).
+        const QJsonArray rowsByLength = o["depth_accuracy"].toArray();
+        QCOMPARE(rowsByLength.size(), pooled.size());
+        for (int i = 0; i < pooled.size(); ++i) {
+            double sum = 0;
+            for (const QJsonValue& a : rowsByLength[i].toArray())
+                sum += a.toDouble();
+            QVERIFY(std::abs(sum / depths.size() - pooled[i].toDouble()) < 1e-12);
+        }
+    }
+    for (const QString& extension : {QString("png"), QString("svg")}) {
+        const QString picture = dir.path() + "/" + task + "." + extension;
+        r = runCli({"collect", folder, "-o", picture});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QFileInfo(picture).size() > 1000);
+        if (extension == "svg") {
+            const QByteArray svg = readAll(picture);
+            QVERIFY2(svg.contains("rope+yarn zero-shot factor="), "every summary row is a curve");
+            QCOMPARE(svg.contains("needle depth"), task == "passkey");
+        }
+    }
+    if (qEnvironmentVariableIsSet("PLAB_KEEP_PICTURES")) // to look at them
+        QFile::copy(dir.path() + "/" + task + ".png", qEnvironmentVariable("PLAB_KEEP_PICTURES") + "/" + task + ".png");
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestSweep)

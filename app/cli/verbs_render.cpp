@@ -595,10 +595,18 @@ void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::
         const MethodComparisonRun run = runMethodComparison(args, std::cerr);
         ui::writeMethodsPicture(run.curves, run.scheme, run.context,
                                 imageOptions(args, ui::defaultPictureSize(QStringLiteral("methods"))), qPath(path));
-    } else if (verb == "collect")
-        ui::writeSweepPicture(summarizeSweep(collectSweepResults(args.positional)),
-                              imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"))), qPath(path));
-    else
+    } else if (verb == "collect") {
+        const std::vector<SweepResult> results = collectSweepResults(args.positional);
+        if (!results.empty() && !results.front().task.empty()) { // accuracy (and passkey's heatmaps), as the Train tab
+            const SweepGrid grid = loadSweepGrid(args.positional.front()); // collect checked the folders agree
+            ui::writeSweepTaskPicture(
+                results, grid,
+                imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"), ui::sweepPictureStrips(results))),
+                qPath(path));
+        } else
+            ui::writeSweepPicture(summarizeSweep(results),
+                                  imageOptions(args, ui::defaultPictureSize(QStringLiteral("collect"))), qPath(path));
+    } else
         throw InputError("-o " + path + ": the " + verb + " verb has no picture; use .csv, .json or .npy");
 }
 

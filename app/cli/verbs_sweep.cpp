@@ -139,6 +139,21 @@ SweepGrid gridFromArgs(const ParsedArgs& args)
     grid.evalLengths = args.integerList(
         "lengths", grid.task ? defaultTaskLengths(grid.task->trainLength) : extrapolationLengths(grid.model.context), 1,
         kMaxLength);
+    for (const std::string& method : splitList(args.text("eval-scaling")))
+        if (method != "none") // every cell is evaluated as trained anyway
+            grid.evalScalings.push_back(method);
+    if (args.has("drope")) {
+        SweepDrope drope;
+        drope.fraction = args.number("drope", drope.fraction);
+        if (args.has("drope-logit-c")) {
+            drope.logitC.clear();
+            for (const std::string& c : splitList(args.text("drope-logit-c")))
+                drope.logitC.push_back(parseNumber(c, "drope-logit-c"));
+        }
+        grid.drope = drope;
+    } else if (args.has("drope-logit-c"))
+        throw InputError("--drope-logit-c " + args.text("drope-logit-c") +
+                         " applies only with --drope FRACTION; allowed: add --drope, or leave it out");
     grid.evalMode = evalModeFromName(args.text("mode", "nonoverlapping"));
     grid.evalBytes = static_cast<size_t>(
         args.integer("eval-bytes", static_cast<long long>(presetByName(grid.preset).evalBytes), 0, 1LL << 40));
@@ -349,8 +364,17 @@ double sumComputeSeconds(const std::vector<SweepResult>& results, const std::set
 {
     double sum = 0;
     for (const SweepResult& r : results)
-        if (cells.count(r.cell))
+        if (cells.count(r.cell)) {
             sum += r.trainSeconds + r.evalSeconds;
+            // Zero-shot and DroPE scoring, and DroPE's recalibration once: each DroPE row (one per logit-c) carries
+            // the same recalibration seconds.
+            double recalibration = 0;
+            for (const SweepResult& e : r.evaluations) {
+                sum += e.evalSeconds;
+                recalibration = std::max(recalibration, e.trainSeconds);
+            }
+            sum += recalibration;
+        }
     return sum;
 }
 
@@ -410,7 +434,11 @@ SlurmResources slurmResources(const SweepGrid& grid, const ParsedArgs& args)
     const double scored = grid.evalBytes ? static_cast<double>(grid.evalBytes) : 4e6;
     for (int n : grid.evalLengths)
         evalFlops += scored / n * modelForwardWork(cell.model, {n});
-    const double seconds = 2.0 * (trainFlops + evalFlops) / (1e9 * res.cpus);
+    // A cell's added evaluations: each zero-shot method and DroPE logit-c scores again; DroPE trains its fraction more.
+    const double evaluations = 1.0 + static_cast<double>(grid.evalScalings.size()) +
+                               (grid.drope ? static_cast<double>(grid.drope->logitC.size()) : 0.0);
+    const double training = 1.0 + (grid.drope ? grid.drope->fraction : 0.0);
+    const double seconds = 2.0 * (training * trainFlops + evaluations * evalFlops) / (1e9 * res.cpus);
     res.minutes = std::max(10, static_cast<int>(std::ceil(seconds / 60)));
     if (args.has("slurm-mem"))
         res.memoryMb = args.integer("slurm-mem", 0, 64, 1LL << 24);
@@ -575,10 +603,7 @@ int runCollect(const ParsedArgs& args, VerbContext& ctx)
 {
     const std::vector<std::string>& dirs = args.positional;
     if (args.has("o") && isImagePath(args.text("o"))) {
-        const std::vector<SweepResult> results = collectSweepResults(dirs); // bad folders refused before a picture
-        if (!results.empty() && !results.front().task.empty())
-            throw InputError("-o " + args.text("o") + ": the folders hold a task sweep (" + results.front().task +
-                             "), whose accuracy is not drawn yet; allowed: -o summary.csv or summary.json");
+        collectSweepResults(dirs); // bad folders refused before a picture
         exportImage("collect", args, args.text("o"));
         return 0;
     }
@@ -627,6 +652,16 @@ void registerSweepVerbs()
              taskOptions()[1],
              {"examples", OptionKind::Value, "with --task: test examples per length (and passkey depth; default 100)",
               "N"},
+             {"eval-scaling", OptionKind::Value,
+              "also score every rotary cell zero-shot under each method, factor = the longest scored sequence over L "
+              "(rounded up); none: only as trained",
+              "none,yarn,..."},
+             {"drope", OptionKind::Value,
+              "the DroPE recipe: continue every rope cell with its positions dropped for this share of its steps, then "
+              "score it",
+              "FRACTION"},
+             {"drope-logit-c", OptionKind::Value,
+              "with --drope: score the dropped model at each test-time logit-c (default 0.25; 0: unscaled)", "C,C,..."},
              {"mode", OptionKind::Value, "evaluation: nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
              {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
               "N"},

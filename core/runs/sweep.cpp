@@ -8,6 +8,8 @@
 #include "hf/hf_model.h"
 #include "hf/tokenizer.h"
 #include "runs/language_model.h"
+#include "schemes/rotary_scaling.h"
+#include "schemes/schemes.h"
 #include "tasks/task_accuracy.h"
 
 #include <omp.h>
@@ -176,6 +178,10 @@ nlohmann::json SweepGrid::toJson() const
         j["hf_model"] = modelFolder;
         j["methods"] = methods;
     }
+    if (!evalScalings.empty()) // the same: only when asked for
+        j["eval_scalings"] = evalScalings;
+    if (drope)
+        j["drope"] = {{"fraction", drope->fraction}, {"logit_c", drope->logitC}};
     return j;
 }
 
@@ -234,6 +240,18 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     if (j.contains("hf_model")) {
         g.modelFolder = r.text("hf_model");
         g.methods = r.texts("methods");
+    }
+    if (j.contains("eval_scalings"))
+        g.evalScalings = r.texts("eval_scalings");
+    if (j.contains("drope")) {
+        const JsonReader d{j["drope"], source + " drope"};
+        SweepDrope drope;
+        drope.fraction = d.number("fraction");
+        const nlohmann::json& c = d.field("logit_c");
+        if (!c.is_array() || !std::all_of(c.begin(), c.end(), [](const nlohmann::json& e) { return e.is_number(); }))
+            throw d.fail("'logit_c' is not a list of numbers");
+        drope.logitC = c.get<std::vector<double>>();
+        g.drope = drope;
     }
     return g;
 }
@@ -388,6 +406,55 @@ void validateModelGrid(const SweepGrid& grid)
     }
 }
 
+std::string numberText(double value)
+{
+    std::ostringstream text;
+    text << value;
+    return text.str();
+}
+
+// The added evaluations' checks: known methods that take a factor, each once; a scheme they apply to; DroPE's fraction
+// and logit-c values (the modifier's own range).
+void validateSweepEvaluations(const SweepGrid& grid)
+{
+    std::set<std::string> seen;
+    for (const std::string& method : grid.evalScalings) {
+        const RotaryMethodInfo& info = rotaryMethodByName(method); // InputError listing the methods
+        const bool hasFactor =
+            std::any_of(info.params.begin(), info.params.end(), [](const ParamInfo& p) { return p.name == "factor"; });
+        if (method == "none" || !hasFactor)
+            throw InputError("evaluation method " + method +
+                                 " cannot be scored zero-shot with a factor; allowed: pi, ntk, dynamic-ntk, yarn, "
+                                 "llama3, longrope (none: every cell is evaluated as trained anyway)",
+                             "eval-scaling");
+        if (!seen.insert(method).second)
+            throw InputError("evaluation method " + method + " is listed twice; allowed: each method once",
+                             "eval-scaling");
+    }
+    if (!grid.evalScalings.empty() && std::none_of(grid.schemes.begin(), grid.schemes.end(),
+                                                   [](const std::string& s) { return schemeByName(s).rotary; }))
+        throw InputError("zero-shot evaluation methods apply to rotary schemes (rope, xpos), and the grid has none",
+                         "eval-scaling");
+    if (!grid.drope)
+        return;
+    if (!(grid.drope->fraction > 0 && grid.drope->fraction <= 1))
+        throw InputError("DroPE recalibration fraction = " + numberText(grid.drope->fraction) +
+                             " is out of range; allowed: (0, 1], a share of the rope cell's steps (DroPE uses "
+                             "0.005-0.125)",
+                         "drope");
+    if (std::find(grid.schemes.begin(), grid.schemes.end(), "rope") == grid.schemes.end())
+        throw InputError("the DroPE recipe continues rope cells, and the grid has no scheme rope", "drope");
+    if (grid.drope->logitC.empty())
+        throw InputError("the DroPE recipe needs at least one logit-c value (0: unscaled)", "drope-logit-c");
+    std::set<double> values;
+    for (double c : grid.drope->logitC) {
+        makeSchemeSpec("none", 1, false, {logitCSetting(c)}, grid.model.context); // the modifier's range
+        if (!values.insert(c).second)
+            throw InputError("logit-c " + numberText(c) + " is listed twice; allowed: distinct values",
+                             "drope-logit-c");
+    }
+}
+
 } // namespace
 
 void validateSweepGrid(const SweepGrid& grid)
@@ -427,6 +494,7 @@ void validateSweepGrid(const SweepGrid& grid)
         options.examples = grid.taskExamples;
         checkTaskEvalOptions(grid.task->kind, options);
     }
+    validateSweepEvaluations(grid);
     for (size_t i = 0; i < grid.cellCount(); ++i) {
         const SweepCell c = sweepCell(grid, i);
         try {
@@ -496,9 +564,24 @@ nlohmann::json SweepResult::toJson() const
         for (double t : tokens) // counts: written as integers
             j["tokens"].push_back(static_cast<long long>(t));
     }
+    if (!method.empty()) {
+        j["method"] = method;
+        j["method_settings"] = methodSettings;
+    }
+    if (!evaluations.empty()) {
+        j["evaluations"] = nlohmann::json::array();
+        for (const SweepResult& e : evaluations)
+            j["evaluations"].push_back(e.toJson());
+    }
     if (!task.empty()) {
         j["task"] = task;
         j["accuracy"] = numbersJson(accuracy);
+        if (!depths.empty()) {
+            j["depths"] = depths;
+            j["depth_accuracy"] = nlohmann::json::array();
+            for (const std::vector<double>& row : depthAccuracy)
+                j["depth_accuracy"].push_back(numbersJson(row));
+        }
     }
     return j;
 }
@@ -534,6 +617,20 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     if (j.contains("task")) {
         s.task = r.text("task");
         s.accuracy = numbersFrom(r, "accuracy", s.lengths.size());
+        if (j.contains("depths")) { // passkey lines (written since the depth x length heatmap)
+            const nlohmann::json& depths = r.field("depths");
+            if (!depths.is_array() ||
+                !std::all_of(depths.begin(), depths.end(), [](const nlohmann::json& d) { return d.is_number(); }))
+                throw r.fail("'depths' is not a list of numbers");
+            s.depths = depths.get<std::vector<double>>();
+            const nlohmann::json& rows = r.field("depth_accuracy");
+            if (!rows.is_array() || rows.size() != s.lengths.size())
+                throw r.fail("'depth_accuracy' is not a list of " + std::to_string(s.lengths.size()) +
+                             " rows (one per length)");
+            for (const nlohmann::json& row : rows)
+                s.depthAccuracy.push_back(numbersFrom(
+                    JsonReader{nlohmann::json{{"row", row}}, r.source + " depth_accuracy"}, "row", s.depths.size()));
+        }
     }
     s.steps = static_cast<int>(r.integer("steps", 0, 100000000));
     s.trainLoss = r.number("train_loss");
@@ -542,7 +639,63 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     s.threads = static_cast<int>(r.integer("threads", 0, 1 << 20));
     s.gridHash = r.text("grid");
     s.version = r.text("version");
+    if (j.contains("method")) {
+        s.method = r.text("method");
+        s.methodSettings = r.text("method_settings");
+    }
+    if (j.contains("evaluations")) {
+        const nlohmann::json& added = r.field("evaluations");
+        if (!added.is_array())
+            throw r.fail("'evaluations' is not a list");
+        for (size_t i = 0; i < added.size(); ++i) {
+            SweepResult e = fromJson(added[i], source + " evaluation " + std::to_string(i + 1));
+            if (e.method.empty() || !e.evaluations.empty() || e.cell != s.cell)
+                throw r.fail("evaluation " + std::to_string(i + 1) +
+                             " is not an added evaluation of this cell (a method, the same cell, none nested)");
+            s.evaluations.push_back(std::move(e));
+        }
+    }
     return s;
+}
+
+double zeroShotFactor(int longestSequence, int context)
+{
+    return std::max(1.0, std::ceil(static_cast<double>(longestSequence) / context));
+}
+
+int longestTaskSequence(TaskKind kind, const std::vector<int>& lengths)
+{
+    return taskExampleBytes(kind, *std::max_element(lengths.begin(), lengths.end())) - 1;
+}
+
+double sweepZeroShotFactor(const SweepGrid& grid)
+{
+    const int longest = grid.task ? longestTaskSequence(grid.task->kind, grid.evalLengths)
+                                  : *std::max_element(grid.evalLengths.begin(), grid.evalLengths.end());
+    return zeroShotFactor(longest, grid.model.context);
+}
+
+std::string sweepRowScheme(const SweepResult& r)
+{
+    if (r.method == "drope")
+        return "drope";
+    if (!r.method.empty())
+        return r.scheme + "+" + r.method;
+    return r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
+}
+
+std::string sweepRowVariant(const SweepResult& r)
+{
+    std::string variant = r.settings;
+    auto add = [&](const std::string& more) {
+        if (!more.empty())
+            variant += (variant.empty() ? "" : " ") + more;
+    };
+    add(r.variant);
+    if (!r.method.empty() && r.method != "drope")
+        add("zero-shot");
+    add(r.methodSettings);
+    return variant;
 }
 
 const char* positionLabVersion()
@@ -616,69 +769,162 @@ void finishResult(SweepResult& r, const SweepGrid& grid, const SweepCell& cell, 
     r.version = positionLabVersion();
 }
 
-// A task grid's cell: trained on the task's batches (seeded by the cell's seed, as train --task), then its accuracy
-// at every length, passkey's depths pooled per length. The test examples are drawn with the cell's seed too.
-std::optional<SweepCellRun> trainTaskCell(const SweepGrid& grid, const SweepCell& cell, const TrainingHooks& hooks,
-                                          const std::function<bool(double)>& evalProgress)
+// A task grid's batches: the task's examples drawn with the cell's data seed (as train --task).
+TrainingBatches sweepTaskBatches(const TaskSpec& task, uint64_t seed)
 {
-    const TaskSpec task = *grid.task;
     TrainingBatches batches;
-    batches.draw = [task, seed = cell.train.dataSeed](int step, int B, int T, uint8_t* inputs, uint8_t* targets,
-                                                      float* weights) {
+    batches.draw = [task, seed](int step, int B, int T, uint8_t* inputs, uint8_t* targets, float* weights) {
         fillTaskBatch(task, seed, step, B, T, inputs, targets, weights);
     };
     batches.source = "task " + taskInfo(task.kind).name;
     batches.record = task.toJson();
-    TrainingResult trained = trainModel(cell.model, cell.train, batches, hooks);
-    if (trained.stopped)
-        return std::nullopt;
-    TaskEvalOptions options;
-    options.lengths = grid.evalLengths;
-    options.examples = grid.taskExamples;
-    options.seed = cell.seed;
-    options.maxLength = trained.model->maxLength();
+    return batches;
+}
+
+// A cell's model scored as the grid scores (the task's accuracy, passkey's depths pooled per length and kept per
+// depth; or the perplexity at every length): the result's lengths and numbers and its evaluation seconds. nullopt when
+// the interrupt flag or `evalProgress` stopped it.
+std::optional<SweepResult> scoreCellModel(const SweepGrid& grid, const SweepCell& cell, Model& model,
+                                          const Corpus& corpus, const TrainingHooks& hooks,
+                                          const std::function<bool(double)>& evalProgress,
+                                          std::vector<EvalPoint>* textPoints = nullptr)
+{
     bool stopped = false;
     const std::atomic<bool>* flag = hooks.interrupt;
+    std::function<bool(double)> progress;
     if (flag || evalProgress)
-        options.progress = [flag, &evalProgress, &stopped](double fraction) {
+        progress = [flag, &evalProgress, &stopped](double fraction) {
             stopped = (flag && flag->load()) || (evalProgress && !evalProgress(fraction));
             return !stopped;
         };
     const auto begin = std::chrono::steady_clock::now();
-    std::vector<TaskAccuracyPoint> points;
-    try {
-        points = evaluateTask(task.kind, modelPredictor(*trained.model), options);
-    } catch (const RunError&) {
-        if (stopped)
-            return std::nullopt;
-        throw;
-    }
-    SweepCellRun run;
-    SweepResult& r = run.result;
-    r.scheme = cell.scheme;
-    r.seed = cell.seed;
-    r.variant = cell.variant;
-    r.context = cell.model.context;
-    r.task = taskInfo(task.kind).name;
-    for (int length : grid.evalLengths) {
-        int examples = 0, correct = 0;
-        bool supported = true;
-        for (const TaskAccuracyPoint& p : points)
-            if (p.length == length) {
-                examples += p.examples;
-                correct += p.correct;
-                supported = supported && p.supported;
+    SweepResult r;
+    if (!grid.task) {
+        EvalOptions eo;
+        eo.lengths = grid.evalLengths;
+        eo.mode = grid.evalMode;
+        eo.maxTokens = grid.evalBytes;
+        eo.textName = "the validation split of " + corpus.source;
+        eo.progress = progress;
+        std::vector<EvalPoint> points;
+        try {
+            points = evaluateModel(model, corpus.validation, eo);
+        } catch (const RunError&) {
+            if (stopped)
+                return std::nullopt;
+            throw;
+        }
+        r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, points);
+        if (textPoints)
+            *textPoints = std::move(points);
+    } else {
+        const TaskSpec& task = *grid.task;
+        TaskEvalOptions options;
+        options.lengths = grid.evalLengths;
+        options.examples = grid.taskExamples;
+        options.seed = cell.seed; // the test examples are drawn with the cell's seed too
+        options.maxLength = model.maxLength();
+        options.progress = progress;
+        std::vector<TaskAccuracyPoint> points;
+        try {
+            points = evaluateTask(task.kind, modelPredictor(model), options);
+        } catch (const RunError&) {
+            if (stopped)
+                return std::nullopt;
+            throw;
+        }
+        r.scheme = cell.scheme;
+        r.seed = cell.seed;
+        r.variant = cell.variant;
+        r.context = cell.model.context;
+        r.task = taskInfo(task.kind).name;
+        for (int length : grid.evalLengths) {
+            int examples = 0, correct = 0;
+            bool supported = true;
+            for (const TaskAccuracyPoint& p : points)
+                if (p.length == length) {
+                    examples += p.examples;
+                    correct += p.correct;
+                    supported = supported && p.supported;
+                }
+            r.lengths.push_back(length);
+            r.loss.push_back(std::nan(""));
+            r.perplexity.push_back(std::nan(""));
+            r.accuracy.push_back(supported && examples > 0 ? static_cast<double>(correct) / examples : std::nan(""));
+        }
+        if (task.kind == TaskKind::Passkey) {
+            r.depths = defaultPasskeyDepths();
+            for (int length : grid.evalLengths) {
+                std::vector<double> row;
+                for (double depth : r.depths)
+                    for (const TaskAccuracyPoint& p : points)
+                        if (p.length == length && p.depth == depth)
+                            row.push_back(p.supported ? p.accuracy : std::nan(""));
+                r.depthAccuracy.push_back(std::move(row));
             }
-        r.lengths.push_back(length);
-        r.loss.push_back(std::nan(""));
-        r.perplexity.push_back(std::nan(""));
-        r.accuracy.push_back(supported && examples > 0 ? static_cast<double>(correct) / examples : std::nan(""));
+        }
     }
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    finishResult(r, grid, cell, trained);
-    run.model = std::move(trained.model);
-    run.info = std::move(trained.info);
-    return run;
+    return r;
+}
+
+// The grid's added evaluations of a trained cell: each zero-shot method on a rotary cell, then DroPE on a rope cell
+// (which takes the model and its optimiser state: it must come last). false when stopped.
+bool addCellEvaluations(const SweepGrid& grid, const SweepCell& cell, SweepCellRun& run, TrainingResult& trained,
+                        const Corpus& corpus, const TrainingHooks& hooks,
+                        const std::function<bool(double)>& evalProgress)
+{
+    auto finish = [&](SweepResult& e, const std::string& method, const std::string& settings) {
+        e.method = method;
+        e.methodSettings = settings;
+        e.scaling = run.result.scaling;
+        e.settings = run.result.settings;
+        e.cell = run.result.cell;
+        e.key = run.result.key;
+        e.steps = run.result.steps;
+        e.trainLoss = run.result.trainLoss;
+        e.threads = run.result.threads;
+        e.gridHash = run.result.gridHash;
+        e.version = run.result.version;
+    };
+    Model& model = *trained.model;
+    if (schemeByName(cell.scheme).rotary && !grid.evalScalings.empty()) {
+        const std::string factor = "factor=" + numberText(sweepZeroShotFactor(grid));
+        for (const std::string& method : grid.evalScalings) {
+            model.setScaling(method, {factor});
+            std::optional<SweepResult> e = scoreCellModel(grid, cell, model, corpus, hooks, evalProgress);
+            model.setScaling(cell.model.scaling, cell.model.scalingSettings);
+            if (!e)
+                return false;
+            finish(*e, method, factor);
+            e->trainSeconds = 0; // scored, not trained
+            run.result.evaluations.push_back(std::move(*e));
+        }
+    }
+    if (!grid.drope || cell.scheme != "rope")
+        return true;
+    Recalibration recalibration = droppedPositionsRun(std::move(trained), cell.train, grid.drope->fraction);
+    TrainingResult dropped = grid.task ? trainModel(recalibration.model, recalibration.train,
+                                                    sweepTaskBatches(*grid.task, recalibration.train.dataSeed), hooks,
+                                                    &recalibration.init, "the rope cell", "the DroPE recalibration")
+                                       : trainModel(recalibration.model, recalibration.train, corpus, hooks,
+                                                    &recalibration.init, "the rope cell", "the DroPE recalibration");
+    if (dropped.stopped)
+        return false;
+    for (double c : grid.drope->logitC) {
+        // DroPE's test-time logit scale is a modifier: the weights are not touched.
+        dropped.model->setScaling("none",
+                                  c > 0 ? std::vector<std::string>{logitCSetting(c)} : std::vector<std::string>{});
+        std::optional<SweepResult> e = scoreCellModel(grid, cell, *dropped.model, corpus, hooks, evalProgress);
+        if (!e)
+            return false;
+        finish(*e, "drope", "fraction=" + numberText(grid.drope->fraction) + " logit-c=" + numberText(c));
+        e->steps = dropped.info.step;
+        e->trainLoss = dropped.info.trainLoss;
+        e->trainSeconds = dropped.elapsedSeconds;
+        run.result.evaluations.push_back(std::move(*e));
+    }
+    return true;
 }
 
 } // namespace
@@ -689,39 +935,24 @@ std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, 
     if (grid.modelGrid())
         throw InputError("a model grid trains nothing; its cells are evaluated (evaluateSweepModelCell)");
     const SweepCell cell = sweepCell(grid, index);
-    if (grid.task)
-        return trainTaskCell(grid, cell, hooks, evalProgress);
-    checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
-    TrainingResult trained = trainModel(cell.model, cell.train, corpus, hooks);
+    if (!grid.task)
+        checkSweepEvalLengths(grid, corpus, static_cast<long long>(index)); // before training, not after it
+    TrainingResult trained =
+        grid.task ? trainModel(cell.model, cell.train, sweepTaskBatches(*grid.task, cell.train.dataSeed), hooks)
+                  : trainModel(cell.model, cell.train, corpus, hooks);
     if (trained.stopped)
         return std::nullopt;
-    EvalOptions eo;
-    eo.lengths = grid.evalLengths;
-    eo.mode = grid.evalMode;
-    eo.maxTokens = grid.evalBytes;
-    eo.textName = "the validation split of " + corpus.source;
-    bool stopped = false;
-    const std::atomic<bool>* flag = hooks.interrupt;
-    if (flag || evalProgress)
-        eo.progress = [flag, &evalProgress, &stopped](double fraction) {
-            stopped = (flag && flag->load()) || (evalProgress && !evalProgress(fraction));
-            return !stopped;
-        };
-    const auto begin = std::chrono::steady_clock::now();
     SweepCellRun run;
-    try {
-        run.points = evaluateModel(*trained.model, corpus.validation, eo);
-    } catch (const RunError&) {
-        if (stopped)
-            return std::nullopt;
-        throw;
-    }
-    SweepResult& r = run.result;
-    r = sweepResultFromEvaluation(cell.scheme, cell.seed, cell.variant, cell.model.context, run.points);
-    r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    finishResult(r, grid, cell, trained);
-    run.model = std::move(trained.model);
-    run.info = std::move(trained.info);
+    std::optional<SweepResult> scored =
+        scoreCellModel(grid, cell, *trained.model, corpus, hooks, evalProgress, &run.points);
+    if (!scored)
+        return std::nullopt;
+    run.result = std::move(*scored);
+    finishResult(run.result, grid, cell, trained);
+    run.info = trained.info;
+    if (!addCellEvaluations(grid, cell, run, trained, corpus, hooks, evalProgress))
+        return std::nullopt;
+    run.model = std::move(trained.model); // null when DroPE continued it
     return run;
 }
 
@@ -1025,9 +1256,17 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         std::string model;
     };
     std::vector<Group> groups;
+    // Each cell's own result, then the evaluations it added, as results of their own.
+    std::vector<const SweepResult*> all;
     for (const SweepResult& r : results) {
-        const std::string scheme = r.scaling.empty() ? r.scheme : r.scheme + "+" + r.scaling;
-        const std::string variant = r.settings + (r.settings.empty() || r.variant.empty() ? "" : " ") + r.variant;
+        all.push_back(&r);
+        for (const SweepResult& e : r.evaluations)
+            all.push_back(&e);
+    }
+    for (const SweepResult* each : all) {
+        const SweepResult& r = *each;
+        const std::string scheme = sweepRowScheme(r);
+        const std::string variant = sweepRowVariant(r);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
             return g.scheme == scheme && g.variant == variant && g.context == r.context && g.task == r.task &&
                    g.model == r.model;
@@ -1070,6 +1309,8 @@ SweepGrid summaryKeyless(SweepGrid grid)
     grid.model.schemeSettings.clear();
     grid.model.context = 0;
     grid.methods.clear(); // a model grid's methods are told apart too; its model folder is not
+    grid.evalScalings.clear(); // their rows are told apart by the method
+    grid.drope.reset();
     return grid;
 }
 

@@ -24,6 +24,13 @@ namespace plab {
 constexpr const char* kSweepGridFile = "sweep.json";
 constexpr const char* kSweepResultsFile = "results.jsonl";
 
+// A sweep's DroPE recipe (Gelberg et al. 2025): every rope cell, once trained and evaluated, is continued with its
+// positions dropped (droppedPositionsRun) for `fraction` of its steps and scored once per test-time logit-c.
+struct SweepDrope {
+    double fraction = 0.1;                    // of the rope cell's steps, in (0, 1]
+    std::vector<double> logitC{kDropeLogitC}; // each >= 0, distinct; 0: unscaled
+};
+
 // What a sweep runs. Every cell trains cell(i).model with cell(i).train on the corpus and evaluates it at evalLengths.
 struct SweepGrid {
     std::vector<std::string> schemes;
@@ -40,6 +47,11 @@ struct SweepGrid {
     // (the task's lengths, passkey at its default depths pooled), taskExamples test examples per length and depth.
     std::optional<TaskSpec> task;
     int taskExamples = 100;
+    // Evaluations a cell adds to its own (the model as trained), each written inside its result line: every rotary cell
+    // scored zero-shot under each method of evalScalings (factor: zeroShotFactor of the longest scored sequence), and
+    // every rope cell continued as DroPE. Empty / unset: none (and the grid's JSON and hash are as before).
+    std::vector<std::string> evalScalings; // methods with a factor: pi, ntk, dynamic-ntk, yarn, llama3, longrope
+    std::optional<SweepDrope> drope;
 
     // A model grid (empty modelFolder: a training grid): the Hugging Face folder `modelFolder` (absolute) evaluated
     // zero-shot under each of `methods` (items as parseMethodList reads them: "none", "yarn:factor=8") and each variant
@@ -106,6 +118,16 @@ struct SweepResult {
     // loss and perplexity hold NaN in a task cell).
     std::string task;
     std::vector<double> accuracy; // NaN where unsupported
+    // Passkey's accuracy per depth (empty for the other tasks): depthAccuracy[i][d] at lengths[i] and depths[d], what
+    // the depth x length heatmap draws; `accuracy` is their mean over the depths.
+    std::vector<double> depths;
+    std::vector<std::vector<double>> depthAccuracy;
+    // An evaluation the cell added (SweepGrid::evalScalings, drope): the method ("yarn", or "drope") and its settings
+    // ("factor=4"; "fraction=0.1 logit-c=0.25"); both empty for the model as trained. steps and trainSeconds of a DroPE
+    // evaluation are its recalibration's.
+    std::string method;
+    std::string methodSettings;
+    std::vector<SweepResult> evaluations; // the cell's added evaluations, written inside its line ("evaluations")
     int steps = 0;
     double trainLoss = 0;
     double trainSeconds = 0;
@@ -116,6 +138,20 @@ struct SweepResult {
     nlohmann::json toJson() const;
     static SweepResult fromJson(const nlohmann::json& j, const std::string& source); // InputError naming source
 };
+
+// The zero-shot factor of a length-extension method scored past the context: the longest sequence a model reads over
+// the context, rounded up, at least 1 (YaRN told to stretch exactly that far); core's DroPE recipe and sweeps use it.
+double zeroShotFactor(int longestSequence, int context);
+// The positions a model reads of the longest example at `lengths` (taskExampleBytes - 1).
+int longestTaskSequence(TaskKind kind, const std::vector<int>& lengths);
+// The zero-shot factor of a grid's evaluations (its longest evaluation length, or its task's longest example).
+double sweepZeroShotFactor(const SweepGrid& grid);
+
+// How a summary row names a result: the scheme with the grid's method ("rope+yarn") or with a zero-shot method
+// ("rope+yarn"; its variant starts "zero-shot"), "drope" for a DroPE evaluation; the variant: the grid's common
+// settings, the cell's variant, then the evaluation's settings.
+std::string sweepRowScheme(const SweepResult& r);
+std::string sweepRowVariant(const SweepResult& r);
 
 // A result from an evaluation (scheme, seed, variant and context as given; NaN where a length is unsupported): the
 // form runSweepCell writes and the GUI's seeds aggregate.
@@ -198,7 +234,8 @@ struct SweepSummaryRow {
     SampleStats accuracy; // exact-match accuracy over the seeds (task rows)
     std::string model;    // a model grid's rows: the model folder (lengths then count its tokens)
 };
-// Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending.
+// Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending; a
+// cell's added evaluations (zero-shot methods, DroPE) are rows of their own.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
 
 // The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order: InputError naming

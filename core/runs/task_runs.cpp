@@ -197,20 +197,40 @@ nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const 
     return out;
 }
 
-// ---- DroPE ----
-
-namespace {
-
-// The logit-c modifier's setting for DroPE's scoring.
-std::string dropeLogitSetting(const DropeRecipe& recipe)
+std::vector<TaskCurve> sweepTaskCurves(const std::vector<SweepResult>& results)
 {
-    std::ostringstream text;
-    text.precision(17);
-    text << "logit-c=" << recipe.logitC;
-    return text.str();
+    std::vector<TaskCurve> curves;
+    auto add = [&](const SweepResult& r) {
+        const std::string variant = sweepRowVariant(r);
+        TaskCurve curve;
+        curve.label = sweepRowScheme(r) + (variant.empty() ? "" : " " + variant);
+        curve.seed = r.seed;
+        for (size_t i = 0; i < r.lengths.size(); ++i) {
+            auto point = [&](double depth, double accuracy) {
+                TaskAccuracyPoint p;
+                p.length = r.lengths[i];
+                p.depth = depth;
+                p.supported = !std::isnan(accuracy);
+                p.accuracy = p.supported ? accuracy : 0;
+                curve.points.push_back(p);
+            };
+            if (r.depths.empty())
+                point(-1, r.accuracy[i]);
+            else
+                for (size_t d = 0; d < r.depths.size(); ++d)
+                    point(r.depths[d], r.depthAccuracy[i][d]);
+        }
+        curves.push_back(std::move(curve));
+    };
+    for (const SweepResult& r : results) {
+        add(r);
+        for (const SweepResult& e : r.evaluations)
+            add(e);
+    }
+    return curves;
 }
 
-} // namespace
+// ---- DroPE ----
 
 void checkDropeRecipe(const DropeRecipe& recipe)
 {
@@ -229,7 +249,7 @@ void checkDropeRecipe(const DropeRecipe& recipe)
             if (recipe.seeds[i] == recipe.seeds[j])
                 throw InputError("seed " + std::to_string(recipe.seeds[i]) + " is given twice; allowed: distinct seeds",
                                  "seeds");
-    makeSchemeSpec("none", 1, false, {dropeLogitSetting(recipe)}, recipe.run.model.context); // logit-c's range
+    makeSchemeSpec("none", 1, false, {logitCSetting(recipe.logitC)}, recipe.run.model.context); // logit-c's range
     if (!(recipe.yarnFactor >= 0))
         throw InputError("YaRN factor = " + number(recipe.yarnFactor) +
                              " is out of range; allowed: 0 (from the longest scored length) or a factor > 0",
@@ -238,16 +258,15 @@ void checkDropeRecipe(const DropeRecipe& recipe)
 
 int dropeRecalibrationSteps(const DropeRecipe& recipe)
 {
-    return std::max(1, static_cast<int>(std::lround(recipe.fraction * recipe.run.train.steps)));
+    return recalibrationSteps(recipe.fraction, recipe.run.train.steps);
 }
 
 double dropeYarnFactor(const DropeRecipe& recipe)
 {
     if (recipe.yarnFactor > 0)
         return recipe.yarnFactor;
-    const std::vector<int> lengths = taskRunEvalLengths(recipe.run);
-    const int longest = taskExampleBytes(recipe.run.task.kind, *std::max_element(lengths.begin(), lengths.end())) - 1;
-    return std::max(1.0, std::ceil(static_cast<double>(longest) / recipe.run.model.context));
+    return zeroShotFactor(longestTaskSequence(recipe.run.task.kind, taskRunEvalLengths(recipe.run)),
+                          recipe.run.model.context);
 }
 
 const std::vector<DropeStep>& dropeSteps()
@@ -287,8 +306,6 @@ DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& ho
     ModelConfig nope = rope;
     nope.scheme = "none";
     nope.schemeSettings.clear();
-    TrainConfig recalibration = recipe.run.train;
-    setTrainingSteps(recalibration, dropeRecalibrationSteps(recipe));
     const double factor = dropeYarnFactor(recipe);
 
     for (size_t s = 0; s < recipe.seeds.size(); ++s) {
@@ -362,21 +379,15 @@ DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& ho
         // 4. DroPE: the rope weights and AdamW state continued as NoPE (core's droppingPositions rule).
         if (!begin(DropeStep::Recalibrate))
             return stop();
-        LoadedCheckpoint init;
-        init.info = ropeRun.info;
-        init.optimizer = std::make_unique<AdamW>(*ropeRun.info.optimizer);
-        init.model = std::move(ropeRun.model);
-        ModelConfig dropped = nope;
-        dropped.seed = seed;
-        TrainConfig recalibrate = recalibration;
-        recalibrate.dataSeed = seed + 0x9e3779b9u; // batches the rope run has not seen step for step
+        Recalibration recalibration = droppedPositionsRun(std::move(ropeRun), train, recipe.fraction);
         TrainingResult dropeRun =
-            trainModel(dropped, recalibrate, taskTrainingBatches(recipe.run.task, recalibrate.dataSeed), training,
-                       &init, "the rope model", "the DroPE recalibration");
+            trainModel(recalibration.model, recalibration.train,
+                       taskTrainingBatches(recipe.run.task, recalibration.train.dataSeed), training,
+                       &recalibration.init, "the rope model", "the DroPE recalibration");
         if (dropeRun.stopped || !begin(DropeStep::ScoreDrope))
             return stop();
         if (recipe.logitC > 0) // DroPE's test-time logit scale (a modifier: the weights are not touched)
-            dropeRun.model->setScaling("none", {dropeLogitSetting(recipe)});
+            dropeRun.model->setScaling("none", {logitCSetting(recipe.logitC)});
         curve = scoreTaskCurve(*dropeRun.model, recipe.run, kDropeLabel, seed, scoring);
         if (!curve)
             return stop();

@@ -82,6 +82,12 @@ std::vector<TaskAccuracyRow> summarizeTaskAccuracy(const std::vector<TaskCurve>&
 std::string taskAccuracyCsv(const std::vector<TaskAccuracyRow>& rows);
 nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const TaskSpec& task);
 
+// A task sweep's results as curves, one per summary row (sweepRowScheme, then sweepRowVariant after a space: "alibi",
+// "rope+yarn zero-shot factor=4", "drope fraction=0.1 logit-c=0.25"), one point per length, and for passkey lines one
+// per (length, depth) as each line holds them; lines without depths (written before them) give their pooled accuracy
+// with depth -1. Labels in order of first appearance. What `collect -o x.png` draws with the Train tab's figures.
+std::vector<TaskCurve> sweepTaskCurves(const std::vector<SweepResult>& results);
+
 // ---- DroPE ----
 
 // The DroPE recipe (Gelberg et al. 2025) at small scale, per seed: train rope for train.steps; score it, and score it
@@ -94,8 +100,8 @@ struct DropeRecipe {
     std::vector<uint64_t> seeds = {1};
     double yarnFactor = 0; // > 0: YaRN's factor; 0: the longest scored sequence over the context, rounded up
     // DroPE is scored with its test-time logit scale, scores times 1 + c ln(n/L) past L (the logit-c modifier); 0:
-    // none. The default is about 1/ln L at the lab's contexts (32, 64), where log-n scaling (lesson 9) would put it.
-    double logitC = 0.25;
+    // none.
+    double logitC = kDropeLogitC;
 };
 inline constexpr const char* kDropeLabel = "drope";
 inline constexpr const char* kNopeLabel = "none";

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace plab {
 
@@ -256,6 +257,38 @@ std::string initAllowedText(const ModelConfig& was)
 bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint)
 {
     return model.scheme == "none" && checkpoint.scheme == "rope";
+}
+
+int recalibrationSteps(double fraction, int steps)
+{
+    return std::max(1, static_cast<int>(std::lround(fraction * steps)));
+}
+
+std::string logitCSetting(double c)
+{
+    std::ostringstream text;
+    text.precision(17);
+    text << "logit-c=" << c;
+    return text.str();
+}
+
+Recalibration droppedPositionsRun(TrainingResult&& rope, const TrainConfig& train, double fraction)
+{
+    Recalibration r;
+    // Nothing of rope is left: neither its parameters nor a length-extension method nor a NoPE-layer schedule.
+    r.model = rope.model->config();
+    r.model.scheme = "none";
+    r.model.schemeSettings.clear();
+    r.model.scaling = "none";
+    r.model.scalingSettings.clear();
+    r.model.nopeEvery = 0;
+    r.train = train;
+    setTrainingSteps(r.train, recalibrationSteps(fraction, train.steps));
+    r.train.dataSeed = train.dataSeed + 0x9e3779b9u; // batches the rope run has not seen step for step
+    r.init.info = rope.info;
+    r.init.optimizer = std::make_unique<AdamW>(*rope.info.optimizer);
+    r.init.model = std::move(rope.model);
+    return r;
 }
 
 void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& was, const std::string& source,

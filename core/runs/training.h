@@ -169,4 +169,23 @@ void checkInitSchemeAndSizes(const ModelConfig& model, const ModelConfig& checkp
 // removed, weights and optimiser state kept. The one scheme change checkInitSchemeAndSizes allows.
 bool droppingPositions(const ModelConfig& model, const ModelConfig& checkpoint);
 
+// ---- DroPE's recalibration (one rule for core's runDropeRecipe and sweep cells with a DroPE recipe) ----
+
+// DroPE's test-time logit scale by default: logit-c about 1/ln L at the lab's contexts (32, 64), where log-n scaling
+// (lesson 9) would put it.
+inline constexpr double kDropeLogitC = 0.25;
+// Recalibration steps: fraction x steps of the rope run, rounded, at least 1.
+int recalibrationSteps(double fraction, int steps);
+// The setting that scores a dropped model with its logit scale, "logit-c=0.25" (exact digits).
+std::string logitCSetting(double c);
+// The recalibration run of a trained rope model (`rope`, whose optimiser state it takes): scheme none with the rope
+// model's sizes (droppingPositions), `train`'s schedule for recalibrationSteps(fraction, train.steps), its batches
+// drawn from a data seed the rope run did not use step for step. Pass `model`, `train` and `init` to trainModel.
+struct Recalibration {
+    ModelConfig model;
+    TrainConfig train;
+    LoadedCheckpoint init;
+};
+Recalibration droppedPositionsRun(TrainingResult&& rope, const TrainConfig& train, double fraction);
+
 } // namespace plab

@@ -12,6 +12,10 @@
 #include <QThread>
 #include <QtConcurrent>
 
+#include <algorithm>
+#include <memory>
+#include <set>
+
 namespace plab::ui {
 
 namespace {
@@ -49,6 +53,8 @@ QSize defaultPictureSize(const QString& view, int panels)
 {
     if (view == QLatin1String("compare"))
         return {420 * panels + 260, 640};
+    if (view == QLatin1String("collect") && panels > 1) // a task sweep's heatmap strips (sweepPictureStrips)
+        return {1100, 380 + 420 * panels};
     if (view == QLatin1String("dot") || view == QLatin1String("train") || view == QLatin1String("frequencies") ||
         view == QLatin1String("collect") || view == QLatin1String("methods") || view == QLatin1String("fire-curve"))
         return {1100, 700};
@@ -291,19 +297,68 @@ void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& 
         writeCurves(accuracy, options, path);
         return;
     }
-    HeatmapFigure grid = passkeyHeatmapFigure(summarizeTaskAccuracy(curves, false), request);
-    grid.dark = options.dark;
-    HeatmapPainter heatmap;
-    heatmap.setFigure(std::move(grid));
+    // One strip of heatmaps per four curves (a panel narrower than that is unreadable), stacked under the accuracy.
+    const std::vector<TaskAccuracyRow> grid = summarizeTaskAccuracy(curves, false);
+    const std::vector<std::string> labels = request.labels();
+    std::vector<std::unique_ptr<HeatmapPainter>> strips;
+    for (size_t first = 0; first < labels.size(); first += kHeatmapPanelsPerStrip) {
+        TaskRequest part = request;
+        part.drope = false; // the strip's own labels, whatever they are
+        part.schemes.assign(labels.begin() + static_cast<std::ptrdiff_t>(first),
+                            labels.begin() +
+                                static_cast<std::ptrdiff_t>(std::min(labels.size(), first + kHeatmapPanelsPerStrip)));
+        HeatmapFigure figure = passkeyHeatmapFigure(grid, part);
+        if (figure.panels.empty())
+            continue;
+        if (!strips.empty())
+            figure.title.clear(); // one title over the strips
+        figure.dark = options.dark;
+        strips.push_back(std::make_unique<HeatmapPainter>());
+        strips.back()->setFigure(std::move(figure));
+    }
+    const QString title = strips.empty() ? accuracy.title : strips.front()->figure().title;
     save(
         path, options,
         [&](QPainter& p, const QRectF& r, const PictureStyle& s) {
             // Accuracy over the heatmaps: four panels need the whole width.
-            const QRectF top(r.left(), r.top(), r.width(), r.height() * 0.42);
-            renderCurveFigure(p, top, accuracy, s);
-            heatmap.paint(p, QRectF(r.left(), top.bottom(), r.width(), r.bottom() - top.bottom()), s);
+            const double top = strips.size() <= 1 ? 0.42 : 0.9 / (strips.size() + 1.2);
+            const QRectF curvesRect(r.left(), r.top(), r.width(), r.height() * top);
+            renderCurveFigure(p, curvesRect, accuracy, s);
+            const double stripH = (r.bottom() - curvesRect.bottom()) / std::max<size_t>(1, strips.size());
+            for (size_t i = 0; i < strips.size(); ++i)
+                strips[i]->paint(p, QRectF(r.left(), curvesRect.bottom() + i * stripH, r.width(), stripH), s);
         },
-        heatmap.figure().title);
+        title);
+}
+
+int sweepPictureStrips(const std::vector<SweepResult>& results)
+{
+    // Lines written before passkey kept its depths have none: a folder of those alone has no heatmap.
+    if (std::none_of(results.begin(), results.end(), [](const SweepResult& r) { return !r.depths.empty(); }))
+        return 0;
+    std::set<std::string> labels;
+    for (const TaskCurve& c : sweepTaskCurves(results))
+        labels.insert(c.label);
+    return static_cast<int>((labels.size() + kHeatmapPanelsPerStrip - 1) / kHeatmapPanelsPerStrip);
+}
+
+void writeSweepTaskPicture(const std::vector<SweepResult>& results, const SweepGrid& grid, const ImageOptions& options,
+                           const QString& path)
+{
+    imageFormatForPath(path);
+    if (!grid.task)
+        throw InputError("the sweep folder holds a text sweep; its picture is perplexity against length");
+    TaskRequest request;
+    request.run.task = *grid.task;
+    request.run.model = grid.model;
+    request.run.train = grid.train;
+    request.run.examples = grid.taskExamples;
+    request.run.lengths = grid.evalLengths;
+    const std::vector<TaskCurve> curves = sweepTaskCurves(results);
+    for (const TaskCurve& c : curves)
+        if (std::find(request.schemes.begin(), request.schemes.end(), c.label) == request.schemes.end())
+            request.schemes.push_back(c.label);
+    writeTaskPicture(request, curves, options, path);
 }
 
 } // namespace plab::ui

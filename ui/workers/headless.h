@@ -69,7 +69,15 @@ std::vector<TrainSnapshot> runTrainingAndWait(const TrainRequest& request,
 std::vector<TaskCurve> runTaskAndWait(const TaskRequest& request,
                                       const std::function<void(const TaskSnapshot&)>& onSnapshot = {});
 // Accuracy against length over seeds, beside the passkey's depth x length heatmap for passkey (render train --task).
+// More than kHeatmapPanelsPerStrip curves draw their heatmaps in several strips, one under the other.
 void writeTaskPicture(const TaskRequest& request, const std::vector<TaskCurve>& curves, const ImageOptions& options,
                       const QString& path);
+inline constexpr size_t kHeatmapPanelsPerStrip = 4;
+// A task sweep's picture (positionlab-cli collect -o x.png): the same figures from the folders' results
+// (sweepTaskCurves), one curve (and passkey heatmap) per summary row, `grid` giving the task and its lengths.
+void writeSweepTaskPicture(const std::vector<SweepResult>& results, const SweepGrid& grid, const ImageOptions& options,
+                           const QString& path);
+// How many heatmap strips that picture has (0 without depths): for its default height.
+int sweepPictureStrips(const std::vector<SweepResult>& results);
 
 } // namespace plab::ui
