@@ -1320,7 +1320,7 @@ void TestBadInput::cli_data()
     row("render entropy no scheme", {"render", "entropy", "-o", "@DIR@/x.png"}, 2,
         "render entropy: name at least one scheme", {}, NeedsRender);
     row("render attention no checkpoint", {"render", "attention", "-o", "@DIR@/x.png"}, 2,
-        "render attention: --checkpoint MODEL.safetensors is required", {}, NeedsRender);
+        "render attention: --checkpoint MODEL.safetensors (or a model folder DIR) is required", {}, NeedsRender);
     row("render missing dir", {"render", "bias", "alibi", "-o", "@DIR@/no/x.png"}, 2,
         "cannot write @DIR@/no/x.png: No such file or directory", {}, NeedsRender);
     row("bias picture read-only", {"bias", "alibi", "-o", "@DIR@/x.png"}, 2, "Permission denied",

@@ -1690,14 +1690,14 @@ private Q_SLOTS:
         view.addModel(makeSharedModel(QStringLiteral("cope (untrained)"),
                                       std::make_unique<Model>(smallModelConfig("cope", 1)), {}));
         view.setText(QStringLiteral("count the words"));
-        view.setShow(TextView::Positions);
+        view.setTextView(TextView::Positions);
         QVERIFY(view.canShowPositions());
         const int heads = view.models()[0].model->config().heads;
         QVERIFY(showAndWait(view, panelFor("cope", 16, 1, heads)));
         QCOMPARE(int(view.result().positions.size()), heads);
         QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().positions[1]);
         QCOMPARE(view.saveState()["show"].get<std::string>(), std::string("positions"));
-        view.setShow(TextView::Bias);
+        view.setTextView(TextView::Bias);
         QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().biases[1]);
         const QString grabs = qEnvironmentVariable("TST_UI_GRAB_DIR"); // a picture to look at, when asked
         if (!grabs.isEmpty())
@@ -1706,7 +1706,7 @@ private Q_SLOTS:
         view.addModel(
             makeSharedModel(QStringLiteral("alibi"), std::make_unique<Model>(smallModelConfig("alibi", 1)), {}));
         QVERIFY(!view.canShowPositions());
-        view.setShow(TextView::Positions);
+        view.setTextView(TextView::Positions);
         QVERIFY(showAndWait(view, panelFor("alibi", 16, 0, heads)));
         QVERIFY(view.result().positions.empty());
         QVERIFY(view.heatmap()->heatmap().figure().panels[0].matrix == view.result().probabilities[0]);

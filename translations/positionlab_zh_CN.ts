@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>CommandLine</name>
@@ -31,15 +32,15 @@
         <translation>在“你的模型”标签页中打开一个 Hugging Face 模型文件夹</translation>
     </message>
     <message>
-        <source>Save the Your model tab's pictures of the --model folder to DIR and quit</source>
+        <source>Save the Your model tab&apos;s pictures of the --model folder to DIR and quit</source>
         <translation>把 --model 文件夹在“你的模型”标签页中的图保存到 DIR 后退出</translation>
     </message>
     <message>
         <source>Run the DroPE recipe on passkey in the Train tab as the window opens on this screen, save it running and done to DIR, and quit</source>
         <translation>在“训练”页按本屏幕上窗口打开时的大小对 passkey 运行 DroPE 流程，把运行中和完成时的截图保存到 DIR 后退出</translation>
     </message>
-<message>
-        <source>Save the Rotary frequencies view with keep and rotary-fraction, the Train tab with its model options and FIRE's learned curve, as the window opens on this screen, to DIR and quit</source>
+    <message>
+        <source>Save the Rotary frequencies view with keep and rotary-fraction, the Train tab with its model options and FIRE&apos;s learned curve, as the window opens on this screen, to DIR and quit</source>
         <translation>将带 keep 和 rotary-fraction 的“旋转频率”视图、带模型选项的“训练”页以及 FIRE 学习到的曲线按窗口在此屏幕上打开时的样子保存到 DIR，然后退出</translation>
     </message>
 </context>
@@ -266,7 +267,7 @@
         <translation>训练上下文长度 %1</translation>
     </message>
     <message>
-        <source>Entropy of each query's attention (%1)</source>
+        <source>Entropy of each query&apos;s attention (%1)</source>
         <translation>每个查询的注意力熵（%1）</translation>
     </message>
     <message>
@@ -290,12 +291,12 @@
         <translation>θ_i = base^(−2i/d)</translation>
     </message>
     <message>
-        <source>θ'_i (%1)</source>
-        <translation>θ'_i（%1）</translation>
+        <source>θ&apos;_i (%1)</source>
+        <translation>θ&apos;_i（%1）</translation>
     </message>
     <message>
-        <source>θ'_i / θ_i (1: kept, 1/s: interpolated)</source>
-        <translation>θ'_i / θ_i（1：保留，1/s：插值）</translation>
+        <source>θ&apos;_i / θ_i (1: kept, 1/s: interpolated)</source>
+        <translation>θ&apos;_i / θ_i（1：保留，1/s：插值）</translation>
     </message>
     <message>
         <source>θ = 2π/L: wavelength = training context</source>
@@ -438,7 +439,7 @@
         <translation>没有勾选任何方法；允许：至少一个</translation>
     </message>
     <message>
-        <source>%1 (config's own)</source>
+        <source>%1 (config&apos;s own)</source>
         <translation>%1（config 自带）</translation>
     </message>
     <message>
@@ -452,14 +453,6 @@
     <message>
         <source>query token</source>
         <translation>查询词元</translation>
-    </message>
-    <message>
-        <source>key position (blocks of about %1 tokens, mean)</source>
-        <translation>键位置（约 %1 个词元为一块，取平均）</translation>
-    </message>
-    <message>
-        <source>query position</source>
-        <translation>查询位置</translation>
     </message>
     <message>
         <source>tokens %1–%2 of %3</source>
@@ -551,7 +544,7 @@
         <source>%1 (NoPE layer: no positions)</source>
         <translation>%1（NoPE 层：不读位置）</translation>
     </message>
-<message>
+    <message>
         <source>positional bias added to the logit</source>
         <translation>加到 logit 上的位置偏置</translation>
     </message>
@@ -567,7 +560,7 @@
         <source>Contextual positions on text: %1</source>
         <translation>文本上的上下文位置：%1</translation>
     </message>
-<message>
+    <message>
         <source>FIRE, untrained: bias against distance at row m = %1, head h = %2 of 0..%3 (T = %4)</source>
         <translation>FIRE（未训练）：第 m = %1 行、头 h = %2（0..%3）的偏置随距离变化（T = %4）</translation>
     </message>
@@ -591,7 +584,7 @@
         <source>untrained initialisation</source>
         <translation>未训练的初始化</translation>
     </message>
-<message>
+    <message>
         <source>no attention has been computed yet</source>
         <translation>尚未计算注意力</translation>
     </message>
@@ -689,7 +682,7 @@
         <translation>p[m,2i] = sin(m w_i)，p[m,2i+1] = cos(m w_i)，w_i = base^(-2i/d)；视图：dot(p_m, p_n) - d/2 = sum_{i&lt;d/2} cos((m-n) w_i) - d/2</translation>
     </message>
     <message>
-        <source>The original Transformer's absolute encoding, added to the token embedding. The dot product of two position vectors depends only on their distance and oscillates as it decays; past the training length the model meets position vectors it has never seen.</source>
+        <source>The original Transformer&apos;s absolute encoding, added to the token embedding. The dot product of two position vectors depends only on their distance and oscillates as it decays; past the training length the model meets position vectors it has never seen.</source>
         <translation>原始 Transformer 的绝对位置编码，加在词元嵌入上。两个位置向量的点积只取决于它们之间的距离，并在衰减中振荡；超出训练长度后，模型会遇到从未见过的位置向量。</translation>
     </message>
     <message>
@@ -777,7 +770,7 @@
         <translation>b_h(m, n) = (sum_{i&lt;d/2} cos((m-n) w_i) - d/2) H / (8 (h+1))，w_i = base^(-2i/d)</translation>
     </message>
     <message>
-        <source>Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi's slopes: it decays roughly logarithmically and oscillates a little.</source>
+        <source>Sandwich uses the sinusoidal dot product itself as a relative bias, scaled per head like ALiBi&apos;s slopes: it decays roughly logarithmically and oscillates a little.</source>
         <translation>Sandwich 直接把正弦位置编码的点积用作相对位置偏置，并像 ALiBi 的斜率那样按头缩放：它大致按对数衰减，并略有振荡。</translation>
     </message>
     <message>
@@ -789,7 +782,7 @@
         <translation>若 0 &lt;= m - n &lt; window（双向时：|m - n| &lt; window），则 b(m, n) = 0，否则为 -inf</translation>
     </message>
     <message>
-        <source>The 'super baseline' of the length-extrapolation literature: each query sees only the last `window` keys, its training context. It can never meet a distance it was not trained on. In a model the windows chain through the layers (a token reaches layers x (window - 1) back), so a model's default window keeps that whole reach inside the training context.</source>
+        <source>The &apos;super baseline&apos; of the length-extrapolation literature: each query sees only the last `window` keys, its training context. It can never meet a distance it was not trained on. In a model the windows chain through the layers (a token reaches layers x (window - 1) back), so a model&apos;s default window keeps that whole reach inside the training context.</source>
         <translation>长度外推文献中的“超强基线”：每个查询只能看到最近的 `window` 个键，即它的训练上下文。它永远不会遇到训练时没见过的距离。在模型中，各层的窗口会逐层串联（一个词元最远能向前看到 层数 × (window - 1) 个位置），因此模型的默认窗口会让这整个范围都落在训练上下文之内。</translation>
     </message>
     <message>
@@ -801,7 +794,7 @@
         <translation>块大小为 window/2；查询 m 能看到本块及前一块中满足 n &lt;= m 的键 n</translation>
     </message>
     <message>
-        <source>XPOS's blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.</source>
+        <source>XPOS&apos;s blockwise causal attention: a sliding window made of blocks, so every query sees between window/2 and window keys, all at distances seen in training.</source>
         <translation>XPOS 的分块因果注意力：由块组成的滑动窗口，使每个查询能看到 window/2 到 window 个键，且所有距离都在训练中出现过。</translation>
     </message>
     <message>
@@ -949,15 +942,15 @@
         <translation>将 q_m 与 k_n 的第 (2i, 2i+1) 对分量分别旋转 m θ_i、n θ_i；i &lt; round(p r/2) 时 θ_i = base^(-2i/r)，否则为 0；r = ⌊f d⌋（f：rotary-fraction，p：keep）；探针（q = k = 1）：sum_{i&lt;d/2} 2 cos((m-n) θ_i)</translation>
     </message>
     <message>
-        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation. keep &lt; 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies turn, the lowest are set to 0. rotary-fraction &lt; 1 is GPT-NeoX's rotary_pct: only the first dims turn, over a full ladder of frequencies of their own.</source>
+        <source>Rotary embeddings rotate queries and keys so that their dot product depends only on the relative distance. The probe shows the score of an all-ones query and key: a slowly decaying oscillation. Unseen rotation angles past the training length hurt extrapolation. keep &lt; 1 is p-RoPE (Barbero et al. 2025): only the highest frequencies turn, the lowest are set to 0. rotary-fraction &lt; 1 is GPT-NeoX&apos;s rotary_pct: only the first dims turn, over a full ladder of frequencies of their own.</source>
         <translation>旋转位置编码对查询和键进行旋转，使它们的点积只取决于相对距离。探针显示全 1 查询与全 1 键的分数：一条缓慢衰减的振荡曲线。超出训练长度后出现的未见过的旋转角度会损害外推。keep &lt; 1 即 p-RoPE（Barbero 等，2025）：只有最高的频率旋转，最低的频率置为 0。rotary-fraction &lt; 1 即 GPT-NeoX 的 rotary_pct：只有前面的维度旋转，并使用它们自己的一整套频率。</translation>
     </message>
     <message>
-        <source>p-RoPE's p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0</source>
+        <source>p-RoPE&apos;s p: the fraction of the pairs that turn, highest frequencies first; the others get θ = 0</source>
         <translation>p-RoPE 的 p：旋转的维度对所占比例，从最高频率起；其余的 θ = 0</translation>
     </message>
     <message>
-        <source>GPT-NeoX's rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
+        <source>GPT-NeoX&apos;s rotary_pct f: only the first ⌊f d⌋ dims turn, with θ_i = base^(-2i/⌊f d⌋)</source>
         <translation>GPT-NeoX 的 rotary_pct f：只有前 ⌊f d⌋ 维旋转，θ_i = base^(-2i/⌊f d⌋)</translation>
     </message>
     <message>
@@ -969,7 +962,7 @@
         <translation>b_h(m, n) = MLP_h(ψ(m - n) / ψ(max(m, T)))，ψ(t) = ln(c t + 1)，MLP 1 -&gt; 32 -&gt; H（ReLU），c 与 T 可学习</translation>
     </message>
     <message>
-        <source>FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query's position (its 'progressive interpolation'): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m &lt;= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code's random initialisation, from a fixed seed).</source>
+        <source>FIRE (Li et al., ICLR 2024) learns the bias as a function of the distance divided by the query&apos;s position (its &apos;progressive interpolation&apos;): inputs stay in [0, 1] at any length, and the log transform ψ keeps near distances apart. Rows m &lt;= T use T instead of m, so short sequences see a plain function of distance. It contains ALiBi and KERPLE as special cases. Without a trained model the view shows its untrained prior (the reference code&apos;s random initialisation, from a fixed seed).</source>
         <translation>FIRE（Li 等，ICLR 2024）把偏置学成“距离除以查询位置”的函数（即其“渐进插值”）：任何长度下输入都保持在 [0, 1] 内，对数变换 ψ 让近处的距离彼此分开。m &lt;= T 的行用 T 代替 m，因此短序列看到的只是距离的普通函数。ALiBi 与 KERPLE 都是它的特例。没有训练好的模型时，视图显示其未训练的先验（参考代码的随机初始化，取自固定种子）。</translation>
     </message>
     <message>
@@ -977,11 +970,11 @@
         <translation>FoX（遗忘门，依赖数据）</translation>
     </message>
     <message>
-        <source>b_h(m, n) = F_m - F_n,  F_t = sum_{l&lt;=t} ln σ(w_h . x_l + b_h),  x_l the layer's normed input; no other position; view (w = 0): -(m - n) ln(1 + e^(-b))</source>
+        <source>b_h(m, n) = F_m - F_n,  F_t = sum_{l&lt;=t} ln σ(w_h . x_l + b_h),  x_l the layer&apos;s normed input; no other position; view (w = 0): -(m - n) ln(1 + e^(-b))</source>
         <translation>b_h(m, n) = F_m - F_n，F_t = sum_{l&lt;=t} ln σ(w_h . x_l + b_h)，x_l 为该层归一化后的输入；没有其他位置编码；视图（w = 0）：-(m - n) ln(1 + e^(-b))</translation>
     </message>
     <message>
-        <source>The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) computed from the token itself: key n's score drops by -ln f_l for every later token l up to the query. The decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes position. Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a trained model's bias depends on the text it reads (the per-input view).</source>
+        <source>The Forgetting Transformer (Lin et al., ICLR 2025) gives every head a forget gate f_t = σ(w_h . x_t + b_h) computed from the token itself: key n&apos;s score drops by -ln f_l for every later token l up to the query. The decay is learned and depends on the text (a gate near 1 keeps the past, near 0 wipes it); nothing else encodes position. Without a model the view shows the untrained gate (w = 0): an ALiBi line of slope ln(1 + e^(-b)) per token; a trained model&apos;s bias depends on the text it reads (the per-input view).</source>
         <translation>遗忘 Transformer（Lin 等，ICLR 2025）给每个头一个遗忘门 f_t = σ(w_h . x_t + b_h)，由词元本身算出：查询之前、键 n 之后的每个词元 l 都让键 n 的得分下降 -ln f_l。衰减是学出来的，并取决于文本（门接近 1 时保留过去，接近 0 时抹去过去）；除此之外没有任何东西编码位置。没有模型时，视图显示未训练的门（w = 0）：每个词元斜率为 ln(1 + e^(-b)) 的一条 ALiBi 直线；训练好的模型的偏置取决于它读到的文本（逐输入视图）。</translation>
     </message>
     <message>
@@ -993,10 +986,10 @@
         <translation>初始阈值 T：m &lt;= T 的行用 ψ(T) 归一化（在模型中以其倍数学习）</translation>
     </message>
     <message>
-        <source>initial forget-gate bias b of every head (learned in a model; 0, the reference code's, starts at f ≈ 1/2)</source>
+        <source>initial forget-gate bias b of every head (learned in a model; 0, the reference code&apos;s, starts at f ≈ 1/2)</source>
         <translation>每个头遗忘门的初始偏置 b（在模型中学习；参考代码取 0，起始时 f ≈ 1/2）</translation>
     </message>
-<message>
+    <message>
         <source>CoPE (contextual positions)</source>
         <translation>CoPE（上下文位置）</translation>
     </message>
@@ -1005,7 +998,7 @@
         <translation>b(m, n) = 在 ⌊p⌋ 与 ⌈p⌉ 之间插值的 z_m(p_mn)，  z_m(p) = q_m · E[:, p]，  p_mn = min(Σ_{t=n..m} σ(q_m · k_t / √d), npos-max - 1)，  E 可学习（d x npos-max，各头共享）</translation>
     </message>
     <message>
-        <source>CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its score against the query is added to the logit. The bias depends on the text, so it has no static view: the Attention on text tab shows a trained model's positions and bias on your text. The lab's path is exact and not fused: it costs more than the fused schemes.</source>
+        <source>CoPE (Golovneva et al. 2024) makes a position a count: each key t between n and the query m adds its gate σ(q_m · k_t / √d), a number between 0 and 1, so a head can count words or sentences instead of tokens. The position p_mn is looked up in a learned table of position embeddings (interpolated between integers) and its score against the query is added to the logit. The bias depends on the text, so it has no static view: the Attention on text tab shows a trained model&apos;s positions and bias on your text. The lab&apos;s path is exact and not fused: it costs more than the fused schemes.</source>
         <translation>CoPE（Golovneva 等，2024）把位置变成计数：查询 m 与键 n 之间的每个键 t 都加上它的门 σ(q_m · k_t / √d)，一个介于 0 和 1 之间的数，因此一个头可以数单词或句子，而不是数 token。位置 p_mn 在一张可学习的位置嵌入表中查得（在整数之间插值），它与查询的得分加到 logit 上。偏置取决于文本，所以它没有静态视图：“文本上的注意力”页显示训练好的模型在你的文本上的位置和偏置。本实验室的实现是精确的、未融合的：它比融合的方案更慢。</translation>
     </message>
     <message>
@@ -1142,7 +1135,7 @@
         <translation>%1 层 · d_model %2 · %3 个头 · 上下文长度 %4 · 方案 %5</translation>
     </message>
     <message>
-        <source>views.attention.model: %1 is not among the session's checkpoints</source>
+        <source>views.attention.model: %1 is not among the session&apos;s checkpoints</source>
         <translation>views.attention.model：%1 不在会话的检查点中</translation>
     </message>
     <message>
@@ -1150,26 +1143,26 @@
         <translation>注意力头由左侧面板选择。把鼠标悬停在格子上，可看到两个位置、两个字符和概率。</translation>
     </message>
     <message>
-        <source>Attention on text needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint (.safetensors) on the left.</source>
+        <source>Attention on text needs a trained model. Train a demo model now, train several in the &quot;Train&quot; tab, or load a checkpoint (.safetensors) on the left.</source>
         <translation>“文本上的注意力”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在左侧加载检查点（.safetensors）。</translation>
     </message>
     <message>
-        <source>Type a text on the left: the model's attention on it appears here, one row per query character, one column per key character.</source>
+        <source>Type a text on the left: the model&apos;s attention on it appears here, one row per query character, one column per key character.</source>
         <translation>在左侧输入一段文本：模型在其上的注意力会显示在这里，每个查询字符一行，每个键字符一列。</translation>
     </message>
     <message>
-        <source>The entropy of each query's attention appears here with the attention above.</source>
+        <source>The entropy of each query&apos;s attention appears here with the attention above.</source>
         <translation>每个查询的注意力熵会和上方的注意力一起显示在这里。</translation>
     </message>
     <message>
-        <source>query %1 '%2' → key %3 '%4': %5</source>
-        <translation>查询 %1 '%2' → 键 %3 '%4'：%5</translation>
+        <source>query %1 &apos;%2&apos; → key %3 &apos;%4&apos;: %5</source>
+        <translation>查询 %1 &apos;%2&apos; → 键 %3 &apos;%4&apos;：%5</translation>
     </message>
     <message>
         <source>masked (the query cannot see it)</source>
         <translation>被遮蔽（该查询看不到它）</translation>
     </message>
-<message>
+    <message>
         <source>attention weights</source>
         <translation>注意力权重</translation>
     </message>
@@ -1182,7 +1175,7 @@
         <translation>上下文位置</translation>
     </message>
     <message>
-        <source>What the heatmap shows: the attention probabilities, the positional bias the scheme adds to each logit on this text, or CoPE's contextual positions (models with them only)</source>
+        <source>What the heatmap shows: the attention probabilities, the positional bias the scheme adds to each logit on this text, or CoPE&apos;s contextual positions (models with them only)</source>
         <translation>热图显示的内容：注意力概率、方案在这段文本上加到每个 logit 的位置偏置，或 CoPE 的上下文位置（仅限具有上下文位置的模型）</translation>
     </message>
     <message>
@@ -1224,12 +1217,12 @@
         <source>Choose a scheme in the panel on the left: its bias matrix appears here.</source>
         <translation>在左侧面板中选择一种方案：它的偏置矩阵会显示在这里。</translation>
     </message>
-<message>
+    <message>
         <source>FIRE: learned curve</source>
         <translation>FIRE：学习到的曲线</translation>
     </message>
     <message>
-        <source>fire only: a trained model's bias against the distance beside the untrained one, instead of the matrix</source>
+        <source>fire only: a trained model&apos;s bias against the distance beside the untrained one, instead of the matrix</source>
         <translation>仅限 fire：不显示矩阵，改为显示训练好的模型的偏置随距离的变化，旁边是未训练的曲线</translation>
     </message>
     <message>
@@ -1261,11 +1254,11 @@
         <translation>%1：它的方案是 %2；学习到的曲线需要 fire 模型</translation>
     </message>
     <message>
-        <source>Head h = %1 of 0..%2 at row m = %3 (the panel's length − 1). Past the threshold T the distance is divided by ψ(m), so a longer row reads the same distance differently.</source>
+        <source>Head h = %1 of 0..%2 at row m = %3 (the panel&apos;s length − 1). Past the threshold T the distance is divided by ψ(m), so a longer row reads the same distance differently.</source>
         <translation>头 h = %1（0..%2），第 m = %3 行（面板的长度 − 1）。超过阈值 T 后距离要除以 ψ(m)，所以更长的行对同一距离的读法不同。</translation>
     </message>
     <message>
-        <source>The model has %1 heads: head h = %2 is shown (the panel's head h = %3 is not in it).</source>
+        <source>The model has %1 heads: head h = %2 is shown (the panel&apos;s head h = %3 is not in it).</source>
         <translation>模型有 %1 个头：显示头 h = %2（面板的头 h = %3 不在其中）。</translation>
     </message>
     <message>
@@ -1312,7 +1305,7 @@
         <translation>差值 A − B 中的 B</translation>
     </message>
     <message>
-        <source>Length, head, mask and colour map come from the panel; the panel's scheme uses its parameters, the others their defaults (window = context, else 16).</source>
+        <source>Length, head, mask and colour map come from the panel; the panel&apos;s scheme uses its parameters, the others their defaults (window = context, else 16).</source>
         <translation>长度、头、掩码和颜色映射取自左侧面板；面板中选中的方案使用面板上的参数，其余方案使用默认值（window = 上下文长度，否则为 16）。</translation>
     </message>
     <message>
@@ -1450,11 +1443,11 @@
         <translation>训练好的模型读取留出文本时的 q 和 k：可在此处或“训练”页训练一个，或在“文本上的注意力”中加载检查点</translation>
     </message>
     <message>
-        <source>Tick schemes on the left: the entropy of each scheme's attention against length appears here, one curve per scheme.</source>
+        <source>Tick schemes on the left: the entropy of each scheme&apos;s attention against length appears here, one curve per scheme.</source>
         <translation>在左侧勾选方案：每种方案的注意力熵随长度的变化会显示在这里，每种方案一条曲线。</translation>
     </message>
     <message>
-        <source>"q and k from a trained model" needs a trained model. Train a demo model now, train several in the "Train" tab, or load a checkpoint in "Attention on text".</source>
+        <source>&quot;q and k from a trained model&quot; needs a trained model. Train a demo model now, train several in the &quot;Train&quot; tab, or load a checkpoint in &quot;Attention on text&quot;.</source>
         <translation>“来自训练好模型的 q 和 k”需要一个训练好的模型。可以现在训练一个演示模型，在“训练”页训练多个，或在“文本上的注意力”中加载检查点。</translation>
     </message>
 </context>
@@ -1504,8 +1497,8 @@
         <translation>旋转频率</translation>
     </message>
     <message>
-        <source>θ_i and θ'_i of the panel's rotary scheme under its length-extension method (panel: Length extension), on a log axis. Pairs above the dashed line turn more than once within the training context L (the panel's context, 16 when none); θ'_i/θ_i shows what a method keeps (1) and what it interpolates (1/s): YaRN's ramp, Llama 3's bands. Sequence length n (dynamic NTK) is the panel's length.</source>
-        <translation>面板中旋转方案在其长度扩展方法（面板：长度扩展）下的 θ_i 与 θ'_i，纵轴为对数刻度。虚线以上的频率对在训练上下文长度 L（面板的上下文，未设置时为 16）内转过不止一圈；θ'_i/θ_i 显示方法保留了什么（1）、插值了什么（1/s）：YaRN 的斜坡、Llama 3 的分段。序列长度 n（动态 NTK）取面板的长度。</translation>
+        <source>θ_i and θ&apos;_i of the panel&apos;s rotary scheme under its length-extension method (panel: Length extension), on a log axis. Pairs above the dashed line turn more than once within the training context L (the panel&apos;s context, 16 when none); θ&apos;_i/θ_i shows what a method keeps (1) and what it interpolates (1/s): YaRN&apos;s ramp, Llama 3&apos;s bands. Sequence length n (dynamic NTK) is the panel&apos;s length.</source>
+        <translation>面板中旋转方案在其长度扩展方法（面板：长度扩展）下的 θ_i 与 θ&apos;_i，纵轴为对数刻度。虚线以上的频率对在训练上下文长度 L（面板的上下文，未设置时为 16）内转过不止一圈；θ&apos;_i/θ_i 显示方法保留了什么（1）、插值了什么（1/s）：YaRN 的斜坡、Llama 3 的分段。序列长度 n（动态 NTK）取面板的长度。</translation>
     </message>
     <message>
         <source>Choose rope or xpos in the panel: its rotary frequencies appear here.</source>
@@ -1562,7 +1555,7 @@
         <translation>关闭</translation>
     </message>
     <message>
-        <source>Repeat the text's tokens until this many, to look past the model's context.</source>
+        <source>Repeat the text&apos;s tokens until this many, to look past the model&apos;s context.</source>
         <translation>把文本的词元重复到这么多个，以观察超出模型上下文的情况。</translation>
     </message>
     <message>
@@ -1576,22 +1569,6 @@
     <message>
         <source>Head:</source>
         <translation>头：</translation>
-    </message>
-    <message>
-        <source>end</source>
-        <translation>末尾</translation>
-    </message>
-    <message>
-        <source>The map shows tokens from here to the end token; past 1024 tokens its cells are block means (level of detail).</source>
-        <translation>热图显示从这里到结束词元之间的词元；超过 1024 个词元时，每个格子是一块的平均值（细节层次）。</translation>
-    </message>
-    <message>
-        <source>From token:</source>
-        <translation>起始词元：</translation>
-    </message>
-    <message>
-        <source>To token:</source>
-        <translation>结束词元：</translation>
     </message>
     <message>
         <source>First token in the colour scale</source>
@@ -1638,7 +1615,7 @@
         <translation>上下文 ÷4 … ×4</translation>
     </message>
     <message>
-        <source>Lengths in tokens, separated by commas; empty: a quarter of the model's context to four times it.</source>
+        <source>Lengths in tokens, separated by commas; empty: a quarter of the model&apos;s context to four times it.</source>
         <translation>以词元计的长度，用逗号分隔；留空：从模型上下文的四分之一到四倍。</translation>
     </message>
     <message>
@@ -1654,7 +1631,7 @@
         <translation>每个长度的词元数：</translation>
     </message>
     <message>
-        <source>the config's own scaling</source>
+        <source>the config&apos;s own scaling</source>
         <translation>config 自带的缩放</translation>
     </message>
     <message>
@@ -1678,7 +1655,7 @@
         <translation>文本：%1</translation>
     </message>
     <message>
-        <source>Lengths: '%1' is not allowed; allowed: whole numbers from 2 to %2, separated by commas</source>
+        <source>Lengths: &apos;%1&apos; is not allowed; allowed: whole numbers from 2 to %2, separated by commas</source>
         <translation>长度：不允许“%1”；允许：2 到 %2 之间的整数，用逗号分隔</translation>
     </message>
     <message>
@@ -1709,7 +1686,7 @@
         <source>Your model</source>
         <translation>你的模型</translation>
     </message>
-<message>
+    <message>
         <source>queries %1–%2 → keys %3–%4: at most %5</source>
         <translation>查询 %1–%2 → 键 %3–%4：最大 %5</translation>
     </message>
@@ -1918,7 +1895,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>语言</translation>
     </message>
     <message>
-        <source>Changing the language now rebuilds the window. Running computations and the training results shown in "Train" are not kept (the trained models are). Change it now, or at the next start?</source>
+        <source>Changing the language now rebuilds the window. Running computations and the training results shown in &quot;Train&quot; are not kept (the trained models are). Change it now, or at the next start?</source>
         <translation>现在切换语言会重建窗口。正在进行的计算以及“训练”页中显示的训练结果不会保留（训练好的模型会保留）。现在切换，还是下次启动时切换？</translation>
     </message>
     <message>
@@ -2143,7 +2120,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>factor = 最长长度 / L（dynamic-ntk 保持 1），window = L/2，其余取目录中的默认值</translation>
     </message>
     <message>
-        <source>Tick methods and press "Evaluate under methods": the model is scored zero-shot under each, one curve per method.</source>
+        <source>Tick methods and press &quot;Evaluate under methods&quot;: the model is scored zero-shot under each, one curve per method.</source>
         <translation>勾选方法并点击“在各方法下评估”：模型在每种方法下零样本评分，每种方法一条曲线。</translation>
     </message>
     <message>
@@ -2167,11 +2144,11 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>完成：%1，%2 种方法。</translation>
     </message>
     <message>
-        <source>No model yet: train rope or xpos on the "Training runs" page or load a checkpoint in "Attention on text".</source>
+        <source>No model yet: train rope or xpos on the &quot;Training runs&quot; page or load a checkpoint in &quot;Attention on text&quot;.</source>
         <translation>尚无模型：在“训练运行”页训练 rope 或 xpos，或在“文本上的注意力”中加载检查点。</translation>
     </message>
     <message>
-        <source>Scores held-out text at %1 under each ticked method (eval bytes, evaluation mode and corpus as on the "Training runs" page).</source>
+        <source>Scores held-out text at %1 under each ticked method (eval bytes, evaluation mode and corpus as on the &quot;Training runs&quot; page).</source>
         <translation>在每种勾选的方法下，于 %1 上对留出文本评分（评估字节数、评估方式和语料与“训练运行”页相同）。</translation>
     </message>
 </context>
@@ -2182,7 +2159,7 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>现在训练一个演示模型</translation>
     </message>
     <message>
-        <source>Trains one %1 model with the "%2" preset in the background. It is kept, so it is here again at the next start.</source>
+        <source>Trains one %1 model with the &quot;%2&quot; preset in the background. It is kept, so it is here again at the next start.</source>
         <translation>在后台用“%2”预设训练一个 %1 模型。模型会被保存，下次启动时仍然可用。</translation>
     </message>
     <message>
@@ -2259,7 +2236,7 @@ allowed: %2</source>
         <translation>超过 L 时用 logn，L =</translation>
     </message>
     <message>
-        <source>Scale row m's scores by log(m+1)/log(L) when m+1 &gt; L (entropy invariance)</source>
+        <source>Scale row m&apos;s scores by log(m+1)/log(L) when m+1 &gt; L (entropy invariance)</source>
         <translation>当 m+1 &gt; L 时，将第 m 行的分数乘以 log(m+1)/log(L)（熵不变性）</translation>
     </message>
     <message>
@@ -2481,7 +2458,7 @@ allowed: %2</source>
         <translation>d_ff</translation>
     </message>
     <message>
-        <source>Width of each MLP's hidden layer</source>
+        <source>Width of each MLP&apos;s hidden layer</source>
         <translation>每个 MLP 隐藏层的宽度</translation>
     </message>
     <message>
@@ -2497,7 +2474,7 @@ allowed: %2</source>
         <translation>每个长度上评分的留出字节数（语料的最后 10%）；0 表示全部</translation>
     </message>
     <message>
-        <source>Press Train to train the ticked schemes: each one's training loss appears here as it trains.</source>
+        <source>Press Train to train the ticked schemes: each one&apos;s training loss appears here as it trains.</source>
         <translation>按“训练”开始训练勾选的方案：每种方案的训练损失会在训练过程中显示在这里。</translation>
     </message>
     <message>
@@ -2599,7 +2576,7 @@ allowed: %2</source>
         <translation>任务长度 L</translation>
     </message>
     <message>
-        <source>DroPE's recalibration: steps after dropping the positions, as a share of the rope run's (the paper uses 0.5-12.5%)</source>
+        <source>DroPE&apos;s recalibration: steps after dropping the positions, as a share of the rope run&apos;s (the paper uses 0.5-12.5%)</source>
         <translation>DroPE 的重新校准：去掉位置之后的步数，占 rope 训练步数的比例（论文用 0.5-12.5%）</translation>
     </message>
     <message>
@@ -2650,7 +2627,7 @@ allowed: %2</source>
         <source>n = %1 seeds, min %2, max %3</source>
         <translation>n = %1 个种子，最小 %2，最大 %3</translation>
     </message>
-<message>
+    <message>
         <source>NoPE every</source>
         <translation>NoPE 间隔</translation>
     </message>
@@ -2675,7 +2652,7 @@ allowed: %2</source>
         <translation>floor_scale F</translation>
     </message>
     <message>
-        <source>The temperature grows one step every F positions; Llama 4's 8192 never acts at the lab's short contexts: set F near L to see it</source>
+        <source>The temperature grows one step every F positions; Llama 4&apos;s 8192 never acts at the lab&apos;s short contexts: set F near L to see it</source>
         <translation>温度每隔 F 个位置增长一级；Llama 4 的 8192 在实验室的短上下文中不会起作用：把 F 设成接近 L 才能看到效果</translation>
     </message>
     <message>
@@ -2691,7 +2668,7 @@ allowed: %2</source>
         <translation>SSMax</translation>
     </message>
     <message>
-        <source>Scalable softmax: row m's scores times s_h·ln n, n the keys it sees, s learned per head (from 1/ln L)</source>
+        <source>Scalable softmax: row m&apos;s scores times s_h·ln n, n the keys it sees, s learned per head (from 1/ln L)</source>
         <translation>可缩放 softmax：第 m 行的分数乘以 s_h·ln n，n 为它看到的键数，s 按头学习（初值 1/ln L）</translation>
     </message>
     <message>

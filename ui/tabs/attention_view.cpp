@@ -293,12 +293,12 @@ std::vector<uint8_t> AttentionView::tokens() const
     return repeat > 0 ? repeatedText(t, repeat) : t;
 }
 
-TextView AttentionView::show() const
+TextView AttentionView::textView() const
 {
     return static_cast<TextView>(std::max(0, m_show->currentIndex()));
 }
 
-void AttentionView::setShow(TextView show)
+void AttentionView::setTextView(TextView show)
 {
     m_show->setCurrentIndex(static_cast<int>(show));
 }
@@ -318,7 +318,7 @@ void AttentionView::updateShowChoices()
 void AttentionView::drawResult()
 {
     // A model without contextual positions draws its weights while "positions" stays chosen for the next one.
-    const TextView shown = m_result.canShow(show()) ? show() : TextView::Weights;
+    const TextView shown = m_result.canShow(textView()) ? textView() : TextView::Weights;
     m_heatmap->setFigure(attentionFigure(m_result, m_panel.head, m_panel.colorMap, shown));
     m_entropy->setFigure(rowEntropyFigure(m_result, m_panel.head));
     Q_EMIT pictureUpdated();
@@ -358,7 +358,7 @@ void AttentionView::writeData(std::ostream& out, DataFormat format) const
     meta["model"] = m_result.request.model.name.toStdString();
     meta["layer"] = m_result.request.layer;
     meta["text"] = std::string(m_result.request.tokens.begin(), m_result.request.tokens.end());
-    const TextView shown = m_result.canShow(show()) ? show() : TextView::Weights;
+    const TextView shown = m_result.canShow(textView()) ? textView() : TextView::Weights;
     meta["show"] = textViewName(shown);
     meta["values"] = shown == TextView::Bias ? "positional bias per head, keys a query cannot see -inf"
                      : shown == TextView::Positions
@@ -378,7 +378,7 @@ nlohmann::json AttentionView::saveState() const
     nlohmann::json state{{"text", m_text->toPlainText().toStdString()},
                          {"layer", m_layer->value() - 1},
                          {"repeat_to", m_repeat->value()},
-                         {"show", textViewName(show())}};
+                         {"show", textViewName(textView())}};
     // Checkpoints by path: the models that have a file come back with the session.
     QStringList files;
     for (const SharedModel& m : m_models)
@@ -408,7 +408,7 @@ void AttentionView::restoreState(const nlohmann::json& state)
     } catch (const InputError& e) {
         throw InputError(where + ": " + e.what());
     }
-    setShow(shown);
+    setTextView(shown);
     setText(QString::fromStdString(text));
     m_layer->setMaximum(std::max(m_layer->maximum(), layer + 1));
     setLayer(layer);

@@ -60,8 +60,8 @@ public:
     void setRepeatTo(int length);
     // What the heatmap shows: attention weights, positional bias, or contextual positions (cope models only; for
     // another model it falls back to the weights).
-    void setShow(TextView show);
-    TextView show() const;
+    void setTextView(TextView view);
+    TextView textView() const;
     bool canShowPositions() const; // the chosen model has contextual positions
     const AttentionResult& result() const { return m_result; }
     HeatmapWidget* heatmap() const { return m_heatmap; }
