@@ -436,6 +436,8 @@ void TestFox::biasOnText()
     for (int m = 0; m < 8; ++m)
         for (int n = 0; n < 8; ++n)
             QVERIFY(n > m ? std::isinf(shown.bias(m, n)) : shown.bias(m, n) == bias(m, n));
+    // The entropy curve cannot pass the text's gates: it refuses a fox layer instead of scoring the untrained line.
+    QVERIFY_THROWS_EXCEPTION(InputError, modelQkProvider(model, text, 1));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, {}, 0, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 2, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 0, 2));

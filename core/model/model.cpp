@@ -615,6 +615,12 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
     checkIntegerRange("layer", layer, 0, model.config().layers - 1);
     if (text.empty())
         throw InputError("the text for the model's queries and keys is empty");
+    // The entropy curve scores q and k against the scheme's table; FoX's bias is the text's own gates instead, which
+    // that path does not carry: refuse rather than draw the untrained gate's line as if it were the model's.
+    if (model.layerSchemeSpec(layer).kind == SchemeKind::Fox)
+        throw InputError("the entropy curve of a fox model is not available: its bias comes from the text's forget "
+                         "gates, which this curve does not pass to the kernel; allowed: the row entropy of the "
+                         "Attention-on-text view, which uses them");
     return [&model, text = std::move(text), layer](int length) {
         if (length > model.maxLength())
             throw InputError("length " + std::to_string(length) + " is unsupported: the learned position table has " +
