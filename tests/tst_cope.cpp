@@ -31,12 +31,7 @@ namespace {
 
 QJsonArray referenceCases()
 {
-    static const QJsonArray cases = [] {
-        QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/cope_reference.json"));
-        if (!f.open(QIODevice::ReadOnly))
-            qFatal("cannot open cope_reference.json");
-        return QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray();
-    }();
+    static const QJsonArray cases = readReferenceArray("cope_reference.json", "cases");
     return cases;
 }
 

@@ -30,12 +30,7 @@ namespace {
 
 QJsonArray referenceCases()
 {
-    static const QJsonArray cases = [] {
-        QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/fire_reference.json"));
-        if (!f.open(QIODevice::ReadOnly))
-            qFatal("cannot open fire_reference.json");
-        return QJsonDocument::fromJson(f.readAll()).object()["fire"].toArray();
-    }();
+    static const QJsonArray cases = readReferenceArray("fire_reference.json", "fire");
     return cases;
 }
 

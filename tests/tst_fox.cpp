@@ -35,12 +35,7 @@ namespace {
 
 QJsonArray referenceCases()
 {
-    static const QJsonArray cases = [] {
-        QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/fox_reference.json"));
-        if (!f.open(QIODevice::ReadOnly))
-            qFatal("cannot open fox_reference.json");
-        return QJsonDocument::fromJson(f.readAll()).object()["fox"].toArray();
-    }();
+    static const QJsonArray cases = readReferenceArray("fox_reference.json", "fox");
     return cases;
 }
 

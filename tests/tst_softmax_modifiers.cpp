@@ -29,12 +29,7 @@ namespace {
 
 QJsonArray referenceCases()
 {
-    static const QJsonArray cases = [] {
-        QFile f(QStringLiteral(POSITIONLAB_TEST_DATA "/softmax_modifiers_reference.json"));
-        if (!f.open(QIODevice::ReadOnly))
-            qFatal("cannot open softmax_modifiers_reference.json");
-        return QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray();
-    }();
+    static const QJsonArray cases = readReferenceArray("softmax_modifiers_reference.json", "cases");
     return cases;
 }
 
