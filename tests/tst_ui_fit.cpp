@@ -13,6 +13,7 @@
 #include "test_settings.h"
 
 #include "tabs/fitting_combo.h"
+#include "tabs/hf_model_view.h"
 
 #include <QAbstractItemView>
 #include <QComboBox>
@@ -259,6 +260,8 @@ private Q_SLOTS:
     void controlsShowTheirText();
     void trainTabShowsItsCharts_data();
     void trainTabShowsItsCharts();
+    void modelTabShowsItsPages_data();
+    void modelTabShowsItsPages();
 };
 
 void TestUiFit::windowFitsSmallScreen_data()
@@ -465,6 +468,55 @@ void TestUiFit::trainTabShowsItsCharts()
     QVERIFY(!plots[0]->isShowingHint() && !plots[1]->isShowingHint());
     Problems problems;
     findCutChartsAndButtons(train, QStringLiteral("train"), problems);
+    QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
+}
+
+void TestUiFit::modelTabShowsItsPages_data()
+{
+    controlsShowTheirText_data();
+}
+
+// The Your model tab with a tiny folder open: the opened map has room to be read beside or under the layer x head grid,
+// and after an evaluation under methods the chart's ticks, titles and legend are whole and the controls in view.
+void TestUiFit::modelTabShowsItsPages()
+{
+    QFETCH(QString, language);
+    QFETCH(QSize, screen);
+    QFETCH(bool, lessons);
+    if (const std::optional<QString> child = runOnOtherScreen(screen)) {
+        QVERIFY2(child->isEmpty(), qPrintable(*child));
+        return;
+    }
+    QVERIFY(setLanguage(language));
+    MainWindow window;
+    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    HfModelView* view = window.modelView();
+    window.showView(view->viewId());
+    view->setPage(HfModelView::AttentionPage);
+    view->openFolder(QStringLiteral(POSITIONLAB_TEST_DATA "/hf/qwen2_text"));
+    QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
+    settle();
+    const QWidget* map = view->findChild<TokenMapWidget*>();
+    QVERIFY(map);
+    const int minSide = 360; // a map of 64 tokens with its axes, colour bar and title: below this the labels pile up
+    QVERIFY2(map->width() >= minSide && map->height() >= minSide,
+             qPrintable(QStringLiteral("the opened map is %1 x %2 px; at least %3 px a side wanted")
+                            .arg(map->width())
+                            .arg(map->height())
+                            .arg(minSide)));
+    Problems problems;
+    findCutControls(view, QStringLiteral("model attention"), problems);
+    view->setPage(HfModelView::MethodsPage);
+    view->setMethodsLengths(QStringLiteral("8,16,32,64"));
+    view->setMethodsTokensPerLength(256);
+    view->evaluateMethods();
+    QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy(), 120000);
+    QVERIFY2(view->methodsResult().error.isEmpty(), qPrintable(view->methodsResult().error));
+    settle();
+    findCutControls(view, QStringLiteral("model methods"), problems);
+    findCutChartsAndButtons(view, QStringLiteral("model methods"), problems);
     QVERIFY2(problems.isEmpty(), qPrintable(describe(problems)));
 }
 

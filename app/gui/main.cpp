@@ -9,6 +9,9 @@
 #include <QApplication>
 #include <QMessageBox>
 
+#include <functional>
+#include <utility>
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -32,54 +35,36 @@ int main(int argc, char** argv)
         if (!window->openSession(command.session, &error))
             QMessageBox::warning(window, plab::ui::MainWindow::tr("Open session"), error);
     }
-    if (!command.rotaryScreenshots.isEmpty()) {
-        const bool ok = plab::ui::takeRotaryScreenshots(*window, command.rotaryScreenshots, 1400, &error);
+    // A screenshot mode drives the window, writes its pictures and ends the program (0: written, 1: a step failed).
+    using namespace plab::ui;
+    const std::pair<QString, std::function<bool()>> modes[] = {
+        {command.rotaryScreenshots,
+         [&] { return takeRotaryScreenshots(*window, command.rotaryScreenshots, 1400, &error); }},
+        {command.modelScreenshots,
+         [&] {
+             if (command.modelFolder.isEmpty())
+                 error = QStringLiteral("--screenshots-model needs --model FOLDER");
+             return !command.modelFolder.isEmpty() &&
+                    takeModelScreenshots(*window, command.modelFolder, command.modelScreenshots, &error);
+         }},
+        {command.layoutScreenshots,
+         [&] { return takeLayoutScreenshots(*window, command.layoutScreenshots, &error, command.modelFolder); }},
+        {command.taskScreenshots, [&] { return takeTaskScreenshots(*window, command.taskScreenshots, &error); }},
+        {command.schemeScreenshots, [&] { return takeSchemeScreenshots(*window, command.schemeScreenshots, &error); }},
+        {command.screenshots, [&] { return takeScreenshots(*window, command.screenshots, 1100, &error); }},
+    };
+    for (const auto& [dir, take] : modes) {
+        if (dir.isEmpty())
+            continue;
+        const bool ok = take();
         if (!ok)
             qCritical("positionlab: %s", qPrintable(error));
-        delete window;
-        return ok ? 0 : 1;
-    }
-    if (!command.modelScreenshots.isEmpty()) {
-        const bool ok = !command.modelFolder.isEmpty() &&
-                        plab::ui::takeModelScreenshots(*window, command.modelFolder, command.modelScreenshots, &error);
-        if (!ok)
-            qCritical("positionlab: %s", qPrintable(command.modelFolder.isEmpty()
-                                                        ? QStringLiteral("--screenshots-model needs --model FOLDER")
-                                                        : error));
         delete window;
         return ok ? 0 : 1;
     }
     if (!command.modelFolder.isEmpty()) {
         window->showView(window->modelView()->viewId());
         window->modelView()->openFolder(command.modelFolder);
-    }
-    if (!command.layoutScreenshots.isEmpty()) {
-        const bool ok = plab::ui::takeLayoutScreenshots(*window, command.layoutScreenshots, &error);
-        if (!ok)
-            qCritical("positionlab: %s", qPrintable(error));
-        delete window;
-        return ok ? 0 : 1;
-    }
-    if (!command.taskScreenshots.isEmpty()) {
-        const bool ok = plab::ui::takeTaskScreenshots(*window, command.taskScreenshots, &error);
-        if (!ok)
-            qCritical("positionlab: %s", qPrintable(error));
-        delete window;
-        return ok ? 0 : 1;
-    }
-    if (!command.schemeScreenshots.isEmpty()) {
-        const bool ok = plab::ui::takeSchemeScreenshots(*window, command.schemeScreenshots, &error);
-        if (!ok)
-            qCritical("positionlab: %s", qPrintable(error));
-        delete window;
-        return ok ? 0 : 1;
-    }
-    if (!command.screenshots.isEmpty()) {
-        const bool ok = plab::ui::takeScreenshots(*window, command.screenshots, 1100, &error);
-        if (!ok)
-            qCritical("positionlab: %s", qPrintable(error));
-        delete window;
-        return ok ? 0 : 1;
     }
     return app.exec();
 }

@@ -1,6 +1,8 @@
 // The "Your model" tab: open a folder, the summary card, attention with its layer x head grid, entropy and sinks.
 #include "tabs/hf_model_view.h"
 
+#include "tabs/adaptive_splitter.h"
+
 #include "charts/curve_chart.h"
 #include "painting/colormap.h"
 #include "tabs/heatmap_widget.h"
@@ -24,7 +26,6 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -36,6 +37,13 @@
 namespace plab::ui {
 
 namespace {
+
+// The pages' proportions: below the sum of a side part and its picture's least width, the two stack.
+constexpr int kGridWidth = 240;        // the layer x head grid beside the opened map
+constexpr int kMapMinSide = 420;       // an opened map with its token axes, colour bar and title
+constexpr int kMethodsSideWidth = 300; // the methods page's controls beside its chart
+constexpr int kChartMinWidth = 420;    // a perplexity chart whose ticks and legend are read whole
+constexpr int kStackedListRows = 4;    // the method list's rows when it wraps above the chart
 
 const char* kDefaultText = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog "
                            "again, and the dog does not move.";
@@ -472,7 +480,8 @@ QWidget* HfModelView::buildControls()
 QWidget* HfModelView::buildPages()
 {
     m_pages = new QTabWidget(this);
-    auto* split = new QSplitter(Qt::Horizontal, m_pages);
+    // The grid an overview, the opened map the picture: beside it when the tab is wide, above it when not.
+    auto* split = new AdaptiveSplitter(kGridWidth + kMapMinSide, 0.35, m_pages);
     m_grid = new HeadGrid(split);
     m_grid->setToolTip(tr("Layers down, heads across; click a map to open it."));
     m_heatmap = new TokenMapWidget(split);
@@ -481,7 +490,6 @@ QWidget* HfModelView::buildPages()
     split->addWidget(m_heatmap);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({240, 760}); // the grid an overview, the opened map the picture
     m_pages->addTab(split, tr("Attention on text"));
     m_entropy = new CurvePlot(m_pages);
     m_entropy->setEmptyHint(noModelHint());
@@ -495,10 +503,10 @@ QWidget* HfModelView::buildPages()
 
 QWidget* HfModelView::buildMethodsPage()
 {
-    auto* page = new QWidget(m_pages);
-    auto* h = new QHBoxLayout(page);
+    // The controls beside the chart when the tab is wide; above it, the method list in rows, when not.
+    auto* page = new AdaptiveSplitter(kMethodsSideWidth + kChartMinWidth, 0.45, m_pages);
     auto* side = new QWidget(page);
-    side->setMaximumWidth(300);
+    side->setMaximumWidth(kMethodsSideWidth);
     auto* v = new QVBoxLayout(side);
     v->setContentsMargins(0, 0, 0, 0);
     auto* choose = new QPushButton(tr("Text file…"), side);
@@ -547,11 +555,24 @@ QWidget* HfModelView::buildMethodsPage()
     m_methodsStatus->setObjectName(QStringLiteral("methodsStatus"));
     m_methodsStatus->setWordWrap(true);
     v->addWidget(m_methodsStatus);
-    h->addWidget(side);
+    page->addWidget(side);
     m_methodsPlot = new CurvePlot(page);
     m_methodsPlot->setEmptyHint(tr("Perplexity per token against length, one curve per method, appears here: open a "
                                    "model folder, tick methods and press Evaluate."));
-    h->addWidget(m_methodsPlot, 1);
+    page->addWidget(m_methodsPlot);
+    page->setStretchFactor(0, 0);
+    page->setStretchFactor(1, 1);
+    connect(page, &AdaptiveSplitter::orientationChanged, this, [this, side](Qt::Orientation orientation) {
+        // Stacked, the list wraps its methods into rows as wide as the tab and is only as tall as those rows.
+        const bool stacked = orientation == Qt::Vertical;
+        side->setMaximumWidth(stacked ? QWIDGETSIZE_MAX : kMethodsSideWidth);
+        m_methodList->setFlow(stacked ? QListView::LeftToRight : QListView::TopToBottom);
+        m_methodList->setWrapping(stacked);
+        m_methodList->setResizeMode(stacked ? QListView::Adjust : QListView::Fixed);
+        m_methodList->setMaximumHeight(stacked ? kStackedListRows * m_methodList->sizeHintForRow(0) +
+                                                     2 * m_methodList->frameWidth() + 4
+                                               : QWIDGETSIZE_MAX);
+    });
     connect(m_methodsPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
     connect(this, &ViewBase::progress, this, [this](int done, int total) {
         if (!m_methodsJob.isRunning() || done <= 0 || total <= 0)

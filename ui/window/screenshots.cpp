@@ -67,53 +67,136 @@ void hoverPoint(CurvePlot* plot, int curve, int index)
     QCoreApplication::sendEvent(target, &move);
 }
 
-// The lesson on ALiBi's slopes beside the views, its second figure shown; false when the file cannot be written.
-bool grabLessons(MainWindow& window, QDockWidget& lessonsDock, const QString& dir, int width)
+// What every screenshot mode does around its steps: the directory, the first failure's message, waiting for a view's
+// picture and writing the window (or a widget) as DIR/<prefix><file>.png, optionally scaled to a width.
+class Shots {
+public:
+    Shots(MainWindow& window, const QString& dir, QString* error, QString prefix = {}, int width = 0)
+        : m_window(window), m_dir(dir), m_error(error), m_prefix(std::move(prefix)), m_width(width)
+    {
+        QDir().mkpath(dir);
+    }
+
+    bool fail(const QString& message) const
+    {
+        if (m_error)
+            *m_error = message;
+        return false;
+    }
+
+    bool save(const QImage& image, const QString& file) const
+    {
+        const QImage shown = m_width > 0 ? image.scaledToWidth(m_width, Qt::SmoothTransformation) : image;
+        return shown.save(QDir(m_dir).filePath(m_prefix + file + QStringLiteral(".png"))) ||
+               fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
+    }
+
+    bool saveWindow(const QString& file) const { return save(m_window.grab().toImage(), file); }
+
+    // Shows view `id`, waits for its picture (after `prepare`, if any, and `settleMs` for a chart's layout), saves.
+    bool view(const QString& id, const QString& file, int settleMs = 0, const std::function<void()>& prepare = {}) const
+    {
+        ViewBase* v = m_window.view(id);
+        m_window.showView(id);
+        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
+            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
+        if (prepare) {
+            prepare();
+            waitUntil([] { return true; }, 0); // paint what it changed
+        }
+        if (settleMs > 0)
+            waitUntil([] { return false; }, settleMs);
+        return saveWindow(file);
+    }
+
+    // Starts a training run on the Train tab and waits for its end (30 minutes at most).
+    bool train(TrainView* train, const TrainRequest& request, const QString& what) const
+    {
+        m_window.showView(QStringLiteral("train"));
+        train->start(request);
+        return waitUntil([&] { return !train->isBusy(); }, 1800000) ||
+               fail(QStringLiteral("%1: not done within 30 minutes").arg(what));
+    }
+
+private:
+    MainWindow& m_window;
+    QString m_dir;
+    QString* m_error;
+    QString m_prefix;
+    int m_width;
+};
+
+void showLessonsDock(MainWindow& window, bool shown)
 {
-    lessonsDock.show();
+    if (auto* dock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+        dock->setVisible(shown);
+}
+
+void showLesson(MainWindow& window, const char* slug)
+{
     LessonsPanel* lessons = window.lessonsPanel();
     for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
-        if (lessons->lessons().lessons[i].slug == "alibi-slopes")
+        if (lessons->lessons().lessons[i].slug == slug)
             lessons->showLesson(i);
-    lessons->showState(1);
+}
+
+// The lesson on ALiBi's slopes beside the views, its second figure shown.
+bool grabLessons(MainWindow& window, const Shots& shots)
+{
+    showLessonsDock(window, true);
+    showLesson(window, "alibi-slopes");
+    window.lessonsPanel()->showState(1);
     waitUntil([&] { return window.currentView()->hasPicture() && !window.currentView()->isBusy(); }, 60000);
-    const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-    lessonsDock.hide();
-    return image.save(QDir(dir).filePath(QStringLiteral("lessons.png")));
+    const bool saved = shots.saveWindow(QStringLiteral("lessons"));
+    showLessonsDock(window, false);
+    return saved;
 }
 
 // The empty state a first-time user meets in a model view: the message and "Train a demo model now".
-bool grabEmptyModelView(MainWindow& window, const QString& dir, int width)
+bool grabEmptyModelView(MainWindow& window, const Shots& shots)
 {
     window.showView(QStringLiteral("attention"));
     waitUntil([] { return true; }, 0);
-    const QImage empty = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-    return empty.save(QDir(dir).filePath(QStringLiteral("empty.png")));
+    return shots.saveWindow(QStringLiteral("empty"));
+}
+
+// The Your model tab's pages with `folder` open; the methods page after a quick evaluation of `lengths`.
+bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folder, const QString& methodsText,
+                    const QString& lengths, int tokensPerLength)
+{
+    HfModelView* view = window.modelView();
+    window.showView(view->viewId());
+    view->setPage(HfModelView::AttentionPage);
+    view->openFolder(folder);
+    if (!waitUntil([&] { return view->model() && view->hasPicture() && !view->isBusy(); }, 600000))
+        return shots.fail(QStringLiteral("model: %1 did not open and draw within 10 minutes").arg(folder));
+    if (!shots.save(view->summaryCard()->grab().toImage(), QStringLiteral("model-card")) ||
+        !shots.saveWindow(QStringLiteral("model-attention")))
+        return false;
+    for (const auto& [page, file] :
+         {std::pair{HfModelView::SinksPage, "model-sinks"}, std::pair{HfModelView::EntropyPage, "model-entropy"}}) {
+        view->setPage(page);
+        waitUntil([] { return false; }, 300); // the page paints
+        if (!shots.saveWindow(QString::fromLatin1(file)))
+            return false;
+    }
+    view->setPage(HfModelView::MethodsPage);
+    view->setMethodsTextFile(methodsText);
+    view->setMethodsLengths(lengths);
+    view->setMethodsTokensPerLength(tokensPerLength);
+    view->evaluateMethods();
+    if (!waitUntil([&] { return !view->isBusy(); }, 1800000))
+        return shots.fail(QStringLiteral("model: the evaluation under methods did not finish within 30 minutes"));
+    waitUntil([] { return false; }, 300);
+    return shots.saveWindow(QStringLiteral("model-methods"));
 }
 
 } // namespace
 
 bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
 {
-    QDir().mkpath(dir);
-    auto grab = [&](const QString& id, const QString& file) {
-        ViewBase* v = window.view(id);
-        window.showView(id);
-        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000)) {
-            if (error)
-                *error = QStringLiteral("%1: no picture within 10 minutes").arg(id);
-            return false;
-        }
-        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-        if (!image.save(QDir(dir).filePath(file + QStringLiteral(".png")))) {
-            if (error)
-                *error = QStringLiteral("%1: cannot write the screenshot").arg(file);
-            return false;
-        }
-        return true;
-    };
-    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
-        lessonsDock->hide();
+    const Shots shots(window, dir, error, {}, width);
+    showLessonsDock(window, false);
     SchemePanel* panel = window.panel();
     panel->setScheme(QStringLiteral("rope"));
     panel->setHeads(8);
@@ -121,106 +204,50 @@ bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QS
     panel->setLogn(false, 64);
     panel->setScaling(QStringLiteral("yarn"));
     panel->setParameter(QStringLiteral("factor"), 16);
-    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-yarn")))
+    if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies-yarn")))
         return false;
     panel->setScaling(QStringLiteral("llama3"));
     panel->setParameter(QStringLiteral("factor"), 8);
-    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-llama3")))
+    if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies-llama3")))
         return false;
     panel->setScaling(QStringLiteral("none"));
     auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("rope"), QStringLiteral("rope+yarn"), QStringLiteral("rope+rerope")});
     compare->setDifference(false);
-    if (!grab(QStringLiteral("compare"), QStringLiteral("compare-rotary")))
+    if (!shots.view(QStringLiteral("compare"), QStringLiteral("compare-rotary")))
         return false;
     // A demo-preset rope model (context 32, about 15 s), then every method on the Train tab's methods page.
     auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
-    window.showView(QStringLiteral("train"));
-    train->start(demoTrainRequest({"rope"}));
-    if (!waitUntil([&] { return !train->isBusy(); }, 1800000)) {
-        if (error)
-            *error = QStringLiteral("train: the rope model did not finish within 30 minutes");
+    if (!shots.train(train, demoTrainRequest({"rope"}), QStringLiteral("train: the rope model")))
         return false;
-    }
     train->showMethodsPage(true);
     MethodsPanel* methods = train->methodsPanel();
     methods->setCheckedMethods({QStringLiteral("none"), QStringLiteral("pi"), QStringLiteral("ntk"),
                                 QStringLiteral("dynamic-ntk"), QStringLiteral("yarn"), QStringLiteral("llama3"),
                                 QStringLiteral("rerope"), QStringLiteral("leaky-rerope")});
     methods->evaluate();
-    return grab(QStringLiteral("train"), QStringLiteral("methods"));
+    return shots.view(QStringLiteral("train"), QStringLiteral("methods"));
 }
 
 bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
                           const QString& methodsText, const QString& lengths)
 {
-    QDir().mkpath(dir);
+    const Shots shots(window, dir, error);
     // The tab reads no scheme panel: both docks out of the picture, the window as large as the README's pictures.
     for (const char* dock : {"lessonsDock", "schemeDock"})
         if (auto* d = window.findChild<QDockWidget*>(QString::fromLatin1(dock)))
             d->hide();
     window.resize(1400, 900);
-    HfModelView* view = window.modelView();
-    window.showView(view->viewId());
-    auto fail = [&](const QString& message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    auto save = [&](const QImage& image, const QString& file) {
-        return image.save(QDir(dir).filePath(file + QStringLiteral(".png"))) ||
-               fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
-    };
-    view->setPage(HfModelView::AttentionPage);
-    view->openFolder(folder);
-    if (!waitUntil([&] { return view->model() && view->hasPicture() && !view->isBusy(); }, 600000))
-        return fail(QStringLiteral("model: %1 did not open and draw within 10 minutes").arg(folder));
-    if (!save(view->summaryCard()->grab().toImage(), QStringLiteral("model-card")) ||
-        !save(window.grab().toImage(), QStringLiteral("model-attention")))
-        return false;
-    view->setPage(HfModelView::SinksPage);
-    waitUntil([] { return false; }, 300); // the page paints
-    if (!save(window.grab().toImage(), QStringLiteral("model-sinks")))
-        return false;
-    view->setPage(HfModelView::EntropyPage);
-    waitUntil([] { return false; }, 300);
-    if (!save(window.grab().toImage(), QStringLiteral("model-entropy")))
-        return false;
-    view->setPage(HfModelView::MethodsPage);
-    view->setMethodsTextFile(methodsText);
     // A quick comparison for the picture: lengths up to 4 x the tiny model's context, 2048 tokens each.
-    view->setMethodsLengths(lengths.isEmpty() ? QStringLiteral("8,16,32,64,128") : lengths);
-    view->setMethodsTokensPerLength(2048);
-    view->evaluateMethods();
-    if (!waitUntil([&] { return !view->isBusy(); }, 1800000))
-        return fail(QStringLiteral("model: the evaluation under methods did not finish within 30 minutes"));
-    waitUntil([] { return false; }, 300);
-    return save(window.grab().toImage(), QStringLiteral("model-methods"));
+    return grabModelPages(window, shots, folder, methodsText,
+                          lengths.isEmpty() ? QStringLiteral("8,16,32,64,128") : lengths, 2048);
 }
 
-bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error)
+bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error, const QString& modelFolder)
 {
-    QDir().mkpath(dir);
-    auto fail = [&](const QString& message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    auto grab = [&](const QString& id, const QString& file) {
-        ViewBase* v = window.view(id);
-        window.showView(id);
-        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
-            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
-        if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("layout-%1.png").arg(file))))
-            return fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
-        return true;
-    };
-    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
-        lessonsDock->show();
-    LessonsPanel* lessons = window.lessonsPanel();
-    for (int i = 0; i < static_cast<int>(lessons->lessons().lessons.size()); ++i)
-        if (lessons->lessons().lessons[i].slug == "alibi-slopes")
-            lessons->showLesson(i);
+    const Shots shots(window, dir, error, QStringLiteral("layout-"));
+    showLessonsDock(window, true);
+    showLesson(window, "alibi-slopes");
     SchemePanel* panel = window.panel();
     // The scheme whose formula is longest: the panel's widest text.
     const SchemeInfo* longest = &schemeCatalog().front();
@@ -228,25 +255,23 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
         if (schemeFormula(s).size() > schemeFormula(*longest).size())
             longest = &s;
     panel->setScheme(QString::fromStdString(longest->name));
-    if (!grab(QStringLiteral("bias"), QStringLiteral("scheme-long")))
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("scheme-long")))
         return false;
     panel->setScheme(QStringLiteral("alibi"));
     panel->setHeads(8);
     panel->setLength(64);
     panel->setHead(1);
-    if (!grab(QStringLiteral("bias"), QStringLiteral("bias")))
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("bias")))
         return false;
     auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
-    if (!grab(QStringLiteral("compare"), QStringLiteral("compare")))
-        return false;
-    if (!grab(QStringLiteral("dot"), QStringLiteral("dot")))
-        return false;
-    if (!grab(QStringLiteral("entropy"), QStringLiteral("entropy")))
+    if (!shots.view(QStringLiteral("compare"), QStringLiteral("compare")) ||
+        !shots.view(QStringLiteral("dot"), QStringLiteral("dot")) ||
+        !shots.view(QStringLiteral("entropy"), QStringLiteral("entropy")))
         return false;
     panel->setScheme(QStringLiteral("rope"));
     panel->setScaling(QStringLiteral("yarn"));
-    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies")))
+    if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies")))
         return false;
     panel->setScaling(QStringLiteral("none"));
     panel->setScheme(QStringLiteral("alibi"));
@@ -255,61 +280,47 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     TrainRequest request = train->request();
     setTrainingSteps(request.train, 30);
     request.evalBytes = 2048;
-    window.showView(QStringLiteral("train"));
-    train->start(request);
-    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
-        return fail(QStringLiteral("train: not done within 30 minutes"));
-    if (!grab(QStringLiteral("train"), QStringLiteral("train")))
+    if (!shots.train(train, request, QStringLiteral("train")) ||
+        !shots.view(QStringLiteral("train"), QStringLiteral("train")))
         return false;
     // The Train tab's other page as it opens (its model list, its method tree), before any evaluation.
     train->showMethodsPage(true);
     waitUntil([] { return true; }, 0);
-    if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("layout-train-methods.png"))))
-        return fail(QStringLiteral("train-methods: cannot write the screenshot"));
+    if (!shots.saveWindow(QStringLiteral("train-methods")))
+        return false;
     train->showMethodsPage(false);
     // A model under a long file name: the attention's title must wrap or elide, not run into its subtitle.
     auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
     if (attention->modelCount() == 0)
-        return fail(QStringLiteral("attention: the training run left no model"));
+        return shots.fail(QStringLiteral("attention: the training run left no model"));
     const QString longName = QDir(dir).filePath(
         QStringLiteral("alibi-demo-model-with-a-rather-long-checkpoint-name-trained-on-fortunes.safetensors"));
     QString problem;
     if (!attention->saveModel(attention->modelCount() - 1, longName, &problem) ||
         !attention->loadModel(longName, &problem))
-        return fail(QStringLiteral("attention: %1").arg(problem));
+        return shots.fail(QStringLiteral("attention: %1").arg(problem));
     attention->selectModel(attention->modelCount() - 1);
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
-    return grab(QStringLiteral("attention"), QStringLiteral("attention"));
+    if (!shots.view(QStringLiteral("attention"), QStringLiteral("attention")))
+        return false;
+    // The Your model tab at the window's own size, when a folder was given: its pages and a short evaluation.
+    return modelFolder.isEmpty() ||
+           grabModelPages(window, shots, modelFolder, QString(), QStringLiteral("8,16,32,64"), 512);
 }
 
 bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* error)
 {
-    QDir().mkpath(dir);
-    auto fail = [&](const QString& message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    auto grab = [&](const QString& id, const QString& file) {
-        ViewBase* v = window.view(id);
-        window.showView(id);
-        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
-            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
-        waitUntil([] { return false; }, 300); // the chart's layout settles
-        if (!window.grab().toImage().save(QDir(dir).filePath(QStringLiteral("schemes-%1.png").arg(file))))
-            return fail(QStringLiteral("%1: cannot write the screenshot").arg(file));
-        return true;
-    };
-    if (auto* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
-        lessonsDock->show();
+    const Shots shots(window, dir, error, QStringLiteral("schemes-"));
+    const int settleMs = 300; // the chart's layout settles
+    showLessonsDock(window, true);
     SchemePanel* panel = window.panel();
     panel->setScheme(QStringLiteral("rope"));
     panel->setParameter(QStringLiteral("keep"), 0.25);
-    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-keep")))
+    if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies-keep"), settleMs))
         return false;
     panel->setParameter(QStringLiteral("keep"), 1);
     panel->setParameter(QStringLiteral("rotary-fraction"), 0.25);
-    if (!grab(QStringLiteral("frequencies"), QStringLiteral("frequencies-rotary-fraction")))
+    if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies-rotary-fraction"), settleMs))
         return false;
     panel->setParameter(QStringLiteral("rotary-fraction"), 1);
     // A demo fire model trained here (unless one is kept already): the window offers it to the Bias tab's learned
@@ -318,13 +329,11 @@ bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* erro
     auto* bias = static_cast<BiasView*>(window.view(QStringLiteral("bias")));
     train->setPreset(QStringLiteral("demo"));
     if (bias->modelBox()->count() < 2) {
-        window.showView(QStringLiteral("train"));
         TrainRequest fire = train->request();
         fire.schemes = {"fire"};
         fire.evalBytes = 2048;
-        train->start(fire);
-        if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
-            return fail(QStringLiteral("train fire: not done within 30 minutes"));
+        if (!shots.train(train, fire, QStringLiteral("train fire")))
+            return false;
     }
     panel->setScheme(QStringLiteral("fire"));
     panel->setHeads(8);
@@ -332,8 +341,8 @@ bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* erro
     panel->setHead(1);
     bias->setCurveShown(true);
     if (bias->modelBox()->count() < 2)
-        return fail(QStringLiteral("bias: the fire model was not offered to the learned curve"));
-    if (!grab(QStringLiteral("bias"), QStringLiteral("fire-curve")))
+        return shots.fail(QStringLiteral("bias: the fire model was not offered to the learned curve"));
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("fire-curve"), settleMs))
         return false;
     // The model options on a short rope run: the fields, the schedule's note, and rows named with the options.
     panel->setScheme(QStringLiteral("alibi"));
@@ -346,24 +355,13 @@ bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* erro
     options.schemes = {"rope"};
     setTrainingSteps(options.train, 60);
     options.evalBytes = 2048;
-    window.showView(QStringLiteral("train"));
-    train->start(options);
-    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
-        return fail(QStringLiteral("train: not done within 30 minutes"));
-    return grab(QStringLiteral("train"), QStringLiteral("train-options"));
+    return shots.train(train, options, QStringLiteral("train")) &&
+           shots.view(QStringLiteral("train"), QStringLiteral("train-options"), settleMs);
 }
 
 bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error)
 {
-    QDir().mkpath(dir);
-    auto fail = [&](const QString& message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    auto save = [&](const QImage& image, const QString& file) {
-        return image.save(QDir(dir).filePath(file)) || fail(QStringLiteral("cannot write %1").arg(file));
-    };
+    const Shots shots(window, dir, error, QStringLiteral("tasks-"));
     auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
     window.showView(QStringLiteral("train"));
     train->setPreset(QStringLiteral("demo"));
@@ -371,19 +369,19 @@ bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error)
     train->taskBox()->setCurrentIndex(train->taskBox()->findData(QStringLiteral("passkey")));
     train->dropeButton()->click();
     if (!waitUntil([&] { return train->taskCurves().size() >= 2 || !train->isBusy(); }, 1800000))
-        return fail(QStringLiteral("train: the recipe scored nothing within 30 minutes"));
+        return shots.fail(QStringLiteral("train: the recipe scored nothing within 30 minutes"));
     if (!train->isBusy())
-        return fail(QStringLiteral("train: the recipe ended early: %1").arg(train->statusText()));
-    if (!save(window.grab().toImage(), QStringLiteral("tasks-drope-running.png")))
+        return shots.fail(QStringLiteral("train: the recipe ended early: %1").arg(train->statusText()));
+    if (!shots.saveWindow(QStringLiteral("drope-running")))
         return false;
     if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
-        return fail(QStringLiteral("train: the recipe did not end within 30 minutes"));
+        return shots.fail(QStringLiteral("train: the recipe did not end within 30 minutes"));
     if (train->taskCurves().size() != 4)
-        return fail(QStringLiteral("train: the recipe ended with %1 curves: %2")
-                        .arg(train->taskCurves().size())
-                        .arg(train->statusText()));
-    if (!save(window.grab().toImage(), QStringLiteral("tasks-drope-done.png")) ||
-        !save(train->passkeyHeatmap()->grab().toImage(), QStringLiteral("tasks-passkey-heatmap.png")))
+        return shots.fail(QStringLiteral("train: the recipe ended with %1 curves: %2")
+                              .arg(train->taskCurves().size())
+                              .arg(train->statusText()));
+    if (!shots.saveWindow(QStringLiteral("drope-done")) ||
+        !shots.save(train->passkeyHeatmap()->grab().toImage(), QStringLiteral("passkey-heatmap")))
         return false;
     ImageOptions options;
     options.size = train->defaultImageSize();
@@ -393,80 +391,54 @@ bool takeTaskScreenshots(MainWindow& window, const QString& dir, QString* error)
             [&](QPainter& p, const QRectF& r, const PictureStyle& s) { train->paintPicture(p, r, s); },
             train->pictureTitle());
     } catch (const std::exception& e) {
-        return fail(QString::fromStdString(e.what()));
+        return shots.fail(QString::fromStdString(e.what()));
     }
     return true;
 }
 
 bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString* error)
 {
-    QDir().mkpath(dir);
-    auto fail = [&](const QString& message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    auto grab = [&](const QString& id, const std::function<void()>& prepare = {}) {
-        ViewBase* v = window.view(id);
-        window.showView(id);
-        if (!waitUntil([&] { return v->hasPicture() && !v->isBusy(); }, 600000))
-            return fail(QStringLiteral("%1: no picture within 10 minutes").arg(id));
-        if (prepare) {
-            prepare();
-            waitUntil([] { return true; }, 0); // paint what it changed
-        }
-        const QImage image = window.grab().toImage().scaledToWidth(width, Qt::SmoothTransformation);
-        if (!image.save(QDir(dir).filePath(id + QStringLiteral(".png"))))
-            return fail(QStringLiteral("%1: cannot write the screenshot").arg(id));
-        return true;
-    };
+    const Shots shots(window, dir, error, {}, width);
     // The views at full width; the lessons panel only in its own picture.
-    QDockWidget* lessonsDock = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"));
-    if (lessonsDock)
-        lessonsDock->hide();
+    showLessonsDock(window, false);
     SchemePanel* panel = window.panel();
     panel->setScheme(QStringLiteral("alibi"));
     panel->setHeads(8);
     panel->setLength(64);
     panel->setHead(1);
-    if (!grab(QStringLiteral("bias")))
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("bias")) || !grabLessons(window, shots))
         return false;
-    if (lessonsDock && !grabLessons(window, *lessonsDock, dir, width))
-        return fail(QStringLiteral("lessons: cannot write the screenshot"));
     auto* compare = static_cast<CompareView*>(window.view(QStringLiteral("compare")));
     compare->setSchemes({QStringLiteral("alibi"), QStringLiteral("local"), QStringLiteral("kerple-log")});
-    if (!grab(QStringLiteral("compare")))
+    if (!shots.view(QStringLiteral("compare"), QStringLiteral("compare")))
         return false;
     auto* dot = static_cast<DotView*>(window.view(QStringLiteral("dot")));
     DotRequest request;
     request.maxDistance = 2048;
     dot->setRequest(request, true);
-    if (!grab(QStringLiteral("dot")))
+    if (!shots.view(QStringLiteral("dot"), QStringLiteral("dot")))
         return false;
     auto* entropy = static_cast<EntropyView*>(window.view(QStringLiteral("entropy")));
     entropy->setMaxLength(2048);
-    if (!grab(QStringLiteral("entropy"), [&] { hoverPoint(entropy->plot(), 0, 4); }))
+    if (!shots.view(QStringLiteral("entropy"), QStringLiteral("entropy"), 0,
+                    [&] { hoverPoint(entropy->plot(), 0, 4); }))
         return false;
 
     auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));
-    if (attention->modelCount() == 0 && !grabEmptyModelView(window, dir, width))
-        return fail(QStringLiteral("empty: cannot write the screenshot"));
+    if (attention->modelCount() == 0 && !grabEmptyModelView(window, shots))
+        return false;
 
     // Train short / test long: the Train tab's default, the demo preset (Figure 1 of the ALiBi paper in miniature).
     auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
-    const TrainRequest tr = train->request();
-    window.showView(QStringLiteral("train"));
-    train->start(tr);
-    if (!waitUntil([&] { return !train->isBusy(); }, 1800000))
-        return fail(QStringLiteral("train: not done within 30 minutes"));
-    if (!grab(QStringLiteral("train")))
+    if (!shots.train(train, train->request(), QStringLiteral("train")) ||
+        !shots.view(QStringLiteral("train"), QStringLiteral("train")))
         return false;
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
     for (int i = 0; i < attention->modelCount(); ++i) // ALiBi's heads show locality best
         if (attention->models()[i].model->config().scheme == "alibi")
             attention->selectModel(i);
     panel->setHead(0);
-    return grab(QStringLiteral("attention"));
+    return shots.view(QStringLiteral("attention"), QStringLiteral("attention"));
 }
 
 } // namespace plab::ui
