@@ -364,6 +364,19 @@ void TestHfCli::modelSweepEmitsTheModelAbsolutely()
     QVERIFY2(text.contains(" sweep --cell \"$SLURM_ARRAY_TASK_ID\"") &&
                  text.contains("'" + QFileInfo(out).absoluteFilePath().toUtf8() + "'"),
              text.constData());
+    // The parallel commands file: one command per cell and nothing else (parallel would run a comment as a job); the
+    // message names the model.
+    const test::CliResult p =
+        test::runCli({"sweep", "--model", relative, "--methods", "none,pi,yarn", "--vary", "factor=2,4", "--lengths",
+                      "16,32", "--corpus", corpusPath(), "-o", out, "--emit", "parallel"});
+    QVERIFY2(p.exitCode == 0, p.err.constData());
+    QVERIFY2(p.err.contains("on the model folder " + absolute.toUtf8()), p.err.constData());
+    QFile commands(out + "/sweep.commands");
+    QVERIFY(commands.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = commands.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 5);
+    for (const QByteArray& line : lines)
+        QVERIFY2(line.contains(" sweep --cell ") && !line.startsWith('#'), line.constData());
 }
 
 void TestHfCli::badInputExitsTwo_data()

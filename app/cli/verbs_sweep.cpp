@@ -461,7 +461,8 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
     const std::string exe = selfExecutable();
     const std::string absDir = fs::absolute(dir).lexically_normal().string();
     const size_t cells = grid.cellCount();
-    // A model grid's folder, as every cell reads it from sweep.json: absolute, for nodes that start elsewhere.
+    // A model grid's folder, as every cell reads it from sweep.json: absolute, for nodes that start elsewhere. The job
+    // script names it in a comment; the parallel commands file holds commands only, so the message names it there.
     const std::string modelLine = grid.modelGrid() ? "# Model: " + grid.modelFolder + "\n" : std::string();
     if (how == "slurm") {
         const SlurmResources res = slurmResources(grid, args);
@@ -503,14 +504,16 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
     }
     if (how == "parallel") {
         const int threads = static_cast<int>(args.integer("threads", 1, 1, 1024));
-        std::string lines = modelLine;
+        std::string lines; // commands only: parallel and xargs would run a comment line as a job of its own
         for (size_t i = 0; i < cells; ++i)
             lines += shellQuoted(exe) + " sweep --cell " + std::to_string(i) + " --threads " + std::to_string(threads) +
                      " --quiet " + shellQuoted(absDir) + "\n";
         const std::string path = (fs::path(dir) / "sweep.commands").string();
         writeFileAtomically(path, lines);
-        ctx.err << "wrote " << path << ": " << cells << " commands; run them with: parallel -j N < " << path
-                << "   (or xargs -P N -I{} sh -c {} < " << path << ")" << std::endl;
+        ctx.err << "wrote " << path << ": " << cells << " commands"
+                << (grid.modelGrid() ? " on the model folder " + grid.modelFolder : std::string())
+                << "; run them with: parallel -j N < " << path << "   (or xargs -P N -I{} sh -c {} < " << path << ")"
+                << std::endl;
         return 0;
     }
     throw InputError("--emit " + how + " is not allowed; allowed: slurm, parallel");
