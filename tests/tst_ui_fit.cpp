@@ -36,6 +36,7 @@
 #include <QToolButton>
 #include <QtTest>
 
+#include <memory>
 #include <optional>
 
 #include <cstdio>
@@ -220,6 +221,19 @@ void findCutChartsAndButtons(const QWidget* root, const QString& page, Problems&
     }
 }
 
+// The main window in `language`, the Lessons dock open or closed, shown and exposed; null when it could not be.
+std::unique_ptr<MainWindow> openWindow(const QString& language, bool lessons)
+{
+    if (!setLanguage(language))
+        return nullptr;
+    auto window = std::make_unique<MainWindow>();
+    window->findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get()))
+        return nullptr;
+    return window;
+}
+
 } // namespace
 
 class TestUiFit : public QObject {
@@ -331,11 +345,9 @@ void TestUiFit::schemePanelNotClipped()
     QFETCH(QString, language);
     QFETCH(QString, scheme);
     QFETCH(QString, method);
-    QVERIFY(setLanguage(language));
-    MainWindow window;
-    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->show();
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const std::unique_ptr<MainWindow> shown = openWindow(language, true);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     SchemePanel* panel = window.panel();
     panel->setScheme(scheme);
     panel->setScaling(method);
@@ -383,11 +395,9 @@ void TestUiFit::controlsShowTheirText()
         QVERIFY2(child->isEmpty(), qPrintable(*child));
         return;
     }
-    QVERIFY(setLanguage(language));
-    MainWindow window;
-    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const std::unique_ptr<MainWindow> shown = openWindow(language, lessons);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     settle();
     Problems problems;
     auto* tabs = qobject_cast<QTabWidget*>(window.centralWidget());
@@ -434,11 +444,9 @@ void TestUiFit::trainTabShowsItsCharts()
         QVERIFY2(child->isEmpty(), qPrintable(*child));
         return;
     }
-    QVERIFY(setLanguage(language));
-    MainWindow window;
-    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const std::unique_ptr<MainWindow> shown = openWindow(language, lessons);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     window.showView(QStringLiteral("train"));
     settle();
     QWidget* train = window.view(QStringLiteral("train"));
@@ -487,11 +495,9 @@ void TestUiFit::modelTabShowsItsPages()
         QVERIFY2(child->isEmpty(), qPrintable(*child));
         return;
     }
-    QVERIFY(setLanguage(language));
-    MainWindow window;
-    window.findChild<QDockWidget*>(QStringLiteral("lessonsDock"))->setVisible(lessons);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const std::unique_ptr<MainWindow> shown = openWindow(language, lessons);
+    QVERIFY(shown);
+    MainWindow& window = *shown;
     HfModelView* view = window.modelView();
     window.showView(view->viewId());
     view->setPage(HfModelView::AttentionPage);
