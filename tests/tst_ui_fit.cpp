@@ -501,9 +501,17 @@ void TestUiFit::modelTabShowsItsPages()
     HfModelView* view = window.modelView();
     window.showView(view->viewId());
     view->setPage(HfModelView::AttentionPage);
+    view->setPositions(QStringLiteral("yarn")); // the longest parameter form of the positions chooser
     view->openFolder(QStringLiteral(POSITIONLAB_TEST_DATA "/hf/qwen2_text"));
     QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
     settle();
+    const QRect available = window.screen()->availableGeometry();
+    QVERIFY2(available.contains(window.frameGeometry()),
+             qPrintable(QStringLiteral("with a model open, the window is %1x%2, the screen %3x%4")
+                            .arg(window.frameGeometry().width())
+                            .arg(window.frameGeometry().height())
+                            .arg(available.width())
+                            .arg(available.height())));
     const QWidget* map = view->findChild<TokenMapWidget*>();
     QVERIFY(map);
     const int minSide = 360; // a map of 64 tokens with its axes, colour bar and title: below this the labels pile up

@@ -4,11 +4,18 @@
 #include "tabs/hf_model_view.h"
 #include "window/main_window.h"
 
+#include "base/errors.h"
+#include "hf/hf_attention.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+
 #include "test_main.h"
 #include "test_settings.h"
 
 #include <QFile>
+#include <QComboBox>
 #include <QLabel>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -161,6 +168,125 @@ private slots:
         QString error;
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.csv")), {}, &error), qPrintable(error));
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.svg")), {}, &error), qPrintable(error));
+    }
+
+    // Positions chosen in the tab reach the capture of the attention, entropy and sinks pages: core's capture of the
+    // same ids under hfPositionSpec(config, method, settings), row for row, and not the config's own.
+    void positionsUnderAMethod_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QStringList>("settings");
+        QTest::addColumn<bool>("moves"); // qwen2_text's own scaling is none: naming none changes nothing
+        QTest::addRow("yarn factor 4 past the context") << "yarn" << QStringList{"factor=4"} << true;
+        QTest::addRow("pi factor 2") << "pi" << QStringList{"factor=2"} << true;
+        QTest::addRow("ntk factor 8") << "ntk" << QStringList{"factor=8"} << true;
+        QTest::addRow("llama3, defaults") << "llama3" << QStringList{} << true;
+        QTest::addRow("none, the config's own") << "none" << QStringList{} << false;
+    }
+
+    void positionsUnderAMethod()
+    {
+        QFETCH(QString, method);
+        QFETCH(QStringList, settings);
+        QFETCH(bool, moves);
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
+        QVERIFY(view->positionsBox()->isEnabled());
+        const int context = view->model()->model->config().context;
+        view->setText(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+        view->findChild<QSpinBox*>()->setValue(3 * context); // Repeat to: past the context
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !view->isBusy() && view->attention().capture && view->attention().capture->length == 3 * context, 60000);
+        const std::vector<double> own = view->attention().capture->sinkMass;
+        view->setPositions(method, settings);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy() && view->attention().request.positions.has_value(), 60000);
+        QCOMPARE(view->positionsMethod(), method);
+        std::vector<std::string> given;
+        for (const QString& s : settings)
+            given.push_back(s.toStdString());
+        const plab::HfModel& model = *view->model()->model;
+        const plab::SchemeSpec expected = plab::hfPositionSpec(model.config(), method.toStdString(), given);
+        const plab::HfAttentionCapture reference =
+            plab::captureHfAttention(model, view->attention().ids, expected, false);
+        const plab::HfAttentionCapture& shown = *view->attention().capture;
+        QCOMPARE(shown.sinkMass.size(), reference.sinkMass.size());
+        for (size_t i = 0; i < shown.sinkMass.size(); ++i)
+            QVERIFY2(
+                std::abs(shown.sinkMass[i] - reference.sinkMass[i]) <= 1e-9,
+                qPrintable(
+                    QStringLiteral("sink %1: %2 against %3").arg(i).arg(shown.sinkMass[i]).arg(reference.sinkMass[i])));
+        for (int l = 0; l < shown.layers; ++l)
+            QCOMPARE(shown.rowEntropy[l], reference.rowEntropy[l]);
+        double moved = 0;
+        for (size_t i = 0; i < own.size(); ++i)
+            moved = std::max(moved, std::abs(own[i] - shown.sinkMass[i]));
+        QVERIFY2((moved > 1e-6) == moves, qPrintable(QStringLiteral("the sinks moved by %1").arg(moved)));
+        // The picture names the positions; the exported data says them as core writes them.
+        QVERIFY(view->heatmap()->heatmap().figure().panels.front().subtitle.contains(
+            QString::fromStdString(plab::hfPositionText(expected))));
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("map.json")), {}, &error), qPrintable(error));
+        QFile file(dir.filePath(QStringLiteral("map.json")));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.readAll().contains(QByteArray::fromStdString(plab::hfPositionText(expected))));
+        // The session keeps the method and its shown parameters; a fresh window restores them.
+        const nlohmann::json state = view->saveState();
+        MainWindow other;
+        other.modelView()->restoreState(state);
+        QCOMPARE(other.modelView()->positionsMethod(), method);
+        QCOMPARE(other.modelView()->positionsSettings(), view->positionsSettings());
+    }
+
+    void positionsRefused_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QStringList>("settings");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("unknown method") << "magic" << QStringList{}
+                                        << "views.model.positions: scaling = 'magic' is not a known method";
+        QTest::addRow("a setting yarn lacks") << "yarn" << QStringList{"window=4"} << "views.model.positions: ";
+        QTest::addRow("out of range") << "pi" << QStringList{"factor=0.5"} << "views.model.positions: ";
+        QTest::addRow("settings without a method") << "" << QStringList{"factor=2"} << "settings need a method";
+        QTest::addRow("a remapping method") << "self-extend" << QStringList{} << "the attention maps cannot draw";
+    }
+
+    // A session's bad positions are refused by core's checks, naming the key, and leave the tab as it was.
+    void positionsRefused()
+    {
+        QFETCH(QString, method);
+        QFETCH(QStringList, settings);
+        QFETCH(QString, expected);
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        nlohmann::json state = view->saveState();
+        std::vector<std::string> list;
+        for (const QString& s : settings)
+            list.push_back(s.toStdString());
+        state["positions"] = {{"method", method.toStdString()}, {"settings", list}};
+        try {
+            view->restoreState(state);
+            QFAIL("restored bad positions");
+        } catch (const plab::InputError& e) {
+            QVERIFY2(QString::fromStdString(e.what()).contains(expected), e.what());
+        }
+        QCOMPARE(view->positionsMethod(), QString());
+    }
+
+    // A model without rotary positions offers no method, and says why in core's words.
+    void positionsNeedRope()
+    {
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.showView(view->viewId());
+        view->openFolder(hfData("gpt2"));
+        QTRY_VERIFY_WITH_TIMEOUT(view->model() && !view->isBusy(), 60000);
+        QVERIFY(!view->positionsBox()->isEnabled());
+        QVERIFY2(view->positionsBox()->toolTip().contains(QStringLiteral("rotary methods apply to rope models only")),
+                 qPrintable(view->positionsBox()->toolTip()));
     }
 
     void refusedFolderKeepsTheAppRunning_data()

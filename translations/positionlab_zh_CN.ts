@@ -1698,6 +1698,22 @@
         <source>On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed in, one cell per token with the tokens on the axes.</source>
         <translation>在图上：滚轮以光标为中心缩放，拖动平移，双击显示全部词元。缩小时每个单元格是其词元块中的最大概率；放大后每个词元一格，坐标轴上标出词元。</translation>
     </message>
+    <message>
+        <source>the config&apos;s own</source>
+        <translation>config 自带的</translation>
+    </message>
+    <message>
+        <source>Positions:</source>
+        <translation>位置编码：</translation>
+    </message>
+    <message>
+        <source>Open a model folder first.</source>
+        <translation>请先打开一个模型文件夹。</translation>
+    </message>
+    <message>
+        <source>Positions of the attention, entropy and sinks pages: the config&apos;s own rope scaling, or a length-extension method applied zero-shot (no training), with its parameters below. Methods that remap positions (rerope, self-extend) are on the Evaluate under methods page.</source>
+        <translation>注意力、熵和汇聚点页面所用的位置编码：config 自带的 rope 缩放，或零样本（不训练）套用的一种长度扩展方法，其参数在下方。重映射位置的方法（rerope、self-extend）在“在各方法下评估”页面中。</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::LessonsPanel</name>

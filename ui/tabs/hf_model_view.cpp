@@ -2,6 +2,8 @@
 #include "tabs/hf_model_view.h"
 
 #include "tabs/adaptive_splitter.h"
+#include "tabs/fitting_combo.h"
+#include "tabs/param_control.h"
 
 #include "charts/curve_chart.h"
 #include "painting/colormap.h"
@@ -9,6 +11,11 @@
 #include "workers/model_compute.h"
 
 #include "base/matrix_output.h"
+#include "hf/hf_config.h"
+#include "base/errors.h"
+#include "schemes/schemes.h"
+#include "runs/method_comparison.h"
+#include "schemes/rotary_scaling.h"
 
 #include <QCheckBox>
 #include <QDir>
@@ -25,6 +32,9 @@
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTimer>
@@ -33,6 +43,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace plab::ui {
 
@@ -289,6 +300,7 @@ HfModelView::HfModelView(QWidget* parent)
                                       m_attention = {};
                                       m_map = {};
                                       showSummary();
+                                      showPositionsAvailability();
                                       markDirty();
                                   }),
       m_attentionJob(this,
@@ -448,15 +460,43 @@ QWidget* HfModelView::buildControls()
     auto* form = new QFormLayout;
     m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
     m_text->setMinimumHeight(70);
+    // Six lines at most: the fields below come before a taller box on a short screen (the text box scrolls).
+    m_text->setMaximumHeight(6 * m_text->fontMetrics().lineSpacing() + 2 * m_text->frameWidth() + 8);
     m_text->setPlaceholderText(tr("Type or paste a text"));
     v->addWidget(new QLabel(tr("Text:"), box));
-    v->addWidget(m_text, 1);
+    v->addWidget(m_text);
+    // The fields scroll when the window is shorter than they are (a method's parameters on a 768-pixel screen): the
+    // window fits, and the text gives way first.
+    auto* fields = new QWidget(box);
+    auto* fieldsLayout = new QVBoxLayout(fields);
+    fieldsLayout->setContentsMargins(0, 0, 0, 0);
     m_repeat = new QSpinBox(box);
     m_repeat->setRange(0, kHfMaxTokens);
     m_repeat->setSingleStep(256);
     m_repeat->setSpecialValueText(tr("off"));
     m_repeat->setToolTip(tr("Repeat the text's tokens until this many, to look past the model's context."));
     form->addRow(tr("Repeat to (tokens):"), m_repeat);
+    m_positions = new FittingComboBox(box);
+    m_positions->setObjectName(QStringLiteral("hfPositions"));
+    m_positions->addItem(tr("the config's own"), QString());
+    // Methods that remap positions (rerope, leaky-rerope, self-extend) score pairs by distance, which the maps' kept
+    // rotated rows cannot give (core refuses them there); Evaluate under methods takes them.
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        if (!m.remapsPositions)
+            m_positions->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
+    form->addRow(tr("Positions:"), m_positions);
+    // The method's parameters between the two halves of the form, each name above its control (no height-for-width
+    // rows: a scroll area sizes those wrongly).
+    fieldsLayout->addLayout(form);
+    m_positionParamForm = new QFormLayout;
+    m_positionParamForm->setRowWrapPolicy(QFormLayout::WrapAllRows);
+    fieldsLayout->addLayout(m_positionParamForm);
+    form = new QFormLayout;
+    connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
+        rebuildPositionParameters();
+        markDirty();
+    });
+    showPositionsAvailability();
     m_layer = new QSpinBox(box);
     m_layer->setRange(1, 1);
     form->addRow(tr("Layer:"), m_layer);
@@ -468,12 +508,21 @@ QWidget* HfModelView::buildControls()
     m_showAll->setToolTip(tr("On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every "
                              "token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed "
                              "in, one cell per token with the tokens on the axes."));
-    form->addRow(m_showAll);
     m_sinkInScale = new QCheckBox(tr("First token in the colour scale"), box);
     m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
                                  "the map keeps its contrast."));
-    form->addRow(m_sinkInScale);
-    v->addLayout(form);
+    fieldsLayout->addLayout(form);
+    auto* scroll = new QScrollArea(box);
+    m_fields = fields;
+    m_fieldsScroll = scroll;
+    scroll->setWidget(fields);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    v->addWidget(scroll, 1); // the room left goes to the fields, which scroll on a short screen
+    // The map's own actions stay in view under the scrolling fields.
+    v->addWidget(m_showAll);
+    v->addWidget(m_sinkInScale);
     return box;
 }
 
@@ -669,11 +718,141 @@ void HfModelView::showSummary()
     }
 }
 
+namespace {
+
+// A method and its settings as the tab and its sessions take them: core's check of a method choice (known method,
+// parameters it takes, values in range); settings only with a method.
+void checkPositions(const QString& method, const QStringList& settings)
+{
+    if (method.isEmpty()) {
+        if (!settings.isEmpty())
+            throw InputError("settings need a method; allowed: an empty list for the config's own positions");
+        return;
+    }
+    MethodChoice choice{method.toStdString(), {}};
+    for (const QString& s : settings)
+        choice.settings.push_back(s.toStdString());
+    checkMethodChoice(choice);
+}
+
+} // namespace
+
+void HfModelView::showPositionsAvailability()
+{
+    const bool rotary = m_model && m_model->model->config().scheme == "rope";
+    m_positions->setEnabled(rotary);
+    if (!m_model) {
+        m_positions->setToolTip(tr("Open a model folder first."));
+        return;
+    }
+    if (!rotary) {
+        // Core's reason, as the CLI gives it for --scaling on this folder.
+        QString reason;
+        try {
+            hfPositionSpec(m_model->model->config(), "pi");
+        } catch (const InputError& e) {
+            reason = QString::fromStdString(e.what());
+        }
+        const QSignalBlocker block(m_positions);
+        m_positions->setCurrentIndex(0);
+        rebuildPositionParameters();
+        m_positions->setToolTip(reason);
+        return;
+    }
+    m_positions->setToolTip(
+        tr("Positions of the attention, entropy and sinks pages: the config's own rope scaling, or "
+           "a length-extension method applied zero-shot (no training), with its parameters below. Methods that remap "
+           "positions (rerope, self-extend) are on the Evaluate under methods page."));
+}
+
+void HfModelView::rebuildPositionParameters()
+{
+    while (m_positionParamForm->rowCount() > 0)
+        m_positionParamForm->removeRow(0);
+    m_positionParams.clear();
+    const QString method = positionsMethod();
+    if (method.isEmpty())
+        return;
+    const RotaryMethodInfo& info = rotaryMethodByName(method.toStdString());
+    // The values core applies when no setting is given: the config's own for its own method, else the catalogue's.
+    std::map<std::string, double> start;
+    if (m_model && m_model->model->config().scheme == "rope") {
+        try {
+            start = hfPositionSpec(m_model->model->config(), method.toStdString()).scalingParams;
+        } catch (const InputError&) {
+            // longrope without the config's lists: the catalogue's values; the request shows core's message
+        }
+    }
+    for (const ParamInfo& p : info.params) {
+        auto* control = new ParamControl(schemeByName("rope"), p, m_positionParamForm->parentWidget());
+        if (const auto it = start.find(p.name); it != start.end())
+            control->setValue(it->second);
+        control->onChanged = [this] { markDirty(); };
+        auto* label = new QLabel(QString::fromStdString(p.name), m_positionParamForm->parentWidget());
+        label->setToolTip(control->toolTip());
+        m_positionParamForm->addRow(label, control);
+        m_positionParams.push_back(control);
+    }
+}
+
+QString HfModelView::positionsMethod() const
+{
+    return m_positions->currentData().toString();
+}
+
+QStringList HfModelView::positionsSettings() const
+{
+    QStringList settings;
+    for (const ParamControl* c : m_positionParams)
+        settings << QStringLiteral("%1=%2").arg(QString::fromStdString(c->info().name),
+                                                QString::fromStdString(exactText(c->value())));
+    return settings;
+}
+
+void HfModelView::setPositions(const QString& method, const QStringList& settings)
+{
+    checkPositions(method, settings);
+    if (m_positions->findData(method) < 0)
+        throw InputError("positions '" + method.toStdString() +
+                         "' remap positions, which the attention maps cannot draw; allowed: a method that does not "
+                         "(Evaluate under methods takes it)");
+    {
+        const QSignalBlocker block(m_positions);
+        m_positions->setCurrentIndex(std::max(0, m_positions->findData(method)));
+        rebuildPositionParameters();
+    }
+    for (const QString& s : settings) {
+        const QString name = s.section(QLatin1Char('='), 0, 0).trimmed();
+        for (ParamControl* c : m_positionParams)
+            if (QString::fromStdString(c->info().name) == name)
+                c->setValue(s.section(QLatin1Char('='), 1).trimmed().toDouble());
+    }
+    markDirty();
+}
+
+std::optional<SchemeSpec> HfModelView::chosenPositions() const
+{
+    const QString method = positionsMethod();
+    if (!m_model || method.isEmpty())
+        return std::nullopt;
+    std::vector<std::string> settings;
+    for (const QString& s : positionsSettings())
+        settings.push_back(s.toStdString());
+    return hfPositionSpec(m_model->model->config(), method.toStdString(), settings);
+}
+
 void HfModelView::refresh()
 {
     if (!m_model)
         return;
     HfAttentionRequest request{m_model, m_text->toPlainText(), m_repeat->value()};
+    try {
+        request.positions = chosenPositions();
+    } catch (const InputError& e) {
+        m_heatmap->setMessage(QString::fromStdString(e.what()));
+        Q_EMIT statusMessage(QString::fromStdString(e.what()));
+        return;
+    }
     m_attentionJob.start([request](const JobControl& control) { return computeHfAttention(request, control); });
 }
 
@@ -848,9 +1027,10 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
         return;
     }
     const HfAttentionCapture& c = *m_attention.capture;
-    nlohmann::json meta{{"model", m_model ? m_model->folder.toStdString() : std::string()},
-                        {"positions", hfPositionText(hfPositionSpec(m_model->model->config()))},
-                        {"ids", m_attention.ids}};
+    nlohmann::json meta{
+        {"model", m_model ? m_model->folder.toStdString() : std::string()},
+        {"positions", hfPositionText(m_attention.request.positions.value_or(hfPositionSpec(m_model->model->config())))},
+        {"ids", m_attention.ids}};
     switch (m_pages->currentIndex()) {
     case EntropyPage: {
         Table t;
@@ -901,6 +1081,14 @@ const std::vector<std::string>& pageNames()
 }
 } // namespace
 
+nlohmann::json HfModelView::positionsJson() const
+{
+    nlohmann::json settings = nlohmann::json::array();
+    for (const QString& s : positionsSettings())
+        settings.push_back(s.toStdString());
+    return {{"method", positionsMethod().toStdString()}, {"settings", settings}};
+}
+
 nlohmann::json HfModelView::saveState() const
 {
     return {{"text", m_text->toPlainText().toStdString()},
@@ -908,7 +1096,8 @@ nlohmann::json HfModelView::saveState() const
             {"page", pageNames()[m_pages->currentIndex()]},
             {"layer", m_layer->value() - 1},
             {"head", m_head->value() - 1},
-            {"first_token_in_scale", m_sinkInScale->isChecked()}};
+            {"first_token_in_scale", m_sinkInScale->isChecked()},
+            {"positions", positionsJson()}};
 }
 
 void HfModelView::restoreState(const nlohmann::json& state)
@@ -924,10 +1113,22 @@ void HfModelView::restoreState(const nlohmann::json& state)
         const auto it = std::find(pageNames().begin(), pageNames().end(), page);
         if (it == pageNames().end())
             throw InputError("views.model.page is '" + page + "'; allowed: attention, entropy, sinks, methods");
+        // Positions: checked by core before anything is applied (an unknown method or setting names its key).
+        const nlohmann::json positions = state.value("positions", nlohmann::json::object());
+        const QString method = QString::fromStdString(positions.value("method", std::string()));
+        QStringList settings;
+        for (const std::string& setting : positions.value("settings", std::vector<std::string>()))
+            settings << QString::fromStdString(setting);
+        try {
+            checkPositions(method, settings);
+        } catch (const InputError& e) {
+            throw InputError(std::string("views.model.positions: ") + e.what());
+        }
         m_text->setPlainText(QString::fromStdString(text));
         m_repeat->setValue(repeat);
         m_pages->setCurrentIndex(static_cast<int>(it - pageNames().begin()));
         m_sinkInScale->setChecked(state.value("first_token_in_scale", false));
+        setPositions(method, settings);
         m_wantedLayerHead = {layer, head};
         if (m_attention.capture)
             setLayerHead(std::min(layer, m_attention.capture->layers - 1),

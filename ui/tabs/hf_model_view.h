@@ -8,18 +8,21 @@
 
 #include <QElapsedTimer>
 #include <QImage>
+#include <QStringList>
 
 #include <optional>
 #include <utility>
 #include <vector>
 
 class QCheckBox;
+class QComboBox;
 class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTabWidget;
 class QTimer;
@@ -27,6 +30,7 @@ class QTimer;
 namespace plab::ui {
 
 class CurvePlot;
+class ParamControl;
 
 // Every layer x head as a small map; a click picks one.
 class HeadGrid : public QWidget {
@@ -128,6 +132,13 @@ public:
     void setLayerHead(int layer, int head); // 0-based
     void setPage(Page page);
     void setSinkInScale(bool include);
+    // The positions of the attention, entropy and sinks pages: empty method, the config's own; else a rotary method
+    // applied zero-shot, each of `settings` (NAME=VALUE) replacing a shown parameter. Throws InputError (core's words)
+    // for an unknown method or setting.
+    void setPositions(const QString& method, const QStringList& settings = {});
+    QString positionsMethod() const;
+    QStringList positionsSettings() const; // NAME=VALUE of every shown parameter (empty for the config's own)
+    QComboBox* positionsBox() const { return m_positions; }
     const HfAttentionResult& attention() const { return m_attention; }
     const HfMapResult& map() const { return m_map; }       // the head's overview: the whole map, block maxima
     const HfMapResult& detail() const { return m_detail; } // the zoomed window's finer map, when one was needed
@@ -155,6 +166,10 @@ private:
     void startDetail(); // a finer map of the visible window (and a margin) when the overview is too coarse for it
     void showGrid();
     QString noModelHint() const;
+    void rebuildPositionParameters(); // the chosen method's parameters, at the values core applies without settings
+    void showPositionsAvailability(); // rotary methods only for a rope model; otherwise core's reason as the tooltip
+    std::optional<SchemeSpec> chosenPositions() const; // nullopt: the config's own; InputError from core
+    nlohmann::json positionsJson() const;              // the session's {"method": ..., "settings": [...]}
 
     HfModelPtr m_model;
     std::vector<std::pair<QString, QString>> m_summaryRows;
@@ -173,6 +188,11 @@ private:
     QLabel* m_cardTitle = nullptr;
     QPlainTextEdit* m_text = nullptr;
     QSpinBox* m_repeat = nullptr;
+    QWidget* m_fields = nullptr;
+    QScrollArea* m_fieldsScroll = nullptr;
+    QComboBox* m_positions = nullptr;
+    QFormLayout* m_positionParamForm = nullptr;
+    std::vector<ParamControl*> m_positionParams;
     QSpinBox* m_layer = nullptr;
     QSpinBox* m_head = nullptr;
     QPushButton* m_showAll = nullptr;

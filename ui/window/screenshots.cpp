@@ -303,9 +303,12 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     attention->setText(QStringLiteral("Why did the chicken cross the road?"));
     if (!shots.view(QStringLiteral("attention"), QStringLiteral("attention")))
         return false;
-    // The Your model tab at the window's own size, when a folder was given: its pages and a short evaluation.
-    return modelFolder.isEmpty() ||
-           grabModelPages(window, shots, modelFolder, QString(), QStringLiteral("8,16,32,64"), 512);
+    // The Your model tab at the window's own size, when a folder was given: its pages and a short evaluation, under
+    // YaRN (the longest parameter form of the positions chooser).
+    if (modelFolder.isEmpty())
+        return true;
+    window.modelView()->setPositions(QStringLiteral("yarn"), {QStringLiteral("factor=4")});
+    return grabModelPages(window, shots, modelFolder, QString(), QStringLiteral("8,16,32,64"), 512);
 }
 
 bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* error)
