@@ -1,7 +1,8 @@
 // FoX (issue 20) against the committed NumPy reference (tests/reference/make_fox_reference.py): the gates' F, the
 // bias, the fused kernel's forward and its plain twin; the kernel's backward against the twin over (B, H, T, D);
 // a long strongly forgetting sequence against a double-precision row oracle; finite differences through a whole
-// model's loss (gate weights and biases, q, k, v); the per-input bias; a trained checkpoint; bad input.
+// model's loss (gate weights and biases, q, k, v); the per-input bias; the entropy curve of a model on a text; a
+// trained checkpoint; bad input.
 #include "attention/attention.h"
 #include "attention/attention_reference.h"
 #include "base/errors.h"
@@ -15,6 +16,7 @@
 #include "model/positions_on_text.h"
 #include "schemes/fox.h"
 #include "schemes/position_bias.h"
+#include "views/entropy.h"
 #include "test_main.h"
 
 #include <QJsonArray>
@@ -28,6 +30,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <numeric>
 
 using namespace plab;
 
@@ -70,6 +73,37 @@ ModelConfig tinyFox()
     return c;
 }
 
+// tinyFox with gates that differ strongly from token to token (weights N(0, 0.5), biases 1.5), so a curve scored
+// against the untrained gate's line would be visibly off.
+Model strongGateFox()
+{
+    Model model(tinyFox());
+    for (int layer = 0; layer < 2; ++layer) {
+        const std::string prefix = "layers." + std::to_string(layer) + ".attn.forget.";
+        const ParameterTensor& weight = model.tensor(prefix + "weight");
+        const std::vector<float> values = randomFloats(weight.size, 77 + layer, 0.0, 0.5);
+        std::copy(values.begin(), values.end(), model.parameters().begin() + weight.offset);
+        const ParameterTensor& bias = model.tensor(prefix + "bias");
+        std::fill_n(model.parameters().begin() + bias.offset, bias.size, 1.5f);
+    }
+    model.parametersChanged();
+    return model;
+}
+
+// -sum p ln p of each row of (H, N, N) probabilities p, in double: (H, N).
+template <typename T>
+std::vector<double> rowEntropiesOf(const std::vector<T>& probabilities, int heads, int N)
+{
+    std::vector<double> entropy(static_cast<size_t>(heads) * N, 0.0);
+    for (size_t row = 0; row < entropy.size(); ++row)
+        for (int n = 0; n < N; ++n) {
+            const double p = probabilities[row * N + n];
+            if (p > 0)
+                entropy[row] -= p * std::log(p);
+        }
+    return entropy;
+}
+
 } // namespace
 
 class TestFox : public QObject {
@@ -88,6 +122,8 @@ private slots:
     void modelGradientsMatchFiniteDifferences();
     void untrainedGateIsAnAlibiLine();
     void biasOnText();
+    void entropyCurveUsesTheTextsGates_data();
+    void entropyCurveUsesTheTextsGates();
     void refusesBadInput_data();
     void refusesBadInput();
     void cliTrainsAndRoundTrips();
@@ -431,14 +467,101 @@ void TestFox::biasOnText()
     for (int m = 0; m < 8; ++m)
         for (int n = 0; n < 8; ++n)
             QVERIFY(n > m ? std::isinf(shown.bias(m, n)) : shown.bias(m, n) == bias(m, n));
-    // The entropy curve cannot pass the text's gates: it refuses a fox layer instead of scoring the untrained line.
-    QVERIFY_THROWS_EXCEPTION(InputError, modelQkProvider(model, text, 1));
+    // The entropy curve scores this text's gates too: its sample carries the same forward's F (entropy rows below).
+    const QkSample sample = modelQkProvider(model, text, 1)(8);
+    QVERIFY(sample.logForget == model.layerLogForget(1));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, {}, 0, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 2, 0));
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(model, text, 0, 2));
     ModelConfig alibi = tinyFox();
     alibi.scheme = "alibi";
     QVERIFY_THROWS_EXCEPTION(InputError, foxBiasOnText(Model(alibi), text, 0, 0));
+}
+
+void TestFox::entropyCurveUsesTheTextsGates_data()
+{
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<int>("length"); // 700: enough work for the kernel to share its query blocks among threads
+    QTest::newRow("layer 1, one row") << 1 << 1;
+    QTest::newRow("layer 0, 7 rows") << 0 << 7;
+    QTest::newRow("layer 1, one query block") << 1 << 64;
+    QTest::newRow("layer 1, 333 rows past a key tile") << 1 << 333;
+    QTest::newRow("layer 0, 700 rows on two threads") << 0 << 700;
+}
+
+// The curve's entropies of a fox model equal -sum p ln p of the model's own attention on the same forward: the plain
+// twin's probabilities (double) and the fused kernel's (attentionForward with the text's F), head by head.
+void TestFox::entropyCurveUsesTheTextsGates()
+{
+    QFETCH(int, layer);
+    QFETCH(int, length);
+    Model model = strongGateFox();
+    const std::string phrase = "the cat sat on the mat; the dog ate the log. ";
+    const std::vector<uint8_t> text(phrase.begin(), phrase.end());
+    const SchemeSpec spec = model.layerSchemeSpec(layer);
+    const int H = spec.heads;
+    auto curve = [&](int threads) {
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        const std::vector<EntropyPoint> points = entropyCurve(spec, {length}, modelQkProvider(model, text, layer));
+        omp_set_num_threads(saved);
+        return points;
+    };
+    const std::vector<EntropyPoint> one = curve(1), two = curve(2);
+    QCOMPARE(int(one.size()), H);
+    for (int h = 0; h < H; ++h) { // bit for bit
+        QCOMPARE(two[h].entropyLast, one[h].entropyLast);
+        QCOMPARE(two[h].entropyMean, one[h].entropyMean);
+    }
+
+    // The same forward by hand: q, k and F of the layer on the text repeated to `length` bytes.
+    const std::vector<uint8_t> tokens = repeatedText(text, length);
+    model.forward(tokens.data(), nullptr, 1, length);
+    const layers::FloatBuffer q = model.layerQueries(layer), k = model.layerKeys(layer);
+    const std::vector<double> F = model.layerLogForget(layer);
+    QCOMPARE(F.size(), size_t(H) * length);
+    const PositionBias bias(spec, length);
+    AttentionDims dims{1, H, length, model.config().headDim()};
+    dims.logForget = F.data();
+    const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), k.data());
+    AttentionOptions options;
+    options.wantProbabilities = true;
+    const AttentionForward fused = attentionForward(bias, dims, q.data(), k.data(), k.data(), options);
+    const std::vector<double> fromTwin = rowEntropiesOf(twin.probabilities, H, length);
+    const std::vector<double> fromFused = rowEntropiesOf(fused.probabilities, H, length);
+    for (int h = 0; h < H; ++h) {
+        const auto rows = fromTwin.begin() + static_cast<size_t>(h) * length;
+        const double last = rows[length - 1], mean = std::accumulate(rows, rows + length, 0.0) / length;
+        const double fusedLast = fromFused[static_cast<size_t>(h) * length + length - 1];
+        QVERIFY2(std::abs(one[h].entropyLast - last) < 1e-5,
+                 qPrintable(QString("head %1 last row: curve %2, twin %3").arg(h).arg(one[h].entropyLast).arg(last)));
+        QVERIFY2(std::abs(one[h].entropyMean - mean) < 1e-5,
+                 qPrintable(QString("head %1 mean: curve %2, twin %3").arg(h).arg(one[h].entropyMean).arg(mean)));
+        QVERIFY2(std::abs(one[h].entropyLast - fusedLast) < 1e-5,
+                 qPrintable(QString("head %1 last row: curve %2, kernel probabilities %3")
+                                .arg(h)
+                                .arg(one[h].entropyLast)
+                                .arg(fusedLast)));
+    }
+
+    // Without the text's gates (the scheme's table: the untrained gate's line) the curve is another one.
+    if (length > 1) {
+        const QkProvider withGates = modelQkProvider(model, text, layer);
+        const QkProvider tableOnly = [&](int n) {
+            QkSample sample = withGates(n);
+            sample.logForget.clear();
+            return sample;
+        };
+        const std::vector<EntropyPoint> line = entropyCurve(spec, {length}, tableOnly);
+        double apart = 0;
+        for (int h = 0; h < H; ++h)
+            apart = std::max(apart, std::abs(line[h].entropyMean - one[h].entropyMean));
+        QVERIFY2(apart > 1e-3, qPrintable(QString("the gates move the mean entropy by only %1").arg(apart)));
+    }
+    // Gates handed to a scheme that has none are refused, not ignored.
+    const std::vector<float> x(static_cast<size_t>(length) * 8, 0.5f);
+    QVERIFY_THROWS_EXCEPTION(InputError, attentionRowEntropies(PositionBias(makeSchemeSpec("alibi", H, false), length),
+                                                               0, length, x.data(), x.data(), 8, F.data()));
 }
 
 void TestFox::refusesBadInput_data()
@@ -518,6 +641,21 @@ void TestFox::cliTrainsAndRoundTrips()
     for (int m = 0; m < 12; ++m)
         for (int n = 0; n < 12; ++n)
             QCOMPARE(written.data[144 + m * 12 + n], head1(m, n));
+    // entropy --checkpoint: the curve of the text's gates, as core's entropyCurve draws it (no longer a refusal).
+    const test::CliResult entropy = test::runCli(
+        {"entropy", "fox", "--checkpoint", path, "--corpus", corpus, "--layer", "1", "--lengths", "16,40", "--json"});
+    QVERIFY2(entropy.exitCode == 0, entropy.err.constData());
+    const std::vector<EntropyPoint> expected =
+        entropyCurve(loaded.model->layerSchemeSpec(1), {16, 40}, modelQkProvider(*loaded.model, held.validation, 1));
+    const QJsonArray rows = QJsonDocument::fromJson(entropy.out).object().value("rows").toArray();
+    QCOMPARE(rows.size(), int(expected.size()));
+    for (int i = 0; i < rows.size(); ++i) {
+        const QJsonObject row = rows[i].toObject();
+        QCOMPARE(row.value("length").toInt(), expected[i].length);
+        QCOMPARE(row.value("head").toInt(), expected[i].head);
+        QVERIFY(std::abs(row.value("entropy_last").toDouble() - expected[i].entropyLast) < 1e-9);
+        QVERIFY(std::abs(row.value("entropy_mean").toDouble() - expected[i].entropyMean) < 1e-9);
+    }
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestFox)

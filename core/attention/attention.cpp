@@ -264,14 +264,17 @@ const RotaryTable& RotaryTableCache::table(const PositionBias& bias, const Atten
 }
 
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
-                                          const float* k, int headDim)
+                                          const float* k, int headDim, const double* logForget)
 {
     if (head < 0 || head >= bias.heads())
         throw InputError("head = " + std::to_string(head) + " is out of range; allowed: integers in [0, " +
                          std::to_string(bias.heads() - 1) + "]");
     // Bias alone: q = k = 0 of a token dimension (2, so rotary schemes pass validation; nothing is rotated).
     const bool biasOnly = q == nullptr || k == nullptr;
-    const AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
+    AttentionDims dims{1, bias.heads(), length, biasOnly ? 2 : headDim};
+    // FoX: marks the plans as fox (the row bias from F instead of the table); the head's F itself goes to
+    // forwardEntropyOnly, since these dims hold every head but the call reads one.
+    dims.logForget = logForget;
     detail::validateAttention(bias, dims);
     if (bias.spec().kind == SchemeKind::Cope) { // its scores need q and k: the bias alone is q = k = 0
         const std::vector<float> zeros(biasOnly ? static_cast<size_t>(length) * dims.headDim : 0, 0.0f);
@@ -297,7 +300,7 @@ std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, in
         AttentionForward part;
         part.logSumExp.resize(length);
         part.rowEntropy.resize(length);
-        forwardEntropyOnly(plan, head, biasOnly ? nullptr : q, biasOnly ? nullptr : k, part.logSumExp.data(),
+        forwardEntropyOnly(plan, head, biasOnly ? nullptr : q, biasOnly ? nullptr : k, logForget, part.logSumExp.data(),
                            part.rowEntropy.data());
         if (first)
             total = std::move(part);

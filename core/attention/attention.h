@@ -75,9 +75,11 @@ void attentionForward(const PositionBias& bias, const AttentionDims& dims, const
 // Row entropies (nats) of head `head`, rows 0..length-1, through the same kernel blocks as attentionForward, for
 // q and k of shape (length, headDim) row-major, unrotated (rotary schemes rotate inside, as in attentionForward), or,
 // with q == nullptr, from the bias alone (q = k = 0). What every entropy number of the app (CLI `entropy`, GUI view)
-// comes from.
+// comes from. FoX: `logForget`, this head's cumulative log forget gates F (length values) of the input q and k came
+// from, gives the scores F_m - F_n as AttentionDims::logForget does in attentionForward; null: the scheme's table.
+// InputError when it is given for another scheme.
 std::vector<double> attentionRowEntropies(const PositionBias& bias, int head, int length, const float* q,
-                                          const float* k, int headDim);
+                                          const float* k, int headDim, const double* logForget = nullptr);
 
 struct AttentionGradients {
     std::vector<float> dq, dk, dv; // (B, H, N, D), w.r.t. the unrotated q and k

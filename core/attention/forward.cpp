@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace plab::kernel {
 
@@ -297,8 +298,11 @@ void forwardQueryBlockParallel(const ForwardCall& call)
     }
 }
 
-void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy)
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, const double* logForget, float* lse,
+                        float* entropy)
 {
+    if (plan.fox != (logForget != nullptr)) // a fox plan without F would read FIRE's row bias
+        throw std::logic_error("forwardEntropyOnly: the head's forget gates must come with a fox plan, and only then");
     AlignedFloats Qs(static_cast<size_t>(plan.queriesPadded) * plan.Dp, 0.0f);
     AlignedFloats Kt(static_cast<size_t>(plan.ldT) * plan.Dp, 0.0f);
     if (q && k) {
@@ -310,6 +314,7 @@ void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float*
     io.Kt = {Kt.data(), size_t(plan.ldT), 0};
     io.lse = lse;
     io.entropy = entropy;
+    io.logForget = logForget;
     const int queryBlocks = (plan.N + kQueryBlock - 1) / kQueryBlock;
 #pragma omp parallel if (plan.worthThreads(1))
     {

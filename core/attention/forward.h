@@ -114,7 +114,9 @@ void forwardQueryBlockParallel(const ForwardCall& call);
 
 // Only the row entropies (and lse) of one head, for the Entropy view and `entropy`: no values and no output. Packs
 // the head's q (N, D) and k once, or zeros for the bias alone (q or k null), and shares its query blocks among the
-// threads, most expensive first.
-void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, float* lse, float* entropy);
+// threads, most expensive first. FoX (plan.fox): logForget is the head's F (N), read by the row bias as in the full
+// forward; null for every other plan.
+void forwardEntropyOnly(const Plan& plan, int head, const float* q, const float* k, const double* logForget, float* lse,
+                        float* entropy);
 
 } // namespace plab::kernel

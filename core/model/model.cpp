@@ -615,12 +615,6 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
     checkIntegerRange("layer", layer, 0, model.config().layers - 1);
     if (text.empty())
         throw InputError("the text for the model's queries and keys is empty");
-    // The entropy curve scores q and k against the scheme's table; FoX's bias is the text's own gates instead, which
-    // that path does not carry: refuse rather than draw the untrained gate's line as if it were the model's.
-    if (model.layerSchemeSpec(layer).kind == SchemeKind::Fox)
-        throw InputError("the entropy curve of a fox model is not available: its bias comes from the text's forget "
-                         "gates, which this curve does not pass to the kernel; allowed: the row entropy of the "
-                         "Attention-on-text view, which uses them");
     return [&model, text = std::move(text), layer](int length) {
         if (length > model.maxLength())
             throw InputError("length " + std::to_string(length) + " is unsupported: the learned position table has " +
@@ -633,6 +627,8 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
         s.headDim = model.config().headDim();
         s.q.assign(model.layerQueries(layer).begin(), model.layerQueries(layer).end()); // (1, H, N, D)
         s.k.assign(model.layerKeys(layer).begin(), model.layerKeys(layer).end());
+        // FoX: this text's gates (1, H, N) from the same forward, so the curve scores F_m - F_n as the model does.
+        s.logForget = model.layerLogForget(layer); // empty for other schemes (fox has no NoPE schedule)
         return s;
     };
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace plab {
 
@@ -65,13 +66,17 @@ std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector
             checkMemoryEstimate(2.0 * 4.0 * spec.heads * n * 64 + 2.0 * 4.0 * 64 * n,
                                 "q and k at length " + std::to_string(n));
             sample = provider(n);
+            if (!sample.logForget.empty() && sample.logForget.size() != static_cast<size_t>(spec.heads) * n)
+                throw std::logic_error("entropyCurve: the sample's forget gates are not (heads, length)");
         }
         for (int h = 0; h < spec.heads; ++h) {
             const size_t offset = static_cast<size_t>(h) * n * sample.headDim;
+            const double* logForget =
+                sample.logForget.empty() ? nullptr : sample.logForget.data() + static_cast<size_t>(h) * n;
             // The attention kernel's own row statistics: entropy curves and attention outputs come from one code path.
             const std::vector<double> rows =
                 attentionRowEntropies(bias, h, n, provider ? sample.q.data() + offset : nullptr,
-                                      provider ? sample.k.data() + offset : nullptr, sample.headDim);
+                                      provider ? sample.k.data() + offset : nullptr, sample.headDim, logForget);
             double sum = 0;
             for (double e : rows)
                 sum += e;

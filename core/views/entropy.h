@@ -16,6 +16,9 @@ struct QkSample {
     int headDim = 0;
     std::vector<float> q; // (H, N, D)
     std::vector<float> k; // (H, N, D)
+    // FoX: the cumulative log forget gates F (H, N) of the same forward as q and k (Model::layerLogForget), which the
+    // kernel turns into the scores' F_m - F_n; empty for every other scheme (the scheme's table is the bias).
+    std::vector<double> logForget;
 };
 using QkProvider = std::function<QkSample(int length)>;
 
@@ -35,7 +38,7 @@ struct EntropyPoint {
 using EntropyProgress = std::function<bool(int lengthsDone)>;
 
 // One point per (length, head), lengths in order, each row entropy from the attention kernel
-// (attentionRowEntropies). `provider` null means q = k = 0.
+// (attentionRowEntropies), with the sample's forget gates when it has them (fox). `provider` null means q = k = 0.
 std::vector<EntropyPoint> entropyCurve(const SchemeSpec& spec, const std::vector<int>& lengths,
                                        const QkProvider& provider, const EntropyProgress& progress = {});
 
