@@ -769,6 +769,8 @@ void finishResult(SweepResult& r, const SweepGrid& grid, const SweepCell& cell, 
     r.settings = joined(grid.model.schemeSettings, " ");
     r.cell = cell.index;
     r.key = cell.key();
+    r.layers = cell.model.layers;
+    r.modelOptions = modelOptionsLabel(cell.model);
     r.steps = trained.info.step;
     r.trainLoss = trained.info.trainLoss;
     r.trainSeconds = trained.elapsedSeconds;
@@ -894,6 +896,8 @@ bool addCellEvaluations(const SweepGrid& grid, const SweepCell& cell, SweepCellR
         e.threads = run.result.threads;
         e.gridHash = run.result.gridHash;
         e.version = run.result.version;
+        e.layers = run.result.layers;
+        e.modelOptions = run.result.modelOptions;
     };
     Model& model = *trained.model;
     if (schemeByName(cell.scheme).rotary && !grid.evalScalings.empty()) {

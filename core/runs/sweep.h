@@ -129,8 +129,8 @@ struct SweepResult {
     std::string methodSettings;
     std::vector<SweepResult> evaluations; // the cell's added evaluations, written inside its line ("evaluations")
     // The trained model beyond its scheme: its depth and modelOptionsLabel ("nope_every=4 ssmax"). Not in the result
-    // line (its folder's grid holds them): collectSweepResults sets them, so rows of different models never pool.
-    // 0 and empty for a model grid's cell.
+    // line (its folder's grid holds them): set for a cell trained here (trainSweepCell) and by collectSweepResults
+    // from each folder's grid, so rows of different models never pool. 0 and empty for a model grid's cell.
     int layers = 0;
     std::string modelOptions;
     int steps = 0;
