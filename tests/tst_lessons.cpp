@@ -1,5 +1,5 @@
-// Lessons: parsing and checking of lesson files (core/lessons/lessons.h), the lessons that ship in both languages, and the
-// CLI's `lessons` and `render lesson` verbs (a broken file: exit 2 naming the file and the line).
+// Lessons: parsing and checking of lesson files (core/lessons/lessons.h), the lessons that ship in both languages, and
+// the CLI's `lessons` and `render lesson` verbs (a broken file: exit 2 naming the file and the line).
 #include "cli_runner.h"
 #include "base/errors.h"
 #include "lessons/lessons.h"
@@ -123,6 +123,19 @@ void TestLessons::renderArguments_data()
         << "attention --checkpoint M.safetensors --text To be --head 0 --show bias";
     QTest::newRow("train") << R"({"view": "train", "schemes": ["sinusoidal", "alibi"]})"
                            << "train sinusoidal alibi --preset demo";
+    // The Train tab's model options, parsed and passed on as `train` names them.
+    QTest::newRow("train, NoPE every 2 and the temperature")
+        << R"({"view": "train", "schemes": ["rope", "xpos"], "nope_every": 2, "attn_temperature_tuning": true,
+              "floor_scale": 32})"
+        << "train rope xpos --preset demo --nope-every 2 --attn-temperature-tuning --floor-scale 32 --attn-scale 0.1";
+    QTest::newRow("train, ssmax and sink logit")
+        << R"({"view": "train", "schemes": ["alibi"], "preset": "tiny", "task": "copy", "ssmax": true,
+              "sink_logit": true})"
+        << "train alibi --preset tiny --task copy --ssmax --sink-logit";
+    QTest::newRow("train, every option off as written")
+        << R"({"view": "train", "schemes": ["rope"], "nope_every": 0, "ssmax": false, "sink_logit": false,
+              "attn_temperature_tuning": false})"
+        << "train rope --preset demo";
     // rope's dim and base are render frequencies' own options; keep, rotary-fraction and a method's go by --set.
     QTest::newRow("frequencies, keep")
         << R"({"view": "frequencies", "params": {"dim": 64, "keep": 0.25}, "context": 32})"
@@ -231,6 +244,49 @@ void TestLessons::refusesBrokenLessons_data()
         << "03-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"alibi\"], \"preset\": \"huge\"}\n```\n"
         << "03-x.md:6:"
         << "allowed: demo, tiny, quick, large";
+    // The model options of a train state: core's validateModelConfig decides, the message names the lesson, the
+    // line of the key, the key, its value and what is allowed.
+    QTest::newRow("nope_every past the layers")
+        << "14-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"rope\"],\n \"nope_every\": 5}\n```\n"
+        << "14-x.md:7:"
+        << "\"nope_every\" = 5 is not allowed with scheme rope and preset demo (2 layers): nope-every = 5 is out of "
+           "range; allowed: 0 (off) or integers in [2, 2]";
+    QTest::newRow("nope_every on alibi")
+        << "14-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"rope\", \"alibi\"], \"nope_every\": 2}\n```\n"
+        << "14-x.md:6:"
+        << "\"nope_every\" = 2 is not allowed with scheme alibi and preset demo (2 layers): nope-every = 2 needs a "
+           "rotary scheme";
+    QTest::newRow("nope_every not an integer")
+        << "14-x.md" << head + "{\"view\": \"train\", \"schemes\": [\"rope\"], \"nope_every\": 2.5}\n```\n"
+        << "14-x.md:6:"
+        << "\"nope_every\" = 2.5 is not an integer; allowed: 0 (off) or K >= 2";
+    QTest::newRow("temperature without NoPE layers")
+        << "14-x.md"
+        << head + "{\"view\": \"train\", \"schemes\": [\"rope\"], \"attn_temperature_tuning\": true}\n```\n"
+        << "14-x.md:6:"
+        << "\"attn_temperature_tuning\" = true is not allowed with scheme rope and preset demo (2 layers): "
+           "attn_temperature_tuning acts on NoPE layers only";
+    QTest::newRow("floor_scale without the temperature")
+        << "14-x.md"
+        << head + "{\"view\": \"train\", \"schemes\": [\"rope\"], \"nope_every\": 2,\n \"floor_scale\": 32}\n```\n"
+        << "14-x.md:7:"
+        << "\"floor_scale\" sets Llama 4's temperature; allowed only with \"attn_temperature_tuning\": true";
+    QTest::newRow("floor_scale out of range")
+        << "14-x.md"
+        << head +
+               "{\"view\": \"train\", \"schemes\": [\"rope\"], \"nope_every\": 2, \"attn_temperature_tuning\": true,\n"
+               " \"floor_scale\": 0.5}\n```\n"
+        << "14-x.md:7:"
+        << "\"floor_scale\" = 0.5 is not allowed with scheme rope and preset demo (2 layers): attention temperature: "
+           "floor_scale = 0.5 is out of range; allowed: [1, 1000000000]";
+    QTest::newRow("ssmax not a boolean") << "14-x.md"
+                                         << head + "{\"view\": \"train\", \"schemes\": [\"rope\"], \"ssmax\": 1}\n```\n"
+                                         << "14-x.md:6:"
+                                         << "\"ssmax\" = 1 is not allowed; allowed: true, false";
+    QTest::newRow("model options on another view")
+        << "14-x.md" << head + "{\"view\": \"bias\", \"scheme\": \"rope\", \"nope_every\": 2}\n```\n"
+        << "14-x.md:6:"
+        << "unknown key \"nope_every\" for the bias view";
     QTest::newRow("attention without text")
         << "03-x.md" << head + "{\"view\": \"attention\", \"model\": \"alibi\"}\n```\n"
         << "03-x.md:6:"
@@ -403,27 +459,29 @@ void TestLessons::cliRendersDropThePositions()
         const nlohmann::json j = nlohmann::json::parse(sidecar.readAll().toStdString());
         QCOMPARE(j.at("state").at("view").get<std::string>(), views[figure - 1]);
         if (views[figure - 1] == "train") // the recipe on passkey, as the command says
-            QVERIFY2(j.at("command").get<std::string>().find("--task passkey --recalibration 12.5") != std::string::npos,
+            QVERIFY2(j.at("command").get<std::string>().find("--task passkey --recalibration 12.5") !=
+                         std::string::npos,
                      j.at("command").get<std::string>().c_str());
     }
 }
 
-// Lessons 14 (NoPE layers, keep, rotary-fraction) and 15 (FIRE's matrix and learned curve, CoPE's positions and FoX's
-// bias on a text of demo models trained for a few steps) render headless in both
-// languages: the frequencies states through `render frequencies`, the curve through `render bias --curve` with a fire
-// model trained for a few steps beside the output.
+// Lessons 14 (NoPE layers, trained with NoPE every 2 and the temperature, keep, rotary-fraction) and 15 (FIRE's matrix
+// and learned curve, CoPE's positions and FoX's bias on a text of demo models trained for a few steps) render headless
+// in both languages: the frequencies states through `render frequencies`, the curve through `render bias --curve` with
+// a fire model trained for a few steps beside the output.
 void TestLessons::cliRendersNewSchemeLessons_data()
 {
     QTest::addColumn<QString>("lesson");
     QTest::addColumn<QString>("language");
     QTest::addColumn<QStringList>("views");
     QTest::addColumn<QStringList>("commands"); // a piece of each figure's command
-    const QStringList nope{"compare", "frequencies", "frequencies"};
-    const QStringList nopeCommands{"compare rope none", "frequencies --dim 64 --set keep=0.25",
+    const QStringList nope{"compare", "train", "train", "frequencies", "frequencies"};
+    const QStringList nopeCommands{"compare rope none", "train rope --preset demo --nope-every 2 --lang",
+                                   "--nope-every 2 --attn-temperature-tuning --floor-scale 32 --attn-scale 0.1",
+                                   "frequencies --dim 64 --set keep=0.25",
                                    "frequencies --dim 64 --set rotary-fraction=0.25"};
     const QStringList fire{"bias", "bias", "attention", "attention"};
-    const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint", "--show positions",
-                                   "--show bias"};
+    const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint", "--show positions", "--show bias"};
     for (const QString language : {"en", "zh_CN"}) {
         QTest::addRow("14 %s", qPrintable(language))
             << "14-nope-layers-temperature" << language << nope << nopeCommands;

@@ -88,6 +88,10 @@ private slots:
     void taskSweepAndCollect();
     void collectRefusesOtherModels_data();
     void collectRefusesOtherModels();
+    void collectTellsModelsApart_data();
+    void collectTellsModelsApart();
+    void collectRefusesOtherTasks_data();
+    void collectRefusesOtherTasks();
     void gridReadsConfigsAsModelConfigDoes_data();
     void gridReadsConfigsAsModelConfigDoes();
     void addedEvaluationsMatchTrainAndEval_data();
@@ -295,7 +299,7 @@ void TestSweep::collectStatistics()
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = readAll(csv).trimmed().split('\n');
     QCOMPARE(lines[0], QByteArray("scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,"
-                                  "ratio_sd,ratio_min,ratio_max"));
+                                  "ratio_sd,ratio_min,ratio_max,layers,options"));
     QCOMPARE(lines.size(), 1 + 3 * 2); // three schemes at lengths 8 and 16
     // The reference: mean and sample sd over the three seeds computed here from the result lines.
     int checked = 0;
@@ -427,8 +431,8 @@ void TestSweep::badInput_data()
                                       << "--schemes: scheme alibi is listed twice" << false;
     QTest::newRow("duplicate seeds") << "" << with(grid, "--seeds", "1,2,1") + QStringList{"-o", "DIR"}
                                      << "--seeds: seed 1 is listed twice in 1,2,1" << false;
-    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"} << "--seeds: no seeds listed"
-                              << false;
+    QTest::newRow("no seeds") << "" << with(grid, "--seeds", ",") + QStringList{"-o", "DIR"}
+                              << "--seeds: no seeds listed" << false;
     QTest::newRow("negative seed") << "" << with(grid, "--seeds", "1,-2") + QStringList{"-o", "DIR"} << "seeds"
                                    << false;
     QTest::newRow("output is a file") << "file" << grid + QStringList{"-o", "DIR"} << "is a file" << false;
@@ -632,7 +636,8 @@ void TestSweep::taskSweepAndCollect()
     r = runCli({"collect", folder});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
-    QCOMPARE(lines.front(), QByteArray("scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max"));
+    QCOMPARE(lines.front(),
+             QByteArray("scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max,layers,options"));
     QCOMPARE(lines.size(), 1 + 2 * 3);
     const int lengths[] = {2, 3, 6};
     for (int row = 0; row < 6; ++row) {
@@ -672,6 +677,123 @@ void TestSweep::collectRefusesOtherModels()
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("the folders' models or training differ") && r.err.contains(field.toUtf8()),
              r.err.constData());
+    QVERIFY2(r.err.contains(("in " + a).toUtf8()) && r.err.contains(("in " + b).toUtf8()), r.err.constData());
+    QVERIFY(r.out.isEmpty());
+}
+
+// Two sweeps whose models differ only in an option (or the depth) collected together: a row per model, each with the
+// numbers of its folder collected alone (never one mean over both), the model named in the last two CSV columns, the
+// JSON rows and the picture's curve names.
+void TestSweep::collectTellsModelsApart_data()
+{
+    QTest::addColumn<QStringList>("first");  // options added to the tiny grid (1 layer) of the first folder
+    QTest::addColumn<QStringList>("second"); // and of the second
+    QTest::addColumn<QString>("columns");    // the second folder's rows end with layers,options
+    QTest::addColumn<QString>("firstName");  // the curves' names in the picture
+    QTest::addColumn<QString>("secondName"); // (its start)
+    QTest::newRow("ssmax") << QStringList{} << QStringList{"--ssmax"} << "1,ssmax"
+                           << "rope (n = 2)"
+                           << "rope ssmax (n = 2)";
+    QTest::newRow("nope-every") << QStringList{"--layers", "2"} << QStringList{"--layers", "2", "--nope-every", "2"}
+                                << "2,nope_every=2"
+                                << "rope (n = 2)"
+                                << "rope nope_every=2 (n = 2)";
+    QTest::newRow("layers") << QStringList{} << QStringList{"--layers", "2"} << "2,"
+                            << "rope layers=1 (n = 2)"
+                            << "rope layers=2 (n = 2)";
+    QTest::newRow("sink logit and temperature")
+        << QStringList{"--layers", "2", "--nope-every", "2"}
+        << QStringList{"--layers", "2", "--nope-every", "2", "--sink-logit", "--attn-temperature-tuning"}
+        << "2,\"nope_every=2 temperature(F=8192, β=0.1) sink_logit\""
+        << "rope nope_every=2 (n = 2)"
+        << "rope nope_every=2 temperature(F=8192"; // the legend elides the rest
+}
+
+void TestSweep::collectTellsModelsApart()
+{
+    QFETCH(QStringList, first);
+    QFETCH(QStringList, second);
+    QFETCH(QString, columns);
+    QFETCH(QString, firstName);
+    QFETCH(QString, secondName);
+    QTemporaryDir dir;
+    const QString a = dir.path() + "/a", b = dir.path() + "/b";
+    // tinyGrid's --layers 1 is overridden by a later --layers.
+    CliResult r = runCli(tinyGrid(m_corpus, "rope", "1,2") + first + QStringList{"-o", a, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(tinyGrid(m_corpus, "rope", "1,2") + second + QStringList{"-o", b, "--quiet"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const CliResult alone[2] = {runCli({"collect", a}), runCli({"collect", b})};
+    const CliResult together = runCli({"collect", a, b});
+    QVERIFY2(together.exitCode == 0, together.err.constData());
+    const QList<QByteArray> rows = together.out.trimmed().split('\n');
+    QCOMPARE(rows.front(), QByteArray("scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,"
+                                      "ratio_mean,ratio_sd,ratio_min,ratio_max,layers,options"));
+    // Two models at lengths 8 and 16: four rows, each of the two seeds of one folder only.
+    QCOMPARE(rows.size(), 1 + 2 * 2);
+    QList<QByteArray> expected;
+    for (const CliResult& each : alone) {
+        QVERIFY2(each.exitCode == 0, each.err.constData());
+        expected += each.out.trimmed().split('\n').mid(1);
+    }
+    QCOMPARE(rows.mid(1), expected); // the same numbers, digit for digit, as each folder collected alone
+    for (int i = 1; i < rows.size(); ++i)
+        QVERIFY2(rows[i].split(',')[4] == "2", rows[i].constData()); // n: the folder's two seeds, not four
+    QVERIFY2(rows[3].endsWith("," + columns.toUtf8()) && rows[4].endsWith("," + columns.toUtf8()), rows[3].constData());
+    QVERIFY2(rows[1] != rows[3], "the two models' rows differ");
+
+    const QString json = dir.path() + "/summary.json";
+    r = runCli({"collect", a, b, "-o", json});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonArray jsonRows = QJsonDocument::fromJson(readAll(json)).object()["rows"].toArray();
+    QCOMPARE(jsonRows.size(), 4);
+    QCOMPARE(jsonRows[2].toObject()["layers"].toInt(), columns.section(',', 0, 0).toInt());
+    QCOMPARE(jsonRows[2].toObject()["options"].toString(), columns.section(',', 1).remove('"')); // unquoted in JSON
+#ifdef POSITIONLAB_HAVE_UI
+    const QString svg = dir.path() + "/plot.svg";
+    r = runCli({"collect", a, b, "-o", svg});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QString text = QString::fromUtf8(readAll(svg));
+    QVERIFY2(text.contains(">" + firstName + "<") && text.contains(">" + secondName), qPrintable(text));
+#endif
+}
+
+// Grids that differ in what no row names stay refused, naming both folders and the field: a text sweep and a task
+// sweep, or two tasks.
+void TestSweep::collectRefusesOtherTasks_data()
+{
+    QTest::addColumn<QString>("firstTask"); // "": a text sweep
+    QTest::addColumn<QString>("field");
+    QTest::newRow("text and copy") << ""
+                                   << "the folders score different things (task: text in";
+    QTest::newRow("reverse and copy") << "reverse"
+                                      << "the folders score different things (task: reverse in";
+}
+
+void TestSweep::collectRefusesOtherTasks()
+{
+    QFETCH(QString, firstTask);
+    QFETCH(QString, field);
+    QTemporaryDir dir;
+    const QString a = dir.path() + "/a", b = dir.path() + "/b";
+    auto grid = [&](const QString& task, const QString& folder) {
+        QStringList words = {"sweep",     "--schemes", "rope",     "--seeds",   "1",         "--preset", "tiny",
+                             "--steps",   "4",         "--layers", "1",         "--d-model", "16",       "--heads",
+                             "2",         "--d-ff",    "32",       "--context", "12",        "--batch",  "2",
+                             "--threads", "1",         "--quiet",  "-o",        folder};
+        if (task.isEmpty()) // the default corpus, as a task grid's (which names none)
+            return words + QStringList{"--eval-bytes", "256", "--lengths", "12,24"};
+        return words + QStringList{"--task", task, "--task-length", "2", "--lengths", "2,3", "--examples", "4"};
+    };
+    CliResult r = runCli(grid(firstTask, a));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli(grid("copy", b));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    r = runCli({"collect", a, b});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(field.toUtf8()) && r.err.contains(("in " + a).toUtf8()) &&
+                 r.err.contains(("in " + b).toUtf8()),
+             r.err.constData());
     QVERIFY(r.out.isEmpty());
 }
 
@@ -708,9 +830,8 @@ void TestSweep::gridReadsConfigsAsModelConfigDoes()
     nlohmann::json j = grid.toJson();
     // The fields as the grid wrote them itself before: the same JSON, so the same hash for every folder.
     const plab::TrainConfig& t = grid.train;
-    const nlohmann::json model{{"layers", 1},   {"d_model", 16},  {"heads", 2},
-                               {"d_ff", 32},    {"context", 16},  {"logn", false},
-                               {"settings", {"window=8"}}};
+    const nlohmann::json model{{"layers", 1},   {"d_model", 16},           {"heads", 2}, {"d_ff", 32}, {"context", 16},
+                               {"logn", false}, {"settings", {"window=8"}}};
     const nlohmann::json train{{"steps", 5},           {"batch", t.batch},
                                {"lr", t.learningRate}, {"min_lr", t.minLearningRate},
                                {"warmup", t.warmup},   {"weight_decay", t.weightDecay},

@@ -166,6 +166,60 @@ private Q_SLOTS:
         train->restoreState(session.viewState); // the same checks a session gets, without starting the run
         QCOMPARE(train->request().schemes, (std::vector<std::string>{"alibi", "local"}));
     }
+
+    // A train state's model options reach the Train tab's fields (its request), and a later state without them turns
+    // them off again rather than inheriting them.
+    void trainStateSetsModelOptions_data()
+    {
+        QTest::addColumn<QString>("state");
+        QTest::addColumn<int>("nopeEvery");
+        QTest::addColumn<bool>("tuning");
+        QTest::addColumn<double>("floorScale");
+        QTest::addColumn<bool>("ssmax");
+        QTest::addColumn<bool>("sinkLogit");
+        QTest::newRow("NoPE every 2, temperature at F = 32")
+            << R"({"view": "train", "schemes": ["rope"], "nope_every": 2, "attn_temperature_tuning": true,
+                  "floor_scale": 32})"
+            << 2 << true << 32.0 << false << false;
+        QTest::newRow("ssmax and sink logit")
+            << R"({"view": "train", "schemes": ["alibi"], "preset": "tiny", "ssmax": true, "sink_logit": true})" << 0
+            << false << 8192.0 << true << true;
+    }
+
+    void trainStateSetsModelOptions()
+    {
+        QFETCH(QString, state);
+        QFETCH(int, nopeEvery);
+        QFETCH(bool, tuning);
+        QFETCH(double, floorScale);
+        QFETCH(bool, ssmax);
+        QFETCH(bool, sinkLogit);
+        const Lesson lesson =
+            parseLesson({"14-t.md", "# T\n\n```json\n" + state.toStdString() +
+                                        "\n```\n\n```json\n{\"view\": \"train\", \"schemes\": [\"rope\"]}\n```\n"});
+        MainWindow window;
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+        train->restoreState(lessonStateSession(lesson.states[0]).viewState);
+        const ModelConfig model = train->request().model;
+        QCOMPARE(model.nopeEvery, nopeEvery);
+        QCOMPARE(model.temperature.tuning, tuning);
+        QCOMPARE(model.temperature.floorScale, floorScale);
+        QCOMPARE(model.ssmax, ssmax);
+        QCOMPARE(model.sinkLogit, sinkLogit);
+        // The run the tab would start is the model the lesson checked: core's validation passes.
+        for (size_t s = 0; s < train->request().schemes.size(); ++s)
+            validateModelConfig(schemeModelConfig(train->request(), s));
+        if (qEnvironmentVariableIsSet("PLAB_KEEP_PICTURES")) { // to look at the fields the state set
+            window.resize(1400, 900);
+            window.showView(QStringLiteral("train"));
+            window.grab().save(qEnvironmentVariable("PLAB_KEEP_PICTURES") + "/lesson-train-options-" +
+                               QString::fromLatin1(QTest::currentDataTag()).left(5) + ".png");
+        }
+        train->restoreState(lessonStateSession(lesson.states[1]).viewState);
+        const ModelConfig plain = train->request().model;
+        QCOMPARE(plain.nopeEvery, 0);
+        QVERIFY(!plain.temperature.tuning && !plain.ssmax && !plain.sinkLogit);
+    }
 };
 
 PLAB_QTEST_MAIN(TestUiLessons)

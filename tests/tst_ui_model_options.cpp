@@ -155,6 +155,37 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 60000);
     }
 
+    // Seeds > 1: the summary rows carry the run's depth and options (its cells' results, as collect's rows do), and the
+    // mean curve names the options once.
+    void seedsSummaryNamesTheModelOptions()
+    {
+        TrainView view;
+        TrainRequest r = view.request();
+        r.schemes = {"rope"};
+        r.model.layers = 2;
+        r.model.dModel = 16;
+        r.model.heads = 2;
+        r.model.dFf = 32;
+        r.model.context = 8;
+        r.model.nopeEvery = 2;
+        r.train.steps = 2;
+        r.train.batch = 2;
+        r.evalBytes = 256;
+        r.evalMultipliers = {1, 2};
+        r.seeds = 2;
+        view.start(r);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isBusy(), 120000);
+        QCOMPARE(view.summary().size(), size_t(2)); // one model at two lengths
+        for (const SweepSummaryRow& row : view.summary()) {
+            QCOMPARE(row.layers, 2);
+            QCOMPARE(row.modelOptions, std::string("nope_every=2"));
+            QCOMPARE(row.perplexity.n, 2);
+        }
+        QCOMPARE(view.perplexityPlot()->figure().curves.size(), size_t(1));
+        QCOMPARE(view.perplexityPlot()->figure().curves[0].name, QStringLiteral("rope nope_every=2 (n = 2)"));
+        QCOMPARE(view.table()->item(0, 0)->text(), QStringLiteral("rope nope_every=2"));
+    }
+
     void fireCurveOfAModelBesideTheUntrainedOne()
     {
         MainWindow window;
@@ -206,7 +237,7 @@ private Q_SLOTS:
                 fire = &l;
         }
         QVERIFY(nope && fire);
-        QVERIFY(window.applyLessonState(nope->states.at(1))); // keep = 0.25
+        QVERIFY(window.applyLessonState(nope->states.at(3))); // keep = 0.25 (after the compare and two train states)
         QCOMPARE(window.currentView()->viewId(), QStringLiteral("frequencies"));
         QCOMPARE(window.panel()->state().spec.name(), std::string("rope"));
         QCOMPARE(window.panel()->state().spec.param("keep"), 0.25);

@@ -237,6 +237,9 @@ private:
 std::vector<OptionDef> modelOptions();
 std::vector<OptionDef> scheduleOptions();
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
+// The model options beyond the sizes (--nope-every, --attn-temperature-tuning, --floor-scale, --attn-scale, --ssmax,
+// --sink-logit) into `model` (the preset's or a checkpoint's): train, sweep and render train.
+void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& model);
 // --preset (default quick) into `model` and `train`; with --task, core's applyTaskPreset on top (sizes and a schedule
 // that learn the task).
 void presetFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);

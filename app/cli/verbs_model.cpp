@@ -189,10 +189,6 @@ std::vector<OptionDef> modelOptions()
     };
 }
 
-namespace {
-
-// The per-layer schedule and Llama 4's temperature: --nope-every, --attn-temperature-tuning, --floor-scale,
-// --attn-scale change `mc`'s (the preset's or a checkpoint's).
 void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& mc)
 {
     mc.nopeEvery = static_cast<int>(args.integer("nope-every", mc.nopeEvery, 2, 64));
@@ -206,6 +202,8 @@ void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& mc)
     mc.ssmax = mc.ssmax || args.has("ssmax");
     mc.sinkLogit = mc.sinkLogit || args.has("sink-logit");
 }
+
+namespace {
 
 // The model's sizes: the preset's, changed by --context, --layers, --d-model, --heads, --d-ff.
 void modelSizesFromArgs(const ParsedArgs& args, ModelConfig& mc)

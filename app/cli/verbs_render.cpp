@@ -406,6 +406,7 @@ ui::TrainRequest trainRequestFromArgs(const std::vector<std::string>& words, con
         loadCorpusFile(args.text("corpus")); // a missing or unsuitable file is bad input (exit 2), before any work
         request.corpusPath = QString::fromStdString(args.text("corpus"));
     }
+    layerScheduleFromArgs(args, request.model); // --nope-every, Llama 4's temperature, --ssmax, --sink-logit
     for (size_t s = 0; s < request.schemes.size(); ++s)
         validateModelConfig(ui::schemeModelConfig(request, s)); // a clear message before minutes of work
     return request;
@@ -445,7 +446,12 @@ void renderTrain(const std::vector<std::string>& schemes, const ParsedArgs& args
     for (const ui::TrainSnapshot& s : trainWithProgress(request, err))
         if (s.trained)
             evals.at(static_cast<size_t>(s.schemeIndex)) = s.eval;
-    ui::writePerplexityPicture(request.schemes, evals, request.model.context,
+    // The curves name the model's options, as the Train tab's run labels do ("rope nope_every=2").
+    std::vector<std::string> labels = request.schemes;
+    if (const std::string options = modelOptionsLabel(request.model); !options.empty())
+        for (std::string& label : labels)
+            label += " " + options;
+    ui::writePerplexityPicture(labels, evals, request.model.context,
                                imageOptions(args, ui::defaultPictureSize(QStringLiteral("train"))), qPath(path));
 }
 
@@ -700,7 +706,9 @@ std::vector<UsageForm> renderForms()
         form("attention", "--checkpoint MODEL.safetensors",
              {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set", "show"}, none),
         form("train", "SCHEME ...",
-             {"preset", "steps", "seed", "corpus", "scaling", "set", "task", "task-length", "recalibration"}, none),
+             {"preset", "steps", "seed", "corpus", "scaling", "set", "task", "task-length", "recalibration",
+              "nope-every", "attn-temperature-tuning", "floor-scale", "attn-scale", "ssmax", "sink-logit"},
+             none),
         form("model", "[--model DIR]", {"model", "page", "text", "layer", "head", "repeat-to"}, none),
         {"lesson K",
          {"folder", "steps", "corpus", "model", "width", "height", "dpi", "dark", "lang", "o"},
@@ -768,6 +776,14 @@ std::vector<OptionDef> renderOptions()
          "train --task: run the DroPE recipe (rope, rope+yarn, NoPE, DroPE) with this recalibration percent", "P"},
     };
     options.insert(options.end(), own.begin(), own.end());
+    // train: the model options of `train`, with its help (one home, layerScheduleFromArgs reads them).
+    for (const OptionDef& o : modelOptions())
+        if (o.name == "nope-every" || o.name == "attn-temperature-tuning" || o.name == "floor-scale" ||
+            o.name == "attn-scale" || o.name == "ssmax" || o.name == "sink-logit") {
+            OptionDef train = o;
+            train.help = "train: " + train.help;
+            options.push_back(train);
+        }
     for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
         options.insert(options.end(), picture.begin(), picture.end());
     return options;

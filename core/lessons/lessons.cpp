@@ -58,7 +58,9 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
          {"view", "caption", "schemes", "params", "heads", "head", "bidirectional", "context", "logn", "lengths", "qk",
           "seed", "measure"}},
         {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to", "show"}},
-        {LessonView::Train, {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent"}},
+        {LessonView::Train,
+         {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent", "nope_every",
+          "attn_temperature_tuning", "floor_scale", "attn_scale", "ssmax", "sink_logit"}},
         {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
         {LessonView::Frequencies, {"view", "caption", "scheme", "params", "length", "context"}},
     };
@@ -398,6 +400,67 @@ void readModelKeys(const StateReader& r, LessonState& s)
     s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxModelTokens);
 }
 
+// The Train tab's model options. Their ranges are validateModelConfig's, the one check every run's model passes: the
+// preset's model of each scheme is checked as each key is added, so the message blames the key at fault.
+void readModelOptionKeys(const StateReader& r, LessonState& s)
+{
+    const nlohmann::json& j = s.json;
+    ModelConfig model;
+    TrainConfig train;
+    applyPreset(s.preset, model, train);
+    auto check = [&](const std::string& key) {
+        for (const std::string& label : s.schemes) {
+            model.scheme = splitSchemeLabel(label).first;
+            try {
+                validateModelConfig(model);
+            } catch (const InputError& e) {
+                r.fail(key, "\"" + key + "\" = " + j.at(key).dump() + " is not allowed with scheme " + label +
+                                " and preset " + s.preset + " (" + std::to_string(model.layers) +
+                                " layers): " + e.what());
+            }
+        }
+    };
+    if (j.contains("nope_every")) {
+        const nlohmann::json& v = j.at("nope_every");
+        if (!v.is_number_integer())
+            r.fail("nope_every", "\"nope_every\" = " + v.dump() +
+                                     " is not an integer; allowed: 0 (off) or K >= 2, layer l (from 1) NoPE when K "
+                                     "divides l");
+        // Kept inside int, so an absurd value is refused by the check, not wrapped.
+        model.nopeEvery = static_cast<int>(std::clamp<long long>(
+            v.is_number_unsigned()
+                ? static_cast<long long>(std::min<unsigned long long>(v.get<unsigned long long>(), 1ULL << 30))
+                : v.get<long long>(),
+            -1, 1 << 30));
+        check("nope_every");
+    }
+    model.temperature.tuning = r.boolean(j, "attn_temperature_tuning", false);
+    for (const char* key : {"floor_scale", "attn_scale"}) {
+        if (!j.contains(key))
+            continue;
+        if (!model.temperature.tuning)
+            r.fail(key, std::string("\"") + key + "\" sets Llama 4's temperature; allowed only with " +
+                            "\"attn_temperature_tuning\": true");
+        if (!j.at(key).is_number())
+            r.fail(key, std::string("\"") + key + "\" = " + j.at(key).dump() + " is not a number");
+        (key == std::string("floor_scale") ? model.temperature.floorScale : model.temperature.attnScale) =
+            j.at(key).get<double>();
+        check(key);
+    }
+    if (model.temperature.tuning)
+        check("attn_temperature_tuning");
+    model.ssmax = r.boolean(j, "ssmax", false);
+    model.sinkLogit = r.boolean(j, "sink_logit", false);
+    if (model.ssmax)
+        check("ssmax");
+    if (model.sinkLogit)
+        check("sink_logit");
+    s.nopeEvery = model.nopeEvery;
+    s.temperature = model.temperature;
+    s.ssmax = model.ssmax;
+    s.sinkLogit = model.sinkLogit;
+}
+
 void readTrainKeys(const StateReader& r, LessonState& s)
 {
     s.schemes = r.schemeList(s.json, "schemes", 1, 1000);
@@ -416,6 +479,7 @@ void readTrainKeys(const StateReader& r, LessonState& s)
                                                 " is not allowed; allowed: a number in [0.5, 100] (the DroPE recipe)");
         s.recalibration = v.get<double>();
     }
+    readModelOptionKeys(r, s);
 }
 
 LessonState readState(const StateReader& r, int firstLine)
@@ -737,6 +801,17 @@ std::vector<std::string> lessonRenderArguments(const LessonState& s, const std::
             percent << s.recalibration;
             add("recalibration", percent.str());
         }
+        if (s.nopeEvery > 0)
+            add("nope-every", std::to_string(s.nopeEvery));
+        if (s.temperature.tuning) {
+            a.push_back("--attn-temperature-tuning");
+            add("floor-scale", shortNumber(s.temperature.floorScale));
+            add("attn-scale", shortNumber(s.temperature.attnScale));
+        }
+        if (s.ssmax)
+            a.push_back("--ssmax");
+        if (s.sinkLogit)
+            a.push_back("--sink-logit");
         break;
     case LessonView::Model:
         if (!checkpoint.empty())

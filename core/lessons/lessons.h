@@ -1,6 +1,8 @@
 // Lessons: Markdown pages whose ```json blocks are states of the app (resources/lessons/FORMAT.md), parsed and checked.
 #pragma once
 
+#include "schemes/schemes.h"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -44,14 +46,20 @@ struct LessonState {
     std::string qk = "zero";
     long long seed = 0;
     std::string measure = "last";
-    std::string text;            // attention
-    std::optional<int> layer;    // attention: the last layer when absent
-    int repeatTo = 0;            // attention: 0 = no repeat
+    std::string text;             // attention
+    std::optional<int> layer;     // attention: the last layer when absent
+    int repeatTo = 0;             // attention: 0 = no repeat
     std::string show = "weights"; // attention: "weights", "bias" or "positions" (core's textViewNames)
-    std::string preset = "demo"; // train, and the demo model of attention
-    std::string task;            // train: a task name (core/tasks), empty: text and perplexity
-    int taskLength = 0;          // train with a task: its training length L, 0: the longest the context holds
-    double recalibration = 0;    // train with a task: > 0 runs the DroPE recipe with this recalibration percent
+    std::string preset = "demo";  // train, and the demo model of attention
+    std::string task;             // train: a task name (core/tasks), empty: text and perplexity
+    int taskLength = 0;           // train with a task: its training length L, 0: the longest the context holds
+    double recalibration = 0;     // train with a task: > 0 runs the DroPE recipe with this recalibration percent
+    // train: the Train tab's model options, as its session keys name them (nope_every, attn_temperature_tuning,
+    // floor_scale, attn_scale, ssmax, sink_logit), checked by validateModelConfig on the preset's model of each scheme.
+    int nopeEvery = 0;
+    AttentionTemperature temperature;
+    bool ssmax = false;
+    bool sinkLogit = false;
     std::string page = "attention"; // model: "attention", "entropy" or "sinks"
 
     std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set

@@ -294,9 +294,9 @@ std::vector<MethodChoice> sweepModelChoices(const SweepGrid& grid)
             MethodChoice c = base;
             for (const std::string& setting : variant) {
                 const std::string name = setting.substr(0, setting.find('='));
-                const bool taken = isModifierSetting(setting) ||
-                                   std::any_of(info.params.begin(), info.params.end(),
-                                               [&](const ParamInfo& p) { return p.name == name; });
+                const bool taken =
+                    isModifierSetting(setting) || std::any_of(info.params.begin(), info.params.end(),
+                                                              [&](const ParamInfo& p) { return p.name == name; });
                 if (taken)
                     c.settings.push_back(setting);
             }
@@ -698,6 +698,14 @@ std::string sweepRowVariant(const SweepResult& r)
     return variant;
 }
 
+std::string sweepModelName(int layers, const std::string& modelOptions, bool withDepth)
+{
+    std::string name = withDepth && layers > 0 ? "layers=" + std::to_string(layers) : std::string();
+    if (!modelOptions.empty())
+        name += (name.empty() ? "" : " ") + modelOptions;
+    return name;
+}
+
 const char* positionLabVersion()
 {
     return POSITIONLAB_VERSION;
@@ -761,6 +769,8 @@ void finishResult(SweepResult& r, const SweepGrid& grid, const SweepCell& cell, 
     r.settings = joined(grid.model.schemeSettings, " ");
     r.cell = cell.index;
     r.key = cell.key();
+    r.layers = cell.model.layers;
+    r.modelOptions = modelOptionsLabel(cell.model);
     r.steps = trained.info.step;
     r.trainLoss = trained.info.trainLoss;
     r.trainSeconds = trained.elapsedSeconds;
@@ -886,6 +896,8 @@ bool addCellEvaluations(const SweepGrid& grid, const SweepCell& cell, SweepCellR
         e.threads = run.result.threads;
         e.gridHash = run.result.gridHash;
         e.version = run.result.version;
+        e.layers = run.result.layers;
+        e.modelOptions = run.result.modelOptions;
     };
     Model& model = *trained.model;
     if (schemeByName(cell.scheme).rotary && !grid.evalScalings.empty()) {
@@ -1254,6 +1266,8 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         std::string task;
         std::map<int, std::vector<double>> perplexity, ratio, accuracy;
         std::string model;
+        int layers;
+        std::string modelOptions;
     };
     std::vector<Group> groups;
     // Each cell's own result, then the evaluations it added, as results of their own.
@@ -1269,10 +1283,10 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         const std::string variant = sweepRowVariant(r);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
             return g.scheme == scheme && g.variant == variant && g.context == r.context && g.task == r.task &&
-                   g.model == r.model;
+                   g.model == r.model && g.layers == r.layers && g.modelOptions == r.modelOptions;
         });
         if (it == groups.end()) {
-            groups.push_back({scheme, variant, r.context, r.task, {}, {}, {}, r.model});
+            groups.push_back({scheme, variant, r.context, r.task, {}, {}, {}, r.model, r.layers, r.modelOptions});
             it = groups.end() - 1;
         }
         double atContext = std::nan("");
@@ -1291,16 +1305,24 @@ std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& resu
         for (const auto& [length, values] : g.perplexity)
             rows.push_back({g.scheme, g.variant, g.context, length, sampleStats(values),
                             sampleStats(g.ratio.at(length)), g.task,
-                            g.task.empty() ? SampleStats{} : sampleStats(g.accuracy.at(length)), g.model});
+                            g.task.empty() ? SampleStats{} : sampleStats(g.accuracy.at(length)), g.model, g.layers,
+                            g.modelOptions});
     return rows;
 }
 
 namespace {
 
-// A grid without the fields a summary row names (scheme with its method, settings and variant, context): what must
-// agree for two folders' rows to be read side by side. The preset is only a note on where the sizes came from.
+// A grid without the fields a summary row names (scheme with its method, settings and variant, the model's depth and
+// options, context): what must agree for two folders' rows to be read side by side. The preset is only a note on where
+// the sizes came from.
 SweepGrid summaryKeyless(SweepGrid grid)
 {
+    const ModelConfig plain;
+    grid.model.layers = plain.layers;
+    grid.model.nopeEvery = plain.nopeEvery;
+    grid.model.temperature = plain.temperature;
+    grid.model.ssmax = plain.ssmax;
+    grid.model.sinkLogit = plain.sinkLogit;
     grid.schemes.clear();
     grid.seeds.clear();
     grid.variants = {{}};
@@ -1308,7 +1330,7 @@ SweepGrid summaryKeyless(SweepGrid grid)
     grid.model.scaling = "none";
     grid.model.schemeSettings.clear();
     grid.model.context = 0;
-    grid.methods.clear(); // a model grid's methods are told apart too; its model folder is not
+    grid.methods.clear();      // a model grid's methods are told apart too; its model folder is not
     grid.evalScalings.clear(); // their rows are told apart by the method
     grid.drope.reset();
     return grid;
@@ -1324,14 +1346,27 @@ std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dir
     std::optional<SweepGrid> first;
     for (const std::string& dir : dirs) {
         const SweepGrid grid = loadSweepGrid(dir);
+        // What the folders' cells score, before any other field: a text sweep beside a task's would otherwise be
+        // named by whichever field JSON order puts first.
+        auto scored = [](const SweepGrid& g) {
+            return g.modelGrid() ? std::string("a model grid's text")
+                   : g.task      ? taskInfo(g.task->kind).name
+                                 : std::string("text");
+        };
         if (!first)
             first = grid;
+        else if (scored(*first) != scored(grid))
+            throw InputError("collect: the folders score different things (task: " + scored(*first) + " in " +
+                             dirs.front() + ", " + scored(grid) + " in " + dir +
+                             "), and the summary would mix them; allowed: folders of one task, or all of text");
         else if (const std::string difference = sweepGridDifference(summaryKeyless(*first), summaryKeyless(grid),
                                                                     "in " + dirs.front(), "in " + dir);
                  !difference.empty())
             throw InputError("collect: the folders' models or training differ (" + difference +
                              "), and the summary would mix them; allowed: folders whose grids differ only in schemes, "
-                             "seeds, variants, the method, the common settings and the context, which it tells apart");
+                             "seeds, variants, the method, the common settings, the model's layers and options "
+                             "(nope_every, Llama 4's temperature, ssmax, sink_logit) and the context, which it tells "
+                             "apart");
         const std::string path = (fs::path(dir) / kSweepResultsFile).string();
         SweepResultsRead read = readSweepResults(path, &grid);
         if (read.results.empty())
@@ -1340,8 +1375,18 @@ std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dir
         // Grid order, not the order cells happened to finish in (--jobs, Slurm): summaries list schemes as asked.
         std::sort(read.results.begin(), read.results.end(),
                   [](const SweepResult& a, const SweepResult& b) { return a.cell < b.cell; });
-        for (SweepResult& r : read.results)
+        // The folder's model, which its lines do not repeat: rows of different models stay apart.
+        const int layers = grid.modelGrid() ? 0 : grid.model.layers;
+        const std::string options = grid.modelGrid() ? std::string() : modelOptionsLabel(grid.model);
+        for (SweepResult& r : read.results) {
+            r.layers = layers;
+            r.modelOptions = options;
+            for (SweepResult& e : r.evaluations) {
+                e.layers = layers;
+                e.modelOptions = options;
+            }
             all.push_back(std::move(r));
+        }
     }
     return all;
 }
@@ -1350,10 +1395,27 @@ namespace {
 
 const std::vector<std::string>& summaryColumns()
 {
-    static const std::vector<std::string> columns = {"scheme",     "variant",  "context",   "length",   "n",
-                                                     "ppl_mean",   "ppl_sd",   "ppl_min",   "ppl_max",  "ratio_n",
-                                                     "ratio_mean", "ratio_sd", "ratio_min", "ratio_max"};
+    static const std::vector<std::string> columns = {
+        "scheme",  "variant", "context",    "length",   "n",         "ppl_mean",  "ppl_sd", "ppl_min",
+        "ppl_max", "ratio_n", "ratio_mean", "ratio_sd", "ratio_min", "ratio_max", "layers", "options"};
     return columns;
+}
+
+// One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break, as RFC 4180 reads it.
+std::string csvField(const std::string& text)
+{
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (char c : text)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+// The model columns every row ends with: its depth (empty when not known) and its options.
+std::string modelColumns(const SweepSummaryRow& r)
+{
+    return (r.layers > 0 ? std::to_string(r.layers) : std::string()) + "," + csvField(r.modelOptions);
 }
 
 } // namespace
@@ -1367,16 +1429,16 @@ std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows)
                exactText(s.max);
     };
     if (!rows.empty() && !rows.front().task.empty()) {
-        std::string out = "scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max\n";
+        std::string out = "scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max,layers,options\n";
         for (const SweepSummaryRow& r : rows)
             out += r.scheme + "," + r.variant + "," + std::to_string(r.context) + "," + r.task + "," +
-                   std::to_string(r.length) + "," + stats(r.accuracy) + "\n";
+                   std::to_string(r.length) + "," + stats(r.accuracy) + "," + modelColumns(r) + "\n";
         return out;
     }
     std::string out = joined(summaryColumns(), ",") + "\n";
     for (const SweepSummaryRow& r : rows)
         out += r.scheme + "," + r.variant + "," + std::to_string(r.context) + "," + std::to_string(r.length) + "," +
-               stats(r.perplexity) + "," + stats(r.ratio) + "\n";
+               stats(r.perplexity) + "," + stats(r.ratio) + "," + modelColumns(r) + "\n";
     return out;
 }
 
@@ -1386,6 +1448,9 @@ nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const 
         if (s.n == 0)
             return {{"n", 0}, {"mean", nullptr}, {"sd", nullptr}, {"min", nullptr}, {"max", nullptr}};
         return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max}};
+    };
+    auto layers = [](const SweepSummaryRow& r) -> nlohmann::json {
+        return r.layers > 0 ? nlohmann::json(r.layers) : nlohmann::json(nullptr);
     };
     nlohmann::json out = {{"format", "positionlab-sweep-summary"},
                           {"folders", dirs},
@@ -1398,7 +1463,9 @@ nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const 
                                    {"context", r.context},
                                    {"task", r.task},
                                    {"length", r.length},
-                                   {"accuracy", stats(r.accuracy)}});
+                                   {"accuracy", stats(r.accuracy)},
+                                   {"layers", layers(r)},
+                                   {"options", r.modelOptions}});
             continue;
         }
         out["rows"].push_back({{"scheme", r.scheme},
@@ -1406,7 +1473,9 @@ nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const 
                                {"context", r.context},
                                {"length", r.length},
                                {"perplexity", stats(r.perplexity)},
-                               {"ratio", stats(r.ratio)}});
+                               {"ratio", stats(r.ratio)},
+                               {"layers", layers(r)},
+                               {"options", r.modelOptions}});
     }
     return out;
 }

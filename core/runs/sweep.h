@@ -128,6 +128,11 @@ struct SweepResult {
     std::string method;
     std::string methodSettings;
     std::vector<SweepResult> evaluations; // the cell's added evaluations, written inside its line ("evaluations")
+    // The trained model beyond its scheme: its depth and modelOptionsLabel ("nope_every=4 ssmax"). Not in the result
+    // line (its folder's grid holds them): set for a cell trained here (trainSweepCell) and by collectSweepResults
+    // from each folder's grid, so rows of different models never pool. 0 and empty for a model grid's cell.
+    int layers = 0;
+    std::string modelOptions;
     int steps = 0;
     double trainLoss = 0;
     double trainSeconds = 0;
@@ -152,6 +157,10 @@ double sweepZeroShotFactor(const SweepGrid& grid);
 // settings, the cell's variant, then the evaluation's settings.
 std::string sweepRowScheme(const SweepResult& r);
 std::string sweepRowVariant(const SweepResult& r);
+
+// The model part of a row's or curve's name: "layers=4 nope_every=4 ssmax", the depth only when `withDepth` (the rows
+// shown differ in it), then the options; empty for a plain model whose depth is not shown.
+std::string sweepModelName(int layers, const std::string& modelOptions, bool withDepth);
 
 // A result from an evaluation (scheme, seed, variant and context as given; NaN where a length is unsupported): the
 // form runSweepCell writes and the GUI's seeds aggregate.
@@ -180,8 +189,8 @@ std::optional<SweepCellRun> trainSweepCell(const SweepGrid& grid, size_t index, 
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks = {});
 
-// A model grid's cell: the folder's model (loaded here) under the cell's method on the validation split of the corpus in
-// its tokens, through evaluateUnderMethods (a rotary model) or evaluateModel (none on alibi or learned positions).
+// A model grid's cell: the folder's model (loaded here) under the cell's method on the validation split of the corpus
+// in its tokens, through evaluateUnderMethods (a rotary model) or evaluateModel (none on alibi or learned positions).
 // nullopt when hooks.interrupt stopped it.
 std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                                   const TrainingHooks& hooks = {});
@@ -229,23 +238,29 @@ struct SweepSummaryRow {
     int context = 0;
     int length = 0;
     SampleStats perplexity;
-    SampleStats ratio; // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
-    std::string task;  // a task grid's rows: the task, and accuracy in place of perplexity
+    SampleStats ratio;    // ppl(length) / ppl(context) of each seed; n = 0 when the context length was not evaluated
+    std::string task;     // a task grid's rows: the task, and accuracy in place of perplexity
     SampleStats accuracy; // exact-match accuracy over the seeds (task rows)
     std::string model;    // a model grid's rows: the model folder (lengths then count its tokens)
+    int layers = 0;       // the trained model's depth (SweepResult::layers; 0: not known, a model grid)
+    std::string modelOptions; // and its options (SweepResult::modelOptions), "" for none
 };
-// Rows grouped by (scheme, method, settings, variant, context) in order of first appearance, lengths ascending; a
-// cell's added evaluations (zero-shot methods, DroPE) are rows of their own.
+// Rows grouped by (scheme, method, settings, variant, model depth and options, context) in order of first appearance,
+// lengths ascending; a cell's added evaluations (zero-shot methods, DroPE) are rows of their own.
 std::vector<SweepSummaryRow> summarizeSweep(const std::vector<SweepResult>& results);
 
-// The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order: InputError naming
-// a folder that has no finished cell, or none given.
+// The results of every folder (loadSweepGrid + readSweepResults each), each folder's in grid order, each stamped with
+// its grid's depth and model options: InputError naming a folder that has no finished cell, or none given, or two
+// folders whose grids differ in more than what a row names (scheme, method, settings, variant, the model's depth and
+// options, context), naming both folders and the first such field.
 std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dirs);
 
 // The summary as CSV (header scheme,variant,context,length,n,ppl_mean,ppl_sd,ppl_min,ppl_max,ratio_n,ratio_mean,
-// ratio_sd,ratio_min,ratio_max; ratio = ppl(length) / ppl(L)) and as JSON ({"columns", "rows": [{...}]}). Task rows
-// (a task grid's) are written as scheme,variant,context,task,length,n,acc_mean,acc_sd,acc_min,acc_max, and in JSON
-// with "task" and "accuracy" in place of "perplexity" and "ratio"; a summary holds one kind or the other.
+// ratio_sd,ratio_min,ratio_max,layers,options; ratio = ppl(length) / ppl(L); layers empty for a model grid, options
+// the model's modelOptionsLabel, quoted when it holds a comma) and as JSON ({"columns", "rows": [{...}]}, each row
+// with "layers" and "options"). Task rows (a task grid's) are written as scheme,variant,context,task,length,n,acc_mean,
+// acc_sd,acc_min,acc_max,layers,options, and in JSON with "task" and "accuracy" in place of "perplexity" and "ratio";
+// a summary holds one kind or the other. The two model columns come last, so the older columns keep their places.
 std::string sweepSummaryCsv(const std::vector<SweepSummaryRow>& rows);
 nlohmann::json sweepSummaryJson(const std::vector<SweepSummaryRow>& rows, const std::vector<std::string>& dirs);
 

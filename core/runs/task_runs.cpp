@@ -200,10 +200,16 @@ nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const 
 std::vector<TaskCurve> sweepTaskCurves(const std::vector<SweepResult>& results)
 {
     std::vector<TaskCurve> curves;
+    // The depth is named only when the results differ in it (folders of 2 and 4 layers collected together).
+    const bool withDepth = std::any_of(results.begin(), results.end(),
+                                       [&](const SweepResult& r) { return r.layers != results.front().layers; });
     auto add = [&](const SweepResult& r) {
-        const std::string variant = sweepRowVariant(r);
+        std::string label = sweepRowScheme(r);
+        for (const std::string& part : {sweepRowVariant(r), sweepModelName(r.layers, r.modelOptions, withDepth)})
+            if (!part.empty())
+                label += " " + part;
         TaskCurve curve;
-        curve.label = sweepRowScheme(r) + (variant.empty() ? "" : " " + variant);
+        curve.label = label;
         curve.seed = r.seed;
         for (size_t i = 0; i < r.lengths.size(); ++i) {
             auto point = [&](double depth, double accuracy) {

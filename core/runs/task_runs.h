@@ -82,8 +82,9 @@ std::vector<TaskAccuracyRow> summarizeTaskAccuracy(const std::vector<TaskCurve>&
 std::string taskAccuracyCsv(const std::vector<TaskAccuracyRow>& rows);
 nlohmann::json taskAccuracyJson(const std::vector<TaskAccuracyRow>& rows, const TaskSpec& task);
 
-// A task sweep's results as curves, one per summary row (sweepRowScheme, then sweepRowVariant after a space: "alibi",
-// "rope+yarn zero-shot factor=4", "drope fraction=0.1 logit-c=0.25"), one point per length, and for passkey lines one
+// A task sweep's results as curves, one per summary row (sweepRowScheme, then sweepRowVariant and sweepModelName after
+// a space each: "alibi", "rope+yarn zero-shot factor=4", "drope fraction=0.1 logit-c=0.25", "rope nope_every=4",
+// "rope layers=4" when the results differ in depth), one point per length, and for passkey lines one
 // per (length, depth) as each line holds them; lines without depths (written before them) give their pooled accuracy
 // with depth -1. Labels in order of first appearance. What `collect -o x.png` draws with the Train tab's figures.
 std::vector<TaskCurve> sweepTaskCurves(const std::vector<SweepResult>& results);

@@ -659,11 +659,8 @@ void TrainView::showSweepResults(const std::vector<SweepResult>& results, const 
 
 void TrainView::showSummary()
 {
-    std::vector<SweepSummaryRow> shown = m_summary;
-    if (m_sweepSource.isEmpty()) // a run's rows name its model options, as its single-seed curves do
-        for (SweepSummaryRow& r : shown)
-            r.variant = runLabel(r.variant).toStdString();
-    m_pplPlot->setFigure(sweepPerplexityFigure(shown));
+    // A run's rows carry its model options (its cells' results), so their curves name them as its single-seed ones do.
+    m_pplPlot->setFigure(sweepPerplexityFigure(m_summary));
     std::vector<int> lengths;
     for (const SweepSummaryRow& r : m_summary)
         if (std::find(lengths.begin(), lengths.end(), r.length) == lengths.end())
@@ -684,6 +681,12 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
     // Rows: each scheme (and variant), the given ones first; columns: the lengths; cells: perplexity, mean ± sd when
     // more than one seed is collected.
     std::vector<std::pair<std::string, std::string>> groups;
+    // A sweep folder's rows name its model options here (a run's names come from runLabel below).
+    auto variantOf = [&](const SweepSummaryRow& r) {
+        const std::string model =
+            m_sweepSource.isEmpty() ? std::string() : sweepModelName(r.layers, r.modelOptions, false);
+        return model.empty() ? r.variant : r.variant.empty() ? model : r.variant + " " + model;
+    };
     auto addGroup = [&](const std::string& scheme, const std::string& variant) {
         if (std::find(groups.begin(), groups.end(), std::make_pair(scheme, variant)) == groups.end())
             groups.emplace_back(scheme, variant);
@@ -692,14 +695,14 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
         bool found = false;
         for (const SweepSummaryRow& r : rows)
             if (r.scheme == scheme) {
-                addGroup(r.scheme, r.variant);
+                addGroup(r.scheme, variantOf(r));
                 found = true;
             }
         if (!found)
             addGroup(scheme, {});
     }
     for (const SweepSummaryRow& r : rows)
-        addGroup(r.scheme, r.variant);
+        addGroup(r.scheme, variantOf(r));
     m_table->clear();
     m_table->setRowCount(static_cast<int>(groups.size()));
     m_table->setColumnCount(static_cast<int>(lengths.size()) + 1);
@@ -719,8 +722,8 @@ void TrainView::fillTable(const std::vector<std::string>& schemes, const std::ve
         const auto column = std::find(lengths.begin(), lengths.end(), r.length);
         if (column == lengths.end())
             continue;
-        const int row = static_cast<int>(std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, r.variant)) -
-                                         groups.begin());
+        const int row = static_cast<int>(
+            std::find(groups.begin(), groups.end(), std::make_pair(r.scheme, variantOf(r))) - groups.begin());
         const SampleStats& p = r.perplexity;
         auto* item = new QTableWidgetItem(p.n == 0   ? tr("unsupported")
                                           : p.n == 1 ? QString::number(p.mean, 'f', 3)

@@ -112,6 +112,13 @@ LessonStateSession lessonStateSession(const LessonState& s)
             if (s.recalibration > 0)
                 out.viewState["recalibration_percent"] = s.recalibration;
         }
+        // The model options always: a state without them trains without them, whatever the tab held before.
+        out.viewState["nope_every"] = s.nopeEvery;
+        out.viewState["attn_temperature_tuning"] = s.temperature.tuning;
+        out.viewState["floor_scale"] = s.temperature.floorScale;
+        out.viewState["attn_scale"] = s.temperature.attnScale;
+        out.viewState["ssmax"] = s.ssmax;
+        out.viewState["sink_logit"] = s.sinkLogit;
         break;
     case LessonView::Model:
         out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}, {"page", s.page}, {"head", s.head}};

@@ -210,8 +210,7 @@ HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QSt
         !modelLayerUsesScheme(result.request.model.model->config(), result.request.layer))
         layer = FigureText::tr("%1 (NoPE layer: no positions)").arg(layer);
     panel.subtitle =
-        QStringList{layer, headOfText(h, result.heads),
-                    FigureText::tr("N = %1 bytes").arg(result.length),
+        QStringList{layer, headOfText(h, result.heads), FigureText::tr("N = %1 bytes").arg(result.length),
                     FigureText::tr("training context %1")
                         .arg(result.request.model.isValid() ? result.request.model.model->config().context : 0)}
             .join(QStringLiteral(" · "));
@@ -639,12 +638,16 @@ CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
     }
     figure.logX = true;
     figure.logBase = 2;
+    // Folders of different depth collected together name it (core's sweepModelName).
+    const bool withDepth = std::any_of(rows.begin(), rows.end(),
+                                       [&](const SweepSummaryRow& r) { return r.layers != rows.front().layers; });
     for (size_t i = 0; i < rows.size();) {
         const SweepSummaryRow& first = rows[i];
         Curve c;
         int seeds = 0;
         for (; i < rows.size() && rows[i].scheme == first.scheme && rows[i].variant == first.variant &&
-               rows[i].context == first.context;
+               rows[i].context == first.context && rows[i].layers == first.layers &&
+               rows[i].modelOptions == first.modelOptions;
              ++i) {
             const SampleStats& p = rows[i].perplexity;
             if (p.n == 0)
@@ -658,6 +661,8 @@ CurveFigure sweepPerplexityFigure(const std::vector<SweepSummaryRow>& rows)
         QString name = QString::fromStdString(first.scheme);
         if (!first.variant.empty())
             name += QLatin1Char(' ') + QString::fromStdString(first.variant);
+        if (const std::string model = sweepModelName(first.layers, first.modelOptions, withDepth); !model.empty())
+            name += QLatin1Char(' ') + QString::fromStdString(model);
         if (contexts.size() > 1)
             name += QStringLiteral(" (L = %1)").arg(first.context);
         c.name = modelRows ? name : FigureText::tr("%1 (n = %2)").arg(name).arg(seeds);
