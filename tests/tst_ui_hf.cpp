@@ -208,6 +208,61 @@ private slots:
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.svg")), {}, &error), qPrintable(error));
     }
 
+    // On the methods page, choosing BF16 evaluates again in it: every (method, length) loss moves, by less than the
+    // README's 0.05 nats, and the export says bf16.
+    void methodsFollowThePrecision_data()
+    {
+        QTest::addColumn<QString>("lengths");
+        QTest::addRow("inside and past the context") << "16,64";
+    }
+
+    void methodsFollowThePrecision()
+    {
+        QFETCH(QString, lengths);
+        if (!coreRuns(plab::HfPrecision::BFloat16))
+            QSKIP("this CPU lacks avx512_bf16");
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
+        QTemporaryDir dir;
+        const QString text = dir.filePath(QStringLiteral("text.txt"));
+        QFile file(text);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 40; ++i)
+            file.write("The quick brown fox jumps over the lazy dog, and the dog sleeps on. ");
+        file.close();
+        view->setPage(HfModelView::MethodsPage);
+        view->setMethodsTextFile(text);
+        view->setMethodsLengths(lengths);
+        view->evaluateMethods();
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy(), 120000);
+        QVERIFY2(!view->methodsResult().curves.empty(),
+                 qPrintable(view->findChild<QLabel*>(QStringLiteral("methodsStatus"))->text()));
+        const std::vector<plab::MethodCurve> f32 = view->methodsResult().curves;
+        view->setPrecision(plab::HfPrecision::BFloat16);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy() && view->methodsResult().request.model &&
+                                     view->methodsResult().request.model->model->precision() ==
+                                         plab::HfPrecision::BFloat16,
+                                 120000);
+        const std::vector<plab::MethodCurve>& bf16 = view->methodsResult().curves;
+        QCOMPARE(bf16.size(), f32.size());
+        double largest = 0;
+        for (size_t c = 0; c < f32.size(); ++c)
+            for (size_t i = 0; i < f32[c].points.size(); ++i)
+                largest = std::max(largest, std::abs(bf16[c].points[i].loss - f32[c].points[i].loss));
+        qInfo("max |loss bf16 - loss f32| over methods and lengths = %.4f nats", largest);
+        QVERIFY2(largest > 0, "identical losses: the BF16 products never ran");
+        QVERIFY2(largest <= 0.05, qPrintable(QString::number(largest)));
+        const QString csv = dir.filePath(QStringLiteral("methods.json"));
+        QString error;
+        QVERIFY2(window.exportCurrent(csv, {}, &error), qPrintable(error));
+        QFile exported(csv);
+        QVERIFY(exported.open(QIODevice::ReadOnly));
+        QVERIFY(exported.readAll().contains("bf16"));
+    }
+
     // The BF16 item is enabled exactly when core's CPU check passes, and says core's message when it does not.
     void precisionItemFollowsCore_data()
     {
