@@ -298,8 +298,9 @@ private Q_SLOTS:
         QTest::newRow("checkpoint not a string")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": [3]}}})")
             << "views.attention.checkpoints holds a non-string 3";
-        QTest::newRow("model precision unknown") << QByteArray(head + R"("views": {"model": {"precision": "f16"}}})")
-                                                 << "views.model.precision: precision 'f16' is not allowed; allowed: f32";
+        QTest::newRow("model precision unknown")
+            << QByteArray(head + R"("views": {"model": {"precision": "f16"}}})")
+            << "views.model.precision: precision 'f16' is not allowed; allowed: f32";
         QTest::newRow("model precision not a string")
             << QByteArray(head + R"("views": {"model": {"precision": 16}}})") << "views.model.precision = 16";
         QTest::newRow("model zoom window reversed")

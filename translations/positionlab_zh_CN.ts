@@ -415,10 +415,6 @@
         <translation>内存</translation>
     </message>
     <message>
-        <source>%1 (float32 weights; %2 with one forward)</source>
-        <translation>%1（float32 权重；含一次前向计算 %2）</translation>
-    </message>
-    <message>
         <source>no model folder is open</source>
         <translation>没有打开模型文件夹</translation>
     </message>
@@ -599,6 +595,26 @@
     <message>
         <source>attention probability (block max)</source>
         <translation>注意力概率（块内最大值）</translation>
+    </message>
+    <message>
+        <source> · BF16 products</source>
+        <translation> · BF16 乘积</translation>
+    </message>
+    <message>
+        <source>BFloat16 products</source>
+        <translation>BFloat16 乘积</translation>
+    </message>
+    <message>
+        <source>Float32</source>
+        <translation>Float32</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>%1 (%2 weights; %3 with one forward)</source>
+        <translation>%1（%2 权重；含一次前向计算 %3）</translation>
     </message>
 </context>
 <context>
@@ -1697,6 +1713,42 @@
     <message>
         <source>On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed in, one cell per token with the tokens on the axes.</source>
         <translation>在图上：滚轮以光标为中心缩放，拖动平移，双击显示全部词元。缩小时每个单元格是其词元块中的最大概率；放大后每个词元一格，坐标轴上标出词元。</translation>
+    </message>
+    <message>
+        <source>How the model&apos;s matrix products compute, in every page of this tab. Changing it reloads the model in the background and recomputes the page.</source>
+        <translation>模型矩阵乘积的计算方式，作用于本标签页的每一页。更改后会在后台重新加载模型并重新计算当前页。</translation>
+    </message>
+    <message>
+        <source>Weights, activations and accumulators in float32: the reference the tests hold to 0.1 %.</source>
+        <translation>权重、激活与累加均为 float32：测试以 0.1 % 为界的参考精度。</translation>
+    </message>
+    <message>
+        <source>Weights (half the memory) and each product&apos;s input in BF16, accumulated in float32: about twice as fast; logits within 3 % of the largest float32 logit.</source>
+        <translation>权重（内存减半）与每次乘积的输入为 BF16，以 float32 累加：约快一倍；logits 与 float32 的差在最大 float32 logit 的 3 % 以内。</translation>
+    </message>
+    <message>
+        <source>Precision:</source>
+        <translation>精度：</translation>
+    </message>
+    <message>
+        <source>Loading %1 in %2…</source>
+        <translation>正在以 %2 加载 %1…</translation>
+    </message>
+    <message>
+        <source>keys %1–%2, queries %3–%4</source>
+        <translation>键 %1–%2，查询 %3–%4</translation>
+    </message>
+    <message>
+        <source>The saved zoom window (%1) lies past this text&apos;s %2 tokens: every token is shown.</source>
+        <translation>保存的缩放窗口（%1）超出本文本的 %2 个词元：改为显示全部词元。</translation>
+    </message>
+    <message>
+        <source>The saved zoom window (%1) reaches past this text&apos;s %2 tokens: it is clipped to them.</source>
+        <translation>保存的缩放窗口（%1）越过本文本的 %2 个词元：已裁剪到其范围内。</translation>
+    </message>
+    <message>
+        <source>The session&apos;s precision is not available here (%1); the model computes in float32.</source>
+        <translation>会话中的精度在此不可用（%1）；模型改用 float32 计算。</translation>
     </message>
 </context>
 <context>

@@ -278,13 +278,11 @@ HfModelView::HfModelView(QWidget* parent)
                                   [this](HfOpenResult r) {
                                       if (!r.error.isEmpty()) {
                                           if (m_model && m_model->folder == m_openingFolder) {
-                                              // Another precision refused (memory): the model in use stays, and
-                                              // the chooser says which it is.
+                                              // Another precision refused (memory): the model in use stays, the
+                                              // chooser says which it is, and its page comes back as it was.
                                               const QSignalBlocker block(m_precision);
                                               m_precision->setCurrentIndex(m_precision->findData(
                                                   QString::fromLatin1(hfPrecisionName(m_model->model->precision()))));
-                                              m_wantedWindow.reset();
-                                              m_wantedLayerHead.reset();
                                               m_reevaluateMethods = false;
                                               showSummary();
                                               setNote(r.error);
@@ -462,7 +460,7 @@ QWidget* HfModelView::buildControls()
         // Core's CPU check, once: an item this CPU cannot run is disabled and says why in core's words.
         const QString unavailable = hfPrecisionUnavailable(p);
         item->setEnabled(unavailable.isEmpty());
-        item->setToolTip(!unavailable.isEmpty()        ? unavailable
+        item->setToolTip(!unavailable.isEmpty()      ? unavailable
                          : p == HfPrecision::Float32 ? tr("Weights, activations and accumulators in float32: the "
                                                           "reference the tests hold to 0.1 %.")
                                                      : tr("Weights (half the memory) and each product's input in "
@@ -671,7 +669,6 @@ void HfModelView::openFolder(const QString& folder)
 {
     m_openingFolder = folder;
     m_reevaluateMethods = false;
-    setNote({});
     m_cardTitle->setText(tr("Opening %1…").arg(QDir::toNativeSeparators(folder)));
     const HfPrecision p = precision();
     m_openJob.start([folder, p](const JobControl&) { return openHfModel(folder, p); });
@@ -699,7 +696,7 @@ void HfModelView::precisionChosen()
     const QString folder = opening ? m_openingFolder : m_model->folder;
     // What is looked at comes back over the recomputed attention: the same head and zoom window (same text, same
     // tokens). The old model's jobs in flight are dropped.
-    if (m_attention.capture) {
+    if (!opening && m_attention.capture) {
         m_wantedLayerHead = {m_layer->value() - 1, m_head->value() - 1};
         m_wantedWindow = m_heatmap->tokenWindow();
         m_wantedWindowFromSession = false;

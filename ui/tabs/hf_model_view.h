@@ -126,7 +126,7 @@ public:
     // The card's (label, value) rows as shown.
     const std::vector<std::pair<QString, QString>>& summaryRows() const { return m_summaryRows; }
     void setText(const QString& text);
-    void setRepeatTo(int tokens); // 0: off
+    void setRepeatTo(int tokens);           // 0: off
     void setLayerHead(int layer, int head); // 0-based
     void setPage(Page page);
     void setSinkInScale(bool include);

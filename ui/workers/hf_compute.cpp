@@ -92,12 +92,12 @@ std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model)
     rows.emplace_back(FigureText::tr("Parameters"),
                       FigureText::tr("%1 M").arg(QLocale().toString(c.parameterCount() / 1e6, 'f', 2)));
     rows.emplace_back(FigureText::tr("Precision"), hfPrecisionLabel(model.precision()));
-    rows.emplace_back(FigureText::tr("Memory"),
-                      FigureText::tr("%1 (%2 weights; %3 with one forward)")
-                          .arg(bytesText(model.weightBytes()))
-                          .arg(model.precision() == HfPrecision::BFloat16 ? QStringLiteral("BF16")
-                                                                           : QStringLiteral("float32"))
-                          .arg(bytesText(hfModelMemoryBytes(c, model.precision()))));
+    rows.emplace_back(
+        FigureText::tr("Memory"),
+        FigureText::tr("%1 (%2 weights; %3 with one forward)")
+            .arg(bytesText(model.weightBytes()))
+            .arg(model.precision() == HfPrecision::BFloat16 ? QStringLiteral("BF16") : QStringLiteral("float32"))
+            .arg(bytesText(hfModelMemoryBytes(c, model.precision()))));
     return rows;
 }
 
