@@ -1,21 +1,24 @@
 // The "Your model" tab (offscreen): a tiny Hugging Face folder opened as a user opens it, its summary card, the layer x
-// head grid, a click on it, every page's export, and a folder the app refuses without stopping.
+// head grid, a click on it, every page's export, a folder the app refuses without stopping, the precision chooser
+// (BF16 against float32) and the session's precision and zoom window.
 #include "tabs/heatmap_widget.h"
 #include "tabs/hf_model_view.h"
 #include "window/main_window.h"
+
+#include "test_main.h"
+#include "test_settings.h"
 
 #include "base/errors.h"
 #include "hf/hf_attention.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
+#include "hf/hf_products.h"
 
-#include "test_main.h"
-#include "test_settings.h"
-
-#include <QFile>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -34,6 +37,46 @@ QString cardValue(const HfModelView* view, const QString& label)
         if (l == label)
             return value;
     return QStringLiteral("(no row %1)").arg(label);
+}
+
+// Core's answer: does this CPU run `precision`'s products natively?
+bool coreRuns(plab::HfPrecision precision)
+{
+    try {
+        plab::checkHfPrecisionSupported(precision);
+        return true;
+    } catch (const plab::InputError&) {
+        return false;
+    }
+}
+
+// One of the tab's computed quantities, every value of it.
+std::vector<double> quantity(const HfModelView* view, const QString& which)
+{
+    const plab::HfAttentionCapture& c = *view->attention().capture;
+    if (which == QLatin1String("sinks"))
+        return c.sinkMass;
+    if (which == QLatin1String("entropy"))
+        return plab::hfEntropyByPosition(c);
+    std::vector<double> values; // every layer and head's exact map, the pairs a query sees
+    for (int l = 0; l < c.layers; ++l)
+        for (int h = 0; h < c.heads; ++h) {
+            const plab::HfAttentionMap map = plab::hfAttentionMap(c, l, h, c.length);
+            for (float v : map.values)
+                if (std::isfinite(v))
+                    values.push_back(v);
+        }
+    return values;
+}
+
+bool waitForModel(HfModelView* view, plab::HfPrecision precision)
+{
+    return QTest::qWaitFor(
+        [&] {
+            return view->model() && view->model()->model->precision() == precision && view->hasPicture() &&
+                   !view->isBusy();
+        },
+        60000);
 }
 
 } // namespace
@@ -168,6 +211,232 @@ private slots:
         QString error;
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.csv")), {}, &error), qPrintable(error));
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.svg")), {}, &error), qPrintable(error));
+    }
+
+    // On the methods page, choosing BF16 evaluates again in it: every (method, length) loss moves, by less than the
+    // README's 0.05 nats, and the export says bf16.
+    void methodsFollowThePrecision_data()
+    {
+        QTest::addColumn<QString>("lengths");
+        QTest::addRow("inside and past the context") << "16,64";
+    }
+
+    void methodsFollowThePrecision()
+    {
+        QFETCH(QString, lengths);
+        if (!coreRuns(plab::HfPrecision::BFloat16))
+            QSKIP("this CPU lacks avx512_bf16");
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
+        QTemporaryDir dir;
+        const QString text = dir.filePath(QStringLiteral("text.txt"));
+        QFile file(text);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 40; ++i)
+            file.write("The quick brown fox jumps over the lazy dog, and the dog sleeps on. ");
+        file.close();
+        view->setPage(HfModelView::MethodsPage);
+        view->setMethodsTextFile(text);
+        view->setMethodsLengths(lengths);
+        view->evaluateMethods();
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy(), 120000);
+        QVERIFY2(!view->methodsResult().curves.empty(),
+                 qPrintable(view->findChild<QLabel*>(QStringLiteral("methodsStatus"))->text()));
+        const std::vector<plab::MethodCurve> f32 = view->methodsResult().curves;
+        view->setPrecision(plab::HfPrecision::BFloat16);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy() && view->methodsResult().request.model &&
+                                     view->methodsResult().request.model->model->precision() ==
+                                         plab::HfPrecision::BFloat16,
+                                 120000);
+        const std::vector<plab::MethodCurve>& bf16 = view->methodsResult().curves;
+        QCOMPARE(bf16.size(), f32.size());
+        double largest = 0;
+        for (size_t c = 0; c < f32.size(); ++c)
+            for (size_t i = 0; i < f32[c].points.size(); ++i)
+                largest = std::max(largest, std::abs(bf16[c].points[i].loss - f32[c].points[i].loss));
+        qInfo("max |loss bf16 - loss f32| over methods and lengths = %.4f nats", largest);
+        QVERIFY2(largest > 0, "identical losses: the BF16 products never ran");
+        QVERIFY2(largest <= 0.05, qPrintable(QString::number(largest)));
+        const QString csv = dir.filePath(QStringLiteral("methods.json"));
+        QString error;
+        QVERIFY2(window.exportCurrent(csv, {}, &error), qPrintable(error));
+        QFile exported(csv);
+        QVERIFY(exported.open(QIODevice::ReadOnly));
+        QVERIFY(exported.readAll().contains("bf16"));
+    }
+
+    // The BF16 item is enabled exactly when core's CPU check passes, and says core's message when it does not.
+    void precisionItemFollowsCore_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addRow("f32") << "f32";
+        QTest::addRow("bf16") << "bf16";
+    }
+
+    void precisionItemFollowsCore()
+    {
+        QFETCH(QString, name);
+        MainWindow window;
+        const QComboBox* choice = window.modelView()->precisionChoice();
+        const int index = choice->findData(name);
+        QVERIFY(index >= 0);
+        const QStandardItem* item = qobject_cast<const QStandardItemModel*>(choice->model())->item(index);
+        const plab::HfPrecision precision = plab::hfPrecisionFromName(name.toStdString());
+        QCOMPARE(item->isEnabled(), coreRuns(precision));
+        QCOMPARE(choice->currentIndex() == index, precision == plab::HfPrecision::Float32); // float32 by default
+        if (!coreRuns(precision)) {
+            QVERIFY(item->toolTip().contains(QStringLiteral("avx512_bf16")));
+            QVERIFY_THROWS_EXCEPTION(plab::InputError, window.modelView()->setPrecision(precision));
+        }
+    }
+
+    // Choosing BF16 reloads the model and recomputes the page: every quantity moves, by a small nonzero amount within
+    // the README's BF16 tolerance (3 % of the float32 values' largest magnitude), the head and zoom window stay, and
+    // the card and the exports say which precision computed them.
+    void bf16ChangesTheTabSlightly_data()
+    {
+        QTest::addColumn<QString>("which");
+        QTest::addRow("attention maps") << "attention";
+        QTest::addRow("sinks") << "sinks";
+        QTest::addRow("entropy") << "entropy";
+    }
+
+    void bf16ChangesTheTabSlightly()
+    {
+        QFETCH(QString, which);
+        if (!coreRuns(plab::HfPrecision::BFloat16))
+            QSKIP("this CPU lacks avx512_bf16 (precisionItemFollowsCore checks the item)");
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
+        QCOMPARE(cardValue(view, QStringLiteral("Precision")), QStringLiteral("Float32"));
+        const double f32Weights = view->model()->model->weightBytes();
+        const std::vector<double> f32 = quantity(view, which);
+        view->setLayerHead(1, 2);
+        QTRY_VERIFY(view->map().request.head == 2 && !view->isBusy());
+        view->heatmap()->setTokenWindow(QRectF(4, 6, 10, 10));
+
+        view->precisionChoice()->setCurrentIndex(view->precisionChoice()->findData(QStringLiteral("bf16")));
+        QCOMPARE(view->precision(), plab::HfPrecision::BFloat16);
+        QVERIFY(waitForModel(view, plab::HfPrecision::BFloat16));
+        const std::vector<double> bf16 = quantity(view, which);
+        QCOMPARE(bf16.size(), f32.size());
+        double largest = 0, difference = 0;
+        for (size_t i = 0; i < f32.size(); ++i) {
+            largest = std::max(largest, std::abs(f32[i]));
+            difference = std::max(difference, std::abs(bf16[i] - f32[i]));
+        }
+        qInfo("%s: max |bf16 - f32| = %.3g, %.3f %% of max |f32| %.3g", qPrintable(which), difference,
+              100 * difference / largest, largest);
+        QVERIFY2(difference > 0, "identical values: the BF16 products never ran");
+        QVERIFY2(difference <= 0.03 * largest, qPrintable(QString::number(difference / largest)));
+
+        QCOMPARE(view->map().request.layer, 1);
+        QCOMPARE(view->map().request.head, 2);
+        QCOMPARE(view->heatmap()->tokenWindow(), QRectF(4, 6, 10, 10));
+        QCOMPARE(cardValue(view, QStringLiteral("Precision")), QStringLiteral("BFloat16 products"));
+        QCOMPARE(view->model()->model->weightBytes(), f32Weights / 2);
+        QVERIFY(cardValue(view, QStringLiteral("Memory")).contains(QStringLiteral("BF16 weights")));
+        QVERIFY(view->heatmap()->heatmap().figure().panels.front().subtitle.contains(QStringLiteral("BF16")));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("map.json"));
+        QString error;
+        QVERIFY2(window.exportCurrent(path, {}, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const nlohmann::json exported = nlohmann::json::parse(file.readAll().toStdString());
+        QCOMPARE(exported.value("precision", std::string()), std::string("bf16"));
+    }
+
+    // The precision and the zoom window go into the session and come back in a fresh window, which opens the folder
+    // afterwards (the session's window waits for the text's tokens).
+    void sessionKeepsPrecisionAndZoom_data()
+    {
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<QRectF>("zoom"); // empty: every token shown, no window saved
+        QTest::addRow("f32, zoomed") << "f32" << QRectF(4, 6, 12, 12);
+        QTest::addRow("bf16, zoomed and panned") << "bf16" << QRectF(20.5, 3.25, 9.5, 9.5);
+        QTest::addRow("bf16, every token") << "bf16" << QRectF();
+    }
+
+    void sessionKeepsPrecisionAndZoom()
+    {
+        QFETCH(QString, precision);
+        QFETCH(QRectF, zoom);
+        const plab::HfPrecision p = plab::hfPrecisionFromName(precision.toStdString());
+        if (!coreRuns(p))
+            QSKIP("this CPU lacks avx512_bf16");
+        nlohmann::json session;
+        int T = 0;
+        {
+            MainWindow window;
+            HfModelView* view = window.modelView();
+            window.showView(view->viewId());
+            view->setText(QStringLiteral("The quick brown fox jumps over the lazy dog."));
+            view->setPrecision(p);
+            view->openFolder(hfData("qwen2_text"));
+            QVERIFY(waitForModel(view, p));
+            view->setRepeatTo(48);
+            QVERIFY(QTest::qWaitFor([&] { return view->attention().capture->length == 48 && !view->isBusy(); }));
+            T = view->attention().capture->length;
+            if (!zoom.isEmpty())
+                view->heatmap()->setTokenWindow(zoom);
+            session = window.sessionState();
+            const nlohmann::json& state = session["views"]["model"];
+            QCOMPARE(QString::fromStdString(state["precision"].get<std::string>()), precision);
+            QCOMPARE(state.contains("token_window"), !zoom.isEmpty());
+        }
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        window.applySession(session);
+        QCOMPARE(view->precision(), p);
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QVERIFY(waitForModel(view, p));
+        QCOMPARE(view->attention().capture->length, T);
+        QCOMPARE(view->heatmap()->tokenWindow(), zoom.isEmpty() ? QRectF(0, 0, T, T) : zoom);
+        QVERIFY2(view->note().isEmpty(), qPrintable(view->note()));
+    }
+
+    // A saved window the text does not reach is clipped or dropped, with a note; never a crash.
+    void savedWindowPastTheText_data()
+    {
+        QTest::addColumn<QRectF>("saved"); // x keys, y queries, in tokens; the text has 48
+        QTest::addColumn<QRectF>("shown");
+        QTest::addColumn<QString>("note");
+        QTest::addRow("inside") << QRectF(8, 8, 16, 16) << QRectF(8, 8, 16, 16) << "";
+        QTest::addRow("reaches past the end") << QRectF(40, 40, 30, 30) << QRectF(40, 40, 8, 8) << "clipped";
+        QTest::addRow("beyond the end") << QRectF(100, 100, 20, 20) << QRectF(0, 0, 48, 48) << "lies past";
+        QTest::addRow("queries beyond the end") << QRectF(10, 60, 10, 10) << QRectF(0, 0, 48, 48) << "lies past";
+    }
+
+    void savedWindowPastTheText()
+    {
+        QFETCH(QRectF, saved);
+        QFETCH(QRectF, shown);
+        QFETCH(QString, note);
+        MainWindow window;
+        HfModelView* view = window.modelView();
+        nlohmann::json state = view->saveState();
+        state["text"] = "The quick brown fox jumps over the lazy dog.";
+        state["repeat_to"] = 48;
+        state["token_window"] = {{"keys", {saved.left(), saved.right()}}, {"queries", {saved.top(), saved.bottom()}}};
+        view->restoreState(state);
+        window.showView(view->viewId());
+        view->openFolder(hfData("qwen2_text"));
+        QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
+        QCOMPARE(view->attention().capture->length, 48);
+        QCOMPARE(view->heatmap()->tokenWindow(), shown);
+        if (note.isEmpty())
+            QVERIFY2(view->note().isEmpty(), qPrintable(view->note()));
+        else
+            QVERIFY2(view->note().contains(note), qPrintable(view->note()));
+        QVERIFY(view->findChild<QLabel*>(QStringLiteral("hfNote"))->isVisibleTo(view) == !note.isEmpty());
     }
 
     // Positions chosen in the tab reach the capture of the attention, entropy and sinks pages: core's capture of the

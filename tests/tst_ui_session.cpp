@@ -298,6 +298,26 @@ private Q_SLOTS:
         QTest::newRow("checkpoint not a string")
             << QByteArray(head + R"("views": {"attention": {"checkpoints": [3]}}})")
             << "views.attention.checkpoints holds a non-string 3";
+        QTest::newRow("model precision unknown")
+            << QByteArray(head + R"("views": {"model": {"precision": "f16"}}})")
+            << "views.model.precision: precision 'f16' is not allowed; allowed: f32";
+        QTest::newRow("model precision not a string")
+            << QByteArray(head + R"("views": {"model": {"precision": 16}}})") << "views.model.precision = 16";
+        QTest::newRow("model zoom window reversed")
+            << QByteArray(head + R"("views": {"model": {"token_window": {"keys": [20, 4], "queries": [4, 20]}}}})")
+            << "views.model.token_window.keys = [20,4] is not allowed; allowed: [from, to]";
+        QTest::newRow("model zoom window negative")
+            << QByteArray(head + R"("views": {"model": {"token_window": {"keys": [0, 8], "queries": [-2, 6]}}}})")
+            << "views.model.token_window.queries = [-2,6] is not allowed";
+        QTest::newRow("model zoom window not numbers")
+            << QByteArray(head + R"("views": {"model": {"token_window": {"keys": ["a", 8], "queries": [0, 8]}}}})")
+            << "views.model.token_window.keys = [\"a\",8] is not two numbers";
+        QTest::newRow("model zoom window without queries")
+            << QByteArray(head + R"("views": {"model": {"token_window": {"keys": [0, 8]}}}})")
+            << "views.model.token_window.queries is missing";
+        QTest::newRow("model zoom window not an object")
+            << QByteArray(head + R"("views": {"model": {"token_window": [0, 8]}}})")
+            << "views.model.token_window must be an object";
     }
     void badSessions()
     {

@@ -415,10 +415,6 @@
         <translation>内存</translation>
     </message>
     <message>
-        <source>%1 (float32 weights; %2 with one forward)</source>
-        <translation>%1（float32 权重；含一次前向计算 %2）</translation>
-    </message>
-    <message>
         <source>no model folder is open</source>
         <translation>没有打开模型文件夹</translation>
     </message>
@@ -599,6 +595,26 @@
     <message>
         <source>attention probability (block max)</source>
         <translation>注意力概率（块内最大值）</translation>
+    </message>
+    <message>
+        <source> · BF16 products</source>
+        <translation> · BF16 乘积</translation>
+    </message>
+    <message>
+        <source>BFloat16 products</source>
+        <translation>BFloat16 乘积</translation>
+    </message>
+    <message>
+        <source>Float32</source>
+        <translation>Float32</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>%1 (%2 weights; %3 with one forward)</source>
+        <translation>%1（%2 权重；含一次前向计算 %3）</translation>
     </message>
 </context>
 <context>
@@ -1713,6 +1729,42 @@
     <message>
         <source>Positions of the attention, entropy and sinks pages: the config&apos;s own rope scaling, or a length-extension method applied zero-shot (no training), with its parameters below. Methods that remap positions (rerope, self-extend) are on the Evaluate under methods page.</source>
         <translation>注意力、熵和汇聚点页面所用的位置编码：config 自带的 rope 缩放，或零样本（不训练）套用的一种长度扩展方法，其参数在下方。重映射位置的方法（rerope、self-extend）在“在各方法下评估”页面中。</translation>
+    </message>
+    <message>
+        <source>How the model&apos;s matrix products compute, in every page of this tab. Changing it reloads the model in the background and recomputes the page.</source>
+        <translation>模型矩阵乘积的计算方式，作用于本标签页的每一页。更改后会在后台重新加载模型并重新计算当前页。</translation>
+    </message>
+    <message>
+        <source>Weights, activations and accumulators in float32: the reference the tests hold to 0.1 %.</source>
+        <translation>权重、激活与累加均为 float32：测试以 0.1 % 为界的参考精度。</translation>
+    </message>
+    <message>
+        <source>Weights (half the memory) and each product&apos;s input in BF16, accumulated in float32: about twice as fast; logits within 3 % of the largest float32 logit.</source>
+        <translation>权重（内存减半）与每次乘积的输入为 BF16，以 float32 累加：约快一倍；logits 与 float32 的差在最大 float32 logit 的 3 % 以内。</translation>
+    </message>
+    <message>
+        <source>Precision:</source>
+        <translation>精度：</translation>
+    </message>
+    <message>
+        <source>Loading %1 in %2…</source>
+        <translation>正在以 %2 加载 %1…</translation>
+    </message>
+    <message>
+        <source>keys %1–%2, queries %3–%4</source>
+        <translation>键 %1–%2，查询 %3–%4</translation>
+    </message>
+    <message>
+        <source>The saved zoom window (%1) lies past this text&apos;s %2 tokens: every token is shown.</source>
+        <translation>保存的缩放窗口（%1）超出本文本的 %2 个词元：改为显示全部词元。</translation>
+    </message>
+    <message>
+        <source>The saved zoom window (%1) reaches past this text&apos;s %2 tokens: it is clipped to them.</source>
+        <translation>保存的缩放窗口（%1）越过本文本的 %2 个词元：已裁剪到其范围内。</translation>
+    </message>
+    <message>
+        <source>The session&apos;s precision is not available here (%1); the model computes in float32.</source>
+        <translation>会话中的精度在此不可用（%1）；模型改用 float32 计算。</translation>
     </message>
 </context>
 <context>

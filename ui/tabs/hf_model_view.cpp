@@ -7,9 +7,11 @@
 
 #include "charts/curve_chart.h"
 #include "painting/colormap.h"
+#include "settings/session.h"
 #include "tabs/heatmap_widget.h"
 #include "workers/model_compute.h"
 
+#include "base/errors.h"
 #include "base/matrix_output.h"
 #include "hf/hf_config.h"
 #include "base/errors.h"
@@ -18,6 +20,7 @@
 #include "schemes/rotary_scaling.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFontMetrics>
@@ -36,6 +39,7 @@
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -292,6 +296,18 @@ HfModelView::HfModelView(QWidget* parent)
     : ViewBase(parent), m_openJob(this,
                                   [this](HfOpenResult r) {
                                       if (!r.error.isEmpty()) {
+                                          if (m_model && m_model->folder == m_openingFolder) {
+                                              // Another precision refused (memory): the model in use stays, the
+                                              // chooser says which it is, and its page comes back as it was.
+                                              const QSignalBlocker block(m_precision);
+                                              m_precision->setCurrentIndex(m_precision->findData(
+                                                  QString::fromLatin1(hfPrecisionName(m_model->model->precision()))));
+                                              m_reevaluateMethods = false;
+                                              showSummary();
+                                              setNote(r.error);
+                                              markDirty();
+                                              return;
+                                          }
                                           Q_EMIT statusMessage(r.error);
                                           m_cardTitle->setText(r.error);
                                           return;
@@ -302,6 +318,8 @@ HfModelView::HfModelView(QWidget* parent)
                                       showSummary();
                                       showPositionsAvailability();
                                       markDirty();
+                                      if (std::exchange(m_reevaluateMethods, false))
+                                          evaluateMethods();
                                   }),
       m_attentionJob(this,
                      [this](HfAttentionResult r) {
@@ -310,8 +328,8 @@ HfModelView::HfModelView(QWidget* parent)
                              Q_EMIT statusMessage(r.error);
                              return;
                          }
-                         if (!r.capture)
-                             return; // canceled
+                         if (!r.capture || r.request.model != m_model)
+                             return; // canceled, or the model since reloaded in another precision
                          m_attention = std::move(r);
                          const int T = m_attention.capture->length;
                          m_layer->setRange(1, m_attention.capture->layers);
@@ -325,6 +343,7 @@ HfModelView::HfModelView(QWidget* parent)
                              m_head->setValue(std::min(m_wantedLayerHead->second + 1, m_head->maximum()));
                              m_wantedLayerHead.reset();
                          }
+                         applyWantedWindow();
                          showGrid();
                          m_sinks->setFigure(hfSinkFigure(m_attention));
                          m_entropy->setFigure(hfEntropyFigure(m_attention));
@@ -375,6 +394,8 @@ HfModelView::HfModelView(QWidget* parent)
           m_methodsStatus->setText(status);
           CurveFigure figure =
               methodsPerplexityFigure(m_methods.curves, m_model->model->config().scheme, m_methods.context);
+          if (const HfPrecision p = m_methods.request.model->model->precision(); p != HfPrecision::Float32)
+              figure.title += QStringLiteral(" · ") + hfPrecisionLabel(p);
           figure.xLabel = tr("evaluation length (tokens)"); // a real model's unit is its tokenizer's, not bytes
           figure.yLabel = tr("perplexity (per token)");
           m_methodsPlot->setFigure(figure);
@@ -384,7 +405,11 @@ HfModelView::HfModelView(QWidget* parent)
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
     layout->addWidget(buildPages(), 1);
-    connect(m_text, &QPlainTextEdit::textChanged, this, [this] { markDirty(); });
+    connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
+        setNote({}); // a note on the previous text's request
+        markDirty();
+    });
+    connect(m_precision, &QComboBox::currentIndexChanged, this, &HfModelView::precisionChosen);
     connect(m_repeat, &QSpinBox::valueChanged, this, [this] { markDirty(); });
     for (QSpinBox* s : {m_layer, m_head})
         connect(s, &QSpinBox::valueChanged, this, [this] { startMap(); });
@@ -443,6 +468,27 @@ QWidget* HfModelView::buildControls()
     m_open = new QPushButton(tr("Open model folder…"), box);
     connect(m_open, &QPushButton::clicked, this, &HfModelView::openFolderDialog);
     v->addWidget(m_open);
+    auto* precisionRow = new QFormLayout;
+    m_precision = new QComboBox(box);
+    m_precision->setObjectName(QStringLiteral("hfPrecision"));
+    m_precision->setToolTip(tr("How the model's matrix products compute, in every page of this tab. Changing it "
+                               "reloads the model in the background and recomputes the page."));
+    auto* items = qobject_cast<QStandardItemModel*>(m_precision->model());
+    for (const HfPrecision p : {HfPrecision::Float32, HfPrecision::BFloat16}) {
+        m_precision->addItem(hfPrecisionLabel(p), QString::fromLatin1(hfPrecisionName(p)));
+        QStandardItem* item = items->item(m_precision->count() - 1);
+        // Core's CPU check, once: an item this CPU cannot run is disabled and says why in core's words.
+        const QString unavailable = hfPrecisionUnavailable(p);
+        item->setEnabled(unavailable.isEmpty());
+        item->setToolTip(!unavailable.isEmpty()      ? unavailable
+                         : p == HfPrecision::Float32 ? tr("Weights, activations and accumulators in float32: the "
+                                                          "reference the tests hold to 0.1 %.")
+                                                     : tr("Weights (half the memory) and each product's input in "
+                                                          "BF16, accumulated in float32: about twice as fast; logits "
+                                                          "within 3 % of the largest float32 logit."));
+    }
+    precisionRow->addRow(tr("Precision:"), m_precision);
+    v->addLayout(precisionRow);
 
     auto* card = new QGroupBox(tr("Summary"), box);
     card->setObjectName(QStringLiteral("hfSummaryCard"));
@@ -523,6 +569,11 @@ QWidget* HfModelView::buildControls()
     // The map's own actions stay in view under the scrolling fields.
     v->addWidget(m_showAll);
     v->addWidget(m_sinkInScale);
+    m_note = new QLabel(box);
+    m_note->setObjectName(QStringLiteral("hfNote"));
+    m_note->setWordWrap(true);
+    m_note->setVisible(false);
+    v->addWidget(m_note);
     return box;
 }
 
@@ -687,8 +738,87 @@ void HfModelView::evaluateMethods()
 void HfModelView::openFolder(const QString& folder)
 {
     m_openingFolder = folder;
+    m_reevaluateMethods = false;
     m_cardTitle->setText(tr("Opening %1…").arg(QDir::toNativeSeparators(folder)));
-    m_openJob.start([folder](const JobControl&) { return openHfModel(folder); });
+    const HfPrecision p = precision();
+    m_openJob.start([folder, p](const JobControl&) { return openHfModel(folder, p); });
+}
+
+HfPrecision HfModelView::precision() const
+{
+    return hfPrecisionFromName(m_precision->currentData().toString().toStdString());
+}
+
+void HfModelView::setPrecision(HfPrecision precision)
+{
+    if (const QString unavailable = hfPrecisionUnavailable(precision); !unavailable.isEmpty())
+        throw InputError(unavailable.toStdString());
+    m_precision->setCurrentIndex(m_precision->findData(QString::fromLatin1(hfPrecisionName(precision))));
+}
+
+void HfModelView::precisionChosen()
+{
+    setNote({});
+    // The folder being opened, else the one open; nothing to reload before either.
+    const bool opening = m_openJob.isRunning();
+    if (!opening && (!m_model || m_model->model->precision() == precision()))
+        return;
+    const QString folder = opening ? m_openingFolder : m_model->folder;
+    // What is looked at comes back over the recomputed attention: the same head and zoom window (same text, same
+    // tokens). The old model's jobs in flight are dropped.
+    if (!opening && m_attention.capture) {
+        m_wantedLayerHead = {m_layer->value() - 1, m_head->value() - 1};
+        m_wantedWindow = m_heatmap->tokenWindow();
+        m_wantedWindowFromSession = false;
+    }
+    m_attentionJob.cancel();
+    m_mapJob.cancel();
+    m_detailJob.cancel();
+    m_reevaluateMethods = m_pages->currentIndex() == MethodsPage && !m_methods.curves.empty();
+    m_openingFolder = folder;
+    const HfPrecision p = precision();
+    m_cardTitle->setText(
+        tr("Loading %1 in %2…").arg(QDir::toNativeSeparators(QFileInfo(folder).fileName()), hfPrecisionLabel(p)));
+    m_openJob.start([folder, p](const JobControl&) { return openHfModel(folder, p); });
+}
+
+QString HfModelView::note() const
+{
+    return m_note->text();
+}
+
+void HfModelView::setNote(const QString& note)
+{
+    m_note->setText(note);
+    m_note->setVisible(!note.isEmpty());
+    if (!note.isEmpty())
+        Q_EMIT statusMessage(note);
+}
+
+void HfModelView::applyWantedWindow()
+{
+    if (!m_wantedWindow || !m_attention.capture)
+        return;
+    const QRectF w = *std::exchange(m_wantedWindow, std::nullopt);
+    const int T = m_attention.capture->length;
+    const QString saved = tr("keys %1–%2, queries %3–%4")
+                              .arg(std::floor(w.left()))
+                              .arg(std::ceil(w.right()))
+                              .arg(std::floor(w.top()))
+                              .arg(std::ceil(w.bottom()));
+    if (w.left() >= T || w.top() >= T) { // nothing of it on this text: every token, as setTokenCount left it
+        if (m_wantedWindowFromSession)
+            setNote(tr("The saved zoom window (%1) lies past this text's %2 tokens: every token is shown.")
+                        .arg(saved)
+                        .arg(T));
+        return;
+    }
+    const QRectF clipped(w.topLeft(), QPointF(std::min(w.right(), double(T)), std::min(w.bottom(), double(T))));
+    if (m_wantedWindowFromSession && clipped != w)
+        setNote(tr("The saved zoom window (%1) reaches past this text's %2 tokens: it is clipped to them.")
+                    .arg(saved)
+                    .arg(T));
+    m_heatmap->setTokenWindow(clipped);
 }
 
 void HfModelView::openFolderDialog()
@@ -709,7 +839,7 @@ void HfModelView::showSummary()
     }
     m_cardTitle->setText(QStringLiteral("<b>%1</b>").arg(QFileInfo(m_model->folder).fileName().toHtmlEscaped()));
     m_cardTitle->setToolTip(QDir::toNativeSeparators(m_model->folder));
-    m_summaryRows = hfSummaryRows(m_model->model->config());
+    m_summaryRows = hfSummaryRows(*m_model->model);
     for (const auto& [label, value] : m_summaryRows) {
         auto* field = new QLabel(value, m_card);
         field->setWordWrap(true);
@@ -961,6 +1091,11 @@ void HfModelView::setText(const QString& text)
     m_text->setPlainText(text);
 }
 
+void HfModelView::setRepeatTo(int tokens)
+{
+    m_repeat->setValue(tokens);
+}
+
 void HfModelView::setLayerHead(int layer, int head)
 {
     const QSignalBlocker block(m_layer);
@@ -1021,6 +1156,7 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
     if (m_pages->currentIndex() == MethodsPage) {
         writeMethodComparison(out, format, m_methods.curves,
                               {{"model", m_model->folder.toStdString()},
+                               {"precision", hfPrecisionName(m_methods.request.model->model->precision())},
                                {"text", m_methods.textSource.toStdString()},
                                {"text_tokens", m_methods.textTokens},
                                {"context", m_methods.context}});
@@ -1030,6 +1166,7 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
     nlohmann::json meta{
         {"model", m_model ? m_model->folder.toStdString() : std::string()},
         {"positions", hfPositionText(m_attention.request.positions.value_or(hfPositionSpec(m_model->model->config())))},
+        {"precision", hfPrecisionName(m_attention.request.model->model->precision())},
         {"ids", m_attention.ids}};
     switch (m_pages->currentIndex()) {
     case EntropyPage: {
@@ -1079,6 +1216,22 @@ const std::vector<std::string>& pageNames()
     static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods"};
     return names;
 }
+
+// A saved zoom window's [from, to) in tokens along one axis ("keys" or "queries"): two numbers, 0 <= from < to.
+std::pair<double, double> savedWindowRange(const nlohmann::json& window, const char* axis)
+{
+    const std::string name = std::string("session: views.model.token_window.") + axis;
+    const std::string allowed = "; allowed: [from, to], token positions with 0 <= from < to";
+    if (!window.contains(axis))
+        throw InputError(name + " is missing" + allowed);
+    const nlohmann::json& v = window.at(axis);
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
+        throw InputError(name + " = " + v.dump() + " is not two numbers" + allowed);
+    const double from = v[0].get<double>(), to = v[1].get<double>();
+    if (!std::isfinite(from) || !std::isfinite(to) || from < 0 || to <= from)
+        throw InputError(name + " = " + v.dump() + " is not allowed" + allowed);
+    return {from, to};
+}
 } // namespace
 
 nlohmann::json HfModelView::positionsJson() const
@@ -1091,18 +1244,31 @@ nlohmann::json HfModelView::positionsJson() const
 
 nlohmann::json HfModelView::saveState() const
 {
-    return {{"text", m_text->toPlainText().toStdString()},
-            {"repeat_to", m_repeat->value()},
-            {"page", pageNames()[m_pages->currentIndex()]},
-            {"layer", m_layer->value() - 1},
-            {"head", m_head->value() - 1},
-            {"first_token_in_scale", m_sinkInScale->isChecked()},
-            {"positions", positionsJson()}};
+    nlohmann::json state{{"text", m_text->toPlainText().toStdString()},
+                         {"repeat_to", m_repeat->value()},
+                         {"page", pageNames()[m_pages->currentIndex()]},
+                         {"layer", m_layer->value() - 1},
+                         {"head", m_head->value() - 1},
+                         {"first_token_in_scale", m_sinkInScale->isChecked()},
+                         {"precision", hfPrecisionName(precision())},
+                         {"positions", positionsJson()}};
+    // The zoom window: one still waiting for its text's tokens, else the one shown unless it shows every token.
+    std::optional<QRectF> window = m_wantedWindow;
+    if (!window && m_attention.capture) {
+        const double T = m_attention.capture->length;
+        if (m_heatmap->tokenWindow() != QRectF(0, 0, T, T))
+            window = m_heatmap->tokenWindow();
+    }
+    if (window)
+        state["token_window"] = {{"keys", {window->left(), window->right()}},
+                                 {"queries", {window->top(), window->bottom()}}};
+    return state;
 }
 
 void HfModelView::restoreState(const nlohmann::json& state)
 {
     try {
+        const std::string where = "views.model";
         const std::string text = state.value("text", std::string(kDefaultText));
         const int repeat = state.value("repeat_to", 0);
         const std::string page = state.value("page", std::string("attention"));
@@ -1122,13 +1288,37 @@ void HfModelView::restoreState(const nlohmann::json& state)
         try {
             checkPositions(method, settings);
         } catch (const InputError& e) {
-            throw InputError(std::string("views.model.positions: ") + e.what());
+            throw InputError(std::string("session: views.model.positions: ") + e.what());
+        }
+        // Missing (sessions before the chooser, lessons): the current choice stays; it is how to compute, not what.
+        const std::string precisionName = sessionString(state, "precision", hfPrecisionName(precision()), where);
+        HfPrecision chosen = HfPrecision::Float32;
+        try {
+            chosen = hfPrecisionFromName(precisionName);
+        } catch (const InputError& e) {
+            throw InputError("session: views.model.precision: " + std::string(e.what()));
+        }
+        std::optional<QRectF> window;
+        if (const nlohmann::json saved = sessionObject(state, "token_window", where); !saved.empty()) {
+            const auto [keysFrom, keysTo] = savedWindowRange(saved, "keys");
+            const auto [queriesFrom, queriesTo] = savedWindowRange(saved, "queries");
+            window = QRectF(QPointF(keysFrom, queriesFrom), QPointF(keysTo, queriesTo));
         }
         m_text->setPlainText(QString::fromStdString(text));
         m_repeat->setValue(repeat);
         m_pages->setCurrentIndex(static_cast<int>(it - pageNames().begin()));
         m_sinkInScale->setChecked(state.value("first_token_in_scale", false));
         setPositions(method, settings);
+        // A session from a CPU with BF16 products, here without: float32, said (the rest of the session applies).
+        const QString unavailable = hfPrecisionUnavailable(chosen);
+        if (!unavailable.isEmpty())
+            chosen = HfPrecision::Float32;
+        setPrecision(chosen); // reloads an open model in it (and asks for the view kept, overridden just below)
+        if (!unavailable.isEmpty())
+            setNote(tr("The session's precision is not available here (%1); the model computes in float32.")
+                        .arg(unavailable));
+        m_wantedWindow = window; // applied, checked against the text's tokens, once they are known
+        m_wantedWindowFromSession = window.has_value();
         m_wantedLayerHead = {layer, head};
         if (m_attention.capture)
             setLayerHead(std::min(layer, m_attention.capture->layers - 1),

@@ -129,6 +129,7 @@ public:
     // The card's (label, value) rows as shown.
     const std::vector<std::pair<QString, QString>>& summaryRows() const { return m_summaryRows; }
     void setText(const QString& text);
+    void setRepeatTo(int tokens);           // 0: off
     void setLayerHead(int layer, int head); // 0-based
     void setPage(Page page);
     void setSinkInScale(bool include);
@@ -139,6 +140,14 @@ public:
     QString positionsMethod() const;
     QStringList positionsSettings() const; // NAME=VALUE of every shown parameter (empty for the config's own)
     QComboBox* positionsBox() const { return m_positions; }
+    // How the model's products compute: the chooser's choice (the model reloads in it in the background, then the
+    // current page recomputes). BF16 is offered only where core's CPU check passes; its item says why otherwise.
+    HfPrecision precision() const;
+    void setPrecision(HfPrecision precision);
+    QComboBox* precisionChoice() const { return m_precision; }
+    // A note on what the view changed of a request (a saved zoom window past the text, a precision this CPU lacks);
+    // empty when there is none.
+    QString note() const;
     const HfAttentionResult& attention() const { return m_attention; }
     const HfMapResult& map() const { return m_map; }       // the head's overview: the whole map, block maxima
     const HfMapResult& detail() const { return m_detail; } // the zoomed window's finer map, when one was needed
@@ -165,6 +174,9 @@ private:
     void showMap();     // composes the visible window from the overview and the detail
     void startDetail(); // a finer map of the visible window (and a margin) when the overview is too coarse for it
     void showGrid();
+    void precisionChosen();
+    void applyWantedWindow(); // a session's zoom window, once the text's token count is known
+    void setNote(const QString& note);
     QString noModelHint() const;
     void rebuildPositionParameters(); // the chosen method's parameters, at the values core applies without settings
     void showPositionsAvailability(); // rotary methods only for a rope model; otherwise core's reason as the tooltip
@@ -181,6 +193,9 @@ private:
     QElapsedTimer m_methodsClock;
     QString m_openingFolder;
     std::optional<std::pair<int, int>> m_wantedLayerHead; // restored before the model's size is known
+    std::optional<QRectF> m_wantedWindow;                 // likewise the zoom window (x keys, y queries, in tokens)
+    bool m_wantedWindowFromSession = false;               // checked against the text with a note (not a reload's own)
+    bool m_reevaluateMethods = false;                     // after a precision change on the methods page
 
     QPushButton* m_open = nullptr;
     QWidget* m_card = nullptr;
@@ -198,6 +213,8 @@ private:
     QPushButton* m_showAll = nullptr;
     QTimer* m_detailTimer = nullptr;
     QCheckBox* m_sinkInScale = nullptr;
+    QComboBox* m_precision = nullptr;
+    QLabel* m_note = nullptr;
     QTabWidget* m_pages = nullptr;
     HeadGrid* m_grid = nullptr;
     TokenMapWidget* m_heatmap = nullptr;

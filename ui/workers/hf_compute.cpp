@@ -33,15 +33,23 @@ QString bytesText(double bytes)
     return QStringLiteral("%1 MiB").arg(bytes / (1ull << 20), 0, 'f', 1);
 }
 
+// The figures name BF16 products, as they name a method applied zero-shot; float32, the default, goes unsaid.
+QString precisionNote(const HfAttentionResult& attention)
+{
+    return attention.request.model && attention.request.model->model->precision() == HfPrecision::BFloat16
+               ? FigureText::tr(" · BF16 products")
+               : QString();
+}
+
 } // namespace
 
-HfOpenResult openHfModel(const QString& folder)
+HfOpenResult openHfModel(const QString& folder, HfPrecision precision)
 {
     HfOpenResult result;
     try {
         auto opened = std::make_shared<HfOpened>();
         opened->folder = folder;
-        opened->model = std::make_unique<HfModel>(folder.toStdString());
+        opened->model = std::make_unique<HfModel>(folder.toStdString(), precision);
         opened->tokenizer.emplace(hf::Tokenizer::fromFolder(folder.toStdString()));
         result.model = std::move(opened);
     } catch (const std::exception& e) {
@@ -50,8 +58,24 @@ HfOpenResult openHfModel(const QString& folder)
     return result;
 }
 
-std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& c)
+QString hfPrecisionLabel(HfPrecision precision)
 {
+    return precision == HfPrecision::BFloat16 ? FigureText::tr("BFloat16 products") : FigureText::tr("Float32");
+}
+
+QString hfPrecisionUnavailable(HfPrecision precision)
+{
+    try {
+        checkHfPrecisionSupported(precision);
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model)
+{
+    const HfConfig& c = model.config();
     const SchemeSpec positions = hfPositionSpec(c);
     std::vector<std::pair<QString, QString>> rows;
     rows.emplace_back(FigureText::tr("Family"), QString::fromStdString(c.modelType));
@@ -67,10 +91,13 @@ std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& c)
                                                                          : QString::fromStdString(c.scalingText));
     rows.emplace_back(FigureText::tr("Parameters"),
                       FigureText::tr("%1 M").arg(QLocale().toString(c.parameterCount() / 1e6, 'f', 2)));
-    rows.emplace_back(FigureText::tr("Memory"),
-                      FigureText::tr("%1 (float32 weights; %2 with one forward)")
-                          .arg(bytesText(hfWeightBytes(HfPrecision::Float32) * c.parameterCount()))
-                          .arg(bytesText(hfModelMemoryBytes(c, HfPrecision::Float32))));
+    rows.emplace_back(FigureText::tr("Precision"), hfPrecisionLabel(model.precision()));
+    rows.emplace_back(
+        FigureText::tr("Memory"),
+        FigureText::tr("%1 (%2 weights; %3 with one forward)")
+            .arg(bytesText(model.weightBytes()))
+            .arg(model.precision() == HfPrecision::BFloat16 ? QStringLiteral("BF16") : QStringLiteral("float32"))
+            .arg(bytesText(hfModelMemoryBytes(c, model.precision()))));
     return rows;
 }
 
@@ -309,6 +336,7 @@ HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfAtte
                                .arg(T);
     if (attention.request.positions) // a method applied zero-shot: name it, as the CLI's note does
         panel.subtitle += QStringLiteral(" · ") + QString::fromStdString(hfPositionText(*attention.request.positions));
+    panel.subtitle += precisionNote(attention);
     if (!sinkInScale)
         panel.subtitle += FigureText::tr(" · first token left out of the colour scale");
     panel.valueLabel =
@@ -338,7 +366,8 @@ HeatmapFigure hfSinkFigure(const HfAttentionResult& attention)
             figure.tickLabels.push_back(QString::number(i + first));
     HeatmapPanel panel;
     panel.title =
-        FigureText::tr("mean over %1 queries of p(m, 0)").arg(attention.capture ? attention.capture->length : 0);
+        FigureText::tr("mean over %1 queries of p(m, 0)").arg(attention.capture ? attention.capture->length : 0) +
+        precisionNote(attention);
     panel.valueLabel = FigureText::tr("attention mass on token 0");
     panel.matrix = attention.sinks;
     figure.panels.push_back(panel);
@@ -348,7 +377,7 @@ HeatmapFigure hfSinkFigure(const HfAttentionResult& attention)
 CurveFigure hfEntropyFigure(const HfAttentionResult& attention)
 {
     CurveFigure figure;
-    figure.title = FigureText::tr("Attention entropy against length on your text");
+    figure.title = FigureText::tr("Attention entropy against length on your text") + precisionNote(attention);
     figure.xLabel = FigureText::tr("tokens the query sees (m + 1)");
     figure.yLabel = FigureText::tr("entropy (nats), mean over heads");
     figure.yFloor = 0.0; // an entropy is never negative

@@ -20,7 +20,7 @@
 
 namespace plab::ui {
 
-// An opened folder: the float32 model and its tokenizer, shared read-only by the jobs.
+// An opened folder: the model in its products precision and its tokenizer, shared read-only by the jobs.
 struct HfOpened {
     QString folder;
     std::unique_ptr<HfModel> model;
@@ -32,11 +32,18 @@ struct HfOpenResult {
     QString error;
     HfModelPtr model;
 };
-// Reads config.json, the weights (after the memory check) and tokenizer.json; core's message on any refusal.
-HfOpenResult openHfModel(const QString& folder);
+// Reads config.json, the weights in `precision` (after core's CPU and memory checks, as the CLI's --precision) and
+// tokenizer.json; core's message on any refusal.
+HfOpenResult openHfModel(const QString& folder, HfPrecision precision = HfPrecision::Float32);
 
-// The summary card: (label, value) rows, translated. Parameters, and the memory the float32 model takes.
-std::vector<std::pair<QString, QString>> hfSummaryRows(const HfConfig& config);
+// The summary card: (label, value) rows, translated. Parameters, the precision the model computes in, and the memory
+// its weights take (core's weightBytes) and with one forward (core's hfModelMemoryBytes).
+std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model);
+
+// A precision as the tab names it ("Float32", "BFloat16 products"), translated.
+QString hfPrecisionLabel(HfPrecision precision);
+// Empty when this CPU runs `precision` natively, else core's message (checkHfPrecisionSupported) naming the feature.
+QString hfPrecisionUnavailable(HfPrecision precision);
 
 // The most tokens the views take: a 30-layer model's rotated q and k at 8192 tokens stay under a gigabyte.
 constexpr int kHfMaxTokens = 8192;
