@@ -4,6 +4,7 @@
 #include "tabs/train_view.h"
 #include "window/lessons_panel.h"
 #include "window/main_window.h"
+#include "workers/model_compute.h"
 #include "tabs/scheme_panel.h"
 
 #include "base/errors.h"
@@ -184,6 +185,39 @@ private Q_SLOTS:
         QCOMPARE(view.perplexityPlot()->figure().curves.size(), size_t(1));
         QCOMPARE(view.perplexityPlot()->figure().curves[0].name, QStringLiteral("rope nope_every=2 (n = 2)"));
         QCOMPARE(view.table()->item(0, 0)->text(), QStringLiteral("rope nope_every=2"));
+    }
+
+    // The Entropy tab's curve of a model's layer reads the layer's own scheme: on a NoPE layer of the schedule q and k
+    // are not rotated (the model does not rotate them), as the CLI's entropy --checkpoint does (core's one
+    // modelEntropyCurve); on a rope layer they are.
+    void entropyOfALayerUsesItsOwnScheme_data()
+    {
+        QTest::addColumn<int>("layer");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("layer 0, rope") << 0 << "rope";
+        QTest::addRow("layer 1, NoPE of the schedule") << 1 << "none";
+    }
+
+    void entropyOfALayerUsesItsOwnScheme()
+    {
+        QFETCH(int, layer);
+        QFETCH(QString, expected);
+        ModelConfig config = smallModelConfig("rope", 2);
+        config.nopeEvery = 2; // layers 1, 3, ...: NoPE
+        std::vector<uint8_t> text;
+        for (const char c : std::string("The quick brown fox jumps over the lazy dog. "))
+            text.push_back(static_cast<uint8_t>(c));
+        const SharedModel shared = makeSharedModel(QStringLiteral("rope, NoPE every 2"),
+                                                   std::make_unique<Model>(config), text);
+        const std::vector<int> lengths = {4, 8, 16};
+        const EntropyResult r = computeModelEntropy(shared, lengths, layer);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(QString::fromStdString(r.series.front().spec.name()), expected);
+        Model reference(config);
+        const ModelEntropyCurve core = modelEntropyCurve(reference, text, layer, lengths);
+        QCOMPARE(r.series.front().points.size(), core.points.size());
+        for (size_t i = 0; i < core.points.size(); ++i)
+            QCOMPARE(r.series.front().points[i].entropyMean, core.points[i].entropyMean);
     }
 
     void fireCurveOfAModelBesideTheUntrainedOne()

@@ -1187,9 +1187,9 @@ int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, 
         exportImage("entropy", args, args.text("o"));
         return 0;
     }
-    const SchemeSpec spec = model.layerSchemeSpec(layer); // a NoPE layer of --nope-every attends without the scheme
-    const std::vector<EntropyPoint> points =
-        entropyCurve(spec, lengths, modelQkProvider(model, corpus.validation, layer));
+    const ModelEntropyCurve curve = modelEntropyCurve(model, corpus.validation, layer, lengths);
+    const SchemeSpec& spec = curve.spec; // a NoPE layer of --nope-every attends without the scheme
+    const std::vector<EntropyPoint>& points = curve.points;
     Table t;
     t.columns = {"length", "head", "entropy_last", "entropy_mean"};
     t.integerColumns = 2;

@@ -633,4 +633,14 @@ QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)
     };
 }
 
+ModelEntropyCurve modelEntropyCurve(Model& model, std::vector<uint8_t> text, int layer,
+                                    const std::vector<int>& lengths, const EntropyProgress& progress)
+{
+    ModelEntropyCurve curve;
+    const QkProvider provider = modelQkProvider(model, std::move(text), layer); // checks the layer first
+    curve.spec = model.layerSchemeSpec(layer);
+    curve.points = entropyCurve(curve.spec, lengths, provider, progress);
+    return curve;
+}
+
 } // namespace plab

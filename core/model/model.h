@@ -157,6 +157,16 @@ private:
 // rotation (the kernel rotates, as in the model). The provider keeps a reference to `model`.
 QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer);
 
+// The attention-entropy curve of a model's `layer` reading `text` at each length: the provider's q and k (and a fox
+// layer's gates) scored with the layer's own scheme, `layerSchemeSpec` (none on a NoPE layer of the schedule, where
+// the model does not rotate). The one home of that pairing for the CLI's `entropy --checkpoint` and the Entropy tab.
+struct ModelEntropyCurve {
+    SchemeSpec spec; // what the layer attends with
+    std::vector<EntropyPoint> points;
+};
+ModelEntropyCurve modelEntropyCurve(Model& model, std::vector<uint8_t> text, int layer,
+                                    const std::vector<int>& lengths, const EntropyProgress& progress = {});
+
 // The layer a model view reads (entropy and attention --checkpoint --layer): `requested` when given, else the last
 // layer. InputError "layer = L is out of range; allowed: integers in [0, layers-1] ..." otherwise.
 int modelLayer(const ModelConfig& config, std::optional<long long> requested);

@@ -290,13 +290,14 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
             throw InputError("every length is past this model's learned positions (" + std::to_string(m.maxLength()) +
                              ")");
         EntropySeries series;
-        series.spec = m.schemeSpec();
-        const QkProvider provider = modelQkProvider(m, model.sampleText, layer);
         const int total = static_cast<int>(result.request.lengths.size());
-        series.points = entropyCurve(series.spec, result.request.lengths, provider, [&](int lengthsDone) {
-            control.report(lengthsDone, total);
-            return !control.isCanceled();
-        });
+        ModelEntropyCurve curve =
+            modelEntropyCurve(m, model.sampleText, layer, result.request.lengths, [&](int lengthsDone) {
+                control.report(lengthsDone, total);
+                return !control.isCanceled();
+            });
+        series.spec = std::move(curve.spec);
+        series.points = std::move(curve.points);
         if (control.isCanceled()) {
             result.canceled = true;
             return result;
