@@ -1,11 +1,11 @@
-// CoPE's fast exact attention (cope_attention.h): per block of query rows, float matrix products (Eigen) for q k^T,
-// dO v^T, q E, P v and the gradients; per row, in 16-lane vectors where the work is lane-parallel and in scalar
-// double where it is a running sum, the gates, positions, interpolation and softmax of core/schemes/cope.h.
+// CoPE's fast exact attention (cope_attention.h): per block of query rows, float matrix products on the fused
+// kernel's register tiles (tiles.h) for q k^T, dO v^T, q E, P v and the gradients; per row, in 16-lane vectors where
+// the work is lane-parallel and in scalar double where it is a running sum, the gates, positions, interpolation and
+// softmax of core/schemes/cope.h.
 #include "attention/cope_attention.h"
 
 #include "attention/simd.h"
-
-#include <Eigen/Core>
+#include "attention/tiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,27 +18,33 @@ using namespace kernel;
 
 namespace {
 
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixView = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
-using ConstMatrixView = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
-
 // Query rows per block: the block's score rows (32 x N floats, 512 KiB at N = 4096) and its products stay in L2.
 // Measured at N = 4096, H = 8, D = 64, 2 threads: 16 and 64 rows were slower (smaller products; a block past L2).
 constexpr int kBlockRows = 32;
 
-MatrixView view(float* data, int rows, int cols, int stride)
+// Bands that let every register tile of `rows` rows see columns (or sum over j) [0, end): the blocks are dense.
+std::vector<ColumnBand> wholeBands(int rows, int end)
 {
-    return MatrixView(data, rows, cols, Eigen::OuterStride<>(stride));
+    return std::vector<ColumnBand>((rows + kRowTile - 1) / kRowTile, ColumnBand{0, end});
 }
 
-ConstMatrixView constView(const float* data, int rows, int cols, int stride)
+// dst (cols, ld) = src (rows, cols; row stride srcStride) transposed, columns past `rows` zero: the B^T operand of
+// gemmNTBanded, whose column count must be a multiple of 16.
+void packTransposed(const float* src, int rows, int cols, size_t srcStride, int ld, AlignedFloats& dst)
 {
-    return ConstMatrixView(data, rows, cols, Eigen::OuterStride<>(stride));
+    dst.assign(static_cast<size_t>(cols) * ld, 0.0f);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            dst[static_cast<size_t>(c) * ld + r] = src[r * srcStride + c];
 }
 
-int roundUpTo(int x, int m)
+// dst (rows, ld) = src (rows, cols) with zero columns past `cols`: the B operand of gemmNNBanded.
+void packPadded(const float* src, int rows, int cols, int ld, AlignedFloats& dst)
 {
-    return (x + m - 1) / m * m;
+    dst.assign(static_cast<size_t>(rows) * ld, 0.0f);
+    for (int r = 0; r < rows; ++r)
+        std::copy(src + static_cast<size_t>(r) * cols, src + static_cast<size_t>(r + 1) * cols,
+                  dst.begin() + static_cast<size_t>(r) * ld);
 }
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
@@ -87,7 +93,7 @@ void scoreRow(const float* z, float scale, int count, int lastPosition, float* s
 // -inf in the lanes of the row's last 16-lane chunk past its keys, so the vector passes can read whole chunks.
 void maskTail(float* s, int count)
 {
-    std::fill(s + count, s + roundUpTo(count, kLanes), kMinusInfinity);
+    std::fill(s + count, s + roundUp(count, kLanes), kMinusInfinity);
 }
 
 // The largest of s[0, width), width a multiple of 16.
@@ -101,9 +107,10 @@ float rowMaximum(const float* s, int width)
 
 // Per-thread buffers of one row block, reused from block to block.
 struct BlockScratch {
-    AlignedFloats scores, second, z, gates; // second: the backward's dO v^T, then d score
-    std::vector<float> dz;
+    AlignedFloats scores, second, z, dz, acc, table; // second: the backward's dO v^T, then d score
+    AlignedFloats queries, gradOut;                  // the backward's block rows padded to 16-float rows
     std::vector<double> dzRow;
+    std::vector<float> gates;
     RowPositions positions;
     void reserveRow(int width)
     {
@@ -116,42 +123,74 @@ struct BlockScratch {
     }
 };
 
+// E (D, P) packed for both of its products: as B^T of z = q E (D, Pp) and as B of dz E^T (P, Dp).
+struct PackedTable {
+    AlignedFloats forward, transposed;
+    int stride = 0; // Pp
+    PackedTable(const float* embeddings, int D, int P, int Dp)
+    {
+        if (!embeddings)
+            return;
+        stride = roundUp(P, kLanes);
+        forward.assign(static_cast<size_t>(D) * stride, 0.0f);
+        for (int d = 0; d < D; ++d)
+            std::copy(embeddings + static_cast<size_t>(d) * P, embeddings + static_cast<size_t>(d + 1) * P,
+                      forward.begin() + static_cast<size_t>(d) * stride);
+        packTransposed(embeddings, D, P, P, Dp, transposed);
+    }
+};
+
+// z = q E for the block's rows (rows, ldz), zero without embeddings.
+void positionLogits(const float* queries, int rows, int D, const PackedTable& table, float* z, int ldz)
+{
+    if (table.forward.empty()) {
+        std::fill(z, z + static_cast<size_t>(rows) * ldz, 0.0f);
+        return;
+    }
+    const std::vector<ColumnBand> bands = wholeBands(rows, ldz);
+    gemmNTBanded(queries, D, table.forward.data(), table.stride, D, rows, ldz, bands.data(), z, ldz);
+}
+
 } // namespace
 
 void copeBlockedForward(const CopeDims& dims, const float* q, const float* k, const float* v, const float* embeddings,
                         float* out, float* logSumExp, float* probabilities, float* rowEntropy)
 {
-    const int T = dims.length, D = dims.headDim, P = dims.nposMax;
+    const int T = dims.length, D = dims.headDim, P = dims.nposMax, Dp = roundUp(D, kLanes), ldT = roundUp(T, kLanes);
     const size_t sliceSize = static_cast<size_t>(T) * D;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
     const int blocks = (T + kBlockRows - 1) / kBlockRows, tasks = blocks * dims.slices;
+    const PackedTable table(embeddings, D, P, Dp);
+    // Every slice's k^T (D, ldT) and v (T, Dp), packed once for all of its row blocks.
+    std::vector<AlignedFloats> keysT(dims.slices), values(dims.slices);
 #pragma omp parallel
     {
         const SubnormalsFlushed flushed;
+#pragma omp for schedule(static)
+        for (int s = 0; s < dims.slices; ++s) {
+            packTransposed(k + s * sliceSize, T, D, D, ldT, keysT[s]);
+            packPadded(v + s * sliceSize, T, D, Dp, values[s]);
+        }
         BlockScratch scratch;
         // The longest blocks first, so the last tasks to start are short ones.
 #pragma omp for schedule(dynamic, 1)
         for (int task = 0; task < tasks; ++task) {
             const int b = blocks - 1 - task / dims.slices, s = task % dims.slices;
             const int i0 = b * kBlockRows, rows = std::min(kBlockRows, T - i0), n = i0 + rows;
-            const int ld = roundUpTo(n, kLanes), reach = std::min(n + 1, P);
-            const float* keys = k + s * sliceSize;
-            const ConstMatrixView queries = constView(q + s * sliceSize + static_cast<size_t>(i0) * D, rows, D, D);
+            const int ld = roundUp(n, kLanes), reach = std::min(n + 1, P), ldz = roundUp(reach, kLanes);
+            const float* queries = q + s * sliceSize + static_cast<size_t>(i0) * D;
             scratch.scores.resize(static_cast<size_t>(rows) * ld);
-            scratch.z.resize(static_cast<size_t>(rows) * reach);
+            scratch.z.resize(static_cast<size_t>(rows) * ldz);
+            scratch.acc.assign(static_cast<size_t>(rows) * Dp, 0.0f);
             scratch.reserveRow(ld);
-            MatrixView scores = view(scratch.scores.data(), rows, n, ld);
-            scores.noalias() = queries * constView(keys, n, D, D).transpose();
-            MatrixView z = view(scratch.z.data(), rows, reach, reach);
-            if (embeddings)
-                z.noalias() = queries * constView(embeddings, D, reach, P);
-            else
-                z.setZero();
+            const std::vector<ColumnBand> bands = wholeBands(rows, ld);
+            gemmNTBanded(queries, D, keysT[s].data(), ldT, D, rows, ld, bands.data(), scratch.scores.data(), ld);
+            positionLogits(queries, rows, D, table, scratch.z.data(), ldz);
             for (int r = 0; r < rows; ++r) {
-                const int i = i0 + r, count = i + 1, width = roundUpTo(count, kLanes);
+                const int i = i0 + r, count = i + 1, width = roundUp(count, kLanes);
                 const size_t rowIndex = static_cast<size_t>(s) * T + i;
                 float* row = scratch.scores.data() + static_cast<size_t>(r) * ld;
-                scoreRow(scratch.z.data() + static_cast<size_t>(r) * reach, scale, count, P - 1, row,
+                scoreRow(scratch.z.data() + static_cast<size_t>(r) * ldz, scale, count, P - 1, row,
                          scratch.gates.data(), nullptr);
                 maskTail(row, count);
                 const float top = rowMaximum(row, width);
@@ -169,7 +208,7 @@ void copeBlockedForward(const CopeDims& dims, const float* q, const float* k, co
                 const Vec inverse = splat(static_cast<float>(1.0 / total));
                 for (int j = 0; j < width; j += kLanes)
                     store(row + j, load(row + j) * inverse);
-                std::fill(row + std::min(width, n), row + n, 0.0f); // keys past the diagonal weigh nothing in P v
+                std::fill(row + width, row + ld, 0.0f); // keys past the diagonal weigh nothing in P v
                 logSumExp[rowIndex] = static_cast<float>(top + std::log(total));
                 if (rowEntropy) // H = -Σ p (s - lse) = ln total - Σ e (s - top) / total
                     rowEntropy[rowIndex] = static_cast<float>(std::log(total) - weighted / total);
@@ -179,8 +218,13 @@ void copeBlockedForward(const CopeDims& dims, const float* q, const float* k, co
                     std::fill(pRow + count, pRow + T, 0.0f);
                 }
             }
-            view(out + (static_cast<size_t>(s) * T + i0) * D, rows, D, D).noalias() =
-                scores * constView(v + s * sliceSize, n, D, D);
+            const std::vector<ColumnBand> keyBands = wholeBands(rows, n);
+            gemmNNBanded(scratch.scores.data(), ld, 1, values[s].data(), Dp, n, rows, Dp, keyBands.data(),
+                         scratch.acc.data(), Dp, nullptr);
+            for (int r = 0; r < rows; ++r)
+                std::copy(scratch.acc.begin() + static_cast<size_t>(r) * Dp,
+                          scratch.acc.begin() + static_cast<size_t>(r) * Dp + D,
+                          out + (static_cast<size_t>(s) * T + i0 + r) * D);
         }
     }
 }
@@ -189,55 +233,53 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
                          const float* out, const float* logSumExp, const float* dOut, float* dq, float* dk, float* dv,
                          double* dEmbeddings)
 {
-    const int T = dims.length, D = dims.headDim, P = dims.nposMax;
+    const int T = dims.length, D = dims.headDim, P = dims.nposMax, Dp = roundUp(D, kLanes), ldT = roundUp(T, kLanes);
     const size_t sliceSize = static_cast<size_t>(T) * D, tableSize = static_cast<size_t>(D) * P;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
     const int blocks = (T + kBlockRows - 1) / kBlockRows;
+    const PackedTable table(embeddings, D, P, Dp);
     // E's gradient per slice, summed in slice order below: the same sums for any thread count.
     std::vector<std::vector<double>> sliceDE(dims.slices);
 #pragma omp parallel
     {
         const SubnormalsFlushed flushed;
         BlockScratch scratch;
-        RowMatrix tableGradient; // (D, reach) of one block, added to the slice's double sums
+        AlignedFloats keysT, valuesT, keys, dKeys, dValues; // one slice's packs and (T, Dp) gradient sums
 #pragma omp for schedule(dynamic, 1)
         for (int s = 0; s < dims.slices; ++s) {
             std::vector<double>& dE = sliceDE[s];
             dE.assign(tableSize, 0.0);
             const size_t base = s * sliceSize;
-            MatrixView dKeys = view(dk + base, T, D, D), dValues = view(dv + base, T, D, D);
-            dKeys.setZero();
-            dValues.setZero();
+            packTransposed(k + base, T, D, D, ldT, keysT);
+            packTransposed(v + base, T, D, D, ldT, valuesT);
+            packPadded(k + base, T, D, Dp, keys);
+            dKeys.assign(static_cast<size_t>(T) * Dp, 0.0f);
+            dValues.assign(static_cast<size_t>(T) * Dp, 0.0f);
             for (int b = 0; b < blocks; ++b) {
                 const int i0 = b * kBlockRows, rows = std::min(kBlockRows, T - i0), n = i0 + rows;
-                const int ld = roundUpTo(n, kLanes), reach = std::min(n + 1, P);
+                const int ld = roundUp(n, kLanes), reach = std::min(n + 1, P), ldz = roundUp(reach, kLanes);
                 const size_t first = base + static_cast<size_t>(i0) * D;
-                const ConstMatrixView queries = constView(q + first, rows, D, D);
-                const ConstMatrixView gradOut = constView(dOut + first, rows, D, D);
-                const ConstMatrixView keys = constView(k + base, n, D, D);
                 scratch.scores.resize(static_cast<size_t>(rows) * ld);
                 scratch.second.resize(static_cast<size_t>(rows) * ld);
-                scratch.z.resize(static_cast<size_t>(rows) * reach);
-                scratch.dz.assign(static_cast<size_t>(rows) * reach, 0.0f);
+                scratch.z.resize(static_cast<size_t>(rows) * ldz);
+                scratch.dz.assign(static_cast<size_t>(rows) * ldz, 0.0f);
                 scratch.dzRow.resize(reach + 1); // one past: the upper bin of a clamped position, weight 0
                 scratch.reserveRow(ld);
-                MatrixView probs = view(scratch.scores.data(), rows, n, ld);
-                MatrixView dScores = view(scratch.second.data(), rows, n, ld);
-                probs.noalias() = queries * keys.transpose();
-                dScores.noalias() = gradOut * constView(v + base, n, D, D).transpose();
-                MatrixView z = view(scratch.z.data(), rows, reach, reach);
-                if (embeddings)
-                    z.noalias() = queries * constView(embeddings, D, reach, P);
-                else
-                    z.setZero();
+                packPadded(q + first, rows, D, Dp, scratch.queries);
+                packPadded(dOut + first, rows, D, Dp, scratch.gradOut);
+                const std::vector<ColumnBand> bands = wholeBands(rows, ld);
+                gemmNTBanded(q + first, D, keysT.data(), ldT, D, rows, ld, bands.data(), scratch.scores.data(), ld);
+                gemmNTBanded(dOut + first, D, valuesT.data(), ldT, D, rows, ld, bands.data(), scratch.second.data(),
+                             ld);
+                positionLogits(q + first, rows, D, table, scratch.z.data(), ldz);
                 for (int r = 0; r < rows; ++r) {
-                    const int i = i0 + r, count = i + 1, width = roundUpTo(count, kLanes);
+                    const int i = i0 + r, count = i + 1, width = roundUp(count, kLanes);
                     const size_t rowIndex = static_cast<size_t>(s) * T + i;
                     float* row = scratch.scores.data() + static_cast<size_t>(r) * ld;
                     float* dRow = scratch.second.data() + static_cast<size_t>(r) * ld;
                     const float* gates = scratch.gates.data();
                     const RowPositions& kept = scratch.positions;
-                    scoreRow(scratch.z.data() + static_cast<size_t>(r) * reach, scale, count, P - 1, row,
+                    scoreRow(scratch.z.data() + static_cast<size_t>(r) * ldz, scale, count, P - 1, row,
                              scratch.gates.data(), &scratch.positions);
                     maskTail(row, count);
                     double delta = 0; // Σ_j P_ij dP_ij = dO_i · out_i
@@ -274,22 +316,44 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
                     }
                     scratch.dzRow[bin] += lower;
                     scratch.dzRow[bin + 1] += upper;
-                    std::fill(row + count, row + n, 0.0f); // keys past the diagonal: no gradient
-                    std::fill(dRow + count, dRow + n, 0.0f);
+                    std::fill(row + width, row + ld, 0.0f); // keys past the diagonal: no gradient
+                    std::fill(dRow + count, dRow + ld, 0.0f);
                     std::copy(scratch.dzRow.begin(), scratch.dzRow.begin() + reach,
-                              scratch.dz.begin() + static_cast<size_t>(r) * reach);
+                              scratch.dz.begin() + static_cast<size_t>(r) * ldz);
                 }
-                const ConstMatrixView dz = constView(scratch.dz.data(), rows, reach, reach);
-                dValues.topRows(n).noalias() += probs.transpose() * gradOut;
-                dKeys.topRows(n).noalias() += dScores.transpose() * queries;
-                MatrixView dQueries = view(dq + first, rows, D, D);
-                dQueries.noalias() = dScores * keys;
-                if (embeddings) // z_i[p] = q_i · E[:, p]
-                    dQueries.noalias() += dz * constView(embeddings, D, reach, P).transpose();
-                tableGradient.noalias() = queries.transpose() * dz;
+                // dV, dK (n, Dp) += P^T dO, dS^T q: the score tiles read transposed (sai = 1, saj = ld).
+                const std::vector<ColumnBand> queryBands = wholeBands(n, rows);
+                gemmNNBanded(scratch.scores.data(), 1, ld, scratch.gradOut.data(), Dp, rows, n, Dp, queryBands.data(),
+                             dValues.data(), Dp, nullptr);
+                gemmNNBanded(scratch.second.data(), 1, ld, scratch.queries.data(), Dp, rows, n, Dp, queryBands.data(),
+                             dKeys.data(), Dp, nullptr);
+                // dq = dS k + dz E^T (z_i[p] = q_i · E[:, p]).
+                scratch.acc.assign(static_cast<size_t>(rows) * Dp, 0.0f);
+                const std::vector<ColumnBand> keyBands = wholeBands(rows, n);
+                gemmNNBanded(scratch.second.data(), ld, 1, keys.data(), Dp, n, rows, Dp, keyBands.data(),
+                             scratch.acc.data(), Dp, nullptr);
+                if (!table.transposed.empty()) {
+                    const std::vector<ColumnBand> binBands = wholeBands(rows, reach);
+                    gemmNNBanded(scratch.dz.data(), ldz, 1, table.transposed.data(), Dp, reach, rows, Dp,
+                                 binBands.data(), scratch.acc.data(), Dp, nullptr);
+                }
+                for (int r = 0; r < rows; ++r)
+                    std::copy(scratch.acc.begin() + static_cast<size_t>(r) * Dp,
+                              scratch.acc.begin() + static_cast<size_t>(r) * Dp + D, dq + first + r * D);
+                // dE (D, reach) += q^T dz, q read transposed (sai = 1, saj = D), in float per block, then in double.
+                scratch.table.assign(static_cast<size_t>(D) * ldz, 0.0f);
+                const std::vector<ColumnBand> dimBands = wholeBands(D, rows);
+                gemmNNBanded(q + first, 1, D, scratch.dz.data(), ldz, rows, D, ldz, dimBands.data(),
+                             scratch.table.data(), ldz, nullptr);
                 for (int d = 0; d < D; ++d)
                     for (int p = 0; p < reach; ++p)
-                        dE[static_cast<size_t>(d) * P + p] += tableGradient(d, p);
+                        dE[static_cast<size_t>(d) * P + p] += scratch.table[static_cast<size_t>(d) * ldz + p];
+            }
+            for (int t = 0; t < T; ++t) {
+                std::copy(dKeys.begin() + static_cast<size_t>(t) * Dp, dKeys.begin() + static_cast<size_t>(t) * Dp + D,
+                          dk + base + static_cast<size_t>(t) * D);
+                std::copy(dValues.begin() + static_cast<size_t>(t) * Dp,
+                          dValues.begin() + static_cast<size_t>(t) * Dp + D, dv + base + static_cast<size_t>(t) * D);
             }
         }
     }
