@@ -309,6 +309,8 @@ void TestCope::blockedMatchesDoubleTwin_data()
         << 1 << 257 << 24 << 400 << true << 5e-5 << 3e-4;
     QTest::newRow("N=1100 D=32 npos=1100: long rows") << 1 << 1100 << 32 << 1100 << true << 2e-4 << 1e-3;
     QTest::newRow("N=97 D=8 npos=20: E = 0") << 2 << 97 << 8 << 20 << false << 5e-5 << 3e-4;
+    QTest::newRow("N=40 D=8 npos=1: every position clamps to 0") << 1 << 40 << 8 << 1 << true << 5e-5 << 3e-4;
+    QTest::newRow("N=64 D=16 npos=5000: E far past the rows' reach") << 2 << 64 << 16 << 5000 << true << 5e-5 << 3e-4;
 }
 
 // The blocked path against the double twin at lengths past the NumPy cases', over several row blocks and long running

@@ -165,20 +165,21 @@ struct BlockScratch {
     }
 };
 
-// E (D, P) packed for both of its products: as B^T of z = q E (D, Pp) and as B of dz E^T (P, Dp).
+// E's columns 0 .. used - 1 (the positions a row of this length can reach; npos-max may be far larger) packed for both
+// of its products: as B^T of z = q E (D, roundUp(used)) and as B of dz E^T (used, Dp).
 struct PackedTable {
     AlignedFloats forward, transposed;
-    int stride = 0; // Pp
-    PackedTable(const float* embeddings, int D, int P, int Dp)
+    int stride = 0;
+    PackedTable(const float* embeddings, int D, int P, int used, int Dp)
     {
         if (!embeddings)
             return;
-        stride = roundUp(P, kLanes);
+        stride = roundUp(used, kLanes);
         forward.assign(static_cast<size_t>(D) * stride, 0.0f);
         for (int d = 0; d < D; ++d)
-            std::copy(embeddings + static_cast<size_t>(d) * P, embeddings + static_cast<size_t>(d + 1) * P,
+            std::copy(embeddings + static_cast<size_t>(d) * P, embeddings + static_cast<size_t>(d) * P + used,
                       forward.begin() + static_cast<size_t>(d) * stride);
-        packTransposed(embeddings, D, P, P, Dp, transposed);
+        packTransposed(embeddings, D, used, P, Dp, transposed);
     }
 };
 
@@ -202,7 +203,8 @@ void copeBlockedForward(const CopeDims& dims, const float* q, const float* k, co
     const size_t sliceSize = static_cast<size_t>(T) * D;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
     const int blocks = (T + kBlockRows - 1) / kBlockRows, tasks = blocks * dims.slices;
-    const PackedTable table(embeddings, D, P, Dp);
+    const int used = std::min(T + 1, P); // every reach is at most this
+    const PackedTable table(embeddings, D, P, used, Dp);
     // Every slice's k^T (D, ldT) and v (T, Dp), packed once for all of its row blocks.
     std::vector<AlignedFloats> keysT(dims.slices), values(dims.slices);
 #pragma omp parallel
@@ -279,8 +281,10 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
     const size_t sliceSize = static_cast<size_t>(T) * D, tableSize = static_cast<size_t>(D) * P;
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
     const int blocks = (T + kBlockRows - 1) / kBlockRows;
-    const PackedTable table(embeddings, D, P, Dp);
-    // E's gradient per slice, summed in slice order below: the same sums for any thread count.
+    const int used = std::min(T + 1, P); // every reach is at most this
+    const PackedTable table(embeddings, D, P, used, Dp);
+    // E's gradient per slice over its reachable columns (D, used), summed in slice order below: the same sums for any
+    // thread count.
     std::vector<std::vector<double>> sliceDE(dims.slices);
 #pragma omp parallel
     {
@@ -290,7 +294,7 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
 #pragma omp for schedule(dynamic, 1)
         for (int s = 0; s < dims.slices; ++s) {
             std::vector<double>& dE = sliceDE[s];
-            dE.assign(tableSize, 0.0);
+            dE.assign(static_cast<size_t>(D) * used, 0.0);
             const size_t base = s * sliceSize;
             packTransposed(k + base, T, D, D, ldT, keysT);
             packTransposed(v + base, T, D, D, ldT, valuesT);
@@ -389,7 +393,7 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
                              scratch.table.data(), ldz, nullptr);
                 for (int d = 0; d < D; ++d)
                     for (int p = 0; p < reach; ++p)
-                        dE[static_cast<size_t>(d) * P + p] += scratch.table[static_cast<size_t>(d) * ldz + p];
+                        dE[static_cast<size_t>(d) * used + p] += scratch.table[static_cast<size_t>(d) * ldz + p];
             }
             for (int t = 0; t < T; ++t) {
                 std::copy(dKeys.begin() + static_cast<size_t>(t) * Dp, dKeys.begin() + static_cast<size_t>(t) * Dp + D,
@@ -401,8 +405,9 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
     }
     std::fill(dEmbeddings, dEmbeddings + tableSize, 0.0);
     for (const std::vector<double>& part : sliceDE)
-        for (size_t e = 0; e < tableSize; ++e)
-            dEmbeddings[e] += part[e];
+        for (int d = 0; d < D; ++d)
+            for (int p = 0; p < used; ++p)
+                dEmbeddings[static_cast<size_t>(d) * P + p] += part[static_cast<size_t>(d) * used + p];
 }
 
 } // namespace plab
