@@ -2,6 +2,7 @@
 // the attention forward and every gradient; the gradients against finite differences away from integer positions;
 // thread counts; the model, its checkpoint round trip, the per-input view, the train verb and bad input.
 #include "attention/attention.h"
+#include "attention/cope_attention.h"
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
@@ -127,6 +128,9 @@ private slots:
     void backwardMatchesNumpy();
     void gradientsMatchFiniteDifferences_data();
     void gradientsMatchFiniteDifferences();
+    void blockedMatchesDoubleTwin_data();
+    void blockedMatchesDoubleTwin();
+    void identicalForOneAndTwoThreads_data();
     void identicalForOneAndTwoThreads();
     void refusesBadInput_data();
     void refusesBadInput();
@@ -203,9 +207,14 @@ void TestCope::gradientsMatchFiniteDifferences_data()
     QTest::addColumn<int>("headDim");
     QTest::addColumn<int>("npos");
     QTest::addColumn<double>("spread");
-    QTest::newRow("clamped positions") << 2 << 19 << 8 << 6 << 1.0;
-    QTest::newRow("unclamped, sharp gates") << 1 << 26 << 5 << 40 << 1.8;
-    QTest::newRow("zero embeddings row") << 3 << 11 << 4 << 11 << 0.7;
+    QTest::addColumn<bool>("blocked"); // the fast blocked path (cope_attention.h) instead of the double twin
+    QTest::newRow("clamped positions") << 2 << 19 << 8 << 6 << 1.0 << false;
+    QTest::newRow("unclamped, sharp gates") << 1 << 26 << 5 << 40 << 1.8 << false;
+    QTest::newRow("zero embeddings row") << 3 << 11 << 4 << 11 << 0.7 << false;
+    QTest::newRow("blocked: clamped positions") << 2 << 19 << 8 << 6 << 1.0 << true;
+    QTest::newRow("blocked: unclamped, sharp gates") << 1 << 26 << 5 << 40 << 1.8 << true;
+    QTest::newRow("blocked: zero embeddings row") << 3 << 11 << 4 << 11 << 0.7 << true;
+    QTest::newRow("blocked: two row blocks, D = 20") << 1 << 45 << 20 << 30 << 0.8 << true;
 }
 
 void TestCope::gradientsMatchFiniteDifferences()
@@ -215,6 +224,7 @@ void TestCope::gradientsMatchFiniteDifferences()
     QFETCH(int, headDim);
     QFETCH(int, npos);
     QFETCH(double, spread);
+    QFETCH(bool, blocked);
     const CopeDims dims{slices, length, headDim, npos};
     const size_t n = static_cast<size_t>(slices) * length * headDim;
     std::vector<float> q = randomFloats(n, spread, 11), k = randomFloats(n, spread, 12), v = randomFloats(n, 1, 13);
@@ -222,9 +232,15 @@ void TestCope::gradientsMatchFiniteDifferences()
     const std::vector<float> dOut = randomFloats(n, 1, 15);
     std::vector<float> out(n), lse(n / headDim), dq(n), dk(n), dv(n);
     std::vector<double> dE(e.size());
-    copeAttentionForward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data());
-    copeAttentionBackward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data(), dOut.data(), dq.data(),
-                          dk.data(), dv.data(), dE.data());
+    if (blocked) {
+        copeBlockedForward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data());
+        copeBlockedBackward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data(), dOut.data(),
+                            dq.data(), dk.data(), dv.data(), dE.data());
+    } else {
+        copeAttentionForward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data());
+        copeAttentionBackward(dims, q.data(), k.data(), v.data(), e.data(), out.data(), lse.data(), dOut.data(),
+                              dq.data(), dk.data(), dv.data(), dE.data());
+    }
     // Every learned input, at elements spread over it; the loss in double (copeRow), a step of 1e-3.
     const std::vector<int> floors = positionFloors(dims, q, k, e);
     std::vector<double> dEFloat(dE.begin(), dE.end());
@@ -279,9 +295,91 @@ void TestCope::gradientsMatchFiniteDifferences()
     qInfo("%d of the differences skipped (a step crossed an integer position)", skipped);
 }
 
+void TestCope::blockedMatchesDoubleTwin_data()
+{
+    QTest::addColumn<int>("slices");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("npos");
+    QTest::addColumn<bool>("embeddings");
+    QTest::addColumn<double>("forwardTolerance");
+    QTest::addColumn<double>("backwardTolerance");
+    QTest::newRow("N=300 D=64 npos=64: clamped") << 2 << 300 << 64 << 64 << true << 5e-5 << 3e-4;
+    QTest::newRow("N=257 D=24 npos=400: unclamped, D not a multiple of 16")
+        << 1 << 257 << 24 << 400 << true << 5e-5 << 3e-4;
+    QTest::newRow("N=1100 D=32 npos=1100: long rows") << 1 << 1100 << 32 << 1100 << true << 2e-4 << 1e-3;
+    QTest::newRow("N=97 D=8 npos=20: E = 0") << 2 << 97 << 8 << 20 << false << 5e-5 << 3e-4;
+    QTest::newRow("N=40 D=8 npos=1: every position clamps to 0") << 1 << 40 << 8 << 1 << true << 5e-5 << 3e-4;
+    QTest::newRow("N=64 D=16 npos=5000: E far past the rows' reach") << 2 << 64 << 16 << 5000 << true << 5e-5 << 3e-4;
+}
+
+// The blocked path against the double twin at lengths past the NumPy cases', over several row blocks and long running
+// sums: out, lse, probabilities, entropies and every gradient. The tolerances are wider than the NumPy cases' and grow
+// with N: the blocked path's q·k are float products (about 1e-7 relative each), and a position sums N of their gates,
+// so its error grows with the row and reaches the scores times z's steps (|q E| of several units here); the gradients
+// add the gate's slope and cancellation within dq and dk. Measured worst: 1.4e-5 / 9.9e-5 at N = 300, 6.0e-5 / 2.8e-4
+// at N = 1100 (relative, |got - want| / (1 + |want|)); the rows allow 3-4x that.
+void TestCope::blockedMatchesDoubleTwin()
+{
+    QFETCH(int, slices);
+    QFETCH(int, length);
+    QFETCH(int, headDim);
+    QFETCH(int, npos);
+    QFETCH(bool, embeddings);
+    QFETCH(double, forwardTolerance);
+    QFETCH(double, backwardTolerance);
+    const CopeDims dims{slices, length, headDim, npos};
+    const size_t n = static_cast<size_t>(slices) * length * headDim, rows = n / headDim;
+    const double spread = 1.3; // q·k/√D of standard deviation 1.3² = 1.7: gates across (0, 1)
+    const std::vector<float> q = randomFloats(n, spread, 21), k = randomFloats(n, spread, 22),
+                             v = randomFloats(n, 1, 23), dOut = randomFloats(n, 1, 24);
+    const std::vector<float> e = randomFloats(static_cast<size_t>(headDim) * npos, 0.5, 25);
+    const float* table = embeddings ? e.data() : nullptr;
+    struct Result {
+        std::vector<float> out, lse, probabilities, entropy, dq, dk, dv;
+        std::vector<double> dE;
+    };
+    auto run = [&](bool blocked) {
+        Result r{std::vector<float>(n),    std::vector<float>(rows),     std::vector<float>(rows * length),
+                 std::vector<float>(rows), std::vector<float>(n),        std::vector<float>(n),
+                 std::vector<float>(n),    std::vector<double>(e.size())};
+        auto forward = blocked ? copeBlockedForward : copeAttentionForward;
+        auto backward = blocked ? copeBlockedBackward : copeAttentionBackward;
+        forward(dims, q.data(), k.data(), v.data(), table, r.out.data(), r.lse.data(), r.probabilities.data(),
+                r.entropy.data());
+        backward(dims, q.data(), k.data(), v.data(), table, r.out.data(), r.lse.data(), dOut.data(), r.dq.data(),
+                 r.dk.data(), r.dv.data(), r.dE.data());
+        return r;
+    };
+    const Result fast = run(true), twin = run(false);
+    auto asDouble = [](const std::vector<float>& x) { return std::vector<double>(x.begin(), x.end()); };
+    compareClose(fast.out, asDouble(twin.out), forwardTolerance, "out");
+    compareClose(fast.lse, asDouble(twin.lse), forwardTolerance, "lse");
+    compareClose(fast.probabilities, asDouble(twin.probabilities), forwardTolerance, "probabilities");
+    compareClose(fast.entropy, asDouble(twin.entropy), forwardTolerance, "entropy");
+    compareClose(fast.dq, asDouble(twin.dq), backwardTolerance, "dq");
+    compareClose(fast.dk, asDouble(twin.dk), backwardTolerance, "dk");
+    compareClose(fast.dv, asDouble(twin.dv), backwardTolerance, "dv");
+    compareClose(std::vector<float>(fast.dE.begin(), fast.dE.end()), twin.dE, backwardTolerance, "dE");
+    // The case exercised what it names: positions past npos-max - 1 clamp, or stay below it.
+    CopeRow row;
+    copeRow(dims, q.data() + static_cast<size_t>(length - 1) * headDim, k.data(), table, length - 1, row);
+    QCOMPARE(row.positions[0] == npos - 1, npos < length / 3);
+}
+
+void TestCope::identicalForOneAndTwoThreads_data()
+{
+    QTest::addColumn<int>("slices");
+    QTest::addColumn<int>("length");
+    QTest::newRow("S=6 N=33") << 6 << 33;
+    QTest::newRow("S=3 N=200: row blocks shared among threads") << 3 << 200;
+}
+
 void TestCope::identicalForOneAndTwoThreads()
 {
-    const int S = 6, N = 33, D = 8, P = 20;
+    QFETCH(int, slices);
+    QFETCH(int, length);
+    const int S = slices, N = length, D = 8, P = 20;
     const size_t n = static_cast<size_t>(S) * N * D;
     const std::vector<float> q = randomFloats(n, 1, 1), k = randomFloats(n, 1, 2), v = randomFloats(n, 1, 3),
                              dOut = randomFloats(n, 1, 4);
@@ -352,9 +450,10 @@ void TestCope::modelCheckpointRoundTrip()
     const ParameterTensor& t = model.tensor("scheme.cope_pos_emb");
     QCOMPARE(t.size, size_t(2 * 8 * 16));
     QVERIFY(!t.decay);
-    for (int l = 0; l < 2; ++l)
-        QVERIFY(std::all_of(model.layerSchemeSpec(l).copeEmbeddings.begin(),
-                            model.layerSchemeSpec(l).copeEmbeddings.end(), [](double x) { return x == 0; }));
+    for (int l = 0; l < 2; ++l) { // one spec: begin() and end() of two returned copies would span two buffers
+        const std::vector<double> embeddings = model.layerSchemeSpec(l).copeEmbeddings;
+        QVERIFY(std::all_of(embeddings.begin(), embeddings.end(), [](double x) { return x == 0; }));
+    }
     // A step moves E (its gradient flows even at E = 0, through z = q · E).
     std::vector<uint8_t> text(2 * 16);
     for (size_t i = 0; i < text.size(); ++i)

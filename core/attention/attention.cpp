@@ -4,6 +4,7 @@
 #include "attention/attention.h"
 
 #include "attention/backward.h"
+#include "attention/cope_attention.h"
 #include "attention/forward.h"
 #include "attention/rotary_cache.h"
 #include "base/errors.h"
@@ -66,9 +67,9 @@ void copeForward(const PositionBias& bias, const AttentionDims& dims, const floa
         result.rowEntropy.resize(rows);
     else
         result.rowEntropy.clear();
-    copeAttentionForward(call.dims, q, k, v, call.table(), result.out.data(), result.logSumExp.data(),
-                         options.wantProbabilities ? result.probabilities.data() : nullptr,
-                         options.wantRowEntropy ? result.rowEntropy.data() : nullptr);
+    copeBlockedForward(call.dims, q, k, v, call.table(), result.out.data(), result.logSumExp.data(),
+                       options.wantProbabilities ? result.probabilities.data() : nullptr,
+                       options.wantRowEntropy ? result.rowEntropy.data() : nullptr);
 }
 
 // forwardPass on a plan already made.
@@ -392,8 +393,8 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
         grads.dk.resize(dims.elements());
         grads.dv.resize(dims.elements());
         grads.dCopeEmbeddings.resize(static_cast<size_t>(dims.headDim) * call.dims.nposMax);
-        copeAttentionBackward(call.dims, q, k, v, call.table(), forward.out.data(), forward.logSumExp.data(), dOut,
-                              grads.dq.data(), grads.dk.data(), grads.dv.data(), grads.dCopeEmbeddings.data());
+        copeBlockedBackward(call.dims, q, k, v, call.table(), forward.out.data(), forward.logSumExp.data(), dOut,
+                            grads.dq.data(), grads.dk.data(), grads.dv.data(), grads.dCopeEmbeddings.data());
         grads.dT5Values.clear();
         grads.dKerpleR1.clear();
         grads.dKerpleR2.clear();

@@ -58,7 +58,8 @@ struct AttentionForward {
     std::vector<float> rowEntropy;    // (B, H, N) only when requested
 };
 
-// cope is not fused: its exact row-by-row path (core/schemes/cope.h) takes the same calls and options.
+// cope is not fused: its blocked path (attention/cope_attention.h: float products on the kernel's tiles, each row's
+// positions and softmax whole) takes the same calls and options.
 // Tiled FlashAttention-style kernel: query blocks x key tiles with an online softmax, bias read from the per-distance
 // tables, tiles a mask hides never visited (local/bca cost O(N W)); extra memory O(N D) per thread, never N x N
 // unless probabilities are requested. OpenMP over (batch, head) or (head, query block); results are bit-identical

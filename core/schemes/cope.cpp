@@ -1,5 +1,5 @@
-// CoPE's exact non-fused attention: each causal row is computed whole (O(length) scratch per row, never a
-// length x length buffer), forward and backward, OpenMP over the (batch, head) slices.
+// CoPE's double twin: each causal row is computed whole in double (O(length) scratch per row, never a length x
+// length buffer), forward and backward, OpenMP over the (batch, head) slices; the oracle of the blocked fast path.
 #include "schemes/cope.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // CoPE (Golovneva et al. 2024): contextual positions p = Σ σ(q·k), their interpolated learned embeddings, and the
-// exact non-fused causal attention with them, forward and backward.
+// exact causal attention with them row by row in double, forward and backward: the twin that the fast blocked path
+// (core/attention/cope_attention.h, which attention calls) is tested against.
 #pragma once
 
 #include <vector>
@@ -34,6 +35,8 @@ void copeRow(const CopeDims& dims, const float* qRow, const float* keys, const f
 
 // Attention output (slices, length, headDim) and row log-sum-exp (slices, length); probabilities (slices, length,
 // length) with 0 above the diagonal and row entropies (slices, length) in nats when not null. OpenMP over slices.
+// The double twin: every row through copeRow, O(length) scratch per row; slow (about 18x rope's fused kernel), kept
+// as the oracle of copeBlockedForward / copeBlockedBackward.
 void copeAttentionForward(const CopeDims& dims, const float* q, const float* k, const float* v, const float* embeddings,
                           float* out, float* logSumExp, float* probabilities = nullptr, float* rowEntropy = nullptr);
 
