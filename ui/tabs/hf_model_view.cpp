@@ -558,6 +558,7 @@ QWidget* HfModelView::buildControls()
     m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
                                  "the map keeps its contrast."));
     fieldsLayout->addLayout(form);
+    fieldsLayout->addStretch(1); // room to spare goes below the fields, not between them
     auto* scroll = new QScrollArea(box);
     m_fields = fields;
     m_fieldsScroll = scroll;
