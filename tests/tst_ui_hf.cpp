@@ -69,6 +69,15 @@ std::vector<double> quantity(const HfModelView* view, const QString& which)
     return values;
 }
 
+// The Your model tab of `window`, shown, opening the test folder `name` (in the background).
+HfModelView* openInTab(MainWindow& window, const char* name)
+{
+    HfModelView* view = window.modelView();
+    window.showView(view->viewId());
+    view->openFolder(hfData(name));
+    return view;
+}
+
 bool waitForModel(HfModelView* view, plab::HfPrecision precision)
 {
     return QTest::qWaitFor(
@@ -178,9 +187,7 @@ private slots:
     void evaluatesUnderMethods()
     {
         MainWindow window;
-        HfModelView* view = window.modelView();
-        window.showView(view->viewId());
-        view->openFolder(hfData("qwen2_text"));
+        HfModelView* view = openInTab(window, "qwen2_text");
         QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
         QTemporaryDir dir;
         const QString text = dir.filePath(QStringLiteral("text.txt"));
@@ -227,9 +234,7 @@ private slots:
         if (!coreRuns(plab::HfPrecision::BFloat16))
             QSKIP("this CPU lacks avx512_bf16");
         MainWindow window;
-        HfModelView* view = window.modelView();
-        window.showView(view->viewId());
-        view->openFolder(hfData("qwen2_text"));
+        HfModelView* view = openInTab(window, "qwen2_text");
         QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
         QTemporaryDir dir;
         const QString text = dir.filePath(QStringLiteral("text.txt"));
@@ -310,9 +315,7 @@ private slots:
         if (!coreRuns(plab::HfPrecision::BFloat16))
             QSKIP("this CPU lacks avx512_bf16 (precisionItemFollowsCore checks the item)");
         MainWindow window;
-        HfModelView* view = window.modelView();
-        window.showView(view->viewId());
-        view->openFolder(hfData("qwen2_text"));
+        HfModelView* view = openInTab(window, "qwen2_text");
         QVERIFY(waitForModel(view, plab::HfPrecision::Float32));
         QCOMPARE(cardValue(view, QStringLiteral("Precision")), QStringLiteral("Float32"));
         const double f32Weights = view->model()->model->weightBytes();
@@ -459,9 +462,7 @@ private slots:
         QFETCH(QStringList, settings);
         QFETCH(bool, moves);
         MainWindow window;
-        HfModelView* view = window.modelView();
-        window.showView(view->viewId());
-        view->openFolder(hfData("qwen2_text"));
+        HfModelView* view = openInTab(window, "qwen2_text");
         QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
         QVERIFY(view->positionsBox()->isEnabled());
         const int context = view->model()->model->config().context;
@@ -549,9 +550,7 @@ private slots:
     void positionsNeedRope()
     {
         MainWindow window;
-        HfModelView* view = window.modelView();
-        window.showView(view->viewId());
-        view->openFolder(hfData("gpt2"));
+        HfModelView* view = openInTab(window, "gpt2");
         QTRY_VERIFY_WITH_TIMEOUT(view->model() && !view->isBusy(), 60000);
         QVERIFY(!view->positionsBox()->isEnabled());
         QVERIFY2(view->positionsBox()->toolTip().contains(QStringLiteral("rotary methods apply to rope models only")),
