@@ -468,8 +468,39 @@ QWidget* HfModelView::buildControls()
     m_open = new QPushButton(tr("Open model folder…"), box);
     connect(m_open, &QPushButton::clicked, this, &HfModelView::openFolderDialog);
     v->addWidget(m_open);
+    v->addLayout(buildPrecisionRow(box));
+    v->addWidget(buildSummaryCard(box));
+    m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
+    m_text->setMinimumHeight(70);
+    // Six lines at most: the fields below come before a taller box on a short screen (the text box scrolls).
+    m_text->setMaximumHeight(6 * m_text->fontMetrics().lineSpacing() + 2 * m_text->frameWidth() + 8);
+    m_text->setPlaceholderText(tr("Type or paste a text"));
+    v->addWidget(new QLabel(tr("Text:"), box));
+    v->addWidget(m_text);
+    v->addWidget(buildFields(box), 1); // the room left goes to the fields, which scroll on a short screen
+    // The map's own actions stay in view under the scrolling fields.
+    m_showAll = new QPushButton(tr("Show all tokens"), box);
+    m_showAll->setObjectName(QStringLiteral("showAllTokens"));
+    m_showAll->setToolTip(tr("On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every "
+                             "token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed "
+                             "in, one cell per token with the tokens on the axes."));
+    v->addWidget(m_showAll);
+    m_sinkInScale = new QCheckBox(tr("First token in the colour scale"), box);
+    m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
+                                 "the map keeps its contrast."));
+    v->addWidget(m_sinkInScale);
+    m_note = new QLabel(box);
+    m_note->setObjectName(QStringLiteral("hfNote"));
+    m_note->setWordWrap(true);
+    m_note->setVisible(false);
+    v->addWidget(m_note);
+    return box;
+}
+
+QFormLayout* HfModelView::buildPrecisionRow(QWidget* parent)
+{
     auto* precisionRow = new QFormLayout;
-    m_precision = new QComboBox(box);
+    m_precision = new QComboBox(parent);
     m_precision->setObjectName(QStringLiteral("hfPrecision"));
     m_precision->setToolTip(tr("How the model's matrix products compute, in every page of this tab. Changing it "
                                "reloads the model in the background and recomputes the page."));
@@ -488,9 +519,12 @@ QWidget* HfModelView::buildControls()
                                                           "within 3 % of the largest float32 logit."));
     }
     precisionRow->addRow(tr("Precision:"), m_precision);
-    v->addLayout(precisionRow);
+    return precisionRow;
+}
 
-    auto* card = new QGroupBox(tr("Summary"), box);
+QWidget* HfModelView::buildSummaryCard(QWidget* parent)
+{
+    auto* card = new QGroupBox(tr("Summary"), parent);
     card->setObjectName(QStringLiteral("hfSummaryCard"));
     m_card = card;
     auto* cardLayout = new QVBoxLayout(card);
@@ -501,28 +535,24 @@ QWidget* HfModelView::buildControls()
     m_cardRows = new QFormLayout;
     m_cardRows->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     cardLayout->addLayout(m_cardRows);
-    v->addWidget(card);
+    return card;
+}
 
-    auto* form = new QFormLayout;
-    m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
-    m_text->setMinimumHeight(70);
-    // Six lines at most: the fields below come before a taller box on a short screen (the text box scrolls).
-    m_text->setMaximumHeight(6 * m_text->fontMetrics().lineSpacing() + 2 * m_text->frameWidth() + 8);
-    m_text->setPlaceholderText(tr("Type or paste a text"));
-    v->addWidget(new QLabel(tr("Text:"), box));
-    v->addWidget(m_text);
+QWidget* HfModelView::buildFields(QWidget* parent)
+{
     // The fields scroll when the window is shorter than they are (a method's parameters on a 768-pixel screen): the
     // window fits, and the text gives way first.
-    auto* fields = new QWidget(box);
+    auto* fields = new QWidget(parent);
     auto* fieldsLayout = new QVBoxLayout(fields);
     fieldsLayout->setContentsMargins(0, 0, 0, 0);
-    m_repeat = new QSpinBox(box);
+    auto* form = new QFormLayout;
+    m_repeat = new QSpinBox(fields);
     m_repeat->setRange(0, kHfMaxTokens);
     m_repeat->setSingleStep(256);
     m_repeat->setSpecialValueText(tr("off"));
     m_repeat->setToolTip(tr("Repeat the text's tokens until this many, to look past the model's context."));
     form->addRow(tr("Repeat to (tokens):"), m_repeat);
-    m_positions = new FittingComboBox(box);
+    m_positions = new FittingComboBox(fields);
     m_positions->setObjectName(QStringLiteral("hfPositions"));
     m_positions->addItem(tr("the config's own"), QString());
     // Methods that remap positions (rerope, leaky-rerope, self-extend) score pairs by distance, which the maps' kept
@@ -531,51 +561,32 @@ QWidget* HfModelView::buildControls()
         if (!m.remapsPositions)
             m_positions->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
     form->addRow(tr("Positions:"), m_positions);
+    fieldsLayout->addLayout(form);
     // The method's parameters between the two halves of the form, each name above its control (no height-for-width
     // rows: a scroll area sizes those wrongly).
-    fieldsLayout->addLayout(form);
     m_positionParamForm = new QFormLayout;
     m_positionParamForm->setRowWrapPolicy(QFormLayout::WrapAllRows);
     fieldsLayout->addLayout(m_positionParamForm);
-    form = new QFormLayout;
     connect(m_positions, &QComboBox::currentIndexChanged, this, [this] {
         rebuildPositionParameters();
         markDirty();
     });
     showPositionsAvailability();
-    m_layer = new QSpinBox(box);
+    auto* layerHead = new QFormLayout;
+    m_layer = new QSpinBox(fields);
     m_layer->setRange(1, 1);
-    form->addRow(tr("Layer:"), m_layer);
-    m_head = new QSpinBox(box);
+    layerHead->addRow(tr("Layer:"), m_layer);
+    m_head = new QSpinBox(fields);
     m_head->setRange(1, 1);
-    form->addRow(tr("Head:"), m_head);
-    m_showAll = new QPushButton(tr("Show all tokens"), box);
-    m_showAll->setObjectName(QStringLiteral("showAllTokens"));
-    m_showAll->setToolTip(tr("On the map: the wheel zooms about the cursor, a drag pans, a double-click shows every "
-                             "token. Zoomed out, each cell is the largest probability of its block of tokens; zoomed "
-                             "in, one cell per token with the tokens on the axes."));
-    m_sinkInScale = new QCheckBox(tr("First token in the colour scale"), box);
-    m_sinkInScale->setToolTip(tr("Off: the first-token (sink) column is left out of the colour scale, so the rest of "
-                                 "the map keeps its contrast."));
-    fieldsLayout->addLayout(form);
+    layerHead->addRow(tr("Head:"), m_head);
+    fieldsLayout->addLayout(layerHead);
     fieldsLayout->addStretch(1); // room to spare goes below the fields, not between them
-    auto* scroll = new QScrollArea(box);
-    m_fields = fields;
-    m_fieldsScroll = scroll;
+    auto* scroll = new QScrollArea(parent);
     scroll->setWidget(fields);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    v->addWidget(scroll, 1); // the room left goes to the fields, which scroll on a short screen
-    // The map's own actions stay in view under the scrolling fields.
-    v->addWidget(m_showAll);
-    v->addWidget(m_sinkInScale);
-    m_note = new QLabel(box);
-    m_note->setObjectName(QStringLiteral("hfNote"));
-    m_note->setWordWrap(true);
-    m_note->setVisible(false);
-    v->addWidget(m_note);
-    return box;
+    return scroll;
 }
 
 QWidget* HfModelView::buildPages()

@@ -22,7 +22,6 @@ class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
-class QScrollArea;
 class QSpinBox;
 class QTabWidget;
 class QTimer;
@@ -167,6 +166,9 @@ protected:
 
 private:
     QWidget* buildControls();
+    QFormLayout* buildPrecisionRow(QWidget* parent);
+    QWidget* buildSummaryCard(QWidget* parent);
+    QWidget* buildFields(QWidget* parent); // repeat, positions and their parameters, layer, head: scrolling
     QWidget* buildPages();
     QWidget* buildMethodsPage();
     void showSummary();
@@ -203,8 +205,6 @@ private:
     QLabel* m_cardTitle = nullptr;
     QPlainTextEdit* m_text = nullptr;
     QSpinBox* m_repeat = nullptr;
-    QWidget* m_fields = nullptr;
-    QScrollArea* m_fieldsScroll = nullptr;
     QComboBox* m_positions = nullptr;
     QFormLayout* m_positionParamForm = nullptr;
     std::vector<ParamControl*> m_positionParams;
