@@ -613,6 +613,21 @@ QWidget* HfModelView::buildPages()
     return m_pages;
 }
 
+QListWidget* HfModelView::buildMethodList(QWidget* parent)
+{
+    m_methodList = new QListWidget(parent);
+    auto addMethod = [this](const QString& text, const QString& name) {
+        auto* item = new QListWidgetItem(text, m_methodList);
+        item->setData(Qt::UserRole, name);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Checked);
+    };
+    addMethod(tr("the config's own scaling"), QString());
+    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
+        addMethod(QString::fromStdString(m.name), QString::fromStdString(m.name));
+    return m_methodList;
+}
+
 QWidget* HfModelView::buildMethodsPage()
 {
     // The controls beside the chart when the tab is wide; above it, the method list in rows, when not.
@@ -644,17 +659,7 @@ QWidget* HfModelView::buildMethodsPage()
     m_tokensPerLength->setSpecialValueText(tr("all"));
     form->addRow(tr("Tokens per length:"), m_tokensPerLength);
     v->addLayout(form);
-    m_methodList = new QListWidget(side);
-    auto addMethod = [this](const QString& text, const QString& name) {
-        auto* item = new QListWidgetItem(text, m_methodList);
-        item->setData(Qt::UserRole, name);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(Qt::Checked);
-    };
-    addMethod(tr("the config's own scaling"), QString());
-    for (const RotaryMethodInfo& m : rotaryMethodCatalog())
-        addMethod(QString::fromStdString(m.name), QString::fromStdString(m.name));
-    v->addWidget(m_methodList, 1);
+    v->addWidget(buildMethodList(side), 1);
     m_evaluate = new QPushButton(tr("Evaluate"), side);
     connect(m_evaluate, &QPushButton::clicked, this, &HfModelView::evaluateMethods);
     auto* cancel = new QPushButton(tr("Cancel"), side);

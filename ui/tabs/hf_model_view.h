@@ -171,6 +171,7 @@ private:
     QWidget* buildFields(QWidget* parent); // repeat, positions and their parameters, layer, head: scrolling
     QWidget* buildPages();
     QWidget* buildMethodsPage();
+    QListWidget* buildMethodList(QWidget* parent); // every method, ticked; the config's own first
     void showSummary();
     void startMap();
     void showMap();     // composes the visible window from the overview and the detail
