@@ -195,7 +195,7 @@ QStringList listedAfter(const QByteArray& help, const QString& header, const QRe
 
 QStringList cliVerbs()
 {
-    const test::CliResult r = test::runCli({QStringLiteral("--help")});
+    const plab::test::CliResult r = plab::test::runCli({QStringLiteral("--help")});
     if (r.exitCode != 0)
         return {};
     return listedAfter(r.out, QStringLiteral("verbs:"), QRegularExpression(QStringLiteral("^  (\\S+)")));
@@ -331,7 +331,7 @@ void TestDocs::cliPageListsOption_data()
     static const QRegularExpression option(QStringLiteral("^  (-o|--[A-Za-z0-9][A-Za-z0-9-]*)\\b"));
     int options = 0;
     for (const QString& verb : cliVerbs()) {
-        const test::CliResult r = test::runCli({verb, QStringLiteral("--help")});
+        const plab::test::CliResult r = plab::test::runCli({verb, QStringLiteral("--help")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         for (const QString& name : listedAfter(r.out, QStringLiteral("options:"), option)) {
             QTest::newRow(qPrintable(verb + QLatin1Char(' ') + name)) << verb << name;
