@@ -94,8 +94,8 @@ QSet<QString> anchorsOf(const QString& relative)
 QStringList markdownPages()
 {
     QStringList pages = {QStringLiteral("README.md")};
-    const QStringList docs = QDir(sourceDir().filePath(QStringLiteral("docs")))
-                                 .entryList({QStringLiteral("*.md")}, QDir::Files, QDir::Name);
+    const QStringList docs =
+        QDir(sourceDir().filePath(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}, QDir::Files, QDir::Name);
     for (const QString& name : docs)
         pages << QStringLiteral("docs/") + name;
     return pages;
@@ -148,8 +148,7 @@ QString section(const QString& text, const QString& heading)
 QStringList mapPaths()
 {
     static const QRegularExpression entry(QStringLiteral("^- `([^`]+)`"), QRegularExpression::MultilineOption);
-    const QString map =
-        section(readText(QStringLiteral("docs/architecture.md")), QStringLiteral("## File map"));
+    const QString map = section(readText(QStringLiteral("docs/architecture.md")), QStringLiteral("## File map"));
     QStringList paths;
     for (auto it = entry.globalMatch(map); it.hasNext();)
         paths << it.next().captured(1);
@@ -161,7 +160,7 @@ struct MapScope {
     const char* folder;
     bool recursive;
 };
-constexpr MapScope kMapScope[] = {{"core", true},  {"ui", true},         {"app", true},
+constexpr MapScope kMapScope[] = {{"core", true},   {"ui", true},         {"app", true},
                                   {"tests", false}, {"tests/fuzz", true}, {"benchmarks", true}};
 
 QStringList sourcesIn(const MapScope& scope)
@@ -247,8 +246,7 @@ void TestDocs::linksResolve()
     const qsizetype hash = target.indexOf(QLatin1Char('#'));
     const QString path = QUrl::fromPercentEncoding(target.left(hash < 0 ? target.size() : hash).toUtf8());
     const QString anchor = hash < 0 ? QString() : QUrl::fromPercentEncoding(target.mid(hash + 1).toUtf8());
-    const QString resolved =
-        path.isEmpty() ? page : QDir::cleanPath(QFileInfo(page).path() + QLatin1Char('/') + path);
+    const QString resolved = path.isEmpty() ? page : QDir::cleanPath(QFileInfo(page).path() + QLatin1Char('/') + path);
     QVERIFY2(QFileInfo::exists(sourceDir().filePath(resolved)),
              qPrintable(page + QStringLiteral(" links to ") + target + QStringLiteral(", but ") + resolved +
                         QStringLiteral(" does not exist")));
@@ -276,9 +274,9 @@ void TestDocs::everySourceIsMapped()
 {
     QFETCH(QString, file);
     static const QStringList paths = mapPaths();
-    QVERIFY2(paths.contains(file), qPrintable(QStringLiteral("docs/architecture.md's file map has no line for ") +
-                                              file + QStringLiteral("; add \"- `") + file +
-                                              QStringLiteral("`: what it holds\" under its part")));
+    QVERIFY2(paths.contains(file),
+             qPrintable(QStringLiteral("docs/architecture.md's file map has no line for ") + file +
+                        QStringLiteral("; add \"- `") + file + QStringLiteral("`: what it holds\" under its part")));
 }
 
 void TestDocs::mappedFilesExist_data()
@@ -347,7 +345,8 @@ void TestDocs::cliPageListsOption()
 {
     QFETCH(QString, verb);
     QFETCH(QString, option);
-    const QRegularExpression line(QStringLiteral("^  ") + QRegularExpression::escape(option) + QStringLiteral("(\\s|$)"),
+    const QRegularExpression line(QStringLiteral("^  ") + QRegularExpression::escape(option) +
+                                      QStringLiteral("(\\s|$)"),
                                   QRegularExpression::MultilineOption);
     QVERIFY2(line.match(cliVerbSection(verb)).hasMatch(),
              qPrintable(QStringLiteral("docs/cli.md's section of ") + verb + QStringLiteral(" does not list ") +
