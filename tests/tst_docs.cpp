@@ -211,6 +211,8 @@ QString cliVerbSection(const QString& verb)
 class TestDocs : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void readmeIsAFrontPage_data();
+    void readmeIsAFrontPage();
     void linksResolve_data();
     void linksResolve();
     void everySourceIsMapped_data();
@@ -222,6 +224,31 @@ private Q_SLOTS:
     void cliPageListsOption_data();
     void cliPageListsOption();
 };
+
+void TestDocs::readmeIsAFrontPage_data()
+{
+    QTest::addColumn<QString>("what");
+    QTest::newRow("at most 300 lines") << QString();
+    // CI runs the test command (.ci/run); the set-up section shows it and the run command exactly.
+    QTest::newRow("the test command") << QStringLiteral("bash scripts/setup.sh test");
+    QTest::newRow("the run command") << QStringLiteral("bash scripts/setup.sh run");
+    QTest::newRow("the table of contents of docs/") << QStringLiteral("](docs/cli.md)");
+}
+
+// README.md stays the front page: short, with the two set-up commands and a way into docs/.
+void TestDocs::readmeIsAFrontPage()
+{
+    QFETCH(QString, what);
+    const QString readme = readText(QStringLiteral("README.md"));
+    QVERIFY(!readme.isEmpty());
+    if (what.isEmpty()) {
+        const qsizetype lines = readme.count(QLatin1Char('\n'));
+        QVERIFY2(lines <= 300,
+                 qPrintable(QStringLiteral("README.md has %1 lines; its detail belongs in docs/").arg(lines)));
+        return;
+    }
+    QVERIFY2(readme.contains(what), qPrintable(QStringLiteral("README.md does not show ") + what));
+}
 
 void TestDocs::linksResolve_data()
 {
