@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "base/npy.h"
 #include "model/checkpoint.h"
 #include "model/corpus.h"
@@ -553,10 +554,10 @@ void TestFox::entropyCurveUsesTheTextsGates()
             return sample;
         };
         const std::vector<EntropyPoint> line = entropyCurve(spec, {length}, tableOnly);
-        double apart = 0;
+        test::ErrorMax apart;
         for (int h = 0; h < H; ++h)
-            apart = std::max(apart, std::abs(line[h].entropyMean - one[h].entropyMean));
-        QVERIFY2(apart > 1e-3, qPrintable(QString("the gates move the mean entropy by only %1").arg(apart)));
+            apart.add(line[h].entropyMean, one[h].entropyMean);
+        QVERIFY2(apart.value() > 1e-3, qPrintable(apart.message("the gates move the mean entropy by only")));
     }
     // Gates handed to a scheme that has none are refused, not ignored.
     const std::vector<float> x(static_cast<size_t>(length) * 8, 0.5f);
@@ -613,10 +614,10 @@ void TestFox::cliTrainsAndRoundTrips()
     QCOMPARE(loaded.model->config().scheme, std::string("fox"));
     // Trained: the gate bias moved from its start (0), and the checkpoint holds it.
     const ParameterTensor& gate = loaded.model->tensor("layers.1.attn.forget.bias");
-    double moved = 0;
+    test::ErrorMax moved; // from 0
     for (size_t i = 0; i < gate.size; ++i)
-        moved = std::max(moved, double(std::abs(loaded.model->parameters()[gate.offset + i])));
-    QVERIFY2(moved > 1e-4, qPrintable(QString("largest gate bias %1").arg(moved)));
+        moved.add(loaded.model->parameters()[gate.offset + i], 0.0);
+    QVERIFY2(moved.value() > 1e-4, qPrintable(moved.message("largest gate bias")));
     // Save and load again: the same tensors, the same per-input bias.
     const QString again = dir.path() + "/again.safetensors";
     saveCheckpoint(*loaded.model, loaded.info, again.toStdString());

@@ -4,6 +4,7 @@
 #include "base/errors.h"
 #include "base/npy.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
 #include "runs/method_comparison.h"
@@ -139,14 +140,15 @@ void TestHf::logitsMatchReference()
     const HfMatrix ours = model.logits(ids, positions);
     const NpyArray ref = readNpy(dir + "/ref_" + reference.toStdString() + ".npy");
     QCOMPARE(ref.shape, (std::vector<int64_t>{ours.rows(), ours.cols()}));
-    double worst = 0, largest = 0;
+    test::ErrorMax worst;
+    double largest = 0;
     for (Eigen::Index i = 0; i < ours.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(ours.data()[i]) - ref.data[i]));
+        worst.addAt(i, ours.data()[i], ref.data[i]);
         largest = std::max(largest, std::abs(static_cast<double>(ref.data[i])));
     }
     const double bound = 1e-3 * std::max(1.0, largest);
-    QVERIFY2(worst <= bound, qPrintable(QStringLiteral("max |ours - ref| = %1 > %2 (max |ref| %3) under %4")
-                                            .arg(worst)
+    QVERIFY2(worst.within(bound), qPrintable(QStringLiteral("%1 > %2 (max |ref| %3) under %4")
+                                            .arg(worst.message())
                                             .arg(bound)
                                             .arg(largest)
                                             .arg(QString::fromStdString(hfPositionText(positions)))));
@@ -340,10 +342,8 @@ void TestHf::cliInspectAndLogits()
     const NpyArray ours = readNpy(npy.toStdString());
     const NpyArray ref = readNpy(dir + "/ref_yarn.npy");
     QCOMPARE(ours.shape, ref.shape);
-    double worst = 0;
-    for (size_t i = 0; i < ref.data.size(); ++i)
-        worst = std::max(worst, std::abs(static_cast<double>(ours.data[i]) - ref.data[i]));
-    QVERIFY2(worst <= 1e-3 * 4, qPrintable(QString::number(worst)));
+    const test::ErrorMax worst = test::maxError(ours.data, ref.data);
+    QVERIFY2(worst.within(1e-3 * 4), qPrintable(worst.message()));
 }
 
 void TestHf::cliBadInputExitsTwo_data()
