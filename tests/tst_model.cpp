@@ -429,7 +429,17 @@ void TestModel::pytorchReference()
             inputs.push_back(static_cast<uint8_t>(tokens.data[b * (T + 1) + t]));
             targets.push_back(static_cast<uint8_t>(tokens.data[b * (T + 1) + t + 1]));
         }
-    const float loss = model.forward(inputs.data(), targets.data(), B, T);
+    // A weighted case: the loss is sum(w l) / sum(w) with the reference's per-token weights (an answer mask's).
+    std::vector<float> weights;
+    if (c.value("weighted", false)) {
+        const Tensor& w = ref.tensors.at(name + "/weights");
+        QCOMPARE(w.shape, (std::vector<int64_t>{B, T}));
+        weights.assign(w.data.begin(), w.data.end());
+        QVERIFY(std::count(weights.begin(), weights.end(), 0.0f) > 0 && // zeros, ones and other weights
+                std::count(weights.begin(), weights.end(), 1.0f) > 0 &&
+                std::any_of(weights.begin(), weights.end(), [](float x) { return x != 0 && x != 1; }));
+    }
+    const float loss = model.forward(inputs.data(), targets.data(), B, T, weights.empty() ? nullptr : weights.data());
     QVERIFY2(std::abs(loss - c["loss"].get<double>()) < 2e-5,
              qPrintable(QString("loss %1 vs %2").arg(loss).arg(c["loss"].get<double>())));
     const Tensor& losses = ref.tensors.at(name + "/losses");
