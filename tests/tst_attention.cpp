@@ -1214,14 +1214,15 @@ void TestAttention::cliAttentionRejectsBadInput_data()
                                     << "differs from the 2 heads";
     QTest::newRow("bad parameter") << (QStringList{"attention", "local", "--set", "window=0"} + qkv +
                                        QStringList{"-o", "@DIR@/o.npy"})
-                                   << "window";
+                                   << "scheme local: window = 0 is out of range; allowed: integers in [1, ";
     QTest::newRow("bca bidirectional") << (QStringList{"attention", "bca", "--bidirectional"} + qkv +
                                            QStringList{"-o", "@DIR@/o.npy"})
-                                       << "bidirectional";
+                                       << "scheme bca is causal only; bidirectional attention is not allowed";
     QTest::newRow("bench window without window")
         << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"} << "has no window";
     QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm, peak";
-    QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"} << "length";
+    QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"}
+                                    << "length = 0 is out of range; allowed: integers in [1, 1048576]";
 }
 
 void TestAttention::cliAttentionRejectsBadInput()

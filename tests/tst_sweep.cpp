@@ -1,19 +1,16 @@
-// positionlab-cli sweep and collect as a user runs them: resume, kills at random moments, many writers, bad input.
+// positionlab-cli sweep and collect as a user runs them: resume, kills at points of its progress, many writers, bad input.
 #include "cli_runner.h"
 #include "sweep_results.h"
 #include "test_main.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <QRandomGenerator>
 #include <QTemporaryDir>
-#include <QThread>
 #include <QtTest>
 
 #include <algorithm>
@@ -76,7 +73,7 @@ private slots:
     void resumeSkipsFinishedCells();
     void tornLastLineIsDropped();
     void jobsAndManyWritersAgree();
-    void killedAtRandomMoments();
+    void killedAtProgressPoints();
     void collectStatistics();
     void collectSeveralFolders();
     void emitSlurmAndParallel();
@@ -103,7 +100,6 @@ private:
     QTemporaryDir m_tmp;
     QString m_corpus;
     QString m_reference;      // an uninterrupted run of referenceGrid()
-    double m_referenceMs = 0; // how long it took: the kill test spreads its kills over it (no assertion on it)
     QStringList referenceGrid() const { return tinyGrid(m_corpus, "alibi,rope,local", "1,2,3", "60"); }
     QString referenceRun();
 };
@@ -118,10 +114,7 @@ QString TestSweep::referenceRun()
 {
     if (m_reference.isEmpty()) {
         const QString dir = m_tmp.path() + "/reference";
-        QElapsedTimer timer;
-        timer.start();
         const CliResult r = runCli(referenceGrid() + QStringList{"-o", dir});
-        m_referenceMs = timer.elapsed();
         if (r.exitCode != 0)
             qFatal("the reference sweep failed: %s", r.err.constData());
         m_reference = dir;
@@ -254,32 +247,39 @@ void TestSweep::jobsAndManyWritersAgree()
     QCOMPARE(int(readAll(manyDir + "/results.jsonl").count('\n')), 9);
 }
 
-void TestSweep::killedAtRandomMoments()
+void TestSweep::killedAtProgressPoints()
 {
     const QString reference = referenceRun();
     const auto expected = readResults(reference);
     const QString dir = m_tmp.path() + "/killed";
     const QStringList args = referenceGrid() + QStringList{"-o", dir, "--quiet"};
-    // A kill lands anywhere: before the grid is written, in a cell, in an append. Each run lives a random time of up
-    // to a tenth of the whole uninterrupted sweep, so the twenty kills together hit runs in progress, not a done one.
-    QRandomGenerator random(20261125);
-    const int spreadUs = std::max(5000, static_cast<int>(m_referenceMs * 100));
-    int kills = 0;
-    for (int i = 0; i < 20; ++i) {
+    // Kills at points fixed by the sweep's own progress, not by the clock: at once (before or while the grid is
+    // written), once the folder's sweep.json exists, and once results.jsonl holds k lines for k = 1..8 - each run
+    // resumes the folder the last one left and is killed when its point is reached (or ends by itself first).
+    const auto lineCount = [&dir] { return int(readAll(dir + "/results.jsonl").count('\n')); };
+    int lines = 0;
+    for (int point = -1; point <= 8; ++point) {
         QProcess p;
         p.start(POSITIONLAB_CLI, args);
         QVERIFY(p.waitForStarted());
-        QThread::usleep(static_cast<unsigned long>(random.bounded(1000, spreadUs)));
-        if (p.state() == QProcess::Running) {
+        const auto reached = [&] {
+            return point < 0 || (point == 0 ? QFileInfo::exists(dir + "/sweep.json") : lineCount() >= point);
+        };
+        for (int i = 0; i < 60000 && !reached() && p.state() == QProcess::Running; ++i)
+            p.waitForFinished(1); // polls: no assertion on how long anything takes
+        QVERIFY2(reached() || p.state() != QProcess::Running, qPrintable(QString("kill point %1 never came").arg(point)));
+        if (p.state() == QProcess::Running)
             ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
-            ++kills;
-        }
         QVERIFY(p.waitForFinished(60000));
         QString problem;
         readResults(dir, &problem); // a kill may leave a torn last line, never a duplicate or a broken middle
         QVERIFY2(!problem.contains("twice"), qPrintable(problem));
+        // Finished cells stay finished: a resumed run never loses a line the last one completed.
+        const int now = lineCount();
+        QVERIFY2(now >= lines && now >= std::max(point, 0),
+                 qPrintable(QString("point %1: %2 lines after %3").arg(point).arg(now).arg(lines)));
+        lines = now;
     }
-    QVERIFY2(kills >= 10, qPrintable(QString("only %1 of 20 runs were still running when killed").arg(kills)));
     const CliResult r = runCli(args);
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QString problem;
@@ -448,7 +448,8 @@ void TestSweep::badInput_data()
                                        << "cannot be created" << false;
     QTest::newRow("cell out of range") << "done" << QStringList{"sweep", "--cell", "1", "DIR"}
                                        << "cell 1 is out of range; allowed: 0..0" << true;
-    QTest::newRow("negative cell") << "done" << QStringList{"sweep", "--cell", "-1", "DIR"} << "cell" << true;
+    QTest::newRow("negative cell") << "done" << QStringList{"sweep", "--cell", "-1", "DIR"}
+                                   << "cell = -1 is out of range; allowed: integers in [0, " << true;
     QTest::newRow("cell without folder") << "" << QStringList{"sweep", "--cell", "0", "DIR"} << "not a sweep folder"
                                          << false;
     QTest::newRow("collect no results") << "emitted" << QStringList{"collect", "DIR"} << "has no finished cell"
@@ -460,12 +461,14 @@ void TestSweep::badInput_data()
                               << false;
     QTest::newRow("bad vary") << "" << grid + QStringList{"--vary", "window", "-o", "DIR"} << "--vary window" << false;
     QTest::newRow("vary unknown parameter")
-        << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"} << "wndow" << false;
+        << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"}
+        << "scheme alibi has no parameter 'wndow'; its parameters: none" << false;
     QTest::newRow("no output") << "" << grid << "-o DIR is required" << false;
     // evaluateModel's rule before any cell trains: 15 held-out bytes cannot fill a window of 16.
     QTest::newRow("eval bytes below a length") << "" << with(grid, "--eval-bytes", "15") + QStringList{"-o", "DIR"}
                                                << "lengths 16 exceed the text scored: the validation split of" << false;
-    QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"} << "jobs" << false;
+    QTest::newRow("jobs zero") << "" << grid + QStringList{"--jobs", "0", "-o", "DIR"}
+                               << "jobs = 0 is out of range; allowed: integers in [1, 256]" << false;
     QTest::newRow("scaling on alibi") << "" << grid + QStringList{"--scaling", "yarn", "-o", "DIR"}
                                       << "--scaling = yarn is not allowed for scheme alibi" << false;
     QTest::newRow("init") << "" << grid + QStringList{"--init", "CORPUS", "-o", "DIR"}
@@ -476,7 +479,8 @@ void TestSweep::badInput_data()
         << "--eval-scaling: evaluation method rerope cannot be scored zero-shot with a factor; allowed: pi, ntk"
         << false;
     QTest::newRow("eval scaling unknown")
-        << "" << ropeGrid + QStringList{"--eval-scaling", "yarm", "-o", "DIR"} << "yarm" << false;
+        << "" << ropeGrid + QStringList{"--eval-scaling", "yarm", "-o", "DIR"}
+        << "'yarm' is not a known method; known methods: none, pi, ntk, dynamic-ntk, yarn" << false;
     QTest::newRow("eval scaling twice") << "" << ropeGrid + QStringList{"--eval-scaling", "yarn,yarn", "-o", "DIR"}
                                         << "evaluation method yarn is listed twice" << false;
     QTest::newRow("eval scaling, no rotary scheme")
