@@ -81,8 +81,8 @@ public:
             return head + QStringLiteral("sizes differ");
         const QString place = QStringLiteral(" at [%1] (got %2, want %3)").arg(m_index).arg(m_got).arg(m_want);
         if (!m_finite && m_nonFinite)
-            return head + QStringLiteral("non-finite") + place + (m_sizeMismatch ? QStringLiteral("; sizes differ")
-                                                                                  : QString());
+            return head + QStringLiteral("non-finite") + place +
+                   (m_sizeMismatch ? QStringLiteral("; sizes differ") : QString());
         return head + kind + QStringLiteral(" = %1").arg(m_worst) + place +
                (m_sizeMismatch ? QStringLiteral("; sizes differ") : QString());
     }

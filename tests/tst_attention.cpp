@@ -618,7 +618,9 @@ void TestAttention::backwardMatchesReference()
     const AttentionReferenceGradients ref =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
     // Worst |fused - twin| / (1 + |twin|); NaN (failing) on a non-finite value or when the sizes differ.
-    const auto worst = [](const auto& fused, const std::vector<double>& twin) { return test::maxRelativeError(fused, twin); };
+    const auto worst = [](const auto& fused, const std::vector<double>& twin) {
+        return test::maxRelativeError(fused, twin);
+    };
     const double tolerance = 5e-5;
     for (const auto& [name, error] : {std::pair{"dq", worst(g.dq, ref.dq)}, std::pair{"dk", worst(g.dk, ref.dk)},
                                       std::pair{"dv", worst(g.dv, ref.dv)}})
@@ -769,7 +771,9 @@ void TestAttention::selfExtendMatchesNumpy()
     const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
     const AttentionReferenceGradients twinGrads =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    const auto worst = [](const auto& ours, const std::vector<double>& ref) { return test::maxRelativeError(ours, ref); };
+    const auto worst = [](const auto& ours, const std::vector<double>& ref) {
+        return test::maxRelativeError(ours, ref);
+    };
     const std::vector<double> out = doubles("out"), lse = doubles("lse");
     const std::vector<double> dq = doubles("dq"), dk = doubles("dk"), dv = doubles("dv");
     for (const auto& [name, error, tolerance] :
@@ -829,7 +833,9 @@ void TestAttention::rotaryLayoutMatchesReference()
     const AttentionReferenceForward ref = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
     const AttentionReferenceGradients refGrads =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    const auto worst = [](const auto& ours, const std::vector<double>& twin) { return test::maxRelativeError(ours, twin); };
+    const auto worst = [](const auto& ours, const std::vector<double>& twin) {
+        return test::maxRelativeError(ours, twin);
+    };
     for (const auto& [name, error] :
          {std::pair{"out", worst(fwd.out, ref.out)},
           std::pair{"probabilities", worst(fwd.probabilities, ref.probabilities)},

@@ -331,10 +331,29 @@ QString TestBadInput::makeCheckpoints()
     QString problem;
     auto trainTiny = [&](const QString& scheme, QByteArray& checkpoint) {
         QProcess p;
-        p.start(QStringLiteral(POSITIONLAB_CLI),
-                {"train", "--scheme", scheme, "--corpus", corpus.fileName(), "--layers", "1", "--d-model", "8",
-                 "--heads", "2", "--d-ff", "8", "--context", "8", "--steps", "1", "--batch", "1", "--eval-bytes", "0",
-                 "-o", temp.filePath(scheme + ".safetensors")});
+        p.start(QStringLiteral(POSITIONLAB_CLI), {"train",
+                                                  "--scheme",
+                                                  scheme,
+                                                  "--corpus",
+                                                  corpus.fileName(),
+                                                  "--layers",
+                                                  "1",
+                                                  "--d-model",
+                                                  "8",
+                                                  "--heads",
+                                                  "2",
+                                                  "--d-ff",
+                                                  "8",
+                                                  "--context",
+                                                  "8",
+                                                  "--steps",
+                                                  "1",
+                                                  "--batch",
+                                                  "1",
+                                                  "--eval-bytes",
+                                                  "0",
+                                                  "-o",
+                                                  temp.filePath(scheme + ".safetensors")});
         if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
             problem += "train " + scheme + ": " + QString::fromUtf8(p.readAllStandardError());
             return;
@@ -1799,11 +1818,11 @@ void TestBadInput::interruptTraining()
     const QString out = dir + "/m.safetensors";
     if (previous)
         materialise(dir, {{"m.safetensors", m_checkpoint}});
-    QStringList args{"train",    "--scheme", "alibi",     "--corpus",  dir + "/corpus.txt",
-                     "--layers", "1",        "--d-model", "8",         "--heads",
-                     "2",        "--d-ff",   "8",         "--context", "8",
-                     "--batch",  "1",        "--steps",   "10000000",  "--eval-bytes",
-                     "0",        "--log-every", "1", "-o",  out};
+    QStringList args{"train",    "--scheme",    "alibi",     "--corpus",  dir + "/corpus.txt",
+                     "--layers", "1",           "--d-model", "8",         "--heads",
+                     "2",        "--d-ff",      "8",         "--context", "8",
+                     "--batch",  "1",           "--steps",   "10000000",  "--eval-bytes",
+                     "0",        "--log-every", "1",         "-o",        out};
     if (saveEvery)
         args << "--save-every"
              << "1";

@@ -42,26 +42,26 @@ void TestCompare::placeByPlace_data()
     QTest::newRow("equal") << std::vector<double>{1, 2, 3} << std::vector<double>{1, 2, 3} << false << true << 0.0 << 0;
     QTest::newRow("absolute") << std::vector<double>{1, 2.5, 3.25} << std::vector<double>{1, 2, 3} << false << true
                               << 0.5 << 1;
-    QTest::newRow("relative") << std::vector<double>{1, 2.5, 4} << std::vector<double>{1, 2, 3} << true << true
-                              << 0.25 << 2;
+    QTest::newRow("relative") << std::vector<double>{1, 2.5, 4} << std::vector<double>{1, 2, 3} << true << true << 0.25
+                              << 2;
     QTest::newRow("NaN in the output") << std::vector<double>{1, kNaN, 3} << std::vector<double>{1, 2, 3} << false
                                        << false << 0.0 << 1;
-    QTest::newRow("NaN after a large error") << std::vector<double>{9, 2, kNaN} << std::vector<double>{1, 2, 3}
-                                             << false << false << 0.0 << 2;
+    QTest::newRow("NaN after a large error")
+        << std::vector<double>{9, 2, kNaN} << std::vector<double>{1, 2, 3} << false << false << 0.0 << 2;
     QTest::newRow("NaN in both") << std::vector<double>{kNaN} << std::vector<double>{kNaN} << false << false << 0.0
                                  << 0;
-    QTest::newRow("NaN in the reference") << std::vector<double>{1} << std::vector<double>{kNaN} << false << false
-                                          << 0.0 << 0;
+    QTest::newRow("NaN in the reference")
+        << std::vector<double>{1} << std::vector<double>{kNaN} << false << false << 0.0 << 0;
     QTest::newRow("inf in the output") << std::vector<double>{1, kInf} << std::vector<double>{1, 2} << false << false
                                        << 0.0 << 1;
     QTest::newRow("masked -inf in both") << std::vector<double>{-kInf, 1.5} << std::vector<double>{-kInf, 1} << false
                                          << true << 0.5 << 1;
     QTest::newRow("-inf against +inf") << std::vector<double>{-kInf} << std::vector<double>{kInf} << false << false
                                        << 0.0 << 0;
-    QTest::newRow("-inf where the reference is finite") << std::vector<double>{-kInf} << std::vector<double>{0}
-                                                        << true << false << 0.0 << 0;
-    QTest::newRow("difference overflows") << std::vector<double>{1e308} << std::vector<double>{-1e308} << false
-                                          << false << 0.0 << 0;
+    QTest::newRow("-inf where the reference is finite")
+        << std::vector<double>{-kInf} << std::vector<double>{0} << true << false << 0.0 << 0;
+    QTest::newRow("difference overflows")
+        << std::vector<double>{1e308} << std::vector<double>{-1e308} << false << false << 0.0 << 0;
 }
 
 void TestCompare::placeByPlace()

@@ -150,10 +150,10 @@ void TestHf::logitsMatchReference()
     }
     const double bound = 1e-3 * std::max(1.0, largest);
     QVERIFY2(worst.within(bound), qPrintable(QStringLiteral("%1 > %2 (max |ref| %3) under %4")
-                                            .arg(worst.message())
-                                            .arg(bound)
-                                            .arg(largest)
-                                            .arg(QString::fromStdString(hfPositionText(positions)))));
+                                                 .arg(worst.message())
+                                                 .arg(bound)
+                                                 .arg(largest)
+                                                 .arg(QString::fromStdString(hfPositionText(positions)))));
 }
 
 void TestHf::configMapsOntoTheLab_data()
@@ -801,7 +801,8 @@ void TestHf::bf16MatchesNumpyEmulation()
     // neighbour (a near tie) moves its row a little (mistral_linear: max 0.3 % of max |logit|, mean 1/7 of float32's).
     QVERIFY2(toEmulation.within(5e-3 * largest), qPrintable(toEmulation.message("against the emulation")));
     QVERIFY2(toFloat32.finite() && meanToEmulation <= meanToFloat32 / 5,
-             qPrintable(QString("mean |bf16 - emulation| %1, mean |bf16 - f32| %2").arg(meanToEmulation).arg(meanToFloat32)));
+             qPrintable(
+                 QString("mean |bf16 - emulation| %1, mean |bf16 - f32| %2").arg(meanToEmulation).arg(meanToFloat32)));
 }
 
 void TestHf::rotaryTablesSharedAcrossCalls_data()

@@ -390,9 +390,9 @@ void TestNewSchemes::temperatureBackwardMatchesTwin()
     const AttentionGradients fused = attentionBackward(bias, dims, q.data(), k.data(), v.data(), forward, dOut.data());
     const AttentionReferenceGradients twin =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    for (const auto& [name, largest] : {std::pair{"dq", test::maxError(fused.dq, twin.dq)},
-                                        std::pair{"dk", test::maxError(fused.dk, twin.dk)},
-                                        std::pair{"dv", test::maxError(fused.dv, twin.dv)}})
+    for (const auto& [name, largest] :
+         {std::pair{"dq", test::maxError(fused.dq, twin.dq)}, std::pair{"dk", test::maxError(fused.dk, twin.dk)},
+          std::pair{"dv", test::maxError(fused.dv, twin.dv)}})
         QVERIFY2(largest.within(5e-5), qPrintable(largest.message(name)));
     // And the scale matters: without it dq differs.
     SchemeSpec plain = spec;

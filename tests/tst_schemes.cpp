@@ -618,7 +618,7 @@ void TestSchemes::entropyClosedForms()
         // alibi / kerple-log / rope: p_d proportional to exp(b(d)) over d = 0..m, entropy by direct summation.
         std::vector<double> b(m + 1);
         for (int d = 0; d <= m; ++d)
-            b[d] = scheme == "alibi" ? -slopes[h] * d
+            b[d] = scheme == "alibi"  ? -slopes[h] * d
                    : scheme == "rope" ? kRopeScore * std::cos(double(d))
                                       : -2.0 * std::log1p(0.5 * d);
         double z = 0;

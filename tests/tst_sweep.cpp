@@ -1,4 +1,5 @@
-// positionlab-cli sweep and collect as a user runs them: resume, kills at points of its progress, many writers, bad input.
+// positionlab-cli sweep and collect as a user runs them: resume, kills at points of its progress, many writers, bad
+// input.
 #include "cli_runner.h"
 #include "sweep_results.h"
 #include "test_main.h"
@@ -99,7 +100,7 @@ private slots:
 private:
     QTemporaryDir m_tmp;
     QString m_corpus;
-    QString m_reference;      // an uninterrupted run of referenceGrid()
+    QString m_reference; // an uninterrupted run of referenceGrid()
     QStringList referenceGrid() const { return tinyGrid(m_corpus, "alibi,rope,local", "1,2,3", "60"); }
     QString referenceRun();
 };
@@ -267,7 +268,8 @@ void TestSweep::killedAtProgressPoints()
         };
         for (int i = 0; i < 60000 && !reached() && p.state() == QProcess::Running; ++i)
             p.waitForFinished(1); // polls: no assertion on how long anything takes
-        QVERIFY2(reached() || p.state() != QProcess::Running, qPrintable(QString("kill point %1 never came").arg(point)));
+        QVERIFY2(reached() || p.state() != QProcess::Running,
+                 qPrintable(QString("kill point %1 never came").arg(point)));
         if (p.state() == QProcess::Running)
             ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
         QVERIFY(p.waitForFinished(60000));
@@ -460,9 +462,8 @@ void TestSweep::badInput_data()
     QTest::newRow("bad emit") << "" << grid + QStringList{"--emit", "pbs", "-o", "DIR"} << "--emit pbs is not allowed"
                               << false;
     QTest::newRow("bad vary") << "" << grid + QStringList{"--vary", "window", "-o", "DIR"} << "--vary window" << false;
-    QTest::newRow("vary unknown parameter")
-        << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"}
-        << "scheme alibi has no parameter 'wndow'; its parameters: none" << false;
+    QTest::newRow("vary unknown parameter") << "" << grid + QStringList{"--vary", "wndow=4,8", "-o", "DIR"}
+                                            << "scheme alibi has no parameter 'wndow'; its parameters: none" << false;
     QTest::newRow("no output") << "" << grid << "-o DIR is required" << false;
     // evaluateModel's rule before any cell trains: 15 held-out bytes cannot fill a window of 16.
     QTest::newRow("eval bytes below a length") << "" << with(grid, "--eval-bytes", "15") + QStringList{"-o", "DIR"}
@@ -639,9 +640,10 @@ void TestSweep::taskSweepAndCollect()
     }
     // A 4-step model scores 0 everywhere, which would check collect's mean and sd on zeros only: the lines' accuracies
     // are replaced by hand-written ones, known, nonzero and unequal across the seeds, before collect reads them.
-    const std::map<std::pair<QString, int>, std::vector<double>> handWritten = {
-        {{"alibi", 1}, {0.1, 0.4, 0.9}}, {{"alibi", 2}, {0.3, 0.2, 0.6}},
-        {{"none", 1}, {1.0, 0.5, 0.1}},  {{"none", 2}, {0.7, 0.8, 0.4}}};
+    const std::map<std::pair<QString, int>, std::vector<double>> handWritten = {{{"alibi", 1}, {0.1, 0.4, 0.9}},
+                                                                                {{"alibi", 2}, {0.3, 0.2, 0.6}},
+                                                                                {{"none", 1}, {1.0, 0.5, 0.1}},
+                                                                                {{"none", 2}, {0.7, 0.8, 0.4}}};
     QByteArray rewritten;
     bySchemeLength.clear();
     for (auto [index, o] : cells) {
@@ -913,8 +915,9 @@ void TestSweep::addedEvaluationsMatchTrainAndEval()
     // everywhere, and 0 against 0 would check nothing). Passkey at L = 2 needs a context of 22 (the needle and the
     // question); no budget this small learns it (0.0 at 400 steps of a 2-layer d-model 32 model), so it stays at 4.
     const int steps = task == "copy" ? 150 : 4;
-    QStringList shape = {"--preset", "tiny", "--steps", QString::number(steps), "--layers", "1", "--d-model", "16",
-                         "--heads",  "2",    "--d-ff",  "32", "--batch", task == "copy" ? "4" : "2", "--threads", "1"};
+    QStringList shape = {
+        "--preset", "tiny", "--steps", QString::number(steps),     "--layers",  "1", "--d-model", "16", "--heads", "2",
+        "--d-ff",   "32",   "--batch", task == "copy" ? "4" : "2", "--threads", "1"};
     if (task == "copy")
         shape += {"--lr", "0.02"};
     QStringList scoring;

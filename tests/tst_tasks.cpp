@@ -458,8 +458,9 @@ void TestTasks::weightedLossGradient()
             continue;
         for (size_t i : indices) { // target 7 (an answer byte's) against the differences of its loss alone
             const double numeric = numericAt(i, one.data());
-            QVERIFY2(std::abs(numeric - alone[i]) <= relative * std::abs(numeric) + floor,
-                     qPrintable(QString("target 7, index %1: analytic %2, numeric %3").arg(i).arg(alone[i]).arg(numeric)));
+            QVERIFY2(
+                std::abs(numeric - alone[i]) <= relative * std::abs(numeric) + floor,
+                qPrintable(QString("target 7, index %1: analytic %2, numeric %3").arg(i).arg(alone[i]).arg(numeric)));
         }
         QVERIFY(alone != analytic);
     }
@@ -469,8 +470,9 @@ void TestTasks::weightedLossGradient()
         largest = std::max(largest, std::abs(g / weightSum));
     for (size_t i = 0; i < analytic.size(); ++i) { // each entry to its own size (a NaN fails: no max over them)
         const double want = combined[i] / weightSum;
-        QVERIFY2(std::abs(analytic[i] - want) <= 1e-4 * std::abs(want) + 1e-6 * largest,
-                 qPrintable(QString("entry %1: weighted %2, sum of the targets' %3").arg(i).arg(analytic[i]).arg(want)));
+        QVERIFY2(
+            std::abs(analytic[i] - want) <= 1e-4 * std::abs(want) + 1e-6 * largest,
+            qPrintable(QString("entry %1: weighted %2, sum of the targets' %3").arg(i).arg(analytic[i]).arg(want)));
     }
     std::vector<float> zeros(B * T, 0.0f);
     QVERIFY_THROWS_EXCEPTION(InputError, model.forward(in.data(), tg.data(), B, T, zeros.data()));

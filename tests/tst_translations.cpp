@@ -375,8 +375,7 @@ void TestTranslations::cliRendersChinese_data()
     QTest::newRow("render compare") << QStringList{"render", "compare", "local", "alibi", "--difference"}
                                     << QStringLiteral("差值") << QStringLiteral("Difference");
     // The axis "distance |m − n|" is drawn in pieces; its word is one of them.
-    QTest::newRow("render dot") << QStringList{"render", "dot"} << QStringLiteral("距离")
-                                << QStringLiteral("distance");
+    QTest::newRow("render dot") << QStringList{"render", "dot"} << QStringLiteral("距离") << QStringLiteral("distance");
     QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "16,64"}
                                     << QStringLiteral("最后一个查询") << QStringLiteral("last query");
     QTest::newRow("bias -o png") << QStringList{"bias", "alibi"} << QStringLiteral("注意力偏置")
@@ -413,7 +412,8 @@ void TestTranslations::cliRendersChinese()
     QVERIFY(dir.isValid());
     const QString zh = dir.filePath(QStringLiteral("zh.png")), en = dir.filePath(QStringLiteral("en.png"));
     const QString zhSvg = dir.filePath(QStringLiteral("zh.svg")), enSvg = dir.filePath(QStringLiteral("en.svg"));
-    for (const auto& [lang, path] : {std::pair{QStringLiteral("zh_CN"), zhSvg}, std::pair{QStringLiteral("en"), enSvg}}) {
+    for (const auto& [lang, path] :
+         {std::pair{QStringLiteral("zh_CN"), zhSvg}, std::pair{QStringLiteral("en"), enSvg}}) {
         const CliResult svg = runCli(args + QStringList{"--lang", lang, "-o", path});
         QVERIFY2(svg.exitCode == 0, svg.err.constData());
     }

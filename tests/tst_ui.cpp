@@ -207,7 +207,6 @@ SharedModel modelWithPreset(const std::string& scheme, const QString& preset, ui
     return makeSharedModel(QString::fromStdString(scheme), std::make_unique<Model>(config), {}, info);
 }
 
-
 // A view's own numbers as its data export lays them out: the shape, and the values row-major (masked cells -inf).
 struct ExportedNumbers {
     std::vector<int64_t> shape;
@@ -292,7 +291,8 @@ ExportedNumbers jsonNumbers(const nlohmann::json& doc)
     const std::vector<std::string> columns = doc.at("columns").get<std::vector<std::string>>();
     for (const nlohmann::json& row : doc.at("rows"))
         for (const std::string& c : columns)
-            e.values.push_back(row.at(c).is_null() ? -std::numeric_limits<double>::infinity() : row.at(c).get<double>());
+            e.values.push_back(row.at(c).is_null() ? -std::numeric_limits<double>::infinity()
+                                                   : row.at(c).get<double>());
     e.shape = {int64_t(doc.at("rows").size()), int64_t(columns.size())};
     return e;
 }
@@ -2020,7 +2020,8 @@ private Q_SLOTS:
         QTest::newRow("bias png") << QStringList{"bias", "alibi", "--length", "32", "--width", "500", "--height", "400"}
                                   << "b.png" << 0 << QSize(500, 400);
         QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0 << QSize();
-        QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0 << QSize();
+        QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0
+                                     << QSize();
         QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"}
                                         << "c.png" << 0 << QSize(420 * 2 + 260, 640);
         QTest::newRow("render compare difference dark")
@@ -2038,7 +2039,8 @@ private Q_SLOTS:
                            "random", "--head-dim", "32",    "--lengths", "16,64"}
             << "rd.png" << 0 << QSize(1100, 720);
         QTest::newRow("render entropy rope explicit dim refused")
-            << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2 << QSize();
+            << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2
+            << QSize();
         QTest::newRow("render attention bad layer")
             << QStringList{"render", "attention", "--checkpoint", "missing.safetensors", "--layer", "9"} << "ra.png"
             << 2 << QSize();

@@ -339,8 +339,10 @@ private slots:
         const plab::test::ErrorMax difference = plab::test::maxError(bf16, f32);
         qInfo("%s: max |bf16 - f32| = %.3g, %.3f %% of max |f32| %.3g", qPrintable(which), difference.value(),
               100 * difference.value() / largest, largest);
-        QVERIFY2(difference.value() > 0, qPrintable(difference.message("identical values (the BF16 products never ran)")));
-        QVERIFY2(difference.within(0.03 * largest), qPrintable(difference.message() + QString(" of max |f32| %1").arg(largest)));
+        QVERIFY2(difference.value() > 0,
+                 qPrintable(difference.message("identical values (the BF16 products never ran)")));
+        QVERIFY2(difference.within(0.03 * largest),
+                 qPrintable(difference.message() + QString(" of max |f32| %1").arg(largest)));
 
         QCOMPARE(view->map().request.layer, 1);
         QCOMPARE(view->map().request.head, 2);
