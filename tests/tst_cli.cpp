@@ -274,11 +274,16 @@ void TestCli::entropyCsv()
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines[0], QByteArray("length,head,entropy_last,entropy_mean"));
     QCOMPARE(lines.size(), 1 + 4 * 2);
-    std::vector<plab::EntropyPoint> core; // rope: the same curve from core, the seeded q and k the CLI draws
+    // Rope: core's curve on the seeded q and k the CLI draws, and the same q and k unrotated (scheme none), which
+    // the rope row must differ from: the rotation is what it tests.
+    std::vector<plab::EntropyPoint> core, unrotated;
     if (window < 0) {
         const plab::SchemeSpec spec = plab::makeSchemeSpecForHeadDim("rope", 2, false, {}, 8, "--head-dim");
+        const plab::SchemeSpec none = plab::makeSchemeSpec("none", 2, false);
         core = plab::entropyCurve(spec, {1, 10, 100, 1000}, plab::randomQkProvider(spec, 8, 3));
+        unrotated = plab::entropyCurve(none, {1, 10, 100, 1000}, plab::randomQkProvider(none, 8, 3));
         QCOMPARE(int(core.size()), 4 * 2);
+        QCOMPARE(int(unrotated.size()), 4 * 2);
     }
     for (int i = 1; i < lines.size(); ++i) {
         const QList<QByteArray> c = lines[i].split(',');
@@ -291,6 +296,8 @@ void TestCli::entropyCsv()
             QVERIFY2(std::abs(c[2].toDouble() - p.entropyLast) < 1e-7 * (1 + logN), lines[i].constData());
             QVERIFY2(std::abs(c[3].toDouble() - p.entropyMean) < 1e-7 * (1 + logN), lines[i].constData());
             QVERIFY2(n == 1 || std::abs(c[2].toDouble() - logN) > 1e-3, lines[i].constData()); // not q = k = 0
+            QVERIFY2(n == 1 || std::abs(c[2].toDouble() - unrotated[size_t(i - 1)].entropyLast) > 1e-3,
+                     lines[i].constData()); // not the unrotated q and k (whose mean over rows is much the same)
             continue;
         }
         const double want = std::log(window ? std::min(n, window) : n);
