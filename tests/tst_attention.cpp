@@ -5,6 +5,7 @@
 #include "attention/attention_reference.h"
 #include "base/limits.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "views/entropy.h"
 #include "base/errors.h"
 #include "model/model.h"
@@ -451,15 +452,10 @@ void TestAttention::forwardMatchesReference()
     const AttentionForward fast = attentionForward(bias, dims, q.data(), k.data(), v.data(), plain);
     QCOMPARE(fast.out.size(), dims.elements());
     QVERIFY(fast.probabilities.empty() && fast.rowEntropy.empty());
-    double worst = 0;
-    for (size_t i = 0; i < ref.out.size(); ++i)
-        worst = std::max(worst, std::abs(fast.out[i] - ref.out[i]));
-    QVERIFY2(worst < 2e-5 * std::sqrt(double(dim)), qPrintable(QString("max |out - ref| = %1").arg(worst)));
-    double worstLse = 0;
-    for (size_t i = 0; i < ref.logSumExp.size(); ++i)
-        worstLse =
-            std::max(worstLse, std::abs(fast.logSumExp[i] - ref.logSumExp[i]) / (1 + std::abs(ref.logSumExp[i])));
-    QVERIFY2(worstLse < 2e-6, qPrintable(QString("max |lse - ref| / (1 + |ref|) = %1").arg(worstLse)));
+    const test::ErrorMax worst = test::maxError(fast.out, ref.out);
+    QVERIFY2(worst.value() < 2e-5 * std::sqrt(double(dim)), qPrintable(worst.message("out")));
+    const test::ErrorMax worstLse = test::maxRelativeError(fast.logSumExp, ref.logSumExp);
+    QVERIFY2(worstLse.value() < 2e-6, qPrintable(worstLse.message("lse")));
 
     AttentionOptions all;
     all.wantProbabilities = true;
@@ -468,24 +464,24 @@ void TestAttention::forwardMatchesReference()
     // The same code path: requesting probabilities does not change the output.
     QVERIFY(std::memcmp(full.out.data(), fast.out.data(), fast.out.size() * sizeof(float)) == 0);
     QCOMPARE(full.probabilities.size(), ref.probabilities.size());
-    double worstP = 0, worstSum = 0, worstH = 0;
+    test::ErrorMax worstP, worstSum, worstH;
     const size_t rows = size_t(dims.batch) * heads * length;
     for (size_t row = 0; row < rows; ++row) {
         double sum = 0;
         for (int n = 0; n < length; ++n) {
             const size_t at = row * length + n;
             sum += full.probabilities[at];
-            worstP = std::max(worstP, std::abs(full.probabilities[at] - ref.probabilities[at]));
+            worstP.addAt(std::ptrdiff_t(at), full.probabilities[at], ref.probabilities[at]);
             if (ref.probabilities[at] == 0.0 &&
                 std::isinf(referenceBias(spec, int(row / length) % heads, int(row % length), n)))
                 QCOMPARE(full.probabilities[at], 0.0f); // masked cells are exactly 0
         }
-        worstSum = std::max(worstSum, std::abs(sum - 1.0));
-        worstH = std::max(worstH, std::abs(full.rowEntropy[row] - ref.rowEntropy[row]));
+        worstSum.addAt(std::ptrdiff_t(row), sum, 1.0);
+        worstH.addAt(std::ptrdiff_t(row), full.rowEntropy[row], ref.rowEntropy[row]);
     }
-    QVERIFY2(worstP < 2e-6, qPrintable(QString("max |P - ref| = %1").arg(worstP)));
-    QVERIFY2(worstSum < 1e-5, qPrintable(QString("max |row sum - 1| = %1").arg(worstSum)));
-    QVERIFY2(worstH < 1e-4, qPrintable(QString("max |entropy - ref| = %1").arg(worstH)));
+    QVERIFY2(worstP.value() < 2e-6, qPrintable(worstP.message("P")));
+    QVERIFY2(worstSum.value() < 1e-5, qPrintable(worstSum.message("row sum")));
+    QVERIFY2(worstH.value() < 1e-4, qPrintable(worstH.message("entropy")));
 }
 
 // Core's plain twin against this file's formulas (design.md's tables, not PositionBias): biases, masks, rotations
@@ -529,18 +525,11 @@ void TestAttention::referenceMatchesFormulas()
                              v = randomTensor(dims.elements(), 93);
     const Reference formulas = referenceAttention(spec, dims, toDouble(q), toDouble(k), toDouble(v));
     const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
-    auto worst = [](const std::vector<double>& a, const std::vector<double>& b) {
-        double w = a.size() == b.size() ? 0.0 : kInf;
-        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-            w = std::max(w, std::abs(a[i] - b[i]));
-        return w;
-    };
     // The twin reads the bias from PositionBias's float tables: agreement to float rounding of the scores.
-    QVERIFY2(worst(twin.out, formulas.out) < 1e-5, qPrintable(QString("out: %1").arg(worst(twin.out, formulas.out))));
-    QVERIFY2(worst(twin.probabilities, formulas.probs) < 1e-5,
-             qPrintable(QString("probabilities: %1").arg(worst(twin.probabilities, formulas.probs))));
-    QVERIFY2(worst(twin.rowEntropy, formulas.entropy) < 1e-5,
-             qPrintable(QString("entropy: %1").arg(worst(twin.rowEntropy, formulas.entropy))));
+    for (const auto& [name, error] : {std::pair{"out", test::maxError(twin.out, formulas.out)},
+                                      std::pair{"probabilities", test::maxError(twin.probabilities, formulas.probs)},
+                                      std::pair{"entropy", test::maxError(twin.rowEntropy, formulas.entropy)}})
+        QVERIFY2(error.value() < 1e-5, qPrintable(error.message(name)));
     for (size_t i = 0; i < twin.probabilities.size(); ++i) // masked cells exactly 0, as in the formulas
         if (formulas.probs[i] == 0.0)
             QVERIFY2(twin.probabilities[i] == 0.0,
@@ -628,17 +617,14 @@ void TestAttention::backwardMatchesReference()
     const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
     const AttentionReferenceGradients ref =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    // Worst |fused - twin| / (1 + |twin|); infinite when the sizes differ.
-    auto worst = [](const auto& fused, const std::vector<double>& twin) {
-        double w = fused.size() == twin.size() ? 0.0 : kInf;
-        for (size_t i = 0; i < std::min(fused.size(), twin.size()); ++i)
-            w = std::max(w, std::abs(fused[i] - twin[i]) / (1 + std::abs(twin[i])));
-        return w;
+    // Worst |fused - twin| / (1 + |twin|); NaN (failing) on a non-finite value or when the sizes differ.
+    const auto worst = [](const auto& fused, const std::vector<double>& twin) {
+        return test::maxRelativeError(fused, twin);
     };
     const double tolerance = 5e-5;
     for (const auto& [name, error] : {std::pair{"dq", worst(g.dq, ref.dq)}, std::pair{"dk", worst(g.dk, ref.dk)},
                                       std::pair{"dv", worst(g.dv, ref.dv)}})
-        QVERIFY2(error < tolerance, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+        QVERIFY2(error.value() < tolerance, qPrintable(error.message(name)));
     // Parameter gradients sum over every pair: relative to their largest entry.
     for (const auto& [name, fused, twin] :
          {std::tuple{"dT5Values", &g.dT5Values, &ref.dT5Values}, std::tuple{"dKerpleR1", &g.dKerpleR1, &ref.dKerpleR1},
@@ -785,11 +771,8 @@ void TestAttention::selfExtendMatchesNumpy()
     const AttentionReferenceForward twin = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
     const AttentionReferenceGradients twinGrads =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    auto worst = [](const auto& ours, const std::vector<double>& ref) {
-        double w = ours.size() == ref.size() ? 0.0 : kInf;
-        for (size_t i = 0; i < std::min(ours.size(), ref.size()); ++i)
-            w = std::max(w, std::abs(double(ours[i]) - ref[i]) / (1 + std::abs(ref[i])));
-        return w;
+    const auto worst = [](const auto& ours, const std::vector<double>& ref) {
+        return test::maxRelativeError(ours, ref);
     };
     const std::vector<double> out = doubles("out"), lse = doubles("lse");
     const std::vector<double> dq = doubles("dq"), dk = doubles("dk"), dv = doubles("dv");
@@ -800,7 +783,7 @@ void TestAttention::selfExtendMatchesNumpy()
           std::tuple{"twin out", worst(twin.out, out), 1e-6}, std::tuple{"twin lse", worst(twin.logSumExp, lse), 1e-6},
           std::tuple{"twin dq", worst(twinGrads.dq, dq), 1e-6}, std::tuple{"twin dk", worst(twinGrads.dk, dk), 1e-6},
           std::tuple{"twin dv", worst(twinGrads.dv, dv), 1e-6}})
-        QVERIFY2(error < tolerance, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+        QVERIFY2(error.value() < tolerance, qPrintable(error.message(name)));
 }
 
 // Hugging Face's layouts in the kernel (rotate_half pairing, partial rotary) against the plain twin, which turns the
@@ -850,23 +833,21 @@ void TestAttention::rotaryLayoutMatchesReference()
     const AttentionReferenceForward ref = attentionForwardReference(bias, dims, q.data(), k.data(), v.data());
     const AttentionReferenceGradients refGrads =
         attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
-    auto worst = [](const auto& ours, const std::vector<double>& twin) {
-        double w = ours.size() == twin.size() ? 0.0 : kInf;
-        for (size_t i = 0; i < std::min(ours.size(), twin.size()); ++i)
-            w = std::max(w, std::abs(double(ours[i]) - twin[i]) / (1 + std::abs(twin[i])));
-        return w;
+    const auto worst = [](const auto& ours, const std::vector<double>& twin) {
+        return test::maxRelativeError(ours, twin);
     };
     for (const auto& [name, error] :
          {std::pair{"out", worst(fwd.out, ref.out)},
           std::pair{"probabilities", worst(fwd.probabilities, ref.probabilities)},
           std::pair{"dq", worst(g.dq, refGrads.dq)}, std::pair{"dk", worst(g.dk, refGrads.dk)},
           std::pair{"dv", worst(g.dv, refGrads.dv)}})
-        QVERIFY2(error < 5e-5, qPrintable(QString("%1: max relative error %2").arg(name).arg(error)));
+        QVERIFY2(error.value() < 5e-5, qPrintable(error.message(name)));
     // The layout matters: the same inputs under the other pairing give other scores.
     AttentionDims other = dims;
     other.pairing = rotateHalf ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
     const AttentionForward swapped = attentionForward(bias, other, q.data(), k.data(), v.data(), all);
-    QVERIFY(worst(swapped.probabilities, ref.probabilities) > 1e-3);
+    const test::ErrorMax apart = worst(swapped.probabilities, ref.probabilities);
+    QVERIFY2(apart.value() > 1e-3, qPrintable(apart.message("the other pairing")));
 }
 
 void TestAttention::identicalForOneAndTwoThreads_data()
@@ -1239,14 +1220,15 @@ void TestAttention::cliAttentionRejectsBadInput_data()
                                     << "differs from the 2 heads";
     QTest::newRow("bad parameter") << (QStringList{"attention", "local", "--set", "window=0"} + qkv +
                                        QStringList{"-o", "@DIR@/o.npy"})
-                                   << "window";
+                                   << "scheme local: window = 0 is out of range; allowed: integers in [1, ";
     QTest::newRow("bca bidirectional") << (QStringList{"attention", "bca", "--bidirectional"} + qkv +
                                            QStringList{"-o", "@DIR@/o.npy"})
-                                       << "bidirectional";
+                                       << "scheme bca is causal only; bidirectional attention is not allowed";
     QTest::newRow("bench window without window")
         << QStringList{"bench", "attention", "--scheme", "alibi", "--window", "8"} << "has no window";
     QTest::newRow("bench unknown") << QStringList{"bench", "nothing"} << "allowed: attention, gemm, peak";
-    QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"} << "length";
+    QTest::newRow("bench length 0") << QStringList{"bench", "attention", "--length", "0"}
+                                    << "length = 0 is out of range; allowed: integers in [1, 1048576]";
 }
 
 void TestAttention::cliAttentionRejectsBadInput()

@@ -1,6 +1,7 @@
 // positionlab-cli as a user runs it: output formats, every scheme at many sizes, exit codes and atomic output.
 #include "cli_runner.h"
 #include "base/npy.h"
+#include "views/entropy.h"
 #include "test_main.h"
 
 #include <QFile>
@@ -255,26 +256,50 @@ void TestCli::dotCsv()
 void TestCli::entropyCsv_data()
 {
     QTest::addColumn<QStringList>("args");
-    QTest::addColumn<int>("window"); // 0: log n
-    QTest::newRow("none") << QStringList{"none"} << 0;
-    QTest::newRow("rope zero") << QStringList{"rope"} << 0;
-    QTest::newRow("local 16") << QStringList{"local", "--set", "window=16"} << 16;
-    QTest::newRow("local from context") << QStringList{"local", "--context", "32"} << 32;
+    QTest::addColumn<int>("window"); // 0: log n; -1: rope on random q, k (core's curve, away from log n)
+    QTest::newRow("none") << QStringList{"none", "--qk", "zero"} << 0;
+    // q = k = 0 would make rope equal none: the rope row reads random q and k, which rope rotates.
+    QTest::newRow("rope random") << QStringList{"rope", "--qk", "random", "--head-dim", "8", "--seed", "3"} << -1;
+    QTest::newRow("local 16") << QStringList{"local", "--set", "window=16", "--qk", "zero"} << 16;
+    QTest::newRow("local from context") << QStringList{"local", "--context", "32", "--qk", "zero"} << 32;
 }
 
 void TestCli::entropyCsv()
 {
     QFETCH(QStringList, args);
     QFETCH(int, window);
-    const CliResult r = runCli(QStringList{"entropy"} + args +
-                               QStringList{"--heads", "2", "--lengths", "1,10,100,1000", "--qk", "zero"});
+    const CliResult r =
+        runCli(QStringList{"entropy"} + args + QStringList{"--heads", "2", "--lengths", "1,10,100,1000"});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines[0], QByteArray("length,head,entropy_last,entropy_mean"));
     QCOMPARE(lines.size(), 1 + 4 * 2);
+    // Rope: core's curve on the seeded q and k the CLI draws, and the same q and k unrotated (scheme none), which
+    // the rope row must differ from: the rotation is what it tests.
+    std::vector<plab::EntropyPoint> core, unrotated;
+    if (window < 0) {
+        const plab::SchemeSpec spec = plab::makeSchemeSpecForHeadDim("rope", 2, false, {}, 8, "--head-dim");
+        const plab::SchemeSpec none = plab::makeSchemeSpec("none", 2, false);
+        core = plab::entropyCurve(spec, {1, 10, 100, 1000}, plab::randomQkProvider(spec, 8, 3));
+        unrotated = plab::entropyCurve(none, {1, 10, 100, 1000}, plab::randomQkProvider(none, 8, 3));
+        QCOMPARE(int(core.size()), 4 * 2);
+        QCOMPARE(int(unrotated.size()), 4 * 2);
+    }
     for (int i = 1; i < lines.size(); ++i) {
         const QList<QByteArray> c = lines[i].split(',');
         const int n = c[0].toInt();
+        const double logN = std::log(n);
+        if (window < 0) {
+            const plab::EntropyPoint& p = core[size_t(i - 1)];
+            QCOMPARE(n, p.length);
+            QCOMPARE(c[1].toInt(), p.head);
+            QVERIFY2(std::abs(c[2].toDouble() - p.entropyLast) < 1e-7 * (1 + logN), lines[i].constData());
+            QVERIFY2(std::abs(c[3].toDouble() - p.entropyMean) < 1e-7 * (1 + logN), lines[i].constData());
+            QVERIFY2(n == 1 || std::abs(c[2].toDouble() - logN) > 1e-3, lines[i].constData()); // not q = k = 0
+            QVERIFY2(n == 1 || std::abs(c[2].toDouble() - unrotated[size_t(i - 1)].entropyLast) > 1e-3,
+                     lines[i].constData()); // not the unrotated q and k (whose mean over rows is much the same)
+            continue;
+        }
         const double want = std::log(window ? std::min(n, window) : n);
         QVERIFY2(std::abs(c[2].toDouble() - want) < 1e-7, lines[i].constData()); // %.9g output
     }
@@ -305,11 +330,13 @@ void TestCli::badInput_data()
     QTest::newRow("bad extension") << QStringList{"bias", "alibi", "-o", "x.txt"} << "unsupported extension '.txt'";
     QTest::newRow("xpos bidir") << QStringList{"bias", "xpos", "--bidirectional"} << "causal only";
     QTest::newRow("dot odd dim") << QStringList{"dot", "--dim", "7"} << "dim = 7 is out of range";
-    QTest::newRow("dot base") << QStringList{"dot", "--base", "0.5"} << "base";
+    QTest::newRow("dot base") << QStringList{"dot", "--base", "0.5"}
+                              << "base = 0.5 is out of range; allowed: (1, 1e+12]";
     QTest::newRow("entropy qk") << QStringList{"entropy", "alibi", "--qk", "ones"} << "--qk ones is not allowed";
     QTest::newRow("entropy lengths") << QStringList{"entropy", "alibi", "--lengths", "16,0"}
                                      << "lengths = 0 is out of range";
-    QTest::newRow("entropy lengths text") << QStringList{"entropy", "alibi", "--lengths", "16,,32"} << "lengths";
+    QTest::newRow("entropy lengths text") << QStringList{"entropy", "alibi", "--lengths", "16,,32"}
+                                          << "lengths: '' is not an integer; allowed: integers in [1, 1048576]";
     QTest::newRow("logn without context") << QStringList{"bias", "alibi", "--logn"} << "--logn needs --context L";
 }
 

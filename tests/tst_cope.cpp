@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include "model/positions_on_text.h"
@@ -48,10 +49,8 @@ SchemeSpec caseSpec(int heads, int npos, const std::vector<double>& embeddings)
 void compareClose(const std::vector<float>& got, const std::vector<double>& want, double tolerance, const char* what)
 {
     QCOMPARE(got.size(), want.size());
-    double worst = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-        worst = std::max(worst, std::abs(got[i] - want[i]) / (1 + std::abs(want[i])));
-    QVERIFY2(worst < tolerance, qPrintable(QString("%1: worst relative error %2").arg(what).arg(worst)));
+    const plab::test::ErrorMax worst = plab::test::maxRelativeError(got, want);
+    QVERIFY2(worst.value() < tolerance, qPrintable(worst.message(what)));
 }
 
 std::vector<float> randomFloats(size_t count, double spread, uint64_t seed)
@@ -461,10 +460,10 @@ void TestCope::modelCheckpointRoundTrip()
     model.zeroGradients();
     model.forward(text.data(), text.data() + 1, 1, 16);
     model.backward();
-    double gradient = 0;
+    plab::test::ErrorMax gradient; // its largest |entry|, NaN (failing) on a non-finite one
     for (size_t i = 0; i < t.size; ++i)
-        gradient = std::max(gradient, std::abs(double(model.gradients()[t.offset + i])));
-    QVERIFY2(gradient > 0, "E has no gradient");
+        gradient.add(model.gradients()[t.offset + i], 0.0);
+    QVERIFY2(gradient.value() > 0, qPrintable(gradient.message("E's gradient")));
     Rng rng(7);
     for (size_t i = 0; i < t.size; ++i) // learned-looking values, different per layer
         model.parameters()[t.offset + i] = static_cast<float>(0.3 * rng.normal());

@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include "schemes/position_bias.h"
@@ -368,10 +369,8 @@ void TestFire::cliTrainsAndEvaluates()
     QCOMPARE(int(spec.kind), int(SchemeKind::Fire));
     // Trained: the MLP moved away from the prior, and the checkpoint holds it.
     const std::vector<double> trainedValues = flatten(spec.fire), prior = flatten(fireInitialParams(2, 0.1));
-    double moved = 0;
-    for (size_t i = 0; i < prior.size(); ++i)
-        moved = std::max(moved, std::abs(trainedValues[i] - prior[i]));
-    QVERIFY2(moved > 1e-4, qPrintable(QString("largest change %1").arg(moved)));
+    const test::ErrorMax moved = test::maxError(trainedValues, prior);
+    QVERIFY2(moved.value() > 1e-4, qPrintable(moved.message("largest change")));
     const test::CliResult evaluated =
         test::runCli({"eval", model, "--corpus", corpus, "--lengths", "16,64", "-o", dir.path() + "/eval.csv"});
     QVERIFY2(evaluated.exitCode == 0, evaluated.err.constData());
@@ -386,7 +385,7 @@ void TestFire::cliTrainsAndEvaluates()
     const QJsonArray rows = json["rows"].toArray();
     QCOMPARE(rows.size(), 2 * 41);
     const FireFunction priorFunction(fireInitialParams(2, 0.1), 512), learnedFunction(spec.fire, 512);
-    double apart = 0;
+    test::ErrorMax apart;
     for (const QJsonValue& value : rows) {
         const QJsonObject r = value.toObject();
         const int h = r["head"].toInt(), distance = r["distance"].toInt();
@@ -394,9 +393,9 @@ void TestFire::cliTrainsAndEvaluates()
         const double learned = learnedFunction.bias(h, 40, 40 - distance);
         QVERIFY(std::abs(r["untrained"].toDouble() - untrained) < 1e-6 * (1 + std::abs(untrained)));
         QVERIFY(std::abs(r["learned"].toDouble() - learned) < 1e-6 * (1 + std::abs(learned)));
-        apart = std::max(apart, std::abs(r["learned"].toDouble() - r["untrained"].toDouble()));
+        apart.add(r["learned"].toDouble(), r["untrained"].toDouble());
     }
-    QVERIFY(apart > 1e-4);
+    QVERIFY2(apart.value() > 1e-4, qPrintable(apart.message("learned against untrained")));
     const test::CliResult missing = test::runCli({"fire-curve", dir.path() + "/none.safetensors"});
     QCOMPARE(missing.exitCode, 2);
     try {

@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "base/random.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "base/npy.h"
 #include "model/checkpoint.h"
 #include "model/corpus.h"
@@ -113,6 +114,8 @@ private slots:
     void gatesAndBiasMatchNumpy();
     void forwardMatchesNumpy_data() { gatesAndBiasMatchNumpy_data(); }
     void forwardMatchesNumpy();
+    void backwardMatchesNumpyDifferences_data() { gatesAndBiasMatchNumpy_data(); }
+    void backwardMatchesNumpyDifferences();
     void kernelMatchesReference_data();
     void kernelMatchesReference();
     void longStronglyForgettingRows_data();
@@ -185,10 +188,41 @@ void TestFox::forwardMatchesNumpy()
     AttentionDims plain = dims;
     plain.logForget = nullptr;
     const AttentionForward line = attentionForward(bias, plain, q.data(), k.data(), v.data());
-    double apart = 0;
-    for (size_t i = 0; i < expected.size(); ++i)
-        apart = std::max(apart, std::abs(line.out[i] - expected[i]));
-    QVERIFY(apart > 1e-3);
+    const test::ErrorMax apart = test::maxError(line.out, expected);
+    QVERIFY2(apart.value() > 1e-3, qPrintable(apart.message("the untrained line")));
+}
+
+// The kernel's and the twin's dq, dk, dv and dF against make_fox_reference.py's float64 central differences of
+// loss = sum(dOut * out): a check of the backward that shares no formula with it (the twin is the project's own).
+void TestFox::backwardMatchesNumpyDifferences()
+{
+    QFETCH(int, index);
+    const QJsonObject c = referenceCases()[index].toObject();
+    const int H = c["heads"].toInt(), N = c["length"].toInt(), D = c["dim"].toInt();
+    const std::vector<double> F = logForgetOf(toFloats(c["z"]), H, N);
+    const PositionBias bias(makeSchemeSpec("fox", H, false), N);
+    AttentionDims dims{1, H, N, D};
+    dims.logForget = F.data();
+    const std::vector<float> q = toFloats(c["q"]), k = toFloats(c["k"]), v = toFloats(c["v"]),
+                             dOut = toFloats(c["dOut"]);
+    QCOMPARE(dOut.size(), dims.elements());
+    const AttentionForward fwd = attentionForward(bias, dims, q.data(), k.data(), v.data());
+    const AttentionGradients g = attentionBackward(bias, dims, q.data(), k.data(), v.data(), fwd, dOut.data());
+    const AttentionReferenceGradients twin =
+        attentionBackwardReference(bias, dims, q.data(), k.data(), v.data(), dOut.data());
+    const std::vector<double> dq = toVector(c["dq"]), dk = toVector(c["dk"]), dv = toVector(c["dv"]),
+                              dF = toVector(c["dF"]);
+    QCOMPARE(dF.size(), F.size());
+    for (const auto& [name, error, tolerance] :
+         {std::tuple{"kernel dq", test::maxRelativeError(g.dq, dq), 5e-5},
+          std::tuple{"kernel dk", test::maxRelativeError(g.dk, dk), 5e-5},
+          std::tuple{"kernel dv", test::maxRelativeError(g.dv, dv), 5e-5},
+          std::tuple{"kernel dF", test::maxRelativeError(g.dLogForget, dF), 1e-4},
+          std::tuple{"twin dq", test::maxRelativeError(twin.dq, dq), 1e-6},
+          std::tuple{"twin dk", test::maxRelativeError(twin.dk, dk), 1e-6},
+          std::tuple{"twin dv", test::maxRelativeError(twin.dv, dv), 1e-6},
+          std::tuple{"twin dF", test::maxRelativeError(twin.dLogForget, dF), 1e-6}})
+        QVERIFY2(error.within(tolerance), qPrintable(error.message(name)));
 }
 
 void TestFox::kernelMatchesReference_data()
@@ -553,10 +587,10 @@ void TestFox::entropyCurveUsesTheTextsGates()
             return sample;
         };
         const std::vector<EntropyPoint> line = entropyCurve(spec, {length}, tableOnly);
-        double apart = 0;
+        test::ErrorMax apart;
         for (int h = 0; h < H; ++h)
-            apart = std::max(apart, std::abs(line[h].entropyMean - one[h].entropyMean));
-        QVERIFY2(apart > 1e-3, qPrintable(QString("the gates move the mean entropy by only %1").arg(apart)));
+            apart.add(line[h].entropyMean, one[h].entropyMean);
+        QVERIFY2(apart.value() > 1e-3, qPrintable(apart.message("the gates move the mean entropy by only")));
     }
     // Gates handed to a scheme that has none are refused, not ignored.
     const std::vector<float> x(static_cast<size_t>(length) * 8, 0.5f);
@@ -613,10 +647,10 @@ void TestFox::cliTrainsAndRoundTrips()
     QCOMPARE(loaded.model->config().scheme, std::string("fox"));
     // Trained: the gate bias moved from its start (0), and the checkpoint holds it.
     const ParameterTensor& gate = loaded.model->tensor("layers.1.attn.forget.bias");
-    double moved = 0;
+    test::ErrorMax moved; // from 0
     for (size_t i = 0; i < gate.size; ++i)
-        moved = std::max(moved, double(std::abs(loaded.model->parameters()[gate.offset + i])));
-    QVERIFY2(moved > 1e-4, qPrintable(QString("largest gate bias %1").arg(moved)));
+        moved.add(loaded.model->parameters()[gate.offset + i], 0.0);
+    QVERIFY2(moved.value() > 1e-4, qPrintable(moved.message("largest gate bias")));
     // Save and load again: the same tensors, the same per-input bias.
     const QString again = dir.path() + "/again.safetensors";
     saveCheckpoint(*loaded.model, loaded.info, again.toStdString());

@@ -9,6 +9,7 @@
 #include "model/presets.h"
 #include "base/random.h"
 #include "base/safetensors.h"
+#include "compare.h"
 #include "test_main.h"
 #include "runs/training.h"
 
@@ -52,7 +53,7 @@ QString checkGradient(Buffer& x, const Buffer& analytic, const std::function<dou
         const double down = f();
         x[i] = saved;
         const double numeric = (up - down) / (2 * step);
-        if (std::abs(numeric - analytic[i]) > tolerance * scale)
+        if (!(std::abs(numeric - analytic[i]) <= tolerance * scale)) // a NaN fails too
             return QString("index %1: analytic %2, numeric %3 (scale %4)")
                 .arg(i)
                 .arg(analytic[i])
@@ -428,7 +429,17 @@ void TestModel::pytorchReference()
             inputs.push_back(static_cast<uint8_t>(tokens.data[b * (T + 1) + t]));
             targets.push_back(static_cast<uint8_t>(tokens.data[b * (T + 1) + t + 1]));
         }
-    const float loss = model.forward(inputs.data(), targets.data(), B, T);
+    // A weighted case: the loss is sum(w l) / sum(w) with the reference's per-token weights (an answer mask's).
+    std::vector<float> weights;
+    if (c.value("weighted", false)) {
+        const Tensor& w = ref.tensors.at(name + "/weights");
+        QCOMPARE(w.shape, (std::vector<int64_t>{B, T}));
+        weights.assign(w.data.begin(), w.data.end());
+        QVERIFY(std::count(weights.begin(), weights.end(), 0.0f) > 0 && // zeros, ones and other weights
+                std::count(weights.begin(), weights.end(), 1.0f) > 0 &&
+                std::any_of(weights.begin(), weights.end(), [](float x) { return x != 0 && x != 1; }));
+    }
+    const float loss = model.forward(inputs.data(), targets.data(), B, T, weights.empty() ? nullptr : weights.data());
     QVERIFY2(std::abs(loss - c["loss"].get<double>()) < 2e-5,
              qPrintable(QString("loss %1 vs %2").arg(loss).arg(c["loss"].get<double>())));
     const Tensor& losses = ref.tensors.at(name + "/losses");
@@ -439,15 +450,14 @@ void TestModel::pytorchReference()
     model.backward();
     for (const ParameterTensor& t : model.tensors()) {
         const Tensor& want = ref.tensors.at(name + "/grad/" + t.name);
-        double maxAbs = 0, maxErr = 0;
+        double maxAbs = 0;
+        test::ErrorMax maxErr;
         for (size_t i = 0; i < t.size; ++i) {
             maxAbs = std::max(maxAbs, static_cast<double>(std::abs(want.data[i])));
-            maxErr = std::max(maxErr, static_cast<double>(std::abs(want.data[i] - model.gradients()[t.offset + i])));
+            maxErr.addAt(std::ptrdiff_t(i), model.gradients()[t.offset + i], want.data[i]);
         }
-        QVERIFY2(maxErr <= 2e-4 * maxAbs + 1e-7, qPrintable(QString("%1: max error %2, max |grad| %3")
-                                                                .arg(QString::fromStdString(t.name))
-                                                                .arg(maxErr)
-                                                                .arg(maxAbs)));
+        QVERIFY2(maxErr.within(2e-4 * maxAbs + 1e-7),
+                 qPrintable(maxErr.message(QString::fromStdString(t.name)) + QString(", max |grad| %1").arg(maxAbs)));
     }
 }
 
@@ -541,12 +551,13 @@ void TestModel::threadSlicesMatchOneThread()
     const plab::layers::FloatBuffer g1 = run(1, l1), g3 = run(3, l3);
     for (size_t i = 0; i < l1.size(); ++i)
         QVERIFY2(std::abs(l1[i] - l3[i]) < 1e-5, qPrintable(QString("token %1").arg(i)));
-    double maxAbs = 0, maxErr = 0;
+    double maxAbs = 0;
+    test::ErrorMax maxErr;
     for (size_t i = 0; i < g1.size(); ++i) {
         maxAbs = std::max(maxAbs, static_cast<double>(std::abs(g1[i])));
-        maxErr = std::max(maxErr, static_cast<double>(std::abs(g1[i] - g3[i])));
+        maxErr.addAt(std::ptrdiff_t(i), g3[i], g1[i]);
     }
-    QVERIFY2(maxErr <= 1e-5 * maxAbs + 1e-8, qPrintable(QString("max error %1 of %2").arg(maxErr).arg(maxAbs)));
+    QVERIFY2(maxErr.within(1e-5 * maxAbs + 1e-8), qPrintable(maxErr.message() + QString(" of %1").arg(maxAbs)));
 }
 
 void TestModel::adamwStep()

@@ -564,7 +564,8 @@ void TestSchemes::entropyClosedForms_data()
     for (int n : {1, 2, 10, 100, 1000}) {
         QTest::newRow(qPrintable(QString("none causal N=%1").arg(n))) << "none" << false << QStringList{} << n;
         QTest::newRow(qPrintable(QString("none bidir N=%1").arg(n))) << "none" << true << QStringList{} << n;
-        QTest::newRow(qPrintable(QString("rope N=%1").arg(n))) << "rope" << false << QStringList{} << n;
+        // q = k = 0 would make rope equal none: its row reads q = k = a e0, whose scores are a^2 cos(m - n) / sqrt(D).
+        QTest::newRow(qPrintable(QString("rope q=k=e0 N=%1").arg(n))) << "rope" << false << QStringList{} << n;
         QTest::newRow(qPrintable(QString("local W=16 N=%1").arg(n)))
             << "local" << false << QStringList{"window=16"} << n;
         QTest::newRow(qPrintable(QString("local bidir W=7 N=%1").arg(n)))
@@ -585,13 +586,28 @@ void TestSchemes::entropyClosedForms()
     for (const QString& s : sets)
         assignments.push_back(s.toStdString());
     const SchemeSpec spec = makeSchemeSpec(scheme.toStdString(), 4, bidirectional, assignments);
-    const std::vector<EntropyPoint> points = entropyCurve(spec, {length}, nullptr);
+    // Rope: q = k = a e0 in every head and row. Pair 0 turns at frequency base^0 = 1 (under either pairing, since
+    // only dim 0 is nonzero), so the score of query m and key n is a^2 cos(m - n) / sqrt(D) = kRopeScore cos(m - n).
+    constexpr double kRopeScore = 3.0;
+    QkProvider provider = nullptr; // q = k = 0
+    if (scheme == "rope") {
+        const int dim = spec.intParam("dim");
+        const float a = static_cast<float>(std::sqrt(kRopeScore * std::sqrt(double(dim))));
+        provider = [dim, a](int n) {
+            QkSample s{4, n, dim, std::vector<float>(size_t(4) * n * dim), {}, {}};
+            for (size_t row = 0; row < size_t(4) * n; ++row)
+                s.q[row * dim] = a;
+            s.k = s.q;
+            return s;
+        };
+    }
+    const std::vector<EntropyPoint> points = entropyCurve(spec, {length}, provider);
     QCOMPARE(int(points.size()), 4);
     const std::vector<double> slopes = plab::alibiSlopes(4);
 
-    // Independent expectation of the row entropy for q = k = 0.
+    // Independent expectation of the row entropy (q = k = 0 but for rope).
     auto expected = [&](int h, int m) -> double {
-        if (scheme == "none" || scheme == "rope")
+        if (scheme == "none")
             return std::log(bidirectional ? length : m + 1);
         if (scheme == "local") {
             const int w = sets[0].mid(7).toInt();
@@ -599,10 +615,12 @@ void TestSchemes::entropyClosedForms()
                 return std::log(std::min(m + 1, w));
             return std::log(std::min(length - 1, m + w - 1) - std::max(0, m - w + 1) + 1);
         }
-        // alibi / kerple-log: p_d proportional to exp(b(d)) over d = 0..m, entropy by direct summation.
+        // alibi / kerple-log / rope: p_d proportional to exp(b(d)) over d = 0..m, entropy by direct summation.
         std::vector<double> b(m + 1);
         for (int d = 0; d <= m; ++d)
-            b[d] = scheme == "alibi" ? -slopes[h] * d : -2.0 * std::log1p(0.5 * d);
+            b[d] = scheme == "alibi"  ? -slopes[h] * d
+                   : scheme == "rope" ? kRopeScore * std::cos(double(d))
+                                      : -2.0 * std::log1p(0.5 * d);
         double z = 0;
         for (double x : b)
             z += std::exp(x);

@@ -1,6 +1,7 @@
 // positionlab-cli train / eval / entropy --checkpoint as a user runs them: outputs, exit codes, Ctrl-C, bad files.
 #include "model/checkpoint.h"
 #include "cli_runner.h"
+#include "compare.h"
 #include "model/corpus.h"
 #include "model/model.h"
 #include "base/npy.h"
@@ -466,13 +467,13 @@ void TestTrainCli::checkpointLayer()
         const std::vector<double> want = coreLayerEntropies(model, corpus, expectLayer, {8, 32});
         const std::vector<double> other = coreLayerEntropies(model, corpus, 1 - expectLayer, {8, 32});
         QCOMPARE(got.size(), want.size());
-        double differs = 0;
+        plab::test::ErrorMax differs;
         for (size_t i = 0; i < got.size(); ++i) {
             QVERIFY2(std::abs(got[i] - want[i]) < 1e-6,
                      qPrintable(QString("value %1: %2 vs %3").arg(i).arg(got[i]).arg(want[i])));
-            differs = std::max(differs, std::abs(want[i] - other[i]));
+            differs.add(want[i], other[i]);
         }
-        QVERIFY2(differs > 1e-4, "layers 0 and 1 give the same entropies: the layer is not what is read");
+        QVERIFY2(differs.value() > 1e-4, qPrintable(differs.message("layers 0 and 1 (the layer read must matter)")));
     } else {
         // The probabilities of the layer asked for: the CLI's file equals core's attention on that layer's q, k, v.
         plab::LoadedCheckpoint loaded = plab::loadCheckpoint(model.toStdString());
@@ -492,12 +493,12 @@ void TestTrainCli::checkpointLayer()
         const std::vector<float> want = probsOf(expectLayer), other = probsOf(1 - expectLayer);
         const plab::NpyArray got = plab::readNpy(probs.toStdString());
         QCOMPARE(got.data.size(), want.size());
-        double differs = 0;
+        plab::test::ErrorMax differs;
         for (size_t i = 0; i < want.size(); ++i) {
             QVERIFY(std::abs(got.data[i] - want[i]) < 1e-6);
-            differs = std::max(differs, double(std::abs(want[i] - other[i])));
+            differs.add(want[i], other[i]);
         }
-        QVERIFY2(differs > 1e-4, "layers 0 and 1 give the same probabilities");
+        QVERIFY2(differs.value() > 1e-4, qPrintable(differs.message("layers 0 and 1 (the probabilities must differ)")));
     }
 }
 

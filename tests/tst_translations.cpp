@@ -363,23 +363,63 @@ void TestTranslations::windowRebuiltInLanguage()
     en->close(); // WA_DeleteOnClose
 }
 
-// positionlab-cli draws its pictures in Chinese with --lang zh_CN: they differ from the English ones.
+// positionlab-cli draws its pictures in Chinese with --lang zh_CN: they differ from the English ones, and the SVG's
+// text holds the Chinese strings (boxes drawn for a missing font would also differ from the English picture).
 void TestTranslations::cliRendersChinese_data()
 {
     QTest::addColumn<QStringList>("args");
-    QTest::newRow("render bias") << QStringList{"render", "bias", "alibi"};
-    QTest::newRow("render compare") << QStringList{"render", "compare", "local", "alibi", "--difference"};
-    QTest::newRow("render dot") << QStringList{"render", "dot"};
-    QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "16,64"};
-    QTest::newRow("bias -o png") << QStringList{"bias", "alibi"};
+    QTest::addColumn<QString>("chinese"); // in the zh_CN picture's text, not in the English one's
+    QTest::addColumn<QString>("english"); // its source, in the English picture's text
+    QTest::newRow("render bias") << QStringList{"render", "bias", "alibi"} << QStringLiteral("注意力偏置")
+                                 << QStringLiteral("attention bias");
+    QTest::newRow("render compare") << QStringList{"render", "compare", "local", "alibi", "--difference"}
+                                    << QStringLiteral("差值") << QStringLiteral("Difference");
+    // The axis "distance |m − n|" is drawn in pieces; its word is one of them.
+    QTest::newRow("render dot") << QStringList{"render", "dot"} << QStringLiteral("距离") << QStringLiteral("distance");
+    QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "16,64"}
+                                    << QStringLiteral("最后一个查询") << QStringLiteral("last query");
+    QTest::newRow("bias -o png") << QStringList{"bias", "alibi"} << QStringLiteral("注意力偏置")
+                                 << QStringLiteral("attention bias");
+}
+
+// The text an SVG draws: its <text> (and <tspan>) elements' characters, one string.
+static QString svgText(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QXmlStreamReader xml(&f);
+    QString text;
+    int depth = 0; // inside a text element
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("text"))
+            ++depth;
+        else if (xml.isEndElement() && xml.name() == QLatin1String("text"))
+            --depth, text += QLatin1Char('\n');
+        else if (xml.isCharacters() && depth > 0)
+            text += xml.text();
+    }
+    return text;
 }
 
 void TestTranslations::cliRendersChinese()
 {
     QFETCH(QStringList, args);
+    QFETCH(QString, chinese);
+    QFETCH(QString, english);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString zh = dir.filePath(QStringLiteral("zh.png")), en = dir.filePath(QStringLiteral("en.png"));
+    const QString zhSvg = dir.filePath(QStringLiteral("zh.svg")), enSvg = dir.filePath(QStringLiteral("en.svg"));
+    for (const auto& [lang, path] :
+         {std::pair{QStringLiteral("zh_CN"), zhSvg}, std::pair{QStringLiteral("en"), enSvg}}) {
+        const CliResult svg = runCli(args + QStringList{"--lang", lang, "-o", path});
+        QVERIFY2(svg.exitCode == 0, svg.err.constData());
+    }
+    const QString zhText = svgText(zhSvg), enText = svgText(enSvg);
+    QVERIFY2(zhText.contains(chinese) && !zhText.contains(english), qPrintable(zhText));
+    QVERIFY2(enText.contains(english) && !enText.contains(chinese), qPrintable(enText));
     const CliResult a = runCli(args + QStringList{"--lang", "zh_CN", "-o", zh});
     QVERIFY2(a.exitCode == 0, a.err.constData());
     const CliResult b = runCli(args + QStringList{"--lang", "en", "-o", en});

@@ -22,6 +22,7 @@
 #include "base/errors.h"
 #include "model_configs.h"
 #include "schemes/position_bias.h"
+#include "compare.h"
 #include "test_main.h"
 #include "test_settings.h"
 
@@ -33,6 +34,7 @@
 #include <QFile>
 #include <QPainter>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QThreadPool>
@@ -47,6 +49,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <sstream>
 
 using namespace plab;
@@ -200,6 +205,96 @@ SharedModel modelWithPreset(const std::string& scheme, const QString& preset, ui
     if (!preset.isNull())
         info.training = {{"preset", preset.toStdString()}};
     return makeSharedModel(QString::fromStdString(scheme), std::make_unique<Model>(config), {}, info);
+}
+
+// A view's own numbers as its data export lays them out: the shape, and the values row-major (masked cells -inf).
+struct ExportedNumbers {
+    std::vector<int64_t> shape;
+    std::vector<double> values;
+};
+
+ExportedNumbers viewNumbers(const ViewBase* view)
+{
+    ExportedNumbers e;
+    auto addMatrix = [&e](const MatrixPtr& m) { e.values.insert(e.values.end(), m->values.begin(), m->values.end()); };
+    if (const auto* bias = qobject_cast<const BiasView*>(view)) {
+        const int n = bias->result().request.length;
+        e.shape = {n, n};
+        addMatrix(bias->result().matrix);
+    } else if (const auto* compare = qobject_cast<const CompareView*>(view)) {
+        const CompareResult& r = compare->result();
+        const int n = r.panels.front().request.length;
+        e.shape = {int64_t(r.panels.size() + (r.difference ? 1 : 0)), n, n};
+        for (const BiasResult& panel : r.panels)
+            addMatrix(panel.matrix);
+        if (r.difference)
+            addMatrix(r.difference);
+    } else if (const auto* dot = qobject_cast<const DotView*>(view)) {
+        for (size_t c = 0; c < dot->result().curves.size(); ++c) {
+            const DotCurve& curve = dot->result().curves[c];
+            for (size_t i = 0; i < curve.distance.size(); ++i)
+                e.values.insert(e.values.end(), {double(c), double(curve.dim), curve.base, double(curve.distance[i]),
+                                                 curve.dot[i], curve.dot[i] - curve.halfDim()});
+        }
+        e.shape = {int64_t(e.values.size() / 6), 6};
+    } else if (const auto* entropy = qobject_cast<const EntropyView*>(view)) {
+        const std::vector<EntropySeries>& series = entropy->result().series;
+        for (size_t s = 0; s < series.size(); ++s)
+            for (const EntropyPoint& p : series[s].points)
+                e.values.insert(e.values.end(),
+                                {double(s), double(p.length), double(p.head), p.entropyLast, p.entropyMean});
+        e.shape = {int64_t(e.values.size() / 5), 5};
+    }
+    return e;
+}
+
+// The numbers of an exported NPY file (version 1, little-endian float32, as the exports write it), read here: core's
+// reader refuses the masked cells' -inf that a bias export holds.
+ExportedNumbers npyNumbers(const QByteArray& bytes)
+{
+    ExportedNumbers e;
+    if (bytes.size() < 10 || bytes[6] != 1)
+        return e;
+    const int headerLength = uchar(bytes[8]) | (uchar(bytes[9]) << 8);
+    const QString header = QString::fromLatin1(bytes.mid(10, headerLength));
+    if (!header.contains(QLatin1String("'descr': '<f4'")))
+        return e;
+    const QRegularExpressionMatch shape = QRegularExpression(QStringLiteral("'shape': \\(([0-9, ]*)\\)")).match(header);
+    for (const QString& n : shape.captured(1).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        e.shape.push_back(n.trimmed().toLongLong());
+    const QByteArray data = bytes.mid(10 + headerLength);
+    for (qsizetype i = 0; i + 4 <= data.size(); i += 4) {
+        float x;
+        std::memcpy(&x, data.constData() + i, 4);
+        e.values.push_back(x);
+    }
+    return e;
+}
+
+// The numbers of an exported JSON file: a matrix stack's "shape" and nested "data" (null for masked), or a table's
+// "rows" of {column: value} in the order of "columns".
+ExportedNumbers jsonNumbers(const nlohmann::json& doc)
+{
+    ExportedNumbers e;
+    const std::function<void(const nlohmann::json&)> flatten = [&](const nlohmann::json& j) {
+        if (j.is_array())
+            for (const nlohmann::json& x : j)
+                flatten(x);
+        else
+            e.values.push_back(j.is_null() ? -std::numeric_limits<double>::infinity() : j.get<double>());
+    };
+    if (doc.contains("data")) {
+        e.shape = doc.at("shape").get<std::vector<int64_t>>();
+        flatten(doc.at("data"));
+        return e;
+    }
+    const std::vector<std::string> columns = doc.at("columns").get<std::vector<std::string>>();
+    for (const nlohmann::json& row : doc.at("rows"))
+        for (const std::string& c : columns)
+            e.values.push_back(row.at(c).is_null() ? -std::numeric_limits<double>::infinity()
+                                                   : row.at(c).get<double>());
+    e.shape = {int64_t(doc.at("rows").size()), int64_t(columns.size())};
+    return e;
 }
 
 } // namespace
@@ -859,11 +954,22 @@ private Q_SLOTS:
             checkSvg(path);
         } else if (extension == QLatin1String("pdf")) {
             checkPdf(path);
-        } else if (extension == QLatin1String("json")) {
-            const auto doc = nlohmann::json::parse(bytes.toStdString());
-            QVERIFY(doc.is_object());
-        } else if (extension == QLatin1String("npy")) {
-            QVERIFY(bytes.startsWith("\x93NUMPY"));
+        } else if (extension == QLatin1String("json") || extension == QLatin1String("npy")) {
+            // The file's shape and numbers are the view's own result (float32 in NPY, %.9g in JSON).
+            const ExportedNumbers want = viewNumbers(view);
+            QVERIFY(!want.values.empty());
+            ExportedNumbers got;
+            if (extension == QLatin1String("json")) {
+                const auto doc = nlohmann::json::parse(bytes.toStdString());
+                QVERIFY(doc.is_object());
+                got = jsonNumbers(doc);
+            } else {
+                QVERIFY(bytes.startsWith("\x93NUMPY"));
+                got = npyNumbers(bytes);
+            }
+            QCOMPARE(got.shape, want.shape);
+            const test::ErrorMax error = test::maxRelativeError(got.values, want.values);
+            QVERIFY2(error.within(1e-6), qPrintable(error.message(extension)));
         } else {
             QVERIFY(bytes.count('\n') >= 3);
             if (viewId == QLatin1String("bias")) // N lines of N values, as the CLI writes them
@@ -1910,38 +2016,41 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QSize>("size"); // a PNG's pixels: --width/--height, else the view's default (headless.cpp)
         QTest::newRow("bias png") << QStringList{"bias", "alibi", "--length", "32", "--width", "500", "--height", "400"}
-                                  << "b.png" << 0;
-        QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0;
-        QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0;
+                                  << "b.png" << 0 << QSize(500, 400);
+        QTest::newRow("dot svg") << QStringList{"dot", "--dim", "64"} << "d.svg" << 0 << QSize();
+        QTest::newRow("entropy pdf") << QStringList{"entropy", "alibi", "--lengths", "16,32,64"} << "e.pdf" << 0
+                                     << QSize();
         QTest::newRow("render compare") << QStringList{"render", "compare", "alibi", "local", "--length", "32"}
-                                        << "c.png" << 0;
+                                        << "c.png" << 0 << QSize(420 * 2 + 260, 640);
         QTest::newRow("render compare difference dark")
             << QStringList{"render", "compare", "alibi", "local", "--length", "32", "--difference", "--dark"}
-            << "cd.svg" << 0;
+            << "cd.svg" << 0 << QSize();
         QTest::newRow("render dot log") << QStringList{"render", "dot", "--curves", "64:10000,128:500", "--log-x"}
-                                        << "r.svg" << 0;
+                                        << "r.svg" << 0 << QSize();
         QTest::newRow("render entropy") << QStringList{"render", "entropy", "alibi", "none", "--lengths", "16,64"}
-                                        << "re.pdf" << 0;
+                                        << "re.pdf" << 0 << QSize();
         QTest::newRow("render entropy refused as too long")
             << QStringList{"render", "entropy", "alibi", "rope", "--lengths", "1048576", "--heads", "1024"}
-            << "long.png" << 2;
+            << "long.png" << 2 << QSize();
         QTest::newRow("render entropy rope head dim 32 second")
             << QStringList{"render", "entropy",    "alibi", "rope",      "--qk",
                            "random", "--head-dim", "32",    "--lengths", "16,64"}
-            << "rd.png" << 0;
+            << "rd.png" << 0 << QSize(1100, 720);
         QTest::newRow("render entropy rope explicit dim refused")
-            << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2;
+            << QStringList{"render", "entropy", "rope", "--set", "dim=32", "--lengths", "16"} << "rx.png" << 2
+            << QSize();
         QTest::newRow("render attention bad layer")
             << QStringList{"render", "attention", "--checkpoint", "missing.safetensors", "--layer", "9"} << "ra.png"
-            << 2;
-        QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2;
-        QTest::newRow("render bad extension") << QStringList{"render", "dot"} << "x.bmp" << 2;
+            << 2 << QSize();
+        QTest::newRow("render bad view") << QStringList{"render", "histogram"} << "x.png" << 2 << QSize();
+        QTest::newRow("render bad extension") << QStringList{"render", "dot"} << "x.bmp" << 2 << QSize();
         QTest::newRow("render bad colormap")
-            << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2;
-        QTest::newRow("render compare one") << QStringList{"render", "compare", "alibi"} << "x.png" << 2;
+            << QStringList{"render", "bias", "alibi", "--colormap", "jet"} << "x.png" << 2 << QSize();
+        QTest::newRow("render compare one") << QStringList{"render", "compare", "alibi"} << "x.png" << 2 << QSize();
         QTest::newRow("render bad param")
-            << QStringList{"render", "bias", "kerple-power", "--set", "r2=3"} << "x.png" << 2;
+            << QStringList{"render", "bias", "kerple-power", "--set", "r2=3"} << "x.png" << 2 << QSize();
     }
     void cliPictures()
     {
@@ -1961,8 +2070,9 @@ private Q_SLOTS:
             return;
         }
         QVERIFY2(err.isEmpty(), err.constData());
+        QFETCH(QSize, size);
         if (file.endsWith(QLatin1String(".png")))
-            checkPng(path, args.contains(QStringLiteral("--width")) ? QSize(500, 400) : QImage(path).size());
+            checkPng(path, size);
         else if (file.endsWith(QLatin1String(".svg")))
             checkSvg(path);
         else

@@ -5,6 +5,7 @@
 #include "tabs/hf_model_view.h"
 #include "window/main_window.h"
 
+#include "compare.h"
 #include "test_main.h"
 #include "test_settings.h"
 
@@ -258,13 +259,16 @@ private slots:
                                  120000);
         const std::vector<plab::MethodCurve>& bf16 = view->methodsResult().curves;
         QCOMPARE(bf16.size(), f32.size());
-        double largest = 0;
-        for (size_t c = 0; c < f32.size(); ++c)
+        plab::test::ErrorMax largest;
+        for (size_t c = 0; c < f32.size(); ++c) {
+            QCOMPARE(bf16[c].points.size(), f32[c].points.size());
             for (size_t i = 0; i < f32[c].points.size(); ++i)
-                largest = std::max(largest, std::abs(bf16[c].points[i].loss - f32[c].points[i].loss));
-        qInfo("max |loss bf16 - loss f32| over methods and lengths = %.4f nats", largest);
-        QVERIFY2(largest > 0, "identical losses: the BF16 products never ran");
-        QVERIFY2(largest <= 0.05, qPrintable(QString::number(largest)));
+                largest.add(bf16[c].points[i].loss, f32[c].points[i].loss);
+        }
+        qInfo("max |loss bf16 - loss f32| over methods and lengths = %.4f nats", largest.value());
+        QVERIFY2(largest.finite() && largest.value() > 0,
+                 qPrintable(largest.message("identical losses (the BF16 products never ran) or non-finite")));
+        QVERIFY2(largest.within(0.05), qPrintable(largest.message()));
         const QString csv = dir.filePath(QStringLiteral("methods.json"));
         QString error;
         QVERIFY2(window.exportCurrent(csv, {}, &error), qPrintable(error));
@@ -329,15 +333,16 @@ private slots:
         QVERIFY(waitForModel(view, plab::HfPrecision::BFloat16));
         const std::vector<double> bf16 = quantity(view, which);
         QCOMPARE(bf16.size(), f32.size());
-        double largest = 0, difference = 0;
-        for (size_t i = 0; i < f32.size(); ++i) {
-            largest = std::max(largest, std::abs(f32[i]));
-            difference = std::max(difference, std::abs(bf16[i] - f32[i]));
-        }
-        qInfo("%s: max |bf16 - f32| = %.3g, %.3f %% of max |f32| %.3g", qPrintable(which), difference,
-              100 * difference / largest, largest);
-        QVERIFY2(difference > 0, "identical values: the BF16 products never ran");
-        QVERIFY2(difference <= 0.03 * largest, qPrintable(QString::number(difference / largest)));
+        double largest = 0;
+        for (double x : f32)
+            largest = std::max(largest, std::abs(x));
+        const plab::test::ErrorMax difference = plab::test::maxError(bf16, f32);
+        qInfo("%s: max |bf16 - f32| = %.3g, %.3f %% of max |f32| %.3g", qPrintable(which), difference.value(),
+              100 * difference.value() / largest, largest);
+        QVERIFY2(difference.value() > 0,
+                 qPrintable(difference.message("identical values (the BF16 products never ran)")));
+        QVERIFY2(difference.within(0.03 * largest),
+                 qPrintable(difference.message() + QString(" of max |f32| %1").arg(largest)));
 
         QCOMPARE(view->map().request.layer, 1);
         QCOMPARE(view->map().request.head, 2);
@@ -490,10 +495,8 @@ private slots:
                     QStringLiteral("sink %1: %2 against %3").arg(i).arg(shown.sinkMass[i]).arg(reference.sinkMass[i])));
         for (int l = 0; l < shown.layers; ++l)
             QCOMPARE(shown.rowEntropy[l], reference.rowEntropy[l]);
-        double moved = 0;
-        for (size_t i = 0; i < own.size(); ++i)
-            moved = std::max(moved, std::abs(own[i] - shown.sinkMass[i]));
-        QVERIFY2((moved > 1e-6) == moves, qPrintable(QStringLiteral("the sinks moved by %1").arg(moved)));
+        const plab::test::ErrorMax moved = plab::test::maxError(own, shown.sinkMass);
+        QVERIFY2(moved.finite() && (moved.value() > 1e-6) == moves, qPrintable(moved.message("the sinks moved")));
         // The picture names the positions; the exported data says them as core writes them.
         QVERIFY(view->heatmap()->heatmap().figure().panels.front().subtitle.contains(
             QString::fromStdString(plab::hfPositionText(expected))));

@@ -16,6 +16,10 @@ within its original context), rope models get references under pi (linear, facto
 qwen2 (rotate_half over every dim, GQA) and gpt_neox (partial rotary) also get ReRoPE (window 6) and Self-Extend
 (window 5, group 3) zero-shot, ref_rerope.npy and ref_self_extend.npy: no Hugging Face code has these, so their scores
 are written from the remapped position P(m, n) of each paper (remapped_attention).
+ref_bf16.npy (every folder but qwen2_text) emulates PositionLab's BF16 products in NumPy, so that any CPU can check
+them against their definition, not only against float32: the config's own positions with every matrix (embeddings,
+projections, the head; gpt2's wpe excepted) rounded to BF16 and every product's input rounded to BF16 (nearest even),
+the rest (norms, attention, softmax, residuals, biases) as above.
 Run: /usr/bin/python3 tests/reference/make_hf_tiny.py
 """
 import json
@@ -277,8 +281,35 @@ def merge(x):  # (n, T, d) -> (T, n*d)
     return x.transpose(1, 0, 2).reshape(x.shape[1], -1)
 
 
+BF16_PRODUCTS = False  # bf16_reference sets it: products read their inputs rounded to BF16
+
+
+def bf16_values(x):
+    """x rounded to BF16 (through float32, as a float32 activation is), as float64, in x's shape."""
+    x = np.asarray(x, dtype=np.float64)
+    return bf16_round(x.astype(np.float32))[1].reshape(x.shape)
+
+
+def product(x, w):
+    """x @ w, under BF16_PRODUCTS of the BF16-rounded x and w."""
+    if BF16_PRODUCTS:
+        return bf16_values(x) @ bf16_values(w)
+    return x @ w
+
+
+def bf16_reference(forward, cfg, W, *args):
+    """forward's logits with BF16 products: every matrix held in BF16 (gpt2's wpe, a float32 table, excepted)."""
+    global BF16_PRODUCTS
+    rounded = {k: bf16_values(v) if np.ndim(v) == 2 and not k.endswith("wpe.weight") else v for k, v in W.items()}
+    BF16_PRODUCTS = True
+    try:
+        return forward(cfg, rounded, *args)
+    finally:
+        BF16_PRODUCTS = False
+
+
 def linear(x, W, name, bias=True):
-    y = x @ W[name + ".weight"].T
+    y = product(x, W[name + ".weight"].T)
     if bias and name + ".bias" in W:
         y = y + W[name + ".bias"]
     return y
@@ -327,7 +358,7 @@ def llama_forward(cfg, W, ids, rope, position=None, probs=None):
         x = x + linear(g, W, p + "mlp.down_proj")
     x = rms_norm(x, W["model.norm.weight"], eps)
     head = W["lm_head.weight"] if "lm_head.weight" in W else W["model.embed_tokens.weight"]
-    return x @ head.T
+    return product(x, head.T)
 
 
 def gpt2_forward(cfg, W, ids):
@@ -337,15 +368,15 @@ def gpt2_forward(cfg, W, ids):
     for i in range(cfg["n_layer"]):
         p = "h.%d." % i
         h = layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)
-        qkv = h @ W[p + "attn.c_attn.weight"] + W[p + "attn.c_attn.bias"]  # Conv1D: weight [in, out]
+        qkv = product(h, W[p + "attn.c_attn.weight"]) + W[p + "attn.c_attn.bias"]  # Conv1D: weight [in, out]
         q, k, v = (heads(t, H, D) for t in np.split(qkv, 3, -1))
         a = merge(attention(q, k, v))
-        x = x + a @ W[p + "attn.c_proj.weight"] + W[p + "attn.c_proj.bias"]
+        x = x + product(a, W[p + "attn.c_proj.weight"]) + W[p + "attn.c_proj.bias"]
         h = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
-        h = gelu_tanh(h @ W[p + "mlp.c_fc.weight"] + W[p + "mlp.c_fc.bias"])
-        x = x + h @ W[p + "mlp.c_proj.weight"] + W[p + "mlp.c_proj.bias"]
+        h = gelu_tanh(product(h, W[p + "mlp.c_fc.weight"]) + W[p + "mlp.c_fc.bias"])
+        x = x + product(h, W[p + "mlp.c_proj.weight"]) + W[p + "mlp.c_proj.bias"]
     x = layer_norm(x, W["ln_f.weight"], W["ln_f.bias"], eps)
-    return x @ W["wte.weight"].T
+    return product(x, W["wte.weight"].T)
 
 
 def fused_qkv(h, W, name, H, D):
@@ -380,7 +411,7 @@ def neox_forward(cfg, W, ids, rope, position=None):
             x = x + a
             x = x + mlp(x)
     x = layer_norm(x, W["gpt_neox.final_layer_norm.weight"], W["gpt_neox.final_layer_norm.bias"], eps)
-    return x @ W["embed_out.weight"].T
+    return product(x, W["embed_out.weight"].T)
 
 
 def bloom_slopes(n):
@@ -410,7 +441,7 @@ def bloom_forward(cfg, W, ids, probs=None):
         h = layer_norm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], eps)
         x = x + linear(gelu_tanh(linear(h, W, p + "mlp.dense_h_to_4h")), W, p + "mlp.dense_4h_to_h")
     x = layer_norm(x, W[t + "ln_f.weight"], W[t + "ln_f.bias"], eps)
-    return x @ W[t + "word_embeddings.weight"].T
+    return product(x, W[t + "word_embeddings.weight"].T)
 
 
 # ---------------------------------------------------------------- the checkpoints
@@ -419,7 +450,7 @@ def bloom_forward(cfg, W, ids, probs=None):
 REMAPS = {"rerope": rerope_position(6), "self_extend": self_extend_position(3, 5)}
 
 
-def llama_like(name, cfg, dtype, seed, shards=1, remaps=False, attention=False):
+def llama_like(name, cfg, dtype, seed, shards=1, remaps=False, attention=False, bf16=True):
     VOCAB = cfg["vocab_size"]
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
     D = cfg.get("head_dim") or C // H
@@ -454,6 +485,8 @@ def llama_like(name, cfg, dtype, seed, shards=1, remaps=False, attention=False):
     refs = {"config": llama_forward(cfg, w.values, IDS, rope_dict(cfg), probs=probs)}
     if attention:
         refs["attention"] = np.stack(probs)
+    if bf16:
+        refs["bf16"] = bf16_reference(llama_forward, cfg, w.values, IDS, rope_dict(cfg))
     theta = rope_dict(cfg)["rope_theta"]
     refs["pi"] = llama_forward(cfg, w.values, IDS, {"rope_type": "linear", "rope_theta": theta, "factor": 4.0})
     refs["yarn"] = llama_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
@@ -476,7 +509,7 @@ def text_model():
                 [t["id"] for t in json.loads(tokenizer)["added_tokens"]]) + 1
     cfg = llama_cfg("qwen2", vocab_size=vocab, rope_theta=10000.0, tie_word_embeddings=True, rope_scaling=None,
                     max_position_embeddings=32)
-    folder, refs = llama_like("qwen2_text", cfg, "BF16", 16, attention=True)
+    folder, refs = llama_like("qwen2_text", cfg, "BF16", 16, attention=True, bf16=False)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         f.write(tokenizer)
     return folder, refs
@@ -531,7 +564,7 @@ def gpt2():
     w.add("ln_f.bias", (C,), 0.1)
     folder = os.path.join(OUT, "gpt2")
     save(folder, cfg, w)
-    return folder, {"config": gpt2_forward(cfg, w.values, IDS)}
+    return folder, {"config": gpt2_forward(cfg, w.values, IDS), "bf16": bf16_reference(gpt2_forward, cfg, w.values, IDS)}
 
 
 def neox():
@@ -563,6 +596,7 @@ def neox():
     save(folder, cfg, w)
     theta = 10000.0
     refs = {"config": neox_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta})}
+    refs["bf16"] = bf16_reference(neox_forward, cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta})
     refs["pi"] = neox_forward(cfg, w.values, IDS, {"rope_type": "linear", "rope_theta": theta, "factor": 4.0})
     refs["yarn"] = neox_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
     for key, position in REMAPS.items():
@@ -601,6 +635,7 @@ def bloom():
     probs = []
     refs = {"config": bloom_forward(cfg, w.values, IDS, probs)}
     refs["attention"] = np.stack(probs)  # ALiBi: (layers, H, T, T)
+    refs["bf16"] = bf16_reference(bloom_forward, cfg, w.values, IDS)
     return folder, refs
 
 

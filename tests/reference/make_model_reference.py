@@ -3,7 +3,9 @@
 
 The same parameters and tokens are run through the model once per positional scheme; the file keeps the
 parameters, the tokens, and per case the per-token losses and the gradient of the mean loss with respect to every
-parameter. The C++ forward and backward (tests/tst_model.cpp) must reproduce them.
+parameter. The C++ forward and backward (tests/tst_model.cpp) must reproduce them. A weighted case (as the task
+runs' answer masks weigh the loss) takes the weighted mean sum(w l) / sum(w) with per-token weights w of 0, 1 and
+others, kept as NAME/weights.
 
 The model is written from the design notes' formulas, independently of the C++ code: byte embedding (+ sinusoidal or
 learned absolute positions; with sinusoids the token embedding is scaled by sqrt(d_model)), pre-LayerNorm blocks (causal multi-head attention with the scheme's bias, mask, rotary
@@ -41,7 +43,21 @@ CASES = [
     ("local", "local", {"window": 5}, CONTEXT, False),
     ("bca", "bca", {"window": 6}, CONTEXT, False),
     ("alibi-logn", "alibi", {}, 8, True),
+    ("rope-weighted", "rope", {"dim": D}, CONTEXT, False),
 ]
+
+
+def loss_weights(name):
+    """Per-token weights (B, T) of a weighted case, None for the plain mean: zeros (a question's tokens), ones (an
+    answer's), a half and a two (weights other than 0 and 1)."""
+    if name != "rope-weighted":
+        return None
+    w = np.zeros((B, T))
+    w[0, 5:] = 1.0
+    w[0, 7] = 0.5
+    w[1, 8:] = 1.0
+    w[1, 10] = 2.0
+    return w
 
 
 def get_slopes(n):  # official ALiBi code
@@ -242,13 +258,22 @@ def main():
         names = case_params(params, case)
         leaves = {k: params[k].clone().requires_grad_(True) for k in names}
         losses = forward(leaves, inputs, targets, case)
-        loss = losses.mean()
+        weights = loss_weights(name)
+        if weights is None:
+            loss = losses.mean()
+        else:
+            w = torch.tensor(weights)
+            loss = (w * losses).sum() / w.sum()
         grads = torch.autograd.grad(loss, [leaves[k] for k in names])
         out.append((f"{name}/losses", losses.detach().numpy()))
+        if weights is not None:
+            out.append((f"{name}/weights", weights.astype(np.float32)))
         for k, g in zip(names, grads):
             out.append((f"{name}/grad/{k}", g.numpy()))
         cases_meta.append({"name": name, "scheme": scheme, "settings": [f"{a}={b}" for a, b in s.items()],
                            "context": context, "logn": logn, "loss": loss.item()})
+        if weights is not None:
+            cases_meta[-1]["weighted"] = True
         print(f"{name:14s} loss {loss.item():.6f}")
     meta = {"config": json.dumps({"layers": LAYERS, "d_model": C, "heads": H, "d_ff": FF, "batch": B, "length": T}),
             "cases": json.dumps(cases_meta),
