@@ -160,11 +160,11 @@ std::function<void(const std::string&)> nestedSequence(const std::string& kind, 
     };
 }
 
-// Every hostile row by name: what it opens, from which folder, how it is broken.
-const std::map<std::string, Hostile>& hostileRows()
+// s.6's crashes: values and Sequences nested deep in every JSON file of a folder.
+void addNestingRows(std::map<std::string, Hostile>& rows)
 {
     const std::string deep1 = nested(100000, "1");
-    static const std::map<std::string, Hostile> rows = {
+    rows.insert({
         // s.6's 11 crashes: values nested 100000 deep (the messages once dumped them whole, recursing per level)
         {"config hidden_size nested 100000", {Target::Config, "qwen2", configRaw("/hidden_size", deep1)}},
         {"config n_embd nested 100000", {Target::Config, "gpt2", configRaw("/n_embd", deep1)}},
@@ -199,6 +199,13 @@ const std::map<std::string, Hostile>& hostileRows()
               setRaw(dir + "/model.safetensors.index.json", "/weight_map/model.norm.weight",
                      nested(100000, "\"model-00001-of-00002.safetensors\""));
           }}},
+    });
+}
+
+// Excerpts instead of whole values, and ids past a tokenizer's declared size.
+void addIdAndExcerptRows(std::map<std::string, Hostile>& rows)
+{
+    rows.insert({
         // an excerpt, not the whole value
         {"config hidden_size a 100 KB array",
          {Target::Config, "qwen2", configRaw("/hidden_size", "[" + repeated("7,", 50000) + "7]")}},
@@ -213,6 +220,13 @@ const std::map<std::string, Hostile>& hostileRows()
           tokenizerRaw(
               "/post_processor",
               R"({"type":"BertProcessing","cls":["<|endoftext|>",1099511627776],"sep":["<|endoftext|>",1]})")}},
+    });
+}
+
+// Sizes whose products overflow, and s.6's rough messages.
+void addSizeAndMessageRows(std::map<std::string, Hostile>& rows)
+{
+    rows.insert({
         // s.6's undefined behaviour: sizes near 2^30 whose products overflow
         {"config sizes near 2^30",
          {Target::Config, "qwen2",
@@ -240,6 +254,13 @@ const std::map<std::string, Hostile>& hostileRows()
               writeText(dir + "/tokenizer.json", text.substr(0, 1000));
           }}},
         {"config rope_theta 2^63", {Target::Positions, "qwen2", configRaw("/rope_theta", "9223372036854775808")}},
+    });
+}
+
+// Families and tensors out of scope, and a tensor the forward reads stored as BOOL.
+void addScopeRows(std::map<std::string, Hostile>& rows)
+{
+    rows.insert({
         // families out of scope, by model_type, with the reason
         {"config mixtral", {Target::Config, "qwen2", configSet("/model_type", "mixtral")}},
         {"config qwen3_moe", {Target::Config, "qwen2", configSet("/model_type", "qwen3_moe")}},
@@ -265,7 +286,20 @@ const std::map<std::string, Hostile>& hostileRows()
                       t = {t.name, "BOOL", {32}, std::string(32, '\1')};
               writeRawSafetensors(dir + "/model.safetensors", tensors);
           }}},
-    };
+    });
+}
+
+// Every hostile row by name: what it opens, from which folder, how it is broken.
+const std::map<std::string, Hostile>& hostileRows()
+{
+    static const std::map<std::string, Hostile> rows = [] {
+        std::map<std::string, Hostile> all;
+        addNestingRows(all);
+        addIdAndExcerptRows(all);
+        addSizeAndMessageRows(all);
+        addScopeRows(all);
+        return all;
+    }();
     return rows;
 }
 
