@@ -6,6 +6,7 @@
 #include "base/npy.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
+#include "hf/hf_weights.h"
 #include "hf/tokenizer.h"
 #include "schemes/rotary_scaling.h"
 
@@ -32,7 +33,7 @@ const char* familyName(HfFamily family)
     return "";
 }
 
-// The summary card of issue 19 §4, from config.json alone (no weights are read).
+// The summary card of issue 19 §4, from config.json (and, with --json, the weights' headers: skipped_tensors).
 int runInspect(const ParsedArgs& args, VerbContext& ctx)
 {
     const HfConfig c = readHfConfig(args.positional.at(0));
@@ -67,6 +68,9 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
             if (!c.ropeLayers[i])
                 nope.push_back(i);
         doc["nope_layers"] = nope;
+        // Tensors a load would skip (Pythia's old attention masks), from the weights' headers; null without weights.
+        doc["skipped_tensors"] =
+            hfFolderHasWeights(c.folder) ? nlohmann::json(HfModel::unreadTensors(c.folder)) : nlohmann::json();
         ctx.out << doc.dump(2) << '\n';
         return 0;
     }
@@ -122,6 +126,9 @@ int runLogits(const ParsedArgs& args, VerbContext& ctx)
             checkScalingSet(method, s);
     }
     const SchemeSpec positions = hfPositionSpec(model.config(), scaling, settings);
+    if (const auto& skipped = model.skippedTensors(); !skipped.empty())
+        ctx.err << "skipped " << skipped.size() << " tensor" << (skipped.size() == 1 ? "" : "s")
+                << " the forward never reads (e.g. " << skipped.front() << ")\n";
     ctx.err << "using positions " << hfPositionText(positions)
             << (scaling.empty() || scaling == model.config().scaling ? " (the config's own)" : " (zero-shot)") << '\n';
     const HfMatrix logits = model.logits(ids, positions);
@@ -138,7 +145,7 @@ void registerHfVerbs()
                   "a Hugging Face model folder's summary: family, layers, heads, context, positions, parameters",
                   {{"json", OptionKind::Flag,
                     "machine-readable: family, layers, heads, kv_heads, head_dim, vocab, context, scheme, rope_theta, "
-                    "scaling, parameters, ..."},
+                    "scaling, parameters, skipped_tensors (tensors the forward never reads), ..."},
                    precisionOption()},
                   1,
                   1,

@@ -2,6 +2,7 @@
 #include "base/safetensors.h"
 
 #include "base/atomic_file.h"
+#include "base/json_input.h"
 #include "base/limits.h"
 #include "base/errors.h"
 
@@ -144,9 +145,9 @@ nlohmann::json parseHeader(std::string_view bytes, const FileProblem& fail, size
         throw fail("header does not start with '{' (not a safetensors file?)");
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(headerText);
-    } catch (const nlohmann::json::exception& e) {
-        throw fail(std::string("header is not valid JSON: ") + e.what());
+        header = parseUntrustedJson(headerText, "header");
+    } catch (const InputError& e) {
+        throw fail(e.what());
     }
     if (!header.is_object())
         throw fail("header is not a JSON object");
@@ -174,7 +175,23 @@ size_t dtypeSize(const std::string& dtype, const std::string& what, const FilePr
         return 8;
     if (dtype == "F16" || dtype == "BF16")
         return 2;
-    throw fail(what + " has dtype " + dtype + "; allowed: F32 (F64, F16, BF16 are converted)");
+    throw fail(what + " has dtype " + dtype + "; allowed: " + kSafetensorsConvertedDtypes);
+}
+
+// Bytes per value of the other dtypes safetensors defines (0 for a name it does not define): a memory-mapped file may
+// hold them in tensors nobody reads (transformers' BOOL attention masks), refused only when a tensor is read.
+size_t opaqueDtypeSize(const std::string& dtype)
+{
+    if (dtype == "BOOL" || dtype == "U8" || dtype == "I8" || dtype == "F8_E4M3" || dtype == "F8_E5M2" ||
+        dtype == "F8_E8M0")
+        return 1;
+    if (dtype == "I16" || dtype == "U16")
+        return 2;
+    if (dtype == "I32" || dtype == "U32")
+        return 4;
+    if (dtype == "I64" || dtype == "U64")
+        return 8;
+    return 0;
 }
 
 // `count` values of `dtype` at `src` as floats.
@@ -219,7 +236,7 @@ struct CheckedEntry {
 };
 
 CheckedEntry checkEntry(const std::string& name, const nlohmann::json& entry, uint64_t bufferSize,
-                        const FileProblem& fail)
+                        const FileProblem& fail, bool opaqueAllowed)
 {
     const std::string what = "tensor '" + name + "'";
     if (!entry.is_object())
@@ -233,7 +250,8 @@ CheckedEntry checkEntry(const std::string& name, const nlohmann::json& entry, ui
         throw fail(what + " has no dtype string");
     CheckedEntry checked;
     checked.dtype = entry["dtype"].get<std::string>();
-    const size_t itemSize = dtypeSize(checked.dtype, what, fail);
+    const size_t opaqueSize = opaqueAllowed ? opaqueDtypeSize(checked.dtype) : 0;
+    const size_t itemSize = opaqueSize ? opaqueSize : dtypeSize(checked.dtype, what, fail);
     if (!entry.contains("shape") || !entry["shape"].is_array())
         throw fail(what + " has no shape array");
     uint64_t count = 1;
@@ -256,9 +274,9 @@ CheckedEntry checkEntry(const std::string& name, const nlohmann::json& entry, ui
         throw fail(what + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                    "] outside the data buffer of " + std::to_string(bufferSize) + " bytes (truncated file?)");
     if (end - begin != count * itemSize)
-        throw fail(what + " has " + std::to_string(end - begin) + " data bytes but shape " +
-                   shapeString(checked.shape) + " of " + checked.dtype + " needs " +
-                   std::to_string(count * itemSize));
+        throw fail(what + (opaqueSize ? " has dtype " + checked.dtype + " and" : "") + " has " +
+                   std::to_string(end - begin) + " data bytes but shape " + shapeString(checked.shape) + " of " +
+                   checked.dtype + " needs " + std::to_string(count * itemSize));
     checked.count = count;
     checked.span = {begin, end, name};
     return checked;
@@ -298,7 +316,7 @@ SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& sour
             readMetadata(entry, fail, file.metadata);
             continue;
         }
-        CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail);
+        CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail, false);
         Tensor& tensor = file.tensors[name];
         tensor.shape = checked.shape;
         tensor.data.resize(checked.count);
@@ -342,7 +360,12 @@ SafetensorsFile readSafetensors(const std::string& path)
     readUpTo(8 + headerLength);
     uint64_t dataEnd = 0;
     if (bytes.size() == 8 + headerLength) {
-        const nlohmann::json header = nlohmann::json::parse(bytes.substr(8), nullptr, false);
+        nlohmann::json header;
+        try {
+            header = parseUntrustedJson(std::string_view(bytes).substr(8), "header");
+        } catch (const InputError&) {
+            // parseSafetensors below gives the message
+        }
         if (header.is_object())
             for (const auto& [name, entry] : header.items())
                 if (name != "__metadata__" && entry.is_object() && entry.contains("data_offsets") &&
@@ -362,8 +385,16 @@ std::string MappedTensor::shapeText() const
     return shapeString(shape);
 }
 
+bool MappedTensor::converts() const
+{
+    return dtype == "F32" || dtype == "F64" || dtype == "F16" || dtype == "BF16";
+}
+
 void MappedTensor::toFloat(float* out) const
 {
+    if (!converts())
+        throw InputError("a tensor of dtype " + dtype + " cannot be read as numbers; allowed: " +
+                         kSafetensorsConvertedDtypes);
     convertToFloat(bytes, count, dtype, out);
 }
 
@@ -406,7 +437,7 @@ MappedSafetensors::MappedSafetensors(const std::string& path) : m_path(path)
                 readMetadata(entry, fail, m_metadata);
                 continue;
             }
-            CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail);
+            CheckedEntry checked = checkEntry(name, entry, buffer.size(), fail, true);
             m_tensors[name] = {checked.dtype, checked.shape, buffer.data() + checked.span.begin, checked.count};
             spans.push_back(std::move(checked.span));
         }

@@ -31,6 +31,9 @@ struct TensorView {
     const float* data = nullptr; // product(shape) elements
 };
 
+// The dtypes read as numbers, for messages.
+constexpr const char* kSafetensorsConvertedDtypes = "F32 (F64, F16, BF16 are converted)";
+
 // Largest header accepted (the reference implementation's limit is 100 MB).
 constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 
@@ -48,17 +51,21 @@ void writeSafetensors(const std::string& path, const std::vector<TensorView>& te
 SafetensorsFile parseSafetensors(std::string_view bytes, const std::string& source);
 SafetensorsFile readSafetensors(const std::string& path);
 
-// A tensor inside a memory-mapped file, in its stored dtype (F32, F64, F16 or BF16); valid while the file is open.
+// A tensor inside a memory-mapped file, in its stored dtype; valid while the file is open. Besides F32, F64, F16 and BF16
+// a mapped file may hold safetensors' other dtypes (BOOL, integers, F8): their sizes are checked, their values are
+// never read (toFloat refuses them), so a buffer the model does not use does not stop the file from opening.
 struct MappedTensor {
     std::string dtype;
     std::vector<int64_t> shape;
     const char* bytes = nullptr;
     uint64_t count = 0; // product(shape)
     std::string shapeText() const;
-    void toFloat(float* out) const; // the count values as float32
+    bool converts() const;          // F32, F64, F16 or BF16
+    void toFloat(float* out) const; // the count values as float32; InputError unless converts()
 };
 
-// A safetensors file memory-mapped, validated exactly as parseSafetensors does (same messages), read on demand: a
+// A safetensors file memory-mapped, validated as parseSafetensors does (same messages; other dtypes kept, see
+// MappedTensor), read on demand: a
 // large model's weights are paged in as they are converted, never copied whole. Not copyable.
 class MappedSafetensors {
 public:

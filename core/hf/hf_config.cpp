@@ -2,12 +2,15 @@
 #include "hf/hf_config.h"
 
 #include "base/errors.h"
+#include "base/json_input.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +30,13 @@ struct ConfigReader {
     InputError fail(const std::string& what) const { return InputError(file + ": " + what); }
 
     bool has(const char* key) const { return root.contains(key) && !root[key].is_null(); }
+    // "field 'KEY' = VALUE is not allowed (it is an array); allowed: WHAT": an excerpt of the value, never all of it,
+    // and what it is when that is what is wrong (`rightType` false).
+    InputError wrong(const std::string& key, const json& v, const std::string& allowed, bool rightType = false) const
+    {
+        return fail("field '" + key + "' = " + jsonExcerpt(v) + " is not allowed" +
+                    (rightType ? "" : " (it is " + jsonKindName(v) + ")") + "; allowed: " + allowed);
+    }
 
     int positiveInt(const char* key) const
     {
@@ -41,13 +51,13 @@ struct ConfigReader {
     int positiveIntFrom(const json& v, const std::string& key) const
     {
         if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1ll << 30))
-            throw fail("field '" + key + "' = " + v.dump() + " is not allowed; allowed: a positive integer");
+            throw wrong(key, v, "a positive integer up to 2^30", v.is_number_integer());
         return static_cast<int>(v.get<long long>());
     }
     double positiveNumber(const json& v, const std::string& key) const
     {
         if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-            throw fail("field '" + key + "' = " + v.dump() + " is not allowed; allowed: a positive number");
+            throw wrong(key, v, "a positive finite number", v.is_number());
         return v.get<double>();
     }
     double positiveNumber(const char* key, double fallback) const
@@ -59,8 +69,7 @@ struct ConfigReader {
         if (!has(key))
             return fallback;
         if (!root[key].is_boolean())
-            throw fail("field '" + std::string(key) + "' = " + root[key].dump() +
-                       " is not allowed; allowed: true, false");
+            throw wrong(key, root[key], "true, false");
         return root[key].get<bool>();
     }
     std::string text(const char* key, const std::string& fallback) const
@@ -68,7 +77,7 @@ struct ConfigReader {
         if (!has(key))
             return fallback;
         if (!root[key].is_string())
-            throw fail("field '" + std::string(key) + "' = " + root[key].dump() + " is not a string");
+            throw wrong(key, root[key], "a string");
         return root[key].get<std::string>();
     }
 };
@@ -138,19 +147,19 @@ void readLongrope(const ConfigReader& r, HfConfig& c, const json& rope, const st
 // top-level rope_theta (`thetaKey` names the family's own: rotary_emb_base for gpt_neox).
 void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault)
 {
-    json rope = json::object();
+    // A reference, never a copy: copying a value recurses once per level of its nesting.
+    static const json noRope = json::object();
+    const json* ropeDict = &noRope;
     std::string where;
-    if (r.has("rope_parameters")) {
-        if (!r.root["rope_parameters"].is_object())
-            throw r.fail("field 'rope_parameters' is not an object");
-        rope = r.root["rope_parameters"];
-        where = "rope_parameters";
-    } else if (r.has("rope_scaling")) {
-        if (!r.root["rope_scaling"].is_object())
-            throw r.fail("field 'rope_scaling' is not an object");
-        rope = r.root["rope_scaling"];
-        where = "rope_scaling";
-    }
+    for (const char* key : {"rope_parameters", "rope_scaling"})
+        if (r.has(key)) {
+            if (!r.root[key].is_object())
+                throw r.wrong(key, r.root[key], "an object");
+            ropeDict = &r.root[key];
+            where = key;
+            break;
+        }
+    const json& rope = *ropeDict;
     c.ropeTheta = r.has("rope_theta") ? r.positiveNumber(r.root["rope_theta"], "rope_theta")
                                       : r.positiveNumber(thetaKey, thetaDefault);
     if (rope.contains("rope_theta"))
@@ -161,7 +170,7 @@ void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double t
     for (const char* key : {"rope_type", "type"})
         if (rope.contains(key) && !rope[key].is_null()) {
             if (!rope[key].is_string())
-                throw r.fail("field '" + where + "." + key + "' is not a string");
+                throw r.wrong(where + "." + key, rope[key], "a string");
             type = rope[key].get<std::string>();
             break;
         }
@@ -271,8 +280,8 @@ void readLlama(const ConfigReader& r, HfConfig& c)
                              " entries 0 or 1 (one per layer)");
             for (int i = 0; i < c.layers; ++i) {
                 if (!list[i].is_number_integer() || (list[i] != 0 && list[i] != 1))
-                    throw r.fail("field 'no_rope_layers' entry " + std::to_string(i) + " = " + list[i].dump() +
-                                 " is not allowed; allowed: 0 (NoPE), 1 (rope)");
+                    throw r.wrong("no_rope_layers[" + std::to_string(i) + "]", list[i], "0 (NoPE), 1 (rope)",
+                                  list[i].is_number_integer());
                 c.ropeLayers[i] = list[i] == 1;
             }
         } else {
@@ -286,6 +295,16 @@ void readLlama(const ConfigReader& r, HfConfig& c)
         c.slidingWindow = r.positiveInt("sliding_window");
 }
 
+// 4 x the hidden size (gpt2's default n_inner, bloom's MLP), refused by name when it overflows the lab's sizes.
+int fourTimes(const ConfigReader& r, const char* key, int hidden)
+{
+    const long long width = 4LL * hidden;
+    if (width > (1LL << 30))
+        throw r.fail("the MLP width 4 x " + std::string(key) + " = " + std::to_string(width) +
+                     " is not allowed; allowed: " + key + " up to 2^28");
+    return static_cast<int>(width);
+}
+
 void readGpt2(const ConfigReader& r, HfConfig& c)
 {
     c.family = HfFamily::Gpt2;
@@ -293,7 +312,7 @@ void readGpt2(const ConfigReader& r, HfConfig& c)
     c.layers = r.positiveInt("n_layer");
     c.heads = c.kvHeads = r.positiveInt("n_head");
     c.headDim = c.hidden / c.heads;
-    c.intermediate = r.positiveInt("n_inner", 4 * c.hidden);
+    c.intermediate = r.has("n_inner") ? r.positiveInt("n_inner") : fourTimes(r, "n_embd", c.hidden);
     c.vocab = r.positiveInt("vocab_size");
     c.context = r.positiveInt("n_positions");
     c.rmsNorm = false;
@@ -343,7 +362,7 @@ void readBloom(const ConfigReader& r, HfConfig& c)
     c.layers = r.positiveInt("n_layer");
     c.heads = c.kvHeads = r.positiveInt("n_head");
     c.headDim = c.hidden / c.heads;
-    c.intermediate = 4 * c.hidden;
+    c.intermediate = fourTimes(r, r.has("hidden_size") ? "hidden_size" : "n_embed", c.hidden);
     c.vocab = r.positiveInt("vocab_size");
     c.context = r.positiveInt("seq_length", 2048); // ALiBi has no position table: the length it was trained at
     c.rmsNorm = false;
@@ -357,6 +376,35 @@ void readBloom(const ConfigReader& r, HfConfig& c)
         throw r.fail("field 'apply_residual_connection_post_layernorm' = true is not supported; allowed: false");
 }
 
+// Sizes a config implies, in checked 64-bit arithmetic: every field alone may be up to 2^30, but their products size
+// tensors and reach int arithmetic in the forward, and the parameter total reaches casts in messages. Refused by name.
+void checkSizes(const ConfigReader& r, const HfConfig& c)
+{
+    if (c.heads > kMaxHeads)
+        throw r.fail("the number of attention heads " + std::to_string(c.heads) + " is not allowed; allowed: 1 to " +
+                     std::to_string(kMaxHeads));
+    constexpr long long kMaxValues = 1LL << 40; // one tensor: 4 TiB in float32, past any model the lab could hold
+    const auto product = [&](const std::string& what, long long a, long long b, long long limit) {
+        long long out = 0;
+        if (__builtin_mul_overflow(a, b, &out) || out > limit)
+            throw r.fail(what + ": " + std::to_string(a) + " x " + std::to_string(b) +
+                         " values is absurd; allowed: at most 2^" +
+                         std::to_string(std::bit_width(uint64_t(limit)) - 1));
+    };
+    product("the attention width (heads x head_dim)", c.heads, c.headDim, 1LL << 30);
+    product("the key/value width (key/value heads x head_dim)", c.kvHeads, c.headDim, 1LL << 30);
+    product("the embedding (vocab_size x hidden size)", c.vocab, c.hidden, kMaxValues);
+    product("a query projection (heads x head_dim x hidden size)", 1LL * c.heads * c.headDim, c.hidden, kMaxValues);
+    product("an MLP projection (intermediate size x hidden size)", c.intermediate, c.hidden, kMaxValues);
+    if (c.family == HfFamily::Gpt2)
+        product("the position table (n_positions x n_embd)", c.context, c.hidden, kMaxValues);
+    const double parameters = c.parameterCount();
+    if (!(parameters <= 0x1p50))
+        throw r.fail("the sizes describe about " + numberText(parameters) +
+                     " parameters, which is absurd; allowed: at most 2^50 (num_hidden_layers " +
+                     std::to_string(c.layers) + ", hidden size " + std::to_string(c.hidden) + ")");
+}
+
 } // namespace
 
 const std::vector<std::string>& supportedModelTypes()
@@ -364,6 +412,42 @@ const std::vector<std::string>& supportedModelTypes()
     static const std::vector<std::string> types = {"gpt2",    "bloom", "gpt_neox", "llama",
                                                    "mistral", "qwen2", "qwen3",    "smollm3"};
     return types;
+}
+
+std::optional<std::string> hfOutOfScopeReason(std::string_view modelType)
+{
+    static const std::vector<std::pair<std::vector<std::string_view>, std::string_view>> outOfScope = {
+        {{"mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss", "olmoe", "granitemoe", "granitemoeshared", "phimoe", "dbrx",
+          "jetmoe", "llama4", "llama4_text", "deepseek"},
+         "a mixture-of-experts model (a router picks experts per token; the lab's blocks have one MLP)"},
+        {{"deepseek_v2", "deepseek_v3", "kimi_k2"},
+         "multi-head latent attention (keys and values through a shared low-rank latent, with a decoupled rotary "
+         "part), which the lab's attention does not have"},
+        {{"mamba", "mamba2", "falcon_mamba", "jamba", "falcon_h1", "zamba", "zamba2", "bamba", "granitemoehybrid",
+          "nemotron_h", "rwkv", "recurrent_gemma"},
+         "a state-space or recurrent hybrid (Mamba or RNN layers beside attention); the lab runs attention-only "
+         "transformers"},
+        {{"llava", "llava_next", "llava_onevision", "qwen2_vl", "qwen2_5_vl", "mllama", "idefics3", "paligemma",
+          "smolvlm", "pixtral", "mistral3", "internvl"},
+         "a multimodal model (a vision encoder beside the language model); the lab reads text-only folders"},
+    };
+    for (const auto& [types, reason] : outOfScope)
+        if (std::find(types.begin(), types.end(), modelType) != types.end())
+            return std::string(reason);
+    return std::nullopt;
+}
+
+std::optional<std::string> hfOutOfScopeTensorReason(std::string_view tensorName)
+{
+    // The spellings of transformers' multimodal models: a vision tower and the projector into the text model.
+    for (const std::string_view part : {"vision_tower.", "vision_model.", "visual.", "multi_modal_projector.",
+                                        "vision_embed_tokens.", "image_newline", "vision_encoder."})
+        if (tensorName.starts_with(part) ||
+            tensorName.find(std::string(".") + std::string(part)) != std::string_view::npos)
+            return "it belongs to a vision encoder (" + std::string(part) +
+                   "...); the lab runs the text model only, so a multimodal folder is refused rather than opened "
+                   "without its vision part";
+    return std::nullopt;
 }
 
 double HfConfig::parameterCount() const
@@ -402,19 +486,23 @@ HfConfig readHfConfig(const std::string& folder)
         throw InputError("model folder " + folder +
                          " has no config.json; a Hugging Face model folder holds config.json, the weights "
                          "(model.safetensors or shards with model.safetensors.index.json) and tokenizer.json");
-    std::ifstream in(file);
-    json root = json::parse(in, nullptr, false);
-    if (root.is_discarded() || !root.is_object())
-        throw InputError(file + " is not a JSON object");
+    const json root = readUntrustedJsonFile(file);
+    if (!root.is_object())
+        throw InputError(file + " holds " + jsonKindName(root) + " (" + jsonExcerpt(root) +
+                         "); allowed: a JSON object of the model's settings");
     const ConfigReader r{root, file};
     HfConfig c;
     c.folder = folder;
-    if (!r.has("model_type") || !root["model_type"].is_string())
-        throw r.fail("field 'model_type' is missing");
-    c.modelType = root["model_type"].get<std::string>();
     std::string supported;
     for (const std::string& t : supportedModelTypes())
         supported += (supported.empty() ? "" : ", ") + t;
+    if (!r.has("model_type"))
+        throw r.fail("field 'model_type' is missing; allowed: one of " + supported);
+    if (!root["model_type"].is_string())
+        throw r.wrong("model_type", root["model_type"], "a string, one of " + supported);
+    c.modelType = root["model_type"].get<std::string>();
+    if (const std::optional<std::string> reason = hfOutOfScopeReason(c.modelType))
+        throw r.fail("model_type \"" + c.modelType + "\" is out of scope: " + *reason + "; supported: " + supported);
     if (c.modelType == "gpt2")
         readGpt2(r, c);
     else if (c.modelType == "bloom")
@@ -432,7 +520,7 @@ HfConfig readHfConfig(const std::string& folder)
     if (c.family != HfFamily::Llama && c.hidden % c.heads)
         throw r.fail("the hidden size " + std::to_string(c.hidden) + " is not a multiple of the heads " +
                      std::to_string(c.heads));
-    checkIntegerRange("the number of attention heads in config.json", c.heads, 1, kMaxHeads);
+    checkSizes(r, c);
     return c;
 }
 
@@ -450,6 +538,14 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
     const std::string method = scaling.empty() ? config.scaling : std::string(scaling);
     std::vector<std::string> assignments = {"dim=" + std::to_string(config.rotaryDim),
                                             "base=" + exactText(config.ropeTheta)};
+    try { // the config's own rope alone, so that a value it cannot hold (rope_theta 2^63) is refused naming the file
+        std::vector<std::string> own = assignments;
+        own.insert(own.end(), config.scalingSettings.begin(), config.scalingSettings.end());
+        (void)makeSchemeSpec("rope", config.heads, false, own, config.context, false, config.scaling);
+    } catch (const InputError& e) {
+        throw InputError(config.folder + "/config.json: " + e.what() +
+                         " (the rope base is rope_theta, its dims head_dim x partial_rotary_factor)");
+    }
     if (method == config.scaling)
         assignments.insert(assignments.end(), config.scalingSettings.begin(), config.scalingSettings.end());
     const RotaryMethodInfo& info = rotaryMethodByName(method);

@@ -3,6 +3,7 @@
 
 #include "schemes/schemes.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,13 @@ enum class HfFamily { Gpt2, Bloom, GptNeox, Llama };
 
 // The model_type values accepted, in the order messages list them.
 const std::vector<std::string>& supportedModelTypes();
+
+// Why a model_type is out of the lab's scope (mixture-of-experts, multi-head latent attention, Mamba and other
+// recurrent hybrids, multimodal folders), or nullopt for any other name. The one list of refused families.
+std::optional<std::string> hfOutOfScopeReason(std::string_view modelType);
+// Why a tensor belongs to a part the lab does not run (a vision tower or its projector in a multimodal folder), or
+// nullopt: such a folder is refused by the tensor's name, not opened with its vision part silently dropped.
+std::optional<std::string> hfOutOfScopeTensorReason(std::string_view tensorName);
 
 struct HfConfig {
     std::string folder;    // the model folder

@@ -215,11 +215,43 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
     checkHfPrecisionSupported(precision);
     checkFitsInMemory(hfModelMemoryBytes(c, precision),
                       "model " + folder + " (" + c.modelType + ", about " +
-                          std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) +
+                          std::to_string(static_cast<long long>(c.parameterCount() / 1e6)) + // at most 2^50: checkSizes
                           " M parameters, loaded with " +
                           (precision == HfPrecision::BFloat16 ? "BF16 weights)" : "float32 weights)"));
     m_weights = std::make_unique<HfWeights>(folder);
-    const HfWeights& weights = *m_weights;
+    m_weights->refuseOutOfScopeTensors();
+    load(*m_weights);
+    m_parameters = c.parameterCount();
+    m_skipped = m_weights->unreadNames();
+    if (precision == HfPrecision::Float32)
+        m_weights.reset(); // every tensor was converted: the mapping is no longer read
+}
+
+HfModel::HfModel(HfConfig config) : m_config(std::move(config)) {}
+
+std::vector<std::string> HfModel::unreadTensors(const std::string& folder)
+{
+    // The family's own loader, run over a miniature of the config (the same family, flags and layers, every size 1 or
+    // 2) against the headers alone: the names it takes are the names a real load takes, at a few bytes per tensor.
+    HfConfig tiny = readHfConfig(folder);
+    tiny.heads = tiny.heads / tiny.kvHeads; // keeps heads a multiple of kvHeads with kvHeads = 1
+    tiny.kvHeads = 1;
+    tiny.headDim = 2;
+    tiny.hidden = tiny.heads * tiny.headDim; // the fused layouts (gpt2, bloom, gpt_neox) need hidden = heads x D
+    tiny.intermediate = 2;
+    tiny.vocab = 2;
+    tiny.context = 2;
+    HfModel probe(std::move(tiny));
+    const HfWeights weights(folder, HfWeights::Use::NamesOnly);
+    weights.refuseOutOfScopeTensors();
+    probe.load(weights);
+    return weights.unreadNames();
+}
+
+void HfModel::load(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const HfPrecision precision = m_precision;
     const Loader load{weights, c, precision};
     const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
     for (int i = 0; i < c.layers; ++i)
@@ -318,9 +350,6 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
         break;
     }
     }
-    m_parameters = c.parameterCount();
-    if (precision == HfPrecision::Float32)
-        m_weights.reset(); // every tensor was converted: the mapping is no longer read
 }
 
 const HfWeightMatrix& HfModel::head() const

@@ -52,9 +52,15 @@ public:
     HfModel(const HfModel&) = delete;
     HfModel& operator=(const HfModel&) = delete;
 
+    // The tensors of a folder that a load would skip, without loading it (inspect): InputError as loading gives for a
+    // missing tensor, a tensor read with a dtype that is not numbers, or a vision tower.
+    static std::vector<std::string> unreadTensors(const std::string& folder);
+
     const HfConfig& config() const { return m_config; }
     double parameterCount() const { return m_parameters; }
     HfPrecision precision() const { return m_precision; }
+    // The tensors of the folder the forward never reads (HfWeights::unreadNames), e.g. Pythia's old attention masks.
+    const std::vector<std::string>& skippedTensors() const { return m_skipped; }
     // Bytes the loaded weights take (hfWeightBytes per parameter).
     double weightBytes() const { return hfWeightBytes(m_precision) * m_parameters; }
 
@@ -75,6 +81,9 @@ public:
     struct Layer;
 
 private:
+    explicit HfModel(HfConfig config); // unloaded, for unreadTensors
+    // Every tensor the family's forward reads, taken from `weights` into the layers: the one rule of what is read.
+    void load(const HfWeights& weights);
     // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
     // what the caller will keep of the logits, for the memory check.
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
@@ -89,6 +98,7 @@ private:
     HfWeightMatrix m_head;  // (vocab, hidden) when untied
     std::vector<float> m_embedNormW, m_embedNormB, m_finalNormW, m_finalNormB;
     std::vector<std::unique_ptr<Layer>> m_layers;
+    std::vector<std::string> m_skipped;
 };
 
 } // namespace plab

@@ -4,17 +4,24 @@
 #include "base/safetensors.h"
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace plab {
 
+// True when FOLDER holds model.safetensors or model.safetensors.index.json (what HfWeights opens).
+bool hfFolderHasWeights(const std::string& folder);
+
 class HfWeights {
 public:
     // Opens FOLDER/model.safetensors, or every shard model.safetensors.index.json names. InputError naming the file
     // for a folder without either, an index that is not JSON or names a missing shard, or a shard that fails the
-    // safetensors checks (truncated, unsupported dtype such as I8 or F8_E4M3: named with its tensor).
-    explicit HfWeights(const std::string& folder);
+    // safetensors checks (truncated, an unknown dtype: named with its tensor).
+    // NamesOnly: for HfModel::unreadTensors, take and mappedBf16 check a tensor's presence and dtype, record it and
+    // return zeros of the asked shape (a miniature config's), whatever the stored shape; no value is read.
+    enum class Use { Load, NamesOnly };
+    explicit HfWeights(const std::string& folder, Use use = Use::Load);
 
     bool has(const std::string& name) const;
     // The tensor `name` converted to float32, checked against `shape`: InputError naming the tensor, its file and
@@ -28,14 +35,22 @@ public:
     const std::string& sourceText() const { return m_sourceText; }
     // Every tensor's name.
     std::vector<std::string> names() const;
+    // The one rule of which tensors the forward reads: those a loader took (take, mappedBf16). A tensor of a dtype that
+    // is not read as numbers (BOOL, integers, F8) opens with its file and is refused, naming it, only when taken; the
+    // others are skipped whatever their dtype (Pythia's old attention.bias masks). Sorted names, after loading.
+    std::vector<std::string> unreadNames() const;
+    // InputError naming the first tensor of a part the lab does not run (hfOutOfScopeTensorReason: a vision tower).
+    void refuseOutOfScopeTensors() const;
 
 private:
     const MappedTensor* find(const std::string& name, const MappedSafetensors** file) const;
     // find, with InputError naming the tensor when it is missing or its shape is not `shape`.
     const MappedTensor& checked(const std::string& name, const std::vector<int64_t>& shape) const;
     std::string m_folder;
+    Use m_use = Use::Load;
     std::string m_sourceText;
     std::vector<std::unique_ptr<MappedSafetensors>> m_files;
+    mutable std::set<std::string> m_read; // names taken so far
 };
 
 } // namespace plab

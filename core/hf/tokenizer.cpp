@@ -2,6 +2,7 @@
 #include "hf/tokenizer.h"
 
 #include "base/errors.h"
+#include "base/json_input.h"
 #include "hf/regex.h"
 #include "hf/unicode_text.h"
 
@@ -28,6 +29,8 @@ using Ranges = std::vector<std::pair<size_t, size_t>>;
 // GPT-2's pre-tokenizer regex, which ByteLevel applies when use_regex is true.
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
+// Sequence normalizers, pre-tokenizers, decoders and post-processors nest; real files use one or two levels.
+constexpr int kMaxSequenceDepth = 16;
 
 // ---- reading tokenizer.json: every message names the file and the field ----
 
@@ -38,7 +41,7 @@ public:
     {
         if (!object.is_object())
             throw InputError(m_origin + ": " + (m_path.empty() ? "the top level" : m_path) +
-                             " must be an object, not " + object.dump().substr(0, 60));
+                             " must be an object, not " + jsonExcerpt(object));
     }
 
     std::string path(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
@@ -63,7 +66,7 @@ public:
     {
         const json& value = required(key);
         if (!value.is_string())
-            fail(key, "must be a string, not " + value.dump().substr(0, 60));
+            fail(key, "must be a string, not " + jsonExcerpt(value));
         return value.get<std::string>();
     }
     std::string text(const std::string& key, const std::string& fallback) const
@@ -76,7 +79,7 @@ public:
         if (!value)
             return fallback;
         if (!value->is_boolean())
-            fail(key, "must be true or false, not " + value->dump().substr(0, 60));
+            fail(key, "must be true or false, not " + jsonExcerpt(*value));
         return value->get<bool>();
     }
     long long integer(const std::string& key, long long lo, long long hi) const
@@ -84,7 +87,7 @@ public:
         const json& value = required(key);
         if (!value.is_number_integer() || value.get<long long>() < lo || value.get<long long>() > hi)
             fail(key, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not " +
-                          value.dump().substr(0, 60));
+                          jsonExcerpt(value));
         return value.get<long long>();
     }
     Fields object(const std::string& key) const { return Fields(required(key), path(key), m_origin); }
@@ -809,12 +812,33 @@ struct Tokenizer::Impl {
     std::unique_ptr<Decoder> decoder;
     bool byteLevel = false, metaspace = false;
 
+    int sequenceDepth = 0; // Sequence steps being read inside each other
+
+    // Entered around each Sequence read: InputError past kMaxSequenceDepth, so a Sequence nested thousands deep is
+    // refused by name instead of recursing until the stack runs out.
+    struct SequenceLevel {
+        Impl& impl;
+        SequenceLevel(Impl& owner, const Fields& fields) : impl(owner)
+        {
+            if (++impl.sequenceDepth > kMaxSequenceDepth) {
+                --impl.sequenceDepth;
+                throw InputError(fields.origin() + ": " + fields.ownPath() + " nests Sequence steps more than " +
+                                 std::to_string(kMaxSequenceDepth) + " deep; allowed: at most " +
+                                 std::to_string(kMaxSequenceDepth) + " levels");
+            }
+        }
+        ~SequenceLevel() { --impl.sequenceDepth; }
+        SequenceLevel(const SequenceLevel&) = delete;
+        SequenceLevel& operator=(const SequenceLevel&) = delete;
+    };
+
     std::unique_ptr<Normalizer> readNormalizer(const Fields& fields);
     std::unique_ptr<PreTokenizer> readPreTokenizer(const Fields& fields);
     std::unique_ptr<Decoder> readDecoder(const Fields& fields);
     void readPostProcessor(const Fields& fields);
     void readModel(const Fields& fields);
     void readAddedTokens(const Fields& root);
+    void checkIdsWithinDeclaredSize() const;
 };
 
 std::unique_ptr<Normalizer> Tokenizer::Impl::readNormalizer(const Fields& fields)
@@ -843,6 +867,7 @@ std::unique_ptr<Normalizer> Tokenizer::Impl::readNormalizer(const Fields& fields
         return step;
     }
     if (type == "Sequence") {
+        const SequenceLevel level(*this, fields);
         auto step = std::make_unique<SequenceNormalizer>();
         const json& list = fields.array("normalizers");
         for (size_t i = 0; i < list.size(); ++i)
@@ -898,6 +923,7 @@ std::unique_ptr<PreTokenizer> Tokenizer::Impl::readPreTokenizer(const Fields& fi
         return step;
     }
     if (type == "Sequence") {
+        const SequenceLevel level(*this, fields);
         auto step = std::make_unique<SequencePreTokenizer>();
         const json& list = fields.array("pretokenizers");
         for (size_t i = 0; i < list.size(); ++i)
@@ -942,6 +968,7 @@ std::unique_ptr<Decoder> Tokenizer::Impl::readDecoder(const Fields& fields)
         return step;
     }
     if (type == "Sequence") {
+        const SequenceLevel level(*this, fields);
         auto step = std::make_unique<SequenceDecoder>();
         const json& list = fields.array("decoders");
         for (size_t i = 0; i < list.size(); ++i)
@@ -959,6 +986,7 @@ void Tokenizer::Impl::readPostProcessor(const Fields& fields)
     if (type == "ByteLevel")
         return; // it moves offsets only
     if (type == "Sequence") {
+        const SequenceLevel level(*this, fields);
         const json& list = fields.array("processors");
         for (size_t i = 0; i < list.size(); ++i)
             readPostProcessor(Fields(list[i], fields.path("processors") + "[" + std::to_string(i) + "]", origin));
@@ -969,7 +997,7 @@ void Tokenizer::Impl::readPostProcessor(const Fields& fields)
         const auto special = [&](const std::string& key) {
             const json& pair = fields.array(key);
             if (pair.size() != 2 || !pair[0].is_string() || !pair[1].is_number_integer() ||
-                pair[1].get<long long>() < 0)
+                pair[1].get<long long>() < 0 || pair[1].get<long long>() > (1LL << 30))
                 fields.fail(key, "must be [token, id]");
             return TemplateItem{false, {pair[1].get<int>()}, {pair[0].get<std::string>()}};
         };
@@ -996,7 +1024,8 @@ void Tokenizer::Impl::readPostProcessor(const Fields& fields)
                 entry.fail("ids", "and tokens must be as long as each other");
             TemplateItem special;
             for (size_t k = 0; k < ids.size(); ++k) {
-                if (!ids[k].is_number_integer() || ids[k].get<long long>() < 0 || !tokens[k].is_string())
+                if (!ids[k].is_number_integer() || ids[k].get<long long>() < 0 ||
+                    ids[k].get<long long>() > (1LL << 30) || !tokens[k].is_string())
                     entry.fail("ids", "must be ids (integers >= 0) beside token strings");
                 special.ids.push_back(ids[k].get<int>());
                 special.tokens.push_back(tokens[k].get<std::string>());
@@ -1017,13 +1046,13 @@ void Tokenizer::Impl::readModel(const Fields& fields)
         throw InputError(fields.origin() + ": " + fields.path("type") + " \"" + type +
                          "\" is not supported (supported: BPE; WordPiece, Unigram and WordLevel models are not)");
     if (const json* dropout = fields.find("dropout"); dropout && !(dropout->is_number() && dropout->get<double>() == 0))
-        fields.fail("dropout", "= " + dropout->dump() +
+        fields.fail("dropout", "= " + jsonExcerpt(*dropout) +
                                    " is not supported (BPE dropout randomizes encoding; allowed: "
                                    "null)");
     const Fields vocabFields = fields.object("vocab");
     for (const auto& [token, id] : vocabFields.raw().items()) {
         if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() > (1LL << 30))
-            vocabFields.fail(token, "must be an id (an integer in [0, 2^30]), not " + id.dump().substr(0, 40));
+            vocabFields.fail(token, "must be an id (an integer in [0, 2^30]), not " + jsonExcerpt(id, 40));
         model.vocab.emplace(token, id.get<int>());
     }
     model.continuingPrefix = fields.text("continuing_subword_prefix", "");
@@ -1062,7 +1091,7 @@ void Tokenizer::Impl::readModel(const Fields& fields)
             left = merge[0].get<std::string>();
             right = merge[1].get<std::string>();
         } else {
-            fields.fail(where, "must be \"a b\" or [\"a\", \"b\"], not " + merge.dump().substr(0, 60));
+            fields.fail(where, "must be \"a b\" or [\"a\", \"b\"], not " + jsonExcerpt(merge));
         }
         const std::string joined = left + right.substr(std::min(model.continuingPrefix.size(), right.size()));
         for (const std::string& token : {std::cref(left), std::cref(right), std::cref(joined)})
@@ -1096,16 +1125,39 @@ void Tokenizer::Impl::readAddedTokens(const Fields& root)
     }
 }
 
+// The id table is sized by the largest id, so a 2 KB file with one id of 2^30 would ask for gigabytes. Ids (the
+// vocabulary's, the added tokens', the post-processor's) are bounded by the declared size, the vocabulary's entries
+// plus the added tokens: real files number their tokens from 0 with few gaps (an added token may reuse a vocabulary
+// id), so twice that plus 256 leaves room for gaps while the table stays proportional to the file.
+void Tokenizer::Impl::checkIdsWithinDeclaredSize() const
+{
+    const long long declared = static_cast<long long>(model.vocab.size() + added.size());
+    const long long limit = 2 * declared + 256;
+    const auto refuse = [&](const std::string& where, long long id) {
+        throw InputError(origin + ": " + where + " has id " + std::to_string(id) +
+                         ", far past the declared size; allowed: ids below " + std::to_string(limit) + " (twice the " +
+                         std::to_string(model.vocab.size()) + " model.vocab entries + " + std::to_string(added.size()) +
+                         " added tokens, plus 256)");
+    };
+    for (const auto& [token, id] : model.vocab)
+        if (id >= limit)
+            refuse("model.vocab." + jsonExcerpt(json(token), 40), id);
+    for (size_t i = 0; i < added.size(); ++i)
+        if (added[i].id >= limit)
+            refuse("added_tokens[" + std::to_string(i) + "] (" + jsonExcerpt(json(added[i].content), 40) + ")",
+                   added[i].id);
+    for (const auto& items : templates)
+        for (const TemplateItem& item : items)
+            for (const int id : item.ids)
+                if (id >= limit)
+                    refuse("post_processor (a special token)", id);
+}
+
 Tokenizer Tokenizer::fromJson(std::string_view text, const std::string& origin)
 {
     auto impl = std::make_unique<Impl>();
     impl->origin = origin;
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw InputError(origin + ": not valid JSON (" + e.what() + ")");
-    }
+    const json root = parseUntrustedJson(text, origin);
     const Fields fields(root, "", impl->origin);
     impl->readModel(fields.object("model"));
     impl->readAddedTokens(fields);
@@ -1123,6 +1175,7 @@ Tokenizer Tokenizer::fromJson(std::string_view text, const std::string& origin)
                 if (const auto* prepend = dynamic_cast<const PrependNormalizer*>(step.get()))
                     impl->metaspace = impl->metaspace || prepend->prefix == "\xE2\x96\x81"; // Llama 2's ▁
 
+    impl->checkIdsWithinDeclaredSize();
     // Every id's string: the model's vocabulary, then the added tokens (which win, as in HF).
     int size = 0;
     for (const auto& [token, id] : impl->model.vocab)

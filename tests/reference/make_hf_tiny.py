@@ -20,6 +20,8 @@ ref_bf16.npy (every folder but qwen2_text) emulates PositionLab's BF16 products 
 them against their definition, not only against float32: the config's own positions with every matrix (embeddings,
 projections, the head; gpt2's wpe excepted) rounded to BF16 and every product's input rounded to BF16 (nearest even),
 the rest (norms, attention, softmax, residuals, biases) as above.
+pythia_shipped is gpt_neox as the Hub ships Pythia: the same weights plus transformers' old buffers (a BOOL causal mask
+attention.bias, attention.masked_bias, attention.rotary_emb.inv_freq per layer), which the forward never reads.
 Run: /usr/bin/python3 tests/reference/make_hf_tiny.py
 """
 import json
@@ -601,7 +603,35 @@ def neox():
     refs["yarn"] = neox_forward(cfg, w.values, IDS, {"rope_type": "yarn", "rope_theta": theta, "factor": 4.0})
     for key, position in REMAPS.items():
         refs[key] = neox_forward(cfg, w.values, IDS, {"rope_type": "default", "rope_theta": theta}, position)
+    NEOX.update(cfg=cfg, weights=w, reference=refs["config"])
     return folder, refs
+
+
+NEOX = {}  # neox()'s config, weights and reference, which pythia_shipped() reuses
+
+
+def pythia_shipped():
+    """The gpt_neox folder as the Hub ships Pythia: the same weights plus the buffers transformers once saved, which
+    the forward never reads - per layer a BOOL causal mask attention.bias (1, 1, P, P), attention.masked_bias (an F32
+    scalar -1e9) and attention.rotary_emb.inv_freq (F32, rotary dims / 2). Its reference is gpt_neox's own."""
+    cfg, w = NEOX["cfg"], NEOX["weights"]
+    P = cfg["max_position_embeddings"]
+    rot = int(cfg["hidden_size"] // cfg["num_attention_heads"] * cfg["rotary_pct"])
+    inv_freq = 1.0 / cfg["rotary_emb_base"] ** (np.arange(0, rot, 2) / rot)
+    items = []
+    for item in w.items:
+        items.append(item)
+        if item[0].endswith("attention.query_key_value.bias"):  # the buffers sit beside each layer's attention
+            p = item[0][:-len("query_key_value.bias")]
+            mask = np.tril(np.ones((P, P), dtype=np.bool_)).reshape(1, 1, P, P)
+            items.append((p + "bias", mask.shape, "BOOL", mask.tobytes()))
+            items.append((p + "masked_bias", (), "F32", np.array(-1e9, dtype=np.float32).tobytes()))
+            items.append((p + "rotary_emb.inv_freq", inv_freq.shape, "F32", inv_freq.astype(np.float32).tobytes()))
+    shipped = Weights(0, "F16")
+    shipped.items = items
+    folder = os.path.join(OUT, "pythia_shipped")
+    save(folder, dict(cfg, architectures=["GPTNeoXForCausalLM"], _name_or_path="EleutherAI/pythia-tiny"), shipped)
+    return folder, {"config": NEOX["reference"]}
 
 
 def bloom():
@@ -710,6 +740,7 @@ def main():
                           "long_factor": [1.0, 2.5, 4.0, 8.0]}), "F32", 16),
         gpt2(),
         neox(),
+        pythia_shipped(),
         bloom(),
         text_model(),
     ]
