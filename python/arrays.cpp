@@ -54,9 +54,9 @@ FloatInput floatInput(const py::handle& object, const std::string& name, const s
                               " needs a copy, which copy=False refuses; allowed: a C-contiguous float32 array "
                               "(numpy.ascontiguousarray(x, dtype=numpy.float32)), or copy=True");
     FloatInput in;
-    in.array = py::array_t<float, py::array::c_style>::ensure(a); // no copy when float32 and C-contiguous
+    in.array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a); // in place when it can be
     if (!in.array)
-        throw py::error_already_set();
+        throw py::value_error(name + ": the " + dtypeText(a) + " array could not be converted to float32");
     for (py::ssize_t i = 0; i < in.array.ndim(); ++i) {
         in.shape.push_back(static_cast<long>(in.array.shape(i)));
         if (in.shape.back() < 1)

@@ -21,7 +21,7 @@ namespace py = pybind11;
 // converted (one copy) unless `copy` is false; any other dtype (integers, bool, complex, object) and a wrong rank are
 // refused with ValueError naming `name`, its dtype or shape and what is allowed.
 struct FloatInput {
-    py::array_t<float, py::array::c_style> array;
+    py::array_t<float, py::array::c_style | py::array::forcecast> array;
     std::vector<long> shape;
     const float* data() const { return array.data(); }
 };

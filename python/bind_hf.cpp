@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 
 namespace plab::python {
 
@@ -23,8 +24,9 @@ namespace {
 class FolderModel {
 public:
     FolderModel(const std::string& folder, const std::string& precision)
-        : m_folder(folder), m_tokenizer(readFirst(folder))
+        : m_folder(folder)
     {
+        readHfConfig(folder); // config.json first: a directory that is no model folder is refused naming it
         const HfPrecision p = hfPrecisionFromName(precision);
         py::gil_scoped_release release;
         m_model = std::make_unique<HfModel>(folder, p);
@@ -37,11 +39,11 @@ public:
 
     py::array_t<int32_t> tokenize(const std::string& text, bool special) const
     {
-        const std::vector<int> ids = m_tokenizer.encode(text, special).ids;
+        const std::vector<int> ids = tokenizer().encode(text, special).ids;
         return toNumpy(std::vector<int32_t>(ids.begin(), ids.end()));
     }
 
-    std::string decode(const py::object& ids) const { return m_tokenizer.decode(idsOf(ids)); }
+    std::string decode(const py::object& ids) const { return tokenizer().decode(idsOf(ids)); }
 
     py::array_t<float> logits(const py::object& idsArg, const py::object& scaling, const py::kwargs& params) const
     {
@@ -120,7 +122,7 @@ public:
                     const py::object& threads, const py::kwargs& params) const
     {
         const std::vector<uint8_t> bytes(text.begin(), text.end());
-        const std::vector<int32_t> tokens = folderTextTokens(m_tokenizer, bytes, "the text");
+        const std::vector<int32_t> tokens = folderTextTokens(tokenizer(), bytes, "the text");
         EvalOptions options;
         options.lengths = lengths;
         options.mode = evalModeFromName(mode);
@@ -173,10 +175,13 @@ public:
     }
 
 private:
-    static hf::Tokenizer readFirst(const std::string& folder)
+    // The folder's tokenizer.json, read on first use: logits, attention and entropy of ids need none (as the CLI's
+    // `logits --ids`), so a folder without one still loads; tokenize and eval then refuse naming the file.
+    const hf::Tokenizer& tokenizer() const
     {
-        readHfConfig(folder); // config.json first: a directory that is no model folder is refused naming it
-        return hf::Tokenizer::fromFolder(folder);
+        if (!m_tokenizer)
+            m_tokenizer.emplace(hf::Tokenizer::fromFolder(m_folder));
+        return *m_tokenizer;
     }
 
     static py::dict pointsDict(const std::vector<EvalPoint>& points)
@@ -245,7 +250,7 @@ private:
     }
 
     std::string m_folder;
-    hf::Tokenizer m_tokenizer;
+    mutable std::optional<hf::Tokenizer> m_tokenizer;
     std::unique_ptr<HfModel> m_model;
 };
 
