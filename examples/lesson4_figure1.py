@@ -19,7 +19,7 @@ for scheme in ["sinusoidal", "rope", "alibi", "local"]:
     model = pl.train(scheme, preset="demo", steps=steps,
                      progress=lambda p: print("  %s step %d/%d loss %.3f" % (scheme, p["step"], p["steps"], p["loss"]))
                      if p["step"] == p["steps"] else None)
-    curve = model.eval(lengths)
+    curve = model.eval(lengths, max_tokens=16384)  # the demo preset's held-out bytes per length, as the lesson
     print("%-10s %s" % (scheme, "  ".join("%d: %.2f" % (n, p) for n, p in zip(curve["length"], curve["perplexity"]))))
     ax.plot(curve["length"], curve["perplexity"], marker="o", label=scheme)
 ax.axvline(32, color="grey", linestyle=":", label="training context")

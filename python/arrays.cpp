@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <limits>
 
 namespace plab::python {
 
@@ -63,8 +64,14 @@ FloatInput floatInput(const py::handle& object, const std::string& name, const s
             throw py::value_error(name + ": shape " + shapeText(a) + " has an empty dimension; allowed: " + expected +
                                   ", every size >= 1");
     }
+    // Non-finite values are refused, as the CLI's readNpy refuses them in a file. One branch-free pass first (it
+    // vectorises: a NaN or an infinity fails |x| <= FLT_MAX), the element named only when one is there.
     const float* data = in.array.data();
-    for (py::ssize_t i = 0; i < in.array.size(); ++i)
+    const py::ssize_t size = in.array.size();
+    bool finite = true;
+    for (py::ssize_t i = 0; i < size; ++i)
+        finite &= std::abs(data[i]) <= std::numeric_limits<float>::max();
+    for (py::ssize_t i = 0; !finite && i < size; ++i)
         if (!std::isfinite(data[i]))
             throw py::value_error(name + ": element " + std::to_string(i) + " is " + std::to_string(data[i]) +
                                   "; allowed: finite values");

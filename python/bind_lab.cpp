@@ -129,9 +129,10 @@ public:
     }
 
     py::object eval(const std::vector<int>& lengths, const py::object& text, const py::object& corpus,
-                    const py::object& compare, const std::string& mode, const py::object& threads,
-                    const py::object& scaling, const py::kwargs& params)
+                    const py::object& compare, const std::string& mode, long long maxTokens,
+                    const py::object& threads, const py::object& scaling, const py::kwargs& params)
     {
+        checkIntegerRange("max_tokens", maxTokens, 0, 1LL << 40);
         if (!text.is_none() && !corpus.is_none())
             throw py::value_error("text, corpus: give one of them (None: the default corpus's validation split)");
         std::vector<uint8_t> bytes;
@@ -144,6 +145,7 @@ public:
         EvalOptions options;
         options.lengths = lengths;
         options.mode = evalModeFromName(mode);
+        options.maxTokens = static_cast<size_t>(maxTokens);
         Model& m = model();
         if (!compare.is_none()) {
             std::string list;
@@ -310,9 +312,10 @@ void bindLab(py::module_& m)
         .def("save", &LabModel::save, py::arg("path"), "Writes the checkpoint (.safetensors, atomically).")
         .def("eval", &LabModel::eval, py::arg("lengths"), py::kw_only(), py::arg("text") = py::none(),
              py::arg("corpus") = py::none(), py::arg("compare") = py::none(), py::arg("mode") = "nonoverlapping",
-             py::arg("threads") = py::none(), py::arg("scaling") = py::none(),
-             "Perplexity against length (bytes) on a text or a corpus's validation split; compare=['none', 'yarn'] "
-             "evaluates a rotary model under each method.")
+             py::arg("max_tokens") = 0, py::arg("threads") = py::none(), py::arg("scaling") = py::none(),
+             "Perplexity against length (bytes) on a text or a corpus's validation split (max_tokens > 0: at most that "
+             "many bytes scored per length, as the lessons' presets do); compare=['none', 'yarn'] evaluates a rotary "
+             "model under each method.")
         .def("attention", &LabModel::attention, py::arg("text"), py::arg("layer") = py::none(), py::kw_only(),
              py::arg("probs") = true, py::arg("scaling") = py::none(),
              "One layer's attention on a text (its bytes): (out (H, N, D), probabilities (H, N, N)).")

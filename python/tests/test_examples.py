@@ -11,7 +11,10 @@ import unittest
 SOURCE = os.environ.get("POSITIONLAB_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(SOURCE, "examples")
 # The training examples run a few steps here (their figures need the presets' full runs, not this check).
-QUICK = dict(os.environ, POSITIONLAB_STEPS="4", MPLBACKEND="Agg")
+# The scripts run in a scratch folder: PYTHONPATH made absolute so that they still find the module.
+QUICK = dict(os.environ, POSITIONLAB_STEPS="4", MPLBACKEND="Agg",
+             PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                        if p))
 
 
 class Examples(unittest.TestCase):

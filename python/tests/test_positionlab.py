@@ -239,6 +239,7 @@ class Attention(unittest.TestCase):
             ("k", lambda: pl.attention(q, k[0], v, "alibi")),                            # wrong rank
             ("v", lambda: pl.attention(q, k, np.asfortranarray(v), "alibi", copy=False)),  # copy refused
             ("q", lambda: pl.attention([[1.0]], k, v, "alibi")),                          # not an array
+            ("v", lambda: pl.attention(q, k, np.where(v > 2, np.nan, v), "alibi")),       # NaN refused
             ("k, v", lambda: pl.attention(q, k[:, :8], v, "alibi")),                      # shapes differ
             ("nope", lambda: pl.bias("nope")),                                            # unknown scheme
             ("foo", lambda: pl.bias("alibi", foo=1)),                                     # unknown parameter
