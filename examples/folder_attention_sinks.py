@@ -1,5 +1,6 @@
 # A Hugging Face folder's exact attention on a text, and its sinks: the share of each query's attention that goes to the
 # first token, per head (positionlab.Model.attention: the kernel's probabilities, no Python model code).
+# The default folder is a tiny random test model (no sinks to speak of): POSITIONLAB_FOLDER=DIR names a real one.
 import os
 import sys
 

@@ -2,8 +2,6 @@
 // oneDNN's products (hf_products), the lab's attention kernel, the losses per block of rows.
 #include "hf/hf_model.h"
 
-#include <nlohmann/json.hpp>
-
 #include "attention/attention.h"
 #include "attention/attention_reference.h"
 #include "attention/rotary_cache.h"
@@ -13,6 +11,8 @@
 #include "hf/hf_weights.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
