@@ -43,7 +43,7 @@ void checkLength(const char* name, long long length)
 }
 
 py::array_t<float> bias(const std::string& scheme, long long length, int heads, bool bidirectional, int context,
-                        bool logn, const py::object& scaling, const py::kwargs& params)
+                        bool logn, const py::object& scaling, const py::object& threads, const py::kwargs& params)
 {
     checkLength("length", length);
     const SchemeSpec spec = specOf(scheme, heads, bidirectional, context, logn, scaling, params);
@@ -52,6 +52,7 @@ py::array_t<float> bias(const std::string& scheme, long long length, int heads, 
                                                      std::to_string(N) + " bias stack");
     std::vector<float> out;
     {
+        ThreadScope scope(threads); // core's tables open OpenMP regions even for small N: threads=1 for tiny calls
         py::gil_scoped_release release;
         const PositionBias positions(spec, N);
         out.resize(static_cast<size_t>(H) * N * N);
@@ -211,7 +212,7 @@ void bindSchemes(py::module_& m)
         "title, formula, explanation, parameters with defaults and ranges, flags) and 'modifiers'.");
     m.def("bias", &bias, py::arg("scheme"), py::arg("length") = 16, py::kw_only(), py::arg("heads") = 8,
           py::arg("bidirectional") = false, py::arg("context") = 0, py::arg("logn") = false,
-          py::arg("scaling") = py::none(),
+          py::arg("scaling") = py::none(), py::arg("threads") = py::none(),
           "The bias matrices (H, N, N) float32 of a scheme, rows = query m, columns = key n, masked cells -inf (as "
           "`positionlab-cli bias`). Keyword parameters are the scheme's and its method's (num_buckets=32 is "
           "num-buckets=32).");

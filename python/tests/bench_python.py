@@ -18,12 +18,12 @@ threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
 print("load average before:", os.getloadavg())
 
 n = 20000
-for heads in (8, 1):
+for heads, bias_threads in ((8, None), (1, None), (8, 1), (1, 1)):
     c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(n):
-        pl.bias("alibi", 16, heads=heads)
-    print("bias('alibi', 16, heads=%d): %.1f us wall, %.1f us CPU a call (%d calls)" % (
-        heads, (time.perf_counter() - t0) / n * 1e6, (time.process_time() - c0) / n * 1e6, n))
+        pl.bias("alibi", 16, heads=heads, threads=bias_threads)
+    print("bias('alibi', 16, heads=%d, threads=%s): %.1f us wall, %.1f us CPU a call (%d calls)" % (
+        heads, bias_threads, (time.perf_counter() - t0) / n * 1e6, (time.process_time() - c0) / n * 1e6, n))
 
 H, N, D = 8, 4096, 64
 rng = np.random.default_rng(0)
