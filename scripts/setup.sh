@@ -3,6 +3,7 @@
 #   scripts/setup.sh run    install + release build + start the GUI
 #   scripts/setup.sh test   install + release build + whole test suite, then the ASan/UBSan build + test suite
 #   scripts/setup.sh build  install + release build only
+#   scripts/setup.sh python install + the `positionlab` Python module (build/python), then the PYTHONPATH line to add
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,10 +11,12 @@ mode=${1:-run}
 # Qt6Charts' CMake package needs Qt6OpenGL's (libqt6opengl6-dev), which --no-install-recommends does not pull in;
 # qt6-tools-dev and qt6-l10n-tools give Qt6LinguistTools (lupdate/lrelease for the Chinese translation); fonts-noto-cjk
 # draws Chinese text instead of boxes; libpcre2-dev and libutf8proc-dev serve the tokenizer (regexes, NFC); libdnnl-dev
-# (oneDNN) runs a Hugging Face model's matrix products.
+# (oneDNN) runs a Hugging Face model's matrix products. pybind11-dev, python3-dev and python3-numpy build the Python
+# module (python/); python3-matplotlib draws its examples, python3-nbconvert and python3-ipykernel run the notebook.
 packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev
           libqt6opengl6-dev libgl1-mesa-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libeigen3-dev
-          nlohmann-json3-dev libpcre2-dev libutf8proc-dev libdnnl-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth)
+          nlohmann-json3-dev libpcre2-dev libutf8proc-dev libdnnl-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth
+          pybind11-dev python3-dev python3-numpy python3-matplotlib python3-nbconvert python3-ipykernel)
 # `test` also runs tst_slurm (an emitted sweep on a real single-node Slurm, scripts/slurm-local.sh): the daemons, the
 # client commands and munge, nothing more (the slurm-wlm metapackage only adds weight). Without them it is skipped.
 test_packages=(slurmctld slurmd slurm-client munge)
@@ -65,8 +68,14 @@ case "$mode" in
         build asan
         run_tests asan build-asan
         ;;
+    python)
+        cmake --preset release >/dev/null
+        cmake --build --preset release -j "$(nproc)" --target positionlab_python positionlab_python_render
+        PYTHONPATH="$PWD/build/python" /usr/bin/python3 -c "import positionlab; print('positionlab', positionlab.__version__)"
+        echo "export PYTHONPATH=$PWD/build/python\${PYTHONPATH:+:\$PYTHONPATH}"
+        ;;
     *)
-        echo "usage: scripts/setup.sh run|test|build" >&2
+        echo "usage: scripts/setup.sh run|test|build|python" >&2
         exit 2
         ;;
 esac

@@ -161,7 +161,8 @@ struct MapScope {
     bool recursive;
 };
 constexpr MapScope kMapScope[] = {{"core", true},   {"ui", true},         {"app", true},
-                                  {"tests", false}, {"tests/fuzz", true}, {"benchmarks", true}};
+                                  {"tests", false}, {"tests/fuzz", true}, {"benchmarks", true},
+                                  {"python", true}};
 
 QStringList sourcesIn(const MapScope& scope)
 {

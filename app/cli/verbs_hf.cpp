@@ -18,21 +18,6 @@ namespace plab::cli {
 
 namespace {
 
-const char* familyName(HfFamily family)
-{
-    switch (family) {
-    case HfFamily::Gpt2:
-        return "gpt2";
-    case HfFamily::Bloom:
-        return "bloom";
-    case HfFamily::GptNeox:
-        return "gpt_neox";
-    case HfFamily::Llama:
-        return "llama";
-    }
-    return "";
-}
-
 // The summary card of issue 19 §4, from config.json (and, with --json, the weights' headers: skipped_tensors).
 int runInspect(const ParsedArgs& args, VerbContext& ctx)
 {
@@ -41,43 +26,13 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
     const HfPrecision precision = precisionFromArgs(args);
     const double memory = hfModelMemoryBytes(c, precision);
     if (args.has("json")) {
-        nlohmann::json doc{{"folder", c.folder},
-                           {"model_type", c.modelType},
-                           {"family", familyName(c.family)},
-                           {"layers", c.layers},
-                           {"hidden", c.hidden},
-                           {"heads", c.heads},
-                           {"kv_heads", c.kvHeads},
-                           {"head_dim", c.headDim},
-                           {"intermediate", c.intermediate},
-                           {"vocab", c.vocab},
-                           {"context", c.context},
-                           {"scheme", c.scheme},
-                           {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
-                           {"rotary_dim", c.rotaryDim},
-                           {"rotary_pairing", c.scheme == "rope" ? "rotate_half" : ""},
-                           {"scaling", c.scaling},
-                           {"scaling_settings", c.scalingSettings},
-                           {"positions", hfPositionText(positions)},
-                           {"tied_head", c.tiedHead},
-                           {"parameters", static_cast<long long>(c.parameterCount())},
-                           {"precision", hfPrecisionName(precision)},
-                           {"memory_bytes", static_cast<long long>(memory)}};
-        nlohmann::json nope = nlohmann::json::array();
-        for (size_t i = 0; i < c.ropeLayers.size(); ++i)
-            if (!c.ropeLayers[i])
-                nope.push_back(i);
-        doc["nope_layers"] = nope;
-        // Tensors a load would skip (Pythia's old attention masks), from the weights' headers; null without weights.
-        doc["skipped_tensors"] =
-            hfFolderHasWeights(c.folder) ? nlohmann::json(HfModel::unreadTensors(c.folder)) : nlohmann::json();
-        ctx.out << doc.dump(2) << '\n';
+        ctx.out << hfSummaryJson(c, precision).dump(2) << '\n';
         return 0;
     }
     char memoryText[64];
     std::snprintf(memoryText, sizeof memoryText, "%.2f GiB", memory / (1ull << 30));
     ctx.out << "model       " << c.folder << '\n'
-            << "family      " << c.modelType << " (" << familyName(c.family) << " layout)\n"
+            << "family      " << c.modelType << " (" << hfFamilyName(c.family) << " layout)\n"
             << "layers      " << c.layers << '\n'
             << "heads       " << c.heads << " query, " << c.kvHeads << " key/value, head dim " << c.headDim << '\n'
             << "hidden      " << c.hidden << ", MLP " << c.intermediate << ", vocab " << c.vocab << '\n'

@@ -3,6 +3,7 @@
 #include "base/limits.h"
 #include "cli.h"
 #include "views/entropy.h"
+#include "schemes/rotary_scaling.h"
 #include "base/errors.h"
 
 #include <nlohmann/json.hpp>
@@ -15,43 +16,10 @@ namespace plab::cli {
 
 namespace {
 
-nlohmann::json paramsJson(const std::vector<ParamInfo>& list)
-{
-    nlohmann::json params = nlohmann::json::array();
-    for (const ParamInfo& p : list) {
-        params.push_back({{"name", p.name},
-                          {"default", wholeNumbersAsIntegers(p.defaultValue)},
-                          {"min", wholeNumbersAsIntegers(p.minValue)},
-                          {"max", wholeNumbersAsIntegers(p.maxValue)},
-                          {"min_exclusive", p.minExclusive},
-                          {"max_exclusive", p.maxExclusive},
-                          {"integer", p.integer},
-                          {"even", p.even},
-                          {"range", p.rangeText()},
-                          {"description", p.description}});
-    }
-    return params;
-}
-
-nlohmann::json schemeJson(const SchemeInfo& s)
-{
-    const nlohmann::json params = paramsJson(s.params);
-    nlohmann::json json = {{"name", s.name},         {"title", s.title},
-                           {"formula", s.formula},   {"explanation", s.explanation},
-                           {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
-                           {"rotary", s.rotary},     {"absolute", s.absolute},
-                           {"additive", s.additive}, {"trainable", s.trainable}};
-    json["data_dependent"] = s.dataDependent; // cope: no static bias view
-    return json;
-}
-
 int runSchemes(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("json")) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const SchemeInfo& s : schemeCatalog())
-            list.push_back(schemeJson(s));
-        ctx.out << nlohmann::json{{"schemes", list}, {"modifiers", paramsJson(modifierParams())}}.dump(2) << '\n';
+        ctx.out << schemeCatalogJson().dump(2) << '\n';
         return 0;
     }
     for (const SchemeInfo& s : schemeCatalog()) {
@@ -196,14 +164,8 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
         exportImage("frequencies", args, args.text("o"));
         return 0;
     }
-    auto wavelengths = [](const std::vector<double>& theta) {
-        std::vector<double> out;
-        for (double t : theta)
-            out.push_back(2 * 3.14159265358979323846 / t);
-        return out;
-    };
-    const std::vector<double> wavelength = wavelengths(scaling.theta),
-                              wavelengthScaled = wavelengths(scaling.thetaScaled);
+    const std::vector<double> wavelength = rotaryWavelengths(scaling.theta),
+                              wavelengthScaled = rotaryWavelengths(scaling.thetaScaled);
     auto write = [&](std::ostream& out, DataFormat format) {
         if (format == DataFormat::Json) {
             nlohmann::json j = schemeSpecJson(spec); // whole numbers as integers, as every output's metadata

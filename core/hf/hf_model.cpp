@@ -12,6 +12,8 @@
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -569,6 +571,58 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
               c.normEps);
     *hidden = std::move(x);
     return true;
+}
+
+const char* hfFamilyName(HfFamily family)
+{
+    switch (family) {
+    case HfFamily::Gpt2:
+        return "gpt2";
+    case HfFamily::Bloom:
+        return "bloom";
+    case HfFamily::GptNeox:
+        return "gpt_neox";
+    case HfFamily::Llama:
+        return "llama";
+    }
+    return "";
+}
+
+nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
+{
+    const SchemeSpec positions = hfPositionSpec(c);
+    const double memory = hfModelMemoryBytes(c, precision);
+    nlohmann::json doc{{"folder", c.folder},
+                       {"model_type", c.modelType},
+                       {"family", hfFamilyName(c.family)},
+                       {"layers", c.layers},
+                       {"hidden", c.hidden},
+                       {"heads", c.heads},
+                       {"kv_heads", c.kvHeads},
+                       {"head_dim", c.headDim},
+                       {"intermediate", c.intermediate},
+                       {"vocab", c.vocab},
+                       {"context", c.context},
+                       {"scheme", c.scheme},
+                       {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
+                       {"rotary_dim", c.rotaryDim},
+                       {"rotary_pairing", c.scheme == "rope" ? "rotate_half" : ""},
+                       {"scaling", c.scaling},
+                       {"scaling_settings", c.scalingSettings},
+                       {"positions", hfPositionText(positions)},
+                       {"tied_head", c.tiedHead},
+                       {"parameters", static_cast<long long>(c.parameterCount())},
+                       {"precision", hfPrecisionName(precision)},
+                       {"memory_bytes", static_cast<long long>(memory)}};
+    nlohmann::json nope = nlohmann::json::array();
+    for (size_t i = 0; i < c.ropeLayers.size(); ++i)
+        if (!c.ropeLayers[i])
+            nope.push_back(i);
+    doc["nope_layers"] = nope;
+    // Tensors a load would skip (Pythia's old attention masks), from the weights' headers; null without weights.
+    doc["skipped_tensors"] =
+        hfFolderHasWeights(c.folder) ? nlohmann::json(HfModel::unreadTensors(c.folder)) : nlohmann::json();
+    return doc;
 }
 
 } // namespace plab

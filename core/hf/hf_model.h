@@ -7,6 +7,7 @@
 #include "hf/hf_products.h"
 
 #include <Eigen/Core>
+#include <nlohmann/json_fwd.hpp>
 
 #include <functional>
 #include <memory>
@@ -38,6 +39,13 @@ struct HfLayerAttention {
 };
 // Called after each layer's attention; false stops the forward there.
 using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
+
+// The family's layout name: gpt2, bloom, gpt_neox, llama.
+const char* hfFamilyName(HfFamily family);
+// The summary card of a folder's config.json (no weights read) under `precision`, as `positionlab-cli inspect --json`
+// writes it and Python's Model.config returns it: family, layers, heads, kv_heads, head_dim, vocab, context, scheme,
+// rope_theta, scaling, positions, parameters, memory_bytes, nope_layers, ...
+nlohmann::json hfSummaryJson(const HfConfig& config, HfPrecision precision);
 
 class HfWeights;
 

@@ -253,6 +253,15 @@ bool schemesReadContext(const std::vector<std::string>& schemes, bool logn, std:
     return false;
 }
 
+std::vector<double> rotaryWavelengths(const std::vector<double>& theta)
+{
+    std::vector<double> out;
+    out.reserve(theta.size());
+    for (double t : theta)
+        out.push_back(2 * 3.14159265358979323846 / t);
+    return out;
+}
+
 double rotaryFrequency(int i, int dim, double base)
 {
     return std::pow(base, -2.0 * i / dim);

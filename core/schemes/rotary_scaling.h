@@ -125,6 +125,10 @@ RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, Rota
 // allowed. validateSchemeSpec calls it.
 void validateRotaryScaling(const SchemeSpec& spec);
 
+// The wavelength 2π/θ of each angle θ (a kept-out pair's θ = 0 gives infinity): `frequencies`' wavelength columns,
+// in the CLI and in Python alike.
+std::vector<double> rotaryWavelengths(const std::vector<double>& theta);
+
 // Rotary angle of frequency i for head dimension d: base^(-2i/d). The one formula of the frequency table (rope, xpos,
 // sinusoidal and sandwich all read it).
 double rotaryFrequency(int i, int dim, double base);

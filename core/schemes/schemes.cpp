@@ -636,6 +636,48 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
     return wholeNumbersAsIntegers(std::move(j)); // "dim": 64, not 64.0, in every output that names a scheme
 }
 
+namespace {
+
+nlohmann::json paramsJson(const std::vector<ParamInfo>& list)
+{
+    nlohmann::json params = nlohmann::json::array();
+    for (const ParamInfo& p : list) {
+        params.push_back({{"name", p.name},
+                          {"default", wholeNumbersAsIntegers(p.defaultValue)},
+                          {"min", wholeNumbersAsIntegers(p.minValue)},
+                          {"max", wholeNumbersAsIntegers(p.maxValue)},
+                          {"min_exclusive", p.minExclusive},
+                          {"max_exclusive", p.maxExclusive},
+                          {"integer", p.integer},
+                          {"even", p.even},
+                          {"range", p.rangeText()},
+                          {"description", p.description}});
+    }
+    return params;
+}
+
+nlohmann::json schemeInfoJson(const SchemeInfo& s)
+{
+    const nlohmann::json params = paramsJson(s.params);
+    nlohmann::json json = {{"name", s.name},         {"title", s.title},
+                           {"formula", s.formula},   {"explanation", s.explanation},
+                           {"parameters", params},   {"bidirectional", s.bidirectionalAllowed},
+                           {"rotary", s.rotary},     {"absolute", s.absolute},
+                           {"additive", s.additive}, {"trainable", s.trainable}};
+    json["data_dependent"] = s.dataDependent; // cope: no static bias view
+    return json;
+}
+
+} // namespace
+
+nlohmann::json schemeCatalogJson()
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const SchemeInfo& s : schemeCatalog())
+        list.push_back(schemeInfoJson(s));
+    return {{"schemes", list}, {"modifiers", paramsJson(modifierParams())}};
+}
+
 bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value)
 {
     bool found = false;

@@ -185,6 +185,11 @@ void validateSchemeSpec(const SchemeSpec& spec); // throws InputError
 // (CLI files and GUI exports alike), e.g. {"scheme": "alibi", "heads": 8, "bidirectional": false, "parameters": {}}.
 nlohmann::json schemeSpecJson(const SchemeSpec& spec);
 
+// The whole catalogue as `schemes --json` writes it and Python's positionlab.schemes() returns it: {"schemes": [each
+// scheme's name, title, formula, explanation, parameters (name, default, min, max, range, ...), flags], "modifiers":
+// [the modifier parameters]}.
+nlohmann::json schemeCatalogJson();
+
 // The value of NAME in NAME=VALUE assignments (the last one wins, as in makeSchemeSpec); false when absent.
 bool findAssignment(const std::vector<std::string>& assignments, std::string_view name, std::string& value);
 
