@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "base/npy.h"
 #include "hf/hf_config.h"
+#include "hf/hf_family.h"
 #include "hf/hf_model.h"
 #include "hf/tokenizer.h"
 #include "schemes/rotary_scaling.h"
@@ -17,19 +18,23 @@ namespace plab::cli {
 
 namespace {
 
-const char* familyName(HfFamily family)
+// inspect --json's layer types (issue 29): one word per layer, the windows, the soft caps and each type's rope.
+void addLayerTypes(nlohmann::json& doc, const HfConfig& c)
 {
-    switch (family) {
-    case HfFamily::Gpt2:
-        return "gpt2";
-    case HfFamily::Bloom:
-        return "bloom";
-    case HfFamily::GptNeox:
-        return "gpt_neox";
-    case HfFamily::Llama:
-        return "llama";
+    nlohmann::json types = nlohmann::json::array();
+    for (const HfLayerType t : c.layerTypes)
+        types.push_back(hfLayerTypeName(t));
+    doc["layer_types"] = types;
+    doc["sliding_window"] = c.slidingWindow > 0 ? nlohmann::json(c.slidingWindow) : nlohmann::json();
+    doc["attention_chunk_size"] = c.chunkSize > 0 ? nlohmann::json(c.chunkSize) : nlohmann::json();
+    doc["softcap"] = {{"attention", c.attnSoftcap > 0 ? nlohmann::json(c.attnSoftcap) : nlohmann::json()},
+                      {"final", c.finalSoftcap > 0 ? nlohmann::json(c.finalSoftcap) : nlohmann::json()}};
+    if (c.scheme == "rope") {
+        nlohmann::json rope = {{"full_attention", hfPositionText(hfPositionSpec(c))}};
+        if (c.hasSliding())
+            rope["sliding_attention"] = hfPositionText(hfSlidingPositionSpec(c));
+        doc["rope_by_layer_type"] = rope;
     }
-    return "";
 }
 
 // The summary card of issue 19 §4, from config.json alone (no weights are read).
@@ -42,7 +47,7 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
     if (args.has("json")) {
         nlohmann::json doc{{"folder", c.folder},
                            {"model_type", c.modelType},
-                           {"family", familyName(c.family)},
+                           {"family", hfLayoutName(c.family)},
                            {"layers", c.layers},
                            {"hidden", c.hidden},
                            {"heads", c.heads},
@@ -54,7 +59,7 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
                            {"scheme", c.scheme},
                            {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
                            {"rotary_dim", c.rotaryDim},
-                           {"rotary_pairing", c.scheme == "rope" ? "rotate_half" : ""},
+                           {"rotary_pairing", c.scheme != "rope" ? "" : c.interleavedRope ? "interleaved" : "rotate_half"},
                            {"scaling", c.scaling},
                            {"scaling_settings", c.scalingSettings},
                            {"positions", hfPositionText(positions)},
@@ -67,13 +72,14 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
             if (!c.ropeLayers[i])
                 nope.push_back(i);
         doc["nope_layers"] = nope;
+        addLayerTypes(doc, c);
         ctx.out << doc.dump(2) << '\n';
         return 0;
     }
     char memoryText[64];
     std::snprintf(memoryText, sizeof memoryText, "%.2f GiB", memory / (1ull << 30));
     ctx.out << "model       " << c.folder << '\n'
-            << "family      " << c.modelType << " (" << familyName(c.family) << " layout)\n"
+            << "family      " << c.modelType << " (" << hfLayoutName(c.family) << " layout)\n"
             << "layers      " << c.layers << '\n'
             << "heads       " << c.heads << " query, " << c.kvHeads << " key/value, head dim " << c.headDim << '\n'
             << "hidden      " << c.hidden << ", MLP " << c.intermediate << ", vocab " << c.vocab << '\n'
@@ -81,9 +87,25 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
             << "positions   " << hfPositionText(positions);
     if (c.scheme == "rope")
         ctx.out << ", theta " << exactText(c.ropeTheta) << ", " << c.rotaryDim << " of " << c.headDim
-                << " dims rotate (rotate_half pairing)";
-    ctx.out << '\n'
-            << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
+                << " dims rotate (" << (c.interleavedRope ? "interleaved" : "rotate_half") << " pairing)";
+    ctx.out << '\n';
+    if (c.slidingWindow > 0 || c.chunkSize > 0 || c.attnSoftcap > 0 || c.finalSoftcap > 0) {
+        ctx.out << "layer types " << hfLayerStrip(c) << " (S sliding";
+        if (c.slidingWindow > 0)
+            ctx.out << ", window " << c.slidingWindow;
+        if (c.chunkSize > 0)
+            ctx.out << "; C chunked, chunk " << c.chunkSize;
+        ctx.out << "; F full)";
+        if (c.attnSoftcap > 0)
+            ctx.out << ", attention soft cap " << exactText(c.attnSoftcap);
+        if (c.finalSoftcap > 0)
+            ctx.out << ", final soft cap " << exactText(c.finalSoftcap);
+        ctx.out << '\n';
+        if (c.slidingRopeTheta > 0)
+            ctx.out << "sliding     " << hfPositionText(hfSlidingPositionSpec(c)) << ", theta "
+                    << exactText(c.slidingRopeTheta) << " (the sliding layers' own rotary table)\n";
+    }
+    ctx.out << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
             << "memory      " << memoryText << " (" << (precision == HfPrecision::BFloat16 ? "BF16" : "float32")
             << " weights and one forward's activations; --precision "
             << (precision == HfPrecision::BFloat16 ? "bf16" : "f32") << ")\n";

@@ -40,6 +40,7 @@ struct HfLayerAttention {
 using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
 
 class HfWeights;
+struct HfForwardState; // one forward's biases and buffers (hf_model.cpp)
 
 class HfModel {
 public:
@@ -80,6 +81,15 @@ private:
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output) const;
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
+    // The decoder layout's tensors (llama and every family of that layout), named and shaped by m_config's block.
+    void loadDecoder(const HfWeights& weights);
+    // The family's logit scale and final soft cap (cohere, granite, gemma2) on rows of logits.
+    void finishLogits(HfMatrix& logits) const;
+    // InputError while the kernel has no window or soft cap: a text longer than a sliding or chunked layer's width,
+    // or an attention soft cap (gemma2).
+    void checkWindowSupported(int T) const;
+    // One layer of the forward: x += the block of layer `index` (attention and MLP as the family places them).
+    bool runLayer(size_t index, HfForwardState& state, HfMatrix& x) const;
     HfConfig m_config;
     HfPrecision m_precision = HfPrecision::Float32;
     std::unique_ptr<HfWeights> m_weights; // the mapped checkpoint, kept under BF16 for the weights read in place
