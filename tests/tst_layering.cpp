@@ -62,7 +62,7 @@ QSet<QString> headerNames(const QString& folder)
 }
 
 // The parts of each library, lowest first: a part may include itself and the parts before it, never one after it.
-// README's file map lists them in this order. A new part (a new folder) must be placed here, or its files fail.
+// docs/architecture.md's file map lists them in this order. A new part (a new folder) must be placed here, or its files fail.
 const QStringList& partsInOrder(const QString& library)
 {
     static const QStringList core = {QStringLiteral("base"),  QStringLiteral("schemes"), QStringLiteral("attention"),
