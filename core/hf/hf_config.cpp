@@ -86,6 +86,25 @@ bool isLayerTypeKey(const std::string& key)
     return key.size() > 10 && key.compare(key.size() - 10, 10, "_attention") == 0;
 }
 
+// modeling_rope_utils.py's yarn: without attention_factor, mscale and mscale_all_dim together give it as
+// get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), get_mscale(s, m) = 0.1 m ln s + 1 (1 for s <= 1);
+// either alone leaves the default.
+void yarnMscale(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where)
+{
+    auto number = [&](const char* key) -> const json* {
+        return rope.contains(key) && !rope[key].is_null() ? &rope[key] : nullptr;
+    };
+    const json* mscale = number("mscale");
+    const json* mscaleAll = number("mscale_all_dim");
+    if (number("attention_factor") || !mscale || !mscaleAll)
+        return;
+    const double factor = r.positiveNumber(*number("factor"), where + ".factor");
+    auto get = [&](double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; };
+    c.scalingSettings.push_back("attention-factor=" +
+                                numberText(get(r.positiveNumber(*mscale, where + ".mscale")) /
+                                           get(r.positiveNumber(*mscaleAll, where + ".mscale_all_dim"))));
+}
+
 // One rope dict into c's table: rope_theta (the dict's, else `theta`), partial_rotary_factor, the type and its
 // settings as the lab's method.
 void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where, double theta);
@@ -174,19 +193,7 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
         set("beta_slow", "beta-slow");
         set("attention_factor", "attention-factor");
         set("original_max_position_embeddings", "original-context");
-        // modeling_rope_utils.py: without attention_factor, mscale and mscale_all_dim together give it as
-        // get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), get_mscale(s, m) = 0.1 m ln s + 1 (1 for
-        // s <= 1); either alone leaves the default.
-        const json* mscale = number("mscale");
-        const json* mscaleAll = number("mscale_all_dim");
-        if (!number("attention_factor") && mscale && mscaleAll) {
-            const double factor = r.positiveNumber(*number("factor"), where + ".factor");
-            auto get = [&](double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; };
-            c.scalingSettings.push_back(
-                "attention-factor=" +
-                numberText(get(r.positiveNumber(*mscale, where + ".mscale")) /
-                           get(r.positiveNumber(*mscaleAll, where + ".mscale_all_dim"))));
-        }
+        yarnMscale(r, c, rope, where);
         if (rope.contains("truncate") && rope["truncate"] == false)
             throw r.fail("field '" + where + ".truncate' = false is not supported; the lab's yarn truncates the ramp");
     } else if (type == "llama3") {

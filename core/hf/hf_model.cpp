@@ -209,6 +209,87 @@ double hfModelMemoryBytes(const HfConfig& config, HfPrecision precision)
            hfForwardBytes(config, T, precision, HfForwardOutput::Logits) + 64.0 * (1 << 20);
 }
 
+// gpt2: Conv1D [in, out] weights, q/k/v fused in c_attn, learned positions (wpe).
+void HfModel::loadGpt2(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = weights.has("wte.weight") ? "" : "transformer.";
+    m_embed = load.weight(p + "wte.weight", V, C);
+    m_positions = load.matrix(p + "wpe.weight", c.context, C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "h." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "ln_1", C, true);
+        l.norm2 = load.norm(b + "ln_2", C, true);
+        const HfMatrix qkv = load.conv1dWeight(b + "attn.c_attn", C, 3LL * C);
+        const Vector qkvBias = load.vector(b + "attn.c_attn.bias", 3LL * C);
+        Linear* parts[3] = {&l.q, &l.k, &l.v};
+        for (int j = 0; j < 3; ++j) {
+            parts[j]->w = HfWeightMatrix(qkv.middleRows(static_cast<Eigen::Index>(j) * C, C), m_precision);
+            parts[j]->b = qkvBias.segment(static_cast<Eigen::Index>(j) * C, C);
+        }
+        l.o = load.conv1d(b + "attn.c_proj", C, C);
+        l.up = load.conv1d(b + "mlp.c_fc", C, F);
+        l.down = load.conv1d(b + "mlp.c_proj", F, C);
+    }
+    const Norm f = load.norm(p + "ln_f", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+}
+
+// bloom: fused per-head q/k/v, a LayerNorm after the embeddings.
+void HfModel::loadBloom(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
+    m_embed = load.weight(p + "word_embeddings.weight", V, C);
+    const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
+    m_embedNormW.assign(e.w.data(), e.w.data() + C);
+    m_embedNormB.assign(e.b.data(), e.b.data() + C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "h." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "input_layernorm", C, true);
+        l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+        load.splitPerHead(b + "self_attention.query_key_value", l);
+        l.o = load.linear(b + "self_attention.dense", C, C, true);
+        l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+        l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+    }
+    const Norm f = load.norm(p + "ln_f", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+}
+
+// gpt_neox: fused per-head q/k/v, an untied head embed_out unless tied.
+void HfModel::loadNeox(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = "gpt_neox.";
+    m_embed = load.weight(p + "embed_in.weight", V, C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "layers." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "input_layernorm", C, true);
+        l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+        load.splitPerHead(b + "attention.query_key_value", l);
+        l.o = load.linear(b + "attention.dense", C, C, c.outputBias);
+        l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+        l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+    }
+    const Norm f = load.norm(p + "final_layer_norm", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    if (!c.tiedHead)
+        m_head = load.weight("embed_out.weight", V, C);
+}
+
 HfModel::~HfModel() = default;
 
 HfModel::HfModel(const std::string& folder, HfPrecision precision)
@@ -223,77 +304,18 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
                           (precision == HfPrecision::BFloat16 ? "BF16 weights)" : "float32 weights)"));
     m_weights = std::make_unique<HfWeights>(folder);
     const HfWeights& weights = *m_weights;
-    const Loader load{weights, c, precision};
-    const int C = c.hidden, F = c.intermediate, V = c.vocab;
     for (int i = 0; i < c.layers; ++i)
         m_layers.push_back(std::make_unique<Layer>());
     switch (c.family) {
-    case HfFamily::Gpt2: {
-        const std::string p = weights.has("wte.weight") ? "" : "transformer.";
-        m_embed = load.weight(p + "wte.weight", V, C);
-        m_positions = load.matrix(p + "wpe.weight", c.context, C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "h." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "ln_1", C, true);
-            l.norm2 = load.norm(b + "ln_2", C, true);
-            const HfMatrix qkv = load.conv1dWeight(b + "attn.c_attn", C, 3LL * C);
-            const Vector qkvBias = load.vector(b + "attn.c_attn.bias", 3LL * C);
-            Linear* parts[3] = {&l.q, &l.k, &l.v};
-            for (int j = 0; j < 3; ++j) {
-                parts[j]->w = HfWeightMatrix(qkv.middleRows(static_cast<Eigen::Index>(j) * C, C), precision);
-                parts[j]->b = qkvBias.segment(static_cast<Eigen::Index>(j) * C, C);
-            }
-            l.o = load.conv1d(b + "attn.c_proj", C, C);
-            l.up = load.conv1d(b + "mlp.c_fc", C, F);
-            l.down = load.conv1d(b + "mlp.c_proj", F, C);
-        }
-        const Norm f = load.norm(p + "ln_f", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    case HfFamily::Gpt2:
+        loadGpt2(weights);
         break;
-    }
-    case HfFamily::Bloom: {
-        const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
-        m_embed = load.weight(p + "word_embeddings.weight", V, C);
-        const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
-        m_embedNormW.assign(e.w.data(), e.w.data() + C);
-        m_embedNormB.assign(e.b.data(), e.b.data() + C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "h." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "input_layernorm", C, true);
-            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
-            load.splitPerHead(b + "self_attention.query_key_value", l);
-            l.o = load.linear(b + "self_attention.dense", C, C, true);
-            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
-            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
-        }
-        const Norm f = load.norm(p + "ln_f", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    case HfFamily::Bloom:
+        loadBloom(weights);
         break;
-    }
-    case HfFamily::GptNeox: {
-        const std::string p = "gpt_neox.";
-        m_embed = load.weight(p + "embed_in.weight", V, C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "layers." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "input_layernorm", C, true);
-            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
-            load.splitPerHead(b + "attention.query_key_value", l);
-            l.o = load.linear(b + "attention.dense", C, C, c.outputBias);
-            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
-            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
-        }
-        const Norm f = load.norm(p + "final_layer_norm", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
-        if (!c.tiedHead)
-            m_head = load.weight("embed_out.weight", V, C);
+    case HfFamily::GptNeox:
+        loadNeox(weights);
         break;
-    }
     case HfFamily::Llama:
         loadDecoder(weights);
         break;

@@ -81,6 +81,10 @@ private:
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output) const;
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
+    // The tensors of the gpt2, bloom and gpt_neox layouts.
+    void loadGpt2(const HfWeights& weights);
+    void loadBloom(const HfWeights& weights);
+    void loadNeox(const HfWeights& weights);
     // The decoder layout's tensors (llama and every family of that layout), named and shaped by m_config's block.
     void loadDecoder(const HfWeights& weights);
     // The family's logit scale and final soft cap (cohere, granite, gemma2) on rows of logits.
