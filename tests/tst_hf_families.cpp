@@ -330,6 +330,10 @@ void TestHfFamilies::cliInspectNamesLayout()
     const nlohmann::json doc = nlohmann::json::parse(r.out.toStdString());
     QCOMPARE(QString::fromStdString(doc["model_type"].get<std::string>()), modelType);
     QCOMPARE(QString::fromStdString(doc["family"].get<std::string>()), QStringLiteral("llama"));
+    // The vision tower of a multimodal folder is named as not read; a text model has nothing to say there.
+    QCOMPARE(doc.contains("not_read"), modelType == "gemma3");
+    if (modelType == "gemma3")
+        QVERIFY(doc["not_read"].get<std::string>().find("vision_tower") != std::string::npos);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHfFamilies)

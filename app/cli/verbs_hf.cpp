@@ -73,6 +73,8 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
                 nope.push_back(i);
         doc["nope_layers"] = nope;
         addLayerTypes(doc, c);
+        if (!c.notRead.empty())
+            doc["not_read"] = c.notRead;
         ctx.out << doc.dump(2) << '\n';
         return 0;
     }
@@ -105,6 +107,8 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
             ctx.out << "sliding     " << hfPositionText(hfSlidingPositionSpec(c)) << ", theta "
                     << exactText(c.slidingRopeTheta) << " (the sliding layers' own rotary table)\n";
     }
+    if (!c.notRead.empty())
+        ctx.out << "not read    " << c.notRead << '\n';
     ctx.out << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
             << "memory      " << memoryText << " (" << (precision == HfPrecision::BFloat16 ? "BF16" : "float32")
             << " weights and one forward's activations; --precision "

@@ -94,6 +94,8 @@ struct HfConfig {
     std::string slidingScaling = "none";
     std::vector<std::string> slidingScalingSettings;
     bool hasSliding() const;
+    // What of the folder is not read, said on the card: a gemma3 folder's vision tower; empty for text models.
+    std::string notRead;
 
     // Parameters counted from the dims (the embedding once when tied).
     double parameterCount() const;

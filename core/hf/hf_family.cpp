@@ -193,6 +193,8 @@ void readGemma3(const ConfigReader& r, HfConfig& c)
                      "fields there");
     const ConfigReader text{r.root["text_config"], r.file + " (text_config)"};
     readGemma3Text(text, c);
+    c.notRead = "vision_config: the vision tower (vision_tower.*, multi_modal_projector.*) is not read; the language "
+                "model runs on text alone";
 }
 
 void readGpt2(const ConfigReader& r, HfConfig& c)
