@@ -9,6 +9,7 @@
 #include "base/npy.h"
 #include "base/random.h"
 #include "hf/hf_model.h"
+#include "hf/hf_products.h"
 #include "schemes/fox.h"
 
 #include <Eigen/Core>
@@ -236,6 +237,7 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     const SchemeSpec& spec = b.spec;
     const int N = b.dims.length, H = b.dims.heads, D = b.dims.headDim;
     const bool window = spec.info().hasWindow;
+    const bool banded = window || spec.window > 0 || spec.chunk > 0; // rows see a band of keys, not all before them
     // Useful work: 4 D flops (q.k and p.v) per visible (query, key) pair and head: 4 H N^2 D for full attention,
     // about half of it causal, about 4 H N W D for a window.
     const double flops = 4.0 * D * H * visiblePairs(spec, N);
@@ -268,17 +270,20 @@ void reportForward(const BenchSetup& b, const Timings& runs, double extraBytes, 
     std::string method;
     for (const auto& [name, value] : spec.scalingParams)
         method += (method.empty() ? " (" : ", ") + name + "=" + exactText(value);
-    const int sinks = spec.params.count("sinks") ? spec.intParam("sinks") : 0;
+    const int sinks = spec.params.count("sinks") ? spec.intParam("sinks") : spec.sinks;
     r.text << std::fixed << std::setprecision(2) << "attention " << schemeLabel(spec) << method
            << (method.empty() ? "" : ")") << (spec.bidirectional ? " bidirectional" : " causal") << " N=" << N
            << " H=" << H << " D=" << D << (window ? " W=" + std::to_string(spec.intParam("window")) : "")
+           << (spec.window > 0 ? " window=" + std::to_string(spec.window) : "")
+           << (spec.chunk > 0 ? " chunk=" + std::to_string(spec.chunk) : "")
            << (sinks > 0 ? " sinks=" + std::to_string(sinks) : "")
+           << (spec.softcap > 0 ? " softcap=" + exactText(spec.softcap) : "")
            << (spec.logn ? " logn L=" + std::to_string(spec.context) : "") << " threads=" << b.threads
            << "\n  forward  median " << fwd << " ms  " << flops / fwd * 1e-6 << " GFLOP/s (p90 of the runs "
            << r.json["forward_gflops_p90"].get<double>() << ")"
            << "  extra memory " << extraBytes / (1 << 20) << " MiB\n  (CPU time " << fwdCpu
            << " ms: " << flops / fwdCpu * 1e-6 << " GFLOP per CPU-second)\n";
-    if (window)
+    if (banded)
         r.text << "  (" << nominalFlops / fwd * 1e-6
                << " GFLOP/s counting 4 H N K D, K = " << std::lround(nominalFlops / (4.0 * D * H * N))
                << " keys for every row: rows near the sequence's ends see fewer, so the useful work is "
@@ -402,9 +407,13 @@ int runBenchAttention(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
-// Same-run calibration: an Eigen single-precision matrix product of (about) a given FLOP count.
+// Same-run calibration: a single-precision matrix product of (about) a given FLOP count, by Eigen (the default) or
+// by oneDNN's matmul (--library onednn, core's hfLinear: the yardstick issue 28 sets the kernel against).
 int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
 {
+    const std::string library = args.text("library", "eigen");
+    if (library != "eigen" && library != "onednn")
+        throw InputError("--library " + library + " is not allowed; allowed: eigen (the default) or onednn");
     const int threads = applyThreadsOption(args);
     const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100000));
     int n = static_cast<int>(args.integer("size", 1024, 1, 16384));
@@ -417,16 +426,27 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
     }
     Eigen::setNbThreads(threads);
     checkMemoryEstimate(3.0 * 4.0 * n * double(n), "gemm matrices");
-    const Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n);
-    Eigen::MatrixXf c(n, n);
-    c.noalias() = a * b; // warm-up
-    const Timings runs = timeRuns(repeat, [&] { c.noalias() = a * b; });
+    Timings runs;
+    if (library == "onednn") { // y = x w^T, as nn.Linear; the same flops as a * b
+        const HfMatrix x = HfMatrix::Random(n, n);
+        const HfWeightMatrix w(HfMatrix::Random(n, n), HfPrecision::Float32);
+        const Eigen::VectorXf noBias;
+        HfMatrix y;
+        hfLinear(x, w, noBias, y); // warm-up (and oneDNN's primitive creation)
+        runs = timeRuns(repeat, [&] { hfLinear(x, w, noBias, y); });
+    } else {
+        const Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n);
+        Eigen::MatrixXf c(n, n);
+        c.noalias() = a * b; // warm-up
+        runs = timeRuns(repeat, [&] { c.noalias() = a * b; });
+    }
     const std::vector<double>& ms = runs.wallMs;
     const double med = median(ms);
     const double cpu = median(runs.cpuMs);
     const double flops = 2.0 * n * double(n) * n;
     if (args.has("json")) {
         ctx.out << nlohmann::json{{"size", n},
+                                  {"library", library},
                                   {"threads", threads},
                                   {"repeat", repeat},
                                   {"flops", wholeNumbersAsIntegers(flops)},
@@ -438,8 +458,8 @@ int runBenchGemm(const ParsedArgs& args, VerbContext& ctx)
                        .dump()
                 << '\n';
     } else {
-        ctx.out << std::fixed << std::setprecision(2) << "gemm " << n << "x" << n << "x" << n << " threads=" << threads
-                << ": median " << med << " ms  " << flops / med * 1e-6 << " GFLOP/s\n";
+        ctx.out << std::fixed << std::setprecision(2) << "gemm " << library << " " << n << "x" << n << "x" << n
+                << " threads=" << threads << ": median " << med << " ms  " << flops / med * 1e-6 << " GFLOP/s\n";
     }
     return 0;
 }
@@ -683,6 +703,8 @@ void registerAttentionVerbs()
          "attention: also measure the FP32 FMA peak after each timed run (forward and backward); report the share, "
          "median and p90"},
         {"size", OptionKind::Value, "gemm: n of an n x n x n product (default 1024)", "n"},
+        {"library", OptionKind::Value,
+         "gemm: eigen (Eigen's product, the default) or onednn (oneDNN's f32 matmul, the kernel's yardstick)", "LIB"},
         {"perplexity", OptionKind::Value,
          "model: instead of one prefill, time next-token losses over N tokens in windows of each --lengths value", "N"},
         {"lengths", OptionKind::Value, "model --perplexity: window lengths (default 512,1024,2048,4096)", "L1,L2,..."},
@@ -706,7 +728,7 @@ void registerAttentionVerbs()
             "sink-logit", "scaling", "backward", "peak", "threads", "repeat", "allow-long", "json"},
            "attention",
            {}},
-          {"gemm", {"size", "flops", "threads", "repeat", "json"}, "gemm", {}},
+          {"gemm", {"size", "flops", "library", "threads", "repeat", "json"}, "gemm", {}},
           {"peak", {"threads", "repeat", "json"}, "peak", {}},
           {"model DIR", {"length", "perplexity", "lengths", "threads", "precision", "repeat", "json"}, "model", {}}}});
 }

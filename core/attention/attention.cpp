@@ -420,6 +420,14 @@ void attentionBackward(const PositionBias& bias, const AttentionDims& dims, cons
         }
         for (size_t e = 0; e < extra.dLogForget.size(); ++e) // FoX has one pass; kept right should another come
             grads.dLogForget[e] += extra.dLogForget[e];
+        // The bias parameters' gradients of the pass's cells (sinks beside a window or chunk of t5, kerple, fire).
+        for (auto [total, part] :
+             {std::pair{&grads.dT5Values, &extra.dT5Values}, std::pair{&grads.dKerpleR1, &extra.dKerpleR1},
+              std::pair{&grads.dKerpleR2, &extra.dKerpleR2}})
+            for (size_t e = 0; e < part->size(); ++e)
+                (*total)[e] += (*part)[e];
+        if (bias.fire())
+            addFireGradient(grads.dFire, extra.dFire);
     }
     softmaxModifierGradients(bias, dims, forward, dOut, scoreDot, grads);
 }

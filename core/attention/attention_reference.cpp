@@ -106,12 +106,31 @@ Remap remapOf(const PositionBias& bias, int length)
 
 // One head's forward: the rotated inputs and the probabilities, all the backward needs.
 struct HeadForward {
-    Matrix Q, K, V;    // (N, D), Q and K rotated
-    Matrix Qfar, Kfar; // (N, D) rotated at the far placements (ReRoPE only)
-    Matrix P;          // (N, N)
-    Matrix S;          // (N, N) the final scores, masked cells -inf
+    Matrix Q, K, V;       // (N, D), Q and K rotated
+    Matrix Qfar, Kfar;    // (N, D) rotated at the far placements (ReRoPE only)
+    Matrix P;             // (N, N)
+    Matrix S;             // (N, N) the final scores, masked cells -inf
+    Matrix capSlope;      // (N, N) with a soft cap: d final / d uncapped score = 1 - tanh^2(z / c); else empty
     Eigen::VectorXd sink; // (N) the sink column's probability per row (0 without a sink logit)
 };
+
+// Whether query m sees key n, cell by cell as the design states the layer-type modifiers, not through the kernel's
+// intervals (clipToLayerMask): the scheme's own mask (maskKeyRange: causal, local, bca), cut to the window
+// m - W < n <= m and to the chunk ⌊n/C⌋ = ⌊m/C⌋, n <= m; the sinks n < S, n <= m stay visible beside them. Without
+// a window or chunk: the bias's own visible() (its mask and local's or bca's sinks).
+bool twinVisible(const PositionBias& bias, int m, int n, int N)
+{
+    const SchemeSpec& spec = bias.spec();
+    if (spec.window == 0 && spec.chunk == 0)
+        return bias.visible(m, n, N);
+    const int ownWindow = spec.info().hasWindow ? spec.intParam("window") : 0;
+    const KeyRange own = maskKeyRange(spec.kind, spec.bidirectional, ownWindow, m, N);
+    const bool inOwn = n >= own.begin && n < own.end;
+    const bool inWindow = spec.window == 0 || (m - spec.window < n && n <= m);
+    const bool inChunk = spec.chunk == 0 || (n / spec.chunk == m / spec.chunk && n <= m);
+    const bool sink = n < bias.sinks() && n <= m;
+    return (inOwn && inWindow && inChunk) || sink;
+}
 
 // The factor of row m's scores on head h: rowScale (logn, temperature) times SSMax's s_h ln(n_m), n_m the row's keys.
 double rowFactor(const PositionBias& bias, int h, int m, int N)
@@ -120,7 +139,7 @@ double rowFactor(const PositionBias& bias, int h, int m, int N)
         return bias.rowScale(m, N);
     int keys = 0;
     for (int n = 0; n < N; ++n)
-        keys += bias.visible(m, n, N);
+        keys += twinVisible(bias, m, n, N);
     return bias.rowScale(m, N) * ssmaxFactor(bias.spec(), h, keys);
 }
 
@@ -158,11 +177,22 @@ HeadForward forwardHead(const PositionBias& bias, const AttentionDims& dims, con
                 if (remap.far(m, n))
                     S(m, n) = far(m, n);
     }
+    // A soft cap c maps each visible score z to c tanh(z / c), after the bias and the row factor.
+    const double cap = bias.spec().softcap;
+    if (cap > 0)
+        f.capSlope = Matrix::Zero(N, N);
     for (int m = 0; m < N; ++m) {
         const double factor = rowFactor(bias, h, m, N);
-        for (int n = 0; n < N; ++n) // visible(): the mask with attention sinks
-            S(m, n) = bias.visible(m, n, N) ? (S(m, n) + additiveExact(bias, dims, bh, m, n)) * factor
-                                            : -std::numeric_limits<double>::infinity();
+        for (int n = 0; n < N; ++n) { // twinVisible: the mask with the modifiers and attention sinks
+            if (!twinVisible(bias, m, n, N)) {
+                S(m, n) = -std::numeric_limits<double>::infinity();
+                continue;
+            }
+            const double z = (S(m, n) + additiveExact(bias, dims, bh, m, n)) * factor;
+            S(m, n) = cap > 0 ? cap * std::tanh(z / cap) : z;
+            if (cap > 0)
+                f.capSlope(m, n) = 1.0 - std::tanh(z / cap) * std::tanh(z / cap);
+        }
     }
     // Pass 2, softmax of every row (exp(-inf) = 0 for masked cells), its log-sum-exp and its entropy
     // -sum p log p = lse - sum p s over the visible cells (log p = s - lse).
@@ -240,7 +270,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
     // The softmax modifiers' gradients per (batch, head), summed in order below.
     std::vector<double> headSsmax(heads, 0.0), headSink(heads, 0.0);
     g.dLogForget.assign(dims.logForget ? static_cast<size_t>(heads) * N : 0, 0.0); // (B H, N), one slice per thread
-#pragma omp parallel for schedule(dynamic)                     // heads in parallel, as in the forward
+#pragma omp parallel for schedule(dynamic) // heads in parallel, as in the forward
     for (int bh = 0; bh < heads; ++bh) {
         std::vector<double> lse(N), entropy(N);
         const HeadForward f = forwardHead(bias, dims, q, k, v, bh, lse.data(), entropy.data());
@@ -249,11 +279,13 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then through the logn factor of each row.
         const Eigen::VectorXd delta = (f.P.array() * dP.array()).rowwise().sum(); // (N)
         Matrix dS = f.P.array() * (dP.colwise() - delta).array();                 // (N, N)
+        if (f.capSlope.size())                                                    // back through the soft cap
+            dS = dS.cwiseProduct(f.capSlope);
         const int h = bh % dims.heads;
         for (int m = 0; m < N; ++m) {
             // SSMax: every final score is a multiple of s_h. Sink: its column's dS = p_sink (0 - delta).
             for (int n = 0; bias.spec().ssmax && n < N; ++n)
-                if (bias.visible(m, n, N))
+                if (twinVisible(bias, m, n, N))
                     headSsmax[bh] += dS(m, n) * f.S(m, n) / ssmaxScale(bias.spec(), h);
             headSink[bh] -= f.sink(m) * delta(m);
             dS.row(m) *= rowFactor(bias, h, m, N);

@@ -34,9 +34,10 @@ struct RowExtras {
 };
 
 // Softmax backward of row m over the columns [band.begin, band.end) of a tile starting at key c: s holds the raw
-// scores Q K^T and ds the products dO V^T; afterwards s holds P and ds holds dS = P (dP - delta) * rowScale, the
-// gradient of the bias-and-scores before the logn factor. With dist (indexed by m - n), adds dS per distance; FIRE's
-// rows past its distance-only ones add theirs to fire.grad pair by pair instead.
+// scores Q K^T and ds the products dO V^T; afterwards s holds P and ds holds dS = P (dP - delta) * rowScale (times
+// the soft cap's slope 1 - tanh^2 under a cap), the gradient of the bias-and-scores before the logn factor. With dist
+// (indexed by m - n), adds dS per distance; FIRE's rows past its distance-only ones add theirs to fire.grad pair by
+// pair instead.
 inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand band, float* s, float* ds, float lse,
                                float delta, double* dist, RowExtras extras = {})
 {
@@ -58,6 +59,13 @@ inline void softmaxBackwardRow(const Plan& plan, int h, int m, int c, ColumnBand
             store(ds + j, grad * g);
         }
         extras.scoreDot[m] += horizontalSum(dot);
+    } else if (plan.softcap > 0) { // through the cap: d capped / d score = 1 - (capped / c)^2
+        for (int j = band.begin; j < band.end; j += kLanes) {
+            const Vec capped = load(s + j);
+            const Vec p = expNonPositive(vmin(capped - shift, splat(0.0f)));
+            store(s + j, p);
+            store(ds + j, p * (load(ds + j) - dl) * softcapSlope(capped, plan.softcap) * g);
+        }
     } else {
         for (int j = band.begin; j < band.end; j += kLanes) {
             const Vec p = expNonPositive(vmin(load(s + j) - shift, splat(0.0f)));

@@ -128,6 +128,7 @@ void forwardBlock(const Plan& plan, int h, int m0, const BlockIO& io, Scratch& s
     scoring.rowEnd = plan.rowEnd.data() + m0;
     scoring.rowScale = plan.useScale ? plan.rowScales(h) + m0 : nullptr;
     scoring.qkScale = io.qkScale;
+    scoring.softcap = plan.softcap;
     scoring.rowBest = sc.rowBest.data();
     for (int c = plan.blockKeyBegin(m0); c < keyEnd; c += kKeyBlock) {
         const int w = std::min(kKeyBlock, roundUp(keyEnd - c, kLanes));

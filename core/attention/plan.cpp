@@ -23,39 +23,70 @@ void groupedPositions(const RotaryScaling& scaling, int N, Pass& far)
 
 } // namespace
 
+namespace {
+
+// A custom pass of no rows yet: intervals and placements are filled by the caller.
+Pass customPass(int N)
+{
+    Pass pass;
+    pass.custom = true;
+    pass.begin.assign(N, 0);
+    pass.end.assign(N, 0);
+    return pass;
+}
+
+// ReRoPE, leaky ReRoPE and Self-Extend: the near pass (distances below the method's window w, plain positions) and
+// the far pass (remapped positions), each cut to the window and chunk modifiers; with attention sinks (the sinks
+// modifier beside a window or chunk) two more passes, the sink keys at their near or far placement by distance.
+std::vector<Pass> remappedPasses(const PositionBias& bias, int N)
+{
+    const RotaryScaling scaling = rotaryScaling(bias.spec(), N);
+    const int w = scaling.window;
+    Pass near = customPass(N), far = customPass(N), nearSinks = customPass(N), farSinks = customPass(N);
+    for (int m = 0; m < N; ++m) {
+        const int split = std::max(0, m - w + 1); // keys n < split are at distance >= w
+        const KeyRange layer = bias.layerMaskRange(m, N);
+        const KeyRange nearKeys = clipToLayerMask({split, m + 1}, bias.spec().window, bias.spec().chunk, m);
+        const KeyRange farKeys = {layer.begin, std::max(layer.begin, std::min(split, layer.end))};
+        near.begin[m] = nearKeys.begin;
+        near.end[m] = nearKeys.end;
+        far.begin[m] = farKeys.begin;
+        far.end[m] = farKeys.end;
+        const KeyRange sinks = bias.sinkRange(m, N); // [0, s): below every key of the two passes above
+        nearSinks.begin[m] = std::min(split, sinks.end);
+        nearSinks.end[m] = sinks.end;
+        farSinks.end[m] = std::min(split, sinks.end);
+    }
+    // P = w + (m - n - w)/k = (w + (m - w)/k) - n/k; rerope (k = inf): q at w, k at 0.
+    const bool leaky = std::isfinite(scaling.leak);
+    for (Pass* p : {&far, &farSinks}) {
+        p->qSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        p->qOffset = leaky ? w - w / scaling.leak : w;
+        p->kSlope = leaky ? 1.0 / scaling.leak : 0.0;
+        if (scaling.group > 0)
+            groupedPositions(scaling, N, *p);
+    }
+    std::vector<Pass> passes;
+    passes.push_back(std::move(near));
+    passes.push_back(std::move(far));
+    if (bias.sinks() > 0) {
+        passes.push_back(std::move(nearSinks));
+        passes.push_back(std::move(farSinks));
+    }
+    return passes;
+}
+
+} // namespace
+
 std::vector<Pass> passesOf(const PositionBias& bias, int N)
 {
     const SchemeSpec& spec = bias.spec();
     std::vector<Pass> passes(1);
     if (spec.info().rotary && rotaryMethodInfo(spec.scaling).remapsPositions) {
-        const RotaryScaling scaling = rotaryScaling(spec, N);
-        const int w = scaling.window;
-        Pass near, far;
-        near.custom = far.custom = true;
-        near.begin.resize(N);
-        near.end.resize(N);
-        far.begin.assign(N, 0);
-        far.end.resize(N);
-        for (int m = 0; m < N; ++m) {
-            const int split = std::max(0, m - w + 1); // keys n < split are at distance >= w
-            near.begin[m] = split;
-            near.end[m] = m + 1;
-            far.end[m] = split;
-        }
-        // P = w + (m - n - w)/k = (w + (m - w)/k) - n/k; rerope (k = inf): q at w, k at 0.
-        const bool leaky = std::isfinite(scaling.leak);
-        far.qSlope = leaky ? 1.0 / scaling.leak : 0.0;
-        far.qOffset = leaky ? w - w / scaling.leak : w;
-        far.kSlope = leaky ? 1.0 / scaling.leak : 0.0;
-        if (scaling.group > 0)
-            groupedPositions(scaling, N, far);
-        passes = {std::move(near), std::move(far)};
-    } else if (spec.info().hasWindow && spec.intParam("sinks") > 0) {
+        passes = remappedPasses(bias, N);
+    } else if (bias.sinks() > 0) {
         // The sink keys are the bias's own sinkRange (its one home of the rule), a pass of their own.
-        Pass sinkPass;
-        sinkPass.custom = true;
-        sinkPass.begin.resize(N);
-        sinkPass.end.resize(N);
+        Pass sinkPass = customPass(N);
         for (int m = 0; m < N; ++m) {
             const KeyRange sinks = bias.sinkRange(m, N);
             sinkPass.begin[m] = sinks.begin;

@@ -154,6 +154,7 @@ struct Plan {
     const RotaryTable& rotary; // the table the passes read: ownRotary or the shared one
     bool useBias = false;
     bool useScale = false;
+    float softcap = 0;                 // the scores' soft cap c (SchemeSpec::softcap); 0: none
     std::vector<int> rowBegin, rowEnd; // (N): visible keys [rowBegin[m], rowEnd[m]) of row m
     std::vector<float> rowScale;       // (N): the row modifiers' factor of row m (logn, logit-c)
     size_t biasStride = 0;
@@ -204,6 +205,7 @@ struct Plan {
         ldT = keysPadded + kLanes;
         queriesPadded = N;
         invSqrtD = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+        softcap = bias.softcap();
         rowBegin.assign(queriesPadded, 0);
         rowEnd.assign(queriesPadded, 0);
         rowScale.assign(queriesPadded, 1.0f);
@@ -301,7 +303,7 @@ struct Plan {
         const float* scale = useScale ? rowScales(h) + m : nullptr;
         Vec best = splat(PositionBias::kMasked);
         for (int j = 0; j < w; j += kLanes) {
-            const Vec s = scoreLanes(load(S + j), qkScale, rev ? rev + j : nullptr, scale, lo - j, hi - j);
+            const Vec s = scoreLanes(load(S + j), qkScale, rev ? rev + j : nullptr, scale, lo - j, hi - j, softcap);
             store(S + j, s);
             best = vmax(best, s);
         }

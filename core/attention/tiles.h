@@ -18,13 +18,34 @@ constexpr int kColTile = 4;
 constexpr int kColTile = 1;
 #endif
 
+// Gemma 2's soft cap of 16 scores, c tanh(s/c) (cap > 0): tanh|y| = (1 - t)/(1 + t) with t = e^(-2|y|) <= 1, so
+// the kernel's e^x of non-positive arguments serves, and |result| < c for any finite s. Absolute error about c 2^-23.
+inline Vec softcapLanes(Vec s, float cap)
+{
+    const Vec y = s * (1.0f / cap);
+    const Vec a = vmax(y, splat(0.0f) - y);
+    const Vec t = expNonPositive(splat(-2.0f) * a);
+    const Vec magnitude = (splat(1.0f) - t) / (splat(1.0f) + t) * cap;
+    return select(y < splat(0.0f), splat(0.0f) - magnitude, magnitude);
+}
+
 // The score formula, its one home: 16 raw products s = q . k of one row become (s * qkScale + b) * rowScale, with b
 // the row's 16 additive biases (null: none) and rowScale its logn factor (1: none); s * qkScale + b is one fused
-// multiply-add.
-inline Vec scoreFormula(Vec s, Vec qkScale, const float* bias, float rowScale)
+// multiply-add. With a soft cap c > 0 (SchemeSpec::softcap) that score then becomes c tanh(score / c).
+inline Vec scoreFormula(Vec s, Vec qkScale, const float* bias, float rowScale, float softcap = 0.0f)
 {
     s = bias ? fusedMultiplyAdd(s, qkScale, load(bias)) : s * qkScale;
-    return rowScale != 1.0f ? s * rowScale : s;
+    if (rowScale != 1.0f)
+        s = s * rowScale;
+    return softcap > 0.0f ? softcapLanes(s, softcap) : s;
+}
+
+// The derivative of the capped score by the uncapped one, 1 - tanh^2 = 1 - (capped / c)^2, from the capped scores
+// (the backward holds only those); 0 in masked lanes (-inf), where p = 0 anyway.
+inline Vec softcapSlope(Vec capped, float cap)
+{
+    const Vec y = capped * (1.0f / cap);
+    return splat(1.0f) - vmin(y * y, splat(1.0f));
 }
 
 // -inf in the lanes outside [lo, hi), the row's visible keys counted from the first lane.
@@ -37,10 +58,11 @@ inline Vec maskLanes(Vec s, int lo, int hi)
                   splat(PositionBias::kMasked));
 }
 
-// The mask/bias step of 16 lanes (bias, rowScale: null for none).
-inline Vec scoreLanes(Vec s, float qkScale, const float* bias, const float* rowScale, int lo, int hi)
+// The mask/bias step of 16 lanes (bias, rowScale: null for none; softcap 0: none).
+inline Vec scoreLanes(Vec s, float qkScale, const float* bias, const float* rowScale, int lo, int hi,
+                      float softcap = 0.0f)
 {
-    return maskLanes(scoreFormula(s, splat(qkScale), bias, rowScale ? *rowScale : 1.0f), lo, hi);
+    return maskLanes(scoreFormula(s, splat(qkScale), bias, rowScale ? *rowScale : 1.0f, softcap), lo, hi);
 }
 
 // The forward's mask/bias step, folded into the epilogue of its Q K^T products while the products are still in
@@ -53,6 +75,7 @@ struct TileScoring {
     const float* bias = nullptr;     // null: no additive bias; else row i, tile column j at bias[j + i * biasRowStep]
     int biasRowStep = -1;            // -1: a reversed distance table; a tile's row stride: a bias tile (fire)
     float qkScale = 1.0f;
+    float softcap = 0.0f; // the soft cap c of the scores; 0: none
     int column = 0;
     float* rowBest = nullptr; // (rows, 16)
 };
@@ -115,7 +138,7 @@ template <int RB, int CB>
         Vec best = load(sc.rowBest + i * kLanes);
 #pragma GCC unroll 4
         for (int c = 0; c < CB; ++c) {
-            Vec s = scoreFormula(acc[r][c], qkScale, bias ? bias + c * kLanes : nullptr, rowScale);
+            Vec s = scoreFormula(acc[r][c], qkScale, bias ? bias + c * kLanes : nullptr, rowScale, sc.softcap);
             if (masked)
                 s = maskLanes(s, lo - c * kLanes, hi - c * kLanes);
             store(C + r * ldc + c * kLanes, s);

@@ -12,13 +12,16 @@ namespace plab {
 
 namespace {
 
-// The kernel's score s(m, n) of query row `q` and key row `k` (attention.h): (q . k / sqrt(D) + b_h(m, n)) * rowScale.
+// The kernel's score s(m, n) of query row `q` and key row `k` (attention.h): (q . k / sqrt(D) + b_h(m, n)) * rowScale,
+// soft-capped when the scheme caps.
 float kernelScore(const PositionBias& bias, int head, int m, int n, const float* q, const float* k, int D, int length)
 {
     float dot = 0;
     for (int d = 0; d < D; ++d)
         dot += q[d] * k[d];
-    return (dot / std::sqrt(static_cast<float>(D)) + bias.additive(head, m, n)) * bias.rowScale(m, length);
+    return static_cast<float>(PositionBias::capped(
+        (dot / std::sqrt(static_cast<float>(D)) + bias.additive(head, m, n)) * bias.rowScale(m, length),
+        bias.softcap()));
 }
 
 void checkIndex(const char* what, int value, int count)
@@ -160,7 +163,8 @@ HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int 
                     float dot = 0;
                     for (int d = 0; d < D; ++d)
                         dot += qm[d] * kn[d];
-                    const float s = (dot * invSqrtD + bias.additive(head, m, n)) * scale;
+                    const float s = static_cast<float>(
+                        PositionBias::capped((dot * invSqrtD + bias.additive(head, m, n)) * scale, bias.softcap()));
                     const float p = std::exp(s - lse[m]);
                     const int j = colBlock[n - colBegin];
                     if (reduce == HfMapReduce::Mean)

@@ -221,12 +221,15 @@ bool modelLayerUsesScheme(const ModelConfig& c, int layer)
 
 SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
 {
-    if (c.scheme != "none" && modelLayerUsesScheme(c, layer))
+    if (c.scheme == "none" || modelLayerUsesScheme(c, layer)) // scheme none: its settings (a window) on every layer
         return modelSchemeSpec(c);
     SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
     spec.temperature = c.temperature;
-    spec.logitC = modelSchemeSpec(c).logitC; // logit-c scales every layer's scores, NoPE layers' too
-    spec.ssmax = c.ssmax; // the softmax modifiers act on every layer
+    const SchemeSpec schemeLayers = modelSchemeSpec(c);
+    spec.logitC = schemeLayers.logitC;   // logit-c scales every layer's scores, NoPE layers' too
+    spec.softcap = schemeLayers.softcap; // so does the soft cap (Gemma 2 caps every layer); a window or chunk stays on
+                                         // the scheme's layers: rope with a window and NoPE every K is RNoPE-SWA
+    spec.ssmax = c.ssmax;                // the softmax modifiers act on every layer
     spec.sinkLogit = c.sinkLogit;
     return spec;
 }

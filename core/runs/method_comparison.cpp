@@ -92,15 +92,16 @@ void checkMethodChoice(const MethodChoice& choice)
     std::map<std::string, double> values;
     for (const ParamInfo& p : info.params)
         values[p.name] = p.defaultValue;
+    std::vector<std::string> modifiers;
     for (const std::string& setting : choice.settings) {
         checkMethodSetting(info, setting);
-        if (isModifierSetting(setting)) { // its value is checked with the scheme's (makeSchemeSpec)
-            makeSchemeSpec("none", 1, false, {setting}, 1);
-            continue;
-        }
         const size_t eq = setting.find('=');
         const std::string name = setting.substr(0, eq);
         const std::string text = setting.substr(eq + 1);
+        if (isModifierSetting(setting) && !catalog::entryNamed(info.params, name)) { // a method's own window wins
+            modifiers.push_back(setting); // checked together below: sinks need the window beside them
+            continue;
+        }
         try {
             values[name] = parseNumber(text, name);
         } catch (const InputError&) {
@@ -109,6 +110,8 @@ void checkMethodChoice(const MethodChoice& choice)
         }
     }
     catalog::checkParamValues(info.params, values, "scaling " + info.name, "scaling " + info.name + ": no parameter ");
+    if (!modifiers.empty()) // their values are checked with the scheme's (makeSchemeSpec)
+        makeSchemeSpec("none", 1, false, modifiers, 1);
 }
 
 std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, int context, int longestLength)

@@ -157,7 +157,7 @@ void fillDistanceTables(const SchemeSpec& spec, const DistanceTables& t)
     case SchemeKind::KerpleLog:
         return kerpleTables(spec, t);
     case SchemeKind::Fire:
-        return; // a function of (m, n), not of m - n alone: PositionBias::fire()
+        return;           // a function of (m, n), not of m - n alone: PositionBias::fire()
     case SchemeKind::Fox: // the untrained gate (w = 0); a model's per-input F replaces it (AttentionDims::logForget)
         return t.fillShared([&](int r) { return -foxPriorDecay(spec.param("gate-bias")) * r; });
     case SchemeKind::Cope:
@@ -178,7 +178,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength) : m_spec(spec)
     if (info.hasWindow) {
         m_window = spec.intParam("window");
         m_sinks = spec.intParam("sinks");
-    }
+    } else
+        m_sinks = spec.sinks;
     const int H = spec.heads;
     const int L = maxLength;
     checkMemoryEstimate(4.0 * H * (2.0 * L - 1),
@@ -192,7 +193,8 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength) : m_spec(spec)
 
 KeyRange PositionBias::keyRange(int m, int length) const
 {
-    return maskKeyRange(m_spec.kind, m_spec.bidirectional, m_window, m, length);
+    return clipToLayerMask(maskKeyRange(m_spec.kind, m_spec.bidirectional, m_window, m, length), m_spec.window,
+                           m_spec.chunk, m);
 }
 
 KeyRange PositionBias::sinkRange(int m, int length) const
@@ -218,9 +220,10 @@ double visiblePairs(const SchemeSpec& spec, int length)
     checkPairCountArguments(spec, length);
     const int window = spec.info().hasWindow ? spec.intParam("window") : 0;
     double pairs = 0;
-    const int sinks = spec.info().hasWindow ? spec.intParam("sinks") : 0;
+    const int sinks = spec.info().hasWindow ? spec.intParam("sinks") : spec.sinks;
     for (int m = 0; m < length; ++m) {
-        const KeyRange keys = maskKeyRange(spec.kind, spec.bidirectional, window, m, length);
+        const KeyRange keys =
+            clipToLayerMask(maskKeyRange(spec.kind, spec.bidirectional, window, m, length), spec.window, spec.chunk, m);
         pairs += keys.size() + maskSinkRange(sinks, spec.bidirectional, keys, m, length).size();
     }
     return pairs;
@@ -230,12 +233,14 @@ double nominalPairs(const SchemeSpec& spec, int length)
 {
     checkPairCountArguments(spec, length);
     const double n = length;
-    if (!spec.info().hasWindow)
+    if (!spec.info().hasWindow && spec.window == 0 && spec.chunk == 0)
         return spec.bidirectional ? n * n : n * n / 2;
-    const int window = spec.intParam("window");
+    const int window = spec.info().hasWindow ? spec.intParam("window") : 0;
     int widest = 0;
     for (int m = 0; m < length; ++m)
-        widest = std::max(widest, maskKeyRange(spec.kind, spec.bidirectional, window, m, length).size());
+        widest = std::max(widest, clipToLayerMask(maskKeyRange(spec.kind, spec.bidirectional, window, m, length),
+                                                  spec.window, spec.chunk, m)
+                                      .size());
     return n * widest;
 }
 
@@ -262,6 +267,9 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
         for (int n = keys.begin; n < keys.end; ++n)
             row[n] = (m_fire ? fireValue(h, m, n) : table[m - n]) * scale;
         std::fill(row + keys.end, row + length, kMasked);
+        for (int n = 0; m_spec.softcap > 0 && n < length; ++n) // the cap after the row scale, as in the kernel
+            if (row[n] != kMasked)
+                row[n] = static_cast<float>(capped(row[n], m_spec.softcap));
     }
 }
 

@@ -5,6 +5,7 @@
 #include "schemes/schemes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -39,9 +40,26 @@ inline KeyRange maskKeyRange(SchemeKind kind, bool bidirectional, int window, in
     }
 }
 
-// Attention sinks (local, bca with sinks = S): keys [0, min(S, keys.begin)) stay visible to query m as well, and only
-// keys n <= m when causal; empty without sinks. `keys` is maskKeyRange's interval for m, so the two are disjoint. The
-// one home of the sink rule: PositionBias::sinkRange and visiblePairs() read it.
+// The layer-type modifiers' mask (SchemeSpec::window W, ::chunk C; 0: off) on a scheme's keys of query m: the interval
+// `keys` cut to [m - W + 1, m] and to m's chunk [⌊m/C⌋ C, m]. Both cuts' ends never decrease in m, so the result stays
+// an interval whose ends never decrease (the kernel's block skipping rests on that); an empty cut is [begin, begin).
+// The one home of the window and chunk rule: PositionBias::keyRange, the kernel's passes and visiblePairs read it.
+inline KeyRange clipToLayerMask(KeyRange keys, int window, int chunk, int m)
+{
+    int begin = keys.begin, end = keys.end;
+    if (window > 0)
+        begin = std::max(begin, m - window + 1);
+    if (chunk > 0)
+        begin = std::max(begin, m / chunk * chunk);
+    if (window > 0 || chunk > 0)
+        end = std::min(end, m + 1);
+    return {begin, std::max(begin, end)};
+}
+
+// Attention sinks (local, bca with sinks = S; any causal scheme with the sinks modifier beside a window or chunk): keys
+// [0, min(S, keys.begin)) stay visible to query m as well, and only keys n <= m when causal; empty without sinks.
+// `keys` is maskKeyRange's interval for m, so the two are disjoint. The one home of the sink rule:
+// PositionBias::sinkRange and visiblePairs() read it.
 inline KeyRange maskSinkRange(int sinks, bool bidirectional, KeyRange keys, int m, int length)
 {
     const int end = std::min({sinks, keys.begin, bidirectional ? length : m + 1});
@@ -64,6 +82,16 @@ public:
     KeyRange keyRange(int m, int length) const;
     // Attention sinks visible to query m besides keyRange (maskSinkRange); empty for schemes without sinks.
     KeyRange sinkRange(int m, int length) const;
+    // The sink count: local's and bca's parameter, else the sinks modifier; 0 without sinks.
+    int sinks() const { return m_sinks; }
+    // The keys the window and chunk modifiers leave to query m of any pass (clipToLayerMask of [0, length)).
+    KeyRange layerMaskRange(int m, int length) const
+    {
+        return clipToLayerMask({0, length}, m_spec.window, m_spec.chunk, m);
+    }
+    // The soft cap c of the scores (SchemeSpec::softcap; 0: none) and the one scalar evaluation of it, c tanh(s/c).
+    float softcap() const { return static_cast<float>(m_spec.softcap); }
+    static double capped(double score, double cap) { return cap > 0 ? cap * std::tanh(score / cap) : score; }
     bool visible(int m, int n, int length) const
     {
         const KeyRange r = keyRange(m, length);

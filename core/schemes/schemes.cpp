@@ -338,6 +338,16 @@ const std::vector<ParamInfo>& modifierParams()
         {"logit-c", 0, 0, 100, false, false, false, false,
          "DroPE's test-time logit scaling: the scores of a sequence of n > L positions times 1 + c ln(n/L) (L: the "
          "training context; 0: off)"},
+        {"window", 0, 1, 1000000, false, false, true, false,
+         "sliding window W: query m sees keys m - W < n <= m, W keys with its own (causal only; unset: off)"},
+        {"chunk", 0, 1, 1000000, false, false, true, false,
+         "chunked attention C (Llama 4): query m sees keys n <= m of its own chunk, ⌊n/C⌋ = ⌊m/C⌋ (causal only; "
+         "unset: off)"},
+        {"sinks", 0, 0, 1000000, false, false, true, false,
+         "with window or chunk: keys n < S stay visible to every query m >= n (attention sinks; 0: none)"},
+        {"softcap", 0, 0, 1e6, true, false, false, false,
+         "soft cap c (Gemma 2): every score s becomes c tanh(s/c), after the bias and scale, before the softmax "
+         "(unset: off)"},
     };
     return params;
 }
@@ -347,6 +357,93 @@ bool isModifierSetting(std::string_view setting)
     const std::string_view name = setting.substr(0, setting.find('='));
     return catalog::entryNamed(modifierParams(), std::string(name)) != nullptr;
 }
+
+void setModifier(SchemeSpec& spec, std::string_view name, double value)
+{
+    const ParamInfo* p = catalog::entryNamed(modifierParams(), std::string(name));
+    if (!p)
+        throw std::logic_error("setModifier: no modifier " + std::string(name));
+    if (!p->accepts(value))
+        throw InputError(
+            p->name + " = " + catalog::shortNumberText(value) + " is out of range; allowed: " + p->rangeText(), "set");
+    if (name == "logit-c")
+        spec.logitC = value;
+    else if (name == "window")
+        spec.window = static_cast<int>(value);
+    else if (name == "chunk")
+        spec.chunk = static_cast<int>(value);
+    else if (name == "sinks")
+        spec.sinks = static_cast<int>(value);
+    else
+        spec.softcap = value;
+}
+
+namespace {
+
+// The layer-type modifiers (window, chunk, sinks, softcap) of a built spec: each 0 (off) or in its range, and only
+// where they mean something. Throws InputError naming the modifier, its value and what is allowed.
+void validateLayerModifiers(const SchemeSpec& spec)
+{
+    const std::vector<ParamInfo>& params = modifierParams();
+    const SchemeInfo& info = spec.info();
+    auto check = [&](size_t index, double value) {
+        if (value != 0 && !params[index].accepts(value))
+            throw InputError(params[index].name + " = " + catalog::shortNumberText(value) +
+                             " is out of range; allowed: " + params[index].rangeText() + " (or unset: off)");
+    };
+    check(1, spec.window);
+    check(2, spec.chunk);
+    check(3, spec.sinks);
+    check(4, spec.softcap);
+    const bool masked = spec.window > 0 || spec.chunk > 0;
+    if (masked && spec.bidirectional)
+        throw InputError(std::string(spec.window > 0 ? "window = " + std::to_string(spec.window)
+                                                     : "chunk = " + std::to_string(spec.chunk)) +
+                         " needs causal attention: a bidirectional view has no sliding window or chunk of keys n <= "
+                         "m; allowed: without --bidirectional (or scheme local, whose bidirectional window is |m - n| "
+                         "< window)");
+    if (spec.window > 0 && info.hasWindow)
+        throw InputError("window = " + std::to_string(spec.window) + ": scheme " + info.name +
+                         " has a window of its own; allowed: its parameter window (--set window=W sets it)");
+    if (spec.sinks > 0 && info.hasWindow)
+        throw InputError("sinks = " + std::to_string(spec.sinks) + ": scheme " + info.name +
+                         " has sinks of its own; allowed: its parameter sinks (--set sinks=S sets it)");
+    if (spec.sinks > 0 && !masked)
+        throw InputError("sinks = " + std::to_string(spec.sinks) +
+                         " needs a window or a chunk (every key is visible without one); allowed: with window=W or "
+                         "chunk=C");
+    if (spec.softcap > 0 && spec.ssmax)
+        throw InputError("softcap = " + catalog::shortNumberText(spec.softcap) +
+                         " does not combine with ssmax (its scale is learned through the uncapped scores); allowed: "
+                         "one of them");
+}
+
+// cope's own checks: the modifiers its separate, non-fused path does not apply, and its learned embeddings.
+void validateCope(const SchemeSpec& spec)
+{
+    // The non-fused path scores rows with CoPE alone: refuse the row modifiers rather than ignore them.
+    const char* modifier = spec.logn                 ? "logn"
+                           : spec.temperature.tuning ? "the NoPE-layer temperature"
+                           : spec.logitC > 0         ? "logit-c"
+                           : spec.ssmax              ? "ssmax"
+                           : spec.sinkLogit          ? "sink-logit"
+                           : spec.window > 0         ? "window"
+                           : spec.chunk > 0          ? "chunk"
+                           : spec.softcap > 0        ? "softcap"
+                                                     : nullptr;
+    if (modifier)
+        throw InputError(std::string("scheme cope does not combine with ") + modifier +
+                         "; allowed: cope alone (its attention is a separate, non-fused path)");
+    const size_t npos = static_cast<size_t>(spec.intParam("npos-max"));
+    if (!spec.copeEmbeddings.empty() && spec.copeEmbeddings.size() % npos != 0)
+        throw InputError("scheme cope: learned embeddings hold " + std::to_string(spec.copeEmbeddings.size()) +
+                         " values; expected head dim x npos-max (npos-max = " + std::to_string(npos) + ")");
+    for (double e : spec.copeEmbeddings)
+        if (!std::isfinite(e))
+            throw InputError("scheme cope: a learned position embedding is not finite; allowed: finite numbers");
+}
+
+} // namespace
 
 void validateSchemeSpec(const SchemeSpec& spec)
 {
@@ -369,6 +466,7 @@ void validateSchemeSpec(const SchemeSpec& spec)
     if (spec.logitC > 0 && spec.context < 1)
         throw InputError("logit-c = " + catalog::shortNumberText(spec.logitC) +
                          " needs a training context L (the scores of sequences longer than L are scaled)");
+    validateLayerModifiers(spec);
     catalog::checkParamValues(info.params, spec.params, "scheme " + info.name,
                               "scheme " + info.name + " has no parameter ");
     if (spec.params.count("rotary-fraction")) {
@@ -416,25 +514,8 @@ void validateSchemeSpec(const SchemeSpec& spec)
         checkVector(spec.kerpleR2, r2);
     }
     validateSoftmaxModifiers(spec);
-    if (spec.kind == SchemeKind::Cope) {
-        // The non-fused path scores rows with CoPE alone: refuse the row modifiers rather than ignore them.
-        const char* modifier = spec.logn                 ? "logn"
-                               : spec.temperature.tuning ? "the NoPE-layer temperature"
-                               : spec.logitC > 0         ? "logit-c"
-                               : spec.ssmax              ? "ssmax"
-                               : spec.sinkLogit          ? "sink-logit"
-                                                         : nullptr;
-        if (modifier)
-            throw InputError(std::string("scheme cope does not combine with ") + modifier +
-                             "; allowed: cope alone (its attention is a separate, non-fused path)");
-        const size_t npos = static_cast<size_t>(spec.intParam("npos-max"));
-        if (!spec.copeEmbeddings.empty() && spec.copeEmbeddings.size() % npos != 0)
-            throw InputError("scheme cope: learned embeddings hold " + std::to_string(spec.copeEmbeddings.size()) +
-                             " values; expected head dim x npos-max (npos-max = " + std::to_string(npos) + ")");
-        for (double e : spec.copeEmbeddings)
-            if (!std::isfinite(e))
-                throw InputError("scheme cope: a learned position embedding is not finite; allowed: finite numbers");
-    }
+    if (spec.kind == SchemeKind::Cope)
+        validateCope(spec);
     if (spec.kind == SchemeKind::Fire && !spec.fire.empty()) {
         const FireParams& f = spec.fire;
         const size_t width = kFireWidth, heads = spec.heads;
@@ -483,15 +564,16 @@ SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,
             throw InputError("a setting is NAME=VALUE, got '" + a + "'", "set");
         const std::string pname = a.substr(0, eq);
         const std::string text = a.substr(eq + 1);
-        if (isModifierSetting(a)) { // any scheme, any method
-            spec.logitC = parseNumber(text, pname);
-            continue;
-        }
         auto it =
             std::find_if(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == pname; });
         auto methodIt = std::find_if(method.params.begin(), method.params.end(),
                                      [&](const ParamInfo& p) { return p.name == pname; });
         const bool ofMethod = it == info.params.end() && methodIt != method.params.end();
+        // Any scheme, any method; a scheme's or a method's own parameter of the same name wins (local's window).
+        if (it == info.params.end() && !ofMethod && isModifierSetting(a)) {
+            setModifier(spec, pname, parseNumber(text, pname));
+            continue;
+        }
         if (it == info.params.end() && !ofMethod) {
             const std::string names = catalog::namesOf(info.params);
             const std::string methodNames = catalog::namesOf(method.params);
@@ -530,6 +612,14 @@ nlohmann::json schemeSpecJson(const SchemeSpec& spec)
         j["logn"] = true;
     if (spec.logitC > 0)
         j["logit_c"] = spec.logitC;
+    if (spec.window > 0)
+        j["window"] = spec.window;
+    if (spec.chunk > 0)
+        j["chunk"] = spec.chunk;
+    if (spec.sinks > 0)
+        j["sinks"] = spec.sinks;
+    if (spec.softcap > 0)
+        j["softcap"] = spec.softcap;
     if (spec.ssmax)
         j["ssmax"] = true;
     if (spec.sinkLogit)

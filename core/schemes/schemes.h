@@ -106,11 +106,19 @@ struct AttentionTemperature {
 // Throws InputError naming floor_scale or attn_scale, its value and the allowed range.
 void validateAttentionTemperature(const AttentionTemperature& temperature);
 
+struct SchemeSpec;
+
 // Modifiers usable with any scheme and any length-extension method, set like a parameter (NAME=VALUE): logit-c, the
-// test-time logit scaling of DroPE (Gelberg et al. 2025). Their names, defaults and ranges.
+// test-time logit scaling of DroPE (Gelberg et al. 2025), and the layer-type modifiers of shipped models: window (a
+// sliding window, Mistral, Gemma 2/3, gpt-oss), chunk (Llama 4's chunked attention), sinks (attention sinks beside a
+// window or chunk) and softcap (Gemma 2's c tanh(s/c)). Their names, defaults (0: off) and ranges, in this order.
 const std::vector<ParamInfo>& modifierParams();
-// Whether NAME=VALUE names a modifier (its value is checked where the spec is built).
+// Whether NAME=VALUE names a modifier (its value is checked where the spec is built). A scheme's or a method's own
+// parameter of the same name wins where the spec is built (local's window and sinks, rerope's window).
 bool isModifierSetting(std::string_view setting);
+// Sets the modifier NAME of `spec` to `value` (modifierParams' names), refusing a value outside the modifier's range
+// with a message naming it, its value and the allowed range. The one place a NAME=VALUE modifier is read.
+void setModifier(SchemeSpec& spec, std::string_view name, double value); // throws InputError
 // DroPE's logit scale for a sequence of n positions of a model trained at context L: 1 + c ln(n/L) past L, else 1;
 // every score of the sequence is multiplied by it. The one home of the formula.
 inline double logitLengthScale(double c, int length, int context)
@@ -123,10 +131,16 @@ struct SchemeSpec {
     SchemeKind kind = SchemeKind::None;
     int heads = 8;
     bool bidirectional = false;
-    bool logn = false;                           // scale row m's scores by log(m+1)/log(context) past the context
-    AttentionTemperature temperature;            // Llama 4's NoPE-layer temperature, another row scale
+    bool logn = false;                // scale row m's scores by log(m+1)/log(context) past the context
+    AttentionTemperature temperature; // Llama 4's NoPE-layer temperature, another row scale
     double logitC = 0; // logit-c: scores times logitLengthScale(logitC, n, context) for sequences of n > context
-    int context = 0;                             // training context length, 0 when there is no model
+    // The layer-type modifiers of a causal scheme (--set window=W, chunk=C, sinks=S, softcap=c); 0: off. The mask's
+    // rule lives in core/schemes/position_bias.h (clipToLayerMask), the cap's in the kernel's score formula.
+    int window = 0;     // sliding window: key n visible to query m iff m - W < n <= m (local and bca: their own param)
+    int chunk = 0;      // chunked attention: key n visible iff ⌊n/C⌋ = ⌊m/C⌋ and n <= m
+    int sinks = 0;      // with window or chunk: keys n < S stay visible to every query m >= n (local, bca: own param)
+    double softcap = 0; // every score s becomes c tanh(s/c), after the bias and the row scales, before the softmax
+    int context = 0;    // training context length, 0 when there is no model
     std::map<std::string, double> params;        // every parameter of the scheme, defaults filled in
     RotaryMethod scaling = RotaryMethod::None;   // rope/xpos length extension (--scaling)
     std::map<std::string, double> scalingParams; // every parameter of the method, defaults filled in

@@ -84,6 +84,7 @@ SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_schemes, 2);
 
     layout->addWidget(buildAttentionBox());
+    layout->addWidget(buildLayerTypeBox());
 
     m_paramBox = new QGroupBox(tr("Parameters"), this);
     m_paramForm = new QFormLayout(m_paramBox);
@@ -116,6 +117,9 @@ SchemePanel::SchemePanel(QWidget* parent) : QWidget(parent)
     connect(m_logn, &QCheckBox::toggled, this, [this] { updateState(); });
     connect(m_context, &QSpinBox::valueChanged, this, [this] { updateState(); });
     connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] { updateState(); });
+    for (QSpinBox* box : {m_window, m_chunk, m_sinks})
+        connect(box, &QSpinBox::valueChanged, this, [this] { updateState(); });
+    connect(m_softcap, &QDoubleSpinBox::valueChanged, this, [this] { updateState(); });
     connect(m_scaling, &QComboBox::currentIndexChanged, this, [this] {
         rebuildMethodParameters();
         updateState();
@@ -198,6 +202,54 @@ QGroupBox* SchemePanel::buildAttentionBox()
     return shape;
 }
 
+QGroupBox* SchemePanel::buildLayerTypeBox()
+{
+    // Ranges and texts from core's modifier rows (modifierParams: logit-c, window, chunk, sinks, softcap); 0 is off.
+    const std::vector<ParamInfo>& rows = modifierParams();
+    auto* box = new QGroupBox(tr("Layer type"), this);
+    auto* form = new QFormLayout(box);
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    auto integerField = [&](const ParamInfo& row, const QString& tip) {
+        auto* field = new QSpinBox(box);
+        field->setObjectName(QString::fromStdString(row.name));
+        field->setRange(0, static_cast<int>(row.maxValue));
+        field->setSpecialValueText(tr("off"));
+        field->setKeyboardTracking(false);
+        field->setToolTip(tip);
+        return field;
+    };
+    m_window = integerField(rows[1], tr("Sliding window W: query m sees keys m - W < n <= m (Mistral, Gemma); off: "
+                                        "every key before it. Causal only; local and bca have their own window"));
+    m_chunk = integerField(rows[2], tr("Chunked attention C (Llama 4): query m sees the keys n <= m of its own chunk, "
+                                       "⌊n/C⌋ = ⌊m/C⌋. Causal only"));
+    m_sinks = integerField(rows[3], tr("Attention sinks beside a window or chunk: keys n < S stay visible"));
+    m_sinks->setSpecialValueText(tr("none"));
+    m_softcap = new QDoubleSpinBox(box);
+    m_softcap->setObjectName(QStringLiteral("softcap"));
+    m_softcap->setRange(0, 1000);
+    m_softcap->setDecimals(2);
+    m_softcap->setSpecialValueText(tr("off"));
+    m_softcap->setKeyboardTracking(false);
+    m_softcap->setToolTip(tr("Soft cap c (Gemma 2): every score s becomes c tanh(s/c), after the bias and scale, "
+                             "before the softmax"));
+    form->addRow(tr("Window"), m_window);
+    form->addRow(tr("Chunk"), m_chunk);
+    form->addRow(tr("Sinks"), m_sinks);
+    form->addRow(tr("Soft cap"), m_softcap);
+    return box;
+}
+
+std::vector<std::string> SchemePanel::modifierAssignments() const
+{
+    std::vector<std::string> out;
+    for (const auto& [field, name] : {std::pair{m_window, "window"}, {m_chunk, "chunk"}, {m_sinks, "sinks"}})
+        if (field->isEnabled() && field->value() > 0)
+            out.push_back(std::string(name) + "=" + std::to_string(field->value()));
+    if (m_softcap->value() > 0)
+        out.push_back("softcap=" + QString::number(m_softcap->value(), 'g', 17).toStdString());
+    return out;
+}
+
 void SchemePanel::buildFormulaLabels()
 {
     m_formula = new QLabel(this);
@@ -253,6 +305,8 @@ void SchemePanel::rebuildParameters()
             if (c->info().name == "window")
                 c->setValue(info.kind == SchemeKind::Bca && m_context->value() % 2 ? m_context->value() + 1
                                                                                    : m_context->value());
+    m_window->setEnabled(!info.hasWindow); // local and bca: their own window and sinks parameters
+    m_sinks->setEnabled(!info.hasWindow);
     m_bidirectional->setEnabled(info.bidirectionalAllowed);
     if (!info.bidirectionalAllowed)
         m_causal->setChecked(true);
@@ -305,6 +359,8 @@ void SchemePanel::updateState()
         assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
     for (ParamControl* c : m_methodParams)
         assignments.push_back(c->info().name + "=" + QString::number(c->value(), 'g', 17).toStdString());
+    for (const std::string& a : modifierAssignments())
+        assignments.push_back(a);
     try {
         PanelState s;
         s.spec = makeSchemeSpec(info.name, m_heads->value(), m_bidirectional->isChecked(), assignments,
@@ -407,7 +463,12 @@ nlohmann::json SchemePanel::saveState() const
             {"context", m_context->value()},
             {"colormap", m_colorMap->currentData().toString().toStdString()},
             {"scaling", m_scaling->currentData().toString().toStdString()},
-            {"parameters", params}};
+            {"parameters", params},
+            {"modifiers",
+             {{"window", m_window->value()},
+              {"chunk", m_chunk->value()},
+              {"sinks", m_sinks->value()},
+              {"softcap", m_softcap->value()}}}};
 }
 
 void SchemePanel::restoreState(const nlohmann::json& state)
@@ -440,7 +501,26 @@ void SchemePanel::restoreState(const nlohmann::json& state)
         }
     }
     const std::string scaling = sessionString(state, "scaling", "none", where);
-    makeSchemeSpec(info.name, heads, bidirectional, assignments, context, logn, scaling); // throws InputError
+    // The layer-type modifiers (0: off), each in its field's range; their combination is checked with the spec.
+    const nlohmann::json modifiers = state.contains("modifiers") ? state.at("modifiers") : nlohmann::json::object();
+    if (!modifiers.is_object())
+        throw InputError("session: panel.modifiers must be an object of NAME: number");
+    const std::string modifierWhere = where + ".modifiers";
+    const int window = sessionInt(modifiers, "window", 0, 0, m_window->maximum(), modifierWhere);
+    const int chunk = sessionInt(modifiers, "chunk", 0, 0, m_chunk->maximum(), modifierWhere);
+    const int sinks = sessionInt(modifiers, "sinks", 0, 0, m_sinks->maximum(), modifierWhere);
+    const double softcap = sessionNumber(modifiers, "softcap", 0, modifierWhere);
+    if (!(softcap >= 0 && softcap <= m_softcap->maximum()))
+        throw InputError("session: panel.modifiers.softcap = " + std::to_string(softcap) +
+                         " is out of range; allowed: 0 (off) or (0, " + std::to_string(m_softcap->maximum()) + "]");
+    std::vector<std::string> withModifiers = assignments;
+    for (const auto& [name, value] : {std::pair{"window", double(window)},
+                                      {"chunk", double(chunk)},
+                                      {"sinks", double(sinks)},
+                                      {"softcap", softcap}})
+        if (value > 0)
+            withModifiers.push_back(std::string(name) + "=" + QString::number(value, 'g', 17).toStdString());
+    makeSchemeSpec(info.name, heads, bidirectional, withModifiers, context, logn, scaling); // throws InputError
 
     m_updating = true;
     setScheme(QString::fromStdString(info.name));
@@ -453,6 +533,10 @@ void SchemePanel::restoreState(const nlohmann::json& state)
     m_context->setValue(context);
     m_logn->setChecked(logn);
     setColorMap(colorMap);
+    m_window->setValue(window);
+    m_chunk->setValue(chunk);
+    m_sinks->setValue(sinks);
+    m_softcap->setValue(softcap);
     setScaling(QString::fromStdString(scaling));
     rebuildMethodParameters();
     std::vector<ParamControl*> all = m_params;

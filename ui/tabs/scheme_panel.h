@@ -1,5 +1,6 @@
 // The left panel: scheme list, causal/bidirectional, heads, length, head, every parameter as slider + spin box
-// with its range (from the core catalogue), the formula and explanation, logn and the colour map.
+// with its range (from the core catalogue), the layer-type modifiers, the formula and explanation, logn and the colour
+// map.
 #pragma once
 
 #include "workers/compute.h"
@@ -14,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
@@ -60,7 +62,10 @@ Q_SIGNALS:
 
 private:
     QGroupBox* buildAttentionBox(); // mask, heads, head, length, logn and context, colour map
-    void buildFormulaLabels();      // formula, explanation and the error line
+    QGroupBox* buildLayerTypeBox(); // the layer-type modifiers of any scheme: window, chunk, sinks, soft cap
+    // The modifiers' NAME=VALUE settings of the fields that are on (not 0) and enabled.
+    std::vector<std::string> modifierAssignments() const;
+    void buildFormulaLabels(); // formula, explanation and the error line
     void rebuildParameters();
     void rebuildMethodParameters(); // the rows of the chosen method, below the scheme's
     void updateState();
@@ -76,6 +81,10 @@ private:
     QCheckBox* m_logn = nullptr;
     QSpinBox* m_context = nullptr;
     QComboBox* m_colorMap = nullptr;
+    QSpinBox* m_window = nullptr;        // sliding window W; 0: off
+    QSpinBox* m_chunk = nullptr;         // chunk C; 0: off
+    QSpinBox* m_sinks = nullptr;         // sinks beside the window or chunk; 0: none
+    QDoubleSpinBox* m_softcap = nullptr; // soft cap c; 0: off
     QGroupBox* m_paramBox = nullptr;
     QFormLayout* m_paramForm = nullptr;
     QLabel* m_formula = nullptr;
