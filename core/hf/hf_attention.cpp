@@ -62,6 +62,10 @@ HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<in
             const float* k0 = a.k + static_cast<size_t>(a.dims.keyValueSlice(h)) * N * D;
             double mass = 0;
             for (int m = 0; m < N; ++m) {
+                // A sliding or chunked layer hides key 0 from the rows past its window: no mass there.
+                const KeyRange keys = a.bias.keyRange(m, N), sinks = a.bias.sinkRange(m, N);
+                if (!(keys.begin <= 0 && 0 < keys.end) && !(sinks.begin <= 0 && 0 < sinks.end))
+                    continue;
                 const float s = kernelScore(a.bias, h, m, 0, a.q + (static_cast<size_t>(h) * N + m) * D, k0, D, N);
                 mass += std::exp(static_cast<double>(s) - a.forward.logSumExp[static_cast<size_t>(h) * N + m]);
             }

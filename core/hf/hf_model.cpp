@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 
 namespace plab {
@@ -519,7 +520,10 @@ bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& po
 struct HfForwardState {
     int T = 0;
     const HfAttentionObserver* observer = nullptr;
-    std::unique_ptr<PositionBias> full, sliding, noRotary; // sliding: the sliding layers' own table, when it differs
+    SchemeSpec full, sliding, none; // the positions of full layers, of sliding layers (their own table), of NoPE layers
+    // The kernel's bias of each (NoPE?, layer type) met so far: the positions with the type's window or chunk and the
+    // family's soft cap (layerSpec), built on first use.
+    std::map<std::pair<bool, HfLayerType>, std::unique_ptr<PositionBias>> biases;
     AttentionDims dims;
     HfMatrix h, q, k, v, a, attn, up, gate, m;
     std::vector<float> qh, kh, vh, observedQ, observedK;
@@ -540,7 +544,6 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
         throw InputError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(c.context) +
                          " learned positions of " + c.modelType + " (n_positions in " + c.folder + "/config.json)");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
-    checkWindowSupported(T);
     // One layer's activations and the logits the caller keeps, before any of them is allocated.
     checkMemoryEstimate(hfForwardBytes(c, T, m_precision, output),
                         "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
@@ -567,11 +570,9 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
     HfForwardState state;
     state.T = T;
     state.observer = observer;
-    state.full = std::make_unique<PositionBias>(
-        positions.kind == SchemeKind::Alibi || rotary ? positions : makeSchemeSpec("none", H, false), T);
-    state.noRotary = std::make_unique<PositionBias>(makeSchemeSpec("none", H, false), T);
-    if (rotary && c.slidingRopeTheta > 0 && c.hasSliding())
-        state.sliding = std::make_unique<PositionBias>(hfSlidingPositionSpec(c), T);
+    state.none = makeSchemeSpec("none", H, false);
+    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
+    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
     state.dims = AttentionDims{1, H, T, D};
     state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
     state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
@@ -590,23 +591,6 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
               c.norm != HfNormKind::LayerNorm && c.norm != HfNormKind::LayerNormNoBias, c.normEps);
     *hidden = std::move(x);
     return true;
-}
-
-void HfModel::checkWindowSupported(int T) const
-{
-    const HfConfig& c = m_config;
-    if (c.attnSoftcap > 0)
-        throw InputError(c.folder + "/config.json: attn_logit_softcapping = " + exactText(c.attnSoftcap) +
-                         " needs the kernel's soft cap, which this build does not have yet");
-    for (const HfLayerType type : c.layerTypes) {
-        const int window = type == HfLayerType::Sliding ? c.slidingWindow : type == HfLayerType::Chunked ? c.chunkSize : 0;
-        if (window > 0 && T > window)
-            throw InputError("the text has " + std::to_string(T) + " tokens, more than the " +
-                             (type == HfLayerType::Sliding ? "sliding_window " : "attention_chunk_size ") +
-                             std::to_string(window) + " of " + c.folder +
-                             "/config.json; windowed attention past its width needs the kernel's window, which this "
-                             "build does not have yet; allowed: lengths up to " + std::to_string(window));
-    }
 }
 
 namespace {
@@ -628,6 +612,19 @@ void fromHeads(const float* in, int heads, int D, HfMatrix& x)
     for (int hd = 0; hd < heads; ++hd)
         for (int t = 0; t < T; ++t)
             std::copy_n(in + (static_cast<size_t>(hd) * T + t) * D, D, x.row(t).data() + static_cast<size_t>(hd) * D);
+}
+
+// One layer kind's kernel spec: `spec` with the layer type's window (sliding) or chunk (chunked), and the family's
+// attention soft cap. A window or chunk of at least T tokens hides nothing and is left off.
+SchemeSpec layerSpec(const HfConfig& c, SchemeSpec spec, HfLayerType type, int T)
+{
+    if (type == HfLayerType::Sliding && c.slidingWindow < T)
+        setModifier(spec, "window", c.slidingWindow);
+    if (type == HfLayerType::Chunked && c.chunkSize < T)
+        setModifier(spec, "chunk", c.chunkSize);
+    if (c.attnSoftcap > 0)
+        setModifier(spec, "softcap", c.attnSoftcap);
+    return spec;
 }
 
 // q/k norms: over each head's D dims (qwen3, gemma3) or over the whole projection (olmo2).
@@ -666,10 +663,12 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     toHeads(s.q, H, D, s.qh.data());
     toHeads(s.k, K, D, s.kh.data());
     toHeads(s.v, K, D, s.vh.data());
-    const bool rotary = s.dims.rotaryDims > 0;
-    const PositionBias& bias = rotary && !l.rope                              ? *s.noRotary
-                               : s.sliding && l.type == HfLayerType::Sliding ? *s.sliding
-                                                                             : *s.full;
+    const bool nope = s.dims.rotaryDims > 0 && !l.rope;
+    std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
+    if (!slot)
+        slot = std::make_unique<PositionBias>(
+            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.T), s.T);
+    const PositionBias& bias = *slot;
     attentionForward(bias, s.dims, s.qh.data(), s.kh.data(), s.vh.data(), s.forward, s.options, s.rotaryTables);
     if (s.observer) {
         // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel

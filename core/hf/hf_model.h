@@ -89,9 +89,6 @@ private:
     void loadDecoder(const HfWeights& weights);
     // The family's logit scale and final soft cap (cohere, granite, gemma2) on rows of logits.
     void finishLogits(HfMatrix& logits) const;
-    // InputError while the kernel has no window or soft cap: a text longer than a sliding or chunked layer's width,
-    // or an attention soft cap (gemma2).
-    void checkWindowSupported(int T) const;
     // One layer of the forward: x += the block of layer `index` (attention and MLP as the family places them).
     bool runLayer(size_t index, HfForwardState& state, HfMatrix& x) const;
     HfConfig m_config;
