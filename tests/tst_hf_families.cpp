@@ -72,6 +72,7 @@ private slots:
     void windowBoundary();
     void badConfigRefused_data();
     void badConfigRefused();
+    void yarnMscaleGivesAttentionFactor();
     void cliInspectNamesLayout_data();
     void cliInspectNamesLayout();
 };
@@ -310,14 +311,38 @@ void TestHfFamilies::badConfigRefused()
     QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
 }
 
+// yarn's mscale and mscale_all_dim (DeepSeek's spelling) give the attention factor as modeling_rope_utils.py does:
+// get_mscale(4, 1) / get_mscale(4, 0.5), get_mscale(s, m) = 0.1 m ln s + 1.
+void TestHfFamilies::yarnMscaleGivesAttentionFactor()
+{
+    QTemporaryDir dir;
+    const std::string folder = editedCopy(dir, "mistral_window", [](nlohmann::json& c) {
+        c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"mscale", 1.0}, {"mscale_all_dim", 0.5}};
+    });
+    const SchemeSpec spec = hfPositionSpec(readHfConfig(folder));
+    const double expected = (0.1 * std::log(4.0) + 1) / (0.05 * std::log(4.0) + 1);
+    QVERIFY2(std::abs(spec.scalingParams.at("attention-factor") - expected) <= 1e-5,
+             qPrintable(QString::number(spec.scalingParams.at("attention-factor"))));
+}
+
 void TestHfFamilies::cliInspectNamesLayout_data()
 {
     QTest::addColumn<QString>("folder");
     QTest::addColumn<QString>("modelType");
+    QTest::addColumn<QString>("strip");
+    QTest::addColumn<QString>("slidingRope"); // rope_by_layer_type.sliding_attention; "" when no layer slides
     QTest::addRow("phi3") << "phi3"
-                          << "phi3";
+                          << "phi3"
+                          << "SS"
+                          << "rope+longrope (factor 4, attention-factor 0, original-context 16)";
     QTest::addRow("gemma3 folder") << "gemma3"
-                                   << "gemma3";
+                                   << "gemma3"
+                                   << "SSSSSF"
+                                   << "rope";
+    QTest::addRow("olmo2") << "olmo2"
+                           << "olmo2"
+                           << "FF"
+                           << "";
 }
 
 // inspect --json names the model_type and the layout the table gives it (familyName moved into core).
@@ -325,6 +350,8 @@ void TestHfFamilies::cliInspectNamesLayout()
 {
     QFETCH(QString, folder);
     QFETCH(QString, modelType);
+    QFETCH(QString, strip);
+    QFETCH(QString, slidingRope);
     const test::CliResult r = test::runCli({"inspect", QString::fromStdString(familyData(folder)), "--json"});
     QCOMPARE(r.exitCode, 0);
     const nlohmann::json doc = nlohmann::json::parse(r.out.toStdString());
@@ -334,6 +361,17 @@ void TestHfFamilies::cliInspectNamesLayout()
     QCOMPARE(doc.contains("not_read"), modelType == "gemma3");
     if (modelType == "gemma3")
         QVERIFY(doc["not_read"].get<std::string>().find("vision_tower") != std::string::npos);
+    // Issue 29's fields: one layer type per layer, the window, the soft caps and each type's rope.
+    QString types;
+    for (const auto& t : doc["layer_types"])
+        types += t == "sliding_attention" ? 'S' : t == "chunked_attention" ? 'C' : 'F';
+    QCOMPARE(types, strip);
+    QCOMPARE(doc["sliding_window"].is_null(), !strip.contains('S'));
+    QVERIFY(doc["softcap"]["attention"].is_null());
+    QCOMPARE(doc["rope_by_layer_type"].contains("sliding_attention"), !slidingRope.isEmpty());
+    if (!slidingRope.isEmpty())
+        QCOMPARE(QString::fromStdString(doc["rope_by_layer_type"]["sliding_attention"].get<std::string>()),
+                 slidingRope);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHfFamilies)
