@@ -190,12 +190,15 @@ void TestHfFamilies::windowBoundary_data()
 {
     QTest::addColumn<QString>("folder");
     QTest::addColumn<int>("length");
-    QTest::addColumn<bool>("equal"); // the sliding folder equals its full twin
+    QTest::addColumn<bool>("equal");   // the sliding folder equals its full twin
+    QTest::addColumn<bool>("chunked"); // every layer chunked_attention with attention_chunk_size 8 instead
     for (const char* f : {"mistral_window", "qwen2_window", "gemma2"}) {
-        QTest::addRow("%s W-1", f) << f << 7 << true;
-        QTest::addRow("%s W", f) << f << 8 << true;
-        QTest::addRow("%s W+1", f) << f << 9 << false;
+        QTest::addRow("%s W-1", f) << f << 7 << true << false;
+        QTest::addRow("%s W", f) << f << 8 << true << false;
+        QTest::addRow("%s W+1", f) << f << 9 << false << false;
     }
+    QTest::addRow("chunked C") << "mistral_window" << 8 << true << true;
+    QTest::addRow("chunked C+1") << "mistral_window" << 9 << false << true;
 }
 
 // A sliding folder (window 8) against its full twin (the same weights, every layer full_attention): equal while the
@@ -205,12 +208,18 @@ void TestHfFamilies::windowBoundary()
     QFETCH(QString, folder);
     QFETCH(int, length);
     QFETCH(bool, equal);
-    QTemporaryDir dir;
-    const std::string twin = editedCopy(dir, folder, [](nlohmann::json& c) {
-        c["layer_types"] = nlohmann::json(std::vector<std::string>(c["num_hidden_layers"].get<int>(), "full_attention"));
-    });
-    const HfModel sliding(familyData(folder)), full(twin);
-    QVERIFY(sliding.config().hasSliding());
+    QFETCH(bool, chunked);
+    QTemporaryDir dir, chunkDir;
+    auto allOf = [](const char* type) {
+        return [type](nlohmann::json& c) {
+            c["layer_types"] = nlohmann::json(std::vector<std::string>(c["num_hidden_layers"].get<int>(), type));
+            c["attention_chunk_size"] = 8;
+        };
+    };
+    const std::string twin = editedCopy(dir, folder, allOf("full_attention"));
+    const HfModel sliding(chunked ? editedCopy(chunkDir, folder, allOf("chunked_attention")) : familyData(folder));
+    const HfModel full(twin);
+    QVERIFY(sliding.config().hasSliding() || sliding.config().chunkSize == 8);
     QVERIFY(!full.config().hasSliding());
     std::vector<int> ids = idsOf(familyData(folder));
     ids.resize(length);
