@@ -5,6 +5,7 @@
 #include "base/errors.h"
 #include "base/npy.h"
 #include "hf/hf_config.h"
+#include "hf/hf_family.h"
 #include "hf/hf_model.h"
 #include "hf/hf_weights.h"
 #include "hf/tokenizer.h"
@@ -32,7 +33,7 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
     char memoryText[64];
     std::snprintf(memoryText, sizeof memoryText, "%.2f GiB", memory / (1ull << 30));
     ctx.out << "model       " << c.folder << '\n'
-            << "family      " << c.modelType << " (" << hfFamilyName(c.family) << " layout)\n"
+            << "family      " << c.modelType << " (" << hfLayoutName(c.family) << " layout)\n"
             << "layers      " << c.layers << '\n'
             << "heads       " << c.heads << " query, " << c.kvHeads << " key/value, head dim " << c.headDim << '\n'
             << "hidden      " << c.hidden << ", MLP " << c.intermediate << ", vocab " << c.vocab << '\n'
@@ -40,9 +41,27 @@ int runInspect(const ParsedArgs& args, VerbContext& ctx)
             << "positions   " << hfPositionText(positions);
     if (c.scheme == "rope")
         ctx.out << ", theta " << exactText(c.ropeTheta) << ", " << c.rotaryDim << " of " << c.headDim
-                << " dims rotate (rotate_half pairing)";
-    ctx.out << '\n'
-            << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
+                << " dims rotate (" << (c.interleavedRope ? "interleaved" : "rotate_half") << " pairing)";
+    ctx.out << '\n';
+    if (c.slidingWindow > 0 || c.chunkSize > 0 || c.attnSoftcap > 0 || c.finalSoftcap > 0) {
+        ctx.out << "layer types " << hfLayerStrip(c) << " (S sliding";
+        if (c.slidingWindow > 0)
+            ctx.out << ", window " << c.slidingWindow;
+        if (c.chunkSize > 0)
+            ctx.out << "; C chunked, chunk " << c.chunkSize;
+        ctx.out << "; F full)";
+        if (c.attnSoftcap > 0)
+            ctx.out << ", attention soft cap " << exactText(c.attnSoftcap);
+        if (c.finalSoftcap > 0)
+            ctx.out << ", final soft cap " << exactText(c.finalSoftcap);
+        ctx.out << '\n';
+        if (c.slidingRopeTheta > 0)
+            ctx.out << "sliding     " << hfPositionText(hfSlidingPositionSpec(c)) << ", theta "
+                    << exactText(c.slidingRopeTheta) << " (the sliding layers' own rotary table)\n";
+    }
+    if (!c.notRead.empty())
+        ctx.out << "not read    " << c.notRead << '\n';
+    ctx.out << "parameters  " << static_cast<long long>(c.parameterCount()) << '\n'
             << "memory      " << memoryText << " (" << (precision == HfPrecision::BFloat16 ? "BF16" : "float32")
             << " weights and one forward's activations; --precision "
             << (precision == HfPrecision::BFloat16 ? "bf16" : "f32") << ")\n";

@@ -50,8 +50,7 @@ HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<in
     capture.sinkMass.assign(static_cast<size_t>(c.layers) * c.heads, 0.0);
     const bool finished = model.observeAttention(ids, positions, [&](const HfLayerAttention& a) {
         const int H = a.dims.heads, N = a.dims.length, D = a.dims.headDim;
-        if (a.layer == 0)
-            capture.kernelScheme = a.bias.spec();
+        capture.layerSchemes.push_back(a.bias.spec());
         capture.logSumExp.push_back(a.forward.logSumExp);
         capture.rowEntropy.push_back(a.forward.rowEntropy);
         if (keepMaps) {
@@ -63,6 +62,10 @@ HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<in
             const float* k0 = a.k + static_cast<size_t>(a.dims.keyValueSlice(h)) * N * D;
             double mass = 0;
             for (int m = 0; m < N; ++m) {
+                // A sliding or chunked layer hides key 0 from the rows past its window: no mass there.
+                const KeyRange keys = a.bias.keyRange(m, N), sinks = a.bias.sinkRange(m, N);
+                if (!(keys.begin <= 0 && 0 < keys.end) && !(sinks.begin <= 0 && 0 < sinks.end))
+                    continue;
                 const float s = kernelScore(a.bias, h, m, 0, a.q + (static_cast<size_t>(h) * N + m) * D, k0, D, N);
                 mass += std::exp(static_cast<double>(s) - a.forward.logSumExp[static_cast<size_t>(h) * N + m]);
             }
@@ -137,7 +140,7 @@ HfAttentionMap hfAttentionMap(const HfAttentionCapture& capture, int layer, int 
     checkWindow(rowBegin, rowEnd, colBegin, colEnd, T);
     HfAttentionMap map = emptyMap(maxCells, rowBegin, rowEnd, colBegin, colEnd, reduce);
 
-    const PositionBias bias(capture.kernelScheme, T);
+    const PositionBias bias(capture.layerSchemes.at(static_cast<size_t>(layer)), T);
     const int groupSize = capture.heads / capture.kvHeads;
     const float* q = capture.q[layer].data() + static_cast<size_t>(head) * T * D;
     const float* k = capture.k[layer].data() + static_cast<size_t>(head / groupSize) * T * D;
@@ -270,7 +273,7 @@ HfAttentionCapture captureOneLayer(const HfModel& model, const std::vector<int>&
         if (a.layer < layer)
             return true;
         const int H = a.dims.heads, N = a.dims.length, D = a.dims.headDim;
-        capture.kernelScheme = a.bias.spec();
+        capture.layerSchemes.push_back(a.bias.spec());
         capture.logSumExp.push_back(a.forward.logSumExp);
         capture.rowEntropy.push_back(a.forward.rowEntropy);
         capture.q.emplace_back(a.q, a.q + static_cast<size_t>(H) * N * D);

@@ -17,7 +17,9 @@ struct HfAttentionCapture {
     int kvHeads = 0;
     int length = 0; // T
     int headDim = 0;
-    SchemeSpec kernelScheme; // the kernel's bias: none (rotary is inside q and k) or the model's ALiBi
+    // The kernel's bias of each captured layer: none (rotary is inside q and k) or the model's ALiBi, with a sliding
+    // layer's window; layers differ in mixed models (gemma3's sliding and full layers, NoPE layers).
+    std::vector<SchemeSpec> layerSchemes;
     // Per layer, as the kernel read them: q (heads, T, D) and k (kvHeads, T, D) after rotary; empty unless kept.
     std::vector<std::vector<float>> q, k;
     std::vector<std::vector<float>> logSumExp;  // per layer (heads, T): each query row's softmax normaliser

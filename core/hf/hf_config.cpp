@@ -1,8 +1,11 @@
-// config.json of each family read field by field (both rope spellings), and rope scaling mapped onto the lab's methods.
+// config.json read through the family table (hf_family.cpp): the rope dicts in every spelling, layer types and
+// windows, and rope scaling mapped onto the lab's methods.
 #include "hf/hf_config.h"
 
 #include "base/errors.h"
 #include "base/json_input.h"
+#include "hf/hf_config_reader.h"
+#include "hf/hf_family.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
 
@@ -18,69 +21,7 @@
 
 namespace plab {
 
-namespace {
-
-using nlohmann::json;
-
-// Messages about one config.json name the file and the field.
-struct ConfigReader {
-    const json& root;
-    std::string file;
-
-    InputError fail(const std::string& what) const { return InputError(file + ": " + what); }
-
-    bool has(const char* key) const { return root.contains(key) && !root[key].is_null(); }
-    // "field 'KEY' = VALUE is not allowed (it is an array); allowed: WHAT": an excerpt of the value, never all of it,
-    // and what it is when that is what is wrong (`rightType` false).
-    InputError wrong(const std::string& key, const json& v, const std::string& allowed, bool rightType = false) const
-    {
-        return fail("field '" + key + "' = " + jsonExcerpt(v) + " is not allowed" +
-                    (rightType ? "" : " (it is " + jsonKindName(v) + ")") + "; allowed: " + allowed);
-    }
-
-    int positiveInt(const char* key) const
-    {
-        if (!has(key))
-            throw fail("field '" + std::string(key) + "' is missing; it must be a positive integer");
-        return positiveIntFrom(root[key], key);
-    }
-    int positiveInt(const char* key, int fallback) const
-    {
-        return has(key) ? positiveIntFrom(root[key], key) : fallback;
-    }
-    int positiveIntFrom(const json& v, const std::string& key) const
-    {
-        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1ll << 30))
-            throw wrong(key, v, "a positive integer up to 2^30", v.is_number_integer());
-        return static_cast<int>(v.get<long long>());
-    }
-    double positiveNumber(const json& v, const std::string& key) const
-    {
-        if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-            throw wrong(key, v, "a positive finite number", v.is_number());
-        return v.get<double>();
-    }
-    double positiveNumber(const char* key, double fallback) const
-    {
-        return has(key) ? positiveNumber(root[key], key) : fallback;
-    }
-    bool flag(const char* key, bool fallback) const
-    {
-        if (!has(key))
-            return fallback;
-        if (!root[key].is_boolean())
-            throw wrong(key, root[key], "true, false");
-        return root[key].get<bool>();
-    }
-    std::string text(const char* key, const std::string& fallback) const
-    {
-        if (!has(key))
-            return fallback;
-        if (!root[key].is_string())
-            throw wrong(key, root[key], "a string");
-        return root[key].get<std::string>();
-    }
-};
+namespace hf_detail {
 
 std::string activationOf(const ConfigReader& r, const char* key, const std::string& fallback)
 {
@@ -143,25 +84,77 @@ void readLongrope(const ConfigReader& r, HfConfig& c, const json& rope, const st
             "attention-factor=" + numberText(r.positiveNumber(rope["attention_factor"], where + ".attention_factor")));
 }
 
-// The rope dict of either spelling: transformers v5's rope_parameters, or rope_scaling (type / rope_type) beside a
-// top-level rope_theta (`thetaKey` names the family's own: rotary_emb_base for gpt_neox).
+bool isLayerTypeKey(const std::string& key)
+{
+    return key.size() > 10 && key.compare(key.size() - 10, 10, "_attention") == 0;
+}
+
+// modeling_rope_utils.py's yarn: without attention_factor, mscale and mscale_all_dim together give it as
+// get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), get_mscale(s, m) = 0.1 m ln s + 1 (1 for s <= 1);
+// either alone leaves the default.
+void yarnMscale(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where)
+{
+    auto number = [&](const char* key) -> const json* {
+        return rope.contains(key) && !rope[key].is_null() ? &rope[key] : nullptr;
+    };
+    const json* mscale = number("mscale");
+    const json* mscaleAll = number("mscale_all_dim");
+    if (number("attention_factor") || !mscale || !mscaleAll)
+        return;
+    const double factor = r.positiveNumber(*number("factor"), where + ".factor");
+    auto get = [&](double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; };
+    c.scalingSettings.push_back("attention-factor=" +
+                                numberText(get(r.positiveNumber(*mscale, where + ".mscale")) /
+                                           get(r.positiveNumber(*mscaleAll, where + ".mscale_all_dim"))));
+}
+
+// One rope dict into c's table: rope_theta (the dict's, else `theta`), partial_rotary_factor, the type and its
+// settings as the lab's method.
+void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where, double theta);
+
+// The rope dicts of every spelling: transformers v5's rope_parameters (flat, or keyed by layer type), or rope_scaling
+// (type / rope_type) beside a top-level rope_theta (`thetaKey` names the family's own: rotary_emb_base for gpt_neox).
+// The sliding layers' own table: a keyed dict's sliding_attention entry, or v4's rope_local_base_freq (gemma3).
 void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault)
 {
-    // A reference, never a copy: copying a value recurses once per level of its nesting.
-    static const json noRope = json::object();
-    const json* ropeDict = &noRope;
-    std::string where;
-    for (const char* key : {"rope_parameters", "rope_scaling"})
-        if (r.has(key)) {
-            if (!r.root[key].is_object())
-                throw r.wrong(key, r.root[key], "an object");
-            ropeDict = &r.root[key];
-            where = key;
-            break;
+    const double theta = r.has("rope_theta") ? r.positiveNumber(r.root["rope_theta"], "rope_theta")
+                                             : r.positiveNumber(thetaKey, thetaDefault);
+    const char* key = r.has("rope_parameters") ? "rope_parameters" : r.has("rope_scaling") ? "rope_scaling" : nullptr;
+    if (!key) {
+        readRopeDict(r, c, json::object(), "", theta);
+    } else if (!r.root[key].is_object()) {
+        throw r.wrong(key, r.root[key], "an object");
+    } else if (std::any_of(r.root[key].items().begin(), r.root[key].items().end(),
+                           [](const auto& item) { return isLayerTypeKey(item.key()); })) {
+        const json& keyed = r.root[key];
+        for (const auto& item : keyed.items())
+            if (item.key() != "full_attention" && item.key() != "sliding_attention" &&
+                item.key() != "chunked_attention")
+                throw r.fail("field '" + std::string(key) + "." + item.key() +
+                             "' names an unknown layer type; allowed: full_attention, sliding_attention, "
+                             "chunked_attention");
+        readRopeDict(r, c, keyed.contains("full_attention") ? keyed["full_attention"] : json::object(),
+                     std::string(key) + ".full_attention", theta);
+        if (keyed.contains("sliding_attention")) {
+            HfConfig local = c;
+            local.scalingSettings.clear();
+            readRopeDict(r, local, keyed["sliding_attention"], std::string(key) + ".sliding_attention", theta);
+            c.slidingRopeTheta = local.ropeTheta;
+            c.slidingScaling = local.scaling;
+            c.slidingScalingSettings = local.scalingSettings;
         }
-    const json& rope = *ropeDict;
-    c.ropeTheta = r.has("rope_theta") ? r.positiveNumber(r.root["rope_theta"], "rope_theta")
-                                      : r.positiveNumber(thetaKey, thetaDefault);
+    } else {
+        readRopeDict(r, c, r.root[key], key, theta);
+    }
+    if (r.has("rope_local_base_freq") && c.slidingRopeTheta == 0) // gemma3 v4: sliding layers' default rope
+        c.slidingRopeTheta = r.positiveNumber(r.root["rope_local_base_freq"], "rope_local_base_freq");
+}
+
+void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where, double theta)
+{
+    if (!rope.is_object())
+        throw r.fail("field '" + where + "' is not an object");
+    c.ropeTheta = theta;
     if (rope.contains("rope_theta"))
         c.ropeTheta = r.positiveNumber(rope["rope_theta"], where + ".rope_theta");
     if (rope.contains("partial_rotary_factor"))
@@ -203,11 +196,7 @@ void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double t
         set("beta_slow", "beta-slow");
         set("attention_factor", "attention-factor");
         set("original_max_position_embeddings", "original-context");
-        for (const char* unsupported : {"mscale", "mscale_all_dim"})
-            if (number(unsupported))
-                throw r.fail("field '" + where + "." + unsupported +
-                             "' (DeepSeek's yarn variant) is not supported; allowed: factor, beta_fast, beta_slow, "
-                             "attention_factor, original_max_position_embeddings");
+        yarnMscale(r, c, rope, where);
         if (rope.contains("truncate") && rope["truncate"] == false)
             throw r.fail("field '" + where + ".truncate' = false is not supported; the lab's yarn truncates the ramp");
     } else if (type == "llama3") {
@@ -248,51 +237,49 @@ void finishRotary(const ConfigReader& r, HfConfig& c)
                          std::to_string(dim / 2) + " (rotary dims " + std::to_string(dim) + " / 2)");
 }
 
-void readLlama(const ConfigReader& r, HfConfig& c)
+// layer_types in every spelling transformers has used, into c.layerTypes, with the windows their types need:
+// layer_types itself; sliding_window_pattern P (gemma3, cohere2: layer i slides unless (i + 1) % P == 0); else the
+// family's default, `fallback` (gemma2's alternation, qwen's use_sliding_window + max_window_layers, mistral's
+// top-level sliding_window on every layer), given as one type per layer.
+void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback)
 {
-    c.family = HfFamily::Llama;
-    c.hidden = r.positiveInt("hidden_size");
-    c.layers = r.positiveInt("num_hidden_layers");
-    c.heads = r.positiveInt("num_attention_heads");
-    c.kvHeads = r.positiveInt("num_key_value_heads", c.heads);
-    c.headDim = r.positiveInt("head_dim", c.hidden / c.heads);
-    c.intermediate = r.positiveInt("intermediate_size");
-    c.vocab = r.positiveInt("vocab_size");
-    c.context = r.positiveInt("max_position_embeddings");
-    c.normEps = r.positiveNumber("rms_norm_eps", 1e-6);
-    c.activation = activationOf(r, "hidden_act", "silu");
-    c.tiedHead = r.flag("tie_word_embeddings", false);
-    c.qkvBias = c.modelType == "qwen2" || r.flag("attention_bias", false);
-    c.outputBias = c.modelType != "qwen2" && r.flag("attention_bias", false);
-    c.mlpBias = r.flag("mlp_bias", false);
-    c.qkNorm = c.modelType == "qwen3";
-    c.scheme = "rope";
-    c.rotaryFraction = r.positiveNumber("partial_rotary_factor", 1.0);
-    readRope(r, c, "rope_theta", 10000.0);
-    finishRotary(r, c);
-    c.ropeLayers.assign(c.layers, true);
-    if (c.modelType == "smollm3") {
-        // no_rope_layers[i] = 1 means layer i uses rope (transformers' own reading); the default drops it every 4th.
-        if (r.has("no_rope_layers")) {
-            const json& list = r.root["no_rope_layers"];
-            if (!list.is_array() || static_cast<int>(list.size()) != c.layers)
-                throw r.fail("field 'no_rope_layers' must be a list of " + std::to_string(c.layers) +
-                             " entries 0 or 1 (one per layer)");
-            for (int i = 0; i < c.layers; ++i) {
-                if (!list[i].is_number_integer() || (list[i] != 0 && list[i] != 1))
-                    throw r.wrong("no_rope_layers[" + std::to_string(i) + "]", list[i], "0 (NoPE), 1 (rope)",
-                                  list[i].is_number_integer());
-                c.ropeLayers[i] = list[i] == 1;
-            }
-        } else {
-            const int interval = r.positiveInt("no_rope_layer_interval", 4);
-            for (int i = 0; i < c.layers; ++i)
-                c.ropeLayers[i] = (i + 1) % interval != 0;
+    c.layerTypes = fallback;
+    if (r.has("layer_types")) {
+        const json& list = r.root["layer_types"];
+        if (!list.is_array() || static_cast<int>(list.size()) != c.layers)
+            throw r.fail("field 'layer_types' must be a list of " + std::to_string(c.layers) +
+                         " entries (one per layer, num_hidden_layers); allowed values: full_attention, "
+                         "sliding_attention, chunked_attention");
+        for (int i = 0; i < c.layers; ++i) {
+            const std::string word = list[i].is_string() ? list[i].get<std::string>() : jsonExcerpt(list[i]);
+            if (word == "full_attention")
+                c.layerTypes[i] = HfLayerType::Full;
+            else if (word == "sliding_attention")
+                c.layerTypes[i] = HfLayerType::Sliding;
+            else if (word == "chunked_attention")
+                c.layerTypes[i] = HfLayerType::Chunked;
+            else
+                throw r.fail("field 'layer_types' entry " + std::to_string(i) + " = \"" + word +
+                             "\" is not allowed; allowed: full_attention, sliding_attention, chunked_attention");
         }
+    } else if (r.has("sliding_window_pattern")) {
+        const int pattern = r.positiveInt("sliding_window_pattern");
+        for (int i = 0; i < c.layers; ++i)
+            c.layerTypes[i] = (i + 1) % pattern ? HfLayerType::Sliding : HfLayerType::Full;
     }
-    const bool useSliding = c.modelType == "mistral" || r.flag("use_sliding_window", false);
-    if (useSliding && r.has("sliding_window"))
+    const auto uses = [&](HfLayerType t) { return std::find(c.layerTypes.begin(), c.layerTypes.end(), t) !=
+                                                  c.layerTypes.end(); };
+    if (uses(HfLayerType::Sliding)) {
+        if (!r.has("sliding_window"))
+            throw r.fail("field 'sliding_window' is missing; sliding_attention layers need it (a positive integer)");
         c.slidingWindow = r.positiveInt("sliding_window");
+    }
+    if (uses(HfLayerType::Chunked)) {
+        if (!r.has("attention_chunk_size"))
+            throw r.fail("field 'attention_chunk_size' is missing; chunked_attention layers need it (a positive "
+                         "integer)");
+        c.chunkSize = r.positiveInt("attention_chunk_size");
+    }
 }
 
 // 4 x the hidden size (gpt2's default n_inner, bloom's MLP), refused by name when it overflows the lab's sizes.
@@ -303,77 +290,6 @@ int fourTimes(const ConfigReader& r, const char* key, int hidden)
         throw r.fail("the MLP width 4 x " + std::string(key) + " = " + std::to_string(width) +
                      " is not allowed; allowed: " + key + " up to 2^28");
     return static_cast<int>(width);
-}
-
-void readGpt2(const ConfigReader& r, HfConfig& c)
-{
-    c.family = HfFamily::Gpt2;
-    c.hidden = r.positiveInt("n_embd");
-    c.layers = r.positiveInt("n_layer");
-    c.heads = c.kvHeads = r.positiveInt("n_head");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.has("n_inner") ? r.positiveInt("n_inner") : fourTimes(r, "n_embd", c.hidden);
-    c.vocab = r.positiveInt("vocab_size");
-    c.context = r.positiveInt("n_positions");
-    c.rmsNorm = false;
-    c.normEps = r.positiveNumber("layer_norm_epsilon", 1e-5);
-    c.activation = activationOf(r, "activation_function", "gelu_new");
-    c.swiGlu = false;
-    c.tiedHead = true;
-    c.qkvBias = c.outputBias = c.mlpBias = true;
-    c.scheme = "learned";
-    for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"})
-        if (r.flag(unsupported, false))
-            throw r.fail("field '" + std::string(unsupported) + "' = true is not supported; allowed: false");
-    if (!r.flag("scale_attn_weights", true))
-        throw r.fail("field 'scale_attn_weights' = false is not supported; allowed: true");
-}
-
-void readNeox(const ConfigReader& r, HfConfig& c)
-{
-    c.family = HfFamily::GptNeox;
-    c.hidden = r.positiveInt("hidden_size");
-    c.layers = r.positiveInt("num_hidden_layers");
-    c.heads = c.kvHeads = r.positiveInt("num_attention_heads");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = r.positiveInt("intermediate_size");
-    c.vocab = r.positiveInt("vocab_size");
-    c.context = r.positiveInt("max_position_embeddings");
-    c.rmsNorm = false;
-    c.normEps = r.positiveNumber("layer_norm_eps", 1e-5);
-    c.activation = activationOf(r, "hidden_act", "gelu");
-    c.swiGlu = false;
-    c.parallelResidual = r.flag("use_parallel_residual", true);
-    c.tiedHead = r.flag("tie_word_embeddings", false);
-    c.qkvBias = c.outputBias = r.flag("attention_bias", true);
-    c.mlpBias = true;
-    c.scheme = "rope";
-    c.rotaryFraction = r.has("partial_rotary_factor") ? r.positiveNumber("partial_rotary_factor", 1.0)
-                                                      : r.positiveNumber("rotary_pct", 0.25);
-    readRope(r, c, "rotary_emb_base", 10000.0);
-    finishRotary(r, c);
-    c.ropeLayers.assign(c.layers, true);
-}
-
-void readBloom(const ConfigReader& r, HfConfig& c)
-{
-    c.family = HfFamily::Bloom;
-    c.hidden = r.has("hidden_size") ? r.positiveInt("hidden_size") : r.positiveInt("n_embed");
-    c.layers = r.positiveInt("n_layer");
-    c.heads = c.kvHeads = r.positiveInt("n_head");
-    c.headDim = c.hidden / c.heads;
-    c.intermediate = fourTimes(r, r.has("hidden_size") ? "hidden_size" : "n_embed", c.hidden);
-    c.vocab = r.positiveInt("vocab_size");
-    c.context = r.positiveInt("seq_length", 2048); // ALiBi has no position table: the length it was trained at
-    c.rmsNorm = false;
-    c.normEps = r.positiveNumber("layer_norm_epsilon", 1e-5);
-    c.activation = "gelu_new"; // bloom_gelu is the tanh approximation
-    c.swiGlu = false;
-    c.tiedHead = true;
-    c.qkvBias = c.outputBias = c.mlpBias = true;
-    c.scheme = "alibi";
-    if (r.flag("apply_residual_connection_post_layernorm", false))
-        throw r.fail("field 'apply_residual_connection_post_layernorm' = true is not supported; allowed: false");
 }
 
 // Sizes a config implies, in checked 64-bit arithmetic: every field alone may be up to 2^30, but their products size
@@ -405,12 +321,19 @@ void checkSizes(const ConfigReader& r, const HfConfig& c)
                      std::to_string(c.layers) + ", hidden size " + std::to_string(c.hidden) + ")");
 }
 
-} // namespace
+} // namespace hf_detail
+
+using hf_detail::ConfigReader;
+using hf_detail::json;
 
 const std::vector<std::string>& supportedModelTypes()
 {
-    static const std::vector<std::string> types = {"gpt2",    "bloom", "gpt_neox", "llama",
-                                                   "mistral", "qwen2", "qwen3",    "smollm3"};
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> out;
+        for (const HfFamilyRow& row : hfFamilyTable())
+            out.push_back(row.modelType);
+        return out;
+    }();
     return types;
 }
 
@@ -450,6 +373,32 @@ std::optional<std::string> hfOutOfScopeTensorReason(std::string_view tensorName)
     return std::nullopt;
 }
 
+const char* hfLayerTypeName(HfLayerType type)
+{
+    switch (type) {
+    case HfLayerType::Full:
+        return "full_attention";
+    case HfLayerType::Sliding:
+        return "sliding_attention";
+    case HfLayerType::Chunked:
+        return "chunked_attention";
+    }
+    return "";
+}
+
+std::string hfLayerStrip(const HfConfig& config)
+{
+    std::string strip;
+    for (const HfLayerType t : config.layerTypes)
+        strip += t == HfLayerType::Sliding ? 'S' : t == HfLayerType::Chunked ? 'C' : 'F';
+    return strip;
+}
+
+bool HfConfig::hasSliding() const
+{
+    return std::find(layerTypes.begin(), layerTypes.end(), HfLayerType::Sliding) != layerTypes.end();
+}
+
 double HfConfig::parameterCount() const
 {
     const double C = hidden, D = headDim, H = heads, K = kvHeads, F = intermediate, V = vocab;
@@ -459,8 +408,10 @@ double HfConfig::parameterCount() const
     if (outputBias)
         attention += C;
     double mlp = (swiGlu ? 3 : 2) * C * F + (mlpBias ? F + C : 0);
-    const double norms = (rmsNorm ? 2 : 4) * C + (qkNorm ? 2 * D : 0);
-    double total = layers * (attention + mlp + norms) + V * C + (tiedHead ? 0 : V * C) + (rmsNorm ? C : 2 * C);
+    const double perNorm = norm == HfNormKind::LayerNorm ? 2 * C : C;
+    const double blockNorms = sharedNorm ? 1 : normPlace == HfNormPlace::BeforeAndAfter ? 4 : 2;
+    const double qk = qkNorm == HfQkNorm::PerHead ? 2 * D : qkNorm == HfQkNorm::WholeProjection ? (H + K) * D : 0;
+    double total = layers * (attention + mlp + blockNorms * perNorm + qk) + V * C + (tiedHead ? 0 : V * C) + perNorm;
     if (family == HfFamily::Gpt2)
         total += static_cast<double>(context) * C;
     if (family == HfFamily::Bloom)
@@ -503,17 +454,11 @@ HfConfig readHfConfig(const std::string& folder)
     c.modelType = root["model_type"].get<std::string>();
     if (const std::optional<std::string> reason = hfOutOfScopeReason(c.modelType))
         throw r.fail("model_type \"" + c.modelType + "\" is out of scope: " + *reason + "; supported: " + supported);
-    if (c.modelType == "gpt2")
-        readGpt2(r, c);
-    else if (c.modelType == "bloom")
-        readBloom(r, c);
-    else if (c.modelType == "gpt_neox")
-        readNeox(r, c);
-    else if (c.modelType == "llama" || c.modelType == "mistral" || c.modelType == "qwen2" || c.modelType == "qwen3" ||
-             c.modelType == "smollm3")
-        readLlama(r, c);
-    else
+    const HfFamilyRow* row = hfFamilyRow(c.modelType);
+    if (!row) {
         throw r.fail("model_type \"" + c.modelType + "\" is not supported; supported: " + supported);
+    }
+    applyFamilyRow(*row, r, c);
     if (c.heads % c.kvHeads)
         throw r.fail("num_attention_heads = " + std::to_string(c.heads) +
                      " is not a multiple of num_key_value_heads = " + std::to_string(c.kvHeads));
@@ -565,6 +510,19 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
     return spec;
 }
 
+SchemeSpec hfSlidingPositionSpec(const HfConfig& config)
+{
+    if (config.slidingRopeTheta <= 0)
+        return hfPositionSpec(config);
+    HfConfig local = config;
+    local.ropeTheta = config.slidingRopeTheta;
+    local.scaling = config.slidingScaling;
+    local.scalingSettings = config.slidingScalingSettings;
+    local.longropeShort.clear();
+    local.longropeLong.clear();
+    return hfPositionSpec(local);
+}
+
 std::string hfPositionText(const SchemeSpec& spec)
 {
     if (spec.kind != SchemeKind::Rope)
@@ -582,9 +540,7 @@ namespace plab {
 
 int hfMaxLength(const HfConfig& config)
 {
-    if (config.scheme == "learned")
-        return config.context;
-    return config.slidingWindow > 0 ? std::min(config.slidingWindow, kMaxLength) : kMaxLength;
+    return config.scheme == "learned" ? config.context : kMaxLength;
 }
 
 void checkHfLength(const HfConfig& config, int length)
@@ -596,7 +552,7 @@ void checkHfLength(const HfConfig& config, int length)
         std::to_string(length) + " tokens is more than the " + std::to_string(longest) +
         (config.scheme == "learned"
              ? " learned positions of " + config.modelType + " (n_positions in " + config.folder + "/config.json)"
-             : " tokens " + config.modelType + " accepts (sliding_window in " + config.folder + "/config.json)") +
+             : " tokens the lab's kernel takes") +
         "; allowed: lengths up to " + std::to_string(longest));
 }
 

@@ -10,10 +10,25 @@
 
 namespace plab {
 
-// The layouts the forward knows; llama covers mistral, qwen2, qwen3 and smollm3 (the same blocks with options).
+// The checkpoint layouts the loader knows (hf_family.h's table gives each model_type's): gpt2's Conv1D blocks, bloom's
+// and gpt_neox's fused per-head q/k/v, and the decoder blocks of llama and its descendants (mistral, qwen, phi3,
+// olmo2, granite, cohere, gemma: one layout, options in HfConfig's block fields).
 enum class HfFamily { Gpt2, Bloom, GptNeox, Llama };
 
-// The model_type values accepted, in the order messages list them.
+// How a family normalises: LayerNorm with bias, LayerNorm without bias (cohere), RMSNorm x w, or Gemma's x (1 + w).
+enum class HfNormKind { LayerNorm, LayerNormNoBias, RmsNorm, RmsNormPlusOne };
+// Where a decoder block's norms sit: before attention and MLP (llama), before and after both (gemma2/3: four norms),
+// or after both only (olmo2's post_attention_layernorm and post_feedforward_layernorm on the branch outputs).
+enum class HfNormPlace { Before, BeforeAndAfter, After };
+// q/k norms: none, RMS over each head before rotary (qwen3, gemma3), or over the whole projection (olmo2).
+enum class HfQkNorm { None, PerHead, WholeProjection };
+// A layer's attention: full causal, a sliding window of `slidingWindow` keys (the query included), or chunked.
+enum class HfLayerType { Full, Sliding, Chunked };
+
+// "full_attention", "sliding_attention", "chunked_attention": transformers' layer_types words.
+const char* hfLayerTypeName(HfLayerType type);
+
+// The model_type values accepted, in the order messages list them (the family table's rows).
 const std::vector<std::string>& supportedModelTypes();
 
 // Why a model_type is out of the lab's scope (mixture-of-experts, multi-head latent attention, Mamba and other
@@ -51,7 +66,6 @@ struct HfConfig {
     // longrope's per-pair short_factor and long_factor (empty for every other type).
     std::vector<double> longropeShort, longropeLong;
 
-    bool rmsNorm = true;
     double normEps = 1e-6;
     std::string activation;        // silu, gelu, gelu_new
     bool swiGlu = true;            // gate * up (llama family) or fc -> act -> proj
@@ -60,8 +74,36 @@ struct HfConfig {
     bool qkvBias = false;
     bool outputBias = false; // o_proj / dense / c_proj bias
     bool mlpBias = false;
-    bool qkNorm = false;   // qwen3: RMSNorm over each head of q and k before rotary
-    int slidingWindow = 0; // mistral's sliding_window; 0: none
+    std::string layoutName; // the family table's layout: "gpt2", "bloom", "gpt_neox", "llama"
+
+    // Decoder blocks (HfFamily::Llama), from the family's row and its config.
+    HfNormKind norm = HfNormKind::RmsNorm;
+    HfNormPlace normPlace = HfNormPlace::Before;
+    HfQkNorm qkNorm = HfQkNorm::None;
+    bool sharedNorm = false;      // cohere's parallel block: attention and MLP both read input_layernorm
+    bool fusedQkv = false;        // phi3's qkv_proj: rows q (H D), k (K D), v (K D)
+    bool fusedGateUp = false;     // phi3's gate_up_proj: rows gate (F), up (F)
+    bool interleavedRope = false; // cohere: pairs (2i, 2i + 1) instead of rotate_half's (i, i + r/2)
+    double embedScale = 1;        // gemma: sqrt(hidden); granite: embedding_multiplier
+    double attentionScale = 0;    // score scale replacing 1/sqrt(D): gemma's query_pre_attn_scalar^-1/2, granite's
+                                  // attention_multiplier; 0: 1/sqrt(D)
+    double residualScale = 1;     // granite's residual_multiplier on each branch
+    double logitScale = 1;        // cohere's logit_scale; granite's 1 / logits_scaling
+    double attnSoftcap = 0;       // gemma2's attn_logit_softcapping: cap tanh(s / cap); 0: none
+    double finalSoftcap = 0;      // gemma2's final_logit_softcapping on the logits; 0: none
+
+    // Layer types (layer_types in any of its spellings) and their windows.
+    std::vector<HfLayerType> layerTypes; // one per layer
+    int slidingWindow = 0;               // keys a sliding layer sees, the query included; 0: no sliding layer
+    int chunkSize = 0;                   // attention_chunk_size of chunked layers; 0: none
+    // Sliding layers' own rotary table when it differs from the full layers' (gemma3's rope_local_base_freq, v5's
+    // rope_parameters keyed by layer type): theta and the config's scaling; slidingRopeTheta 0: the same table.
+    double slidingRopeTheta = 0;
+    std::string slidingScaling = "none";
+    std::vector<std::string> slidingScalingSettings;
+    bool hasSliding() const;
+    // What of the folder is not read, said on the card: a gemma3 folder's vision tower; empty for text models.
+    std::string notRead;
 
     // Parameters counted from the dims (the embedding once when tied).
     double parameterCount() const;
@@ -69,6 +111,9 @@ struct HfConfig {
     // (projections, MLP, output head; not the embedding lookup) plus causal attention's 4 D per visible pair and head.
     double prefillFlops(int length) const;
 };
+
+// The layer pattern as one letter per layer: S sliding, F full, C chunked (inspect's strip).
+std::string hfLayerStrip(const HfConfig& config);
 
 // Reads DIR/config.json. InputError naming the file and the field for a missing folder or file, invalid JSON, an
 // unknown model_type (listing the supported ones), a missing or invalid field, an unknown rope scaling type or a
@@ -82,11 +127,16 @@ HfConfig readHfConfig(const std::string& folder);
 SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling = "",
                           const std::vector<std::string>& settings = {});
 
+// The sliding layers' rotary spec when the config gives them their own table (gemma3's rope_local_base_freq, v5's
+// rope_parameters.sliding_attention), under its own scaling: a method applied zero-shot goes to the full layers,
+// where the config's own scaling lives. Without a table of their own, sliding layers read the full layers' spec.
+SchemeSpec hfSlidingPositionSpec(const HfConfig& config);
+
 // "rope+yarn (factor 4, original-context 16)", "alibi", "learned": what the summary and the CLI say is applied.
 std::string hfPositionText(const SchemeSpec& spec);
 
-// The most tokens one window of the model takes: a learned-position table stops at its context (gpt2's n_positions), a
-// sliding window (not implemented) at its width; otherwise the lab's kMaxLength.
+// The most tokens one window of the model takes: a learned-position table stops at its context (gpt2's n_positions);
+// otherwise the lab's kMaxLength (a sliding window is a mask, not a limit).
 int hfMaxLength(const HfConfig& config);
 // InputError unless `length` tokens fit hfMaxLength: "N tokens is more than the 1024 learned positions of gpt2
 // (n_positions in DIR/config.json); allowed: lengths up to 1024". The one check of every window a folder's model reads.

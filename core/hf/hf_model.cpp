@@ -8,6 +8,7 @@
 #include "attention/simd.h"
 #include "base/errors.h"
 #include "base/limits.h"
+#include "hf/hf_family.h"
 #include "hf/hf_weights.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 
 namespace plab {
@@ -107,9 +109,12 @@ void activate(HfMatrix& x, const std::string& act, const HfMatrix* gate = nullpt
 } // namespace
 
 struct HfModel::Layer {
-    Norm norm1, norm2, qNorm, kNorm;
+    // norm1 before attention, norm2 before the MLP, postAttn / postMlp on the branch outputs (gemma, olmo2): each
+    // empty when the family has none there.
+    Norm norm1, norm2, postAttn, postMlp, qNorm, kNorm;
     Linear q, k, v, o, gate, up, down; // gate empty outside SwiGLU; up = fc, down = proj there
     bool rope = true;
+    HfLayerType type = HfLayerType::Full;
 };
 
 namespace {
@@ -208,6 +213,87 @@ double hfModelMemoryBytes(const HfConfig& config, HfPrecision precision)
            hfForwardBytes(config, T, precision, HfForwardOutput::Logits) + 64.0 * (1 << 20);
 }
 
+// gpt2: Conv1D [in, out] weights, q/k/v fused in c_attn, learned positions (wpe).
+void HfModel::loadGpt2(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = weights.has("wte.weight") ? "" : "transformer.";
+    m_embed = load.weight(p + "wte.weight", V, C);
+    m_positions = load.matrix(p + "wpe.weight", c.context, C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "h." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "ln_1", C, true);
+        l.norm2 = load.norm(b + "ln_2", C, true);
+        const HfMatrix qkv = load.conv1dWeight(b + "attn.c_attn", C, 3LL * C);
+        const Vector qkvBias = load.vector(b + "attn.c_attn.bias", 3LL * C);
+        Linear* parts[3] = {&l.q, &l.k, &l.v};
+        for (int j = 0; j < 3; ++j) {
+            parts[j]->w = HfWeightMatrix(qkv.middleRows(static_cast<Eigen::Index>(j) * C, C), m_precision);
+            parts[j]->b = qkvBias.segment(static_cast<Eigen::Index>(j) * C, C);
+        }
+        l.o = load.conv1d(b + "attn.c_proj", C, C);
+        l.up = load.conv1d(b + "mlp.c_fc", C, F);
+        l.down = load.conv1d(b + "mlp.c_proj", F, C);
+    }
+    const Norm f = load.norm(p + "ln_f", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+}
+
+// bloom: fused per-head q/k/v, a LayerNorm after the embeddings.
+void HfModel::loadBloom(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
+    m_embed = load.weight(p + "word_embeddings.weight", V, C);
+    const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
+    m_embedNormW.assign(e.w.data(), e.w.data() + C);
+    m_embedNormB.assign(e.b.data(), e.b.data() + C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "h." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "input_layernorm", C, true);
+        l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+        load.splitPerHead(b + "self_attention.query_key_value", l);
+        l.o = load.linear(b + "self_attention.dense", C, C, true);
+        l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+        l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+    }
+    const Norm f = load.norm(p + "ln_f", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+}
+
+// gpt_neox: fused per-head q/k/v, an untied head embed_out unless tied.
+void HfModel::loadNeox(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, F = c.intermediate, V = c.vocab;
+    const std::string p = "gpt_neox.";
+    m_embed = load.weight(p + "embed_in.weight", V, C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "layers." + std::to_string(i) + ".";
+        l.norm1 = load.norm(b + "input_layernorm", C, true);
+        l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
+        load.splitPerHead(b + "attention.query_key_value", l);
+        l.o = load.linear(b + "attention.dense", C, C, c.outputBias);
+        l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
+        l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+    }
+    const Norm f = load.norm(p + "final_layer_norm", C, true);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    if (!c.tiedHead)
+        m_head = load.weight("embed_out.weight", V, C);
+}
+
 HfModel::~HfModel() = default;
 
 HfModel::HfModel(const std::string& folder, HfPrecision precision)
@@ -253,104 +339,120 @@ std::vector<std::string> HfModel::unreadTensors(const std::string& folder)
 void HfModel::load(const HfWeights& weights)
 {
     const HfConfig& c = m_config;
-    const HfPrecision precision = m_precision;
-    const Loader load{weights, c, precision};
-    const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
     for (int i = 0; i < c.layers; ++i)
         m_layers.push_back(std::make_unique<Layer>());
     switch (c.family) {
-    case HfFamily::Gpt2: {
-        const std::string p = weights.has("wte.weight") ? "" : "transformer.";
-        m_embed = load.weight(p + "wte.weight", V, C);
-        m_positions = load.matrix(p + "wpe.weight", c.context, C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "h." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "ln_1", C, true);
-            l.norm2 = load.norm(b + "ln_2", C, true);
-            const HfMatrix qkv = load.conv1dWeight(b + "attn.c_attn", C, 3LL * C);
-            const Vector qkvBias = load.vector(b + "attn.c_attn.bias", 3LL * C);
-            Linear* parts[3] = {&l.q, &l.k, &l.v};
-            for (int j = 0; j < 3; ++j) {
-                parts[j]->w = HfWeightMatrix(qkv.middleRows(static_cast<Eigen::Index>(j) * C, C), precision);
-                parts[j]->b = qkvBias.segment(static_cast<Eigen::Index>(j) * C, C);
-            }
-            l.o = load.conv1d(b + "attn.c_proj", C, C);
-            l.up = load.conv1d(b + "mlp.c_fc", C, F);
-            l.down = load.conv1d(b + "mlp.c_proj", F, C);
-        }
-        const Norm f = load.norm(p + "ln_f", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    case HfFamily::Gpt2:
+        loadGpt2(weights);
+        break;
+    case HfFamily::Bloom:
+        loadBloom(weights);
+        break;
+    case HfFamily::GptNeox:
+        loadNeox(weights);
+        break;
+    case HfFamily::Llama:
+        loadDecoder(weights);
         break;
     }
-    case HfFamily::Bloom: {
-        const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
-        m_embed = load.weight(p + "word_embeddings.weight", V, C);
-        const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
-        m_embedNormW.assign(e.w.data(), e.w.data() + C);
-        m_embedNormB.assign(e.b.data(), e.b.data() + C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "h." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "input_layernorm", C, true);
-            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
-            load.splitPerHead(b + "self_attention.query_key_value", l);
-            l.o = load.linear(b + "self_attention.dense", C, C, true);
-            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
-            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
-        }
-        const Norm f = load.norm(p + "ln_f", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
-        break;
     }
-    case HfFamily::GptNeox: {
-        const std::string p = "gpt_neox.";
-        m_embed = load.weight(p + "embed_in.weight", V, C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = p + "layers." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "input_layernorm", C, true);
-            l.norm2 = load.norm(b + "post_attention_layernorm", C, true);
-            load.splitPerHead(b + "attention.query_key_value", l);
-            l.o = load.linear(b + "attention.dense", C, C, c.outputBias);
-            l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
-            l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
+}
+
+namespace {
+
+// A decoder family's norm: LayerNorm with or without bias, RMSNorm, or Gemma's (1 + w) folded into the weights once.
+Norm decoderNorm(const Loader& load, const HfConfig& c, const std::string& name, int64_t n)
+{
+    Norm out = load.norm(name, n, c.norm == HfNormKind::LayerNorm);
+    if (c.norm == HfNormKind::RmsNormPlusOne)
+        out.w.array() += 1.0f;
+    return out;
+}
+
+// A fused product's rows [begin, begin + rows) as its own weight (phi3's qkv_proj and gate_up_proj).
+Linear rowsOf(const HfMatrix& fused, int64_t begin, int64_t rows, HfPrecision precision)
+{
+    return {HfWeightMatrix(HfMatrix(fused.middleRows(begin, rows)), precision), Vector()};
+}
+
+// Where a decoder's tensors sit: model.* (text models), or a gemma3 folder's language model (transformers v4's
+// language_model.model.*, v5's model.language_model.*); its vision tower and projector are not read.
+std::string decoderPrefix(const HfWeights& w)
+{
+    for (const char* prefix : {"model.", "language_model.model.", "model.language_model."})
+        if (w.has(std::string(prefix) + "embed_tokens.weight"))
+            return prefix;
+    return "model.";
+}
+
+} // namespace
+
+void HfModel::loadDecoder(const HfWeights& weights)
+{
+    const HfConfig& c = m_config;
+    const Loader load{weights, c, m_precision};
+    const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim, F = c.intermediate, V = c.vocab;
+    const std::string p = decoderPrefix(weights);
+    m_embed = load.weight(p + "embed_tokens.weight", V, C);
+    for (int i = 0; i < c.layers; ++i) {
+        Layer& l = *m_layers[i];
+        const std::string b = p + "layers." + std::to_string(i) + ".";
+        if (c.normPlace != HfNormPlace::After)
+            l.norm1 = decoderNorm(load, c, b + "input_layernorm", C);
+        if (c.normPlace == HfNormPlace::Before && !c.sharedNorm)
+            l.norm2 = decoderNorm(load, c, b + "post_attention_layernorm", C);
+        if (c.normPlace != HfNormPlace::Before) {
+            l.postAttn = decoderNorm(load, c, b + "post_attention_layernorm", C);
+            l.postMlp = decoderNorm(load, c, b + "post_feedforward_layernorm", C);
         }
-        const Norm f = load.norm(p + "final_layer_norm", C, true);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
-        if (!c.tiedHead)
-            m_head = load.weight("embed_out.weight", V, C);
-        break;
-    }
-    case HfFamily::Llama: {
-        m_embed = load.weight("model.embed_tokens.weight", V, C);
-        for (int i = 0; i < c.layers; ++i) {
-            Layer& l = *m_layers[i];
-            const std::string b = "model.layers." + std::to_string(i) + ".";
-            l.norm1 = load.norm(b + "input_layernorm", C, false);
-            l.norm2 = load.norm(b + "post_attention_layernorm", C, false);
+        if (c.normPlace == HfNormPlace::BeforeAndAfter)
+            l.norm2 = decoderNorm(load, c, b + "pre_feedforward_layernorm", C);
+        if (c.fusedQkv) {
+            const HfMatrix qkv = load.matrix(b + "self_attn.qkv_proj.weight", 1LL * (H + 2 * K) * D, C);
+            l.q = rowsOf(qkv, 0, 1LL * H * D, m_precision);
+            l.k = rowsOf(qkv, 1LL * H * D, 1LL * K * D, m_precision);
+            l.v = rowsOf(qkv, 1LL * (H + K) * D, 1LL * K * D, m_precision);
+        } else {
             l.q = load.linear(b + "self_attn.q_proj", 1LL * H * D, C, c.qkvBias);
             l.k = load.linear(b + "self_attn.k_proj", 1LL * K * D, C, c.qkvBias);
             l.v = load.linear(b + "self_attn.v_proj", 1LL * K * D, C, c.qkvBias);
-            l.o = load.linear(b + "self_attn.o_proj", C, 1LL * H * D, c.outputBias);
-            if (c.qkNorm) {
-                l.qNorm = load.norm(b + "self_attn.q_norm", D, false);
-                l.kNorm = load.norm(b + "self_attn.k_norm", D, false);
-            }
+        }
+        l.o = load.linear(b + "self_attn.o_proj", C, 1LL * H * D, c.outputBias);
+        if (c.qkNorm != HfQkNorm::None) {
+            const bool whole = c.qkNorm == HfQkNorm::WholeProjection;
+            l.qNorm = decoderNorm(load, c, b + "self_attn.q_norm", whole ? 1LL * H * D : D);
+            l.kNorm = decoderNorm(load, c, b + "self_attn.k_norm", whole ? 1LL * K * D : D);
+        }
+        if (c.fusedGateUp) {
+            const HfMatrix gateUp = load.matrix(b + "mlp.gate_up_proj.weight", 2LL * F, C);
+            l.gate = rowsOf(gateUp, 0, F, m_precision);
+            l.up = rowsOf(gateUp, F, F, m_precision);
+        } else {
             l.gate = load.linear(b + "mlp.gate_proj", F, C, c.mlpBias);
             l.up = load.linear(b + "mlp.up_proj", F, C, c.mlpBias);
-            l.down = load.linear(b + "mlp.down_proj", C, F, c.mlpBias);
-            l.rope = c.ropeLayers[i];
         }
-        const Norm f = load.norm("model.norm", C, false);
-        m_finalNormW.assign(f.w.data(), f.w.data() + C);
-        if (!c.tiedHead)
-            m_head = load.weight("lm_head.weight", V, C);
-        break;
+        l.down = load.linear(b + "mlp.down_proj", C, F, c.mlpBias);
+        l.rope = c.ropeLayers[i];
+        l.type = c.layerTypes[i];
     }
+    const Norm f = decoderNorm(load, c, p + "norm", C);
+    m_finalNormW.assign(f.w.data(), f.w.data() + C);
+    if (f.b.size())
+        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    if (!c.tiedHead)
+        m_head = load.weight(weights.has("language_model.lm_head.weight") ? "language_model.lm_head.weight"
+                                                                          : "lm_head.weight",
+                             V, C);
+}
+
+void HfModel::finishLogits(HfMatrix& logits) const
+{
+    const HfConfig& c = m_config;
+    if (c.logitScale != 1)
+        logits *= static_cast<float>(c.logitScale);
+    if (c.finalSoftcap > 0) {
+        const float cap = static_cast<float>(c.finalSoftcap);
+        logits = (logits.array() / cap).tanh() * cap;
     }
 }
 
@@ -364,6 +466,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Logits);
     hfLinear(hidden, head(), Vector(), out);
+    finishLogits(out);
     return out;
 }
 
@@ -428,6 +531,7 @@ std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const 
         const Eigen::Index count = std::min<Eigen::Index>(blockRows, rows - begin);
         block = hidden.middleRows(begin, count);
         hfLinear(block, head(), Vector(), logits);
+        finishLogits(logits);
 #pragma omp parallel for schedule(static)
         for (Eigen::Index r = 0; r < count; ++r) {
             const float* row = logits.row(r).data();
@@ -443,6 +547,23 @@ bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& po
     return forward(ids, positions, &observer, nullptr, HfForwardOutput::None);
 }
 
+// What every layer of one forward shares: the biases of each layer kind, the kernel's dims and the reused buffers (no
+// allocation after the first layer).
+struct HfForwardState {
+    int T = 0;
+    const HfAttentionObserver* observer = nullptr;
+    SchemeSpec full, sliding, none; // the positions of full layers, of sliding layers (their own table), of NoPE layers
+    // The kernel's bias of each (NoPE?, layer type) met so far: the positions with the type's window or chunk and the
+    // family's soft cap (layerSpec), built on first use.
+    std::map<std::pair<bool, HfLayerType>, std::unique_ptr<PositionBias>> biases;
+    AttentionDims dims;
+    HfMatrix h, q, k, v, a, attn, up, gate, m;
+    std::vector<float> qh, kh, vh, observedQ, observedK;
+    AttentionForward forward;
+    RotaryTableCache rotaryTables; // cos and sin of every position and pair, built once for all the layers
+    AttentionOptions options;
+};
+
 bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
                       HfMatrix* hidden, HfForwardOutput output) const
 {
@@ -454,10 +575,6 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
     if (c.family == HfFamily::Gpt2 && T > c.context)
         throw InputError("the text has " + std::to_string(T) + " tokens, more than the " + std::to_string(c.context) +
                          " learned positions of " + c.modelType + " (n_positions in " + c.folder + "/config.json)");
-    if (c.slidingWindow > 0 && T > c.slidingWindow)
-        throw InputError("the text has " + std::to_string(T) + " tokens, more than the sliding window " +
-                         std::to_string(c.slidingWindow) + " of " + c.folder +
-                         "/config.json; sliding-window attention is not implemented yet");
     checkIntegerRange("the number of tokens", T, 1, kMaxLength);
     // One layer's activations and the logits the caller keeps, before any of them is allocated.
     checkMemoryEstimate(hfForwardBytes(c, T, m_precision, output),
@@ -472,121 +589,183 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
         if (m_positions.size())
             x.row(t) += m_positions.row(t);
     }
+    if (c.embedScale != 1) // gemma's sqrt(hidden) rounded to float32, as its normalizer tensor; granite's multiplier
+        x *= static_cast<float>(c.embedScale);
     if (!m_embedNormW.empty())
-        normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, c.rmsNorm, c.normEps);
+        normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, false, c.normEps);
 
-    // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with Hugging Face's
-    // rotate_half pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope,
-    // self-extend) work as on the lab's own models. Layers without rotary (smollm3's NoPE layers) take the causal
-    // mask alone.
+    // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with the family's
+    // pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope, self-extend)
+    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; sliding layers with a
+    // table of their own (gemma3) read it.
     const bool rotary = positions.kind == SchemeKind::Rope;
-    const PositionBias bias(
-        positions.kind == SchemeKind::Alibi || rotary ? positions : makeSchemeSpec("none", H, false), T);
-    const PositionBias noRotary(makeSchemeSpec("none", H, false), T);
-    AttentionDims dims{1, H, T, D};
-    dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
-    dims.pairing = RotaryPairing::RotateHalf;
-    dims.rotaryDims = rotary ? c.rotaryDim : 0;
-
-    HfMatrix h, q, k, v, a(T, H * D), attn, up, gate, m; // reused by every layer: no allocation after the first
-    std::vector<float> qh(dims.elements()), kh(static_cast<size_t>(K) * T * D), vh(kh.size());
-    std::vector<float> observedQ, observedK; // the observer's rotated copies
-    AttentionForward forward;
-    RotaryTableCache rotaryTables; // cos and sin of every position and pair, built once for all the layers
-    AttentionOptions options;
-    options.wantRowEntropy = observer != nullptr;
-    for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex) {
-        const Layer& l = *m_layers[layerIndex];
-        h = x;
-        normalise(h, l.norm1, c.rmsNorm, c.normEps);
-        l.q.apply(h, q);
-        l.k.apply(h, k);
-        l.v.apply(h, v);
-        if (c.qkNorm) {
-            Eigen::Map<HfMatrix> qHeads(q.data(), static_cast<Eigen::Index>(T) * H, D);
-            Eigen::Map<HfMatrix> kHeads(k.data(), static_cast<Eigen::Index>(T) * K, D);
-            HfMatrix qCopy = qHeads, kCopy = kHeads;
-            normalise(qCopy, l.qNorm, true, c.normEps);
-            normalise(kCopy, l.kNorm, true, c.normEps);
-            qHeads = qCopy;
-            kHeads = kCopy;
-        }
-        // (T, heads*D) -> (heads, T, D), the kernel's layout.
-#pragma omp parallel for schedule(static)
-        for (int t = 0; t < T; ++t) {
-            for (int hd = 0; hd < H; ++hd)
-                std::copy_n(q.row(t).data() + static_cast<size_t>(hd) * D, D,
-                            qh.data() + (static_cast<size_t>(hd) * T + t) * D);
-            for (int hd = 0; hd < K; ++hd) {
-                std::copy_n(k.row(t).data() + static_cast<size_t>(hd) * D, D,
-                            kh.data() + (static_cast<size_t>(hd) * T + t) * D);
-                std::copy_n(v.row(t).data() + static_cast<size_t>(hd) * D, D,
-                            vh.data() + (static_cast<size_t>(hd) * T + t) * D);
-            }
-        }
-        const PositionBias& layerBias = rotary && !l.rope ? noRotary : bias;
-        attentionForward(layerBias, dims, qh.data(), kh.data(), vh.data(), forward, options, rotaryTables);
-        if (observer) {
-            // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel
-            // turned them (the kernel rotates its own packed copies, not qh and kh).
-            observedQ = qh;
-            observedK = kh;
-            rotateRowsInPlace(layerBias, dims, observedQ.data(), H, false);
-            rotateRowsInPlace(layerBias, dims, observedK.data(), K, true);
-            if (!(*observer)(
-                    {static_cast<int>(layerIndex), layerBias, dims, observedQ.data(), observedK.data(), forward}))
-                return false;
-        }
-#pragma omp parallel for schedule(static)
-        for (int hd = 0; hd < H; ++hd)
-            for (int t = 0; t < T; ++t)
-                std::copy_n(forward.out.data() + (static_cast<size_t>(hd) * T + t) * D, D,
-                            a.row(t).data() + static_cast<size_t>(hd) * D);
-        l.o.apply(a, attn);
-
-        auto mlp = [&](const HfMatrix& input, HfMatrix& out) {
-            h = input;
-            normalise(h, l.norm2, c.rmsNorm, c.normEps);
-            l.up.apply(h, up);
-            if (!l.gate.w.empty()) {
-                l.gate.apply(h, gate);
-                activate(up, c.activation, &gate);
-            } else {
-                activate(up, c.activation);
-            }
-            l.down.apply(up, out);
-        };
-        if (c.parallelResidual) {
-            mlp(x, m);
-            x += attn + m;
-        } else {
-            x += attn;
-            mlp(x, m);
-            x += m;
-        }
-    }
+    HfForwardState state;
+    state.T = T;
+    state.observer = observer;
+    state.none = makeSchemeSpec("none", H, false);
+    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
+    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
+    state.dims = AttentionDims{1, H, T, D};
+    state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
+    state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
+    state.dims.rotaryDims = rotary ? c.rotaryDim : 0;
+    state.a.resize(T, H * D);
+    state.qh.resize(state.dims.elements());
+    state.kh.resize(static_cast<size_t>(K) * T * D);
+    state.vh.resize(state.kh.size());
+    state.options.wantRowEntropy = observer != nullptr;
+    for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex)
+        if (!runLayer(layerIndex, state, x))
+            return false;
     if (!hidden)
         return true;
-    normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)}, c.rmsNorm,
-              c.normEps);
+    normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)},
+              c.norm != HfNormKind::LayerNorm && c.norm != HfNormKind::LayerNormNoBias, c.normEps);
     *hidden = std::move(x);
     return true;
 }
 
-const char* hfFamilyName(HfFamily family)
+namespace {
+
+// (T, heads*D) <-> (heads, T, D), the kernel's layout.
+void toHeads(const HfMatrix& x, int heads, int D, float* out)
 {
-    switch (family) {
-    case HfFamily::Gpt2:
-        return "gpt2";
-    case HfFamily::Bloom:
-        return "bloom";
-    case HfFamily::GptNeox:
-        return "gpt_neox";
-    case HfFamily::Llama:
-        return "llama";
-    }
-    return "";
+    const int T = static_cast<int>(x.rows());
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < T; ++t)
+        for (int hd = 0; hd < heads; ++hd)
+            std::copy_n(x.row(t).data() + static_cast<size_t>(hd) * D, D, out + (static_cast<size_t>(hd) * T + t) * D);
 }
+
+void fromHeads(const float* in, int heads, int D, HfMatrix& x)
+{
+    const int T = static_cast<int>(x.rows());
+#pragma omp parallel for schedule(static)
+    for (int hd = 0; hd < heads; ++hd)
+        for (int t = 0; t < T; ++t)
+            std::copy_n(in + (static_cast<size_t>(hd) * T + t) * D, D, x.row(t).data() + static_cast<size_t>(hd) * D);
+}
+
+// One layer kind's kernel spec: `spec` with the layer type's window (sliding) or chunk (chunked), and the family's
+// attention soft cap. A window or chunk of at least T tokens hides nothing and is left off.
+SchemeSpec layerSpec(const HfConfig& c, SchemeSpec spec, HfLayerType type, int T)
+{
+    if (type == HfLayerType::Sliding && c.slidingWindow < T)
+        setModifier(spec, "window", c.slidingWindow);
+    if (type == HfLayerType::Chunked && c.chunkSize < T)
+        setModifier(spec, "chunk", c.chunkSize);
+    if (c.attnSoftcap > 0)
+        setModifier(spec, "softcap", c.attnSoftcap);
+    return spec;
+}
+
+// q/k norms: over each head's D dims (qwen3, gemma3) or over the whole projection (olmo2).
+void normaliseHeads(HfMatrix& x, const Norm& norm, HfQkNorm kind, int heads, int D, double eps)
+{
+    if (kind == HfQkNorm::WholeProjection) {
+        normalise(x, norm, true, eps);
+        return;
+    }
+    Eigen::Map<HfMatrix> perHead(x.data(), x.rows() * heads, D);
+    HfMatrix copy = perHead;
+    normalise(copy, norm, true, eps);
+    perHead = copy;
+}
+
+} // namespace
+
+bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
+{
+    const HfConfig& c = m_config;
+    const Layer& l = *m_layers[index];
+    const int H = c.heads, K = c.kvHeads, D = c.headDim;
+    const bool rms = c.norm == HfNormKind::RmsNorm || c.norm == HfNormKind::RmsNormPlusOne;
+    s.h = x;
+    if (l.norm1.w.size())
+        normalise(s.h, l.norm1, rms, c.normEps);
+    l.q.apply(s.h, s.q);
+    l.k.apply(s.h, s.k);
+    l.v.apply(s.h, s.v);
+    if (c.qkNorm != HfQkNorm::None) {
+        normaliseHeads(s.q, l.qNorm, c.qkNorm, H, D, c.normEps);
+        normaliseHeads(s.k, l.kNorm, c.qkNorm, K, D, c.normEps);
+    }
+    if (c.attentionScale > 0) // the kernel divides by sqrt(D): q carries the family's own scale instead
+        s.q *= static_cast<float>(c.attentionScale * std::sqrt(static_cast<double>(D)));
+    toHeads(s.q, H, D, s.qh.data());
+    toHeads(s.k, K, D, s.kh.data());
+    toHeads(s.v, K, D, s.vh.data());
+    const bool nope = s.dims.rotaryDims > 0 && !l.rope;
+    std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
+    if (!slot)
+        slot = std::make_unique<PositionBias>(
+            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.T), s.T);
+    const PositionBias& bias = *slot;
+    attentionForward(bias, s.dims, s.qh.data(), s.kh.data(), s.vh.data(), s.forward, s.options, s.rotaryTables);
+    if (s.observer) {
+        // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel
+        // turned them (the kernel rotates its own packed copies, not qh and kh).
+        s.observedQ = s.qh;
+        s.observedK = s.kh;
+        rotateRowsInPlace(bias, s.dims, s.observedQ.data(), H, false);
+        rotateRowsInPlace(bias, s.dims, s.observedK.data(), K, true);
+        if (!(*s.observer)({static_cast<int>(index), bias, s.dims, s.observedQ.data(), s.observedK.data(), s.forward}))
+            return false;
+    }
+    fromHeads(s.forward.out.data(), H, D, s.a);
+    l.o.apply(s.a, s.attn);
+    if (l.postAttn.w.size())
+        normalise(s.attn, l.postAttn, rms, c.normEps);
+    const float residual = static_cast<float>(c.residualScale);
+    auto mlp = [&](const HfMatrix& input, HfMatrix& out) {
+        if (&input != &s.h)
+            s.h = input;
+        if (l.norm2.w.size())
+            normalise(s.h, l.norm2, rms, c.normEps);
+        l.up.apply(s.h, s.up);
+        if (!l.gate.w.empty()) {
+            l.gate.apply(s.h, s.gate);
+            activate(s.up, c.activation, &s.gate);
+        } else {
+            activate(s.up, c.activation);
+        }
+        l.down.apply(s.up, out);
+        if (l.postMlp.w.size())
+            normalise(out, l.postMlp, rms, c.normEps);
+    };
+    if (c.parallelResidual) { // gpt_neox: the MLP reads ln2(x); cohere: the attention's own input norm
+        mlp(c.sharedNorm ? s.h : x, s.m);
+        x += residual * (s.attn + s.m);
+    } else {
+        x += residual * s.attn;
+        mlp(x, s.m);
+        x += residual * s.m;
+    }
+    return true;
+}
+
+namespace {
+
+// inspect --json's layer types (issue 29): one word per layer, the windows, the soft caps and each type's rope.
+void addLayerTypes(nlohmann::json& doc, const HfConfig& c)
+{
+    nlohmann::json types = nlohmann::json::array();
+    for (const HfLayerType t : c.layerTypes)
+        types.push_back(hfLayerTypeName(t));
+    doc["layer_types"] = types;
+    doc["sliding_window"] = c.slidingWindow > 0 ? nlohmann::json(c.slidingWindow) : nlohmann::json();
+    doc["attention_chunk_size"] = c.chunkSize > 0 ? nlohmann::json(c.chunkSize) : nlohmann::json();
+    doc["softcap"] = {{"attention", c.attnSoftcap > 0 ? nlohmann::json(c.attnSoftcap) : nlohmann::json()},
+                      {"final", c.finalSoftcap > 0 ? nlohmann::json(c.finalSoftcap) : nlohmann::json()}};
+    if (c.scheme == "rope") {
+        nlohmann::json rope = {{"full_attention", hfPositionText(hfPositionSpec(c))}};
+        if (c.hasSliding())
+            rope["sliding_attention"] = hfPositionText(hfSlidingPositionSpec(c));
+        doc["rope_by_layer_type"] = rope;
+    }
+}
+
+} // namespace
 
 nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
 {
@@ -594,7 +773,7 @@ nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
     const double memory = hfModelMemoryBytes(c, precision);
     nlohmann::json doc{{"folder", c.folder},
                        {"model_type", c.modelType},
-                       {"family", hfFamilyName(c.family)},
+                       {"family", hfLayoutName(c.family)},
                        {"layers", c.layers},
                        {"hidden", c.hidden},
                        {"heads", c.heads},
@@ -606,7 +785,7 @@ nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
                        {"scheme", c.scheme},
                        {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
                        {"rotary_dim", c.rotaryDim},
-                       {"rotary_pairing", c.scheme == "rope" ? "rotate_half" : ""},
+                       {"rotary_pairing", c.scheme != "rope" ? "" : c.interleavedRope ? "interleaved" : "rotate_half"},
                        {"scaling", c.scaling},
                        {"scaling_settings", c.scalingSettings},
                        {"positions", hfPositionText(positions)},
@@ -619,6 +798,9 @@ nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
         if (!c.ropeLayers[i])
             nope.push_back(i);
     doc["nope_layers"] = nope;
+    addLayerTypes(doc, c);
+    if (!c.notRead.empty())
+        doc["not_read"] = c.notRead;
     // Tensors a load would skip (Pythia's old attention masks), from the weights' headers; null without weights.
     doc["skipped_tensors"] =
         hfFolderHasWeights(c.folder) ? nlohmann::json(HfModel::unreadTensors(c.folder)) : nlohmann::json();

@@ -40,14 +40,14 @@ struct HfLayerAttention {
 // Called after each layer's attention; false stops the forward there.
 using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
 
-// The family's layout name: gpt2, bloom, gpt_neox, llama.
-const char* hfFamilyName(HfFamily family);
-// The summary card of a folder's config.json (no weights read) under `precision`, as `positionlab-cli inspect --json`
+// The summary card of a folder's config.json (and the weights' headers, for skipped_tensors) under `precision`, as `positionlab-cli inspect --json`
 // writes it and Python's Model.config returns it: family, layers, heads, kv_heads, head_dim, vocab, context, scheme,
-// rope_theta, scaling, positions, parameters, memory_bytes, nope_layers, ...
+// rope_theta, scaling, positions, parameters, memory_bytes, nope_layers, layer_types, sliding_window, softcap,
+// rope_by_layer_type, skipped_tensors, ...
 nlohmann::json hfSummaryJson(const HfConfig& config, HfPrecision precision);
 
 class HfWeights;
+struct HfForwardState; // one forward's biases and buffers (hf_model.cpp)
 
 class HfModel {
 public:
@@ -97,6 +97,16 @@ private:
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output) const;
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
+    // The tensors of the gpt2, bloom and gpt_neox layouts.
+    void loadGpt2(const HfWeights& weights);
+    void loadBloom(const HfWeights& weights);
+    void loadNeox(const HfWeights& weights);
+    // The decoder layout's tensors (llama and every family of that layout), named and shaped by m_config's block.
+    void loadDecoder(const HfWeights& weights);
+    // The family's logit scale and final soft cap (cohere, granite, gemma2) on rows of logits.
+    void finishLogits(HfMatrix& logits) const;
+    // One layer of the forward: x += the block of layer `index` (attention and MLP as the family places them).
+    bool runLayer(size_t index, HfForwardState& state, HfMatrix& x) const;
     HfConfig m_config;
     HfPrecision m_precision = HfPrecision::Float32;
     std::unique_ptr<HfWeights> m_weights; // the mapped checkpoint, kept under BF16 for the weights read in place
