@@ -5,6 +5,7 @@
 #include "attention/attention_reference.h"
 #include "base/errors.h"
 #include "base/random.h"
+#include "model/model_config.h"
 #include "cli_runner.h"
 #include "test_main.h"
 
@@ -145,6 +146,7 @@ private Q_SLOTS:
     void refusesBadValues();
     void cliRefusesBadValues_data();
     void cliRefusesBadValues();
+    void modelRecordsModifiers();
 };
 
 void TestAttentionMasks::kernelMatchesTwin_data()
@@ -563,6 +565,29 @@ void TestAttentionMasks::cliRefusesBadValues()
     const plab::test::CliResult r = plab::test::runCli(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+}
+
+// A model's config keeps the modifiers through its checkpoint JSON; the window stays on the scheme's layers and the
+// soft cap goes to the NoPE layers too (RNoPE-SWA: rope with a window, NoPE layers seeing everything).
+void TestAttentionMasks::modelRecordsModifiers()
+{
+    ModelConfig c;
+    c.scheme = "rope";
+    c.layers = 4;
+    c.nopeEvery = 2;
+    c.schemeSettings = {"window=16", "softcap=30", "sinks=2"};
+    const ModelConfig back = ModelConfig::fromJson(c.toJson(), "test");
+    const SchemeSpec rope = modelLayerSchemeSpec(back, 0), nope = modelLayerSchemeSpec(back, 1);
+    QCOMPARE(rope.window, 16);
+    QCOMPARE(rope.sinks, 2);
+    QCOMPARE(rope.softcap, 30.0);
+    QCOMPARE(nope.kind, SchemeKind::None);
+    QCOMPARE(nope.window, 0);
+    QCOMPARE(nope.softcap, 30.0);
+    ModelConfig none = c;
+    none.scheme = "none";
+    none.nopeEvery = 0;
+    QCOMPARE(modelLayerSchemeSpec(ModelConfig::fromJson(none.toJson(), "test"), 1).window, 16);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestAttentionMasks)

@@ -2367,6 +2367,46 @@ allowed: %2</source>
         <source>Colour map of the heatmaps; auto: diverging when the data has both signs, else viridis</source>
         <translation>热图的颜色映射；自动：数据有正有负时用发散色标，否则用 viridis</translation>
     </message>
+    <message>
+        <source>Layer type</source>
+        <translation>层类型</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Sliding window W: query m sees keys m - W &lt; n &lt;= m (Mistral, Gemma); off: every key before it. Causal only; local and bca have their own window</source>
+        <translation>滑动窗口 W：查询 m 只看到键 m - W &lt; n &lt;= m（Mistral、Gemma）；关闭：看到它之前的所有键。仅限因果；local 和 bca 有自己的窗口</translation>
+    </message>
+    <message>
+        <source>Chunked attention C (Llama 4): query m sees the keys n &lt;= m of its own chunk, ⌊n/C⌋ = ⌊m/C⌋. Causal only</source>
+        <translation>分块注意力 C（Llama 4）：查询 m 只看到自己块内的键 n &lt;= m，⌊n/C⌋ = ⌊m/C⌋。仅限因果</translation>
+    </message>
+    <message>
+        <source>Attention sinks beside a window or chunk: keys n &lt; S stay visible</source>
+        <translation>窗口或分块之外的注意力汇聚点：键 n &lt; S 始终可见</translation>
+    </message>
+    <message>
+        <source>Soft cap c (Gemma 2): every score s becomes c tanh(s/c), after the bias and scale, before the softmax</source>
+        <translation>软上限 c（Gemma 2）：每个分数 s 变为 c tanh(s/c)，在偏置和缩放之后、softmax 之前</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>窗口</translation>
+    </message>
+    <message>
+        <source>Chunk</source>
+        <translation>分块</translation>
+    </message>
+    <message>
+        <source>Sinks</source>
+        <translation>汇聚点</translation>
+    </message>
+    <message>
+        <source>Soft cap</source>
+        <translation>软上限</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::ThumbnailStrip</name>

@@ -93,6 +93,14 @@ nlohmann::json ModelConfig::toJson() const
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [k, v] : spec.params)
         params[k] = v;
+    // The layer-type modifiers with them, as the settings that set them (fromJson reads them back through --set's
+    // rule); local's and bca's own window and sinks are among spec.params already.
+    for (const auto& [k, v] : {std::pair{"window", double(spec.window)},
+                               {"chunk", double(spec.chunk)},
+                               {"sinks", double(spec.sinks)},
+                               {"softcap", spec.softcap}})
+        if (v > 0)
+            params[k] = v;
     nlohmann::json j = modelShapeJson(*this);
     j["vocab"] = vocab();
     j["scheme"] = scheme;

@@ -98,7 +98,7 @@ void checkMethodChoice(const MethodChoice& choice)
         const size_t eq = setting.find('=');
         const std::string name = setting.substr(0, eq);
         const std::string text = setting.substr(eq + 1);
-        if (isModifierSetting(setting) && !catalog::entryNamed(info.params, name)) { // a method's own window wins
+        if (isMethodModifierSetting(setting) && !catalog::entryNamed(info.params, name)) { // a method's own window wins
             modifiers.push_back(setting); // checked together below: sinks need the window beside them
             continue;
         }

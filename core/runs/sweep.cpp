@@ -295,7 +295,7 @@ std::vector<MethodChoice> sweepModelChoices(const SweepGrid& grid)
             for (const std::string& setting : variant) {
                 const std::string name = setting.substr(0, setting.find('='));
                 const bool taken =
-                    isModifierSetting(setting) || std::any_of(info.params.begin(), info.params.end(),
+                    isMethodModifierSetting(setting) || std::any_of(info.params.begin(), info.params.end(),
                                                               [&](const ParamInfo& p) { return p.name == name; });
                 if (taken)
                     c.settings.push_back(setting);

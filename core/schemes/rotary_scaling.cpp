@@ -217,7 +217,7 @@ void checkMethodSetting(const RotaryMethodInfo& method, const std::string& setti
     if (eq == std::string::npos || eq == 0 || eq + 1 == setting.size())
         throw InputError("method " + method.name + ": setting '" + setting + "' is not NAME=VALUE");
     const std::string name = setting.substr(0, eq);
-    if (!catalog::entryNamed(method.params, name) && !isModifierSetting(setting)) {
+    if (!catalog::entryNamed(method.params, name) && !isMethodModifierSetting(setting)) {
         const std::string names = catalog::namesOf(method.params);
         throw InputError(
             "method " + method.name + " has no parameter '" + name + "' (" + setting + "); its parameters: " +

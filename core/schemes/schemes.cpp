@@ -358,6 +358,11 @@ bool isModifierSetting(std::string_view setting)
     return catalog::entryNamed(modifierParams(), std::string(name)) != nullptr;
 }
 
+bool isMethodModifierSetting(std::string_view setting)
+{
+    return setting.substr(0, setting.find('=')) == modifierParams()[0].name; // logit-c
+}
+
 void setModifier(SchemeSpec& spec, std::string_view name, double value)
 {
     const ParamInfo* p = catalog::entryNamed(modifierParams(), std::string(name));

@@ -116,6 +116,10 @@ const std::vector<ParamInfo>& modifierParams();
 // Whether NAME=VALUE names a modifier (its value is checked where the spec is built). A scheme's or a method's own
 // parameter of the same name wins where the spec is built (local's window and sinks, rerope's window).
 bool isModifierSetting(std::string_view setting);
+// Whether NAME=VALUE names a modifier a length-extension method's settings may carry (eval --set, --methods M:S,
+// sweep --vary): logit-c, a test-time scale. The layer-type modifiers change which keys a model sees, so they belong
+// to the scheme's settings (train --set, recorded in the checkpoint), as local's window does.
+bool isMethodModifierSetting(std::string_view setting);
 // Sets the modifier NAME of `spec` to `value` (modifierParams' names), refusing a value outside the modifier's range
 // with a message naming it, its value and the allowed range. The one place a NAME=VALUE modifier is read.
 void setModifier(SchemeSpec& spec, std::string_view name, double value); // throws InputError

@@ -430,6 +430,15 @@ void SchemePanel::setParameter(const QString& name, double value)
         }
 }
 
+void SchemePanel::setModifier(const QString& name, double value)
+{
+    if (name == QLatin1String("softcap"))
+        m_softcap->setValue(value);
+    for (const auto& [field, fieldName] : {std::pair{m_window, "window"}, {m_chunk, "chunk"}, {m_sinks, "sinks"}})
+        if (name == QLatin1String(fieldName))
+            field->setValue(static_cast<int>(std::lround(value)));
+}
+
 void SchemePanel::setColorMap(const QString& name)
 {
     const int i = m_colorMap->findData(name);

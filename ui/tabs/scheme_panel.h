@@ -45,6 +45,8 @@ public:
     void setLength(int length);
     void setBidirectional(bool bidirectional);
     void setParameter(const QString& name, double value);
+    // A layer-type modifier's field: window, chunk, sinks or softcap (0: off).
+    void setModifier(const QString& name, double value);
     void setColorMap(const QString& name);
     void setLogn(bool logn, int context);
     // A rotary length-extension method ("none", "yarn", ...) for rope/xpos; its parameters appear under the scheme's.

@@ -311,6 +311,30 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     return grabModelPages(window, shots, modelFolder, QString(), QStringLiteral("8,16,32,64"), 512);
 }
 
+// The layer-type modifiers in the Bias tab: rope's band under a sliding window with two sinks, and ALiBi in chunks
+// under a soft cap (issue 28); the panel's fields back to off afterwards.
+bool grabLayerTypeBands(SchemePanel* panel, const Shots& shots, int settleMs)
+{
+    panel->setScheme(QStringLiteral("rope"));
+    panel->setLength(64);
+    panel->setModifier(QStringLiteral("window"), 16);
+    panel->setModifier(QStringLiteral("sinks"), 2);
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("bias-window"), settleMs))
+        return false;
+    panel->setModifier(QStringLiteral("window"), 0);
+    panel->setModifier(QStringLiteral("sinks"), 0);
+    panel->setScheme(QStringLiteral("alibi"));
+    panel->setHead(0);
+    panel->setModifier(QStringLiteral("chunk"), 16);
+    panel->setModifier(QStringLiteral("softcap"), 2);
+    if (!shots.view(QStringLiteral("bias"), QStringLiteral("bias-chunk-softcap"), settleMs))
+        return false;
+    panel->setModifier(QStringLiteral("chunk"), 0);
+    panel->setModifier(QStringLiteral("softcap"), 0);
+    panel->setScheme(QStringLiteral("rope"));
+    return true;
+}
+
 bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* error)
 {
     const Shots shots(window, dir, error, QStringLiteral("schemes-"));
@@ -326,6 +350,8 @@ bool takeSchemeScreenshots(MainWindow& window, const QString& dir, QString* erro
     if (!shots.view(QStringLiteral("frequencies"), QStringLiteral("frequencies-rotary-fraction"), settleMs))
         return false;
     panel->setParameter(QStringLiteral("rotary-fraction"), 1);
+    if (!grabLayerTypeBands(panel, shots, settleMs))
+        return false;
     // A demo fire model trained here (unless one is kept already): the window offers it to the Bias tab's learned
     // curve as it is evaluated.
     auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));

@@ -221,6 +221,13 @@ QString schemeSubtitle(const SchemeSpec& spec, int length, int head)
     parts << (spec.bidirectional ? FigureText::tr("bidirectional") : FigureText::tr("causal"));
     for (const auto& [name, value] : spec.params)
         parts << QStringLiteral("%1 = %2").arg(QString::fromStdString(name)).arg(value, 0, 'g', 6);
+    // The layer-type modifiers, named as set (--set window=W ...), when on.
+    for (const auto& [name, value] : {std::pair{"window", double(spec.window)},
+                                      {"chunk", double(spec.chunk)},
+                                      {"sinks", double(spec.sinks)},
+                                      {"softcap", spec.softcap}})
+        if (value > 0)
+            parts << QStringLiteral("%1 = %2").arg(QLatin1String(name)).arg(value, 0, 'g', 6);
     if (spec.logn)
         parts << FigureText::tr("logn (L = %1)").arg(spec.context);
     if (spec.scaling != RotaryMethod::None) {
