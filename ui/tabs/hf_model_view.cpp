@@ -77,6 +77,21 @@ QImage thumbnailImage(const Matrix& m, bool sinkInScale, bool dark)
     return colorize(m.values.data(), m.rows, m.cols, scale);
 }
 
+// A scroll area at least as tall as its first layout (`head`): those rows are always whole, the rest scrolls.
+class HeadFirstScrollArea : public QScrollArea {
+public:
+    HeadFirstScrollArea(const QLayout* head, QWidget* parent) : QScrollArea(parent), m_head(head) {}
+    QSize minimumSizeHint() const override
+    {
+        QSize size = QScrollArea::minimumSizeHint();
+        size.setHeight(std::max(size.height(), m_head->sizeHint().height() + 2 * frameWidth()));
+        return size;
+    }
+
+private:
+    const QLayout* m_head;
+};
+
 } // namespace
 
 // ---- HeadGrid -----------------------------------------------------------------------------------------------
@@ -448,7 +463,14 @@ QWidget* HfModelView::buildControls()
     connect(m_open, &QPushButton::clicked, this, &HfModelView::openFolderDialog);
     v->addWidget(m_open);
     v->addLayout(buildPrecisionRow(box));
-    v->addWidget(buildSummaryCard(box));
+    // The card gives way first on a short screen (it scrolls); the fields below keep their rows in view.
+    m_cardScroll = new QScrollArea(box);
+    m_cardScroll->setWidget(buildSummaryCard(m_cardScroll));
+    m_cardScroll->setWidgetResizable(true);
+    m_cardScroll->setFrameShape(QFrame::NoFrame);
+    m_cardScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_cardScroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum); // as tall as its rows, no taller
+    v->addWidget(m_cardScroll);
     m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
     m_text->setMinimumHeight(70);
     // Six lines at most: the fields below come before a taller box on a short screen (the text box scrolls).
@@ -541,9 +563,19 @@ QWidget* HfModelView::buildFields(QWidget* parent)
         if (!m.remapsPositions)
             m_positions->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
     form->addRow(tr("Positions:"), m_positions);
+    // Layer and head next to them, above the method's parameters: the four fields the tab is read by come first and
+    // stay in view (the scroll area's least height, HeadFirstScrollArea); the parameters scroll below them.
+    m_layer = new QSpinBox(fields);
+    m_layer->setObjectName(QStringLiteral("hfLayer"));
+    m_layer->setRange(1, 1);
+    form->addRow(tr("Layer:"), m_layer);
+    m_head = new QSpinBox(fields);
+    m_head->setObjectName(QStringLiteral("hfHead"));
+    m_head->setRange(1, 1);
+    form->addRow(tr("Head:"), m_head);
     fieldsLayout->addLayout(form);
-    // The method's parameters between the two halves of the form, each name above its control (no height-for-width
-    // rows: a scroll area sizes those wrongly).
+    // The method's parameters, each name above its control (no height-for-width rows: a scroll area sizes those
+    // wrongly).
     m_positionParamForm = new QFormLayout;
     m_positionParamForm->setRowWrapPolicy(QFormLayout::WrapAllRows);
     fieldsLayout->addLayout(m_positionParamForm);
@@ -552,18 +584,8 @@ QWidget* HfModelView::buildFields(QWidget* parent)
         markDirty();
     });
     showPositionsAvailability();
-    auto* layerHead = new QFormLayout;
-    m_layer = new QSpinBox(fields);
-    m_layer->setObjectName(QStringLiteral("hfLayer"));
-    m_layer->setRange(1, 1);
-    layerHead->addRow(tr("Layer:"), m_layer);
-    m_head = new QSpinBox(fields);
-    m_head->setObjectName(QStringLiteral("hfHead"));
-    m_head->setRange(1, 1);
-    layerHead->addRow(tr("Head:"), m_head);
-    fieldsLayout->addLayout(layerHead);
     fieldsLayout->addStretch(1); // room to spare goes below the fields, not between them
-    auto* scroll = new QScrollArea(parent);
+    auto* scroll = new HeadFirstScrollArea(form, parent);
     scroll->setWidget(fields);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -981,6 +1003,9 @@ void HfModelView::showSummary()
         field->setTextInteractionFlags(Qt::TextSelectableByMouse);
         m_cardRows->addRow(label + QLatin1Char(':'), field);
     }
+    // A scroll area does not follow its widget's new size: the card asks for its rows' height, ten lines at most
+    // (more scroll), so that the fields below stay in view on a short screen.
+    m_cardScroll->setMinimumHeight(std::min(m_card->sizeHint().height(), 10 * fontMetrics().lineSpacing()));
 }
 
 namespace {

@@ -22,6 +22,7 @@ class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTabWidget;
 class QTimer;
@@ -223,6 +224,7 @@ private:
 
     QPushButton* m_open = nullptr;
     QWidget* m_card = nullptr;
+    QScrollArea* m_cardScroll = nullptr; // the card, scrolling when the screen is short
     QFormLayout* m_cardRows = nullptr;
     QLabel* m_cardTitle = nullptr;
     QPlainTextEdit* m_text = nullptr;
