@@ -1005,7 +1005,10 @@ void HfModelView::showSummary()
     }
     // A scroll area does not follow its widget's new size: the card asks for its rows' height, ten lines at most
     // (more scroll), so that the fields below stay in view on a short screen.
-    m_cardScroll->setMinimumHeight(std::min(m_card->sizeHint().height(), 10 * fontMetrics().lineSpacing()));
+    // The new rows are shown (and counted by the card's layout) once the event loop has run.
+    QTimer::singleShot(0, this, [this] {
+        m_cardScroll->setMinimumHeight(std::min(m_card->sizeHint().height(), 10 * fontMetrics().lineSpacing()));
+    });
 }
 
 namespace {
