@@ -55,6 +55,11 @@ class TestHf : public QObject {
 private slots:
     void logitsMatchReference_data();
     void logitsMatchReference();
+    void methodComparisonDefaultsRule_data();
+    void methodComparisonDefaultsRule();
+    void methodComparisonCostModel();
+    void methodComparisonBudget_data();
+    void methodComparisonBudget();
     void configMapsOntoTheLab_data();
     void configMapsOntoTheLab();
     void badInputRefused_data();
@@ -846,6 +851,73 @@ void TestHf::rotaryTablesSharedAcrossCalls()
         QVERIFY2(shared.out == own.out, qPrintable(QStringLiteral("call %1: outputs differ").arg(call)));
         QVERIFY(shared.logSumExp == own.logSumExp);
     }
+}
+
+// "Evaluate under methods" defaults (issue 27): own, none unless it is the own, yarn, ntk; context / 2, context, 2 x
+// context within [8, maxLength]; the longest length's tokens at each length.
+void TestHf::methodComparisonDefaultsRule_data()
+{
+    QTest::addColumn<int>("context");
+    QTest::addColumn<QString>("own");
+    QTest::addColumn<int>("maxLength");
+    QTest::addColumn<QStringList>("methods");
+    QTest::addColumn<QList<int>>("lengths");
+    QTest::addRow("SmolLM2-135M: 8192, none")
+        << 8192 << "none" << (1 << 20) << QStringList{"yarn", "ntk"} << QList<int>{4096, 8192, 16384};
+    QTest::addRow("own yarn: none shown beside it")
+        << 4096 << "yarn" << (1 << 20) << QStringList{"none", "ntk"} << QList<int>{2048, 4096, 8192};
+    QTest::addRow("capped by the model's longest")
+        << 32 << "none" << 48 << QStringList{"yarn", "ntk"} << QList<int>{16, 32, 48};
+    QTest::addRow("short context: at least 8, no repeats")
+        << 8 << "none" << 100 << QStringList{"yarn", "ntk"} << QList<int>{8, 16};
+}
+
+void TestHf::methodComparisonDefaultsRule()
+{
+    QFETCH(int, context);
+    QFETCH(QString, own);
+    QFETCH(int, maxLength);
+    QFETCH(QStringList, methods);
+    QFETCH(QList<int>, lengths);
+    const MethodComparisonDefaults d = methodComparisonDefaults(context, own.toStdString(), maxLength);
+    QVERIFY(d.own);
+    QStringList got;
+    for (const std::string& m : d.methods)
+        got << QString::fromStdString(m);
+    QCOMPARE(got, methods);
+    QCOMPARE(QList<int>(d.lengths.begin(), d.lengths.end()), lengths);
+    QCOMPARE(d.tokensPerLength, static_cast<size_t>(lengths.back()));
+}
+
+// The budget picks the longest length: with cost T^2 per window, context 100 and 3 curves, 2L costs 210000 (4 x 50^2
+// + 2 x 100^2 + 200^2, three times), 3L/2 127500, 5L/4 95625; the budget is kMethodComparisonBudgetSeconds.
+void TestHf::methodComparisonBudget_data()
+{
+    QTest::addColumn<double>("flopsPerBudget"); // the rate times the budget
+    QTest::addColumn<int>("longest");
+    QTest::newRow("2L fits") << 210000.0 << 200;
+    QTest::newRow("2L just over, 3L/2 fits") << 209999.0 << 150;
+    QTest::newRow("3L/2 over, 5L/4 fits") << 127499.0 << 125;
+    QTest::newRow("nothing fits: 5L/4") << 1000.0 << 125;
+}
+
+void TestHf::methodComparisonBudget()
+{
+    QFETCH(double, flopsPerBudget);
+    QFETCH(int, longest);
+    const auto square = [](int T) { return static_cast<double>(T) * T; };
+    const MethodComparisonDefaults d =
+        methodComparisonDefaults(100, "none", 1 << 20, square, flopsPerBudget / kMethodComparisonBudgetSeconds);
+    QCOMPARE(d.lengths, (std::vector<int>{50, 100, longest}));
+    QCOMPARE(d.tokensPerLength, static_cast<size_t>(longest));
+}
+
+// The cost model against a hand count: windows of 4 over 10 tokens are 4, 4, 2; of 8 are 8, 2; cost T^2 each.
+void TestHf::methodComparisonCostModel()
+{
+    const auto square = [](int T) { return static_cast<double>(T) * T; };
+    const double seconds = methodComparisonSeconds(square, 3, {4, 8}, 10, 2.0);
+    QCOMPARE(seconds, 3 * ((16 + 16 + 4) + (64 + 4)) / 2.0);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHf)

@@ -63,6 +63,8 @@ private slots:
     void frequenciesMatchReference();
     void probeMatchesReference_data();
     void probeMatchesReference();
+    void selfExtendViewIsExact_data();
+    void selfExtendViewIsExact();
     void sinksInBiasView_data();
     void sinksInBiasView();
     void frequenciesVerb_data();
@@ -138,6 +140,57 @@ void TestRotary::probeMatchesReference()
         QVERIFY2(std::abs(rotaryProbe(s, double(r)) - probe[r]) <= 1e-9 * c["dim"].toInt(),
                  qPrintable(QString("probe r=%1: %2 vs %3").arg(r).arg(rotaryProbe(s, double(r))).arg(probe[r])));
     }
+}
+
+// Self-Extend's bias view is the probe at the exact P(m, n) = ⌊m/G⌋ - ⌊n/G⌋ + w - ⌊w/G⌋ past the window (m - n
+// inside it), as the kernel's grouped pass rotates q and k: a closed form written out here, sum_i 2 cos(P θ_i) with
+// θ_i = base^(-2i/d). The view once drew the mean over the query's phase (off by up to 1.94 at G = 3, w = 7, N = 48).
+void TestRotary::selfExtendViewIsExact_data()
+{
+    QTest::addColumn<int>("group");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("dim");
+    QTest::newRow("G=3 W=7 N=48 (the issue's case)") << 3 << 7 << 48 << 16;
+    QTest::newRow("G=4 W=16 N=100") << 4 << 16 << 100 << 32;
+    QTest::newRow("G=2 W=5 N=33, d=8") << 2 << 5 << 33 << 8;
+    QTest::newRow("G=1: plain positions") << 1 << 6 << 20 << 16;
+}
+
+void TestRotary::selfExtendViewIsExact()
+{
+    QFETCH(int, group);
+    QFETCH(int, window);
+    QFETCH(int, length);
+    QFETCH(int, dim);
+    const double base = 10000;
+    const SchemeSpec spec = makeSchemeSpec(
+        "rope", 1, false,
+        {"dim=" + std::to_string(dim), "group=" + std::to_string(group), "window=" + std::to_string(window)}, length,
+        false, "self-extend");
+    const PositionBias bias(spec, length);
+    const std::vector<float> view = biasViewMatrix(bias, 0, length);
+    double worst = 0;
+    int staircase = 0; // pairs at one distance whose exact P differs from that of (m - n, 0): the mean would hide it
+    for (int m = 0; m < length; ++m)
+        for (int n = 0; n <= m; ++n) {
+            const int r = m - n;
+            const int P = r < window ? r : m / group - n / group + window - window / group;
+            double want = 0;
+            for (int i = 0; i < dim / 2; ++i)
+                want += 2 * std::cos(P * std::pow(base, -2.0 * i / dim));
+            const double got = view[static_cast<size_t>(m) * length + n];
+            const double diff = std::abs(got - want);
+            QVERIFY2(
+                diff <= 1e-5 * dim,
+                qPrintable(
+                    QString("(m %1, n %2): view %3, closed form %4 (P = %5)").arg(m).arg(n).arg(got).arg(want).arg(P)));
+            worst = std::max(worst, diff);
+            staircase += r >= window && P != r / group + window - window / group;
+        }
+    QVERIFY(std::isfinite(worst));
+    if (group > 1)
+        QVERIFY2(staircase > 0, "no pair tells the exact P from the mean's"); // the rows can fail the old view
 }
 
 void TestRotary::sinksInBiasView_data()

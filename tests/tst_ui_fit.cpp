@@ -151,6 +151,34 @@ QString describe(const Problems& problems)
 // Every shown standard control under root that shortens or scrolls its text: combo boxes whose current text is wider
 // than their text area, lists and tables that scroll sideways, tab bars that hide tabs behind scroll buttons or are
 // narrower than their tabs.
+// The Your model tab reads no scheme panel: the window hides it there. Its fields (repeat, positions, layer, head) are
+// all in view, none below the fold of their scroll area.
+void findFieldsOutOfView(const MainWindow& window, const QWidget* view, Problems& problems)
+{
+    const auto* dock = window.findChild<QDockWidget*>(QStringLiteral("schemeDock"));
+    if (!dock || !dock->isHidden())
+        problems[QStringLiteral("the scheme panel shows on the Your model tab, which reads none of it")] << "model";
+    for (const char* name : {"hfRepeat", "hfPositions", "hfLayer", "hfHead"}) {
+        const auto* field = view->findChild<QWidget*>(QString::fromLatin1(name));
+        if (!field || !field->isVisible()) {
+            problems[QStringLiteral("field '%1' is not shown").arg(QString::fromLatin1(name))] << "model";
+            continue;
+        }
+        // Within every scrolling ancestor's viewport, whole.
+        for (const QWidget* w = field->parentWidget(); w && w != view; w = w->parentWidget())
+            if (const auto* scroll = qobject_cast<const QScrollArea*>(w)) {
+                const QRect shown(field->mapTo(scroll->viewport(), QPoint(0, 0)), field->size());
+                if (!scroll->viewport()->rect().contains(shown))
+                    problems[QStringLiteral("field '%1' at y %2-%3 of a scroll area %4 px high: below the fold")
+                                 .arg(QString::fromLatin1(name))
+                                 .arg(shown.top())
+                                 .arg(shown.bottom())
+                                 .arg(scroll->viewport()->height())]
+                        << "model";
+            }
+    }
+}
+
 void findCutControls(const QWidget* root, const QString& page, Problems& problems)
 {
     auto report = [&](const QWidget* w, const QString& what) {
@@ -522,6 +550,7 @@ void TestUiFit::modelTabShowsItsPages()
                             .arg(minSide)));
     Problems problems;
     findCutControls(view, QStringLiteral("model attention"), problems);
+    findFieldsOutOfView(window, view, problems);
     view->setPage(HfModelView::MethodsPage);
     view->setMethodsLengths(QStringLiteral("8,16,32,64"));
     view->setMethodsTokensPerLength(256);

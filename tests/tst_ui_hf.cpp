@@ -14,6 +14,7 @@
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
 #include "hf/hf_products.h"
+#include "schemes/rotary_scaling.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -200,6 +201,10 @@ private slots:
         view->setPage(HfModelView::MethodsPage);
         view->setMethodsTextFile(text);
         view->setMethodsLengths(QStringLiteral("16,32,64"));
+        QStringList every{QString()}; // the config's own, then every method of the catalogue
+        for (const plab::RotaryMethodInfo& m : plab::rotaryMethodCatalog())
+            every << QString::fromStdString(m.name);
+        view->setMethodsChecked(every);
         view->evaluateMethods();
         QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy(), 120000);
         const HfMethodsResult& r = view->methodsResult();
@@ -219,6 +224,36 @@ private slots:
         QString error;
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.csv")), {}, &error), qPrintable(error));
         QVERIFY2(window.exportCurrent(dir.filePath(QStringLiteral("methods.svg")), {}, &error), qPrintable(error));
+    }
+
+    // The page's defaults are core's (methodComparisonDefaults), the cost model's estimate shows before anything runs,
+    // and each method's curve appears as soon as it is done, not all at the end.
+    void methodsDefaultsAndCurvesAsTheyCome()
+    {
+        MainWindow window;
+        HfModelView* view = openInTab(window, "qwen2_text");
+        QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
+        const plab::MethodComparisonDefaults d = hfMethodsDefaults(view->model()->model->config());
+        QStringList expected{QString()};
+        for (const std::string& m : d.methods)
+            expected << QString::fromStdString(m);
+        QStringList checked = view->methodsChecked();
+        checked.sort();
+        expected.sort();
+        QCOMPARE(checked, expected);
+        const QString estimate = view->findChild<QLabel*>(QStringLiteral("methodsEstimate"))->text();
+        QVERIFY2(estimate.startsWith(QStringLiteral("Estimate: about ")), qPrintable(estimate));
+        view->setPage(HfModelView::MethodsPage);
+        std::vector<size_t> shown; // the curves on the chart at each new picture
+        connect(view, &ViewBase::pictureUpdated, this, [&] { shown.push_back(view->methodsCurvesShown().size()); });
+        view->evaluateMethods();
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isBusy(), 120000);
+        const HfMethodsResult& r = view->methodsResult();
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.request.lengths, d.lengths);
+        QCOMPARE(r.curves.size(), static_cast<size_t>(expected.size()));
+        for (size_t k = 1; k <= r.curves.size(); ++k) // 1, 2, 3 curves, each shown when its method was done
+            QVERIFY2(std::find(shown.begin(), shown.end(), k) != shown.end(), qPrintable(QString::number(k)));
     }
 
     // On the methods page, choosing BF16 evaluates again in it: every (method, length) loss moves, by less than the

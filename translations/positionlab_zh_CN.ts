@@ -1531,10 +1531,6 @@
 <context>
     <name>plab::ui::HfModelView</name>
     <message>
-        <source>Canceled.</source>
-        <translation>已取消。</translation>
-    </message>
-    <message>
         <source>%1 tokens of %2; %3 s.</source>
         <translation>%2 的 %1 个词元；%3 秒。</translation>
     </message>
@@ -1625,14 +1621,6 @@
     <message>
         <source>Text: the default corpus</source>
         <translation>文本：默认语料</translation>
-    </message>
-    <message>
-        <source>context ÷4 … ×4</source>
-        <translation>上下文 ÷4 … ×4</translation>
-    </message>
-    <message>
-        <source>Lengths in tokens, separated by commas; empty: a quarter of the model&apos;s context to four times it.</source>
-        <translation>以词元计的长度，用逗号分隔；留空：从模型上下文的四分之一到四倍。</translation>
     </message>
     <message>
         <source>Lengths:</source>
@@ -1766,6 +1754,24 @@
         <source>The session&apos;s precision is not available here (%1); the model computes in float32.</source>
         <translation>会话中的精度在此不可用（%1）；模型改用 float32 计算。</translation>
     </message>
+    <message>
+        <source>context ÷2 … ×2</source>
+        <translation>上下文 ÷2 … ×2</translation>
+    </message>
+    <message>
+        <source>Lengths in tokens, separated by commas; empty: half the model&apos;s context, the context and twice it.</source>
+        <translation>以词元计的长度，用逗号分隔；留空：模型上下文的一半、上下文本身和它的两倍。</translation>
+    </message>
+    <message>
+        <source>Estimate: all the text&apos;s tokens at each length; the time depends on the text.</source>
+        <translation>估计：每个长度都用文本的全部词元；所需时间取决于文本。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Estimate: about %1 for %n curve(s) on 2 cores (a cost model; a busy machine takes longer).</source>
+        <translation>
+            <numerusform>估计：2 个核心上 %n 条曲线约需 %1（按成本模型；机器繁忙时更久）。</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::LessonsPanel</name>
@@ -1841,10 +1847,6 @@
     <message>
         <source>Stop the running computation (Esc)</source>
         <translation>停止正在进行的计算（Esc）</translation>
-    </message>
-    <message>
-        <source>Canceled</source>
-        <translation>已取消</translation>
     </message>
     <message>
         <source>&amp;File</source>
@@ -2204,10 +2206,6 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <translation>正在 %2 种方法下评估 %1…</translation>
     </message>
     <message>
-        <source>Canceled.</source>
-        <translation>已取消。</translation>
-    </message>
-    <message>
         <source>Done: %1 under %2 method(s).</source>
         <translation>完成：%1，%2 种方法。</translation>
     </message>
@@ -2245,10 +2243,6 @@ Every number shown comes from the core library; positionlab-cli renders the same
     <message>
         <source>%1: step %2 of %3, loss %4</source>
         <translation>%1：第 %2 步（共 %3 步），损失 %4</translation>
-    </message>
-    <message>
-        <source>Canceled.</source>
-        <translation>已取消。</translation>
     </message>
 </context>
 <context>
@@ -2480,10 +2474,6 @@ allowed: %2</source>
     <message>
         <source>%1: step %2 of %3, loss %4</source>
         <translation>%1：第 %2 步（共 %3 步），损失 %4</translation>
-    </message>
-    <message>
-        <source>Canceled.</source>
-        <translation>已取消。</translation>
     </message>
     <message>
         <source>Done.</source>
@@ -2817,6 +2807,18 @@ allowed: %2</source>
     <message>
         <source>masked (−inf)</source>
         <translation>已掩码（−inf）</translation>
+    </message>
+    <message>
+        <source>Canceled after %1 s.</source>
+        <translation>已取消，用时 %1 秒。</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
     </message>
 </context>
 </TS>

@@ -205,6 +205,13 @@ void checkOutputsInUse(const VerbDef& verb, const ParsedArgs& args)
                         elsewhere = ext + " is written by `positionlab-cli " + verb.name +
                                     (f.words.empty() ? "" : " " + f.words) + "`";
         checkOutputDef(output, path, elsewhere);
+        // --json asks for JSON: with -o, that is FILE.json (a verb's --json of another kind, train's progress lines,
+        // has no .json output).
+        if (args.has("json") && contains(output.extensions, std::string(".json")) && ext != ".json")
+            throw InputError(verb.name + ": --json contradicts -" + (output.option.size() > 1 ? "-" : "") +
+                             output.option + " " + path +
+                             "; allowed: --json without -o (JSON on stdout), --json with -o FILE.json, or -o FILE "
+                             "without --json (the format of its extension)");
     }
 }
 
@@ -346,6 +353,11 @@ void exportImage(const std::string& verb, const ParsedArgs& args, const std::str
     if (!imageExporter())
         throw InputError("-o " + path + ": this build has no image renderer (built without the GUI library)");
     imageExporter()(verb, args, path);
+}
+
+OptionDef jsonOption()
+{
+    return {"json", OptionKind::Flag, "JSON on stdout instead of CSV: what -o FILE.json writes"};
 }
 
 void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,

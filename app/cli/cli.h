@@ -212,7 +212,10 @@ using ImageExporter = std::function<void(const std::string& verb, const ParsedAr
 void setImageExporter(ImageExporter exporter);
 void exportImage(const std::string& verb, const ParsedArgs& args, const std::string& path);
 
-// Writes data to -o FILE atomically (format from its extension) or to stdout as CSV.
+// --json of every verb that prints data: JSON on stdout, the document -o FILE.json writes.
+OptionDef jsonOption();
+// Writes data to -o FILE atomically (format from its extension) or to stdout: CSV, or JSON with --json (runCli has
+// refused --json with an -o of another format).
 void writeDataOutput(const ParsedArgs& args, VerbContext& ctx, bool npyAllowed,
                      const std::function<void(std::ostream&, DataFormat)>& write);
 

@@ -1296,8 +1296,8 @@ namespace {
 // replaces the checkpoint's scaling: --scaling and --set would be ignored, so that form refuses them).
 std::vector<UsageForm> evalForms()
 {
-    const std::vector<std::string> shared = {"corpus",    "split",   "lengths", "mode", "stride",
-                                             "max-bytes", "threads", "quiet",   "o",    "precision"};
+    const std::vector<std::string> shared = {"corpus",  "split", "lengths", "mode",      "stride", "max-bytes",
+                                             "threads", "quiet", "o",       "precision", "json"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
     plain.options.insert(plain.options.end(), {"scaling", "set"});
     UsageForm compare{
@@ -1306,7 +1306,7 @@ std::vector<UsageForm> evalForms()
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
     UsageForm task{"MODEL.safetensors --task NAME",
-                   {"task", "lengths", "depths", "examples", "seed", "scaling", "set", "threads", "quiet", "o"},
+                   {"task", "lengths", "depths", "examples", "seed", "scaling", "set", "threads", "quiet", "o", "json"},
                    {},
                    "task",
                    {{"o", dataExtensions(false)}}};
@@ -1352,6 +1352,7 @@ std::vector<OptionDef> evalOptions()
     options.push_back(
         {"o", OptionKind::Value,
          "output file: .csv .json .npy (default: CSV on stdout); with --compare .csv .json .png .svg .pdf", "FILE"});
+    options.push_back(jsonOption());
     return options;
 }
 
@@ -1381,7 +1382,8 @@ void registerModelVerbs()
                   "MODEL.safetensors",
                   "a FIRE checkpoint's learned bias against distance at one query row, beside its untrained prior",
                   {{"row", OptionKind::Value, "query row m (default: the training context - 1)", "M"},
-                   {"o", OptionKind::Value, "output .csv, .json or .npy (default: CSV on stdout)", "FILE"}},
+                   {"o", OptionKind::Value, "output .csv, .json or .npy (default: CSV on stdout)", "FILE"},
+                   jsonOption()},
                   1,
                   1,
                   runFireCurve,

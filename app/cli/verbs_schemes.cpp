@@ -152,11 +152,6 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 // The frequency table of a rope scheme under a method: one core call (rotaryScaling), written as the design says.
 int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
 {
-    if (args.has("json") && args.has("o") &&
-        (isImagePath(args.text("o")) || dataFormatForPath(args.text("o"), false) != DataFormat::Json))
-        throw InputError("frequencies: --json contradicts -o " + args.text("o") +
-                         "; allowed: --json without -o (JSON on stdout), --json with -o FILE.json, or -o FILE "
-                         "without --json (the format of its extension)");
     const SchemeSpec spec = frequenciesSpecFromArgs(args);
     const int length = frequenciesLengthFromArgs(args, spec);
     const RotaryScaling scaling = rotaryScaling(spec, length);
@@ -253,7 +248,7 @@ void registerEntropy()
         own.push_back(o);
     own.push_back(threadsOption("with --checkpoint"));
     own.push_back(allowLongOption());
-    own.push_back({"json", OptionKind::Flag, "the table as JSON on stdout instead of CSV"});
+    own.push_back(jsonOption());
     const std::vector<std::string> outputs = dataAndPictureExtensions(); // -o's help and its check
     const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, outputs));
     const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
@@ -304,6 +299,7 @@ void registerSchemeVerbs()
               {"head", OptionKind::Value, "head index h = 0..H-1 or 'all' (default all; a picture shows head 0)",
                "h|all"},
               {"buckets", OptionKind::Flag, "t5: write bucket indices instead of values"},
+              jsonOption(),
               {"colormap", OptionKind::Value, "picture output: viridis, magma, cividis, diverging", "NAME", true}},
              outputs)),
          0,
@@ -319,6 +315,7 @@ void registerSchemeVerbs()
          withPictureOptions({{"dim", OptionKind::Value, "embedding dimension, even, 2..4096 (default 128)", "D"},
                              {"base", OptionKind::Value, "wavelength base > 1 (default 10000)", "B"},
                              {"max-distance", OptionKind::Value, "largest distance (default 256)", "R"},
+                             jsonOption(),
                              {"log-x", OptionKind::Flag, "picture output: logarithmic distance axis", {}, true}},
                             outputs),
          0,
@@ -343,7 +340,7 @@ void registerSchemeVerbs()
                "a Hugging Face model folder: its rope (dims, theta, its own scaling, longrope's lists) instead of "
                "--dim, --base and --context",
                "DIR"},
-              {"json", OptionKind::Flag, "JSON on stdout instead of CSV (with -o: FILE.json only)"},
+              jsonOption(),
               {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
              frequenciesOutputs),
          0,

@@ -612,11 +612,12 @@ int runCollect(const ParsedArgs& args, VerbContext& ctx)
     }
     const std::vector<SweepSummaryRow> rows = summarizeSweep(collectSweepResults(dirs));
     if (!args.has("o")) {
-        ctx.out << sweepSummaryCsv(rows);
+        ctx.out << (args.has("json") ? sweepSummaryJson(rows, dirs).dump(2) + "\n" : sweepSummaryCsv(rows));
         return 0;
     }
     const std::string path = args.text("o");
     const DataFormat format = dataFormatForPath(path, false);
+
     writeFileAtomically(path, format == DataFormat::Json ? sweepSummaryJson(rows, dirs).dump(2) + "\n"
                                                          : sweepSummaryCsv(rows));
     return 0;
@@ -709,7 +710,8 @@ void registerSweepVerbs()
          "perplexity against length, one curve per method and setting."});
     std::vector<OptionDef> collectOptions = {{"o", OptionKind::Value,
                                               "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
-                                              "summary.csv|summary.json|plot.png|plot.svg"}};
+                                              "summary.csv|summary.json|plot.png|plot.svg"},
+                                             jsonOption()};
     for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
         collectOptions.insert(collectOptions.end(), picture.begin(), picture.end());
     registerVerb({"collect",

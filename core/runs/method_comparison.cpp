@@ -128,6 +128,45 @@ std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, i
     return settings;
 }
 
+MethodComparisonDefaults methodComparisonDefaults(int context, const std::string& ownScaling, int maxLength,
+                                                  const std::function<double(int length)>& windowFlops,
+                                                  double flopsPerSecond)
+{
+    MethodComparisonDefaults d;
+    d.own = true;
+    for (const char* name : {"none", "yarn", "ntk"})
+        if (name != ownScaling)
+            d.methods.push_back(name);
+    const int most = std::max(8, maxLength);
+    const size_t curves = d.methods.size() + 1;
+    // The longest length past the context, in eighths of it: 2 x, 3/2, 5/4.
+    for (const int eighths : {16, 12, 10}) {
+        d.lengths.clear();
+        for (const int n : {context / 2, context, static_cast<int>(static_cast<long long>(context) * eighths / 8)}) {
+            const int length = std::clamp(n, 8, most);
+            if (d.lengths.empty() || length > d.lengths.back())
+                d.lengths.push_back(length);
+        }
+        d.tokensPerLength = static_cast<size_t>(d.lengths.back());
+        if (!windowFlops || flopsPerSecond <= 0 ||
+            methodComparisonSeconds(windowFlops, curves, d.lengths, d.tokensPerLength, flopsPerSecond) <=
+                kMethodComparisonBudgetSeconds)
+            break;
+    }
+    return d;
+}
+
+double methodComparisonSeconds(const std::function<double(int length)>& windowFlops, size_t curves,
+                               const std::vector<int>& lengths, size_t scoredTokens, double flopsPerSecond)
+{
+    double flops = 0;
+    for (const int length : lengths)
+        if (length > 0)
+            for (const EvalWindow& w : planEvalWindows(scoredTokens, length, EvalMode::NonOverlapping, 0))
+                flops += windowFlops(w.length);
+    return flopsPerSecond > 0 ? static_cast<double>(curves) * flops / flopsPerSecond : 0;
+}
+
 namespace {
 
 void refuseNonRotary(const std::string& scheme)

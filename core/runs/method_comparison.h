@@ -7,6 +7,8 @@
 #include "model/model.h"
 #include "schemes/rotary_scaling.h"
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -39,6 +41,35 @@ void checkMethodChoice(const MethodChoice& choice);
 // catalogue factor 1 (it scales with the sequence length itself; a factor s > 1 would scale by s n / L on top);
 // window = context / 2 for rerope and leaky-rerope; everything else at the catalogue default.
 std::vector<std::string> methodDefaultSettings(const RotaryMethodInfo& method, int context, int longestLength);
+
+// The one home of the defaults of "Evaluate under methods" on a model of training context `context` whose own scaling
+// is `ownScaling`: the model's own scaling, none (unless that is the own one), yarn and ntk, at context / 2, the
+// context and a longest length past it, every length scoring as many tokens as the longest holds (one window of it);
+// each length at least 8 and at most `maxLength`. The longest is 2 x the context when the cost model (`windowFlops`
+// at `flopsPerSecond`, methodComparisonSeconds) says the whole comparison fits kMethodComparisonBudgetSeconds, else
+// 3/2, else 5/4 of it (also when nothing fits: the estimate shown says how long). Without a cost model: 2 x.
+// A SmolLM2-135M-shaped folder (context 8192, float32, 2 cores) gets 4096, 8192 and 10240: 2 x the context would be
+// 88 TFLOP, about 10 minutes (docs/app.md, "Evaluate under methods").
+struct MethodComparisonDefaults {
+    bool own = true;                  // the model's own scaling, with its settings
+    std::vector<std::string> methods; // rotaryMethodCatalog names, each with methodDefaultSettings
+    std::vector<int> lengths;
+    size_t tokensPerLength = 0;
+};
+constexpr double kMethodComparisonBudgetSeconds = 300;
+MethodComparisonDefaults methodComparisonDefaults(int context, const std::string& ownScaling, int maxLength,
+                                                  const std::function<double(int length)>& windowFlops = {},
+                                                  double flopsPerSecond = 0);
+
+// The cost model of a comparison, before anything runs: `curves` evaluations at each of `lengths` over
+// `scoredTokens` tokens in non-overlapping windows (planEvalWindows), each window costing `windowFlops(T)` (e.g.
+// HfConfig::prefillFlops), at `flopsPerSecond`. Seconds.
+double methodComparisonSeconds(const std::function<double(int length)>& windowFlops, size_t curves,
+                               const std::vector<int>& lengths, size_t scoredTokens, double flopsPerSecond);
+// The rate a Hugging Face folder's evaluation runs at on 2 free Zen 4 cores (forward plus next-token losses, counted
+// as HfConfig::prefillFlops counts them): 168-170 GFLOP/s measured on a SmolLM2-135M-shaped folder at 512-4096 tokens
+// (README's perplexity pass), less at longer windows where attention dominates (docs/app.md).
+constexpr double kHfEvalFlopsPerSecond = 150e9;
 
 // InputError unless the model's scheme is rotary (rope or xpos): only those have methods to compare.
 void checkRotaryModel(const ModelConfig& config);

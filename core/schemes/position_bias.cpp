@@ -189,6 +189,25 @@ PositionBias::PositionBias(const SchemeSpec& spec, int maxLength) : m_spec(spec)
     fillDistanceTables(spec, {m_viewTable.data(), m_tableStride, H, L});
     if (spec.kind == SchemeKind::Fire)
         m_fire.emplace(spec.fire.empty() ? fireInitialParams(H, spec.param("c")) : spec.fire, spec.param("threshold"));
+    if (info.rotary && spec.scaling == RotaryMethod::SelfExtend)
+        fillGroupedProbe();
+}
+
+void PositionBias::fillGroupedProbe()
+{
+    const RotaryScaling scaling = rotaryScaling(m_spec, m_maxLength);
+    if (scaling.group <= 0)
+        return;
+    const bool xpos = m_spec.kind == SchemeKind::Xpos;
+    const std::vector<double> logZeta =
+        xpos ? xposLogZeta(m_spec.intParam("dim"), m_spec.param("gamma")) : std::vector<double>{};
+    const double scaleBase = xpos ? m_spec.param("scale-base") : 1.0;
+    // The largest P: query L - 1 against key 0.
+    const int most = static_cast<int>(scaling.groupedQueryPosition(m_maxLength - 1) - scaling.groupedKeyPosition(0));
+    m_groupedProbe.resize(static_cast<size_t>(most) + 1);
+    for (int p = 0; p <= most; ++p)
+        m_groupedProbe[p] = static_cast<float>(rotaryProbeAtPosition(scaling, p, logZeta, scaleBase));
+    m_grouped = scaling;
 }
 
 KeyRange PositionBias::keyRange(int m, int length) const
@@ -265,7 +284,7 @@ void PositionBias::fillView(int h, int length, int rowBegin, int rowEnd, float* 
         for (int n = sinks.begin; n < sinks.end; ++n)
             row[n] = table[m - n] * scale;
         for (int n = keys.begin; n < keys.end; ++n)
-            row[n] = (m_fire ? fireValue(h, m, n) : table[m - n]) * scale;
+            row[n] = (m_fire ? fireValue(h, m, n) : isGrouped(m, n) ? groupedValue(m, n) : table[m - n]) * scale;
         std::fill(row + keys.end, row + length, kMasked);
         for (int n = 0; m_spec.softcap > 0 && n < length; ++n) // the cap after the row scale, as in the kernel
             if (row[n] != kMasked)

@@ -123,6 +123,8 @@ public:
     {
         if (m_fire)
             return fireValue(h, m, n);
+        if (isGrouped(m, n))
+            return groupedValue(m, n);
         return m_viewTable[static_cast<size_t>(h) * m_tableStride + (m - n + m_maxLength - 1)];
     }
 
@@ -138,6 +140,15 @@ public:
     static constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
 private:
+    void fillGroupedProbe(); // Self-Extend's exact view (m_grouped, m_groupedProbe)
+    // Self-Extend past its window: P(m, n) = ⌊m/G⌋ - ⌊n/G⌋ + w - ⌊w/G⌋ depends on m, not on m - n alone, so the view
+    // reads the probe at that exact P (m_groupedProbe, by integer P), as the kernel's grouped pass computes it.
+    bool isGrouped(int m, int n) const { return m_grouped && n <= m && m - n >= m_grouped->window; }
+    float groupedValue(int m, int n) const
+    {
+        const double p = m_grouped->groupedQueryPosition(m) - m_grouped->groupedKeyPosition(n); // a whole number
+        return m_groupedProbe[static_cast<size_t>(p)];
+    }
     // FIRE at a causal pair; 0 at n > m, where it is never visible.
     float fireValue(int h, int m, int n) const { return n <= m ? static_cast<float>(m_fire->bias(h, m, n)) : 0.0f; }
 
@@ -148,7 +159,9 @@ private:
     bool m_hasAdditive = false;
     int m_window = 0;
     int m_sinks = 0;
-    std::vector<float> m_viewTable; // (H, 2L-1)
+    std::vector<float> m_viewTable;         // (H, 2L-1)
+    std::optional<RotaryScaling> m_grouped; // Self-Extend's scaling (its G and w); empty for every other scheme
+    std::vector<float> m_groupedProbe;      // the probe at each integer P up to the largest P(m, n)
 };
 
 // Largest length any view or kernel accepts; beyond it memory estimates are refused before allocation.

@@ -529,9 +529,14 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
 
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)
 {
+    return rotaryProbeAtPosition(scaling, scaling.position(distance), logZeta, scaleBase);
+}
+
+double rotaryProbeAtPosition(const RotaryScaling& scaling, double position, const std::vector<double>& logZeta,
+                             double scaleBase)
+{
     // Each pair contributes 2 cos: cos p θ'_i from q·k's two components alike.
-    return scaling.logitScale *
-           (2.0 * sinusoidalDot(scaling.position(distance), scaling.thetaScaled, logZeta, scaleBase));
+    return scaling.logitScale * (2.0 * sinusoidalDot(position, scaling.thetaScaled, logZeta, scaleBase));
 }
 
 } // namespace plab

@@ -142,5 +142,8 @@ std::vector<double> rotaryFrequencies(int dim, double base, const RotaryShape& s
 // ζ_i^(P(r)/s) when `logZeta` is not empty (scaleBase s).
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta = {},
                    double scaleBase = 1);
+// The same at relative position P itself (no remapping): what Self-Extend's exact P(m, n) scores.
+double rotaryProbeAtPosition(const RotaryScaling& scaling, double position, const std::vector<double>& logZeta = {},
+                             double scaleBase = 1);
 
 } // namespace plab

@@ -21,15 +21,15 @@ namespace plab {
 // accuracy look at, is ANSWER followed by '.' (the terminator is part of it, so a model must also know where the
 // answer ends). "Length" n is the size of the payload, per task:
 //
-// | task     | length n                          | QUESTION                                   | ANSWER            |
-// bytes     |
-// |----------|-----------------------------------|--------------------------------------------|-------------------|-----------|
-// | copy     | payload letters                   | p1..pn, each in 'a'..'z'                   | p1..pn            | 2n
-// + 2    | | reverse  | payload letters                   | p1..pn, each in 'a'..'z'                   | pn..p1 | 2n +
-// 2    | | addition | decimal digits of each operand    | A '+' B, each exactly n digits (no leading | A + B in
-// decimal, | 3n + 3 or | |          |                                   | zero unless n = 1, so 0..9 for n = 1)      |
-// no leading zero   | 3n + 4    | | passkey  | filler letters around the needle  | f1..fp "key:" K ";" fp+1..fn "key?"
-// | K                 | n + 21    |
+// clang-format off
+// | task     | length n                         | QUESTION                                   | ANSWER            | bytes     |
+// |----------|----------------------------------|--------------------------------------------|-------------------|-----------|
+// | copy     | payload letters                  | p1..pn, each in 'a'..'z'                   | p1..pn            | 2n + 2    |
+// | reverse  | payload letters                  | p1..pn, each in 'a'..'z'                   | pn..p1            | 2n + 2    |
+// | addition | decimal digits of each operand   | A '+' B, each exactly n digits (no leading | A + B in decimal, | 3n + 3 or |
+// |          |                                  | zero unless n = 1, so 0..9 for n = 1)      | no leading zero   | 3n + 4    |
+// | passkey  | filler letters around the needle | f1..fp "key:" K ";" fp+1..fn "key?"        | K                 | n + 21    |
+// clang-format on
 //
 // Passkey: K is a number of 5 digits (10000..99999), the filler letters are uniform in 'a'..'z' (no digit, so the
 // needle is the only place K appears), and the needle "key:K;" sits after p = round(depth * n) filler letters: depth 0

@@ -15,6 +15,7 @@
 #include "base/matrix_output.h"
 #include "hf/hf_config.h"
 #include "base/errors.h"
+#include "schemes/position_bias.h"
 #include "schemes/schemes.h"
 #include "runs/method_comparison.h"
 #include "schemes/rotary_scaling.h"
@@ -34,6 +35,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -74,6 +76,21 @@ QImage thumbnailImage(const Matrix& m, bool sinkInScale, bool dark)
     scale.dark = dark;
     return colorize(m.values.data(), m.rows, m.cols, scale);
 }
+
+// A scroll area at least as tall as its first layout (`head`): those rows are always whole, the rest scrolls.
+class HeadFirstScrollArea : public QScrollArea {
+public:
+    HeadFirstScrollArea(const QLayout* head, QWidget* parent) : QScrollArea(parent), m_head(head) {}
+    QSize minimumSizeHint() const override
+    {
+        QSize size = QScrollArea::minimumSizeHint();
+        size.setHeight(std::max(size.height(), m_head->sizeHint().height() + 2 * frameWidth()));
+        return size;
+    }
+
+private:
+    const QLayout* m_head;
+};
 
 } // namespace
 
@@ -312,7 +329,10 @@ HfModelView::HfModelView(QWidget* parent)
                                           m_cardTitle->setText(r.error);
                                           return;
                                       }
+                                      const bool newFolder = !m_model || m_model->folder != r.model->folder;
                                       m_model = r.model;
+                                      if (newFolder)
+                                          applyMethodsDefaults();
                                       m_attention = {};
                                       m_map = {};
                                       showSummary();
@@ -374,33 +394,7 @@ HfModelView::HfModelView(QWidget* parent)
                       showMap();
                       Q_EMIT pictureUpdated();
                   }),
-      m_methodsJob(this, [this](HfMethodsResult r) {
-          if (r.canceled) {
-              m_methodsStatus->setText(tr("Canceled."));
-              return;
-          }
-          if (!r.error.isEmpty()) {
-              m_methodsStatus->setText(r.error);
-              Q_EMIT statusMessage(r.error);
-              return;
-          }
-          m_methods = std::move(r);
-          QString status = tr("%1 tokens of %2; %3 s.")
-                               .arg(m_methods.textTokens)
-                               .arg(m_methods.textSource)
-                               .arg(m_methodsClock.elapsed() / 1000.0, 0, 'f', 1);
-          for (const QString& message : m_methods.leftOut)
-              status += QLatin1Char('\n') + tr("Left out: %1").arg(message);
-          m_methodsStatus->setText(status);
-          CurveFigure figure =
-              methodsPerplexityFigure(m_methods.curves, m_model->model->config().scheme, m_methods.context);
-          if (const HfPrecision p = m_methods.request.model->model->precision(); p != HfPrecision::Float32)
-              figure.title += QStringLiteral(" · ") + hfPrecisionLabel(p);
-          figure.xLabel = tr("evaluation length (tokens)"); // a real model's unit is its tokenizer's, not bytes
-          figure.yLabel = tr("perplexity (per token)");
-          m_methodsPlot->setFigure(figure);
-          Q_EMIT pictureUpdated();
-      })
+      m_methodsJob(this, [this](HfMethodsResult r) { methodsFinished(std::move(r)); })
 {
     auto* layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
@@ -469,7 +463,14 @@ QWidget* HfModelView::buildControls()
     connect(m_open, &QPushButton::clicked, this, &HfModelView::openFolderDialog);
     v->addWidget(m_open);
     v->addLayout(buildPrecisionRow(box));
-    v->addWidget(buildSummaryCard(box));
+    // The card gives way first on a short screen (it scrolls); the fields below keep their rows in view.
+    m_cardScroll = new QScrollArea(box);
+    m_cardScroll->setWidget(buildSummaryCard(m_cardScroll));
+    m_cardScroll->setWidgetResizable(true);
+    m_cardScroll->setFrameShape(QFrame::NoFrame);
+    m_cardScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_cardScroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum); // as tall as its rows, no taller
+    v->addWidget(m_cardScroll);
     m_text = new QPlainTextEdit(QString::fromLatin1(kDefaultText), box);
     m_text->setMinimumHeight(70);
     // Six lines at most: the fields below come before a taller box on a short screen (the text box scrolls).
@@ -547,6 +548,7 @@ QWidget* HfModelView::buildFields(QWidget* parent)
     fieldsLayout->setContentsMargins(0, 0, 0, 0);
     auto* form = new QFormLayout;
     m_repeat = new QSpinBox(fields);
+    m_repeat->setObjectName(QStringLiteral("hfRepeat"));
     m_repeat->setRange(0, kHfMaxTokens);
     m_repeat->setSingleStep(256);
     m_repeat->setSpecialValueText(tr("off"));
@@ -561,9 +563,19 @@ QWidget* HfModelView::buildFields(QWidget* parent)
         if (!m.remapsPositions)
             m_positions->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
     form->addRow(tr("Positions:"), m_positions);
+    // Layer and head next to them, above the method's parameters: the four fields the tab is read by come first and
+    // stay in view (the scroll area's least height, HeadFirstScrollArea); the parameters scroll below them.
+    m_layer = new QSpinBox(fields);
+    m_layer->setObjectName(QStringLiteral("hfLayer"));
+    m_layer->setRange(1, 1);
+    form->addRow(tr("Layer:"), m_layer);
+    m_head = new QSpinBox(fields);
+    m_head->setObjectName(QStringLiteral("hfHead"));
+    m_head->setRange(1, 1);
+    form->addRow(tr("Head:"), m_head);
     fieldsLayout->addLayout(form);
-    // The method's parameters between the two halves of the form, each name above its control (no height-for-width
-    // rows: a scroll area sizes those wrongly).
+    // The method's parameters, each name above its control (no height-for-width rows: a scroll area sizes those
+    // wrongly).
     m_positionParamForm = new QFormLayout;
     m_positionParamForm->setRowWrapPolicy(QFormLayout::WrapAllRows);
     fieldsLayout->addLayout(m_positionParamForm);
@@ -572,16 +584,8 @@ QWidget* HfModelView::buildFields(QWidget* parent)
         markDirty();
     });
     showPositionsAvailability();
-    auto* layerHead = new QFormLayout;
-    m_layer = new QSpinBox(fields);
-    m_layer->setRange(1, 1);
-    layerHead->addRow(tr("Layer:"), m_layer);
-    m_head = new QSpinBox(fields);
-    m_head->setRange(1, 1);
-    layerHead->addRow(tr("Head:"), m_head);
-    fieldsLayout->addLayout(layerHead);
     fieldsLayout->addStretch(1); // room to spare goes below the fields, not between them
-    auto* scroll = new QScrollArea(parent);
+    auto* scroll = new HeadFirstScrollArea(form, parent);
     scroll->setWidget(fields);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -648,9 +652,9 @@ QWidget* HfModelView::buildMethodsPage()
     v->addWidget(m_methodsSource);
     auto* form = new QFormLayout;
     m_lengths = new QLineEdit(side);
-    m_lengths->setPlaceholderText(tr("context ÷4 … ×4"));
-    m_lengths->setToolTip(tr("Lengths in tokens, separated by commas; empty: a quarter of the model's context to four "
-                             "times it."));
+    m_lengths->setPlaceholderText(tr("context ÷2 … ×2"));
+    m_lengths->setToolTip(tr("Lengths in tokens, separated by commas; empty: half the model's context, the context "
+                             "and twice it."));
     form->addRow(tr("Lengths:"), m_lengths);
     m_tokensPerLength = new QSpinBox(side);
     m_tokensPerLength->setRange(0, 1 << 24);
@@ -663,7 +667,8 @@ QWidget* HfModelView::buildMethodsPage()
     m_evaluate = new QPushButton(tr("Evaluate"), side);
     connect(m_evaluate, &QPushButton::clicked, this, &HfModelView::evaluateMethods);
     auto* cancel = new QPushButton(tr("Cancel"), side);
-    connect(cancel, &QPushButton::clicked, this, [this] { m_methodsJob.cancel(); });
+    cancel->setObjectName(QStringLiteral("cancelMethods"));
+    connect(cancel, &QPushButton::clicked, this, &HfModelView::cancelMethods);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_evaluate);
     buttons->addWidget(cancel);
@@ -671,6 +676,10 @@ QWidget* HfModelView::buildMethodsPage()
     m_methodsStatus = new QLabel(side);
     m_methodsStatus->setObjectName(QStringLiteral("methodsStatus"));
     m_methodsStatus->setWordWrap(true);
+    m_methodsEstimate = new QLabel(side);
+    m_methodsEstimate->setObjectName(QStringLiteral("methodsEstimate"));
+    m_methodsEstimate->setWordWrap(true);
+    v->addWidget(m_methodsEstimate);
     v->addWidget(m_methodsStatus);
     page->addWidget(side);
     m_methodsPlot = new CurvePlot(page);
@@ -691,8 +700,11 @@ QWidget* HfModelView::buildMethodsPage()
                                                : QWIDGETSIZE_MAX);
     });
     connect(m_methodsPlot, &CurvePlot::hovered, this, &ViewBase::hoverText);
+    connect(m_lengths, &QLineEdit::textChanged, this, &HfModelView::showMethodsEstimate);
+    connect(m_tokensPerLength, &QSpinBox::valueChanged, this, &HfModelView::showMethodsEstimate);
+    connect(m_methodList, &QListWidget::itemChanged, this, &HfModelView::showMethodsEstimate);
     connect(this, &ViewBase::progress, this, [this](int done, int total) {
-        if (!m_methodsJob.isRunning() || done <= 0 || total <= 0)
+        if (!m_methodsJob.isRunning() || m_methodsJob.isCanceled() || done <= 0 || total <= 0)
             return;
         const double elapsed = m_methodsClock.elapsed() / 1000.0;
         const double eta = elapsed * (total - done) / done;
@@ -718,18 +730,48 @@ void HfModelView::setMethodsTokensPerLength(int tokens)
     m_tokensPerLength->setValue(tokens);
 }
 
-void HfModelView::evaluateMethods()
+void HfModelView::setMethodsChecked(const QStringList& names)
+{
+    for (int i = 0; i < m_methodList->count(); ++i) {
+        QListWidgetItem* item = m_methodList->item(i);
+        item->setCheckState(names.contains(item->data(Qt::UserRole).toString()) ? Qt::Checked : Qt::Unchecked);
+    }
+}
+
+QStringList HfModelView::methodsChecked() const
+{
+    QStringList names;
+    for (int i = 0; i < m_methodList->count(); ++i)
+        if (m_methodList->item(i)->checkState() == Qt::Checked)
+            names << m_methodList->item(i)->data(Qt::UserRole).toString();
+    return names;
+}
+
+void HfModelView::applyMethodsDefaults()
+{
+    if (!m_model)
+        return;
+    const MethodComparisonDefaults d = hfMethodsDefaults(m_model->model->config());
+    QStringList names{QString()};
+    QStringList lengths;
+    for (const std::string& m : d.methods)
+        names << QString::fromStdString(m);
+    for (const int n : d.lengths)
+        lengths << QString::number(n);
+    setMethodsChecked(names);
+    m_lengths->setPlaceholderText(lengths.join(QLatin1Char(',')));
+    m_tokensPerLength->setValue(static_cast<int>(d.tokensPerLength));
+    showMethodsEstimate();
+}
+
+HfMethodsRequest HfModelView::methodsRequest() const
 {
     HfMethodsRequest request;
     request.model = m_model;
     request.textPath = m_methodsText;
     request.maxTokens = static_cast<size_t>(m_tokensPerLength->value());
     request.own = false;
-    for (int i = 0; i < m_methodList->count(); ++i) {
-        const QListWidgetItem* item = m_methodList->item(i);
-        if (item->checkState() != Qt::Checked)
-            continue;
-        const QString name = item->data(Qt::UserRole).toString();
+    for (const QString& name : methodsChecked()) {
         if (name.isEmpty())
             request.own = true;
         else
@@ -738,18 +780,116 @@ void HfModelView::evaluateMethods()
     for (const QString& word : m_lengths->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int n = word.trimmed().toInt(&ok);
-        if (!ok || n < 2 || n > kHfMaxTokens) {
-            m_methodsStatus->setText(
+        if (!ok || n < 2 || n > kMaxLength)
+            throw InputError(
                 tr("Lengths: '%1' is not allowed; allowed: whole numbers from 2 to %2, separated by commas")
                     .arg(word.trimmed())
-                    .arg(kHfMaxTokens));
-            return;
-        }
+                    .arg(kMaxLength)
+                    .toStdString());
         request.lengths.push_back(n);
     }
+    return request;
+}
+
+QString HfModelView::methodsEstimateText() const
+{
+    if (!m_model)
+        return {};
+    try {
+        const HfMethodsRequest request = methodsRequest();
+        const size_t curves = request.methods.size() + (request.own ? 1 : 0);
+        if (request.maxTokens == 0)
+            return tr("Estimate: all the text's tokens at each length; the time depends on the text.");
+        const double seconds = hfMethodsSecondsEstimate(m_model->model->config(), request, curves);
+        return tr("Estimate: about %1 for %n curve(s) on 2 cores (a cost model; a busy machine takes longer).", nullptr,
+                  static_cast<int>(curves))
+            .arg(durationText(seconds));
+    } catch (const InputError& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+void HfModelView::showMethodsEstimate()
+{
+    m_methodsEstimate->setText(methodsEstimateText());
+}
+
+void HfModelView::evaluateMethods()
+{
+    HfMethodsRequest request;
+    try {
+        request = methodsRequest();
+    } catch (const InputError& e) {
+        m_methodsStatus->setText(QString::fromStdString(e.what()));
+        return;
+    }
+    // Each finished curve reaches the GUI thread through the application object; the view may be gone by then.
+    const int run = ++m_methodsRun;
+    m_methodsShown.clear();
+    request.curveDone = [self = QPointer<HfModelView>(this), run](const MethodCurve& curve) {
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, run, curve] {
+                if (!self || run != self->m_methodsRun || self->m_methodsJob.isCanceled())
+                    return;
+                self->m_methodsShown.push_back(curve);
+                if (self->m_model)
+                    self->showMethodsCurves(self->m_methodsShown, self->m_model->model->config().context,
+                                            self->m_model->model->precision());
+            },
+            Qt::QueuedConnection);
+    };
     m_methodsClock.start();
     m_methodsStatus->setText(tr("Evaluating…"));
     m_methodsJob.start([request](const JobControl& control) { return computeHfMethods(request, control); });
+}
+
+void HfModelView::cancelMethods()
+{
+    const bool running = m_methodsJob.isRunning() && !m_methodsJob.isCanceled();
+    m_methodsJob.cancel();
+    if (running)
+        m_methodsStatus->setText(canceledText(m_methodsClock.elapsed()));
+}
+
+void HfModelView::cancelJob()
+{
+    cancelMethods();
+    ViewBase::cancelJob();
+}
+
+void HfModelView::showMethodsCurves(const std::vector<MethodCurve>& curves, int context, HfPrecision precision)
+{
+    CurveFigure figure = methodsPerplexityFigure(curves, m_model ? m_model->model->config().scheme : "rope", context);
+    if (precision != HfPrecision::Float32)
+        figure.title += QStringLiteral(" · ") + hfPrecisionLabel(precision);
+    figure.xLabel = tr("evaluation length (tokens)"); // a real model's unit is its tokenizer's, not bytes
+    figure.yLabel = tr("perplexity (per token)");
+    m_methodsPlot->setFigure(figure);
+    Q_EMIT pictureUpdated();
+}
+
+void HfModelView::methodsFinished(HfMethodsResult r)
+{
+    if (r.canceled) {
+        m_methodsStatus->setText(canceledText(m_methodsClock.elapsed()));
+        return;
+    }
+    if (!r.error.isEmpty()) {
+        m_methodsStatus->setText(r.error);
+        Q_EMIT statusMessage(r.error);
+        return;
+    }
+    m_methods = std::move(r);
+    m_methodsShown = m_methods.curves;
+    QString status = tr("%1 tokens of %2; %3 s.")
+                         .arg(m_methods.textTokens)
+                         .arg(m_methods.textSource)
+                         .arg(m_methodsClock.elapsed() / 1000.0, 0, 'f', 1);
+    for (const QString& message : m_methods.leftOut)
+        status += QLatin1Char('\n') + tr("Left out: %1").arg(message);
+    m_methodsStatus->setText(status);
+    showMethodsCurves(m_methods.curves, m_methods.context, m_methods.request.model->model->precision());
 }
 
 void HfModelView::openFolder(const QString& folder)
@@ -863,6 +1003,12 @@ void HfModelView::showSummary()
         field->setTextInteractionFlags(Qt::TextSelectableByMouse);
         m_cardRows->addRow(label + QLatin1Char(':'), field);
     }
+    // A scroll area does not follow its widget's new size: the card asks for its rows' height, ten lines at most
+    // (more scroll), so that the fields below stay in view on a short screen.
+    // The new rows are shown (and counted by the card's layout) once the event loop has run.
+    QTimer::singleShot(0, this, [this] {
+        m_cardScroll->setMinimumHeight(std::min(m_card->sizeHint().height(), 10 * fontMetrics().lineSpacing()));
+    });
 }
 
 namespace {

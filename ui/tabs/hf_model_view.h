@@ -22,6 +22,7 @@ class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTabWidget;
 class QTimer;
@@ -120,6 +121,7 @@ public:
     void restoreState(const nlohmann::json& state) override;
     void setDark(bool dark) override;
     void resetZoom() override;
+    bool usesSchemePanel() const override { return false; } // a folder's own scheme, not the panel's
 
     // Loads the folder in the background; the card, and then the pages, follow. openFolderDialog asks for it.
     void openFolder(const QString& folder);
@@ -157,7 +159,21 @@ public:
     void setMethodsTextFile(const QString& path);
     void setMethodsLengths(const QString& lengths); // "16,32,64"; empty: the model's defaults
     void setMethodsTokensPerLength(int tokens);     // 0: all
+    // Ticks exactly these methods ("" the config's own scaling, else catalogue names); the others are unticked.
+    void setMethodsChecked(const QStringList& names);
+    QStringList methodsChecked() const;
+    // Core's defaults (methodComparisonDefaults) for the open model: its methods ticked, its tokens per length and
+    // its lengths as the field's hint. Applied when a folder opens.
+    void applyMethodsDefaults();
+    // The cost model's estimate of the ticked evaluation, shown before it starts (empty without a model).
+    QString methodsEstimateText() const;
     void evaluateMethods();
+    // Stops the evaluation: "Canceled" and the time spent at once, whatever the worker still finishes.
+    void cancelMethods();
+    void cancelJob() override;
+    QLabel* methodsStatus() const { return m_methodsStatus; }
+    // The curves of the running (or last) evaluation shown so far, one per finished method.
+    const std::vector<MethodCurve>& methodsCurvesShown() const { return m_methodsShown; }
     const HfMethodsResult& methodsResult() const { return m_methods; }
     CurvePlot* methodsPlot() const { return m_methodsPlot; }
 
@@ -172,6 +188,10 @@ private:
     QWidget* buildPages();
     QWidget* buildMethodsPage();
     QListWidget* buildMethodList(QWidget* parent); // every method, ticked; the config's own first
+    HfMethodsRequest methodsRequest() const;       // the ticked methods, lengths and tokens; InputError for lengths
+    void showMethodsCurves(const std::vector<MethodCurve>& curves, int context, HfPrecision precision);
+    void methodsFinished(HfMethodsResult result);
+    void showMethodsEstimate();
     void showSummary();
     void startMap();
     void showMap();     // composes the visible window from the overview and the detail
@@ -194,6 +214,8 @@ private:
     HfMethodsResult m_methods;
     QString m_methodsText;
     QElapsedTimer m_methodsClock;
+    std::vector<MethodCurve> m_methodsShown; // the running evaluation's finished curves
+    int m_methodsRun = 0;                    // which evaluation a finished curve belongs to
     QString m_openingFolder;
     std::optional<std::pair<int, int>> m_wantedLayerHead; // restored before the model's size is known
     std::optional<QRectF> m_wantedWindow;                 // likewise the zoom window (x keys, y queries, in tokens)
@@ -202,6 +224,7 @@ private:
 
     QPushButton* m_open = nullptr;
     QWidget* m_card = nullptr;
+    QScrollArea* m_cardScroll = nullptr; // the card, scrolling when the screen is short
     QFormLayout* m_cardRows = nullptr;
     QLabel* m_cardTitle = nullptr;
     QPlainTextEdit* m_text = nullptr;
@@ -226,6 +249,7 @@ private:
     QSpinBox* m_tokensPerLength = nullptr;
     QLabel* m_methodsSource = nullptr;
     QLabel* m_methodsStatus = nullptr;
+    QLabel* m_methodsEstimate = nullptr;
     QPushButton* m_evaluate = nullptr;
     CurvePlot* m_methodsPlot = nullptr;
 

@@ -1,6 +1,7 @@
 // The Train tab's methods panel: model choice, method list with editable parameters, worker, chart and exports.
 #include "tabs/methods_panel.h"
 #include "tabs/fitting_combo.h"
+#include "tabs/view_base.h"
 
 #include "charts/curve_chart.h"
 #include "settings/i18n.h"
@@ -45,7 +46,7 @@ MethodsPanel::MethodsPanel(QWidget* parent)
                                     [this] {
                                         m_cancel->setEnabled(false);
                                         if (!m_delivered) // canceled before a result came
-                                            m_status->setText(tr("Canceled."));
+                                            m_status->setText(ViewBase::canceledText(m_clock.elapsed()));
                                         updateAvailability(false); // the result's status line stays
                                         Q_EMIT busyChanged(false);
                                     }})
@@ -384,20 +385,28 @@ void MethodsPanel::start(const MethodsRequest& request)
     m_evaluate->setEnabled(false);
     m_cancel->setEnabled(true);
     m_delivered = false;
+    m_clock.start();
     Q_EMIT busyChanged(true);
     m_job.start([request](const JobControl& control) { return computeMethods(request, control); });
 }
 
 void MethodsPanel::cancel()
 {
+    const bool running = m_job.isRunning() && !m_job.isCanceled();
     m_job.cancel();
+    if (!running)
+        return;
+    // At once, whatever step the worker is still finishing: its result will not be shown.
+    m_delivered = true;
+    m_cancel->setEnabled(false);
+    m_status->setText(ViewBase::canceledText(m_clock.elapsed()));
 }
 
 void MethodsPanel::onResult(MethodsResult result)
 {
     m_delivered = true;
     if (result.canceled) {
-        m_status->setText(tr("Canceled."));
+        m_status->setText(ViewBase::canceledText(m_clock.elapsed()));
         return;
     }
     if (!result.error.isEmpty()) {

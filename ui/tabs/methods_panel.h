@@ -6,6 +6,7 @@
 #include "workers/job.h"
 #include "workers/model_compute.h"
 
+#include <QElapsedTimer>
 #include <QStringList>
 #include <QWidget>
 
@@ -71,6 +72,7 @@ public:
     // Why "Evaluate under methods" is disabled (empty when it is enabled).
     QString disabledReason() const;
     QPushButton* evaluateButton() const { return m_evaluate; }
+    QPushButton* cancelButton() const { return m_cancel; }
     QLabel* statusLabel() const { return m_status; }
     QTreeWidget* methodTree() const { return m_tree; }
     CurvePlot* plot() const { return m_plot; }
@@ -112,6 +114,7 @@ private:
     QString m_corpus;
     MethodsResult m_result;
     bool m_delivered = true; // the last job's result (or error) was shown
+    QElapsedTimer m_clock;   // since the evaluation started: the time a Cancel reports
     LatestJob<MethodsResult> m_job;
 };
 

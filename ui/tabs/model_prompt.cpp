@@ -1,6 +1,7 @@
 // The "needs a trained model" panel with its "Train a demo model now" button.
 #include "tabs/model_prompt.h"
 
+#include "tabs/view_base.h"
 #include "workers/training_run.h"
 
 #include <QHBoxLayout>
@@ -60,6 +61,7 @@ void ModelPrompt::watch(TrainingRun* run)
         m_progress->setRange(0, 0);
         m_progress->show();
         m_state->setText(tr("Starting…"));
+        m_clock.start();
     });
     connect(run, &TrainingRun::progress, this, [this](int done, int total) {
         m_progress->setRange(0, std::max(1, total));
@@ -79,7 +81,7 @@ void ModelPrompt::watch(TrainingRun* run)
     connect(run, &TrainingRun::finished, this, [this](const QString& error, bool canceled) {
         m_train->setEnabled(true);
         m_progress->hide();
-        m_state->setText(canceled ? tr("Canceled.") : error);
+        m_state->setText(canceled ? ViewBase::canceledText(m_clock.elapsed()) : error);
     });
 }
 

@@ -2,6 +2,7 @@
 // (with its progress), instead of an empty panel.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 class QLabel;
@@ -31,6 +32,7 @@ private:
     QLabel* m_note = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_state = nullptr;
+    QElapsedTimer m_clock; // since the run started: the time a Cancel reports
 };
 
 } // namespace plab::ui

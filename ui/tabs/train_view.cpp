@@ -577,6 +577,8 @@ void TrainView::start(const TrainRequest& request)
     m_train->setEnabled(false);
     m_drope->setEnabled(false);
     m_stop->setEnabled(true);
+    m_canceled = false;
+    m_runClock.start();
     m_run->start(request);
     Q_EMIT busyChanged(true);
 }
@@ -597,8 +599,12 @@ void TrainView::onSnapshot(const TrainSnapshot& s)
             m_running.seeds > 1
                 ? tr("%1, seed %2").arg(runLabel(m_running.schemes[s.schemeIndex])).arg(m_running.model.seed + s.seed)
                 : runLabel(m_running.schemes[s.schemeIndex]);
-        m_status->setText(
-            tr("%1: step %2 of %3, loss %4").arg(name).arg(s.step).arg(m_running.train.steps).arg(s.loss, 0, 'f', 3));
+        if (!m_canceled) // a step that came after Cancel keeps the "Canceled" line
+            m_status->setText(tr("%1: step %2 of %3, loss %4")
+                                  .arg(name)
+                                  .arg(s.step)
+                                  .arg(m_running.train.steps)
+                                  .arg(s.loss, 0, 'f', 3));
         return;
     }
     // This scheme's curve and table row now, not at the end of the run.
@@ -630,7 +636,8 @@ void TrainView::finishRun(const QString& error, bool canceled)
     m_train->setEnabled(true);
     m_drope->setEnabled(m_task->currentData().toString() != QLatin1String(kTextTask));
     m_stop->setEnabled(false);
-    m_status->setText(canceled ? tr("Canceled.") : (error.isEmpty() ? tr("Done.") : error));
+    if (!canceled || !std::exchange(m_canceled, false)) // Cancel already said so, with the time at the click
+        m_status->setText(canceled ? canceledText(m_runClock.elapsed()) : (error.isEmpty() ? tr("Done.") : error));
     if (!error.isEmpty())
         Q_EMIT statusMessage(error);
     Q_EMIT busyChanged(false);
@@ -1080,6 +1087,8 @@ void TrainView::startTask(const TaskRequest& request)
     m_train->setEnabled(false);
     m_drope->setEnabled(false);
     m_stop->setEnabled(true);
+    m_canceled = false;
+    m_runClock.start();
     m_taskRunner->start(request);
     Q_EMIT busyChanged(true);
     Q_EMIT pictureUpdated();
@@ -1088,7 +1097,8 @@ void TrainView::startTask(const TaskRequest& request)
 void TrainView::onTaskSnapshot(const TaskSnapshot& s)
 {
     if (!s.stage.isEmpty()) {
-        m_status->setText(s.stage);
+        if (!m_canceled)
+            m_status->setText(s.stage);
         m_taskStages << s.stage;
         return;
     }
@@ -1111,6 +1121,8 @@ void TrainView::onTaskSnapshot(const TaskSnapshot& s)
     for (const std::string& label : labels)
         names.push_back(taskCurveName(label, m_taskRunning.fraction, m_taskRunning.logitC).toStdString());
     m_lossPlot->setFigure(trainingLossFigure(names, m_taskLosses, m_taskRunning.run.model.context));
+    if (m_canceled)
+        return;
     const QString stage = m_status->text().section(QStringLiteral(" — "), 0, 0);
     m_status->setText(tr("%1 — step %2 of %3, loss %4").arg(stage).arg(s.step).arg(s.steps).arg(s.loss, 0, 'f', 3));
 }
@@ -1168,6 +1180,11 @@ QString TrainView::statusText() const
 
 void TrainView::cancelJob()
 {
+    // "Canceled" and the time at once: the worker stops at its next step, and its late updates leave this line be.
+    if ((m_run->isRunning() || m_taskRunner->isRunning()) && !m_canceled) {
+        m_canceled = true;
+        m_status->setText(canceledText(m_runClock.elapsed()));
+    }
     m_run->cancel();
     m_taskRunner->cancel();
     m_methods->cancel();

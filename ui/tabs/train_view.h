@@ -5,6 +5,7 @@
 #include "workers/model_compute.h"
 #include "workers/task_run.h"
 
+#include <QElapsedTimer>
 #include <QStringList>
 
 #include <functional>
@@ -46,6 +47,7 @@ public:
     QSize defaultImageSize() const override;
     void paintPicture(QPainter& painter, const QRectF& target, const PictureStyle& style) const override;
     void writeData(std::ostream& out, DataFormat format) const override;
+    bool usesSchemePanel() const override { return false; } // its own scheme list and fields
     nlohmann::json saveState() const override;
     void restoreState(const nlohmann::json& state) override;
     void cancelJob() override;
@@ -54,6 +56,7 @@ public:
 
     // "Evaluate under methods": a trained rope/xpos model under a chosen set of length-extension methods.
     MethodsPanel* methodsPanel() const { return m_methods; }
+    QPushButton* stopButton() const { return m_stop; } // Cancel of the training or task run (and the methods)
     // Offers a model to the methods page (models trained here are offered as they are evaluated); a rotary one, or
     // any while none is chosen, becomes the current one when `select`.
     void addModel(const SharedModel& model, bool select = true);
@@ -167,6 +170,8 @@ private:
     TrainingRun* m_run = nullptr;
     QString m_corpus;
     TrainRequest m_running;
+    QElapsedTimer m_runClock; // since the training or task run started: the time a Cancel reports
+    bool m_canceled = false;  // the running one was canceled (its status line says so)
     std::vector<Curve> m_losses;
     std::vector<std::vector<EvalPoint>> m_evals; // per scheme, its first seed
     QSpinBox* m_seeds = nullptr;

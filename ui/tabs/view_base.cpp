@@ -9,6 +9,7 @@
 #include <QListWidget>
 
 #include <algorithm>
+#include <cmath>
 
 namespace plab::ui {
 
@@ -39,6 +40,19 @@ void ViewBase::refreshIfDirty()
         return;
     m_dirty = false;
     refresh();
+}
+
+QString ViewBase::canceledText(qint64 elapsedMs)
+{
+    return tr("Canceled after %1 s.").arg(static_cast<double>(elapsedMs) / 1000.0, 0, 'f', 1);
+}
+
+QString ViewBase::durationText(double seconds)
+{
+    const long long s = std::llround(std::max(0.0, seconds));
+    if (s < 60)
+        return tr("%1 s").arg(s);
+    return tr("%1 min %2 s").arg(s / 60).arg(s % 60);
 }
 
 void ViewBase::cancelJob()

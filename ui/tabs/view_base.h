@@ -53,6 +53,13 @@ public:
     virtual bool isBusy() const;
     virtual void setDark(bool) {}
     virtual void resetZoom() {}
+    // Whether the view reads the scheme panel: the window hides the panel on the tabs that do not.
+    virtual bool usesSchemePanel() const { return true; }
+
+    // What every Cancel leaves in a status line: "Canceled after 12.3 s." (the time since the work started).
+    static QString canceledText(qint64 elapsedMs);
+    // A duration for an estimate: "45 s", "4 min 50 s".
+    static QString durationText(double seconds);
 
     // The panel's state; views recompute only while visible (setActive) and catch up when shown.
     void setPanelState(const PanelState& state);
@@ -126,6 +133,7 @@ public:
     }
     void cancel() override { m_job.cancel(); }
     bool isRunning() const override { return m_job.isRunning(); }
+    bool isCanceled() const { return m_job.isCanceled(); } // canceled, its worker perhaps still finishing a step
 
 private:
     ViewBase* m_view;

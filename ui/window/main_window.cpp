@@ -45,6 +45,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScopedValueRollback>
 #include <QSettings>
 #include <QScreen>
 #include <QSpinBox>
@@ -159,6 +160,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     onPanelChanged();
     onTabChanged(m_tabs->currentIndex());
     restoreSettings();
+    m_schemePanelWanted = !m_schemeDock->isHidden();
+    connect(m_schemeDock->toggleViewAction(), &QAction::toggled, this, [this](bool shown) {
+        if (!m_placingSchemeDock)
+            m_schemePanelWanted = shown;
+    });
+    placeSchemeDock();
     if (!problems.isEmpty())
         statusBar()->showMessage(tr("Kept models not loaded: %1").arg(problems.join(QStringLiteral("; "))), 12000);
 }
@@ -212,7 +219,7 @@ void MainWindow::buildStatusBar()
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         if (ViewBase* v = currentView())
             v->cancelJob();
-        statusBar()->showMessage(tr("Canceled"), 3000);
+        statusBar()->showMessage(ViewBase::canceledText(m_busyClock.elapsed()), 15000);
     });
 }
 
@@ -265,13 +272,26 @@ void MainWindow::onTabChanged(int)
     m_hover->clear(); // the read-out belongs to the view the cursor was over
     for (ViewBase* v : m_views)
         v->setActive(v == currentView());
+    placeSchemeDock();
     onBusyChanged();
+}
+
+void MainWindow::placeSchemeDock()
+{
+    const ViewBase* v = currentView();
+    const bool show = m_schemePanelWanted && (!v || v->usesSchemePanel());
+    if (m_schemeDock->isHidden() != show)
+        return;
+    const QScopedValueRollback placing(m_placingSchemeDock, true);
+    m_schemeDock->setVisible(show);
 }
 
 void MainWindow::onBusyChanged()
 {
     ViewBase* v = currentView();
     const bool busy = v && v->isBusy();
+    if (busy && m_progress->isHidden())
+        m_busyClock.start(); // the time a Cancel reports
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
     if (busy)
@@ -904,6 +924,10 @@ void MainWindow::adoptTrainedModel(const SharedModel& model)
 void MainWindow::closeEvent(QCloseEvent* event)
 {
     QSettings settings;
+    if (m_schemePanelWanted && m_schemeDock->isHidden()) { // hidden for this tab only: the next start shows it
+        const QScopedValueRollback placing(m_placingSchemeDock, true);
+        m_schemeDock->show();
+    }
     settings.setValue(QStringLiteral("geometry"), saveGeometry());
     settings.setValue(QStringLiteral("windowState"), saveState());
     settings.setValue(QStringLiteral("dark"), m_dark);

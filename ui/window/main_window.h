@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 
 #include <functional>
@@ -43,7 +44,8 @@ public:
     SchemePanel* panel() const { return m_panel; }
     LessonsPanel* lessonsPanel() const { return m_lessons; }
     QTabWidget* tabs() const { return m_tabs; }
-    HfModelView* modelView() const { return m_model; } // "Your model": File → Open model folder…
+    HfModelView* modelView() const { return m_model; }     // "Your model": File → Open model folder…
+    QPushButton* cancelButton() const { return m_cancel; } // the status bar's Cancel (Esc) of the current view
     ViewBase* view(const QString& id) const;
     ViewBase* currentView() const;
     void showView(const QString& id);
@@ -116,6 +118,9 @@ private:
     void addView(ViewBase* view);
     void onPanelChanged();
     void onTabChanged(int index);
+    // The scheme panel on the tabs that read it (ViewBase::usesSchemePanel), hidden on the others; a panel the user
+    // closed stays closed.
+    void placeSchemeDock();
     void onBusyChanged();
     void exportDialog();
     void copyImage();
@@ -145,13 +150,16 @@ private:
     TrainingRun* m_demoRun = nullptr;
     QLabel* m_hover = nullptr;
     QProgressBar* m_progress = nullptr;
+    QElapsedTimer m_busyClock; // since the current view became busy: the time a Cancel reports
     QPushButton* m_cancel = nullptr;
     QMenu* m_recentMenu = nullptr;
     QString m_sessionPath;
     QString m_corpus;
     bool m_dark = false;
     bool m_shownOnce = false;
-    bool m_lessonsDockSized = false; // on a small screen: the Lessons dock got its starting width
+    bool m_schemePanelWanted = true;  // the user's choice (View > Show scheme panel, the dock's close button)
+    bool m_placingSchemeDock = false; // the window, not the user, shows or hides it
+    bool m_lessonsDockSized = false;  // on a small screen: the Lessons dock got its starting width
 };
 
 // Fusion style with a light or dark palette that keeps text, links and highlights readable.

@@ -188,7 +188,17 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
     if (!waitUntil([&] { return !view->isBusy(); }, 1800000))
         return shots.fail(QStringLiteral("model: the evaluation under methods did not finish within 30 minutes"));
     waitUntil([] { return false; }, 300);
-    return shots.saveWindow(QStringLiteral("model-methods"));
+    if (!shots.saveWindow(QStringLiteral("model-methods")))
+        return false;
+    // A canceled evaluation (every token of the text: long enough to cancel): "Canceled after N s." at once.
+    view->setMethodsTokensPerLength(0);
+    view->evaluateMethods();
+    waitUntil([] { return false; }, 1500);
+    view->cancelMethods();
+    if (!waitUntil([&] { return !view->isBusy(); }, 600000))
+        return shots.fail(QStringLiteral("model: the canceled evaluation did not stop within 10 minutes"));
+    waitUntil([] { return false; }, 300);
+    return shots.saveWindow(QStringLiteral("model-methods-canceled"));
 }
 
 } // namespace
@@ -233,10 +243,10 @@ bool takeModelScreenshots(MainWindow& window, const QString& folder, const QStri
                           const QString& methodsText, const QString& lengths)
 {
     const Shots shots(window, dir, error);
-    // The tab reads no scheme panel: both docks out of the picture, the window as large as the README's pictures.
-    for (const char* dock : {"lessonsDock", "schemeDock"})
-        if (auto* d = window.findChild<QDockWidget*>(QString::fromLatin1(dock)))
-            d->hide();
+    // The Lessons dock out of the picture (the window itself hides the scheme panel on this tab, which reads none of
+    // it), the window as large as the README's pictures.
+    if (auto* d = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+        d->hide();
     window.resize(1400, 900);
     // A quick comparison for the picture: lengths up to 4 x the tiny model's context, 2048 tokens each.
     return grabModelPages(window, shots, folder, methodsText,

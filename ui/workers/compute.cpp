@@ -23,25 +23,6 @@ QString fromStd(const std::string& s)
     return QString::fromStdString(s);
 }
 
-// Runs `fn`, turning core's exceptions into the result's error text.
-template <class Result, class Fn>
-Result guarded(Fn&& fn)
-{
-    Result result;
-    try {
-        result = fn();
-    } catch (const InputError& e) {
-        result.error = fromStd(e.what());
-    } catch (const RunError& e) {
-        result.error = fromStd(e.what());
-    } catch (const std::bad_alloc&) {
-        result.error = FigureText::tr("out of memory");
-    } catch (const std::exception& e) {
-        result.error = fromStd(e.what());
-    }
-    return result;
-}
-
 } // namespace
 
 BiasResult computeBias(const BiasRequest& request, const JobControl& control)

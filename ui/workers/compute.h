@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,28 @@ struct JobControl {
     }
     bool isCanceled() const { return canceled && canceled(); }
 };
+
+// The one catch block of every worker: runs `fn` (which fills `result`) and turns any exception into result.error,
+// core's words ("out of memory" for bad_alloc), so a job ends with an error, never a dead worker.
+template <class Result, class Fn>
+void runGuarded(Result& result, Fn&& fn)
+{
+    try {
+        fn();
+    } catch (const std::bad_alloc&) {
+        result.error = FigureText::tr("out of memory");
+    } catch (const std::exception& e) {
+        result.error = QString::fromStdString(e.what());
+    }
+}
+// The same for a worker that builds its result in `fn`: fn()'s result, or a fresh Result with the error.
+template <class Result, class Fn>
+Result guarded(Fn&& fn)
+{
+    Result result;
+    runGuarded(result, [&] { result = fn(); });
+    return result;
+}
 
 // ---- Bias heatmap -------------------------------------------------------------------------------------------
 struct BiasRequest {

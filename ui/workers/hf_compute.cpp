@@ -4,6 +4,7 @@
 #include "base/errors.h"
 #include "model/corpus.h"
 #include "runs/language_model.h"
+#include "schemes/position_bias.h"
 
 #include <QFileInfo>
 #include <QLocale>
@@ -46,15 +47,13 @@ QString precisionNote(const HfAttentionResult& attention)
 HfOpenResult openHfModel(const QString& folder, HfPrecision precision)
 {
     HfOpenResult result;
-    try {
+    runGuarded(result, [&] {
         auto opened = std::make_shared<HfOpened>();
         opened->folder = folder;
         opened->model = std::make_unique<HfModel>(folder.toStdString(), precision);
         opened->tokenizer.emplace(hf::Tokenizer::fromFolder(folder.toStdString()));
         result.model = std::move(opened);
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
@@ -105,7 +104,7 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
 {
     HfAttentionResult result;
     result.request = request;
-    try {
+    runGuarded(result, [&] {
         if (!request.model)
             throw InputError(FigureText::tr("no model folder is open").toStdString());
         const HfOpened& m = *request.model;
@@ -129,7 +128,7 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
                 return !control.isCanceled();
             }));
         if (capture->layers == 0)
-            return result; // canceled
+            return; // canceled
         for (int id : ids)
             result.tokens.push_back(visibleToken(m.tokenizer->decode({id})));
         auto sinks = std::make_shared<Matrix>();
@@ -150,9 +149,7 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
             }
         result.ids = std::move(ids);
         result.capture = capture;
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
@@ -160,15 +157,13 @@ HfMapResult computeHfMap(const HfMapRequest& request, const JobControl&)
 {
     HfMapResult result;
     result.request = request;
-    try {
+    runGuarded(result, [&] {
         if (!request.capture)
             throw InputError(FigureText::tr("no attention has been computed yet").toStdString());
         result.map = std::make_shared<const HfAttentionMap>(
             hfAttentionMap(*request.capture, request.layer, request.head, request.maxCells, request.rowBegin,
                            request.rowEnd, request.colBegin, request.colEnd, false, request.reduce));
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
@@ -181,15 +176,20 @@ MatrixPtr hfMapMatrix(const HfAttentionMap& map)
     return matrix;
 }
 
-std::vector<int> hfMethodsLengths(const HfConfig& config)
+MethodComparisonDefaults hfMethodsDefaults(const HfConfig& config)
 {
-    std::vector<int> lengths;
-    for (double f : {0.25, 0.5, 1.0, 2.0, 4.0}) {
-        const int n = std::clamp(static_cast<int>(config.context * f), 8, kHfMaxTokens);
-        if (lengths.empty() || n > lengths.back())
-            lengths.push_back(n);
-    }
-    return lengths;
+    return methodComparisonDefaults(
+        config.context, config.scaling, kMaxLength, [&config](int length) { return config.prefillFlops(length); },
+        kHfEvalFlopsPerSecond);
+}
+
+double hfMethodsSecondsEstimate(const HfConfig& config, const HfMethodsRequest& request, size_t curves)
+{
+    if (request.maxTokens == 0)
+        return 0;
+    const std::vector<int> lengths = request.lengths.empty() ? hfMethodsDefaults(config).lengths : request.lengths;
+    return methodComparisonSeconds([&config](int length) { return config.prefillFlops(length); }, curves, lengths,
+                                   request.maxTokens, kHfEvalFlopsPerSecond);
 }
 
 HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control)
@@ -202,7 +202,7 @@ HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobContr
         const HfOpened& m = *request.model;
         const HfConfig& c = m.model->config();
         if (result.request.lengths.empty())
-            result.request.lengths = hfMethodsLengths(c);
+            result.request.lengths = hfMethodsDefaults(c).lengths;
         std::string text;
         if (request.textPath.isEmpty()) {
             text = defaultCorpusText();
@@ -260,30 +260,28 @@ HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobContr
             });
         if (first.empty() && second.empty())
             throw InputError(result.leftOut.join(QLatin1Char('\n')).toStdString());
-        const int passes = (first.empty() ? 0 : 1) + (second.empty() ? 0 : 1);
-        int pass = 0;
-        auto run = [&](const std::vector<MethodChoice>& methods) {
-            EvalOptions options;
-            options.lengths = result.request.lengths;
-            options.maxTokens = request.maxTokens;
-            options.textName = result.textSource.toStdString();
-            options.progress = [&](double fraction) {
-                control.report(static_cast<int>((pass + fraction) / passes * 1000), 1000);
-                return !control.isCanceled();
-            };
-            std::vector<MethodCurve> curves = evaluateUnderMethods(model, tokens, options, methods);
-            ++pass;
-            return curves;
-        };
-        if (!first.empty())
-            result.curves = run(first);
-        if (request.own && !result.curves.empty())
-            result.curves.front().label = FigureText::tr("%1 (config's own)")
-                                              .arg(QString::fromStdString(result.curves.front().label))
-                                              .toStdString();
-        if (!second.empty())
-            for (MethodCurve& curve : run(second))
+        // One method at a time: each curve is shown as soon as it is done.
+        const double count = static_cast<double>(first.size() + second.size());
+        int done = 0;
+        for (std::vector<MethodChoice>* list : {&first, &second})
+            for (const MethodChoice& choice : *list) {
+                EvalOptions options;
+                options.lengths = result.request.lengths;
+                options.maxTokens = request.maxTokens;
+                options.textName = result.textSource.toStdString();
+                options.progress = [&](double fraction) {
+                    control.report(static_cast<int>((done + fraction) / count * 1000), 1000);
+                    return !control.isCanceled();
+                };
+                MethodCurve curve = std::move(evaluateUnderMethods(model, tokens, options, {choice}).front());
+                if (request.own && list == &first && choice.method == c.scaling)
+                    curve.label =
+                        FigureText::tr("%1 (config's own)").arg(QString::fromStdString(curve.label)).toStdString();
+                ++done;
+                if (request.curveDone)
+                    request.curveDone(curve);
                 result.curves.push_back(std::move(curve));
+            }
     } catch (const RunError& e) {
         if (control.isCanceled())
             result.canceled = true;

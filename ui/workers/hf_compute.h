@@ -88,10 +88,12 @@ HfMapResult computeHfMap(const HfMapRequest& request, const JobControl& control 
 struct HfMethodsRequest {
     HfModelPtr model;
     QString textPath;                 // empty: the default corpus' text
-    std::vector<int> lengths;         // tokens; empty: hfMethodsLengths
+    std::vector<int> lengths;         // tokens; empty: core's methodComparisonDefaults
     bool own = true;                  // the config's own scaling, with its settings
     std::vector<std::string> methods; // lab methods (rotaryMethodCatalog names) with the comparison's defaults
     size_t maxTokens = 16384;         // tokens scored per length (0: all)
+    // Called on the worker thread with each method's curve as soon as it is done (the view shows it at once).
+    std::function<void(const MethodCurve& curve)> curveDone;
 };
 struct HfMethodsResult {
     QString error;
@@ -103,11 +105,15 @@ struct HfMethodsResult {
     std::vector<MethodCurve> curves; // the config's own first (labelled so), then the lab's methods
     QStringList leftOut;             // core's message for each method it refused for this model
 };
-// The lengths evaluated unless the user lists them: the model's context / 4, / 2, x 1, x 2 and x 4 (at most
-// kHfMaxTokens, at least 8).
-std::vector<int> hfMethodsLengths(const HfConfig& config);
-// Core's evaluateUnderMethods through HfLanguageModel on the text's tokens; progress in thousandths over both passes
-// (the config's own method and the lab's version of it are two passes when they share a name).
+// Core's methodComparisonDefaults for a folder, its cost model HfConfig::prefillFlops at kHfEvalFlopsPerSecond: the
+// config's own scaling, none, yarn and ntk at context / 2, the context and up to 2 x it, the longest's tokens each.
+MethodComparisonDefaults hfMethodsDefaults(const HfConfig& config);
+// The cost model's seconds for evaluating `curves` curves of `request`'s lengths (empty: the defaults) and tokens per
+// length: core's methodComparisonSeconds over HfConfig::prefillFlops at kHfEvalFlopsPerSecond, 0 when the tokens are
+// "all" (unknown before the text is read).
+double hfMethodsSecondsEstimate(const HfConfig& config, const HfMethodsRequest& request, size_t curves);
+// Core's evaluateUnderMethods through HfLanguageModel on the text's tokens, one method at a time (each curve handed
+// to request.curveDone when done); progress in thousandths over every curve.
 HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control = {});
 
 // ---- Figures ----------------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ public:
     {
         QObject::connect(m_watcher, &QFutureWatcherBase::finished, owner, [this] { onFinished(); });
         QObject::connect(m_watcher, &QFutureWatcherBase::progressValueChanged, owner, [this](int value) {
-            if (m_callbacks.progress)
+            // A canceled job's late reports would put back the "…% left" a Cancel has replaced.
+            if (m_callbacks.progress && !m_canceled)
                 m_callbacks.progress(value, m_watcher->progressMaximum());
         });
     }
@@ -39,6 +40,7 @@ public:
         // In flight until its "finished" is handled, not merely until the worker returns: a job can be done while
         // its "finished" still waits in the event queue, and launching now would leave the older pending work to be
         // launched by that late "finished", replacing this newer one.
+        m_canceled = false;
         if (m_inFlight) {
             m_pending = std::move(work);
             m_watcher->cancel();
@@ -50,9 +52,15 @@ public:
     void cancel()
     {
         m_pending.reset();
-        if (m_inFlight)
+        if (m_inFlight) {
+            m_canceled = true;
             m_watcher->cancel();
+        }
     }
+
+    // Canceled and not started again: the worker may still be finishing its current step, but no progress of it is
+    // reported and no result delivered.
+    bool isCanceled() const { return m_canceled; }
 
     // Busy until the newest request's result is delivered (or its cancellation handled).
     bool isRunning() const { return m_inFlight || m_pending.has_value(); }
@@ -82,7 +90,8 @@ private:
         }
         m_inFlight = false;
         const QFuture<Result> future = m_watcher->future();
-        if (!future.isCanceled() && future.resultCount() > 0 && m_callbacks.done)
+        // Canceled: nothing is shown, even when the worker had already returned before the Cancel.
+        if (!m_canceled && !future.isCanceled() && future.resultCount() > 0 && m_callbacks.done)
             m_callbacks.done(future.result());
         if (m_callbacks.idle)
             m_callbacks.idle();
@@ -94,6 +103,7 @@ private:
     // Launched and its "finished" not handled yet; only one job is ever in flight, so every "finished" belongs to
     // the watched future.
     bool m_inFlight = false;
+    bool m_canceled = false;
 };
 
 } // namespace plab::ui

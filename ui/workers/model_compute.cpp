@@ -1,5 +1,6 @@
 // Worker side of the model views: attention probabilities and row entropies of a trained model, and training runs
-// streamed as snapshots. Every number comes from core (Model, attentionForward, Trainer, evaluateModel).
+// streamed as snapshots. Every number comes from core (Model, attentionForward, trainSweepCell, evaluateModel and
+// evaluateUnderMethods, modelEntropyCurve).
 #include "workers/model_compute.h"
 
 #include "runs/training.h"
@@ -106,7 +107,7 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
 {
     AttentionResult result;
     result.request = request;
-    try {
+    runGuarded(result, [&] {
         requireModel(request.model);
         if (request.tokens.empty())
             throw InputError("the text is empty");
@@ -174,9 +175,7 @@ AttentionResult computeAttention(const AttentionRequest& request, const JobContr
                 result.positions.push_back(toMatrix(view.positions));
         }
         control.report(3, 3);
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
@@ -278,7 +277,7 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
 {
     EntropyResult result;
     result.request.qk = QkSource::Model;
-    try {
+    runGuarded(result, [&] {
         requireModel(model);
         std::lock_guard<std::mutex> lock(*model.mutex);
         Model& m = *model.model;
@@ -300,13 +299,11 @@ EntropyResult computeModelEntropy(const SharedModel& model, const std::vector<in
         series.points = std::move(curve.points);
         if (control.isCanceled()) {
             result.canceled = true;
-            return result;
+            return;
         }
         result.request.specs = {series.spec};
         result.series.push_back(std::move(series));
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
