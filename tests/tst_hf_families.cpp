@@ -260,7 +260,7 @@ void TestHfFamilies::badConfigRefused_data()
     QTest::addRow("attention soft cap 0") << "gemma2"
                                           << "attn cap 0"
                                           << "field 'attn_logit_softcapping' = 0.0 is not allowed; allowed: a "
-                                             "positive number";
+                                             "positive finite number";
     QTest::addRow("final soft cap negative") << "gemma2"
                                              << "final cap -1"
                                              << "field 'final_logit_softcapping' = -1.0 is not allowed";

@@ -96,6 +96,8 @@ private slots:
     void addedEvaluationsMatchTrainAndEval();
     void taskSweepPictures_data();
     void taskSweepPictures();
+    void taskPointsPooled_data();
+    void taskPointsPooled();
 
 private:
     QTemporaryDir m_tmp;
@@ -1070,6 +1072,74 @@ void TestSweep::taskSweepPictures()
     }
     if (qEnvironmentVariableIsSet("PLAB_KEEP_PICTURES")) // to look at them
         QFile::copy(dir.path() + "/" + task + ".png", qEnvironmentVariable("PLAB_KEEP_PICTURES") + "/" + task + ".png");
+}
+
+// A task cell's pooling (core's poolTaskPoints, what every results line keeps) on hand-written points with unequal,
+// nonzero accuracies and unequal example counts: the length's accuracy is every example pooled (not the mean of the
+// depths' accuracies when their counts differ), each depth keeps its own, and an unsupported length is NaN.
+// Points are "length:depth:examples:correct[:u]" (u: unsupported); the expected values were counted by hand.
+void TestSweep::taskPointsPooled_data()
+{
+    QTest::addColumn<QString>("points");
+    QTest::addColumn<QString>("lengths");
+    QTest::addColumn<QString>("depths");
+    QTest::addColumn<QString>("pooled");      // per length
+    QTest::addColumn<QString>("depthMatrix"); // rows by length, ';' between rows
+    QTest::newRow("passkey, equal counts") << "8:0:4:4,8:0.5:4:2,8:1:4:1,16:0:4:3,16:0.5:4:0,16:1:4:2"
+                                           << "8,16" << "0,0.5,1" << "0.5833333333333334,0.4166666666666667"
+                                           << "1,0.5,0.25;0.75,0,0.5";
+    QTest::newRow("passkey, unequal counts") << "8:0:2:2,8:1:8:2" << "8" << "0,1" << "0.4"
+                                             << "1,0.25"; // the mean of the depths would say 0.625
+    QTest::newRow("copy, no depths") << "4:-1:10:7,8:-1:5:1" << "4,8" << "" << "0.7,0.2" << "";
+    QTest::newRow("unsupported length") << "4:-1:10:7,8:-1:5:1:u" << "4,8" << "" << "0.7,nan" << "";
+}
+
+void TestSweep::taskPointsPooled()
+{
+    QFETCH(QString, points);
+    QFETCH(QString, lengths);
+    QFETCH(QString, depths);
+    QFETCH(QString, pooled);
+    QFETCH(QString, depthMatrix);
+    std::vector<plab::TaskAccuracyPoint> input;
+    for (const QString& text : points.split(',')) {
+        const QStringList f = text.split(':');
+        plab::TaskAccuracyPoint p;
+        p.length = f[0].toInt();
+        p.depth = f[1].toDouble();
+        p.examples = f[2].toInt();
+        p.correct = f[3].toInt();
+        p.accuracy = static_cast<double>(p.correct) / p.examples;
+        p.supported = f.size() < 5;
+        input.push_back(p);
+    }
+    std::vector<int> lengthList;
+    for (const QString& l : lengths.split(','))
+        lengthList.push_back(l.toInt());
+    std::vector<double> depthList;
+    for (const QString& d : depths.split(',', Qt::SkipEmptyParts))
+        depthList.push_back(d.toDouble());
+    plab::SweepResult r;
+    plab::poolTaskPoints(input, lengthList, depthList, r);
+    const auto same = [](double got, const QString& want) {
+        return want == "nan" ? std::isnan(got) : std::abs(got - want.toDouble()) <= 1e-12;
+    };
+    const QStringList want = pooled.split(',');
+    QCOMPARE(r.accuracy.size(), size_t(want.size()));
+    for (int i = 0; i < want.size(); ++i)
+        QVERIFY2(same(r.accuracy[i], want[i]),
+                 qPrintable(QString("length %1: %2, counted by hand %3").arg(lengthList[i]).arg(r.accuracy[i]).arg(want[i])));
+    QCOMPARE(r.depths.size(), depthList.size());
+    const QStringList rows = depthMatrix.split(';', Qt::SkipEmptyParts);
+    QCOMPARE(r.depthAccuracy.size(), size_t(rows.size()));
+    for (int i = 0; i < rows.size(); ++i) {
+        const QStringList row = rows[i].split(',');
+        QCOMPARE(r.depthAccuracy[i].size(), size_t(row.size()));
+        for (int d = 0; d < row.size(); ++d)
+            QVERIFY2(same(r.depthAccuracy[i][d], row[d]), qPrintable(QString("length %1 depth %2").arg(i).arg(d)));
+    }
+    QVERIFY2(std::any_of(r.accuracy.begin(), r.accuracy.end(), [](double a) { return a > 0; }),
+             "at least one accuracy is nonzero");
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestSweep)

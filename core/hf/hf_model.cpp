@@ -307,7 +307,8 @@ HfModel::HfModel(const std::string& folder, HfPrecision precision)
                           " M parameters, loaded with " +
                           (precision == HfPrecision::BFloat16 ? "BF16 weights)" : "float32 weights)"));
     m_weights = std::make_unique<HfWeights>(folder);
-    m_weights->refuseOutOfScopeTensors();
+    if (c.notRead.empty()) // a family that names what it leaves unread (gemma3's vision tower) opens without it
+        m_weights->refuseOutOfScopeTensors();
     load(*m_weights);
     m_parameters = c.parameterCount();
     m_skipped = m_weights->unreadNames();
@@ -331,7 +332,8 @@ std::vector<std::string> HfModel::unreadTensors(const std::string& folder)
     tiny.context = 2;
     HfModel probe(std::move(tiny));
     const HfWeights weights(folder, HfWeights::Use::NamesOnly);
-    weights.refuseOutOfScopeTensors();
+    if (probe.m_config.notRead.empty())
+        weights.refuseOutOfScopeTensors();
     probe.load(weights);
     return weights.unreadNames();
 }
@@ -354,7 +356,6 @@ void HfModel::load(const HfWeights& weights)
     case HfFamily::Llama:
         loadDecoder(weights);
         break;
-    }
     }
 }
 

@@ -711,6 +711,36 @@ const char* positionLabVersion()
     return POSITIONLAB_VERSION;
 }
 
+void poolTaskPoints(const std::vector<TaskAccuracyPoint>& points, const std::vector<int>& lengths,
+                    const std::vector<double>& depths, SweepResult& r)
+{
+    for (int length : lengths) {
+        int examples = 0, correct = 0;
+        bool supported = true;
+        for (const TaskAccuracyPoint& p : points)
+            if (p.length == length) {
+                examples += p.examples;
+                correct += p.correct;
+                supported = supported && p.supported;
+            }
+        r.lengths.push_back(length);
+        r.loss.push_back(std::nan(""));
+        r.perplexity.push_back(std::nan(""));
+        r.accuracy.push_back(supported && examples > 0 ? static_cast<double>(correct) / examples : std::nan(""));
+    }
+    if (depths.empty())
+        return;
+    r.depths = depths;
+    for (int length : lengths) {
+        std::vector<double> row;
+        for (double depth : depths)
+            for (const TaskAccuracyPoint& p : points)
+                if (p.length == length && p.depth == depth)
+                    row.push_back(p.supported ? p.accuracy : std::nan(""));
+        r.depthAccuracy.push_back(std::move(row));
+    }
+}
+
 SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, const std::string& variant, int context,
                                       const std::vector<EvalPoint>& points)
 {
@@ -848,31 +878,8 @@ std::optional<SweepResult> scoreCellModel(const SweepGrid& grid, const SweepCell
         r.variant = cell.variant;
         r.context = cell.model.context;
         r.task = taskInfo(task.kind).name;
-        for (int length : grid.evalLengths) {
-            int examples = 0, correct = 0;
-            bool supported = true;
-            for (const TaskAccuracyPoint& p : points)
-                if (p.length == length) {
-                    examples += p.examples;
-                    correct += p.correct;
-                    supported = supported && p.supported;
-                }
-            r.lengths.push_back(length);
-            r.loss.push_back(std::nan(""));
-            r.perplexity.push_back(std::nan(""));
-            r.accuracy.push_back(supported && examples > 0 ? static_cast<double>(correct) / examples : std::nan(""));
-        }
-        if (task.kind == TaskKind::Passkey) {
-            r.depths = defaultPasskeyDepths();
-            for (int length : grid.evalLengths) {
-                std::vector<double> row;
-                for (double depth : r.depths)
-                    for (const TaskAccuracyPoint& p : points)
-                        if (p.length == length && p.depth == depth)
-                            row.push_back(p.supported ? p.accuracy : std::nan(""));
-                r.depthAccuracy.push_back(std::move(row));
-            }
-        }
+        poolTaskPoints(points, grid.evalLengths,
+                       task.kind == TaskKind::Passkey ? defaultPasskeyDepths() : std::vector<double>{}, r);
     }
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return r;

@@ -7,6 +7,7 @@
 #include "runs/method_comparison.h"
 #include "model/model.h"
 #include "runs/training.h"
+#include "tasks/task_accuracy.h"
 #include "tasks/tasks.h"
 
 #include <nlohmann/json.hpp>
@@ -166,6 +167,12 @@ std::string sweepModelName(int layers, const std::string& modelOptions, bool wit
 // form runSweepCell writes and the GUI's seeds aggregate.
 SweepResult sweepResultFromEvaluation(const std::string& scheme, uint64_t seed, const std::string& variant, int context,
                                       const std::vector<EvalPoint>& points);
+
+// A task cell's accuracies as its result line keeps them, into r.lengths, r.accuracy (every example at lengths[i]
+// pooled: correct / examples, NaN where the model cannot read them) and, with depths (passkey), r.depths and
+// r.depthAccuracy[i][d] at (lengths[i], depths[d]); loss and perplexity NaN.
+void poolTaskPoints(const std::vector<TaskAccuracyPoint>& points, const std::vector<int>& lengths,
+                    const std::vector<double>& depths, SweepResult& r);
 
 // The version written into every result line.
 const char* positionLabVersion();
