@@ -158,4 +158,42 @@ void registerExceptions(py::module_& module)
     });
 }
 
+py::dict entropyColumns(const std::vector<EntropyPoint>& points)
+{
+    std::vector<long long> length, head;
+    std::vector<double> last, mean;
+    for (const EntropyPoint& p : points) {
+        length.push_back(p.length);
+        head.push_back(p.head);
+        last.push_back(p.entropyLast);
+        mean.push_back(p.entropyMean);
+    }
+    py::dict d;
+    d["length"] = toNumpy(length);
+    d["head"] = toNumpy(head);
+    d["entropy_last"] = toNumpy(last);
+    d["entropy_mean"] = toNumpy(mean);
+    return d;
+}
+
+py::dict evalColumns(const std::vector<EvalPoint>& points, const char* bitsName)
+{
+    std::vector<long long> length, tokens;
+    std::vector<double> loss, perplexity, bits;
+    for (const EvalPoint& p : points) {
+        length.push_back(p.length);
+        loss.push_back(p.loss);
+        perplexity.push_back(p.perplexity);
+        bits.push_back(p.bitsPerByte);
+        tokens.push_back(static_cast<long long>(p.tokens));
+    }
+    py::dict d;
+    d["length"] = toNumpy(length);
+    d["loss"] = toNumpy(loss);
+    d["perplexity"] = toNumpy(perplexity);
+    d[bitsName] = toNumpy(bits);
+    d["tokens"] = toNumpy(tokens);
+    return d;
+}
+
 } // namespace plab::python

@@ -2,7 +2,9 @@
 // allows), Python keyword parameters as core's NAME=VALUE settings, threads= and core's errors as Python exceptions.
 #pragma once
 
+#include "runs/evaluation.h"
 #include "schemes/schemes.h"
+#include "views/entropy.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -76,5 +78,11 @@ void registerExceptions(py::module_& module);
 void bindSchemes(py::module_& module); // schemes, bias, frequencies, dot, entropy, attention
 void bindHf(py::module_& module);      // Model (Hugging Face folders)
 void bindLab(py::module_& module);     // LabModel, load, train
+
+// entropy's table as NumPy columns: length, head, entropy_last, entropy_mean (nats), as the CLI's CSV names them.
+py::dict entropyColumns(const std::vector<EntropyPoint>& points);
+// eval's table as NumPy columns: length, loss, perplexity, tokens and the bits column, `bitsName` (bits_per_byte for
+// the lab's byte models, bits_per_token for a Hugging Face folder), as eval -o x.json names them.
+py::dict evalColumns(const std::vector<EvalPoint>& points, const char* bitsName);
 
 } // namespace plab::python

@@ -101,20 +101,7 @@ public:
             py::gil_scoped_release release;
             points = hfEntropyCurve(*m_model, ids, positions, layer, lengths); // entropy --checkpoint DIR
         }
-        std::vector<long long> length, headIndex;
-        std::vector<double> last, mean;
-        for (const EntropyPoint& p : points) {
-            length.push_back(p.length);
-            headIndex.push_back(p.head);
-            last.push_back(p.entropyLast);
-            mean.push_back(p.entropyMean);
-        }
-        py::dict d;
-        d["length"] = toNumpy(length);
-        d["head"] = toNumpy(headIndex);
-        d["entropy_last"] = toNumpy(last);
-        d["entropy_mean"] = toNumpy(mean);
-        return d;
+        return entropyColumns(points);
     }
 
     py::object eval(const std::string& text, const std::vector<int>& lengths, const py::object& compare,
@@ -184,26 +171,7 @@ private:
         return *m_tokenizer;
     }
 
-    static py::dict pointsDict(const std::vector<EvalPoint>& points)
-    {
-        std::vector<long long> length, tokens;
-        std::vector<double> loss, perplexity, bits;
-        std::vector<bool> supported;
-        for (const EvalPoint& p : points) {
-            length.push_back(p.length);
-            loss.push_back(p.loss);
-            perplexity.push_back(p.perplexity);
-            bits.push_back(p.bitsPerByte);
-            tokens.push_back(static_cast<long long>(p.tokens));
-        }
-        py::dict d;
-        d["length"] = toNumpy(length);
-        d["loss"] = toNumpy(loss);
-        d["perplexity"] = toNumpy(perplexity);
-        d["bits_per_token"] = toNumpy(bits);
-        d["tokens"] = toNumpy(tokens);
-        return d;
-    }
+    static py::dict pointsDict(const std::vector<EvalPoint>& points) { return evalColumns(points, "bits_per_token"); }
 
     std::vector<int> idsOf(const py::object& ids) const
     {

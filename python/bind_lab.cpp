@@ -39,22 +39,7 @@ Corpus corpusOf(const py::object& corpus)
 
 py::dict pointsDict(const std::vector<EvalPoint>& points)
 {
-    std::vector<long long> length, tokens;
-    std::vector<double> loss, perplexity, bits;
-    for (const EvalPoint& p : points) {
-        length.push_back(p.length);
-        loss.push_back(p.loss);
-        perplexity.push_back(p.perplexity);
-        bits.push_back(p.bitsPerByte);
-        tokens.push_back(static_cast<long long>(p.tokens));
-    }
-    py::dict d;
-    d["length"] = toNumpy(length);
-    d["loss"] = toNumpy(loss);
-    d["perplexity"] = toNumpy(perplexity);
-    d["bits_per_byte"] = toNumpy(bits);
-    d["tokens"] = toNumpy(tokens);
-    return d;
+    return evalColumns(points, "bits_per_byte");
 }
 
 // A training run's hooks around a Python progress callback: progress(dict) gets step, steps, loss, learning_rate,

@@ -142,20 +142,7 @@ py::dict entropy(const std::string& scheme, const py::object& lengthsArg, int he
             provider = randomQkProvider(spec, headDim, seed);
         points = entropyCurve(spec, lengths, provider);
     }
-    std::vector<long long> length, head;
-    std::vector<double> last, mean;
-    for (const EntropyPoint& p : points) {
-        length.push_back(p.length);
-        head.push_back(p.head);
-        last.push_back(p.entropyLast);
-        mean.push_back(p.entropyMean);
-    }
-    py::dict d;
-    d["length"] = toNumpy(length);
-    d["head"] = toNumpy(head);
-    d["entropy_last"] = toNumpy(last);
-    d["entropy_mean"] = toNumpy(mean);
-    return d;
+    return entropyColumns(points);
 }
 
 py::object attention(const py::object& qArg, const py::object& kArg, const py::object& vArg, const std::string& scheme,
