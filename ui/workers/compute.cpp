@@ -16,15 +16,6 @@
 
 namespace plab::ui {
 
-namespace {
-
-QString fromStd(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-} // namespace
-
 BiasResult computeBias(const BiasRequest& request, const JobControl& control)
 {
     BiasResult result = guarded<BiasResult>([&] {
