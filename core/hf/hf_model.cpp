@@ -213,6 +213,18 @@ double hfModelMemoryBytes(const HfConfig& config, HfPrecision precision)
            hfForwardBytes(config, T, precision, HfForwardOutput::Logits) + 64.0 * (1 << 20);
 }
 
+namespace {
+
+// A loaded norm as the plain vectors the forward keeps (the bias left empty where the norm has none: RMSNorm).
+void keepNorm(const Norm& n, std::vector<float>& w, std::vector<float>& b)
+{
+    w.assign(n.w.data(), n.w.data() + n.w.size());
+    if (n.b.size())
+        b.assign(n.b.data(), n.b.data() + n.b.size());
+}
+
+} // namespace
+
 // gpt2: Conv1D [in, out] weights, q/k/v fused in c_attn, learned positions (wpe).
 void HfModel::loadGpt2(const HfWeights& weights)
 {
@@ -238,9 +250,7 @@ void HfModel::loadGpt2(const HfWeights& weights)
         l.up = load.conv1d(b + "mlp.c_fc", C, F);
         l.down = load.conv1d(b + "mlp.c_proj", F, C);
     }
-    const Norm f = load.norm(p + "ln_f", C, true);
-    m_finalNormW.assign(f.w.data(), f.w.data() + C);
-    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    keepNorm(load.norm(p + "ln_f", C, true), m_finalNormW, m_finalNormB);
 }
 
 // bloom: fused per-head q/k/v, a LayerNorm after the embeddings.
@@ -251,9 +261,7 @@ void HfModel::loadBloom(const HfWeights& weights)
     const int C = c.hidden, F = c.intermediate, V = c.vocab;
     const std::string p = weights.has("transformer.word_embeddings.weight") ? "transformer." : "";
     m_embed = load.weight(p + "word_embeddings.weight", V, C);
-    const Norm e = load.norm(p + "word_embeddings_layernorm", C, true);
-    m_embedNormW.assign(e.w.data(), e.w.data() + C);
-    m_embedNormB.assign(e.b.data(), e.b.data() + C);
+    keepNorm(load.norm(p + "word_embeddings_layernorm", C, true), m_embedNormW, m_embedNormB);
     for (int i = 0; i < c.layers; ++i) {
         Layer& l = *m_layers[i];
         const std::string b = p + "h." + std::to_string(i) + ".";
@@ -264,9 +272,7 @@ void HfModel::loadBloom(const HfWeights& weights)
         l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
         l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
     }
-    const Norm f = load.norm(p + "ln_f", C, true);
-    m_finalNormW.assign(f.w.data(), f.w.data() + C);
-    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    keepNorm(load.norm(p + "ln_f", C, true), m_finalNormW, m_finalNormB);
 }
 
 // gpt_neox: fused per-head q/k/v, an untied head embed_out unless tied.
@@ -287,9 +293,7 @@ void HfModel::loadNeox(const HfWeights& weights)
         l.up = load.linear(b + "mlp.dense_h_to_4h", F, C, true);
         l.down = load.linear(b + "mlp.dense_4h_to_h", C, F, true);
     }
-    const Norm f = load.norm(p + "final_layer_norm", C, true);
-    m_finalNormW.assign(f.w.data(), f.w.data() + C);
-    m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    keepNorm(load.norm(p + "final_layer_norm", C, true), m_finalNormW, m_finalNormB);
     if (!c.tiedHead)
         m_head = load.weight("embed_out.weight", V, C);
 }
@@ -436,10 +440,7 @@ void HfModel::loadDecoder(const HfWeights& weights)
         l.rope = c.ropeLayers[i];
         l.type = c.layerTypes[i];
     }
-    const Norm f = decoderNorm(load, c, p + "norm", C);
-    m_finalNormW.assign(f.w.data(), f.w.data() + C);
-    if (f.b.size())
-        m_finalNormB.assign(f.b.data(), f.b.data() + C);
+    keepNorm(decoderNorm(load, c, p + "norm", C), m_finalNormW, m_finalNormB);
     if (!c.tiedHead)
         m_head = load.weight(weights.has("language_model.lm_head.weight") ? "language_model.lm_head.weight"
                                                                           : "lm_head.weight",
