@@ -241,6 +241,14 @@ void finishRotary(const ConfigReader& r, HfConfig& c)
 // layer_types itself; sliding_window_pattern P (gemma3, cohere2: layer i slides unless (i + 1) % P == 0); else the
 // family's default, `fallback` (gemma2's alternation, qwen's use_sliding_window + max_window_layers, mistral's
 // top-level sliding_window on every layer), given as one type per layer.
+std::vector<HfLayerType> slidingPattern(int layers, int period)
+{
+    std::vector<HfLayerType> types(layers);
+    for (int i = 0; i < layers; ++i)
+        types[i] = (i + 1) % period ? HfLayerType::Sliding : HfLayerType::Full;
+    return types;
+}
+
 void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback)
 {
     c.layerTypes = fallback;
@@ -263,9 +271,7 @@ void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLaye
                              "\" is not allowed; allowed: full_attention, sliding_attention, chunked_attention");
         }
     } else if (r.has("sliding_window_pattern")) {
-        const int pattern = r.positiveInt("sliding_window_pattern");
-        for (int i = 0; i < c.layers; ++i)
-            c.layerTypes[i] = (i + 1) % pattern ? HfLayerType::Sliding : HfLayerType::Full;
+        c.layerTypes = slidingPattern(c.layers, r.positiveInt("sliding_window_pattern"));
     }
     const auto uses = [&](HfLayerType t) { return std::find(c.layerTypes.begin(), c.layerTypes.end(), t) !=
                                                   c.layerTypes.end(); };

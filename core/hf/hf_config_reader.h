@@ -90,6 +90,8 @@ int fourTimes(const ConfigReader& r, const char* key, int hidden);
 void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault);
 void finishRotary(const ConfigReader& r, HfConfig& c);
 void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback);
+// The sliding-window pattern P (gemma2's 2, gemma3's 6, cohere2's 4): layer i slides unless (i + 1) % P == 0.
+std::vector<HfLayerType> slidingPattern(int layers, int period);
 // The row's flags into c, then its reader (hf_family.cpp).
 void applyFamilyRow(const HfFamilyRow& row, const ConfigReader& r, HfConfig& c);
 } // namespace hf_detail

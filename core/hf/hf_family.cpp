@@ -137,11 +137,7 @@ void readCohere2(const ConfigReader& r, HfConfig& c)
 {
     readDecoder(r, c, "layer_norm_eps", 1e-5);
     c.logitScale = r.positiveNumber("logit_scale", 0.0625);
-    std::vector<HfLayerType> types = every(c, HfLayerType::Full);
-    const int pattern = r.positiveInt("sliding_window_pattern", 4);
-    for (int i = 0; i < c.layers; ++i)
-        types[i] = (i + 1) % pattern ? HfLayerType::Sliding : HfLayerType::Full;
-    hf_detail::readLayerTypes(r, c, types);
+    hf_detail::readLayerTypes(r, c, hf_detail::slidingPattern(c.layers, r.positiveInt("sliding_window_pattern", 4)));
     for (int i = 0; i < c.layers; ++i)
         c.ropeLayers[i] = c.layerTypes[i] == HfLayerType::Sliding;
 }
@@ -164,10 +160,7 @@ void readGemmaCommon(const ConfigReader& r, HfConfig& c, double attnCapDefault, 
 void readGemma2(const ConfigReader& r, HfConfig& c)
 {
     readDecoder(r, c);
-    std::vector<HfLayerType> types = every(c, HfLayerType::Full);
-    for (int i = 0; i < c.layers; ++i)
-        types[i] = (i + 1) % 2 ? HfLayerType::Sliding : HfLayerType::Full;
-    hf_detail::readLayerTypes(r, c, types);
+    hf_detail::readLayerTypes(r, c, hf_detail::slidingPattern(c.layers, 2));
     readGemmaCommon(r, c, 50.0, 30.0);
 }
 
@@ -176,10 +169,7 @@ void readGemma2(const ConfigReader& r, HfConfig& c)
 void readGemma3Text(const ConfigReader& r, HfConfig& c)
 {
     readDecoder(r, c);
-    std::vector<HfLayerType> types = every(c, HfLayerType::Full);
-    for (int i = 0; i < c.layers; ++i)
-        types[i] = (i + 1) % 6 ? HfLayerType::Sliding : HfLayerType::Full;
-    hf_detail::readLayerTypes(r, c, types);
+    hf_detail::readLayerTypes(r, c, hf_detail::slidingPattern(c.layers, 6));
     if (c.slidingRopeTheta == 0)
         c.slidingRopeTheta = 10000.0;
     readGemmaCommon(r, c, 0.0, 0.0);
