@@ -223,7 +223,13 @@ void MainWindow::buildStatusBar()
     });
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // QWidget's destructor closes the window, and the docks' view actions then emit toggled(false) into lambdas
+    // of this object, whose MainWindow part is already gone. Cut every child's connection to this first.
+    for (QObject* child : findChildren<QObject*>())
+        child->disconnect(this);
+}
 
 void MainWindow::addView(ViewBase* view)
 {
