@@ -273,6 +273,100 @@ void copeBlockedForward(const CopeDims& dims, const float* q, const float* k, co
     }
 }
 
+namespace {
+
+// One query row i of the backward, in place: the row's scores become P, dRow (dO v^T on entry) becomes d loss / d a,
+// and the row's d loss / d z (reach bins) goes to dz. `z` is the row's position logits, `out` and `dOut` its rows.
+void backwardRow(int i, int P, int D, int ld, float scale, float lseValue, const float* z, const float* out,
+                 const float* dOut, float* row, float* dRow, float* dz, int reach, BlockScratch& scratch)
+{
+    const int count = i + 1, width = roundUp(count, kLanes);
+    const float* gates = scratch.gates.data();
+    const RowPositions& kept = scratch.positions;
+    scoreRow(z, std::min(i + 2, P), scale, count, P - 1, row, scratch.gates.data(), scratch.positions);
+    maskTail(row, count);
+    double delta = 0; // Σ_j P_ij dP_ij = dO_i · out_i
+    for (int d = 0; d < D; ++d)
+        delta += static_cast<double>(dOut[d]) * out[d];
+    const Vec lse = splat(lseValue), deltaLanes = splat(static_cast<float>(delta));
+    for (int j = 0; j < width; j += kLanes) {
+        const Vec prob = expNonPositive(load(row + j) - lse);
+        store(row + j, prob);
+        store(dRow + j, prob * (load(dRow + j) - deltaLanes)); // d loss / d (a_ij + bias_ij)
+    }
+    // Along the row: ds into z's bins (bias = z[lo] + w (z[lo + 1] - z[lo])) and, through w, into the position;
+    // p_ij = Σ_{t=j..i} g_it, so d loss / d g_it = Σ_{j<=t} d loss / d p_ij, a forward running sum that joins the
+    // gate's logit, the score's own. ⌊p⌋ falls as j rises, so each bin's sum is kept in a register until ⌊p⌋ moves on
+    // (no store-to-load chain per key).
+    std::fill(scratch.dzRow.begin(), scratch.dzRow.end(), 0.0);
+    double prefix = 0, lower = 0, upper = 0;
+    int bin = kept.floor[0];
+    for (int t = 0; t < count; ++t) {
+        const double ds = dRow[t];
+        const int lo = kept.floor[t];
+        if (lo != bin) {
+            scratch.dzRow[bin] += lower;
+            scratch.dzRow[bin + 1] += upper;
+            bin = lo;
+            lower = upper = 0;
+        }
+        const double w = kept.weight[t];
+        lower += (1 - w) * ds;
+        upper += w * ds;
+        prefix += kept.step[t] * ds;
+        const double g = gates[t];
+        dRow[t] = static_cast<float>((ds + prefix * g * (1 - g)) * scale); // a_ij = q_i·k_j / √D
+    }
+    scratch.dzRow[bin] += lower;
+    scratch.dzRow[bin + 1] += upper;
+    std::fill(row + width, row + ld, 0.0f); // keys past the diagonal: no gradient
+    std::fill(dRow + count, dRow + ld, 0.0f);
+    std::copy(scratch.dzRow.begin(), scratch.dzRow.begin() + reach, dz);
+}
+
+// One slice's packed operands and (T, Dp) gradient sums over its keys.
+struct SlicePacks {
+    AlignedFloats keysT, valuesT, keys, dKeys, dValues;
+};
+
+// The products of one block of `rows` query rows from `i0` (n = i0 + rows keys), once its rows hold P and dS and dz
+// is filled: dV, dK += P^T dO, dS^T q; dq = dS k + dz E^T; dE (D, reach) += q^T dz, accumulated in double into dE.
+void blockProducts(int i0, int rows, int D, int Dp, int used, int reach, int ld, int ldz, const float* qBlock,
+                   const PackedTable& table, BlockScratch& scratch, SlicePacks& packs, float* dqBlock,
+                   std::vector<double>& dE)
+{
+    const int n = i0 + rows;
+    // The score tiles read transposed (sai = 1, saj = ld).
+    const std::vector<ColumnBand> queryBands = wholeBands(n, rows);
+    gemmNNBanded(scratch.scores.data(), 1, ld, scratch.gradOut.data(), Dp, rows, n, Dp, queryBands.data(),
+                 packs.dValues.data(), Dp, nullptr);
+    gemmNNBanded(scratch.second.data(), 1, ld, scratch.queries.data(), Dp, rows, n, Dp, queryBands.data(),
+                 packs.dKeys.data(), Dp, nullptr);
+    // dq = dS k + dz E^T (z_i[p] = q_i · E[:, p]).
+    scratch.acc.assign(static_cast<size_t>(rows) * Dp, 0.0f);
+    const std::vector<ColumnBand> keyBands = wholeBands(rows, n);
+    gemmNNBanded(scratch.second.data(), ld, 1, packs.keys.data(), Dp, n, rows, Dp, keyBands.data(), scratch.acc.data(),
+                 Dp, nullptr);
+    if (!table.transposed.empty()) {
+        const std::vector<ColumnBand> binBands = wholeBands(rows, reach);
+        gemmNNBanded(scratch.dz.data(), ldz, 1, table.transposed.data(), Dp, reach, rows, Dp, binBands.data(),
+                     scratch.acc.data(), Dp, nullptr);
+    }
+    for (int r = 0; r < rows; ++r)
+        std::copy(scratch.acc.begin() + static_cast<size_t>(r) * Dp,
+                  scratch.acc.begin() + static_cast<size_t>(r) * Dp + D, dqBlock + r * D);
+    // dE: q read transposed (sai = 1, saj = D), in float per block, then in double.
+    scratch.table.assign(static_cast<size_t>(D) * ldz, 0.0f);
+    const std::vector<ColumnBand> dimBands = wholeBands(D, rows);
+    gemmNNBanded(qBlock, 1, D, scratch.dz.data(), ldz, rows, D, ldz, dimBands.data(), scratch.table.data(), ldz,
+                 nullptr);
+    for (int d = 0; d < D; ++d)
+        for (int p = 0; p < reach; ++p)
+            dE[static_cast<size_t>(d) * used + p] += scratch.table[static_cast<size_t>(d) * ldz + p];
+}
+
+} // namespace
+
 void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, const float* v, const float* embeddings,
                          const float* out, const float* logSumExp, const float* dOut, float* dq, float* dk, float* dv,
                          double* dEmbeddings)
@@ -290,17 +384,17 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
     {
         const SubnormalsFlushed flushed;
         BlockScratch scratch;
-        AlignedFloats keysT, valuesT, keys, dKeys, dValues; // one slice's packs and (T, Dp) gradient sums
+        SlicePacks packs;
 #pragma omp for schedule(dynamic, 1)
         for (int s = 0; s < dims.slices; ++s) {
             std::vector<double>& dE = sliceDE[s];
             dE.assign(static_cast<size_t>(D) * used, 0.0);
             const size_t base = s * sliceSize;
-            packTransposed(k + base, T, D, D, ldT, keysT);
-            packTransposed(v + base, T, D, D, ldT, valuesT);
-            packPadded(k + base, T, D, Dp, keys);
-            dKeys.assign(static_cast<size_t>(T) * Dp, 0.0f);
-            dValues.assign(static_cast<size_t>(T) * Dp, 0.0f);
+            packTransposed(k + base, T, D, D, ldT, packs.keysT);
+            packTransposed(v + base, T, D, D, ldT, packs.valuesT);
+            packPadded(k + base, T, D, Dp, packs.keys);
+            packs.dKeys.assign(static_cast<size_t>(T) * Dp, 0.0f);
+            packs.dValues.assign(static_cast<size_t>(T) * Dp, 0.0f);
             for (int b = 0; b < blocks; ++b) {
                 const int i0 = b * kBlockRows, rows = std::min(kBlockRows, T - i0), n = i0 + rows;
                 const int ld = roundUp(n, kLanes), reach = std::min(n + 1, P), ldz = roundUp(reach, kLanes);
@@ -314,92 +408,28 @@ void copeBlockedBackward(const CopeDims& dims, const float* q, const float* k, c
                 packPadded(q + first, rows, D, Dp, scratch.queries);
                 packPadded(dOut + first, rows, D, Dp, scratch.gradOut);
                 const std::vector<ColumnBand> bands = wholeBands(rows, ld);
-                gemmNTBanded(q + first, D, keysT.data(), ldT, D, rows, ld, bands.data(), scratch.scores.data(), ld);
-                gemmNTBanded(dOut + first, D, valuesT.data(), ldT, D, rows, ld, bands.data(), scratch.second.data(),
+                gemmNTBanded(q + first, D, packs.keysT.data(), ldT, D, rows, ld, bands.data(), scratch.scores.data(),
                              ld);
+                gemmNTBanded(dOut + first, D, packs.valuesT.data(), ldT, D, rows, ld, bands.data(),
+                             scratch.second.data(), ld);
                 positionLogits(q + first, rows, D, table, scratch.z.data(), ldz);
                 for (int r = 0; r < rows; ++r) {
-                    const int i = i0 + r, count = i + 1, width = roundUp(count, kLanes);
-                    const size_t rowIndex = static_cast<size_t>(s) * T + i;
-                    float* row = scratch.scores.data() + static_cast<size_t>(r) * ld;
-                    float* dRow = scratch.second.data() + static_cast<size_t>(r) * ld;
-                    const float* gates = scratch.gates.data();
-                    const RowPositions& kept = scratch.positions;
-                    scoreRow(scratch.z.data() + static_cast<size_t>(r) * ldz, std::min(i + 2, P), scale, count, P - 1,
-                             row, scratch.gates.data(), scratch.positions);
-                    maskTail(row, count);
-                    double delta = 0; // Σ_j P_ij dP_ij = dO_i · out_i
-                    for (int d = 0; d < D; ++d)
-                        delta += static_cast<double>(dOut[rowIndex * D + d]) * out[rowIndex * D + d];
-                    const Vec lse = splat(logSumExp[rowIndex]), deltaLanes = splat(static_cast<float>(delta));
-                    for (int j = 0; j < width; j += kLanes) {
-                        const Vec prob = expNonPositive(load(row + j) - lse);
-                        store(row + j, prob);
-                        store(dRow + j, prob * (load(dRow + j) - deltaLanes)); // d loss / d (a_ij + bias_ij)
-                    }
-                    // Along the row: ds into z's bins (bias = z[lo] + w (z[lo + 1] - z[lo])) and, through w, into
-                    // the position; p_ij = Σ_{t=j..i} g_it, so d loss / d g_it = Σ_{j<=t} d loss / d p_ij, a forward
-                    // running sum that joins the gate's logit, the score's own. ⌊p⌋ falls as j rises, so each bin's
-                    // sum is kept in a register until ⌊p⌋ moves on (no store-to-load chain per key).
-                    std::fill(scratch.dzRow.begin(), scratch.dzRow.end(), 0.0);
-                    double prefix = 0, lower = 0, upper = 0;
-                    int bin = kept.floor[0];
-                    for (int t = 0; t < count; ++t) {
-                        const double ds = dRow[t];
-                        const int lo = kept.floor[t];
-                        if (lo != bin) {
-                            scratch.dzRow[bin] += lower;
-                            scratch.dzRow[bin + 1] += upper;
-                            bin = lo;
-                            lower = upper = 0;
-                        }
-                        const double w = kept.weight[t];
-                        lower += (1 - w) * ds;
-                        upper += w * ds;
-                        prefix += kept.step[t] * ds;
-                        const double g = gates[t];
-                        dRow[t] = static_cast<float>((ds + prefix * g * (1 - g)) * scale); // a_ij = q_i·k_j / √D
-                    }
-                    scratch.dzRow[bin] += lower;
-                    scratch.dzRow[bin + 1] += upper;
-                    std::fill(row + width, row + ld, 0.0f); // keys past the diagonal: no gradient
-                    std::fill(dRow + count, dRow + ld, 0.0f);
-                    std::copy(scratch.dzRow.begin(), scratch.dzRow.begin() + reach,
-                              scratch.dz.begin() + static_cast<size_t>(r) * ldz);
+                    const size_t rowIndex = static_cast<size_t>(s) * T + i0 + r;
+                    backwardRow(i0 + r, P, D, ld, scale, logSumExp[rowIndex],
+                                scratch.z.data() + static_cast<size_t>(r) * ldz, out + rowIndex * D,
+                                dOut + rowIndex * D, scratch.scores.data() + static_cast<size_t>(r) * ld,
+                                scratch.second.data() + static_cast<size_t>(r) * ld,
+                                scratch.dz.data() + static_cast<size_t>(r) * ldz, reach, scratch);
                 }
-                // dV, dK (n, Dp) += P^T dO, dS^T q: the score tiles read transposed (sai = 1, saj = ld).
-                const std::vector<ColumnBand> queryBands = wholeBands(n, rows);
-                gemmNNBanded(scratch.scores.data(), 1, ld, scratch.gradOut.data(), Dp, rows, n, Dp, queryBands.data(),
-                             dValues.data(), Dp, nullptr);
-                gemmNNBanded(scratch.second.data(), 1, ld, scratch.queries.data(), Dp, rows, n, Dp, queryBands.data(),
-                             dKeys.data(), Dp, nullptr);
-                // dq = dS k + dz E^T (z_i[p] = q_i · E[:, p]).
-                scratch.acc.assign(static_cast<size_t>(rows) * Dp, 0.0f);
-                const std::vector<ColumnBand> keyBands = wholeBands(rows, n);
-                gemmNNBanded(scratch.second.data(), ld, 1, keys.data(), Dp, n, rows, Dp, keyBands.data(),
-                             scratch.acc.data(), Dp, nullptr);
-                if (!table.transposed.empty()) {
-                    const std::vector<ColumnBand> binBands = wholeBands(rows, reach);
-                    gemmNNBanded(scratch.dz.data(), ldz, 1, table.transposed.data(), Dp, reach, rows, Dp,
-                                 binBands.data(), scratch.acc.data(), Dp, nullptr);
-                }
-                for (int r = 0; r < rows; ++r)
-                    std::copy(scratch.acc.begin() + static_cast<size_t>(r) * Dp,
-                              scratch.acc.begin() + static_cast<size_t>(r) * Dp + D, dq + first + r * D);
-                // dE (D, reach) += q^T dz, q read transposed (sai = 1, saj = D), in float per block, then in double.
-                scratch.table.assign(static_cast<size_t>(D) * ldz, 0.0f);
-                const std::vector<ColumnBand> dimBands = wholeBands(D, rows);
-                gemmNNBanded(q + first, 1, D, scratch.dz.data(), ldz, rows, D, ldz, dimBands.data(),
-                             scratch.table.data(), ldz, nullptr);
-                for (int d = 0; d < D; ++d)
-                    for (int p = 0; p < reach; ++p)
-                        dE[static_cast<size_t>(d) * used + p] += scratch.table[static_cast<size_t>(d) * ldz + p];
+                blockProducts(i0, rows, D, Dp, used, reach, ld, ldz, q + first, table, scratch, packs, dq + first, dE);
             }
             for (int t = 0; t < T; ++t) {
-                std::copy(dKeys.begin() + static_cast<size_t>(t) * Dp, dKeys.begin() + static_cast<size_t>(t) * Dp + D,
+                std::copy(packs.dKeys.begin() + static_cast<size_t>(t) * Dp,
+                          packs.dKeys.begin() + static_cast<size_t>(t) * Dp + D,
                           dk + base + static_cast<size_t>(t) * D);
-                std::copy(dValues.begin() + static_cast<size_t>(t) * Dp,
-                          dValues.begin() + static_cast<size_t>(t) * Dp + D, dv + base + static_cast<size_t>(t) * D);
+                std::copy(packs.dValues.begin() + static_cast<size_t>(t) * Dp,
+                          packs.dValues.begin() + static_cast<size_t>(t) * Dp + D,
+                          dv + base + static_cast<size_t>(t) * D);
             }
         }
     }
