@@ -249,6 +249,39 @@ AttentionReferenceForward attentionForwardReference(const PositionBias& bias, co
     return result;
 }
 
+namespace {
+
+// Head bh's d loss / d q and d loss / d k (at `offset`) from its score gradient dS (N, N), back through the rotation;
+// under ReRoPE the far cells' gradient flows through the far placements.
+void storeQueryKeyGradients(const PositionBias& bias, const AttentionDims& dims,
+                            const detail::RotaryFrequencies& rotary, const HeadForward& f, Matrix dS, size_t offset,
+                            AttentionReferenceGradients& g)
+{
+    const int N = dims.length;
+    const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
+    const Remap remap = remapOf(bias, N);
+    if (!remap.active) {
+        store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
+        store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
+        return;
+    }
+    Matrix dSfar = Matrix::Zero(N, N);
+    for (int m = 0; m < N; ++m)
+        for (int n = 0; n < N; ++n)
+            if (remap.far(m, n)) {
+                dSfar(m, n) = dS(m, n);
+                dS(m, n) = 0;
+            }
+    store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true) +
+              rotated(rotary, dims, dSfar * f.Kfar * invSqrtD, false, true, remap.farQuery()),
+          g.dq, offset);
+    store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true) +
+              rotated(rotary, dims, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.farKey()),
+          g.dk, offset);
+}
+
+} // namespace
+
 AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias, const AttentionDims& dims,
                                                        const float* q, const float* k, const float* v,
                                                        const float* dOut)
@@ -258,7 +291,6 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         throw InputError("the plain twin does not compute cope; its own exact path is core/schemes/cope.h");
     const int N = dims.length, heads = dims.batch * dims.heads;
     const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
-    const double invSqrtD = 1.0 / std::sqrt(static_cast<double>(dims.headDim));
     AttentionReferenceGradients g;
     g.dq.resize(dims.elements());
     g.dk.resize(dims.elements());
@@ -301,26 +333,7 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
         }
         const size_t offset = static_cast<size_t>(bh) * N * dims.headDim;
         store(f.P.transpose() * dO, g.dv, offset); // (N, D)
-        const Remap remap = remapOf(bias, N);
-        if (!remap.active) {
-            store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true), g.dq, offset);            // (N, D)
-            store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true), g.dk, offset); // (N, D)
-            continue;
-        }
-        // ReRoPE: the far cells' gradient flows through the far placements.
-        Matrix dSfar = Matrix::Zero(N, N);
-        for (int m = 0; m < N; ++m)
-            for (int n = 0; n < N; ++n)
-                if (remap.far(m, n)) {
-                    dSfar(m, n) = dS(m, n);
-                    dS(m, n) = 0;
-                }
-        store(rotated(rotary, dims, dS * f.K * invSqrtD, false, true) +
-                  rotated(rotary, dims, dSfar * f.Kfar * invSqrtD, false, true, remap.farQuery()),
-              g.dq, offset);
-        store(rotated(rotary, dims, dS.transpose() * f.Q * invSqrtD, true, true) +
-                  rotated(rotary, dims, dSfar.transpose() * f.Qfar * invSqrtD, true, true, remap.farKey()),
-              g.dk, offset);
+        storeQueryKeyGradients(bias, dims, rotary, f, std::move(dS), offset, g);
     }
     std::vector<double> distanceGrad(dims.heads * stride, 0.0); // (H, 2N - 1), summed over the batch in order
     for (int bh = 0; bh < heads; ++bh)
