@@ -22,8 +22,8 @@ const QHash<QString, int>& filesOverLimit()
 {
     static const QHash<QString, int> files = {
         {QStringLiteral("ui/tabs/hf_model_view.cpp"), 1509}, {QStringLiteral("core/runs/sweep.cpp"), 1490},
-        {QStringLiteral("app/cli/verbs_model.cpp"), 1418},   {QStringLiteral("core/hf/tokenizer.cpp"), 1352},
-        {QStringLiteral("ui/tabs/train_view.cpp"), 1206},    {QStringLiteral("ui/window/main_window.cpp"), 946},
+        {QStringLiteral("app/cli/verbs_model.cpp"), 1418},   {QStringLiteral("ui/tabs/train_view.cpp"), 1206},
+        {QStringLiteral("ui/window/main_window.cpp"), 946},
     };
     return files;
 }
@@ -37,7 +37,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("app/cli/verbs_sweep.cpp:runSweep"), 82},
         {QStringLiteral("app/cli/verbs_sweep.cpp:registerSweepVerbs"), 100},
         {QStringLiteral("benchmarks/bench_hf_attention_view.cpp:main"), 92},
-        {QStringLiteral("core/hf/tokenizer.cpp:tokenize"), 97},
         {QStringLiteral("core/model/model.cpp:Model::backwardSlice"), 117},
         {QStringLiteral("core/runs/task_runs.cpp:runDropeRecipe"), 100},
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},

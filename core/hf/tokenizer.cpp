@@ -3,7 +3,7 @@
 
 #include "base/errors.h"
 #include "base/json_input.h"
-#include "hf/regex.h"
+#include "hf/tokenizer_steps.h"
 #include "hf/unicode_text.h"
 
 #include <nlohmann/json.hpp>
@@ -23,539 +23,7 @@ namespace plab::hf {
 
 namespace {
 
-using json = nlohmann::json;
-using Ranges = std::vector<std::pair<size_t, size_t>>;
-
-// GPT-2's pre-tokenizer regex, which ByteLevel applies when use_regex is true.
-constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
-// Sequence normalizers, pre-tokenizers, decoders and post-processors nest; real files use one or two levels.
-constexpr int kMaxSequenceDepth = 16;
-
-// ---- reading tokenizer.json: every message names the file and the field ----
-
-class Fields {
-public:
-    Fields(const json& object, std::string path, const std::string& origin)
-        : m_object(object), m_path(std::move(path)), m_origin(origin)
-    {
-        if (!object.is_object())
-            throw InputError(m_origin + ": " + (m_path.empty() ? "the top level" : m_path) +
-                             " must be an object, not " + jsonExcerpt(object));
-    }
-
-    std::string path(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
-    [[noreturn]] void fail(const std::string& key, const std::string& what) const
-    {
-        throw InputError(m_origin + ": " + path(key) + " " + what);
-    }
-    // The member, or nullptr when it is absent or null.
-    const json* find(const std::string& key) const
-    {
-        const auto it = m_object.find(key);
-        return it == m_object.end() || it->is_null() ? nullptr : &*it;
-    }
-    const json& required(const std::string& key) const
-    {
-        const json* value = find(key);
-        if (!value)
-            fail(key, "is missing");
-        return *value;
-    }
-    std::string text(const std::string& key) const
-    {
-        const json& value = required(key);
-        if (!value.is_string())
-            fail(key, "must be a string, not " + jsonExcerpt(value));
-        return value.get<std::string>();
-    }
-    std::string text(const std::string& key, const std::string& fallback) const
-    {
-        return find(key) ? text(key) : fallback;
-    }
-    bool flag(const std::string& key, bool fallback) const
-    {
-        const json* value = find(key);
-        if (!value)
-            return fallback;
-        if (!value->is_boolean())
-            fail(key, "must be true or false, not " + jsonExcerpt(*value));
-        return value->get<bool>();
-    }
-    long long integer(const std::string& key, long long lo, long long hi) const
-    {
-        const json& value = required(key);
-        if (!value.is_number_integer() || value.get<long long>() < lo || value.get<long long>() > hi)
-            fail(key, "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not " +
-                          jsonExcerpt(value));
-        return value.get<long long>();
-    }
-    Fields object(const std::string& key) const { return Fields(required(key), path(key), m_origin); }
-    const json& array(const std::string& key) const
-    {
-        const json& value = required(key);
-        if (!value.is_array())
-            fail(key, "must be an array");
-        return value;
-    }
-    const std::string& origin() const { return m_origin; }
-    const std::string& ownPath() const { return m_path; }
-    const json& raw() const { return m_object; }
-
-private:
-    const json& m_object;
-    std::string m_path;
-    const std::string& m_origin;
-};
-
-std::string unsupportedType(const Fields& fields, const std::string& type, const std::string& supported)
-{
-    return fields.origin() + ": " + fields.path("type") + " \"" + type +
-           "\" is not supported (supported: " + supported + ")";
-}
-
-// ---- patterns: a literal string or a regex ----
-
-class Pattern {
-public:
-    // A {"String": s} or {"Regex": r} object.
-    explicit Pattern(const Fields& fields)
-    {
-        if (fields.find("String")) {
-            m_literal = fields.text("String");
-            if (m_literal.empty())
-                fields.fail("String", "must not be empty");
-        } else if (fields.find("Regex")) {
-            m_regex.emplace(fields.text("Regex"), fields.origin() + ": " + fields.path("Regex"));
-        } else {
-            throw InputError(fields.origin() + ": " + fields.ownPath() + " must hold \"String\" or \"Regex\"");
-        }
-    }
-    explicit Pattern(std::string literal) : m_literal(std::move(literal)) {}
-
-    void findAll(std::string_view text, Ranges& matches) const
-    {
-        if (m_regex) {
-            m_regex->findAll(text, matches);
-            return;
-        }
-        for (size_t pos = text.find(m_literal); pos != std::string_view::npos;
-             pos = text.find(m_literal, pos + m_literal.size()))
-            matches.emplace_back(pos, pos + m_literal.size());
-    }
-
-private:
-    std::string m_literal;
-    std::optional<Regex> m_regex;
-};
-
-std::string replaceAll(std::string_view text, const Pattern& pattern, std::string_view content)
-{
-    Ranges matches;
-    pattern.findAll(text, matches);
-    if (matches.empty())
-        return std::string(text);
-    std::string out;
-    size_t last = 0;
-    for (const auto& [start, end] : matches) {
-        out.append(text.substr(last, start - last));
-        out.append(content);
-        last = end;
-    }
-    out.append(text.substr(last));
-    return out;
-}
-
-// ---- splitting a piece, as NormalizedString::split does ----
-
-enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
-
-SplitBehavior splitBehaviorOf(const Fields& fields)
-{
-    const std::string name = fields.text("behavior");
-    static const std::vector<std::pair<std::string, SplitBehavior>> names = {
-        {"Removed", SplitBehavior::Removed},
-        {"Isolated", SplitBehavior::Isolated},
-        {"MergedWithPrevious", SplitBehavior::MergedWithPrevious},
-        {"MergedWithNext", SplitBehavior::MergedWithNext},
-        {"Contiguous", SplitBehavior::Contiguous}};
-    for (const auto& [known, behavior] : names)
-        if (name == known)
-            return behavior;
-    fields.fail("behavior", "\"" + name +
-                                "\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, "
-                                "Contiguous");
-}
-
-// The kept ranges of a text of `length` bytes split at `matches` (sorted, not overlapping), empty ones left out.
-Ranges splitRanges(size_t length, const Ranges& matches, SplitBehavior behavior, bool invert)
-{
-    // Every byte of the text lies in one range, a match or the gap between matches.
-    std::vector<std::pair<std::pair<size_t, size_t>, bool>> parts;
-    parts.reserve(2 * matches.size() + 1);
-    size_t last = 0;
-    for (const auto& range : matches) {
-        if (range.first > last)
-            parts.push_back({{last, range.first}, invert});
-        parts.push_back({range, !invert});
-        last = range.second;
-    }
-    if (last < length || parts.empty())
-        parts.push_back({{last, length}, invert});
-
-    Ranges kept;
-    kept.reserve(parts.size());
-    bool previousMatch = false;
-    switch (behavior) {
-    case SplitBehavior::Removed:
-        for (const auto& [range, isMatch] : parts)
-            if (!isMatch)
-                kept.push_back(range);
-        break;
-    case SplitBehavior::Isolated:
-        for (const auto& part : parts)
-            kept.push_back(part.first);
-        break;
-    case SplitBehavior::MergedWithPrevious:
-        for (const auto& [range, isMatch] : parts) {
-            if (isMatch && !previousMatch && !kept.empty())
-                kept.back().second = range.second;
-            else
-                kept.push_back(range);
-            previousMatch = isMatch;
-        }
-        break;
-    case SplitBehavior::MergedWithNext:
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-            if (it->second && !previousMatch && !kept.empty())
-                kept.back().first = it->first.first;
-            else
-                kept.push_back(it->first);
-            previousMatch = it->second;
-        }
-        std::reverse(kept.begin(), kept.end());
-        break;
-    case SplitBehavior::Contiguous:
-        for (size_t i = 0; i < parts.size(); ++i) {
-            if (i > 0 && parts[i].second == previousMatch)
-                kept.back().second = parts[i].first.second;
-            else
-                kept.push_back(parts[i].first);
-            previousMatch = parts[i].second;
-        }
-        break;
-    }
-    kept.erase(std::remove_if(kept.begin(), kept.end(), [](const auto& r) { return r.first == r.second; }), kept.end());
-    return kept;
-}
-
-// A piece of text between pre-tokenizer steps; `atStart` when it begins the whole input (Metaspace's "first").
-struct Piece {
-    std::string text;
-    bool atStart = false;
-};
-
-void splitPieces(std::vector<Piece>& pieces, const std::function<void(const std::string&, Ranges&)>& find,
-                 SplitBehavior behavior, bool invert)
-{
-    std::vector<Piece> out;
-    out.reserve(pieces.size());
-    Ranges matches;
-    for (const Piece& piece : pieces) {
-        matches.clear();
-        find(piece.text, matches);
-        if (const size_t need = out.size() + 2 * matches.size() + 1; need > out.capacity())
-            out.reserve(std::max(need, 2 * out.capacity())); // geometric, so many small pieces stay linear
-        for (const auto& [start, end] : splitRanges(piece.text.size(), matches, behavior, invert))
-            out.push_back({piece.text.substr(start, end - start), piece.atStart && start == 0});
-    }
-    pieces = std::move(out);
-}
-
-// ---- normalizers ----
-
-struct Normalizer {
-    virtual ~Normalizer() = default;
-    virtual void apply(std::string& text) const = 0;
-};
-
-struct UnicodeNormalizer final : Normalizer {
-    NormalForm form;
-    explicit UnicodeNormalizer(NormalForm f) : form(f) {}
-    void apply(std::string& text) const override { text = normalizeText(text, form); }
-};
-
-struct LowercaseNormalizer final : Normalizer {
-    void apply(std::string& text) const override { text = lowercaseText(text); }
-};
-
-struct PrependNormalizer final : Normalizer {
-    std::string prefix;
-    void apply(std::string& text) const override
-    {
-        if (!text.empty()) // HF prepends to a text that has a first character only
-            text.insert(0, prefix);
-    }
-};
-
-struct ReplaceNormalizer final : Normalizer {
-    Pattern pattern;
-    std::string content;
-    ReplaceNormalizer(Pattern p, std::string c) : pattern(std::move(p)), content(std::move(c)) {}
-    void apply(std::string& text) const override { text = replaceAll(text, pattern, content); }
-};
-
-struct StripNormalizer final : Normalizer {
-    bool left = true, right = true;
-    void apply(std::string& text) const override
-    {
-        size_t start = 0, end = text.size();
-        size_t length = 0;
-        while (left && start < end && isWhitespaceChar(codePointAt(text, start, &length)))
-            start += length;
-        while (right && end > start) {
-            size_t back = end - 1;
-            while (back > start && (static_cast<unsigned char>(text[back]) & 0xc0) == 0x80)
-                --back;
-            if (!isWhitespaceChar(codePointAt(text, back, &length)))
-                break;
-            end = back;
-        }
-        text = text.substr(start, end - start);
-    }
-};
-
-struct SequenceNormalizer final : Normalizer {
-    std::vector<std::unique_ptr<Normalizer>> steps;
-    void apply(std::string& text) const override
-    {
-        for (const auto& step : steps)
-            step->apply(text);
-    }
-};
-
-// ---- pre-tokenizers ----
-
-struct PreTokenizer {
-    virtual ~PreTokenizer() = default;
-    virtual void apply(std::vector<Piece>& pieces) const = 0;
-};
-
-struct ByteLevelPreTokenizer final : PreTokenizer {
-    bool addPrefixSpace = false;
-    std::optional<Regex> regex; // GPT-2's, when use_regex
-    void apply(std::vector<Piece>& pieces) const override
-    {
-        if (addPrefixSpace)
-            for (Piece& piece : pieces)
-                if (!piece.text.empty() && piece.text[0] != ' ')
-                    piece.text.insert(0, " ");
-        if (regex)
-            splitPieces(
-                pieces, [&](const std::string& text, Ranges& matches) { regex->findAll(text, matches); },
-                SplitBehavior::Isolated, false);
-        const auto& chars = byteLevelChars();
-        for (Piece& piece : pieces) {
-            std::string mapped;
-            mapped.reserve(piece.text.size() * 2);
-            for (const char c : piece.text)
-                mapped += chars[static_cast<unsigned char>(c)];
-            piece.text = std::move(mapped);
-        }
-    }
-};
-
-struct SplitPreTokenizer final : PreTokenizer {
-    Pattern pattern;
-    SplitBehavior behavior;
-    bool invert;
-    SplitPreTokenizer(Pattern p, SplitBehavior b, bool i) : pattern(std::move(p)), behavior(b), invert(i) {}
-    void apply(std::vector<Piece>& pieces) const override
-    {
-        splitPieces(
-            pieces, [&](const std::string& text, Ranges& matches) { pattern.findAll(text, matches); }, behavior,
-            invert);
-    }
-};
-
-struct DigitsPreTokenizer final : PreTokenizer {
-    bool individualDigits = false;
-    void apply(std::vector<Piece>& pieces) const override
-    {
-        // Each numeric character is a match of its own; runs of them join when digits are not individual.
-        const auto find = [](const std::string& text, Ranges& matches) {
-            size_t length = 0;
-            for (size_t pos = 0; pos < text.size(); pos += length)
-                if (isNumericChar(codePointAt(text, pos, &length)))
-                    matches.emplace_back(pos, pos + length);
-        };
-        splitPieces(pieces, find, individualDigits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, false);
-    }
-};
-
-enum class PrependScheme { Always, First, Never };
-
-struct MetaspacePreTokenizer final : PreTokenizer {
-    std::string replacement;
-    PrependScheme scheme = PrependScheme::Always;
-    bool split = true;
-    void apply(std::vector<Piece>& pieces) const override
-    {
-        const Pattern space(" ");
-        for (Piece& piece : pieces) {
-            piece.text = replaceAll(piece.text, space, replacement);
-            const bool prepend = scheme == PrependScheme::Always || (scheme == PrependScheme::First && piece.atStart);
-            if (prepend && !piece.text.empty() && piece.text.compare(0, replacement.size(), replacement) != 0)
-                piece.text.insert(0, replacement);
-        }
-        if (split) {
-            const Pattern mark(replacement);
-            splitPieces(
-                pieces, [&](const std::string& text, Ranges& matches) { mark.findAll(text, matches); },
-                SplitBehavior::MergedWithNext, false);
-        }
-    }
-};
-
-struct SequencePreTokenizer final : PreTokenizer {
-    std::vector<std::unique_ptr<PreTokenizer>> steps;
-    void apply(std::vector<Piece>& pieces) const override
-    {
-        for (const auto& step : steps)
-            step->apply(pieces);
-    }
-};
-
-// ---- decoders ----
-
-struct Decoder {
-    virtual ~Decoder() = default;
-    virtual void apply(std::vector<std::string>& tokens) const = 0;
-};
-
-struct ByteLevelDecoder final : Decoder {
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        // A token made of byte-level characters stands for their bytes; any other token for its own UTF-8 bytes.
-        std::string bytes;
-        for (const std::string& token : tokens) {
-            std::string own;
-            bool allByteLevel = true;
-            size_t length = 0;
-            for (size_t pos = 0; pos < token.size() && allByteLevel; pos += length) {
-                const int byte = byteOfByteLevelChar(codePointAt(token, pos, &length));
-                if (byte < 0)
-                    allByteLevel = false;
-                else
-                    own += static_cast<char>(byte);
-            }
-            bytes += allByteLevel ? own : token;
-        }
-        tokens = {utf8Lossy(bytes)};
-    }
-};
-
-struct MetaspaceDecoder final : Decoder {
-    std::string replacement;
-    PrependScheme scheme = PrependScheme::Always;
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        // The first token loses its replacement characters (the prepended space), the others turn them into spaces.
-        const Pattern mark(replacement);
-        for (size_t i = 0; i < tokens.size(); ++i)
-            tokens[i] = replaceAll(tokens[i], mark, i == 0 && scheme != PrependScheme::Never ? "" : " ");
-    }
-};
-
-struct ReplaceDecoder final : Decoder {
-    Pattern pattern;
-    std::string content;
-    ReplaceDecoder(Pattern p, std::string c) : pattern(std::move(p)), content(std::move(c)) {}
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        for (std::string& token : tokens)
-            token = replaceAll(token, pattern, content);
-    }
-};
-
-struct ByteFallbackDecoder final : Decoder {
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        // Runs of <0xNN> tokens become their bytes when those are UTF-8, else one U+FFFD per byte (as HF does).
-        std::vector<std::string> out;
-        std::string bytes;
-        size_t byteCount = 0;
-        const auto flush = [&] {
-            if (byteCount == 0)
-                return;
-            if (firstInvalidUtf8(bytes) == std::string_view::npos)
-                out.push_back(bytes);
-            else
-                for (size_t i = 0; i < byteCount; ++i)
-                    out.emplace_back(kReplacementChar);
-            bytes.clear();
-            byteCount = 0;
-        };
-        for (std::string& token : tokens) {
-            unsigned value = 0;
-            const bool isByte = token.size() == 6 && token.compare(0, 3, "<0x") == 0 && token[5] == '>' &&
-                                std::isxdigit(static_cast<unsigned char>(token[3])) &&
-                                std::isxdigit(static_cast<unsigned char>(token[4])) &&
-                                std::sscanf(token.c_str() + 3, "%2x", &value) == 1;
-            if (isByte) {
-                bytes += static_cast<char>(value);
-                ++byteCount;
-            } else {
-                flush();
-                out.push_back(std::move(token));
-            }
-        }
-        flush();
-        tokens = std::move(out);
-    }
-};
-
-struct FuseDecoder final : Decoder {
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        std::string all;
-        for (const std::string& token : tokens)
-            all += token;
-        tokens = {all};
-    }
-};
-
-struct StripDecoder final : Decoder {
-    char32_t content = U' ';
-    size_t start = 0, stop = 0;
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        // Up to `start` leading and `stop` trailing `content` characters of each token.
-        for (std::string& token : tokens) {
-            std::vector<std::pair<size_t, char32_t>> chars; // byte offset, code point
-            size_t length = 0;
-            for (size_t pos = 0; pos < token.size(); pos += length)
-                chars.emplace_back(pos, codePointAt(token, pos, &length));
-            size_t first = 0, last = chars.size();
-            while (first < std::min(start, chars.size()) && chars[first].second == content)
-                ++first;
-            for (size_t i = 0; i < stop && last > first && chars[last - 1].second == content; ++i)
-                --last;
-            const size_t from = first < chars.size() ? chars[first].first : token.size();
-            const size_t to = last < chars.size() ? chars[last].first : token.size();
-            token = token.substr(from, to - from);
-        }
-    }
-};
-
-struct SequenceDecoder final : Decoder {
-    std::vector<std::unique_ptr<Decoder>> steps;
-    void apply(std::vector<std::string>& tokens) const override
-    {
-        for (const auto& step : steps)
-            step->apply(tokens);
-    }
-};
+using namespace detail;
 
 // ---- post-processors: the special tokens around a sequence ----
 
@@ -582,6 +50,12 @@ struct Bpe {
         return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
     }
 
+    // A symbol of a word being merged: its id and its neighbours in the linked list (-1 at the ends).
+    struct Symbol {
+        int id;
+        int prev, next;
+    };
+
     // The ids of one pre-tokenized word, as HF's BPE::merge_word and Word::merge_all make them.
     void tokenize(std::string_view word, std::vector<int>& out) const
     {
@@ -594,16 +68,24 @@ struct Bpe {
                 return;
             }
         }
-        struct Symbol {
-            int id;
-            int prev, next;
-        };
+        std::vector<Symbol> symbols = wordSymbols(word);
+        if (symbols.empty())
+            return;
+        mergeAll(symbols);
+        for (int i = 0; i >= 0; i = symbols[i].next)
+            out.push_back(symbols[i].id);
+    }
+
+    // The word's characters as symbols (BPE::merge_word): each character's id with the continuing prefix and end
+    // suffix, else its bytes' <0xNN> tokens under byte fallback, else <unk> (runs fused into one when fuse_unk).
+    std::vector<Symbol> wordSymbols(std::string_view word) const
+    {
         std::vector<Symbol> symbols;
         symbols.reserve(word.size());
         const auto add = [&](int id) {
             symbols.push_back({id, static_cast<int>(symbols.size()) - 1, static_cast<int>(symbols.size()) + 1});
         };
-        std::optional<int> pendingUnk; // HF fuses runs of unknown characters into one <unk> when fuse_unk
+        std::optional<int> pendingUnk;
         std::string piece;
         for (size_t pos = 0; pos < word.size();) {
             const size_t length = charLength(word, pos);
@@ -638,11 +120,14 @@ struct Bpe {
         }
         if (pendingUnk)
             add(*pendingUnk);
-        if (symbols.empty())
-            return;
-        symbols.back().next = -1;
+        if (!symbols.empty())
+            symbols.back().next = -1;
+        return symbols;
+    }
 
-        // Lowest rank first, then leftmost; a queued merge whose symbols changed since is passed over.
+    // Word::merge_all: lowest rank first, then leftmost; a queued merge whose symbols changed since is passed over.
+    void mergeAll(std::vector<Symbol>& symbols) const
+    {
         struct Candidate {
             int rank, pos, newId;
             bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
@@ -677,8 +162,6 @@ struct Bpe {
                 consider(symbols[top.pos].prev);
             consider(top.pos);
         }
-        for (int i = 0; i >= 0; i = symbols[i].next)
-            out.push_back(symbols[i].id);
     }
 };
 
@@ -810,175 +293,15 @@ struct Tokenizer::Impl {
     std::unique_ptr<PreTokenizer> preTokenizer;
     std::vector<std::vector<TemplateItem>> templates; // applied in order with addSpecialTokens
     std::unique_ptr<Decoder> decoder;
-    bool byteLevel = false, metaspace = false;
+    PreTokenizerKinds kinds; // byte-level or Metaspace, for the summary
 
     int sequenceDepth = 0; // Sequence steps being read inside each other
 
-    // Entered around each Sequence read: InputError past kMaxSequenceDepth, so a Sequence nested thousands deep is
-    // refused by name instead of recursing until the stack runs out.
-    struct SequenceLevel {
-        Impl& impl;
-        SequenceLevel(Impl& owner, const Fields& fields) : impl(owner)
-        {
-            if (++impl.sequenceDepth > kMaxSequenceDepth) {
-                --impl.sequenceDepth;
-                throw InputError(fields.origin() + ": " + fields.ownPath() + " nests Sequence steps more than " +
-                                 std::to_string(kMaxSequenceDepth) + " deep; allowed: at most " +
-                                 std::to_string(kMaxSequenceDepth) + " levels");
-            }
-        }
-        ~SequenceLevel() { --impl.sequenceDepth; }
-        SequenceLevel(const SequenceLevel&) = delete;
-        SequenceLevel& operator=(const SequenceLevel&) = delete;
-    };
-
-    std::unique_ptr<Normalizer> readNormalizer(const Fields& fields);
-    std::unique_ptr<PreTokenizer> readPreTokenizer(const Fields& fields);
-    std::unique_ptr<Decoder> readDecoder(const Fields& fields);
     void readPostProcessor(const Fields& fields);
     void readModel(const Fields& fields);
     void readAddedTokens(const Fields& root);
     void checkIdsWithinDeclaredSize() const;
 };
-
-std::unique_ptr<Normalizer> Tokenizer::Impl::readNormalizer(const Fields& fields)
-{
-    const std::string type = fields.text("type");
-    if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
-        const NormalForm form = type == "NFC"    ? NormalForm::Nfc
-                                : type == "NFD"  ? NormalForm::Nfd
-                                : type == "NFKC" ? NormalForm::Nfkc
-                                                 : NormalForm::Nfkd;
-        return std::make_unique<UnicodeNormalizer>(form);
-    }
-    if (type == "Lowercase")
-        return std::make_unique<LowercaseNormalizer>();
-    if (type == "Prepend") {
-        auto step = std::make_unique<PrependNormalizer>();
-        step->prefix = fields.text("prepend");
-        return step;
-    }
-    if (type == "Replace")
-        return std::make_unique<ReplaceNormalizer>(Pattern(fields.object("pattern")), fields.text("content"));
-    if (type == "Strip") {
-        auto step = std::make_unique<StripNormalizer>();
-        step->left = fields.flag("strip_left", true);
-        step->right = fields.flag("strip_right", true);
-        return step;
-    }
-    if (type == "Sequence") {
-        const SequenceLevel level(*this, fields);
-        auto step = std::make_unique<SequenceNormalizer>();
-        const json& list = fields.array("normalizers");
-        for (size_t i = 0; i < list.size(); ++i)
-            step->steps.push_back(
-                readNormalizer(Fields(list[i], fields.path("normalizers") + "[" + std::to_string(i) + "]", origin)));
-        return step;
-    }
-    throw InputError(
-        unsupportedType(fields, type, "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, Sequence"));
-}
-
-std::unique_ptr<PreTokenizer> Tokenizer::Impl::readPreTokenizer(const Fields& fields)
-{
-    const std::string type = fields.text("type");
-    if (type == "ByteLevel") {
-        auto step = std::make_unique<ByteLevelPreTokenizer>();
-        step->addPrefixSpace = fields.flag("add_prefix_space", true);
-        if (fields.flag("use_regex", true))
-            step->regex.emplace(kGpt2Pattern, origin + ": " + fields.path("use_regex"));
-        byteLevel = true;
-        return step;
-    }
-    if (type == "Split")
-        return std::make_unique<SplitPreTokenizer>(Pattern(fields.object("pattern")), splitBehaviorOf(fields),
-                                                   fields.flag("invert", false));
-    if (type == "Digits") {
-        auto step = std::make_unique<DigitsPreTokenizer>();
-        step->individualDigits = fields.flag("individual_digits", false);
-        return step;
-    }
-    if (type == "Metaspace") {
-        auto step = std::make_unique<MetaspacePreTokenizer>();
-        step->replacement = fields.text("replacement");
-        if (step->replacement.empty() || charLength(step->replacement, 0) != step->replacement.size() ||
-            firstInvalidUtf8(step->replacement) != std::string_view::npos)
-            fields.fail("replacement", "must be one character, not \"" + step->replacement + "\"");
-        if (fields.find("prepend_scheme")) {
-            const std::string scheme = fields.text("prepend_scheme");
-            if (scheme == "always")
-                step->scheme = PrependScheme::Always;
-            else if (scheme == "first")
-                step->scheme = PrependScheme::First;
-            else if (scheme == "never")
-                step->scheme = PrependScheme::Never;
-            else
-                fields.fail("prepend_scheme", "\"" + scheme + "\" is not one of always, first, never");
-        } else {
-            // Files written before prepend_scheme existed say add_prefix_space.
-            step->scheme = fields.flag("add_prefix_space", true) ? PrependScheme::Always : PrependScheme::Never;
-        }
-        step->split = fields.flag("split", true);
-        metaspace = true;
-        return step;
-    }
-    if (type == "Sequence") {
-        const SequenceLevel level(*this, fields);
-        auto step = std::make_unique<SequencePreTokenizer>();
-        const json& list = fields.array("pretokenizers");
-        for (size_t i = 0; i < list.size(); ++i)
-            step->steps.push_back(readPreTokenizer(
-                Fields(list[i], fields.path("pretokenizers") + "[" + std::to_string(i) + "]", origin)));
-        return step;
-    }
-    throw InputError(unsupportedType(fields, type, "ByteLevel, Split, Digits, Metaspace, Sequence"));
-}
-
-std::unique_ptr<Decoder> Tokenizer::Impl::readDecoder(const Fields& fields)
-{
-    const std::string type = fields.text("type");
-    if (type == "ByteLevel")
-        return std::make_unique<ByteLevelDecoder>();
-    if (type == "Metaspace") {
-        auto step = std::make_unique<MetaspaceDecoder>();
-        step->replacement = fields.text("replacement");
-        const std::string scheme =
-            fields.text("prepend_scheme", fields.flag("add_prefix_space", true) ? "always" : "never");
-        step->scheme = scheme == "never"   ? PrependScheme::Never
-                       : scheme == "first" ? PrependScheme::First
-                                           : PrependScheme::Always;
-        return step;
-    }
-    if (type == "Replace")
-        return std::make_unique<ReplaceDecoder>(Pattern(fields.object("pattern")), fields.text("content"));
-    if (type == "ByteFallback")
-        return std::make_unique<ByteFallbackDecoder>();
-    if (type == "Fuse")
-        return std::make_unique<FuseDecoder>();
-    if (type == "Strip") {
-        auto step = std::make_unique<StripDecoder>();
-        const std::string content = fields.text("content");
-        size_t length = 0;
-        if (content.empty() || firstInvalidUtf8(content) != std::string_view::npos ||
-            (codePointAt(content, 0, &length), length != content.size()))
-            fields.fail("content", "must be one character, not \"" + content + "\"");
-        step->content = codePointAt(content, 0, &length);
-        step->start = static_cast<size_t>(fields.integer("start", 0, 1 << 20));
-        step->stop = static_cast<size_t>(fields.integer("stop", 0, 1 << 20));
-        return step;
-    }
-    if (type == "Sequence") {
-        const SequenceLevel level(*this, fields);
-        auto step = std::make_unique<SequenceDecoder>();
-        const json& list = fields.array("decoders");
-        for (size_t i = 0; i < list.size(); ++i)
-            step->steps.push_back(
-                readDecoder(Fields(list[i], fields.path("decoders") + "[" + std::to_string(i) + "]", origin)));
-        return step;
-    }
-    throw InputError(
-        unsupportedType(fields, type, "ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, Sequence"));
-}
 
 void Tokenizer::Impl::readPostProcessor(const Fields& fields)
 {
@@ -986,7 +309,7 @@ void Tokenizer::Impl::readPostProcessor(const Fields& fields)
     if (type == "ByteLevel")
         return; // it moves offsets only
     if (type == "Sequence") {
-        const SequenceLevel level(*this, fields);
+        const SequenceLevel level(sequenceDepth, fields);
         const json& list = fields.array("processors");
         for (size_t i = 0; i < list.size(); ++i)
             readPostProcessor(Fields(list[i], fields.path("processors") + "[" + std::to_string(i) + "]", origin));
@@ -1162,18 +485,15 @@ Tokenizer Tokenizer::fromJson(std::string_view text, const std::string& origin)
     impl->readModel(fields.object("model"));
     impl->readAddedTokens(fields);
     if (fields.find("normalizer"))
-        impl->normalizer = impl->readNormalizer(fields.object("normalizer"));
+        impl->normalizer = readNormalizer(fields.object("normalizer"), impl->sequenceDepth);
     if (fields.find("pre_tokenizer"))
-        impl->preTokenizer = impl->readPreTokenizer(fields.object("pre_tokenizer"));
+        impl->preTokenizer = readPreTokenizer(fields.object("pre_tokenizer"), impl->sequenceDepth, impl->kinds);
     if (fields.find("post_processor"))
         impl->readPostProcessor(fields.object("post_processor"));
     if (fields.find("decoder"))
-        impl->decoder = impl->readDecoder(fields.object("decoder"));
-    if (impl->normalizer && !impl->preTokenizer)
-        if (const auto* sequence = dynamic_cast<const SequenceNormalizer*>(impl->normalizer.get()))
-            for (const auto& step : sequence->steps)
-                if (const auto* prepend = dynamic_cast<const PrependNormalizer*>(step.get()))
-                    impl->metaspace = impl->metaspace || prepend->prefix == "\xE2\x96\x81"; // Llama 2's ▁
+        impl->decoder = readDecoder(fields.object("decoder"), impl->sequenceDepth);
+    if (impl->normalizer && !impl->preTokenizer && prependsMetaspaceMark(*impl->normalizer))
+        impl->kinds.metaspace = true;
 
     impl->checkIdsWithinDeclaredSize();
     // Every id's string: the model's vocabulary, then the added tokens (which win, as in HF).
@@ -1342,8 +662,8 @@ bool Tokenizer::isSpecial(int id) const
 
 std::string Tokenizer::summary() const
 {
-    const std::string kind = m_impl->byteLevel ? "byte-level"
-                             : m_impl->metaspace
+    const std::string kind = m_impl->kinds.byteLevel ? "byte-level"
+                             : m_impl->kinds.metaspace
                                  ? (m_impl->model.byteFallback ? "Metaspace with byte fallback" : "Metaspace")
                                  : "plain";
     return "BPE, " + kind + ", " + std::to_string(vocabSize()) + " tokens";
