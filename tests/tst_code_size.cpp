@@ -38,7 +38,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("app/cli/verbs_sweep.cpp:registerSweepVerbs"), 100},
         {QStringLiteral("benchmarks/bench_hf_attention_view.cpp:main"), 92},
         {QStringLiteral("core/model/model.cpp:Model::backwardSlice"), 117},
-        {QStringLiteral("core/runs/task_runs.cpp:runDropeRecipe"), 100},
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},
         {QStringLiteral("core/schemes/schemes.cpp:validateSchemeSpec"), 87},
         {QStringLiteral("ui/tabs/hf_model_view.cpp:HfModelView::HfModelView"), 137},

@@ -301,6 +301,105 @@ const char* dropeStepName(DropeStep step)
     return "";
 }
 
+namespace {
+
+// One seed of the DroPE recipe: the hooks bound to the seed and its current step, and the four runs in order.
+class DropeSeedRun {
+public:
+    DropeSeedRun(const DropeRecipe& recipe, const DropeHooks& hooks, size_t seedIndex, DropeRecipeResult& result)
+        : m_recipe(recipe), m_hooks(hooks), m_seedIndex(seedIndex), m_seed(recipe.seeds[seedIndex]), m_result(result)
+    {
+        m_training.reportEvery = hooks.reportEvery;
+        m_training.shouldStop = hooks.shouldStop;
+        m_training.progress = [this](const TrainingProgress& p) {
+            if (m_hooks.trainingProgress)
+                m_hooks.trainingProgress(m_seedIndex, m_current, p);
+        };
+        m_train = recipe.run.train;
+        m_train.dataSeed = m_seed;
+    }
+
+    // rope, rope zero-shot under YaRN, NoPE from scratch, DroPE; false when stopped (the curves done are kept).
+    bool run(const ModelConfig& rope, const ModelConfig& nope, double yarnFactor)
+    {
+        // 1. rope, trained and scored as any task run.
+        if (!begin(DropeStep::TrainRope))
+            return false;
+        TrainingResult ropeRun = train(rope);
+        if (ropeRun.stopped || !begin(DropeStep::ScoreRope) || !score(*ropeRun.model, kRopeLabel))
+            return false;
+        // 2. the same weights zero-shot under YaRN (the method, not training, stretches the rotations).
+        std::ostringstream factorText;
+        factorText << yarnFactor;
+        ropeRun.model->setScaling("yarn", {"factor=" + factorText.str()});
+        const bool yarnScored = score(*ropeRun.model, kRopeYarnLabel);
+        ropeRun.model->setScaling("none", {});
+        if (!yarnScored)
+            return false;
+        // 3. NoPE from scratch with rope's budget.
+        if (!begin(DropeStep::TrainNope))
+            return false;
+        TrainingResult nopeRun = train(nope);
+        if (nopeRun.stopped || !begin(DropeStep::ScoreNope) || !score(*nopeRun.model, kNopeLabel))
+            return false;
+        // 4. DroPE: the rope weights and AdamW state continued as NoPE (core's droppingPositions rule).
+        if (!begin(DropeStep::Recalibrate))
+            return false;
+        Recalibration recalibration = droppedPositionsRun(std::move(ropeRun), m_train, m_recipe.fraction);
+        TrainingResult dropeRun =
+            trainModel(recalibration.model, recalibration.train,
+                       taskTrainingBatches(m_recipe.run.task, recalibration.train.dataSeed), m_training,
+                       &recalibration.init, "the rope model", "the DroPE recalibration");
+        if (dropeRun.stopped || !begin(DropeStep::ScoreDrope))
+            return false;
+        if (m_recipe.logitC > 0) // DroPE's test-time logit scale (a modifier: the weights are not touched)
+            dropeRun.model->setScaling("none", {logitCSetting(m_recipe.logitC)});
+        return score(*dropeRun.model, kDropeLabel);
+    }
+
+private:
+    bool stopRequested() const { return m_hooks.shouldStop && m_hooks.shouldStop(); }
+    bool begin(DropeStep step)
+    {
+        m_current = step;
+        if (m_hooks.stepStarted)
+            m_hooks.stepStarted(m_seedIndex, step);
+        return !stopRequested();
+    }
+    TrainingResult train(ModelConfig config)
+    {
+        config.seed = m_seed;
+        return trainModel(config, m_train, taskTrainingBatches(m_recipe.run.task, m_seed), m_training);
+    }
+    // The model's task curve, handed to curveDone and kept; false when stopped while scoring.
+    bool score(Model& model, const std::string& label)
+    {
+        const auto scoring = [this](double fraction) {
+            if (m_hooks.scoringProgress)
+                m_hooks.scoringProgress(m_seedIndex, m_current, fraction);
+            return !stopRequested();
+        };
+        std::optional<TaskCurve> curve = scoreTaskCurve(model, m_recipe.run, label, m_seed, scoring);
+        if (!curve)
+            return false;
+        if (m_hooks.curveDone)
+            m_hooks.curveDone(*curve);
+        m_result.curves.push_back(std::move(*curve));
+        return true;
+    }
+
+    const DropeRecipe& m_recipe;
+    const DropeHooks& m_hooks;
+    size_t m_seedIndex;
+    uint64_t m_seed;
+    DropeRecipeResult& m_result;
+    DropeStep m_current = DropeStep::TrainRope;
+    TrainingHooks m_training;
+    TrainConfig m_train;
+};
+
+} // namespace
+
 DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& hooks)
 {
     checkDropeRecipe(recipe);
@@ -313,92 +412,11 @@ DropeRecipeResult runDropeRecipe(const DropeRecipe& recipe, const DropeHooks& ho
     nope.scheme = "none";
     nope.schemeSettings.clear();
     const double factor = dropeYarnFactor(recipe);
-
-    for (size_t s = 0; s < recipe.seeds.size(); ++s) {
-        const uint64_t seed = recipe.seeds[s];
-        DropeStep current = DropeStep::TrainRope;
-        auto begin = [&](DropeStep step) {
-            current = step;
-            if (hooks.stepStarted)
-                hooks.stepStarted(s, step);
-            return !(hooks.shouldStop && hooks.shouldStop());
-        };
-        TrainingHooks training;
-        training.reportEvery = hooks.reportEvery;
-        training.shouldStop = hooks.shouldStop;
-        training.progress = [&](const TrainingProgress& p) {
-            if (hooks.trainingProgress)
-                hooks.trainingProgress(s, current, p);
-        };
-        auto scoring = [&](double fraction) {
-            if (hooks.scoringProgress)
-                hooks.scoringProgress(s, current, fraction);
-            return !(hooks.shouldStop && hooks.shouldStop());
-        };
-        auto done = [&](TaskCurve curve) {
-            if (hooks.curveDone)
-                hooks.curveDone(curve);
-            result.curves.push_back(std::move(curve));
-        };
-        auto stop = [&] {
+    for (size_t s = 0; s < recipe.seeds.size(); ++s)
+        if (!DropeSeedRun(recipe, hooks, s, result).run(rope, nope, factor)) {
             result.stopped = true;
             return result;
-        };
-
-        // 1. rope, trained and scored as any task run.
-        if (!begin(DropeStep::TrainRope))
-            return stop();
-        ModelConfig ropeSeeded = rope;
-        ropeSeeded.seed = seed;
-        TrainConfig train = recipe.run.train;
-        train.dataSeed = seed;
-        TrainingResult ropeRun = trainModel(ropeSeeded, train, taskTrainingBatches(recipe.run.task, seed), training);
-        if (ropeRun.stopped || !begin(DropeStep::ScoreRope))
-            return stop();
-        std::optional<TaskCurve> curve = scoreTaskCurve(*ropeRun.model, recipe.run, kRopeLabel, seed, scoring);
-        if (!curve)
-            return stop();
-        done(std::move(*curve));
-        // 2. the same weights zero-shot under YaRN (the method, not training, stretches the rotations).
-        std::ostringstream factorText;
-        factorText << factor;
-        ropeRun.model->setScaling("yarn", {"factor=" + factorText.str()});
-        curve = scoreTaskCurve(*ropeRun.model, recipe.run, kRopeYarnLabel, seed, scoring);
-        ropeRun.model->setScaling("none", {});
-        if (!curve)
-            return stop();
-        done(std::move(*curve));
-
-        // 3. NoPE from scratch with rope's budget.
-        if (!begin(DropeStep::TrainNope))
-            return stop();
-        ModelConfig nopeSeeded = nope;
-        nopeSeeded.seed = seed;
-        TrainingResult nopeRun = trainModel(nopeSeeded, train, taskTrainingBatches(recipe.run.task, seed), training);
-        if (nopeRun.stopped || !begin(DropeStep::ScoreNope))
-            return stop();
-        curve = scoreTaskCurve(*nopeRun.model, recipe.run, kNopeLabel, seed, scoring);
-        if (!curve)
-            return stop();
-        done(std::move(*curve));
-
-        // 4. DroPE: the rope weights and AdamW state continued as NoPE (core's droppingPositions rule).
-        if (!begin(DropeStep::Recalibrate))
-            return stop();
-        Recalibration recalibration = droppedPositionsRun(std::move(ropeRun), train, recipe.fraction);
-        TrainingResult dropeRun =
-            trainModel(recalibration.model, recalibration.train,
-                       taskTrainingBatches(recipe.run.task, recalibration.train.dataSeed), training,
-                       &recalibration.init, "the rope model", "the DroPE recalibration");
-        if (dropeRun.stopped || !begin(DropeStep::ScoreDrope))
-            return stop();
-        if (recipe.logitC > 0) // DroPE's test-time logit scale (a modifier: the weights are not touched)
-            dropeRun.model->setScaling("none", {logitCSetting(recipe.logitC)});
-        curve = scoreTaskCurve(*dropeRun.model, recipe.run, kDropeLabel, seed, scoring);
-        if (!curve)
-            return stop();
-        done(std::move(*curve));
-    }
+        }
     return result;
 }
 
