@@ -39,6 +39,39 @@ double timed(const std::function<void()>& step)
     return timer.nsecsElapsed() / 1e6;
 }
 
+// Milliseconds of a zoom and a pan of the attention map, each to the repainted widget, to its detail, and a repaint.
+struct ZoomPanTimes {
+    double zoom = 0, zoomDetail = 0, zoomRepaint = 0, pan = 0, panDetail = 0, panRepaint = 0;
+    bool panFetched = false; // the pan needed a new detail map
+};
+
+// A zoom to a sixteenth of each side about the diagonal's middle, then a pan by a quarter of the window.
+template <typename Grab>
+ZoomPanTimes zoomAndPan(HfModelView& view, const Grab& grab)
+{
+    TokenMapWidget* map = view.heatmap();
+    ZoomPanTimes t;
+    t.zoom = timed([&] {
+        map->zoomTokens(16);
+        map->repaint();
+    });
+    // The finer map follows once the zooming pauses (a 60 ms timer), then computes.
+    t.zoomDetail = waitUntil([&] { return view.detail().map && !view.isBusy(); });
+    t.zoomRepaint = timed([&] { map->repaint(); });
+    grab(view, "attention-zoomed");
+    const QRectF w = map->tokenWindow();
+    t.pan = timed([&] {
+        map->setTokenWindow(w.translated(w.width() / 4, w.height() / 4));
+        map->repaint();
+    });
+    const HfAttentionMap* before = view.detail().map.get();
+    t.panDetail = waitUntil([&] { return view.detail().map.get() != before && !view.isBusy(); }, 1000);
+    t.panFetched = view.detail().map.get() != before;
+    t.panRepaint = timed([&] { map->repaint(); });
+    grab(view, "attention-panned");
+    return t;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -86,24 +119,7 @@ int main(int argc, char** argv)
     const double paint = timed([&] { map->repaint(); });
     grab(view, "attention-all");
     const double repaint = timed([&] { map->repaint(); });
-    // A zoom to a sixteenth of each side about the diagonal's middle, then a pan by a quarter of the window.
-    const double zoom = timed([&] {
-        map->zoomTokens(16);
-        map->repaint();
-    });
-    // The finer map follows once the zooming pauses (a 60 ms timer), then computes.
-    const double zoomDetail = waitUntil([&] { return view.detail().map && !view.isBusy(); });
-    const double zoomRepaint = timed([&] { map->repaint(); });
-    grab(view, "attention-zoomed");
-    const QRectF w = map->tokenWindow();
-    const double pan = timed([&] {
-        map->setTokenWindow(w.translated(w.width() / 4, w.height() / 4));
-        map->repaint();
-    });
-    const HfAttentionMap* before = view.detail().map.get();
-    const double panDetail = waitUntil([&] { return view.detail().map.get() != before && !view.isBusy(); }, 1000);
-    const double panRepaint = timed([&] { map->repaint(); });
-    grab(view, "attention-panned");
+    const ZoomPanTimes zp = zoomAndPan(view, grab);
     // Close enough for tokens on the axes: 40 tokens across.
     map->setTokenWindow(QRectF(map->tokenWindow().center() - QPointF(20, 20), QSizeF(40, 40)));
     QElapsedTimer settle;
@@ -126,10 +142,10 @@ int main(int argc, char** argv)
     std::printf("  open %.1f ms; text -> capture, grid and first map shown %.1f ms\n", open, capture);
     std::printf("  first paint %.1f ms, repaint %.1f ms; another head's overview (1024 blocks, max) %.1f ms\n", paint,
                 repaint, overviewMs);
-    std::printf("  zoom x16: %.1f ms to the repainted widget, then %.1f ms until the detail, repaint %.1f ms\n", zoom,
-                zoomDetail, zoomRepaint);
+    std::printf("  zoom x16: %.1f ms to the repainted widget, then %.1f ms until the detail, repaint %.1f ms\n",
+                zp.zoom, zp.zoomDetail, zp.zoomRepaint);
     std::printf(
-        "  pan by 1/4: %.1f ms to the repainted widget, then %.1f ms until a new detail (%s), repaint %.1f ms\n", pan,
-        panDetail, view.detail().map.get() != before ? "fetched" : "none needed: the margin held it", panRepaint);
+        "  pan by 1/4: %.1f ms to the repainted widget, then %.1f ms until a new detail (%s), repaint %.1f ms\n",
+        zp.pan, zp.panDetail, zp.panFetched ? "fetched" : "none needed: the margin held it", zp.panRepaint);
     return 0;
 }

@@ -36,7 +36,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("app/cli/verbs_model.cpp:runTaskEval"), 107},
         {QStringLiteral("app/cli/verbs_sweep.cpp:runSweep"), 82},
         {QStringLiteral("app/cli/verbs_sweep.cpp:registerSweepVerbs"), 100},
-        {QStringLiteral("benchmarks/bench_hf_attention_view.cpp:main"), 92},
         {QStringLiteral("core/model/model.cpp:Model::backwardSlice"), 117},
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},
         {QStringLiteral("core/schemes/schemes.cpp:validateSchemeSpec"), 87},
