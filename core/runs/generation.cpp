@@ -16,13 +16,19 @@ namespace plab {
 
 void checkGenerateOptions(const GenerateOptions& options)
 {
-    checkIntegerRange("max-new", options.maxNew, 1, kMaxGenerateTokens);
+    // Each message names its parameter (the CLI's option of the same name, cliMessage).
+    if (options.maxNew < 1 || options.maxNew > kMaxGenerateTokens)
+        throw InputError("max-new = " + std::to_string(options.maxNew) + " is out of range; allowed: integers in [1, " +
+                             std::to_string(kMaxGenerateTokens) + "]",
+                         "max-new");
     if (!(std::isfinite(options.temperature) && options.temperature >= 0 && options.temperature <= 1e6))
-        throw InputError("temperature = " + std::to_string(options.temperature) +
-                         " is out of range; allowed: 0 (greedy) or a positive number up to 1e6");
+        throw InputError("temperature = " + exactText(options.temperature) +
+                             " is out of range; allowed: 0 (greedy) or a positive number up to 1e6",
+                         "temperature");
     if (options.topK < 0)
         throw InputError("top-k = " + std::to_string(options.topK) +
-                         " is out of range; allowed: 0 (every token) or a positive count");
+                             " is out of range; allowed: 0 (every token) or a positive count",
+                         "top-k");
 }
 
 namespace {
@@ -96,7 +102,8 @@ void checkTotalLength(int prompt, int maxNew, int maxLength, const std::string& 
     if (static_cast<long long>(prompt) + maxNew > maxLength)
         throw InputError("max-new = " + std::to_string(maxNew) + " after a prompt of " + std::to_string(prompt) +
                          " tokens passes the " + std::to_string(maxLength) + " positions of " + table +
-                         "; allowed: max-new up to " + std::to_string(maxLength - prompt));
+                         "; allowed: max-new up to " + std::to_string(maxLength - prompt),
+                         "max-new");
 }
 
 } // namespace
