@@ -70,6 +70,7 @@ private slots:
     void badInputRefused();
     void cliGenerate_data();
     void cliGenerate();
+    void callbackCancelsAndStopIdsEnd();
 };
 
 // Rows: every folder under none, pi and yarn (rotary folders; alibi and learned take no method: their own positions),
@@ -336,6 +337,30 @@ void TestGenerate::cliGenerate()
     QCOMPARE(doc["ids"].get<std::vector<int>>(), generate(model, {1, 2, 3}, options).ids);
     const HfConfig& c = model.config();
     QCOMPARE(doc["cache_bytes"].get<double>(), 2.0 * c.layers * c.kvHeads * c.headDim * (3 + 4 - 1) * 4);
+}
+
+// The callback sees each token as it is chosen and false cancels after it; a stop id ends generation after emitting it.
+void TestGenerate::callbackCancelsAndStopIdsEnd()
+{
+    const std::string folder = dataFolder(QStringLiteral("hf/qwen2"));
+    const HfModel model(folder);
+    const std::vector<int> prompt = idsOf(folder, 6);
+    GenerateOptions options;
+    options.maxNew = 12;
+    const GenerateResult all = generate(model, prompt, options);
+    QVERIFY(!all.canceled);
+    std::vector<int> seen;
+    const GenerateResult canceled = generate(model, prompt, options, [&](int id) {
+        seen.push_back(id);
+        return seen.size() < 3;
+    });
+    QVERIFY(canceled.canceled);
+    QCOMPARE(canceled.ids, std::vector<int>(all.ids.begin(), all.ids.begin() + 3));
+    QCOMPARE(seen, canceled.ids);
+    options.stopIds = {all.ids[4]};
+    const std::vector<int> stopped = generate(model, prompt, options).ids;
+    const size_t first = std::find(all.ids.begin(), all.ids.end(), all.ids[4]) - all.ids.begin();
+    QCOMPARE(stopped, std::vector<int>(all.ids.begin(), all.ids.begin() + first + 1));
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestGenerate)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <numeric>
 
 namespace plab {
@@ -62,6 +63,7 @@ GenerateResult runLoop(const GenerateOptions& options, int vocab, const Generate
     std::vector<float> logits = first();
     result.prefillMs = 1e3 * secondsSince(start);
     const auto decodeStart = Clock::now();
+    const std::clock_t cpuStart = std::clock();
     int steps = 0;
     while (true) {
         const int id = chooseToken(logits.data(), vocab, options, state);
@@ -77,6 +79,7 @@ GenerateResult runLoop(const GenerateOptions& options, int vocab, const Generate
         ++steps;
     }
     const double seconds = secondsSince(decodeStart);
+    result.decodeCpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;
     result.decodeTokensPerSecond = steps > 0 && seconds > 0 ? steps / seconds : 0;
     return result;
 }
