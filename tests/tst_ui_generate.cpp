@@ -165,7 +165,7 @@ private Q_SLOTS:
                 text = QString::fromUtf8(bytes);
             }
             QCOMPARE(s.text, text);
-            QVERIFY2(page->sideStatus(side).contains(QStringLiteral("6 new tokens")), qPrintable(page->sideStatus(side)));
+            QVERIFY2(page->sideStatus(side).contains(QStringLiteral("6 new token")), qPrintable(page->sideStatus(side)));
         }
         if (repeatTo > model.context())
             QVERIFY2(page->promptLengthLabel()->text().contains(QStringLiteral("Past the context")),

@@ -6,6 +6,7 @@
 
 #include "base/errors.h"
 #include "schemes/rotary_scaling.h"
+#include "schemes/schemes.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -210,7 +211,9 @@ void ContinueTextPage::addModel(const SharedModel& model, bool select)
         m_models[static_cast<size_t>(index)] = model;
         m_model->setItemText(index, model.name);
     }
-    if (select || m_model->currentIndex() < 0)
+    // A rotary model is preferred where none is chosen: its method side has something to show.
+    const bool rotary = schemeByName(model.model->config().scheme).rotary;
+    if (select || m_model->currentIndex() < 0 || (rotary && !currentModel().rotary()))
         m_model->setCurrentIndex(index);
 }
 
@@ -350,15 +353,19 @@ void ContinueTextPage::showSide(int side)
     text->moveCursor(QTextCursor::End);
     QLabel* line = m_sideLines[static_cast<size_t>(side)];
     const int n = static_cast<int>(s.ids.size());
+    const bool bytes = m_source == Source::Lab; // a lab model's tokens are bytes
     if (!s.error.isEmpty())
-        line->setText(n > 0 ? tr("Stopped after %n token(s): %1", nullptr, n).arg(s.error) : s.error);
+        line->setText(n == 0 ? s.error
+                      : bytes ? tr("Stopped after %n byte(s): %1", nullptr, n).arg(s.error)
+                              : tr("Stopped after %n token(s): %1", nullptr, n).arg(s.error));
     else if (s.done)
-        line->setText(tr("%n new token(s) after %1 of the prompt · prefill %2 ms · %3 tokens/s", nullptr, n)
+        line->setText((bytes ? tr("%n new byte(s) after %1 of the prompt · prefill %2 ms · %3 bytes/s", nullptr, n)
+                             : tr("%n new token(s) after %1 of the prompt · prefill %2 ms · %3 tokens/s", nullptr, n))
                           .arg(s.promptTokens)
                           .arg(s.prefillMs, 0, 'f', 0)
                           .arg(s.tokensPerSecond, 0, 'f', 1));
     else if (s.promptTokens > 0)
-        line->setText(tr("%n new token(s)…", nullptr, n));
+        line->setText(bytes ? tr("%n new byte(s)…", nullptr, n) : tr("%n new token(s)…", nullptr, n));
     else
         line->clear();
 }
