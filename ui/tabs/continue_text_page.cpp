@@ -34,6 +34,13 @@ const char* kDefaultPrompt = "Once upon a time, in a small town by the sea, ther
 
 constexpr int kMaxNewTokens = 4096;
 
+// Halfway between the text and its background: the prompt's end, read as context, not as the model's words.
+QColor dimColor(const QPalette& palette)
+{
+    const QColor t = palette.color(QPalette::Text), b = palette.color(QPalette::Base);
+    return QColor((t.red() + b.red()) / 2, (t.green() + b.green()) / 2, (t.blue() + b.blue()) / 2);
+}
+
 // A side's text: the prompt's end dimmed, then the continuation.
 QString sideHtml(const GenerationSnapshot& s, const QColor& dim)
 {
@@ -349,7 +356,7 @@ void ContinueTextPage::showSide(int side)
     if (s.promptTail.isEmpty() && s.text.isEmpty())
         text->clear();
     else
-        text->setHtml(sideHtml(s, palette().color(QPalette::PlaceholderText)));
+        text->setHtml(sideHtml(s, dimColor(palette())));
     text->moveCursor(QTextCursor::End);
     QLabel* line = m_sideLines[static_cast<size_t>(side)];
     const int n = static_cast<int>(s.ids.size());

@@ -213,11 +213,11 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
     waitUntil([] { return false; }, 300);
     if (!shots.saveWindow(QStringLiteral("model-methods-canceled")))
         return false;
-    // Continue the text: past the context (twice it), the config's own positions beside YaRN.
+    // Continue the text: past the context (four times it), the config's own positions beside YaRN.
     view->setPage(HfModelView::ContinuePage);
     view->continueTextPage()->setMethod(QStringLiteral("yarn"));
     return grabContinue(shots, view->continueTextPage(), QStringLiteral("model-continue"),
-                        2 * view->model()->model->config().context, 48);
+                        4 * view->model()->model->config().context, 48);
 }
 
 } // namespace

@@ -25,7 +25,7 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
 // The "Your model" tab with the Hugging Face folder `folder` opened as a user opens it: DIR/model-card.png (the
 // summary card), model-attention.png (tokens on the axes, the layer x head grid), model-sinks.png, model-entropy.png
 // model-methods.png (Evaluate under methods on `methodsText`, empty: the default corpus, at `lengths`) and
-// model-continue.png (Continue the text, the prompt repeated to twice the context, own positions beside YaRN).
+// model-continue.png (Continue the text, the prompt repeated to four times the context, own positions beside YaRN).
 bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
                           const QString& methodsText = QString(), const QString& lengths = QString());
 // The Train tab at the window's own size running the DroPE recipe on passkey (demo preset, 600 steps): DIR/
