@@ -205,6 +205,43 @@ private Q_SLOTS:
         QCOMPARE(page->sideStatus(1), refused.error);
     }
 
+    void refusedPromptShowsMessage_data()
+    {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<QString>("prompt");
+        QTest::addColumn<int>("repeatTo");
+        QTest::addColumn<int>("maxNew");
+        QTest::addColumn<QString>("said"); // a word the message must hold
+        QTest::newRow("qwen2: an empty prompt") << QStringLiteral("qwen2") << QString() << 0 << 4
+                                               << QStringLiteral("no tokens");
+        QTest::newRow("lab model: an empty prompt") << QStringLiteral("lab") << QString() << 0 << 4
+                                                    << QStringLiteral("no tokens");
+    }
+
+    // A prompt core refuses: both sides and the status line say why; nothing crashes, Continue is offered again.
+    void refusedPromptShowsMessage()
+    {
+        QFETCH(QString, folder);
+        QFETCH(QString, prompt);
+        QFETCH(int, repeatTo);
+        QFETCH(int, maxNew);
+        QFETCH(QString, said);
+        const GenerationModel model = openModel(folder);
+        QVERIFY2(model.isValid(), qPrintable(folder));
+        auto page = pageFor(model);
+        page->setPrompt(prompt);
+        page->setRepeatTo(repeatTo);
+        page->setMaxNew(maxNew);
+        page->start();
+        QVERIFY(waitDone(*page));
+        for (int side : {0, 1}) {
+            QVERIFY2(page->side(side).error.contains(said), qPrintable(page->side(side).error));
+            QVERIFY(page->side(side).ids.empty());
+        }
+        QCOMPARE(page->statusLabel()->text(), page->side(0).error);
+        QVERIFY(page->continueButton()->isEnabled());
+    }
+
     void cancelStops_data()
     {
         QTest::addColumn<QString>("where");

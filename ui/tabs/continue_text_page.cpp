@@ -23,7 +23,7 @@
 #include <QTextEdit>
 #include <QVBoxLayout>
 
-#include <limits>
+#include <tuple>
 
 namespace plab::ui {
 
@@ -102,6 +102,7 @@ QWidget* ContinueTextPage::buildControls()
     v->addWidget(new QLabel(tr("Prompt:"), box));
     v->addWidget(m_prompt);
 
+    // Four short rows, so that the page is no wider than the tab's other pages on a 1366-pixel screen.
     auto* grid = new QGridLayout;
     m_repeat = new QSpinBox(box);
     m_repeat->setObjectName(QStringLiteral("continueRepeat"));
@@ -111,9 +112,19 @@ QWidget* ContinueTextPage::buildControls()
     m_repeat->setToolTip(tr("Repeat the prompt's tokens until this many, to continue it past the model's context."));
     grid->addWidget(new QLabel(tr("Repeat to:"), box), 0, 0);
     grid->addWidget(m_repeat, 0, 1);
+    m_maxNew = new QSpinBox(box);
+    m_maxNew->setObjectName(QStringLiteral("continueMaxNew"));
+    m_maxNew->setRange(1, kMaxNewTokens);
+    m_maxNew->setValue(32);
+    auto* maxNewRow = new QHBoxLayout;
+    maxNewRow->addWidget(new QLabel(m_source == Source::Lab ? tr("New bytes:") : tr("New tokens:"), box));
+    maxNewRow->addWidget(m_maxNew);
+    maxNewRow->addStretch(1);
+    grid->addLayout(maxNewRow, 0, 2, 1, 2);
     m_promptLength = new QLabel(box);
     m_promptLength->setObjectName(QStringLiteral("continuePromptLength"));
-    grid->addWidget(m_promptLength, 0, 2, 1, 4);
+    m_promptLength->setWordWrap(true);
+    grid->addWidget(m_promptLength, 1, 0, 1, 4);
 
     m_method = new FittingComboBox(box);
     m_method->setObjectName(QStringLiteral("continueMethod"));
@@ -121,42 +132,43 @@ QWidget* ContinueTextPage::buildControls()
         m_method->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
     m_method->setCurrentIndex(m_method->findData(QStringLiteral("yarn")));
     m_method->setToolTip(tr("The right-hand continuation's positions: a length-extension method applied zero-shot."));
-    grid->addWidget(new QLabel(tr("Method:"), box), 1, 0);
-    grid->addWidget(m_method, 1, 1);
+    grid->addWidget(new QLabel(tr("Method:"), box), 2, 0);
+    grid->addWidget(m_method, 2, 1);
     m_settings = new QLineEdit(box);
     m_settings->setObjectName(QStringLiteral("continueSettings"));
-    grid->addWidget(new QLabel(tr("Settings:"), box), 1, 2);
-    grid->addWidget(m_settings, 1, 3);
-    m_maxNew = new QSpinBox(box);
-    m_maxNew->setObjectName(QStringLiteral("continueMaxNew"));
-    m_maxNew->setRange(1, kMaxNewTokens);
-    m_maxNew->setValue(32);
-    grid->addWidget(new QLabel(m_source == Source::Lab ? tr("New bytes:") : tr("New tokens:"), box), 1, 4);
-    grid->addWidget(m_maxNew, 1, 5);
+    auto* settingsRow = new QHBoxLayout;
+    settingsRow->addWidget(new QLabel(tr("Settings:"), box));
+    settingsRow->addWidget(m_settings, 1);
+    grid->addLayout(settingsRow, 2, 2, 1, 2);
 
     m_sampled = new QCheckBox(tr("Sample"), box);
     m_sampled->setToolTip(tr("Off: greedy, the likeliest token each time (the same text every run). On: drawn at the "
                              "temperature from the k likeliest tokens (0: all), the same seed giving the same text."));
-    grid->addWidget(m_sampled, 2, 0);
-    auto* sampling = new QHBoxLayout;
+    grid->addWidget(m_sampled, 3, 0);
     m_temperature = new QDoubleSpinBox(box);
     m_temperature->setRange(0.01, 10);
     m_temperature->setSingleStep(0.1);
     m_temperature->setValue(0.8);
     m_topK = new QSpinBox(box);
-    m_topK->setRange(0, 1 << 20);
+    m_topK->setRange(0, 100000);
     m_topK->setSpecialValueText(tr("all"));
     m_seed = new QSpinBox(box);
-    m_seed->setRange(0, std::numeric_limits<int>::max());
-    for (const auto& [label, field] : {std::pair{tr("Temperature:"), static_cast<QWidget*>(m_temperature)},
-                                       std::pair{tr("Top-k:"), static_cast<QWidget*>(m_topK)},
-                                       std::pair{tr("Seed:"), static_cast<QWidget*>(m_seed)}}) {
-        sampling->addWidget(new QLabel(label, box));
-        sampling->addWidget(field);
+    m_seed->setRange(0, 999999);
+    // Temperature and top-k beside the box, the seed under them: two short rows rather than one long one.
+    auto* sampling = new QHBoxLayout;
+    auto* seedRow = new QHBoxLayout;
+    for (const auto& [label, field, row] :
+         {std::tuple{tr("Temperature:"), static_cast<QWidget*>(m_temperature), sampling},
+          std::tuple{tr("Top-k:"), static_cast<QWidget*>(m_topK), sampling},
+          std::tuple{tr("Seed:"), static_cast<QWidget*>(m_seed), seedRow}}) {
+        row->addWidget(new QLabel(label, box));
+        row->addWidget(field);
         field->setEnabled(false);
     }
     sampling->addStretch(1);
-    grid->addLayout(sampling, 2, 1, 1, 5);
+    seedRow->addStretch(1);
+    grid->addLayout(sampling, 3, 1, 1, 3);
+    grid->addLayout(seedRow, 4, 1, 1, 3);
     grid->setColumnStretch(3, 1);
     v->addLayout(grid);
 
@@ -332,8 +344,11 @@ void ContinueTextPage::onSnapshot(const GenerationSnapshot& snapshot)
 
 void ContinueTextPage::onFinished(bool canceled)
 {
+    // A prompt core refused stops both sides with its message: the status line says it instead of "Done".
+    const QString refused = m_sides[0].error == m_sides[1].error ? m_sides[0].error : QString();
     if (!canceled && !m_canceled)
-        m_status->setText(tr("Done in %1 s.").arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
+        m_status->setText(!refused.isEmpty() ? refused
+                                             : tr("Done in %1 s.").arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
     updateAvailability();
     Q_EMIT busyChanged(false);
 }
