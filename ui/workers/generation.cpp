@@ -36,10 +36,34 @@ std::vector<int> promptIds(const GenerationModel& model, const QString& text, in
     return repeatedTokens(std::move(ids), repeatTo);
 }
 
+// The ids' text. A model's vocabulary can be larger than its tokenizer's (padded for speed), so a sampled id may have no
+// text: each run of ids the tokenizer knows is decoded whole, each id it does not shows as ⟨id⟩.
 QString decodeIds(const GenerationModel& model, const std::vector<int>& ids)
 {
-    if (model.folder)
-        return QString::fromStdString(model.folder->tokenizer->decode(ids));
+    if (model.folder) {
+        const hf::Tokenizer& tokenizer = *model.folder->tokenizer;
+        try {
+            return QString::fromStdString(tokenizer.decode(ids));
+        } catch (const InputError&) {
+        }
+        QString text;
+        std::vector<int> run;
+        const auto flush = [&] {
+            text += QString::fromStdString(tokenizer.decode(run));
+            run.clear();
+        };
+        for (const int id : ids) {
+            try {
+                tokenizer.decode({id});
+                run.push_back(id);
+            } catch (const InputError&) {
+                flush();
+                text += QStringLiteral("⟨%1⟩").arg(id);
+            }
+        }
+        flush();
+        return text;
+    }
     QByteArray bytes;
     for (const int id : ids)
         bytes.append(static_cast<char>(id));
@@ -109,7 +133,7 @@ void runSide(const GenerationRequest& request, const std::vector<int>& prompt, G
     });
     if (promise.isCanceled())
         return;
-    snapshot.text = decodeIds(request.model, snapshot.ids);
+    runGuarded(snapshot, [&] { snapshot.text = decodeIds(request.model, snapshot.ids); });
     snapshot.done = true;
     promise.addResult(snapshot);
 }
