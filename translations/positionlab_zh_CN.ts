@@ -1456,10 +1456,6 @@
         <translation>用时 %1 秒完成。</translation>
     </message>
     <message>
-        <source>Own positions: %1</source>
-        <translation>自身位置：%1</translation>
-    </message>
-    <message>
         <source>Under %1</source>
         <translation>在 %1 下</translation>
     </message>

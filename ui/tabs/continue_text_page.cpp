@@ -57,8 +57,10 @@ ContinueTextPage::ContinueTextPage(Source source, QWidget* parent)
     layout->addWidget(buildControls());
     auto* sides = new QSplitter(Qt::Horizontal, this);
     sides->setChildrenCollapsible(false);
-    for (int side : {0, 1})
+    for (int side : {0, 1}) {
         sides->addWidget(buildSide(side));
+        sides->setStretchFactor(side, 1); // the two continuations equally wide
+    }
     layout->addWidget(sides, 1);
     connect(m_run, &GenerationRun::snapshot, this, &ContinueTextPage::onSnapshot);
     connect(m_run, &GenerationRun::finished, this, &ContinueTextPage::onFinished);
@@ -362,11 +364,8 @@ void ContinueTextPage::showSide(int side)
 {
     const GenerationSnapshot& s = m_sides[static_cast<size_t>(side)];
     QGroupBox* box = m_sideBoxes[static_cast<size_t>(side)];
-    const QString method = m_method->currentText();
-    if (!s.positions.isEmpty())
-        box->setTitle(side == 0 ? tr("Own positions: %1").arg(s.positions) : tr("Under %1").arg(s.positions));
-    else
-        box->setTitle(side == 0 ? tr("The model's own positions") : tr("Under %1").arg(method));
+    // Short titles (a long one would widen its side); the positions core applied head the line under the text.
+    box->setTitle(side == 0 ? tr("The model's own positions") : tr("Under %1").arg(m_method->currentText()));
     QTextEdit* text = m_sideTexts[static_cast<size_t>(side)];
     if (s.promptTail.isEmpty() && s.text.isEmpty())
         text->clear();
@@ -381,7 +380,8 @@ void ContinueTextPage::showSide(int side)
                       : bytes ? tr("Stopped after %n byte(s): %1", nullptr, n).arg(s.error)
                               : tr("Stopped after %n token(s): %1", nullptr, n).arg(s.error));
     else if (s.done)
-        line->setText((bytes ? tr("%n new byte(s) after %1 of the prompt · prefill %2 ms · %3 bytes/s", nullptr, n)
+        line->setText(s.positions + QLatin1Char('\n') +
+                      (bytes ? tr("%n new byte(s) after %1 of the prompt · prefill %2 ms · %3 bytes/s", nullptr, n)
                              : tr("%n new token(s) after %1 of the prompt · prefill %2 ms · %3 tokens/s", nullptr, n))
                           .arg(s.promptTokens)
                           .arg(s.prefillMs, 0, 'f', 0)
