@@ -80,23 +80,27 @@ ContinueTextPage::ContinueTextPage(Source source, QWidget* parent)
 
 ContinueTextPage::~ContinueTextPage() = default; // the run cancels and waits for its worker
 
+QHBoxLayout* ContinueTextPage::buildModelRow(QWidget* box)
+{
+    auto* row = new QHBoxLayout;
+    m_model = new FittingComboBox(box);
+    m_model->setObjectName(QStringLiteral("continueModel"));
+    connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
+        showPromptLength();
+        updateAvailability();
+    });
+    row->addWidget(new QLabel(tr("Model:"), box));
+    row->addWidget(m_model, 1);
+    return row;
+}
+
 QWidget* ContinueTextPage::buildControls()
 {
     auto* box = new QWidget(this);
     auto* v = new QVBoxLayout(box);
     v->setContentsMargins(0, 0, 0, 0);
-    if (m_source == Source::Lab) {
-        auto* row = new QHBoxLayout;
-        m_model = new FittingComboBox(box);
-        m_model->setObjectName(QStringLiteral("continueModel"));
-        connect(m_model, &QComboBox::currentIndexChanged, this, [this] {
-            showPromptLength();
-            updateAvailability();
-        });
-        row->addWidget(new QLabel(tr("Model:"), box));
-        row->addWidget(m_model, 1);
-        v->addLayout(row);
-    }
+    if (m_source == Source::Lab)
+        v->addLayout(buildModelRow(box));
     m_prompt = new QPlainTextEdit(QString::fromLatin1(kDefaultPrompt), box);
     m_prompt->setObjectName(QStringLiteral("continuePrompt"));
     m_prompt->setPlaceholderText(tr("Type or paste the beginning of a text"));
@@ -143,6 +147,28 @@ QWidget* ContinueTextPage::buildControls()
     settingsRow->addWidget(m_settings, 1);
     grid->addLayout(settingsRow, 2, 2, 1, 2);
 
+    buildSampling(box, grid);
+    grid->setColumnStretch(3, 1);
+    v->addLayout(grid);
+
+    auto* buttons = new QHBoxLayout;
+    m_continue = new QPushButton(tr("Continue"), box);
+    m_continue->setObjectName(QStringLiteral("continueStart"));
+    m_cancel = new QPushButton(tr("Cancel"), box);
+    m_cancel->setObjectName(QStringLiteral("continueCancel"));
+    m_cancel->setEnabled(false);
+    m_status = new QLabel(box);
+    m_status->setObjectName(QStringLiteral("continueStatus"));
+    m_status->setWordWrap(true);
+    buttons->addWidget(m_continue);
+    buttons->addWidget(m_cancel);
+    buttons->addWidget(m_status, 1);
+    v->addLayout(buttons);
+    return box;
+}
+
+void ContinueTextPage::buildSampling(QWidget* box, QGridLayout* grid)
+{
     m_sampled = new QCheckBox(tr("Sample"), box);
     m_sampled->setToolTip(tr("Off: greedy, the likeliest token each time (the same text every run). On: drawn at the "
                              "temperature from the k likeliest tokens (0: all), the same seed giving the same text."));
@@ -171,23 +197,6 @@ QWidget* ContinueTextPage::buildControls()
     seedRow->addStretch(1);
     grid->addLayout(sampling, 3, 1, 1, 3);
     grid->addLayout(seedRow, 4, 1, 1, 3);
-    grid->setColumnStretch(3, 1);
-    v->addLayout(grid);
-
-    auto* buttons = new QHBoxLayout;
-    m_continue = new QPushButton(tr("Continue"), box);
-    m_continue->setObjectName(QStringLiteral("continueStart"));
-    m_cancel = new QPushButton(tr("Cancel"), box);
-    m_cancel->setObjectName(QStringLiteral("continueCancel"));
-    m_cancel->setEnabled(false);
-    m_status = new QLabel(box);
-    m_status->setObjectName(QStringLiteral("continueStatus"));
-    m_status->setWordWrap(true);
-    buttons->addWidget(m_continue);
-    buttons->addWidget(m_cancel);
-    buttons->addWidget(m_status, 1);
-    v->addLayout(buttons);
-    return box;
 }
 
 QWidget* ContinueTextPage::buildSide(int side)

@@ -14,6 +14,8 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGridLayout;
+class QHBoxLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
@@ -65,6 +67,8 @@ Q_SIGNALS:
 
 private:
     QWidget* buildControls();
+    QHBoxLayout* buildModelRow(QWidget* box); // the Lab page's model chooser
+    void buildSampling(QWidget* box, QGridLayout* grid); // rows 3 and 4: Sample, temperature, top-k, seed
     QWidget* buildSide(int side);
     void showPromptLength();
     void showMethodHint();
