@@ -15,6 +15,10 @@ in place, grouped-query attention by a view, the head and the argmax), its cache
 the context's length instead of a prefill: one step's work does not depend on the cached values, and an eager prefill
 of 8192 tokens would materialise 9 x 8192 x 8192 scores per layer. The cache's memory is `generate`'s cache_bytes
 against 2 x layers x kv_heads x head_dim x T x 4 bytes. OPENBLAS_CORETYPE is set for PyTorch as hf_prefill.py does.
+
+On a shared machine run it under OMP_WAIT_POLICY=passive (both sides read it): a decode step is a few hundred short
+parallel regions, and with other processes on the cores an actively spinning OpenMP team burns its time slices
+waiting for a descheduled partner (measured here at load 18: 10x less decode per CPU-second with 2 spinning threads).
 """
 import argparse
 import json
@@ -119,6 +123,8 @@ def main():
     ap.add_argument("--new", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds-8192", type=int, default=0,
+                    help="rounds at contexts of 8192 and more (default --rounds): their prefill dominates the run")
     ap.add_argument("--torch-bf16", action="store_true", help="also PyTorch with bf16 weights and activations")
     a = ap.parse_args()
     import torch
@@ -135,17 +141,20 @@ def main():
     rows = {}
     for r in range(a.rounds):
         for T in contexts:
+            if T >= 8192 and a.rounds_8192 and r >= a.rounds_8192:
+                continue
             for p in ("f32", "bf16"):
                 o = ours(a.folder, T, a.new, a.threads, p)
                 formula = 2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * (
                     cfg["hidden_size"] // cfg["num_attention_heads"]) * (T + a.new - 1) * 4
+                tps_cpu = (a.new - 1) / o["decode_cpu_seconds"]
                 rows.setdefault((T, "PositionLab " + p), []).append(
-                    dict(tps=o["decode_tokens_per_s"], prefill=o["prefill_ms"], cache=o["cache_bytes"],
-                         formula=formula, load=os.getloadavg()[0]))
-                print("round %d T=%d PositionLab %s: decode %.2f tokens/s, prefill %.0f ms, cache %.1f MiB "
-                      "(formula %.1f MiB); load %.1f" % (r, T, p, o["decode_tokens_per_s"], o["prefill_ms"],
-                                                         o["cache_bytes"] / 2 ** 20, formula / 2 ** 20,
-                                                         os.getloadavg()[0]), flush=True)
+                    dict(tps=o["decode_tokens_per_s"], tps_cpu=tps_cpu, prefill=o["prefill_ms"],
+                         cache=o["cache_bytes"], formula=formula, load=os.getloadavg()[0]))
+                print("round %d T=%d PositionLab %s: decode %.2f tokens/s (%.2f per CPU-second), prefill %.0f ms, "
+                      "cache %.1f MiB (formula %.1f MiB); load %.1f"
+                      % (r, T, p, o["decode_tokens_per_s"], tps_cpu, o["prefill_ms"], o["cache_bytes"] / 2 ** 20,
+                         formula / 2 ** 20, os.getloadavg()[0]), flush=True)
             for p, W in weights.items():
                 dtype = torch.float32 if p == "f32" else torch.bfloat16
                 tps, tps_cpu = torch_decode(a.folder, W, T, a.new, a.threads, dtype)
@@ -153,18 +162,21 @@ def main():
                                                                      load=os.getloadavg()[0]))
                 print("round %d T=%d PyTorch %s: decode %.2f tokens/s (%.2f per CPU-second); load %.1f"
                       % (r, T, p, tps, tps_cpu, os.getloadavg()[0]), flush=True)
-    print("| context | runner | decode tokens/s (median) | vs PyTorch f32 | prefill ms | cache MiB (formula) | load |")
-    print("|---|---|---|---|---|---|---|")
+    print("| context | runner | decode tokens/s (median) | vs PyTorch f32 | per CPU-second | vs PyTorch f32 | "
+          "prefill ms | cache MiB (formula) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for T in contexts:
         base = float(np.median([x["tps"] for x in rows[(T, "PyTorch f32")]]))
+        base_cpu = float(np.median([x["tps_cpu"] for x in rows[(T, "PyTorch f32")]]))
         for (t, name), rs in rows.items():
             if t != T:
                 continue
             med = lambda k: float(np.median([x[k] for x in rs]))  # noqa: E731
             prefill = "%.0f" % med("prefill") if "prefill" in rs[0] else "-"
             cache = "%.1f (%.1f)" % (med("cache") / 2 ** 20, med("formula") / 2 ** 20) if "cache" in rs[0] else "-"
-            print("| %d | %s | %.2f | %.2fx | %s | %s | %.1f |" % (T, name, med("tps"), med("tps") / base, prefill,
-                                                                  cache, med("load")), flush=True)
+            print("| %d | %s | %.2f | %.2fx | %.2f | %.2fx | %s | %s | %.1f |"
+                  % (T, name, med("tps"), med("tps") / base, med("tps_cpu"), med("tps_cpu") / base_cpu, prefill,
+                     cache, med("load")), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // of logits over the growing prefix on every tiny folder under none, pi and yarn, cached logits against recomputed
 // ones, windows crossed, a lab model, the sampler's seeds, and bad input.
 #include "base/errors.h"
+#include "cli_runner.h"
 #include "compare.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
@@ -67,6 +68,8 @@ private slots:
     void sampling();
     void badInputRefused_data();
     void badInputRefused();
+    void cliGenerate_data();
+    void cliGenerate();
 };
 
 // Rows: every folder under none, pi and yarn (rotary folders; alibi and learned take no method: their own positions),
@@ -286,6 +289,53 @@ void TestGenerate::badInputRefused()
     } catch (const InputError& e) {
         QVERIFY2(QString::fromUtf8(e.what()).contains(expected), e.what());
     }
+}
+
+// The CLI verb: --json's ids equal the core's greedy tokens, a checkpoint generates, and bad input exits 2 naming the
+// option, its value and what is allowed.
+void TestGenerate::cliGenerate_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("expected"); // in stderr (exit 2) or in stdout
+    const QString qwen = QString::fromStdString(dataFolder(QStringLiteral("hf/qwen2")));
+    const QString gpt2 = QString::fromStdString(dataFolder(QStringLiteral("hf/gpt2")));
+    QTest::addRow("json") << QStringList{qwen, "--ids", "1,2,3", "--max-new", "4", "--json"} << 0 << "\"ids\":[";
+    QTest::addRow("max-new 0") << QStringList{qwen, "--ids", "1,2", "--max-new", "0"} << 2
+                               << "--max-new = 0 is out of range; allowed: integers in [1,";
+    QTest::addRow("max-new missing") << QStringList{qwen, "--ids", "1,2"} << 2 << "--max-new";
+    QTest::addRow("id past the vocabulary") << QStringList{qwen, "--ids", "1,300", "--max-new", "2"} << 2
+                                            << "token id 300 at position 1 is out of range; allowed: integers in [0, 299]";
+    QTest::addRow("empty text") << QStringList{qwen, "--text", "", "--max-new", "2"} << 2 << "the prompt is empty";
+    QTest::addRow("no prompt") << QStringList{qwen, "--max-new", "2"} << 2 << "give one of --ids";
+    QTest::addRow("gpt2 past its table") << QStringList{gpt2, "--ids", "1,2,3,4", "--max-new", "40"} << 2
+                                         << "--max-new = 40 after a prompt of 4 tokens passes the 32 positions";
+    QTest::addRow("self-extend") << QStringList{qwen, "--ids", "1,2", "--max-new", "2", "--scaling", "self-extend"}
+                                 << 2 << "the method self-extend places each key";
+    QTest::addRow("negative temperature") << QStringList{qwen, "--ids", "1", "--max-new", "2", "--temperature", "-1"}
+                                          << 2 << "--temperature = -1 is out of range";
+    QTest::addRow("set without scaling") << QStringList{qwen, "--ids", "1", "--max-new", "2", "--set", "factor=2"}
+                                         << 2 << "--set needs --scaling";
+}
+
+void TestGenerate::cliGenerate()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, expected);
+    const test::CliResult r = test::runCli(QStringList{QStringLiteral("generate")} + args);
+    QVERIFY2(r.exitCode == exitCode, r.err.constData());
+    QVERIFY2((exitCode == 0 ? r.out : r.err).contains(expected.toUtf8()), (r.out + r.err).constData());
+    if (exitCode != 0)
+        return;
+    const nlohmann::json doc = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(doc.contains("text") && doc.contains("prefill_ms") && doc.contains("decode_tokens_per_s"));
+    const HfModel model(args[0].toStdString());
+    GenerateOptions options;
+    options.maxNew = 4;
+    QCOMPARE(doc["ids"].get<std::vector<int>>(), generate(model, {1, 2, 3}, options).ids);
+    const HfConfig& c = model.config();
+    QCOMPARE(doc["cache_bytes"].get<double>(), 2.0 * c.layers * c.kvHeads * c.headDim * (3 + 4 - 1) * 4);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestGenerate)

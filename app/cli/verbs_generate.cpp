@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace plab::cli {
 
@@ -85,13 +87,14 @@ private:
     size_t m_printed = 0;
 };
 
-void report(const ParsedArgs& args, VerbContext& ctx, const GenerateResult& result, const std::string& text)
+void report(const ParsedArgs& args, VerbContext& ctx, const GenerateResult& result, const nlohmann::json& text)
 {
     if (args.has("json")) {
         const nlohmann::json doc{{"ids", result.ids},
                                  {"text", text},
                                  {"prefill_ms", result.prefillMs},
                                  {"decode_tokens_per_s", result.decodeTokensPerSecond},
+                                 {"decode_cpu_seconds", result.decodeCpuSeconds},
                                  {"cache_bytes", result.cacheBytes},
                                  {"positions", result.positions},
                                  {"canceled", result.canceled}};
@@ -112,10 +115,20 @@ int runGenerate(const ParsedArgs& args, VerbContext& ctx)
     applyThreadsOption(args);
     const bool json = args.has("json");
     if (isModelFolder(source)) {
-        const hf::Tokenizer tokenizer = hf::Tokenizer::fromFolder(source);
-        const std::vector<int> prompt = promptFromArgs(args, &tokenizer);
+        // Without tokenizer.json (a folder of weights only) --ids still runs: the ids are printed, the text is null.
+        std::optional<hf::Tokenizer> tokenizer;
+        if (args.has("text") || std::filesystem::exists(std::filesystem::path(source) / "tokenizer.json"))
+            tokenizer.emplace(hf::Tokenizer::fromFolder(source));
+        const std::vector<int> prompt = promptFromArgs(args, tokenizer ? &*tokenizer : nullptr);
         const HfModel model(source, precisionFromArgs(args));
-        auto decode = [&](const std::vector<int>& ids) { return tokenizer.decode(ids); };
+        auto decode = [&](const std::vector<int>& ids) {
+            if (tokenizer)
+                return tokenizer->decode(ids);
+            std::string text;
+            for (const int id : ids)
+                text += std::to_string(id) + ' ';
+            return text;
+        };
         Streamer stream(ctx.out, decode);
         const GenerateResult result = generate(model, prompt, options, [&](int id) {
             if (!json)
@@ -126,7 +139,7 @@ int runGenerate(const ParsedArgs& args, VerbContext& ctx)
             stream.finish();
             ctx.err << "using positions " << result.positions << '\n';
         }
-        report(args, ctx, result, tokenizer.decode(result.ids));
+        report(args, ctx, result, tokenizer ? nlohmann::json(tokenizer->decode(result.ids)) : nlohmann::json());
         return 0;
     }
     refuseOptions("generate", args, {"precision"}, "they apply only to a Hugging Face model folder");
@@ -141,7 +154,7 @@ int runGenerate(const ParsedArgs& args, VerbContext& ctx)
     });
     if (!json)
         stream.finish();
-    report(args, ctx, result, bytes(result.ids));
+    report(args, ctx, result, nlohmann::json(bytes(result.ids)));
     return 0;
 }
 
@@ -165,7 +178,7 @@ void registerGenerateVerbs()
           {"seed", OptionKind::Value, "the sampler's seed (default 0): the same seed gives the same text", "s"},
           {"json", OptionKind::Flag,
            "print {\"ids\", \"text\", \"prefill_ms\", \"decode_tokens_per_s\", \"cache_bytes\", \"positions\"} "
-           "instead of streaming"},
+           "instead of streaming (text null for a folder without tokenizer.json)"},
           threadsOption()},
          1,
          1,

@@ -113,7 +113,9 @@ void attentionDecode(const PositionBias& bias, const DecodeDims& dims, const flo
                          " query and " + std::to_string(dims.kvHeads) + " key/value heads)");
     const int D = dims.headDim, group = dims.heads / dims.kvHeads;
     const size_t headRows = static_cast<size_t>(dims.capacity) * D;
-#pragma omp parallel
+    // Threads only when the rows hold enough work to pay for a team (a short cache decodes on the calling thread).
+    const bool parallel = static_cast<double>(dims.heads) * dims.queries * dims.keys() * D >= 65536.0;
+#pragma omp parallel if (parallel)
     {
         std::vector<float> scores(static_cast<size_t>(dims.keys()));
 #pragma omp for schedule(static) collapse(2)

@@ -53,7 +53,7 @@ Vector toVector(const std::vector<float>& data)
 void normalise(HfMatrix& x, const Norm& n, bool rms, double eps)
 {
     const Eigen::Index cols = x.cols();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x.rows() > 1) // one decoding row: no team to fork
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
         float* row = x.row(r).data();
         double mean = 0, square = 0;
@@ -82,7 +82,7 @@ void activate(HfMatrix& x, const std::string& act, const HfMatrix* gate = nullpt
     const Eigen::Index n = x.size();
     if (kind == 0) { // SiLU through Eigen's vectorised exp: libm's scalar expf was 4% of a SmolLM2 prefill
         const Eigen::Index cols = x.cols();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x.rows() > 1)
         for (Eigen::Index r = 0; r < x.rows(); ++r) {
             Eigen::Map<Eigen::ArrayXf> row(data + r * cols, cols);
             const Eigen::Map<const Eigen::ArrayXf> z(g ? g + r * cols : data + r * cols, cols);
@@ -93,7 +93,7 @@ void activate(HfMatrix& x, const std::string& act, const HfMatrix* gate = nullpt
         }
         return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > 65536)
     for (Eigen::Index i = 0; i < n; ++i) {
         const float z = g ? g[i] : data[i];
         float y;
@@ -637,7 +637,7 @@ namespace {
 void toHeads(const HfMatrix& x, int heads, int D, float* out)
 {
     const int T = static_cast<int>(x.rows());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (T > 1)
     for (int t = 0; t < T; ++t)
         for (int hd = 0; hd < heads; ++hd)
             std::copy_n(x.row(t).data() + static_cast<size_t>(hd) * D, D, out + (static_cast<size_t>(hd) * T + t) * D);
@@ -646,7 +646,7 @@ void toHeads(const HfMatrix& x, int heads, int D, float* out)
 void fromHeads(const float* in, int heads, int D, HfMatrix& x)
 {
     const int T = static_cast<int>(x.rows());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (T > 1)
     for (int hd = 0; hd < heads; ++hd)
         for (int t = 0; t < T; ++t)
             std::copy_n(in + (static_cast<size_t>(hd) * T + t) * D, D, x.row(t).data() + static_cast<size_t>(hd) * D);

@@ -8,6 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
+#include <immintrin.h>
 #include <unordered_map>
 
 namespace plab {
@@ -41,6 +42,40 @@ const uint16_t* toBf16(const HfMatrix& x)
     for (Eigen::Index i = 0; i < n; ++i)
         out[i] = floatToBf16(in[i]);
     return buffer.data();
+}
+
+// Dot product of n BF16 pairs accumulated in float32 (AVX-512 BF16's vdpbf16ps where the build has it).
+float dotBf16(const uint16_t* a, const uint16_t* b, Eigen::Index n)
+{
+    Eigen::Index i = 0;
+    float sum = 0;
+#if defined(__AVX512BF16__)
+    __m512 acc = _mm512_setzero_ps();
+    for (; i + 32 <= n; i += 32)
+        acc = _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(_mm512_loadu_si512(a + i)),
+                               reinterpret_cast<__m512bh>(_mm512_loadu_si512(b + i)));
+    sum = _mm512_reduce_add_ps(acc);
+#endif
+    for (; i < n; ++i)
+        sum += bf16ToFloat(a[i]) * bf16ToFloat(b[i]);
+    return sum;
+}
+
+// y = x W^T + b for a few rows (decoding): one dot product per (row, output) over W's contiguous rows, threads over
+// the outputs. oneDNN's matmul packs its weight blocks for a product of many rows; for one row that costs more than
+// the product, which only streams the weights once.
+void linearFewRows(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y)
+{
+    const Eigen::Index T = x.rows(), in = x.cols(), out = w.rows();
+    const bool bf16 = w.precision() == HfPrecision::BFloat16;
+    const uint16_t* xb = bf16 ? toBf16(x) : nullptr;
+#pragma omp parallel for schedule(static) if (out * in > 65536)
+    for (Eigen::Index o = 0; o < out; ++o)
+        for (Eigen::Index t = 0; t < T; ++t) {
+            const float dot = bf16 ? dotBf16(w.bf16() + o * in, xb + t * in, in)
+                                   : w.floats().row(o).dot(x.row(t));
+            y(t, o) = bias.size() ? dot + bias[o] : dot;
+        }
 }
 
 } // namespace
@@ -127,6 +162,10 @@ void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf&
         y.setZero();
         if (bias.size())
             y.rowwise() += bias.transpose();
+        return;
+    }
+    if (T <= kHfFewRows) {
+        linearFewRows(x, w, bias, y);
         return;
     }
     const dnnl::engine& engine = cpuEngine();

@@ -57,6 +57,9 @@ private:
 // float32 -> BF16 bits, rounding to nearest even (NaN stays NaN).
 uint16_t floatToBf16(float value);
 
+// Products of at most this many rows (a decoding step's) run as dot products over the weights' rows (no oneDNN call).
+constexpr int kHfFewRows = 4;
+
 // y (T, out) = x (T, in) * w^T + bias, with w (out, in) and bias empty or of size out, in w's precision (under BF16 x
 // is rounded to BF16 first; the output is float32 either way). oneDNN runs it on the calling thread's OpenMP team
 // (omp_get_max_threads; one thread inside a parallel region), with the kernels the CPU reports (its cpuid dispatch,

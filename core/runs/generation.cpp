@@ -10,19 +10,26 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <numeric>
 
 namespace plab {
 
 void checkGenerateOptions(const GenerateOptions& options)
 {
-    checkIntegerRange("max-new", options.maxNew, 1, kMaxGenerateTokens);
+    // Each message names its parameter (the CLI's option of the same name, cliMessage).
+    if (options.maxNew < 1 || options.maxNew > kMaxGenerateTokens)
+        throw InputError("max-new = " + std::to_string(options.maxNew) + " is out of range; allowed: integers in [1, " +
+                             std::to_string(kMaxGenerateTokens) + "]",
+                         "max-new");
     if (!(std::isfinite(options.temperature) && options.temperature >= 0 && options.temperature <= 1e6))
-        throw InputError("temperature = " + std::to_string(options.temperature) +
-                         " is out of range; allowed: 0 (greedy) or a positive number up to 1e6");
+        throw InputError("temperature = " + exactText(options.temperature) +
+                             " is out of range; allowed: 0 (greedy) or a positive number up to 1e6",
+                         "temperature");
     if (options.topK < 0)
         throw InputError("top-k = " + std::to_string(options.topK) +
-                         " is out of range; allowed: 0 (every token) or a positive count");
+                             " is out of range; allowed: 0 (every token) or a positive count",
+                         "top-k");
 }
 
 namespace {
@@ -56,6 +63,7 @@ GenerateResult runLoop(const GenerateOptions& options, int vocab, const Generate
     std::vector<float> logits = first();
     result.prefillMs = 1e3 * secondsSince(start);
     const auto decodeStart = Clock::now();
+    const std::clock_t cpuStart = std::clock();
     int steps = 0;
     while (true) {
         const int id = chooseToken(logits.data(), vocab, options, state);
@@ -71,6 +79,7 @@ GenerateResult runLoop(const GenerateOptions& options, int vocab, const Generate
         ++steps;
     }
     const double seconds = secondsSince(decodeStart);
+    result.decodeCpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;
     result.decodeTokensPerSecond = steps > 0 && seconds > 0 ? steps / seconds : 0;
     return result;
 }
@@ -96,7 +105,8 @@ void checkTotalLength(int prompt, int maxNew, int maxLength, const std::string& 
     if (static_cast<long long>(prompt) + maxNew > maxLength)
         throw InputError("max-new = " + std::to_string(maxNew) + " after a prompt of " + std::to_string(prompt) +
                          " tokens passes the " + std::to_string(maxLength) + " positions of " + table +
-                         "; allowed: max-new up to " + std::to_string(maxLength - prompt));
+                         "; allowed: max-new up to " + std::to_string(maxLength - prompt),
+                         "max-new");
 }
 
 } // namespace

@@ -32,6 +32,7 @@ struct GenerateResult {
     std::vector<int> ids;              // the new tokens only (the prompt is not repeated)
     double prefillMs = 0;              // wall time of the prompt's forward (the cache filled)
     double decodeTokensPerSecond = 0;  // new tokens after the first per second of wall time (0 with one token)
+    double decodeCpuSeconds = 0;       // the process's CPU time (all threads) over those tokens
     double cacheBytes = 0;             // bytes the key/value cache holds at the end
     bool canceled = false;             // the callback returned false
     std::string positions;             // what was applied, e.g. "rope+yarn (factor 4, ...)"
