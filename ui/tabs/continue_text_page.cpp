@@ -32,7 +32,7 @@ namespace {
 const char* kDefaultPrompt = "Once upon a time, in a small town by the sea, there lived an old clockmaker. Every "
                              "morning he opened his shop, wound every clock on the wall, and";
 
-constexpr int kMaxNewTokens = 4096;
+constexpr int kMaxNewTokens = 65536; // the spin box's top: far past any context, and core checks the rest
 
 // Halfway between the text and its background: the prompt's end, read as context, not as the model's words.
 QColor dimColor(const QPalette& palette)
