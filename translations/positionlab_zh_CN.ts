@@ -616,6 +616,10 @@
         <source>%1 (%2 weights; %3 with one forward)</source>
         <translation>%1（%2 权重；含一次前向计算 %3）</translation>
     </message>
+    <message>
+        <source>no model is open</source>
+        <translation>没有打开的模型</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -1350,6 +1354,177 @@
     </message>
 </context>
 <context>
+    <name>plab::ui::ContinueTextPage</name>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Type or paste the beginning of a text</source>
+        <translation>输入或粘贴一段文本的开头</translation>
+    </message>
+    <message>
+        <source>Prompt:</source>
+        <translation>提示：</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Repeat the prompt&apos;s tokens until this many, to continue it past the model&apos;s context.</source>
+        <translation>把提示的词元重复到这么多个，以便在超出模型上下文处续写。</translation>
+    </message>
+    <message>
+        <source>Repeat to:</source>
+        <translation>重复到：</translation>
+    </message>
+    <message>
+        <source>The right-hand continuation&apos;s positions: a length-extension method applied zero-shot.</source>
+        <translation>右侧续写所用的位置：零样本应用的一种长度外推方法。</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Settings:</source>
+        <translation>设置：</translation>
+    </message>
+    <message>
+        <source>New bytes:</source>
+        <translation>新字节数：</translation>
+    </message>
+    <message>
+        <source>New tokens:</source>
+        <translation>新词元数：</translation>
+    </message>
+    <message>
+        <source>Sample</source>
+        <translation>采样</translation>
+    </message>
+    <message>
+        <source>Off: greedy, the likeliest token each time (the same text every run). On: drawn at the temperature from the k likeliest tokens (0: all), the same seed giving the same text.</source>
+        <translation>关闭：贪心解码，每次取最可能的词元（每次运行文本相同）。打开：按温度从最可能的 k 个词元中抽取（0：全部），相同种子给出相同文本。</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Top-k:</source>
+        <translation>Top-k：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>续写</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>The model&apos;s own positions</source>
+        <translation>模型自身的位置</translation>
+    </message>
+    <message>
+        <source>Under the method</source>
+        <translation>在该方法下</translation>
+    </message>
+    <message>
+        <source>The continuation appears here, token by token: press Continue.</source>
+        <translation>续写会逐个词元显示在这里：请按“续写”。</translation>
+    </message>
+    <message>
+        <source>Waiting for the first continuation…</source>
+        <translation>等待第一段续写完成…</translation>
+    </message>
+    <message>
+        <source>Continuing…</source>
+        <translation>正在续写…</translation>
+    </message>
+    <message>
+        <source>Done in %1 s.</source>
+        <translation>用时 %1 秒完成。</translation>
+    </message>
+    <message>
+        <source>Under %1</source>
+        <translation>在 %1 下</translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n byte(s): %1</source>
+        <translation>
+            <numerusform>在 %n 个字节后停止：%1</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n token(s): %1</source>
+        <translation>
+            <numerusform>在 %n 个词元后停止：%1</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new byte(s) after %1 of the prompt · prefill %2 ms · %3 bytes/s</source>
+        <translation>
+            <numerusform>提示 %1 个字节之后的 %n 个新字节 · 预填充 %2 毫秒 · 每秒 %3 字节</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new token(s) after %1 of the prompt · prefill %2 ms · %3 tokens/s</source>
+        <translation>
+            <numerusform>提示 %1 个词元之后的 %n 个新词元 · 预填充 %2 毫秒 · 每秒 %3 词元</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new byte(s)…</source>
+        <translation>
+            <numerusform>%n 个新字节…</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new token(s)…</source>
+        <translation>
+            <numerusform>%n 个新词元…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Train or load a model in the Train tab first.</source>
+        <translation>请先在“训练”标签页中训练或加载一个模型。</translation>
+    </message>
+    <message>
+        <source>Open a model folder first.</source>
+        <translation>请先打开一个模型文件夹。</translation>
+    </message>
+    <message>
+        <source>%1 bytes; the model&apos;s context is %2.</source>
+        <translation>%1 个字节；模型的上下文为 %2。</translation>
+    </message>
+    <message>
+        <source>%1 tokens; the model&apos;s context is %2.</source>
+        <translation>%1 个词元；模型的上下文为 %2。</translation>
+    </message>
+    <message>
+        <source>Past the context.</source>
+        <translation>已超出上下文。</translation>
+    </message>
+    <message>
+        <source>no parameters</source>
+        <translation>无参数</translation>
+    </message>
+    <message>
+        <source>NAME=VALUE, separated by commas, on top of core&apos;s defaults for the prompt and its continuation (the factor: their length over the context; a folder&apos;s own method: its config&apos;s values).</source>
+        <translation>NAME=VALUE，以逗号分隔，叠加在 core 为提示及其续写给出的默认值之上（factor：二者总长度除以上下文；文件夹自带的方法：其 config 中的值）。</translation>
+    </message>
+</context>
+<context>
     <name>plab::ui::DotView</name>
     <message>
         <source>Sinusoidal dot</source>
@@ -1771,6 +1946,10 @@
         <translation>
             <numerusform>估计：2 个核心上 %n 条曲线约需 %1（按成本模型；机器繁忙时更久）。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Continue the text</source>
+        <translation>续写文本</translation>
     </message>
 </context>
 <context>
@@ -2800,6 +2979,10 @@ allowed: %2</source>
     <message>
         <source>%1 cannot train: %2</source>
         <translation>%1 无法训练：%2</translation>
+    </message>
+    <message>
+        <source>Continue the text</source>
+        <translation>续写文本</translation>
     </message>
 </context>
 <context>

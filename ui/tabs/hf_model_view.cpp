@@ -2,6 +2,7 @@
 #include "tabs/hf_model_view.h"
 
 #include "tabs/adaptive_splitter.h"
+#include "tabs/continue_text_page.h"
 #include "tabs/fitting_combo.h"
 #include "tabs/param_control.h"
 
@@ -331,6 +332,7 @@ HfModelView::HfModelView(QWidget* parent)
                                       }
                                       const bool newFolder = !m_model || m_model->folder != r.model->folder;
                                       m_model = r.model;
+                                      m_continueText->setFolder(m_model);
                                       if (newFolder)
                                           applyMethodsDefaults();
                                       m_attention = {};
@@ -614,6 +616,10 @@ QWidget* HfModelView::buildPages()
     m_sinks->setEmptyHint(noModelHint());
     m_pages->addTab(m_sinks, tr("Sinks"));
     m_pages->addTab(buildMethodsPage(), tr("Evaluate under methods"));
+    m_continueText = new ContinueTextPage(ContinueTextPage::Source::Folder, m_pages);
+    connect(m_continueText, &ContinueTextPage::busyChanged, this, &ViewBase::busyChanged);
+    connect(m_continueText, &ContinueTextPage::statusMessage, this, &ViewBase::statusMessage);
+    m_pages->addTab(m_continueText, tr("Continue the text"));
     return m_pages;
 }
 
@@ -855,7 +861,13 @@ void HfModelView::cancelMethods()
 void HfModelView::cancelJob()
 {
     cancelMethods();
+    m_continueText->cancel();
     ViewBase::cancelJob();
+}
+
+bool HfModelView::isBusy() const
+{
+    return ViewBase::isBusy() || m_continueText->isBusy();
 }
 
 void HfModelView::showMethodsCurves(const std::vector<MethodCurve>& curves, int context, HfPrecision precision)
@@ -1286,6 +1298,8 @@ bool HfModelView::hasPicture() const
         return m_attention.sinks != nullptr;
     case MethodsPage:
         return !m_methods.curves.empty();
+    case ContinuePage:
+        return false; // text, no picture
     default:
         return m_map.map != nullptr;
     }
@@ -1376,7 +1390,7 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
 namespace {
 const std::vector<std::string>& pageNames()
 {
-    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods"};
+    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods", "continue"};
     return names;
 }
 
@@ -1441,7 +1455,7 @@ void HfModelView::restoreState(const nlohmann::json& state)
         checkIntegerRange("views.model.head", head, 0, 1023);
         const auto it = std::find(pageNames().begin(), pageNames().end(), page);
         if (it == pageNames().end())
-            throw InputError("views.model.page is '" + page + "'; allowed: attention, entropy, sinks, methods");
+            throw InputError("views.model.page is '" + page + "'; allowed: attention, entropy, sinks, methods, continue");
         // Positions: checked by core before anything is applied (an unknown method or setting names its key).
         const nlohmann::json positions = state.value("positions", nlohmann::json::object());
         const QString method = QString::fromStdString(positions.value("method", std::string()));

@@ -29,6 +29,7 @@ class QTimer;
 
 namespace plab::ui {
 
+class ContinueTextPage;
 class CurvePlot;
 class ParamControl;
 
@@ -108,7 +109,7 @@ private:
 class HfModelView : public ViewBase {
     Q_OBJECT
 public:
-    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage };
+    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage, ContinuePage };
 
     explicit HfModelView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("model"); }
@@ -171,6 +172,8 @@ public:
     // Stops the evaluation: "Canceled" and the time spent at once, whatever the worker still finishes.
     void cancelMethods();
     void cancelJob() override;
+    bool isBusy() const override;
+    ContinueTextPage* continueTextPage() const { return m_continueText; } // "Continue the text"
     QLabel* methodsStatus() const { return m_methodsStatus; }
     // The curves of the running (or last) evaluation shown so far, one per finished method.
     const std::vector<MethodCurve>& methodsCurvesShown() const { return m_methodsShown; }
@@ -252,6 +255,7 @@ private:
     QLabel* m_methodsEstimate = nullptr;
     QPushButton* m_evaluate = nullptr;
     CurvePlot* m_methodsPlot = nullptr;
+    ContinueTextPage* m_continueText = nullptr;
 
     ViewJob<HfOpenResult> m_openJob;
     ViewJob<HfAttentionResult> m_attentionJob;

@@ -5,6 +5,7 @@
 #include "charts/curve_chart.h"
 #include "settings/session.h"
 #include "tabs/heatmap_widget.h"
+#include "tabs/continue_text_page.h"
 #include "tabs/methods_panel.h"
 #include "workers/headless.h"
 #include "workers/training_run.h"
@@ -157,6 +158,7 @@ void TrainView::addModel(const SharedModel& model, bool select)
         return;
     const bool rotary = schemeByName(model.model->config().scheme).rotary;
     m_methods->addModel(model, select && (rotary || !m_methods->currentModel().isValid()));
+    m_continueText->addModel(model, select);
 }
 
 bool TrainView::methodsShown() const
@@ -381,10 +383,14 @@ QWidget* TrainView::buildResults()
     m_pages->addTab(m_methods, tr("Evaluate under methods"));
     m_pages->setTabToolTip(1, tr("A trained rope or xpos model scored zero-shot under length-extension methods: one "
                                  "perplexity curve per method"));
+    m_continueText = new ContinueTextPage(ContinueTextPage::Source::Lab, m_pages);
+    connect(m_continueText, &ContinueTextPage::busyChanged, this, &ViewBase::busyChanged);
+    connect(m_continueText, &ContinueTextPage::statusMessage, this, &ViewBase::statusMessage);
+    m_pages->addTab(m_continueText, tr("Continue the text"));
     // The training fields do not apply to the methods page (but its eval bytes, mode and corpus): the chart gets the
     // room.
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
-        m_controls->setVisible(!methodsShown());
+        m_controls->setVisible(m_pages->currentWidget() == m_results); // the training fields: that page only
         Q_EMIT pictureUpdated();
     });
     return m_pages;
@@ -1188,11 +1194,12 @@ void TrainView::cancelJob()
     m_run->cancel();
     m_taskRunner->cancel();
     m_methods->cancel();
+    m_continueText->cancel();
 }
 
 bool TrainView::isBusy() const
 {
-    return m_run->isRunning() || m_taskRunner->isRunning() || m_methods->isBusy();
+    return m_run->isRunning() || m_taskRunner->isRunning() || m_methods->isBusy() || m_continueText->isBusy();
 }
 
 void TrainView::setDark(bool dark)

@@ -26,6 +26,7 @@ class QComboBox;
 
 namespace plab::ui {
 
+class ContinueTextPage;
 class CurvePlot;
 class HeatmapWidget;
 class MethodsPanel;
@@ -56,6 +57,7 @@ public:
 
     // "Evaluate under methods": a trained rope/xpos model under a chosen set of length-extension methods.
     MethodsPanel* methodsPanel() const { return m_methods; }
+    ContinueTextPage* continueTextPage() const { return m_continueText; } // its models: those offered to addModel
     QPushButton* stopButton() const { return m_stop; } // Cancel of the training or task run (and the methods)
     // Offers a model to the methods page (models trained here are offered as they are evaluated); a rotary one, or
     // any while none is chosen, becomes the current one when `select`.
@@ -182,6 +184,7 @@ private:
     QTabWidget* m_pages = nullptr;          // training runs | evaluate under methods
     QWidget* m_controls = nullptr;          // the training fields (hidden on the methods page)
     MethodsPanel* m_methods = nullptr;
+    ContinueTextPage* m_continueText = nullptr;
     QComboBox* m_task = nullptr;
     QSpinBox* m_taskLength = nullptr;
     QDoubleSpinBox* m_fraction = nullptr;

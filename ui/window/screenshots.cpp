@@ -4,6 +4,7 @@
 #include "charts/curve_chart.h"
 #include "window/lessons_panel.h"
 #include "window/main_window.h"
+#include "tabs/continue_text_page.h"
 #include "tabs/hf_model_view.h"
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
@@ -160,6 +161,18 @@ bool grabEmptyModelView(MainWindow& window, const Shots& shots)
     return shots.saveWindow(QStringLiteral("empty"));
 }
 
+// "Continue the text" on `page` (shown): the prompt repeated to `repeatTo`, `maxNew` new tokens on each side.
+bool grabContinue(const Shots& shots, ContinueTextPage* page, const QString& file, int repeatTo, int maxNew)
+{
+    page->setRepeatTo(repeatTo);
+    page->setMaxNew(maxNew);
+    page->start();
+    if (!waitUntil([&] { return !page->isBusy(); }, 600000))
+        return shots.fail(QStringLiteral("%1: the continuation did not finish within 10 minutes").arg(file));
+    waitUntil([] { return false; }, 300);
+    return shots.saveWindow(file);
+}
+
 // The Your model tab's pages with `folder` open; the methods page after a quick evaluation of `lengths`.
 bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folder, const QString& methodsText,
                     const QString& lengths, int tokensPerLength)
@@ -198,7 +211,13 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
     if (!waitUntil([&] { return !view->isBusy(); }, 600000))
         return shots.fail(QStringLiteral("model: the canceled evaluation did not stop within 10 minutes"));
     waitUntil([] { return false; }, 300);
-    return shots.saveWindow(QStringLiteral("model-methods-canceled"));
+    if (!shots.saveWindow(QStringLiteral("model-methods-canceled")))
+        return false;
+    // Continue the text: past the context (four times it), the config's own positions beside YaRN.
+    view->setPage(HfModelView::ContinuePage);
+    view->continueTextPage()->setMethod(QStringLiteral("yarn"));
+    return grabContinue(shots, view->continueTextPage(), QStringLiteral("model-continue"),
+                        4 * view->model()->model->config().context, 48);
 }
 
 } // namespace
@@ -298,6 +317,13 @@ bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* erro
     waitUntil([] { return true; }, 0);
     if (!shots.saveWindow(QStringLiteral("train-methods")))
         return false;
+    // The same page for the lab's models: the run's models continue a prompt (bytes), own positions beside YaRN.
+    if (auto* pages = train->findChild<QTabWidget*>(QStringLiteral("train_pages"))) {
+        pages->setCurrentWidget(train->continueTextPage());
+        train->continueTextPage()->setPrompt(QStringLiteral("Why did the chicken cross the road? To get to the"));
+        if (!grabContinue(shots, train->continueTextPage(), QStringLiteral("train-continue"), 0, 64))
+            return false;
+    }
     train->showMethodsPage(false);
     // A model under a long file name: the attention's title must wrap or elide, not run into its subtitle.
     auto* attention = static_cast<AttentionView*>(window.view(QStringLiteral("attention")));

@@ -16,15 +16,16 @@ bool takeScreenshots(MainWindow& window, const QString& dir, int width, QString*
 // every method (its "Evaluate under methods" page).
 bool takeRotaryScreenshots(MainWindow& window, const QString& dir, int width, QString* error);
 // The window at its own size, as it opened on this screen, with the Lessons dock open: DIR/layout-<view>.png for
-// every view in a typical state (a short training run for the model views, a model with a long file name in
-// Attention on text) and layout-scheme-long.png (the scheme with the longest formula), to check that nothing is
+// every view in a typical state (a short training run for the model views and the Train tab's Continue the text, a
+// model with a long file name in Attention on text) and layout-scheme-long.png (the scheme with the longest formula), to check that nothing is
 // clipped on a small or a large screen (run it under QT_QPA_PLATFORM=offscreen:configfile=..., see README). With a
 // Hugging Face `modelFolder`, also the Your model tab's pages: layout-model-card/attention/sinks/entropy/methods.png.
 bool takeLayoutScreenshots(MainWindow& window, const QString& dir, QString* error,
                            const QString& modelFolder = QString());
 // The "Your model" tab with the Hugging Face folder `folder` opened as a user opens it: DIR/model-card.png (the
 // summary card), model-attention.png (tokens on the axes, the layer x head grid), model-sinks.png, model-entropy.png
-// and model-methods.png (Evaluate under methods on `methodsText`, empty: the default corpus, at `lengths`).
+// model-methods.png (Evaluate under methods on `methodsText`, empty: the default corpus, at `lengths`) and
+// model-continue.png (Continue the text, the prompt repeated to four times the context, own positions beside YaRN).
 bool takeModelScreenshots(MainWindow& window, const QString& folder, const QString& dir, QString* error,
                           const QString& methodsText = QString(), const QString& lengths = QString());
 // The Train tab at the window's own size running the DroPE recipe on passkey (demo preset, 600 steps): DIR/

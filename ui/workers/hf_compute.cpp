@@ -100,6 +100,16 @@ std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model)
     return rows;
 }
 
+std::vector<int> repeatedTokens(std::vector<int> ids, int repeatTo)
+{
+    if (ids.empty())
+        throw InputError(
+            FigureText::tr("the text gives no tokens; allowed: a text of at least one token").toStdString());
+    for (size_t i = 0; static_cast<int>(ids.size()) < repeatTo; ++i)
+        ids.push_back(ids[i]);
+    return ids;
+}
+
 HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const JobControl& control)
 {
     HfAttentionResult result;
@@ -109,13 +119,7 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
             throw InputError(FigureText::tr("no model folder is open").toStdString());
         const HfOpened& m = *request.model;
         const hf::Encoding encoding = m.tokenizer->encode(request.text.toStdString());
-        std::vector<int> ids = encoding.ids;
-        if (ids.empty())
-            throw InputError(
-                FigureText::tr("the text gives no tokens; allowed: a text of at least one token").toStdString());
-        if (request.repeatTo > 0)
-            for (size_t i = 0; static_cast<int>(ids.size()) < request.repeatTo; ++i)
-                ids.push_back(ids[i]);
+        std::vector<int> ids = repeatedTokens(encoding.ids, request.repeatTo);
         if (static_cast<int>(ids.size()) > kHfMaxTokens)
             throw InputError(FigureText::tr("the text has %1 tokens; allowed: at most %2 in this view")
                                  .arg(ids.size())

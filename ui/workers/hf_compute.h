@@ -48,6 +48,10 @@ QString hfPrecisionUnavailable(HfPrecision precision);
 // The most tokens the views take: a 30-layer model's rotated q and k at 8192 tokens stay under a gigabyte.
 constexpr int kHfMaxTokens = 8192;
 
+// The tab's "Repeat to" rule, one home for every page that takes it: `ids` repeated from their start until `repeatTo`
+// tokens (unchanged when repeatTo <= ids.size(), or 0: off). InputError for no ids.
+std::vector<int> repeatedTokens(std::vector<int> ids, int repeatTo);
+
 struct HfAttentionRequest {
     HfModelPtr model;
     QString text;
