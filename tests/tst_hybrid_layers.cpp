@@ -381,9 +381,9 @@ void TestHybridLayers::cliRefusals_data()
     QTest::addColumn<QStringList>("extra");
     QTest::addColumn<QString>("message");
     QTest::newRow("window 0") << QStringList{"--layer-types", "sliding,full", "--window", "0"}
-                              << "--window = 0 is out of range; allowed: integers in [1, 1000000]";
-    QTest::newRow("chunk -1") << QStringList{"--layer-types", "chunked,full", "--chunk", "-1"}
-                              << "--chunk = -1 is out of range; allowed: integers in [1, 1000000]";
+                              << "window = 0 is out of range; allowed: integers in [1, 1000000]";
+    QTest::newRow("chunk 0") << QStringList{"--layer-types", "chunked,full", "--chunk", "0"}
+                              << "chunk = 0 is out of range; allowed: integers in [1, 1000000]";
     QTest::newRow("unknown type") << QStringList{"--layer-types", "sliding,global"}
                                   << "--layer-types = 'global' is not a layer type; allowed: sliding, full, chunked";
     QTest::newRow("empty list") << QStringList{"--layer-types", ""}

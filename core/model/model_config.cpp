@@ -254,7 +254,8 @@ std::string namesText(const std::vector<std::string>& names)
 // The layer-type options, each refused with its name, value and what is allowed (the CLI's options share the names).
 void validateLayerTypes(const ModelConfig& c)
 {
-    auto present = [&](LayerType t) { return modelHasLayerType(c, t); };
+    // Without layer types no layer has a type (every layer is the scheme's), so nothing may be set for one.
+    auto present = [&](LayerType t) { return !c.layerTypes.empty() && modelHasLayerType(c, t); };
     auto requireType = [&](bool given, const std::string& what, LayerType t) {
         if (given && !present(t))
             throw InputError(what + " applies to " + layerTypeNames()[int(t)] + " layers and the model has none" +
