@@ -91,6 +91,8 @@ private slots:
     void refusals();
     void cliRefusals_data();
     void cliRefusals();
+    void bidirectionalViewRefusesAWindow_data();
+    void bidirectionalViewRefusesAWindow();
 };
 
 void TestHybridLayers::forwardMatchesPerLayerReference_data()
@@ -423,6 +425,31 @@ void TestHybridLayers::cliRefusals()
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
     QVERIFY(!QFile::exists(dir.path() + "/m.safetensors"));
+}
+
+void TestHybridLayers::bidirectionalViewRefusesAWindow_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("setting");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("rope window") << "rope" << "window=4" << "window = 4 needs causal attention";
+    QTest::newRow("alibi chunk") << "alibi" << "chunk=8" << "chunk = 8 needs causal attention";
+}
+
+void TestHybridLayers::bidirectionalViewRefusesAWindow()
+{
+    // A bidirectional view has no band of keys n <= m: the window is refused, naming it (and local's own window is
+    // the way to a symmetric one).
+    QFETCH(QString, scheme);
+    QFETCH(QString, setting);
+    QFETCH(QString, message);
+    try {
+        (void)makeSchemeSpec(scheme.toStdString(), 8, true, {setting.toStdString()});
+        QFAIL("accepted");
+    } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+    QCOMPARE(makeSchemeSpec(scheme.toStdString(), 8, false, {setting.toStdString()}).bidirectional, false);
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestHybridLayers)
