@@ -482,7 +482,15 @@ void TestLessons::cliRendersNewSchemeLessons_data()
                                    "frequencies --dim 64 --set rotary-fraction=0.25"};
     const QStringList fire{"bias", "bias", "attention", "attention"};
     const QStringList fireCommands{"bias fire --length 64", "--curve --checkpoint", "--show positions", "--show bias"};
+    // Lesson 16: a window's band on rope, a NoPE global layer beside it, Gemma 3's two tables, an RNoPE-SWA model.
+    const QStringList hybrid{"bias", "compare", "frequencies", "frequencies", "train"};
+    const QStringList hybridCommands{"bias rope --length 48 --heads 8 --head 0 --set window=8",
+                                     "compare rope none --length 48", "frequencies --base 10000 --dim 64",
+                                     "frequencies --scaling pi --base 1e+06 --dim 64 --set factor=8",
+                                     "train rope --preset demo --layer-types sliding,full --window 8 --full-scheme none"};
     for (const QString language : {"en", "zh_CN"}) {
+        QTest::addRow("16 %s", qPrintable(language))
+            << "16-sliding-global-layers" << language << hybrid << hybridCommands;
         QTest::addRow("14 %s", qPrintable(language))
             << "14-nope-layers-temperature" << language << nope << nopeCommands;
         QTest::addRow("15 %s", qPrintable(language))

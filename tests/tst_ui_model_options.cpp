@@ -17,6 +17,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QtTest>
@@ -255,6 +256,67 @@ private Q_SLOTS:
         // Another scheme has no curve: the matrix again.
         window.panel()->setScheme(QStringLiteral("alibi"));
         QTRY_VERIFY(!bias->isCurveShown());
+    }
+
+    void layerTypeFieldsCarryTheHybridModel()
+    {
+        TrainView view;
+        auto* types = view.findChild<QLineEdit*>(QStringLiteral("layer_types"));
+        auto* window = view.findChild<QSpinBox*>(QStringLiteral("sliding_window"));
+        auto* full = view.findChild<QComboBox*>(QStringLiteral("full_scheme"));
+        auto* fullSettings = view.findChild<QLineEdit*>(QStringLiteral("full_settings"));
+        QVERIFY(types && window && full && fullSettings);
+        QVERIFY(view.request().model.layerTypes.empty()); // off by default
+        types->setText(QStringLiteral("sliding, sliding,full"));
+        window->setValue(8);
+        full->setCurrentIndex(full->findData(QStringLiteral("none")));
+        fullSettings->setText(QStringLiteral("logit-c=0.5"));
+        const TrainRequest r = view.request();
+        QCOMPARE(r.model.layerTypes, (std::vector<std::string>{"sliding", "sliding", "full"}));
+        QCOMPARE(r.model.window, 8);
+        QCOMPARE(r.model.fullScheme, std::string("none"));
+        QCOMPARE(r.model.fullSettings, std::vector<std::string>{"logit-c=0.5"});
+        // A session brings them back; a full scheme the full layers cannot have is refused naming it.
+        TrainView restored;
+        restored.restoreState(view.saveState());
+        QCOMPARE(restored.request().model.layerTypes, r.model.layerTypes);
+        QCOMPARE(restored.request().model.fullScheme, std::string("none"));
+        nlohmann::json bad = view.saveState();
+        bad["full_scheme"] = "t5";
+        QVERIFY_THROWS_EXCEPTION(InputError, restored.restoreState(bad));
+        // Core refuses a window without a sliding layer at Train, naming the field.
+        TrainRequest wrong = r;
+        wrong.schemes = {"rope"};
+        wrong.model.layers = 2;
+        wrong.model.layerTypes = {"full"};
+        wrong.model.fullScheme.clear();
+        wrong.model.fullSettings.clear();
+        view.start(wrong);
+        QVERIFY(!view.isBusy());
+        QVERIFY2(view.statusText().contains("window = 8 applies to sliding layers and the model has none"),
+                 qPrintable(view.statusText()));
+        view.setPreset(QStringLiteral("demo")); // a preset is a plain model again
+        QVERIFY(view.request().model.layerTypes.empty());
+    }
+
+    void lessonSixteenTrainsAHybridModel()
+    {
+        MainWindow window;
+        LessonsPanel* lessons = window.lessonsPanel();
+        lessons->setLanguage(QStringLiteral("en"));
+        const Lesson* lesson = nullptr;
+        for (const Lesson& l : lessons->lessons().lessons)
+            if (l.number == 16)
+                lesson = &l;
+        QVERIFY(lesson);
+        QCOMPARE(lesson->states.size(), size_t(5));
+        QVERIFY(window.applyLessonState(lesson->states.at(4)));
+        auto* train = static_cast<TrainView*>(window.view(QStringLiteral("train")));
+        QCOMPARE(window.currentView(), train);
+        const ModelConfig model = train->request().model;
+        QCOMPARE(model.layerTypes, (std::vector<std::string>{"sliding", "full"}));
+        QCOMPARE(model.window, 8);
+        QCOMPARE(model.fullScheme, std::string("none"));
     }
 
     void lessonStatesOfTheNewViews()

@@ -620,6 +620,22 @@
         <source>no model is open</source>
         <translation>没有打开的模型</translation>
     </message>
+    <message>
+        <source>%1 (sliding: window %2)</source>
+        <translation>%1（滑动层：窗口 %2）</translation>
+    </message>
+    <message>
+        <source>%1 (chunked: chunk %2)</source>
+        <translation>%1（分块层：块大小 %2）</translation>
+    </message>
+    <message>
+        <source>%1 (full, NoPE: no positions)</source>
+        <translation>%1（全局层，NoPE：不读位置）</translation>
+    </message>
+    <message>
+        <source>%1 (full: %2)</source>
+        <translation>%1（全局层：%2）</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -1950,6 +1966,65 @@
     <message>
         <source>Continue the text</source>
         <translation>续写文本</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::LayerTypeFields</name>
+    <message>
+        <source>off (e.g. sliding,full)</source>
+        <translation>关闭（例如 sliding,full）</translation>
+    </message>
+    <message>
+        <source>A comma list of sliding, full and chunked, repeating over the layers: sliding,sliding,sliding,sliding,sliding,full is Gemma 3&apos;s 5:1; empty: no layer types</source>
+        <translation>由 sliding、full、chunked 组成的逗号分隔列表，在各层上循环：sliding,sliding,sliding,sliding,sliding,full 即 Gemma 3 的 5:1；留空：不分层类型</translation>
+    </message>
+    <message>
+        <source>default (L/4)</source>
+        <translation>默认（L/4）</translation>
+    </message>
+    <message>
+        <source>The sliding layers&apos; window W: query m sees keys m − W &lt; n ≤ m</source>
+        <translation>滑动层的窗口 W：查询 m 看到 m − W &lt; n ≤ m 的键</translation>
+    </message>
+    <message>
+        <source>The chunked layers&apos; chunk C: query m sees keys n ≤ m of its own chunk</source>
+        <translation>分块层的块大小 C：查询 m 只看到自己所在块中 n ≤ m 的键</translation>
+    </message>
+    <message>
+        <source>the model&apos;s scheme</source>
+        <translation>模型自己的方案</translation>
+    </message>
+    <message>
+        <source>The full layers&apos; own scheme: none is RNoPE-SWA (rope and a window on the sliding layers, no positions on the full ones)</source>
+        <translation>全局层自己的方案：none 即 RNoPE-SWA（滑动层用 rope 加窗口，全局层不用位置）</translation>
+    </message>
+    <message>
+        <source>e.g. base=1000000</source>
+        <translation>例如 base=1000000</translation>
+    </message>
+    <message>
+        <source>NAME=VALUE parameters of the full layers&apos; scheme, separated by spaces: base=1000000 is Gemma 3&apos;s global base</source>
+        <translation>全局层方案的 NAME=VALUE 参数，用空格分隔：base=1000000 即 Gemma 3 全局层的底数</translation>
+    </message>
+    <message>
+        <source>Layer types</source>
+        <translation>层类型</translation>
+    </message>
+    <message>
+        <source>Window W</source>
+        <translation>窗口 W</translation>
+    </message>
+    <message>
+        <source>Chunk C</source>
+        <translation>块大小 C</translation>
+    </message>
+    <message>
+        <source>Full layers&apos; scheme</source>
+        <translation>全局层的方案</translation>
+    </message>
+    <message>
+        <source>Full layers&apos; settings</source>
+        <translation>全局层的参数</translation>
     </message>
 </context>
 <context>

@@ -242,7 +242,10 @@ std::vector<OptionDef> scheduleOptions();
 void modelAndTrainingFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);
 // The model options beyond the sizes (--nope-every, --attn-temperature-tuning, --floor-scale, --attn-scale, --ssmax,
 // --sink-logit) into `model` (the preset's or a checkpoint's): train, sweep and render train.
+// Also the layer types (--layer-types, --window, --chunk, --full-scheme, --full-set), checked by validateModelConfig.
 void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& model);
+// The names of the options layerScheduleFromArgs reads (render train takes them too).
+const std::vector<std::string>& layerScheduleOptionNames();
 // --preset (default quick) into `model` and `train`; with --task, core's applyTaskPreset on top (sizes and a schedule
 // that learn the task).
 void presetFromArgs(const ParsedArgs& args, ModelConfig& model, TrainConfig& train);

@@ -181,6 +181,18 @@ std::vector<OptionDef> modelOptions()
         {"ssmax", OptionKind::Flag,
          "scalable softmax: row m's scores times s_h ln(n), n its keys, s learned per head (from 1/ln(context))"},
         {"sink-logit", OptionKind::Flag, "a learned logit per head as one more softmax column, dropped after it"},
+        {"layer-types", OptionKind::Value,
+         "comma list of sliding, full, chunked repeating over the layers (sliding,sliding,sliding,sliding,sliding,full: "
+         "Gemma 3's 5:1); sliding layers get --window, chunked --chunk, full --full-scheme",
+         "LIST"},
+        {"window", OptionKind::Value, "the sliding layers' window W: query m sees keys m-W < n <= m (default context/4)",
+         "W"},
+        {"chunk", OptionKind::Value, "the chunked layers' chunk C: query m sees keys n <= m of its chunk (default "
+         "context/4)", "C"},
+        {"full-scheme", OptionKind::Value,
+         "the full layers' own scheme (none: RNoPE-SWA; default the model's scheme)", "SCHEME"},
+        {"full-set", OptionKind::Repeated,
+         "a parameter of the full layers' scheme (base=1000000: Gemma 3's global base)", "NAME=VALUE"},
         scalingOption(),
         {"init", OptionKind::Value,
          "continue from a checkpoint (weights, and AdamW state when saved); same scheme and shapes",
@@ -201,6 +213,38 @@ void layerScheduleFromArgs(const ParsedArgs& args, ModelConfig& mc)
     mc.temperature.attnScale = args.number("attn-scale", mc.temperature.attnScale);
     mc.ssmax = mc.ssmax || args.has("ssmax");
     mc.sinkLogit = mc.sinkLogit || args.has("sink-logit");
+    if (args.has("layer-types")) {
+        const std::string list = args.text("layer-types");
+        if (list.empty())
+            throw InputError("--layer-types is empty; allowed: a comma list of sliding, full, chunked (repeating over "
+                             "the layers)");
+        mc.layerTypes.clear();
+        size_t start = 0;
+        for (size_t comma = list.find(','); ; comma = list.find(',', start)) {
+            mc.layerTypes.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            if (comma == std::string::npos)
+                break;
+            start = comma + 1;
+        }
+        for (const std::string& type : mc.layerTypes)
+            (void)layerTypeByName(type); // named before the rest of the model is checked
+    }
+    mc.window = static_cast<int>(args.integer("window", mc.window, 1, 1000000));
+    mc.chunk = static_cast<int>(args.integer("chunk", mc.chunk, 1, 1000000));
+    if (args.has("full-scheme")) {
+        mc.fullScheme = args.text("full-scheme");
+        (void)schemeByName(mc.fullScheme);
+    }
+    if (args.has("full-set"))
+        mc.fullSettings = args.all("full-set");
+}
+
+const std::vector<std::string>& layerScheduleOptionNames()
+{
+    static const std::vector<std::string> names{"nope-every", "attn-temperature-tuning", "floor-scale", "attn-scale",
+                                                "ssmax",      "sink-logit",              "layer-types", "window",
+                                                "chunk",      "full-scheme",             "full-set"};
+    return names;
 }
 
 namespace {

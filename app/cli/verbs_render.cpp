@@ -24,6 +24,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <iostream>
 #include <mutex>
 
@@ -706,8 +707,13 @@ std::vector<UsageForm> renderForms()
         form("attention", "--checkpoint MODEL.safetensors",
              {"checkpoint", "text", "layer", "head", "repeat-to", "colormap", "scaling", "set", "show"}, none),
         form("train", "SCHEME ...",
-             {"preset", "steps", "seed", "corpus", "scaling", "set", "task", "task-length", "recalibration",
-              "nope-every", "attn-temperature-tuning", "floor-scale", "attn-scale", "ssmax", "sink-logit"},
+             [] {
+                 std::vector<std::string> own{"preset", "steps", "seed", "corpus", "scaling", "set",
+                                              "task", "task-length", "recalibration"};
+                 for (const std::string& name : layerScheduleOptionNames())
+                     own.push_back(name);
+                 return own;
+             }(),
              none),
         form("model", "[--model DIR]", {"model", "page", "text", "layer", "head", "repeat-to"}, none),
         {"lesson K",
@@ -778,8 +784,8 @@ std::vector<OptionDef> renderOptions()
     options.insert(options.end(), own.begin(), own.end());
     // train: the model options of `train`, with its help (one home, layerScheduleFromArgs reads them).
     for (const OptionDef& o : modelOptions())
-        if (o.name == "nope-every" || o.name == "attn-temperature-tuning" || o.name == "floor-scale" ||
-            o.name == "attn-scale" || o.name == "ssmax" || o.name == "sink-logit") {
+        if (std::find(layerScheduleOptionNames().begin(), layerScheduleOptionNames().end(), o.name) !=
+            layerScheduleOptionNames().end()) {
             OptionDef train = o;
             train.help = "train: " + train.help;
             options.push_back(train);

@@ -60,7 +60,8 @@ const std::map<LessonView, std::set<std::string>>& allowedKeys()
         {LessonView::Attention, {"view", "caption", "model", "text", "layer", "head", "repeat_to", "show"}},
         {LessonView::Train,
          {"view", "caption", "schemes", "preset", "task", "task_length", "recalibration_percent", "nope_every",
-          "attn_temperature_tuning", "floor_scale", "attn_scale", "ssmax", "sink_logit"}},
+          "attn_temperature_tuning", "floor_scale", "attn_scale", "ssmax", "sink_logit", "layer_types",
+          "sliding_window", "attention_chunk_size", "full_scheme", "full_settings"}},
         {LessonView::Model, {"view", "caption", "page", "text", "layer", "head", "repeat_to"}},
         {LessonView::Frequencies, {"view", "caption", "scheme", "params", "length", "context"}},
     };
@@ -400,6 +401,34 @@ void readModelKeys(const StateReader& r, LessonState& s)
     s.repeatTo = r.integer(j, "repeat_to", 0, 1, kMaxModelTokens);
 }
 
+// A train state's layer types, read as a model config reads them (readModelShape's keys and messages), then checked
+// with the preset's model of each scheme.
+template <typename Check>
+void readLayerTypeKeys(const StateReader& r, const nlohmann::json& j, ModelConfig& model, const Check& check)
+{
+    static const char* const keys[] = {"layer_types", "sliding_window", "attention_chunk_size", "full_scheme",
+                                       "full_settings"};
+    nlohmann::json shape = modelShapeJson(model);
+    bool any = false;
+    for (const char* key : keys)
+        if (j.contains(key)) {
+            shape[key] = j.at(key);
+            any = true;
+        }
+    if (!any)
+        return;
+    for (const char* key : keys)
+        if (j.contains(key)) {
+            try {
+                readModelShape(shape, model, "lesson");
+            } catch (const InputError& e) {
+                r.fail(key, e.what());
+            }
+            check(key);
+            return;
+        }
+}
+
 // The Train tab's model options. Their ranges are validateModelConfig's, the one check every run's model passes: the
 // preset's model of each scheme is checked as each key is added, so the message blames the key at fault.
 void readModelOptionKeys(const StateReader& r, LessonState& s)
@@ -455,7 +484,13 @@ void readModelOptionKeys(const StateReader& r, LessonState& s)
         check("ssmax");
     if (model.sinkLogit)
         check("sink_logit");
+    readLayerTypeKeys(r, s.json, model, check);
     s.nopeEvery = model.nopeEvery;
+    s.layerTypes = model.layerTypes;
+    s.window = model.window;
+    s.chunk = model.chunk;
+    s.fullScheme = model.fullScheme;
+    s.fullSettings = model.fullSettings;
     s.temperature = model.temperature;
     s.ssmax = model.ssmax;
     s.sinkLogit = model.sinkLogit;
@@ -825,6 +860,20 @@ void addTrainArguments(RenderArguments& r, const LessonState& s)
         r.flag("ssmax");
     if (s.sinkLogit)
         r.flag("sink-logit");
+    if (!s.layerTypes.empty()) {
+        std::string types;
+        for (const std::string& t : s.layerTypes)
+            types += (types.empty() ? "" : ",") + t;
+        r.add("layer-types", types);
+    }
+    if (s.window > 0)
+        r.add("window", std::to_string(s.window));
+    if (s.chunk > 0)
+        r.add("chunk", std::to_string(s.chunk));
+    if (!s.fullScheme.empty())
+        r.add("full-scheme", s.fullScheme);
+    for (const std::string& setting : s.fullSettings)
+        r.add("full-set", setting);
 }
 
 } // namespace

@@ -60,6 +60,12 @@ struct LessonState {
     AttentionTemperature temperature;
     bool ssmax = false;
     bool sinkLogit = false;
+    // train: a hybrid model's layer types (layer_types, sliding_window, attention_chunk_size, full_scheme,
+    // full_settings: modelShapeJson's names), the same check.
+    std::vector<std::string> layerTypes;
+    int window = 0, chunk = 0;
+    std::string fullScheme;
+    std::vector<std::string> fullSettings;
     std::string page = "attention"; // model: "attention", "entropy" or "sinks"
 
     std::vector<std::string> settings() const; // params as NAME=VALUE, for makeSchemeSpec and --set

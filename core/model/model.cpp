@@ -101,6 +101,7 @@ void Model::setScaling(const std::string& method, const std::vector<std::string>
     m_config = std::move(c);
     m_bias.reset();
     m_nopeBias.reset();
+    m_typeBiases.clear();
     m_copeBiases.clear();
     parametersChanged();
 }
@@ -221,6 +222,13 @@ const PositionBias& Model::positionBias(int T)
             fillSoftmaxModifiers(*this, nope);
             m_nopeBias = std::make_unique<PositionBias>(nope, length);
         }
+        m_typeBiases.clear();
+        for (int l = 0; !m_config.layerTypes.empty() && l < m_config.layers; ++l) {
+            const size_t type = static_cast<size_t>(modelLayerType(m_config, l));
+            m_typeBiases.resize(std::max(m_typeBiases.size(), type + 1));
+            if (!m_typeBiases[type] && !(m_baseSpec.kind == SchemeKind::Cope && modelLayerUsesScheme(m_config, l)))
+                m_typeBiases[type] = std::make_unique<PositionBias>(layerSchemeSpec(l), length);
+        }
         m_copeBiases.clear();
         for (int l = 0; m_baseSpec.kind == SchemeKind::Cope && l < m_config.layers; ++l)
             m_copeBiases.push_back(modelLayerUsesScheme(m_config, l)
@@ -235,6 +243,11 @@ const PositionBias& Model::layerBias(int layer, const PositionBias& schemeBias) 
 {
     if (!m_copeBiases.empty() && m_copeBiases[layer])
         return *m_copeBiases[layer];
+    if (!m_config.layerTypes.empty()) {
+        const size_t type = static_cast<size_t>(modelLayerType(m_config, layer));
+        if (type < m_typeBiases.size() && m_typeBiases[type])
+            return *m_typeBiases[type];
+    }
     return m_nopeBias && !modelLayerUsesScheme(m_config, layer) ? *m_nopeBias : schemeBias;
 }
 
@@ -247,8 +260,11 @@ SchemeSpec Model::layerSchemeSpec(int layer) const
         spec.copeEmbeddings.assign(m_params.begin() + begin, m_params.begin() + begin + slab);
         return spec;
     }
-    if (modelLayerUsesScheme(m_config, layer) || m_config.scheme == "none")
-        return schemeSpec();
+    if (modelLayerUsesScheme(m_config, layer) || (m_config.scheme == "none" && !modelLayerHasFullSpec(m_config, layer))) {
+        SchemeSpec spec = schemeSpec();
+        applyModelLayerMask(m_config, layer, spec); // a sliding or chunked layer's mask on the learned values
+        return spec;
+    }
     SchemeSpec spec = modelLayerSchemeSpec(m_config, layer);
     fillSoftmaxModifiers(*this, spec);
     return spec;
@@ -606,8 +622,12 @@ double modelForwardWork(const ModelConfig& config, const std::vector<int>& lengt
     double tokens = 0;
     for (int n : lengths)
         tokens += n;
-    return config.layers * attentionWork(spec, lengths, config.headDim()) +
-           2.0 * static_cast<double>(modelParameterCount(config)) * tokens;
+    double attention = 0; // per layer: a sliding or chunked layer's band costs N W, not N^2
+    for (int l = 0; l < config.layers; ++l)
+        attention += config.layerTypes.empty() ? attentionWork(spec, lengths, config.headDim())
+                                               : attentionWork(modelLayerSchemeSpec(config, l), lengths,
+                                                               config.headDim());
+    return attention + 2.0 * static_cast<double>(modelParameterCount(config)) * tokens;
 }
 
 QkProvider modelQkProvider(Model& model, std::vector<uint8_t> text, int layer)

@@ -64,6 +64,9 @@ public:
     const layers::FloatBuffer& layerQueries(int layer) const { return m_acts[layer].q; }
     const layers::FloatBuffer& layerKeys(int layer) const { return m_acts[layer].k; }
     const layers::FloatBuffer& layerValues(int layer) const { return m_acts[layer].v; }
+    // Layer l's attention output (B, T, C), heads merged, before the output projection: what a test compares with
+    // the kernel's twin on the layer's own q, k, v.
+    const layers::FloatBuffer& layerAttentionOutput(int layer) const { return m_acts[layer].atty; }
     // FoX: layer l's cumulative log forget gates F (B, H, T) from the last forward (AttentionDims::logForget); empty
     // for other schemes and for a schedule's NoPE layers.
     const std::vector<double>& layerLogForget(int layer) const { return m_acts[layer].logForget; }
@@ -147,6 +150,8 @@ private:
     layers::FloatBuffer m_sinusoid; // (T, C) cached sinusoidal table
     std::unique_ptr<PositionBias> m_bias;
     std::unique_ptr<PositionBias> m_nopeBias; // the NoPE layers' (nopeEvery), else null
+    // With layer types: one bias per type present (LayerType order), each with its mask or the full layers' own scheme.
+    std::vector<std::unique_ptr<PositionBias>> m_typeBiases;
     std::vector<std::unique_ptr<PositionBias>> m_copeBiases; // (layers) cope: each layer's own embeddings, else empty
     const std::atomic<bool>* m_cancel = nullptr;
     void checkCancelled() const;

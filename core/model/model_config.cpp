@@ -27,6 +27,18 @@ nlohmann::json modelShapeJson(const ModelConfig& c)
         j["floor_scale"] = c.temperature.floorScale;
         j["attn_scale"] = c.temperature.attnScale;
     }
+    // The layer types, as nope_every only when set; window and chunk resolved (Hugging Face's names), so a changed
+    // default never changes a recorded model.
+    if (!c.layerTypes.empty())
+        j["layer_types"] = c.layerTypes;
+    if (c.window != 0 || (!c.layerTypes.empty() && modelHasLayerType(c, LayerType::Sliding)))
+        j["sliding_window"] = c.window != 0 ? c.window : modelLayerWindow(c);
+    if (c.chunk != 0 || (!c.layerTypes.empty() && modelHasLayerType(c, LayerType::Chunked)))
+        j["attention_chunk_size"] = c.chunk != 0 ? c.chunk : modelLayerChunk(c);
+    if (!c.fullScheme.empty())
+        j["full_scheme"] = c.fullScheme;
+    if (!c.fullSettings.empty())
+        j["full_settings"] = c.fullSettings;
     return j;
 }
 
@@ -43,8 +55,71 @@ std::string modelOptionsLabel(const ModelConfig& c)
         add("ssmax");
     if (c.sinkLogit)
         add("sink_logit");
+    if (!c.layerTypes.empty()) {
+        add("layers=" + layerTypesText(c.layerTypes));
+        if (modelHasLayerType(c, LayerType::Sliding))
+            add("window=" + std::to_string(modelLayerWindow(c)));
+        if (modelHasLayerType(c, LayerType::Chunked))
+            add("chunk=" + std::to_string(modelLayerChunk(c)));
+        if (!c.fullScheme.empty() || !c.fullSettings.empty()) {
+            std::string full = "full=" + (c.fullScheme.empty() ? c.scheme : c.fullScheme);
+            for (const std::string& setting : c.fullSettings)
+                full += ":" + setting;
+            add(full);
+        }
+    }
     return label;
 }
+
+namespace {
+
+constexpr int kMaxLayerSpan = 1000000; // the window and chunk modifiers' largest value (modifierParams)
+
+// layer_types, sliding_window, attention_chunk_size, full_scheme and full_settings of a model JSON (all optional: a
+// model without them has no layer types). Their values are validateLayerTypes' to check.
+void readLayerTypes(const nlohmann::json& j, ModelConfig& c, const std::string& source)
+{
+    auto fail = [&](const std::string& what) { return InputError(source + ": model config " + what); };
+    auto strings = [&](const char* key) {
+        std::vector<std::string> out;
+        if (!j.contains(key))
+            return out;
+        if (!j[key].is_array())
+            throw fail(std::string(key) + " is not a list of strings");
+        for (const nlohmann::json& v : j[key]) {
+            if (!v.is_string())
+                throw fail(std::string(key) + " holds " + v.dump() + ", not a string");
+            out.push_back(v.get<std::string>());
+        }
+        return out;
+    };
+    c.layerTypes = strings("layer_types");
+    if (j.contains("layer_types") && c.layerTypes.empty())
+        throw fail("layer_types is an empty list; allowed: a list of " + [] {
+            std::string names;
+            for (const std::string& n : layerTypeNames())
+                names += (names.empty() ? "" : ", ") + n;
+            return names;
+        }());
+    for (auto [key, value] : {std::pair{"sliding_window", &c.window}, std::pair{"attention_chunk_size", &c.chunk}})
+        if (j.contains(key)) {
+            if (!j[key].is_number_integer())
+                throw fail(std::string(key) + " is not an integer");
+            const long long v = j[key].get<long long>();
+            if (v < 1 || v > kMaxLayerSpan) // 0 would read as "the default": refused as --window 0 is
+                throw fail(std::string(key) + " = " + std::to_string(v) + " is out of range; allowed: integers in [1, " +
+                           std::to_string(kMaxLayerSpan) + "]");
+            *value = static_cast<int>(v);
+        }
+    if (j.contains("full_scheme")) {
+        if (!j["full_scheme"].is_string())
+            throw fail("full_scheme is not a string");
+        c.fullScheme = j["full_scheme"].get<std::string>();
+    }
+    c.fullSettings = strings("full_settings");
+}
+
+} // namespace
 
 void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& source)
 {
@@ -75,6 +150,7 @@ void readModelShape(const nlohmann::json& j, ModelConfig& c, const std::string& 
                 throw fail(std::string(key) + " is not a boolean");
             *flag = j[key].get<bool>();
         }
+    readLayerTypes(j, c, source);
     if (j.contains("attn_temperature_tuning")) {
         if (!j["attn_temperature_tuning"].is_boolean())
             throw fail("attn_temperature_tuning is not a boolean");
@@ -159,6 +235,157 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
     return c;
 }
 
+namespace {
+
+// Whether the full layers attend with a spec of their own (--full-scheme or --full-set), not the model's scheme.
+bool ownFullSpec(const ModelConfig& c)
+{
+    return !c.layerTypes.empty() && (!c.fullScheme.empty() || !c.fullSettings.empty());
+}
+
+std::string namesText(const std::vector<std::string>& names)
+{
+    std::string text;
+    for (const std::string& n : names)
+        text += (text.empty() ? "" : ", ") + n;
+    return text;
+}
+
+// The layer-type options, each refused with its name, value and what is allowed (the CLI's options share the names).
+void validateLayerTypes(const ModelConfig& c)
+{
+    // Without layer types no layer has a type (every layer is the scheme's), so nothing may be set for one.
+    auto present = [&](LayerType t) { return !c.layerTypes.empty() && modelHasLayerType(c, t); };
+    auto requireType = [&](bool given, const std::string& what, LayerType t) {
+        if (given && !present(t))
+            throw InputError(what + " applies to " + layerTypeNames()[int(t)] + " layers and the model has none" +
+                                 (c.layerTypes.empty() ? std::string(" (no --layer-types)")
+                                                       : " (layer-types = " + namesText(c.layerTypes) + ")") +
+                                 "; allowed: with a " + layerTypeNames()[int(t)] + " layer in --layer-types",
+                             what.substr(0, what.find(' ')));
+    };
+    if (c.window != 0)
+        checkIntegerRange("window", c.window, 1, kMaxLayerSpan);
+    if (c.chunk != 0)
+        checkIntegerRange("chunk", c.chunk, 1, kMaxLayerSpan);
+    for (const std::string& name : c.layerTypes)
+        (void)layerTypeByName(name);
+    if (c.layerTypes.size() > static_cast<size_t>(c.layers))
+        throw InputError("layer-types = " + namesText(c.layerTypes) + " has " + std::to_string(c.layerTypes.size()) +
+                             " entries and the model " + std::to_string(c.layers) +
+                             " layers; allowed: at most one entry per layer (the list repeats over the layers)",
+                         "layer-types");
+    requireType(c.window != 0, "window = " + std::to_string(c.window), LayerType::Sliding);
+    requireType(c.chunk != 0, "chunk = " + std::to_string(c.chunk), LayerType::Chunked);
+    requireType(!c.fullScheme.empty(), "full-scheme = " + c.fullScheme, LayerType::Full);
+    if (!c.fullSettings.empty())
+        requireType(true, "full-set = " + c.fullSettings.front(), LayerType::Full);
+    if (c.layerTypes.empty())
+        return;
+    if (c.nopeEvery != 0)
+        throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " and --layer-types both set each layer's "
+                         "positions; allowed: one of them (--full-scheme none makes the full layers NoPE)",
+                         "nope-every");
+    const SchemeInfo& info = schemeByName(c.scheme);
+    if (info.hasWindow)
+        throw InputError("scheme " + info.name + " has a window of its own; allowed with --layer-types: a scheme "
+                         "without one (the sliding layers' window is --window)", "layer-types");
+    for (const auto& [settings, where] : {std::pair{&c.schemeSettings, "--set"}, std::pair{&c.fullSettings, "--full-set"}})
+        for (const char* name : {"window", "chunk", "sinks"}) {
+            std::string value;
+            if (findAssignment(*settings, name, value))
+                throw InputError(std::string(where) + " " + name + "=" + value + " with --layer-types: the layer types "
+                                 "set each layer's mask; allowed: --window W (sliding layers), --chunk C (chunked "
+                                 "layers), no sinks");
+        }
+    if (ownFullSpec(c)) {
+        const SchemeInfo& full = schemeByName(c.fullScheme.empty() ? c.scheme : c.fullScheme);
+        if (!fullLayerSchemeAllowed(full)) {
+            std::vector<std::string> allowed;
+            for (const SchemeInfo& s : schemeCatalog())
+                if (fullLayerSchemeAllowed(s))
+                    allowed.push_back(s.name);
+            throw InputError(std::string(c.fullScheme.empty() ? "--full-set with scheme " : "full-scheme = ") +
+                                 full.name + ": the full layers' own scheme cannot have learned values, absolute "
+                                 "positions, gates or a window; allowed: " + namesText(allowed),
+                             c.fullScheme.empty() ? "" : "full-scheme");
+        }
+    }
+    for (int t = 0; t < 3; ++t) // each type's spec once: its scheme, settings and mask together
+        for (int l = 0; l < c.layers; ++l)
+            if (int(modelLayerType(c, l)) == t) {
+                (void)modelLayerSchemeSpec(c, l);
+                break;
+            }
+}
+
+} // namespace
+
+bool fullLayerSchemeAllowed(const SchemeInfo& info)
+{
+    return !info.trainable && !info.absolute && !info.hasWindow && !info.dataDependent &&
+           info.kind != SchemeKind::Fox && info.kind != SchemeKind::Fire && info.kind != SchemeKind::Cope;
+}
+
+const std::vector<std::string>& layerTypeNames()
+{
+    static const std::vector<std::string> names{"full", "sliding", "chunked"};
+    return names;
+}
+
+LayerType layerTypeByName(const std::string& name)
+{
+    const std::vector<std::string>& names = layerTypeNames();
+    for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name)
+            return static_cast<LayerType>(i);
+    throw InputError("layer-types = '" + name + "' is not a layer type; allowed: sliding, full, chunked (a comma list "
+                     "repeating over the layers)", "layer-types");
+}
+
+LayerType modelLayerType(const ModelConfig& c, int layer)
+{
+    if (c.layerTypes.empty())
+        return LayerType::Full;
+    return layerTypeByName(c.layerTypes[static_cast<size_t>(layer) % c.layerTypes.size()]);
+}
+
+bool modelHasLayerType(const ModelConfig& c, LayerType type)
+{
+    for (int l = 0; l < c.layers; ++l)
+        if (modelLayerType(c, l) == type)
+            return true;
+    return false;
+}
+
+int modelDefaultLayerSpan(const ModelConfig& c)
+{
+    return std::max(1, c.context / 4);
+}
+
+int modelLayerWindow(const ModelConfig& c)
+{
+    return c.window > 0 ? c.window : modelDefaultLayerSpan(c);
+}
+
+int modelLayerChunk(const ModelConfig& c)
+{
+    return c.chunk > 0 ? c.chunk : modelDefaultLayerSpan(c);
+}
+
+std::string layerTypesText(const std::vector<std::string>& types)
+{
+    std::string text;
+    for (size_t i = 0; i < types.size();) {
+        size_t run = 1;
+        while (i + run < types.size() && types[i + run] == types[i])
+            ++run;
+        text += (text.empty() ? "" : ",") + types[i] + (run > 1 ? "×" + std::to_string(run) : std::string());
+        i += run;
+    }
+    return text;
+}
+
 void validateModelConfig(const ModelConfig& c)
 {
     checkIntegerRange("layers", c.layers, 1, 64);
@@ -180,10 +407,13 @@ void validateModelConfig(const ModelConfig& c)
             throw InputError("nope-every = " + std::to_string(c.nopeEvery) + " needs a rotary scheme (rope, xpos) on " +
                              "the other layers; scheme " + c.scheme + " is not rotary");
     }
+    validateLayerTypes(c);
     validateAttentionTemperature(c.temperature);
-    if (c.temperature.tuning && c.nopeEvery == 0 && c.scheme != "none")
+    const bool nopeFullLayers = !c.layerTypes.empty() && modelHasLayerType(c, LayerType::Full) &&
+                                (c.fullScheme.empty() ? c.scheme : c.fullScheme) == "none";
+    if (c.temperature.tuning && c.nopeEvery == 0 && c.scheme != "none" && !nopeFullLayers)
         throw InputError("attn_temperature_tuning acts on NoPE layers only and this model has none; allowed: with "
-                         "nope-every >= 2 or scheme none");
+                         "nope-every >= 2, scheme none or --full-scheme none");
     const double count = static_cast<double>(modelParameterCount(c));
     // Weights, gradients and the two AdamW moments, before anything is allocated.
     checkMemoryEstimate(16.0 * count, "a model of " + std::to_string(static_cast<long long>(count)) +
@@ -224,13 +454,63 @@ SchemeSpec modelSchemeSpec(const ModelConfig& c)
 
 bool modelLayerUsesScheme(const ModelConfig& c, int layer)
 {
+    if (!c.layerTypes.empty())
+        return c.scheme != "none" && !modelLayerHasFullSpec(c, layer);
     return c.scheme != "none" && (c.nopeEvery < 2 || (layer + 1) % c.nopeEvery != 0);
+}
+
+void applyModelLayerMask(const ModelConfig& c, int layer, SchemeSpec& spec)
+{
+    const LayerType type = modelLayerType(c, layer);
+    if (type == LayerType::Full)
+        return;
+    if (type == LayerType::Sliding)
+        setModifier(spec, "window", modelLayerWindow(c));
+    else
+        setModifier(spec, "chunk", modelLayerChunk(c));
+    validateSchemeSpec(spec); // the mask with the scheme: cope refuses one, a bidirectional spec cannot hold one
+}
+
+SchemeSpec modelFullLayerSpec(const ModelConfig& c)
+{
+    ModelConfig full = c;
+    full.layerTypes.clear();
+    full.window = full.chunk = 0;
+    full.fullScheme.clear();
+    full.fullSettings.clear();
+    if (!c.fullScheme.empty()) {
+        full.scheme = c.fullScheme;
+        full.schemeSettings = c.fullSettings;
+    } else {
+        full.schemeSettings.insert(full.schemeSettings.end(), c.fullSettings.begin(), c.fullSettings.end());
+    }
+    if (!schemeByName(full.scheme).rotary) { // the length-extension method acts on rotary layers only
+        full.scaling = "none";
+        full.scalingSettings.clear();
+    }
+    SchemeSpec spec = modelSchemeSpec(full);
+    const SchemeSpec schemeLayers = modelSchemeSpec(c);
+    if (spec.logitC == 0) // logit-c and the soft cap act on every layer, as on a schedule's NoPE layers
+        spec.logitC = schemeLayers.logitC;
+    if (spec.softcap == 0)
+        spec.softcap = schemeLayers.softcap;
+    return spec;
+}
+
+bool modelLayerHasFullSpec(const ModelConfig& c, int layer)
+{
+    return ownFullSpec(c) && modelLayerType(c, layer) == LayerType::Full;
 }
 
 SchemeSpec modelLayerSchemeSpec(const ModelConfig& c, int layer)
 {
-    if (c.scheme == "none" || modelLayerUsesScheme(c, layer)) // scheme none: its settings (a window) on every layer
-        return modelSchemeSpec(c);
+    if (modelLayerHasFullSpec(c, layer))
+        return modelFullLayerSpec(c);
+    if (c.scheme == "none" || modelLayerUsesScheme(c, layer)) { // scheme none: its settings (a window) on every layer
+        SchemeSpec spec = modelSchemeSpec(c);
+        applyModelLayerMask(c, layer, spec);
+        return spec;
+    }
     SchemeSpec spec = makeSchemeSpec("none", c.heads, false, {}, c.context, c.logn);
     spec.temperature = c.temperature;
     const SchemeSpec schemeLayers = modelSchemeSpec(c);

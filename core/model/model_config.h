@@ -53,6 +53,16 @@ struct ModelConfig {
     bool ssmax = false;               // scalable softmax, s learned per head (layer): SchemeSpec::ssmax
     bool sinkLogit = false;           // a learned sink logit per head (layer): SchemeSpec::sinkLogit
     uint64_t seed = 1;                // parameter initialisation (and, by default, the training data order)
+    // Hybrid layers (Gemma 2/3, Cohere's RNoPE-SWA, Llama 4, gpt-oss): Hugging Face's layer_types without
+    // "_attention" (sliding, full, chunked), repeating over the layers: layer l has layerTypes[l % size]. Empty: no
+    // layer types (every layer attends as the scheme says). Checked by validateModelConfig (validateLayerTypes).
+    std::vector<std::string> layerTypes;
+    int window = 0; // the sliding layers' window W; 0: modelDefaultLayerSpan
+    int chunk = 0;  // the chunked layers' chunk C; 0: modelDefaultLayerSpan
+    // The full layers' own scheme and NAME=VALUE settings (--full-scheme none: RNoPE-SWA; --full-set base=1000000:
+    // Gemma 3's global base). Empty scheme: the model's, with its settings and then fullSettings.
+    std::string fullScheme;
+    std::vector<std::string> fullSettings;
 
     int headDim() const { return dModel / heads; }
     int vocab() const { return 256; }
@@ -71,6 +81,24 @@ void readModelShape(const nlohmann::json& j, ModelConfig& config, const std::str
 // temperature(F=8192, β=0.1) ssmax sink_logit" (each part only when set; empty for none; F and β are floor_scale and
 // attn_scale), short enough for a legend, so two runs that differ only there are told apart.
 std::string modelOptionsLabel(const ModelConfig& config);
+
+// The layer types of ModelConfig::layerTypes, in Hugging Face's order of names (without "_attention").
+enum class LayerType { Full, Sliding, Chunked };
+const std::vector<std::string>& layerTypeNames(); // full, sliding, chunked
+// InputError "layer-types: 'x' is not a layer type; allowed: sliding, full, chunked".
+LayerType layerTypeByName(const std::string& name);
+// Layer `layer`'s type: layerTypes[layer % size], Full when the model has no layer types.
+LayerType modelLayerType(const ModelConfig& config, int layer);
+// Whether some layer of the model (of its `layers`, the list repeating) has type `type`.
+bool modelHasLayerType(const ModelConfig& config, LayerType type);
+// The sliding layers' window and the chunked layers' chunk in effect: the config's, else modelDefaultLayerSpan.
+int modelLayerWindow(const ModelConfig& config);
+int modelLayerChunk(const ModelConfig& config);
+// Default W and C of the hybrid layers: a quarter of the training context (at least 1), so a short model still has a
+// band well inside its context that the full layers must bridge.
+int modelDefaultLayerSpan(const ModelConfig& config);
+// "sliding×5,full" for a layer-type list (runs of one type as NAME×K): labels and captions.
+std::string layerTypesText(const std::vector<std::string>& types);
 
 // Whether a constructor checks the config it is given. An entry point validates each config once: code that validated
 // it already (trainModel, loadCheckpoint's ModelConfig::fromJson) builds with Validated, everything else with Validate.
@@ -94,9 +122,22 @@ int modelDefaultWindow(const ModelConfig& config);
 // Whether layer `layer` (0-based) uses the model's scheme; false on the NoPE layers of nopeEvery (and every layer of
 // scheme none).
 bool modelLayerUsesScheme(const ModelConfig& config, int layer);
-// The spec of layer `layer`: modelSchemeSpec on the scheme's layers; on NoPE layers scheme none with the model's heads,
-// context, logn and temperature.
+// The spec of layer `layer`: modelSchemeSpec on the scheme's layers (with the layer type's mask, applyModelLayerMask);
+// on NoPE layers scheme none with the model's heads, context, logn and temperature; on full layers with a scheme or
+// settings of their own, modelFullLayerSpec.
 SchemeSpec modelLayerSchemeSpec(const ModelConfig& config, int layer);
+// The mask of layer `layer`'s type on `spec`: window W on a sliding layer, chunk C on a chunked one, nothing on a full
+// one (the one home of that rule: the model's forward and every view of a layer read it). InputError when the scheme
+// cannot hold the mask (cope).
+void applyModelLayerMask(const ModelConfig& config, int layer, SchemeSpec& spec);
+// The full layers' own spec (--full-scheme, --full-set): the full scheme (or the model's, its settings then the full
+// ones) with the model's heads, context, logn and method (rotary full schemes only); logit-c and softcap as the model's.
+SchemeSpec modelFullLayerSpec(const ModelConfig& config);
+// Whether a scheme may be the full layers' own (--full-scheme): none without learned values, absolute positions, gates
+// or a window of its own (those live in the model's tensors, shared by the scheme's layers).
+bool fullLayerSchemeAllowed(const SchemeInfo& info);
+// Whether layer `layer` is a full layer attending with modelFullLayerSpec (not the model's scheme).
+bool modelLayerHasFullSpec(const ModelConfig& config, int layer);
 
 // One trainable tensor inside the flat parameter buffer.
 struct ParameterTensor {

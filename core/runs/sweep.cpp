@@ -1327,6 +1327,11 @@ SweepGrid summaryKeyless(SweepGrid grid)
     const ModelConfig plain;
     grid.model.layers = plain.layers;
     grid.model.nopeEvery = plain.nopeEvery;
+    grid.model.layerTypes = plain.layerTypes;
+    grid.model.window = plain.window;
+    grid.model.chunk = plain.chunk;
+    grid.model.fullScheme = plain.fullScheme;
+    grid.model.fullSettings = plain.fullSettings;
     grid.model.temperature = plain.temperature;
     grid.model.ssmax = plain.ssmax;
     grid.model.sinkLogit = plain.sinkLogit;

@@ -201,6 +201,11 @@ void takeCheckpointModel(ModelConfig& model, const ModelConfig& checkpoint, bool
     }
     model.logn = checkpoint.logn;
     model.nopeEvery = checkpoint.nopeEvery;
+    model.layerTypes = checkpoint.layerTypes;
+    model.window = checkpoint.window;
+    model.chunk = checkpoint.chunk;
+    model.fullScheme = checkpoint.fullScheme;
+    model.fullSettings = checkpoint.fullSettings;
     model.temperature = checkpoint.temperature;
     model.ssmax = checkpoint.ssmax;
     model.sinkLogit = checkpoint.sinkLogit;
@@ -282,6 +287,8 @@ Recalibration droppedPositionsRun(TrainingResult&& rope, const TrainConfig& trai
     r.model.scaling = "none";
     r.model.scalingSettings.clear();
     r.model.nopeEvery = 0;
+    r.model.fullScheme.clear(); // the layer types' masks stay: they are not positions
+    r.model.fullSettings.clear();
     r.train = train;
     setTrainingSteps(r.train, recalibrationSteps(fraction, train.steps));
     r.train.dataSeed = train.dataSeed + 0x9e3779b9u; // batches the rope run has not seen step for step

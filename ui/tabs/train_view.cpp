@@ -2,6 +2,8 @@
 // page.
 #include "tabs/train_view.h"
 
+#include "tabs/layer_type_fields.h"
+
 #include "charts/curve_chart.h"
 #include "settings/session.h"
 #include "tabs/heatmap_widget.h"
@@ -311,6 +313,9 @@ QFormLayout* TrainView::buildFields()
     modifiers->addWidget(m_sinkLogit);
     modifiers->addStretch(1);
     form->addRow(tr("Softmax"), modifiers);
+    m_layerTypeFields = new LayerTypeFields(this);
+    m_layerTypeFields->addRows(form);
+    connect(m_layerTypeFields, &LayerTypeFields::edited, this, &TrainView::onFieldEdited);
     for (QCheckBox* box : {m_temperature, m_ssmax, m_sinkLogit})
         connect(box, &QCheckBox::toggled, this, &TrainView::onFieldEdited);
     connect(m_nopeEvery, &QSpinBox::valueChanged, this, &TrainView::updateModelOptions);
@@ -433,6 +438,7 @@ void TrainView::setPreset(const QString& name)
     m_attnScale->setValue(r.model.temperature.attnScale);
     m_ssmax->setChecked(r.model.ssmax);
     m_sinkLogit->setChecked(r.model.sinkLogit);
+    m_layerTypeFields->setFrom(r.model);
     m_applyingPreset = false;
     updateModelOptions();
     m_basePreset = name;
@@ -534,6 +540,7 @@ TrainRequest TrainView::request() const
     r.model.temperature.attnScale = m_attnScale->value();
     r.model.ssmax = m_ssmax->isChecked();
     r.model.sinkLogit = m_sinkLogit->isChecked();
+    m_layerTypeFields->apply(r.model);
     r.mode = evalModeFromName(m_mode->currentData().toString().toStdString());
     r.evalBytes = static_cast<size_t>(m_evalBytes->value());
     r.corpusPath = m_corpus;
@@ -927,6 +934,7 @@ nlohmann::json TrainView::saveState() const
     state["attn_scale"] = model.temperature.attnScale;
     state["ssmax"] = model.ssmax;
     state["sink_logit"] = model.sinkLogit;
+    m_layerTypeFields->saveState(state);
     state["page"] = methodsShown() ? "methods" : "runs";
     state["methods"] = m_methods->sessionState();
     return state;
@@ -998,6 +1006,7 @@ void TrainView::restoreState(const nlohmann::json& state)
     }
     const bool ssmax = sessionBool(state, "ssmax", false, where);
     const bool sinkLogit = sessionBool(state, "sink_logit", false, where);
+    const ModelConfig layerTypes = m_layerTypeFields->readState(state, where);
     const std::string page = sessionString(state, "page", "runs", where);
     if (page != "runs" && page != "methods")
         throw InputError("session: views.train.page = '" + page + "' is not a page; allowed: runs, methods");
@@ -1018,6 +1027,7 @@ void TrainView::restoreState(const nlohmann::json& state)
     m_attnScale->setValue(temperature.attnScale);
     m_ssmax->setChecked(ssmax);
     m_sinkLogit->setChecked(sinkLogit);
+    m_layerTypeFields->setFrom(layerTypes);
     if (presetName == kCustomPreset)
         onFieldEdited();
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(mode)));

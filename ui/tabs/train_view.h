@@ -28,6 +28,7 @@ namespace plab::ui {
 
 class ContinueTextPage;
 class CurvePlot;
+class LayerTypeFields;
 class HeatmapWidget;
 class MethodsPanel;
 class TrainingRun;
@@ -87,6 +88,7 @@ public:
     QDoubleSpinBox* attnScaleBox() const { return m_attnScale; }
     QCheckBox* ssmaxBox() const { return m_ssmax; }
     QCheckBox* sinkLogitBox() const { return m_sinkLogit; }
+    LayerTypeFields* layerTypeFields() const { return m_layerTypeFields; }
     // A scheme of the run as its curve, table row and kept model are named: the scheme, then core's
     // modelOptionsLabel when the run sets any ("rope nope_every=4 ssmax").
     QString runLabel(const std::string& scheme) const;
@@ -160,6 +162,7 @@ private:
     QDoubleSpinBox* m_attnScale = nullptr;
     QCheckBox* m_ssmax = nullptr;
     QCheckBox* m_sinkLogit = nullptr;
+    LayerTypeFields* m_layerTypeFields = nullptr; // --layer-types, --window, --chunk, --full-scheme, --full-set
     bool m_applyingPreset = false;
     QString m_basePreset; // the preset last chosen: what the fields do not show comes from it
     QPushButton* m_train = nullptr;

@@ -119,6 +119,11 @@ LessonStateSession lessonStateSession(const LessonState& s)
         out.viewState["attn_scale"] = s.temperature.attnScale;
         out.viewState["ssmax"] = s.ssmax;
         out.viewState["sink_logit"] = s.sinkLogit;
+        out.viewState["layer_types"] = s.layerTypes;
+        out.viewState["sliding_window"] = s.window;
+        out.viewState["attention_chunk_size"] = s.chunk;
+        out.viewState["full_scheme"] = s.fullScheme;
+        out.viewState["full_settings"] = s.fullSettings;
         break;
     case LessonView::Model:
         out.viewState = {{"text", s.text}, {"repeat_to", s.repeatTo}, {"page", s.page}, {"head", s.head}};

@@ -192,6 +192,26 @@ QString byteLabel(uint8_t byte)
     return QStringLiteral("%1").arg(byte, 2, 16, QLatin1Char('0'));
 }
 
+namespace {
+
+// "layer 2 (sliding: window 16)", "layer 3 (full, NoPE: no positions)": a hybrid model's layer with its type.
+QString layerTypeText(const ModelConfig& config, int layerIndex, const SchemeSpec& spec, const QString& layer)
+{
+    switch (modelLayerType(config, layerIndex)) {
+    case LayerType::Sliding:
+        return FigureText::tr("%1 (sliding: window %2)").arg(layer).arg(modelLayerWindow(config));
+    case LayerType::Chunked:
+        return FigureText::tr("%1 (chunked: chunk %2)").arg(layer).arg(modelLayerChunk(config));
+    case LayerType::Full:
+        break;
+    }
+    if (spec.kind == SchemeKind::None && config.scheme != "none")
+        return FigureText::tr("%1 (full, NoPE: no positions)").arg(layer);
+    return FigureText::tr("%1 (full: %2)").arg(layer, QString::fromStdString(spec.name()));
+}
+
+} // namespace
+
 HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QString& colorMap, TextView show)
 {
     HeatmapFigure figure;
@@ -208,6 +228,9 @@ HeatmapFigure attentionFigure(const AttentionResult& result, int head, const QSt
     if (result.request.model.isValid() && result.request.model.model->config().nopeEvery > 0 &&
         !modelLayerUsesScheme(result.request.model.model->config(), result.request.layer))
         layer = FigureText::tr("%1 (NoPE layer: no positions)").arg(layer);
+    // A hybrid model's layer names its type, so the band of a sliding or chunked layer is read as its mask.
+    if (result.request.model.isValid() && !result.request.model.model->config().layerTypes.empty())
+        layer = layerTypeText(result.request.model.model->config(), result.request.layer, result.spec, layer);
     panel.subtitle =
         QStringList{layer, headOfText(h, result.heads), FigureText::tr("N = %1 bytes").arg(result.length),
                     FigureText::tr("training context %1")
