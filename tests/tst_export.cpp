@@ -156,6 +156,7 @@ void TestExport::roundTrip()
     test::ErrorMax error;
     for (size_t i = 0; i < want.size(); ++i)
         error.add(got.data()[i] / scale, want[i] / scale);
+    qInfo("%s", qPrintable(error.message("logits / max |logit|")));
     QVERIFY2(error.within(1e-4), qPrintable(error.message("logits / max |logit|")));
 }
 
