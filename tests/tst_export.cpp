@@ -4,6 +4,7 @@
 #include "compare.h"
 #include "test_main.h"
 
+#include "base/npy.h"
 #include "base/random.h"
 #include "hf/hf_config.h"
 #include "hf/hf_export.h"
@@ -91,6 +92,8 @@ class TestExport : public QObject {
 private slots:
     void roundTrip_data();
     void roundTrip();
+    void numpyReference_data();
+    void numpyReference();
     void tokenizerIsBytes_data();
     void tokenizerIsBytes();
     void refusedSchemes_data();
@@ -156,6 +159,40 @@ void TestExport::roundTrip()
     test::ErrorMax error;
     for (size_t i = 0; i < want.size(); ++i)
         error.add(got.data()[i] / scale, want[i] / scale);
+    qInfo("%s", qPrintable(error.message("logits / max |logit|")));
+    QVERIFY2(error.within(1e-4), qPrintable(error.message("logits / max |logit|")));
+}
+
+void TestExport::numpyReference_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("rope partial, base 500 (gpt_neox)") << "rope_partial";
+    QTest::newRow("none (gpt_neox, rotary_pct 0)") << "none";
+    QTest::newRow("learned (gpt2)") << "learned";
+}
+
+// The lab model's logits on its checkpoint equal an independent NumPy forward of its exported folder, written from
+// transformers' modeling_gpt_neox.py and modeling_gpt2.py (tests/reference/make_export_reference.py): the export is
+// checked against the Hugging Face formulas, not only against core/hf's loader.
+void TestExport::numpyReference()
+{
+    QFETCH(QString, name);
+    const std::string dir = POSITIONLAB_TEST_DATA "/export/";
+    const LoadedCheckpoint loaded = loadCheckpoint(dir + name.toStdString() + ".safetensors");
+    const nlohmann::json ids = nlohmann::json::parse(readText(dir + "ids.json"));
+    std::vector<int> bytes = ids["ids"].get<std::vector<int>>();
+    if (name == "learned")
+        bytes.resize(ids["learned_length"].get<size_t>());
+    const NpyArray ref = readNpy(dir + name.toStdString() + "_ref.npy");
+    QCOMPARE(ref.shape, (std::vector<int64_t>{static_cast<int64_t>(bytes.size()), 256}));
+    const std::vector<float> got = labLogits(*loaded.model, bytes);
+    double scale = 0;
+    for (float v : ref.data)
+        scale = std::max(scale, std::abs(static_cast<double>(v)));
+    QVERIFY(scale > 1);
+    test::ErrorMax error;
+    for (size_t i = 0; i < got.size(); ++i)
+        error.add(got[i] / scale, ref.data[i] / scale);
     qInfo("%s", qPrintable(error.message("logits / max |logit|")));
     QVERIFY2(error.within(1e-4), qPrintable(error.message("logits / max |logit|")));
 }
