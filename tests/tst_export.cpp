@@ -4,6 +4,7 @@
 #include "compare.h"
 #include "test_main.h"
 
+#include "base/errors.h"
 #include "base/npy.h"
 #include "base/random.h"
 #include "hf/hf_config.h"
@@ -101,6 +102,7 @@ private slots:
     void badInput_data();
     void badInput();
     void folderRules();
+    void noRotaryFolder();
 };
 
 void TestExport::roundTrip_data()
@@ -357,6 +359,31 @@ void TestExport::folderRules()
     const HfExportFiles files = hfExportFiles(*model);
     for (const auto& [name, bytes] : files.files)
         QVERIFY2(readText(fresh.toStdString() + name) == bytes, name.c_str());
+}
+
+// A NoPE folder (gpt_neox, rotary_pct 0): positions none, so a rotary method is refused by name; rope_scaling beside
+// rotary_pct 0 is refused as a config that rotates nothing.
+void TestExport::noRotaryFolder()
+{
+    QTemporaryDir dir;
+    const std::string folder = dir.path().toStdString() + "/nope";
+    exportHfFolder(*randomModel("none", {}, 16, 9), folder);
+    QCOMPARE(QString::fromStdString(readHfConfig(folder).scheme), QString("none"));
+    const test::CliResult yarn =
+        test::runCli({"eval", QString::fromStdString(folder), "--lengths", "8", "--scaling", "yarn", "--corpus",
+                      test::writeStructuredCorpus(dir.path(), 4000)});
+    QCOMPARE(yarn.exitCode, 2);
+    QVERIFY2(yarn.err.contains("rotary methods apply to rope models only"), yarn.err.constData());
+
+    nlohmann::json config = nlohmann::json::parse(readText(folder + "/config.json"));
+    config["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+    std::ofstream(folder + "/config.json") << config.dump();
+    try {
+        (void)readHfConfig(folder);
+        QFAIL("rope_scaling with rotary_pct 0 was read");
+    } catch (const InputError& e) {
+        QVERIFY2(QByteArray(e.what()).contains("rotary_pct = 0, which rotates no dim"), e.what());
+    }
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestExport)

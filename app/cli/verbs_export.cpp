@@ -59,7 +59,7 @@ void registerExportVerbs()
          {},
          {},
          std::string("Schemes that export: ") + hfExportableSchemesText() +
-             ". The folder's forward is the lab model's exactly:\n"
+             ".\nThe folder's forward is the lab model's exactly:\n"
              "gpt_neox with use_parallel_residual false, hidden_act gelu_new (the lab's tanh GELU), the lab's rotary\n"
              "pairs (2i, 2i+1) permuted into rotate_half's inside q and k, rotary_pct 0 for NoPE, tied embeddings;\n"
              "gpt2 for learned positions (n_positions = the context), and for sinusoidal with the table written as\n"
