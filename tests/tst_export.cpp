@@ -31,7 +31,7 @@ namespace {
 // A small model of `scheme` whose every tensor holds random values of a size that matters (biases and LayerNorm
 // shifts too), so that a tensor written to the wrong place or in the wrong order changes the logits.
 std::unique_ptr<Model> randomModel(const std::string& scheme, const std::vector<std::string>& settings, int context,
-                                   uint64_t seed)
+                                   uint64_t seed, const std::string& scaling = "none")
 {
     ModelConfig c;
     c.scheme = scheme;
@@ -42,6 +42,7 @@ std::unique_ptr<Model> randomModel(const std::string& scheme, const std::vector<
     c.dFf = 48;
     c.context = context;
     c.seed = seed;
+    c.scaling = scaling;
     auto model = std::make_unique<Model>(c);
     Rng rng(seed + 100);
     for (const ParameterTensor& t : model->tensors()) {
@@ -114,14 +115,33 @@ void TestExport::roundTrip_data()
     QTest::addColumn<QString>("positions"); // the folder's scheme as core/hf reads it
     QTest::addColumn<int>("rotaryDim");
     // Lengths past the context (16) where the scheme extrapolates: the folder must follow the lab there too.
-    QTest::newRow("rope") << "rope" << QStringList{} << 40 << "gpt_neox" << "rope" << 8;
-    QTest::newRow("rope base 500") << "rope" << QStringList{"base=500"} << 40 << "gpt_neox" << "rope" << 8;
-    QTest::newRow("rope partial") << "rope" << QStringList{"rotary-fraction=0.5"} << 40 << "gpt_neox" << "rope" << 4;
+    QTest::newRow("rope") << "rope" << QStringList{} << 40 << "gpt_neox"
+                          << "rope" << 8;
+    QTest::newRow("rope base 500") << "rope" << QStringList{"base=500"} << 40 << "gpt_neox"
+                                   << "rope" << 8;
+    QTest::newRow("rope partial") << "rope" << QStringList{"rotary-fraction=0.5"} << 40 << "gpt_neox"
+                                  << "rope" << 4;
     // p-RoPE: 2 of 4 pairs turn; the folder rotates 4 dims with base^(4/8).
-    QTest::newRow("rope keep") << "rope" << QStringList{"keep=0.5"} << 40 << "gpt_neox" << "rope" << 4;
-    QTest::newRow("none") << "none" << QStringList{} << 40 << "gpt_neox" << "none" << 0;
-    QTest::newRow("learned") << "learned" << QStringList{} << 16 << "gpt2" << "learned" << 0;
-    QTest::newRow("sinusoidal") << "sinusoidal" << QStringList{} << 40 << "gpt2" << "learned" << 0;
+    QTest::newRow("rope keep") << "rope" << QStringList{"keep=0.5"} << 40 << "gpt_neox"
+                               << "rope" << 4;
+    // The checkpoint's own method as rope_scaling, read back by core/hf as that method with its settings (yarn on a
+    // partial rotary only with attention factor 1: see refusedSchemes).
+    QTest::newRow("rope+pi") << "rope+pi" << QStringList{"factor=2"} << 40 << "gpt_neox"
+                             << "rope" << 8;
+    QTest::newRow("rope+dynamic-ntk") << "rope+dynamic-ntk" << QStringList{"factor=3"} << 40 << "gpt_neox"
+                                      << "rope" << 8;
+    QTest::newRow("rope+yarn partial") << "rope+yarn"
+                                       << QStringList{"rotary-fraction=0.5", "beta-fast=16", "attention-factor=1"} << 40
+                                       << "gpt_neox"
+                                       << "rope" << 4;
+    QTest::newRow("rope+llama3") << "rope+llama3" << QStringList{"original-context=8"} << 40 << "gpt_neox"
+                                 << "rope" << 8;
+    QTest::newRow("none") << "none" << QStringList{} << 40 << "gpt_neox"
+                          << "none" << 0;
+    QTest::newRow("learned") << "learned" << QStringList{} << 16 << "gpt2"
+                             << "learned" << 0;
+    QTest::newRow("sinusoidal") << "sinusoidal" << QStringList{} << 40 << "gpt2"
+                                << "learned" << 0;
 }
 
 // Checkpoint -> `positionlab-cli export` -> HfModel: the logits equal the lab model's to 1e-4 of max |logit|.
@@ -136,12 +156,13 @@ void TestExport::roundTrip()
     std::vector<std::string> set;
     for (const QString& s : settings)
         set.push_back(s.toStdString());
-    auto model = randomModel(scheme.toStdString(), set, 16, 7);
+    const QStringList schemeAndMethod = scheme.split('+');
+    auto model = randomModel(schemeAndMethod[0].toStdString(), set, 16, 7,
+                             schemeAndMethod.size() > 1 ? schemeAndMethod[1].toStdString() : "none");
     const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_');
     const std::string checkpoint = saveModel(*model, m_dir.path(), tag.toStdString());
     const QString folder = m_dir.path() + "/" + tag;
-    const test::CliResult result =
-        test::runCli({"export", QString::fromStdString(checkpoint), "-o", folder, "--json"});
+    const test::CliResult result = test::runCli({"export", QString::fromStdString(checkpoint), "-o", folder, "--json"});
     QVERIFY2(result.exitCode == 0, result.err.constData());
     QCOMPARE(QString::fromStdString(nlohmann::json::parse(result.out.toStdString())["family"]), family);
 
@@ -149,6 +170,7 @@ void TestExport::roundTrip()
     QCOMPARE(QString::fromStdString(hf.config().modelType), family);
     QCOMPARE(QString::fromStdString(hf.config().scheme), positions);
     QCOMPARE(hf.config().rotaryDim, rotaryDim);
+    QCOMPARE(QString::fromStdString(hf.config().scaling), schemeAndMethod.size() > 1 ? schemeAndMethod[1] : "none");
     QVERIFY(hf.skippedTensors().empty());
     const std::vector<int> ids = randomBytes(length, 3);
     const HfMatrix got = hf.logits(ids, hfPositionSpec(hf.config()));
@@ -237,11 +259,17 @@ void TestExport::refusedSchemes_data()
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<QStringList>("trainOptions"); // how the model is made (ModelConfig fields by name)
     QTest::addColumn<QString>("named");            // what the message must name
-    for (const char* s : {"alibi", "t5", "kerple-power", "kerple-log", "sandwich", "fire", "cope", "fox", "xpos",
-                          "local", "bca"})
+    for (const char* s :
+         {"alibi", "t5", "kerple-power", "kerple-log", "sandwich", "fire", "cope", "fox", "xpos", "local", "bca"})
         QTest::newRow(s) << s << QStringList{} << QString("scheme %1 has no Hugging Face family").arg(s);
     QTest::newRow("alibi's reason") << "alibi" << QStringList{} << "word_embeddings_layernorm";
-    QTest::newRow("rope+yarn") << "rope" << QStringList{"scaling=yarn"} << "length-extension method yarn";
+    QTest::newRow("rope+ntk") << "rope" << QStringList{"scaling=ntk"} << "length-extension method ntk";
+    QTest::newRow("rope+self-extend") << "rope" << QStringList{"scaling=self-extend"}
+                                      << "length-extension method self-extend";
+    QTest::newRow("yarn factor on a partial rotary")
+        << "rope" << QStringList{"scaling=yarn", "rotary-fraction=0.5"} << "yarn's attention factor 1.138629";
+    QTest::newRow("keep with yarn") << "rope" << QStringList{"scaling=yarn", "keep=0.5"}
+                                    << "keep < 1 with the method yarn";
     QTest::newRow("nope-every") << "rope" << QStringList{"nope-every=2"} << "nope-every = 2";
     QTest::newRow("logn") << "rope" << QStringList{"logn"} << "logn";
     QTest::newRow("ssmax") << "none" << QStringList{"ssmax"} << "ssmax";
@@ -284,7 +312,9 @@ void TestExport::refusedSchemes()
     const test::CliResult result = test::runCli({"export", QString::fromStdString(checkpoint), "-o", folder});
     QCOMPARE(result.exitCode, 2);
     QVERIFY2(result.err.contains(named.toUtf8()), result.err.constData());
-    QVERIFY2(result.err.contains("rope, none (as gpt_neox); learned, sinusoidal (as gpt2)"), result.err.constData());
+    QVERIFY2(result.err.contains("rope (with pi, dynamic-ntk, yarn, llama3 or no method), none (as gpt_neox); learned, "
+                                 "sinusoidal (as gpt2)"),
+             result.err.constData());
     QVERIFY(!QFileInfo::exists(folder));
 }
 
@@ -300,7 +330,8 @@ void TestExport::badInput_data()
     QTest::newRow("no checkpoint") << QStringList{"export", "-o", "%D/bad3"} << "CHECKPOINT";
     QTest::newRow("positions on rope") << QStringList{"export", "%C", "-o", "%D/bad4", "--positions", "64"}
                                        << "positions = 64 is allowed for sinusoidal models only";
-    QTest::newRow("positions 0") << QStringList{"export", "%C", "-o", "%D/bad5", "--positions", "0"} << "positions = 0 is out of range";
+    QTest::newRow("positions 0") << QStringList{"export", "%C", "-o", "%D/bad5", "--positions", "0"}
+                                 << "positions = 0 is out of range";
     QTest::newRow("-o is a file") << QStringList{"export", "%C", "-o", "%C"} << "is a file";
     QTest::newRow("-o in a missing folder") << QStringList{"export", "%C", "-o", "%D/no/such/dir"} << "does not exist";
 }
@@ -341,14 +372,16 @@ void TestExport::folderRules()
     const QStringList args = {"export", QString::fromStdString(checkpoint), "-o", folder};
     const test::CliResult refused = test::runCli(args);
     QCOMPARE(refused.exitCode, 2);
-    QVERIFY2(refused.err.contains("the folder is not empty") && refused.err.contains("--force"), refused.err.constData());
+    QVERIFY2(refused.err.contains("the folder is not empty") && refused.err.contains("--force"),
+             refused.err.constData());
     QCOMPARE(QString::fromStdString(readText(folder.toStdString() + "/config.json")), QString("{}"));
 
     const test::CliResult forced = test::runCli(args + QStringList{"--force"});
     QVERIFY2(forced.exitCode == 0, forced.err.constData());
     QCOMPARE(QString::fromStdString(readText(folder.toStdString() + "/notes.txt")), QString("mine"));
-    QCOMPARE(QString::fromStdString(nlohmann::json::parse(readText(folder.toStdString() + "/config.json"))["model_type"]),
-             QString("gpt2"));
+    QCOMPARE(
+        QString::fromStdString(nlohmann::json::parse(readText(folder.toStdString() + "/config.json"))["model_type"]),
+        QString("gpt2"));
 
     const QString fresh = dir.path() + "/fresh/";
     const test::CliResult made = test::runCli({"export", QString::fromStdString(checkpoint), "-o", fresh});
@@ -369,9 +402,8 @@ void TestExport::noRotaryFolder()
     const std::string folder = dir.path().toStdString() + "/nope";
     exportHfFolder(*randomModel("none", {}, 16, 9), folder);
     QCOMPARE(QString::fromStdString(readHfConfig(folder).scheme), QString("none"));
-    const test::CliResult yarn =
-        test::runCli({"eval", QString::fromStdString(folder), "--lengths", "8", "--scaling", "yarn", "--corpus",
-                      test::writeStructuredCorpus(dir.path(), 4000)});
+    const test::CliResult yarn = test::runCli({"eval", QString::fromStdString(folder), "--lengths", "8", "--scaling",
+                                               "yarn", "--corpus", test::writeStructuredCorpus(dir.path(), 4000)});
     QCOMPARE(yarn.exitCode, 2);
     QVERIFY2(yarn.err.contains("rotary methods apply to rope models only"), yarn.err.constData());
 

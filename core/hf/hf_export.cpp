@@ -38,13 +38,68 @@ std::string noFamilyReason(const std::string& scheme)
     return "no family adds its bias, gate or learned positions to the scores";
 }
 
+// transformers' rope_scaling type of a lab method that core/hf reads back as that method (hf_config.cpp's
+// readRopeDict), or null for a method no rope_type computes.
+const char* hfRopeScalingType(const std::string& method)
+{
+    return method == "pi"            ? "linear"
+           : method == "dynamic-ntk" ? "dynamic"
+           : method == "yarn"        ? "yarn"
+           : method == "llama3"      ? "llama3"
+                                     : nullptr;
+}
+
+// config.json's rope_scaling of the model's method: readRopeDict's mapping read backwards, each parameter under its
+// transformers name (original-context 0, attention-factor 0: left out, transformers' defaults are the lab's).
+nlohmann::json ropeScalingJson(const SchemeSpec& spec, const std::string& method)
+{
+    static const std::vector<std::pair<const char*, const char*>> names = {
+        {"factor", "factor"},
+        {"original-context", "original_max_position_embeddings"},
+        {"beta-fast", "beta_fast"},
+        {"beta-slow", "beta_slow"},
+        {"attention-factor", "attention_factor"},
+        {"low-freq-factor", "low_freq_factor"},
+        {"high-freq-factor", "high_freq_factor"}};
+    const char* type = hfRopeScalingType(method);
+    nlohmann::json j = {{"rope_type", type}, {"type", type}};
+    for (const auto& [lab, hf] : names) {
+        const auto it = spec.scalingParams.find(lab);
+        if (it == spec.scalingParams.end())
+            continue;
+        const bool zeroMeansDefault = std::string(lab) == "original-context" || std::string(lab) == "attention-factor";
+        if (zeroMeansDefault && it->second == 0)
+            continue;
+        if (std::string(lab) == "original-context")
+            j[hf] = static_cast<int>(it->second);
+        else
+            j[hf] = it->second;
+    }
+    return j;
+}
+
+// yarn's factor on cos and sin as the method resolves it: attention-factor, or 0.1 ln s + 1 when it is 0.
+double yarnAttentionFactor(const SchemeSpec& spec)
+{
+    const double given = spec.scalingParams.at("attention-factor");
+    return given > 0 ? given : 0.1 * std::log(spec.scalingParams.at("factor")) + 1.0;
+}
+
 // Throws unless every option of the model is one gpt_neox or gpt2 computes.
 void checkExportableOptions(const ModelConfig& config, const SchemeSpec& spec)
 {
     std::string what;
-    if (config.scaling != "none")
+    if (config.scaling != "none" && !hfRopeScalingType(config.scaling))
         what = "the checkpoint's length-extension method " + config.scaling +
-               " (gpt_neox's rope_scaling types are not the lab's methods in every parameter)";
+               " (gpt_neox's rope_scaling types are linear, dynamic, yarn and llama3: the lab's pi, dynamic-ntk, yarn "
+               "and llama3)";
+    else if (config.scaling != "none" && rotaryShape(spec).keep < 1)
+        what = "keep < 1 with the method " + config.scaling +
+               " (the method's dims would be the kept pairs', not the lab's rotated dims)";
+    else if (config.scaling == "yarn" && rotaryShape(spec).rotaryFraction < 1 && yarnAttentionFactor(spec) != 1)
+        what = "yarn's attention factor " + std::to_string(yarnAttentionFactor(spec)) +
+               " on a partial rotary (rotary-fraction < 1): the lab scales every dim of q and k by it, transformers "
+               "only the rotated dims (attention-factor=1 exports)";
     else if (config.nopeEvery > 0)
         what = "nope-every = " + std::to_string(config.nopeEvery) + " (gpt_neox rotates every layer alike)";
     else if (config.logn)
@@ -62,8 +117,8 @@ void checkExportableOptions(const ModelConfig& config, const SchemeSpec& spec)
     else if (spec.softcap > 0)
         what = "softcap (gemma2's cap sits in an RMSNorm family)";
     if (!what.empty())
-        throw InputError("export: " + what + " has no Hugging Face family that computes it exactly; allowed: " +
-                         hfExportableSchemesText() + ", without a method or these options");
+        throw InputError("export: " + what +
+                         " has no Hugging Face family that computes it exactly; allowed: " + hfExportableSchemesText());
 }
 
 // Rotated pairs a rope model keeps (p-RoPE's keep: the highest frequencies turn, the rest pass through).
@@ -261,7 +316,7 @@ std::string dumped(const nlohmann::json& j)
 
 const char* hfExportableSchemesText()
 {
-    return "rope, none (as gpt_neox); learned, sinusoidal (as gpt2)";
+    return "rope (with pi, dynamic-ntk, yarn, llama3 or no method), none (as gpt_neox); learned, sinusoidal (as gpt2)";
 }
 
 std::string hfExportFamily(const ModelConfig& config)
@@ -279,10 +334,10 @@ int hfExportPositions(const ModelConfig& config, const HfExportOptions& options)
 {
     if (config.scheme != "sinusoidal") {
         if (options.positions != 0)
-            throw InputError("export: positions = " + std::to_string(options.positions) +
-                             " is allowed for sinusoidal models only (their table is written); scheme " +
-                             config.scheme + (config.scheme == "learned" ? " writes its own table of context rows"
-                                                                         : " has no position table"));
+            throw InputError(
+                "export: positions = " + std::to_string(options.positions) +
+                " is allowed for sinusoidal models only (their table is written); scheme " + config.scheme +
+                (config.scheme == "learned" ? " writes its own table of context rows" : " has no position table"));
         return config.context;
     }
     if (options.positions == 0)
@@ -301,11 +356,16 @@ std::string byteTokenizerJson()
         vocab[chars[b]] = b;
     const nlohmann::json byteLevel = {
         {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}};
-    const nlohmann::json model = {{"type", "BPE"},         {"dropout", nullptr},
-                                  {"unk_token", nullptr},  {"continuing_subword_prefix", nullptr},
-                                  {"end_of_word_suffix", nullptr}, {"fuse_unk", false},
-                                  {"byte_fallback", false}, {"ignore_merges", false},
-                                  {"vocab", vocab},        {"merges", nlohmann::json::array()}};
+    const nlohmann::json model = {{"type", "BPE"},
+                                  {"dropout", nullptr},
+                                  {"unk_token", nullptr},
+                                  {"continuing_subword_prefix", nullptr},
+                                  {"end_of_word_suffix", nullptr},
+                                  {"fuse_unk", false},
+                                  {"byte_fallback", false},
+                                  {"ignore_merges", false},
+                                  {"vocab", vocab},
+                                  {"merges", nlohmann::json::array()}};
     return dumped({{"version", "1.0"},
                    {"truncation", nullptr},
                    {"padding", nullptr},
@@ -331,9 +391,11 @@ HfExportFiles hfExportFiles(const Model& model, const HfExportOptions& options)
         // θ_i = base^(-2i/r) over the kept pairs i < k equals base'^(-2i/2k) with base' = base^(2k/r).
         double base = 10000.0;
         if (kept > 0)
-            base = std::pow(spec.param("base"),
-                            2.0 * kept / rotatedDims(c.headDim(), rotaryShape(spec).rotaryFraction));
+            base =
+                std::pow(spec.param("base"), 2.0 * kept / rotatedDims(c.headDim(), rotaryShape(spec).rotaryFraction));
         config = neoxConfig(c, kept, base);
+        if (c.scaling != "none")
+            config["rope_scaling"] = ropeScalingJson(spec, c.scaling);
         tensors = neoxTensors(model, rotateHalfOrder(c.headDim(), kept));
     } else {
         config = gpt2Config(c, positions);
@@ -345,12 +407,11 @@ HfExportFiles hfExportFiles(const Model& model, const HfExportOptions& options)
     out.files.emplace_back("config.json", dumped(config));
     out.files.emplace_back("model.safetensors", serializeSafetensors(tensors.views, metadata));
     out.files.emplace_back("tokenizer.json", byteTokenizerJson());
-    out.files.emplace_back("tokenizer_config.json",
-                           dumped({{"tokenizer_class", "PreTrainedTokenizerFast"},
-                                   {"model_max_length", positions},
-                                   {"clean_up_tokenization_spaces", false},
-                                   {"add_bos_token", false},
-                                   {"add_eos_token", false}}));
+    out.files.emplace_back("tokenizer_config.json", dumped({{"tokenizer_class", "PreTrainedTokenizerFast"},
+                                                            {"model_max_length", positions},
+                                                            {"clean_up_tokenization_spaces", false},
+                                                            {"add_bos_token", false},
+                                                            {"add_eos_token", false}}));
     out.files.emplace_back("generation_config.json",
                            dumped({{"bos_token_id", nullptr}, {"eos_token_id", nullptr}, {"do_sample", false}}));
     return out;
@@ -387,7 +448,8 @@ HfExportFiles exportHfFolder(const Model& model, const std::string& folder, cons
         throw InputError("-o " + folder + ": is a file; allowed: a missing or empty folder (or --force on a folder)");
     const bool empty = !exists || fs::is_empty(target, ec);
     if (!empty && !options.force)
-        throw InputError("-o " + folder + ": the folder is not empty; allowed: a missing or empty folder, or --force "
+        throw InputError("-o " + folder +
+                         ": the folder is not empty; allowed: a missing or empty folder, or --force "
                          "to write the export's files into it (each replaced atomically, other files left)");
     if (!empty) {
         for (const auto& [name, bytes] : files.files)

@@ -20,8 +20,9 @@ const char* hfExportableSchemesText();
 // lab's interleaved pairs permuted inside q and k; p-RoPE's keep becomes fewer rotated dims with the base that gives
 // the same θ) and none (rotary_pct 0); "gpt2" for learned (the table is wpe) and sinusoidal (the table written as wpe,
 // the embedding's sqrt(d_model) folded into wte and its inverse into ln_f). InputError naming the scheme, option or
-// setting no family computes (a length-extension method, nope-every, logn, a temperature, ssmax, a sink logit,
-// logit-c, a window, chunk or soft cap) and the schemes that export.
+// setting no family computes (a method other than pi, dynamic-ntk, yarn and llama3, which become rope_scaling;
+// nope-every, logn, a temperature, ssmax, a sink logit, logit-c, a window, chunk or soft cap) and the schemes that
+// export.
 std::string hfExportFamily(const ModelConfig& config);
 
 struct HfExportOptions {
