@@ -63,7 +63,8 @@ void registerExportVerbs()
              "gpt_neox with use_parallel_residual false, hidden_act gelu_new (the lab's tanh GELU), the lab's rotary\n"
              "pairs (2i, 2i+1) permuted into rotate_half's inside q and k, rotary_pct 0 for NoPE, tied embeddings;\n"
              "gpt2 for learned positions (n_positions = the context), and for sinusoidal with the table written as\n"
-             "wpe (--positions rows). Other schemes and options (a method, nope-every, logn, ssmax, windows, ...)\n"
+             "wpe (--positions rows). A rope checkpoint's pi, dynamic-ntk, yarn or llama3 becomes rope_scaling.\nOther "
+             "schemes, methods and options (ntk, self-extend, nope-every, logn, ssmax, windows, ...)\n"
              "exit 2 naming them. tokenizer.json maps each byte to its id (the lab's 256 byte ids), no merges.\n"
              "A missing or empty DIR is built beside it and renamed into place; a non-empty one needs --force."});
 }
