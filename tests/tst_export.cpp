@@ -14,6 +14,8 @@
 #include "hf/unicode_text.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
+#include "tasks/task_accuracy.h"
+#include "tasks/tasks.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -104,6 +106,8 @@ private slots:
     void badInput();
     void folderRules();
     void noRotaryFolder();
+    void labPasskeyThroughFolder_data();
+    void labPasskeyThroughFolder();
 };
 
 void TestExport::roundTrip_data()
@@ -416,6 +420,57 @@ void TestExport::noRotaryFolder()
     } catch (const InputError& e) {
         QVERIFY2(QByteArray(e.what()).contains("rotary_pct = 0, which rotates no dim"), e.what());
     }
+}
+
+void TestExport::labPasskeyThroughFolder_data()
+{
+    QTest::addColumn<int>("length");
+    QTest::addColumn<double>("depth");
+    // Trained at lengths up to 16 (tests/data/export/passkey.safetensors): inside, at and past the training length.
+    for (int length : {8, 16, 24})
+        for (double depth : {0.0, 0.5, 1.0})
+            QTest::addRow("length %d depth %g", length, depth) << length << depth;
+}
+
+// The lab's own passkey prompts ("...key:K;...key?=K.") read by the exported folder through core/hf give, example by
+// example, the greedy answer bytes and the correctness the lab model gives (the scoring of eval CHECKPOINT --task).
+void TestExport::labPasskeyThroughFolder()
+{
+    QFETCH(int, length);
+    QFETCH(double, depth);
+    const LoadedCheckpoint loaded = loadCheckpoint(POSITIONLAB_TEST_DATA "/export/passkey.safetensors");
+    const std::string folder = m_dir.path().toStdString() + "/passkey";
+    if (!QFile::exists(QString::fromStdString(folder)))
+        exportHfFolder(*loaded.model, folder);
+    const HfModel hf(folder);
+    const SchemeSpec positions = hfPositionSpec(hf.config());
+    const NextBytePredictor lab = modelPredictor(*loaded.model);
+    int labCorrect = 0, folderCorrect = 0;
+    for (const TaskExample& example : taskTestExamples(TaskKind::Passkey, length, depth, 20, 1)) {
+        const int T = static_cast<int>(example.bytes.size()) - 1;
+        std::vector<uint8_t> labArgmax(T), folderArgmax(T);
+        lab(example.bytes.data(), 1, T, labArgmax.data());
+        const HfMatrix logits = hf.logits(std::vector<int>(example.bytes.begin(), example.bytes.end() - 1), positions);
+        for (int t = 0; t < T; ++t) {
+            Eigen::Index best = 0;
+            logits.row(t).maxCoeff(&best);
+            folderArgmax[t] = static_cast<uint8_t>(best);
+        }
+        // Every position's greedy byte, the answer's included.
+        QCOMPARE(folderArgmax, labArgmax);
+        const bool labRight = greedyAnswerCorrect(example, labArgmax.data());
+        QCOMPARE(greedyAnswerCorrect(example, folderArgmax.data()), labRight);
+        labCorrect += labRight;
+        folderCorrect += greedyAnswerCorrect(example, folderArgmax.data());
+    }
+    QCOMPARE(folderCorrect, labCorrect);
+    // The lab side is eval CHECKPOINT --task passkey's count of the same cell (its default seed 1).
+    const test::CliResult eval = test::runCli({"eval", POSITIONLAB_TEST_DATA "/export/passkey.safetensors", "--task",
+                                               "passkey", "--lengths", QString::number(length), "--depths",
+                                               QString::number(depth), "--examples", "20", "--json", "--quiet"});
+    QVERIFY2(eval.exitCode == 0, eval.err.constData());
+    QCOMPARE(nlohmann::json::parse(eval.out.toStdString())["rows"][0]["correct"].get<int>(), labCorrect);
+    qInfo("length %d depth %g: %d of 20 correct, lab and folder alike", length, depth, labCorrect);
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestExport)

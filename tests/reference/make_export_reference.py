@@ -8,7 +8,11 @@ these logits, so the export is checked against the Hugging Face formulas, not on
 
 Each row: NAME.safetensors (the lab checkpoint, trained a few steps by positionlab-cli so biases and norms move),
 NAME_ref.npy (float32, (T, 256)) for the byte ids in ids.json.
+passkey.safetensors: a rope model trained on the lab's passkey task (lengths up to 16; about 3 minutes on one core),
+exact up to its training length and partly right past it, for tst_export's labPasskeyThroughFolder (no reference
+file: the lab model itself is compared with its exported folder). Written only with --passkey.
 Run from the repository root after building: /usr/bin/python3 tests/reference/make_export_reference.py [build/bin]
+[--passkey]
 """
 import json
 import os
@@ -21,7 +25,8 @@ import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "export")
-CLI = os.path.join(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "bin"), "positionlab-cli")
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+CLI = os.path.join(ARGS[0] if ARGS else os.path.join(ROOT, "build", "bin"), "positionlab-cli")
 TEXT = "the passkey is 4817; remember it. " * 200
 IDS = list(b"Keys: 9204, 31. The grass is green; the sky is blue. Again: 9204.")[:40]
 
@@ -140,8 +145,18 @@ def gpt2_forward(cfg, w, ids):
     return x @ w["transformer.wte.weight"].T
 
 
+def train_passkey():
+    ckpt = os.path.join(OUT, "passkey.safetensors")
+    subprocess.run([CLI, "train", "rope", "--task", "passkey", "--task-length", "16", "--layers", "2", "--d-model",
+                    "64", "--heads", "4", "--d-ff", "128", "--context", "48", "--steps", "3000", "--batch", "32",
+                    "--lr", "3e-3", "--threads", "1", "--quiet", "-o", ckpt], check=True)
+    drop_optimizer(ckpt)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if "--passkey" in sys.argv:
+        train_passkey()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus.txt")
         with open(corpus, "w") as f:
