@@ -1,5 +1,6 @@
 // The "Your model" tab: open a folder, the summary card, attention with its layer x head grid, entropy and sinks.
 #include "tabs/hf_model_view.h"
+#include "tabs/retrieval_page.h"
 
 #include "tabs/adaptive_splitter.h"
 #include "tabs/fitting_combo.h"
@@ -333,6 +334,7 @@ HfModelView::HfModelView(QWidget* parent)
                                       m_model = r.model;
                                       if (newFolder)
                                           applyMethodsDefaults();
+                                      m_retrieval->refreshEstimate();
                                       m_attention = {};
                                       m_map = {};
                                       showSummary();
@@ -614,6 +616,8 @@ QWidget* HfModelView::buildPages()
     m_sinks->setEmptyHint(noModelHint());
     m_pages->addTab(m_sinks, tr("Sinks"));
     m_pages->addTab(buildMethodsPage(), tr("Evaluate under methods"));
+    m_retrieval = new RetrievalPage([this] { return m_model; }, m_pages); // ui/tabs/retrieval_page
+    m_pages->addTab(m_retrieval, tr("Retrieval"));
     return m_pages;
 }
 
@@ -1286,6 +1290,8 @@ bool HfModelView::hasPicture() const
         return m_attention.sinks != nullptr;
     case MethodsPage:
         return !m_methods.curves.empty();
+    case RetrievalTab:
+        return m_retrieval->hasResults();
     default:
         return m_map.map != nullptr;
     }
@@ -1308,6 +1314,9 @@ void HfModelView::paintPicture(QPainter& painter, const QRectF& target, const Pi
     case MethodsPage:
         renderCurveFigure(painter, target, m_methodsPlot->figure(), style);
         return;
+    case RetrievalTab:
+        m_retrieval->heatmap()->heatmap().paint(painter, target, style);
+        return;
     default:
         m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
     }
@@ -1316,6 +1325,10 @@ void HfModelView::paintPicture(QPainter& painter, const QRectF& target, const Pi
 void HfModelView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
+    if (m_pages->currentIndex() == RetrievalTab) {
+        m_retrieval->writeData(out, format, {{"model", m_model->folder.toStdString()}});
+        return;
+    }
     if (m_pages->currentIndex() == MethodsPage) {
         writeMethodComparison(out, format, m_methods.curves,
                               {{"model", m_model->folder.toStdString()},
@@ -1376,7 +1389,7 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
 namespace {
 const std::vector<std::string>& pageNames()
 {
-    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods"};
+    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods", "retrieval"};
     return names;
 }
 

@@ -30,6 +30,7 @@ class QTimer;
 namespace plab::ui {
 
 class CurvePlot;
+class RetrievalPage;
 class ParamControl;
 
 // Every layer x head as a small map; a click picks one.
@@ -108,7 +109,7 @@ private:
 class HfModelView : public ViewBase {
     Q_OBJECT
 public:
-    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage };
+    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage, RetrievalTab };
 
     explicit HfModelView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("model"); }
@@ -252,6 +253,7 @@ private:
     QLabel* m_methodsEstimate = nullptr;
     QPushButton* m_evaluate = nullptr;
     CurvePlot* m_methodsPlot = nullptr;
+    RetrievalPage* m_retrieval = nullptr; // the Retrieval page (ui/tabs/retrieval_page)
 
     ViewJob<HfOpenResult> m_openJob;
     ViewJob<HfAttentionResult> m_attentionJob;
