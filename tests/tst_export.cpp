@@ -108,6 +108,8 @@ private slots:
     void noRotaryFolder();
     void labPasskeyThroughFolder_data();
     void labPasskeyThroughFolder();
+    void folderPasskeyThroughLab_data();
+    void folderPasskeyThroughLab();
 };
 
 void TestExport::roundTrip_data()
@@ -471,6 +473,65 @@ void TestExport::labPasskeyThroughFolder()
     QVERIFY2(eval.exitCode == 0, eval.err.constData());
     QCOMPARE(nlohmann::json::parse(eval.out.toStdString())["rows"][0]["correct"].get<int>(), labCorrect);
     qInfo("length %d depth %g: %d of 20 correct, lab and folder alike", length, depth, labCorrect);
+}
+
+void TestExport::folderPasskeyThroughLab_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::newRow("none") << "none";
+    QTest::newRow("pi") << "pi";
+    QTest::newRow("yarn") << "yarn";
+}
+
+// `eval DIR --task passkey` on the exported passkey model: every example of --examples-out (RULER's prompt, in the
+// folder's byte ids) scored again by the lab model itself under the same method gives the same greedy answer tokens
+// and the same correctness. The folder task's prompts are not the lab task's ("key:K;"), so the per-example
+// comparison on the same prompt ids is what is comparable (docs/your-model.md, Export a lab model).
+void TestExport::folderPasskeyThroughLab()
+{
+    QFETCH(QString, method);
+    const QString checkpoint = POSITIONLAB_TEST_DATA "/export/passkey.safetensors";
+    const QString folder = m_dir.path() + "/passkey_retrieval";
+    if (!QFileInfo::exists(folder))
+        QCOMPARE(test::runCli({"export", checkpoint, "-o", folder}).exitCode, 0);
+    const QString examples = m_dir.path() + "/passkey_" + method + ".jsonl";
+    const test::CliResult eval =
+        test::runCli({"eval", folder, "--task", "passkey", "--lengths", "256,320", "--depths", "0,0.5,1", "--examples",
+                      "3", "--compare", method, "--corpus", test::writeStructuredCorpus(m_dir.path(), 20000),
+                      "--examples-out", examples, "-o", m_dir.path() + "/passkey_" + method + ".json"});
+    QVERIFY2(eval.exitCode == 0, eval.err.constData());
+
+    // The method's parameters as the run resolved them (factor = the longest length / the context, as eval --compare
+    // does), from its JSON output, set on the lab model.
+    const nlohmann::json run =
+        nlohmann::json::parse(readText((m_dir.path() + "/passkey_" + method + ".json").toStdString()));
+    std::vector<std::string> settings;
+    for (const auto& [name, value] : run["methods"][0]["params"].items())
+        settings.push_back(name + "=" + QString::number(value.get<double>(), 'g', 17).toStdString());
+    LoadedCheckpoint loaded = loadCheckpoint(checkpoint.toStdString());
+    loaded.model->setScaling(method.toStdString(), settings);
+    std::ifstream lines(examples.toStdString());
+    int count = 0, rightCount = 0;
+    for (std::string line; std::getline(lines, line); ++count) {
+        const nlohmann::json e = nlohmann::json::parse(line);
+        QCOMPARE(QString::fromStdString(e["method"]), method);
+        const std::vector<int> prompt = e["prompt_ids"], answer = e["answer_ids"];
+        std::vector<int> ids = prompt;
+        ids.insert(ids.end(), answer.begin(), answer.end() - 1);
+        const std::vector<float> logits = labLogits(*loaded.model, ids);
+        std::vector<int> output;
+        bool correct = true;
+        for (size_t i = 0; i < answer.size() && correct; ++i) {
+            const float* row = logits.data() + (prompt.size() - 1 + i) * 256;
+            output.push_back(static_cast<int>(std::max_element(row, row + 256) - row));
+            correct = output.back() == answer[i];
+        }
+        QCOMPARE(e["output_ids"].get<std::vector<int>>(), output);
+        QCOMPARE(e["correct"].get<bool>(), correct);
+        rightCount += correct;
+    }
+    QCOMPARE(count, 2 * 3 * 3); // lengths x depths x examples
+    qInfo("%d examples, %d correct through both", count, rightCount);
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestExport)
