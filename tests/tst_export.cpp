@@ -339,6 +339,7 @@ void TestExport::badInput_data()
     QTest::newRow("positions 0") << QStringList{"export", "%C", "-o", "%D/bad5", "--positions", "0"}
                                  << "positions = 0 is out of range";
     QTest::newRow("-o is a file") << QStringList{"export", "%C", "-o", "%C"} << "is a file";
+    QTest::newRow("-o empty") << QStringList{"export", "%C", "-o", ""} << "the folder name is empty";
     QTest::newRow("-o in a missing folder") << QStringList{"export", "%C", "-o", "%D/no/such/dir"} << "does not exist";
 }
 

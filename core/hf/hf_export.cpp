@@ -407,11 +407,12 @@ HfExportFiles hfExportFiles(const Model& model, const HfExportOptions& options)
     out.files.emplace_back("config.json", dumped(config));
     out.files.emplace_back("model.safetensors", serializeSafetensors(tensors.views, metadata));
     out.files.emplace_back("tokenizer.json", byteTokenizerJson());
-    out.files.emplace_back("tokenizer_config.json", dumped({{"tokenizer_class", "PreTrainedTokenizerFast"},
-                                                            {"model_max_length", positions},
-                                                            {"clean_up_tokenization_spaces", false},
-                                                            {"add_bos_token", false},
-                                                            {"add_eos_token", false}}));
+    out.files.emplace_back("tokenizer_config.json",
+                           dumped({{"tokenizer_class", "PreTrainedTokenizerFast"},
+                                   {"model_max_length", c.scheme == "sinusoidal" ? positions : modelMaxLength(c)},
+                                   {"clean_up_tokenization_spaces", false},
+                                   {"add_bos_token", false},
+                                   {"add_eos_token", false}}));
     out.files.emplace_back("generation_config.json",
                            dumped({{"bos_token_id", nullptr}, {"eos_token_id", nullptr}, {"do_sample", false}}));
     return out;
@@ -438,6 +439,8 @@ std::filesystem::path freshSibling(const std::filesystem::path& target)
 HfExportFiles exportHfFolder(const Model& model, const std::string& folder, const HfExportOptions& options)
 {
     namespace fs = std::filesystem;
+    if (folder.empty())
+        throw InputError("-o: the folder name is empty; allowed: a path to a missing or empty folder");
     HfExportFiles files = hfExportFiles(model, options); // every refusal before the disk is touched
     fs::path target = fs::path(folder).lexically_normal();
     if (target.filename().empty())
