@@ -90,6 +90,7 @@ private Q_SLOTS:
     void badInput_data();
     void badInput();
     void endToEnd();
+    void sweepResumes();
 };
 
 void TestRetrieval::generator_data()
@@ -103,7 +104,7 @@ void TestRetrieval::generator_data()
     for (const char* task : {"passkey", "niah-single", "niah-multikey", "niah-multivalue", "variable-tracking"})
         for (double depth : {0.0, 0.25, 0.5, 1.0}) {
             QTest::addRow("%s d=%g byte-level", task, depth) << bpe << task << 400 << depth;
-            QTest::addRow("%s d=%g llama bos", task, depth) << llama << task << 333 << depth;
+            QTest::addRow("%s d=%g llama bos", task, depth) << llama << task << 500 << depth;
         }
     QTest::addRow("passkey long") << bpe << "passkey" << 3001 << 0.37;
 }
@@ -350,7 +351,7 @@ void TestRetrieval::endToEnd()
     {
         std::ofstream(str(corpus)) << haystack(40000);
     }
-    const QStringList args = {"eval", dir, "--task", "niah-multikey", "--lengths", "180,260", "--depths", "0,1",
+    const QStringList args = {"eval", dir, "--task", "passkey", "--lengths", "180,260", "--depths", "0,1",
                               "--compare", "none,yarn", "--examples", "2", "--corpus", corpus, "--quiet"};
     const test::CliResult a = test::runCli(args + QStringList{"-o", tmp.filePath("a.json"), "--examples-out",
                                                               tmp.filePath("a.jsonl")});
@@ -361,7 +362,7 @@ void TestRetrieval::endToEnd()
     QCOMPARE(b.out.count('\n'), 1 + 2 * 2 * 2);
     std::ifstream in(str(tmp.filePath("a.json")));
     const nlohmann::json doc = nlohmann::json::parse(in);
-    QCOMPARE(doc["task"].get<std::string>(), std::string("niah-multikey"));
+    QCOMPARE(doc["task"].get<std::string>(), std::string("passkey"));
     QCOMPARE(doc["methods"].size(), size_t(2));
     QCOMPARE(doc["methods"][1]["method"].get<std::string>(), std::string("yarn"));
     QCOMPARE(doc["methods"][0]["cells"].size(), size_t(4));
@@ -378,6 +379,46 @@ void TestRetrieval::endToEnd()
         for (const char* key : {"method", "depth", "answer_ids", "output_ids"})
             QVERIFY2(e.contains(key), key);
     }
+}
+
+// sweep --model DIR --task: cells that resume. The first run does only cell 0 (--cell), the second the rest; the third
+// finds nothing to do; each cell's line holds the depth x length accuracy.
+void TestRetrieval::sweepResumes()
+{
+    QTemporaryDir tmp;
+    const QString corpus = tmp.filePath("hay.txt");
+    {
+        std::ofstream(str(corpus)) << haystack(30000);
+    }
+    const QString out = tmp.filePath("sweep");
+    const QStringList grid = {"sweep", "--model", dataPath("hf/qwen2_text"), "--methods", "none,yarn,ntk", "--task",
+                              "passkey", "--lengths", "170,220", "--depths", "0,1", "--corpus", corpus, "-o", out,
+                              "--emit", "parallel"};
+    const test::CliResult emitted = test::runCli(grid); // writes the folder and its commands, runs nothing
+    QVERIFY2(emitted.exitCode == 0, emitted.err.constData());
+    const test::CliResult one = test::runCli({"sweep", "--cell", "1", out, "--quiet"});
+    QVERIFY2(one.exitCode == 0, one.err.constData());
+    QCOMPARE(readLines(out + "/results.jsonl").size(), size_t(1));
+    QStringList resume = grid.mid(0, grid.size() - 2);
+    resume << "--jobs" << "2";
+    const test::CliResult rest = test::runCli(resume);
+    QVERIFY2(rest.exitCode == 0, rest.err.constData());
+    QVERIFY2(rest.err.contains("1 done, 2 to run"), rest.err.constData());
+    const std::vector<std::string> lines = readLines(out + "/results.jsonl");
+    QCOMPARE(lines.size(), size_t(3));
+    std::set<int> cells;
+    for (const std::string& line : lines) {
+        const nlohmann::json r = nlohmann::json::parse(line);
+        cells.insert(r["cell"].get<int>());
+        QCOMPARE(r["task"].get<std::string>(), std::string("passkey"));
+        QCOMPARE(r["depth_accuracy"].size(), size_t(2));    // lengths
+        QCOMPARE(r["depth_accuracy"][0].size(), size_t(2)); // depths
+    }
+    QCOMPARE(cells, (std::set<int>{0, 1, 2}));
+    const test::CliResult again = test::runCli(resume);
+    QVERIFY2(again.exitCode == 0, again.err.constData());
+    QVERIFY2(again.err.contains("all 3 cells done"), again.err.constData());
+    QCOMPARE(readLines(out + "/results.jsonl").size(), size_t(3));
 }
 
 PLAB_QTEST_GUILESS_MAIN(TestRetrieval)

@@ -175,26 +175,27 @@ RetrievalOptions retrievalDefaults(RetrievalKind kind, int context, const std::s
         for (const char* name : {ownScaling.c_str(), "none", "yarn"})
             if (std::none_of(o.methods.begin(), o.methods.end(), [&](const MethodChoice& c) { return c.method == name; }))
                 o.methods.push_back({name, {}});
-    std::vector<int> all;
-    for (const int quarters : {1, 2, 4, 5}) {
-        const int length = std::clamp(static_cast<int>(static_cast<long long>(context) * quarters / 4),
-                                      minimumLength + 1, std::max(minimumLength + 1, maxLength));
-        if (all.empty() || length > all.back())
-            all.push_back(length);
-    }
-    // Leaner and leaner until the estimate fits: drop the shortest (while 3 are left), then bring the longest down.
-    o.lengths = all;
+    // Leaner and leaner until the estimate fits: the lengths in eighths of the context, always one past it (the
+    // question a method answers), the middle ones dropped first, then the longest brought in to 9/8.
+    const std::vector<std::vector<int>> ladder = {{2, 4, 8, 10}, {2, 8, 10}, {2, 10}, {2, 9}, {1, 9}};
     auto fits = [&] {
         return !windowFlops || flopsPerSecond <= 0 ||
                retrievalSeconds(windowFlops, o, std::max<size_t>(1, o.methods.size()), flopsPerSecond) <=
                    kMethodComparisonBudgetSeconds;
     };
-    while (!fits() && o.lengths.size() > 2)
-        o.lengths.erase(o.lengths.begin());
-    while (!fits() && o.lengths.size() > 1 && o.lengths.back() > context)
-        o.lengths.back() = std::max(context, o.lengths.back() - context / 8);
+    for (const std::vector<int>& eighths : ladder) {
+        o.lengths.clear();
+        for (const int e : eighths) {
+            const int length = std::clamp(static_cast<int>(static_cast<long long>(context) * e / 8),
+                                          minimumLength + 1, std::max(minimumLength + 1, maxLength));
+            if (o.lengths.empty() || length > o.lengths.back())
+                o.lengths.push_back(length);
+        }
+        if (fits())
+            break;
+    }
     if (!fits() && o.methods.size() > 2)
-        o.methods.pop_back(); // yarn, when the model's own is none: none and yarn stay
+        o.methods.pop_back(); // yarn, when the model's own is another: its own and none stay
     return o;
 }
 

@@ -101,9 +101,10 @@ double retrievalSeconds(const std::function<double(int length)>& windowFlops, co
                         size_t methods, double flopsPerSecond);
 
 // The one home of the defaults (eval DIR --task, the Retrieval page): depths 0, 0.5, 1; one example per cell; the
-// methods the folder's own scaling, none and yarn (each once); lengths L/4, L/2, L and 5L/4 of the context L (at most
-// `maxLength`, at least `minimumLength`), the shortest dropped, then the longest brought down to L, until the estimate
-// fits kMethodComparisonBudgetSeconds (without a cost model: all four).
+// methods the folder's own scaling, none and yarn (each once; a model that is not rotary: its own positions alone);
+// lengths in eighths of the context L (at most `maxLength`, above `minimumLength`), the first set whose estimate fits
+// kMethodComparisonBudgetSeconds of {L/4, L/2, L, 5L/4}, {L/4, L, 5L/4}, {L/4, 5L/4}, {L/4, 9L/8}, {L/8, 9L/8} (the last
+// when none fits; without a cost model the first).
 RetrievalOptions retrievalDefaults(RetrievalKind kind, int context, const std::string& ownScaling, bool rotary,
                                    int maxLength, int minimumLength,
                                    const std::function<double(int length)>& windowFlops = {},

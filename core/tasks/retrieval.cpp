@@ -219,9 +219,12 @@ int RetrievalGenerator::minimumLength(RetrievalKind kind) const
     for (int i = 0; i < kProbeDraws; ++i) {
         const Parts p = drawParts(kind, rng);
         size_t fixed = m_prefix.size() + encode(p.intro).size() + encode(p.needle).size() + encode(p.question).size();
-        for (const std::string& d : p.distractors)
+        size_t longest = 0; // a filler at least this long places the needle exactly among distractors (make)
+        for (const std::string& d : p.distractors) {
             fixed += encode(d).size();
-        most = std::max(most, fixed);
+            longest = std::max(longest, encode(d).size());
+        }
+        most = std::max(most, fixed + longest);
     }
     return static_cast<int>(most);
 }
@@ -274,20 +277,26 @@ RetrievalExample RetrievalGenerator::make(RetrievalKind kind, int length, double
     // distractors go before or after it as drawn, then moved across so that q - (distractors before) is filler.
     const size_t hay = filler + distractorTokens;
     const size_t q = static_cast<size_t>(std::llround(depth * static_cast<double>(hay)));
+    // Distractors in a drawn order go before the needle while they fit under q: the tokens before it are then within
+    // one distractor of q, and minimumLength keeps a filler of at least the longest distractor, so the filler closes
+    // the gap exactly.
     std::vector<bool> before(distractors.size());
+    std::vector<size_t> order(distractors.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    for (size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[static_cast<size_t>(rng.below(i))]);
     size_t tokensBefore = 0;
-    for (size_t i = 0; i < distractors.size(); ++i)
-        if ((before[i] = rng.below(2) == 1))
-            tokensBefore += distractors[i].size();
-    for (size_t i = 0; i < distractors.size(); ++i) {
-        if (before[i] && tokensBefore > q) {
-            before[i] = false;
-            tokensBefore -= distractors[i].size();
-        } else if (!before[i] && q > tokensBefore + filler) {
+    for (const size_t i : order)
+        if (tokensBefore + distractors[i].size() <= q) {
             before[i] = true;
             tokensBefore += distractors[i].size();
         }
-    }
+    if (q > tokensBefore + filler)
+        throw InputError("--lengths: " + std::to_string(length) + " is too short for task " +
+                         retrievalTaskInfo(kind).name + " at depth " + std::to_string(depth) +
+                         ": the filler cannot place the needle among its distractors; allowed: lengths of at least " +
+                         std::to_string(minimumLength(kind) + 1));
     const size_t fillerBefore = std::min(filler, q - std::min(q, tokensBefore));
     // Each distractor after a drawn number of the filler tokens of its side.
     auto side = [&](size_t from, size_t count, bool wantBefore, std::vector<int>& out) {

@@ -134,6 +134,7 @@ public:
     void setRepeatTo(int tokens);           // 0: off
     void setLayerHead(int layer, int head); // 0-based
     void setPage(Page page);
+    RetrievalPage* retrievalPage() const { return m_retrieval; }
     void setSinkInScale(bool include);
     // The positions of the attention, entropy and sinks pages: empty method, the config's own; else a rotary method
     // applied zero-shot, each of `settings` (NAME=VALUE) replacing a shown parameter. Throws InputError (core's words)

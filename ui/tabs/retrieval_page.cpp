@@ -217,6 +217,12 @@ void RetrievalPage::refreshEstimate()
     }
 }
 
+void RetrievalPage::setInputs(const QString& lengths, const QString& depths)
+{
+    m_lengths->setText(lengths);
+    m_depths->setText(depths);
+}
+
 void RetrievalPage::run()
 {
     RetrievalOptions o;

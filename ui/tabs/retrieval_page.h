@@ -41,6 +41,8 @@ public:
     // The options the controls say, the defaults (core's retrievalDefaults) where they are empty; InputError naming
     // the control.
     RetrievalOptions options() const;
+    // The lengths and depths fields as typed (screenshots, tests); empty: the defaults.
+    void setInputs(const QString& lengths, const QString& depths);
     void run();
     void cancel();
     bool isBusy() const { return m_job.isRunning(); }

@@ -5,6 +5,7 @@
 #include "window/lessons_panel.h"
 #include "window/main_window.h"
 #include "tabs/hf_model_view.h"
+#include "tabs/retrieval_page.h"
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
 #include "tabs/attention_view.h"
@@ -198,7 +199,17 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
     if (!waitUntil([&] { return !view->isBusy(); }, 600000))
         return shots.fail(QStringLiteral("model: the canceled evaluation did not stop within 10 minutes"));
     waitUntil([] { return false; }, 300);
-    return shots.saveWindow(QStringLiteral("model-methods-canceled"));
+    if (!shots.saveWindow(QStringLiteral("model-methods-canceled")))
+        return false;
+    // The Retrieval page: passkey at three lengths and depths under none and yarn, every heatmap filled in.
+    RetrievalPage* retrieval = view->retrievalPage();
+    view->setPage(HfModelView::RetrievalTab);
+    retrieval->setInputs(QStringLiteral("160,240,320"), QStringLiteral("0,0.5,1"));
+    retrieval->run();
+    if (!waitUntil([&] { return !retrieval->isBusy(); }, 1800000))
+        return shots.fail(QStringLiteral("model: the retrieval run did not finish within 30 minutes"));
+    waitUntil([] { return false; }, 300);
+    return shots.saveWindow(QStringLiteral("model-retrieval"));
 }
 
 } // namespace
