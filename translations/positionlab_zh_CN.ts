@@ -636,6 +636,26 @@
         <source>%1 (full: %2)</source>
         <translation>%1（全局层：%2）</translation>
     </message>
+    <message>
+        <source>Retrieval (%1): accuracy by needle depth and length</source>
+        <translation>检索（%1）：按针的深度和长度的准确率</translation>
+    </message>
+    <message>
+        <source>length (prompt tokens)</source>
+        <translation>长度（提示词元数）</translation>
+    </message>
+    <message numerus="yes">
+        <source>greedy answer, %n example(s) per cell</source>
+        <translation>
+            <numerusform>贪心答案，每格 %n 个样例</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>log-likelihood rank 1 of 10, %n example(s) per cell</source>
+        <translation>
+            <numerusform>对数似然在 10 个候选中排第 1，每格 %n 个样例</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -2026,6 +2046,10 @@
         <source>Full layers&apos; settings</source>
         <translation>全局层的参数</translation>
     </message>
+    <message>
+        <source>Retrieval</source>
+        <translation>检索</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::LessonsPanel</name>
@@ -2497,6 +2521,89 @@ Every number shown comes from the core library; positionlab-cli renders the same
     <message>
         <source>%1: step %2 of %3, loss %4</source>
         <translation>%1：第 %2 步（共 %3 步），损失 %4</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::RetrievalPage</name>
+    <message>
+        <source>Scoring… %1% · about %2 left</source>
+        <translation>评分中… %1% · 约剩 %2</translation>
+    </message>
+    <message>
+        <source>passkey: a 5-digit number in filler; niah: special magic numbers for a key (one, among other keys, or all four of a key); variable-tracking: the value at the end of a chain.</source>
+        <translation>passkey：藏在填充文本中的 5 位数字；niah：某个键的特殊魔法数字（一个、混在其他键之中，或该键的全部四个）；variable-tracking：赋值链末端的值。</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任务：</translation>
+    </message>
+    <message>
+        <source>default</source>
+        <translation>默认</translation>
+    </message>
+    <message>
+        <source>Prompt lengths in tokens, exact, separated by commas; empty: up to 5/4 of the context, as many as fit about 5 minutes.</source>
+        <translation>提示长度（词元数，精确），用逗号分隔；留空：最长到上下文的 5/4，取约 5 分钟内能完成的若干长度。</translation>
+    </message>
+    <message>
+        <source>Lengths:</source>
+        <translation>长度：</translation>
+    </message>
+    <message>
+        <source>Needle depths from 0 (the haystack&apos;s start) to 1 (its end), separated by commas.</source>
+        <translation>针的深度，从 0（干草堆开头）到 1（结尾），用逗号分隔。</translation>
+    </message>
+    <message>
+        <source>Depths:</source>
+        <translation>深度：</translation>
+    </message>
+    <message>
+        <source>Examples per cell:</source>
+        <translation>每格样例数：</translation>
+    </message>
+    <message>
+        <source>Methods:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Accuracy by needle depth and length, one heatmap per method, appears here as the cells finish: open a model folder, choose a task and press Run.</source>
+        <translation>按针的深度和长度的准确率（每种方法一幅热图）会随各格完成显示在这里：打开一个模型文件夹，选择任务并点击运行。</translation>
+    </message>
+    <message>
+        <source>Open a model folder first.</source>
+        <translation>请先打开一个模型文件夹。</translation>
+    </message>
+    <message>
+        <source>Lengths: &apos;%1&apos; is not allowed; allowed: whole numbers from 1 to %2, separated by commas</source>
+        <translation>长度：不允许“%1”；允许：1 到 %2 之间的整数，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>Depths: &apos;%1&apos; is not allowed; allowed: numbers from 0 to 1, separated by commas</source>
+        <translation>深度：不允许“%1”；允许：0 到 1 之间的数，用逗号分隔</translation>
+    </message>
+    <message>
+        <source>Methods: none ticked; tick at least one.</source>
+        <translation>方法：没有勾选任何方法；请至少勾选一种。</translation>
+    </message>
+    <message>
+        <source>%1 method(s) × lengths %2 × %3 depth(s) × %4 example(s). Estimate: about %5 on 2 cores (a cost model; a busy machine takes longer).</source>
+        <translation>%1 种方法 × 长度 %2 × %3 个深度 × %4 个样例。估计：2 个核心上约需 %5（按成本模型；机器繁忙时更久）。</translation>
+    </message>
+    <message>
+        <source>Scoring…</source>
+        <translation>评分中…</translation>
+    </message>
+    <message>
+        <source>%1 of %2 answers right; %3 s.</source>
+        <translation>%2 个答案中答对 %1 个；%3 秒。</translation>
     </message>
 </context>
 <context>

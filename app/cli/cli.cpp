@@ -40,6 +40,7 @@ void registerBuiltins()
         registerTokenizeVerbs();
         registerHfVerbs();
         registerGenerateVerbs();
+        registerExportVerbs();
     });
 }
 

@@ -8,6 +8,9 @@
 #include "hf/hf_products.h"
 #include "hf/hf_config.h"
 #include "runs/method_comparison.h"
+#include "runs/retrieval_runs.h"
+#include "hf/hf_model.h"
+#include "hf/tokenizer.h"
 #include "schemes/schemes.h"
 #include "tasks/tasks.h"
 
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include <atomic>
+#include <memory>
 
 namespace plab {
 struct ModelConfig;
@@ -287,6 +291,27 @@ SchemeSpec folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& arg
 int runFolderAttention(const ParsedArgs& args, VerbContext& ctx);
 int runFolderEntropy(const ParsedArgs& args, VerbContext& ctx);
 
+// ---- eval DIR --task NAME: retrieval in a model folder's tokens (verbs_retrieval.cpp) ----
+// The folder, its tokenizer, the haystack of --corpus and the options (--lengths, --depths, --examples, --seed,
+// --score, --compare; core's retrievalDefaults for those not given), checked, with the estimate in seconds.
+struct RetrievalSetup {
+    std::unique_ptr<hf::Tokenizer> tokenizer;
+    std::unique_ptr<RetrievalGenerator> generator; // reads *tokenizer
+    std::unique_ptr<HfModel> model;
+    RetrievalOptions options;
+    std::vector<RetrievalMethod> methods;
+    double seconds = 0;
+    nlohmann::json meta;
+};
+RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args);
+// Runs it, the estimate and each cell with an ETA on `err` unless --quiet; RunError "retrieval cancelled" on Ctrl-C.
+// The data writer and the picture exporter both call it.
+RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& setup, std::ostream& err,
+                                  const std::function<void(const RetrievalRecord&)>& exampleDone = {});
+int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx);
+// --score and --examples-out.
+std::vector<OptionDef> retrievalOptions();
+
 // Registration of the built-in verbs, one function per source file.
 void registerSchemeVerbs();    // schemes, bias, dot, entropy, frequencies
 void registerModelVerbs();     // train, eval
@@ -296,6 +321,7 @@ void registerSweepVerbs();     // sweep, collect
 void registerTokenizeVerbs();  // tokenize
 void registerHfVerbs();        // inspect, logits (Hugging Face model folders)
 void registerGenerateVerbs();  // generate (folders and checkpoints)
+void registerExportVerbs();    // export (lab checkpoints as Hugging Face folders)
 // render (every view, train, lesson) and the image exporter (app/cli/verbs_render.cpp, built with the GUI library
 // only: it draws with ui's painters). Safe to call more than once.
 void registerRenderVerbs();

@@ -8,6 +8,7 @@
 #include "settings/i18n.h"
 #include "workers/kept_models.h"
 #include "workers/model_compute.h"
+#include "workers/retrieval_compute.h"
 
 #include "base/atomic_file.h"
 #include "model/checkpoint.h"
@@ -597,7 +598,13 @@ void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else if (verb == "frequencies")
         renderFrequencies(args, path);
-    else if (verb == "eval") {
+    else if (verb == "eval" && args.has("task")) { // a model folder's retrieval heatmaps, one per method
+        ui::imageFormatForPath(qPath(path));
+        RetrievalSetup setup = retrievalSetupFromArgs(args);
+        const RetrievalRun run = runRetrievalFromArgs(args, setup, std::cerr);
+        ui::writeRetrievalPicture(run, setup.options,
+                                  imageOptions(args, ui::retrievalPictureSize(run.methods.size())), qPath(path));
+    } else if (verb == "eval") {
         ui::imageFormatForPath(qPath(path)); // before the evaluation
         const MethodComparisonRun run = runMethodComparison(args, std::cerr);
         ui::writeMethodsPicture(run.curves, run.scheme, run.context,

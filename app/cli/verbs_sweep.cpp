@@ -7,6 +7,7 @@
 #include "runs/sweep.h"
 #include "hf/hf_model.h"
 #include "runs/language_model.h"
+#include "runs/retrieval_runs.h"
 #include "tasks/task_accuracy.h"
 
 #include <nlohmann/json.hpp>
@@ -108,6 +109,22 @@ SweepGrid modelGridFromArgs(const ParsedArgs& args)
     }
     grid.evalMode = evalModeFromName(args.text("mode", "nonoverlapping"));
     grid.evalBytes = static_cast<size_t>(args.integer("eval-tokens", 16384, 0, 1LL << 40));
+    if (args.has("task")) { // a retrieval task in the folder's tokens per cell (core/runs/retrieval_runs)
+        SweepRetrieval r;
+        r.task = args.text("task");
+        if (args.has("depths")) {
+            r.depths.clear();
+            for (const std::string& d : splitList(args.text("depths")))
+                r.depths.push_back(parseNumber(d, "--depths"));
+        }
+        r.examples = static_cast<int>(args.integer("examples", 1, 1, 1000000));
+        r.score = args.text("score", "exact");
+        checkSweepRetrieval(r);
+        grid.retrieval = r;
+    } else
+        for (const char* option : {"depths", "score", "examples"})
+            if (args.has(option))
+                throw InputError(std::string("sweep --model: --") + option + " applies only with --task NAME");
     validateSweepGrid(grid);
     return grid;
 }
@@ -654,8 +671,15 @@ void registerSweepVerbs()
               "N,N,..."},
              taskOptions()[0],
              taskOptions()[1],
-             {"examples", OptionKind::Value, "with --task: test examples per length (and passkey depth; default 100)",
+             {"examples", OptionKind::Value,
+              "with --task: test examples per length (and passkey depth; default 100; with --model: per method, "
+              "length and depth, default 1)",
               "N"},
+             {"depths", OptionKind::Value, "with --model and --task: needle depths in [0, 1] (default 0,0.5,1)",
+              "D,D,..."},
+             {"score", OptionKind::Value,
+              "with --model and --task: exact (default; the greedy answer) or loglik (rank among 10 candidates)",
+              "exact|loglik"},
              {"eval-scaling", OptionKind::Value,
               "also score every rotary cell zero-shot under each method, factor = the longest scored sequence over L "
               "(rounded up); none: only as trained",
@@ -686,11 +710,13 @@ void registerSweepVerbs()
         options.push_back(o);
     std::vector<std::string> gridOptions;
     for (const OptionDef& o : options)
-        if (o.name != "cell" && o.name != "model" && o.name != "methods" && o.name != "eval-tokens")
+        if (o.name != "cell" && o.name != "model" && o.name != "methods" && o.name != "eval-tokens" &&
+            o.name != "depths" && o.name != "score")
             gridOptions.push_back(o.name);
     const std::vector<std::string> modelGridOptions = {
         "model", "methods", "vary",          "corpus",    "lengths",      "mode",          "eval-tokens", "jobs",
-        "threads", "emit", "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet", "o"};
+        "threads", "emit", "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet", "o", "task", "depths", "examples",
+        "score"};
     registerVerb(
         {"sweep",
          "",
@@ -707,7 +733,9 @@ void registerSweepVerbs()
          "The grid's folder is -o DIR; `--cell I DIR` runs one cell of a folder's grid (what Slurm array tasks "
          "and `--emit parallel` lines run). With --model DIR each cell is one method (and variant) of the folder's "
          "model evaluated at every --lengths on the --corpus's validation split in its tokens; `collect` draws "
-         "perplexity against length, one curve per method and setting."});
+         "perplexity against length, one curve per method and setting. With --model DIR --task NAME each cell scores a "
+         "retrieval task (passkey, niah-single, niah-multikey, niah-multivalue, variable-tracking) in the folder's "
+         "tokens at every --lengths and --depths, the --corpus as haystack (as eval DIR --task does)."});
     std::vector<OptionDef> collectOptions = {{"o", OptionKind::Value,
                                               "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
                                               "summary.csv|summary.json|plot.png|plot.svg"},

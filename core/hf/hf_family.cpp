@@ -225,6 +225,20 @@ void readNeox(const ConfigReader& r, HfConfig& c)
     c.qkvBias = c.outputBias = r.flag("attention_bias", true);
     c.mlpBias = true;
     c.scheme = "rope";
+    // rotary_pct 0 rotates no dim (transformers' rotary_ndims = 0: every dim passes through): a NoPE model, as
+    // `export` writes the lab's scheme none.
+    const char* fractionKey = r.has("partial_rotary_factor") ? "partial_rotary_factor" : "rotary_pct";
+    if (r.has(fractionKey) && r.root[fractionKey].is_number() && r.root[fractionKey].get<double>() == 0.0) {
+        hf_detail::readRope(r, c, "rotary_emb_base", 10000.0);
+        if (c.scaling != "none")
+            throw r.fail("field 'rope_scaling' is not allowed with " + std::string(fractionKey) +
+                         " = 0, which rotates no dim; allowed: no rope_scaling");
+        c.scheme = "none";
+        c.rotaryFraction = 0;
+        c.rotaryDim = 0;
+        c.ropeLayers.assign(c.layers, false);
+        return;
+    }
     c.rotaryFraction = r.has("partial_rotary_factor") ? r.positiveNumber("partial_rotary_factor", 1.0)
                                                       : r.positiveNumber("rotary_pct", 0.25);
     hf_detail::readRope(r, c, "rotary_emb_base", 10000.0);

@@ -472,6 +472,17 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
     return out;
 }
 
+HfMatrix HfModel::tailLogits(const std::vector<int>& ids, const SchemeSpec& positions, int rows) const
+{
+    HfMatrix hidden, out;
+    forward(ids, positions, nullptr, &hidden, HfForwardOutput::Losses);
+    const long n = std::clamp<long>(rows, 0, hidden.rows());
+    const HfMatrix tail = hidden.bottomRows(n);
+    hfLinear(tail, head(), Vector(), out);
+    finishLogits(out);
+    return out;
+}
+
 namespace {
 
 // log Σ e^x over a row of logits: −log softmax(row)[t] is this minus row[t]. The terms e^(x − max) are taken 16 at a

@@ -97,6 +97,9 @@ public:
     // precision). InputError for an id outside the vocabulary or, for learned positions, more tokens than the model's
     // position table (naming both).
     HfMatrix logits(const std::vector<int>& ids, const SchemeSpec& positions) const;
+    // The logits of the last `rows` positions only (rows x vocab; rows clamped to [0, T]): the same forward as logits,
+    // its head applied to those rows, so a long prompt keeps O(rows x vocab) of logits (retrieval scoring).
+    HfMatrix tailLogits(const std::vector<int>& ids, const SchemeSpec& positions, int rows) const;
     // losses[t] = -log p(targets[t] | ids[0..t]) in nats for t < targets.size() (at most ids.size()), from the same
     // forward as logits, its head applied `blockRows` rows at a time. InputError for a target outside the vocabulary.
     std::vector<double> nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,

@@ -1,5 +1,6 @@
 // Sweep grids, cells, the crash-safe results file and the statistics over seeds (see sweep.h).
 #include "runs/sweep.h"
+#include "runs/retrieval_runs.h"
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
@@ -178,6 +179,12 @@ nlohmann::json SweepGrid::toJson() const
         j["hf_model"] = modelFolder;
         j["methods"] = methods;
     }
+    if (retrieval)
+        j["retrieval"] = {{"task", retrieval->task},
+                          {"depths", retrieval->depths},
+                          {"examples", retrieval->examples},
+                          {"seed", retrieval->seed},
+                          {"score", retrieval->score}};
     if (!evalScalings.empty()) // the same: only when asked for
         j["eval_scalings"] = evalScalings;
     if (drope)
@@ -241,6 +248,8 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
         g.modelFolder = r.text("hf_model");
         g.methods = r.texts("methods");
     }
+    if (j.contains("retrieval"))
+        g.retrieval = sweepRetrievalFromJson(j["retrieval"], source + " retrieval");
     if (j.contains("eval_scalings"))
         g.evalScalings = r.texts("eval_scalings");
     if (j.contains("drope")) {
@@ -381,6 +390,8 @@ void validateModelGrid(const SweepGrid& grid)
                                      "; allowed: a parameter of one of them",
                                  "vary");
         }
+    if (grid.retrieval)
+        checkSweepRetrieval(*grid.retrieval);
     const HfConfig config = readHfConfig(grid.modelFolder);
     for (int length : grid.evalLengths)
         try {
@@ -768,7 +779,7 @@ std::string modelTextName(const SweepGrid& grid, const Corpus& corpus)
 
 void checkSweepEvalLengths(const SweepGrid& grid, const Corpus& corpus, long long cell)
 {
-    if (grid.task) // a task grid scores generated examples, not the held-out text
+    if (grid.task || grid.retrieval) // a task grid scores generated examples, not the held-out text
         return;
     if (grid.modelGrid()) { // one model and one text for every cell
         const std::string name = modelTextName(grid, corpus);
@@ -1027,6 +1038,8 @@ std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t 
 std::optional<SweepResult> runSweepCell(const SweepGrid& grid, size_t index, const Corpus& corpus,
                                         const TrainingHooks& hooks)
 {
+    if (grid.modelGrid() && grid.retrieval)
+        return evaluateRetrievalSweepCell(grid, index, corpus, hooks); // core/runs/retrieval_runs
     if (grid.modelGrid())
         return evaluateSweepModelCell(grid, index, corpus, hooks);
     std::optional<SweepCellRun> run = trainSweepCell(grid, index, corpus, hooks);

@@ -32,6 +32,15 @@ struct SweepDrope {
     std::vector<double> logitC{kDropeLogitC}; // each >= 0, distinct; 0: unscaled
 };
 
+// A model grid's retrieval task (core/tasks/retrieval): its name, depths, examples per cell, prompt seed and scoring.
+struct SweepRetrieval {
+    std::string task;
+    std::vector<double> depths{0, 0.5, 1};
+    int examples = 1;
+    uint64_t seed = 1;
+    std::string score = "exact";
+};
+
 // What a sweep runs. Every cell trains cell(i).model with cell(i).train on the corpus and evaluates it at evalLengths.
 struct SweepGrid {
     std::vector<std::string> schemes;
@@ -61,6 +70,9 @@ struct SweepGrid {
     std::string modelFolder;
     std::vector<std::string> methods;
     bool modelGrid() const { return !modelFolder.empty(); }
+    // A model grid's retrieval task (sweep --model DIR --task NAME): each cell scores the task at evalLengths x
+    // depths under its method (core/runs/retrieval_runs) instead of perplexity. Unset: perplexity.
+    std::optional<SweepRetrieval> retrieval;
 
     size_t cellCount() const;
     nlohmann::json toJson() const; // canonical: the hash is taken over its dump

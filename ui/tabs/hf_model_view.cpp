@@ -1,5 +1,6 @@
 // The "Your model" tab: open a folder, the summary card, attention with its layer x head grid, entropy and sinks.
 #include "tabs/hf_model_view.h"
+#include "tabs/retrieval_page.h"
 
 #include "tabs/adaptive_splitter.h"
 #include "tabs/continue_text_page.h"
@@ -335,6 +336,7 @@ HfModelView::HfModelView(QWidget* parent)
                                       m_continueText->setFolder(m_model);
                                       if (newFolder)
                                           applyMethodsDefaults();
+                                      m_retrieval->refreshEstimate();
                                       m_attention = {};
                                       m_map = {};
                                       showSummary();
@@ -620,6 +622,8 @@ QWidget* HfModelView::buildPages()
     connect(m_continueText, &ContinueTextPage::busyChanged, this, &ViewBase::busyChanged);
     connect(m_continueText, &ContinueTextPage::statusMessage, this, &ViewBase::statusMessage);
     m_pages->addTab(m_continueText, tr("Continue the text"));
+    m_retrieval = new RetrievalPage([this] { return m_model; }, m_pages); // ui/tabs/retrieval_page
+    m_pages->addTab(m_retrieval, tr("Retrieval"));
     return m_pages;
 }
 
@@ -1300,6 +1304,8 @@ bool HfModelView::hasPicture() const
         return !m_methods.curves.empty();
     case ContinuePage:
         return false; // text, no picture
+    case RetrievalTab:
+        return m_retrieval->hasResults();
     default:
         return m_map.map != nullptr;
     }
@@ -1322,6 +1328,9 @@ void HfModelView::paintPicture(QPainter& painter, const QRectF& target, const Pi
     case MethodsPage:
         renderCurveFigure(painter, target, m_methodsPlot->figure(), style);
         return;
+    case RetrievalTab:
+        m_retrieval->heatmap()->heatmap().paint(painter, target, style);
+        return;
     default:
         m_heatmap->heatmap().paint(painter, target, style, m_heatmap->window());
     }
@@ -1330,6 +1339,10 @@ void HfModelView::paintPicture(QPainter& painter, const QRectF& target, const Pi
 void HfModelView::writeData(std::ostream& out, DataFormat format) const
 {
     requirePicture();
+    if (m_pages->currentIndex() == RetrievalTab) {
+        m_retrieval->writeData(out, format, {{"model", m_model->folder.toStdString()}});
+        return;
+    }
     if (m_pages->currentIndex() == MethodsPage) {
         writeMethodComparison(out, format, m_methods.curves,
                               {{"model", m_model->folder.toStdString()},
@@ -1390,7 +1403,8 @@ void HfModelView::writeData(std::ostream& out, DataFormat format) const
 namespace {
 const std::vector<std::string>& pageNames()
 {
-    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods", "continue"};
+    static const std::vector<std::string> names = {"attention", "entropy", "sinks", "methods", "continue",
+                                                   "retrieval"};
     return names;
 }
 

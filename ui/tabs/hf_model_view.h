@@ -31,6 +31,7 @@ namespace plab::ui {
 
 class ContinueTextPage;
 class CurvePlot;
+class RetrievalPage;
 class ParamControl;
 
 // Every layer x head as a small map; a click picks one.
@@ -109,7 +110,7 @@ private:
 class HfModelView : public ViewBase {
     Q_OBJECT
 public:
-    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage, ContinuePage };
+    enum Page { AttentionPage, EntropyPage, SinksPage, MethodsPage, ContinuePage, RetrievalTab };
 
     explicit HfModelView(QWidget* parent = nullptr);
     QString viewId() const override { return QStringLiteral("model"); }
@@ -134,6 +135,7 @@ public:
     void setRepeatTo(int tokens);           // 0: off
     void setLayerHead(int layer, int head); // 0-based
     void setPage(Page page);
+    RetrievalPage* retrievalPage() const { return m_retrieval; }
     void setSinkInScale(bool include);
     // The positions of the attention, entropy and sinks pages: empty method, the config's own; else a rotary method
     // applied zero-shot, each of `settings` (NAME=VALUE) replacing a shown parameter. Throws InputError (core's words)
@@ -256,6 +258,7 @@ private:
     QPushButton* m_evaluate = nullptr;
     CurvePlot* m_methodsPlot = nullptr;
     ContinueTextPage* m_continueText = nullptr;
+    RetrievalPage* m_retrieval = nullptr; // the Retrieval page (ui/tabs/retrieval_page)
 
     ViewJob<HfOpenResult> m_openJob;
     ViewJob<HfAttentionResult> m_attentionJob;

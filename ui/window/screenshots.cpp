@@ -6,6 +6,7 @@
 #include "window/main_window.h"
 #include "tabs/continue_text_page.h"
 #include "tabs/hf_model_view.h"
+#include "tabs/retrieval_page.h"
 #include "tabs/methods_panel.h"
 #include "tabs/scheme_panel.h"
 #include "tabs/attention_view.h"
@@ -216,8 +217,18 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
     // Continue the text: past the context (four times it), the config's own positions beside YaRN.
     view->setPage(HfModelView::ContinuePage);
     view->continueTextPage()->setMethod(QStringLiteral("yarn"));
-    return grabContinue(shots, view->continueTextPage(), QStringLiteral("model-continue"),
-                        4 * view->model()->model->config().context, 48);
+    if (!grabContinue(shots, view->continueTextPage(), QStringLiteral("model-continue"),
+                        4 * view->model()->model->config().context, 48))
+        return false;
+    // The Retrieval page: passkey at three lengths and depths under none and yarn, every heatmap filled in.
+    RetrievalPage* retrieval = view->retrievalPage();
+    view->setPage(HfModelView::RetrievalTab);
+    retrieval->setInputs(QStringLiteral("160,240,320"), QStringLiteral("0,0.5,1"));
+    retrieval->run();
+    if (!waitUntil([&] { return !retrieval->isBusy(); }, 1800000))
+        return shots.fail(QStringLiteral("model: the retrieval run did not finish within 30 minutes"));
+    waitUntil([] { return false; }, 300);
+    return shots.saveWindow(QStringLiteral("model-retrieval"));
 }
 
 } // namespace
