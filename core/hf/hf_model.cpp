@@ -463,7 +463,7 @@ const HfWeightMatrix& HfModel::head() const
     return m_head.empty() ? m_embed : m_head;
 }
 
-HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
+HfMatrix HfModel::logits(const std::vector<int>& ids, const HfPositions& positions) const
 {
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Logits);
@@ -513,7 +513,7 @@ double logSumExp(const float* row, int n)
 } // namespace
 
 std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
-                                             const SchemeSpec& positions, int blockRows) const
+                                             const HfPositions& positions, int blockRows) const
 {
     checkIntegerRange("the rows of logits per block", blockRows, 1, kHfLossRows);
     const int V = m_config.vocab;
@@ -543,7 +543,7 @@ std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const 
     return losses;
 }
 
-bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+bool HfModel::observeAttention(const std::vector<int>& ids, const HfPositions& positions,
                                const HfAttentionObserver& observer) const
 {
     return forward(ids, positions, &observer, nullptr, HfForwardOutput::None);
@@ -554,7 +554,9 @@ bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& po
 struct HfForwardState {
     int T = 0;
     const HfAttentionObserver* observer = nullptr;
-    SchemeSpec full, sliding, none; // the positions of full layers, of sliding layers (their own table), of NoPE layers
+    // The positions of full, sliding and chunked layers (hfLayerTypePositions: a method where --scaling-layers sends
+    // it, a sliding layer's own table) and of NoPE layers.
+    SchemeSpec full, sliding, chunked, none;
     // The kernel's bias of each (NoPE?, layer type) met so far: the positions with the type's window or chunk and the
     // family's soft cap (layerSpec), built on first use.
     std::map<std::pair<bool, HfLayerType>, std::unique_ptr<PositionBias>> biases;
@@ -566,7 +568,7 @@ struct HfForwardState {
     AttentionOptions options;
 };
 
-bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+bool HfModel::forward(const std::vector<int>& ids, const HfPositions& positions, const HfAttentionObserver* observer,
                       HfMatrix* hidden, HfForwardOutput output) const
 {
     const HfConfig& c = m_config;
@@ -598,15 +600,20 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
 
     // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with the family's
     // pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope, self-extend)
-    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; sliding layers with a
-    // table of their own (gemma3) read it.
-    const bool rotary = positions.kind == SchemeKind::Rope;
+    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; each layer type reads
+    // hfLayerTypePositions (the method on the types --scaling-layers names, the config's own rope elsewhere).
+    const bool rotary = positions.spec.kind == SchemeKind::Rope;
     HfForwardState state;
     state.T = T;
     state.observer = observer;
     state.none = makeSchemeSpec("none", H, false);
-    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
-    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
+    state.full = positions.spec.kind == SchemeKind::Alibi || rotary ? positions.spec : state.none;
+    state.sliding = state.chunked = state.full;
+    if (rotary) {
+        state.full = hfLayerTypePositions(c, positions, HfLayerType::Full);
+        state.sliding = hfLayerTypePositions(c, positions, HfLayerType::Sliding);
+        state.chunked = hfLayerTypePositions(c, positions, HfLayerType::Chunked);
+    }
     state.dims = AttentionDims{1, H, T, D};
     state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
     state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
@@ -701,7 +708,13 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
     if (!slot)
         slot = std::make_unique<PositionBias>(
-            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.T), s.T);
+            layerSpec(c,
+                      nope                              ? s.none
+                      : l.type == HfLayerType::Sliding ? s.sliding
+                      : l.type == HfLayerType::Chunked ? s.chunked
+                                                        : s.full,
+                      l.type, s.T),
+            s.T);
     const PositionBias& bias = *slot;
     attentionForward(bias, s.dims, s.qh.data(), s.kh.data(), s.vh.data(), s.forward, s.options, s.rotaryTables);
     if (s.observer) {

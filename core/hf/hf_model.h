@@ -4,6 +4,7 @@
 
 #include "attention/attention.h"
 #include "hf/hf_config.h"
+#include "hf/hf_scaling_layers.h"
 #include "hf/hf_products.h"
 
 #include <Eigen/Core>
@@ -73,17 +74,17 @@ public:
     double weightBytes() const { return hfWeightBytes(m_precision) * m_parameters; }
 
     // Logits (T, vocab) of `ids` at positions 0..T-1 under `positions` (hfPositionSpec: the config's own scaling or a
-    // method applied zero-shot). Activations and accumulators are float32 (the products' inputs BF16 under that
+    // method applied zero-shot, on the layer types HfPositions::layers names). Activations and accumulators are float32 (the products' inputs BF16 under that
     // precision). InputError for an id outside the vocabulary or, for learned positions, more tokens than the model's
     // position table (naming both).
-    HfMatrix logits(const std::vector<int>& ids, const SchemeSpec& positions) const;
+    HfMatrix logits(const std::vector<int>& ids, const HfPositions& positions) const;
     // losses[t] = -log p(targets[t] | ids[0..t]) in nats for t < targets.size() (at most ids.size()), from the same
     // forward as logits, its head applied `blockRows` rows at a time. InputError for a target outside the vocabulary.
     std::vector<double> nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
-                                        const SchemeSpec& positions, int blockRows = kHfLossRows) const;
+                                        const HfPositions& positions, int blockRows = kHfLossRows) const;
     // The same forward without the output head, handing each layer's attention (row entropies requested) to
     // `observer`; false when the observer stopped it.
-    bool observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+    bool observeAttention(const std::vector<int>& ids, const HfPositions& positions,
                           const HfAttentionObserver& observer) const;
 
     struct Layer;
@@ -94,7 +95,7 @@ private:
     void load(const HfWeights& weights);
     // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
     // what the caller will keep of the logits, for the memory check.
-    bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+    bool forward(const std::vector<int>& ids, const HfPositions& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output) const;
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
     // The tensors of the gpt2, bloom and gpt_neox layouts.

@@ -29,6 +29,9 @@ class QTimer;
 
 namespace plab::ui {
 
+class HfEntropyPage;
+class ScalingLayersCombo;
+
 class CurvePlot;
 class ParamControl;
 
@@ -39,6 +42,9 @@ public:
     explicit HeadGrid(QWidget* parent = nullptr);
     // layers x heads images, layer-major.
     void setImages(int layers, int heads, std::vector<QImage> images);
+    // One letter per layer (core's hfLayerStrip: S sliding, F full, C chunked) beside its number, when the folder has
+    // layers other than full ones; empty: numbers alone.
+    void setLayerTypes(const QString& strip);
     void setCurrent(int layer, int head);
     int layers() const { return m_layers; }
     int heads() const { return m_heads; }
@@ -56,6 +62,9 @@ protected:
 
 private:
     double cellSide() const;
+    double labelWidth() const;
+    QString layerLabel(int layer) const;
+    QString m_layerTypes;
     int m_layers = 0, m_heads = 0;
     int m_currentLayer = 0, m_currentHead = 0;
     std::vector<QImage> m_images;
@@ -243,6 +252,9 @@ private:
     HeadGrid* m_grid = nullptr;
     TokenMapWidget* m_heatmap = nullptr;
     CurvePlot* m_entropy = nullptr;
+    HfEntropyPage* m_entropyPage = nullptr;
+    ScalingLayersCombo* m_methodsLayers = nullptr;           // Evaluate under methods: the layer types methods reach
+    HfScalingLayers m_positionsLayers = HfScalingLayers::Full; // Positions: the layer types the method reaches
     HeatmapWidget* m_sinks = nullptr;
     QListWidget* m_methodList = nullptr;
     QLineEdit* m_lengths = nullptr;
