@@ -1292,6 +1292,11 @@ void HfModelView::startDetail()
     m_detailJob.start([request](const JobControl& control) { return computeHfMap(request, control); });
 }
 
+void HfModelView::setEntropyByLayerType(bool grouped)
+{
+    m_entropyPage->setByLayerType(grouped);
+}
+
 void HfModelView::showGrid()
 {
     if (!m_attention.capture)

@@ -147,6 +147,8 @@ public:
     // applied zero-shot, each of `settings` (NAME=VALUE) replacing a shown parameter. Throws InputError (core's words)
     // for an unknown method or setting.
     void setPositions(const QString& method, const QStringList& settings = {});
+    // The Entropy page's curves one per layer type (a folder that mixes them) instead of one per layer.
+    void setEntropyByLayerType(bool grouped);
     QString positionsMethod() const;
     QStringList positionsSettings() const; // NAME=VALUE of every shown parameter (empty for the config's own)
     QComboBox* positionsBox() const { return m_positions; }

@@ -441,8 +441,9 @@ CurveFigure hfEntropyFigure(const HfAttentionResult& attention, bool byLayerType
             figure.curves.push_back(std::move(curve));
         }
     }
+    const bool grouped = !figure.curves.empty();
     const std::vector<double> entropy = hfEntropyByPosition(c);
-    for (int l = 0; l < c.layers && figure.curves.empty(); ++l) {
+    for (int l = 0; l < c.layers && !grouped; ++l) {
         Curve curve;
         curve.name = layerText(l);
         for (int m = 0; m < c.length; ++m) {
