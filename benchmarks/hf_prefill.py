@@ -13,6 +13,13 @@ BF16 products against float32 (README, "BF16 products"), PositionLab alone, roun
         /tmp/hf-shapes/qwen2.5-0.5b --rounds 3 --perplexity 8192
     /usr/bin/python3 benchmarks/hf_prefill.py --tolerance /tmp/hf-shapes/smollm2-135m --length 512
 
+Issue 29 s.5, a Gemma-3-270M-shaped folder (its real config: 5 sliding layers of window 512 to 1 full, two rope bases,
+vocabulary 262144) against the same weights with every layer full (written beside it, DIR-all-full), in bf16:
+
+    /usr/bin/python3 benchmarks/hf_prefill.py --make /tmp/hf-shapes/gemma-3-270m --shape gemma-3-270m
+    /usr/bin/python3 benchmarks/hf_prefill.py --layer-types /tmp/hf-shapes/gemma-3-270m --length 4096 --rounds 3 \
+        --precisions bf16 --perplexity 8192 --lengths 1024,2048,4096,8192
+
 --tolerance DIR... measures bf16 against f32 logits on the same ids (DIR/ids.json when present, else `bench model`'s
 ids): max |bf16 - f32| / max |f32|, and the perplexity of the ids' next tokens under both.
 
@@ -59,6 +66,15 @@ SHAPES = {
     "qwen2.5-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                          num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
                          rope_theta=1000000.0, tie_word_embeddings=True, model_type="qwen2"),
+    # google/gemma-3-270m's config.json (issue 29 s.5): 18 layers, 5 sliding (window 512, theta 1e4) to 1 full
+    # (theta 1e6), head_dim 256, one key/value head, vocabulary 262144
+    "gemma-3-270m": dict(hidden_size=640, intermediate_size=2048, num_hidden_layers=18, num_attention_heads=4,
+                         num_key_value_heads=1, head_dim=256, vocab_size=262144, max_position_embeddings=32768,
+                         rope_theta=1000000.0, rope_local_base_freq=10000.0, sliding_window=512,
+                         layer_types=(["sliding_attention"] * 5 + ["full_attention"]) * 3, query_pre_attn_scalar=256,
+                         hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6, attn_logit_softcapping=None,
+                         final_logit_softcapping=None, rope_scaling=None, tie_word_embeddings=True,
+                         model_type="gemma3_text"),
 }
 CLI = os.environ.get("POSITIONLAB_CLI") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
                                                        "bin", "positionlab-cli")
@@ -78,11 +94,17 @@ def make(folder, shape):
     w = tiny.Weights(7, "BF16")
     w.values = Discard()  # the reference forward is not run at this size: keep only the file's bytes
     C, F, H, K = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    D = C // H
+    D = cfg.get("head_dim") or C // H
+    gemma = cfg["model_type"] == "gemma3_text"
     w.add("model.embed_tokens.weight", (tiny.VOCAB, C), 0.02)
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
-        w.add(p + "input_layernorm.weight", (C,), 0.1, 1.0)
+        if gemma:  # pre- and post-norms around both branches, per-head q/k norms (weights w of (1 + w))
+            for n in ("pre_feedforward_layernorm", "post_feedforward_layernorm"):
+                w.add(p + n + ".weight", (C,), 0.1)
+            w.add(p + "self_attn.q_norm.weight", (D,), 0.1)
+            w.add(p + "self_attn.k_norm.weight", (D,), 0.1)
+        w.add(p + "input_layernorm.weight", (C,), 0.1, 0.0 if gemma else 1.0)
         w.add(p + "self_attn.q_proj.weight", (H * D, C))
         w.add(p + "self_attn.k_proj.weight", (K * D, C))
         w.add(p + "self_attn.v_proj.weight", (K * D, C))
@@ -90,12 +112,57 @@ def make(folder, shape):
             for n, rows in (("q", H * D), ("k", K * D), ("v", K * D)):
                 w.add(p + "self_attn.%s_proj.bias" % n, (rows,), 0.02)
         w.add(p + "self_attn.o_proj.weight", (C, H * D))
-        w.add(p + "post_attention_layernorm.weight", (C,), 0.1, 1.0)
+        w.add(p + "post_attention_layernorm.weight", (C,), 0.1, 0.0 if gemma else 1.0)
         w.add(p + "mlp.gate_proj.weight", (F, C))
         w.add(p + "mlp.up_proj.weight", (F, C))
         w.add(p + "mlp.down_proj.weight", (C, F))
-    w.add("model.norm.weight", (C,), 0.1, 1.0)
+    w.add("model.norm.weight", (C,), 0.1, 0.0 if gemma else 1.0)
     tiny.save(folder, cfg, w)
+    if "layer_types" in cfg:  # the same weights with every layer full_attention: what the windows save
+        twin = folder.rstrip("/") + "-all-full"
+        os.makedirs(twin, exist_ok=True)
+        full = dict(cfg, layer_types=["full_attention"] * cfg["num_hidden_layers"])
+        with open(os.path.join(twin, "config.json"), "w") as f:
+            json.dump(full, f, indent=2)
+        target = os.path.join(twin, "model.safetensors")
+        if os.path.lexists(target):
+            os.remove(target)
+        os.symlink(os.path.abspath(os.path.join(folder, "model.safetensors")), target)
+
+
+def layer_type_rounds(a):
+    """Issue 29 s.5: a folder against its every-layer-full twin (made beside it by --make), prefill of --length tokens
+    in --precisions' first precision, alternated round by round; then the folder's perplexity pass over --perplexity
+    tokens at --lengths; peak RSS against the weights; load averages and the CPU named."""
+    p = (a.precisions or "bf16").split(",")[0]
+    print("CPU: %s; %d threads; T = %d; precision %s; load at start %.1f" % (
+        cpu_name(), a.threads, a.length, p, os.getloadavg()[0]), flush=True)
+    rows = {}
+    for r in range(a.rounds):
+        for folder in (a.layer_types, a.layer_types.rstrip("/") + "-all-full"):
+            q = cli_json("bench", "model", folder, "--length", a.length, "--threads", a.threads, "--repeat", 1,
+                         "--precision", p, "--json")
+            row = dict(ms=q["ms"], cpu_ms=q["cpu_ms"], rss=q["peak_rss_bytes"] / 2 ** 20,
+                       weights=q["weights_bytes"] / 2 ** 20, load=os.getloadavg()[0])
+            rows.setdefault(folder, []).append(row)
+            print("round %d %s: prefill %.0f ms (CPU %.0f ms), peak RSS %.0f MiB (weights %.0f MiB); load %.1f"
+                  % (r, os.path.basename(folder.rstrip("/")), row["ms"], row["cpu_ms"], row["rss"], row["weights"],
+                     row["load"]), flush=True)
+    med = {f: {k: float(np.median([x[k] for x in rs])) for k in rs[0]} for f, rs in rows.items()}
+    (mixed, m), (full, f) = list(med.items())
+    print("summary over %d rounds (medians): %s %.0f ms (CPU %.0f ms), all-full twin %.0f ms (CPU %.0f ms): the "
+          "windows take %.2fx the wall time, %.2fx the CPU time; peak RSS %.0f / %.0f MiB against %.0f MiB of weights; "
+          "load %.1f" % (a.rounds, os.path.basename(mixed.rstrip("/")), m["ms"], m["cpu_ms"], f["ms"], f["cpu_ms"],
+                         m["ms"] / f["ms"], m["cpu_ms"] / f["cpu_ms"], m["rss"], f["rss"], m["weights"], m["load"]),
+          flush=True)
+    if a.perplexity:
+        q = cli_json("bench", "model", a.layer_types, "--perplexity", a.perplexity, "--lengths", a.lengths,
+                     "--threads", a.threads, "--precision", p, "--json")
+        print("perplexity %s over %d tokens at lengths %s (%s): %s s each, total %.1f s (CPU %.1f s), peak RSS %.0f MiB "
+              "(weights %.0f MiB); load %.1f"
+              % (os.path.basename(a.layer_types.rstrip("/")), a.perplexity, q["lengths"], p,
+                 ", ".join("%.1f" % x for x in q["seconds"]), q["total_seconds"], q["cpu_seconds"],
+                 q["peak_rss_bytes"] / 2 ** 20, m["weights"], os.getloadavg()[0]), flush=True)
 
 
 def torch_prefill(folder, length, threads, rounds):
@@ -273,7 +340,13 @@ def main():
     ap.add_argument("--perplexity-rounds", type=int, default=0,
                     help="with --precisions: the perplexity pass in the first N rounds only (default every round)")
     ap.add_argument("--tolerance", nargs="+", default=[], help="bf16 against f32 logits of these folders")
+    ap.add_argument("--layer-types", help="a folder with layer_types made by --make (gemma-3-270m): prefill against "
+                    "its every-layer-full twin, then its perplexity pass (--perplexity N at --lengths)")
+    ap.add_argument("--lengths", default="1024,2048,4096,8192", help="with --layer-types: perplexity window lengths")
     a = ap.parse_args()
+    if a.layer_types:
+        layer_type_rounds(a)
+        return
     if a.tolerance:
         for folder in a.tolerance:
             tolerance(folder, a.length, a.threads)

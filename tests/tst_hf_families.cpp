@@ -6,6 +6,8 @@
 #include "hf/hf_config.h"
 #include "hf/hf_family.h"
 #include "hf/hf_model.h"
+#include "hf/hf_scaling_layers.h"
+#include "schemes/rotary_scaling.h"
 #include "test_main.h"
 
 #include <QtTest>
@@ -73,6 +75,14 @@ private slots:
     void badConfigRefused_data();
     void badConfigRefused();
     void yarnMscaleGivesAttentionFactor();
+    void proportionalFloorsItsPairs();
+    void gemma3TextConfigDefaults();
+    void phi3MscalesIgnored();
+    void scalingLayersReach_data();
+    void scalingLayersReach();
+    void scalingLayersRefusals_data();
+    void scalingLayersRefusals();
+    void layerTypeTables();
     void cliInspectNamesLayout_data();
     void cliInspectNamesLayout();
 };
@@ -95,12 +105,14 @@ void TestHfFamilies::familyTableIsTheOneList()
 void TestHfFamilies::logitsMatchReference_data()
 {
     QTest::addColumn<QString>("folder");
-    QTest::addColumn<QString>("reference"); // config or yarn
+    QTest::addColumn<QString>("reference"); // config, yarn (--scaling-layers full) or yarn_all (all)
     QTest::addColumn<int>("length");        // the first `length` ids (the reference's first rows: causal); 0: all 40
     for (const char* f : {"phi3", "olmo2", "granite", "cohere", "cohere2", "gemma2", "gemma3_text", "gemma3",
-                          "mistral_window", "qwen2_window"}) {
+                          "mistral_window", "qwen2_window", "yarn_untruncated", "gemma3_proportional",
+                          "gemma3_defaults"}) {
         QTest::addRow("%s config", f) << f << "config" << 0;
         QTest::addRow("%s yarn zero-shot", f) << f << "yarn" << 0;
+        QTest::addRow("%s yarn zero-shot on all layers", f) << f << "yarn_all" << 0;
     }
     // Within the window (8): the rows a text no longer than it reads, every layer's mask the causal one.
     for (const char* f : {"cohere2", "gemma2", "gemma3_text", "gemma3", "mistral_window", "qwen2_window"})
@@ -116,9 +128,10 @@ void TestHfFamilies::logitsMatchReference()
     const std::string dir = familyData(folder);
     const HfModel model(dir);
     // yarn zero-shot: factor 4, L = the model's context (the reference's original_max_position_embeddings default).
-    const SchemeSpec positions = reference == "yarn"
-                                     ? hfPositionSpec(model.config(), "yarn", {"factor=4", "original-context=0"})
-                                     : hfPositionSpec(model.config());
+    const HfPositions positions =
+        reference == "config" ? HfPositions(hfPositionSpec(model.config()))
+                              : HfPositions(hfPositionSpec(model.config(), "yarn", {"factor=4", "original-context=0"}),
+                                            reference == "yarn_all" ? HfScalingLayers::All : HfScalingLayers::Full);
     std::vector<int> ids = idsOf(dir);
     if (length > 0)
         ids.resize(length);
@@ -139,7 +152,7 @@ void TestHfFamilies::logitsMatchReference()
     QVERIFY2(worst <= bound, qPrintable(QStringLiteral("max |ours - ref| = %1 > %2 under %3")
                                             .arg(worst)
                                             .arg(bound)
-                                            .arg(QString::fromStdString(hfPositionText(positions)))));
+                                            .arg(QString::fromStdString(hfPositionText(positions.spec)))));
 }
 
 void TestHfFamilies::configReadsLayerTypes_data()
@@ -167,6 +180,9 @@ void TestHfFamilies::configReadsLayerTypes_data()
                                             << "SS" << 262144 << "00" << 0.0;
     QTest::addRow("olmo2: no window") << "olmo2"
                                       << "FF" << 0 << "00" << 0.0;
+    QTest::addRow("gemma3 text_config defaults: pattern 6, window 4096, local theta 10000")
+        << "gemma3_defaults"
+        << "SSSSSF" << 4096 << "000000" << 10000.0;
 }
 
 void TestHfFamilies::configReadsLayerTypes()
@@ -267,6 +283,14 @@ void TestHfFamilies::badConfigRefused_data()
     QTest::addRow("cohere's qk norm") << "cohere"
                                       << "qk norm"
                                       << "field 'use_qk_norm' = true";
+    QTest::addRow("yarn truncate not a boolean") << "yarn_untruncated"
+                                                 << "truncate text"
+                                                 << "field 'rope_scaling.truncate' = \"no\" is not allowed (it is a "
+                                                    "string); allowed: true, false";
+    QTest::addRow("proportional turning no pair") << "gemma3_proportional"
+                                                  << "proportional 0.1"
+                                                  << "turns int(0.1 x head_dim 8 // 2) = 0 pairs under rope type "
+                                                     "'proportional'; allowed: 1 to 4 pairs";
     QTest::addRow("gemma3 without text_config") << "gemma3"
                                                 << "no text_config"
                                                 << "field 'text_config' is missing";
@@ -307,6 +331,10 @@ void TestHfFamilies::badConfigRefused()
                 c["final_logit_softcapping"] = -1.0;
             else if (edit == "qk norm")
                 c["use_qk_norm"] = true;
+            else if (edit == "truncate text")
+                c["rope_scaling"]["truncate"] = "no";
+            else if (edit == "proportional 0.1")
+                c["rope_parameters"]["full_attention"]["partial_rotary_factor"] = 0.1;
         });
     }
     try {
@@ -332,6 +360,156 @@ void TestHfFamilies::yarnMscaleGivesAttentionFactor()
     const double expected = (0.1 * std::log(4.0) + 1) / (0.05 * std::log(4.0) + 1);
     QVERIFY2(std::abs(spec.scalingParams.at("attention-factor") - expected) <= 1e-5,
              qPrintable(QString::number(spec.scalingParams.at("attention-factor"))));
+}
+
+// proportional (p-RoPE): partial_rotary_factor 0.625 of head_dim 8 is 2.5 pairs; transformers' int(p x D // 2) floors
+// it to 2, which the lab's keep (round half up) would make 3: the config's keep is 2/4 and the whole head rotates.
+void TestHfFamilies::proportionalFloorsItsPairs()
+{
+    const HfConfig c = readHfConfig(familyData("gemma3_proportional"));
+    QCOMPARE(c.rotaryDim, 8);
+    QCOMPARE(c.ropeKeep, 0.5);
+    QCOMPARE(keptPairs(8, 0.625), 3); // what the lab's own rounding would give
+    const SchemeSpec full = hfPositionSpec(c);
+    const RotaryScaling table = rotaryScaling(full, 40);
+    QCOMPARE(table.keptPairs, 2);
+    QCOMPARE(table.theta[2], 0.0);
+    QVERIFY(table.theta[1] > 0);
+    QCOMPARE(QString::fromStdString(c.scaling), QStringLiteral("pi")); // factor 2
+    QCOMPARE(hfSlidingPositionSpec(c).params.at("keep"), 1.0); // the sliding layers' default rope turns every pair
+}
+
+// A gemma3 folder's text_config that leaves fields out reads Gemma3TextConfig's defaults.
+void TestHfFamilies::gemma3TextConfigDefaults()
+{
+    const HfConfig c = readHfConfig(familyData("gemma3_defaults"));
+    QCOMPARE(c.heads, 8);
+    QCOMPARE(c.kvHeads, 4);
+    QCOMPARE(c.headDim, 8);
+    QCOMPARE(c.context, 131072);
+    QCOMPARE(c.ropeTheta, 1000000.0);
+    QCOMPARE(c.slidingRopeTheta, 10000.0);
+    QCOMPARE(c.slidingWindow, 4096);
+    QCOMPARE(c.attentionScale, 1.0 / 16); // query_pre_attn_scalar 256
+    QVERIFY(c.tiedHead);
+    QCOMPARE(QString::fromStdString(c.activation), QStringLiteral("gelu_new"));
+}
+
+// Phi-3's short_mscale and long_mscale: transformers' longrope reads neither (its attention factor comes from the
+// factor and the original context), so the lab ignores them too: the same logits with and without them.
+void TestHfFamilies::phi3MscalesIgnored()
+{
+    QTemporaryDir dir;
+    const std::string folder = editedCopy(dir, "phi3", [](nlohmann::json& c) {
+        c["rope_scaling"]["short_mscale"] = 1.243;
+        c["rope_scaling"]["long_mscale"] = 1.243;
+    });
+    const HfModel with(folder), without(familyData("phi3"));
+    const std::vector<int> ids = idsOf(familyData("phi3"));
+    const double d = maxDifference(with.logits(ids, hfPositionSpec(with.config())),
+                                   without.logits(ids, hfPositionSpec(without.config())));
+    QVERIFY2(d == 0, qPrintable(QString::number(d)));
+}
+
+void TestHfFamilies::scalingLayersReach_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<bool>("likeConfig"); // yarn zero-shot leaves every logit as under the config's own rope
+    // mistral: every layer slides (window 8 < context 64), so full leaves them all untouched; cohere2's one full
+    // layer is NoPE, so the same; gemma3 and qwen2 mix the two types
+    QTest::addRow("mistral full: sliding untouched") << "mistral_window" << "full" << true;
+    QTest::addRow("mistral sliding") << "mistral_window" << "sliding" << false;
+    QTest::addRow("mistral all") << "mistral_window" << "all" << false;
+    QTest::addRow("cohere2 full: NoPE full layer") << "cohere2" << "full" << true;
+    QTest::addRow("cohere2 all") << "cohere2" << "all" << false;
+    QTest::addRow("gemma3 full") << "gemma3" << "full" << false;
+    QTest::addRow("gemma3 sliding") << "gemma3" << "sliding" << false;
+    QTest::addRow("phi3 full: a window past the context counts as full") << "phi3" << "full" << false;
+    QTest::addRow("phi3 sliding: no layer is local") << "phi3" << "sliding" << true;
+}
+
+// --scaling-layers' rule on the forward: the layers it does not name keep the config's own rope.
+void TestHfFamilies::scalingLayersReach()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, layers);
+    QFETCH(bool, likeConfig);
+    const HfModel model(familyData(folder));
+    const std::vector<int> ids = idsOf(familyData(folder));
+    const HfScalingLayers which = hfScalingLayersByName(layers.toStdString());
+    const HfMatrix own = model.logits(ids, hfPositionSpec(model.config()));
+    const HfMatrix yarn = model.logits(ids, HfPositions(hfPositionSpec(model.config(), "yarn"), which));
+    const double d = maxDifference(own, yarn);
+    if (likeConfig)
+        QVERIFY2(d == 0, qPrintable(QString::number(d)));
+    else
+        QVERIFY2(d > 1e-4, qPrintable(QString::number(d))); // false for a NaN too
+    // gemma3 sliding: the full layer keeps its linear 8, the sliding ones read yarn with their own theta
+    if (folder == "gemma3" && layers == "sliding") {
+        const HfConfig& c = model.config();
+        const HfPositions p(hfPositionSpec(c, "yarn"), which);
+        QCOMPARE(hfLayerTypePositions(c, p, HfLayerType::Full).scaling, RotaryMethod::Pi);
+        const SchemeSpec local = hfLayerTypePositions(c, p, HfLayerType::Sliding);
+        QCOMPARE(local.scaling, RotaryMethod::Yarn);
+        QCOMPARE(local.param("base"), 10000.0);
+    }
+    // A rule that reaches nothing is refused where a method is applied, naming the pattern and what would reach.
+    bool refused = false;
+    try {
+        checkHfScalingReach(model.config(), which);
+    } catch (const InputError& e) {
+        refused = QString::fromUtf8(e.what()).contains("reach no layer with rotary positions");
+    }
+    QCOMPARE(refused, likeConfig);
+}
+
+void TestHfFamilies::scalingLayersRefusals_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString mistral = QString::fromStdString(familyData("mistral_window"));
+    QTest::addRow("unknown value") << QStringList{"logits", mistral, "--ids", "1,2,3", "--scaling", "yarn",
+                                                  "--scaling-layers", "local"}
+                                   << "scaling layers 'local' is not known; allowed: full";
+    QTest::addRow("reaching no layer")
+        << QStringList{"logits", mistral, "--ids", "1,2,3", "--scaling", "yarn"}
+        << "scaling layers 'full' reach no layer with rotary positions";
+    QTest::addRow("without a method") << QStringList{"logits", mistral, "--ids", "1,2,3", "--scaling-layers", "all"}
+                                      << "--scaling-layers names the layers a method given with --scaling";
+}
+
+// The CLI's refusals of --scaling-layers: exit 2 naming the value and what is allowed.
+void TestHfFamilies::scalingLayersRefusals()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const test::CliResult r = test::runCli(args + QStringList{"-o", dir.path() + "/never.npy"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
+    QVERIFY(!QFile::exists(dir.path() + "/never.npy"));
+}
+
+// frequencies --model: one table per layer type, gemma3's sliding one with its own theta; --scaling-layers all puts
+// the method on both.
+void TestHfFamilies::layerTypeTables()
+{
+    const HfConfig c = readHfConfig(familyData("gemma3"));
+    const std::vector<HfLayerTypeTable> own = hfLayerTypeTables(c, hfPositionSpec(c));
+    QCOMPARE(own.size(), size_t(2));
+    QCOMPARE(own[0].layers, 1);
+    QCOMPARE(own[1].layers, 5);
+    QCOMPARE(own[1].spec.param("base"), 10000.0);
+    QCOMPARE(own[1].spec.scaling, RotaryMethod::None);
+    const std::vector<HfLayerTypeTable> all = hfLayerTypeTables(c, HfPositions(hfPositionSpec(c, "yarn"),
+                                                                               HfScalingLayers::All));
+    QCOMPARE(all[1].spec.scaling, RotaryMethod::Yarn);
+    const test::CliResult r =
+        test::runCli({"frequencies", "--model", QString::fromStdString(familyData("gemma3")), "--json"});
+    QCOMPARE(r.exitCode, 0);
+    const nlohmann::json doc = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY2(doc.dump().find("sliding_attention") != std::string::npos, r.out.constData());
 }
 
 void TestHfFamilies::cliInspectNamesLayout_data()

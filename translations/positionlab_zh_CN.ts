@@ -656,6 +656,56 @@
             <numerusform>对数似然在 10 个候选中排第 1，每格 %n 个样例</numerusform>
         </translation>
     </message>
+    <message>
+        <source>sliding layers</source>
+        <translation>滑动窗口层</translation>
+    </message>
+    <message>
+        <source>chunked layers</source>
+        <translation>分块层</translation>
+    </message>
+    <message>
+        <source>full layers</source>
+        <translation>全注意力层</translation>
+    </message>
+    <message>
+        <source>S sliding, window %1</source>
+        <translation>S 滑动，窗口 %1</translation>
+    </message>
+    <message>
+        <source>C chunked, chunk %1</source>
+        <translation>C 分块，块长 %1</translation>
+    </message>
+    <message>
+        <source>F full</source>
+        <translation>F 全注意力</translation>
+    </message>
+    <message>
+        <source>; attention soft cap %1</source>
+        <translation>；注意力软上限 %1</translation>
+    </message>
+    <message>
+        <source>; final soft cap %1</source>
+        <translation>；输出软上限 %1</translation>
+    </message>
+    <message>
+        <source>Layer types</source>
+        <translation>层类型</translation>
+    </message>
+    <message>
+        <source>Sliding rope</source>
+        <translation>滑动层旋转编码</translation>
+    </message>
+    <message>
+        <source>%1, theta %2 (the sliding layers&apos; own table)</source>
+        <translation>%1，theta %2（滑动层自己的频率表）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 (%n layers)</source>
+        <translation>
+            <numerusform>%1（%n 层）</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>
@@ -1738,6 +1788,25 @@
         <source>One small map per layer and head appears here.</source>
         <translation>每层每头的小图会显示在这里。</translation>
     </message>
+    <message>
+        <source>Layers down, heads across; click a map to open it.</source>
+        <translation>纵向为层，横向为头；点击小图即可打开。</translation>
+    </message>
+    <message>
+        <source>Layers down, heads across; click a map to open it. Each layer&apos;s type: S sliding window, F full, C chunked.</source>
+        <translation>纵向为层，横向为头；点击小图打开。每层的类型：S 滑动窗口，F 全注意力，C 分块。</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::HfEntropyPage</name>
+    <message>
+        <source>Group the curves by layer type</source>
+        <translation>按层类型分组曲线</translation>
+    </message>
+    <message>
+        <source>One curve per layer type (sliding, full, chunked), the mean over its layers, instead of one curve per layer</source>
+        <translation>每种层类型（滑动、全注意力、分块）一条曲线，取该类型各层的平均，而不是每层一条曲线</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::HfModelView</name>
@@ -2049,6 +2118,14 @@
     <message>
         <source>Retrieval</source>
         <translation>检索</translation>
+    </message>
+    <message>
+        <source>Methods reach:</source>
+        <translation>方法作用于：</translation>
+    </message>
+    <message>
+        <source>Reaches:</source>
+        <translation>作用于：</translation>
     </message>
 </context>
 <context>
@@ -2604,6 +2681,25 @@ Every number shown comes from the core library; positionlab-cli renders the same
     <message>
         <source>%1 of %2 answers right; %3 s.</source>
         <translation>%2 个答案中答对 %1 个；%3 秒。</translation>
+    </message>
+</context>
+<context>
+    <name>plab::ui::ScalingLayersCombo</name>
+    <message>
+        <source>full layers</source>
+        <translation>全注意力层</translation>
+    </message>
+    <message>
+        <source>sliding layers</source>
+        <translation>滑动窗口层</translation>
+    </message>
+    <message>
+        <source>all layers</source>
+        <translation>所有层</translation>
+    </message>
+    <message>
+        <source>The layer types a method applied zero-shot reaches: full layers (the default, where Gemma 3&apos;s own scaling lives), sliding and chunked layers (a window spanning the context counts as full), or all; the other layers keep the config&apos;s own rope.</source>
+        <translation>零样本施加的方法作用的层类型：全注意力层（默认，Gemma 3 自带的缩放就在这些层上）、滑动窗口层和分块层（窗口覆盖整个上下文的层算作全注意力层），或所有层；其余层保持配置自带的旋转编码。</translation>
     </message>
 </context>
 <context>

@@ -764,6 +764,7 @@ SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args)
             checkScalingSet(method, a);
         return hfPositionSpec(config, scaling, args.all("set"));
     }
+    refuseScalingLayers(args, "frequencies without --model");
     // --set sets rope's keep and rotary-fraction and the method's parameters, as its help says: rope's dim and base
     // are --dim and --base (a --set dim= beside --dim would be ignored).
     const std::string scaling = args.text("scaling", "none");

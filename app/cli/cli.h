@@ -7,6 +7,7 @@
 #include "base/matrix_output.h"
 #include "hf/hf_products.h"
 #include "hf/hf_config.h"
+#include "hf/hf_scaling_layers.h"
 #include "runs/method_comparison.h"
 #include "runs/retrieval_runs.h"
 #include "hf/hf_model.h"
@@ -284,8 +285,15 @@ void checkFolderLength(const std::string& option, const HfConfig& config, int le
 // The folder's positions under --scaling (or `method`, SCHEME's "rope+yarn") and --set: the config's own method
 // keeps its settings, another starts from its defaults (core's hfPositionSpec); InputError naming the setting. `note`
 // receives what is used ("using positions rope+yarn (factor 4) (zero-shot)").
-SchemeSpec folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& args,
-                                   const std::optional<std::string>& method, std::string* note);
+// --scaling-layers sends the method to the layer types it names (core's hfScalingReaches), refused without a method
+// and when it would reach no rotary layer (checkHfScalingReach); the note says where it goes in a mixed folder.
+HfPositions folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& args,
+                                    const std::optional<std::string>& method, std::string* note);
+// --scaling-layers full|sliding|all (folder verbs: eval, logits, attention, entropy, frequencies --model, render).
+OptionDef scalingLayersOption();
+// InputError for --scaling-layers where no model folder is read (`what` names the input): a lab checkpoint's layers
+// are one type.
+void refuseScalingLayers(const ParsedArgs& args, const std::string& what);
 // attention --checkpoint DIR: layer --layer's output (heads, T, D) and --probs (heads, T, T) on the first --length
 // tokens of the --corpus's validation split; entropy --checkpoint DIR: each head's entropy at --lengths tokens.
 int runFolderAttention(const ParsedArgs& args, VerbContext& ctx);

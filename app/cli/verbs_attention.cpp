@@ -44,6 +44,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("checkpoint") && isModelFolder(args.text("checkpoint"))) // a real model's layer (verbs_folder.cpp)
         return runFolderAttention(args, ctx);
+    refuseScalingLayers(args, args.has("checkpoint") ? args.text("checkpoint") : std::string("attention's input"));
     const std::string scheme = schemeFromArgs(args, 0, "attention");
     if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
         return runAttentionWithCheckpoint(scheme, args, ctx);
@@ -661,12 +662,14 @@ void registerAttentionVerbs()
           "N); cells n > m (masked) hold 0",
           "B.npy"},
          allowLongOption(),
+         scalingLayersOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
     const std::vector<std::string> fromFiles = {
         "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
         "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme",     "checkpoint", "layer", "corpus", "length",  "probs",
-                                                "allow-long", "scaling",    "set",   "o",      "fox-bias"};
+    const std::vector<std::string> fromModel = {"scheme",  "checkpoint", "layer", "corpus", "length",
+                                                "probs",   "allow-long", "scaling", "set",    "scaling-layers",
+                                                "o",       "fox-bias"};
     registerVerb(
         {"attention",
          "SCHEME",

@@ -24,10 +24,35 @@ void checkFolderLength(const std::string& option, const HfConfig& config, int le
     }
 }
 
-SchemeSpec folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& args,
-                                   const std::optional<std::string>& method, std::string* note)
+OptionDef scalingLayersOption()
+{
+    return {"scaling-layers", OptionKind::Value,
+            "model folder: the layer types the --scaling method reaches: full (default; full_attention layers, where "
+            "Gemma 3's own scaling lives), sliding (sliding_attention and chunked_attention layers; a window spanning "
+            "the context counts as full), all",
+            "full|sliding|all"};
+}
+
+void refuseScalingLayers(const ParsedArgs& args, const std::string& what)
+{
+    if (args.has("scaling-layers"))
+        throw InputError("--scaling-layers " + args.text("scaling-layers") + ": " + what +
+                         " is not a Hugging Face model folder; --scaling-layers picks among a folder's layer types");
+}
+
+HfPositions folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& args,
+                                    const std::optional<std::string>& method, std::string* note)
 {
     const std::string scaling = method.value_or(args.text("scaling"));
+    HfScalingLayers layers = HfScalingLayers::Full;
+    if (args.has("scaling-layers")) {
+        layers = hfScalingLayersByName(args.text("scaling-layers"));
+        if (scaling.empty() && !args.has("set"))
+            throw InputError("--scaling-layers names the layers a method given with --scaling reaches; without one "
+                             "every layer keeps the config's own rope; allowed: add --scaling METHOD");
+    }
+    if (!scaling.empty())
+        checkHfScalingReach(config, layers);
     const std::vector<std::string>& settings = args.all("set");
     if (!settings.empty() && config.scheme == "rope") {
         const RotaryMethodInfo& info = rotaryMethodByName(scaling.empty() ? config.scaling : scaling);
@@ -39,11 +64,16 @@ SchemeSpec folderPositionsFromArgs(const HfConfig& config, const ParsedArgs& arg
             ? hfPositionSpec(config)
             : hfPositionSpec(config, scaling.empty() ? (config.scheme == "rope" ? config.scaling : "none") : scaling,
                              settings);
+    const bool mixed = std::any_of(config.layerTypes.begin(), config.layerTypes.end(),
+                                   [&](HfLayerType t) { return t != config.layerTypes.front(); });
     if (note)
         *note = "using positions " + hfPositionText(spec) +
                 (scaling.empty() || scaling == config.scaling ? " (the config's own" : " (zero-shot") +
-                (settings.empty() ? ")" : ", with --set)");
-    return spec;
+                (settings.empty() ? ")" : ", with --set)") +
+                (mixed && (!scaling.empty() || !settings.empty())
+                     ? " on the " + std::string(hfScalingLayersName(layers)) + " layers (--scaling-layers)"
+                     : "");
+    return HfPositions(spec, layers);
 }
 
 namespace {
@@ -52,7 +82,7 @@ namespace {
 // the layer (--layer, default the last) and the --corpus's validation text in the folder's tokens.
 struct FolderView {
     std::unique_ptr<HfModel> model;
-    SchemeSpec positions;
+    HfPositions positions{SchemeSpec{}};
     std::string note;
     int layer = 0;
     std::string corpusSource;
@@ -107,7 +137,8 @@ nlohmann::json folderMeta(const ParsedArgs& args, const FolderView& v)
     return {{"model", args.text("checkpoint")},
             {"model_type", c.modelType},
             {"context", c.context},
-            {"positions", hfPositionText(v.positions)},
+            {"positions", hfPositionText(v.positions.spec)},
+            {"scaling_layers", hfScalingLayersName(v.positions.layers)},
             {"layer", v.layer},
             {"corpus", v.corpusSource},
             {"lengths_in", "tokens"}};

@@ -92,19 +92,12 @@ int runLogits(const ParsedArgs& args, VerbContext& ctx)
     const int threads = applyThreadsOption(args);
     (void)threads;
     const HfModel model(args.positional.at(0), precisionFromArgs(args));
-    const std::string scaling = args.text("scaling");
-    std::vector<std::string> settings = args.all("set");
-    if (!settings.empty() && model.config().scheme == "rope") {
-        const RotaryMethodInfo& method = rotaryMethodByName(scaling.empty() ? model.config().scaling : scaling);
-        for (const std::string& s : settings)
-            checkScalingSet(method, s);
-    }
-    const SchemeSpec positions = hfPositionSpec(model.config(), scaling, settings);
+    std::string note;
+    const HfPositions positions = folderPositionsFromArgs(model.config(), args, std::nullopt, &note);
     if (const auto& skipped = model.skippedTensors(); !skipped.empty())
         ctx.err << "skipped " << skipped.size() << " tensor" << (skipped.size() == 1 ? "" : "s")
                 << " the forward never reads (e.g. " << skipped.front() << ")\n";
-    ctx.err << "using positions " << hfPositionText(positions)
-            << (scaling.empty() || scaling == model.config().scaling ? " (the config's own)" : " (zero-shot)") << '\n';
+    ctx.err << note << '\n';
     const HfMatrix logits = model.logits(ids, positions);
     writeNpy(args.text("o"), {logits.rows(), logits.cols()}, logits.data());
     return 0;
@@ -133,6 +126,7 @@ void registerHfVerbs()
           {"o", OptionKind::Value, "the logits as .npy float32 (T, vocab) (required)", "FILE.npy", false, true},
           scalingOption(),
           {"set", OptionKind::Repeated, "a parameter of the method (or of the config's own scaling)", "NAME=VALUE"},
+          scalingLayersOption(),
           threadsOption(),
           precisionOption()},
          1,

@@ -912,6 +912,7 @@ nlohmann::json folderEvalMeta(const ParsedArgs& args, const FolderEvalSetup& s)
                            {"model_type", c.modelType},
                            {"context", c.context},
                            {"positions", hfPositionText(s.model->positions())},
+                           {"scaling_layers", hfScalingLayersName(s.model->scalingLayers())},
                            {"precision", hfPrecisionName(s.hf->precision())},
                            {"mode", evalModeName(s.options.mode)},
                            {"corpus", s.corpusSource},
@@ -930,10 +931,13 @@ nlohmann::json folderEvalMeta(const ParsedArgs& args, const FolderEvalSetup& s)
 std::string applyFolderScaling(LanguageModel& model, const HfConfig& config, const ParsedArgs& args)
 {
     std::string note;
-    folderPositionsFromArgs(config, args, std::nullopt, &note); // the checks and the note, the model not yet changed
+    // the checks and the note, the model not yet changed
+    const HfPositions positions = folderPositionsFromArgs(config, args, std::nullopt, &note);
     const std::string scaling = args.text("scaling");
     if (!scaling.empty() || args.has("set"))
         model.setScaling(scaling.empty() ? model.scaling() : scaling, args.all("set"));
+    if (auto* folder = dynamic_cast<HfLanguageModel*>(&model))
+        folder->setScalingLayers(positions.layers);
     return note;
 }
 
@@ -1081,6 +1085,8 @@ int runEval(const ParsedArgs& args, VerbContext& ctx)
         throw InputError("--precision: " + args.positional[0] +
                          " is a lab checkpoint, which always computes in float32; --precision applies to a Hugging "
                          "Face model folder's matrix products");
+    if (!isModelFolder(args.positional[0]))
+        refuseScalingLayers(args, args.positional[0]);
     if (args.has("task")) {
         if (isModelFolder(args.positional[0]))
             return runFolderRetrieval(args, ctx); // retrieval in the folder's tokens (verbs_retrieval.cpp)
@@ -1346,7 +1352,7 @@ std::vector<UsageForm> evalForms()
     const std::vector<std::string> shared = {"corpus",  "split", "lengths", "mode",      "stride", "max-bytes",
                                              "threads", "quiet", "o",       "precision", "json"};
     UsageForm plain{"MODEL.safetensors", shared, {}, {}, {{"o", dataExtensions()}}};
-    plain.options.insert(plain.options.end(), {"scaling", "set"});
+    plain.options.insert(plain.options.end(), {"scaling", "set", "scaling-layers"});
     UsageForm compare{
         "MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
     compare.options.push_back("compare");
@@ -1397,6 +1403,7 @@ std::vector<OptionDef> evalOptions()
         {"set", OptionKind::Repeated,
          "a parameter of the --scaling method (e.g. factor=16), or logit-c=c: scores times 1 + c ln(n/L) past L",
          "NAME=VALUE"},
+        scalingLayersOption(),
         {"compare", OptionKind::Value,
          "evaluate a rope/xpos model under each method: methods separated by ',', each with optional "
          "':NAME=VALUE' settings (e.g. none,pi,yarn:factor=8:beta-fast=16,rerope:window=32); unset parameters: factor "

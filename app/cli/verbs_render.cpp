@@ -276,7 +276,7 @@ void renderFolderAttention(const ParsedArgs& args, const std::string& path)
     const std::string dir = args.text("checkpoint");
     const HfConfig config = readHfConfig(dir);
     std::string note;
-    const SchemeSpec positions = folderPositionsFromArgs(config, args, std::nullopt, &note);
+    const SchemeSpec positions = folderPositionsFromArgs(config, args, std::nullopt, &note).spec;
     const std::string text = args.text("text", "To be, or not to be, that is the question.");
     const int repeatTo = static_cast<int>(args.integer("repeat-to", 0, 0, ui::kHfMaxTokens));
     const int tokens = static_cast<int>(hf::Tokenizer::fromFolder(dir).encode(text).ids.size());

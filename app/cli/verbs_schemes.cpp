@@ -112,6 +112,7 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("checkpoint") && isModelFolder(args.text("checkpoint"))) // a real model's layer (verbs_folder.cpp)
         return runFolderEntropy(args, ctx);
+    refuseScalingLayers(args, args.has("checkpoint") ? args.text("checkpoint") : std::string("entropy's input"));
     const std::string scheme = schemeFromArgs(args, 0, "entropy");
     if (args.has("checkpoint"))
         return runEntropyWithCheckpoint(scheme, args, ctx);
@@ -149,12 +150,37 @@ int runEntropy(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
+// frequencies --model DIR: each layer type's rotary positions (core's hfLayerTypeTables under --scaling and
+// --scaling-layers); empty without --model.
+std::vector<HfLayerTypeTable> folderFrequencyTables(const ParsedArgs& args)
+{
+    if (!args.has("model"))
+        return {};
+    const HfConfig config = readHfConfig(args.text("model"));
+    return hfLayerTypeTables(config, folderPositionsFromArgs(config, args, std::nullopt, nullptr));
+}
+
+// "full", "sliding", "chunked": a layer type in column names.
+std::string shortTypeName(HfLayerType type)
+{
+    const std::string name = hfLayerTypeName(type);
+    return name.substr(0, name.find('_'));
+}
+
 // The frequency table of a rope scheme under a method: one core call (rotaryScaling), written as the design says.
+// A model folder with several layer types: the first type's table, then each type's (JSON layer_types, CSV columns
+// theta_TYPE and theta_scaled_TYPE for the types after the first).
 int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
 {
-    const SchemeSpec spec = frequenciesSpecFromArgs(args);
+    SchemeSpec spec = frequenciesSpecFromArgs(args);
+    const std::vector<HfLayerTypeTable> tables = folderFrequencyTables(args);
+    if (!tables.empty())
+        spec = tables.front().spec;
     const int length = frequenciesLengthFromArgs(args, spec);
     const RotaryScaling scaling = rotaryScaling(spec, length);
+    std::vector<RotaryScaling> byType;
+    for (const HfLayerTypeTable& t : tables)
+        byType.push_back(rotaryScaling(t.spec, length));
     if (args.has("o") && isImagePath(args.text("o"))) {
         exportImage("frequencies", args, args.text("o"));
         return 0;
@@ -186,13 +212,31 @@ int runFrequencies(const ParsedArgs& args, VerbContext& ctx)
                 else if (std::isfinite(scaling.leak))
                     j["leak"] = scaling.leak;
             }
+            if (!tables.empty()) {
+                j["layer_types"] = nlohmann::json::array();
+                for (size_t k = 0; k < tables.size(); ++k)
+                    j["layer_types"].push_back({{"layer_type", hfLayerTypeName(tables[k].type)},
+                                                {"layers", tables[k].layers},
+                                                {"positions", hfPositionText(tables[k].spec)},
+                                                {"base", tables[k].spec.param("base")},
+                                                {"theta", byType[k].theta},
+                                                {"theta_scaled", byType[k].thetaScaled},
+                                                {"kept_pairs", byType[k].keptPairs},
+                                                {"attention_factor", byType[k].attentionFactor}});
+            }
             out << j.dump(2) << '\n';
             return;
         }
         Table t;
         t.columns = {"pair", "theta", "theta_scaled", "wavelength", "wavelength_scaled"};
-        for (size_t i = 0; i < scaling.theta.size(); ++i)
+        for (size_t k = 1; k < tables.size(); ++k)
+            for (const char* c : {"theta_", "theta_scaled_"})
+                t.columns.push_back(c + shortTypeName(tables[k].type));
+        for (size_t i = 0; i < scaling.theta.size(); ++i) {
             t.rows.push_back({double(i), scaling.theta[i], scaling.thetaScaled[i], wavelength[i], wavelengthScaled[i]});
+            for (size_t k = 1; k < tables.size(); ++k)
+                t.rows.back().insert(t.rows.back().end(), {byType[k].theta[i], byType[k].thetaScaled[i]});
+        }
         writeTable(out, format, t);
     };
     if (args.has("json") && !args.has("o"))
@@ -247,11 +291,12 @@ void registerEntropy()
     for (const OptionDef& o : checkpointOptions("the model's real q and k on the corpus's validation text"))
         own.push_back(o);
     own.push_back(threadsOption("with --checkpoint"));
+    own.push_back(scalingLayersOption());
     own.push_back(allowLongOption());
     own.push_back(jsonOption());
     const std::vector<std::string> outputs = dataAndPictureExtensions(); // -o's help and its check
     const std::vector<OptionDef> options = withSchemeOptions(withPictureOptions(own, outputs));
-    const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads"};
+    const std::vector<std::string> modelOnly = {"checkpoint", "layer", "corpus", "threads", "scaling-layers"};
     // --scaling and --set stay: the model under a length-extension method (its parameters), as `eval` reads them.
     const std::vector<std::string> fixedByModel = {"heads", "bidirectional", "context", "logn",
                                                    "qk",    "seed",          "head-dim"};
@@ -338,8 +383,9 @@ void registerSchemeVerbs()
               {"length", OptionKind::Value, "current sequence length n, for dynamic-ntk and longrope (default L)", "n"},
               {"model", OptionKind::Value,
                "a Hugging Face model folder: its rope (dims, theta, its own scaling, longrope's lists) instead of "
-               "--dim, --base and --context",
+               "--dim, --base and --context; one table per layer type (gemma3's sliding layers have their own)",
                "DIR"},
+              scalingLayersOption(),
               jsonOption(),
               {"log-x", OptionKind::Flag, "picture output: logarithmic pair axis", {}, true}},
              frequenciesOutputs),

@@ -61,7 +61,7 @@ RotaryFrequencies rotaryFrequencies(const SchemeSpec& spec, int headDim, int len
     // The head dim decides the pairs (callers check spec dim == D where it matters, checkRotaryHeadDim).
     const RotaryScaling scaling = rotaryScaling(headDim, spec.param("base"), rotaryShape(spec), spec.scaling,
                                                 spec.scalingParams, scalingContext(spec), length, spec.shortFactors,
-                                                spec.longFactors);
+                                                spec.longFactors, spec.yarnTruncate);
     table.theta = scaling.thetaScaled;
     table.attentionFactor = scaling.attentionFactor;
     table.logZeta = xpos ? xposLogZeta(headDim, spec.param("gamma")) : std::vector<double>(pairs, 0.0);

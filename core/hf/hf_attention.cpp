@@ -33,7 +33,7 @@ void checkIndex(const char* what, int value, int count)
 
 } // namespace
 
-HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                       bool keepMaps, const HfAttentionProgress& progress)
 {
     const HfConfig& c = model.config();
@@ -250,11 +250,36 @@ std::vector<double> hfEntropyByPosition(const HfAttentionCapture& capture)
     return out;
 }
 
+std::vector<HfEntropyByType> hfEntropyByLayerType(const HfAttentionCapture& capture, const HfConfig& config)
+{
+    if (static_cast<int>(config.layerTypes.size()) != capture.layers)
+        throw InputError("the capture has " + std::to_string(capture.layers) + " layers and " + config.folder +
+                         " has " + std::to_string(config.layerTypes.size()) + "; allowed: a capture of every layer");
+    const std::vector<double> byLayer = hfEntropyByPosition(capture);
+    const int T = capture.length;
+    std::vector<HfEntropyByType> out;
+    for (const HfLayerType type : {HfLayerType::Full, HfLayerType::Sliding, HfLayerType::Chunked}) {
+        HfEntropyByType group{type, 0, std::vector<double>(static_cast<size_t>(T), 0.0)};
+        for (int l = 0; l < capture.layers; ++l)
+            if (config.layerTypes[l] == type) {
+                ++group.layers;
+                for (int m = 0; m < T; ++m)
+                    group.entropy[m] += byLayer[static_cast<size_t>(l) * T + m];
+            }
+        if (group.layers == 0)
+            continue;
+        for (double& e : group.entropy)
+            e /= group.layers;
+        out.push_back(std::move(group));
+    }
+    return out;
+}
+
 namespace {
 
 // The capture of layer `layer` alone (as layer 0 of a one-layer capture, maps kept), the forward stopped after it;
 // `out` receives the kernel's output when given.
-HfAttentionCapture captureOneLayer(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+HfAttentionCapture captureOneLayer(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                    int layer, std::vector<float>* out)
 {
     const HfConfig& c = model.config();
@@ -287,7 +312,7 @@ HfAttentionCapture captureOneLayer(const HfModel& model, const std::vector<int>&
 
 } // namespace
 
-HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                         int layer, bool probabilities)
 {
     const HfConfig& c = model.config();
@@ -311,7 +336,7 @@ HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<
     return result;
 }
 
-std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                          int layer, const std::vector<int>& lengths)
 {
     checkIndex("layer", layer, model.config().layers);

@@ -36,7 +36,7 @@ using HfAttentionProgress = std::function<bool(int layersDone, int layers)>;
 // Runs the model on `ids` under `positions` (hfPositionSpec) and keeps every layer's row normalisers, row entropies
 // and sink masses and, with `keepMaps`, its rotated q and k so that hfAttentionMap can draw any layer and head
 // without another forward. The memory q and k take is checked first (InputError naming both sizes).
-HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+HfAttentionCapture captureHfAttention(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                       bool keepMaps, const HfAttentionProgress& progress = {});
 
 // How a level-of-detail cell sums up the pairs of its block. Max keeps one colour scale meaningful at every zoom (a
@@ -86,6 +86,16 @@ HfAttentionMap hfResampleMap(const std::vector<const HfAttentionMap*>& sources, 
 // (layers, T) row-major, the "entropy against length" of a real model on one text.
 std::vector<double> hfEntropyByPosition(const HfAttentionCapture& capture);
 
+// The same curves grouped by layer type (the Entropy page's "by layer type"): for each type of `config` present
+// among the capture's layers (full, sliding, chunked, in that order), the mean over its layers of
+// hfEntropyByPosition's rows. InputError when the capture's layers are not the config's.
+struct HfEntropyByType {
+    HfLayerType type = HfLayerType::Full;
+    int layers = 0;
+    std::vector<double> entropy; // (T): one value per query position m
+};
+std::vector<HfEntropyByType> hfEntropyByLayerType(const HfAttentionCapture& capture, const HfConfig& config);
+
 // One layer of the model on `ids` under `positions` (hfPositionSpec), the forward stopped after it: the kernel's output
 // (heads, T, D) and, with `probabilities`, every head's exact map (heads, T, T) from hfAttentionMap, 0 where the causal
 // mask hides a pair. InputError for a layer outside the model (naming its range) or a map too large for memory.
@@ -94,14 +104,14 @@ struct HfLayerAttentionResult {
     std::vector<float> out;
     std::vector<float> probabilities;
 };
-HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+HfLayerAttentionResult hfLayerAttention(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                         int layer, bool probabilities);
 
 // Attention entropy of one layer against sequence length, the lab's entropy curve (views/entropy.h) of a real model:
 // for each n of `lengths` the first n of `ids` are one window (its own forward, so a method that depends on the
 // length, dynamic-ntk, sees n), and each head's row entropies (the kernel's) give the last row's and the rows' mean.
 // InputError for a layer outside the model or a length outside [1, ids.size()].
-std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const SchemeSpec& positions,
+std::vector<EntropyPoint> hfEntropyCurve(const HfModel& model, const std::vector<int>& ids, const HfPositions& positions,
                                          int layer, const std::vector<int>& lengths);
 
 } // namespace plab

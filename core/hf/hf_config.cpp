@@ -84,6 +84,30 @@ void readLongrope(const ConfigReader& r, HfConfig& c, const json& rope, const st
             "attention-factor=" + numberText(r.positiveNumber(rope["attention_factor"], where + ".attention_factor")));
 }
 
+// Gemma's proportional rope (modeling_rope_utils.py's _compute_proportional_rope_parameters): the whole head's pairs
+// (i, i + head_dim/2), θ_i = theta^(-2i/head_dim) for the first rope_angles = int(partial_rotary_factor x head_dim // 2)
+// pairs (rounded down) and 0 for the rest, all divided by the dict's factor (default 1). In the lab's words: rope over
+// the whole head with keep = rope_angles / (head_dim/2), a fraction whose keptPairs (round half up) gives back exactly
+// rope_angles, and pi with that factor when it is not 1.
+void readProportional(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where)
+{
+    const double proportion = c.rotaryFraction;
+    const int pairs = c.headDim / 2;
+    const int angles = static_cast<int>(std::floor(proportion * c.headDim / 2));
+    if (angles < 1 || angles > pairs)
+        throw r.fail("field '" + where + ".partial_rotary_factor' = " + numberText(proportion) +
+                     " turns int(" + numberText(proportion) + " x head_dim " + std::to_string(c.headDim) +
+                     " // 2) = " + std::to_string(angles) + " pairs under rope type 'proportional'; allowed: 1 to " +
+                     std::to_string(pairs) + " pairs (a factor in [" + numberText(2.0 / c.headDim) + ", 1])");
+    c.rotaryFraction = 1; // proportional rope always spans the whole head
+    c.ropeKeep = static_cast<double>(angles) / pairs;
+    const double factor =
+        rope.contains("factor") && !rope["factor"].is_null() ? r.positiveNumber(rope["factor"], where + ".factor") : 1;
+    c.scaling = factor == 1 ? "none" : "pi";
+    if (factor != 1)
+        c.scalingSettings.push_back("factor=" + numberText(factor));
+}
+
 bool isLayerTypeKey(const std::string& key)
 {
     return key.size() > 10 && key.compare(key.size() - 10, 10, "_attention") == 0;
@@ -142,6 +166,8 @@ void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double t
             c.slidingRopeTheta = local.ropeTheta;
             c.slidingScaling = local.scaling;
             c.slidingScalingSettings = local.scalingSettings;
+            c.slidingRopeKeep = local.ropeKeep;
+            c.slidingYarnTruncate = local.yarnTruncate;
         }
     } else {
         readRopeDict(r, c, r.root[key], key, theta);
@@ -155,6 +181,8 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
     if (!rope.is_object())
         throw r.fail("field '" + where + "' is not an object");
     c.ropeTheta = theta;
+    c.ropeKeep = 1;
+    c.yarnTruncate = true;
     if (rope.contains("rope_theta"))
         c.ropeTheta = r.positiveNumber(rope["rope_theta"], where + ".rope_theta");
     if (rope.contains("partial_rotary_factor"))
@@ -197,8 +225,11 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
         set("attention_factor", "attention-factor");
         set("original_max_position_embeddings", "original-context");
         yarnMscale(r, c, rope, where);
-        if (rope.contains("truncate") && rope["truncate"] == false)
-            throw r.fail("field '" + where + ".truncate' = false is not supported; the lab's yarn truncates the ramp");
+        if (rope.contains("truncate") && !rope["truncate"].is_null()) {
+            if (!rope["truncate"].is_boolean())
+                throw r.wrong(where + ".truncate", rope["truncate"], "true, false");
+            c.yarnTruncate = rope["truncate"].get<bool>();
+        }
     } else if (type == "llama3") {
         c.scaling = "llama3";
         needFactor();
@@ -207,16 +238,22 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
         set("original_max_position_embeddings", "original-context");
     } else if (type == "longrope") {
         readLongrope(r, c, rope, where);
+    } else if (type == "proportional") {
+        readProportional(r, c, rope, where);
     } else {
         throw r.fail("field '" + where + ".rope_type' = \"" + type +
                      "\" is not supported; allowed: default, linear (pi), dynamic (dynamic-ntk), yarn, llama3, "
-                     "longrope");
+                     "longrope, proportional");
     }
-    if (c.scaling != "none") {
+    if (c.scaling != "none" || c.ropeKeep < 1) {
         c.scalingText = type;
         std::string list;
         for (const std::string& s : c.scalingSettings)
             list += (list.empty() ? "" : ", ") + s;
+        if (c.ropeKeep < 1)
+            list += (list.empty() ? "" : ", ") + std::string("keep=") + numberText(c.ropeKeep);
+        if (!c.yarnTruncate)
+            list += ", truncate=false";
         if (!list.empty())
             c.scalingText += " (" + list + ")";
     }
@@ -249,7 +286,7 @@ std::vector<HfLayerType> slidingPattern(int layers, int period)
     return types;
 }
 
-void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback)
+void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback, int windowDefault)
 {
     c.layerTypes = fallback;
     if (r.has("layer_types")) {
@@ -276,9 +313,12 @@ void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLaye
     const auto uses = [&](HfLayerType t) { return std::find(c.layerTypes.begin(), c.layerTypes.end(), t) !=
                                                   c.layerTypes.end(); };
     if (uses(HfLayerType::Sliding)) {
-        if (!r.has("sliding_window"))
+        if (!r.has("sliding_window") && windowDefault > 0)
+            c.slidingWindow = windowDefault;
+        else if (!r.has("sliding_window"))
             throw r.fail("field 'sliding_window' is missing; sliding_attention layers need it (a positive integer)");
-        c.slidingWindow = r.positiveInt("sliding_window");
+        else
+            c.slidingWindow = r.positiveInt("sliding_window");
     }
     if (uses(HfLayerType::Chunked)) {
         if (!r.has("attention_chunk_size"))
@@ -489,6 +529,8 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
     const std::string method = scaling.empty() ? config.scaling : std::string(scaling);
     std::vector<std::string> assignments = {"dim=" + std::to_string(config.rotaryDim),
                                             "base=" + exactText(config.ropeTheta)};
+    if (config.ropeKeep < 1) // proportional rope: the pairs past rope_angles do not turn, whatever the method
+        assignments.push_back("keep=" + exactText(config.ropeKeep));
     try { // the config's own rope alone, so that a value it cannot hold (rope_theta 2^63) is refused naming the file
         std::vector<std::string> own = assignments;
         own.insert(own.end(), config.scalingSettings.begin(), config.scalingSettings.end());
@@ -504,6 +546,8 @@ SchemeSpec hfPositionSpec(const HfConfig& config, std::string_view scaling, cons
         checkMethodSetting(info, s);
     assignments.insert(assignments.end(), settings.begin(), settings.end());
     SchemeSpec spec = makeSchemeSpec("rope", config.heads, false, assignments, config.context, false, method);
+    if (method == config.scaling) // the config's own yarn keeps its truncate, as its own settings
+        spec.yarnTruncate = config.yarnTruncate;
     if (method == "longrope" && method == config.scaling) { // the config's own lists; another model's have none
         spec.shortFactors = config.longropeShort;
         spec.longFactors = config.longropeLong;
@@ -524,6 +568,8 @@ SchemeSpec hfSlidingPositionSpec(const HfConfig& config)
     local.ropeTheta = config.slidingRopeTheta;
     local.scaling = config.slidingScaling;
     local.scalingSettings = config.slidingScalingSettings;
+    local.ropeKeep = config.slidingRopeKeep;
+    local.yarnTruncate = config.slidingYarnTruncate;
     local.longropeShort.clear();
     local.longropeLong.clear();
     return hfPositionSpec(local);
@@ -535,8 +581,12 @@ std::string hfPositionText(const SchemeSpec& spec)
         return spec.kind == SchemeKind::Alibi ? "alibi" : "learned";
     std::string text = schemeLabel(spec);
     std::string list;
+    if (spec.params.count("keep") && spec.params.at("keep") < 1) // p-RoPE (proportional): part of the head turns
+        list = "keep " + exactText(spec.params.at("keep"));
     for (const ParamInfo& p : rotaryMethodInfo(spec.scaling).params)
         list += (list.empty() ? "" : ", ") + p.name + " " + exactText(spec.scalingParams.at(p.name));
+    if (spec.scaling == RotaryMethod::Yarn && !spec.yarnTruncate)
+        list += ", truncate false";
     return list.empty() ? text : text + " (" + list + ")";
 }
 

@@ -65,6 +65,10 @@ struct HfConfig {
     std::string scalingText; // as config.json writes it, for the summary, e.g. "yarn (factor 4, ...)"
     // longrope's per-pair short_factor and long_factor (empty for every other type).
     std::vector<double> longropeShort, longropeLong;
+    // Gemma's proportional rope (p-RoPE): the lab's `keep`, the fraction of the head's pairs that turn, set so that
+    // exactly transformers' rope_angles = floor(partial_rotary_factor x head_dim / 2) pairs keep their θ; 1: all.
+    double ropeKeep = 1;
+    bool yarnTruncate = true; // yarn's truncate (false: the exact correction range, SchemeSpec::yarnTruncate)
 
     double normEps = 1e-6;
     std::string activation;        // silu, gelu, gelu_new
@@ -101,6 +105,8 @@ struct HfConfig {
     double slidingRopeTheta = 0;
     std::string slidingScaling = "none";
     std::vector<std::string> slidingScalingSettings;
+    double slidingRopeKeep = 1;
+    bool slidingYarnTruncate = true;
     bool hasSliding() const;
     // What of the folder is not read, said on the card: a gemma3 folder's vision tower; empty for text models.
     std::string notRead;

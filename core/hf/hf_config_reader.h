@@ -89,7 +89,9 @@ std::string numberText(double v);
 int fourTimes(const ConfigReader& r, const char* key, int hidden);
 void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double thetaDefault);
 void finishRotary(const ConfigReader& r, HfConfig& c);
-void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback);
+// `windowDefault` > 0: the sliding_window a family's configuration class gives when config.json leaves it out.
+void readLayerTypes(const ConfigReader& r, HfConfig& c, const std::vector<HfLayerType>& fallback,
+                    int windowDefault = 0);
 // The sliding-window pattern P (gemma2's 2, gemma3's 6, cohere2's 4): layer i slides unless (i + 1) % P == 0.
 std::vector<HfLayerType> slidingPattern(int layers, int period);
 // The row's flags into c, then its reader (hf_family.cpp).

@@ -10,9 +10,9 @@
 
 namespace plab {
 
-HfKvCache::HfKvCache(const SchemeSpec& positions, int capacity) : m_data(std::make_unique<Data>())
+HfKvCache::HfKvCache(const HfPositions& positions, int capacity) : m_data(std::make_unique<Data>())
 {
-    const std::string reason = decodeUnsupportedReason(positions);
+    const std::string reason = decodeUnsupportedReason(positions.spec);
     if (!reason.empty())
         throw InputError("generation with a cache: " + reason);
     checkIntegerRange("the tokens a cache holds", capacity, 1, kMaxLength);

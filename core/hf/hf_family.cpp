@@ -14,17 +14,33 @@ namespace {
 using hf_detail::ConfigReader;
 using hf_detail::json;
 
+// The dims a family's configuration class gives when config.json leaves them out (0: the field is required; kvHeads
+// 0: the query heads, headDim 0: hidden / heads), and its rope_theta default.
+struct DecoderDefaults {
+    int vocab = 0, hidden = 0, intermediate = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, context = 0;
+    double ropeTheta = 10000.0;
+};
+
+// configuration_gemma3.py's Gemma3TextConfig defaults: a gemma3 folder's text_config often names only what differs
+// (gemma-3-4b's gives hidden_size, intermediate_size, num_hidden_layers, rope_scaling and sliding_window).
+constexpr DecoderDefaults kGemma3Defaults{262208, 2304, 9216, 26, 8, 4, 256, 131072, 1000000.0};
+constexpr int kGemma3Window = 4096;
+
 // The fields every decoder-layout family shares (llama's names), read after the row's flags.
-void readDecoder(const ConfigReader& r, HfConfig& c, const char* epsKey = "rms_norm_eps", double epsDefault = 1e-6)
+void readDecoder(const ConfigReader& r, HfConfig& c, const char* epsKey = "rms_norm_eps", double epsDefault = 1e-6,
+                 const DecoderDefaults& d = {})
 {
-    c.hidden = r.positiveInt("hidden_size");
-    c.layers = r.positiveInt("num_hidden_layers");
-    c.heads = r.positiveInt("num_attention_heads");
-    c.kvHeads = r.positiveInt("num_key_value_heads", c.heads);
-    c.headDim = r.positiveInt("head_dim", c.hidden / c.heads);
-    c.intermediate = r.positiveInt("intermediate_size");
-    c.vocab = r.positiveInt("vocab_size");
-    c.context = r.positiveInt("max_position_embeddings");
+    const auto dim = [&](const char* key, int fallback) {
+        return fallback > 0 ? r.positiveInt(key, fallback) : r.positiveInt(key);
+    };
+    c.hidden = dim("hidden_size", d.hidden);
+    c.layers = dim("num_hidden_layers", d.layers);
+    c.heads = dim("num_attention_heads", d.heads);
+    c.kvHeads = r.positiveInt("num_key_value_heads", d.kvHeads > 0 ? d.kvHeads : c.heads);
+    c.headDim = r.positiveInt("head_dim", d.headDim > 0 ? d.headDim : c.hidden / c.heads);
+    c.intermediate = dim("intermediate_size", d.intermediate);
+    c.vocab = dim("vocab_size", d.vocab);
+    c.context = dim("max_position_embeddings", d.context);
     c.normEps = r.positiveNumber(epsKey, epsDefault);
     const bool attentionBias = r.flag("attention_bias", false);
     const bool rowBias = c.qkvBias; // qwen2: q/k/v biases whatever attention_bias says, o_proj none
@@ -33,7 +49,7 @@ void readDecoder(const ConfigReader& r, HfConfig& c, const char* epsKey = "rms_n
     c.mlpBias = r.flag("mlp_bias", false);
     c.scheme = "rope";
     c.rotaryFraction = r.positiveNumber("partial_rotary_factor", 1.0);
-    hf_detail::readRope(r, c, "rope_theta", 10000.0);
+    hf_detail::readRope(r, c, "rope_theta", d.ropeTheta);
     hf_detail::finishRotary(r, c);
     c.ropeLayers.assign(c.layers, true);
     c.layerTypes.assign(c.layers, HfLayerType::Full);
@@ -165,11 +181,13 @@ void readGemma2(const ConfigReader& r, HfConfig& c)
 }
 
 // gemma3_text: 5 sliding layers to 1 full by default (sliding_window_pattern 6); the sliding layers' rotary reads
-// rope_local_base_freq (default 10000) without the config's scaling.
+// rope_local_base_freq (default 10000) without the config's scaling. Fields left out take Gemma3TextConfig's
+// defaults (kGemma3Defaults, sliding_window 4096).
 void readGemma3Text(const ConfigReader& r, HfConfig& c)
 {
-    readDecoder(r, c);
-    hf_detail::readLayerTypes(r, c, hf_detail::slidingPattern(c.layers, 6));
+    readDecoder(r, c, "rms_norm_eps", 1e-6, kGemma3Defaults);
+    hf_detail::readLayerTypes(r, c, hf_detail::slidingPattern(c.layers, r.positiveInt("sliding_window_pattern", 6)),
+                              kGemma3Window);
     if (c.slidingRopeTheta == 0)
         c.slidingRopeTheta = 10000.0;
     readGemmaCommon(r, c, 0.0, 0.0);

@@ -18,7 +18,9 @@ struct HfForwardState {
     int T = 0;          // the rows of this forward (1 while decoding)
     int biasLength = 0; // the longest sequence the biases serve (T, or a cache's capacity)
     const HfAttentionObserver* observer = nullptr;
-    SchemeSpec full, sliding, none; // the positions of full layers, of sliding layers (their own table), of NoPE layers
+    // The positions of full, sliding and chunked layers (hfLayerTypePositions: a method where --scaling-layers sends
+    // it, a sliding layer's own table) and of NoPE layers.
+    SchemeSpec full, sliding, chunked, none;
     // The kernel's bias of each (NoPE?, layer type) met so far: the positions with the type's window or chunk and the
     // family's soft cap (layerSpec), built on first use.
     std::map<std::pair<bool, HfLayerType>, std::unique_ptr<PositionBias>> biases;
@@ -33,7 +35,7 @@ struct HfForwardState {
 };
 
 struct HfKvCache::Data {
-    SchemeSpec positions;
+    HfPositions positions{SchemeSpec{}};
     int capacity = 0;
     int length = 0;
     int kvHeads = 0, headDim = 0;

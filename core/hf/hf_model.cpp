@@ -464,7 +464,7 @@ const HfWeightMatrix& HfModel::head() const
     return m_head.empty() ? m_embed : m_head;
 }
 
-HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& positions) const
+HfMatrix HfModel::logits(const std::vector<int>& ids, const HfPositions& positions) const
 {
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Logits);
@@ -524,7 +524,7 @@ double logSumExp(const float* row, int n)
 } // namespace
 
 std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
-                                             const SchemeSpec& positions, int blockRows) const
+                                             const HfPositions& positions, int blockRows) const
 {
     checkIntegerRange("the rows of logits per block", blockRows, 1, kHfLossRows);
     const int V = m_config.vocab;
@@ -553,7 +553,7 @@ std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const 
     return losses;
 }
 
-bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+bool HfModel::observeAttention(const std::vector<int>& ids, const HfPositions& positions,
                                const HfAttentionObserver& observer) const
 {
     return forward(ids, positions, &observer, nullptr, HfForwardOutput::None);
@@ -579,20 +579,25 @@ void HfModel::embed(const std::vector<int>& ids, int first, HfMatrix& x) const
         normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, false, c.normEps);
 }
 
-void HfModel::initState(HfForwardState& state, const SchemeSpec& positions, int rows, int biasLength) const
+void HfModel::initState(HfForwardState& state, const HfPositions& positions, int rows, int biasLength) const
 {
     // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with the family's
     // pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope, self-extend)
-    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; sliding layers with a
-    // table of their own (gemma3) read it.
+    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; each layer type reads
+    // hfLayerTypePositions (the method on the types --scaling-layers names, the config's own rope elsewhere).
     const HfConfig& c = m_config;
     const int H = c.heads, K = c.kvHeads, D = c.headDim;
-    const bool rotary = positions.kind == SchemeKind::Rope;
+    const bool rotary = positions.spec.kind == SchemeKind::Rope;
     state.T = rows;
     state.biasLength = biasLength;
     state.none = makeSchemeSpec("none", H, false);
-    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
-    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
+    state.full = positions.spec.kind == SchemeKind::Alibi || rotary ? positions.spec : state.none;
+    state.sliding = state.chunked = state.full;
+    if (rotary) {
+        state.full = hfLayerTypePositions(c, positions, HfLayerType::Full);
+        state.sliding = hfLayerTypePositions(c, positions, HfLayerType::Sliding);
+        state.chunked = hfLayerTypePositions(c, positions, HfLayerType::Chunked);
+    }
     state.dims = AttentionDims{1, H, rows, D};
     state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
     state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
@@ -603,7 +608,7 @@ void HfModel::initState(HfForwardState& state, const SchemeSpec& positions, int 
     state.vh.resize(state.kh.size());
 }
 
-bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+bool HfModel::forward(const std::vector<int>& ids, const HfPositions& positions, const HfAttentionObserver* observer,
                       HfMatrix* hidden, HfForwardOutput output, HfKvCache::Data* cache) const
 {
     const HfConfig& c = m_config;
@@ -716,7 +721,12 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
     if (!slot)
         slot = std::make_unique<PositionBias>(
-            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.biasLength),
+            layerSpec(c,
+                      nope                              ? s.none
+                      : l.type == HfLayerType::Sliding ? s.sliding
+                      : l.type == HfLayerType::Chunked ? s.chunked
+                                                        : s.full,
+                      l.type, s.biasLength),
             s.biasLength);
     const PositionBias& bias = *slot;
     attend(index, s, bias);

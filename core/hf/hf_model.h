@@ -4,6 +4,7 @@
 
 #include "attention/attention.h"
 #include "hf/hf_config.h"
+#include "hf/hf_scaling_layers.h"
 #include "hf/hf_products.h"
 
 #include <Eigen/Core>
@@ -51,11 +52,11 @@ struct HfForwardState; // one forward's biases and buffers (hf_forward_state.h)
 class HfModel;
 
 // A generation's key/value cache (hf_decode.cpp): every layer's keys, rotated and after the q/k norms (as transformers
-// caches them), and values, of up to `capacity` tokens under one positions spec, filled by HfModel::prefill and grown
+// caches them), and values, of up to `capacity` tokens under one positions spec (on the layer types it names), filled by HfModel::prefill and grown
 // by HfModel::decode. Memory: 2 x layers x kvHeads x headDim x capacity floats, allocated at the prefill.
 class HfKvCache {
 public:
-    HfKvCache(const SchemeSpec& positions, int capacity);
+    HfKvCache(const HfPositions& positions, int capacity);
     ~HfKvCache();
     HfKvCache(const HfKvCache&) = delete;
     HfKvCache& operator=(const HfKvCache&) = delete;
@@ -93,20 +94,20 @@ public:
     double weightBytes() const { return hfWeightBytes(m_precision) * m_parameters; }
 
     // Logits (T, vocab) of `ids` at positions 0..T-1 under `positions` (hfPositionSpec: the config's own scaling or a
-    // method applied zero-shot). Activations and accumulators are float32 (the products' inputs BF16 under that
+    // method applied zero-shot, on the layer types HfPositions::layers names). Activations and accumulators are float32 (the products' inputs BF16 under that
     // precision). InputError for an id outside the vocabulary or, for learned positions, more tokens than the model's
     // position table (naming both).
-    HfMatrix logits(const std::vector<int>& ids, const SchemeSpec& positions) const;
+    HfMatrix logits(const std::vector<int>& ids, const HfPositions& positions) const;
     // The logits of the last `rows` positions only (rows x vocab; rows clamped to [0, T]): the same forward as logits,
     // its head applied to those rows, so a long prompt keeps O(rows x vocab) of logits (retrieval scoring).
-    HfMatrix tailLogits(const std::vector<int>& ids, const SchemeSpec& positions, int rows) const;
+    HfMatrix tailLogits(const std::vector<int>& ids, const HfPositions& positions, int rows) const;
     // losses[t] = -log p(targets[t] | ids[0..t]) in nats for t < targets.size() (at most ids.size()), from the same
     // forward as logits, its head applied `blockRows` rows at a time. InputError for a target outside the vocabulary.
     std::vector<double> nextTokenLosses(const std::vector<int>& ids, const std::vector<int>& targets,
-                                        const SchemeSpec& positions, int blockRows = kHfLossRows) const;
+                                        const HfPositions& positions, int blockRows = kHfLossRows) const;
     // The same forward without the output head, handing each layer's attention (row entropies requested) to
     // `observer`; false when the observer stopped it.
-    bool observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
+    bool observeAttention(const std::vector<int>& ids, const HfPositions& positions,
                           const HfAttentionObserver& observer) const;
 
     // Generation with a cache (hf_decode.cpp). prefill runs the forward of `ids` into an empty cache (InputError unless
@@ -127,11 +128,11 @@ private:
     void load(const HfWeights& weights);
     // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
     // what the caller will keep of the logits, for the memory check.
-    bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+    bool forward(const std::vector<int>& ids, const HfPositions& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output, HfKvCache::Data* cache = nullptr) const;
     // What every forward's state starts from: the positions of each layer kind, the kernel's dims for `rows` tokens,
     // the buffers; biases are built for sequences of up to `biasLength` tokens.
-    void initState(HfForwardState& state, const SchemeSpec& positions, int rows, int biasLength) const;
+    void initState(HfForwardState& state, const HfPositions& positions, int rows, int biasLength) const;
     // x (ids.size(), hidden): the embeddings of `ids` at positions first.. (gpt2's table added), scaled and normed as
     // the family does; InputError for an id outside the vocabulary.
     void embed(const std::vector<int>& ids, int first, HfMatrix& x) const;

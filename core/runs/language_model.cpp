@@ -197,7 +197,10 @@ void HfLanguageModel::windowLosses(const int32_t* inputs, const int32_t* targets
     for (int b = 0; b < B; ++b) {
         std::copy_n(inputs + static_cast<size_t>(b) * T, T, ids.begin());
         std::copy_n(targets + static_cast<size_t>(b) * T, T, next.begin());
-        const std::vector<double> window = m_model.nextTokenLosses(ids, next, m_positions);
+        // The config's own method without settings is each layer type's own rope; a method set goes where m_layers says.
+        const bool own = m_scaling == m_model.config().scaling && m_settings.empty();
+        const std::vector<double> window =
+            m_model.nextTokenLosses(ids, next, HfPositions(m_positions, own ? HfScalingLayers::Full : m_layers));
         std::copy(window.begin(), window.end(), losses.begin() + static_cast<std::ptrdiff_t>(b) * T);
     }
 }

@@ -1,6 +1,7 @@
 // What evaluation asks of a model, so the lab's byte models and Hugging Face folders share one evaluation path.
 #pragma once
 
+#include "hf/hf_scaling_layers.h"
 #include "schemes/schemes.h"
 
 #include <atomic>
@@ -99,12 +100,16 @@ public:
                       std::vector<double>& losses) override;
 
     const SchemeSpec& positions() const { return m_positions; } // what windowLosses uses
+    // The layer types a method set zero-shot reaches (--scaling-layers; hf_scaling_layers.h's rule), full by default.
+    void setScalingLayers(HfScalingLayers layers) { m_layers = layers; }
+    HfScalingLayers scalingLayers() const { return m_layers; }
 
 private:
     const HfModel& m_model;
     std::string m_scaling;
     std::vector<std::string> m_settings;
     SchemeSpec m_positions;
+    HfScalingLayers m_layers = HfScalingLayers::Full;
 };
 
 // LanguageModel::methodSettings of a Hugging Face folder from its config alone (no weights needed: a sweep checks its

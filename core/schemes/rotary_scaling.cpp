@@ -398,7 +398,9 @@ void applyNtk(RotaryScaling& out, const MethodParams& params)
     out.thetaScaled = rotaryFrequencies(out.dim, out.scaledBase, out.shape);
 }
 
-void applyYarn(RotaryScaling& out, const MethodParams& params)
+// Hugging Face's _compute_yarn_parameters: lo and hi from the correction dims of beta-fast and beta-slow rotations,
+// floored and ceiled unless `truncate` is false (its truncate: false keeps the exact range), then clamped to [0, d-1].
+void applyYarn(RotaryScaling& out, const MethodParams& params, bool truncate)
 {
     const double s = params.at("factor");
     const double d = out.rotatedDims;
@@ -406,8 +408,14 @@ void applyYarn(RotaryScaling& out, const MethodParams& params)
     auto correction = [&](double rotations) {
         return d * std::log(L / (2 * std::numbers::pi * rotations)) / (2 * std::log(out.base));
     };
-    double lo = std::max(std::floor(correction(params.at("beta-fast"))), 0.0);
-    double hi = std::min(std::ceil(correction(params.at("beta-slow"))), d - 1);
+    double lo = correction(params.at("beta-fast"));
+    double hi = correction(params.at("beta-slow"));
+    if (truncate) {
+        lo = std::floor(lo);
+        hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, d - 1);
     if (lo == hi)
         hi += 0.001;
     out.rampLow = lo;
@@ -473,7 +481,8 @@ void applySelfExtend(RotaryScaling& out, const MethodParams& params)
 
 RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
                             const std::map<std::string, double>& params, int context, int length,
-                            const std::vector<double>& shortFactors, const std::vector<double>& longFactors)
+                            const std::vector<double>& shortFactors, const std::vector<double>& longFactors,
+                            bool yarnTruncate)
 {
     RotaryScaling out;
     out.method = method;
@@ -499,7 +508,7 @@ RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, Rota
         applyNtk(out, params);
         break;
     case RotaryMethod::Yarn:
-        applyYarn(out, params);
+        applyYarn(out, params, yarnTruncate);
         break;
     case RotaryMethod::Llama3:
         applyLlama3(out, params);
@@ -524,7 +533,7 @@ RotaryScaling rotaryScaling(const SchemeSpec& spec, int length)
     if (!spec.info().rotary)
         throw InputError("scheme " + spec.name() + " is not rotary; rotary frequencies exist for rope and xpos only");
     return rotaryScaling(spec.intParam("dim"), spec.param("base"), rotaryShape(spec), spec.scaling, spec.scalingParams,
-                         scalingContext(spec), length, spec.shortFactors, spec.longFactors);
+                         scalingContext(spec), length, spec.shortFactors, spec.longFactors, spec.yarnTruncate);
 }
 
 double rotaryProbe(const RotaryScaling& scaling, double distance, const std::vector<double>& logZeta, double scaleBase)

@@ -114,10 +114,12 @@ struct RotaryScaling {
 RotaryScaling rotaryScaling(const SchemeSpec& spec, int length);
 // The same from plain numbers: the one home of θ_i and of every method's formula. `params` must hold every parameter
 // of the method (validateRotaryScaling fills and checks them); longrope reads its per-pair factors from the lists
-// (SchemeSpec::shortFactors, longFactors; empty: 1).
+// (SchemeSpec::shortFactors, longFactors; empty: 1); yarn rounds its correction range outward unless `yarnTruncate`
+// is false (SchemeSpec::yarnTruncate).
 RotaryScaling rotaryScaling(int dim, double base, const RotaryShape& shape, RotaryMethod method,
                             const std::map<std::string, double>& params, int context, int length,
-                            const std::vector<double>& shortFactors = {}, const std::vector<double>& longFactors = {});
+                            const std::vector<double>& shortFactors = {}, const std::vector<double>& longFactors = {},
+                            bool yarnTruncate = true);
 
 // Checks a spec's method and parameters (ranges and cross-parameter rules: window < L, original-context <= the
 // context when there is one, high > low, beta-fast >= beta-slow, ntk and dynamic-ntk need dim > 2, scaling only on

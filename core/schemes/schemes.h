@@ -151,6 +151,9 @@ struct SchemeSpec {
     // longrope's per-pair rescale factors (Hugging Face's short_factor and long_factor, one per rotated pair); empty:
     // every factor 1. Only longrope reads them; they come from a model's config, not from NAME=VALUE settings.
     std::vector<double> shortFactors, longFactors;
+    // yarn's correction range rounded outward to whole pairs (floor lo, ceil hi), as the paper and Hugging Face's
+    // default; false: the exact range (transformers' truncate: false, gpt-oss). From a model's config only.
+    bool yarnTruncate = true;
 
     // Learned per-head values; empty means "derive from params" (the untrained prior).
     std::vector<double> t5Values; // (num-buckets, heads) row-major: [bucket * heads + h]

@@ -80,8 +80,57 @@ def lin(x, W, name):
     return y + W[name + ".bias"] if name + ".bias" in W else y
 
 
-def rope_of(cfg, rope, rot, T):
-    return inv_freq_and_factor(rope, rot, cfg["max_position_embeddings"], T)
+def yarn_inv(rope, dim, max_pos):
+    """_compute_yarn_parameters, truncate included: the correction range floored and ceiled unless truncate is False,
+    then clamped to [0, dim - 1]; mscale / mscale_all_dim as get_mscale gives them."""
+    base, factor = rope["rope_theta"], rope["factor"]
+    original = rope.get("original_max_position_embeddings") or max_pos
+
+    def get_mscale(scale, m=1.0):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    af = rope.get("attention_factor")
+    if af is None:
+        if rope.get("mscale") and rope.get("mscale_all_dim"):
+            af = get_mscale(factor, rope["mscale"]) / get_mscale(factor, rope["mscale_all_dim"])
+        else:
+            af = get_mscale(factor)
+    beta_fast, beta_slow = rope.get("beta_fast") or 32, rope.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if rope.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    extrapolation = 1 - np.clip((np.arange(dim // 2) - low) / (high - low), 0, 1)
+    inv = 1.0 / base ** (np.arange(0, dim, 2) / dim)
+    return (inv / factor) * (1 - extrapolation) + inv * extrapolation, af
+
+
+def rope_of(cfg, rope, T):
+    """(inv_freq, attention factor, rotated dims) of one layer type's rope dict. proportional
+    (_compute_proportional_rope_parameters): the whole head turns, theta^(-2i/head_dim) for the first
+    rope_angles = int(partial_rotary_factor * head_dim // 2) pairs (Python's floor), 0 after, all / factor. A method
+    applied zero-shot over a proportional table ("_angles") keeps its pairs past rope_angles at 0."""
+    D = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    max_pos = cfg["max_position_embeddings"]
+    if rope.get("rope_type") == "proportional":
+        angles = int(rope.get("partial_rotary_factor", 1.0) * D // 2)
+        inv = 1.0 / rope["rope_theta"] ** (np.arange(0, 2 * angles, 2) / D)
+        inv = np.concatenate([inv, np.zeros(D // 2 - angles)]) / rope.get("factor", 1.0)
+        return inv, 1.0, D
+    rot = D if "_angles" in rope else int(D * rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+    if rope.get("rope_type") == "yarn":
+        inv, af = yarn_inv(rope, rot, max_pos)
+    else:
+        inv, af = inv_freq_and_factor(rope, rot, max_pos, T)
+    if "_angles" in rope:
+        inv = np.where(np.arange(rot // 2) < rope["_angles"], inv, 0.0)
+    return inv, af, rot
 
 
 def base_rope(cfg):
@@ -120,8 +169,16 @@ def layer_types(cfg):
 
 # ---------------------------------------------------------------- one forward per family
 
+def local_layer(cfg, kind):
+    """--scaling-layers' rule: a sliding layer whose window is shorter than the model's context (a window that spans
+    it hides nothing: such a layer counts as full)."""
+    return kind == "sliding_attention" and cfg["sliding_window"] < cfg["max_position_embeddings"]
+
+
 def decoder_forward(cfg, W, ids, rope, sliding_rope=None):
-    """The decoder families, each step as its modeling_*.py writes it (branches named by model_type)."""
+    """The decoder families, each step as its modeling_*.py writes it (branches named by model_type). `rope` turns the
+    full layers (and sliding layers whose window spans the context), `sliding_rope` the other sliding layers (their
+    own table, or `rope` when None)."""
     mt = cfg["model_type"]
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
     D = cfg.get("head_dim") or C // H
@@ -135,9 +192,8 @@ def decoder_forward(cfg, W, ids, rope, sliding_rope=None):
         norm = lambda x, n: cohere_norm(x, W[n + ".weight"], eps)  # noqa: E731
     else:
         norm = lambda x, n: rms_norm(x, W[n + ".weight"], eps)  # noqa: E731
-    rot = int(D * cfg.get("partial_rotary_factor", 1.0))
-    inv, af = rope_of(cfg, rope, rot, T)
-    local = rope_of(cfg, sliding_rope, rot, T) if sliding_rope else (inv, af)
+    inv, af, rot = rope_of(cfg, rope, T)
+    local = rope_of(cfg, sliding_rope, T) if sliding_rope else (inv, af, rot)
     types = layer_types(cfg)
     prefix = cfg.get("_prefix", "model.")
     x = W[prefix + "embed_tokens.weight"][ids]
@@ -167,12 +223,12 @@ def decoder_forward(cfg, W, ids, rope, sliding_rope=None):
         if mt == "gemma3_text":
             q = gemma_norm(q, W[p + "self_attn.q_norm.weight"], eps)
             k = gemma_norm(k, W[p + "self_attn.k_norm.weight"], eps)
-        li, la = local if sliding else (inv, af)
+        li, la, lr = local if local_layer(cfg, types[i]) else (inv, af, rot)
         if cohere:
             if mt == "cohere" or sliding:  # cohere2: rotary on sliding layers only
                 q, k = rotate_interleaved(q, li, la), rotate_interleaved(k, li, la)
         else:
-            q, k = apply_rotary(q, li, la, rot), apply_rotary(k, li, la, rot)
+            q, k = apply_rotary(q, li, la, lr), apply_rotary(k, li, la, lr)
         a = lin(merge(attend(q, k, v, scaling, window, cfg.get("attn_logit_softcapping"))), W, p + "self_attn.o_proj")
         if mt in ("gemma2", "gemma3_text", "olmo2"):
             a = norm(a, p + "post_attention_layernorm")
@@ -282,9 +338,36 @@ def family(name, cfg, dtype, seed, sliding_rope=None, text_cfg=None, extra_tenso
     folder = os.path.join(OUT, name)
     save(folder, cfg, w)
     rope = base_rope(model_cfg)
-    refs = {"config": decoder_forward(model_cfg, w.values, IDS, rope, sliding_rope)}
-    refs["yarn"] = decoder_forward(model_cfg, w.values, IDS, dict(YARN, rope_theta=rope["rope_theta"]), sliding_rope)
+    local = sliding_rope or rope  # the sliding layers' own rope: their own table, else the config's
+    refs = {"config": decoder_forward(model_cfg, w.values, IDS, rope, local)}
+    # yarn zero-shot: factor 4, L = the model's context; the config's own yarn keeps its other settings (truncate);
+    # a proportional table keeps its pairs past rope_angles still. Default --scaling-layers full: the sliding layers
+    # (window < context) keep their own rope; all: every rotary layer, a sliding table of its own with its own theta.
+    refs["yarn"] = decoder_forward(model_cfg, w.values, IDS, zero_shot_yarn(model_cfg, rope), local)
+    refs["yarn_all"] = decoder_forward(model_cfg, w.values, IDS, zero_shot_yarn(model_cfg, rope),
+                                       zero_shot_yarn(model_cfg, local))
     return folder, refs
+
+
+def zero_shot_yarn(cfg, rope):
+    y = dict(rope) if rope.get("rope_type") == "yarn" else dict(YARN)
+    y.update(rope_type="yarn", factor=4.0, rope_theta=rope["rope_theta"],
+             original_max_position_embeddings=cfg["max_position_embeddings"])
+    if rope.get("rope_type") == "proportional":
+        D = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        y["_angles"] = int(rope.get("partial_rotary_factor", 1.0) * D // 2)
+        y.pop("partial_rotary_factor", None)
+    return y
+
+
+# configuration_gemma3.py's Gemma3TextConfig defaults, for a text_config that leaves fields out.
+GEMMA3_TEXT_DEFAULTS = {"model_type": "gemma3_text", "vocab_size": 262208, "hidden_size": 2304,
+                        "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+                        "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+                        "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "tie_word_embeddings": True,
+                        "rope_theta": 1000000.0, "attention_bias": False, "query_pre_attn_scalar": 256,
+                        "sliding_window": 4096, "final_logit_softcapping": None, "attn_logit_softcapping": None,
+                        "rope_scaling": None, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 6}
 
 
 def gemma3_text_cfg(**extra):
@@ -306,6 +389,17 @@ def main():
                      "text_config": gemma3_v5_text, "vision_config": {"model_type": "siglip_vision_model"},
                      "tie_word_embeddings": True}
     local = {"rope_type": "default", "rope_theta": 10000.0}
+    gemma3_proportional = gemma3_text_cfg(
+        layer_types=["sliding_attention"] * 5 + ["full_attention"],
+        rope_parameters={"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.625,
+                                            "factor": 2.0, "rope_theta": 1000000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+    del gemma3_proportional["rope_theta"]
+    text_given = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 6, "head_dim": 8,
+                  "vocab_size": VOCAB, "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    gemma3_defaults = dict(GEMMA3_TEXT_DEFAULTS, **text_given)
+    gemma3_defaults_folder = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+                              "text_config": text_given, "vision_config": {"model_type": "siglip_vision_model"}}
     made = [
         # fused qkv_proj and gate_up_proj; partial rotary 0.75 of head dim 8 (3 pairs); longrope with Phi-3's
         # top-level original context 16 below 64: the 40 ids read the long factors; Phi-3.5's sliding_window
@@ -333,6 +427,19 @@ def main():
                extra_tensors=[("vision_tower.vision_model.embeddings.patch_embedding.weight", (8, 3, 2, 2)),
                               ("multi_modal_projector.mm_input_projection_weight", (8, 32))]),
         family("mistral_window", base_cfg("mistral", sliding_window=8), "BF16", 37),
+        # yarn with truncate: false (gpt-oss's spelling): head_dim 16, theta 500 and L 2048 put the correction range
+        # at (2.99, 7.45), so the exact ramp differs from the floored and ceiled one on pairs 2 to 7
+        family("yarn_untruncated", base_cfg("llama", hidden_size=64, head_dim=16, max_position_embeddings=8192,
+                                            rope_theta=500.0,
+                                            rope_scaling={"rope_type": "yarn", "factor": 4.0, "truncate": False,
+                                                          "original_max_position_embeddings": 2048}), "BF16", 39),
+        # proportional (p-RoPE) on the full layers: partial_rotary_factor 0.625 of head_dim 8 is 2.5 pairs, which
+        # transformers floors to 2 (the lab's keep would round 2.5 up to 3 pairs), and factor 2
+        family("gemma3_proportional", gemma3_proportional, "BF16", 40, sliding_rope=local),
+        # a gemma3 folder whose text_config names only what differs from Gemma3TextConfig's defaults, as
+        # gemma-3-4b's does (heads 8, key/value heads 4, context 131072, theta 1e6, window 4096, pattern 6 ...)
+        family("gemma3_defaults", gemma3_defaults_folder, "BF16", 41, sliding_rope=local, text_cfg=gemma3_defaults,
+               prefix="language_model.model."),
         family("qwen2_window", base_cfg("qwen2", num_hidden_layers=3, use_sliding_window=True, sliding_window=8,
                                         max_window_layers=1, tie_word_embeddings=True), "BF16", 38),
     ]

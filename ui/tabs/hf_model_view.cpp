@@ -2,6 +2,9 @@
 #include "tabs/hf_model_view.h"
 #include "tabs/retrieval_page.h"
 
+#include "tabs/hf_entropy_page.h"
+#include "tabs/scaling_layers_combo.h"
+
 #include "tabs/adaptive_splitter.h"
 #include "tabs/continue_text_page.h"
 #include "tabs/fitting_combo.h"
@@ -118,12 +121,36 @@ void HeadGrid::setCurrent(int layer, int head)
     update();
 }
 
+void HeadGrid::setLayerTypes(const QString& strip)
+{
+    // A folder of full layers alone keeps plain numbers.
+    m_layerTypes = strip.contains(QLatin1Char('S')) || strip.contains(QLatin1Char('C')) ? strip : QString();
+    setToolTip(m_layerTypes.isEmpty() ? tr("Layers down, heads across; click a map to open it.")
+                                      : tr("Layers down, heads across; click a map to open it. Each layer's type: S "
+                                           "sliding window, F full, C chunked."));
+    update();
+}
+
+QString HeadGrid::layerLabel(int layer) const
+{
+    const int first = figureIndexBase() == IndexBase::One ? 1 : 0;
+    if (layer >= m_layerTypes.size())
+        return QString::number(layer + first);
+    return QStringLiteral("%1 %2").arg(layer + first).arg(m_layerTypes.at(layer));
+}
+
+double HeadGrid::labelWidth() const
+{
+    return QFontMetricsF(font()).horizontalAdvance(m_layerTypes.isEmpty() ? QStringLiteral("00")
+                                                                            : QStringLiteral("00 S")) + 6;
+}
+
 double HeadGrid::cellSide() const
 {
     if (m_layers == 0 || m_heads == 0)
         return 0;
     const QFontMetricsF fm(font());
-    const double labelW = fm.horizontalAdvance(QStringLiteral("00")) + 6, labelH = fm.height() + 2;
+    const double labelW = labelWidth(), labelH = fm.height() + 2;
     return std::max(4.0, std::min((width() - labelW) / m_heads, (height() - labelH) / m_layers));
 }
 
@@ -131,7 +158,7 @@ QRect HeadGrid::cellRect(int layer, int head) const
 {
     const QFontMetricsF fm(font());
     const double side = cellSide();
-    const double left = fm.horizontalAdvance(QStringLiteral("00")) + 6, top = fm.height() + 2;
+    const double left = labelWidth(), top = fm.height() + 2;
     return QRectF(left + head * side, top + layer * side, side, side).toRect();
 }
 
@@ -153,8 +180,7 @@ void HeadGrid::paintEvent(QPaintEvent*)
     }
     for (int l = 0; l < m_layers; ++l) {
         const QRect r = cellRect(l, 0);
-        p.drawText(QRect(0, r.top(), r.left() - 3, r.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   QString::number(l + first));
+        p.drawText(QRect(0, r.top(), r.left() - 3, r.height()), Qt::AlignRight | Qt::AlignVCenter, layerLabel(l));
         for (int h = 0; h < m_heads; ++h) {
             const QRect c = cellRect(l, h).adjusted(1, 1, -1, -1);
             p.drawImage(c, m_images[static_cast<size_t>(l) * m_heads + h]);
@@ -370,7 +396,12 @@ HfModelView::HfModelView(QWidget* parent)
                          applyWantedWindow();
                          showGrid();
                          m_sinks->setFigure(hfSinkFigure(m_attention));
-                         m_entropy->setFigure(hfEntropyFigure(m_attention));
+                         if (m_model) {
+                             const std::string strip = hfLayerStrip(m_model->model->config());
+                             m_entropyPage->setGroupingAvailable(strip.find_first_not_of(strip.front()) !=
+                                                                 std::string::npos);
+                         }
+                         m_entropy->setFigure(hfEntropyFigure(m_attention, m_entropyPage->byLayerType()));
                          startMap();
                      }),
       m_mapJob(this,
@@ -611,9 +642,12 @@ QWidget* HfModelView::buildPages()
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
     m_pages->addTab(split, tr("Attention on text"));
-    m_entropy = new CurvePlot(m_pages);
+    m_entropyPage = new HfEntropyPage(m_pages);
+    m_entropy = m_entropyPage->plot();
     m_entropy->setEmptyHint(noModelHint());
-    m_pages->addTab(m_entropy, tr("Entropy"));
+    m_pages->addTab(m_entropyPage, tr("Entropy"));
+    connect(m_entropyPage, &HfEntropyPage::groupingChanged, this,
+            [this](bool byType) { m_entropy->setFigure(hfEntropyFigure(m_attention, byType)); });
     m_sinks = new HeatmapWidget(m_pages);
     m_sinks->setEmptyHint(noModelHint());
     m_pages->addTab(m_sinks, tr("Sinks"));
@@ -672,6 +706,8 @@ QWidget* HfModelView::buildMethodsPage()
     m_tokensPerLength->setValue(16384);
     m_tokensPerLength->setSpecialValueText(tr("all"));
     form->addRow(tr("Tokens per length:"), m_tokensPerLength);
+    m_methodsLayers = new ScalingLayersCombo(side);
+    form->addRow(tr("Methods reach:"), m_methodsLayers);
     v->addLayout(form);
     v->addWidget(buildMethodList(side), 1);
     m_evaluate = new QPushButton(tr("Evaluate"), side);
@@ -780,6 +816,7 @@ HfMethodsRequest HfModelView::methodsRequest() const
     request.model = m_model;
     request.textPath = m_methodsText;
     request.maxTokens = static_cast<size_t>(m_tokensPerLength->value());
+    request.scalingLayers = m_methodsLayers->layers();
     request.own = false;
     for (const QString& name : methodsChecked()) {
         if (name.isEmpty())
@@ -787,6 +824,8 @@ HfMethodsRequest HfModelView::methodsRequest() const
         else
             request.methods.push_back(name.toStdString());
     }
+    if (m_model && !request.methods.empty()) // a method that would reach no rotary layer is refused (core's rule)
+        checkHfScalingReach(m_model->model->config(), request.scalingLayers);
     for (const QString& word : m_lengths->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int n = word.trimmed().toInt(&ok);
@@ -1082,6 +1121,19 @@ void HfModelView::rebuildPositionParameters()
     const QString method = positionsMethod();
     if (method.isEmpty())
         return;
+    if (m_model) { // a folder that mixes layer types: where the method goes (core's rule)
+        const std::string strip = hfLayerStrip(m_model->model->config());
+        if (strip.find_first_not_of(strip.front()) != std::string::npos) {
+            auto* layers = new ScalingLayersCombo(m_positionParamForm->parentWidget());
+            layers->setObjectName(QStringLiteral("hfScalingLayers"));
+            layers->setLayers(m_positionsLayers);
+            connect(layers, &QComboBox::currentIndexChanged, this, [this, layers] {
+                m_positionsLayers = layers->layers();
+                markDirty();
+            });
+            m_positionParamForm->addRow(tr("Reaches:"), layers);
+        }
+    }
     const RotaryMethodInfo& info = rotaryMethodByName(method.toStdString());
     // The values core applies when no setting is given: the config's own for its own method, else the catalogue's.
     std::map<std::string, double> start;
@@ -1155,6 +1207,7 @@ void HfModelView::refresh()
     if (!m_model)
         return;
     HfAttentionRequest request{m_model, m_text->toPlainText(), m_repeat->value()};
+    request.scalingLayers = m_positionsLayers;
     try {
         request.positions = chosenPositions();
     } catch (const InputError& e) {
@@ -1255,6 +1308,11 @@ void HfModelView::startDetail()
     m_detailJob.start([request](const JobControl& control) { return computeHfMap(request, control); });
 }
 
+void HfModelView::setEntropyByLayerType(bool grouped)
+{
+    m_entropyPage->setByLayerType(grouped);
+}
+
 void HfModelView::showGrid()
 {
     if (!m_attention.capture)
@@ -1263,6 +1321,7 @@ void HfModelView::showGrid()
     for (const MatrixPtr& m : m_attention.thumbnails)
         images.push_back(thumbnailImage(*m, m_sinkInScale->isChecked(), m_heatmap->isDark()));
     m_grid->setImages(m_attention.capture->layers, m_attention.capture->heads, std::move(images));
+    m_grid->setLayerTypes(m_model ? QString::fromStdString(hfLayerStrip(m_model->model->config())) : QString());
 }
 
 void HfModelView::setText(const QString& text)

@@ -30,6 +30,9 @@ class QTimer;
 namespace plab::ui {
 
 class ContinueTextPage;
+class HfEntropyPage;
+class ScalingLayersCombo;
+
 class CurvePlot;
 class RetrievalPage;
 class ParamControl;
@@ -41,6 +44,9 @@ public:
     explicit HeadGrid(QWidget* parent = nullptr);
     // layers x heads images, layer-major.
     void setImages(int layers, int heads, std::vector<QImage> images);
+    // One letter per layer (core's hfLayerStrip: S sliding, F full, C chunked) beside its number, when the folder has
+    // layers other than full ones; empty: numbers alone.
+    void setLayerTypes(const QString& strip);
     void setCurrent(int layer, int head);
     int layers() const { return m_layers; }
     int heads() const { return m_heads; }
@@ -58,6 +64,9 @@ protected:
 
 private:
     double cellSide() const;
+    double labelWidth() const;
+    QString layerLabel(int layer) const;
+    QString m_layerTypes;
     int m_layers = 0, m_heads = 0;
     int m_currentLayer = 0, m_currentHead = 0;
     std::vector<QImage> m_images;
@@ -141,6 +150,8 @@ public:
     // applied zero-shot, each of `settings` (NAME=VALUE) replacing a shown parameter. Throws InputError (core's words)
     // for an unknown method or setting.
     void setPositions(const QString& method, const QStringList& settings = {});
+    // The Entropy page's curves one per layer type (a folder that mixes them) instead of one per layer.
+    void setEntropyByLayerType(bool grouped);
     QString positionsMethod() const;
     QStringList positionsSettings() const; // NAME=VALUE of every shown parameter (empty for the config's own)
     QComboBox* positionsBox() const { return m_positions; }
@@ -248,6 +259,9 @@ private:
     HeadGrid* m_grid = nullptr;
     TokenMapWidget* m_heatmap = nullptr;
     CurvePlot* m_entropy = nullptr;
+    HfEntropyPage* m_entropyPage = nullptr;
+    ScalingLayersCombo* m_methodsLayers = nullptr;           // Evaluate under methods: the layer types methods reach
+    HfScalingLayers m_positionsLayers = HfScalingLayers::Full; // Positions: the layer types the method reaches
     HeatmapWidget* m_sinks = nullptr;
     QListWidget* m_methodList = nullptr;
     QLineEdit* m_lengths = nullptr;

@@ -194,6 +194,14 @@ bool grabModelPages(MainWindow& window, const Shots& shots, const QString& folde
         if (!shots.saveWindow(QString::fromLatin1(file)))
             return false;
     }
+    if (view->model() && hfLayerStrip(view->model()->model->config()).find_first_not_of('F') != std::string::npos) {
+        view->setEntropyByLayerType(true); // a folder that mixes layer types: its curves by type too
+        waitUntil([] { return false; }, 300);
+        const bool saved = shots.saveWindow(QStringLiteral("model-entropy-by-type"));
+        view->setEntropyByLayerType(false);
+        if (!saved)
+            return false;
+    }
     view->setPage(HfModelView::MethodsPage);
     view->setMethodsTextFile(methodsText);
     view->setMethodsLengths(lengths);

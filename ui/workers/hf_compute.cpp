@@ -72,6 +72,41 @@ QString hfPrecisionUnavailable(HfPrecision precision)
     }
 }
 
+namespace {
+
+// "sliding", "full", "chunked" in the interface's language.
+QString layerTypeLabel(HfLayerType type)
+{
+    switch (type) {
+    case HfLayerType::Sliding:
+        return FigureText::tr("sliding layers");
+    case HfLayerType::Chunked:
+        return FigureText::tr("chunked layers");
+    case HfLayerType::Full:
+        break;
+    }
+    return FigureText::tr("full layers");
+}
+
+// The card's layer pattern: one letter per layer (core's hfLayerStrip), the window, chunk and soft caps.
+QString layerTypesText(const HfConfig& c)
+{
+    QStringList parts;
+    if (c.slidingWindow > 0)
+        parts << FigureText::tr("S sliding, window %1").arg(c.slidingWindow);
+    if (c.chunkSize > 0)
+        parts << FigureText::tr("C chunked, chunk %1").arg(c.chunkSize);
+    parts << FigureText::tr("F full");
+    QString text = QStringLiteral("%1 (%2)").arg(QString::fromStdString(hfLayerStrip(c)), parts.join(QStringLiteral("; ")));
+    if (c.attnSoftcap > 0)
+        text += FigureText::tr("; attention soft cap %1").arg(c.attnSoftcap);
+    if (c.finalSoftcap > 0)
+        text += FigureText::tr("; final soft cap %1").arg(c.finalSoftcap);
+    return text;
+}
+
+} // namespace
+
 std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model)
 {
     const HfConfig& c = model.config();
@@ -83,6 +118,13 @@ std::vector<std::pair<QString, QString>> hfSummaryRows(const HfModel& model)
     rows.emplace_back(FigureText::tr("Head dim"), QString::number(c.headDim));
     rows.emplace_back(FigureText::tr("Context"), FigureText::tr("%1 tokens").arg(c.context));
     rows.emplace_back(FigureText::tr("Positions"), QString::fromStdString(hfPositionText(positions)));
+    if (c.hasSliding() || c.chunkSize > 0 || c.attnSoftcap > 0 || c.finalSoftcap > 0)
+        rows.emplace_back(FigureText::tr("Layer types"), layerTypesText(c));
+    if (c.hasSliding() && c.slidingRopeTheta > 0)
+        rows.emplace_back(FigureText::tr("Sliding rope"),
+                          FigureText::tr("%1, theta %2 (the sliding layers' own table)")
+                              .arg(QString::fromStdString(hfPositionText(hfSlidingPositionSpec(c))))
+                              .arg(QLocale().toString(c.slidingRopeTheta, 'g', 10)));
     rows.emplace_back(FigureText::tr("Rope theta"),
                       c.scheme == "rope" ? QLocale().toString(c.ropeTheta, 'g', 10) : FigureText::tr("none"));
     rows.emplace_back(FigureText::tr("Scaling"), c.scheme != "rope"      ? FigureText::tr("none")
@@ -126,8 +168,11 @@ HfAttentionResult computeHfAttention(const HfAttentionRequest& request, const Jo
                                  .arg(kHfMaxTokens)
                                  .toStdString());
         const HfConfig& c = m.model->config();
+        if (request.positions)
+            checkHfScalingReach(c, request.scalingLayers);
         auto capture = std::make_shared<HfAttentionCapture>(captureHfAttention(
-            *m.model, ids, request.positions.value_or(hfPositionSpec(c)), true, [&control](int done, int layers) {
+            *m.model, ids, HfPositions(request.positions.value_or(hfPositionSpec(c)), request.scalingLayers), true,
+            [&control](int done, int layers) {
                 control.report(done, layers);
                 return !control.isCanceled();
             }));
@@ -250,6 +295,7 @@ HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobContr
         if (first.empty() && second.empty())
             throw InputError(FigureText::tr("no method is ticked; allowed: at least one").toStdString());
         HfLanguageModel model(*m.model);
+        model.setScalingLayers(request.scalingLayers);
         // A method core refuses for this model (e.g. one not implemented for real models yet) is left out with core's
         // message; the others are evaluated.
         for (std::vector<MethodChoice>* list : {&first, &second})
@@ -376,7 +422,7 @@ HeatmapFigure hfSinkFigure(const HfAttentionResult& attention)
     return figure;
 }
 
-CurveFigure hfEntropyFigure(const HfAttentionResult& attention)
+CurveFigure hfEntropyFigure(const HfAttentionResult& attention, bool byLayerType)
 {
     CurveFigure figure;
     figure.title = FigureText::tr("Attention entropy against length on your text") + precisionNote(attention);
@@ -388,8 +434,20 @@ CurveFigure hfEntropyFigure(const HfAttentionResult& attention)
     if (!attention.capture)
         return figure;
     const HfAttentionCapture& c = *attention.capture;
+    if (byLayerType && attention.request.model) { // one curve per layer type, the mean over its layers (core's)
+        for (const HfEntropyByType& g : hfEntropyByLayerType(c, attention.request.model->model->config())) {
+            Curve curve;
+            curve.name = FigureText::tr("%1 (%n layers)", nullptr, g.layers).arg(layerTypeLabel(g.type));
+            for (int m = 0; m < c.length; ++m) {
+                curve.x.push_back(m + 1);
+                curve.y.push_back(g.entropy[static_cast<size_t>(m)]);
+            }
+            figure.curves.push_back(std::move(curve));
+        }
+    }
+    const bool grouped = !figure.curves.empty();
     const std::vector<double> entropy = hfEntropyByPosition(c);
-    for (int l = 0; l < c.layers; ++l) {
+    for (int l = 0; l < c.layers && !grouped; ++l) {
         Curve curve;
         curve.name = layerText(l);
         for (int m = 0; m < c.length; ++m) {

@@ -57,6 +57,7 @@ struct HfAttentionRequest {
     QString text;
     int repeatTo = 0; // > 0: the text's tokens repeated until this many (to look past the model's context)
     std::optional<SchemeSpec> positions = std::nullopt; // a method applied zero-shot (hfPositionSpec); empty: the config's own
+    HfScalingLayers scalingLayers = HfScalingLayers::Full; // the layer types `positions` reaches (hf_scaling_layers.h)
 };
 struct HfAttentionResult {
     QString error;
@@ -96,6 +97,7 @@ struct HfMethodsRequest {
     bool own = true;                  // the config's own scaling, with its settings
     std::vector<std::string> methods; // lab methods (rotaryMethodCatalog names) with the comparison's defaults
     size_t maxTokens = 16384;         // tokens scored per length (0: all)
+    HfScalingLayers scalingLayers = HfScalingLayers::Full; // the layer types each method reaches
     // Called on the worker thread with each method's curve as soon as it is done (the view shows it at once).
     std::function<void(const MethodCurve& curve)> curveDone;
 };
@@ -130,6 +132,7 @@ HeatmapFigure hfAttentionFigure(const HfAttentionResult& attention, const HfMapR
 // Mean attention on the first token per layer (rows) and head (columns).
 HeatmapFigure hfSinkFigure(const HfAttentionResult& attention);
 // Entropy against the number of tokens a query sees, one curve per layer (mean over heads), and log n (uniform).
-CurveFigure hfEntropyFigure(const HfAttentionResult& attention);
+// `byLayerType`: one curve per layer type (core's hfEntropyByLayerType) instead of one per layer.
+CurveFigure hfEntropyFigure(const HfAttentionResult& attention, bool byLayerType = false);
 
 } // namespace plab::ui
