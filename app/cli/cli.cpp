@@ -39,6 +39,7 @@ void registerBuiltins()
         registerSweepVerbs();
         registerTokenizeVerbs();
         registerHfVerbs();
+        registerGenerateVerbs();
     });
 }
 

@@ -292,6 +292,7 @@ void registerLessonVerbs();    // lessons
 void registerSweepVerbs();     // sweep, collect
 void registerTokenizeVerbs();  // tokenize
 void registerHfVerbs();        // inspect, logits (Hugging Face model folders)
+void registerGenerateVerbs();  // generate (folders and checkpoints)
 // render (every view, train, lesson) and the image exporter (app/cli/verbs_render.cpp, built with the GUI library
 // only: it draws with ui's painters). Safe to call more than once.
 void registerRenderVerbs();

@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "base/limits.h"
 #include "hf/hf_family.h"
+#include "hf/hf_forward_state.h"
 #include "hf/hf_weights.h"
 #include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
@@ -467,8 +468,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const SchemeSpec& position
 {
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Logits);
-    hfLinear(hidden, head(), Vector(), out);
-    finishLogits(out);
+    headLogits(hidden, out);
     return out;
 }
 
@@ -532,8 +532,7 @@ std::vector<double> HfModel::nextTokenLosses(const std::vector<int>& ids, const 
     for (Eigen::Index begin = 0; begin < rows; begin += blockRows) {
         const Eigen::Index count = std::min<Eigen::Index>(blockRows, rows - begin);
         block = hidden.middleRows(begin, count);
-        hfLinear(block, head(), Vector(), logits);
-        finishLogits(logits);
+        headLogits(block, logits); // the final norm is per row: normed here, block by block
 #pragma omp parallel for schedule(static)
         for (Eigen::Index r = 0; r < count; ++r) {
             const float* row = logits.row(r).data();
@@ -549,29 +548,55 @@ bool HfModel::observeAttention(const std::vector<int>& ids, const SchemeSpec& po
     return forward(ids, positions, &observer, nullptr, HfForwardOutput::None);
 }
 
-// What every layer of one forward shares: the biases of each layer kind, the kernel's dims and the reused buffers (no
-// allocation after the first layer).
-struct HfForwardState {
-    int T = 0;
-    const HfAttentionObserver* observer = nullptr;
-    SchemeSpec full, sliding, none; // the positions of full layers, of sliding layers (their own table), of NoPE layers
-    // The kernel's bias of each (NoPE?, layer type) met so far: the positions with the type's window or chunk and the
-    // family's soft cap (layerSpec), built on first use.
-    std::map<std::pair<bool, HfLayerType>, std::unique_ptr<PositionBias>> biases;
-    AttentionDims dims;
-    HfMatrix h, q, k, v, a, attn, up, gate, m;
-    std::vector<float> qh, kh, vh, observedQ, observedK;
-    AttentionForward forward;
-    RotaryTableCache rotaryTables; // cos and sin of every position and pair, built once for all the layers
-    AttentionOptions options;
-};
-
-bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
-                      HfMatrix* hidden, HfForwardOutput output) const
+void HfModel::embed(const std::vector<int>& ids, int first, HfMatrix& x) const
 {
     const HfConfig& c = m_config;
     const int T = static_cast<int>(ids.size());
-    const int C = c.hidden, H = c.heads, K = c.kvHeads, D = c.headDim;
+    x.resize(T, c.hidden);
+    for (int t = 0; t < T; ++t) {
+        if (ids[t] < 0 || ids[t] >= c.vocab)
+            throw InputError("token id " + std::to_string(ids[t]) + " at position " + std::to_string(first + t) +
+                             " is out of range; allowed: integers in [0, " + std::to_string(c.vocab - 1) +
+                             "] (vocab_size " + std::to_string(c.vocab) + ")");
+        m_embed.row(ids[t], x.row(t).data());
+        if (m_positions.size())
+            x.row(t) += m_positions.row(first + t);
+    }
+    if (c.embedScale != 1) // gemma's sqrt(hidden) rounded to float32, as its normalizer tensor; granite's multiplier
+        x *= static_cast<float>(c.embedScale);
+    if (!m_embedNormW.empty())
+        normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, false, c.normEps);
+}
+
+void HfModel::initState(HfForwardState& state, const SchemeSpec& positions, int rows, int biasLength) const
+{
+    // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with the family's
+    // pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope, self-extend)
+    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; sliding layers with a
+    // table of their own (gemma3) read it.
+    const HfConfig& c = m_config;
+    const int H = c.heads, K = c.kvHeads, D = c.headDim;
+    const bool rotary = positions.kind == SchemeKind::Rope;
+    state.T = rows;
+    state.biasLength = biasLength;
+    state.none = makeSchemeSpec("none", H, false);
+    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
+    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
+    state.dims = AttentionDims{1, H, rows, D};
+    state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
+    state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
+    state.dims.rotaryDims = rotary ? c.rotaryDim : 0;
+    state.a.resize(rows, H * D);
+    state.qh.resize(state.dims.elements());
+    state.kh.resize(static_cast<size_t>(K) * rows * D);
+    state.vh.resize(state.kh.size());
+}
+
+bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
+                      HfMatrix* hidden, HfForwardOutput output, HfKvCache::Data* cache) const
+{
+    const HfConfig& c = m_config;
+    const int T = static_cast<int>(ids.size());
     if (T < 1)
         throw InputError("no token ids given; allowed: at least one id");
     if (c.family == HfFamily::Gpt2 && T > c.context)
@@ -581,50 +606,29 @@ bool HfModel::forward(const std::vector<int>& ids, const SchemeSpec& positions, 
     // One layer's activations and the logits the caller keeps, before any of them is allocated.
     checkMemoryEstimate(hfForwardBytes(c, T, m_precision, output),
                         "logits of " + std::to_string(T) + " tokens over a vocabulary of " + std::to_string(c.vocab));
-    HfMatrix x(T, C);
-    for (int t = 0; t < T; ++t) {
-        if (ids[t] < 0 || ids[t] >= c.vocab)
-            throw InputError("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
-                             " is out of range; allowed: integers in [0, " + std::to_string(c.vocab - 1) +
-                             "] (vocab_size " + std::to_string(c.vocab) + ")");
-        m_embed.row(ids[t], x.row(t).data());
-        if (m_positions.size())
-            x.row(t) += m_positions.row(t);
-    }
-    if (c.embedScale != 1) // gemma's sqrt(hidden) rounded to float32, as its normalizer tensor; granite's multiplier
-        x *= static_cast<float>(c.embedScale);
-    if (!m_embedNormW.empty())
-        normalise(x, {toVector(m_embedNormW), toVector(m_embedNormB)}, false, c.normEps);
-
-    // Rotary: the kernel turns q and k (the lab's frequencies and method from rotaryScaling, with the family's
-    // pairing over the first rotaryDim dims), so the methods that remap positions (rerope, leaky-rerope, self-extend)
-    // work as on the lab's own models. Layers without rotary (NoPE) take the causal mask alone; sliding layers with a
-    // table of their own (gemma3) read it.
-    const bool rotary = positions.kind == SchemeKind::Rope;
+    HfMatrix x;
+    embed(ids, 0, x);
     HfForwardState state;
-    state.T = T;
+    initState(state, positions, T, T);
     state.observer = observer;
-    state.none = makeSchemeSpec("none", H, false);
-    state.full = positions.kind == SchemeKind::Alibi || rotary ? positions : state.none;
-    state.sliding = rotary && c.slidingRopeTheta > 0 && c.hasSliding() ? hfSlidingPositionSpec(c) : state.full;
-    state.dims = AttentionDims{1, H, T, D};
-    state.dims.kvHeads = K; // GQA: the kernel reads each group's key/value head in place
-    state.dims.pairing = c.interleavedRope ? RotaryPairing::Interleaved : RotaryPairing::RotateHalf;
-    state.dims.rotaryDims = rotary ? c.rotaryDim : 0;
-    state.a.resize(T, H * D);
-    state.qh.resize(state.dims.elements());
-    state.kh.resize(static_cast<size_t>(K) * T * D);
-    state.vh.resize(state.kh.size());
     state.options.wantRowEntropy = observer != nullptr;
+    state.cache = cache;
     for (size_t layerIndex = 0; layerIndex < m_layers.size(); ++layerIndex)
         if (!runLayer(layerIndex, state, x))
             return false;
     if (!hidden)
         return true;
-    normalise(x, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)},
-              c.norm != HfNormKind::LayerNorm && c.norm != HfNormKind::LayerNormNoBias, c.normEps);
     *hidden = std::move(x);
     return true;
+}
+
+void HfModel::headLogits(HfMatrix& hidden, HfMatrix& logits) const
+{
+    const HfConfig& c = m_config;
+    normalise(hidden, {toVector(m_finalNormW), m_finalNormB.empty() ? Vector() : toVector(m_finalNormB)},
+              c.norm != HfNormKind::LayerNorm && c.norm != HfNormKind::LayerNormNoBias, c.normEps);
+    hfLinear(hidden, head(), Vector(), logits);
+    finishLogits(logits);
 }
 
 namespace {
@@ -701,9 +705,10 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
     if (!slot)
         slot = std::make_unique<PositionBias>(
-            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.T), s.T);
+            layerSpec(c, nope ? s.none : l.type == HfLayerType::Sliding ? s.sliding : s.full, l.type, s.biasLength),
+            s.biasLength);
     const PositionBias& bias = *slot;
-    attentionForward(bias, s.dims, s.qh.data(), s.kh.data(), s.vh.data(), s.forward, s.options, s.rotaryTables);
+    attend(index, s, bias);
     if (s.observer) {
         // The observer rebuilds scores from q and k one cell at a time, so it gets them turned as the kernel
         // turned them (the kernel rotates its own packed copies, not qh and kh).

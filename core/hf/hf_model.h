@@ -47,7 +47,27 @@ using HfAttentionObserver = std::function<bool(const HfLayerAttention&)>;
 nlohmann::json hfSummaryJson(const HfConfig& config, HfPrecision precision);
 
 class HfWeights;
-struct HfForwardState; // one forward's biases and buffers (hf_model.cpp)
+struct HfForwardState; // one forward's biases and buffers (hf_forward_state.h)
+class HfModel;
+
+// A generation's key/value cache (hf_decode.cpp): every layer's keys, rotated and after the q/k norms (as transformers
+// caches them), and values, of up to `capacity` tokens under one positions spec, filled by HfModel::prefill and grown
+// by HfModel::decode. Memory: 2 x layers x kvHeads x headDim x capacity floats, allocated at the prefill.
+class HfKvCache {
+public:
+    HfKvCache(const SchemeSpec& positions, int capacity);
+    ~HfKvCache();
+    HfKvCache(const HfKvCache&) = delete;
+    HfKvCache& operator=(const HfKvCache&) = delete;
+    int length() const;   // tokens cached
+    int capacity() const; // tokens it can hold
+    double bytes() const; // bytes its keys and values take
+    struct Data;
+    Data& data() { return *m_data; }
+
+private:
+    std::unique_ptr<Data> m_data;
+};
 
 class HfModel {
 public:
@@ -86,6 +106,16 @@ public:
     bool observeAttention(const std::vector<int>& ids, const SchemeSpec& positions,
                           const HfAttentionObserver& observer) const;
 
+    // Generation with a cache (hf_decode.cpp). prefill runs the forward of `ids` into an empty cache (InputError unless
+    // the cache's capacity fits hfMaxLength, i.e. a learned-position table, and holds the ids) and returns the logits
+    // (vocab) after the last id; decode runs one token at position cache.length() against the cache (one row of
+    // attention per layer, attentionDecode) and returns the logits after it. Rotary methods follow transformers'
+    // cached keys: each key is turned once, at its position, by the table of the sequence's length when it was made
+    // (dynamic-ntk and longrope change the table as the sequence grows; older keys are not turned again). Methods
+    // that remap positions (rerope, leaky-rerope, self-extend) are refused with the reason (decodeUnsupportedReason).
+    std::vector<float> prefill(HfKvCache& cache, const std::vector<int>& ids) const;
+    std::vector<float> decode(HfKvCache& cache, int id) const;
+
     struct Layer;
 
 private:
@@ -95,7 +125,18 @@ private:
     // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
     // what the caller will keep of the logits, for the memory check.
     bool forward(const std::vector<int>& ids, const SchemeSpec& positions, const HfAttentionObserver* observer,
-                 HfMatrix* hidden, HfForwardOutput output) const;
+                 HfMatrix* hidden, HfForwardOutput output, HfKvCache::Data* cache = nullptr) const;
+    // What every forward's state starts from: the positions of each layer kind, the kernel's dims for `rows` tokens,
+    // the buffers; biases are built for sequences of up to `biasLength` tokens.
+    void initState(HfForwardState& state, const SchemeSpec& positions, int rows, int biasLength) const;
+    // x (ids.size(), hidden): the embeddings of `ids` at positions first.. (gpt2's table added), scaled and normed as
+    // the family does; InputError for an id outside the vocabulary.
+    void embed(const std::vector<int>& ids, int first, HfMatrix& x) const;
+    // The final norm of `hidden`'s rows, the head and the family's logit scale and cap: logits (rows, vocab).
+    void headLogits(HfMatrix& hidden, HfMatrix& logits) const;
+    // One layer's attention inside runLayer (hf_decode.cpp): the kernel over the window (and, with a cache in a
+    // prefill, its rotated keys and values kept), or a decode row against the cache.
+    void attend(size_t index, HfForwardState& state, const PositionBias& bias) const;
     const HfWeightMatrix& head() const; // the output head: m_head, or the tied embedding
     // The tensors of the gpt2, bloom and gpt_neox layouts.
     void loadGpt2(const HfWeights& weights);

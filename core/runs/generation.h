@@ -12,6 +12,9 @@ namespace plab {
 class HfModel;
 class Model;
 
+// The most new tokens one generation takes (the lab's longest sequence, kMaxLength).
+constexpr int kMaxGenerateTokens = 1 << 20;
+
 // What a generation does. The positions are named like the CLI's --scaling/--set: an empty `scaling` keeps the
 // model's own (a folder's config scaling, a checkpoint's method); "none" removes it; any other method is applied
 // zero-shot with `settings` (NAME=VALUE), as evaluation applies it.

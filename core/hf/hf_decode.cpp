@@ -1,0 +1,142 @@
+// Cached decoding of a folder's model: the prefill keeps each layer's rotated keys and values, then one token at a
+// time runs the same layers (HfModel::runLayer) with one row of attention against the cache (attention/decode.h).
+#include "hf/hf_forward_state.h"
+
+#include "attention/decode.h"
+#include "base/errors.h"
+#include "base/limits.h"
+
+#include <algorithm>
+
+namespace plab {
+
+HfKvCache::HfKvCache(const SchemeSpec& positions, int capacity) : m_data(std::make_unique<Data>())
+{
+    const std::string reason = decodeUnsupportedReason(positions);
+    if (!reason.empty())
+        throw InputError("generation with a cache: " + reason);
+    checkIntegerRange("the tokens a cache holds", capacity, 1, kMaxLength);
+    m_data->positions = positions;
+    m_data->capacity = capacity;
+}
+
+HfKvCache::~HfKvCache() = default;
+
+int HfKvCache::length() const
+{
+    return m_data->length;
+}
+
+int HfKvCache::capacity() const
+{
+    return m_data->capacity;
+}
+
+double HfKvCache::bytes() const
+{
+    double floats = 0;
+    for (size_t l = 0; l < m_data->keys.size(); ++l)
+        floats += static_cast<double>(m_data->keys[l].size() + m_data->values[l].size());
+    return 4.0 * floats;
+}
+
+namespace {
+
+DecodeDims decodeDims(const HfForwardState& s, const HfKvCache::Data& cache, int queries, int offset)
+{
+    DecodeDims d;
+    d.heads = s.dims.heads;
+    d.kvHeads = s.dims.keyValueHeads();
+    d.headDim = s.dims.headDim;
+    d.queries = queries;
+    d.offset = offset;
+    d.capacity = cache.capacity;
+    d.pairing = s.dims.pairing;
+    d.rotaryDims = s.dims.rotaryDims;
+    return d;
+}
+
+// Rows [first, first + count) of every key/value head: the new keys (turned at their positions by the table of a
+// sequence of `length` tokens) and values copied from (kvHeads, count, D) into the cache.
+void store(HfKvCache::Data& cache, size_t layer, const PositionBias& bias, const DecodeDims& d, const float* k,
+           const float* v, int first, int count, int length)
+{
+    const size_t D = static_cast<size_t>(d.headDim), headRows = static_cast<size_t>(cache.capacity) * D;
+    for (int hk = 0; hk < d.kvHeads; ++hk) {
+        float* keys = cache.keys[layer].data() + hk * headRows + first * D;
+        std::copy_n(k + hk * count * D, count * D, keys);
+        rotateRowsAt(bias, d, keys, count, first, length, true);
+        std::copy_n(v + hk * count * D, count * D, cache.values[layer].data() + hk * headRows + first * D);
+    }
+}
+
+} // namespace
+
+void HfModel::attend(size_t index, HfForwardState& s, const PositionBias& bias) const
+{
+    if (!s.decoding) {
+        attentionForward(bias, s.dims, s.qh.data(), s.kh.data(), s.vh.data(), s.forward, s.options, s.rotaryTables);
+        if (s.cache) // a prefill: the window's keys and values, as the kernel turned the keys, kept for decoding
+            store(*s.cache, index, bias, decodeDims(s, *s.cache, s.T, 0), s.kh.data(), s.vh.data(), 0, s.T, s.T);
+        return;
+    }
+    // One token at position p = the tokens cached: its query and key turned at p by the table of p + 1 tokens (the
+    // current length: dynamic-ntk's and longrope's convention in transformers), its key and value appended.
+    HfKvCache::Data& cache = *s.cache;
+    const int p = cache.length;
+    const DecodeDims d = decodeDims(s, cache, 1, p);
+    store(cache, index, bias, d, s.kh.data(), s.vh.data(), p, 1, p + 1);
+    for (int h = 0; h < d.heads; ++h)
+        rotateRowsAt(bias, d, s.qh.data() + static_cast<size_t>(h) * d.headDim, 1, p, p + 1, false);
+    s.forward.out.resize(s.qh.size());
+    attentionDecode(bias, d, s.qh.data(), cache.keys[index].data(), cache.values[index].data(), s.forward.out.data());
+}
+
+std::vector<float> HfModel::prefill(HfKvCache& cacheHandle, const std::vector<int>& ids) const
+{
+    const HfConfig& c = m_config;
+    HfKvCache::Data& cache = cacheHandle.data();
+    if (cache.length != 0)
+        throw InputError("prefill of a cache that already holds " + std::to_string(cache.length) +
+                         " tokens; allowed: an empty cache");
+    checkHfLength(c, cache.capacity); // a learned-position table must hold every position the cache will hold
+    if (ids.empty() || static_cast<int>(ids.size()) > cache.capacity)
+        throw InputError("a prompt of " + std::to_string(ids.size()) + " tokens for a cache of " +
+                         std::to_string(cache.capacity) + "; allowed: 1.." + std::to_string(cache.capacity) +
+                         " tokens");
+    const size_t perLayer = static_cast<size_t>(c.kvHeads) * cache.capacity * c.headDim;
+    checkMemoryEstimate(8.0 * c.layers * perLayer, "the key/value cache of " + std::to_string(cache.capacity) +
+                                                       " tokens of " + c.folder);
+    cache.kvHeads = c.kvHeads;
+    cache.headDim = c.headDim;
+    cache.keys.assign(c.layers, std::vector<float>(perLayer));
+    cache.values.assign(c.layers, std::vector<float>(perLayer));
+    HfMatrix hidden, logits;
+    forward(ids, cache.positions, nullptr, &hidden, HfForwardOutput::Losses, &cache);
+    cache.length = static_cast<int>(ids.size());
+    initState(cache.decodeState, cache.positions, 1, cache.capacity);
+    cache.decodeState.cache = &cache;
+    cache.decodeState.decoding = true;
+    HfMatrix last = hidden.bottomRows(1);
+    headLogits(last, logits);
+    return std::vector<float>(logits.data(), logits.data() + logits.size());
+}
+
+std::vector<float> HfModel::decode(HfKvCache& cacheHandle, int id) const
+{
+    HfKvCache::Data& cache = cacheHandle.data();
+    if (cache.length == 0)
+        throw InputError("decode before a prefill; allowed: prefill the prompt first");
+    if (cache.length >= cache.capacity)
+        throw InputError("the cache holds its " + std::to_string(cache.capacity) +
+                         " tokens; allowed: at most that many tokens in one generation");
+    HfMatrix x, logits;
+    embed({id}, cache.length, x);
+    for (size_t layer = 0; layer < m_layers.size(); ++layer)
+        runLayer(layer, cache.decodeState, x);
+    ++cache.length;
+    headLogits(x, logits);
+    return std::vector<float>(logits.data(), logits.data() + logits.size());
+}
+
+} // namespace plab

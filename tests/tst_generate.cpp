@@ -1,0 +1,292 @@
+// Generation with a key/value cache (core/runs/generation, HfModel::prefill/decode): greedy tokens against the argmax
+// of logits over the growing prefix on every tiny folder under none, pi and yarn, cached logits against recomputed
+// ones, windows crossed, a lab model, the sampler's seeds, and bad input.
+#include "base/errors.h"
+#include "compare.h"
+#include "hf/hf_config.h"
+#include "hf/hf_model.h"
+#include "model/model.h"
+#include "model_configs.h"
+#include "runs/generation.h"
+#include "test_main.h"
+
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+using namespace plab;
+
+namespace {
+
+std::string dataFolder(const QString& relative)
+{
+    return std::string(POSITIONLAB_TEST_DATA) + "/" + relative.toStdString();
+}
+
+std::vector<int> idsOf(const std::string& folder, int count)
+{
+    std::ifstream in(folder + "/ids.json");
+    std::vector<int> ids = nlohmann::json::parse(in).get<std::vector<int>>();
+    ids.resize(std::min<size_t>(ids.size(), count));
+    return ids;
+}
+
+int argmaxOfRow(const HfMatrix& logits, Eigen::Index row)
+{
+    const float* r = logits.row(row).data();
+    return static_cast<int>(std::max_element(r, r + logits.cols()) - r);
+}
+
+// Every tiny folder, as "hf/NAME" and "hf_families/NAME".
+QStringList tinyFolders()
+{
+    QStringList out;
+    for (const QString& set : {QStringLiteral("hf"), QStringLiteral("hf_families")}) {
+        const QDir dir(QString::fromStdString(dataFolder(set)));
+        for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+            out << set + QLatin1Char('/') + name;
+    }
+    return out;
+}
+
+} // namespace
+
+class TestGenerate : public QObject {
+    Q_OBJECT
+
+private slots:
+    void greedyMatchesGrowingPrefix_data();
+    void greedyMatchesGrowingPrefix();
+    void dynamicNtkKeepsCachedKeys();
+    void labModelMatchesGrowingPrefix_data();
+    void labModelMatchesGrowingPrefix();
+    void sampling_data();
+    void sampling();
+    void badInputRefused_data();
+    void badInputRefused();
+};
+
+// Rows: every folder under none, pi and yarn (rotary folders; alibi and learned take no method: their own positions),
+// and under the config's own scaling where it does not depend on the length (longrope switches tables with it).
+// Prompt 10 tokens + 14 new: the windowed folders (sliding_window 8) cross their window in the prompt and again while
+// generating; the 16-position folders pass their context.
+void TestGenerate::greedyMatchesGrowingPrefix_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("scaling");
+    for (const QString& folder : tinyFolders()) {
+        const HfConfig config = readHfConfig(dataFolder(folder));
+        if (config.scheme != "rope") {
+            QTest::addRow("%s none", qPrintable(folder)) << folder << QString();
+            continue;
+        }
+        for (const char* method : {"none", "pi", "yarn"})
+            QTest::addRow("%s %s", qPrintable(folder), method) << folder << QString::fromLatin1(method);
+        if (config.scaling != "none" && config.scaling != "longrope")
+            QTest::addRow("%s own (%s)", qPrintable(folder), config.scaling.c_str()) << folder << QString();
+    }
+}
+
+void TestGenerate::greedyMatchesGrowingPrefix()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, scaling);
+    const HfModel model(dataFolder(folder));
+    const std::vector<int> prompt = idsOf(dataFolder(folder), 10);
+    GenerateOptions options;
+    options.maxNew = 14;
+    options.scaling = scaling.toStdString();
+    const GenerateResult result = generate(model, prompt, options);
+    QCOMPARE(static_cast<int>(result.ids.size()), options.maxNew);
+    const SchemeSpec positions = hfPositionSpec(model.config(), options.scaling);
+    std::vector<int> text = prompt;
+    for (size_t i = 0; i < result.ids.size(); ++i) {
+        const HfMatrix logits = model.logits(text, positions);
+        QVERIFY2(result.ids[i] == argmaxOfRow(logits, logits.rows() - 1),
+                 qPrintable(QStringLiteral("token %1: generated %2, argmax of the prefix's logits %3")
+                                .arg(i)
+                                .arg(result.ids[i])
+                                .arg(argmaxOfRow(logits, logits.rows() - 1))));
+        text.push_back(result.ids[i]);
+    }
+    // The cache's logits of every step against the cache-free forward's rows of the whole text.
+    HfKvCache cache(positions, static_cast<int>(text.size()));
+    const HfMatrix full = model.logits(text, positions);
+    test::ErrorMax error(test::ErrorMax::Relative);
+    error.addAll(model.prefill(cache, prompt), std::vector<float>(full.row(prompt.size() - 1).data(),
+                                                                  full.row(prompt.size() - 1).data() + full.cols()));
+    for (size_t t = prompt.size(); t + 1 < text.size(); ++t) {
+        const std::vector<float> step = model.decode(cache, text[t]);
+        error.addAll(step, std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()));
+    }
+    QVERIFY2(error.within(1e-4), qPrintable(error.message(QStringLiteral("cached vs recomputed logits"))));
+    QCOMPARE(cache.length(), static_cast<int>(text.size()) - 1);
+    // 2 x layers x kv_heads x head_dim x capacity x 4 bytes, exactly.
+    const HfConfig& c = model.config();
+    QCOMPARE(cache.bytes(), 2.0 * c.layers * c.kvHeads * c.headDim * cache.capacity() * 4);
+}
+
+// dynamic-ntk under a cache: transformers turns each new key by the table of the current length and never turns the
+// cached keys again, so past the context the cached logits must differ from a forward that turns every key by the
+// final length's table; before the context, where the table does not change, they agree.
+void TestGenerate::dynamicNtkKeepsCachedKeys()
+{
+    const std::string folder = dataFolder(QStringLiteral("hf/qwen2")); // context 16
+    const HfModel model(folder);
+    const std::vector<int> text = idsOf(folder, 24);
+    const SchemeSpec positions = hfPositionSpec(model.config(), "dynamic-ntk", {"factor=4"});
+    HfKvCache cache(positions, 24);
+    const std::vector<int> prompt(text.begin(), text.begin() + 8);
+    model.prefill(cache, prompt);
+    test::ErrorMax inside(test::ErrorMax::Relative), past(test::ErrorMax::Relative);
+    for (int t = 8; t + 1 < 24; ++t) {
+        const std::vector<float> step = model.decode(cache, text[t]);
+        const std::vector<int> prefix(text.begin(), text.begin() + t + 1);
+        const HfMatrix full = model.logits(prefix, positions);
+        const std::vector<float> want(full.row(t).data(), full.row(t).data() + full.cols());
+        (t + 1 <= 16 ? inside : past).addAll(step, want);
+    }
+    QVERIFY2(inside.within(1e-4), qPrintable(inside.message(QStringLiteral("inside the context"))));
+    QVERIFY2(past.finite() && past.value() > 1e-3, qPrintable(past.message(QStringLiteral("past the context"))));
+}
+
+void TestGenerate::labModelMatchesGrowingPrefix_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QString>("scaling");
+    QTest::addRow("rope none") << "rope" << "none";
+    QTest::addRow("rope pi") << "rope" << "pi";
+    QTest::addRow("rope yarn") << "rope" << "yarn";
+    QTest::addRow("rope self-extend") << "rope" << "self-extend";
+    QTest::addRow("alibi") << "alibi" << "";
+    QTest::addRow("learned") << "learned" << "";
+}
+
+void TestGenerate::labModelMatchesGrowingPrefix()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QString, scaling);
+    ModelConfig config = smallModelConfig(scheme.toStdString(), 2, 16, 2, 32, 16);
+    config.context = scheme == "learned" ? 32 : 16;
+    Model model(config);
+    const std::vector<int> prompt = {'T', 'h', 'e', ' ', 'c', 'a', 't'};
+    GenerateOptions options;
+    options.maxNew = 20;
+    options.scaling = scaling.toStdString();
+    const std::string before = model.config().scaling;
+    const GenerateResult result = generate(model, prompt, options);
+    QCOMPARE(model.config().scaling, before); // the method was the call's only
+    QCOMPARE(static_cast<int>(result.ids.size()), 20);
+    if (!scaling.isEmpty())
+        model.setScaling(options.scaling, {});
+    std::vector<uint8_t> text(prompt.begin(), prompt.end());
+    for (size_t i = 0; i < result.ids.size(); ++i) {
+        model.forward(text.data(), nullptr, 1, static_cast<int>(text.size()));
+        const float* row = model.logits().data() + (text.size() - 1) * 256;
+        QCOMPARE(result.ids[i], static_cast<int>(std::max_element(row, row + 256) - row));
+        text.push_back(static_cast<uint8_t>(result.ids[i]));
+    }
+}
+
+// Rows: two option sets that must give the same tokens, or must differ.
+void TestGenerate::sampling_data()
+{
+    QTest::addColumn<double>("temperature");
+    QTest::addColumn<int>("topK");
+    QTest::addColumn<qulonglong>("seedA");
+    QTest::addColumn<qulonglong>("seedB");
+    QTest::addColumn<bool>("same");
+    QTest::addColumn<bool>("greedy"); // also equal to the greedy tokens
+    QTest::addRow("top-k 1 is greedy") << 1.0 << 1 << 1ULL << 2ULL << true << true;
+    QTest::addRow("same seed, same tokens") << 1.0 << 0 << 7ULL << 7ULL << true << false;
+    QTest::addRow("same seed with top-k 5") << 0.8 << 5 << 11ULL << 11ULL << true << false;
+    // At temperature 50 over 300 tokens each draw is close to uniform: 20 equal draws from two seeds cannot happen.
+    QTest::addRow("another seed differs") << 50.0 << 0 << 1ULL << 2ULL << false << false;
+}
+
+void TestGenerate::sampling()
+{
+    QFETCH(double, temperature);
+    QFETCH(int, topK);
+    QFETCH(qulonglong, seedA);
+    QFETCH(qulonglong, seedB);
+    QFETCH(bool, same);
+    QFETCH(bool, greedy);
+    const std::string folder = dataFolder(QStringLiteral("hf/qwen2"));
+    const HfModel model(folder);
+    const std::vector<int> prompt = idsOf(folder, 6);
+    GenerateOptions options;
+    options.maxNew = 20;
+    options.temperature = temperature;
+    options.topK = topK;
+    options.seed = seedA;
+    const std::vector<int> a = generate(model, prompt, options).ids;
+    options.seed = seedB;
+    const std::vector<int> b = generate(model, prompt, options).ids;
+    QCOMPARE(a == b, same);
+    if (greedy) {
+        GenerateOptions plain;
+        plain.maxNew = 20;
+        QCOMPARE(a, generate(model, prompt, plain).ids);
+    }
+    for (const int id : a)
+        QVERIFY(id >= 0 && id < model.config().vocab);
+}
+
+void TestGenerate::badInputRefused_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<int>("promptLength");
+    QTest::addColumn<int>("maxNew");
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<int>("badId");       // -1: none; else replaces the first prompt id
+    QTest::addColumn<double>("temperature");
+    QTest::addColumn<QString>("expected"); // in the message
+    QTest::addRow("max-new 0") << "hf/qwen2" << 4 << 0 << "" << -1 << 0.0 << "max-new = 0 is out of range";
+    QTest::addRow("max-new negative") << "hf/qwen2" << 4 << -3 << "" << -1 << 0.0 << "max-new = -3";
+    QTest::addRow("empty prompt") << "hf/qwen2" << 0 << 4 << "" << -1 << 0.0 << "the prompt is empty";
+    QTest::addRow("id past the vocabulary") << "hf/qwen2" << 4 << 4 << "" << 300 << 0.0 << "token id 300";
+    QTest::addRow("negative id") << "hf/qwen2" << 4 << 4 << "" << -5 << 0.0 << "allowed: integers in [0, 299]";
+    QTest::addRow("negative temperature") << "hf/qwen2" << 4 << 4 << "" << -1 << -1.0 << "temperature = -1";
+    QTest::addRow("gpt2 prompt + max-new past 32") << "hf/gpt2" << 24 << 9 << "" << -1 << 0.0
+                                                   << "allowed: max-new up to 8";
+    QTest::addRow("rerope refused") << "hf/qwen2" << 4 << 4 << "rerope" << -1 << 0.0 << "the method rerope";
+    QTest::addRow("self-extend refused") << "hf/qwen2" << 4 << 4 << "self-extend" << -1 << 0.0
+                                         << "the method self-extend";
+    QTest::addRow("leaky-rerope refused") << "hf/qwen2" << 4 << 4 << "leaky-rerope" << -1 << 0.0
+                                          << "the method leaky-rerope";
+}
+
+void TestGenerate::badInputRefused()
+{
+    QFETCH(QString, folder);
+    QFETCH(int, promptLength);
+    QFETCH(int, maxNew);
+    QFETCH(QString, scaling);
+    QFETCH(int, badId);
+    QFETCH(double, temperature);
+    QFETCH(QString, expected);
+    const HfModel model(dataFolder(folder));
+    std::vector<int> prompt = idsOf(dataFolder(folder), 24);
+    while (static_cast<int>(prompt.size()) < promptLength)
+        prompt.push_back(prompt[prompt.size() % 24]);
+    prompt.resize(promptLength);
+    if (badId != -1)
+        prompt[0] = badId;
+    GenerateOptions options;
+    options.maxNew = maxNew;
+    options.scaling = scaling.toStdString();
+    options.temperature = temperature;
+    try {
+        generate(model, prompt, options);
+        QFAIL("accepted");
+    } catch (const InputError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(expected), e.what());
+    }
+}
+
+PLAB_QTEST_GUILESS_MAIN(TestGenerate)
+#include "tst_generate.moc"
