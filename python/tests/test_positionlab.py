@@ -505,5 +505,32 @@ class Render(unittest.TestCase):
         self.assertIn("length", str(caught.exception))
 
 
+class Sanitizers(unittest.TestCase):
+    """Under the asan preset (POSITIONLAB_SANITIZED=1, ASan and UBSan preloaded into the interpreter): leaks are still
+    found with tests/lsan.supp's rules for the interpreter's own blocks, and this process runs the module instrumented."""
+
+    def setUp(self):
+        if os.environ.get("POSITIONLAB_SANITIZED") != "1":
+            self.skipTest("not a sanitizer build (the asan preset sets POSITIONLAB_SANITIZED=1)")
+
+    def test_module_is_instrumented(self):
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+        self.assertIn("libasan.so", maps)
+        self.assertIn("libubsan.so", maps)
+        self.assertIn("_core.cpython", maps)
+
+    def test_a_leak_outside_the_interpreter_is_reported(self):
+        # 4099 bytes from malloc through ctypes, never freed: the suppressions must not hide it.
+        done = subprocess.run([sys.executable, "-c", "import ctypes, numpy, positionlab\n"
+                               "ctypes.CDLL(None).malloc(4099)\npositionlab.bias('alibi', 8)"],
+                              capture_output=True, text=True, timeout=600)
+        self.assertNotEqual(done.returncode, 0, done.stderr[-2000:])
+        self.assertIn("LeakSanitizer", done.stderr)
+        self.assertIn("4099 byte(s)", done.stderr)
+        # and nothing else: the interpreter's and numpy's own blocks at exit are suppressed
+        self.assertEqual(done.stderr.count("Direct leak"), 1, done.stderr[-4000:])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
