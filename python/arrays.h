@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runs/evaluation.h"
+#include "runs/generation.h"
 #include "schemes/schemes.h"
 #include "views/entropy.h"
 
@@ -10,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +80,18 @@ void registerExceptions(py::module_& module);
 void bindSchemes(py::module_& module); // schemes, bias, frequencies, dot, entropy, attention
 void bindHf(py::module_& module);      // Model (Hugging Face folders)
 void bindLab(py::module_& module);     // LabModel, load, train
+
+// generate()'s shared part (bind_generate.cpp). The options from the keywords (max_new, scaling and the method's
+// parameters, temperature, top_k, seed, stop ids), checked by core with ValueError naming the keyword; parameters with
+// scaling=None retune `ownScaling`, the model's own method.
+GenerateOptions generateOptions(int maxNew, const py::object& scaling, double temperature, int topK,
+                                unsigned long long seed, const py::object& stop, const py::kwargs& params,
+                                const std::string& ownScaling);
+// Runs `run` with the GIL released and threads= applied; callback(id) is called (GIL held) with each new token id and
+// stops the generation by returning False (an exception it raises stops it and is raised again). The result as a dict:
+// ids (int32 array of the new tokens), canceled, positions, prefill_ms, decode_tokens_per_s, cache_bytes.
+py::dict runGenerate(const std::function<GenerateResult(const GeneratedToken&)>& run, const py::object& callback,
+                     const py::object& threads);
 
 // entropy's table as NumPy columns: length, head, entropy_last, entropy_mean (nats), as the CLI's CSV names them.
 py::dict entropyColumns(const std::vector<EntropyPoint>& points);

@@ -154,6 +154,29 @@ public:
         return out;
     }
 
+    // prompt: a text (tokenized with special tokens, as tokenize()) or token ids. The dict of runGenerate, plus "text"
+    // (the new tokens decoded) when the prompt was a text.
+    py::dict generate(const py::object& prompt, int maxNew, const py::object& scaling, double temperature, int topK,
+                      unsigned long long seed, const py::object& stop, const py::object& callback,
+                      const py::object& threads, const py::kwargs& params) const
+    {
+        const bool isText = py::isinstance<py::str>(prompt);
+        const std::vector<int> ids = isText ? tokenizer().encode(prompt.cast<std::string>(), true).ids : idsOf(prompt);
+        if (ids.empty())
+            throw py::value_error("prompt: the text gives no tokens; allowed: a text or one or more token ids");
+        const GenerateOptions options =
+            generateOptions(maxNew, scaling, temperature, topK, seed, stop, params, m_model->config().scaling);
+        const HfModel& model = *m_model;
+        py::dict d =
+            runGenerate([&](const GeneratedToken& onToken) { return plab::generate(model, ids, options, onToken); },
+                        callback, threads);
+        if (isText) {
+            const std::vector<int32_t> out = d["ids"].cast<std::vector<int32_t>>();
+            d["text"] = tokenizer().decode(std::vector<int>(out.begin(), out.end()));
+        }
+        return d;
+    }
+
     std::string repr() const
     {
         const HfConfig& c = m_model->config();
@@ -252,6 +275,14 @@ void bindHf(py::module_& m)
              py::arg("scaling") = py::none(), py::arg("threads") = py::none(),
              "Perplexity against window length (in tokens) on a text; compare=['none', 'yarn:factor=4'] evaluates "
              "under each method (a dict by method label).")
+        .def("generate", &FolderModel::generate, py::arg("prompt"), py::arg("max_new") = 32, py::kw_only(),
+             py::arg("scaling") = py::none(), py::arg("temperature") = 0.0, py::arg("top_k") = 0, py::arg("seed") = 0,
+             py::arg("stop") = py::none(), py::arg("callback") = py::none(), py::arg("threads") = py::none(),
+             "Continues a prompt (a text or token ids) by max_new tokens with a key/value cache: greedy "
+             "(temperature=0) or sampled (temperature, top_k, seed), under the config's positions or a method "
+             "(scaling='yarn', factor=4); stop= ids end it; callback(id) sees each new token and stops it by returning "
+             "False. A dict: ids, text (for a text prompt), canceled, positions, prefill_ms, "
+             "decode_tokens_per_s, cache_bytes.")
         .def("__repr__", &FolderModel::repr);
 }
 

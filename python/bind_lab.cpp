@@ -193,6 +193,37 @@ public:
         return py::make_tuple(out, toNumpy(std::move(result.probabilities), {H, N, N}));
     }
 
+    // prompt: a text (its UTF-8 bytes) or byte ids 0..255. The dict of runGenerate, plus "text": the new bytes
+    // decoded as UTF-8 (an incomplete or invalid sequence as U+FFFD).
+    py::dict generate(const py::object& prompt, int maxNew, const py::object& scaling, double temperature, int topK,
+                      unsigned long long seed, const py::object& stop, const py::object& callback,
+                      const py::object& threads, const py::kwargs& params)
+    {
+        std::vector<int> ids;
+        if (py::isinstance<py::str>(prompt)) {
+            const std::string text = prompt.cast<std::string>();
+            ids.assign(reinterpret_cast<const uint8_t*>(text.data()),
+                       reinterpret_cast<const uint8_t*>(text.data()) + text.size());
+        } else {
+            for (const py::handle& id : prompt) {
+                const long long v = py::reinterpret_borrow<py::object>(id).cast<long long>();
+                checkIntegerRange("prompt", v, 0, 255);
+                ids.push_back(static_cast<int>(v));
+            }
+        }
+        if (ids.empty())
+            throw py::value_error("prompt: the prompt is empty; allowed: a text or one or more byte ids");
+        const GenerateOptions options =
+            generateOptions(maxNew, scaling, temperature, topK, seed, stop, params, model().config().scaling);
+        Model& m = model();
+        py::dict d = runGenerate(
+            [&](const GeneratedToken& onToken) { return plab::generate(m, ids, options, onToken); }, callback, threads);
+        const std::vector<int32_t> out = d["ids"].cast<std::vector<int32_t>>();
+        const std::string bytes(out.begin(), out.end());
+        d["text"] = py::bytes(bytes).attr("decode")("utf-8", "replace");
+        return d;
+    }
+
     // More steps from this model's weights (and its optimiser state when it has one), as train --init.
     void train(int steps, const py::object& corpus, const py::object& progress, int reportEvery,
                const py::object& threads)
@@ -306,7 +337,14 @@ void bindLab(py::module_& m)
              "One layer's attention on a text (its bytes): (out (H, N, D), probabilities (H, N, N)).")
         .def("train", &LabModel::train, py::arg("steps"), py::kw_only(), py::arg("corpus") = py::none(),
              py::arg("progress") = py::none(), py::arg("report_every") = 0, py::arg("threads") = py::none(),
-             "More training steps from these weights (as train --init).");
+             "More training steps from these weights (as train --init).")
+        .def("generate", &LabModel::generate, py::arg("prompt"), py::arg("max_new") = 32, py::kw_only(),
+             py::arg("scaling") = py::none(), py::arg("temperature") = 0.0, py::arg("top_k") = 0, py::arg("seed") = 0,
+             py::arg("stop") = py::none(), py::arg("callback") = py::none(), py::arg("threads") = py::none(),
+             "Continues a prompt (a text or byte ids) by max_new bytes: greedy (temperature=0) or sampled "
+             "(temperature, top_k, seed), under the model's method or another (scaling='yarn', factor=4); stop= ids "
+             "end it; callback(id) sees each new byte and stops it by returning False. A dict: ids, text, canceled, "
+             "positions, prefill_ms, decode_tokens_per_s, cache_bytes.");
     m.def("load", &load, py::arg("path"), "Loads a lab checkpoint (.safetensors written by train).");
     m.def("train", &train, py::arg("scheme"), py::kw_only(), py::arg("preset") = "quick",
           py::arg("steps") = py::none(), py::arg("context") = py::none(), py::arg("seed") = py::none(),

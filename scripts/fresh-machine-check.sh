@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Does the README's set-up work on a machine that has nothing? Builds a minimal Debian 12 (bookworm) root, clones the
 # repository into it, runs `bash scripts/setup.sh build` there as root, renders one picture headless and copies it
-# out. Run it by hand (as root, it needs chroot and mounts) whenever the set-up changes: scripts/setup.sh, CMake's
+# out, then runs `bash scripts/setup.sh python` and, in a new shell with the PYTHONPATH line it prints, imports the
+# `positionlab` module and calls it once. Run it by hand (as root, it needs chroot and mounts) whenever the set-up changes: scripts/setup.sh, CMake's
 # find_package()s, a new library or tool. Too slow for CI: a few hundred MB of downloads and a full build.
 #
 #   scripts/fresh-machine-check.sh [--keep] [--dir DIR] [--test] [SOURCE]
@@ -243,6 +244,24 @@ clone() {
 }
 
 setup_build() { in_root bash -c 'cd /root/positionlab && bash scripts/setup.sh build'; }
+# The README's Python set-up as a user follows it: run the command, paste the export line it prints into a new shell,
+# import the module there and make one call whose answer is known (ALiBi's bias at distance 1 is -slope of head 1).
+setup_python() {
+    in_root bash -c 'cd /root/positionlab && bash scripts/setup.sh python' | tee "$dir/python-setup.txt"
+    local export_line
+    export_line=$(grep -E '^export PYTHONPATH=' "$dir/python-setup.txt" | tail -n1)
+    [ -n "$export_line" ] || { echo "setup.sh python printed no 'export PYTHONPATH=...' line"; return 1; }
+    echo "new shell with: $export_line"
+    in_root bash -c "cd /root && $export_line && python3 -c '
+import positionlab, numpy as np
+print(\"positionlab\", positionlab.__version__, \"from\", positionlab.__file__)
+b = positionlab.bias(\"alibi\", 8, heads=2)
+assert b.shape == (2, 8, 8) and b.dtype == np.float32, (b.shape, b.dtype)
+slope = 2.0 ** -4   # head 1 of 2: 2^(-8/2 * 1)
+assert abs(b[0, 5, 4] + slope) < 1e-6 and np.isneginf(b[0, 4, 5]), b[0]
+print(\"bias(alibi, 8, heads=2) ok: row 5 of head 1 =\", b[0, 5, :6])
+'"
+}
 setup_test() { in_root bash -c 'cd /root/positionlab && bash scripts/setup.sh test'; }
 
 png_ok() { # FILE: non-empty PNG (signature, IHDR with non-zero width and height)
@@ -293,11 +312,12 @@ step clone clone
 step setup-build setup_build
 step render render
 step cjk-font cjk_font
+step setup-python setup_python
 [ $run_tests -eq 0 ] || step setup-test setup_test
 total=$((SECONDS - total0))
 
 echo
-echo "PASSED: a fresh Debian 12 builds PositionLab with scripts/setup.sh and renders a picture."
+echo "PASSED: a fresh Debian 12 builds PositionLab with scripts/setup.sh, renders a picture and imports the Python module."
 for i in "${!step_names[@]}"; do printf '  %-12s %8s\n' "${step_names[i]}" "$(hms "${step_secs[i]}")"; done
 # setup.sh's own split: installing packages until the build's first line ('[1/N] ...')
 build_start=$(grep -m1 -E '^\[ *[0-9]+s\] \[1/[0-9]+\]' "$logs"/*-setup-build.log | sed -E 's/^\[ *([0-9]+)s\].*/\1/' || true)

@@ -13,7 +13,7 @@ mode=${1:-run}
 # draws Chinese text instead of boxes; libpcre2-dev and libutf8proc-dev serve the tokenizer (regexes, NFC); libdnnl-dev
 # (oneDNN) runs a Hugging Face model's matrix products. pybind11-dev, python3-dev and python3-numpy build the Python
 # module (python/); python3-matplotlib draws its examples, python3-nbconvert and python3-ipykernel run the notebook.
-packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev
+packages=(cmake ninja-build g++ pkg-config qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev
           libqt6opengl6-dev libgl1-mesa-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libeigen3-dev
           nlohmann-json3-dev libpcre2-dev libutf8proc-dev libdnnl-dev fortunes fortunes-min fonts-noto-cjk xvfb xauth
           pybind11-dev python3-dev python3-numpy python3-matplotlib python3-nbconvert python3-ipykernel)
