@@ -1173,7 +1173,7 @@ void TestBadInput::cli_data()
         rope);
     row("eval picture without compare", eval({"-o", "@DIR@/out.png"}), 2,
         "-o @DIR@/out.png: unsupported extension '.png'; allowed: .csv, .json, .npy (.png is written by "
-        "`positionlab-cli eval MODEL.safetensors --compare METHODS`)",
+        "`positionlab-cli eval MODEL.safetensors|DIR --task NAME`)", // the first form that draws (a folder's task)
         rope);
     row("compare width with data", compare("pi", {"--width", "300"}), 2,
         "eval: --width applies only to a picture output", rope);
