@@ -986,11 +986,12 @@ void TestBadInput::cli_data()
     row("eval task examples 0", evalTask({"--task", "copy", "--examples", "0"}), 2, "examples = 0 is out of range",
         withModel(m_checkpoint));
     row("eval task with corpus", evalTask({"--task", "copy", "--corpus", "@DIR@/corpus.txt"}), 2,
-        "eval: --corpus is not used by `positionlab-cli eval MODEL.safetensors --task NAME`", withModel(m_checkpoint));
+        "eval --task: --corpus cannot be used here: they apply to a model folder's retrieval tasks",
+        withModel(m_checkpoint));
     row("eval task npy", evalTask({"--task", "copy", "-o", "@DIR@/a.npy"}), 2,
         "unsupported extension '.npy'; allowed: .csv, .json", withModel(m_checkpoint));
     row("eval task and compare", evalTask({"--task", "copy", "--compare", "pi"}), 2,
-        "eval: --task is not used by `positionlab-cli eval MODEL.safetensors --compare METHODS`",
+        "eval --task: --compare cannot be used here: they apply to a model folder's retrieval tasks",
         withModel(m_checkpoint));
     row("train unknown task", {"train", "alibi", "--task", "sort", "-o", "@DIR@/m.safetensors"}, 2,
         "--task: task 'sort' is unknown; allowed: copy, reverse, addition, passkey");
@@ -1172,7 +1173,7 @@ void TestBadInput::cli_data()
         rope);
     row("eval picture without compare", eval({"-o", "@DIR@/out.png"}), 2,
         "-o @DIR@/out.png: unsupported extension '.png'; allowed: .csv, .json, .npy (.png is written by "
-        "`positionlab-cli eval MODEL.safetensors --compare METHODS`)",
+        "`positionlab-cli eval MODEL.safetensors|DIR --task NAME`)", // the first form that draws (a folder's task)
         rope);
     row("compare width with data", compare("pi", {"--width", "300"}), 2,
         "eval: --width applies only to a picture output", rope);

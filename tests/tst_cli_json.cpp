@@ -79,6 +79,8 @@ private Q_SLOTS:
         QTest::newRow("eval DIR") << QStringList{"eval", folder, "--lengths", "16,32", "--max-bytes", "200", "--quiet"};
         QTest::newRow("eval DIR --compare") << QStringList{"eval",         folder, "--lengths", "16,32",   "--max-bytes",
                                                            "200",          "--compare", "none,yarn", "--quiet"};
+        QTest::newRow("eval DIR --task") << QStringList{"eval", folder, "--task", "passkey", "--lengths", "180",
+                                                        "--depths", "0.5", "--corpus", m_corpus, "--quiet"};
         QTest::newRow("bias") << QStringList{"bias", "alibi", "--length", "8"};
         QTest::newRow("dot") << QStringList{"dot", "--max-distance", "16"};
         QTest::newRow("entropy") << QStringList{"entropy", "alibi", "--lengths", "16,32"};
