@@ -47,22 +47,6 @@ def ours(folder, context, new, threads, precision):
     return json.loads(out)
 
 
-def load_torch_weights(folder, dtype):
-    import torch
-    with open(os.path.join(folder, "model.safetensors"), "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(n))
-        data = f.read()
-    W = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        b, end = e["data_offsets"]
-        raw = np.frombuffer(data[b:end], dtype=np.uint16).astype(np.uint32) << 16
-        W[name] = torch.from_numpy(raw.view(np.float32).reshape(e["shape"]).copy()).to(dtype)
-    return W
-
-
 def torch_decode(folder, W, context, new, threads, dtype):
     """Tokens per second of an eager decode loop at `context` cached tokens (random cache), `new` steps."""
     import torch
@@ -135,9 +119,9 @@ def main():
         core += " (OPENBLAS_CORETYPE=%s)" % os.environ["OPENBLAS_CORETYPE"]
     print("CPU: %s; %d threads; %d new tokens; PyTorch %s, BLAS %s" % (hf_prefill.cpu_name(), a.threads, a.new,
                                                                       torch.__version__, core), flush=True)
-    weights = {"f32": load_torch_weights(a.folder, torch.float32)}
+    weights = {"f32": hf_prefill.load_torch_weights(a.folder, torch.float32)}
     if a.torch_bf16:
-        weights["bf16"] = load_torch_weights(a.folder, torch.bfloat16)
+        weights["bf16"] = hf_prefill.load_torch_weights(a.folder, torch.bfloat16)
     rows = {}
     for r in range(a.rounds):
         for T in contexts:

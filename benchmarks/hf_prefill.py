@@ -165,11 +165,9 @@ def layer_type_rounds(a):
                  q["peak_rss_bytes"] / 2 ** 20, m["weights"], os.getloadavg()[0]), flush=True)
 
 
-def torch_prefill(folder, length, threads, rounds):
+def load_torch_weights(folder, dtype=None):
+    """The BF16 tensors of FOLDER/model.safetensors as torch tensors (float32, or `dtype`), read without safetensors."""
     import torch
-    import torch.nn.functional as F
-    torch.set_num_threads(threads)
-    cfg = json.load(open(os.path.join(folder, "config.json")))
     with open(os.path.join(folder, "model.safetensors"), "rb") as f:
         n = int.from_bytes(f.read(8), "little")
         header = json.loads(f.read(n))
@@ -180,7 +178,17 @@ def torch_prefill(folder, length, threads, rounds):
             continue
         b, end = e["data_offsets"]
         raw = np.frombuffer(data[b:end], dtype=np.uint16).astype(np.uint32) << 16
-        W[name] = torch.from_numpy(raw.view(np.float32).reshape(e["shape"]).copy())
+        t = torch.from_numpy(raw.view(np.float32).reshape(e["shape"]).copy())
+        W[name] = t if dtype is None else t.to(dtype)
+    return W
+
+
+def torch_prefill(folder, length, threads, rounds):
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    W = load_torch_weights(folder)
     C, H, K = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D, eps, L = C // H, cfg["rms_norm_eps"], cfg["num_hidden_layers"]
     inv = 1.0 / cfg["rope_theta"] ** (torch.arange(0, D, 2, dtype=torch.float32) / D)

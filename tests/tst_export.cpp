@@ -282,6 +282,10 @@ void TestExport::refusedSchemes_data()
     QTest::newRow("sink logit") << "rope" << QStringList{"sink-logit"} << "sink logit";
     QTest::newRow("window") << "rope" << QStringList{"window=4"} << "a window, chunk or sinks setting";
     QTest::newRow("softcap") << "learned" << QStringList{"softcap=30"} << "softcap";
+    QTest::newRow("layer types") << "rope" << QStringList{"layer-types=sliding,full", "window-layers=4"}
+                                 << "layer types sliding,full";
+    QTest::newRow("full layers' own scheme") << "rope" << QStringList{"layer-types=sliding,full", "full-scheme=none"}
+                                             << "layer types sliding,full";
 }
 
 // Exit 2 naming the scheme or option, listing the schemes that export; no folder is left behind.
@@ -308,6 +312,13 @@ void TestExport::refusedSchemes()
             c.scaling = o.mid(8).toStdString();
         else if (o.startsWith("nope-every="))
             c.nopeEvery = o.mid(11).toInt();
+        else if (o.startsWith("layer-types="))
+            for (const QString& t : o.mid(12).split(','))
+                c.layerTypes.push_back(t.toStdString());
+        else if (o.startsWith("window-layers="))
+            c.window = o.mid(14).toInt();
+        else if (o.startsWith("full-scheme="))
+            c.fullScheme = o.mid(12).toStdString();
         else
             c.schemeSettings.push_back(o.toStdString());
     }

@@ -161,12 +161,18 @@ void TestGenerate::labModelMatchesGrowingPrefix_data()
 {
     QTest::addColumn<QString>("scheme");
     QTest::addColumn<QString>("scaling");
-    QTest::addRow("rope none") << "rope" << "none";
-    QTest::addRow("rope pi") << "rope" << "pi";
-    QTest::addRow("rope yarn") << "rope" << "yarn";
-    QTest::addRow("rope self-extend") << "rope" << "self-extend";
-    QTest::addRow("alibi") << "alibi" << "";
-    QTest::addRow("learned") << "learned" << "";
+    QTest::addRow("rope none") << "rope"
+                               << "none";
+    QTest::addRow("rope pi") << "rope"
+                             << "pi";
+    QTest::addRow("rope yarn") << "rope"
+                               << "yarn";
+    QTest::addRow("rope self-extend") << "rope"
+                                      << "self-extend";
+    QTest::addRow("alibi") << "alibi"
+                           << "";
+    QTest::addRow("learned") << "learned"
+                             << "";
 }
 
 void TestGenerate::labModelMatchesGrowingPrefix()
@@ -246,7 +252,7 @@ void TestGenerate::badInputRefused_data()
     QTest::addColumn<int>("promptLength");
     QTest::addColumn<int>("maxNew");
     QTest::addColumn<QString>("scaling");
-    QTest::addColumn<int>("badId");       // -1: none; else replaces the first prompt id
+    QTest::addColumn<int>("badId"); // -1: none; else replaces the first prompt id
     QTest::addColumn<double>("temperature");
     QTest::addColumn<QString>("expected"); // in the message
     QTest::addRow("max-new 0") << "hf/qwen2" << 4 << 0 << "" << -1 << 0.0 << "max-new = 0 is out of range";
@@ -255,13 +261,13 @@ void TestGenerate::badInputRefused_data()
     QTest::addRow("id past the vocabulary") << "hf/qwen2" << 4 << 4 << "" << 300 << 0.0 << "token id 300";
     QTest::addRow("negative id") << "hf/qwen2" << 4 << 4 << "" << -5 << 0.0 << "allowed: integers in [0, 299]";
     QTest::addRow("negative temperature") << "hf/qwen2" << 4 << 4 << "" << -1 << -1.0 << "temperature = -1";
-    QTest::addRow("gpt2 prompt + max-new past 32") << "hf/gpt2" << 24 << 9 << "" << -1 << 0.0
-                                                   << "allowed: max-new up to 8";
+    QTest::addRow("gpt2 prompt + max-new past 32")
+        << "hf/gpt2" << 24 << 9 << "" << -1 << 0.0 << "allowed: max-new up to 8";
     QTest::addRow("rerope refused") << "hf/qwen2" << 4 << 4 << "rerope" << -1 << 0.0 << "the method rerope";
     QTest::addRow("self-extend refused") << "hf/qwen2" << 4 << 4 << "self-extend" << -1 << 0.0
                                          << "the method self-extend";
-    QTest::addRow("leaky-rerope refused") << "hf/qwen2" << 4 << 4 << "leaky-rerope" << -1 << 0.0
-                                          << "the method leaky-rerope";
+    QTest::addRow("leaky-rerope refused")
+        << "hf/qwen2" << 4 << 4 << "leaky-rerope" << -1 << 0.0 << "the method leaky-rerope";
 }
 
 void TestGenerate::badInputRefused()
@@ -305,18 +311,30 @@ void TestGenerate::cliGenerate_data()
     QTest::addRow("max-new 0") << QStringList{qwen, "--ids", "1,2", "--max-new", "0"} << 2
                                << "--max-new = 0 is out of range; allowed: integers in [1,";
     QTest::addRow("max-new missing") << QStringList{qwen, "--ids", "1,2"} << 2 << "--max-new";
-    QTest::addRow("id past the vocabulary") << QStringList{qwen, "--ids", "1,300", "--max-new", "2"} << 2
-                                            << "token id 300 at position 1 is out of range; allowed: integers in [0, 299]";
+    QTest::addRow("id past the vocabulary")
+        << QStringList{qwen, "--ids", "1,300", "--max-new", "2"} << 2
+        << "token id 300 at position 1 is out of range; allowed: integers in [0, 299]";
     QTest::addRow("empty text") << QStringList{qwen, "--text", "", "--max-new", "2"} << 2 << "the prompt is empty";
     QTest::addRow("no prompt") << QStringList{qwen, "--max-new", "2"} << 2 << "give one of --ids";
     QTest::addRow("gpt2 past its table") << QStringList{gpt2, "--ids", "1,2,3,4", "--max-new", "40"} << 2
                                          << "--max-new = 40 after a prompt of 4 tokens passes the 32 positions";
-    QTest::addRow("self-extend") << QStringList{qwen, "--ids", "1,2", "--max-new", "2", "--scaling", "self-extend"}
-                                 << 2 << "the method self-extend places each key";
+    QTest::addRow("self-extend") << QStringList{qwen, "--ids", "1,2", "--max-new", "2", "--scaling", "self-extend"} << 2
+                                 << "the method self-extend places each key";
     QTest::addRow("negative temperature") << QStringList{qwen, "--ids", "1", "--max-new", "2", "--temperature", "-1"}
                                           << 2 << "--temperature = -1 is out of range";
-    QTest::addRow("set without scaling") << QStringList{qwen, "--ids", "1", "--max-new", "2", "--set", "factor=2"}
-                                         << 2 << "--set needs --scaling";
+    QTest::addRow("set without scaling") << QStringList{qwen, "--ids", "1", "--max-new", "2", "--set", "factor=2"} << 2
+                                         << "--set needs --scaling";
+    // Every layer of mistral_window slides: a method on the full layers (the default) would change nothing.
+    const QString mistral = QString::fromStdString(dataFolder(QStringLiteral("hf_families/mistral_window")));
+    QTest::addRow("method reaching no layer")
+        << QStringList{mistral, "--ids", "1,2", "--max-new", "2", "--scaling", "yarn"} << 2
+        << "scaling layers 'full' reach no layer with rotary positions";
+    QTest::addRow("scaling-layers unknown")
+        << QStringList{mistral, "--ids", "1,2", "--max-new", "2", "--scaling", "yarn", "--scaling-layers", "half"} << 2
+        << "half";
+    QTest::addRow("scaling-layers without a method")
+        << QStringList{mistral, "--ids", "1,2", "--max-new", "2", "--scaling-layers", "sliding"} << 2
+        << "--scaling-layers names the layers a method given with --scaling reaches";
 }
 
 void TestGenerate::cliGenerate()

@@ -42,6 +42,12 @@ GenerateOptions optionsFromArgs(const ParsedArgs& args)
     options.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, (1ll << 62)));
     options.scaling = args.text("scaling");
     options.settings = args.all("set");
+    if (args.has("scaling-layers")) {
+        options.scalingLayers = args.text("scaling-layers");
+        if (options.scaling.empty())
+            throw InputError("--scaling-layers names the layers a method given with --scaling reaches; without one "
+                             "every layer keeps the config's own rope; allowed: add --scaling METHOD");
+    }
     if (!options.settings.empty() && options.scaling.empty())
         throw InputError("--set needs --scaling METHOD: the method whose parameters it sets");
     for (const std::string& s : options.settings)
@@ -142,7 +148,7 @@ int runGenerate(const ParsedArgs& args, VerbContext& ctx)
         report(args, ctx, result, tokenizer ? nlohmann::json(tokenizer->decode(result.ids)) : nlohmann::json());
         return 0;
     }
-    refuseOptions("generate", args, {"precision"}, "they apply only to a Hugging Face model folder");
+    refuseOptions("generate", args, {"precision", "scaling-layers"}, "they apply only to a Hugging Face model folder");
     const std::vector<int> prompt = promptFromArgs(args, nullptr);
     LoadedCheckpoint loaded = loadCheckpoint(source);
     auto bytes = [](const std::vector<int>& ids) { return std::string(ids.begin(), ids.end()); };
@@ -172,6 +178,7 @@ void registerGenerateVerbs()
           {"max-new", OptionKind::Value, "new tokens to generate, at least 1 (required)", "N", false, true},
           scalingOption(),
           {"set", OptionKind::Repeated, "a parameter of the --scaling method", "NAME=VALUE"},
+          scalingLayersOption(),
           precisionOption(),
           {"temperature", OptionKind::Value, "0 (default): greedy; above 0: sample softmax(logits / t)", "t"},
           {"top-k", OptionKind::Value, "sample among the k most likely tokens only (default 0: all; 1: greedy)", "k"},
@@ -187,7 +194,8 @@ void registerGenerateVerbs()
          {},
          "A folder's keys and values are cached once per layer (rotated, as transformers caches them); each method\n"
          "turns a new key at its position by the table of the current length (dynamic-ntk and longrope change it as\n"
-         "the text grows, cached keys are not turned again). rerope, leaky-rerope and self-extend are refused: a cached\n"
+         "the text grows, cached keys are not turned again). rerope, leaky-rerope and self-extend are refused: a "
+         "cached\n"
          "key has no single placement under them. A checkpoint reruns its forward over the whole text per token.\n"});
 }
 

@@ -1,4 +1,5 @@
-// eval DIR --task NAME: a retrieval task in a Hugging Face folder's own tokens under methods (core/runs/retrieval_runs).
+// eval DIR --task NAME: a retrieval task in a Hugging Face folder's own tokens under methods
+// (core/runs/retrieval_runs).
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/limits.h"
@@ -56,20 +57,21 @@ RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
     s.model = std::make_unique<HfModel>(dir, precisionFromArgs(args));
     const HfConfig& c = s.model->config();
     const HfLanguageModel language(*s.model);
-    const RetrievalOptions defaults =
-        retrievalDefaults(s.options.kind, c.context, language.scaling(), language.rotary(), hfMaxLength(c),
-                          s.generator->minimumLength(s.options.kind), [&c](int n) { return c.prefillFlops(n); },
-                          kHfEvalFlopsPerSecond);
+    const RetrievalOptions defaults = retrievalDefaults(
+        s.options.kind, c.context, language.scaling(), language.rotary(), hfMaxLength(c),
+        s.generator->minimumLength(s.options.kind), [&c](int n) { return c.prefillFlops(n); }, kHfEvalFlopsPerSecond);
     s.options.lengths = args.integerList("lengths", defaults.lengths, 1, kMaxLength);
     s.options.depths = args.has("depths") ? depthsFromText(args.text("depths")) : defaults.depths;
     s.options.examples = static_cast<int>(args.integer("examples", defaults.examples, 1, 1000000));
     s.options.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
     s.options.scoring = retrievalScoringFromName(args.text("score", "exact"));
     s.options.methods = args.has("compare") ? parseMethodList(args.text("compare")) : defaults.methods;
+    if (args.has("scaling-layers"))
+        s.options.scalingLayers = hfScalingLayersByName(args.text("scaling-layers"));
     checkRetrievalOptions(s.options, c, *s.generator);
     s.methods = retrievalMethods(language, s.options); // every method checked before any work
-    s.seconds = retrievalSeconds([&c](int n) { return c.prefillFlops(n); }, s.options, s.methods.size(),
-                                 kHfEvalFlopsPerSecond);
+    s.seconds =
+        retrievalSeconds([&c](int n) { return c.prefillFlops(n); }, s.options, s.methods.size(), kHfEvalFlopsPerSecond);
     s.meta = {{"model", dir},
               {"model_type", c.modelType},
               {"context", c.context},
@@ -81,9 +83,8 @@ RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
               {"corpus", corpus.source},
               {"haystack_tokens", s.generator->haystackTokens()},
               {"lengths_in", "prompt tokens (special tokens included), exact"},
-              {"methods", methodsText(s.options.methods.empty()
-                                          ? std::vector<MethodChoice>{s.methods.front().choice}
-                                          : s.options.methods)}};
+              {"methods", methodsText(s.options.methods.empty() ? std::vector<MethodChoice>{s.methods.front().choice}
+                                                                : s.options.methods)}};
     return s;
 }
 
@@ -113,9 +114,11 @@ RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& s, std
             return;
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         char line[320];
-        std::snprintf(line, sizeof line, "[%zu/%zu] %s, length %d, depth %g: accuracy %.3f (%d of %d); elapsed %s, "
-                      "ETA %s", done, cells, s.methods[c.method].label.c_str(), c.length, c.depth, c.accuracy,
-                      c.correct, c.examples, clockText(elapsed).c_str(),
+        std::snprintf(line, sizeof line,
+                      "[%zu/%zu] %s, length %d, depth %g: accuracy %.3f (%d of %d); elapsed %s, "
+                      "ETA %s",
+                      done, cells, s.methods[c.method].label.c_str(), c.length, c.depth, c.accuracy, c.correct,
+                      c.examples, clockText(elapsed).c_str(),
                       clockText(elapsed / static_cast<double>(done) * static_cast<double>(cells - done)).c_str());
         err << line << std::endl;
     };
@@ -143,19 +146,17 @@ int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx)
         }
         RetrievalSetup setup = retrievalSetupFromArgs(args);
         std::string lines;
-        const RetrievalRun run =
-            runRetrievalFromArgs(args, setup, ctx.err, [&](const RetrievalRecord& r) {
-                if (args.has("examples-out"))
-                    lines += retrievalRecordJson(r).dump() + "\n";
-            });
+        const RetrievalRun run = runRetrievalFromArgs(args, setup, ctx.err, [&](const RetrievalRecord& r) {
+            if (args.has("examples-out"))
+                lines += retrievalRecordJson(r).dump() + "\n";
+        });
         if (args.has("examples-out"))
             writeFileAtomically(examplesOut, lines);
         nlohmann::json meta = setup.meta;
         meta["decoding"] = setup.options.scoring == RetrievalScoring::Exact
                                ? "greedy, exact match of the answer's tokens (one teacher-forced forward)"
                                : "the answer's log-likelihood rank among 10 candidates, correct at rank 1";
-        writeDataOutput(args, ctx, false,
-                        [&](std::ostream& o, DataFormat f) { writeRetrievalRun(o, f, run, meta); });
+        writeDataOutput(args, ctx, false, [&](std::ostream& o, DataFormat f) { writeRetrievalRun(o, f, run, meta); });
     } catch (const RunError&) {
         if (!interruptFlag())
             throw;

@@ -100,6 +100,10 @@ void checkExportableOptions(const ModelConfig& config, const SchemeSpec& spec)
         what = "yarn's attention factor " + std::to_string(yarnAttentionFactor(spec)) +
                " on a partial rotary (rotary-fraction < 1): the lab scales every dim of q and k by it, transformers "
                "only the rotated dims (attention-factor=1 exports)";
+    else if (!config.layerTypes.empty())
+        what = "layer types " + layerTypesText(config.layerTypes) +
+               " (gpt_neox and gpt2 give every layer the same full attention; a sliding or chunked layer, or a full "
+               "layer's own scheme, would need gemma2/3 or cohere2, whose blocks differ from the lab's)";
     else if (config.nopeEvery > 0)
         what = "nope-every = " + std::to_string(config.nopeEvery) + " (gpt_neox rotates every layer alike)";
     else if (config.logn)

@@ -472,7 +472,7 @@ HfMatrix HfModel::logits(const std::vector<int>& ids, const HfPositions& positio
     return out;
 }
 
-HfMatrix HfModel::tailLogits(const std::vector<int>& ids, const SchemeSpec& positions, int rows) const
+HfMatrix HfModel::tailLogits(const std::vector<int>& ids, const HfPositions& positions, int rows) const
 {
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Losses);

@@ -4,6 +4,7 @@
 #include "base/errors.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
+#include "hf/hf_scaling_layers.h"
 #include "model/model.h"
 #include "schemes/rotary_scaling.h"
 
@@ -54,8 +55,7 @@ double secondsSince(Clock::time_point start)
 // The loop both model kinds share: `first` gives the logits after the prompt (timed as the prefill), `next` the
 // logits after one more token; each chosen token goes to `onToken` (false cancels) and ends the loop on a stop id.
 template <typename First, typename Next>
-GenerateResult runLoop(const GenerateOptions& options, int vocab, const GeneratedToken& onToken, First first,
-                       Next next)
+GenerateResult runLoop(const GenerateOptions& options, int vocab, const GeneratedToken& onToken, First first, Next next)
 {
     GenerateResult result;
     uint64_t state = options.seed;
@@ -104,8 +104,8 @@ void checkTotalLength(int prompt, int maxNew, int maxLength, const std::string& 
                          std::to_string(maxLength) + " tokens");
     if (static_cast<long long>(prompt) + maxNew > maxLength)
         throw InputError("max-new = " + std::to_string(maxNew) + " after a prompt of " + std::to_string(prompt) +
-                         " tokens passes the " + std::to_string(maxLength) + " positions of " + table +
-                         "; allowed: max-new up to " + std::to_string(maxLength - prompt),
+                             " tokens passes the " + std::to_string(maxLength) + " positions of " + table +
+                             "; allowed: max-new up to " + std::to_string(maxLength - prompt),
                          "max-new");
 }
 
@@ -147,8 +147,11 @@ GenerateResult generate(const HfModel& model, const std::vector<int>& prompt, co
                      c.scheme == "learned" ? "the learned table of " + c.modelType + " (" + c.folder + ")"
                                            : "the lab's longest sequence");
     const SchemeSpec positions = hfPositionSpec(c, options.scaling, options.settings);
+    const HfScalingLayers layers = hfScalingLayersByName(options.scalingLayers);
+    if (!options.scaling.empty() && options.scaling != c.scaling)
+        checkHfScalingReach(c, layers);
     // The last new token is never fed back: the cache holds the prompt and maxNew - 1 new tokens.
-    HfKvCache cache(positions, P + options.maxNew - 1);
+    HfKvCache cache(HfPositions(positions, layers), P + options.maxNew - 1);
     GenerateResult result = runLoop(
         options, c.vocab, onToken, [&] { return model.prefill(cache, prompt); },
         [&](int id) { return model.decode(cache, id); });

@@ -25,6 +25,9 @@ struct GenerateOptions {
     uint64_t seed = 0;       // the sampler's seed: the same seed, prompt and options give the same tokens
     std::string scaling;     // "" (the model's own), "none", or a method (hfPositionSpec / Model::setScaling)
     std::vector<std::string> settings; // NAME=VALUE of the method's parameters
+    // A folder's layer types the method reaches (hfScalingLayersByName: full, sliding or all; --scaling-layers). A
+    // method that would reach no rotary layer is refused (checkHfScalingReach). Lab models have one layer type.
+    std::string scalingLayers = "full";
     std::vector<int> stopIds;          // generation ends after emitting one of these (e.g. an end-of-text id)
 };
 

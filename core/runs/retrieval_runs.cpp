@@ -9,8 +9,6 @@
 #include "runs/language_model.h"
 #include "schemes/rotary_scaling.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,9 +30,10 @@ RetrievalScoring retrievalScoringFromName(std::string_view name)
         return RetrievalScoring::Exact;
     if (name == "loglik")
         return RetrievalScoring::Loglik;
-    throw InputError("--score " + std::string(name) + " is not allowed; allowed: exact (the greedy answer), loglik "
-                     "(the answer's log-likelihood rank among " + std::to_string(kRetrievalCandidates) +
-                     " candidates)");
+    throw InputError("--score " + std::string(name) +
+                     " is not allowed; allowed: exact (the greedy answer), loglik "
+                     "(the answer's log-likelihood rank among " +
+                     std::to_string(kRetrievalCandidates) + " candidates)");
 }
 
 const char* retrievalScoringName(RetrievalScoring scoring)
@@ -42,8 +41,7 @@ const char* retrievalScoringName(RetrievalScoring scoring)
     return scoring == RetrievalScoring::Exact ? "exact" : "loglik";
 }
 
-void checkRetrievalOptions(const RetrievalOptions& options, const HfConfig& config,
-                           const RetrievalGenerator& generator)
+void checkRetrievalOptions(const RetrievalOptions& options, const HfConfig& config, const RetrievalGenerator& generator)
 {
     if (options.lengths.empty())
         throw InputError("--lengths: no lengths given; allowed: one or more prompt lengths in tokens");
@@ -58,6 +56,11 @@ void checkRetrievalOptions(const RetrievalOptions& options, const HfConfig& conf
             throw InputError("--lengths: " + std::string(e.what()));
         }
     generator.check(options.kind, options.lengths, options.depths);
+    for (const MethodChoice& choice : options.methods)
+        if (!choice.method.empty() && choice.method != config.scaling) {
+            checkHfScalingReach(config, options.scalingLayers);
+            break;
+        }
 }
 
 std::vector<RetrievalMethod> retrievalMethods(const HfLanguageModel& model, const RetrievalOptions& options)
@@ -108,7 +111,8 @@ RetrievalRun runRetrieval(const HfModel& model, const RetrievalGenerator& genera
                           const RetrievalHooks& hooks)
 {
     checkRetrievalOptions(options, model.config(), generator);
-    const HfLanguageModel language(model);
+    HfLanguageModel language(model);
+    language.setScalingLayers(options.scalingLayers);
     RetrievalRun run;
     run.methods = retrievalMethods(language, options);
     double total = 0, done = 0; // progress in units of the cost of the forwards (length^1, a fair proxy)
@@ -118,7 +122,7 @@ RetrievalRun runRetrieval(const HfModel& model, const RetrievalGenerator& genera
     for (size_t m = 0; m < run.methods.size(); ++m) {
         const SchemeSpec& positions = run.methods[m].positions;
         const TailLogits logits = [&](const std::vector<int>& ids, int rows) {
-            return model.tailLogits(ids, positions, rows);
+            return model.tailLogits(ids, HfPositions(positions, options.scalingLayers), rows);
         };
         for (int length : options.lengths)
             for (double depth : options.depths) {
@@ -159,7 +163,8 @@ double retrievalSeconds(const std::function<double(int length)>& windowFlops, co
                             static_cast<size_t>(retrievalForwardsPerExample(options.scoring));
     double seconds = 0;
     for (int length : options.lengths) // one window of the length per forward
-        seconds += methodComparisonSeconds(windowFlops, forwards, {length}, static_cast<size_t>(length), flopsPerSecond);
+        seconds +=
+            methodComparisonSeconds(windowFlops, forwards, {length}, static_cast<size_t>(length), flopsPerSecond);
     return seconds;
 }
 
@@ -173,7 +178,8 @@ RetrievalOptions retrievalDefaults(RetrievalKind kind, int context, const std::s
     o.examples = 1;
     if (rotary)
         for (const char* name : {ownScaling.c_str(), "none", "yarn"})
-            if (std::none_of(o.methods.begin(), o.methods.end(), [&](const MethodChoice& c) { return c.method == name; }))
+            if (std::none_of(o.methods.begin(), o.methods.end(),
+                             [&](const MethodChoice& c) { return c.method == name; }))
                 o.methods.push_back({name, {}});
     // Leaner and leaner until the estimate fits: the lengths in eighths of the context, always one past it (the
     // question a method answers), the middle ones dropped first, then the longest brought in to 9/8.
@@ -186,8 +192,8 @@ RetrievalOptions retrievalDefaults(RetrievalKind kind, int context, const std::s
     for (const std::vector<int>& eighths : ladder) {
         o.lengths.clear();
         for (const int e : eighths) {
-            const int length = std::clamp(static_cast<int>(static_cast<long long>(context) * e / 8),
-                                          minimumLength + 1, std::max(minimumLength + 1, maxLength));
+            const int length = std::clamp(static_cast<int>(static_cast<long long>(context) * e / 8), minimumLength + 1,
+                                          std::max(minimumLength + 1, maxLength));
             if (o.lengths.empty() || length > o.lengths.back())
                 o.lengths.push_back(length);
         }
@@ -220,8 +226,11 @@ void writeRetrievalRun(std::ostream& out, DataFormat format, const RetrievalRun&
         nlohmann::json cells = nlohmann::json::array();
         for (const RetrievalCell& c : run.cells)
             if (c.method == m) {
-                nlohmann::json cell = {{"length", c.length},     {"depth", c.depth},        {"examples", c.examples},
-                                       {"correct", c.correct},   {"accuracy", c.accuracy}};
+                nlohmann::json cell = {{"length", c.length},
+                                       {"depth", c.depth},
+                                       {"examples", c.examples},
+                                       {"correct", c.correct},
+                                       {"accuracy", c.accuracy}};
                 if (c.meanRank > 0)
                     cell["mean_rank"] = c.meanRank;
                 cells.push_back(std::move(cell));
@@ -252,7 +261,8 @@ void checkSweepRetrieval(const SweepRetrieval& r)
         throw InputError("--depths: no depths given; allowed: one or more depths in [0, 1]");
     for (double d : r.depths)
         if (!(d >= 0 && d <= 1))
-            throw InputError("--depths: " + std::to_string(d) + " is outside [0, 1]; allowed: depths from 0 (the "
+            throw InputError("--depths: " + std::to_string(d) +
+                             " is outside [0, 1]; allowed: depths from 0 (the "
                              "haystack's start) to 1 (its end)");
     if (r.examples < 1)
         throw InputError("--examples " + std::to_string(r.examples) + " is not allowed; allowed: at least 1");
@@ -269,8 +279,10 @@ SweepRetrieval sweepRetrievalFromJson(const nlohmann::json& j, const std::string
         r.seed = j.at("seed").get<uint64_t>();
         r.score = j.at("score").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(source + " is not a retrieval task ({\"task\", \"depths\", \"examples\", \"seed\", "
-                         "\"score\"}): " + e.what());
+        throw InputError(source +
+                         " is not a retrieval task ({\"task\", \"depths\", \"examples\", \"seed\", "
+                         "\"score\"}): " +
+                         e.what());
     }
     checkSweepRetrieval(r);
     return r;
@@ -328,11 +340,7 @@ std::optional<SweepResult> evaluateRetrievalSweepCell(const SweepGrid& grid, siz
         r.tokens.push_back(static_cast<double>(length) * static_cast<double>(options.depths.size() * options.examples));
     }
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    r.cell = cell.index;
-    r.key = cell.key();
-    r.threads = omp_get_max_threads();
-    r.gridHash = grid.hash();
-    r.version = positionLabVersion();
+    stampSweepCellIdentity(r, grid, cell);
     return r;
 }
 

@@ -3,6 +3,7 @@
 // Retrieval page of the Your model tab).
 #pragma once
 
+#include "hf/hf_scaling_layers.h"
 #include "runs/method_comparison.h"
 #include "runs/sweep.h"
 #include "schemes/schemes.h"
@@ -35,12 +36,15 @@ const char* retrievalScoringName(RetrievalScoring scoring);
 
 struct RetrievalOptions {
     RetrievalKind kind = RetrievalKind::Passkey;
-    std::vector<int> lengths;  // prompt tokens, each exact
+    std::vector<int> lengths;   // prompt tokens, each exact
     std::vector<double> depths; // each in [0, 1]
     int examples = 1;           // per (method, length, depth) cell
     uint64_t seed = 1;          // of the prompts: every method reads the same ones
     RetrievalScoring scoring = RetrievalScoring::Exact;
     std::vector<MethodChoice> methods; // empty: the folder's own positions alone
+    // The layer types a method other than the config's own reaches (--scaling-layers; checkHfScalingReach refuses a
+    // choice that reaches no rotary layer when such a method is listed).
+    HfScalingLayers scalingLayers = HfScalingLayers::Full;
 };
 // InputError naming the option: no lengths or depths, examples < 1, a length past the model's positions
 // (checkHfLength), and the generator's checks (too short, corpus too short, depth outside [0, 1]).
@@ -103,8 +107,8 @@ double retrievalSeconds(const std::function<double(int length)>& windowFlops, co
 // The one home of the defaults (eval DIR --task, the Retrieval page): depths 0, 0.5, 1; one example per cell; the
 // methods the folder's own scaling, none and yarn (each once; a model that is not rotary: its own positions alone);
 // lengths in eighths of the context L (at most `maxLength`, above `minimumLength`), the first set whose estimate fits
-// kMethodComparisonBudgetSeconds of {L/4, L/2, L, 5L/4}, {L/4, L, 5L/4}, {L/4, 5L/4}, {L/4, 9L/8}, {L/8, 9L/8} (the last
-// when none fits; without a cost model the first).
+// kMethodComparisonBudgetSeconds of {L/4, L/2, L, 5L/4}, {L/4, L, 5L/4}, {L/4, 5L/4}, {L/4, 9L/8}, {L/8, 9L/8} (the
+// last when none fits; without a cost model the first).
 RetrievalOptions retrievalDefaults(RetrievalKind kind, int context, const std::string& ownScaling, bool rotary,
                                    int maxLength, int minimumLength,
                                    const std::function<double(int length)>& windowFlops = {},

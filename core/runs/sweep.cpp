@@ -305,7 +305,7 @@ std::vector<MethodChoice> sweepModelChoices(const SweepGrid& grid)
                 const std::string name = setting.substr(0, setting.find('='));
                 const bool taken =
                     isMethodModifierSetting(setting) || std::any_of(info.params.begin(), info.params.end(),
-                                                              [&](const ParamInfo& p) { return p.name == name; });
+                                                                    [&](const ParamInfo& p) { return p.name == name; });
                 if (taken)
                     c.settings.push_back(setting);
             }
@@ -801,6 +801,15 @@ Corpus loadSweepCorpus(const SweepGrid& grid)
     return grid.corpus.empty() ? loadDefaultCorpus() : loadCorpusFile(grid.corpus);
 }
 
+void stampSweepCellIdentity(SweepResult& r, const SweepGrid& grid, const SweepCell& cell)
+{
+    r.cell = cell.index;
+    r.key = cell.key();
+    r.threads = omp_get_max_threads();
+    r.gridHash = grid.hash();
+    r.version = positionLabVersion();
+}
+
 namespace {
 
 // The fields every result line of a cell carries, after its evaluation.
@@ -808,16 +817,12 @@ void finishResult(SweepResult& r, const SweepGrid& grid, const SweepCell& cell, 
 {
     r.scaling = grid.model.scaling == "none" ? std::string() : grid.model.scaling;
     r.settings = joined(grid.model.schemeSettings, " ");
-    r.cell = cell.index;
-    r.key = cell.key();
+    stampSweepCellIdentity(r, grid, cell);
     r.layers = cell.model.layers;
     r.modelOptions = modelOptionsLabel(cell.model);
     r.steps = trained.info.step;
     r.trainLoss = trained.info.trainLoss;
     r.trainSeconds = trained.elapsedSeconds;
-    r.threads = omp_get_max_threads();
-    r.gridHash = grid.hash();
-    r.version = positionLabVersion();
 }
 
 // A task grid's batches: the task's examples drawn with the cell's data seed (as train --task).
@@ -1027,11 +1032,7 @@ std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t 
     for (const EvalPoint& p : points)
         r.tokens.push_back(static_cast<double>(p.tokens));
     r.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    r.cell = cell.index;
-    r.key = cell.key();
-    r.threads = omp_get_max_threads();
-    r.gridHash = grid.hash();
-    r.version = positionLabVersion();
+    stampSweepCellIdentity(r, grid, cell);
     return r;
 }
 

@@ -189,6 +189,10 @@ void poolTaskPoints(const std::vector<TaskAccuracyPoint>& points, const std::vec
 // The version written into every result line.
 const char* positionLabVersion();
 
+// What every cell's result records of where it came from: its index and key, the threads, the grid's hash and
+// PositionLab's version (the one place a runner stamps them).
+void stampSweepCellIdentity(SweepResult& result, const SweepGrid& grid, const SweepCell& cell);
+
 // One (scheme, seed) trained and evaluated: what every entry point that trains and evaluates runs (sweep cells, the
 // GUI's Train tab). The seed rule is the cell's (sweepCell): seed s initialises the model and draws the training
 // windows. Besides the result line it keeps the trained model, its checkpoint info and the evaluated points.
