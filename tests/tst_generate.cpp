@@ -103,9 +103,12 @@ void TestGenerate::greedyMatchesGrowingPrefix()
     GenerateOptions options;
     options.maxNew = 14;
     options.scaling = scaling.toStdString();
+    // Every rotary layer under the method, sliding ones too: under the default (full) a folder whose full layers have
+    // no rope (cohere2) or that has only sliding ones (mistral_window) is refused, as the CLI refuses it.
+    options.scalingLayers = "all";
     const GenerateResult result = generate(model, prompt, options);
     QCOMPARE(static_cast<int>(result.ids.size()), options.maxNew);
-    const SchemeSpec positions = hfPositionSpec(model.config(), options.scaling);
+    const HfPositions positions(hfPositionSpec(model.config(), options.scaling), HfScalingLayers::All);
     std::vector<int> text = prompt;
     for (size_t i = 0; i < result.ids.size(); ++i) {
         const HfMatrix logits = model.logits(text, positions);

@@ -396,7 +396,9 @@ void TestHf::cliBadInputExitsTwo_data()
     QTest::addRow("eval length past the text")
         << QStringList{"eval", qwen2, "--corpus", corpus, "--max-bytes", "40", "--lengths", "64"} // > 1 token a byte
         << "exceed the text scored";
-    QTest::addRow("eval --task on a folder") << QStringList{"eval", qwen2, "--task", "copy"} << "is a model folder";
+    QTest::addRow("eval --task a lab task on a folder")
+        << QStringList{"eval", qwen2, "--task", "copy"}
+        << "--task: task 'copy' is unknown; allowed: passkey, niah-single, niah-multikey, niah-multivalue";
     QTest::addRow("eval --set the method lacks")
         << QStringList{"eval", longrope, "--corpus", corpus, "--set", "beta-fast=2"} << "--set beta-fast=2";
     QTest::addRow("attention --checkpoint folder of another scheme")

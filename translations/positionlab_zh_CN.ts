@@ -2056,6 +2056,18 @@
         <source>Continue the text</source>
         <translation>续写文本</translation>
     </message>
+    <message>
+        <source>Retrieval</source>
+        <translation>检索</translation>
+    </message>
+    <message>
+        <source>Methods reach:</source>
+        <translation>方法作用于：</translation>
+    </message>
+    <message>
+        <source>Reaches:</source>
+        <translation>作用于：</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::LayerTypeFields</name>
@@ -2114,18 +2126,6 @@
     <message>
         <source>Full layers&apos; settings</source>
         <translation>全局层的参数</translation>
-    </message>
-    <message>
-        <source>Retrieval</source>
-        <translation>检索</translation>
-    </message>
-    <message>
-        <source>Methods reach:</source>
-        <translation>方法作用于：</translation>
-    </message>
-    <message>
-        <source>Reaches:</source>
-        <translation>作用于：</translation>
     </message>
 </context>
 <context>

@@ -477,9 +477,8 @@ HfMatrix HfModel::tailLogits(const std::vector<int>& ids, const HfPositions& pos
     HfMatrix hidden, out;
     forward(ids, positions, nullptr, &hidden, HfForwardOutput::Losses);
     const long n = std::clamp<long>(rows, 0, hidden.rows());
-    const HfMatrix tail = hidden.bottomRows(n);
-    hfLinear(tail, head(), Vector(), out);
-    finishLogits(out);
+    HfMatrix tail = hidden.bottomRows(n);
+    headLogits(tail, out); // the final norm is per row: the tail's alone equals the whole's tail
     return out;
 }
 

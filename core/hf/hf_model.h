@@ -126,8 +126,8 @@ private:
     explicit HfModel(HfConfig config); // unloaded, for unreadTensors
     // Every tensor the family's forward reads, taken from `weights` into the layers: the one rule of what is read.
     void load(const HfWeights& weights);
-    // The layers and the final norm into *hidden (T, hidden); null stops after the layers (observers). `output` is
-    // what the caller will keep of the logits, for the memory check.
+    // The layers into *hidden (T, hidden), before the final norm (headLogits applies it); null stops after the layers
+    // (observers). `output` is what the caller will keep of the logits, for the memory check.
     bool forward(const std::vector<int>& ids, const HfPositions& positions, const HfAttentionObserver* observer,
                  HfMatrix* hidden, HfForwardOutput output, HfKvCache::Data* cache = nullptr) const;
     // What every forward's state starts from: the positions of each layer kind, the kernel's dims for `rows` tokens,
