@@ -62,11 +62,9 @@ def torch_decode(folder, W, context, new, threads, dtype):
     values = [torch.randn(K, T, D, generator=g).to(dtype) for _ in range(L)]
 
     def rms(x, w):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        return hf_prefill.rms_norm(x, w, eps)
 
-    def rot(x, cos, sin):
-        x1, x2 = x[..., : D // 2], x[..., D // 2:]
-        return x * cos + torch.cat((-x2, x1), -1) * sin
+    rot = hf_prefill.rotate_half
 
     @torch.inference_mode()
     def step(token, pos):

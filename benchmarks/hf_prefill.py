@@ -165,6 +165,20 @@ def layer_type_rounds(a):
                  q["peak_rss_bytes"] / 2 ** 20, m["weights"], os.getloadavg()[0]), flush=True)
 
 
+def rms_norm(x, w, eps):
+    """Llama's RMSNorm of the last dimension, as the PyTorch sides of the benchmarks write it."""
+    import torch
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def rotate_half(x, cos, sin):
+    """Rotary embedding in transformers' rotate_half pairing (dims i and i + D/2) over the last dimension."""
+    import torch
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return x * cos + torch.cat((-x2, x1), -1) * sin
+
+
 def load_torch_weights(folder, dtype=None):
     """The BF16 tensors of FOLDER/model.safetensors as torch tensors (float32, or `dtype`), read without safetensors."""
     import torch
@@ -195,11 +209,9 @@ def torch_prefill(folder, length, threads, rounds):
     ids = torch.tensor([(1000003 * i + 7) % cfg["vocab_size"] for i in range(length)])
 
     def rms(x, w):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        return rms_norm(x, w, eps)
 
-    def rot(x, cos, sin):
-        x1, x2 = x[..., : D // 2], x[..., D // 2:]
-        return x * cos + torch.cat((-x2, x1), -1) * sin
+    rot = rotate_half
 
     @torch.inference_mode()
     def forward():
