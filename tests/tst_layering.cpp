@@ -1,5 +1,6 @@
 // The layering the build relies on, read from the sources: core/ includes no Qt, ui/ includes nothing from app/, and
 // within core/ and ui/ each part (folder) includes only itself and the parts below it.
+#include "source_files.h"
 #include "test_main.h"
 
 #include <QDir>
@@ -9,6 +10,8 @@
 #include <QSet>
 
 namespace {
+
+using plab::test::sourcesBelow;
 
 // The include lines of a source file, as written between the quotes or angle brackets.
 QStringList includesOf(const QString& path)
@@ -38,19 +41,6 @@ QStringList quotedIncludesOf(const QString& path)
     return names;
 }
 
-// Every C++ source below `folder` of the project, relative to the project root.
-QStringList sourcesBelow(const QString& folder)
-{
-    QStringList files;
-    const QDir root(QStringLiteral(POSITIONLAB_SOURCE_DIR));
-    QDirIterator it(root.filePath(folder), {QStringLiteral("*.h"), QStringLiteral("*.cpp")}, QDir::Files,
-                    QDirIterator::Subdirectories);
-    while (it.hasNext())
-        files << root.relativeFilePath(it.next());
-    files.sort();
-    return files;
-}
-
 // File names of the headers below `folder` (what a quoted include of that folder would name).
 QSet<QString> headerNames(const QString& folder)
 {
@@ -62,7 +52,8 @@ QSet<QString> headerNames(const QString& folder)
 }
 
 // The parts of each library, lowest first: a part may include itself and the parts before it, never one after it.
-// docs/architecture.md's file map lists them in this order. A new part (a new folder) must be placed here, or its files fail.
+// docs/architecture.md's file map lists them in this order. A new part (a new folder) must be placed here, or its files
+// fail.
 const QStringList& partsInOrder(const QString& library)
 {
     static const QStringList core = {QStringLiteral("base"),  QStringLiteral("schemes"), QStringLiteral("attention"),
