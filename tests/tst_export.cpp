@@ -110,6 +110,8 @@ private slots:
     void labPasskeyThroughFolder();
     void folderPasskeyThroughLab_data();
     void folderPasskeyThroughLab();
+    void labExamplesThroughFolder_data();
+    void labExamplesThroughFolder();
 };
 
 void TestExport::roundTrip_data()
@@ -538,12 +540,85 @@ void TestExport::folderPasskeyThroughLab()
             output.push_back(static_cast<int>(std::max_element(row, row + 256) - row));
             correct = output.back() == answer[i];
         }
+        // Past the first wrong byte, --examples-out shows what greedy decoding goes on to write.
+        while (output.size() < answer.size()) {
+            std::vector<int> text = prompt;
+            text.insert(text.end(), output.begin(), output.end());
+            const std::vector<float> more = labLogits(*loaded.model, text);
+            const float* row = more.data() + (text.size() - 1) * 256;
+            output.push_back(static_cast<int>(std::max_element(row, row + 256) - row));
+        }
         QCOMPARE(e["output_ids"].get<std::vector<int>>(), output);
         QCOMPARE(e["correct"].get<bool>(), correct);
         rightCount += correct;
     }
     QCOMPARE(count, 2 * 3 * 3); // lengths x depths x examples
     qInfo("%d examples, %d correct through both", count, rightCount);
+}
+
+void TestExport::labExamplesThroughFolder_data()
+{
+    QTest::addColumn<QStringList>("labScaling");
+    QTest::addColumn<QString>("method");
+    QTest::newRow("none") << QStringList{} << "none";
+    QTest::newRow("pi factor 2") << QStringList{"--scaling", "pi", "--set", "factor=2"} << "pi:factor=2";
+    QTest::newRow("yarn factor 2") << QStringList{"--scaling", "yarn", "--set", "factor=2"} << "yarn:factor=2";
+    QTest::newRow("self-extend") << QStringList{"--scaling", "self-extend", "--set", "group=2", "--set", "window=8"}
+                                 << "self-extend:group=2:window=8";
+}
+
+// The lab's own passkey prompts (eval CHECKPOINT --task passkey --examples-out) scored through the exported folder
+// (eval DIR --examples-in --compare M): example by example the same output (completed past a wrong byte by greedy
+// decoding: the folder's cache, the lab's recomputation) and correctness, and the same accuracy per cell, as the lab
+// model under the same method (issue 30 s.4's path: a lab passkey model's heatmaps through the folder under methods).
+void TestExport::labExamplesThroughFolder()
+{
+    QFETCH(QStringList, labScaling);
+    QFETCH(QString, method);
+    const QString checkpoint = POSITIONLAB_TEST_DATA "/export/passkey.safetensors";
+    const QString folder = m_dir.path() + "/passkey_prompts";
+    if (!QFileInfo::exists(folder))
+        QCOMPARE(test::runCli({"export", checkpoint, "-o", folder}).exitCode, 0);
+    const QString tag = QString::number(QTest::currentDataTag() ? qHash(QString(QTest::currentDataTag())) : 0);
+    const QString labLines = m_dir.path() + "/lab_" + tag + ".jsonl", folderLines = m_dir.path() + "/f_" + tag + ".jsonl";
+    const test::CliResult lab =
+        test::runCli(QStringList{"eval", checkpoint, "--task", "passkey", "--lengths", "8,24", "--depths", "0,1",
+                                 "--examples", "6", "--quiet", "--json", "--examples-out", labLines} +
+                     labScaling);
+    QVERIFY2(lab.exitCode == 0, lab.err.constData());
+    const test::CliResult viaFolder =
+        test::runCli({"eval", folder, "--examples-in", labLines, "--compare", method, "--quiet", "--json",
+                      "--examples-out", folderLines});
+    QVERIFY2(viaFolder.exitCode == 0, viaFolder.err.constData());
+
+    std::ifstream a(labLines.toStdString()), b(folderLines.toStdString());
+    int count = 0, wrong = 0;
+    for (std::string la, lb; std::getline(a, la);) {
+        QVERIFY(std::getline(b, lb));
+        const nlohmann::json x = nlohmann::json::parse(la), y = nlohmann::json::parse(lb);
+        for (const char* key : {"length", "depth", "prompt_ids", "needle_span", "answer_ids", "output_ids", "correct"})
+            QVERIFY2(x[key] == y[key], (std::string(key) + ": lab " + x[key].dump() + ", folder " + y[key].dump() +
+                                        " on line " + std::to_string(count + 1))
+                                           .c_str());
+        QCOMPARE(y["output_ids"].size(), y["answer_ids"].size());
+        wrong += !x["correct"].get<bool>();
+        ++count;
+    }
+    QCOMPARE(count, 2 * 2 * 6);
+    // The cells: the lab's table (length, examples, correct, depth, accuracy) against the folder's run.
+    const nlohmann::json labTable = nlohmann::json::parse(lab.out), folderRun = nlohmann::json::parse(viaFolder.out);
+    const nlohmann::json& cells = folderRun["methods"][0]["cells"];
+    QCOMPARE(cells.size(), size_t(4));
+    for (const nlohmann::json& cell : cells) {
+        bool found = false;
+        for (const nlohmann::json& row : labTable["rows"])
+            if (row["length"] == cell["length"] && row["depth"] == cell["depth"]) {
+                QCOMPARE(row["correct"].get<int>(), cell["correct"].get<int>());
+                found = true;
+            }
+        QVERIFY2(found, cell.dump().c_str());
+    }
+    qInfo("%d examples, %d wrong, the same through both", count, wrong);
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestExport)

@@ -9,6 +9,7 @@
 #include "cli_runner.h"
 #include "test_main.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -89,6 +90,8 @@ private Q_SLOTS:
     void greedyMatchesStepByStep();
     void badInput_data();
     void badInput();
+    void outputCompletedPastFirstWrong_data();
+    void outputCompletedPastFirstWrong();
     void endToEnd();
     void sweepResumes();
 };
@@ -297,6 +300,52 @@ void TestRetrieval::greedyMatchesStepByStep()
     QCOMPARE(checked, 6);
 }
 
+void TestRetrieval::outputCompletedPastFirstWrong_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::newRow("none (cache)") << "none";
+    QTest::newRow("yarn (cache)") << "yarn";
+    QTest::newRow("self-extend (one forward per token)") << "self-extend";
+}
+
+// With examples written, a wrong answer's output goes on past its first wrong token as greedy decoding would: the
+// step-by-step greedy tokens under the method's positions, as many as the answer has.
+void TestRetrieval::outputCompletedPastFirstWrong()
+{
+    QFETCH(QString, method);
+    const std::string dir = str(dataPath("hf/qwen2_text"));
+    const hf::Tokenizer tok = hf::Tokenizer::fromFolder(dir);
+    const HfModel model(dir);
+    const RetrievalGenerator gen(tok, haystack(20000), "test haystack");
+    RetrievalOptions options;
+    options.kind = RetrievalKind::NiahMultivalue; // a long answer: room past the first wrong token
+    options.lengths = {gen.minimumLength(options.kind) + 30};
+    options.depths = {0.5};
+    options.examples = 2;
+    options.methods = {{str(method), {}}};
+    RetrievalHooks hooks;
+    int checked = 0, wrong = 0;
+    hooks.exampleDone = [&](const RetrievalRecord& r) {
+        std::vector<int> ids = r.example.promptIds, greedy;
+        for (size_t i = 0; i < r.example.answerIds.size(); ++i) {
+            const HfMatrix logits = model.logits(ids, r.method.positions);
+            const auto row = logits.row(logits.rows() - 1);
+            int best = 0;
+            for (int v = 1; v < row.size(); ++v)
+                if (row(v) > row(best))
+                    best = v;
+            greedy.push_back(best);
+            ids.push_back(best);
+        }
+        QVERIFY(r.score.outputIds == greedy);
+        wrong += !r.score.correct;
+        ++checked;
+    };
+    runRetrieval(model, gen, options, hooks);
+    QCOMPARE(checked, 2);
+    QVERIFY(wrong > 0); // random weights: the completion was exercised
+}
+
 void TestRetrieval::badInput_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -322,6 +371,58 @@ void TestRetrieval::badInput_data()
     QTest::newRow("scaling with a folder task") << (base + QStringList{"--task", "passkey", "--scaling", "yarn"})
                                                 << "--scaling is not read here";
     QTest::newRow("score without task") << (QStringList{"eval", dir, "--score", "loglik"}) << "--score";
+    // --examples-in: the options that generate prompts, a checkpoint, loglik, and hostile files.
+    const QString tmp = QDir::tempPath() + "/plab_tst_retrieval_prompts";
+    QDir().mkpath(tmp);
+    auto file = [&](const char* name, const std::string& text) {
+        const QString path = tmp + "/" + name;
+        std::ofstream(str(path)) << text;
+        return path;
+    };
+    const std::string good = R"({"prompt_ids":[1,2,3],"answer_ids":[4],"length":3,"depth":0.5})";
+    const QString ok = file("ok.jsonl", good + "\n");
+    QTest::newRow("examples-in with task") << (QStringList{"eval", dir, "--examples-in", ok, "--task", "passkey"})
+                                           << "--examples-in is not used by";
+    QTest::newRow("examples-in with lengths") << (QStringList{"eval", dir, "--examples-in", ok, "--lengths", "200"})
+                                              << "--lengths is not used by `positionlab-cli eval DIR --examples-in FILE.jsonl`";
+    QTest::newRow("examples-in on a checkpoint")
+        << (QStringList{"eval", dataPath("export/passkey.safetensors"), "--examples-in", ok})
+        << "is a lab checkpoint; --examples-in scores a prompts file through a model folder";
+    QTest::newRow("examples-in with loglik") << (QStringList{"eval", dir, "--examples-in", ok, "--score", "loglik"})
+                                             << "--score loglik cannot be used with --examples-in";
+    QTest::newRow("examples-in missing file")
+        << (QStringList{"eval", dir, "--examples-in", tmp + "/none.jsonl"}) << "--examples-in: cannot read";
+    QTest::newRow("examples-in empty") << (QStringList{"eval", dir, "--examples-in", file("empty.jsonl", "\n\n")})
+                                       << "holds no example";
+    QTest::newRow("examples-in not JSON")
+        << (QStringList{"eval", dir, "--examples-in", file("broken.jsonl", good + "\n{\"prompt_ids\": [1,\n")})
+        << "line 2 is not valid JSON";
+    QTest::newRow("examples-in nested") << (QStringList{"eval", dir, "--examples-in",
+                                                        file("deep.jsonl", std::string(100, '[') + "\n")})
+                                        << "nested deeper than 64 levels";
+    QTest::newRow("examples-in id past vocab")
+        << (QStringList{"eval", dir, "--examples-in",
+                        file("vocab.jsonl", R"({"prompt_ids":[1,2,99999999],"answer_ids":[4],"length":3,"depth":0})")})
+        << "\"prompt_ids\" holds 99999999; allowed: token ids in [0, ";
+    QTest::newRow("examples-in no answer")
+        << (QStringList{"eval", dir, "--examples-in",
+                        file("answer.jsonl", R"({"prompt_ids":[1,2,3],"length":3,"depth":0})")})
+        << "\"answer_ids\" is missing";
+    QTest::newRow("examples-in depth 2")
+        << (QStringList{"eval", dir, "--examples-in",
+                        file("depth.jsonl", R"({"prompt_ids":[1,2,3],"answer_ids":[4],"length":3,"depth":2})")})
+        << "\"depth\" must be a number in [0, 1]";
+    QTest::newRow("examples-in span past prompt")
+        << (QStringList{"eval", dir, "--examples-in",
+                        file("span.jsonl",
+                             R"({"prompt_ids":[1,2,3],"answer_ids":[4],"length":3,"depth":0,"needle_span":[1,9]})")})
+        << "\"needle_span\" must be [start, end] with 0 <= start <= end <= 3";
+    QTest::newRow("examples-in length 0")
+        << (QStringList{"eval", dir, "--examples-in",
+                        file("length.jsonl", R"({"prompt_ids":[1,2,3],"answer_ids":[4],"length":0,"depth":0})")})
+        << "\"length\" must be an integer of at least 1";
+    QTest::newRow("examples-in not an object")
+        << (QStringList{"eval", dir, "--examples-in", file("array.jsonl", "[1, 2]\n")}) << "must be a JSON object";
 }
 
 void TestRetrieval::badInput()
@@ -376,8 +477,23 @@ void TestRetrieval::endToEnd()
         const auto span = e["needle_span"].get<std::vector<int>>();
         QVERIFY(span.size() == 2 && span[0] < span[1] && span[1] <= e["length"].get<int>());
         QCOMPARE(e["correct"].get<bool>(), e["output_ids"] == e["answer_ids"]);
+        QCOMPARE(e["output_ids"].size(), e["answer_ids"].size()); // a wrong answer completed past its first wrong token
         for (const char* key : {"method", "depth", "answer_ids", "output_ids"})
             QVERIFY2(e.contains(key), key);
+    }
+
+    // The same prompts read back (--examples-in) under the same methods: the same examples, line for line, and the
+    // same cells; a prompt written under both methods is scored once per method, not twice.
+    const test::CliResult c = test::runCli({"eval", dir, "--examples-in", tmp.filePath("a.jsonl"), "--compare",
+                                            "none,yarn", "--quiet", "-o", tmp.filePath("c.json"), "--examples-out",
+                                            tmp.filePath("c.jsonl")});
+    QVERIFY2(c.exitCode == 0, c.err.constData());
+    QVERIFY(readLines(tmp.filePath("c.jsonl")) == lines);
+    std::ifstream inC(str(tmp.filePath("c.json")));
+    const nlohmann::json again = nlohmann::json::parse(inC);
+    for (size_t m = 0; m < 2; ++m) {
+        QCOMPARE(again["methods"][m]["cells"], doc["methods"][m]["cells"]);
+        QCOMPARE(again["methods"][m]["params"], doc["methods"][m]["params"]); // yarn's factor resolved alike
     }
 }
 

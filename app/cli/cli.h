@@ -304,7 +304,8 @@ int runFolderEntropy(const ParsedArgs& args, VerbContext& ctx);
 // --score, --compare; core's retrievalDefaults for those not given), checked, with the estimate in seconds.
 struct RetrievalSetup {
     std::unique_ptr<hf::Tokenizer> tokenizer;
-    std::unique_ptr<RetrievalGenerator> generator; // reads *tokenizer
+    std::unique_ptr<RetrievalGenerator> generator; // reads *tokenizer; null with --examples-in
+    std::vector<RetrievalPromptCell> prompts;       // --examples-in's
     std::unique_ptr<HfModel> model;
     RetrievalOptions options;
     std::vector<RetrievalMethod> methods;
@@ -317,6 +318,10 @@ RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args);
 RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& setup, std::ostream& err,
                                   const std::function<void(const RetrievalRecord&)>& exampleDone = {});
 int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx);
+// eval CHECKPOINT --task --examples-out: appends each scored example to `lines` as taskExampleRecordJson writes it,
+// a wrong answer completed past its first wrong byte by greedy generation. The path is checked here, before any work.
+std::function<void(const TaskExample&, const uint8_t*)> taskExampleWriter(const ParsedArgs& args, Model& model,
+                                                                           std::string& lines);
 // --score and --examples-out.
 std::vector<OptionDef> retrievalOptions();
 

@@ -598,7 +598,7 @@ void exportFromVerb(const std::string& verb, const ParsedArgs& args, const std::
         renderEntropy({schemeFromArgs(args, 0, "entropy")}, args, path);
     else if (verb == "frequencies")
         renderFrequencies(args, path);
-    else if (verb == "eval" && args.has("task")) { // a model folder's retrieval heatmaps, one per method
+    else if (verb == "eval" && (args.has("task") || args.has("examples-in"))) { // a model folder's retrieval heatmaps, one per method
         ui::imageFormatForPath(qPath(path));
         RetrievalSetup setup = retrievalSetupFromArgs(args);
         const RetrievalRun run = runRetrievalFromArgs(args, setup, std::cerr);

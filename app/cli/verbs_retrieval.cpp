@@ -8,9 +8,13 @@
 #include "hf/hf_model.h"
 #include "hf/tokenizer.h"
 #include "model/corpus.h"
+#include "runs/generation.h"
 #include "runs/language_model.h"
 #include "runs/retrieval_runs.h"
+#include "schemes/rotary_scaling.h"
+#include "tasks/task_accuracy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,8 +45,59 @@ std::string methodsText(const std::vector<MethodChoice>& methods)
 
 } // namespace
 
+namespace {
+
+// eval DIR --examples-in FILE: the prompts of the file, scored as they are under the methods.
+RetrievalSetup promptsSetupFromArgs(const ParsedArgs& args)
+{
+    // --task, --lengths, --depths, --examples, --seed and --corpus (they generate prompts) are refused by the usage
+    // form `eval DIR --examples-in FILE.jsonl`, which does not list them.
+    RetrievalSetup s;
+    const std::string dir = args.positional[0];
+    readHfConfig(dir); // config.json first: a directory that is no model folder is refused naming it
+    s.model = std::make_unique<HfModel>(dir, precisionFromArgs(args));
+    const HfConfig& c = s.model->config();
+    s.prompts = readRetrievalPrompts(args.text("examples-in"), c.vocab);
+    const HfLanguageModel language(*s.model);
+    s.options.scoring = retrievalScoringFromName(args.text("score", "exact"));
+    s.options.methods = args.has("compare") ? parseMethodList(args.text("compare")) : std::vector<MethodChoice>{};
+    if (args.has("scaling-layers"))
+        s.options.scalingLayers = hfScalingLayersByName(args.text("scaling-layers"));
+    checkRetrievalPrompts(s.prompts, c, s.options);
+    s.methods = retrievalPromptMethods(language, s.prompts, s.options);
+    size_t examples = 0;
+    for (const RetrievalPromptCell& cell : s.prompts) {
+        if (std::find(s.options.lengths.begin(), s.options.lengths.end(), cell.length) == s.options.lengths.end())
+            s.options.lengths.push_back(cell.length);
+        if (std::find(s.options.depths.begin(), s.options.depths.end(), cell.depth) == s.options.depths.end())
+            s.options.depths.push_back(cell.depth);
+        examples += cell.examples.size();
+        for (const RetrievalExample& e : cell.examples)
+            s.seconds += static_cast<double>(s.methods.size()) * c.prefillFlops(static_cast<int>(e.promptIds.size())) /
+                         kHfEvalFlopsPerSecond;
+    }
+    std::sort(s.options.depths.begin(), s.options.depths.end());
+    s.options.examples = static_cast<int>(examples);
+    s.meta = {{"model", dir},
+              {"model_type", c.modelType},
+              {"context", c.context},
+              {"precision", hfPrecisionName(s.model->precision())},
+              {"task", "prompts of " + args.text("examples-in")},
+              {"score", retrievalScoringName(s.options.scoring)},
+              {"prompts", args.text("examples-in")},
+              {"examples_total", examples},
+              {"lengths_in", "as the prompts file gives them"},
+              {"methods", methodsText(s.options.methods.empty() ? std::vector<MethodChoice>{s.methods.front().choice}
+                                                                : s.options.methods)}};
+    return s;
+}
+
+} // namespace
+
 RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
 {
+    if (args.has("examples-in"))
+        return promptsSetupFromArgs(args);
     RetrievalSetup s;
     const std::string dir = args.positional[0];
     readHfConfig(dir); // config.json first: a directory that is no model folder is refused naming it
@@ -92,7 +147,8 @@ RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& s, std
                                   const std::function<void(const RetrievalRecord&)>& exampleDone)
 {
     const bool quiet = args.has("quiet");
-    const size_t cells = s.methods.size() * s.options.lengths.size() * s.options.depths.size();
+    const size_t cells =
+        s.methods.size() * (s.generator ? s.options.lengths.size() * s.options.depths.size() : s.prompts.size());
     if (!quiet) {
         char line[320];
         std::snprintf(line, sizeof line,
@@ -101,6 +157,13 @@ RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& s, std
                       retrievalTaskInfo(s.options.kind).name.c_str(), s.methods.size(), s.options.lengths.size(),
                       s.options.depths.size(), s.options.examples, cells, retrievalScoringName(s.options.scoring),
                       clockText(s.seconds).c_str(), kHfEvalFlopsPerSecond / 1e9);
+        if (!s.generator)
+            std::snprintf(line, sizeof line,
+                          "retrieval: %zu prompt(s) of %s in %zu cell(s) x %zu method(s), %s scoring; estimated %s "
+                          "at %.0f GFLOP/s (2 free cores)",
+                          static_cast<size_t>(s.options.examples), args.text("examples-in").c_str(), s.prompts.size(),
+                          s.methods.size(), retrievalScoringName(s.options.scoring), clockText(s.seconds).c_str(),
+                          kHfEvalFlopsPerSecond / 1e9);
         err << line << std::endl;
     }
     const auto start = std::chrono::steady_clock::now();
@@ -122,7 +185,8 @@ RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& s, std
                       clockText(elapsed / static_cast<double>(done) * static_cast<double>(cells - done)).c_str());
         err << line << std::endl;
     };
-    RetrievalRun run = runRetrieval(*s.model, *s.generator, s.options, hooks);
+    RetrievalRun run = s.generator ? runRetrieval(*s.model, *s.generator, s.options, hooks)
+                                   : runRetrievalOnPrompts(*s.model, s.prompts, s.options, hooks);
     if (run.stopped)
         throw RunError("retrieval cancelled");
     return run;
@@ -160,11 +224,34 @@ int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx)
     } catch (const RunError&) {
         if (!interruptFlag())
             throw;
-        ctx.err << "interrupted during --task " << args.text("task") << "; nothing written"
+        ctx.err << "interrupted during " << (args.has("examples-in") ? "--examples-in" : "--task " + args.text("task"))
+                << "; nothing written"
                 << (args.has("o") ? " (" + out + " is unchanged)" : std::string()) << std::endl;
         return 130;
     }
     return 0;
+}
+
+std::function<void(const TaskExample&, const uint8_t*)> taskExampleWriter(const ParsedArgs& args, Model& model,
+                                                                           std::string& lines)
+{
+    checkOutputPath("examples-out", args.text("examples-out"), {".jsonl"});
+    const std::string method = model.config().scaling.empty() ? std::string("none") : model.config().scaling;
+    const std::string label = schemeLabel(model.schemeSpec());
+    return [&model, &lines, method, label](const TaskExample& example, const uint8_t* argmax) {
+        std::vector<int> output = greedyAnswerPrefix(example, argmax);
+        const size_t answerBytes = static_cast<size_t>(example.answerBytes());
+        if (output.size() < answerBytes) {
+            // Wrong: what greedy decoding goes on to write, as many bytes as the answer has.
+            std::vector<int> text(example.bytes.begin(), example.bytes.begin() + example.answerStart);
+            text.insert(text.end(), output.begin(), output.end());
+            GenerateOptions greedy;
+            greedy.maxNew = static_cast<int>(answerBytes - output.size());
+            const GenerateResult more = generate(model, text, greedy);
+            output.insert(output.end(), more.ids.begin(), more.ids.end());
+        }
+        lines += taskExampleRecordJson(example, output, method, label).dump() + "\n";
+    };
 }
 
 std::vector<OptionDef> retrievalOptions()
@@ -173,9 +260,15 @@ std::vector<OptionDef> retrievalOptions()
              "with a model folder's --task: exact (default; the greedy answer's tokens) or loglik (the answer's "
              "log-likelihood rank among 10 candidates, correct at rank 1)",
              "exact|loglik"},
+            {"examples-in", OptionKind::Value,
+             "a model folder: score the prompts of a JSON-lines file (prompt_ids, answer_ids, length, depth per line, as "
+             "--examples-out writes them, or a checkpoint's task examples) under --compare's methods, instead of a "
+             "--task's generated ones",
+             "FILE.jsonl"},
             {"examples-out", OptionKind::Value,
-             "with a model folder's --task: one JSON object per example (method, length, depth, prompt_ids, "
-             "needle_span, answer_ids, output_ids, correct)",
+             "with --task or --examples-in: one JSON object per example (method, length, depth, prompt_ids, "
+             "needle_span, answer_ids, output_ids, correct); a checkpoint's task examples in the same fields, its "
+             "byte ids as prompt_ids",
              "FILE.jsonl"}};
 }
 

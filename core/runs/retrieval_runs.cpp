@@ -1,11 +1,13 @@
 // A retrieval task on a Hugging Face folder under methods: the cells, their defaults and estimate, the data written.
 #include "runs/retrieval_runs.h"
 
+#include "attention/decode.h"
 #include "base/errors.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
 #include "hf/tokenizer.h"
 #include "model/corpus.h"
+#include "runs/generation.h"
 #include "runs/language_model.h"
 #include "schemes/rotary_scaling.h"
 
@@ -107,53 +109,161 @@ int retrievalForwardsPerExample(RetrievalScoring scoring)
     return scoring == RetrievalScoring::Exact ? 1 : kRetrievalCandidates;
 }
 
+namespace {
+
+// The greedy answer past its first wrong token, as many tokens as the answer has (what --examples-out shows of a
+// wrong example): decoded with a cache from prompt + the output so far, or, under a method that remaps positions
+// (no cache has one placement for them), one forward per further token.
+std::vector<int> completedGreedyAnswer(const HfModel& model, const HfPositions& positions, const RetrievalExample& e,
+                                       std::vector<int> output)
+{
+    const size_t n = e.answerIds.size();
+    if (output.size() >= n)
+        return output;
+    std::vector<int> ids = e.promptIds;
+    ids.insert(ids.end(), output.begin(), output.end());
+    GenerateOptions greedy; // chooseToken's greedy rule: the lowest id of equal logits, as scoreRetrievalExact's
+    uint64_t state = 0;
+    const int vocab = model.config().vocab;
+    if (decodeUnsupportedReason(positions.spec).empty()) {
+        HfKvCache cache(positions, static_cast<int>(ids.size() + n));
+        std::vector<float> logits = model.prefill(cache, ids);
+        while (true) {
+            output.push_back(chooseToken(logits.data(), vocab, greedy, state));
+            if (output.size() >= n)
+                break;
+            logits = model.decode(cache, output.back());
+        }
+        return output;
+    }
+    while (output.size() < n) {
+        const HfMatrix row = model.tailLogits(ids, positions, 1);
+        output.push_back(chooseToken(row.row(0).data(), vocab, greedy, state));
+        ids.push_back(output.back());
+    }
+    return output;
+}
+
+struct PlannedCell {
+    int length = 0;
+    double depth = 0;
+    double tokens = 0; // prompt tokens its examples read, for the progress
+};
+using CellPrompts = std::function<std::vector<RetrievalExample>(size_t cell)>;
+
+// Every method over every planned cell, the prompts of a cell the same for every method.
+RetrievalRun scoreRetrievalCells(const HfModel& model, const RetrievalOptions& options,
+                                 std::vector<RetrievalMethod> methods, const std::vector<PlannedCell>& plan,
+                                 const CellPrompts& prompts, const RetrievalHooks& hooks)
+{
+    RetrievalRun run;
+    run.methods = std::move(methods);
+    double total = 0, done = 0; // progress in prompt tokens read (the cost of the forwards, a fair proxy)
+    for (const PlannedCell& c : plan)
+        total += c.tokens;
+    total *= static_cast<double>(run.methods.size());
+    const bool complete = hooks.exampleDone && options.scoring == RetrievalScoring::Exact;
+    for (size_t m = 0; m < run.methods.size(); ++m) {
+        const HfPositions positions(run.methods[m].positions, options.scalingLayers);
+        const TailLogits logits = [&](const std::vector<int>& ids, int rows) {
+            return model.tailLogits(ids, positions, rows);
+        };
+        for (size_t i = 0; i < plan.size(); ++i) {
+            RetrievalCell cell{m, plan[i].length, plan[i].depth};
+            double ranks = 0;
+            for (const RetrievalExample& e : prompts(i)) {
+                if (hooks.progress && !hooks.progress(total > 0 ? done / total : 0)) {
+                    run.stopped = true;
+                    return run;
+                }
+                RetrievalScore s = options.scoring == RetrievalScoring::Exact ? scoreRetrievalExact(e, logits)
+                                                                               : scoreRetrievalLoglik(e, logits);
+                ++cell.examples;
+                cell.correct += s.correct ? 1 : 0;
+                ranks += s.rank;
+                done += static_cast<double>(e.promptIds.size());
+                if (complete && !s.correct)
+                    s.outputIds = completedGreedyAnswer(model, positions, e, std::move(s.outputIds));
+                if (hooks.exampleDone)
+                    hooks.exampleDone({run.methods[m], cell, e, s});
+            }
+            cell.accuracy = cell.examples > 0 ? static_cast<double>(cell.correct) / cell.examples : NAN;
+            cell.meanRank = options.scoring == RetrievalScoring::Loglik && cell.examples > 0 ? ranks / cell.examples : 0;
+            run.cells.push_back(cell);
+            if (hooks.cellDone)
+                hooks.cellDone(run.cells.back());
+        }
+    }
+    if (hooks.progress)
+        hooks.progress(1);
+    return run;
+}
+
+} // namespace
+
 RetrievalRun runRetrieval(const HfModel& model, const RetrievalGenerator& generator, const RetrievalOptions& options,
                           const RetrievalHooks& hooks)
 {
     checkRetrievalOptions(options, model.config(), generator);
     HfLanguageModel language(model);
     language.setScalingLayers(options.scalingLayers);
-    RetrievalRun run;
-    run.methods = retrievalMethods(language, options);
-    double total = 0, done = 0; // progress in units of the cost of the forwards (length^1, a fair proxy)
+    std::vector<PlannedCell> plan;
     for (int length : options.lengths)
-        total += static_cast<double>(length) * static_cast<double>(options.depths.size()) * options.examples;
-    total *= static_cast<double>(run.methods.size());
-    for (size_t m = 0; m < run.methods.size(); ++m) {
-        const SchemeSpec& positions = run.methods[m].positions;
-        const TailLogits logits = [&](const std::vector<int>& ids, int rows) {
-            return model.tailLogits(ids, HfPositions(positions, options.scalingLayers), rows);
-        };
-        for (int length : options.lengths)
-            for (double depth : options.depths) {
-                RetrievalCell cell{m, length, depth};
-                double ranks = 0;
-                for (const RetrievalExample& e :
-                     retrievalExamples(generator, options.kind, length, depth, options.examples, options.seed)) {
-                    if (hooks.progress && !hooks.progress(total > 0 ? done / total : 0)) {
-                        run.stopped = true;
-                        return run;
-                    }
-                    const RetrievalScore s = options.scoring == RetrievalScoring::Exact
-                                                 ? scoreRetrievalExact(e, logits)
-                                                 : scoreRetrievalLoglik(e, logits);
-                    ++cell.examples;
-                    cell.correct += s.correct ? 1 : 0;
-                    ranks += s.rank;
-                    done += length;
-                    if (hooks.exampleDone)
-                        hooks.exampleDone({run.methods[m], cell, e, s});
-                }
-                cell.accuracy = static_cast<double>(cell.correct) / cell.examples;
-                cell.meanRank = options.scoring == RetrievalScoring::Loglik ? ranks / cell.examples : 0;
-                run.cells.push_back(cell);
-                if (hooks.cellDone)
-                    hooks.cellDone(run.cells.back());
-            }
+        for (double depth : options.depths)
+            plan.push_back({length, depth, static_cast<double>(length) * options.examples});
+    return scoreRetrievalCells(model, options, retrievalMethods(language, options), plan,
+                               [&](size_t i) {
+                                   return retrievalExamples(generator, options.kind, plan[i].length, plan[i].depth,
+                                                            options.examples, options.seed);
+                               },
+                               hooks);
+}
+
+void checkRetrievalPrompts(const std::vector<RetrievalPromptCell>& cells, const HfConfig& config,
+                           const RetrievalOptions& options)
+{
+    if (options.scoring != RetrievalScoring::Exact)
+        throw InputError("--score loglik cannot be used with --examples-in: a prompts file holds no candidate "
+                         "answers; allowed: --score exact");
+    try {
+        checkHfLength(config, longestPromptRead(cells));
+    } catch (const InputError& e) {
+        throw InputError("--examples-in: " + std::string(e.what()));
     }
-    if (hooks.progress)
-        hooks.progress(1);
-    return run;
+    for (const MethodChoice& choice : options.methods)
+        if (!choice.method.empty() && choice.method != config.scaling) {
+            checkHfScalingReach(config, options.scalingLayers);
+            break;
+        }
+}
+
+std::vector<RetrievalMethod> retrievalPromptMethods(const HfLanguageModel& model,
+                                                    const std::vector<RetrievalPromptCell>& cells,
+                                                    RetrievalOptions options)
+{
+    int longest = 0; // factor = the longest prompt over the context, as for generated prompts (their exact lengths)
+    for (const RetrievalPromptCell& c : cells)
+        for (const RetrievalExample& e : c.examples)
+            longest = std::max(longest, static_cast<int>(e.promptIds.size()));
+    options.lengths = {longest};
+    return retrievalMethods(model, options);
+}
+
+RetrievalRun runRetrievalOnPrompts(const HfModel& model, const std::vector<RetrievalPromptCell>& cells,
+                                   const RetrievalOptions& options, const RetrievalHooks& hooks)
+{
+    checkRetrievalPrompts(cells, model.config(), options);
+    HfLanguageModel language(model);
+    language.setScalingLayers(options.scalingLayers);
+    std::vector<PlannedCell> plan;
+    for (const RetrievalPromptCell& c : cells) {
+        double tokens = 0;
+        for (const RetrievalExample& e : c.examples)
+            tokens += static_cast<double>(e.promptIds.size());
+        plan.push_back({c.length, c.depth, tokens});
+    }
+    return scoreRetrievalCells(model, options, retrievalPromptMethods(language, cells, options), plan,
+                               [&](size_t i) { return cells[i].examples; }, hooks);
 }
 
 double retrievalSeconds(const std::function<double(int length)>& windowFlops, const RetrievalOptions& options,

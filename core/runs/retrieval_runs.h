@@ -5,6 +5,7 @@
 
 #include "hf/hf_scaling_layers.h"
 #include "runs/method_comparison.h"
+#include "runs/retrieval_prompts.h"
 #include "runs/sweep.h"
 #include "schemes/schemes.h"
 #include "tasks/retrieval.h"
@@ -93,9 +94,27 @@ struct RetrievalRun {
     bool stopped = false;
 };
 // Scores every cell: for each method, each length and depth, options.examples prompts (retrievalExamples, the same
-// for every method) scored from HfModel::tailLogits under the method's positions. checkRetrievalOptions first.
+// for every method) scored from HfModel::tailLogits under the method's positions. checkRetrievalOptions first. With
+// hooks.exampleDone and exact scoring, a wrong example's output is completed past its first wrong token (decoded with
+// a cache, or one forward per token under a method that remaps positions), as many tokens as the answer has.
 RetrievalRun runRetrieval(const HfModel& model, const RetrievalGenerator& generator, const RetrievalOptions& options,
                           const RetrievalHooks& hooks = {});
+
+// ---- prompts read back (eval DIR --examples-in; runs/retrieval_prompts) ----
+
+// InputError naming the option: --score loglik (a file holds no candidates), a prompt + answer past the model's
+// positions (checkHfLength), a method that reaches no rotary layer.
+void checkRetrievalPrompts(const std::vector<RetrievalPromptCell>& cells, const HfConfig& config,
+                           const RetrievalOptions& options);
+// The methods of `options` resolved for `cells` (factor = the longest prompt over the context, as for generated
+// prompts).
+std::vector<RetrievalMethod> retrievalPromptMethods(const HfLanguageModel& model,
+                                                    const std::vector<RetrievalPromptCell>& cells,
+                                                    RetrievalOptions options);
+// Scores the cells' prompts, as they are, under every method of `options` (its lengths, depths, examples, seed and
+// kind are not read): the same scoring, hooks and result as runRetrieval. checkRetrievalPrompts first.
+RetrievalRun runRetrievalOnPrompts(const HfModel& model, const std::vector<RetrievalPromptCell>& cells,
+                                   const RetrievalOptions& options, const RetrievalHooks& hooks = {});
 
 // The forwards one example costs: 1 (exact), kRetrievalCandidates (loglik).
 int retrievalForwardsPerExample(RetrievalScoring scoring);

@@ -99,7 +99,8 @@ using TailLogits = std::function<HfMatrix(const std::vector<int>& ids, int rows)
 
 struct RetrievalScore {
     bool correct = false;
-    std::vector<int> outputIds; // exact: the greedy answer up to and including its first wrong token (all if right)
+    std::vector<int> outputIds; // exact: the greedy answer up to and including its first wrong token (runRetrieval
+                                // completes it to the answer's length when examples are written)
     double answerLogLik = 0;    // sum of log p(answer token | prefix) in nats
     int rank = 0;               // loglik: 1 + candidates scoring at least the answer's log-likelihood (ties lose)
 };

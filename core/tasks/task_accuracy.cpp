@@ -40,6 +40,43 @@ bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax)
     return true;
 }
 
+std::vector<int> greedyAnswerPrefix(const TaskExample& example, const uint8_t* argmax)
+{
+    std::vector<int> output;
+    for (size_t j = static_cast<size_t>(example.answerStart); j < example.bytes.size(); ++j) {
+        output.push_back(argmax[j - 1]);
+        if (argmax[j - 1] != example.bytes[j])
+            break;
+    }
+    return output;
+}
+
+nlohmann::json taskExampleRecordJson(const TaskExample& example, const std::vector<int>& output,
+                                     const std::string& method, const std::string& label)
+{
+    const auto answerStart = example.bytes.begin() + example.answerStart;
+    const std::vector<int> prompt(example.bytes.begin(), answerStart);
+    const std::vector<int> answer(answerStart, example.bytes.end());
+    // The needle: passkey's "key:K;" (filler letters never hold ':'), the other tasks' whole question.
+    int needleStart = 0, needleEnd = std::max(0, example.answerStart - 1);
+    static const std::string key = "key:";
+    const auto found = std::search(example.bytes.begin(), answerStart, key.begin(), key.end());
+    if (example.depth >= 0 && found != answerStart) {
+        needleStart = static_cast<int>(found - example.bytes.begin());
+        needleEnd = needleStart + static_cast<int>(key.size()) + kPasskeyDigits + 1;
+    }
+    return {{"method", method},
+            {"label", label},
+            {"length", example.length},
+            {"depth", example.depth},
+            {"prompt_ids", prompt},
+            {"needle_span", {needleStart, needleEnd}},
+            {"answer_ids", answer},
+            {"answer", std::string(answerStart, example.bytes.end())},
+            {"output_ids", output},
+            {"correct", output == answer}};
+}
+
 void checkTaskEvalOptions(TaskKind kind, const TaskEvalOptions& options)
 {
     const std::string task = "task " + taskInfo(kind).name + ": ";
@@ -119,6 +156,8 @@ std::vector<TaskAccuracyPoint> evaluateTask(TaskKind kind, const NextBytePredict
                 predict(inputs.data(), B, T, argmax.data());
                 for (size_t i = first; i < last; ++i) {
                     p.correct += greedyAnswerCorrect(examples[i], argmax.data() + (i - first) * T) ? 1 : 0;
+                    if (options.exampleDone)
+                        options.exampleDone(examples[i], argmax.data() + (i - first) * T);
                     done += static_cast<double>(examples[i].bytes.size());
                 }
                 if (options.progress && !options.progress(total > 0 ? done / total : 1.0))

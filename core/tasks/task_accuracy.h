@@ -24,6 +24,16 @@ NextBytePredictor modelPredictor(Model& model);
 // late is wrong too). `argmax` holds the predictions for positions 0..bytes.size()-2.
 bool greedyAnswerCorrect(const TaskExample& example, const uint8_t* argmax);
 
+// The greedy answer the predictions give, up to and including its first wrong byte (all of it when right).
+std::vector<int> greedyAnswerPrefix(const TaskExample& example, const uint8_t* argmax);
+
+// One example as eval --examples-out writes it, in the fields of a model folder's retrieval examples
+// (retrievalRecordJson), so a folder can score it again (eval DIR --examples-in): method, label, length, depth,
+// prompt_ids (the bytes up to and including the separator '='), needle_span (passkey: "key:K;"; the other tasks: the
+// question), answer_ids (the answer and its terminator), answer, output_ids (`output`, the greedy answer) and correct.
+nlohmann::json taskExampleRecordJson(const TaskExample& example, const std::vector<int>& output,
+                                     const std::string& method, const std::string& label);
+
 // The default test lengths of a task trained at lengths up to L: L/2, L, 3L/2, ..., 4L, without repeats (eval --task,
 // sweep --task).
 std::vector<int> defaultTaskLengths(int trainLength);
@@ -38,6 +48,8 @@ struct TaskEvalOptions {
     int maxLength = 0;          // longest sequence the predictor reads (Model::maxLength); longer cells unsupported
     size_t tokensPerBatch = 16384;
     std::function<bool(double fraction)> progress; // return false to cancel (RunError "cancelled")
+    // Each scored example with the predictions for its positions 0..bytes.size()-2 (eval --examples-out).
+    std::function<void(const TaskExample& example, const uint8_t* argmax)> exampleDone;
 };
 
 struct TaskAccuracyPoint {
