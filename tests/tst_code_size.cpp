@@ -23,7 +23,7 @@ constexpr int kFileLimit = 900;
 const QHash<QString, int>& filesOverLimit()
 {
     static const QHash<QString, int> files = {
-        {QStringLiteral("core/lessons/lessons.cpp"), 917}, {QStringLiteral("ui/tabs/hf_model_view.cpp"), 1596},
+        {QStringLiteral("ui/tabs/hf_model_view.cpp"), 1596},
         {QStringLiteral("app/cli/verbs_model.cpp"), 1484},
         {QStringLiteral("ui/tabs/train_view.cpp"), 1223},  {QStringLiteral("ui/window/main_window.cpp"), 946},
     };
