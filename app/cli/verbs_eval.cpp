@@ -308,7 +308,6 @@ int runFolderEval(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
-
 int runEval(const ParsedArgs& args, VerbContext& ctx)
 {
     applyThreadsOption(args);

@@ -481,8 +481,7 @@ void validateKerpleValues(const SchemeSpec& spec)
         for (size_t h = 0; h < values.size(); ++h)
             if (!p.accepts(values[h]))
                 throw InputError("scheme " + info.name + ": " + p.name + " of head " + std::to_string(h) + " = " +
-                                 catalog::shortNumberText(values[h]) +
-                                 " is out of range; allowed: " + p.rangeText());
+                                 catalog::shortNumberText(values[h]) + " is out of range; allowed: " + p.rangeText());
     };
     checkVector(spec.kerpleR1, r1);
     checkVector(spec.kerpleR2, r2);

@@ -278,8 +278,9 @@ std::vector<bool> distractorsBefore(const std::vector<std::vector<int>>& distrac
 
 // One side of the needle: `count` filler tokens of the haystack from `from`, each distractor of the side
 // (before[i] == wantBefore) after a drawn number of them.
-void appendSide(const std::vector<int>& hay, size_t from, size_t count, const std::vector<std::vector<int>>& distractors,
-                const std::vector<bool>& before, bool wantBefore, Rng& rng, std::vector<int>& out)
+void appendSide(const std::vector<int>& hay, size_t from, size_t count,
+                const std::vector<std::vector<int>>& distractors, const std::vector<bool>& before, bool wantBefore,
+                Rng& rng, std::vector<int>& out)
 {
     std::vector<std::pair<size_t, size_t>> at; // (filler offset within the side, distractor)
     for (size_t i = 0; i < distractors.size(); ++i)
@@ -288,7 +289,8 @@ void appendSide(const std::vector<int>& hay, size_t from, size_t count, const st
     std::sort(at.begin(), at.end());
     size_t done = 0;
     for (const auto& [cut, i] : at) {
-        out.insert(out.end(), hay.begin() + static_cast<long>(from + done), hay.begin() + static_cast<long>(from + cut));
+        out.insert(out.end(), hay.begin() + static_cast<long>(from + done),
+                   hay.begin() + static_cast<long>(from + cut));
         out.insert(out.end(), distractors[i].begin(), distractors[i].end());
         done = cut;
     }
