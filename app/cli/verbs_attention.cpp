@@ -46,7 +46,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
         return runFolderAttention(args, ctx);
     refuseScalingLayers(args, args.has("checkpoint") ? args.text("checkpoint") : std::string("attention's input"));
     const std::string scheme = schemeFromArgs(args, 0, "attention");
-    if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
+    if (args.has("checkpoint")) // q, k, v from a trained model (verbs_checkpoint.cpp)
         return runAttentionWithCheckpoint(scheme, args, ctx);
     const NpyArray q = readInput(args, "q"), k = readInput(args, "k"), v = readInput(args, "v");
     if (k.shape != q.shape || v.shape != q.shape)
