@@ -1,47 +1,34 @@
 // `positionlab-cli eval`: perplexity at several lengths of a checkpoint or a model folder, and eval --compare.
 #include "verbs_model.h"
 
-#include "base/atomic_file.h"
-#include "base/limits.h"
-#include "model/checkpoint.h"
-#include "model/fox_bias.h"
-#include "views/fire_curves.h"
 #include "cli.h"
-#include "model/corpus.h"
-#include "views/entropy.h"
+
 #include "base/errors.h"
-#include "runs/evaluation.h"
-#include "runs/method_comparison.h"
-#include "model/model.h"
+#include "base/limits.h"
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
 #include "hf/tokenizer.h"
+#include "model/checkpoint.h"
+#include "model/corpus.h"
+#include "model/model.h"
 #include "runs/eval_check.h"
+#include "runs/evaluation.h"
 #include "runs/language_model.h"
-#include "base/npy.h"
-#include "model/optimizer.h"
-#include "model/presets.h"
-#include "runs/task_runs.h"
+#include "runs/method_comparison.h"
 #include "runs/training.h"
-#include "tasks/task_accuracy.h"
-#include "tasks/tasks.h"
 
 #include <nlohmann/json.hpp>
-
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <limits>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace plab::cli {
 

@@ -1,55 +1,27 @@
 // What the model verbs share: a model, its schedule and a task read from the command line; the verbs' registration.
 #include "verbs_model.h"
 
-#include "base/atomic_file.h"
+#include "cli.h"
+
+#include "base/errors.h"
 #include "base/limits.h"
 #include "model/checkpoint.h"
-#include "model/fox_bias.h"
-#include "views/fire_curves.h"
-#include "cli.h"
 #include "model/corpus.h"
-#include "views/entropy.h"
-#include "base/errors.h"
-#include "runs/evaluation.h"
-#include "runs/method_comparison.h"
 #include "model/model.h"
-#include "hf/hf_config.h"
-#include "hf/hf_model.h"
-#include "hf/tokenizer.h"
-#include "runs/eval_check.h"
-#include "runs/language_model.h"
-#include "base/npy.h"
-#include "model/optimizer.h"
 #include "model/presets.h"
-#include "runs/task_runs.h"
+#include "runs/method_comparison.h"
 #include "runs/training.h"
-#include "tasks/task_accuracy.h"
+#include "schemes/schemes.h"
 #include "tasks/tasks.h"
+#include "views/entropy.h"
 
-#include <nlohmann/json.hpp>
-
-#include <omp.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
 #include <limits>
-#include <functional>
-#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace plab::cli {
-
-namespace {
-
-std::atomic<bool>& g_interrupted = interruptFlag();
-
-} // namespace
 
 Corpus corpusFromArgs(const ParsedArgs& args)
 {

@@ -1,26 +1,15 @@
 // `positionlab-cli train`: a byte-level transformer trained from a scheme (or continued from --init), or on a task.
 #include "verbs_model.h"
 
-#include "base/atomic_file.h"
-#include "base/limits.h"
-#include "model/checkpoint.h"
-#include "model/fox_bias.h"
-#include "views/fire_curves.h"
 #include "cli.h"
-#include "model/corpus.h"
-#include "views/entropy.h"
+
 #include "base/errors.h"
-#include "runs/evaluation.h"
-#include "runs/method_comparison.h"
+#include "model/checkpoint.h"
+#include "model/corpus.h"
 #include "model/model.h"
-#include "hf/hf_config.h"
-#include "hf/hf_model.h"
-#include "hf/tokenizer.h"
-#include "runs/eval_check.h"
-#include "runs/language_model.h"
-#include "base/npy.h"
 #include "model/optimizer.h"
-#include "model/presets.h"
+#include "runs/eval_check.h"
+#include "runs/evaluation.h"
 #include "runs/task_runs.h"
 #include "runs/training.h"
 #include "tasks/task_accuracy.h"
@@ -30,18 +19,12 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cmath>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <limits>
 #include <functional>
-#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace plab::cli {
 
