@@ -347,7 +347,7 @@ LessonSet lessonsFromArgs(const ParsedArgs& args);
 void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const AttentionDims& dims, const float* q,
                            const float* k, const float* v);
 
-// entropy --checkpoint: the model's real q and k (verbs_model.cpp); SCHEME must match the checkpoint's.
+// entropy --checkpoint: the model's real q and k (verbs_checkpoint.cpp); SCHEME must match the checkpoint's.
 int runEntropyWithCheckpoint(const std::string& scheme, const ParsedArgs& args, VerbContext& ctx);
 // --corpus FILE, or the default corpus (the Debian fortunes files).
 Corpus corpusFromArgs(const ParsedArgs& args);

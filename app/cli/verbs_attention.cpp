@@ -46,7 +46,7 @@ int runAttention(const ParsedArgs& args, VerbContext& ctx)
         return runFolderAttention(args, ctx);
     refuseScalingLayers(args, args.has("checkpoint") ? args.text("checkpoint") : std::string("attention's input"));
     const std::string scheme = schemeFromArgs(args, 0, "attention");
-    if (args.has("checkpoint")) // q, k, v from a trained model (verbs_model.cpp)
+    if (args.has("checkpoint")) // q, k, v from a trained model (verbs_checkpoint.cpp)
         return runAttentionWithCheckpoint(scheme, args, ctx);
     const NpyArray q = readInput(args, "q"), k = readInput(args, "k"), v = readInput(args, "v");
     if (k.shape != q.shape || v.shape != q.shape)
@@ -641,18 +641,21 @@ void writeAttentionOutputs(const ParsedArgs& args, const SchemeSpec& spec, const
     writeNpy(args.text("o"), {H, N, dims.headDim}, result.out.data());
 }
 
-void registerAttentionVerbs()
+namespace {
+
+// attention's options: the scheme's, the q/k/v files, a checkpoint's (or model folder's) layer on text, and -o.
+std::vector<OptionDef> attentionOptions()
 {
-    std::vector<OptionDef> attentionOptions = schemeOptions();
-    attentionOptions.insert(attentionOptions.end(),
-                            {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
-                             {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
-                             {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
-                             {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"}});
+    std::vector<OptionDef> options = schemeOptions();
+    options.insert(options.end(),
+                   {{"q", OptionKind::Value, "queries, float32 (H, N, D), before any rotation", "Q.npy"},
+                    {"k", OptionKind::Value, "keys, float32 (H, N, D)", "K.npy"},
+                    {"v", OptionKind::Value, "values, float32 (H, N, D)", "V.npy"},
+                    {"probs", OptionKind::Value, "also write the probabilities, float32 (H, N, N)", "P.npy"}});
     for (const OptionDef& o : checkpointOptions("q, k, v of the model's layer on text (instead of --q/--k/--v)"))
-        attentionOptions.push_back(o);
-    attentionOptions.insert(
-        attentionOptions.end(),
+        options.push_back(o);
+    options.insert(
+        options.end(),
         {{"length", OptionKind::Value,
           "with --checkpoint: sequence length N (default the context; a model folder: N tokens, default the "
           "context but at most 2048)",
@@ -664,30 +667,13 @@ void registerAttentionVerbs()
          allowLongOption(),
          scalingLayersOption(),
          {"o", OptionKind::Value, "output, float32 (H, N, D)", "OUT.npy", false, true}});
-    const std::vector<std::string> fromFiles = {
-        "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
-        "k",      "v",     "probs",         "allow-long", "o"};
-    const std::vector<std::string> fromModel = {"scheme",  "checkpoint", "layer", "corpus", "length",
-                                                "probs",   "allow-long", "scaling", "set",    "scaling-layers",
-                                                "o",       "fox-bias"};
-    registerVerb(
-        {"attention",
-         "SCHEME",
-         "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
-         attentionOptions,
-         0,
-         1,
-         runAttention,
-         {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
-          {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
-         {{"o", {".npy"}}, {"probs", {".npy"}}, {"fox-bias", {".npy"}}},
-         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
-         "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
-         "length-extension method, as eval does. --checkpoint DIR, a Hugging Face model folder: SCHEME may be left out "
-         "(the folder fixes it); the text is the --corpus's validation split in the folder's tokens (repeated to "
-         "--length tokens), -o gets the layer's attention output (heads, T, D) and --probs its probabilities (heads, "
-         "T, T); a learned-position model (gpt2) refuses a --length past its context."});
-    const std::vector<OptionDef> benchOptions = {
+    return options;
+}
+
+// bench's options: each names the subject it applies to (attention, gemm, model).
+std::vector<OptionDef> benchOptions()
+{
+    return {
         {"scheme", OptionKind::Value, "attention: scheme, instead of the SCHEME word (default alibi)", "S"},
         {"length", OptionKind::Value, "attention, model: sequence length N (default 2048)", "N"},
         {"heads", OptionKind::Value, "attention: heads H (default 8)", "H"},
@@ -717,12 +703,41 @@ void registerAttentionVerbs()
         {"repeat", OptionKind::Value, "timed runs; the median is reported (default 5)", "R"},
         allowLongOption(),
         {"json", OptionKind::Flag, "one JSON object on stdout"}};
+}
+
+} // namespace
+
+void registerAttentionVerbs()
+{
+    const std::vector<std::string> fromFiles = {
+        "scheme", "heads", "bidirectional", "set",        "context", "logn", "scaling", "q",
+        "k",      "v",     "probs",         "allow-long", "o"};
+    const std::vector<std::string> fromModel = {"scheme", "checkpoint",     "layer",      "corpus",
+                                                "length", "probs",          "allow-long", "scaling",
+                                                "set",    "scaling-layers", "o",          "fox-bias"};
+    registerVerb(
+        {"attention",
+         "SCHEME",
+         "multi-head attention of q, k, v under a scheme (bias, rotation, mask inside the kernel)",
+         attentionOptions(),
+         0,
+         1,
+         runAttention,
+         {{"SCHEME --q Q.npy --k K.npy --v V.npy", fromFiles, {}, {}},
+          {"SCHEME --checkpoint MODEL.safetensors", fromModel, {}, "checkpoint"}},
+         {{"o", {".npy"}}, {"probs", {".npy"}}, {"fox-bias", {".npy"}}},
+         "SCHEME may also be given as --scheme S. With --checkpoint the model supplies q, k, v and its scheme; "
+         "--scaling METHOD (or SCHEME rope+METHOD) and --set (the method's parameters) evaluate it under a "
+         "length-extension method, as eval does. --checkpoint DIR, a Hugging Face model folder: SCHEME may be left out "
+         "(the folder fixes it); the text is the --corpus's validation split in the folder's tokens (repeated to "
+         "--length tokens), -o gets the layer's attention output (heads, T, D) and --probs its probabilities (heads, "
+         "T, T); a learned-position model (gpt2) refuses a --length past its context."});
     registerVerb(
         {"bench",
          "attention|gemm|peak|model",
          "time the attention kernel (median ms, GFLOP/s, extra memory), an Eigen GEMM calibration, the FP32 "
          "FMA peak, or one prefill of a Hugging Face model folder",
-         benchOptions,
+         benchOptions(),
          1,
          2,
          runBench,

@@ -536,6 +536,24 @@ int emit(const std::string& how, const SweepGrid& grid, const std::string& dir, 
     throw InputError("--emit " + how + " is not allowed; allowed: slurm, parallel");
 }
 
+// The sweep's first line: the grid's cells, how many are done, and how the rest run (or that none is left).
+void printSweepStart(const SweepGrid& grid, const std::string& dir, size_t done, size_t todo, bool tornTail, int jobs,
+                     int threads, std::ostream& err)
+{
+    if (todo == 0) {
+        err << "sweep " << grid.hash() << ": all " << grid.cellCount() << " cells done (" << done
+            << " done, 0 to run); collect them with: positionlab-cli collect " << dir << std::endl;
+        return;
+    }
+    err << "sweep " << grid.hash() << ": " << grid.cellCount() << " cells ("
+        << (grid.modelGrid() ? std::to_string(grid.methods.size()) + " methods x " +
+                                   std::to_string(grid.variants.size()) + " variants of " + grid.modelFolder
+                             : std::to_string(grid.schemes.size()) + " schemes x " + std::to_string(grid.seeds.size()) +
+                                   " seeds x " + std::to_string(grid.variants.size()) + " variants")
+        << "), " << done << " done" << (tornTail ? " (a torn last line is dropped)" : "") << ", " << todo << " to run, "
+        << std::min<size_t>(jobs, todo) << " at a time with " << threads << " threads each" << std::endl;
+}
+
 int runSweep(const ParsedArgs& args, VerbContext& ctx)
 {
     if (args.has("cell"))
@@ -566,20 +584,8 @@ int runSweep(const ParsedArgs& args, VerbContext& ctx)
             todo.push_back(i);
     const bool quiet = args.has("quiet");
     const int threads = threadsPerCell(args, std::min<int>(jobs, std::max<size_t>(1, todo.size())));
-    if (!quiet && todo.empty())
-        ctx.err << "sweep " << grid.hash() << ": all " << grid.cellCount() << " cells done (" << done.size()
-                << " done, 0 to run); collect them with: positionlab-cli collect " << dir << std::endl;
-    else if (!quiet)
-        ctx.err << "sweep " << grid.hash() << ": " << grid.cellCount() << " cells ("
-                << (grid.modelGrid() ? std::to_string(grid.methods.size()) + " methods x " +
-                                           std::to_string(grid.variants.size()) + " variants of " + grid.modelFolder
-                                     : std::to_string(grid.schemes.size()) + " schemes x " +
-                                           std::to_string(grid.seeds.size()) + " seeds x " +
-                                           std::to_string(grid.variants.size()) + " variants")
-                << "), "
-                << done.size() << " done" << (read.tornTail ? " (a torn last line is dropped)" : "") << ", "
-                << todo.size() << " to run, " << std::min<size_t>(jobs, todo.size()) << " at a time with " << threads
-                << " threads each" << std::endl;
+    if (!quiet)
+        printSweepStart(grid, dir, done.size(), todo.size(), read.tornTail, jobs, threads, ctx.err);
     if (todo.empty())
         return 0;
 
@@ -640,9 +646,9 @@ int runCollect(const ParsedArgs& args, VerbContext& ctx)
     return 0;
 }
 
-} // namespace
-
-void registerSweepVerbs()
+// sweep's options: the grid (schemes, seeds, variants), the model and schedule of train, a model folder's methods,
+// the evaluation, and how cells run (jobs, a cell, Slurm or parallel lines).
+std::vector<OptionDef> sweepOptions()
 {
     std::vector<OptionDef> options = {
         {"schemes", OptionKind::Value, "comma-separated schemes of the grid (see `schemes`); required", "A,B,..."},
@@ -655,68 +661,86 @@ void registerSweepVerbs()
             options.push_back(o);
     for (const OptionDef& o : scheduleOptions())
         options.push_back(o);
-    for (const OptionDef& o : std::vector<OptionDef>{
-             {"model", OptionKind::Value,
-              "a Hugging Face model folder evaluated zero-shot under --methods (x --vary) instead of training a grid",
-              "DIR"},
-             {"methods", OptionKind::Value,
-              "with --model: the methods, as eval --compare reads them (none,pi,yarn:factor=8,...; the config's own "
-              "method keeps the config's settings); --vary NAME=V1,V2 applies to the methods that have NAME",
-              "M,M,..."},
-             {"eval-tokens", OptionKind::Value, "with --model: tokens scored per length (default 16384; 0: all)",
-              "N"},
-             {"lengths", OptionKind::Value,
-              "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L; with --model "
-              "tokens, default L/2, L, 2L of its context as far as it reads)",
-              "N,N,..."},
-             taskOptions()[0],
-             taskOptions()[1],
-             {"examples", OptionKind::Value,
-              "with --task: test examples per length (and passkey depth; default 100; with --model: per method, "
-              "length and depth, default 1)",
-              "N"},
-             {"depths", OptionKind::Value, "with --model and --task: needle depths in [0, 1] (default 0,0.5,1)",
-              "D,D,..."},
-             {"score", OptionKind::Value,
-              "with --model and --task: exact (default; the greedy answer) or loglik (rank among 10 candidates)",
-              "exact|loglik"},
-             {"eval-scaling", OptionKind::Value,
-              "also score every rotary cell zero-shot under each method, factor = the longest scored sequence over L "
-              "(rounded up); none: only as trained",
-              "none,yarn,..."},
-             {"drope", OptionKind::Value,
-              "the DroPE recipe: continue every rope cell with its positions dropped for this share of its steps, then "
-              "score it",
-              "FRACTION"},
-             {"drope-logit-c", OptionKind::Value,
-              "with --drope: score the dropped model at each test-time logit-c (default 0.25; 0: unscaled)", "C,C,..."},
-             {"mode", OptionKind::Value, "evaluation: nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
-             {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
-              "N"},
-             {"jobs", OptionKind::Value, "cells run side by side, each in its own process (default 1)", "N"},
-             threadsOption({}, "in all, split among the jobs"),
-             {"cell", OptionKind::Value, "run only cell I of the grid in DIR/sweep.json (Slurm array tasks, parallel)",
-              "I"},
-             {"emit", OptionKind::Value, "slurm: write DIR/sweep.sbatch; parallel: write DIR/sweep.commands",
-              "slurm|parallel"},
-             {"cpus-per-task", OptionKind::Value, "--emit slurm: CPUs of a task (default 2; 4 for d_model >= 512)",
-              "N"},
-             {"slurm-mem", OptionKind::Value, "--emit slurm: memory of a task in MB (default: estimated)", "MB"},
-             {"slurm-minutes", OptionKind::Value, "--emit slurm: time limit of a task (default: estimated, >= 10)",
-              "MIN"},
-             {"quiet", OptionKind::Flag, "no progress on stderr"},
-             {"o", OptionKind::Value, "the sweep folder: sweep.json, results.jsonl (created; resumed when it exists)",
-              "DIR"}})
+    for (
+        const OptionDef& o : std::vector<OptionDef>{
+            {"model", OptionKind::Value,
+             "a Hugging Face model folder evaluated zero-shot under --methods (x --vary) instead of training a grid",
+             "DIR"},
+            {"methods", OptionKind::Value,
+             "with --model: the methods, as eval --compare reads them (none,pi,yarn:factor=8,...; the config's own "
+             "method keeps the config's settings); --vary NAME=V1,V2 applies to the methods that have NAME",
+             "M,M,..."},
+            {"eval-tokens", OptionKind::Value, "with --model: tokens scored per length (default 16384; 0: all)", "N"},
+            {"lengths", OptionKind::Value,
+             "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L; with --model "
+             "tokens, default L/2, L, 2L of its context as far as it reads)",
+             "N,N,..."},
+            taskOptions()[0],
+            taskOptions()[1],
+            {"examples", OptionKind::Value,
+             "with --task: test examples per length (and passkey depth; default 100; with --model: per method, "
+             "length and depth, default 1)",
+             "N"},
+            {"depths", OptionKind::Value, "with --model and --task: needle depths in [0, 1] (default 0,0.5,1)",
+             "D,D,..."},
+            {"score", OptionKind::Value,
+             "with --model and --task: exact (default; the greedy answer) or loglik (rank among 10 candidates)",
+             "exact|loglik"},
+            {"eval-scaling", OptionKind::Value,
+             "also score every rotary cell zero-shot under each method, factor = the longest scored sequence over L "
+             "(rounded up); none: only as trained",
+             "none,yarn,..."},
+            {"drope", OptionKind::Value,
+             "the DroPE recipe: continue every rope cell with its positions dropped for this share of its steps, then "
+             "score it",
+             "FRACTION"},
+            {"drope-logit-c", OptionKind::Value,
+             "with --drope: score the dropped model at each test-time logit-c (default 0.25; 0: unscaled)", "C,C,..."},
+            {"mode", OptionKind::Value, "evaluation: nonoverlapping (default) or sliding", "nonoverlapping|sliding"},
+            {"eval-bytes", OptionKind::Value, "held-out bytes scored per length (default from the preset; 0: all)",
+             "N"},
+            {"jobs", OptionKind::Value, "cells run side by side, each in its own process (default 1)", "N"},
+            threadsOption({}, "in all, split among the jobs"),
+            {"cell", OptionKind::Value, "run only cell I of the grid in DIR/sweep.json (Slurm array tasks, parallel)",
+             "I"},
+            {"emit", OptionKind::Value, "slurm: write DIR/sweep.sbatch; parallel: write DIR/sweep.commands",
+             "slurm|parallel"},
+            {"cpus-per-task", OptionKind::Value, "--emit slurm: CPUs of a task (default 2; 4 for d_model >= 512)", "N"},
+            {"slurm-mem", OptionKind::Value, "--emit slurm: memory of a task in MB (default: estimated)", "MB"},
+            {"slurm-minutes", OptionKind::Value, "--emit slurm: time limit of a task (default: estimated, >= 10)",
+             "MIN"},
+            {"quiet", OptionKind::Flag, "no progress on stderr"},
+            {"o", OptionKind::Value, "the sweep folder: sweep.json, results.jsonl (created; resumed when it exists)",
+             "DIR"}})
         options.push_back(o);
+    return options;
+}
+
+std::vector<OptionDef> collectOptions()
+{
+    std::vector<OptionDef> options = {{"o", OptionKind::Value,
+                                       "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
+                                       "summary.csv|summary.json|plot.png|plot.svg"},
+                                      jsonOption()};
+    for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
+        options.insert(options.end(), picture.begin(), picture.end());
+    return options;
+}
+
+} // namespace
+
+void registerSweepVerbs()
+{
     std::vector<std::string> gridOptions;
+    const std::vector<OptionDef> options = sweepOptions();
     for (const OptionDef& o : options)
         if (o.name != "cell" && o.name != "model" && o.name != "methods" && o.name != "eval-tokens" &&
             o.name != "depths" && o.name != "score")
             gridOptions.push_back(o.name);
     const std::vector<std::string> modelGridOptions = {
-        "model", "methods", "vary",          "corpus",    "lengths",      "mode",          "eval-tokens", "jobs",
-        "threads", "emit", "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet", "o", "task", "depths", "examples",
-        "score"};
+        "model", "methods", "vary",   "corpus",        "lengths",   "mode",          "eval-tokens",
+        "jobs",  "threads", "emit",   "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet",
+        "o",     "task",    "depths", "examples",      "score"};
     registerVerb(
         {"sweep",
          "",
@@ -736,17 +760,11 @@ void registerSweepVerbs()
          "perplexity against length, one curve per method and setting. With --model DIR --task NAME each cell scores a "
          "retrieval task (passkey, niah-single, niah-multikey, niah-multivalue, variable-tracking) in the folder's "
          "tokens at every --lengths and --depths, the --corpus as haystack (as eval DIR --task does)."});
-    std::vector<OptionDef> collectOptions = {{"o", OptionKind::Value,
-                                              "output: .csv (default, stdout), .json, or a picture .png .svg .pdf",
-                                              "summary.csv|summary.json|plot.png|plot.svg"},
-                                             jsonOption()};
-    for (const std::vector<OptionDef>& picture : {pictureOptions(), pictureStyleOptions()})
-        collectOptions.insert(collectOptions.end(), picture.begin(), picture.end());
     registerVerb({"collect",
                   "DIR [DIR...]",
                   "mean, sd, min, max and n over seeds of each scheme's perplexity and ppl(length)/ppl(L) (of a task "
                   "sweep: accuracy), from sweep folders",
-                  collectOptions,
+                  collectOptions(),
                   1,
                   64,
                   runCollect,

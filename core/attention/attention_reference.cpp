@@ -3,6 +3,7 @@
 #include "attention/attention_reference.h"
 
 #include "attention/attention_internal.h"
+#include "attention/rotation.h"
 #include "schemes/softmax_modifiers.h"
 #include "base/errors.h"
 #include "schemes/rotary_scaling.h"
@@ -27,45 +28,8 @@ Matrix headOf(const float* x, const AttentionDims& dims, int bh)
     return Eigen::Map<const FloatRows>(x + offset, dims.length, dims.headDim).cast<double>();
 }
 
-// Where a head's rows are rotated: row m at slope * m + offset (plain: at m). ReRoPE's keys past the window use a
-// second placement, q at w + (m - w)/k and k at n/k (rerope: q at w, k at 0), so P(m, n) = w + (m - n - w)/k.
-// Self-Extend's far placement is grouped: row m at `grouped`'s position of it.
-struct Placement {
-    double slope = 1, offset = 0;
-    const RotaryScaling* grouped = nullptr;
-    bool query = false; // with `grouped`: the query's position, else the key's
-
-    double at(int m) const
-    {
-        if (grouped)
-            return query ? grouped->groupedQueryPosition(m) : grouped->groupedKeyPosition(m);
-        return slope * m + offset;
-    }
-};
-
-// Pair i of a head: the dims it turns, (2i, 2i + 1) or, under rotate_half, (i, i + pairs).
-std::pair<int, int> pairDims(const AttentionDims& dims, int i, int pairs)
-{
-    return dims.pairing == RotaryPairing::RotateHalf ? std::pair{i, i + pairs} : std::pair{2 * i, 2 * i + 1};
-}
-
-// Row m of x (N, D) turned by its position's rotation R_m (transpose: by R_m^T, which carries gradients back).
-// The dims past the rotated ones (partial rotary) pass unchanged.
-Matrix rotated(const detail::RotaryFrequencies& rotary, const AttentionDims& dims, const Matrix& x, bool isKey,
-               bool transpose = false, const Placement& at = {})
-{
-    Matrix out = x;
-    const double sign = transpose ? -1.0 : 1.0;
-    for (int m = 0; m < x.rows(); ++m)
-        for (int i = 0; i < rotary.pairs(); ++i) {
-            double c, s;
-            rotary.rotation(at.at(m), i, isKey, c, s);
-            const auto [a, b] = pairDims(dims, i, rotary.pairs());
-            out(m, a) = c * x(m, a) - sign * s * x(m, b);
-            out(m, b) = sign * s * x(m, a) + c * x(m, b);
-        }
-    return out;
-}
+using detail::Placement;
+using detail::rotated;
 
 // ReRoPE, leaky ReRoPE and Self-Extend: the window w and the far placements of q and k; inactive for other schemes.
 struct Remap {
@@ -354,23 +318,6 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
             addFireGradient(g.dFire, part);
     }
     return g;
-}
-
-void rotateRowsInPlace(const PositionBias& bias, const AttentionDims& dims, float* x, int heads, bool isKey)
-{
-    const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), dims.rotatedDims(), dims.length);
-    if (!rotary.active())
-        return;
-    const RotaryMethodInfo& method = rotaryMethodInfo(bias.spec().scaling);
-    if (method.remapsPositions)
-        throw InputError("the method " + method.name +
-                         " places a query and a key by their distance, so its rotated rows alone do not give the "
-                         "scores; allowed: a method that does not remap positions");
-    for (int h = 0; h < heads; ++h) {
-        Eigen::Map<FloatRows> rows(x + static_cast<size_t>(h) * dims.length * dims.headDim, dims.length, dims.headDim);
-        const Matrix turned = rotated(rotary, dims, rows.cast<double>(), isKey);
-        rows = turned.cast<float>();
-    }
 }
 
 } // namespace plab

@@ -40,10 +40,4 @@ AttentionReferenceGradients attentionBackwardReference(const PositionBias& bias,
                                                        const float* q, const float* k, const float* v,
                                                        const float* dOut);
 
-// Rows x (heads, N, D) turned in place as the kernel turns q (isKey false) or k (isKey true) at positions 0..N-1: the
-// bias's rotary table, dims' pairing and partial rotary. Nothing happens for schemes that do not rotate. For views that
-// rebuild scores from q and k one cell at a time (a real model's attention maps, core/hf/hf_attention); methods that
-// remap positions (rerope, leaky-rerope, self-extend) have no single placement, so they are refused (InputError).
-void rotateRowsInPlace(const PositionBias& bias, const AttentionDims& dims, float* x, int heads, bool isKey);
-
 } // namespace plab

@@ -176,6 +176,38 @@ void readRope(const ConfigReader& r, HfConfig& c, const char* thetaKey, double t
         c.slidingRopeTheta = r.positiveNumber(r.root["rope_local_base_freq"], "rope_local_base_freq");
 }
 
+namespace {
+
+// A rope dict's type: rope_type (v5) or type (v4), "default" when neither is given.
+std::string ropeTypeOf(const ConfigReader& r, const json& rope, const std::string& where)
+{
+    for (const char* key : {"rope_type", "type"})
+        if (rope.contains(key) && !rope[key].is_null()) {
+            if (!rope[key].is_string())
+                throw r.wrong(where + "." + key, rope[key], "a string");
+            return rope[key].get<std::string>();
+        }
+    return "default";
+}
+
+// How the card names a rope dict's method: its type with the settings read ("yarn (factor=4, ...)").
+std::string scalingTextOf(const HfConfig& c, const std::string& type)
+{
+    std::string text = type;
+    std::string list;
+    for (const std::string& s : c.scalingSettings)
+        list += (list.empty() ? "" : ", ") + s;
+    if (c.ropeKeep < 1)
+        list += (list.empty() ? "" : ", ") + std::string("keep=") + numberText(c.ropeKeep);
+    if (!c.yarnTruncate)
+        list += ", truncate=false";
+    if (!list.empty())
+        text += " (" + list + ")";
+    return text;
+}
+
+} // namespace
+
 void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const std::string& where, double theta)
 {
     if (!rope.is_object())
@@ -187,14 +219,7 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
         c.ropeTheta = r.positiveNumber(rope["rope_theta"], where + ".rope_theta");
     if (rope.contains("partial_rotary_factor"))
         c.rotaryFraction = r.positiveNumber(rope["partial_rotary_factor"], where + ".partial_rotary_factor");
-    std::string type = "default";
-    for (const char* key : {"rope_type", "type"})
-        if (rope.contains(key) && !rope[key].is_null()) {
-            if (!rope[key].is_string())
-                throw r.wrong(where + "." + key, rope[key], "a string");
-            type = rope[key].get<std::string>();
-            break;
-        }
+    const std::string type = ropeTypeOf(r, rope, where);
     auto number = [&](const char* key) -> const json* {
         return rope.contains(key) && !rope[key].is_null() ? &rope[key] : nullptr;
     };
@@ -245,18 +270,8 @@ void readRopeDict(const ConfigReader& r, HfConfig& c, const json& rope, const st
                      "\" is not supported; allowed: default, linear (pi), dynamic (dynamic-ntk), yarn, llama3, "
                      "longrope, proportional");
     }
-    if (c.scaling != "none" || c.ropeKeep < 1) {
-        c.scalingText = type;
-        std::string list;
-        for (const std::string& s : c.scalingSettings)
-            list += (list.empty() ? "" : ", ") + s;
-        if (c.ropeKeep < 1)
-            list += (list.empty() ? "" : ", ") + std::string("keep=") + numberText(c.ropeKeep);
-        if (!c.yarnTruncate)
-            list += ", truncate=false";
-        if (!list.empty())
-            c.scalingText += " (" + list + ")";
-    }
+    if (c.scaling != "none" || c.ropeKeep < 1)
+        c.scalingText = scalingTextOf(c, type);
 }
 
 void finishRotary(const ConfigReader& r, HfConfig& c)

@@ -3,7 +3,7 @@
 #include "hf/hf_model.h"
 
 #include "attention/attention.h"
-#include "attention/attention_reference.h"
+#include "attention/rotation.h"
 #include "attention/rotary_cache.h"
 #include "attention/simd.h"
 #include "base/errors.h"

@@ -487,6 +487,45 @@ void Model::backward()
     }
 }
 
+namespace {
+
+// Adds layer `layer`'s gradients of the scheme's own parameters (T5 buckets, KERPLE, SSMax, sinks, FIRE, CoPE) to their
+// tensors; gradOf(name) is a tensor's part of the gradients.
+template <typename GradOf>
+void addSchemeGradients(SchemeKind kind, int layer, const AttentionGradients& g, const GradOf& gradOf)
+{
+    auto addTo = [&](const char* name, const std::vector<double>& values) {
+        float* d = gradOf(name);
+        for (size_t i = 0; i < values.size(); ++i)
+            d[i] += static_cast<float>(values[i]);
+    };
+    if (kind == SchemeKind::T5)
+        addTo("scheme.t5_bias", g.dT5Values);
+    if (kind == SchemeKind::KerplePower || kind == SchemeKind::KerpleLog) {
+        addTo("scheme.kerple_r1", g.dKerpleR1);
+        addTo("scheme.kerple_r2", g.dKerpleR2);
+    }
+    for (auto [name, values] :
+         {std::pair{"scheme.ssmax_scale", &g.dSsmaxScales}, std::pair{"scheme.sink_logit", &g.dSinkLogits}})
+        if (!values->empty())
+            addTo(name, *values);
+    if (!g.dFire.empty()) {
+        addTo("scheme.fire_w1", g.dFire.w1);
+        addTo("scheme.fire_b1", g.dFire.b1);
+        addTo("scheme.fire_w2", g.dFire.w2);
+        addTo("scheme.fire_b2", g.dFire.b2);
+        addTo("scheme.fire_c", {g.dFire.c});
+        addTo("scheme.fire_l_multiplier", {g.dFire.lMultiplier});
+    }
+    if (!g.dCopeEmbeddings.empty()) { // this layer's slab of (layers, D, npos-max)
+        float* d = gradOf("scheme.cope_pos_emb") + layer * g.dCopeEmbeddings.size();
+        for (size_t i = 0; i < g.dCopeEmbeddings.size(); ++i)
+            d[i] += static_cast<float>(g.dCopeEmbeddings[i]);
+    }
+}
+
+} // namespace
+
 void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
 {
     const int T = m_T;
@@ -515,8 +554,6 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
     layers::layernormBackward(dres, gradOf("ln_f.weight"), gradOf("ln_f.bias"), dln, xLast, param("ln_f.weight"),
                               m_lnfMean.data() + o, m_lnfRstd.data() + o, BT, C);
 
-    const bool t5 = m_baseSpec.kind == SchemeKind::T5;
-    const bool kerple = m_baseSpec.kind == SchemeKind::KerplePower || m_baseSpec.kind == SchemeKind::KerpleLog;
     for (int l = m_config.layers - 1; l >= 0; --l) {
         checkCancelled();
         LayerActs& a = m_acts[l];
@@ -543,43 +580,7 @@ void Model::backwardSlice(int slice, const PositionBias& bias, float* grads)
         layerDims.logForget = w.forget ? a.logForget.data() + o * H : nullptr;
         attentionBackward(layerBias(l, bias), layerDims, a.q.data() + o * C, a.k.data() + o * C, a.v.data() + o * C,
                           a.attn[slice], dy, g);
-        if (t5) {
-            float* dt = gradOf("scheme.t5_bias");
-            for (size_t i = 0; i < g.dT5Values.size(); ++i)
-                dt[i] += static_cast<float>(g.dT5Values[i]);
-        }
-        if (kerple) {
-            float* d1 = gradOf("scheme.kerple_r1");
-            float* d2 = gradOf("scheme.kerple_r2");
-            for (size_t i = 0; i < g.dKerpleR1.size(); ++i)
-                d1[i] += static_cast<float>(g.dKerpleR1[i]);
-            for (size_t i = 0; i < g.dKerpleR2.size(); ++i)
-                d2[i] += static_cast<float>(g.dKerpleR2[i]);
-        }
-        for (auto [name, values] :
-             {std::pair{"scheme.ssmax_scale", &g.dSsmaxScales}, std::pair{"scheme.sink_logit", &g.dSinkLogits}}) {
-            float* d = values->empty() ? nullptr : gradOf(name);
-            for (size_t i = 0; i < values->size(); ++i)
-                d[i] += static_cast<float>((*values)[i]);
-        }
-        if (!g.dFire.empty()) {
-            auto addTo = [&](const char* name, const std::vector<double>& values) {
-                float* d = gradOf(name);
-                for (size_t i = 0; i < values.size(); ++i)
-                    d[i] += static_cast<float>(values[i]);
-            };
-            addTo("scheme.fire_w1", g.dFire.w1);
-            addTo("scheme.fire_b1", g.dFire.b1);
-            addTo("scheme.fire_w2", g.dFire.w2);
-            addTo("scheme.fire_b2", g.dFire.b2);
-            addTo("scheme.fire_c", {g.dFire.c});
-            addTo("scheme.fire_l_multiplier", {g.dFire.lMultiplier});
-        }
-        if (!g.dCopeEmbeddings.empty()) { // this layer's slab of (layers, D, npos-max)
-            float* d = gradOf("scheme.cope_pos_emb") + l * g.dCopeEmbeddings.size();
-            for (size_t i = 0; i < g.dCopeEmbeddings.size(); ++i)
-                d[i] += static_cast<float>(g.dCopeEmbeddings[i]);
-        }
+        addSchemeGradients(m_baseSpec.kind, l, g, gradOf);
         float* dqkv = zero(m_dqkv, o * 3 * C, 3 * nC);
         layers::splitHeadsBackward(dqkv, g.dq.data(), g.dk.data(), g.dv.data(), B, T, H, D);
         zero(m_dln, o * C, nC);

@@ -344,18 +344,41 @@ void checkInitCompatible(const ModelConfig& model, const LoadedCheckpoint& init,
 
 namespace {
 
-// The loop of both trainModel overloads: windows of corpus->train, or batches of `batches`.
-TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus* corpus,
-                           const TrainingBatches* batches, const TrainingHooks& hooks, const LoadedCheckpoint* init,
-                           const std::string& initSource, const std::string& initRun)
+// The one check of a run's inputs: the model, the schedule, the corpus (when text) and the checkpoint continued.
+void checkTrainingInputs(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus* corpus,
+                         const LoadedCheckpoint* init, const std::string& initSource, const std::string& initRun)
 {
-    // Every input is checked here once; the model and the trainer are told so.
     validateModelConfig(modelConfig);
     validateTrainConfig(train);
     if (corpus)
         checkTrainingCorpus(*corpus, modelConfig.context);
     if (init)
         checkInitCompatible(modelConfig, *init, initSource, initRun);
+}
+
+// A progress report after step r.step of `steps`: `loss` is the mean since the last report.
+TrainingProgress progressAt(const TrainStepResult& r, int steps, double loss, double elapsedSeconds,
+                            size_t tokensPerStep)
+{
+    TrainingProgress p;
+    p.step = r.step;
+    p.steps = steps;
+    p.loss = loss;
+    p.learningRate = r.learningRate;
+    p.gradNorm = r.gradNorm;
+    p.elapsedSeconds = elapsedSeconds;
+    p.tokensPerSecond = r.step * static_cast<double>(tokensPerStep) / p.elapsedSeconds;
+    p.etaSeconds = p.elapsedSeconds / r.step * (steps - r.step);
+    return p;
+}
+
+// The loop of both trainModel overloads: windows of corpus->train, or batches of `batches`.
+TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& train, const Corpus* corpus,
+                           const TrainingBatches* batches, const TrainingHooks& hooks, const LoadedCheckpoint* init,
+                           const std::string& initSource, const std::string& initRun)
+{
+    // Every input is checked here once; the model and the trainer are told so.
+    checkTrainingInputs(modelConfig, train, corpus, init, initSource, initRun);
     TrainingResult result;
     result.model = std::make_unique<Model>(modelConfig, ConfigCheck::Validated);
     Model& model = *result.model;
@@ -406,16 +429,7 @@ TrainingResult runTraining(const ModelConfig& modelConfig, const TrainConfig& tr
         if (hooks.saveEvery > 0 && hooks.checkpoint && r.step % hooks.saveEvery == 0 && r.step < train.steps)
             hooks.checkpoint(model, result.info);
         if (hooks.progress && (r.step % every == 0 || r.step == train.steps || r.step == 1)) {
-            TrainingProgress p;
-            p.step = r.step;
-            p.steps = train.steps;
-            p.loss = windowLoss / windowSteps;
-            p.learningRate = r.learningRate;
-            p.gradNorm = r.gradNorm;
-            p.elapsedSeconds = elapsed();
-            p.tokensPerSecond = r.step * static_cast<double>(trainer.tokensPerStep()) / p.elapsedSeconds;
-            p.etaSeconds = p.elapsedSeconds / r.step * (train.steps - r.step);
-            hooks.progress(p);
+            hooks.progress(progressAt(r, train.steps, windowLoss / windowSteps, elapsed(), trainer.tokensPerStep()));
             windowLoss = 0;
             windowSteps = 0;
         }

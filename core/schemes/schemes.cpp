@@ -448,6 +448,63 @@ void validateCope(const SchemeSpec& spec)
             throw InputError("scheme cope: a learned position embedding is not finite; allowed: finite numbers");
 }
 
+// t5's buckets: an even count >= 4 when bidirectional, a max-distance past the exact buckets, a learned table of
+// num-buckets x heads values.
+void validateT5(const SchemeSpec& spec)
+{
+    const int nb = spec.intParam("num-buckets");
+    const int maxd = spec.intParam("max-distance");
+    if (spec.bidirectional && (nb < 4 || nb % 2 != 0))
+        throw InputError("scheme t5: num-buckets = " + std::to_string(nb) +
+                         " must be an even integer >= 4 when bidirectional (it is halved per direction)");
+    const int maxExact = (spec.bidirectional ? nb / 2 : nb) / 2;
+    if (maxd <= maxExact)
+        throw InputError("scheme t5: max-distance = " + std::to_string(maxd) + " must exceed num-buckets" +
+                         (spec.bidirectional ? "/4" : "/2") + " = " + std::to_string(maxExact));
+    if (!spec.t5Values.empty() && spec.t5Values.size() != static_cast<size_t>(nb) * spec.heads)
+        throw InputError("scheme t5: learned table has " + std::to_string(spec.t5Values.size()) +
+                         " values, expected num-buckets x heads = " + std::to_string(nb * spec.heads));
+}
+
+// KERPLE's learned per-head r1 and r2 (when given): one per head, each in its parameter's range.
+void validateKerpleValues(const SchemeSpec& spec)
+{
+    const SchemeInfo& info = spec.info();
+    const ParamInfo& r1 = info.params[0];
+    const ParamInfo& r2 = info.params[1];
+    auto checkVector = [&](const std::vector<double>& values, const ParamInfo& p) {
+        if (values.empty())
+            return;
+        if (values.size() != static_cast<size_t>(spec.heads))
+            throw InputError("scheme " + info.name + ": " + std::to_string(values.size()) + " per-head values of " +
+                             p.name + ", expected " + std::to_string(spec.heads));
+        for (size_t h = 0; h < values.size(); ++h)
+            if (!p.accepts(values[h]))
+                throw InputError("scheme " + info.name + ": " + p.name + " of head " + std::to_string(h) + " = " +
+                                 catalog::shortNumberText(values[h]) + " is out of range; allowed: " + p.rangeText());
+    };
+    checkVector(spec.kerpleR1, r1);
+    checkVector(spec.kerpleR2, r2);
+}
+
+// FIRE's learned MLP (when given): its shapes, and a finite, non-zero c and threshold multiplier.
+void validateFireValues(const SchemeSpec& spec)
+{
+    const FireParams& f = spec.fire;
+    const size_t width = kFireWidth, heads = spec.heads;
+    if (f.w1.size() != width || f.b1.size() != width || f.w2.size() != heads * width || f.b2.size() != heads)
+        throw InputError("scheme fire: learned MLP has shapes w1 " + std::to_string(f.w1.size()) + ", b1 " +
+                         std::to_string(f.b1.size()) + ", w2 " + std::to_string(f.w2.size()) + ", b2 " +
+                         std::to_string(f.b2.size()) + "; expected 32, 32, heads x 32 = " +
+                         std::to_string(heads * width) + ", heads = " + std::to_string(heads));
+    if (!std::isfinite(f.c) || f.c == 0)
+        throw InputError("scheme fire: learned c = " + catalog::shortNumberText(f.c) +
+                         " is out of range; allowed: finite and not 0");
+    if (!std::isfinite(f.lMultiplier) || f.lMultiplier == 0)
+        throw InputError("scheme fire: learned threshold multiplier = " + catalog::shortNumberText(f.lMultiplier) +
+                         " is out of range; allowed: finite and not 0");
+}
+
 } // namespace
 
 void validateSchemeSpec(const SchemeSpec& spec)
@@ -486,56 +543,15 @@ void validateSchemeSpec(const SchemeSpec& spec)
                              "number of dims >= 2 (rotation acts on pairs)");
     }
     validateRotaryScaling(spec);
-    if (spec.kind == SchemeKind::T5) {
-        const int nb = spec.intParam("num-buckets");
-        const int maxd = spec.intParam("max-distance");
-        if (spec.bidirectional && (nb < 4 || nb % 2 != 0))
-            throw InputError("scheme t5: num-buckets = " + std::to_string(nb) +
-                             " must be an even integer >= 4 when bidirectional (it is halved per direction)");
-        const int maxExact = (spec.bidirectional ? nb / 2 : nb) / 2;
-        if (maxd <= maxExact)
-            throw InputError("scheme t5: max-distance = " + std::to_string(maxd) + " must exceed num-buckets" +
-                             (spec.bidirectional ? "/4" : "/2") + " = " + std::to_string(maxExact));
-        if (!spec.t5Values.empty() && spec.t5Values.size() != static_cast<size_t>(nb) * spec.heads)
-            throw InputError("scheme t5: learned table has " + std::to_string(spec.t5Values.size()) +
-                             " values, expected num-buckets x heads = " + std::to_string(nb * spec.heads));
-    }
-    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog) {
-        const ParamInfo& r1 = info.params[0];
-        const ParamInfo& r2 = info.params[1];
-        auto checkVector = [&](const std::vector<double>& values, const ParamInfo& p) {
-            if (values.empty())
-                return;
-            if (values.size() != static_cast<size_t>(spec.heads))
-                throw InputError("scheme " + info.name + ": " + std::to_string(values.size()) + " per-head values of " +
-                                 p.name + ", expected " + std::to_string(spec.heads));
-            for (size_t h = 0; h < values.size(); ++h)
-                if (!p.accepts(values[h]))
-                    throw InputError("scheme " + info.name + ": " + p.name + " of head " + std::to_string(h) + " = " +
-                                     catalog::shortNumberText(values[h]) +
-                                     " is out of range; allowed: " + p.rangeText());
-        };
-        checkVector(spec.kerpleR1, r1);
-        checkVector(spec.kerpleR2, r2);
-    }
+    if (spec.kind == SchemeKind::T5)
+        validateT5(spec);
+    if (spec.kind == SchemeKind::KerplePower || spec.kind == SchemeKind::KerpleLog)
+        validateKerpleValues(spec);
     validateSoftmaxModifiers(spec);
     if (spec.kind == SchemeKind::Cope)
         validateCope(spec);
-    if (spec.kind == SchemeKind::Fire && !spec.fire.empty()) {
-        const FireParams& f = spec.fire;
-        const size_t width = kFireWidth, heads = spec.heads;
-        if (f.w1.size() != width || f.b1.size() != width || f.w2.size() != heads * width || f.b2.size() != heads)
-            throw InputError("scheme fire: learned MLP has shapes w1 " + std::to_string(f.w1.size()) + ", b1 " +
-                             std::to_string(f.b1.size()) + ", w2 " + std::to_string(f.w2.size()) + ", b2 " +
-                             std::to_string(f.b2.size()) + "; expected 32, 32, heads x 32 = " +
-                             std::to_string(heads * width) + ", heads = " + std::to_string(heads));
-        if (!std::isfinite(f.c) || f.c == 0)
-            throw InputError("scheme fire: learned c = " + catalog::shortNumberText(f.c) +
-                             " is out of range; allowed: finite and not 0");
-        if (!std::isfinite(f.lMultiplier) || f.lMultiplier == 0)
-            throw InputError("scheme fire: learned threshold multiplier = " + catalog::shortNumberText(f.lMultiplier) +
-                             " is out of range; allowed: finite and not 0");
-    }
+    if (spec.kind == SchemeKind::Fire && !spec.fire.empty())
+        validateFireValues(spec);
 }
 
 SchemeSpec makeSchemeSpec(std::string_view name, int heads, bool bidirectional,

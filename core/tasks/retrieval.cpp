@@ -253,6 +253,52 @@ void RetrievalGenerator::check(RetrievalKind kind, const std::vector<int>& lengt
                              "haystack's start) to 1 (its end)");
 }
 
+namespace {
+
+// Distractors in a drawn order go before the needle while they fit under q: the tokens before it are then within one
+// distractor of q, and minimumLength keeps a filler of at least the longest distractor, so the filler closes the gap
+// exactly. `tokensBefore` is set to the distractor tokens placed before.
+std::vector<bool> distractorsBefore(const std::vector<std::vector<int>>& distractors, size_t q, Rng& rng,
+                                    size_t& tokensBefore)
+{
+    std::vector<bool> before(distractors.size());
+    std::vector<size_t> order(distractors.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    for (size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[static_cast<size_t>(rng.below(i))]);
+    tokensBefore = 0;
+    for (const size_t i : order)
+        if (tokensBefore + distractors[i].size() <= q) {
+            before[i] = true;
+            tokensBefore += distractors[i].size();
+        }
+    return before;
+}
+
+// One side of the needle: `count` filler tokens of the haystack from `from`, each distractor of the side
+// (before[i] == wantBefore) after a drawn number of them.
+void appendSide(const std::vector<int>& hay, size_t from, size_t count,
+                const std::vector<std::vector<int>>& distractors, const std::vector<bool>& before, bool wantBefore,
+                Rng& rng, std::vector<int>& out)
+{
+    std::vector<std::pair<size_t, size_t>> at; // (filler offset within the side, distractor)
+    for (size_t i = 0; i < distractors.size(); ++i)
+        if (before[i] == wantBefore)
+            at.push_back({static_cast<size_t>(rng.below(count + 1)), i});
+    std::sort(at.begin(), at.end());
+    size_t done = 0;
+    for (const auto& [cut, i] : at) {
+        out.insert(out.end(), hay.begin() + static_cast<long>(from + done),
+                   hay.begin() + static_cast<long>(from + cut));
+        out.insert(out.end(), distractors[i].begin(), distractors[i].end());
+        done = cut;
+    }
+    out.insert(out.end(), hay.begin() + static_cast<long>(from + done), hay.begin() + static_cast<long>(from + count));
+}
+
+} // namespace
+
 RetrievalExample RetrievalGenerator::make(RetrievalKind kind, int length, double depth, Rng& rng) const
 {
     const Parts p = drawParts(kind, rng);
@@ -277,41 +323,16 @@ RetrievalExample RetrievalGenerator::make(RetrievalKind kind, int length, double
     // distractors go before or after it as drawn, then moved across so that q - (distractors before) is filler.
     const size_t hay = filler + distractorTokens;
     const size_t q = static_cast<size_t>(std::llround(depth * static_cast<double>(hay)));
-    // Distractors in a drawn order go before the needle while they fit under q: the tokens before it are then within
-    // one distractor of q, and minimumLength keeps a filler of at least the longest distractor, so the filler closes
-    // the gap exactly.
-    std::vector<bool> before(distractors.size());
-    std::vector<size_t> order(distractors.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    for (size_t i = order.size(); i > 1; --i)
-        std::swap(order[i - 1], order[static_cast<size_t>(rng.below(i))]);
     size_t tokensBefore = 0;
-    for (const size_t i : order)
-        if (tokensBefore + distractors[i].size() <= q) {
-            before[i] = true;
-            tokensBefore += distractors[i].size();
-        }
+    const std::vector<bool> before = distractorsBefore(distractors, q, rng, tokensBefore);
     if (q > tokensBefore + filler)
         throw InputError("--lengths: " + std::to_string(length) + " is too short for task " +
                          retrievalTaskInfo(kind).name + " at depth " + std::to_string(depth) +
                          ": the filler cannot place the needle among its distractors; allowed: lengths of at least " +
                          std::to_string(minimumLength(kind) + 1));
     const size_t fillerBefore = std::min(filler, q - std::min(q, tokensBefore));
-    // Each distractor after a drawn number of the filler tokens of its side.
     auto side = [&](size_t from, size_t count, bool wantBefore, std::vector<int>& out) {
-        std::vector<std::pair<size_t, size_t>> at; // (filler offset within the side, distractor)
-        for (size_t i = 0; i < distractors.size(); ++i)
-            if (before[i] == wantBefore)
-                at.push_back({static_cast<size_t>(rng.below(count + 1)), i});
-        std::sort(at.begin(), at.end());
-        size_t done = 0;
-        for (const auto& [cut, i] : at) {
-            out.insert(out.end(), m_hay.begin() + static_cast<long>(from + done), m_hay.begin() + static_cast<long>(from + cut));
-            out.insert(out.end(), distractors[i].begin(), distractors[i].end());
-            done = cut;
-        }
-        out.insert(out.end(), m_hay.begin() + static_cast<long>(from + done), m_hay.begin() + static_cast<long>(from + count));
+        appendSide(m_hay, from, count, distractors, before, wantBefore, rng, out);
     };
     RetrievalExample e;
     e.depth = depth;
