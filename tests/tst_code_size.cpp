@@ -23,7 +23,7 @@ constexpr int kFileLimit = 900;
 const QHash<QString, int>& filesOverLimit()
 {
     static const QHash<QString, int> files = {
-        {QStringLiteral("core/lessons/lessons.cpp"), 917}, {QStringLiteral("ui/tabs/hf_model_view.cpp"), 1596},
+        {QStringLiteral("core/lessons/lessons.cpp"), 917},
         {QStringLiteral("core/runs/sweep.cpp"), 1509},     {QStringLiteral("app/cli/verbs_model.cpp"), 1484},
         {QStringLiteral("ui/tabs/train_view.cpp"), 1223},  {QStringLiteral("ui/window/main_window.cpp"), 946},
     };
@@ -34,7 +34,6 @@ const QHash<QString, int>& filesOverLimit()
 const QHash<QString, int>& functionsOverLimit()
 {
     static const QHash<QString, int> functions = {
-        {QStringLiteral("ui/tabs/hf_model_view.cpp:HfModelView::buildMethodsPage"), 82},
         {QStringLiteral("core/tasks/retrieval.cpp:RetrievalGenerator::make"), 82},
         {QStringLiteral("core/hf/hf_config.cpp:readRopeDict"), 82},
         {QStringLiteral("app/cli/verbs_attention.cpp:registerAttentionVerbs"), 94},
@@ -44,7 +43,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("core/model/model.cpp:Model::backwardSlice"), 117},
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},
         {QStringLiteral("core/schemes/schemes.cpp:validateSchemeSpec"), 87},
-        {QStringLiteral("ui/tabs/hf_model_view.cpp:HfModelView::HfModelView"), 144},
         {QStringLiteral("ui/tabs/methods_panel.cpp:MethodsPanel::MethodsPanel"), 89},
         {QStringLiteral("ui/tabs/train_view.cpp:TrainView::TrainView"), 100},
         {QStringLiteral("ui/tabs/train_view.cpp:TrainView::buildFields"), 156},
