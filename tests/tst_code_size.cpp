@@ -25,7 +25,7 @@ const QHash<QString, int>& filesOverLimit()
     static const QHash<QString, int> files = {
         {QStringLiteral("core/lessons/lessons.cpp"), 917},
         {QStringLiteral("core/runs/sweep.cpp"), 1509},     {QStringLiteral("app/cli/verbs_model.cpp"), 1484},
-        {QStringLiteral("ui/tabs/train_view.cpp"), 1223},  {QStringLiteral("ui/window/main_window.cpp"), 946},
+        {QStringLiteral("ui/window/main_window.cpp"), 946},
     };
     return files;
 }
@@ -44,9 +44,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},
         {QStringLiteral("core/schemes/schemes.cpp:validateSchemeSpec"), 87},
         {QStringLiteral("ui/tabs/methods_panel.cpp:MethodsPanel::MethodsPanel"), 89},
-        {QStringLiteral("ui/tabs/train_view.cpp:TrainView::TrainView"), 100},
-        {QStringLiteral("ui/tabs/train_view.cpp:TrainView::buildFields"), 156},
-        {QStringLiteral("ui/tabs/train_view.cpp:TrainView::restoreState"), 102},
         {QStringLiteral("ui/workers/hf_compute.cpp:computeHfMethods"), 101},
         {QStringLiteral("ui/workers/task_run.cpp:runTaskRequest"), 118},
     };
