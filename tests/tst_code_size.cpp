@@ -24,8 +24,8 @@ const QHash<QString, int>& filesOverLimit()
 {
     static const QHash<QString, int> files = {
         {QStringLiteral("core/lessons/lessons.cpp"), 917},
-        {QStringLiteral("core/runs/sweep.cpp"), 1509},     {QStringLiteral("app/cli/verbs_model.cpp"), 1484},
-        {QStringLiteral("ui/window/main_window.cpp"), 946},
+        {QStringLiteral("core/runs/sweep.cpp"), 1509},
+        {QStringLiteral("app/cli/verbs_model.cpp"), 1484},
     };
     return files;
 }
