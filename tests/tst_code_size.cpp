@@ -43,9 +43,6 @@ const QHash<QString, int>& functionsOverLimit()
         {QStringLiteral("core/model/model.cpp:Model::backwardSlice"), 117},
         {QStringLiteral("core/runs/training.cpp:runTraining"), 85},
         {QStringLiteral("core/schemes/schemes.cpp:validateSchemeSpec"), 87},
-        {QStringLiteral("ui/tabs/methods_panel.cpp:MethodsPanel::MethodsPanel"), 89},
-        {QStringLiteral("ui/workers/hf_compute.cpp:computeHfMethods"), 101},
-        {QStringLiteral("ui/workers/task_run.cpp:runTaskRequest"), 118},
     };
     return functions;
 }
