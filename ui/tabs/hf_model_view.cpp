@@ -1,4 +1,4 @@
-// The "Your model" tab: open a folder, the summary card, attention with its layer x head grid, entropy and sinks.
+// The "Your model" tab: open a folder, the summary card, the controls and pages, the attention page's jobs and map.
 #include "tabs/hf_model_view.h"
 #include "tabs/retrieval_page.h"
 
@@ -8,21 +8,15 @@
 #include "tabs/adaptive_splitter.h"
 #include "tabs/continue_text_page.h"
 #include "tabs/fitting_combo.h"
-#include "tabs/param_control.h"
 
 #include "charts/curve_chart.h"
 #include "painting/colormap.h"
-#include "settings/session.h"
 #include "tabs/heatmap_widget.h"
 #include "workers/model_compute.h"
 
 #include "base/errors.h"
-#include "base/matrix_output.h"
 #include "hf/hf_config.h"
-#include "base/errors.h"
-#include "schemes/position_bias.h"
 #include "schemes/schemes.h"
-#include "runs/method_comparison.h"
 #include "schemes/rotary_scaling.h"
 
 #include <QCheckBox>
@@ -35,26 +29,18 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
-#include <QListWidget>
-#include <QMouseEvent>
-#include <QPainter>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace plab::ui {
 
