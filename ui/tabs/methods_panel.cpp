@@ -40,28 +40,9 @@ bool isRotaryModel(const SharedModel& model)
 
 } // namespace
 
-MethodsPanel::MethodsPanel(QWidget* parent)
-    : QWidget(parent), m_job(this, {[this](MethodsResult r) { onResult(std::move(r)); },
-                                    [this](int done, int total) { Q_EMIT progress(done, total); },
-                                    [this] {
-                                        m_cancel->setEnabled(false);
-                                        if (!m_delivered) // canceled before a result came
-                                            m_status->setText(ViewBase::canceledText(m_clock.elapsed()));
-                                        updateAvailability(false); // the result's status line stays
-                                        Q_EMIT busyChanged(false);
-                                    }})
+// Every catalogue method, ticked, with its parameters at their defaults; as wide as its two columns need.
+void MethodsPanel::buildMethodTree(QWidget* side)
 {
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    auto* side = new QWidget(this);
-    side->setMaximumWidth(250);
-    auto* column = new QVBoxLayout(side);
-    column->setContentsMargins(0, 0, 0, 0);
-    column->addWidget(new QLabel(tr("<b>Model</b> (rope or xpos)"), side));
-    m_model = new FittingComboBox(side); // a long file name: its start and end
-    m_model->setObjectName(QStringLiteral("methods_model"));
-    column->addWidget(m_model);
-    column->addWidget(new QLabel(tr("<b>Methods</b> (double-click a value to edit it)"), side));
     m_tree = new QTreeWidget(side);
     m_tree->setObjectName(QStringLiteral("methods"));
     m_tree->setColumnCount(2);
@@ -95,7 +76,32 @@ MethodsPanel::MethodsPanel(QWidget* parent)
         treeWidth += std::max(static_cast<const QAbstractItemView*>(m_tree)->sizeHintForColumn(c),
                               m_tree->header()->sectionSizeHint(c));
     m_tree->setMinimumWidth(treeWidth);
-    side->setMaximumWidth(std::max(side->maximumWidth(), treeWidth));
+}
+
+MethodsPanel::MethodsPanel(QWidget* parent)
+    : QWidget(parent), m_job(this, {[this](MethodsResult r) { onResult(std::move(r)); },
+                                    [this](int done, int total) { Q_EMIT progress(done, total); },
+                                    [this] {
+                                        m_cancel->setEnabled(false);
+                                        if (!m_delivered) // canceled before a result came
+                                            m_status->setText(ViewBase::canceledText(m_clock.elapsed()));
+                                        updateAvailability(false); // the result's status line stays
+                                        Q_EMIT busyChanged(false);
+                                    }})
+{
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* side = new QWidget(this);
+    side->setMaximumWidth(250);
+    auto* column = new QVBoxLayout(side);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(new QLabel(tr("<b>Model</b> (rope or xpos)"), side));
+    m_model = new FittingComboBox(side); // a long file name: its start and end
+    m_model->setObjectName(QStringLiteral("methods_model"));
+    column->addWidget(m_model);
+    column->addWidget(new QLabel(tr("<b>Methods</b> (double-click a value to edit it)"), side));
+    buildMethodTree(side);
+    side->setMaximumWidth(std::max(side->maximumWidth(), m_tree->minimumWidth()));
     column->addWidget(m_tree, 1);
     m_evaluate = new QPushButton(tr("Evaluate under methods"), side);
     m_evaluate->setObjectName(QStringLiteral("evaluate_methods"));

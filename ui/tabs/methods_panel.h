@@ -91,6 +91,7 @@ Q_SIGNALS:
     void pictureUpdated();
 
 private:
+    void buildMethodTree(QWidget* side); // m_tree: the methods and their parameters
     // The buttons for the current model; the status line shows the reason it is disabled, or (`resetStatus`) what
     // the page does.
     void updateAvailability(bool resetStatus = true);

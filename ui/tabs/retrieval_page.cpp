@@ -35,7 +35,7 @@ RetrievalPageResult computeRetrieval(const HfModelPtr& model, const RetrievalOpt
                                      const std::function<void(const RetrievalCell&)>& cellDone)
 {
     RetrievalPageResult r;
-    try {
+    runGuarded(r, [&] {
         const Corpus corpus = loadDefaultCorpus();
         const RetrievalGenerator generator(*model->tokenizer, retrievalHaystack(corpus), corpus.source);
         RetrievalHooks hooks;
@@ -46,9 +46,7 @@ RetrievalPageResult computeRetrieval(const HfModelPtr& model, const RetrievalOpt
         hooks.cellDone = cellDone;
         r.run = runRetrieval(*model->model, generator, options, hooks);
         r.canceled = r.run.stopped;
-    } catch (const std::exception& e) {
-        r.error = QString::fromStdString(e.what());
-    }
+    });
     return r;
 }
 

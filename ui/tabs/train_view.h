@@ -123,15 +123,31 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override; // the table's new width: its columns fit anew
 
 private:
+    // The task chooser's first entry: train on text and score perplexity (no task).
+    static constexpr const char* kTextTask = "text";
+    QWidget* buildControlColumn(); // the scrolling controls over the buttons and the status that stay in view
     QWidget* buildControls();   // schemes, the fields, corpus, Train / Cancel, status
     QFormLayout* buildFields(); // the preset and every field of the run
+    void addPresetRows(QFormLayout* form);      // the preset, the task and its length
+    void addSizeRows(QFormLayout* form);        // steps, learning rate, context and the model's sizes
+    void addModelOptionRows(QFormLayout* form); // the NoPE schedule, the temperature, softmax modifiers, layer types
+    void addRunRows(QFormLayout* form);         // batch, evaluation bytes, seeds, evaluation mode
+    void addDropeRows(QFormLayout* form);       // the DroPE recipe's recalibration share and logit-c
+    // A row of `form` whose hand edit makes the preset "custom".
+    QSpinBox* addIntField(QFormLayout* form, const QString& label, const QString& tip, int lo, int hi, int step = 1);
+    QDoubleSpinBox* addNumberField(QFormLayout* form, const QString& label, const QString& tip, double lo, double hi,
+                                   double value, int decimals, double step);
     QWidget* buildResults();    // loss and perplexity curves above the table
     // The integer fields in sessions: key -> spin box (whose range is the allowed one).
     std::vector<std::pair<const char*, QSpinBox*>> intFields() const;
+    // A session's task length (0 for text), within what its task and context allow; `values` its integer fields.
+    int sessionTaskLength(const nlohmann::json& state, const std::string& task,
+                          const std::vector<std::pair<QSpinBox*, int>>& values, const std::string& where) const;
     void onSnapshot(const TrainSnapshot& snapshot);
     void onFinished(const QString& error, bool canceled);
     void onFieldEdited(); // a hand edit: the preset box shows "custom"
     void updateModelOptions(); // the temperature fields follow their box; the note says what the schedule does
+    void connectTaskRuns(); // Train and the DroPE recipe on a task, the runner's updates, the heatmap's read-out
     void onTaskChosen();  // the task length's range follows the task and the context
     void onTaskSnapshot(const TaskSnapshot& snapshot);
     void showTaskResults(); // m_taskCurves in the accuracy plot, the heatmap (passkey) and the table

@@ -1,4 +1,4 @@
-// Main window wiring: panel -> views, views -> status bar, menus and shortcuts, sessions, export, drag and drop.
+// Main window wiring: panel -> views, views -> status bar, the docks, export, corpus and sweep files, drag and drop.
 #include "window/main_window.h"
 
 #include "window/export_dialog.h"
@@ -56,12 +56,6 @@
 #include <QTabWidget>
 
 namespace plab::ui {
-
-namespace {
-
-constexpr int kMaxRecent = 8;
-
-} // namespace
 
 void applyPalette(bool dark)
 {
@@ -304,118 +298,6 @@ void MainWindow::onBusyChanged()
         m_progress->setRange(0, 0); // busy indicator until the first progress report
 }
 
-void MainWindow::buildMenus()
-{
-    buildFileMenu();
-    buildViewMenu();
-    buildLessonsMenu();
-    buildHelpMenu();
-    rebuildRecentMenu();
-}
-
-void MainWindow::buildFileMenu()
-{
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open session…"), QKeySequence::Open, this, &MainWindow::openSessionDialog);
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveSessionDialog(false); });
-    file->addAction(tr("Save session &as…"), QKeySequence::SaveAs, this, [this] { saveSessionDialog(true); });
-    file->addSeparator();
-    file->addAction(tr("Open &corpus…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openCorpusDialog);
-    file->addAction(tr("Open s&weep results…"), this, &MainWindow::openSweepDialog);
-    file->addAction(tr("Open &model folder…"), this, [this] {
-        showView(m_model->viewId());
-        m_model->openFolderDialog();
-    });
-    file->addSeparator();
-    file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportDialog);
-    file->addAction(tr("Copy &image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyImage);
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-}
-
-void MainWindow::buildViewMenu()
-{
-    QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
-    for (int i = 0; i < static_cast<int>(m_views.size()); ++i) {
-        ViewBase* v = m_views[i];
-        viewMenu->addAction(v->viewTitle(), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,
-                            [this, v] { m_tabs->setCurrentWidget(v); });
-    }
-    viewMenu->addSeparator();
-    QAction* showScheme = m_schemeDock->toggleViewAction();
-    showScheme->setText(tr("Show &scheme panel"));
-    showScheme->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
-    viewMenu->addAction(showScheme);
-    viewMenu->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
-        if (ViewBase* v = currentView())
-            v->resetZoom();
-    });
-    QAction* dark = viewMenu->addAction(tr("&Dark palette"));
-    dark->setCheckable(true);
-    dark->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
-    dark->setObjectName(QStringLiteral("darkAction"));
-    connect(dark, &QAction::toggled, this, &MainWindow::setDark);
-    // Each language by its own name, untranslated, so a reader can find theirs whatever the current one.
-    QMenu* language = viewMenu->addMenu(tr("&Language"));
-    language->setObjectName(QStringLiteral("languageMenu"));
-    auto* languageGroup = new QActionGroup(language);
-    for (const Language& l : languages()) {
-        QAction* a = language->addAction(l.nativeName);
-        a->setObjectName(QStringLiteral("language_") + l.code);
-        a->setCheckable(true);
-        a->setChecked(l.code == currentLanguage());
-        languageGroup->addAction(a);
-        connect(a, &QAction::triggered, this, [this, code = l.code] { chooseLanguage(code); });
-    }
-}
-
-void MainWindow::buildLessonsMenu()
-{
-    QMenu* lessons = menuBar()->addMenu(tr("&Lessons"));
-    QAction* showLessons = m_lessonsDock->toggleViewAction();
-    showLessons->setText(tr("Show &lessons"));
-    showLessons->setShortcut(QKeySequence(tr("Ctrl+L")));
-    lessons->addAction(showLessons);
-    lessons->addAction(tr("&Next figure"), QKeySequence(Qt::ALT | Qt::Key_Right), m_lessons, &LessonsPanel::next);
-    lessons->addAction(tr("&Previous figure"), QKeySequence(Qt::ALT | Qt::Key_Left), m_lessons, &LessonsPanel::back);
-    lessons->addSeparator();
-    lessons->addAction(tr("&Open folder…"), this, [this] {
-        const QString folder =
-            QFileDialog::getExistingDirectory(this, tr("Open a folder of lessons"), m_lessons->folder());
-        if (folder.isEmpty())
-            return;
-        QString error;
-        if (!m_lessons->openFolder(folder, &error))
-            showError(tr("Open lessons"), error);
-        else
-            m_lessonsDock->show();
-    });
-    lessons->addAction(tr("&Built-in lessons"), this, [this] {
-        m_lessons->openFolder(QString());
-        m_lessonsDock->show();
-    });
-}
-
-void MainWindow::buildHelpMenu()
-{
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), this, [this] {
-        QMessageBox::information(
-            this, tr("Keyboard shortcuts"),
-            tr("Ctrl+O open session · Ctrl+S save · Ctrl+Shift+S save as\n"
-               "Ctrl+E export view · Ctrl+Shift+C copy image · Ctrl+Shift+O open corpus\n"
-               "Ctrl+1…6 views · Ctrl+0 reset zoom · Ctrl+Shift+D dark palette · Esc cancel job\n"
-               "Heatmaps: wheel zoom, drag pan, double-click whole matrix, hover for (m, n, value)"));
-    });
-    help->addAction(tr("&About PositionLab"), this, [this] {
-        QMessageBox::about(this, tr("About PositionLab"),
-                           tr("PositionLab 0.1 — positional encodings and length extrapolation in transformers.\n"
-                              "Every number shown comes from the core library; positionlab-cli renders the same "
-                              "pictures headless."));
-    });
-}
-
 void MainWindow::setDark(bool dark)
 {
     m_dark = dark;
@@ -554,125 +436,6 @@ MainWindow* MainWindow::switchLanguage(const QString& code, QString* error)
     return next;
 }
 
-nlohmann::json MainWindow::sessionState() const
-{
-    nlohmann::json views = nlohmann::json::object();
-    for (ViewBase* v : m_views)
-        views[v->viewId().toStdString()] = v->saveState();
-    nlohmann::json s{{"format", kSessionFormat},
-                     {"version", kSessionVersion},
-                     {"panel", m_panel->saveState()},
-                     {"views", views},
-                     {"tab", currentView() ? currentView()->viewId().toStdString() : std::string("bias")},
-                     {"dark", m_dark}};
-    if (!m_corpus.isEmpty())
-        s["corpus"] = m_corpus.toStdString();
-    return s;
-}
-
-void MainWindow::applySession(const nlohmann::json& session, const QString& folder)
-{
-    const nlohmann::json before = sessionState();
-    try {
-        const nlohmann::json views = sessionObject(session, "views", "session");
-        const std::string tab = sessionString(session, "tab", "bias", "session");
-        if (!view(QString::fromStdString(tab)))
-            throw InputError("session: tab = '" + tab +
-                             "' is not a view; allowed: bias, compare, dot, entropy, attention, train");
-        const bool dark = sessionBool(session, "dark", m_dark, "session");
-        m_panel->restoreState(sessionObject(session, "panel", "session"));
-        for (ViewBase* v : m_views) {
-            const std::string id = v->viewId().toStdString();
-            v->restoreState(sessionObject(views, id.c_str(), "views"));
-        }
-        const std::string corpus = sessionString(session, "corpus", "", "session");
-        // Missing or broken files (corpus, checkpoints) are reported, not fatal: the rest of the session applies.
-        QStringList problems =
-            static_cast<AttentionView*>(view(QStringLiteral("attention")))->loadSessionCheckpoints(folder);
-        if (!corpus.empty()) {
-            QString error;
-            if (!setCorpus(QString::fromStdString(corpus), &error))
-                problems << error;
-        }
-        if (!problems.isEmpty())
-            statusBar()->showMessage(problems.join(QStringLiteral("; ")), 8000);
-        showView(QString::fromStdString(tab));
-        if (dark != m_dark)
-            setDark(dark);
-    } catch (const InputError&) {
-        // All or nothing: put back what was there.
-        m_panel->restoreState(before.at("panel"));
-        for (ViewBase* v : m_views)
-            v->restoreState(before.at("views").at(v->viewId().toStdString()));
-        throw;
-    }
-}
-
-bool MainWindow::openSession(const QString& path, QString* error)
-{
-    return sessionFileAction(path, error, [&] { applySession(readSessionFile(path), QFileInfo(path).absolutePath()); });
-}
-
-bool MainWindow::saveSession(const QString& path, QString* error)
-{
-    const bool saved = sessionFileAction(path, error, [&] { writeSessionFile(path, sessionState()); });
-    const int unsaved = static_cast<AttentionView*>(view(QStringLiteral("attention")))->unsavedModelCount();
-    if (saved && unsaved > 0)
-        statusBar()->showMessage(tr("Session saved. %n model(s) trained here are not in it: save them with Save model… "
-                                    "in Attention on text, then save the session again.",
-                                    nullptr, unsaved),
-                                 12000);
-    return saved;
-}
-
-bool MainWindow::sessionFileAction(const QString& path, QString* error, const std::function<void()>& io)
-{
-    try {
-        io();
-        m_sessionPath = path;
-        addRecent(path);
-        setWindowTitle(tr("PositionLab — %1").arg(QFileInfo(path).fileName()));
-        return true;
-    } catch (const std::exception& e) {
-        if (error)
-            *error = QString::fromStdString(e.what());
-        return false;
-    }
-}
-
-QStringList MainWindow::recentSessions() const
-{
-    return QSettings().value(QStringLiteral("recentSessions")).toStringList();
-}
-
-void MainWindow::addRecent(const QString& path)
-{
-    QStringList list = recentSessions();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    list.removeAll(absolute);
-    list.prepend(absolute);
-    while (list.size() > kMaxRecent)
-        list.removeLast();
-    QSettings().setValue(QStringLiteral("recentSessions"), list);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    m_recentMenu->clear();
-    const QStringList list = recentSessions();
-    for (const QString& path : list)
-        m_recentMenu
-            ->addAction(QFileInfo(path).fileName(), this,
-                        [this, path] {
-                            QString error;
-                            if (!openSession(path, &error))
-                                showError(tr("Open session"), error);
-                        })
-            ->setToolTip(path);
-    m_recentMenu->setEnabled(!list.isEmpty());
-}
-
 bool MainWindow::setCorpus(const QString& path, QString* error)
 {
     auto fail = [&](const QString& message) {
@@ -753,30 +516,6 @@ void MainWindow::copyImage()
     options.dark = m_dark;
     copyImageToClipboard(options, v->paintFunction());
     statusBar()->showMessage(tr("Image copied to the clipboard"), 4000);
-}
-
-void MainWindow::openSessionDialog()
-{
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("PositionLab session (*.json)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!openSession(path, &error))
-        showError(tr("Open session"), error);
-}
-
-void MainWindow::saveSessionDialog(bool saveAs)
-{
-    QString path = m_sessionPath;
-    if (saveAs || path.isEmpty())
-        path = QFileDialog::getSaveFileName(this, tr("Save session"), QStringLiteral("session.json"),
-                                            tr("PositionLab session (*.json)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!saveSession(path, &error))
-        showError(tr("Save session"), error);
 }
 
 void MainWindow::openCorpusDialog()

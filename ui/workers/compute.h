@@ -3,6 +3,8 @@
 
 #include "painting/figures.h"
 
+#include "base/errors.h"
+
 #include "views/bias_views.h"
 #include "views/entropy.h"
 #include "views/fire_curves.h"
@@ -53,6 +55,21 @@ Result guarded(Fn&& fn)
     Result result;
     runGuarded(result, [&] { result = fn(); });
     return result;
+}
+// The same for a worker core can stop: a RunError (core's hooks asked it to stop) while `canceled()` holds marks
+// result.canceled instead of an error; any other failure, RunError included, is result.error as above.
+template <class Result, class Canceled, class Fn>
+void runGuardedCancelable(Result& result, Canceled&& canceled, Fn&& fn)
+{
+    runGuarded(result, [&] {
+        try {
+            fn();
+        } catch (const RunError&) {
+            if (!canceled())
+                throw;
+            result.canceled = true;
+        }
+    });
 }
 
 // ---- Bias heatmap -------------------------------------------------------------------------------------------

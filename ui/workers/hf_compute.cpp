@@ -241,59 +241,79 @@ double hfMethodsSecondsEstimate(const HfConfig& config, const HfMethodsRequest& 
                                    request.maxTokens, kHfEvalFlopsPerSecond);
 }
 
+namespace {
+
+// The evaluation's text: the file's train and validation splits, or the default corpus; `source` names it.
+std::string methodsText(const HfMethodsRequest& request, QString& source)
+{
+    if (request.textPath.isEmpty()) {
+        source = FigureText::tr("the default corpus");
+        return defaultCorpusText();
+    }
+    const Corpus corpus = loadCorpusFile(request.textPath.toStdString());
+    std::string text(corpus.train.begin(), corpus.train.end());
+    text.append(corpus.validation.begin(), corpus.validation.end());
+    source = request.textPath;
+    return text;
+}
+
+// Only as much of a long text as the evaluation reads is tokenized (a 3 MB corpus takes seconds): 16 bytes per token
+// needed, and the whole text when that prefix gives too few tokens.
+std::vector<int32_t> methodsTokens(const HfOpened& m, const std::string& text, size_t maxTokens, int longest)
+{
+    std::vector<int> ids;
+    const size_t needed = maxTokens > 0 ? maxTokens + longest + 1 : 0;
+    if (needed > 0 && text.size() > 16 * needed) {
+        size_t cut = 16 * needed;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+            --cut; // a UTF-8 boundary
+        ids = m.tokenizer->encode(std::string_view(text).substr(0, cut)).ids;
+    }
+    if (ids.size() < needed || needed == 0)
+        ids = m.tokenizer->encode(text).ids;
+    return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+// The config's own method keeps its settings (HfLanguageModel::methodSettings); the lab's version of the same method
+// needs its comparison defaults given explicitly, in a second pass (one name per pass).
+std::pair<std::vector<MethodChoice>, std::vector<MethodChoice>> methodPasses(const HfMethodsRequest& request,
+                                                                             const HfConfig& c, int longest)
+{
+    std::vector<MethodChoice> first, second;
+    if (request.own)
+        first.push_back({c.scaling, {}});
+    for (const std::string& name : request.methods) {
+        if (request.own && name == c.scaling) {
+            if (name != "none")
+                second.push_back({name, methodDefaultSettings(rotaryMethodByName(name), c.context, longest)});
+            continue;
+        }
+        first.push_back({name, {}});
+    }
+    if (first.empty() && second.empty())
+        throw InputError(FigureText::tr("no method is ticked; allowed: at least one").toStdString());
+    return {std::move(first), std::move(second)};
+}
+
+} // namespace
+
 HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobControl& control)
 {
     HfMethodsResult result;
     result.request = request;
-    try {
+    runGuardedCancelable(result, [&control] { return control.isCanceled(); }, [&] {
         if (!request.model)
             throw InputError(FigureText::tr("no model folder is open").toStdString());
         const HfOpened& m = *request.model;
         const HfConfig& c = m.model->config();
         if (result.request.lengths.empty())
             result.request.lengths = hfMethodsDefaults(c).lengths;
-        std::string text;
-        if (request.textPath.isEmpty()) {
-            text = defaultCorpusText();
-            result.textSource = FigureText::tr("the default corpus");
-        } else {
-            const Corpus corpus = loadCorpusFile(request.textPath.toStdString());
-            text.assign(corpus.train.begin(), corpus.train.end());
-            text.append(corpus.validation.begin(), corpus.validation.end());
-            result.textSource = request.textPath;
-        }
+        const std::string text = methodsText(request, result.textSource);
         result.context = c.context;
         const int longest = *std::max_element(result.request.lengths.begin(), result.request.lengths.end());
-        // Only as much of a long text as the evaluation reads is tokenized (a 3 MB corpus takes seconds): 16 bytes per
-        // token needed, and the whole text when that prefix gives too few tokens.
-        std::vector<int> ids;
-        const size_t needed = request.maxTokens > 0 ? request.maxTokens + longest + 1 : 0;
-        if (needed > 0 && text.size() > 16 * needed) {
-            size_t cut = 16 * needed;
-            while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-                --cut; // a UTF-8 boundary
-            ids = m.tokenizer->encode(std::string_view(text).substr(0, cut)).ids;
-        }
-        if (ids.size() < needed || needed == 0)
-            ids = m.tokenizer->encode(text).ids;
-        const std::vector<int32_t> tokens(ids.begin(), ids.end());
+        const std::vector<int32_t> tokens = methodsTokens(m, text, request.maxTokens, longest);
         result.textTokens = tokens.size();
-
-        // The config's own method keeps its settings (HfLanguageModel::methodSettings); the lab's version of the same
-        // method needs its comparison defaults given explicitly, in a second pass (one name per pass).
-        std::vector<MethodChoice> first, second;
-        if (request.own)
-            first.push_back({c.scaling, {}});
-        for (const std::string& name : request.methods) {
-            if (request.own && name == c.scaling) {
-                if (name != "none")
-                    second.push_back({name, methodDefaultSettings(rotaryMethodByName(name), c.context, longest)});
-                continue;
-            }
-            first.push_back({name, {}});
-        }
-        if (first.empty() && second.empty())
-            throw InputError(FigureText::tr("no method is ticked; allowed: at least one").toStdString());
+        auto [first, second] = methodPasses(request, c, longest);
         HfLanguageModel model(*m.model);
         model.setScalingLayers(request.scalingLayers);
         // A method core refuses for this model (e.g. one not implemented for real models yet) is left out with core's
@@ -332,14 +352,7 @@ HfMethodsResult computeHfMethods(const HfMethodsRequest& request, const JobContr
                     request.curveDone(curve);
                 result.curves.push_back(std::move(curve));
             }
-    } catch (const RunError& e) {
-        if (control.isCanceled())
-            result.canceled = true;
-        else
-            result.error = QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 

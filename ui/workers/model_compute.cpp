@@ -343,7 +343,7 @@ MethodsResult computeMethods(const MethodsRequest& request, const JobControl& co
 {
     MethodsResult result;
     result.request = request;
-    try {
+    runGuardedCancelable(result, [&control] { return control.isCanceled(); }, [&] {
         requireModel(request.model);
         result.request.lengths = methodsLengths(request);
         const Corpus corpus =
@@ -365,14 +365,7 @@ MethodsResult computeMethods(const MethodsRequest& request, const JobControl& co
         result.context = model.config().context;
         result.config = model.config().toJson();
         result.curves = evaluateUnderMethods(model, corpus.validation, options, request.methods);
-    } catch (const RunError& e) {
-        if (control.isCanceled())
-            result.canceled = true;
-        else
-            result.error = QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        result.error = QString::fromStdString(e.what());
-    }
+    });
     return result;
 }
 
@@ -503,13 +496,14 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
 {
     promise.start();
     TrainSnapshot failure;
-    try {
+    runGuardedCancelable(failure, [&promise] { return promise.isCanceled(); }, [&] {
         const Corpus corpus =
             request.corpusPath.isEmpty() ? loadDefaultCorpus() : loadCorpusFile(request.corpusPath.toStdString());
-        failure.error = heldOutTextProblem(request, corpus);
-        if (!failure.error.isEmpty()) {
-            failure.badInput = true;
-            promise.addResult(failure);
+        if (const QString problem = heldOutTextProblem(request, corpus); !problem.isEmpty()) {
+            TrainSnapshot bad;
+            bad.error = problem;
+            bad.badInput = true;
+            promise.addResult(bad);
             return;
         }
         const int schemes = static_cast<int>(request.schemes.size());
@@ -565,13 +559,9 @@ void runTraining(const TrainRequest& request, QPromise<TrainSnapshot>& promise)
             promise.addResult(done);
         }
         return;
-    } catch (const RunError& e) {
-        failure.canceled = promise.isCanceled();
-        failure.error = QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        failure.error = QString::fromStdString(e.what());
-    }
-    if (!promise.isCanceled())
+    });
+    // A run that ends well (or stops early) leaves `failure` empty; a canceled run's is not shown.
+    if (!failure.error.isEmpty() && !promise.isCanceled())
         promise.addResult(failure);
 }
 

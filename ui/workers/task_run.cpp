@@ -113,20 +113,22 @@ QString taskCurveName(const std::string& label, double fraction, double logitC)
     return QString::fromStdString(label);
 }
 
-void runTaskRequest(const TaskRequest& request, QPromise<TaskSnapshot>& promise)
-{
-    promise.start();
-    TaskSnapshot failure;
-    const int seeds = std::max(1, request.seeds);
-    const int steps = request.run.train.steps;
-    auto stage = [&](const std::string& label, int seed, const QString& what) {
+namespace {
+
+// A task run's updates to the GUI thread: stages, losses, scored curves and the progress (which never goes back).
+struct TaskUpdates {
+    QPromise<TaskSnapshot>& promise;
+    int seeds = 1;
+    void stage(const std::string& label, int seed, const QString& what) const
+    {
         TaskSnapshot s;
         s.label = label;
         s.seed = seed;
         s.stage = seeds > 1 ? TaskText::tr("seed %1 of %2: %3").arg(seed + 1).arg(seeds).arg(what) : what;
         promise.addResult(s);
-    };
-    auto loss = [&](const std::string& label, int seed, const TrainingProgress& p) {
+    }
+    void loss(const std::string& label, int seed, const TrainingProgress& p) const
+    {
         TaskSnapshot s;
         s.label = label;
         s.seed = seed;
@@ -134,102 +136,130 @@ void runTaskRequest(const TaskRequest& request, QPromise<TaskSnapshot>& promise)
         s.steps = p.steps;
         s.loss = p.loss;
         promise.addResult(s);
-    };
-    auto scored = [&](const TaskCurve& curve, int seed) {
+    }
+    void scored(const TaskCurve& curve, int seed) const
+    {
         TaskSnapshot s;
         s.label = curve.label;
         s.seed = seed;
         s.scored = true;
         s.curve = curve;
         promise.addResult(s);
-    };
-    try {
-        int done = 0; // progress units of the finished parts
-        auto report = [&](int value) { promise.setProgressValue(std::max(promise.future().progressValue(), value)); };
-        if (request.drope) {
-            const DropeRecipe recipe = request.recipe();
-            checkDropeRecipe(recipe);
-            const int recalibration = dropeRecalibrationSteps(recipe);
-            // Units per seed: both trainings, the recalibration, four scorings.
-            const int perSeed = 2 * steps + recalibration + 4 * kScoreUnits;
-            promise.setProgressRange(0, seeds * perSeed);
-            auto offset = [&](DropeStep step) {
-                switch (step) {
-                case DropeStep::TrainRope:
-                    return 0;
-                case DropeStep::ScoreRope:
-                    return steps;
-                case DropeStep::TrainNope:
-                    return steps + 2 * kScoreUnits;
-                case DropeStep::ScoreNope:
-                    return 2 * steps + 2 * kScoreUnits;
-                case DropeStep::Recalibrate:
-                    return 2 * steps + 3 * kScoreUnits;
-                case DropeStep::ScoreDrope:
-                    return 2 * steps + 3 * kScoreUnits + recalibration;
-                }
-                return 0;
-            };
-            auto trainedLabel = [](DropeStep step) -> std::string {
-                return step == DropeStep::TrainRope   ? kRopeLabel
-                       : step == DropeStep::TrainNope ? kNopeLabel
-                                                      : kDropeLabel;
-            };
-            DropeHooks hooks;
-            hooks.reportEvery = std::max(1, request.reportEvery);
-            hooks.shouldStop = [&promise] { return promise.isCanceled(); };
-            hooks.stepStarted = [&](size_t seed, DropeStep step) {
-                report(static_cast<int>(seed) * perSeed + offset(step));
-                stage(trainedLabel(step), static_cast<int>(seed), dropeStepText(step));
-            };
-            hooks.trainingProgress = [&](size_t seed, DropeStep step, const TrainingProgress& p) {
-                report(static_cast<int>(seed) * perSeed + offset(step) + p.step);
-                loss(trainedLabel(step), static_cast<int>(seed), p);
-            };
-            hooks.scoringProgress = [&](size_t seed, DropeStep step, double fraction) {
-                report(static_cast<int>(seed) * perSeed + offset(step) + static_cast<int>(fraction * kScoreUnits));
-            };
-            hooks.curveDone = [&](const TaskCurve& curve) {
-                const auto at = std::find(recipe.seeds.begin(), recipe.seeds.end(), curve.seed);
-                scored(curve, static_cast<int>(at - recipe.seeds.begin()));
-            };
-            runDropeRecipe(recipe, hooks);
-            return;
-        }
-        const int schemes = static_cast<int>(request.schemes.size());
-        const int perRun = steps + kScoreUnits;
-        promise.setProgressRange(0, std::max(1, seeds * schemes * perRun));
-        for (int run = 0; run < seeds * schemes; ++run) {
-            const int s = run % schemes, seed = run / schemes; // seeds vary slowest, as the Train tab's text runs
-            const std::string& label = request.schemes[s];
-            const ModelConfig model = request.schemeModel(static_cast<size_t>(s));
-            stage(label, seed, TaskText::tr("train %1").arg(QString::fromStdString(label)));
-            TrainingHooks hooks;
-            hooks.reportEvery = std::max(1, request.reportEvery);
-            hooks.shouldStop = [&promise] { return promise.isCanceled(); };
-            hooks.progress = [&](const TrainingProgress& p) {
-                report(done + p.step);
-                loss(label, seed, p);
-            };
-            auto scoring = [&](double fraction) {
-                report(done + steps + static_cast<int>(fraction * kScoreUnits));
-                return !promise.isCanceled();
-            };
-            const std::optional<TaskRun> result =
-                trainTaskRun(request.run, model, request.run.model.seed + seed, label, hooks, scoring);
-            if (!result)
-                return;
-            scored(result->curve, seed);
-            done += perRun;
-        }
-        return;
-    } catch (const RunError& e) {
-        failure.canceled = promise.isCanceled();
-        failure.error = QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        failure.error = QString::fromStdString(e.what());
     }
-    promise.addResult(failure);
+    void report(int value) const
+    {
+        promise.setProgressValue(std::max(promise.future().progressValue(), value));
+    }
+};
+
+// Where each step of the DroPE recipe starts, in progress units of one seed.
+int dropeStepOffset(DropeStep step, int steps, int recalibration)
+{
+    switch (step) {
+    case DropeStep::TrainRope:
+        return 0;
+    case DropeStep::ScoreRope:
+        return steps;
+    case DropeStep::TrainNope:
+        return steps + 2 * kScoreUnits;
+    case DropeStep::ScoreNope:
+        return 2 * steps + 2 * kScoreUnits;
+    case DropeStep::Recalibrate:
+        return 2 * steps + 3 * kScoreUnits;
+    case DropeStep::ScoreDrope:
+        return 2 * steps + 3 * kScoreUnits + recalibration;
+    }
+    return 0;
+}
+
+// The DroPE recipe (core's runDropeRecipe) over the request's seeds.
+void runDropeTask(const TaskRequest& request, const TaskUpdates& updates)
+{
+    QPromise<TaskSnapshot>& promise = updates.promise;
+    const int steps = request.run.train.steps;
+    const DropeRecipe recipe = request.recipe();
+    checkDropeRecipe(recipe);
+    const int recalibration = dropeRecalibrationSteps(recipe);
+    // Units per seed: both trainings, the recalibration, four scorings.
+    const int perSeed = 2 * steps + recalibration + 4 * kScoreUnits;
+    promise.setProgressRange(0, updates.seeds * perSeed);
+    auto offset = [&](DropeStep step) { return dropeStepOffset(step, steps, recalibration); };
+    auto trainedLabel = [](DropeStep step) -> std::string {
+        return step == DropeStep::TrainRope   ? kRopeLabel
+               : step == DropeStep::TrainNope ? kNopeLabel
+                                              : kDropeLabel;
+    };
+    DropeHooks hooks;
+    hooks.reportEvery = std::max(1, request.reportEvery);
+    hooks.shouldStop = [&promise] { return promise.isCanceled(); };
+    hooks.stepStarted = [&](size_t seed, DropeStep step) {
+        updates.report(static_cast<int>(seed) * perSeed + offset(step));
+        updates.stage(trainedLabel(step), static_cast<int>(seed), dropeStepText(step));
+    };
+    hooks.trainingProgress = [&](size_t seed, DropeStep step, const TrainingProgress& p) {
+        updates.report(static_cast<int>(seed) * perSeed + offset(step) + p.step);
+        updates.loss(trainedLabel(step), static_cast<int>(seed), p);
+    };
+    hooks.scoringProgress = [&](size_t seed, DropeStep step, double fraction) {
+        updates.report(static_cast<int>(seed) * perSeed + offset(step) + static_cast<int>(fraction * kScoreUnits));
+    };
+    hooks.curveDone = [&](const TaskCurve& curve) {
+        const auto at = std::find(recipe.seeds.begin(), recipe.seeds.end(), curve.seed);
+        updates.scored(curve, static_cast<int>(at - recipe.seeds.begin()));
+    };
+    runDropeRecipe(recipe, hooks);
+}
+
+// Each ticked scheme trained on the task and scored (core's trainTaskRun), seeds varying slowest.
+void runSchemeTasks(const TaskRequest& request, const TaskUpdates& updates)
+{
+    QPromise<TaskSnapshot>& promise = updates.promise;
+    const int seeds = updates.seeds;
+    const int steps = request.run.train.steps;
+    int done = 0; // progress units of the finished parts
+    const int schemes = static_cast<int>(request.schemes.size());
+    const int perRun = steps + kScoreUnits;
+    promise.setProgressRange(0, std::max(1, seeds * schemes * perRun));
+    for (int run = 0; run < seeds * schemes; ++run) {
+        const int s = run % schemes, seed = run / schemes; // seeds vary slowest, as the Train tab's text runs
+        const std::string& label = request.schemes[s];
+        const ModelConfig model = request.schemeModel(static_cast<size_t>(s));
+        updates.stage(label, seed, TaskText::tr("train %1").arg(QString::fromStdString(label)));
+        TrainingHooks hooks;
+        hooks.reportEvery = std::max(1, request.reportEvery);
+        hooks.shouldStop = [&promise] { return promise.isCanceled(); };
+        hooks.progress = [&](const TrainingProgress& p) {
+            updates.report(done + p.step);
+            updates.loss(label, seed, p);
+        };
+        auto scoring = [&](double fraction) {
+            updates.report(done + steps + static_cast<int>(fraction * kScoreUnits));
+            return !promise.isCanceled();
+        };
+        const std::optional<TaskRun> result =
+            trainTaskRun(request.run, model, request.run.model.seed + seed, label, hooks, scoring);
+        if (!result)
+            return;
+        updates.scored(result->curve, seed);
+        done += perRun;
+    }
+}
+
+} // namespace
+
+void runTaskRequest(const TaskRequest& request, QPromise<TaskSnapshot>& promise)
+{
+    promise.start();
+    const TaskUpdates updates{promise, std::max(1, request.seeds)};
+    TaskSnapshot failure;
+    runGuardedCancelable(failure, [&promise] { return promise.isCanceled(); }, [&] {
+        if (request.drope)
+            runDropeTask(request, updates);
+        else
+            runSchemeTasks(request, updates);
+    });
+    if (!failure.error.isEmpty()) // a canceled run's is not shown
+        promise.addResult(failure);
 }
 
 CurveFigure taskAccuracyFigure(const std::vector<TaskAccuracyRow>& rows, const TaskRequest& request)
