@@ -186,7 +186,7 @@ inline void splitSafetensors(const QByteArray& bytes, QJsonObject& metadata, QLi
 
 // A checkpoint with one change applied to its metadata or tensors.
 inline QByteArray changedCheckpoint(const QByteArray& checkpoint,
-                             const std::function<void(QJsonObject& metadata, QList<StTensor>& tensors)>& change)
+                                    const std::function<void(QJsonObject& metadata, QList<StTensor>& tensors)>& change)
 {
     QJsonObject metadata;
     QList<StTensor> tensors;
@@ -280,8 +280,7 @@ inline void addCliColumns()
 }
 
 // One row of a `cli` table.
-inline void row(const char* name, QStringList args, int code, const QString& message, Files files = {},
-                int flags = 0)
+inline void row(const char* name, QStringList args, int code, const QString& message, Files files = {}, int flags = 0)
 {
     QTest::newRow(name) << args << files << code << message << flags;
 }

@@ -165,7 +165,8 @@ void TestBadInputViews::cli_data()
         "-o @DIR@/f.npy: unsupported extension '.npy'; allowed: .csv, .json, .png, .svg, .pdf");
     row("sinks negative", {"bias", "local", "--set", "sinks=-1"}, 2,
         "scheme local: sinks = -1 is out of range; allowed: integers in [0, 1000000]");
-    row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2, "sinks = 4 needs a window or a chunk (every key is visible without one); allowed: with window=W or chunk=C");
+    row("sinks on alibi", {"bias", "alibi", "--set", "sinks=4"}, 2,
+        "sinks = 4 needs a window or a chunk (every key is visible without one); allowed: with window=W or chunk=C");
     row("frequencies odd dim", {"frequencies", "--dim", "7"}, 2,
         "scheme rope: dim = 7 is out of range; allowed: even integers in [2, 4096]");
     row("buckets not t5", {"bias", "alibi", "--buckets"}, 2,
