@@ -3,7 +3,7 @@
 
 The same parameters and tokens are run through the model once per positional scheme; the file keeps the
 parameters, the tokens, and per case the per-token losses and the gradient of the mean loss with respect to every
-parameter. The C++ forward and backward (tests/tst_model.cpp) must reproduce them. A weighted case (as the task
+parameter. The C++ forward and backward (tests/core/tst_model.cpp) must reproduce them. A weighted case (as the task
 runs' answer masks weigh the loss) takes the weighted mean sum(w l) / sum(w) with per-token weights w of 0, 1 and
 others, kept as NAME/weights.
 
