@@ -706,6 +706,10 @@
             <numerusform>%1（%n 层）</numerusform>
         </translation>
     </message>
+    <message>
+        <source>length (as the prompts file gives it)</source>
+        <translation>长度（按提示文件所记）</translation>
+    </message>
 </context>
 <context>
     <name>ModelText</name>

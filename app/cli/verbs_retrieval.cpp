@@ -60,6 +60,7 @@ RetrievalSetup promptsSetupFromArgs(const ParsedArgs& args)
     s.prompts = readRetrievalPrompts(args.text("examples-in"), c.vocab);
     const HfLanguageModel language(*s.model);
     s.options.scoring = retrievalScoringFromName(args.text("score", "exact"));
+    s.options.lengthsInTokens = false;
     s.options.methods = args.has("compare") ? parseMethodList(args.text("compare")) : std::vector<MethodChoice>{};
     if (args.has("scaling-layers"))
         s.options.scalingLayers = hfScalingLayersByName(args.text("scaling-layers"));
@@ -77,7 +78,9 @@ RetrievalSetup promptsSetupFromArgs(const ParsedArgs& args)
                          kHfEvalFlopsPerSecond;
     }
     std::sort(s.options.depths.begin(), s.options.depths.end());
-    s.options.examples = static_cast<int>(examples);
+    s.options.examples = 0; // per cell: the file's (a cell may hold more or fewer than another)
+    for (const RetrievalPromptCell& cell : s.prompts)
+        s.options.examples = std::max(s.options.examples, static_cast<int>(cell.examples.size()));
     s.meta = {{"model", dir},
               {"model_type", c.modelType},
               {"context", c.context},
@@ -161,7 +164,7 @@ RetrievalRun runRetrievalFromArgs(const ParsedArgs& args, RetrievalSetup& s, std
             std::snprintf(line, sizeof line,
                           "retrieval: %zu prompt(s) of %s in %zu cell(s) x %zu method(s), %s scoring; estimated %s "
                           "at %.0f GFLOP/s (2 free cores)",
-                          static_cast<size_t>(s.options.examples), args.text("examples-in").c_str(), s.prompts.size(),
+                          s.meta.value("examples_total", size_t{0}), args.text("examples-in").c_str(), s.prompts.size(),
                           s.methods.size(), retrievalScoringName(s.options.scoring), clockText(s.seconds).c_str(),
                           kHfEvalFlopsPerSecond / 1e9);
         err << line << std::endl;
@@ -225,15 +228,14 @@ int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx)
         if (!interruptFlag())
             throw;
         ctx.err << "interrupted during " << (args.has("examples-in") ? "--examples-in" : "--task " + args.text("task"))
-                << "; nothing written"
-                << (args.has("o") ? " (" + out + " is unchanged)" : std::string()) << std::endl;
+                << "; nothing written" << (args.has("o") ? " (" + out + " is unchanged)" : std::string()) << std::endl;
         return 130;
     }
     return 0;
 }
 
 std::function<void(const TaskExample&, const uint8_t*)> taskExampleWriter(const ParsedArgs& args, Model& model,
-                                                                           std::string& lines)
+                                                                          std::string& lines)
 {
     checkOutputPath("examples-out", args.text("examples-out"), {".jsonl"});
     const std::string method = model.config().scaling.empty() ? std::string("none") : model.config().scaling;
@@ -256,20 +258,21 @@ std::function<void(const TaskExample&, const uint8_t*)> taskExampleWriter(const 
 
 std::vector<OptionDef> retrievalOptions()
 {
-    return {{"score", OptionKind::Value,
-             "with a model folder's --task: exact (default; the greedy answer's tokens) or loglik (the answer's "
-             "log-likelihood rank among 10 candidates, correct at rank 1)",
-             "exact|loglik"},
-            {"examples-in", OptionKind::Value,
-             "a model folder: score the prompts of a JSON-lines file (prompt_ids, answer_ids, length, depth per line, as "
-             "--examples-out writes them, or a checkpoint's task examples) under --compare's methods, instead of a "
-             "--task's generated ones",
-             "FILE.jsonl"},
-            {"examples-out", OptionKind::Value,
-             "with --task or --examples-in: one JSON object per example (method, length, depth, prompt_ids, "
-             "needle_span, answer_ids, output_ids, correct); a checkpoint's task examples in the same fields, its "
-             "byte ids as prompt_ids",
-             "FILE.jsonl"}};
+    return {
+        {"score", OptionKind::Value,
+         "with a model folder's --task: exact (default; the greedy answer's tokens) or loglik (the answer's "
+         "log-likelihood rank among 10 candidates, correct at rank 1)",
+         "exact|loglik"},
+        {"examples-in", OptionKind::Value,
+         "a model folder: score the prompts of a JSON-lines file (prompt_ids, answer_ids, length, depth per line, as "
+         "--examples-out writes them, or a checkpoint's task examples) under --compare's methods, instead of a "
+         "--task's generated ones",
+         "FILE.jsonl"},
+        {"examples-out", OptionKind::Value,
+         "with --task or --examples-in: one JSON object per example (method, length, depth, prompt_ids, "
+         "needle_span, answer_ids, output_ids, correct); a checkpoint's task examples in the same fields, its "
+         "byte ids as prompt_ids",
+         "FILE.jsonl"}};
 }
 
 } // namespace plab::cli

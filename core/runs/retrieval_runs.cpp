@@ -177,7 +177,7 @@ RetrievalRun scoreRetrievalCells(const HfModel& model, const RetrievalOptions& o
                     return run;
                 }
                 RetrievalScore s = options.scoring == RetrievalScoring::Exact ? scoreRetrievalExact(e, logits)
-                                                                               : scoreRetrievalLoglik(e, logits);
+                                                                              : scoreRetrievalLoglik(e, logits);
                 ++cell.examples;
                 cell.correct += s.correct ? 1 : 0;
                 ranks += s.rank;
@@ -188,7 +188,8 @@ RetrievalRun scoreRetrievalCells(const HfModel& model, const RetrievalOptions& o
                     hooks.exampleDone({run.methods[m], cell, e, s});
             }
             cell.accuracy = cell.examples > 0 ? static_cast<double>(cell.correct) / cell.examples : NAN;
-            cell.meanRank = options.scoring == RetrievalScoring::Loglik && cell.examples > 0 ? ranks / cell.examples : 0;
+            cell.meanRank =
+                options.scoring == RetrievalScoring::Loglik && cell.examples > 0 ? ranks / cell.examples : 0;
             run.cells.push_back(cell);
             if (hooks.cellDone)
                 hooks.cellDone(run.cells.back());
@@ -211,12 +212,13 @@ RetrievalRun runRetrieval(const HfModel& model, const RetrievalGenerator& genera
     for (int length : options.lengths)
         for (double depth : options.depths)
             plan.push_back({length, depth, static_cast<double>(length) * options.examples});
-    return scoreRetrievalCells(model, options, retrievalMethods(language, options), plan,
-                               [&](size_t i) {
-                                   return retrievalExamples(generator, options.kind, plan[i].length, plan[i].depth,
-                                                            options.examples, options.seed);
-                               },
-                               hooks);
+    return scoreRetrievalCells(
+        model, options, retrievalMethods(language, options), plan,
+        [&](size_t i) {
+            return retrievalExamples(generator, options.kind, plan[i].length, plan[i].depth, options.examples,
+                                     options.seed);
+        },
+        hooks);
 }
 
 void checkRetrievalPrompts(const std::vector<RetrievalPromptCell>& cells, const HfConfig& config,
@@ -262,8 +264,9 @@ RetrievalRun runRetrievalOnPrompts(const HfModel& model, const std::vector<Retri
             tokens += static_cast<double>(e.promptIds.size());
         plan.push_back({c.length, c.depth, tokens});
     }
-    return scoreRetrievalCells(model, options, retrievalPromptMethods(language, cells, options), plan,
-                               [&](size_t i) { return cells[i].examples; }, hooks);
+    return scoreRetrievalCells(
+        model, options, retrievalPromptMethods(language, cells, options), plan,
+        [&](size_t i) { return cells[i].examples; }, hooks);
 }
 
 double retrievalSeconds(const std::function<double(int length)>& windowFlops, const RetrievalOptions& options,

@@ -46,6 +46,9 @@ struct RetrievalOptions {
     // The layer types a method other than the config's own reaches (--scaling-layers; checkHfScalingReach refuses a
     // choice that reaches no rotary layer when such a method is listed).
     HfScalingLayers scalingLayers = HfScalingLayers::Full;
+    // How lengths count: prompt tokens, exact (generated prompts), or what a prompts file says (--examples-in: a lab
+    // task's filler letters, say); pictures label their axis by it.
+    bool lengthsInTokens = true;
 };
 // InputError naming the option: no lengths or depths, examples < 1, a length past the model's positions
 // (checkHfLength), and the generator's checks (too short, corpus too short, depth outside [0, 1]).

@@ -65,16 +65,11 @@ nlohmann::json taskExampleRecordJson(const TaskExample& example, const std::vect
         needleStart = static_cast<int>(found - example.bytes.begin());
         needleEnd = needleStart + static_cast<int>(key.size()) + kPasskeyDigits + 1;
     }
-    return {{"method", method},
-            {"label", label},
-            {"length", example.length},
-            {"depth", example.depth},
-            {"prompt_ids", prompt},
-            {"needle_span", {needleStart, needleEnd}},
-            {"answer_ids", answer},
-            {"answer", std::string(answerStart, example.bytes.end())},
-            {"output_ids", output},
-            {"correct", output == answer}};
+    return {{"method", method},         {"label", label},
+            {"length", example.length}, {"depth", example.depth},
+            {"prompt_ids", prompt},     {"needle_span", {needleStart, needleEnd}},
+            {"answer_ids", answer},     {"answer", std::string(answerStart, example.bytes.end())},
+            {"output_ids", output},     {"correct", output == answer}};
 }
 
 void checkTaskEvalOptions(TaskKind kind, const TaskEvalOptions& options)
@@ -112,10 +107,9 @@ std::vector<TaskAccuracyPoint> evaluateTask(TaskKind kind, const NextBytePredict
                                             const TaskEvalOptions& options)
 {
     checkTaskEvalOptions(kind, options);
-    const std::vector<double> depths =
-        kind == TaskKind::Passkey
-            ? (options.depths.empty() ? defaultPasskeyDepths() : options.depths)
-            : std::vector<double>{-1.0};
+    const std::vector<double> depths = kind == TaskKind::Passkey
+                                           ? (options.depths.empty() ? defaultPasskeyDepths() : options.depths)
+                                           : std::vector<double>{-1.0};
     // Progress in positions read, so long cells weigh what they cost.
     double total = 0, done = 0;
     for (int length : options.lengths)

@@ -489,8 +489,9 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
         }
     }
     painter.setPen(style.text);
+    // Centred under the plot, and past its sides when wider (a small multiple's plot is narrower than its label).
     painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
-                     Qt::AlignHCenter | Qt::AlignTop, m_figure.xLabel);
+                     Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, m_figure.xLabel);
     painter.save();
     const QString tickSample = QString::number(largestIndex());
     // Beside the plot's middle; a label longer than the side (small multiples) starts at the plot's top and runs down

@@ -18,7 +18,8 @@ HeatmapFigure retrievalHeatmapFigure(const std::vector<RetrievalMethod>& methods
     HeatmapFigure figure;
     figure.title = FigureText::tr("Retrieval (%1): accuracy by needle depth and length")
                        .arg(QString::fromStdString(retrievalTaskInfo(options.kind).name));
-    figure.xLabel = FigureText::tr("length (prompt tokens)");
+    figure.xLabel = options.lengthsInTokens ? FigureText::tr("length (prompt tokens)")
+                                            : FigureText::tr("length (as the prompts file gives it)");
     figure.yLabel = FigureText::tr("needle depth");
     figure.colorMap = QStringLiteral("viridis");
     figure.fixedLo = 0;
@@ -47,10 +48,10 @@ HeatmapFigure retrievalHeatmapFigure(const std::vector<RetrievalMethod>& methods
         }
         HeatmapPanel panel;
         panel.title = QString::fromStdString(methods[m].label);
+        examples = examples > 0 ? examples : options.examples; // the cells' own count (a prompts file's may differ)
         panel.subtitle = options.scoring == RetrievalScoring::Exact
-                             ? FigureText::tr("greedy answer, %n example(s) per cell", nullptr, options.examples)
-                             : FigureText::tr("log-likelihood rank 1 of 10, %n example(s) per cell", nullptr,
-                                              options.examples);
+                             ? FigureText::tr("greedy answer, %n example(s) per cell", nullptr, examples)
+                             : FigureText::tr("log-likelihood rank 1 of 10, %n example(s) per cell", nullptr, examples);
         panel.valueLabel = FigureText::tr("accuracy");
         panel.matrix = std::move(matrix);
         figure.panels.push_back(std::move(panel));
