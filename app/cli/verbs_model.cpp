@@ -986,9 +986,7 @@ int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
     // The training length L the default lengths are multiples of: the checkpoint's own task's, else the context's.
     TaskSpec trained;
     const bool trainedOnTask = TaskSpec::fromJson(loaded.info.training, trained);
-    const int trainLength = trainedOnTask && trained.kind == kind
-                                ? trained.trainLength
-                                : std::max(1, taskLongestLength(kind, model.config().context));
+    const int trainLength = taskEvalTrainLength(kind, loaded.info.training, model.config().context);
     TaskEvalOptions options;
     options.lengths = args.integerList("lengths", defaultTaskLengths(trainLength), 1, kMaxLength);
     if (args.has("depths")) {

@@ -582,6 +582,51 @@ class Tasks(unittest.TestCase):
                 self.assertIn(name, str(caught.exception))
 
 
+class LabTasks(unittest.TestCase):
+    """LabModel.task (core's byte tasks) against the CLI's eval MODEL --task on the same checkpoint."""
+
+    def test_matches_cli_and_bad_arguments(self):
+        tmp = tempfile.mkdtemp(prefix="plab-py-")
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "w") as f:
+            f.write("copy the letters, then reverse them; the pass key is 12345. " * 60)
+        model = pl.train("rope", preset="quick", steps=2, corpus=corpus, context=32)
+        path = os.path.join(tmp, "m.safetensors")
+        model.save(path)
+        before = model.config
+        for keywords, options in [(dict(task="copy", lengths=[2, 4, 40], examples=5), ["--task", "copy", "--lengths",
+                                                                                       "2,4,40", "--examples", 5]),
+                                  (dict(task="passkey", depths=[0, 1], examples=3, seed=4),
+                                   ["--task", "passkey", "--depths", "0,1", "--examples", 3, "--seed", 4]),
+                                  (dict(task="reverse", examples=2, scaling="yarn", factor=2),
+                                   ["--task", "reverse", "--examples", 2, "--scaling", "yarn", "--set", "factor=2"])]:
+            with self.subTest(keywords=keywords):
+                ours = model.task(threads=2, **keywords)
+                table = os.path.join(tmp, "task.json")
+                cli("eval", path, "--quiet", "-o", table, *options)
+                with open(table) as f:
+                    theirs = json.load(f)
+                rows = theirs["rows"]
+                rows = [dict(zip(theirs["columns"], r)) for r in rows] if rows and isinstance(rows[0], list) else rows
+                self.assertEqual(ours["length"].tolist(), [r["length"] for r in rows])
+                self.assertEqual(ours["examples"].tolist(), [r["examples"] for r in rows])
+                for column in ("correct", "accuracy"):
+                    for mine, r in zip(ours[column].tolist(), rows):
+                        self.assertTrue(mine == r[column] or (math.isnan(mine) and r[column] is None), (column, r))
+                if keywords["task"] == "passkey":
+                    self.assertEqual(ours["depth"].tolist(), [r["depth"] for r in rows])
+                self.assertEqual(ours["supported"].tolist(), [r["accuracy"] is not None for r in rows])
+        self.assertEqual(model.config, before)  # the method was the call's only
+        for keywords, name in [(dict(task="sorting"), "task 'sorting'"), (dict(task="copy", depths=[0.5]), "depths"),
+                               (dict(task="passkey", depths=[1.5]), "depths"), (dict(task="copy", lengths=[0]),
+                                                                                "lengths"),
+                               (dict(task="copy", examples=0), "examples"), (dict(task="copy", threads=0), "threads")]:
+            with self.subTest(keywords=keywords):
+                with self.assertRaises(ValueError) as caught:
+                    model.task(**keywords)
+                self.assertIn(name, str(caught.exception))
+
+
 class Render(unittest.TestCase):
     def test_render_writes_the_cli_picture(self):
         try:
