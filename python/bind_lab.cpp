@@ -262,15 +262,26 @@ public:
             throw py::value_error((depthsArg.is_none() ? "lengths: " : "lengths, depths: ") + std::string(e.what()));
         }
         const ScalingScope method(m, scaling, settingsFromKwargs(params));
-        options.progress = [](double) { // Ctrl-C stops it (core then throws RunError "cancelled")
+        // Ctrl-C stops it: core then throws RunError "cancelled", and the KeyboardInterrupt is raised instead.
+        std::optional<py::error_already_set> interrupt;
+        options.progress = [&](double) {
             py::gil_scoped_acquire gil;
-            return PyErr_CheckSignals() == 0;
+            if (PyErr_CheckSignals() == 0)
+                return true;
+            interrupt.emplace();
+            return false;
         };
         std::vector<TaskAccuracyPoint> points;
-        {
+        try {
             ThreadScope scope(threads);
             py::gil_scoped_release release;
             points = evaluateTask(kind, modelPredictor(m), options);
+        } catch (const RunError&) {
+            if (!interrupt)
+                throw;
+            py::error_already_set e = std::move(*interrupt);
+            interrupt.reset();
+            throw e;
         }
         std::vector<int32_t> length, count, correct;
         std::vector<double> depth, accuracy;
