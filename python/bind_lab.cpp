@@ -231,15 +231,14 @@ public:
 
     // eval MODEL --task NAME: exact-match accuracy of the greedy answers per length (and depth for passkey); lengths
     // None: the CLI's defaults (multiples of the checkpoint's own task length, else of the longest the context reads).
-    py::dict task(const std::string& name, const py::object& lengthsArg, const py::object& depthsArg, int examples,
-                  unsigned long long seed, const py::object& threads, const py::object& scaling,
+    py::dict task(const std::string& name, const py::object& lengthsArg, const py::object& depthsArg,
+                  long long examples, unsigned long long seed, const py::object& threads, const py::object& scaling,
                   const py::kwargs& params)
     {
         const TaskKind kind = taskByName(name).kind;
         Model& m = model();
         TaskEvalOptions options;
-        options.lengths =
-            defaultTaskLengths(taskEvalTrainLength(kind, m_loaded.info.training, m.config().context));
+        options.lengths = defaultTaskLengths(taskEvalTrainLength(kind, m_loaded.info.training, m.config().context));
         if (!lengthsArg.is_none()) {
             options.lengths.clear();
             for (const long long length : lengthsArg.cast<std::vector<long long>>()) {
@@ -253,7 +252,8 @@ public:
                                       "'; allowed: depths=None");
             options.depths = depthsArg.cast<std::vector<double>>();
         }
-        options.examples = examples;
+        checkIntegerRange("examples", examples, 1, 1000000); // as the CLI's --examples reads it
+        options.examples = static_cast<int>(examples);
         options.seed = seed;
         options.maxLength = m.maxLength();
         try {
@@ -291,7 +291,8 @@ public:
             depth.push_back(p.depth);
             count.push_back(p.examples);
             correct.push_back(p.supported ? p.correct : 0);
-            accuracy.push_back(p.supported ? p.accuracy : std::nan("")); // as the CLI's table writes an unsupported cell
+            // NaN where unsupported, as the CLI's table writes such a cell
+            accuracy.push_back(p.supported ? p.accuracy : std::nan(""));
             supported.push_back(p.supported);
         }
         py::dict d;
@@ -415,9 +416,9 @@ void bindLab(py::module_& m)
         .def("attention", &LabModel::attention, py::arg("text"), py::arg("layer") = py::none(), py::kw_only(),
              py::arg("probs") = true, py::arg("scaling") = py::none(),
              "One layer's attention on a text (its bytes): (out (H, N, D), probabilities (H, N, N)).")
-        .def("task", &LabModel::task, py::arg("task"), py::arg("lengths") = py::none(),
-             py::arg("depths") = py::none(), py::kw_only(), py::arg("examples") = 100, py::arg("seed") = 1,
-             py::arg("threads") = py::none(), py::arg("scaling") = py::none(),
+        .def("task", &LabModel::task, py::arg("task"), py::arg("lengths") = py::none(), py::arg("depths") = py::none(),
+             py::kw_only(), py::arg("examples") = 100, py::arg("seed") = 1, py::arg("threads") = py::none(),
+             py::arg("scaling") = py::none(),
              "Exact-match accuracy of the greedy answers on a byte task (copy, reverse, addition, passkey), as "
              "`eval MODEL --task` scores it: NumPy columns length, depth (-1 but for passkey), examples, correct, "
              "accuracy (NaN where the examples are longer than the model reads), supported.")

@@ -27,10 +27,14 @@ namespace {
 [[noreturn]] void throwWithKeywordNames(const InputError& e)
 {
     std::string message = e.what();
-    for (const auto& [option, keyword] :
-         {std::pair<std::string, std::string>{"--scaling-layers", "scaling_layers"}, {"--lengths", "lengths"},
-          {"--depths", "depths"}, {"--examples", "examples"}, {"--score", "score"}, {"--task", "task"},
-          {"--compare", "compare"}, {"--corpus", "corpus"}})
+    for (const auto& [option, keyword] : {std::pair<std::string, std::string>{"--scaling-layers", "scaling_layers"},
+                                          {"--lengths", "lengths"},
+                                          {"--depths", "depths"},
+                                          {"--examples", "examples"},
+                                          {"--score", "score"},
+                                          {"--task", "task"},
+                                          {"--compare", "compare"},
+                                          {"--corpus", "corpus"}})
         for (size_t at = message.find(option); at != std::string::npos; at = message.find(option, at + keyword.size()))
             message.replace(at, option.size(), keyword);
     throw py::value_error(message);
@@ -110,7 +114,12 @@ py::object runFolderTask(const HfModel& model, const hf::Tokenizer& tokenizer, c
             }
         }
         options.depths = a.depths.is_none() ? defaults.depths : a.depths.cast<std::vector<double>>();
-        options.examples = a.examples.is_none() ? defaults.examples : a.examples.cast<int>();
+        options.examples = defaults.examples;
+        if (!a.examples.is_none()) {
+            const long long examples = a.examples.cast<long long>();
+            checkIntegerRange("examples", examples, 1, 1000000); // as the CLI's --examples reads it
+            options.examples = static_cast<int>(examples);
+        }
         options.seed = a.seed;
         options.scoring = retrievalScoringFromName(a.score);
         options.methods = a.compare.is_none() ? defaults.methods : parseMethodList(methodList(a.compare));

@@ -568,7 +568,8 @@ class Tasks(unittest.TestCase):
                                (dict(depths=[0, 1.5]), "depths: 1.5"), (dict(depths=[-0.1]), "depths"),
                                (dict(depths=[]), "depths"), (dict(lengths=[20]), "lengths: 20 is too short"),
                                (dict(lengths=[0]), "lengths"), (dict(lengths=[100000]), "lengths"),
-                               (dict(examples=0), "examples"), (dict(score="best"), "score best"),
+                               (dict(examples=0), "examples"), (dict(examples=10 ** 7), "examples"),
+                               (dict(score="best"), "score best"),
                                (dict(compare=["none", "warp"]), "warp"), (dict(scaling_layers="some"), "some"),
                                (dict(threads=0), "threads"), (dict(corpus="/no/such/file.txt"), "/no/such/file.txt"),
                                (dict(text="far too short"), "text")]:
@@ -620,7 +621,8 @@ class LabTasks(unittest.TestCase):
         for keywords, name in [(dict(task="sorting"), "task 'sorting'"), (dict(task="copy", depths=[0.5]), "depths"),
                                (dict(task="passkey", depths=[1.5]), "depths"), (dict(task="copy", lengths=[0]),
                                                                                 "lengths"),
-                               (dict(task="copy", examples=0), "examples"), (dict(task="copy", threads=0), "threads")]:
+                               (dict(task="copy", examples=0), "examples"),
+                               (dict(task="copy", examples=10 ** 7), "examples"), (dict(task="copy", threads=0), "threads")]:
             with self.subTest(keywords=keywords):
                 with self.assertRaises(ValueError) as caught:
                     model.task(**keywords)
