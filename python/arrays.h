@@ -16,6 +16,13 @@
 #include <string>
 #include <vector>
 
+namespace plab {
+class HfModel;
+namespace hf {
+class Tokenizer;
+}
+} // namespace plab
+
 namespace plab::python {
 
 namespace py = pybind11;
@@ -92,6 +99,21 @@ GenerateOptions generateOptions(int maxNew, const py::object& scaling, double te
 // ids (int32 array of the new tokens), canceled, positions, prefill_ms, decode_tokens_per_s, cache_bytes.
 py::dict runGenerate(const std::function<GenerateResult(const GeneratedToken&)>& run, const py::object& callback,
                      const py::object& threads);
+
+// Model.task()'s keywords (bind_task.cpp); None takes core's default (retrievalDefaults) where the CLI has one.
+struct TaskArguments {
+    py::object task, lengths, depths, compare, examples;
+    unsigned long long seed = 1;
+    std::string score = "exact";
+    py::object text, corpus, scalingLayers;
+    bool returnExamples = false;
+    py::object progress, threads;
+};
+// The retrieval task of `a` on a folder's model, as `eval DIR --task` runs it (its options' checks with ValueError
+// naming the keyword): a dict of NumPy columns method, label, length, depth, examples, correct, accuracy (and
+// mean_rank for score='loglik') plus canceled; with return_examples also the list of the scored examples, each the
+// dict of the CLI's --examples-out line.
+py::object runFolderTask(const HfModel& model, const hf::Tokenizer& tokenizer, const TaskArguments& a);
 
 // entropy's table as NumPy columns: length, head, entropy_last, entropy_mean (nats), as the CLI's CSV names them.
 py::dict entropyColumns(const std::vector<EntropyPoint>& points);

@@ -177,6 +177,17 @@ public:
         return d;
     }
 
+    py::object task(const py::object& name, const py::object& lengths, const py::object& depths,
+                    const py::object& compare, const py::object& examples, unsigned long long seed,
+                    const std::string& score, const py::object& text, const py::object& corpus,
+                    const py::object& scalingLayers, bool returnExamples, const py::object& progress,
+                    const py::object& threads) const
+    {
+        return runFolderTask(*m_model, tokenizer(),
+                             {name, lengths, depths, compare, examples, seed, score, text, corpus, scalingLayers,
+                              returnExamples, progress, threads});
+    }
+
     std::string repr() const
     {
         const HfConfig& c = m_model->config();
@@ -283,6 +294,17 @@ void bindHf(py::module_& m)
              "(scaling='yarn', factor=4); stop= ids end it; callback(id) sees each new token and stops it by returning "
              "False. A dict: ids, text (for a text prompt), canceled, positions, prefill_ms, "
              "decode_tokens_per_s, cache_bytes.")
+        .def("task", &FolderModel::task, py::arg("task"), py::arg("lengths") = py::none(),
+             py::arg("depths") = py::none(), py::kw_only(), py::arg("compare") = py::none(),
+             py::arg("examples") = py::none(), py::arg("seed") = 1, py::arg("score") = "exact",
+             py::arg("text") = py::none(), py::arg("corpus") = py::none(), py::arg("scaling_layers") = py::none(),
+             py::arg("return_examples") = false, py::arg("progress") = py::none(), py::arg("threads") = py::none(),
+             "A retrieval task in the folder's own tokens (passkey, niah-single, niah-multikey, niah-multivalue, "
+             "variable-tracking), as `eval DIR --task` runs it: accuracy per (method, length, depth) as NumPy columns "
+             "method, label, length, depth, examples, correct, accuracy (mean_rank with score='loglik'). lengths are "
+             "prompt tokens, depths in [0, 1]; compare=['none', 'yarn'] the methods (default: the folder's own, none "
+             "and yarn); the haystack is text=, corpus= (a file) or the CLI's default corpus. return_examples=True "
+             "also gives every scored example (prompt_ids, needle_span, answer_ids, output_ids, correct, ...).")
         .def("__repr__", &FolderModel::repr);
 }
 

@@ -11,12 +11,17 @@
 #include "model/presets.h"
 #include "runs/evaluation.h"
 #include "runs/method_comparison.h"
+#include "runs/task_runs.h"
 #include "runs/training.h"
+#include "schemes/position_bias.h"
 #include "schemes/rotary_scaling.h"
+#include "tasks/task_accuracy.h"
+#include "tasks/tasks.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -224,6 +229,82 @@ public:
         return d;
     }
 
+    // eval MODEL --task NAME: exact-match accuracy of the greedy answers per length (and depth for passkey); lengths
+    // None: the CLI's defaults (multiples of the checkpoint's own task length, else of the longest the context reads).
+    py::dict task(const std::string& name, const py::object& lengthsArg, const py::object& depthsArg,
+                  long long examples, unsigned long long seed, const py::object& threads, const py::object& scaling,
+                  const py::kwargs& params)
+    {
+        const TaskKind kind = taskByName(name).kind;
+        Model& m = model();
+        TaskEvalOptions options;
+        options.lengths = defaultTaskLengths(taskEvalTrainLength(kind, m_loaded.info.training, m.config().context));
+        if (!lengthsArg.is_none()) {
+            options.lengths.clear();
+            for (const long long length : lengthsArg.cast<std::vector<long long>>()) {
+                checkIntegerRange("lengths", length, 1, kMaxLength); // as the CLI's --lengths list reads it
+                options.lengths.push_back(static_cast<int>(length));
+            }
+        }
+        if (!depthsArg.is_none()) {
+            if (kind != TaskKind::Passkey)
+                throw py::value_error("depths: applies only to task 'passkey', not to '" + taskInfo(kind).name +
+                                      "'; allowed: depths=None");
+            options.depths = depthsArg.cast<std::vector<double>>();
+        }
+        checkIntegerRange("examples", examples, 1, 1000000); // as the CLI's --examples reads it
+        options.examples = static_cast<int>(examples);
+        options.seed = seed;
+        options.maxLength = m.maxLength();
+        try {
+            checkTaskEvalOptions(kind, options);
+        } catch (const InputError& e) {
+            throw py::value_error((depthsArg.is_none() ? "lengths: " : "lengths, depths: ") + std::string(e.what()));
+        }
+        const ScalingScope method(m, scaling, settingsFromKwargs(params));
+        // Ctrl-C stops it: core then throws RunError "cancelled", and the KeyboardInterrupt is raised instead.
+        std::optional<py::error_already_set> interrupt;
+        options.progress = [&](double) {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() == 0)
+                return true;
+            interrupt.emplace();
+            return false;
+        };
+        std::vector<TaskAccuracyPoint> points;
+        try {
+            ThreadScope scope(threads);
+            py::gil_scoped_release release;
+            points = evaluateTask(kind, modelPredictor(m), options);
+        } catch (const RunError&) {
+            if (!interrupt)
+                throw;
+            py::error_already_set e = std::move(*interrupt);
+            interrupt.reset();
+            throw e;
+        }
+        std::vector<int32_t> length, count, correct;
+        std::vector<double> depth, accuracy;
+        std::vector<uint8_t> supported;
+        for (const TaskAccuracyPoint& p : points) {
+            length.push_back(p.length);
+            depth.push_back(p.depth);
+            count.push_back(p.examples);
+            correct.push_back(p.supported ? p.correct : 0);
+            // NaN where unsupported, as the CLI's table writes such a cell
+            accuracy.push_back(p.supported ? p.accuracy : std::nan(""));
+            supported.push_back(p.supported);
+        }
+        py::dict d;
+        d["length"] = toNumpy(length);
+        d["depth"] = toNumpy(depth);
+        d["examples"] = toNumpy(count);
+        d["correct"] = toNumpy(correct);
+        d["accuracy"] = toNumpy(accuracy);
+        d["supported"] = toNumpy(supported).attr("astype")("bool");
+        return d;
+    }
+
     // More steps from this model's weights (and its optimiser state when it has one), as train --init.
     void train(int steps, const py::object& corpus, const py::object& progress, int reportEvery,
                const py::object& threads)
@@ -335,6 +416,12 @@ void bindLab(py::module_& m)
         .def("attention", &LabModel::attention, py::arg("text"), py::arg("layer") = py::none(), py::kw_only(),
              py::arg("probs") = true, py::arg("scaling") = py::none(),
              "One layer's attention on a text (its bytes): (out (H, N, D), probabilities (H, N, N)).")
+        .def("task", &LabModel::task, py::arg("task"), py::arg("lengths") = py::none(), py::arg("depths") = py::none(),
+             py::kw_only(), py::arg("examples") = 100, py::arg("seed") = 1, py::arg("threads") = py::none(),
+             py::arg("scaling") = py::none(),
+             "Exact-match accuracy of the greedy answers on a byte task (copy, reverse, addition, passkey), as "
+             "`eval MODEL --task` scores it: NumPy columns length, depth (-1 but for passkey), examples, correct, "
+             "accuracy (NaN where the examples are longer than the model reads), supported.")
         .def("train", &LabModel::train, py::arg("steps"), py::kw_only(), py::arg("corpus") = py::none(),
              py::arg("progress") = py::none(), py::arg("report_every") = 0, py::arg("threads") = py::none(),
              "More training steps from these weights (as train --init).")

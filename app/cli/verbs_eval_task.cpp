@@ -8,6 +8,7 @@
 #include "base/limits.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
+#include "runs/task_runs.h"
 #include "schemes/schemes.h"
 #include "tasks/task_accuracy.h"
 #include "tasks/tasks.h"
@@ -115,9 +116,7 @@ int runTaskEval(const ParsedArgs& args, VerbContext& ctx)
     // The training length L the default lengths are multiples of: the checkpoint's own task's, else the context's.
     TaskSpec trained;
     const bool trainedOnTask = TaskSpec::fromJson(loaded.info.training, trained);
-    const int trainLength = trainedOnTask && trained.kind == kind
-                                ? trained.trainLength
-                                : std::max(1, taskLongestLength(kind, model.config().context));
+    const int trainLength = taskEvalTrainLength(kind, loaded.info.training, model.config().context);
     TaskEvalOptions options = taskEvalOptionsFromArgs(args, kind, trainLength, model.maxLength());
     printScalingNote(note, args, ctx.err);
     const bool quiet = args.has("quiet");

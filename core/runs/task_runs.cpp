@@ -11,6 +11,14 @@
 
 namespace plab {
 
+int taskEvalTrainLength(TaskKind kind, const nlohmann::json& training, int context)
+{
+    TaskSpec trained;
+    if (TaskSpec::fromJson(training, trained) && trained.kind == kind)
+        return trained.trainLength;
+    return std::max(1, taskLongestLength(kind, context));
+}
+
 std::vector<int> taskRunLengths(int trainLength)
 {
     std::vector<int> lengths;

@@ -18,6 +18,11 @@
 
 namespace plab {
 
+// The training length L a checkpoint's default task lengths are multiples of (eval MODEL --task, LabModel.task): its
+// own task's when `training` (its training record) names `kind`, else the longest of `kind` that `context` reads (at
+// least 1).
+int taskEvalTrainLength(TaskKind kind, const nlohmann::json& training, int context);
+
 // The lengths a task run is scored at: L, 3L/2, 2L, 3L, 4L of its training length L (without repeats), as the
 // length-generalisation papers test up to a few times the training length.
 std::vector<int> taskRunLengths(int trainLength);

@@ -488,6 +488,147 @@ class Generation(unittest.TestCase):
         self.assertIn("max_new", str(caught.exception))
 
 
+class Tasks(unittest.TestCase):
+    """Model.task (core's retrieval tasks) against the CLI's eval DIR --task on the same folder, haystack and seed:
+    every cell's numbers and every example's --examples-out line equal; threads, progress and bad arguments."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="plab-py-")
+        cls.folder = os.path.join(HF, "qwen2_text")
+        cls.model = pl.Model(cls.folder)
+        words = "position rotary attention window sink token layer head length scale base frequency".split()
+        cls.text = " ".join(words[(i * 7 + i // 5) % len(words)] for i in range(1200)) + ".\n"  # ~3500 tokens
+        cls.corpus = os.path.join(cls.tmp, "haystack.txt")
+        with open(cls.corpus, "w") as f:
+            f.write(cls.text)
+
+    def cli_task(self, *options):
+        table, lines = os.path.join(self.tmp, "task.json"), os.path.join(self.tmp, "task.jsonl")
+        cli("eval", self.folder, "--corpus", self.corpus, "--quiet", "--examples-out", lines, "-o", table, *options)
+        with open(table) as f, open(lines) as g:
+            return json.load(f), [json.loads(line) for line in g]
+
+    def test_matches_cli(self):
+        for keywords, options in [
+                (dict(lengths=[150, 180], depths=[0, 1], compare=["none", "yarn"], examples=2),
+                 ["--lengths", "150,180", "--depths", "0,1", "--compare", "none,yarn", "--examples", 2]),
+                (dict(task="niah-multivalue", lengths=[400], depths=[0.5], compare="none,pi:factor=2", seed=5),
+                 ["--task", "niah-multivalue", "--lengths", 400, "--depths", 0.5, "--compare", "none,pi:factor=2",
+                  "--seed", 5]),
+                (dict(lengths=[150], depths=[0.5], score="loglik"),
+                 ["--lengths", 150, "--depths", 0.5, "--score", "loglik"])]:
+            with self.subTest(keywords=keywords):
+                keywords = {"task": "passkey", **keywords}
+                if "--task" not in options:
+                    options = ["--task", "passkey", *options]
+                table, examples = self.model.task(corpus=self.corpus, return_examples=True, **keywords)
+                theirs, their_examples = self.cli_task(*options)
+                rows = [dict(c, method=m["method"], label=m["label"]) for m in theirs["methods"] for c in m["cells"]]
+                self.assertEqual(len(table["length"]), len(rows))
+                self.assertFalse(table["canceled"])
+                for column in ("method", "label", "length", "depth", "examples", "correct", "accuracy"):
+                    self.assertEqual(table[column].tolist(), [r[column] for r in rows], column)
+                self.assertEqual(table["length"].dtype, np.int32)
+                if keywords.get("score") == "loglik":
+                    self.assertEqual(table["mean_rank"].tolist(), [r["mean_rank"] for r in rows])
+                    self.assertTrue(all(1 <= r <= 10 for r in table["mean_rank"]))
+                else:
+                    self.assertNotIn("mean_rank", table)
+                self.assertEqual(examples, their_examples)  # prompt_ids, needle_span, answer_ids, output_ids, ...
+                for e in examples:
+                    start, end = e["needle_span"]
+                    self.assertEqual(len(e["prompt_ids"]), e["length"])
+                    self.assertTrue(0 < start < end <= e["length"])
+
+    def test_text_threads_defaults_and_progress(self):
+        m = self.model
+        args = dict(task="passkey", lengths=[150], depths=[0.25, 0.75], compare=["none"])
+        by_file = m.task(corpus=self.corpus, **args)
+        for threads in (1, 2):
+            by_text = m.task(text=self.text, threads=threads, **args)
+            self.assertEqual(by_text["correct"].tolist(), by_file["correct"].tolist())
+        # Without lengths, depths and compare: core's defaults, as eval DIR --task takes them (the CLI's own check).
+        mine = m.task("passkey", text=self.text)
+        theirs, _ = self.cli_task("--task", "passkey")
+        self.assertEqual(sorted(set(mine["method"].tolist())), sorted(x["method"] for x in theirs["methods"]))
+        self.assertEqual(sorted(set(mine["length"].tolist())), sorted({c["length"] for c in theirs["methods"][0]["cells"]}))
+        self.assertEqual(sorted(set(mine["depth"].tolist())), [0.0, 0.5, 1.0])
+        seen = []
+        stopped = m.task(text=self.text, progress=lambda f: seen.append(f) or len(seen) < 2,
+                         **dict(args, depths=[0, 0.5, 1]))
+        self.assertTrue(stopped["canceled"])
+        self.assertLess(len(stopped["length"]), 3)
+        self.assertTrue(all(0 <= f <= 1 for f in seen))
+        with self.assertRaises(ZeroDivisionError):
+            m.task(text=self.text, progress=lambda f: 1 / 0, **args)
+
+    def test_bad_arguments_raise_value_error_naming_them(self):
+        for keywords, name in [(dict(task="needle"), "task 'needle' is unknown"),
+                               (dict(depths=[0, 1.5]), "depths: 1.5"), (dict(depths=[-0.1]), "depths"),
+                               (dict(depths=[]), "depths"), (dict(lengths=[20]), "lengths: 20 is too short"),
+                               (dict(lengths=[0]), "lengths"), (dict(lengths=[100000]), "lengths"),
+                               (dict(examples=0), "examples"), (dict(examples=10 ** 7), "examples"),
+                               (dict(score="best"), "score best"),
+                               (dict(compare=["none", "warp"]), "warp"), (dict(scaling_layers="some"), "some"),
+                               (dict(threads=0), "threads"), (dict(corpus="/no/such/file.txt"), "/no/such/file.txt"),
+                               (dict(text="far too short"), "text")]:
+            with self.subTest(keywords=keywords):
+                args = {"task": "passkey", "lengths": [150], "depths": [0.5], "compare": ["none"],
+                        "text": self.text, **keywords}
+                if "corpus" in keywords:
+                    del args["text"]
+                with self.assertRaises(ValueError) as caught:
+                    self.model.task(**args)
+                self.assertIn(name, str(caught.exception))
+
+
+class LabTasks(unittest.TestCase):
+    """LabModel.task (core's byte tasks) against the CLI's eval MODEL --task on the same checkpoint."""
+
+    def test_matches_cli_and_bad_arguments(self):
+        tmp = tempfile.mkdtemp(prefix="plab-py-")
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "w") as f:
+            f.write("copy the letters, then reverse them; the pass key is 12345. " * 60)
+        model = pl.train("rope", preset="quick", steps=2, corpus=corpus, context=32)
+        path = os.path.join(tmp, "m.safetensors")
+        model.save(path)
+        before = model.config
+        for keywords, options in [(dict(task="copy", lengths=[2, 4, 40], examples=5), ["--task", "copy", "--lengths",
+                                                                                       "2,4,40", "--examples", 5]),
+                                  (dict(task="passkey", depths=[0, 1], examples=3, seed=4),
+                                   ["--task", "passkey", "--depths", "0,1", "--examples", 3, "--seed", 4]),
+                                  (dict(task="reverse", examples=2, scaling="yarn", factor=2),
+                                   ["--task", "reverse", "--examples", 2, "--scaling", "yarn", "--set", "factor=2"])]:
+            with self.subTest(keywords=keywords):
+                ours = model.task(threads=2, **keywords)
+                table = os.path.join(tmp, "task.json")
+                cli("eval", path, "--quiet", "-o", table, *options)
+                with open(table) as f:
+                    theirs = json.load(f)
+                rows = theirs["rows"]
+                rows = [dict(zip(theirs["columns"], r)) for r in rows] if rows and isinstance(rows[0], list) else rows
+                self.assertEqual(ours["length"].tolist(), [r["length"] for r in rows])
+                self.assertEqual(ours["examples"].tolist(), [r["examples"] for r in rows])
+                for column in ("correct", "accuracy"):
+                    for mine, r in zip(ours[column].tolist(), rows):
+                        self.assertTrue(mine == r[column] or (math.isnan(mine) and r[column] is None), (column, r))
+                if keywords["task"] == "passkey":
+                    self.assertEqual(ours["depth"].tolist(), [r["depth"] for r in rows])
+                self.assertEqual(ours["supported"].tolist(), [r["accuracy"] is not None for r in rows])
+        self.assertEqual(model.config, before)  # the method was the call's only
+        for keywords, name in [(dict(task="sorting"), "task 'sorting'"), (dict(task="copy", depths=[0.5]), "depths"),
+                               (dict(task="passkey", depths=[1.5]), "depths"), (dict(task="copy", lengths=[0]),
+                                                                                "lengths"),
+                               (dict(task="copy", examples=0), "examples"),
+                               (dict(task="copy", examples=10 ** 7), "examples"), (dict(task="copy", threads=0), "threads")]:
+            with self.subTest(keywords=keywords):
+                with self.assertRaises(ValueError) as caught:
+                    model.task(**keywords)
+                self.assertIn(name, str(caught.exception))
+
+
 class Render(unittest.TestCase):
     def test_render_writes_the_cli_picture(self):
         try:

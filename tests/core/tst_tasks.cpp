@@ -5,6 +5,7 @@
 #include "base/random.h"
 #include "model/model.h"
 #include "model/presets.h"
+#include "runs/task_runs.h"
 #include "runs/training.h"
 #include "tasks/task_accuracy.h"
 #include "tasks/tasks.h"
@@ -93,6 +94,8 @@ private slots:
     void taskPresets_data();
     void taskPresets();
     void defaultLengths();
+    void evalTrainLength_data();
+    void evalTrainLength();
 };
 
 void TestTasks::examplesWellFormed_data()
@@ -644,6 +647,38 @@ void TestTasks::defaultLengths()
 {
     QCOMPARE(defaultTaskLengths(8), (std::vector<int>{4, 8, 12, 16, 20, 24, 28, 32}));
     QCOMPARE(defaultTaskLengths(1), (std::vector<int>{1, 2, 3, 4}));
+}
+
+// The training length eval MODEL --task and LabModel.task take their default lengths from: the checkpoint's own task
+// length when it was trained on that task, else the longest the context reads ((context - 1) / 2 for copy and reverse,
+// (context - 3) / 3 for addition: the task table's example sizes), at least 1.
+void TestTasks::evalTrainLength_data()
+{
+    QTest::addColumn<QString>("training");
+    QTest::addColumn<TaskKind>("kind");
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("expected");
+    const QString copy7 = R"({"task": "copy", "task_length": 7, "steps": 10})";
+    QTest::newRow("own task") << copy7 << TaskKind::Copy << 32 << 7;
+    QTest::newRow("another task") << copy7 << TaskKind::Reverse << 32 << 15;
+    QTest::newRow("trained on text") << R"({"steps": 10})" << TaskKind::Copy << 33 << 16;
+    QTest::newRow("no record") << "null" << TaskKind::Addition << 32 << 9;
+    QTest::newRow("context holds none") << "null" << TaskKind::Copy << 2 << 1;
+    QTest::newRow("malformed record") << R"({"task": 5})" << TaskKind::Copy << 32 << -1;
+}
+
+void TestTasks::evalTrainLength()
+{
+    QFETCH(QString, training);
+    QFETCH(TaskKind, kind);
+    QFETCH(int, context);
+    QFETCH(int, expected);
+    const nlohmann::json record = nlohmann::json::parse(training.toStdString());
+    if (expected < 0) {
+        QVERIFY_THROWS_EXCEPTION(InputError, taskEvalTrainLength(kind, record, context));
+        return;
+    }
+    QCOMPARE(taskEvalTrainLength(kind, record, context), expected);
 }
 
 #include "tst_tasks.moc"
