@@ -641,8 +641,8 @@
         <translation>检索（%1）：按针的深度和长度的准确率</translation>
     </message>
     <message>
-        <source>length (prompt tokens)</source>
-        <translation>长度（提示词元数）</translation>
+        <source>length (tokens)</source>
+        <translation>长度（词元数）</translation>
     </message>
     <message numerus="yes">
         <source>greedy answer, %n example(s) per cell</source>
@@ -707,8 +707,8 @@
         </translation>
     </message>
     <message>
-        <source>length (as the prompts file gives it)</source>
-        <translation>长度（按提示文件所记）</translation>
+        <source>length (prompts file)</source>
+        <translation>长度（按提示文件）</translation>
     </message>
 </context>
 <context>

@@ -203,6 +203,21 @@ QRectF HeatmapPainter::fullWindow() const
     return QRectF(0, 0, 1, 1);
 }
 
+double HeatmapPainter::panelHeadersHeight(double width, const PictureStyle& style) const
+{
+    const double f = style.font.pixelSize();
+    double tallest = 0;
+    for (const HeatmapPanel& p : m_figure.panels) {
+        double h = 0;
+        if (!p.title.isEmpty())
+            h += wrappedHeight(p.title, scaled(style.font, 1.0, true), width);
+        if (!p.subtitle.isEmpty())
+            h += wrappedHeight(p.subtitle, scaled(style.font, 0.85), width);
+        tallest = std::max(tallest, h + 0.4 * f);
+    }
+    return tallest;
+}
+
 HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const PictureStyle& style) const
 {
     Layout l;
@@ -238,25 +253,18 @@ HeatmapPainter::Layout HeatmapPainter::layout(const QRectF& target, const Pictur
     const double panelW = std::max(20.0, availW / k);
 
     // Headers wrap within the width they are drawn in, the side's and the y axis's; all panels get the tallest header.
-    // The side depends on the headers' height: a second round measures them at the side the first one found.
-    auto headersHeight = [&](double side) {
-        double tallest = 0;
-        for (const HeatmapPanel& p : m_figure.panels) {
-            double h = 0;
-            const double w = std::max(40.0, side + yAxisW);
-            if (!p.title.isEmpty())
-                h += wrappedHeight(p.title, scaled(style.font, 1.0, true), w);
-            if (!p.subtitle.isEmpty())
-                h += wrappedHeight(p.subtitle, scaled(style.font, 0.85), w);
-            tallest = std::max(tallest, h + 0.4 * f);
-        }
-        return tallest;
-    };
+    // The side depends on the headers' height, and their height on the side.
+    auto headersHeight = [&](double side) { return panelHeadersHeight(std::max(40.0, side + yAxisW), style); };
     double headerH = headersHeight(panelW);
     double side = std::max(20.0, std::min(panelW, inner.height() - titleH - headerH - xAxisH));
-    if (side < panelW) {
+    // A narrower side wraps the headers into more lines, which narrows the side again: until the two agree (each round
+    // only shrinks the side, so a few rounds do).
+    for (int round = 0; round < 8 && side < panelW; ++round) {
         headerH = std::max(headerH, headersHeight(side));
-        side = std::max(20.0, std::min(side, inner.height() - titleH - headerH - xAxisH));
+        const double next = std::max(20.0, std::min(side, inner.height() - titleH - headerH - xAxisH));
+        if (next >= side)
+            break;
+        side = next;
     }
     const double availH = inner.height() - titleH - headerH - xAxisH;
 
@@ -432,7 +440,7 @@ void HeatmapPainter::paintFigure(QPainter& painter, const QRectF& target, const 
         painter.setPen(QPen(style.axis, 1));
         painter.setBrush(Qt::NoBrush);
         painter.drawRect(plot);
-        paintAxes(painter, plot, window, style);
+        paintAxes(painter, plot, l.headers[i], window, style);
     }
     paintBars(painter, l, style);
     painter.restore();
@@ -455,7 +463,7 @@ void HeatmapPainter::paintPanelHeader(QPainter& painter, QRectF header, const He
                      elideLongWords(panel.subtitle, painter.font(), header.width()));
 }
 
-void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window,
+void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRectF& band, const QRectF& window,
                                const PictureStyle& style) const
 {
     // Key n along the top-down matrix's x, query m down the y axis.
@@ -489,9 +497,11 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
         }
     }
     painter.setPen(style.text);
-    // Centred under the plot, and past its sides when wider (a small multiple's plot is narrower than its label).
-    painter.drawText(QRectF(plot.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, plot.width(), fm.height() * 1.3),
-                     Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, m_figure.xLabel);
+    // Under the plot, centred in the panel's band (its y axis and the plot: a small multiple's plot alone is narrower
+    // than most labels), elided when even that is too narrow.
+    const QRectF labelRect(band.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, band.width(), fm.height() * 1.3);
+    painter.drawText(labelRect, Qt::AlignHCenter | Qt::AlignTop,
+                     fm.elidedText(m_figure.xLabel, Qt::ElideRight, static_cast<int>(labelRect.width())));
     painter.save();
     const QString tickSample = QString::number(largestIndex());
     // Beside the plot's middle; a label longer than the side (small multiples) starts at the plot's top and runs down

@@ -80,7 +80,11 @@ private:
     void paintFigure(QPainter& painter, const QRectF& target, const PictureStyle& style, const QRectF& window) const;
     void paintPanelHeader(QPainter& painter, QRectF header, const HeatmapPanel& panel, const PictureStyle& style) const;
     // Ticks (cell labels or indices) and the axis titles around one panel's plot.
-    void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
+    // The tallest panel header (title and subtitle) wrapped within `width`, and a little space under it.
+    double panelHeadersHeight(double width, const PictureStyle& style) const;
+    // `band`: the panel's width (its y axis and plot), where the x label is centred.
+    void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& band, const QRectF& window,
+                   const PictureStyle& style) const;
     void paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
     // The width the y axis gives a cell label: a text's characters take the minimum, a model's tokens up to the cap
     // (in font pixel sizes), longer ones elided.

@@ -18,8 +18,8 @@ HeatmapFigure retrievalHeatmapFigure(const std::vector<RetrievalMethod>& methods
     HeatmapFigure figure;
     figure.title = FigureText::tr("Retrieval (%1): accuracy by needle depth and length")
                        .arg(QString::fromStdString(retrievalTaskInfo(options.kind).name));
-    figure.xLabel = options.lengthsInTokens ? FigureText::tr("length (prompt tokens)")
-                                            : FigureText::tr("length (as the prompts file gives it)");
+    // Short: four panels share a row, and a label wider than its panel is elided.
+    figure.xLabel = options.lengthsInTokens ? FigureText::tr("length (tokens)") : FigureText::tr("length (prompts file)");
     figure.yLabel = FigureText::tr("needle depth");
     figure.colorMap = QStringLiteral("viridis");
     figure.fixedLo = 0;
