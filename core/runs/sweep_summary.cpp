@@ -198,8 +198,10 @@ std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dir
                   [](const SweepResult& a, const SweepResult& b) { return a.cell < b.cell; });
         // The folder's model, which its lines do not repeat: rows of different models stay apart.
         const int layers = grid.modelGrid() ? 0 : grid.model.layers;
-        const std::string options = grid.modelGrid() ? std::string() : modelOptionsLabel(grid.model);
         for (SweepResult& r : read.results) {
+            ModelConfig model = grid.model; // with the cell's scheme: full layers without one of their own name it
+            model.scheme = r.scheme;
+            const std::string options = grid.modelGrid() ? std::string() : modelOptionsLabel(model);
             r.layers = layers;
             r.modelOptions = options;
             for (SweepResult& e : r.evaluations) {

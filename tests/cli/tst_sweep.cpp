@@ -732,6 +732,13 @@ void TestSweep::collectTellsModelsApart_data()
     QTest::newRow("layers") << QStringList{} << QStringList{"--layers", "2"} << "2,"
                             << "rope layers=1 (n = 2)"
                             << "rope layers=2 (n = 2)";
+    // A full layer without a scheme of its own is named by the cell's scheme (rope), not the grid's default.
+    QTest::newRow("full-set without full-scheme")
+        << QStringList{"--layers", "2"}
+        << QStringList{"--layers", "2", "--layer-types", "sliding,full", "--window", "4", "--full-set", "base=1000000"}
+        << "2,\"layers=sliding,full window=4 full=rope:base=1000000\""
+        << "rope (n = 2)"
+        << "rope layers=sliding,full";
     QTest::newRow("sink logit and temperature")
         << QStringList{"--layers", "2", "--nope-every", "2"}
         << QStringList{"--layers", "2", "--nope-every", "2", "--sink-logit", "--attn-temperature-tuning"}
