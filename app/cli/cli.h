@@ -312,6 +312,9 @@ struct RetrievalSetup {
     double seconds = 0;
     nlohmann::json meta;
 };
+// --depths D,D,...: each a number (parseNumber naming --depths); the range is the caller's check. The one parser of
+// eval --task's, eval DIR --task's and sweep --task's depths.
+std::vector<double> depthsOption(const ParsedArgs& args);
 RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args);
 // Runs it, the estimate and each cell with an ETA on `err` unless --quiet; RunError "retrieval cancelled" on Ctrl-C.
 // The data writer and the picture exporter both call it.

@@ -48,12 +48,7 @@ TaskEvalOptions taskEvalOptionsFromArgs(const ParsedArgs& args, TaskKind kind, i
         if (kind != TaskKind::Passkey)
             throw InputError("--depths " + args.text("depths") + " applies only to --task passkey, not to --task " +
                              taskInfo(kind).name + "; allowed: leave --depths out");
-        const std::string list = args.text("depths");
-        for (size_t start = 0; start <= list.size();) {
-            const size_t comma = std::min(list.find(',', start), list.size());
-            options.depths.push_back(parseNumber(list.substr(start, comma - start), "--depths"));
-            start = comma + 1;
-        }
+        options.depths = depthsOption(args);
     }
     options.examples = static_cast<int>(args.integer("examples", 100, 1, 1000000));
     options.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));

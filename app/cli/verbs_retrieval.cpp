@@ -24,17 +24,6 @@ namespace plab::cli {
 
 namespace {
 
-std::vector<double> depthsFromText(const std::string& list)
-{
-    std::vector<double> depths;
-    for (size_t start = 0; start <= list.size();) {
-        const size_t comma = std::min(list.find(',', start), list.size());
-        depths.push_back(parseNumber(list.substr(start, comma - start), "--depths"));
-        start = comma + 1;
-    }
-    return depths;
-}
-
 std::string methodsText(const std::vector<MethodChoice>& methods)
 {
     std::string text;
@@ -97,6 +86,18 @@ RetrievalSetup promptsSetupFromArgs(const ParsedArgs& args)
 
 } // namespace
 
+std::vector<double> depthsOption(const ParsedArgs& args)
+{
+    const std::string list = args.text("depths");
+    std::vector<double> depths;
+    for (size_t start = 0; start <= list.size();) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        depths.push_back(parseNumber(list.substr(start, comma - start), "--depths"));
+        start = comma + 1;
+    }
+    return depths;
+}
+
 RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
 {
     if (args.has("examples-in"))
@@ -119,7 +120,7 @@ RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
         s.options.kind, c.context, language.scaling(), language.rotary(), hfMaxLength(c),
         s.generator->minimumLength(s.options.kind), [&c](int n) { return c.prefillFlops(n); }, kHfEvalFlopsPerSecond);
     s.options.lengths = args.integerList("lengths", defaults.lengths, 1, kMaxLength);
-    s.options.depths = args.has("depths") ? depthsFromText(args.text("depths")) : defaults.depths;
+    s.options.depths = args.has("depths") ? depthsOption(args) : defaults.depths;
     s.options.examples = static_cast<int>(args.integer("examples", defaults.examples, 1, 1000000));
     s.options.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
     s.options.scoring = retrievalScoringFromName(args.text("score", "exact"));

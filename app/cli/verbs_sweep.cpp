@@ -112,11 +112,8 @@ SweepGrid modelGridFromArgs(const ParsedArgs& args)
     if (args.has("task")) { // a retrieval task in the folder's tokens per cell (core/runs/retrieval_runs)
         SweepRetrieval r;
         r.task = args.text("task");
-        if (args.has("depths")) {
-            r.depths.clear();
-            for (const std::string& d : splitList(args.text("depths")))
-                r.depths.push_back(parseNumber(d, "--depths"));
-        }
+        if (args.has("depths"))
+            r.depths = depthsOption(args);
         r.examples = static_cast<int>(args.integer("examples", 1, 1, 1000000));
         r.score = args.text("score", "exact");
         checkSweepRetrieval(r);
