@@ -497,9 +497,12 @@ void HeatmapPainter::paintAxes(QPainter& painter, const QRectF& plot, const QRec
         }
     }
     painter.setPen(style.text);
-    // Under the plot, centred in the panel's band (its y axis and the plot: a small multiple's plot alone is narrower
-    // than most labels), elided when even that is too narrow.
-    const QRectF labelRect(band.left(), plot.bottom() + 0.4 * f + fm.height() * 1.1, band.width(), fm.height() * 1.3);
+    // Centred under the plot; a label wider than the plot (a small multiple's) may reach as far to each side as the
+    // panel's band reaches left of the plot (its y axis), and is elided past that.
+    const double half = std::max(plot.width() / 2, std::min(fm.horizontalAdvance(m_figure.xLabel) / 2 + 1,
+                                                             plot.center().x() - band.left()));
+    const QRectF labelRect(plot.center().x() - half, plot.bottom() + 0.4 * f + fm.height() * 1.1, 2 * half,
+                           fm.height() * 1.3);
     painter.drawText(labelRect, Qt::AlignHCenter | Qt::AlignTop,
                      fm.elidedText(m_figure.xLabel, Qt::ElideRight, static_cast<int>(labelRect.width())));
     painter.save();

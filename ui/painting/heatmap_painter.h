@@ -82,7 +82,7 @@ private:
     // Ticks (cell labels or indices) and the axis titles around one panel's plot.
     // The tallest panel header (title and subtitle) wrapped within `width`, and a little space under it.
     double panelHeadersHeight(double width, const PictureStyle& style) const;
-    // `band`: the panel's width (its y axis and plot), where the x label is centred.
+    // `band`: the panel's width (its y axis and plot): how far a wide x label may reach to each side of the plot.
     void paintAxes(QPainter& painter, const QRectF& plot, const QRectF& band, const QRectF& window,
                    const PictureStyle& style) const;
     void paintCellLabels(QPainter& painter, const QRectF& plot, const QRectF& window, const PictureStyle& style) const;
