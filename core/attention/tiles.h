@@ -128,14 +128,36 @@ template <int RB, int CB>
     // A copy: the stores to C (floats) could otherwise alias its qkScale, and each would reload every field.
     const TileScoring sc = *scoring;
     const Vec qkScale = splat(sc.qkScale);
+    // The common rows (no logn factor, no soft cap, no mask edge) take a branch-free path, decided once per row: tested
+    // per vector, the general path's branches cost the causal ALiBi forward about 8% (Zen 4, N = 4096).
+    const bool plainScores = !sc.rowScale && sc.softcap == 0.0f;
 #pragma GCC unroll 8
     for (int r = 0; r < RB; ++r) {
         const int i = row0 + r;
         const int lo = sc.rowBegin[i] - sc.column - col0, hi = sc.rowEnd[i] - sc.column - col0; // visible, from C
         const bool masked = lo > 0 || hi < CB * kLanes;
         const float* bias = sc.bias ? sc.bias + (col0 + i * sc.biasRowStep) : nullptr;
-        const float rowScale = sc.rowScale ? sc.rowScale[i] : 1.0f;
         Vec best = load(sc.rowBest + i * kLanes);
+        if (plainScores && !masked) {
+            if (bias) {
+#pragma GCC unroll 4
+                for (int c = 0; c < CB; ++c) {
+                    const Vec s = scoreFormula(acc[r][c], qkScale, bias + c * kLanes, 1.0f);
+                    store(C + r * ldc + c * kLanes, s);
+                    best = vmax(best, s);
+                }
+            } else {
+#pragma GCC unroll 4
+                for (int c = 0; c < CB; ++c) {
+                    const Vec s = scoreFormula(acc[r][c], qkScale, nullptr, 1.0f);
+                    store(C + r * ldc + c * kLanes, s);
+                    best = vmax(best, s);
+                }
+            }
+            store(sc.rowBest + i * kLanes, best);
+            continue;
+        }
+        const float rowScale = sc.rowScale ? sc.rowScale[i] : 1.0f;
 #pragma GCC unroll 4
         for (int c = 0; c < CB; ++c) {
             Vec s = scoreFormula(acc[r][c], qkScale, bias ? bias + c * kLanes : nullptr, rowScale, sc.softcap);
