@@ -2686,6 +2686,10 @@ Every number shown comes from the core library; positionlab-cli renders the same
         <source>%1 of %2 answers right; %3 s.</source>
         <translation>%2 个答案中答对 %1 个；%3 秒。</translation>
     </message>
+    <message>
+        <source>Methods reach:</source>
+        <translation>方法作用于：</translation>
+    </message>
 </context>
 <context>
     <name>plab::ui::ScalingLayersCombo</name>

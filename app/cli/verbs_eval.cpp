@@ -381,7 +381,7 @@ std::vector<UsageForm> evalForms()
     plain.options.insert(plain.options.end(), {"scaling", "set", "scaling-layers"});
     UsageForm compare{
         "MODEL.safetensors --compare METHODS", shared, {}, "compare", {{"o", dataAndPictureExtensions(false)}}};
-    compare.options.push_back("compare");
+    compare.options.insert(compare.options.end(), {"compare", "scaling-layers"});
     for (const OptionDef& o : pictureOptions())
         compare.options.push_back(o.name);
     // A checkpoint's byte tasks, or a model folder's retrieval tasks (--compare, --score, --examples-out, -o .png).
@@ -478,7 +478,14 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
     EvalOptions opt;
     MethodComparisonRun run;
     if (isModelFolder(args.positional[0])) {
-        folder = folderEvalSetupFromArgs(args, [](LanguageModel& m, const HfConfig&) { checkRotaryModel(m); });
+        folder = folderEvalSetupFromArgs(args, [&args](LanguageModel& m, const HfConfig& config) {
+            checkRotaryModel(m);
+            if (args.has("scaling-layers")) { // every method of the list reaches these layer types
+                const HfScalingLayers layers = hfScalingLayersByName(args.text("scaling-layers"));
+                checkHfScalingReach(config, layers);
+                dynamic_cast<HfLanguageModel&>(m).setScalingLayers(layers);
+            }
+        });
         model = folder->model.get();
         tokens = &folder->tokens;
         opt = folder->options;

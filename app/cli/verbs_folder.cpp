@@ -27,7 +27,8 @@ void checkFolderLength(const std::string& option, const HfConfig& config, int le
 OptionDef scalingLayersOption()
 {
     return {"scaling-layers", OptionKind::Value,
-            "model folder: the layer types the --scaling method reaches: full (default; full_attention layers, where "
+            "model folder: the layer types the --scaling method (each --compare method) reaches: full (default; "
+            "full_attention layers, where "
             "Gemma 3's own scaling lives), sliding (sliding_attention and chunked_attention layers; a window spanning "
             "the context counts as full), all",
             "full|sliding|all"};

@@ -99,6 +99,8 @@ SweepGrid modelGridFromArgs(const ParsedArgs& args)
         throw InputError("sweep --model: --methods M,M,... is required (e.g. none,pi,yarn; see positionlab-cli "
                          "schemes)");
     grid.methods = splitList(args.text("methods"));
+    if (args.has("scaling-layers"))
+        grid.scalingLayers = hfScalingLayersByName(args.text("scaling-layers"));
     grid.variants = variantsFromArgs(args);
     grid.corpus = args.has("corpus") ? fs::absolute(args.text("corpus")).string() : std::string();
     grid.evalLengths = args.integerList("lengths", {}, 1, kMaxLength);
@@ -667,6 +669,10 @@ std::vector<OptionDef> sweepOptions()
              "with --model: the methods, as eval --compare reads them (none,pi,yarn:factor=8,...; the config's own "
              "method keeps the config's settings); --vary NAME=V1,V2 applies to the methods that have NAME",
              "M,M,..."},
+            {"scaling-layers", OptionKind::Value,
+             "with --model: the layer types the methods reach, in every cell: full (default; full_attention layers), "
+             "sliding (sliding_attention and chunked_attention layers), all",
+             "full|sliding|all"},
             {"eval-tokens", OptionKind::Value, "with --model: tokens scored per length (default 16384; 0: all)", "N"},
             {"lengths", OptionKind::Value,
              "evaluation lengths (default L,2L,4L,8L,16L; with --task the task's lengths L/2, L, ..., 4L; with --model "
@@ -732,12 +738,12 @@ void registerSweepVerbs()
     const std::vector<OptionDef> options = sweepOptions();
     for (const OptionDef& o : options)
         if (o.name != "cell" && o.name != "model" && o.name != "methods" && o.name != "eval-tokens" &&
-            o.name != "depths" && o.name != "score")
+            o.name != "depths" && o.name != "score" && o.name != "scaling-layers")
             gridOptions.push_back(o.name);
     const std::vector<std::string> modelGridOptions = {
         "model", "methods", "vary",   "corpus",        "lengths",   "mode",          "eval-tokens",
         "jobs",  "threads", "emit",   "cpus-per-task", "slurm-mem", "slurm-minutes", "quiet",
-        "o",     "task",    "depths", "examples",      "score"};
+        "o",     "task",    "depths", "examples",      "score",     "scaling-layers"};
     registerVerb(
         {"sweep",
          "",

@@ -417,6 +417,7 @@ std::optional<SweepResult> evaluateRetrievalSweepCell(const SweepGrid& grid, siz
     options.seed = sr.seed;
     options.scoring = retrievalScoringFromName(sr.score);
     options.methods = {{cell.method, cell.settings}};
+    options.scalingLayers = grid.scalingLayers;
     if (hf.config().scheme != "rope") // none on alibi or learned positions: the folder's own
         options.methods.clear();
     RetrievalHooks hooks2;

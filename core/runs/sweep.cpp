@@ -73,6 +73,8 @@ nlohmann::json SweepGrid::toJson() const
     if (modelGrid()) { // likewise
         j["hf_model"] = modelFolder;
         j["methods"] = methods;
+        if (scalingLayers != HfScalingLayers::Full)
+            j["scaling_layers"] = hfScalingLayersName(scalingLayers);
     }
     if (retrieval)
         j["retrieval"] = {{"task", retrieval->task},
@@ -142,6 +144,12 @@ SweepGrid SweepGrid::fromJson(const nlohmann::json& j, const std::string& source
     if (j.contains("hf_model")) {
         g.modelFolder = r.text("hf_model");
         g.methods = r.texts("methods");
+        if (j.contains("scaling_layers"))
+            try {
+                g.scalingLayers = hfScalingLayersByName(r.text("scaling_layers"));
+            } catch (const InputError& e) {
+                throw r.fail(std::string("'scaling_layers': ") + e.what());
+            }
     }
     if (j.contains("retrieval"))
         g.retrieval = sweepRetrievalFromJson(j["retrieval"], source + " retrieval");
@@ -288,6 +296,18 @@ void validateModelGrid(const SweepGrid& grid)
     if (grid.retrieval)
         checkSweepRetrieval(*grid.retrieval);
     const HfConfig config = readHfConfig(grid.modelFolder);
+    if (grid.scalingLayers != HfScalingLayers::Full) {
+        if (std::all_of(choices.begin(), choices.end(), [](const MethodChoice& c) { return c.method == "none"; }))
+            throw InputError(std::string("--scaling-layers ") + hfScalingLayersName(grid.scalingLayers) +
+                                 " names the layers the grid's methods reach, but every method is none; allowed: "
+                                 "a method list with one other than none, or no --scaling-layers",
+                             "scaling-layers");
+        try {
+            checkHfScalingReach(config, grid.scalingLayers);
+        } catch (const InputError& e) {
+            throw InputError(e.what(), "scaling-layers");
+        }
+    }
     for (int length : grid.evalLengths)
         try {
             checkHfLength(config, length);
@@ -362,6 +382,10 @@ void validateSweepGrid(const SweepGrid& grid)
         validateModelGrid(grid);
         return;
     }
+    if (grid.scalingLayers != HfScalingLayers::Full)
+        throw InputError("--scaling-layers picks among a Hugging Face folder's layer types; a training grid's models "
+                         "have layers of one rope; allowed: --scaling-layers with --model DIR",
+                         "scaling-layers");
     if (grid.schemes.empty())
         throw InputError("no schemes listed; allowed: one or more schemes (see positionlab-cli schemes)", "schemes");
     std::set<std::string> seenSchemes;

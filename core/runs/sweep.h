@@ -2,6 +2,7 @@
 // a JSON-lines file that survives kills and concurrent writers, and mean/sd/min/max over seeds.
 #pragma once
 
+#include "hf/hf_scaling_layers.h"
 #include "model/corpus.h"
 #include "runs/evaluation.h"
 #include "runs/method_comparison.h"
@@ -70,6 +71,9 @@ struct SweepGrid {
     std::string modelFolder;
     std::vector<std::string> methods;
     bool modelGrid() const { return !modelFolder.empty(); }
+    // A model grid's layer types its methods reach (--scaling-layers; hf_scaling_layers.h's rule), the same for every
+    // cell: full by default, and then left out of the JSON, so older grids keep their hash.
+    HfScalingLayers scalingLayers = HfScalingLayers::Full;
     // A model grid's retrieval task (sweep --model DIR --task NAME): each cell scores the task at evalLengths x
     // depths under its method (core/runs/retrieval_runs) instead of perplexity. Unset: perplexity.
     std::optional<SweepRetrieval> retrieval;
@@ -119,6 +123,8 @@ struct SweepResult {
     // method ("yarn") and the settings common to all cells ("factor=2"). collect tells curves apart by them.
     std::string scaling;
     std::string settings;
+    // A model grid's --scaling-layers when not full ("sliding", "all"; written only when set).
+    std::string scalingLayers;
     // A model grid's cell (written only when set): the model folder, its model_type and the tokens scored per length.
     std::string model;
     std::string modelType;
@@ -189,8 +195,8 @@ void poolTaskPoints(const std::vector<TaskAccuracyPoint>& points, const std::vec
 // The version written into every result line.
 const char* positionLabVersion();
 
-// What every cell's result records of where it came from: its index and key, the threads, the grid's hash and
-// PositionLab's version (the one place a runner stamps them).
+// What every cell's result records of where it came from: its index and key, the threads, the grid's hash,
+// PositionLab's version and a model grid's --scaling-layers (the one place a runner stamps them).
 void stampSweepCellIdentity(SweepResult& result, const SweepGrid& grid, const SweepCell& cell);
 
 // One (scheme, seed) trained and evaluated: what every entry point that trains and evaluates runs (sweep cells, the

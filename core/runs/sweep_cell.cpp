@@ -136,6 +136,8 @@ void stampSweepCellIdentity(SweepResult& r, const SweepGrid& grid, const SweepCe
     r.threads = omp_get_max_threads();
     r.gridHash = grid.hash();
     r.version = positionLabVersion();
+    if (grid.modelGrid() && grid.scalingLayers != HfScalingLayers::Full)
+        r.scalingLayers = hfScalingLayersName(grid.scalingLayers);
 }
 
 namespace {
@@ -328,6 +330,7 @@ std::optional<SweepResult> evaluateSweepModelCell(const SweepGrid& grid, size_t 
         folderTextTokens(hf::Tokenizer::fromFolder(grid.modelFolder), corpus.validation, name);
     const HfModel hf(grid.modelFolder);
     HfLanguageModel model(hf);
+    model.setScalingLayers(grid.scalingLayers);
     EvalOptions eo;
     eo.lengths = grid.evalLengths;
     eo.mode = grid.evalMode;

@@ -76,6 +76,8 @@ nlohmann::json SweepResult::toJson() const
         j["scaling"] = scaling;
     if (!settings.empty())
         j["settings"] = settings;
+    if (!scalingLayers.empty())
+        j["scaling_layers"] = scalingLayers;
     if (!model.empty()) {
         j["model"] = model;
         j["model_type"] = modelType;
@@ -118,6 +120,7 @@ SweepResult SweepResult::fromJson(const nlohmann::json& j, const std::string& so
     s.variant = r.text("variant");
     s.scaling = j.contains("scaling") ? r.text("scaling") : std::string();
     s.settings = j.contains("settings") ? r.text("settings") : std::string();
+    s.scalingLayers = j.contains("scaling_layers") ? r.text("scaling_layers") : std::string();
     s.model = j.contains("model") ? r.text("model") : std::string();
     s.modelType = j.contains("model_type") ? r.text("model_type") : std::string();
     s.context = static_cast<int>(r.integer("context", 1, 1 << 20));

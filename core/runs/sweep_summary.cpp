@@ -36,6 +36,8 @@ std::string sweepRowVariant(const SweepResult& r)
     if (!r.method.empty() && r.method != "drope")
         add("zero-shot");
     add(r.methodSettings);
+    if (!r.scalingLayers.empty())
+        add("scaling-layers=" + r.scalingLayers);
     return variant;
 }
 
@@ -151,8 +153,9 @@ SweepGrid summaryKeyless(SweepGrid grid)
     grid.model.scaling = "none";
     grid.model.schemeSettings.clear();
     grid.model.context = 0;
-    grid.methods.clear();      // a model grid's methods are told apart too; its model folder is not
-    grid.evalScalings.clear(); // their rows are told apart by the method
+    grid.methods.clear();                       // a model grid's methods are told apart too; its model folder is not
+    grid.scalingLayers = HfScalingLayers::Full; // and so are the layers they reach (the rows' variant names them)
+    grid.evalScalings.clear();                  // their rows are told apart by the method
     grid.drope.reset();
     return grid;
 }
@@ -183,11 +186,13 @@ std::vector<SweepResult> collectSweepResults(const std::vector<std::string>& dir
         else if (const std::string difference = sweepGridDifference(summaryKeyless(*first), summaryKeyless(grid),
                                                                     "in " + dirs.front(), "in " + dir);
                  !difference.empty())
-            throw InputError("collect: the folders' models or training differ (" + difference +
-                             "), and the summary would mix them; allowed: folders whose grids differ only in schemes, "
-                             "seeds, variants, the method, the common settings, the model's layers and options "
-                             "(nope_every, Llama 4's temperature, ssmax, sink_logit) and the context, which it tells "
-                             "apart");
+            throw InputError(
+                "collect: the folders' models or training differ (" + difference +
+                "), and the summary would mix them; allowed: folders whose grids differ only in schemes, "
+                "seeds, variants, the method and the layers it reaches, the common settings, the model's layers and "
+                "options "
+                "(nope_every, Llama 4's temperature, ssmax, sink_logit) and the context, which it tells "
+                "apart");
         const std::string path = (fs::path(dir) / kSweepResultsFile).string();
         SweepResultsRead read = readSweepResults(path, &grid);
         if (read.results.empty())

@@ -3,6 +3,7 @@
 // tokens, entropy against the probabilities it comes from, a resumed sweep against eval --compare, collect's rows.
 #include "base/npy.h"
 #include "hf/hf_attention.h"
+#include "hf/hf_export.h"
 #include "hf/tokenizer.h"
 #include "model/corpus.h"
 #include "runs/language_model.h"
@@ -58,6 +59,24 @@ QStringList methodArgs(const QString& scaling, const QString& set)
     return a;
 }
 
+// A copy of tests/data/hf_families/gemma3_text (five sliding layers of window 8 to each full one, linear 8 on the full
+// ones) with a byte-level tokenizer, so text and retrieval prompts can be read in its tokens.
+QString gemma3WithTokenizer(const QString& dir)
+{
+    const QString source = QStringLiteral(POSITIONLAB_TEST_DATA) + "/hf_families/gemma3_text";
+    QDir().mkpath(dir);
+    for (const char* file : {"config.json", "model.safetensors"})
+        QFile::copy(source + "/" + file, dir + "/" + file);
+    std::ofstream(dir.toStdString() + "/tokenizer.json") << byteTokenizerJson();
+    return dir;
+}
+
+nlohmann::json readJsonFile(const QString& path)
+{
+    std::ifstream in(path.toStdString());
+    return nlohmann::json::parse(in);
+}
+
 std::vector<std::string> csvLines(const QByteArray& text)
 {
     std::vector<std::string> lines;
@@ -81,6 +100,8 @@ private slots:
     void renderAttentionIsTheModelPage();
     void modelSweepResumesAndMatchesEval();
     void modelSweepEmitsTheModelAbsolutely();
+    void modelSweepScalingLayers_data();
+    void modelSweepScalingLayers();
     void badInputExitsTwo_data();
     void badInputExitsTwo();
 
@@ -379,6 +400,77 @@ void TestHfCli::modelSweepEmitsTheModelAbsolutely()
         QVERIFY2(line.contains(" sweep --cell ") && !line.startsWith('#'), line.constData());
 }
 
+void TestHfCli::modelSweepScalingLayers_data()
+{
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<bool>("task");
+    QTest::addRow("sliding, perplexity") << "sliding" << false;
+    QTest::addRow("all, perplexity") << "all" << false;
+    QTest::addRow("sliding, passkey") << "sliding" << true;
+}
+
+// sweep --model --scaling-layers: sweep.json and every result line name the layers, and each cell's numbers are eval's
+// under the same --scaling-layers (perplexity: loss by loss; a task: its accuracy by depth and length); the same cells
+// with the method on the full layers only (the default) give other losses, so the option reached the cells.
+void TestHfCli::modelSweepScalingLayers()
+{
+    QFETCH(QString, layers);
+    QFETCH(bool, task);
+    QTemporaryDir tmp;
+    const QString dir = gemma3WithTokenizer(tmp.filePath("gemma3"));
+    const QString lengths = task ? "260,300" : "32,128"; // 128: past the context, a yarn factor 2
+    QStringList what = {"--lengths", lengths, "--corpus", corpusPath(), "--quiet"};
+    if (task)
+        what << "--task"
+             << "passkey"
+             << "--depths"
+             << "0,1";
+    auto sweep = [&](const QString& out, const QStringList& extra) {
+        QStringList args = QStringList{"sweep", "--model", dir, "--methods", "yarn", "-o", out} + what + extra;
+        if (!task)
+            args << "--eval-tokens"
+                 << "0";
+        return test::runCli(args);
+    };
+    test::CliResult r = sweep(tmp.filePath("scaled"), {"--scaling-layers", layers});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(readJsonFile(tmp.filePath("scaled/sweep.json"))["scaling_layers"].get<std::string>(),
+             layers.toStdString());
+    std::ifstream lines(tmp.filePath("scaled/results.jsonl").toStdString());
+    std::string line;
+    QVERIFY(std::getline(lines, line));
+    const nlohmann::json cell = nlohmann::json::parse(line);
+    QCOMPARE(cell["scaling_layers"].get<std::string>(), layers.toStdString());
+    r = test::runCli(
+        QStringList{"eval", dir, "--compare", "yarn", "--scaling-layers", layers, "-o", tmp.filePath("eval.json")} +
+        what);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const nlohmann::json eval = readJsonFile(tmp.filePath("eval.json"));
+    if (task) {
+        const nlohmann::json& cells = eval["methods"][0]["cells"];
+        QCOMPARE(cells.size(), size_t(4));
+        for (const nlohmann::json& c : cells) {
+            const size_t li = c["length"] == 260 ? 0 : 1, di = c["depth"] == 0 ? 0 : 1;
+            QCOMPARE(cell["depth_accuracy"][li][di].get<double>(), c["accuracy"].get<double>());
+        }
+        return;
+    }
+    for (size_t i = 0; i < 2; ++i)
+        QCOMPARE(cell["loss"][i].get<double>(), eval["methods"][0]["points"][i]["loss"].get<double>());
+    r = sweep(tmp.filePath("full"), {});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY(!readJsonFile(tmp.filePath("full/sweep.json")).contains("scaling_layers")); // older grids' JSON and hash
+    std::ifstream fullLines(tmp.filePath("full/results.jsonl").toStdString());
+    QVERIFY(std::getline(fullLines, line));
+    const nlohmann::json full = nlohmann::json::parse(line);
+    QVERIFY(!full.contains("scaling_layers"));
+    QVERIFY2(full["loss"][1] != cell["loss"][1], line.c_str());
+    // collect names the layers in the row's variant, so the two grids collected together stay two curves.
+    r = test::runCli({"collect", tmp.filePath("full"), tmp.filePath("scaled")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("scaling-layers=" + layers.toUtf8()), r.out.constData());
+}
+
 void TestHfCli::badInputExitsTwo_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -413,6 +505,22 @@ void TestHfCli::badInputExitsTwo_data()
         << QStringList{"sweep",  "--model",  qwen2,        "--methods", "none", "--lengths",
                        "100000", "--corpus", corpusPath(), "-o",        out}
         << "exceed the text scored";
+    QTest::addRow("sweep --scaling-layers without --model")
+        << QStringList{"sweep", "--schemes", "rope", "--seeds", "1", "--scaling-layers", "sliding", "-o", out}
+        << "--scaling-layers is not used by `positionlab-cli sweep` and would be ignored";
+    QTest::addRow("sweep --scaling-layers reaching no layer")
+        << QStringList{"sweep",   "--model",   qwen2, "--methods", "yarn",       "--scaling-layers",
+                       "sliding", "--lengths", "16",  "--corpus",  corpusPath(), "-o",
+                       out}
+        << "scaling layers 'sliding' reach no layer with rotary positions";
+    QTest::addRow("sweep --scaling-layers with only none")
+        << QStringList{"sweep", "--model",  qwen2,        "--methods", "none", "--scaling-layers", "all", "--lengths",
+                       "16",    "--corpus", corpusPath(), "-o",        out}
+        << "every method is none";
+    QTest::addRow("sweep --scaling-layers unknown")
+        << QStringList{"sweep", "--model",  qwen2,        "--methods", "yarn", "--scaling-layers", "local", "--lengths",
+                       "16",    "--corpus", corpusPath(), "-o",        out}
+        << "scaling layers 'local' is not known; allowed: full";
 }
 
 void TestHfCli::badInputExitsTwo()

@@ -3,6 +3,8 @@
 // (BF16 against float32) and the session's precision and zoom window.
 #include "tabs/heatmap_widget.h"
 #include "tabs/hf_model_view.h"
+#include "tabs/retrieval_page.h"
+#include "tabs/scaling_layers_combo.h"
 #include "window/main_window.h"
 
 #include "compare.h"
@@ -14,6 +16,8 @@
 #include "hf/hf_config.h"
 #include "hf/hf_model.h"
 #include "hf/hf_products.h"
+#include "model/corpus.h"
+#include "runs/retrieval_runs.h"
 #include "schemes/rotary_scaling.h"
 
 #include <QComboBox>
@@ -23,6 +27,8 @@
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <sstream>
 
 using namespace plab::ui;
 
@@ -96,6 +102,46 @@ class TestUiHf : public QObject {
     Q_OBJECT
 
 private slots:
+    // The Retrieval page (issue 30): the estimate shows before a run; Run gives core's runRetrieval on the page's
+    // options (the default corpus as haystack, the layer types the methods reach included), cell for cell; Cancel
+    // stops a run and says so.
+    void retrievalPageIsCoresRun()
+    {
+        MainWindow window;
+        HfModelView* view = openInTab(window, "qwen2_text");
+        QTRY_VERIFY_WITH_TIMEOUT(view->hasPicture() && !view->isBusy(), 60000);
+        view->setPage(HfModelView::RetrievalTab);
+        RetrievalPage* page = view->retrievalPage();
+        page->setInputs(QStringLiteral("170,220"), QStringLiteral("0,1"));
+        page->scalingLayers()->setLayers(plab::HfScalingLayers::All);
+        const QString estimate = page->findChild<QLabel*>(QStringLiteral("retrievalEstimate"))->text();
+        QVERIFY2(estimate.contains(QStringLiteral("Estimate: about")), qPrintable(estimate));
+        const plab::RetrievalOptions options = page->options();
+        QCOMPARE(options.scalingLayers, plab::HfScalingLayers::All);
+        QCOMPARE(options.methods.size(), size_t(2)); // none and yarn, ticked by default
+        page->run();
+        QTRY_VERIFY_WITH_TIMEOUT(!page->isBusy(), 120000);
+        QVERIFY2(page->hasResults(), qPrintable(page->status()->text()));
+        std::ostringstream shown, core;
+        page->writeData(shown, plab::DataFormat::Json, nlohmann::json::object());
+        const plab::Corpus corpus = plab::loadDefaultCorpus();
+        const plab::RetrievalGenerator generator(*view->model()->tokenizer, plab::retrievalHaystack(corpus),
+                                                 corpus.source);
+        const plab::RetrievalRun run = plab::runRetrieval(*view->model()->model, generator, options, {});
+        QCOMPARE(run.cells.size(), size_t(2 * 2 * 2)); // methods x lengths x depths
+        plab::writeRetrievalRun(core, plab::DataFormat::Json, run,
+                                {{"task", plab::retrievalTaskInfo(options.kind).name}, {"examples", options.examples}});
+        QCOMPARE(QString::fromStdString(shown.str()), QString::fromStdString(core.str()));
+        // A longer run, canceled at once: the page is idle again and says how long it ran.
+        page->setInputs(QStringLiteral("1000,1500,2000,2500"), QStringLiteral("0,0.2,0.4,0.6,0.8,1"));
+        page->run();
+        QVERIFY(page->isBusy());
+        page->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!page->isBusy(), 60000);
+        QVERIFY2(page->status()->text().startsWith(QStringLiteral("Canceled after ")),
+                 qPrintable(page->status()->text()));
+    }
+
     void initTestCase() { plab::test::isolateSettings(QStringLiteral("tst_ui_hf")); }
 
     void opensAFolder_data()

@@ -2,6 +2,7 @@
 #include "tabs/retrieval_page.h"
 
 #include "tabs/heatmap_widget.h"
+#include "tabs/scaling_layers_combo.h"
 #include "tabs/view_base.h"
 
 #include "base/errors.h"
@@ -70,27 +71,7 @@ RetrievalPage::RetrievalPage(std::function<HfModelPtr()> model, QWidget* parent)
     side->setMaximumWidth(kSideWidth);
     auto* v = new QVBoxLayout(side);
     v->setContentsMargins(0, 0, 0, 0);
-    auto* form = new QFormLayout;
-    m_task = new QComboBox(side);
-    for (const RetrievalTaskInfo& t : retrievalTaskTable())
-        m_task->addItem(QString::fromStdString(t.name), static_cast<int>(t.kind));
-    m_task->setToolTip(tr("passkey: a 5-digit number in filler; niah: special magic numbers for a key (one, among "
-                          "other keys, or all four of a key); variable-tracking: the value at the end of a chain."));
-    form->addRow(tr("Task:"), m_task);
-    m_lengths = new QLineEdit(side);
-    m_lengths->setPlaceholderText(tr("default"));
-    m_lengths->setToolTip(tr("Prompt lengths in tokens, exact, separated by commas; empty: up to 5/4 of the "
-                             "context, as many as fit about 5 minutes."));
-    form->addRow(tr("Lengths:"), m_lengths);
-    m_depths = new QLineEdit(side);
-    m_depths->setPlaceholderText(QStringLiteral("0, 0.5, 1"));
-    m_depths->setToolTip(tr("Needle depths from 0 (the haystack's start) to 1 (its end), separated by commas."));
-    form->addRow(tr("Depths:"), m_depths);
-    m_examples = new QSpinBox(side);
-    m_examples->setRange(1, 1000);
-    m_examples->setValue(1);
-    form->addRow(tr("Examples per cell:"), m_examples);
-    v->addLayout(form);
+    v->addLayout(makeInputsForm(side));
     v->addWidget(new QLabel(tr("Methods:"), side));
     m_methods = new QListWidget(side);
     for (const RotaryMethodInfo& m : rotaryMethodCatalog()) {
@@ -100,6 +81,11 @@ RetrievalPage::RetrievalPage(std::function<HfModelPtr()> model, QWidget* parent)
         item->setCheckState(m.name == "none" || m.name == "yarn" ? Qt::Checked : Qt::Unchecked);
     }
     v->addWidget(m_methods, 1);
+    auto* reach = new QFormLayout;
+    m_layers = new ScalingLayersCombo(side);
+    m_layers->setObjectName(QStringLiteral("retrievalScalingLayers"));
+    reach->addRow(tr("Methods reach:"), m_layers);
+    v->addLayout(reach);
     m_run = new QPushButton(tr("Run"), side);
     m_run->setObjectName(QStringLiteral("runRetrieval"));
     auto* cancelButton = new QPushButton(tr("Cancel"), side);
@@ -129,6 +115,33 @@ RetrievalPage::RetrievalPage(std::function<HfModelPtr()> model, QWidget* parent)
     connect(m_depths, &QLineEdit::textChanged, this, &RetrievalPage::refreshEstimate);
     connect(m_examples, &QSpinBox::valueChanged, this, &RetrievalPage::refreshEstimate);
     connect(m_methods, &QListWidget::itemChanged, this, &RetrievalPage::refreshEstimate);
+    connect(m_layers, &QComboBox::currentIndexChanged, this, &RetrievalPage::refreshEstimate);
+}
+
+// The task, lengths, depths and examples controls.
+QFormLayout* RetrievalPage::makeInputsForm(QWidget* side)
+{
+    auto* form = new QFormLayout;
+    m_task = new QComboBox(side);
+    for (const RetrievalTaskInfo& t : retrievalTaskTable())
+        m_task->addItem(QString::fromStdString(t.name), static_cast<int>(t.kind));
+    m_task->setToolTip(tr("passkey: a 5-digit number in filler; niah: special magic numbers for a key (one, among "
+                          "other keys, or all four of a key); variable-tracking: the value at the end of a chain."));
+    form->addRow(tr("Task:"), m_task);
+    m_lengths = new QLineEdit(side);
+    m_lengths->setPlaceholderText(tr("default"));
+    m_lengths->setToolTip(tr("Prompt lengths in tokens, exact, separated by commas; empty: up to 5/4 of the "
+                             "context, as many as fit about 5 minutes."));
+    form->addRow(tr("Lengths:"), m_lengths);
+    m_depths = new QLineEdit(side);
+    m_depths->setPlaceholderText(QStringLiteral("0, 0.5, 1"));
+    m_depths->setToolTip(tr("Needle depths from 0 (the haystack's start) to 1 (its end), separated by commas."));
+    form->addRow(tr("Depths:"), m_depths);
+    m_examples = new QSpinBox(side);
+    m_examples->setRange(1, 1000);
+    m_examples->setValue(1);
+    form->addRow(tr("Examples per cell:"), m_examples);
+    return form;
 }
 
 RetrievalPage::~RetrievalPage()
@@ -145,9 +158,9 @@ RetrievalOptions RetrievalPage::defaults() const
     const HfLanguageModel language(*model->model);
     const auto kind = static_cast<RetrievalKind>(m_task->currentData().toInt());
     const RetrievalGenerator probe(*model->tokenizer, std::string(), std::string());
-    return retrievalDefaults(kind, c.context, language.scaling(), language.rotary(), hfMaxLength(c),
-                             probe.minimumLength(kind), [&c](int n) { return c.prefillFlops(n); },
-                             kHfEvalFlopsPerSecond);
+    return retrievalDefaults(
+        kind, c.context, language.scaling(), language.rotary(), hfMaxLength(c), probe.minimumLength(kind),
+        [&c](int n) { return c.prefillFlops(n); }, kHfEvalFlopsPerSecond);
 }
 
 RetrievalOptions RetrievalPage::options() const
@@ -180,6 +193,7 @@ RetrievalOptions RetrievalPage::options() const
         }
     }
     o.examples = m_examples->value();
+    o.scalingLayers = m_layers->layers();
     o.methods.clear();
     const HfModelPtr model = m_model();
     if (model && model->model->config().scheme == "rope") // methods apply to rotary models only
@@ -250,7 +264,8 @@ void RetrievalPage::run()
     };
     m_clock.start();
     m_status->setText(tr("Scoring…"));
-    m_job.start([model, o, cellDone](const JobControl& control) { return computeRetrieval(model, o, control, cellDone); });
+    m_job.start(
+        [model, o, cellDone](const JobControl& control) { return computeRetrieval(model, o, control, cellDone); });
 }
 
 void RetrievalPage::cancel()
@@ -295,10 +310,8 @@ void RetrievalPage::finished(RetrievalPageResult result)
         correct += c.correct;
         examples += c.examples;
     }
-    m_status->setText(tr("%1 of %2 answers right; %3 s.")
-                          .arg(correct)
-                          .arg(examples)
-                          .arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
+    m_status->setText(
+        tr("%1 of %2 answers right; %3 s.").arg(correct).arg(examples).arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
 }
 
 } // namespace plab::ui

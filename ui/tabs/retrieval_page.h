@@ -14,6 +14,7 @@
 #include <memory>
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -23,6 +24,7 @@ class QSpinBox;
 namespace plab::ui {
 
 class HeatmapWidget;
+class ScalingLayersCombo;
 
 // What the worker delivers at the end.
 struct RetrievalPageResult {
@@ -53,8 +55,10 @@ public:
     // The cells shown as data (core's writeRetrievalRun), `meta` first.
     void writeData(std::ostream& out, DataFormat format, const nlohmann::json& meta) const;
     QLabel* status() const { return m_status; }
+    ScalingLayersCombo* scalingLayers() const { return m_layers; }
 
 private:
+    QFormLayout* makeInputsForm(QWidget* side);
     RetrievalOptions defaults() const;
     void showCells();
     void finished(RetrievalPageResult result);
@@ -65,6 +69,7 @@ private:
     QLineEdit* m_depths = nullptr;
     QSpinBox* m_examples = nullptr;
     QListWidget* m_methods = nullptr;
+    ScalingLayersCombo* m_layers = nullptr; // the layer types the methods reach (--scaling-layers)
     QPushButton* m_run = nullptr;
     QLabel* m_estimate = nullptr;
     QLabel* m_status = nullptr;
