@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace plab {
@@ -58,43 +59,84 @@ namespace {
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ConstRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 
-// One query row m of head h: the visible keys' scores into `scores`, softmax, then the values' weighted sum.
-void decodeRow(const PositionBias& bias, const DecodeDims& dims, int h, int m, const float* q, const float* k,
-               const float* v, float* out, std::vector<float>& scores)
+// Keys per task: a row's visible keys are cut into chunks of at most this many, each a task of its own, so a long
+// cache keeps every thread busy however few key/value heads there are (flash-decoding). Fixed, not a function of the
+// threads, so the logits do not depend on --threads.
+constexpr int kChunkKeys = 256;
+
+// One task of a decode call: query row r of the `group` query heads that read key/value head g, over the keys
+// [begin, end) of the row's visible ranges. The group's queries are one (group x D) block, so each cached key and
+// value is read once per task, not once per query head (with GQA the cache is what a long decode step streams).
+struct DecodeTask {
+    int g = 0, r = 0;
+    int begin = 0, end = 0; // keys, inside one visible range
+};
+
+// A task's partial softmax per query head of its group: the running max, the sum of e^(s - max) and the unnormalised
+// output, merged across a row's tasks afterwards.
+struct DecodePartial {
+    std::vector<float> top;  // (group)
+    std::vector<double> sum; // (group)
+    RowMatrix out;           // (group, D)
+};
+
+// The tasks of a call: each (key/value head, query row)'s visible keys (sink range, then key range) cut into chunks of
+// at most kChunkKeys.
+std::vector<DecodeTask> decodeTasks(const PositionBias& bias, const DecodeDims& dims)
 {
-    const int D = dims.headDim, length = dims.keys();
+    std::vector<DecodeTask> tasks;
+    const int length = dims.keys();
+    for (int g = 0; g < dims.kvHeads; ++g)
+        for (int r = 0; r < dims.queries; ++r) {
+            const int m = dims.offset + r;
+            const KeyRange ranges[2] = {bias.sinkRange(m, length), bias.keyRange(m, length)};
+            for (const KeyRange& range : ranges)
+                for (int begin = range.begin; begin < range.end; begin += kChunkKeys)
+                    tasks.push_back({g, r, begin, std::min(range.end, begin + kChunkKeys)});
+        }
+    return tasks;
+}
+
+// One task: the scores of its group's query rows against its keys in one product, the kernel's score formula per
+// cell ((q . k / sqrt(D) + b_h(m, n)) * rowScale, then the soft cap), e^(s - max) per row, then the values' product.
+void decodeTask(const PositionBias& bias, const DecodeDims& dims, const DecodeTask& task, const float* q,
+                const float* kCache, const float* vCache, DecodePartial& part)
+{
+    const int D = dims.headDim, group = dims.heads / dims.kvHeads, length = dims.keys();
+    const int m = dims.offset + task.r, n = task.end - task.begin;
     const float invSqrtD = 1.0f / std::sqrt(static_cast<float>(D));
     const float scale = bias.rowScale(m, length), cap = bias.softcap();
-    const Eigen::Map<const Eigen::VectorXf> qm(q, D);
-    Eigen::Map<Eigen::VectorXf> o(out, D);
-    o.setZero();
-    const KeyRange ranges[2] = {bias.sinkRange(m, length), bias.keyRange(m, length)};
-    float top = -std::numeric_limits<float>::infinity();
-    for (const KeyRange& r : ranges) {
-        if (r.size() == 0)
-            continue;
-        const ConstRows keys(k + static_cast<size_t>(r.begin) * D, r.size(), D, Eigen::OuterStride<>(D));
-        Eigen::Map<Eigen::VectorXf> s(scores.data() + r.begin, r.size());
-        s.noalias() = keys * qm;
-        for (int n = r.begin; n < r.end; ++n) {
-            float value = (scores[n] * invSqrtD + bias.additive(h, m, n)) * scale;
+    const size_t headRows = static_cast<size_t>(dims.capacity) * D;
+    // The group's rows: head h = g * group + j, row r, at q[(h * queries + r) * D].
+    const ConstRows queries(q + (static_cast<size_t>(task.g) * group * dims.queries + task.r) * D, group, D,
+                            Eigen::OuterStride<>(static_cast<Eigen::Index>(dims.queries) * D));
+    const ConstRows keys(kCache + task.g * headRows + static_cast<size_t>(task.begin) * D, n, D,
+                         Eigen::OuterStride<>(D));
+    const ConstRows values(vCache + task.g * headRows + static_cast<size_t>(task.begin) * D, n, D,
+                           Eigen::OuterStride<>(D));
+    RowMatrix scores = queries * keys.transpose(); // (group, n)
+    part.top.assign(group, -std::numeric_limits<float>::infinity());
+    part.sum.assign(group, 0.0);
+    for (int j = 0; j < group; ++j) {
+        const int h = task.g * group + j;
+        float* row = scores.data() + static_cast<size_t>(j) * n;
+        float top = -std::numeric_limits<float>::infinity();
+        for (int i = 0; i < n; ++i) {
+            float value = (row[i] * invSqrtD + bias.additive(h, m, task.begin + i)) * scale;
             if (cap > 0)
                 value = static_cast<float>(PositionBias::capped(value, cap));
-            scores[n] = value;
+            row[i] = value;
             top = std::max(top, value);
         }
+        Eigen::Map<Eigen::ArrayXf> s(row, n);
+        if (top == -std::numeric_limits<float>::infinity()) // no key of the chunk counts (an infinite bias)
+            s.setZero();
+        else
+            s = (s - top).exp();
+        part.top[j] = top;
+        part.sum[j] = s.sum();
     }
-    double sum = 0;
-    for (const KeyRange& r : ranges) {
-        if (r.size() == 0)
-            continue;
-        Eigen::Map<Eigen::ArrayXf> s(scores.data() + r.begin, r.size());
-        s = (s - top).exp();
-        sum += s.sum();
-        const ConstRows values(v + static_cast<size_t>(r.begin) * D, r.size(), D, Eigen::OuterStride<>(D));
-        o.noalias() += values.transpose() * s.matrix();
-    }
-    o /= static_cast<float>(sum);
+    part.out.noalias() = scores * values; // (group, D)
 }
 
 } // namespace
@@ -112,19 +154,37 @@ void attentionDecode(const PositionBias& bias, const DecodeDims& dims, const flo
                          " positions, " + std::to_string(bias.heads()) + " heads for " + std::to_string(dims.heads) +
                          " query and " + std::to_string(dims.kvHeads) + " key/value heads)");
     const int D = dims.headDim, group = dims.heads / dims.kvHeads;
-    const size_t headRows = static_cast<size_t>(dims.capacity) * D;
     // Threads only when the rows hold enough work to pay for a team (a short cache decodes on the calling thread).
     const bool parallel = static_cast<double>(dims.heads) * dims.queries * dims.keys() * D >= 65536.0;
-#pragma omp parallel if (parallel)
-    {
-        std::vector<float> scores(static_cast<size_t>(dims.keys()));
-#pragma omp for schedule(static) collapse(2)
-        for (int h = 0; h < dims.heads; ++h)
-            for (int r = 0; r < dims.queries; ++r) {
-                const size_t row = (static_cast<size_t>(h) * dims.queries + r) * D;
-                decodeRow(bias, dims, h, dims.offset + r, q + row, kCache + (h / group) * headRows,
-                          vCache + (h / group) * headRows, out + row, scores);
+    const std::vector<DecodeTask> tasks = decodeTasks(bias, dims);
+    std::vector<DecodePartial> parts(tasks.size());
+#pragma omp parallel for schedule(dynamic) if (parallel)
+    for (size_t t = 0; t < tasks.size(); ++t)
+        decodeTask(bias, dims, tasks[t], q, kCache, vCache, parts[t]);
+    // Merge each row's tasks (contiguous in `tasks`, merged in their order, so the result does not depend on the
+    // threads): out = sum_t e^(top_t - M) out_t / sum_t e^(top_t - M) sum_t, M the row's largest max.
+    for (size_t first = 0; first < tasks.size();) {
+        size_t last = first;
+        while (last < tasks.size() && tasks[last].g == tasks[first].g && tasks[last].r == tasks[first].r)
+            ++last;
+        for (int j = 0; j < group; ++j) {
+            const int h = tasks[first].g * group + j;
+            float M = -std::numeric_limits<float>::infinity();
+            for (size_t t = first; t < last; ++t)
+                M = std::max(M, parts[t].top[j]);
+            Eigen::Map<Eigen::VectorXf> o(out + (static_cast<size_t>(h) * dims.queries + tasks[first].r) * D, D);
+            o.setZero();
+            double sum = 0;
+            for (size_t t = first; t < last; ++t) {
+                if (parts[t].sum[j] == 0) // every score of the chunk -inf: nothing to add
+                    continue;
+                const float w = std::exp(parts[t].top[j] - M);
+                sum += w * parts[t].sum[j];
+                o += w * parts[t].out.row(j).transpose();
             }
+            o /= static_cast<float>(sum);
+        }
+        first = last;
     }
 }
 

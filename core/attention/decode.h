@@ -36,8 +36,10 @@ void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, in
 
 // out (heads, queries, D) = softmax over the visible cached keys of s(m, n) = cap((q_m . k_n / sqrt(D) +
 // b_h(m, n)) * rowScale(m, keys)), times V: the kernel's score, mask (keyRange and sinkRange of a sequence of
-// dims.keys() tokens), bias and soft cap, for rows m = offset..offset+queries-1 with q already rotated. One pass per
-// row in float with a double-free online max; OpenMP over heads. InputError for a spec decodeUnsupportedReason names.
+// dims.keys() tokens), bias and soft cap, for rows m = offset..offset+queries-1 with q already rotated. The query heads
+// that share a key/value head are scored together, so each cached key and value is read once per step, not once per
+// query head; a row's keys are cut into chunks of 256 (flash-decoding), each chunk's softmax merged by its max. OpenMP
+// over the chunks. InputError for a spec decodeUnsupportedReason names.
 void attentionDecode(const PositionBias& bias, const DecodeDims& dims, const float* q, const float* kCache,
                      const float* vCache, float* out);
 

@@ -62,6 +62,8 @@ private slots:
     void greedyMatchesGrowingPrefix_data();
     void greedyMatchesGrowingPrefix();
     void dynamicNtkKeepsCachedKeys();
+    void longCacheMatchesForward_data();
+    void longCacheMatchesForward();
     void labModelMatchesGrowingPrefix_data();
     void labModelMatchesGrowingPrefix();
     void sampling_data();
@@ -134,6 +136,47 @@ void TestGenerate::greedyMatchesGrowingPrefix()
     // 2 x layers x kv_heads x head_dim x capacity x 4 bytes, exactly.
     const HfConfig& c = model.config();
     QCOMPARE(cache.bytes(), 2.0 * c.layers * c.kvHeads * c.headDim * cache.capacity() * 4);
+}
+
+// A cache longer than one decode chunk (256 keys): a step's keys are then scored in several chunks whose softmaxes are
+// merged (attentionDecode), with GQA (qwen2: 2 query heads per key/value head), under a method, and with a sink-free
+// window whose band crosses chunk boundaries; the cached logits of each step equal the cache-free forward's.
+void TestGenerate::longCacheMatchesForward_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::addColumn<QString>("scaling");
+    QTest::addColumn<int>("promptLength");
+    QTest::addRow("qwen2_text, 700 tokens") << "hf/qwen2_text"
+                                            << "" << 700;
+    QTest::addRow("qwen2_text yarn, 513 tokens") << "hf/qwen2_text"
+                                                 << "yarn" << 513;
+    QTest::addRow("gpt_neox, 600 tokens") << "hf/gpt_neox"
+                                          << "" << 600;
+    QTest::addRow("gemma2 window and cap, 600 tokens") << "hf_families/gemma2"
+                                                       << "" << 600;
+}
+
+void TestGenerate::longCacheMatchesForward()
+{
+    QFETCH(QString, folder);
+    QFETCH(QString, scaling);
+    QFETCH(int, promptLength);
+    const HfModel model(dataFolder(folder));
+    const std::vector<int> seed = idsOf(dataFolder(folder), 64);
+    std::vector<int> text;
+    for (int i = 0; i < promptLength + 4; ++i)
+        text.push_back(seed[static_cast<size_t>(i * 7 + i / 5) % seed.size()]);
+    const HfPositions positions(hfPositionSpec(model.config(), scaling.toStdString()), HfScalingLayers::All);
+    const HfMatrix full = model.logits(text, positions);
+    HfKvCache cache(positions, static_cast<int>(text.size()));
+    const std::vector<int> prompt(text.begin(), text.begin() + promptLength);
+    test::ErrorMax error(test::ErrorMax::Relative);
+    error.addAll(model.prefill(cache, prompt), std::vector<float>(full.row(promptLength - 1).data(),
+                                                                  full.row(promptLength - 1).data() + full.cols()));
+    for (size_t t = prompt.size(); t + 1 < text.size(); ++t)
+        error.addAll(model.decode(cache, text[t]),
+                     std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()));
+    QVERIFY2(error.within(1e-4), qPrintable(error.message(QStringLiteral("cached vs recomputed logits"))));
 }
 
 // dynamic-ntk under a cache: transformers turns each new key by the table of the current length and never turns the
