@@ -803,6 +803,12 @@ void checkWork(const ParsedArgs& args, double flops, const std::string& what, co
         checkWorkEstimate(flops, what, "allowed: " + howToProceed + ", or --allow-long to run it anyway");
 }
 
+void checkWorkSeconds(const ParsedArgs& args, double seconds, const std::string& what, const std::string& howToProceed)
+{
+    if (!args.has("allow-long"))
+        checkEstimatedSeconds(seconds, what, "allowed: " + howToProceed + ", or --allow-long to run it anyway");
+}
+
 int applyThreadsOption(const ParsedArgs& args)
 {
     if (args.has("threads"))

@@ -172,11 +172,13 @@ SchemeSpec schemeSpecFromArgs(const std::string& name, const ParsedArgs& args, i
 SchemeSpec frequenciesSpecFromArgs(const ParsedArgs& args);
 int frequenciesLengthFromArgs(const ParsedArgs& args, const SchemeSpec& spec);
 
-// --allow-long lifts the compute-time guard of entropy, attention and bench attention.
+// --allow-long lifts the compute-time guard of entropy, attention, bench attention and a model folder's retrieval.
 OptionDef allowLongOption();
 // Refuses work estimated above core's limit (checkWorkEstimate) unless --allow-long is given; `howToProceed` lists
 // the options that make the job smaller.
 void checkWork(const ParsedArgs& args, double flops, const std::string& what, const std::string& howToProceed);
+// The same for a run that estimates its own time (core's checkEstimatedSeconds).
+void checkWorkSeconds(const ParsedArgs& args, double seconds, const std::string& what, const std::string& howToProceed);
 
 // --precision f32|bf16 of the verbs that run a Hugging Face model folder (core's HfPrecision; default f32), and its
 // value (core's refusal, named as the option).
@@ -305,7 +307,7 @@ int runFolderEntropy(const ParsedArgs& args, VerbContext& ctx);
 struct RetrievalSetup {
     std::unique_ptr<hf::Tokenizer> tokenizer;
     std::unique_ptr<RetrievalGenerator> generator; // reads *tokenizer; null with --examples-in
-    std::vector<RetrievalPromptCell> prompts;       // --examples-in's
+    std::vector<RetrievalPromptCell> prompts;      // --examples-in's
     std::unique_ptr<HfModel> model;
     RetrievalOptions options;
     std::vector<RetrievalMethod> methods;
@@ -324,7 +326,7 @@ int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx);
 // eval CHECKPOINT --task --examples-out: appends each scored example to `lines` as taskExampleRecordJson writes it,
 // a wrong answer completed past its first wrong byte by greedy generation. The path is checked here, before any work.
 std::function<void(const TaskExample&, const uint8_t*)> taskExampleWriter(const ParsedArgs& args, Model& model,
-                                                                           std::string& lines);
+                                                                          std::string& lines);
 // --score and --examples-out.
 std::vector<OptionDef> retrievalOptions();
 

@@ -66,6 +66,8 @@ RetrievalSetup promptsSetupFromArgs(const ParsedArgs& args)
             s.seconds += static_cast<double>(s.methods.size()) * c.prefillFlops(static_cast<int>(e.promptIds.size())) /
                          kHfEvalFlopsPerSecond;
     }
+    checkWorkSeconds(args, s.seconds, "retrieval (--examples-in " + args.text("examples-in") + ")",
+                     "a file of fewer or shorter prompts, or fewer --compare methods");
     std::sort(s.options.depths.begin(), s.options.depths.end());
     s.options.examples = 0; // per cell: the file's (a cell may hold more or fewer than another)
     for (const RetrievalPromptCell& cell : s.prompts)
@@ -131,6 +133,8 @@ RetrievalSetup retrievalSetupFromArgs(const ParsedArgs& args)
     s.methods = retrievalMethods(language, s.options); // every method checked before any work
     s.seconds =
         retrievalSeconds([&c](int n) { return c.prefillFlops(n); }, s.options, s.methods.size(), kHfEvalFlopsPerSecond);
+    checkWorkSeconds(args, s.seconds, "retrieval (task " + retrievalTaskInfo(s.options.kind).name + ")",
+                     "shorter or fewer --lengths, fewer --depths, --examples or methods");
     s.meta = {{"model", dir},
               {"model_type", c.modelType},
               {"context", c.context},

@@ -78,4 +78,12 @@ void checkWorkEstimate(double flops, const std::string& what, const std::string&
     throw InputError(what + buf + howToProceed);
 }
 
+void checkEstimatedSeconds(double seconds, const std::string& what, const std::string& howToProceed)
+{
+    if (!(seconds > kWorkLimitSeconds))
+        return;
+    throw InputError(what + " would take about " + durationText(seconds) + " by its estimate; the limit is " +
+                     durationText(kWorkLimitSeconds) + "; " + howToProceed);
+}
+
 } // namespace plab

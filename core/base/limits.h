@@ -32,5 +32,8 @@ double estimatedSeconds(double flops);
 // Refuses (InputError) work estimated above kWorkLimitSeconds, before anything is computed: one line naming `what`,
 // the estimate (time, flops, rate), the limit and `howToProceed`.
 void checkWorkEstimate(double flops, const std::string& what, const std::string& howToProceed);
+// The same refusal for a run with a cost model of its own (a model folder's retrieval): `seconds` is that model's
+// estimate, the one the run prints.
+void checkEstimatedSeconds(double seconds, const std::string& what, const std::string& howToProceed);
 
 } // namespace plab

@@ -114,7 +114,8 @@ struct HfConfig {
     // Parameters counted from the dims (the embedding once when tied).
     double parameterCount() const;
     // Flops of one prefill of `length` tokens, as issue 19 counts them: 2 per weight of a matrix product per token
-    // (projections, MLP, output head; not the embedding lookup) plus causal attention's 4 D per visible pair and head.
+    // (projections, MLP, output head; not the embedding lookup) plus causal attention's 4 D per visible pair and head
+    // (D at least 64: a smaller head dim does not make a pair cheaper than that in the kernel).
     double prefillFlops(int length) const;
 };
 

@@ -32,8 +32,8 @@ QString dataPath(const char* rel)
 // A haystack of plain sentences, long enough for every row.
 std::string haystack(size_t bytes)
 {
-    const char* words[] = {"the ", "grass ", "is ", "green ", "and ", "the ", "sky ", "is ", "blue. ", "here ",
-                           "we ",   "go ",    "again. "};
+    const char* words[] = {"the ", "grass ", "is ",   "green ", "and ", "the ",   "sky ",
+                           "is ",  "blue. ", "here ", "we ",    "go ",  "again. "};
     std::string text;
     for (size_t i = 0; text.size() < bytes; ++i)
         text += words[(i * 5 + i / 7) % 13];
@@ -203,7 +203,7 @@ void TestRetrieval::scorerExact()
     const RetrievalScore s = scoreRetrievalExact(e, fake.source());
     QCOMPARE(s.correct, correct);
     QCOMPARE(QList<int>(s.outputIds.begin(), s.outputIds.end()), output);
-    QCOMPARE(fake.lastRows, 3);                             // one forward, the answer's rows
+    QCOMPARE(fake.lastRows, 3);                                    // one forward, the answer's rows
     QVERIFY((fake.lastIds == std::vector<int>{1, 2, 3, 9, 5, 6})); // prompt + answer[0..n-2]
 }
 
@@ -249,9 +249,12 @@ void TestRetrieval::greedyMatchesStepByStep_data()
 {
     QTest::addColumn<QString>("folder");
     QTest::addColumn<QString>("task");
-    QTest::newRow("qwen2_text passkey") << "hf/qwen2_text" << "passkey";
-    QTest::newRow("qwen2_text niah-multivalue") << "hf/qwen2_text" << "niah-multivalue";
-    QTest::newRow("qwen2_text variable-tracking") << "hf/qwen2_text" << "variable-tracking";
+    QTest::newRow("qwen2_text passkey") << "hf/qwen2_text"
+                                        << "passkey";
+    QTest::newRow("qwen2_text niah-multivalue") << "hf/qwen2_text"
+                                                << "niah-multivalue";
+    QTest::newRow("qwen2_text variable-tracking") << "hf/qwen2_text"
+                                                  << "variable-tracking";
 }
 
 // The one-forward rule against greedy decoding token by token (a full forward over the growing prefix each step).
@@ -291,8 +294,8 @@ void TestRetrieval::greedyMatchesStepByStep()
             size_t firstWrong = 0;
             while (firstWrong < greedy.size() && greedy[firstWrong] == x.answerIds[firstWrong])
                 ++firstWrong;
-            const std::vector<int> expected(greedy.begin(),
-                                            greedy.begin() + static_cast<long>(std::min(greedy.size(), firstWrong + 1)));
+            const std::vector<int> expected(
+                greedy.begin(), greedy.begin() + static_cast<long>(std::min(greedy.size(), firstWrong + 1)));
             QVERIFY(s.outputIds == expected);
             ++checked;
         }
@@ -362,14 +365,19 @@ void TestRetrieval::badInput_data()
                                     << "is outside [0, 1]";
     QTest::newRow("length too short") << (QStringList{"eval", dir, "--task", "passkey", "--lengths", "20"})
                                       << "--lengths: 20 is too short for task passkey";
+    // A typo's length (hours by the run's own estimate) is refused before any work, --allow-long named.
+    QTest::newRow("estimate past 10 minutes") << (QStringList{"eval", dir, "--task", "passkey", "--lengths", "400000"})
+                                              << "retrieval (task passkey) would take about";
+    QTest::newRow("estimate past 10 minutes names --allow-long")
+        << (QStringList{"eval", dir, "--task", "passkey", "--lengths", "400000"}) << "or --allow-long to run it anyway";
     QTest::newRow("bad score") << (base + QStringList{"--task", "passkey", "--score", "best"})
                                << "--score best is not allowed; allowed: exact";
     QTest::newRow("unknown method") << (base + QStringList{"--task", "passkey", "--compare", "none,warp"})
                                     << "'warp' is not a known method";
-    QTest::newRow("examples-out not jsonl") << (base + QStringList{"--task", "passkey", "--examples-out", "x.txt"})
-                                            << "--examples-out";
-    QTest::newRow("scaling with a folder task") << (base + QStringList{"--task", "passkey", "--scaling", "yarn"})
-                                                << "--scaling is not read here";
+    QTest::newRow("examples-out not jsonl")
+        << (base + QStringList{"--task", "passkey", "--examples-out", "x.txt"}) << "--examples-out";
+    QTest::newRow("scaling with a folder task")
+        << (base + QStringList{"--task", "passkey", "--scaling", "yarn"}) << "--scaling is not read here";
     QTest::newRow("score without task") << (QStringList{"eval", dir, "--score", "loglik"}) << "--score";
     // --examples-in: the options that generate prompts, a checkpoint, loglik, and hostile files.
     const QString tmp = QDir::tempPath() + "/plab_tst_retrieval_prompts";
@@ -381,10 +389,11 @@ void TestRetrieval::badInput_data()
     };
     const std::string good = R"({"prompt_ids":[1,2,3],"answer_ids":[4],"length":3,"depth":0.5})";
     const QString ok = file("ok.jsonl", good + "\n");
-    QTest::newRow("examples-in with task") << (QStringList{"eval", dir, "--examples-in", ok, "--task", "passkey"})
-                                           << "--examples-in is not used by";
-    QTest::newRow("examples-in with lengths") << (QStringList{"eval", dir, "--examples-in", ok, "--lengths", "200"})
-                                              << "--lengths is not used by `positionlab-cli eval DIR --examples-in FILE.jsonl`";
+    QTest::newRow("examples-in with task")
+        << (QStringList{"eval", dir, "--examples-in", ok, "--task", "passkey"}) << "--examples-in is not used by";
+    QTest::newRow("examples-in with lengths")
+        << (QStringList{"eval", dir, "--examples-in", ok, "--lengths", "200"})
+        << "--lengths is not used by `positionlab-cli eval DIR --examples-in FILE.jsonl`";
     QTest::newRow("examples-in on a checkpoint")
         << (QStringList{"eval", dataPath("export/passkey.safetensors"), "--examples-in", ok})
         << "is a lab checkpoint; --examples-in scores a prompts file through a model folder";
@@ -452,10 +461,11 @@ void TestRetrieval::endToEnd()
     {
         std::ofstream(str(corpus)) << haystack(40000);
     }
-    const QStringList args = {"eval", dir, "--task", "passkey", "--lengths", "180,260", "--depths", "0,1",
-                              "--compare", "none,yarn", "--examples", "2", "--corpus", corpus, "--quiet"};
-    const test::CliResult a = test::runCli(args + QStringList{"-o", tmp.filePath("a.json"), "--examples-out",
-                                                              tmp.filePath("a.jsonl")});
+    const QStringList args = {"eval",       dir,        "--task",   "passkey",   "--lengths",
+                              "180,260",    "--depths", "0,1",      "--compare", "none,yarn",
+                              "--examples", "2",        "--corpus", corpus,      "--quiet"};
+    const test::CliResult a =
+        test::runCli(args + QStringList{"-o", tmp.filePath("a.json"), "--examples-out", tmp.filePath("a.jsonl")});
     QVERIFY2(a.exitCode == 0, a.err.constData());
     const test::CliResult b = test::runCli(args + QStringList{"--examples-out", tmp.filePath("b.jsonl")});
     QVERIFY2(b.exitCode == 0, b.err.constData());
@@ -484,9 +494,9 @@ void TestRetrieval::endToEnd()
 
     // The same prompts read back (--examples-in) under the same methods: the same examples, line for line, and the
     // same cells; a prompt written under both methods is scored once per method, not twice.
-    const test::CliResult c = test::runCli({"eval", dir, "--examples-in", tmp.filePath("a.jsonl"), "--compare",
-                                            "none,yarn", "--quiet", "-o", tmp.filePath("c.json"), "--examples-out",
-                                            tmp.filePath("c.jsonl")});
+    const test::CliResult c =
+        test::runCli({"eval", dir, "--examples-in", tmp.filePath("a.jsonl"), "--compare", "none,yarn", "--quiet", "-o",
+                      tmp.filePath("c.json"), "--examples-out", tmp.filePath("c.jsonl")});
     QVERIFY2(c.exitCode == 0, c.err.constData());
     QVERIFY(readLines(tmp.filePath("c.jsonl")) == lines);
     std::ifstream inC(str(tmp.filePath("c.json")));
@@ -507,16 +517,31 @@ void TestRetrieval::sweepResumes()
         std::ofstream(str(corpus)) << haystack(30000);
     }
     const QString out = tmp.filePath("sweep");
-    const QStringList grid = {"sweep", "--model", dataPath("hf/qwen2_text"), "--methods", "none,yarn,ntk", "--task",
-                              "passkey", "--lengths", "170,220", "--depths", "0,1", "--corpus", corpus, "-o", out,
-                              "--emit", "parallel"};
+    const QStringList grid = {"sweep",
+                              "--model",
+                              dataPath("hf/qwen2_text"),
+                              "--methods",
+                              "none,yarn,ntk",
+                              "--task",
+                              "passkey",
+                              "--lengths",
+                              "170,220",
+                              "--depths",
+                              "0,1",
+                              "--corpus",
+                              corpus,
+                              "-o",
+                              out,
+                              "--emit",
+                              "parallel"};
     const test::CliResult emitted = test::runCli(grid); // writes the folder and its commands, runs nothing
     QVERIFY2(emitted.exitCode == 0, emitted.err.constData());
     const test::CliResult one = test::runCli({"sweep", "--cell", "1", out, "--quiet"});
     QVERIFY2(one.exitCode == 0, one.err.constData());
     QCOMPARE(readLines(out + "/results.jsonl").size(), size_t(1));
     QStringList resume = grid.mid(0, grid.size() - 2);
-    resume << "--jobs" << "2";
+    resume << "--jobs"
+           << "2";
     const test::CliResult rest = test::runCli(resume);
     QVERIFY2(rest.exitCode == 0, rest.err.constData());
     QVERIFY2(rest.err.contains("1 done, 2 to run"), rest.err.constData());
