@@ -443,9 +443,8 @@ void HfModel::loadDecoder(const HfWeights& weights)
     }
     keepNorm(decoderNorm(load, c, p + "norm", C), m_finalNormW, m_finalNormB);
     if (!c.tiedHead)
-        m_head = load.weight(weights.has("language_model.lm_head.weight") ? "language_model.lm_head.weight"
-                                                                          : "lm_head.weight",
-                             V, C);
+        m_head = load.weight(
+            weights.has("language_model.lm_head.weight") ? "language_model.lm_head.weight" : "lm_head.weight", V, C);
 }
 
 void HfModel::finishLogits(HfMatrix& logits) const
@@ -704,9 +703,7 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     s.h = x;
     if (l.norm1.w.size())
         normalise(s.h, l.norm1, rms, c.normEps);
-    l.q.apply(s.h, s.q);
-    l.k.apply(s.h, s.k);
-    l.v.apply(s.h, s.v);
+    hfLinearSameInput(s.h, {{&l.q.w, &l.q.b, &s.q}, {&l.k.w, &l.k.b, &s.k}, {&l.v.w, &l.v.b, &s.v}});
     if (c.qkNorm != HfQkNorm::None) {
         normaliseHeads(s.q, l.qNorm, c.qkNorm, H, D, c.normEps);
         normaliseHeads(s.k, l.kNorm, c.qkNorm, K, D, c.normEps);
@@ -719,14 +716,13 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
     const bool nope = s.dims.rotaryDims > 0 && !l.rope;
     std::unique_ptr<PositionBias>& slot = s.biases[{nope, l.type}];
     if (!slot)
-        slot = std::make_unique<PositionBias>(
-            layerSpec(c,
-                      nope                              ? s.none
-                      : l.type == HfLayerType::Sliding ? s.sliding
-                      : l.type == HfLayerType::Chunked ? s.chunked
-                                                        : s.full,
-                      l.type, s.biasLength),
-            s.biasLength);
+        slot = std::make_unique<PositionBias>(layerSpec(c,
+                                                        nope                             ? s.none
+                                                        : l.type == HfLayerType::Sliding ? s.sliding
+                                                        : l.type == HfLayerType::Chunked ? s.chunked
+                                                                                         : s.full,
+                                                        l.type, s.biasLength),
+                                              s.biasLength);
     const PositionBias& bias = *slot;
     attend(index, s, bias);
     if (s.observer) {
@@ -749,11 +745,11 @@ bool HfModel::runLayer(size_t index, HfForwardState& s, HfMatrix& x) const
             s.h = input;
         if (l.norm2.w.size())
             normalise(s.h, l.norm2, rms, c.normEps);
-        l.up.apply(s.h, s.up);
         if (!l.gate.w.empty()) {
-            l.gate.apply(s.h, s.gate);
+            hfLinearSameInput(s.h, {{&l.up.w, &l.up.b, &s.up}, {&l.gate.w, &l.gate.b, &s.gate}});
             activate(s.up, c.activation, &s.gate);
         } else {
+            l.up.apply(s.h, s.up);
             activate(s.up, c.activation);
         }
         l.down.apply(s.up, out);
@@ -812,7 +808,9 @@ nlohmann::json hfSummaryJson(const HfConfig& c, HfPrecision precision)
                        {"scheme", c.scheme},
                        {"rope_theta", c.scheme == "rope" ? nlohmann::json(c.ropeTheta) : nlohmann::json()},
                        {"rotary_dim", c.rotaryDim},
-                       {"rotary_pairing", c.scheme != "rope" ? "" : c.interleavedRope ? "interleaved" : "rotate_half"},
+                       {"rotary_pairing", c.scheme != "rope"  ? ""
+                                          : c.interleavedRope ? "interleaved"
+                                                              : "rotate_half"},
                        {"scaling", c.scaling},
                        {"scaling_settings", c.scalingSettings},
                        {"positions", hfPositionText(positions)},

@@ -64,18 +64,24 @@ float dotBf16(const uint16_t* a, const uint16_t* b, Eigen::Index n)
 // y = x W^T + b for a few rows (decoding): one dot product per (row, output) over W's contiguous rows, threads over
 // the outputs. oneDNN's matmul packs its weight blocks for a product of many rows; for one row that costs more than
 // the product, which only streams the weights once.
+// Output o of one few-row product, every row t of x (xb: x rounded to BF16 when w is BF16).
+inline void fewRowsOutput(const HfMatrix& x, const uint16_t* xb, const HfWeightMatrix& w, const Eigen::VectorXf& bias,
+                          HfMatrix& y, Eigen::Index o)
+{
+    const Eigen::Index in = x.cols();
+    for (Eigen::Index t = 0; t < x.rows(); ++t) {
+        const float dot = xb ? dotBf16(w.bf16() + o * in, xb + t * in, in) : w.floats().row(o).dot(x.row(t));
+        y(t, o) = bias.size() ? dot + bias[o] : dot;
+    }
+}
+
 void linearFewRows(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y)
 {
-    const Eigen::Index T = x.rows(), in = x.cols(), out = w.rows();
-    const bool bf16 = w.precision() == HfPrecision::BFloat16;
-    const uint16_t* xb = bf16 ? toBf16(x) : nullptr;
+    const Eigen::Index in = x.cols(), out = w.rows();
+    const uint16_t* xb = w.precision() == HfPrecision::BFloat16 ? toBf16(x) : nullptr;
 #pragma omp parallel for schedule(static) if (out * in > 65536)
     for (Eigen::Index o = 0; o < out; ++o)
-        for (Eigen::Index t = 0; t < T; ++t) {
-            const float dot = bf16 ? dotBf16(w.bf16() + o * in, xb + t * in, in)
-                                   : w.floats().row(o).dot(x.row(t));
-            y(t, o) = bias.size() ? dot + bias[o] : dot;
-        }
+        fewRowsOutput(x, xb, w, bias, y, o);
 }
 
 } // namespace
@@ -192,6 +198,36 @@ void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf&
         args.emplace(DNNL_ARG_BIAS, memory(biasDesc, engine, const_cast<float*>(bias.data())));
     product.execute(stream, args);
     stream.wait();
+}
+
+void hfLinearSameInput(const HfMatrix& x, std::initializer_list<HfLinearJob> jobs)
+{
+    const Eigen::Index T = x.rows(), in = x.cols();
+    bool fewRows = T > 0 && T <= kHfFewRows && in > 0;
+    Eigen::Index total = 0;
+    for (const HfLinearJob& j : jobs) {
+        fewRows = fewRows && j.w->precision() == jobs.begin()->w->precision();
+        total += j.w->rows();
+    }
+    if (!fewRows) {
+        for (const HfLinearJob& j : jobs)
+            hfLinear(x, *j.w, *j.bias, *j.y);
+        return;
+    }
+    for (const HfLinearJob& j : jobs)
+        j.y->resize(T, j.w->rows());
+    const uint16_t* xb = jobs.begin()->w->precision() == HfPrecision::BFloat16 ? toBf16(x) : nullptr;
+#pragma omp parallel for schedule(static) if (total * in > 65536)
+    for (Eigen::Index g = 0; g < total; ++g) {
+        Eigen::Index o = g;
+        for (const HfLinearJob& j : jobs) { // the job whose outputs hold g: at most three to pass
+            if (o < j.w->rows()) {
+                fewRowsOutput(x, xb, *j.w, *j.bias, *j.y, o);
+                break;
+            }
+            o -= j.w->rows();
+        }
+    }
 }
 
 } // namespace plab

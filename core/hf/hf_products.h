@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,16 @@ constexpr int kHfFewRows = 4;
 // (omp_get_max_threads; one thread inside a parallel region), with the kernels the CPU reports (its cpuid dispatch,
 // not a table of core names). Resizes y; x and y must not alias.
 void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y);
+
+// One product of hfLinearSameInput: y = x W^T + b.
+struct HfLinearJob {
+    const HfWeightMatrix* w = nullptr;
+    const Eigen::VectorXf* bias = nullptr; // empty vector: none
+    HfMatrix* y = nullptr;
+};
+// Several products of the same x (q, k and v; up and gate), each exactly hfLinear's. For a decoding step's few rows
+// they share one OpenMP region over all their outputs (and one BF16 rounding of x) instead of one region each: a
+// region's fork and join cost a step more than its share of the products.
+void hfLinearSameInput(const HfMatrix& x, std::initializer_list<HfLinearJob> jobs);
 
 } // namespace plab
