@@ -61,9 +61,6 @@ float dotBf16(const uint16_t* a, const uint16_t* b, Eigen::Index n)
     return sum;
 }
 
-// y = x W^T + b for a few rows (decoding): one dot product per (row, output) over W's contiguous rows, threads over
-// the outputs. oneDNN's matmul packs its weight blocks for a product of many rows; for one row that costs more than
-// the product, which only streams the weights once.
 // Output o of one few-row product, every row t of x (xb: x rounded to BF16 when w is BF16).
 inline void fewRowsOutput(const HfMatrix& x, const uint16_t* xb, const HfWeightMatrix& w, const Eigen::VectorXf& bias,
                           HfMatrix& y, Eigen::Index o)
@@ -75,6 +72,9 @@ inline void fewRowsOutput(const HfMatrix& x, const uint16_t* xb, const HfWeightM
     }
 }
 
+// y = x W^T + b for a few rows (decoding): one dot product per (row, output) over W's contiguous rows, threads over
+// the outputs. oneDNN's matmul packs its weight blocks for a product of many rows; for one row that costs more than
+// the product, which only streams the weights once.
 void linearFewRows(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf& bias, HfMatrix& y)
 {
     const Eigen::Index in = x.cols(), out = w.rows();
@@ -202,6 +202,8 @@ void hfLinear(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::VectorXf&
 
 void hfLinearSameInput(const HfMatrix& x, std::initializer_list<HfLinearJob> jobs)
 {
+    if (jobs.size() == 0)
+        return;
     const Eigen::Index T = x.rows(), in = x.cols();
     bool fewRows = T > 0 && T <= kHfFewRows && in > 0;
     Eigen::Index total = 0;
