@@ -481,13 +481,15 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
     EvalOptions opt;
     MethodComparisonRun run;
     if (isModelFolder(args.positional[0])) {
-        folder = folderEvalSetupFromArgs(args, [&args](LanguageModel& m, const HfConfig& config) {
+        folder = folderEvalSetupFromArgs(args, [&](LanguageModel& m, const HfConfig& config) {
             checkRotaryModel(m);
-            if (args.has("scaling-layers")) { // every method of the list reaches these layer types
-                const HfScalingLayers layers = hfScalingLayersByName(args.text("scaling-layers"));
-                checkHfScalingReach(config, layers);
-                dynamic_cast<HfLanguageModel&>(m).setScalingLayers(layers);
-            }
+            // every method of the list reaches these layer types
+            const HfScalingLayers layers = hfScalingLayersByName(args.text("scaling-layers", "full"));
+            std::vector<std::string> names;
+            for (const MethodChoice& choice : methods)
+                names.push_back(choice.method);
+            checkHfMethodsReach(config, names, layers);
+            dynamic_cast<HfLanguageModel&>(m).setScalingLayers(layers);
         });
         model = folder->model.get();
         tokens = &folder->tokens;

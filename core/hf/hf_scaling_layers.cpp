@@ -74,8 +74,23 @@ void checkHfScalingReach(const HfConfig& config, HfScalingLayers layers)
     throw InputError("scaling layers '" + std::string(hfScalingLayersName(layers)) +
                      "' reach no layer with rotary positions in " + config.folder + " (layer pattern " +
                      hfLayerStrip(config) + ", window " + std::to_string(config.slidingWindow) + ", context " +
-                     std::to_string(config.context) + "), so the method would change nothing; allowed: " +
-                     allowed);
+                     std::to_string(config.context) + "), so the method would change nothing; allowed: " + allowed);
+}
+
+void checkHfMethodsReach(const HfConfig& config, const std::vector<std::string>& methods, HfScalingLayers layers)
+{
+    const bool applied = std::any_of(methods.begin(), methods.end(),
+                                     [&](const std::string& m) { return !m.empty() && m != config.scaling; });
+    if (applied) {
+        checkHfScalingReach(config, layers);
+        return;
+    }
+    if (layers != HfScalingLayers::Full)
+        throw InputError(std::string("--scaling-layers ") + hfScalingLayersName(layers) +
+                         " names the layers a method applied zero-shot reaches, but the list holds no method other "
+                         "than the config's own (" +
+                         (config.scaling.empty() ? "none" : config.scaling) +
+                         "); allowed: a list with another method, or full layers");
 }
 
 std::vector<HfLayerTypeTable> hfLayerTypeTables(const HfConfig& config, const HfPositions& positions)

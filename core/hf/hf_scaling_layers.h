@@ -4,6 +4,7 @@
 
 #include "hf/hf_config.h"
 
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -41,6 +42,11 @@ SchemeSpec hfLayerTypePositions(const HfConfig& config, const HfPositions& posit
 // would change nothing: names the layer pattern and the values that would reach one. Called where a method is applied
 // (CLI --scaling, the GUI's Positions chooser and Evaluate under methods).
 void checkHfScalingReach(const HfConfig& config, HfScalingLayers layers);
+// The same for a list of methods applied zero-shot (eval --compare and --task, sweep --model, the app's Evaluate under
+// methods and Retrieval pages), the one rule of when it applies: a method other than the config's own (empty: the
+// config's own) must reach a rotary layer (checkHfScalingReach); a list with none such and `layers` other than full
+// would change nothing, and is refused too.
+void checkHfMethodsReach(const HfConfig& config, const std::vector<std::string>& methods, HfScalingLayers layers);
 
 // One layer type of a folder with the rotary positions its layers read: `frequencies --model` and the Rotary
 // frequencies data of a folder, one entry per type present (full, sliding, chunked), NoPE layers left out.

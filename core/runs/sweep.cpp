@@ -296,17 +296,13 @@ void validateModelGrid(const SweepGrid& grid)
     if (grid.retrieval)
         checkSweepRetrieval(*grid.retrieval);
     const HfConfig config = readHfConfig(grid.modelFolder);
-    if (grid.scalingLayers != HfScalingLayers::Full) {
-        if (std::all_of(choices.begin(), choices.end(), [](const MethodChoice& c) { return c.method == "none"; }))
-            throw InputError(std::string("--scaling-layers ") + hfScalingLayersName(grid.scalingLayers) +
-                                 " names the layers the grid's methods reach, but every method is none; allowed: "
-                                 "a method list with one other than none, or no --scaling-layers",
-                             "scaling-layers");
-        try {
-            checkHfScalingReach(config, grid.scalingLayers);
-        } catch (const InputError& e) {
-            throw InputError(e.what(), "scaling-layers");
-        }
+    std::vector<std::string> names;
+    for (const MethodChoice& c : choices)
+        names.push_back(c.method);
+    try {
+        checkHfMethodsReach(config, names, grid.scalingLayers);
+    } catch (const InputError& e) {
+        throw InputError(e.what(), "scaling-layers");
     }
     for (int length : grid.evalLengths)
         try {

@@ -516,7 +516,7 @@ void TestHfCli::badInputExitsTwo_data()
     QTest::addRow("sweep --scaling-layers with only none")
         << QStringList{"sweep", "--model",  qwen2,        "--methods", "none", "--scaling-layers", "all", "--lengths",
                        "16",    "--corpus", corpusPath(), "-o",        out}
-        << "every method is none";
+        << "the list holds no method other than the config's own";
     QTest::addRow("sweep --scaling-layers unknown")
         << QStringList{"sweep", "--model",  qwen2,        "--methods", "yarn", "--scaling-layers", "local", "--lengths",
                        "16",    "--corpus", corpusPath(), "-o",        out}

@@ -202,8 +202,8 @@ HfMethodsRequest HfModelView::methodsRequest() const
         else
             request.methods.push_back(name.toStdString());
     }
-    if (m_model && !request.methods.empty()) // a method that would reach no rotary layer is refused (core's rule)
-        checkHfScalingReach(m_model->model->config(), request.scalingLayers);
+    if (m_model) // a method that would reach no rotary layer is refused (core's rule)
+        checkHfMethodsReach(m_model->model->config(), request.methods, request.scalingLayers);
     for (const QString& word : m_lengths->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int n = word.trimmed().toInt(&ok);
