@@ -14,7 +14,8 @@ counted. PyTorch's is the same loop in eager mode (nn.functional.linear, a preal
 in place, grouped-query attention by a view, the head and the argmax), its cache filled with random keys and values of
 the context's length instead of a prefill: one step's work does not depend on the cached values, and an eager prefill
 of 8192 tokens would materialise 9 x 8192 x 8192 scores per layer. The cache's memory is `generate`'s cache_bytes
-against 2 x layers x kv_heads x head_dim x T x 4 bytes. OPENBLAS_CORETYPE is set for PyTorch as hf_prefill.py does.
+against 2 x layers x kv_heads x head_dim x T x 4 bytes (2 under bf16, whose cache holds BF16 as transformers' bf16
+models hold theirs, and as the PyTorch bf16 loop here does). OPENBLAS_CORETYPE is set for PyTorch as hf_prefill.py does.
 
 On a shared machine run it under OMP_WAIT_POLICY=passive (both sides read it): a decode step is a few hundred short
 parallel regions, and with other processes on the cores an actively spinning OpenMP team burns its time slices
@@ -128,7 +129,7 @@ def main():
             for p in ("f32", "bf16"):
                 o = ours(a.folder, T, a.new, a.threads, p)
                 formula = 2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * (
-                    cfg["hidden_size"] // cfg["num_attention_heads"]) * (T + a.new - 1) * 4
+                    cfg["hidden_size"] // cfg["num_attention_heads"]) * (T + a.new - 1) * (2 if p == "bf16" else 4)
                 tps_cpu = (a.new - 1) / o["decode_cpu_seconds"]
                 rows.setdefault((T, "PositionLab " + p), []).append(
                     dict(tps=o["decode_tokens_per_s"], tps_cpu=tps_cpu, prefill=o["prefill_ms"],

@@ -3,6 +3,8 @@
 
 #include "attention/attention.h"
 
+#include <cstdint>
+
 namespace plab {
 
 // The shapes of one decode call. Queries q (heads, queries, D) sit at positions offset..offset+queries-1; the cache
@@ -42,5 +44,10 @@ void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, in
 // over the chunks. InputError for a spec decodeUnsupportedReason names.
 void attentionDecode(const PositionBias& bias, const DecodeDims& dims, const float* q, const float* kCache,
                      const float* vCache, float* out);
+// The same over a cache held in BF16 (base/bf16.h; half the bytes a long decode step streams): each cached key and
+// value widened to float32 exactly as it is read, everything else as above. Equals the float32 entry on a cache of
+// the same BF16-rounded numbers, up to float rounding.
+void attentionDecode(const PositionBias& bias, const DecodeDims& dims, const float* q, const uint16_t* kCache,
+                     const uint16_t* vCache, float* out);
 
 } // namespace plab

@@ -34,10 +34,12 @@ int HfKvCache::capacity() const
 
 double HfKvCache::bytes() const
 {
-    double floats = 0;
+    double bytes = 0;
     for (size_t l = 0; l < m_data->keys.size(); ++l)
-        floats += static_cast<double>(m_data->keys[l].size() + m_data->values[l].size());
-    return 4.0 * floats;
+        bytes += 4.0 * static_cast<double>(m_data->keys[l].size() + m_data->values[l].size());
+    for (size_t l = 0; l < m_data->keysBf16.size(); ++l)
+        bytes += 2.0 * static_cast<double>(m_data->keysBf16[l].size() + m_data->valuesBf16[l].size());
+    return bytes;
 }
 
 namespace {
@@ -57,16 +59,26 @@ DecodeDims decodeDims(const HfForwardState& s, const HfKvCache::Data& cache, int
 }
 
 // Rows [first, first + count) of every key/value head: the new keys (turned at their positions by the table of a
-// sequence of `length` tokens) and values copied from (kvHeads, count, D) into the cache.
+// sequence of `length` tokens) and values copied from (kvHeads, count, D) into the cache, rounded to BF16 after the
+// rotation where the cache holds BF16.
 void store(HfKvCache::Data& cache, size_t layer, const PositionBias& bias, const DecodeDims& d, const float* k,
            const float* v, int first, int count, int length)
 {
     const size_t D = static_cast<size_t>(d.headDim), headRows = static_cast<size_t>(cache.capacity) * D;
+    const bool bf16 = !cache.keysBf16.empty();
+    std::vector<float> turned(bf16 ? count * D : 0); // (count, D)
     for (int hk = 0; hk < d.kvHeads; ++hk) {
-        float* keys = cache.keys[layer].data() + hk * headRows + first * D;
+        const size_t at = hk * headRows + first * D;
+        float* keys = bf16 ? turned.data() : cache.keys[layer].data() + at;
         std::copy_n(k + hk * count * D, count * D, keys);
         rotateRowsAt(bias, d, keys, count, first, length, true);
-        std::copy_n(v + hk * count * D, count * D, cache.values[layer].data() + hk * headRows + first * D);
+        const float* values = v + hk * count * D;
+        if (!bf16) {
+            std::copy_n(values, count * D, cache.values[layer].data() + at);
+            continue;
+        }
+        std::transform(keys, keys + count * D, cache.keysBf16[layer].data() + at, floatToBf16);
+        std::transform(values, values + count * D, cache.valuesBf16[layer].data() + at, floatToBf16);
     }
 }
 
@@ -89,7 +101,12 @@ void HfModel::attend(size_t index, HfForwardState& s, const PositionBias& bias) 
     for (int h = 0; h < d.heads; ++h)
         rotateRowsAt(bias, d, s.qh.data() + static_cast<size_t>(h) * d.headDim, 1, p, p + 1, false);
     s.forward.out.resize(s.qh.size());
-    attentionDecode(bias, d, s.qh.data(), cache.keys[index].data(), cache.values[index].data(), s.forward.out.data());
+    if (cache.keysBf16.empty())
+        attentionDecode(bias, d, s.qh.data(), cache.keys[index].data(), cache.values[index].data(),
+                        s.forward.out.data());
+    else
+        attentionDecode(bias, d, s.qh.data(), cache.keysBf16[index].data(), cache.valuesBf16[index].data(),
+                        s.forward.out.data());
 }
 
 std::vector<float> HfModel::prefill(HfKvCache& cacheHandle, const std::vector<int>& ids) const
@@ -105,12 +122,19 @@ std::vector<float> HfModel::prefill(HfKvCache& cacheHandle, const std::vector<in
                          std::to_string(cache.capacity) + "; allowed: 1.." + std::to_string(cache.capacity) +
                          " tokens");
     const size_t perLayer = static_cast<size_t>(c.kvHeads) * cache.capacity * c.headDim;
-    checkMemoryEstimate(8.0 * c.layers * perLayer, "the key/value cache of " + std::to_string(cache.capacity) +
-                                                       " tokens of " + c.folder);
+    // Under BF16 the cache holds BF16, as transformers' bf16 models hold theirs: a long decode step streams the cache.
+    const bool bf16 = m_precision == HfPrecision::BFloat16;
+    checkMemoryEstimate(2.0 * hfWeightBytes(m_precision) * c.layers * perLayer,
+                        "the key/value cache of " + std::to_string(cache.capacity) + " tokens of " + c.folder);
     cache.kvHeads = c.kvHeads;
     cache.headDim = c.headDim;
-    cache.keys.assign(c.layers, std::vector<float>(perLayer));
-    cache.values.assign(c.layers, std::vector<float>(perLayer));
+    if (bf16) {
+        cache.keysBf16.assign(c.layers, std::vector<uint16_t>(perLayer));
+        cache.valuesBf16.assign(c.layers, std::vector<uint16_t>(perLayer));
+    } else {
+        cache.keys.assign(c.layers, std::vector<float>(perLayer));
+        cache.values.assign(c.layers, std::vector<float>(perLayer));
+    }
     HfMatrix hidden, logits;
     forward(ids, cache.positions, nullptr, &hidden, HfForwardOutput::Losses, &cache);
     cache.length = static_cast<int>(ids.size());

@@ -39,7 +39,10 @@ struct HfKvCache::Data {
     int capacity = 0;
     int length = 0;
     int kvHeads = 0, headDim = 0;
-    std::vector<std::vector<float>> keys, values; // per layer (kvHeads, capacity, headDim); keys rotated
+    // Per layer (kvHeads, capacity, headDim), keys rotated: float32 under the Float32 precision, BF16 under BFloat16
+    // (rounded after the rotation, as a bf16 model in transformers caches them); the other pair stays empty.
+    std::vector<std::vector<float>> keys, values;
+    std::vector<std::vector<uint16_t>> keysBf16, valuesBf16;
     HfForwardState decodeState;                   // biases for `capacity` tokens, buffers of one row
 };
 

@@ -53,7 +53,8 @@ class HfModel;
 
 // A generation's key/value cache (hf_decode.cpp): every layer's keys, rotated and after the q/k norms (as transformers
 // caches them), and values, of up to `capacity` tokens under one positions spec (on the layer types it names), filled by HfModel::prefill and grown
-// by HfModel::decode. Memory: 2 x layers x kvHeads x headDim x capacity floats, allocated at the prefill.
+// by HfModel::decode. Memory: 2 x layers x kvHeads x headDim x capacity numbers, allocated at the prefill: float32
+// under the Float32 precision, BF16 (2 bytes) under BFloat16.
 class HfKvCache {
 public:
     HfKvCache(const HfPositions& positions, int capacity);

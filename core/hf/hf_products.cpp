@@ -21,14 +21,6 @@ const dnnl::engine& cpuEngine()
     return engine;
 }
 
-float bf16ToFloat(uint16_t bits)
-{
-    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float value;
-    std::memcpy(&value, &wide, 4);
-    return value;
-}
-
 // x rounded to BF16, into a buffer reused by every product of the calling thread (no allocation after the first).
 const uint16_t* toBf16(const HfMatrix& x)
 {
@@ -44,6 +36,11 @@ const uint16_t* toBf16(const HfMatrix& x)
     return buffer.data();
 }
 
+// Bytes a few-row product asks for ahead of its reads of a weight row (which run on into the next row). Why: a decode
+// step is the weights streamed once, and the hardware's own prefetch left one thread at about 70% of what it streams
+// (Zen 4, bf16 decode at 512 tokens of context: 78 tokens/s without, 82-97 at 256 bytes, 79-84 at 1 KB, 69-82 at 4 KB).
+constexpr Eigen::Index kPrefetchAhead = 256;
+
 // Dot product of n BF16 pairs accumulated in float32 (AVX-512 BF16's vdpbf16ps where the build has it).
 float dotBf16(const uint16_t* a, const uint16_t* b, Eigen::Index n)
 {
@@ -51,13 +48,33 @@ float dotBf16(const uint16_t* a, const uint16_t* b, Eigen::Index n)
     float sum = 0;
 #if defined(__AVX512BF16__)
     __m512 acc = _mm512_setzero_ps();
-    for (; i + 32 <= n; i += 32)
+    for (; i + 32 <= n; i += 32) {
+        __builtin_prefetch(a + i + kPrefetchAhead / 2); // the weights stream from memory (see kPrefetchAhead)
         acc = _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(_mm512_loadu_si512(a + i)),
                                reinterpret_cast<__m512bh>(_mm512_loadu_si512(b + i)));
+    }
     sum = _mm512_reduce_add_ps(acc);
 #endif
     for (; i < n; ++i)
         sum += bf16ToFloat(a[i]) * bf16ToFloat(b[i]);
+    return sum;
+}
+
+// Dot product of n float pairs (a: a weight row, streamed), in 16 lanes where the build has AVX-512.
+float dotFloats(const float* a, const float* b, Eigen::Index n)
+{
+    Eigen::Index i = 0;
+    float sum = 0;
+#if defined(__AVX512F__)
+    __m512 acc = _mm512_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+        __builtin_prefetch(a + i + kPrefetchAhead / 4);
+        acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+    }
+    sum = _mm512_reduce_add_ps(acc);
+#endif
+    for (; i < n; ++i)
+        sum += a[i] * b[i];
     return sum;
 }
 
@@ -67,7 +84,8 @@ inline void fewRowsOutput(const HfMatrix& x, const uint16_t* xb, const HfWeightM
 {
     const Eigen::Index in = x.cols();
     for (Eigen::Index t = 0; t < x.rows(); ++t) {
-        const float dot = xb ? dotBf16(w.bf16() + o * in, xb + t * in, in) : w.floats().row(o).dot(x.row(t));
+        const float dot = xb ? dotBf16(w.bf16() + o * in, xb + t * in, in) 
+                             : dotFloats(w.floats().row(o).data(), x.row(t).data(), in);
         y(t, o) = bias.size() ? dot + bias[o] : dot;
     }
 }
@@ -116,16 +134,6 @@ void checkHfPrecisionSupported(HfPrecision precision)
         throw InputError("precision bf16 needs the CPU feature avx512_bf16, which this CPU does not report (see the "
                          "flags in /proc/cpuinfo); without it the BF16 products would be emulated, slower than "
                          "float32; use f32");
-}
-
-uint16_t floatToBf16(float value)
-{
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
-    if ((bits & 0x7fffffffu) > 0x7f800000u)
-        return static_cast<uint16_t>((bits >> 16) | 0x40u); // a quiet NaN
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return static_cast<uint16_t>(bits >> 16);
 }
 
 HfWeightMatrix::HfWeightMatrix(HfMatrix w, HfPrecision precision)

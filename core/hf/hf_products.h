@@ -1,6 +1,8 @@
 // The Hugging Face forward's matrix products (nn.Linear's y = x W^T + b) through oneDNN's matmul, in float32 or BF16.
 #pragma once
 
+#include "base/bf16.h"
+
 #include <Eigen/Core>
 
 #include <cstdint>
@@ -15,7 +17,8 @@ using HfMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 // How a real model's matrix products compute (the one home of the names, the default and the CPU check):
 // - Float32 (the default): weights, activations and accumulators float32;
 // - BFloat16: weights kept in BF16 (half the memory), each product's input rounded to BF16 (nearest even), products
-//   accumulated in float32 into a float32 output. Everything else (attention, norms, softmax, residuals) stays float32.
+//   accumulated in float32 into a float32 output. Everything else (attention, norms, softmax, residuals) stays float32,
+//   except that a generation's key/value cache holds BF16 (HfKvCache), as a bf16 model in transformers holds it.
 enum class HfPrecision { Float32, BFloat16 };
 
 // "f32" or "bf16": InputError naming the value and what is allowed otherwise.
@@ -54,9 +57,6 @@ private:
     std::vector<uint16_t> m_bf16;
     const uint16_t* m_mapped = nullptr;
 };
-
-// float32 -> BF16 bits, rounding to nearest even (NaN stays NaN).
-uint16_t floatToBf16(float value);
 
 // Products of at most this many rows (a decoding step's) run as dot products over the weights' rows (no oneDNN call).
 constexpr int kHfFewRows = 4;

@@ -1,6 +1,8 @@
 // Generation with a key/value cache (core/runs/generation, HfModel::prefill/decode): greedy tokens against the argmax
 // of logits over the growing prefix on every tiny folder under none, pi and yarn, cached logits against recomputed
 // ones, windows crossed, a lab model, the sampler's seeds, and bad input.
+#include "attention/decode.h"
+#include "base/bf16.h"
 #include "base/errors.h"
 #include "cli_runner.h"
 #include "compare.h"
@@ -64,6 +66,9 @@ private slots:
     void dynamicNtkKeepsCachedKeys();
     void longCacheMatchesForward_data();
     void longCacheMatchesForward();
+    void bf16CacheReadsAsItsFloats_data();
+    void bf16CacheReadsAsItsFloats();
+    void bf16ModelCachesBf16();
     void labModelMatchesGrowingPrefix_data();
     void labModelMatchesGrowingPrefix();
     void sampling_data();
@@ -177,6 +182,111 @@ void TestGenerate::longCacheMatchesForward()
         error.addAll(model.decode(cache, text[t]),
                      std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()));
     QVERIFY2(error.within(1e-4), qPrintable(error.message(QStringLiteral("cached vs recomputed logits"))));
+}
+
+// The decode entry over a BF16 cache widens each number exactly and otherwise computes as over float32: its output
+// equals, bit for bit, the float32 entry's on a cache holding the same BF16-rounded numbers. Head dims of whole
+// vectors (64), a vector and a tail (24) and a tail alone (8); several chunks (700 keys); GQA groups of 2 and 3; an
+// additive bias (alibi, the scalar score path), rope (the vector path) and a soft cap.
+void TestGenerate::bf16CacheReadsAsItsFloats_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("keys");
+    QTest::addRow("rope D64 6/2 700") << "rope" << QStringList() << 64 << 2 << 700;
+    QTest::addRow("rope D24 6/3 300") << "rope" << QStringList() << 24 << 3 << 300;
+    QTest::addRow("rope D8 6/2 40") << "rope" << QStringList() << 8 << 2 << 40;
+    QTest::addRow("alibi D64 6/3 513") << "alibi" << QStringList() << 64 << 3 << 513;
+    QTest::addRow("rope softcap D64 6/2 300") << "rope" << QStringList{"softcap=5"} << 64 << 2 << 300;
+}
+
+void TestGenerate::bf16CacheReadsAsItsFloats()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QStringList, sets);
+    QFETCH(int, headDim);
+    QFETCH(int, kvHeads);
+    QFETCH(int, keys);
+    constexpr int heads = 6;
+    std::vector<std::string> assignments;
+    for (const QString& set : sets)
+        assignments.push_back(set.toStdString());
+    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false, assignments), keys);
+    DecodeDims dims;
+    dims.heads = heads;
+    dims.kvHeads = kvHeads;
+    dims.headDim = headDim;
+    dims.queries = 1;
+    dims.offset = keys - 1;
+    dims.capacity = keys + 3; // a stride longer than the keys, as a cache has
+    const size_t cacheSize = static_cast<size_t>(kvHeads) * dims.capacity * headDim;
+    std::vector<float> q(static_cast<size_t>(heads) * headDim), kRounded(cacheSize), vRounded(cacheSize);
+    std::vector<uint16_t> k16(cacheSize), v16(cacheSize);
+    uint32_t state = 12345;
+    const auto next = [&state] { // uniform in [-2, 2)
+        state = state * 1664525u + 1013904223u;
+        return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
+    };
+    for (float& x : q)
+        x = next();
+    for (size_t i = 0; i < cacheSize; ++i) {
+        k16[i] = floatToBf16(next());
+        v16[i] = floatToBf16(next());
+        kRounded[i] = bf16ToFloat(k16[i]);
+        vRounded[i] = bf16ToFloat(v16[i]);
+    }
+    std::vector<float> fromFloats(q.size()), fromBf16(q.size());
+    attentionDecode(bias, dims, q.data(), kRounded.data(), vRounded.data(), fromFloats.data());
+    attentionDecode(bias, dims, q.data(), k16.data(), v16.data(), fromBf16.data());
+    for (size_t i = 0; i < q.size(); ++i)
+        QVERIFY2(fromBf16[i] == fromFloats[i], qPrintable(QStringLiteral("output %1: %2 from the BF16 cache, %3 from "
+                                                                         "its floats")
+                                                              .arg(i)
+                                                              .arg(fromBf16[i], 0, 'g', 9)
+                                                              .arg(fromFloats[i], 0, 'g', 9)));
+}
+
+// Under the BF16 precision a generation's cache holds BF16 (2 bytes a number) and its logits follow the cache-free
+// BF16 forward to within BF16's own rounding (the forward keeps keys and values float32, so they are not the same
+// numbers). Skipped on a CPU without avx512_bf16.
+void TestGenerate::bf16ModelCachesBf16()
+{
+    try {
+        checkHfPrecisionSupported(HfPrecision::BFloat16);
+    } catch (const InputError& e) {
+        QSKIP(e.what());
+    }
+    const HfModel model(dataFolder(QStringLiteral("hf/qwen2_text")), HfPrecision::BFloat16);
+    const std::vector<int> seed = idsOf(dataFolder(QStringLiteral("hf/qwen2_text")), 64);
+    std::vector<int> text;
+    for (int i = 0; i < 40; ++i)
+        text.push_back(seed[static_cast<size_t>(i * 7 + i / 5) % seed.size()]);
+    const HfPositions positions(hfPositionSpec(model.config(), ""), HfScalingLayers::All);
+    const HfMatrix full = model.logits(text, positions);
+    HfKvCache cache(positions, static_cast<int>(text.size()));
+    const std::vector<int> prompt(text.begin(), text.begin() + 30);
+    test::ErrorMax error(test::ErrorMax::Relative);
+    error.addAll(model.prefill(cache, prompt),
+                 std::vector<float>(full.row(29).data(), full.row(29).data() + full.cols()));
+    for (size_t t = prompt.size(); t + 1 < text.size(); ++t)
+        error.addAll(model.decode(cache, text[t]),
+                     std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()));
+    // The yardstick: how far BF16's own rounding (weights and product inputs) moves these logits from float32's. On
+    // this tiny random model that is 0.15 (relative to 1 + |logit|); rounding the cache as well must not add more
+    // than as much again.
+    const HfModel exact(dataFolder(QStringLiteral("hf/qwen2_text")));
+    const HfMatrix floats = exact.logits(text, positions);
+    test::ErrorMax precision(test::ErrorMax::Relative);
+    for (size_t t = prompt.size() - 1; t + 1 < text.size(); ++t)
+        precision.addAll(std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()),
+                         std::vector<float>(floats.row(t).data(), floats.row(t).data() + floats.cols()));
+    QVERIFY2(error.within(2 * precision.value()),
+             qPrintable(error.message(QStringLiteral("BF16-cached vs recomputed BF16 logits")) + QStringLiteral("; ") +
+                        precision.message(QStringLiteral("BF16 vs float32 logits"))));
+    const HfConfig& c = model.config();
+    QCOMPARE(cache.bytes(), 2.0 * c.layers * c.kvHeads * c.headDim * cache.capacity() * 2);
 }
 
 // dynamic-ntk under a cache: transformers turns each new key by the table of the current length and never turns the
