@@ -586,8 +586,8 @@ OptionDef precisionOption()
 {
     return {"precision", OptionKind::Value,
             "a model folder's matrix products: f32 (default) or bf16 (BF16 weights and product inputs, float32 "
-            "accumulation: about twice as fast, logits within the tolerance docs/your-model.md states; needs "
-            "avx512_bf16)",
+            "accumulation: about twice as fast, logits within the tolerance docs/your-model.md states; generate's "
+            "key/value cache is then BF16 too; needs avx512_bf16)",
             "f32|bf16"};
 }
 
