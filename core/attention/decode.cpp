@@ -158,8 +158,10 @@ void groupScores(const float* q, size_t qStride, int group, const Cached* keys, 
             for (int d = 0; d < whole; d += kernel::kLanes)
                 acc = kernel::fusedMultiplyAdd(kernel::load(query + d), loadCached(key + d), acc);
             float dot = kernel::horizontalSum(acc);
+            // The tails in explicit fused multiply-adds, as the lanes are: left to the compiler, a * b + c was
+            // contracted for float storage and not for BF16, so the two storages rounded their tails apart.
             for (int d = whole; d < D; ++d)
-                dot += query[d] * cachedValue(key + d);
+                dot = std::fma(query[d], cachedValue(key + d), dot);
             scores[static_cast<size_t>(j) * n + i] = dot;
         }
     }
@@ -203,7 +205,8 @@ void valuesRows(const float* p, int n, const Cached* values, int D, int j0, floa
         for (int d = whole; d < D; ++d) {
             float sum = out[static_cast<size_t>(j) * D + d];
             for (int i = 0; i < n; ++i)
-                sum += p[static_cast<size_t>(j) * n + i] * cachedValue(values + static_cast<size_t>(i) * D + d);
+                sum = std::fma(p[static_cast<size_t>(j) * n + i], cachedValue(values + static_cast<size_t>(i) * D + d),
+                               sum);
             out[static_cast<size_t>(j) * D + d] = sum;
         }
 }

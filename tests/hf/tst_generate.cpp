@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <omp.h>
+#include <limits>
 
 using namespace plab;
 
@@ -66,6 +68,8 @@ private slots:
     void dynamicNtkKeepsCachedKeys();
     void longCacheMatchesForward_data();
     void longCacheMatchesForward();
+    void decodeMatchesDirectSoftmax_data();
+    void decodeMatchesDirectSoftmax();
     void bf16CacheReadsAsItsFloats_data();
     void bf16CacheReadsAsItsFloats();
     void bf16ModelCachesBf16();
@@ -184,6 +188,108 @@ void TestGenerate::longCacheMatchesForward()
     QVERIFY2(error.within(1e-4), qPrintable(error.message(QStringLiteral("cached vs recomputed logits"))));
 }
 
+// attentionDecode against the softmax written out in double, per head and query row over the visible keys: GQA groups
+// of 1 to 8 (5 is not a power of two), head dims of a tail alone (8), a vector and a tail (24), five vectors (80);
+// several query rows at once; chunks of 256 keys and a short last one; an additive bias (alibi, t5), a soft cap, a
+// window with sinks, chunked attention. The same call on 1, 2 and 3 threads gives the same bits.
+void TestGenerate::decodeMatchesDirectSoftmax_data()
+{
+    QTest::addColumn<QString>("scheme");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("group");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("queries");
+    QTest::addColumn<int>("keys");
+    QTest::addRow("none, group 1, D8, 1 row, 17 keys") << "none" << QStringList() << 1 << 3 << 8 << 1 << 17;
+    QTest::addRow("none, group 3, D24, 3 rows, 257 keys") << "none" << QStringList() << 3 << 2 << 24 << 3 << 257;
+    QTest::addRow("none, group 5, D80, 1 row, 600 keys") << "none" << QStringList() << 5 << 1 << 80 << 1 << 600;
+    QTest::addRow("none, group 8, D24, 2 rows, 300 keys") << "none" << QStringList() << 8 << 2 << 24 << 2 << 300;
+    QTest::addRow("alibi, group 5, D24, 4 rows, 600 keys") << "alibi" << QStringList() << 5 << 2 << 24 << 4 << 600;
+    QTest::addRow("alibi softcap, group 7, D80, 1 row, 513 keys")
+        << "alibi" << QStringList{"softcap=3"} << 7 << 1 << 80 << 1 << 513;
+    QTest::addRow("t5, group 2, D24, 3 rows, 400 keys") << "t5" << QStringList() << 2 << 2 << 24 << 3 << 400;
+    QTest::addRow("local window 20 sinks 3, group 3, D24, 3 rows")
+        << "local" << QStringList{"window=20", "sinks=3"} << 3 << 2 << 24 << 3 << 300;
+    QTest::addRow("none chunk 16, group 4, D8, 5 rows, 600 keys")
+        << "none" << QStringList{"chunk=16"} << 4 << 2 << 8 << 5 << 600;
+}
+
+void TestGenerate::decodeMatchesDirectSoftmax()
+{
+    QFETCH(QString, scheme);
+    QFETCH(QStringList, sets);
+    QFETCH(int, group);
+    QFETCH(int, kvHeads);
+    QFETCH(int, headDim);
+    QFETCH(int, queries);
+    QFETCH(int, keys);
+    std::vector<std::string> assignments;
+    for (const QString& set : sets)
+        assignments.push_back(set.toStdString());
+    const int heads = group * kvHeads;
+    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false, assignments), keys);
+    DecodeDims dims;
+    dims.heads = heads;
+    dims.kvHeads = kvHeads;
+    dims.headDim = headDim;
+    dims.queries = queries;
+    dims.offset = keys - queries;
+    dims.capacity = keys + 2;
+    const size_t D = static_cast<size_t>(headDim), cacheSize = static_cast<size_t>(kvHeads) * dims.capacity * D;
+    uint32_t state = 777;
+    const auto next = [&state] { // uniform in [-2, 2)
+        state = state * 1664525u + 1013904223u;
+        return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
+    };
+    std::vector<float> q(static_cast<size_t>(heads) * queries * D), k(cacheSize), v(cacheSize);
+    for (std::vector<float>* x : {&q, &k, &v})
+        for (float& value : *x)
+            value = next();
+    std::vector<float> out(q.size());
+    attentionDecode(bias, dims, q.data(), k.data(), v.data(), out.data());
+    test::ErrorMax error;
+    for (int h = 0; h < heads; ++h)
+        for (int r = 0; r < queries; ++r) {
+            const int m = dims.offset + r;
+            const size_t kv = static_cast<size_t>(h / group) * dims.capacity * D;
+            const float* query = q.data() + (static_cast<size_t>(h) * queries + r) * D;
+            std::vector<double> scores(keys, -std::numeric_limits<double>::infinity());
+            double top = -std::numeric_limits<double>::infinity();
+            for (int n = 0; n < keys; ++n) {
+                if (!bias.visible(m, n, keys))
+                    continue;
+                double dot = 0;
+                for (size_t d = 0; d < D; ++d)
+                    dot += static_cast<double>(query[d]) * k[kv + n * D + d];
+                const double s = PositionBias::capped(
+                    (dot / std::sqrt(static_cast<double>(D)) + bias.additive(h, m, n)) * bias.rowScale(m, keys),
+                    bias.softcap());
+                scores[n] = s;
+                top = std::max(top, s);
+            }
+            std::vector<double> want(D, 0.0);
+            double sum = 0;
+            for (int n = 0; n < keys; ++n) {
+                const double p = std::exp(scores[n] - top); // 0 for a key out of sight
+                sum += p;
+                for (size_t d = 0; d < D; ++d)
+                    want[d] += p * v[kv + n * D + d];
+            }
+            for (size_t d = 0; d < D; ++d)
+                error.add(out[(static_cast<size_t>(h) * queries + r) * D + d], want[d] / sum);
+        }
+    QVERIFY2(error.within(1e-5), qPrintable(error.message(QStringLiteral("decode vs the softmax in double"))));
+    const int savedThreads = omp_get_max_threads();
+    for (int threads : {1, 2, 3}) {
+        omp_set_num_threads(threads);
+        std::vector<float> again(q.size());
+        attentionDecode(bias, dims, q.data(), k.data(), v.data(), again.data());
+        omp_set_num_threads(savedThreads);
+        QVERIFY2(again == out, qPrintable(QStringLiteral("%1 threads give other numbers").arg(threads)));
+    }
+}
+
 // The decode entry over a BF16 cache widens each number exactly and otherwise computes as over float32: its output
 // equals, bit for bit, the float32 entry's on a cache holding the same BF16-rounded numbers. Head dims of whole
 // vectors (64), a vector and a tail (24) and a tail alone (8); several chunks (700 keys); GQA groups of 2 and 3; an
@@ -198,6 +304,8 @@ void TestGenerate::bf16CacheReadsAsItsFloats_data()
     QTest::addRow("rope D64 6/2 700") << "rope" << QStringList() << 64 << 2 << 700;
     QTest::addRow("rope D24 6/3 300") << "rope" << QStringList() << 24 << 3 << 300;
     QTest::addRow("rope D8 6/2 40") << "rope" << QStringList() << 8 << 2 << 40;
+    QTest::addRow("rope D8 6/2 17") << "rope" << QStringList() << 8 << 2 << 17;
+    QTest::addRow("rope D24 6/3 41") << "rope" << QStringList() << 24 << 3 << 41;
     QTest::addRow("alibi D64 6/3 513") << "alibi" << QStringList() << 64 << 3 << 513;
     QTest::addRow("rope softcap D64 6/2 300") << "rope" << QStringList{"softcap=5"} << 64 << 2 << 300;
 }
