@@ -218,10 +218,12 @@ int runFolderRetrieval(const ParsedArgs& args, VerbContext& ctx)
         }
         RetrievalSetup setup = retrievalSetupFromArgs(args);
         std::string lines;
-        const RetrievalRun run = runRetrievalFromArgs(args, setup, ctx.err, [&](const RetrievalRecord& r) {
-            if (args.has("examples-out"))
-                lines += retrievalRecordJson(r).dump() + "\n";
-        });
+        // Only with --examples-out: a per-example hook makes core complete each wrong answer past its first wrong
+        // token (a second forward of the prompt), which doubled a run of a model that gets little right.
+        std::function<void(const RetrievalRecord&)> writeExample;
+        if (args.has("examples-out"))
+            writeExample = [&](const RetrievalRecord& r) { lines += retrievalRecordJson(r).dump() + "\n"; };
+        const RetrievalRun run = runRetrievalFromArgs(args, setup, ctx.err, writeExample);
         if (args.has("examples-out"))
             writeFileAtomically(examplesOut, lines);
         nlohmann::json meta = setup.meta;
