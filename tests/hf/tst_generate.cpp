@@ -4,6 +4,7 @@
 #include "attention/decode.h"
 #include "base/bf16.h"
 #include "base/errors.h"
+#include "base/random.h"
 #include "cli_runner.h"
 #include "compare.h"
 #include "hf/hf_config.h"
@@ -55,6 +56,39 @@ QStringList tinyFolders()
             out << set + QLatin1Char('/') + name;
     }
     return out;
+}
+
+
+// One attentionDecode call's setting: the bias of `scheme` (with `sets`) for `keys` positions, and `queries` query rows
+// at the end of a cache of `keys` tokens whose stride is 2 rows longer (as a cache's capacity is).
+struct DecodeCase {
+    PositionBias bias;
+    DecodeDims dims;
+};
+DecodeCase decodeCase(const QString& scheme, const QStringList& sets, int heads, int kvHeads, int headDim, int queries,
+                      int keys)
+{
+    std::vector<std::string> assignments;
+    for (const QString& set : sets)
+        assignments.push_back(set.toStdString());
+    DecodeDims dims;
+    dims.heads = heads;
+    dims.kvHeads = kvHeads;
+    dims.headDim = headDim;
+    dims.queries = queries;
+    dims.offset = keys - queries;
+    dims.capacity = keys + 2;
+    return {PositionBias(makeSchemeSpec(scheme.toStdString(), heads, false, assignments), keys), dims};
+}
+
+// `count` numbers uniform in [-2, 2).
+std::vector<float> uniformFloats(size_t count, uint64_t seed)
+{
+    Rng rng(seed);
+    std::vector<float> x(count);
+    for (float& value : x)
+        value = static_cast<float>(4.0 * rng.uniform() - 2.0);
+    return x;
 }
 
 } // namespace
@@ -224,28 +258,13 @@ void TestGenerate::decodeMatchesDirectSoftmax()
     QFETCH(int, headDim);
     QFETCH(int, queries);
     QFETCH(int, keys);
-    std::vector<std::string> assignments;
-    for (const QString& set : sets)
-        assignments.push_back(set.toStdString());
     const int heads = group * kvHeads;
-    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false, assignments), keys);
-    DecodeDims dims;
-    dims.heads = heads;
-    dims.kvHeads = kvHeads;
-    dims.headDim = headDim;
-    dims.queries = queries;
-    dims.offset = keys - queries;
-    dims.capacity = keys + 2;
+    const DecodeCase c = decodeCase(scheme, sets, heads, kvHeads, headDim, queries, keys);
+    const PositionBias& bias = c.bias;
+    const DecodeDims& dims = c.dims;
     const size_t D = static_cast<size_t>(headDim), cacheSize = static_cast<size_t>(kvHeads) * dims.capacity * D;
-    uint32_t state = 777;
-    const auto next = [&state] { // uniform in [-2, 2)
-        state = state * 1664525u + 1013904223u;
-        return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
-    };
-    std::vector<float> q(static_cast<size_t>(heads) * queries * D), k(cacheSize), v(cacheSize);
-    for (std::vector<float>* x : {&q, &k, &v})
-        for (float& value : *x)
-            value = next();
+    const std::vector<float> q = uniformFloats(static_cast<size_t>(heads) * queries * D, 1),
+                             k = uniformFloats(cacheSize, 2), v = uniformFloats(cacheSize, 3);
     std::vector<float> out(q.size());
     attentionDecode(bias, dims, q.data(), k.data(), v.data(), out.data());
     test::ErrorMax error;
@@ -318,36 +337,21 @@ void TestGenerate::bf16CacheReadsAsItsFloats()
     QFETCH(int, kvHeads);
     QFETCH(int, keys);
     constexpr int heads = 6;
-    std::vector<std::string> assignments;
-    for (const QString& set : sets)
-        assignments.push_back(set.toStdString());
-    const PositionBias bias(makeSchemeSpec(scheme.toStdString(), heads, false, assignments), keys);
-    DecodeDims dims;
-    dims.heads = heads;
-    dims.kvHeads = kvHeads;
-    dims.headDim = headDim;
-    dims.queries = 1;
-    dims.offset = keys - 1;
-    dims.capacity = keys + 3; // a stride longer than the keys, as a cache has
-    const size_t cacheSize = static_cast<size_t>(kvHeads) * dims.capacity * headDim;
-    std::vector<float> q(static_cast<size_t>(heads) * headDim), kRounded(cacheSize), vRounded(cacheSize);
+    const DecodeCase c = decodeCase(scheme, sets, heads, kvHeads, headDim, 1, keys);
+    const size_t cacheSize = static_cast<size_t>(kvHeads) * c.dims.capacity * headDim;
+    const std::vector<float> q = uniformFloats(static_cast<size_t>(heads) * headDim, 4),
+                             k = uniformFloats(cacheSize, 5), v = uniformFloats(cacheSize, 6);
+    std::vector<float> kRounded(cacheSize), vRounded(cacheSize);
     std::vector<uint16_t> k16(cacheSize), v16(cacheSize);
-    uint32_t state = 12345;
-    const auto next = [&state] { // uniform in [-2, 2)
-        state = state * 1664525u + 1013904223u;
-        return static_cast<float>(state >> 8) / static_cast<float>(1u << 24) * 4.0f - 2.0f;
-    };
-    for (float& x : q)
-        x = next();
     for (size_t i = 0; i < cacheSize; ++i) {
-        k16[i] = floatToBf16(next());
-        v16[i] = floatToBf16(next());
+        k16[i] = floatToBf16(k[i]);
+        v16[i] = floatToBf16(v[i]);
         kRounded[i] = bf16ToFloat(k16[i]);
         vRounded[i] = bf16ToFloat(v16[i]);
     }
     std::vector<float> fromFloats(q.size()), fromBf16(q.size());
-    attentionDecode(bias, dims, q.data(), kRounded.data(), vRounded.data(), fromFloats.data());
-    attentionDecode(bias, dims, q.data(), k16.data(), v16.data(), fromBf16.data());
+    attentionDecode(c.bias, c.dims, q.data(), kRounded.data(), vRounded.data(), fromFloats.data());
+    attentionDecode(c.bias, c.dims, q.data(), k16.data(), v16.data(), fromBf16.data());
     for (size_t i = 0; i < q.size(); ++i)
         QVERIFY2(fromBf16[i] == fromFloats[i], qPrintable(QStringLiteral("output %1: %2 from the BF16 cache, %3 from "
                                                                          "its floats")
