@@ -485,10 +485,7 @@ MethodComparisonRun runMethodComparison(const ParsedArgs& args, std::ostream& er
             checkRotaryModel(m);
             // every method of the list reaches these layer types
             const HfScalingLayers layers = hfScalingLayersByName(args.text("scaling-layers", "full"));
-            std::vector<std::string> names;
-            for (const MethodChoice& choice : methods)
-                names.push_back(choice.method);
-            checkHfMethodsReach(config, names, layers);
+            checkHfMethodsReach(config, methodNames(methods), layers);
             dynamic_cast<HfLanguageModel&>(m).setScalingLayers(layers);
         });
         model = folder->model.get();

@@ -66,7 +66,8 @@ void store(HfKvCache::Data& cache, size_t layer, const PositionBias& bias, const
 {
     const size_t D = static_cast<size_t>(d.headDim), headRows = static_cast<size_t>(cache.capacity) * D;
     const bool bf16 = !cache.keysBf16.empty();
-    std::vector<float> turned(bf16 ? count * D : 0); // (count, D)
+    thread_local std::vector<float> turned; // (count, D): a step's rotated keys before rounding, no allocation per step
+    turned.resize(bf16 ? count * D : 0);
     for (int hk = 0; hk < d.kvHeads; ++hk) {
         const size_t at = hk * headRows + first * D;
         float* keys = bf16 ? turned.data() : cache.keys[layer].data() + at;

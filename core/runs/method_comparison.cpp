@@ -78,6 +78,14 @@ std::vector<MethodChoice> parseMethodList(std::string_view text)
     return methods;
 }
 
+std::vector<std::string> methodNames(const std::vector<MethodChoice>& choices)
+{
+    std::vector<std::string> names;
+    for (const MethodChoice& choice : choices)
+        names.push_back(choice.method);
+    return names;
+}
+
 std::string methodChoiceText(const MethodChoice& choice)
 {
     std::string text = choice.method;

@@ -29,6 +29,8 @@ struct MethodChoice {
 std::vector<MethodChoice> parseMethodList(std::string_view text);
 // The inverse of parseMethodList (one item).
 std::string methodChoiceText(const MethodChoice& choice);
+// The choices' method names, in order (what checkHfMethodsReach reads).
+std::vector<std::string> methodNames(const std::vector<MethodChoice>& choices);
 
 // The checks of a choice that need no model: a known method (rotaryMethodByName) and settings NAME=VALUE that each
 // name one of its parameters with a number in that parameter's range (catalog::checkParamValues, the one range check).

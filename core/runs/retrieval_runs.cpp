@@ -58,10 +58,7 @@ void checkRetrievalOptions(const RetrievalOptions& options, const HfConfig& conf
             throw InputError("--lengths: " + std::string(e.what()));
         }
     generator.check(options.kind, options.lengths, options.depths);
-    std::vector<std::string> names;
-    for (const MethodChoice& choice : options.methods)
-        names.push_back(choice.method);
-    checkHfMethodsReach(config, names, options.scalingLayers);
+    checkHfMethodsReach(config, methodNames(options.methods), options.scalingLayers);
 }
 
 std::vector<RetrievalMethod> retrievalMethods(const HfLanguageModel& model, const RetrievalOptions& options)
@@ -231,10 +228,7 @@ void checkRetrievalPrompts(const std::vector<RetrievalPromptCell>& cells, const 
     } catch (const InputError& e) {
         throw InputError("--examples-in: " + std::string(e.what()));
     }
-    std::vector<std::string> names;
-    for (const MethodChoice& choice : options.methods)
-        names.push_back(choice.method);
-    checkHfMethodsReach(config, names, options.scalingLayers);
+    checkHfMethodsReach(config, methodNames(options.methods), options.scalingLayers);
 }
 
 std::vector<RetrievalMethod> retrievalPromptMethods(const HfLanguageModel& model,

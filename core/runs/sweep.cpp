@@ -296,11 +296,8 @@ void validateModelGrid(const SweepGrid& grid)
     if (grid.retrieval)
         checkSweepRetrieval(*grid.retrieval);
     const HfConfig config = readHfConfig(grid.modelFolder);
-    std::vector<std::string> names;
-    for (const MethodChoice& c : choices)
-        names.push_back(c.method);
     try {
-        checkHfMethodsReach(config, names, grid.scalingLayers);
+        checkHfMethodsReach(config, methodNames(choices), grid.scalingLayers);
     } catch (const InputError& e) {
         throw InputError(e.what(), "scaling-layers");
     }
