@@ -34,24 +34,29 @@ std::string decodeUnsupportedReason(const SchemeSpec& spec)
     return {};
 }
 
-void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, int count, int first, int length,
-                  bool isKey)
+void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, int heads, size_t headStride, int count,
+                  int first, int length, bool isKey)
 {
     const int rotated = dims.rotaryDims > 0 ? dims.rotaryDims : dims.headDim;
     const detail::RotaryFrequencies rotary = detail::rotaryFrequencies(bias.spec(), rotated, length);
     if (!rotary.active())
         return;
     const int pairs = rotary.pairs();
+    thread_local std::vector<double> cosines, sines; // (pairs): one position's rotation, shared by every head
+    cosines.resize(pairs);
+    sines.resize(pairs);
+    const bool half = dims.pairing == RotaryPairing::RotateHalf;
     for (int r = 0; r < count; ++r) {
-        float* row = x + static_cast<size_t>(r) * dims.headDim;
-        for (int i = 0; i < pairs; ++i) {
-            double c, s;
-            rotary.rotation(first + r, i, isKey, c, s);
-            const int a = dims.pairing == RotaryPairing::RotateHalf ? i : 2 * i;
-            const int b = dims.pairing == RotaryPairing::RotateHalf ? i + pairs : 2 * i + 1;
-            const double xa = row[a], xb = row[b];
-            row[a] = static_cast<float>(c * xa - s * xb);
-            row[b] = static_cast<float>(s * xa + c * xb);
+        for (int i = 0; i < pairs; ++i)
+            rotary.rotation(first + r, i, isKey, cosines[i], sines[i]);
+        for (int h = 0; h < heads; ++h) {
+            float* row = x + h * headStride + static_cast<size_t>(r) * dims.headDim;
+            for (int i = 0; i < pairs; ++i) {
+                const int a = half ? i : 2 * i, b = half ? i + pairs : 2 * i + 1;
+                const double c = cosines[i], s = sines[i], xa = row[a], xb = row[b];
+                row[a] = static_cast<float>(c * xa - s * xb);
+                row[b] = static_cast<float>(s * xa + c * xb);
+            }
         }
     }
 }

@@ -29,12 +29,13 @@ struct DecodeDims {
 // logit, xpos's per-query key scale) are not supported here. The one check of what the decode entry supports.
 std::string decodeUnsupportedReason(const SchemeSpec& spec);
 
-// Rows x (count, D) of one head turned in place as the kernel turns q (isKey false) or k (isKey true), row r at
-// position first + r, with the rotary table of a sequence of `length` tokens (dynamic-ntk and longrope read it:
-// transformers' convention, the new rows turned by the table of the current length, cached rows left as they are).
-// Nothing happens for schemes that do not rotate.
-void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, int count, int first, int length,
-                  bool isKey);
+// Rows x (heads, count, D) turned in place as the kernel turns q (isKey false) or k (isKey true), head h's rows from
+// x + h * headStride, row r at position first + r, with the rotary table of a sequence of `length` tokens
+// (dynamic-ntk and longrope read it: transformers' convention, the new rows turned by the table of the current length,
+// cached rows left as they are). Each position's cosines and sines are computed once for all the heads. Nothing
+// happens for schemes that do not rotate.
+void rotateRowsAt(const PositionBias& bias, const DecodeDims& dims, float* x, int heads, size_t headStride, int count,
+                  int first, int length, bool isKey);
 
 // out (heads, queries, D) = softmax over the visible cached keys of s(m, n) = cap((q_m . k_n / sqrt(D) +
 // b_h(m, n)) * rowScale(m, keys)), times V: the kernel's score, mask (keyRange and sinkRange of a sequence of

@@ -65,21 +65,23 @@ void store(HfKvCache::Data& cache, size_t layer, const PositionBias& bias, const
            const float* v, int first, int count, int length)
 {
     const size_t D = static_cast<size_t>(d.headDim), headRows = static_cast<size_t>(cache.capacity) * D;
-    const bool bf16 = !cache.keysBf16.empty();
-    thread_local std::vector<float> turned; // (count, D): a step's rotated keys before rounding, no allocation per step
-    turned.resize(bf16 ? count * D : 0);
+    const size_t rows = static_cast<size_t>(count) * D; // one head's new rows
+    if (cache.keysBf16.empty()) {
+        for (int hk = 0; hk < d.kvHeads; ++hk) {
+            std::copy_n(k + hk * rows, rows, cache.keys[layer].data() + hk * headRows + first * D);
+            std::copy_n(v + hk * rows, rows, cache.values[layer].data() + hk * headRows + first * D);
+        }
+        rotateRowsAt(bias, d, cache.keys[layer].data() + first * D, d.kvHeads, headRows, count, first, length, true);
+        return;
+    }
+    thread_local std::vector<float> turned; // (kvHeads, count, D): the rotated keys before rounding, reused
+    turned.assign(k, k + d.kvHeads * rows);
+    rotateRowsAt(bias, d, turned.data(), d.kvHeads, rows, count, first, length, true);
     for (int hk = 0; hk < d.kvHeads; ++hk) {
         const size_t at = hk * headRows + first * D;
-        float* keys = bf16 ? turned.data() : cache.keys[layer].data() + at;
-        std::copy_n(k + hk * count * D, count * D, keys);
-        rotateRowsAt(bias, d, keys, count, first, length, true);
-        const float* values = v + hk * count * D;
-        if (!bf16) {
-            std::copy_n(values, count * D, cache.values[layer].data() + at);
-            continue;
-        }
-        std::transform(keys, keys + count * D, cache.keysBf16[layer].data() + at, floatToBf16);
-        std::transform(values, values + count * D, cache.valuesBf16[layer].data() + at, floatToBf16);
+        std::transform(turned.data() + hk * rows, turned.data() + (hk + 1) * rows, cache.keysBf16[layer].data() + at,
+                       floatToBf16);
+        std::transform(v + hk * rows, v + (hk + 1) * rows, cache.valuesBf16[layer].data() + at, floatToBf16);
     }
 }
 
@@ -99,8 +101,7 @@ void HfModel::attend(size_t index, HfForwardState& s, const PositionBias& bias) 
     const int p = cache.length;
     const DecodeDims d = decodeDims(s, cache, 1, p);
     store(cache, index, bias, d, s.kh.data(), s.vh.data(), p, 1, p + 1);
-    for (int h = 0; h < d.heads; ++h)
-        rotateRowsAt(bias, d, s.qh.data() + static_cast<size_t>(h) * d.headDim, 1, p, p + 1, false);
+    rotateRowsAt(bias, d, s.qh.data(), d.heads, d.headDim, 1, p, p + 1, false);
     s.forward.out.resize(s.qh.size());
     if (cache.keysBf16.empty())
         attentionDecode(bias, d, s.qh.data(), cache.keys[index].data(), cache.values[index].data(),

@@ -103,7 +103,7 @@ void linearFewRows(const HfMatrix& x, const HfWeightMatrix& w, const Eigen::Vect
 {
     const Eigen::Index in = x.cols(), out = w.rows();
     const uint16_t* xb = w.precision() == HfPrecision::BFloat16 ? toBf16(x) : nullptr;
-#pragma omp parallel for schedule(static) if (out * in > 65536)
+#pragma omp parallel for schedule(guided) if (out * in > 65536)
     for (Eigen::Index o = 0; o < out; ++o)
         fewRowsOutput(x, xb, w, bias, y, o);
 }
@@ -233,7 +233,7 @@ void hfLinearSameInput(const HfMatrix& x, std::initializer_list<HfLinearJob> job
     for (const HfLinearJob& j : jobs)
         j.y->resize(T, j.w->rows());
     const uint16_t* xb = jobs.begin()->w->precision() == HfPrecision::BFloat16 ? toBf16(x) : nullptr;
-#pragma omp parallel for schedule(static) if (total * in > 65536)
+#pragma omp parallel for schedule(guided) if (total * in > 65536)
     for (Eigen::Index g = 0; g < total; ++g) {
         Eigen::Index o = g;
         for (const HfLinearJob& j : jobs) { // the job whose outputs hold g: at most three to pass
