@@ -60,20 +60,13 @@ struct RotaryTable {
         sinQ.resize(count);
         cosK.resize(count);
         sinK.resize(count);
-#pragma omp parallel for schedule(static) if (length > 256)
-        for (int m = 0; m < length; ++m) {
-            const double qPos = pass.queryPosition(m), kPos = pass.keyPosition(m);
-            for (int i = 0; i < pairs; ++i) {
-                const size_t at = static_cast<size_t>(m) * pairs + i;
-                double c, s;
-                frequencies.rotation(qPos, i, false, c, s);
-                cosQ[at] = static_cast<float>(c);
-                sinQ[at] = static_cast<float>(s);
-                frequencies.rotation(kPos, i, true, c, s);
-                cosK[at] = static_cast<float>(c);
-                sinK[at] = static_cast<float>(s);
-            }
+        const bool zetas = std::any_of(frequencies.logZeta.begin(), frequencies.logZeta.end(),
+                                       [](double z) { return z != 0.0; });
+        if (zetas || !pass.qPositions.empty() || !pass.kPositions.empty()) {
+            fillEachCell(frequencies, length, pass);
+            return;
         }
+        fillStepped(frequencies, length, pass);
     }
 
     bool active() const
@@ -94,6 +87,83 @@ struct RotaryTable {
     }
 
 private:
+    // Rows between two libm anchors of the stepped fill. Each step is one complex multiply in double, about 1e-16 of
+    // rounding, so 32 steps stay eight orders of magnitude below float's 6e-8.
+    static constexpr int kAnchorRows = 32;
+
+    // Every cell by its own rotation (XPOS's per-position scales, Self-Extend's listed positions).
+    void fillEachCell(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
+    {
+#pragma omp parallel for schedule(static) if (length > 256)
+        for (int m = 0; m < length; ++m) {
+            const double qPos = pass.queryPosition(m), kPos = pass.keyPosition(m);
+            for (int i = 0; i < pairs; ++i) {
+                const size_t at = static_cast<size_t>(m) * pairs + i;
+                double c, s;
+                frequencies.rotation(qPos, i, false, c, s);
+                cosQ[at] = static_cast<float>(c);
+                sinQ[at] = static_cast<float>(s);
+                frequencies.rotation(kPos, i, true, c, s);
+                cosK[at] = static_cast<float>(c);
+                sinK[at] = static_cast<float>(s);
+            }
+        }
+    }
+
+    // Positions on the slope rule without XPOS scales: row m + 1 is row m turned by the fixed angle slope * theta_i,
+    // one complex multiply instead of a sine and a cosine per cell (the libm calls were 3% of a causal rope forward at
+    // N = 4096, and more of a windowed one, whose work grows as N W but its table as N). Re-anchored on libm every
+    // kAnchorRows rows and where a thread's rows begin. Where keys sit where the queries do (no offset, the same
+    // slope), the key table is the query table: the attention factor scales both and nothing else differs.
+    void fillStepped(const detail::RotaryFrequencies& frequencies, int length, const Pass& pass)
+    {
+        const bool keysAsQueries = pass.qOffset == 0.0 && pass.qSlope == pass.kSlope;
+        const double factor = frequencies.attentionFactor;
+        std::vector<double> stepQ(2 * pairs), stepK(2 * pairs); // (pairs, 2): cos and sin of slope * theta_i
+        for (int i = 0; i < pairs; ++i) {
+            stepQ[2 * i] = std::cos(pass.qSlope * frequencies.theta[i]);
+            stepQ[2 * i + 1] = std::sin(pass.qSlope * frequencies.theta[i]);
+            stepK[2 * i] = std::cos(pass.kSlope * frequencies.theta[i]);
+            stepK[2 * i + 1] = std::sin(pass.kSlope * frequencies.theta[i]);
+        }
+        // One table's rows [first, end): the unscaled rotation of each pair kept in double from row to row.
+        auto fill = [&](std::vector<float>& cosines, std::vector<float>& sines, const std::vector<double>& step,
+                        bool queries, std::vector<double>& turn, int m) {
+            const bool anchor = m % kAnchorRows == 0 || turn.empty();
+            turn.resize(2 * pairs);
+            const double position = queries ? pass.queryPosition(m) : pass.keyPosition(m);
+            for (int i = 0; i < pairs; ++i) {
+                double& c = turn[2 * i];
+                double& s = turn[2 * i + 1];
+                if (anchor) {
+                    c = std::cos(position * frequencies.theta[i]);
+                    s = std::sin(position * frequencies.theta[i]);
+                } else {
+                    const double c0 = c, s0 = s, dc = step[2 * i], ds = step[2 * i + 1];
+                    c = c0 * dc - s0 * ds;
+                    s = s0 * dc + c0 * ds;
+                }
+                const size_t at = static_cast<size_t>(m) * pairs + i;
+                cosines[at] = static_cast<float>(c * factor);
+                sines[at] = static_cast<float>(s * factor);
+            }
+        };
+#pragma omp parallel if (length > 256)
+        {
+            std::vector<double> turnQ, turnK; // empty until a thread's first row: its rows start on an anchor
+#pragma omp for schedule(static)
+            for (int m = 0; m < length; ++m) {
+                fill(cosQ, sinQ, stepQ, true, turnQ, m);
+                if (!keysAsQueries)
+                    fill(cosK, sinK, stepK, false, turnK, m);
+            }
+        }
+        if (keysAsQueries) {
+            cosK = cosQ;
+            sinK = sinQ;
+        }
+    }
+
     // sign +1: R_m, input order to packed; -1: R_m^T, packed order to input.
     void applyRow(const float* in, float* out, int m, Rotation as, float sign) const
     {

@@ -10,6 +10,7 @@
 #include "base/safetensors.h"
 #include "test_main.h"
 #include "runs/training.h"
+#include "attention/plan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,7 @@
 #include "json_arrays.h"
 
 #include <cmath>
+#include <omp.h>
 
 using namespace plab;
 
@@ -80,6 +82,8 @@ private slots:
     void scalingSettingsAreTheMethods();
     void longropeClosedForm_data();
     void longropeClosedForm();
+    void kernelTableIsEachCellsRotation_data();
+    void kernelTableIsEachCellsRotation();
 };
 
 void TestRotary::frequenciesMatchReference_data()
@@ -612,6 +616,88 @@ void TestRotary::longropeClosedForm()
     SchemeSpec other = makeSchemeSpec("rope", 4, false, {"dim=8"}, 64, false, "pi");
     other.longFactors = longFactors;
     QVERIFY_THROWS_EXCEPTION(InputError, validateRotaryScaling(other));
+}
+
+
+// The kernel's cos/sin table (kernel::RotaryTable) against each cell's own rotation in double, rounded to float: the
+// table steps from row to row by one complex multiply between libm anchors, which may move a cell by one float ulp at
+// most, on every pass of the method (rerope's second pass has its own slope and offset), on 1, 2 and 3 threads (each
+// thread's rows start on an anchor).
+void TestRotary::kernelTableIsEachCellsRotation_data()
+{
+    QTest::addColumn<QString>("method");
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<int>("length");
+    QTest::addColumn<int>("threads");
+    const QStringList none;
+    QTest::newRow("rope 1 thread") << "none" << none << 1000 << 1;
+    QTest::newRow("rope 2 threads") << "none" << none << 3001 << 2;
+    QTest::newRow("rope 3 threads, past 4096 rows") << "none" << none << 5003 << 3;
+    QTest::newRow("rope base 1e6") << "none" << QStringList{"base=1000000"} << 2049 << 2;
+    QTest::newRow("yarn x4 (attention factor)") << "yarn" << QStringList{"factor=4"} << 4099 << 2;
+    QTest::newRow("pi x8") << "pi" << QStringList{"factor=8"} << 1537 << 3;
+    QTest::newRow("dynamic-ntk past the context") << "dynamic-ntk" << QStringList{"factor=2"} << 3000 << 2;
+    QTest::newRow("rerope: two passes") << "rerope" << QStringList{"window=100"} << 1200 << 2;
+    QTest::newRow("leaky-rerope: a slope below 1") << "leaky-rerope" << QStringList{"window=64", "leak=16"} << 1200
+                                                   << 3;
+    QTest::newRow("self-extend: listed positions") << "self-extend" << QStringList{"window=64", "group=4"} << 900 << 2;
+}
+
+void TestRotary::kernelTableIsEachCellsRotation()
+{
+    QFETCH(QString, method);
+    QFETCH(QStringList, sets);
+    QFETCH(int, length);
+    QFETCH(int, threads);
+    constexpr int D = 64, context = 512;
+    std::vector<std::string> assignments = {"dim=" + std::to_string(D)};
+    for (const QString& a : sets)
+        assignments.push_back(a.toStdString());
+    const SchemeSpec spec = makeSchemeSpec("rope", 1, false, assignments, context, false, method.toStdString());
+    const PositionBias bias(spec, length);
+    AttentionDims dims;
+    dims.length = length;
+    dims.headDim = D;
+    const detail::RotaryFrequencies frequencies = detail::rotaryFrequencies(spec, D, length);
+    QVERIFY(frequencies.active());
+    const std::vector<kernel::Pass> passes = kernel::passesOf(bias, length);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    for (size_t p = 0; p < passes.size(); ++p) {
+        const kernel::RotaryTable table(frequencies, dims, passes[p]);
+        const int pairs = frequencies.pairs();
+        QCOMPARE(table.pairs, pairs);
+        int worst = 0; // float ulps between the table and the cell's own rotation
+        for (int m = 0; m < length; ++m)
+            for (int i = 0; i < pairs; ++i) {
+                const size_t at = static_cast<size_t>(m) * pairs + i;
+                for (const bool isKey : {false, true}) {
+                    double c, s;
+                    frequencies.rotation(isKey ? passes[p].keyPosition(m) : passes[p].queryPosition(m), i, isKey, c, s);
+                    const float gotC = isKey ? table.cosK[at] : table.cosQ[at];
+                    const float gotS = isKey ? table.sinK[at] : table.sinQ[at];
+                    for (const auto& [got, want] : {std::pair{gotC, static_cast<float>(c)},
+                                                    std::pair{gotS, static_cast<float>(s)}}) {
+                        int ulps = 0;
+                        for (float f = std::min(got, want); f < std::max(got, want) && ulps < 1000; ++ulps)
+                            f = std::nextafter(f, std::max(got, want));
+                        if (ulps > worst)
+                            worst = ulps;
+                        if (ulps > 1)
+                            omp_set_num_threads(saved);
+                        QVERIFY2(ulps <= 1, qPrintable(QString("pass %1 row %2 pair %3 %4: %5 against %6 (%7 ulps)")
+                                                           .arg(p)
+                                                           .arg(m)
+                                                           .arg(i)
+                                                           .arg(isKey ? "key" : "query")
+                                                           .arg(double(got), 0, 'g', 9)
+                                                           .arg(double(want), 0, 'g', 9)
+                                                           .arg(ulps)));
+                    }
+                }
+            }
+    }
+    omp_set_num_threads(saved);
 }
 
 PLAB_QTEST_APPLESS_MAIN(TestRotary)
