@@ -65,23 +65,33 @@ void store(HfKvCache::Data& cache, size_t layer, const PositionBias& bias, const
            const float* v, int first, int count, int length)
 {
     const size_t D = static_cast<size_t>(d.headDim), headRows = static_cast<size_t>(cache.capacity) * D;
-    const size_t rows = static_cast<size_t>(count) * D; // one head's new rows
+    const size_t newRows = static_cast<size_t>(count) * D; // one head's new rows in k and v
     if (cache.keysBf16.empty()) {
         for (int hk = 0; hk < d.kvHeads; ++hk) {
-            std::copy_n(k + hk * rows, rows, cache.keys[layer].data() + hk * headRows + first * D);
-            std::copy_n(v + hk * rows, rows, cache.values[layer].data() + hk * headRows + first * D);
+            std::copy_n(k + hk * newRows, newRows, cache.keys[layer].data() + hk * headRows + first * D);
+            std::copy_n(v + hk * newRows, newRows, cache.values[layer].data() + hk * headRows + first * D);
         }
         rotateRowsAt(bias, d, cache.keys[layer].data() + first * D, d.kvHeads, headRows, count, first, length, true);
         return;
     }
-    thread_local std::vector<float> turned; // (kvHeads, count, D): the rotated keys before rounding, reused
-    turned.assign(k, k + d.kvHeads * rows);
-    rotateRowsAt(bias, d, turned.data(), d.kvHeads, rows, count, first, length, true);
-    for (int hk = 0; hk < d.kvHeads; ++hk) {
-        const size_t at = hk * headRows + first * D;
-        std::transform(turned.data() + hk * rows, turned.data() + (hk + 1) * rows, cache.keysBf16[layer].data() + at,
-                       floatToBf16);
-        std::transform(v + hk * rows, v + (hk + 1) * rows, cache.valuesBf16[layer].data() + at, floatToBf16);
+    // A prefill's rows go through a bounded buffer, 256 at a time: it is thread-local, and it would otherwise keep the
+    // longest prompt's keys.
+    constexpr int kRowsAtOnce = 256;
+    thread_local std::vector<float> turned; // (kvHeads, rows, D): rotated keys before rounding
+    for (int r0 = 0; r0 < count; r0 += kRowsAtOnce) {
+        const int rows = std::min(kRowsAtOnce, count - r0);
+        const size_t block = static_cast<size_t>(rows) * D;
+        turned.resize(d.kvHeads * block);
+        for (int hk = 0; hk < d.kvHeads; ++hk)
+            std::copy_n(k + hk * newRows + r0 * D, block, turned.data() + hk * block);
+        rotateRowsAt(bias, d, turned.data(), d.kvHeads, block, rows, first + r0, length, true);
+        for (int hk = 0; hk < d.kvHeads; ++hk) {
+            const size_t at = hk * headRows + static_cast<size_t>(first + r0) * D;
+            const float* values = v + hk * newRows + r0 * D;
+            std::transform(turned.data() + hk * block, turned.data() + (hk + 1) * block,
+                           cache.keysBf16[layer].data() + at, floatToBf16);
+            std::transform(values, values + block, cache.valuesBf16[layer].data() + at, floatToBf16);
+        }
     }
 }
 

@@ -106,6 +106,7 @@ private slots:
     void decodeMatchesDirectSoftmax();
     void bf16CacheReadsAsItsFloats_data();
     void bf16CacheReadsAsItsFloats();
+    void bf16ModelCachesBf16_data();
     void bf16ModelCachesBf16();
     void labModelMatchesGrowingPrefix_data();
     void labModelMatchesGrowingPrefix();
@@ -363,8 +364,18 @@ void TestGenerate::bf16CacheReadsAsItsFloats()
 // Under the BF16 precision a generation's cache holds BF16 (2 bytes a number) and its logits follow the cache-free
 // BF16 forward to within BF16's own rounding (the forward keeps keys and values float32, so they are not the same
 // numbers). Skipped on a CPU without avx512_bf16.
+// Rows: a short prompt, and one longer than the 256 rows a BF16 prefill stores at a time (hf_decode.cpp), so the
+// rows of its second block must land where they belong.
+void TestGenerate::bf16ModelCachesBf16_data()
+{
+    QTest::addColumn<int>("promptLength");
+    QTest::newRow("prompt 30") << 30;
+    QTest::newRow("prompt 300: two blocks of the prefill's store") << 300;
+}
+
 void TestGenerate::bf16ModelCachesBf16()
 {
+    QFETCH(int, promptLength);
     try {
         checkHfPrecisionSupported(HfPrecision::BFloat16);
     } catch (const InputError& e) {
@@ -373,15 +384,15 @@ void TestGenerate::bf16ModelCachesBf16()
     const HfModel model(dataFolder(QStringLiteral("hf/qwen2_text")), HfPrecision::BFloat16);
     const std::vector<int> seed = idsOf(dataFolder(QStringLiteral("hf/qwen2_text")), 64);
     std::vector<int> text;
-    for (int i = 0; i < 40; ++i)
+    for (int i = 0; i < promptLength + 10; ++i)
         text.push_back(seed[static_cast<size_t>(i * 7 + i / 5) % seed.size()]);
     const HfPositions positions(hfPositionSpec(model.config(), ""), HfScalingLayers::All);
     const HfMatrix full = model.logits(text, positions);
     HfKvCache cache(positions, static_cast<int>(text.size()));
-    const std::vector<int> prompt(text.begin(), text.begin() + 30);
+    const std::vector<int> prompt(text.begin(), text.begin() + promptLength);
     test::ErrorMax error(test::ErrorMax::Relative);
-    error.addAll(model.prefill(cache, prompt),
-                 std::vector<float>(full.row(29).data(), full.row(29).data() + full.cols()));
+    error.addAll(model.prefill(cache, prompt), std::vector<float>(full.row(promptLength - 1).data(),
+                                                                  full.row(promptLength - 1).data() + full.cols()));
     for (size_t t = prompt.size(); t + 1 < text.size(); ++t)
         error.addAll(model.decode(cache, text[t]),
                      std::vector<float>(full.row(t).data(), full.row(t).data() + full.cols()));
