@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <omp.h>
 #include <limits>
@@ -104,6 +105,8 @@ private slots:
     void longCacheMatchesForward();
     void decodeMatchesDirectSoftmax_data();
     void decodeMatchesDirectSoftmax();
+    void bf16RoundsToNearestEven_data();
+    void bf16RoundsToNearestEven();
     void bf16CacheReadsAsItsFloats_data();
     void bf16CacheReadsAsItsFloats();
     void bf16ModelCachesBf16_data();
@@ -314,6 +317,44 @@ void TestGenerate::decodeMatchesDirectSoftmax()
 // equals, bit for bit, the float32 entry's on a cache holding the same BF16-rounded numbers. Head dims of whole
 // vectors (64), a vector and a tail (24) and a tail alone (8); several chunks (700 keys); GQA groups of 2 and 3; an
 // additive bias (alibi, the scalar score path), rope (the vector path) and a soft cap.
+// base/bf16.h, the rounding every BF16 weight and cache entry goes through, on hand-worked bit patterns: BF16 keeps a
+// float32's top 16 bits, so the bottom 16 decide, and exactly half (0x8000) goes to the even neighbour. Truncation
+// fails the rows that round up; rounding ties up fails the tie rows.
+void TestGenerate::bf16RoundsToNearestEven_data()
+{
+    QTest::addColumn<uint>("floatBits");
+    QTest::addColumn<uint>("bf16Bits");
+    QTest::newRow("1 exactly") << 0x3f800000u << 0x3f80u;
+    QTest::newRow("just below half an ulp past 1: down") << 0x3f807fffu << 0x3f80u;
+    QTest::newRow("half an ulp past 1 (even below): down") << 0x3f808000u << 0x3f80u;
+    QTest::newRow("just past half an ulp: up") << 0x3f808001u << 0x3f81u;
+    QTest::newRow("half an ulp past 0x3f81 (odd): up to even") << 0x3f818000u << 0x3f82u;
+    QTest::newRow("-2.5 exactly") << 0xc0200000u << 0xc020u;
+    QTest::newRow("negative, past half: away from zero") << 0xc020c000u << 0xc021u;
+    QTest::newRow("the largest float rounds to infinity") << 0x7f7fffffu << 0x7f80u;
+    QTest::newRow("infinity") << 0x7f800000u << 0x7f80u;
+    QTest::newRow("-infinity") << 0xff800000u << 0xff80u;
+    QTest::newRow("quiet NaN") << 0x7fc00000u << 0x7fc0u;
+    QTest::newRow("signalling NaN stays a NaN (not infinity)") << 0x7f800001u << 0x7fc0u;
+    QTest::newRow("smallest subnormal: to zero") << 0x00000001u << 0x0000u;
+    QTest::newRow("subnormal tie, odd below: up") << 0x00018000u << 0x0002u;
+}
+
+void TestGenerate::bf16RoundsToNearestEven()
+{
+    QFETCH(uint, floatBits);
+    QFETCH(uint, bf16Bits);
+    float value;
+    const uint32_t bits = floatBits;
+    std::memcpy(&value, &bits, sizeof value);
+    QCOMPARE(uint(floatToBf16(value)), bf16Bits);
+    // Widening is exact: the BF16 bits are the float's top half, the bottom half zero.
+    const float wide = bf16ToFloat(static_cast<uint16_t>(bf16Bits));
+    uint32_t wideBits;
+    std::memcpy(&wideBits, &wide, sizeof wideBits);
+    QCOMPARE(uint(wideBits), bf16Bits << 16);
+}
+
 void TestGenerate::bf16CacheReadsAsItsFloats_data()
 {
     QTest::addColumn<QString>("scheme");
